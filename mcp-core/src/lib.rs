@@ -1,0 +1,92 @@
+//! # mcp-core
+//!
+//! A `no_std` engine for the device side of the [Model Context Protocol](https://modelcontextprotocol.io):
+//! a microcontroller registers tools; any MCP client (a xiaozhi backend, Claude, the official SDKs)
+//! lists and calls them.
+//!
+//! A tool returning `true` proves only that a callback returned. This crate keeps apart what a
+//! device actually knows about a call: the tool was **listed** (complete, paginated
+//! `tools/list`), the request was **accepted** (strict validation against the very schema that was
+//! listed), the handler **executed** (a business value, kept apart from `isError`), and what
+//! **evidence** the hardware gave that the effect happened ([`Evidence`]: `scheduled`, `applied`,
+//! `read_back`, `measured`).
+//!
+//! ## Layers
+//! | module | what | state |
+//! |---|---|---|
+//! | [`wire`] | JSON checking, borrowed views, JSON-RPC framing, the output [`Writer`](wire::Writer) | none |
+//! | [`schema`] | parameter specs → `inputSchema` and the validator ([`Args`]) | none |
+//! | [`registry`] | the [`Tool`](registry::Tool) builder and the bounded tool table | tools |
+//! | [`server`] | session state and dispatch ([`Server::handle`]) | session |
+//! | [`transport`] | framing helpers: stdio lines, the xiaozhi envelope | none |
+//! | [`result`] | what handlers return: [`Output`], [`ToolError`], [`Evidence`] | none |
+//!
+//! The engine is sans-IO: bytes in, bytes out, into a buffer the caller owns. It has no clock and
+//! no executor, and the steady-state `tools/call` path performs no heap allocation (the crate links
+//! `alloc` for the rare paths that need it: decoding a free-form string argument that contains
+//! escape sequences, and [`Reply::serialize`]).
+//!
+//! ## Quick start
+//! ```
+//! use mcp_core::{Args, Config, Evidence, Level, Output, Principal, Reading, Reply, Server, ToolResult};
+//! use mcp_core::registry::Tool;
+//! use mcp_core::schema::Param;
+//!
+//! struct Device { codec_register: u8 }
+//!
+//! fn set_volume(dev: &mut Device, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+//!     let volume = args.int("volume")?;            // validated: an integer in 0..=100
+//!     dev.codec_register = volume as u8;            // write the (simulated) codec register
+//!     let observed = i64::from(dev.codec_register); // ... and read it back
+//!     let evidence = Evidence::new(Level::ReadBack)
+//!         .commanded(Reading::Int(volume))
+//!         .observed(Reading::Int(observed));
+//!     Ok(Output::bool(true).with_evidence(evidence))
+//! }
+//!
+//! const SET_VOLUME: Tool<Device> =
+//!     Tool::new("self.audio_speaker.set_volume", "Set the speaker volume", set_volume)
+//!         .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
+//!
+//! let mut server: Server<'_, Device, 8> = Server::new(Config::new("my-device", "1.0.0"));
+//! server.register(&SET_VOLUME).unwrap();
+//!
+//! let mut device = Device { codec_register: 0 };
+//! let mut out = [0u8; 1024];
+//! let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call",
+//!     "params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#;
+//! let n = server.handle(request, Principal::Model, &mut device, &mut out).unwrap().len;
+//! let response = core::str::from_utf8(&out[..n]).unwrap();
+//! assert!(response.contains(r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#));
+//! ```
+//!
+//! ## Features
+//! | feature | effect |
+//! |---|---|
+//! | `std` | nothing yet beyond `std` availability for hosts |
+//! | `log` | protocol events through the `log` crate |
+//! | `defmt` | protocol events through `defmt`; `defmt::Format` on public types |
+//!
+//! ## Minimum supported Rust version
+//! Rust 1.88 (the MSRV of `heapless` 0.9; edition 2024). Raising it is a minor-version change,
+//! noted in the changelog.
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
+#[cfg(all(feature = "log", feature = "defmt"))]
+compile_error!("features `log` and `defmt` are mutually exclusive");
+
+pub mod registry;
+pub mod result;
+pub mod schema;
+pub mod server;
+pub mod transport;
+pub mod wire;
+
+pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, Tool};
+pub use result::{Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
+pub use schema::{Args, Param};
+pub use server::{Config, Event, HandleError, Handled, MIN_OUT_LEN, Principal, Revision, Server, UserToolPolicy, Vision};

@@ -1,0 +1,519 @@
+//! Tools: the registration builder ([`Tool`]) and the bounded tool table ([`Registry`]).
+//!
+//! A [`Tool`] is plain data that can live in flash (`const`/`static`): name, description,
+//! parameters, annotations, audience, optional `outputSchema`, and a handler function. The
+//! [`Registry`] holds references to up to `N` tools. Registration checks everything a client
+//! would otherwise discover the hard way, and refuses with a [`RegisterError`]:
+//! a bad or duplicate name, a bad parameter spec, a default outside its range, an invalid
+//! `outputSchema`, a tool whose listing would not fit one `tools/list` page, a full table.
+//!
+//! ```
+//! use mcp_core::{Args, Output, Reply, ToolResult};
+//! use mcp_core::registry::{Annotations, Registry, Tool};
+//! use mcp_core::schema::Param;
+//!
+//! struct Device { volume: i64 }
+//!
+//! fn set_volume(dev: &mut Device, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+//!     dev.volume = args.int("volume")?;
+//!     Ok(Output::bool(true))
+//! }
+//!
+//! const SET_VOLUME: Tool<Device> = Tool::new("self.audio_speaker.set_volume", "Set the speaker volume", set_volume)
+//!     .params(&[Param::integer("volume", "Volume in percent").range(0, 100)])
+//!     .annotations(Annotations::new().idempotent(true));
+//!
+//! let mut tools: Registry<'_, Device, 8> = Registry::new(8000);
+//! tools.register(&SET_VOLUME).unwrap();
+//! assert!(tools.register(&SET_VOLUME).is_err()); // duplicate name
+//! ```
+
+use crate::result::ToolResult;
+use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
+use crate::wire::json::JsonStr;
+use crate::wire::writer::Writer;
+use crate::Reply;
+
+/// A tool handler: the application context, the validated arguments, and the reply scratch.
+pub type Handler<C> = fn(&mut C, &Args<'_>, &mut Reply<'_>) -> ToolResult;
+
+/// Who may see and call a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Audience {
+    /// Listed to the model and callable by it (the default).
+    Model,
+    /// Listed only with `withUserTools: true`, annotated `"audience": ["user"]`, and refused when
+    /// the model calls it (see [`UserToolPolicy`](crate::server::UserToolPolicy)).
+    User,
+}
+
+/// MCP tool annotations: hints for clients, never enforced by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Annotations {
+    title: Option<&'static str>,
+    read_only: Option<bool>,
+    destructive: Option<bool>,
+    idempotent: Option<bool>,
+    open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// No annotations.
+    pub const fn new() -> Self {
+        Annotations { title: None, read_only: None, destructive: None, idempotent: None, open_world: None }
+    }
+
+    /// A human-readable title.
+    pub const fn title(mut self, v: &'static str) -> Self {
+        self.title = Some(v);
+        self
+    }
+
+    /// `readOnlyHint`: the tool does not change state.
+    pub const fn read_only(mut self, v: bool) -> Self {
+        self.read_only = Some(v);
+        self
+    }
+
+    /// `destructiveHint`: the change may be destructive.
+    pub const fn destructive(mut self, v: bool) -> Self {
+        self.destructive = Some(v);
+        self
+    }
+
+    /// `idempotentHint`: repeating the call has no further effect.
+    pub const fn idempotent(mut self, v: bool) -> Self {
+        self.idempotent = Some(v);
+        self
+    }
+
+    /// `openWorldHint`: the tool reaches outside the device.
+    pub const fn open_world(mut self, v: bool) -> Self {
+        self.open_world = Some(v);
+        self
+    }
+
+    const fn is_empty(&self) -> bool {
+        self.title.is_none()
+            && self.read_only.is_none()
+            && self.destructive.is_none()
+            && self.idempotent.is_none()
+            && self.open_world.is_none()
+    }
+}
+
+/// One tool: its listing and its handler. Build it in a `const` and register a reference.
+pub struct Tool<C> {
+    name: &'static str,
+    description: &'static str,
+    params: &'static [Param],
+    annotations: Annotations,
+    audience: Audience,
+    output_schema: Option<&'static str>,
+    handler: Handler<C>,
+}
+
+impl<C> core::fmt::Debug for Tool<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name).field("params", &self.params.len()).finish_non_exhaustive()
+    }
+}
+
+impl<C> Tool<C> {
+    /// A tool with no parameters, visible to the model.
+    pub const fn new(name: &'static str, description: &'static str, handler: Handler<C>) -> Self {
+        Tool {
+            name,
+            description,
+            params: &[],
+            annotations: Annotations::new(),
+            audience: Audience::Model,
+            output_schema: None,
+            handler,
+        }
+    }
+
+    /// The parameters (at most [`MAX_PARAMS`]).
+    pub const fn params(mut self, params: &'static [Param]) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The annotations.
+    pub const fn annotations(mut self, a: Annotations) -> Self {
+        self.annotations = a;
+        self
+    }
+
+    /// Makes the tool user-only.
+    pub const fn user_only(mut self) -> Self {
+        self.audience = Audience::User;
+        self
+    }
+
+    /// Declares an `outputSchema` (a JSON object, as text). The handler's structured results
+    /// must conform: clients validate them against it.
+    pub const fn output_schema(mut self, schema: &'static str) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// The tool name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The parameter specs.
+    pub const fn param_specs(&self) -> &'static [Param] {
+        self.params
+    }
+
+    /// The audience.
+    pub const fn audience(&self) -> Audience {
+        self.audience
+    }
+
+    /// The handler.
+    pub const fn handler(&self) -> Handler<C> {
+        self.handler
+    }
+
+    /// Writes the tool's `tools/list` entry.
+    pub fn write_listing(&self, w: &mut Writer<'_>) {
+        w.raw(b"{\"name\":");
+        w.string(self.name);
+        w.raw(b",\"description\":");
+        w.string(self.description);
+        w.raw(b",\"inputSchema\":");
+        schema::write_input_schema(w, self.params);
+        let a = &self.annotations;
+        if !a.is_empty() || self.audience == Audience::User {
+            w.raw(b",\"annotations\":{");
+            let mut sep = false;
+            let mut comma = |w: &mut Writer<'_>| {
+                if sep {
+                    w.raw(b",");
+                }
+                sep = true;
+            };
+            if let Some(t) = a.title {
+                comma(w);
+                w.key("title");
+                w.string(t);
+            }
+            for (key, v) in [
+                ("readOnlyHint", a.read_only),
+                ("destructiveHint", a.destructive),
+                ("idempotentHint", a.idempotent),
+                ("openWorldHint", a.open_world),
+            ] {
+                if let Some(v) = v {
+                    comma(w);
+                    w.key(key);
+                    w.bool(v);
+                }
+            }
+            if self.audience == Audience::User {
+                comma(w);
+                w.raw(b"\"audience\":[\"user\"]");
+            }
+            w.raw(b"}");
+        }
+        if let Some(s) = self.output_schema {
+            w.raw(b",\"outputSchema\":");
+            w.raw(s.as_bytes());
+        }
+        w.raw(b"}");
+    }
+
+    /// The size of the tool's `tools/list` entry in bytes.
+    pub fn listing_size(&self) -> usize {
+        let mut w = Writer::new(&mut []);
+        self.write_listing(&mut w);
+        w.needed()
+    }
+}
+
+/// Why a tool was refused at registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[error("cannot register tool {tool:?}: {kind}")]
+pub struct RegisterError {
+    /// The tool's name.
+    pub tool: &'static str,
+    /// What is wrong.
+    pub kind: RegisterErrorKind,
+}
+
+/// What is wrong with a tool at registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum RegisterErrorKind {
+    /// The table already holds `N` tools.
+    #[error("the tool table is full")]
+    Full,
+    /// A tool with this name is already registered.
+    #[error("a tool with this name is already registered")]
+    Duplicate,
+    /// The name is empty, longer than 128 bytes, or has characters other than `A-Za-z0-9_.-`.
+    #[error("tool names are 1-128 characters of A-Z a-z 0-9 _ . -")]
+    BadName,
+    /// More than [`MAX_PARAMS`] parameters.
+    #[error("too many parameters")]
+    TooManyParams,
+    /// A parameter spec is wrong.
+    #[error("parameter {param:?}: {problem}")]
+    Param {
+        /// The parameter's name.
+        param: &'static str,
+        /// What is wrong with it.
+        problem: ParamProblem,
+    },
+    /// The declared `outputSchema` is not a JSON object.
+    #[error("outputSchema is not a JSON object")]
+    BadOutputSchema,
+    /// The listing alone would overflow a `tools/list` page.
+    #[error("its listing needs {size} bytes but a tools/list page holds {page}")]
+    TooLargeForPage {
+        /// Bytes the listing plus page overhead needs.
+        size: u32,
+        /// The page budget.
+        page: u32,
+    },
+}
+
+/// Bytes of a `tools/list` result around the tool entries when a cursor is present:
+/// `{"tools":[` … `],"nextCursor":"xxxxxxxx"}`.
+pub(crate) const PAGE_OVERHEAD: usize = PAGE_OPEN.len() + PAGE_CLOSE.len() + CURSOR_MEMBER_LEN;
+pub(crate) const PAGE_OPEN: &[u8] = b"{\"tools\":[";
+pub(crate) const PAGE_CLOSE: &[u8] = b"]}";
+pub(crate) const CURSOR_LEN: usize = 8;
+/// `,"nextCursor":"` + cursor + `"`
+pub(crate) const CURSOR_MEMBER_LEN: usize = 15 + CURSOR_LEN + 1;
+
+pub(crate) struct Entry<'t, C> {
+    pub(crate) tool: &'t Tool<C>,
+    pub(crate) size: u32,
+}
+
+/// The tool table: up to `N` tools, in registration order (which is listing order).
+pub struct Registry<'t, C, const N: usize> {
+    entries: heapless::Vec<Entry<'t, C>, N>,
+    page_bytes: usize,
+    fingerprint: u32,
+}
+
+impl<C, const N: usize> core::fmt::Debug for Registry<'_, C, N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Registry").field("tools", &self.entries.len()).field("page_bytes", &self.page_bytes).finish()
+    }
+}
+
+/// `true` for names of 1–128 characters from `A-Za-z0-9_.-` (the MCP tool-name rule).
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len()) && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+const FNV_OFFSET: u32 = 0x811c_9dc5;
+const FNV_PRIME: u32 = 0x0100_0193;
+
+fn fnv(mut h: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        h = (h ^ u32::from(b)).wrapping_mul(FNV_PRIME);
+    }
+    h
+}
+
+impl<'t, C, const N: usize> Registry<'t, C, N> {
+    /// An empty table whose `tools/list` pages hold at most `page_bytes` bytes of result.
+    pub const fn new(page_bytes: usize) -> Self {
+        Registry { entries: heapless::Vec::new(), page_bytes, fingerprint: FNV_OFFSET }
+    }
+
+    /// The page budget.
+    pub const fn page_bytes(&self) -> usize {
+        self.page_bytes
+    }
+
+    /// Number of registered tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// `true` when no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Checks and adds a tool. Nothing is added on error.
+    pub fn register(&mut self, tool: &'t Tool<C>) -> Result<&mut Self, RegisterError> {
+        let err = |kind| RegisterError { tool: tool.name, kind };
+        if !is_valid_tool_name(tool.name) {
+            return Err(err(RegisterErrorKind::BadName));
+        }
+        if self.entries.iter().any(|e| e.tool.name == tool.name) {
+            return Err(err(RegisterErrorKind::Duplicate));
+        }
+        if tool.params.len() > MAX_PARAMS {
+            return Err(err(RegisterErrorKind::TooManyParams));
+        }
+        schema::check_params(tool.params).map_err(|(param, problem)| err(RegisterErrorKind::Param { param, problem }))?;
+        if tool.output_schema.is_some_and(|s| !schema::is_json_object(s)) {
+            return Err(err(RegisterErrorKind::BadOutputSchema));
+        }
+        let size = tool.listing_size();
+        if size + PAGE_OVERHEAD > self.page_bytes {
+            let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+            return Err(err(RegisterErrorKind::TooLargeForPage { size: clamp(size + PAGE_OVERHEAD), page: clamp(self.page_bytes) }));
+        }
+        let size = u32::try_from(size).map_err(|_| err(RegisterErrorKind::TooLargeForPage { size: u32::MAX, page: u32::MAX }))?;
+        self.entries.push(Entry { tool, size }).map_err(|_| err(RegisterErrorKind::Full))?;
+        self.fingerprint = fnv(fnv(self.fingerprint, tool.name.as_bytes()), &[0]);
+        Ok(self)
+    }
+
+    /// The tool named `name`, with its index.
+    pub fn find(&self, name: JsonStr<'_>) -> Option<&'t Tool<C>> {
+        self.entries.iter().find(|e| name.eq_str(e.tool.name)).map(|e| e.tool)
+    }
+
+    /// Registered tools in order.
+    pub fn tools(&self) -> impl Iterator<Item = &'t Tool<C>> + '_ {
+        self.entries.iter().map(|e| e.tool)
+    }
+
+    pub(crate) fn entries(&self) -> &[Entry<'t, C>] {
+        &self.entries
+    }
+
+    /// The opaque cursor for "continue at entry `index`": 4 hex digits of index and 4 of a check
+    /// tied to the current table, so that forged or stale cursors are recognised.
+    pub(crate) fn cursor(&self, index: usize) -> [u8; CURSOR_LEN] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let idx = (index & 0xFFFF) as u32;
+        let check = fnv(self.fingerprint, &idx.to_le_bytes()) & 0xFFFF;
+        let v = (idx << 16) | check;
+        let mut out = [b'0'; CURSOR_LEN];
+        for (i, o) in out.iter_mut().enumerate() {
+            let nibble = (v >> (28 - 4 * i)) & 0xF;
+            *o = HEX.get(nibble as usize).copied().unwrap_or(b'0');
+        }
+        out
+    }
+
+    /// The entry index a cursor stands for, if it is one this table issued.
+    pub(crate) fn parse_cursor(&self, cursor: JsonStr<'_>) -> Option<usize> {
+        let raw = cursor.raw();
+        if raw.len() != CURSOR_LEN {
+            return None;
+        }
+        let text = core::str::from_utf8(raw).ok()?;
+        if !text.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+            return None;
+        }
+        let v = u32::from_str_radix(text, 16).ok()?;
+        let index = (v >> 16) as usize;
+        (index > 0 && index < self.entries.len() && self.cursor(index).as_slice() == raw).then_some(index)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::Output;
+    use crate::schema::Param;
+    use crate::wire::json::Json;
+
+    fn noop(_: &mut (), _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+        Ok(Output::bool(true))
+    }
+
+    const VOLUME: Tool<()> = Tool::new("self.audio_speaker.set_volume", "Set volume", noop)
+        .params(&[Param::integer("volume", "Volume").range(0, 100)])
+        .annotations(Annotations::new().title("Volume").idempotent(true).destructive(false));
+    const REBOOT: Tool<()> = Tool::new("self.reboot", "Reboot", noop).user_only();
+
+    fn listing(t: &Tool<()>) -> serde_json::Value {
+        let mut buf = vec![0u8; 4096];
+        let mut w = Writer::new(&mut buf);
+        t.write_listing(&mut w);
+        assert_eq!(w.needed(), t.listing_size());
+        serde_json::from_slice(w.written().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn listing_shape() {
+        assert_eq!(
+            listing(&VOLUME),
+            serde_json::json!({
+                "name": "self.audio_speaker.set_volume",
+                "description": "Set volume",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"volume": {"type": "integer", "description": "Volume", "minimum": 0, "maximum": 100}},
+                    "required": ["volume"],
+                    "additionalProperties": false
+                },
+                "annotations": {"title": "Volume", "destructiveHint": false, "idempotentHint": true}
+            })
+        );
+        assert_eq!(listing(&REBOOT)["annotations"], serde_json::json!({"audience": ["user"]}));
+    }
+
+    #[test]
+    fn registration_errors() {
+        let mut r: Registry<'_, (), 2> = Registry::new(8000);
+        r.register(&VOLUME).unwrap();
+        let dup = r.register(&VOLUME).unwrap_err();
+        assert_eq!(dup.kind, RegisterErrorKind::Duplicate);
+        assert_eq!(dup.to_string(), "cannot register tool \"self.audio_speaker.set_volume\": a tool with this name is already registered");
+        r.register(&REBOOT).unwrap();
+        const EXTRA: Tool<()> = Tool::new("extra", "x", noop);
+        assert_eq!(r.register(&EXTRA).unwrap_err().kind, RegisterErrorKind::Full);
+        assert_eq!(r.len(), 2);
+
+        let mut r: Registry<'_, (), 4> = Registry::new(8000);
+        const BAD_NAME: Tool<()> = Tool::new("set volume", "x", noop);
+        assert_eq!(r.register(&BAD_NAME).unwrap_err().kind, RegisterErrorKind::BadName);
+        const BAD_DEFAULT: Tool<()> =
+            Tool::new("t", "x", noop).params(&[Param::integer("v", "v").range(0, 10).default_int(11)]);
+        assert_eq!(
+            r.register(&BAD_DEFAULT).unwrap_err().kind,
+            RegisterErrorKind::Param { param: "v", problem: ParamProblem::DefaultInvalid }
+        );
+        const BAD_SCHEMA: Tool<()> = Tool::new("t", "x", noop).output_schema("[1]");
+        assert_eq!(r.register(&BAD_SCHEMA).unwrap_err().kind, RegisterErrorKind::BadOutputSchema);
+        static MANY: [Param; 17] = [Param::boolean("a", "x"); 17];
+        const MANY_TOOL: Tool<()> = Tool::new("t", "x", noop).params(&MANY);
+        assert_eq!(r.register(&MANY_TOOL).unwrap_err().kind, RegisterErrorKind::TooManyParams);
+        assert!(r.is_empty());
+
+        let mut small: Registry<'_, (), 4> = Registry::new(200);
+        let err = small.register(&VOLUME).unwrap_err();
+        assert!(matches!(err.kind, RegisterErrorKind::TooLargeForPage { page: 200, .. }), "{err}");
+    }
+
+    #[test]
+    fn cursors_are_opaque_and_checked() {
+        let mut r: Registry<'_, (), 4> = Registry::new(8000);
+        r.register(&VOLUME).unwrap().register(&REBOOT).unwrap();
+        let c = r.cursor(1);
+        let s = format!("\"{}\"", core::str::from_utf8(&c).unwrap());
+        let j = Json::parse(s.as_bytes(), 4).unwrap();
+        assert_eq!(r.parse_cursor(j.as_str().unwrap()), Some(1));
+        for bad in ["\"\"", "\"00010000\"", "\"self.reboot\"", "\"zzzzzzzz\"", "\"0001000000\""] {
+            let j = Json::parse(bad.as_bytes(), 4).unwrap();
+            assert_eq!(r.parse_cursor(j.as_str().unwrap()), None, "{bad}");
+        }
+        // A cursor issued before the table changed is stale.
+        const EXTRA: Tool<()> = Tool::new("extra", "x", noop);
+        r.register(&EXTRA).unwrap();
+        assert_eq!(r.parse_cursor(j_str(&s).as_str().unwrap()), None);
+    }
+
+    fn j_str(s: &str) -> Json<'_> {
+        Json::parse(s.as_bytes(), 4).unwrap()
+    }
+}

@@ -1,0 +1,407 @@
+//! What a tool handler returns: a business value ([`Output`]) or a failure ([`ToolError`]), each
+//! optionally carrying [`Evidence`] of what the hardware really did.
+//!
+//! `Output::bool(false)` is a successful answer whose value is `false`; a failed call is an
+//! `Err(ToolError)`. The type decides, never the text. Both render as an MCP `CallToolResult`:
+//!
+//! | handler returns | `content[0].text` | `structuredContent` | `isError` |
+//! |---|---|---|---|
+//! | `Output::bool(true)` | `true` | `{"value":true}` | `false` |
+//! | `Output::int(40)` | `40` | `{"value":40}` | `false` |
+//! | `reply.json(…)` | the object's JSON text | the object | `false` |
+//! | `Err(ToolError::new("…"))` | the message | — | `true` |
+//!
+//! When evidence is attached, the result gains an `evidence` member
+//! (`{"level":"read_back","commanded":40,"observed":40}`) and a second text block
+//! (`evidence: read_back`) so that a model reading only the text sees it too.
+//!
+//! Dynamic text and JSON are written by the handler into a scratch area through [`Reply`]; the
+//! engine lends the caller's output buffer for that, so nothing is allocated.
+
+use core::fmt::{self, Write as _};
+
+use crate::schema::AccessError;
+use crate::server::Principal;
+use crate::wire::writer::{ObjectWriter, Writer};
+
+/// What a handler returns.
+pub type ToolResult = Result<Output, ToolError>;
+
+/// How strongly the device can vouch for an action's effect, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Level {
+    /// Queued or deferred: it has not happened yet (a reboot in one second, a queued move).
+    Scheduled,
+    /// The driver call returned OK; nothing was read back.
+    Applied,
+    /// The state was read back from the device after the write and matches.
+    ReadBack,
+    /// An independent sensor confirmed the effect.
+    Measured,
+}
+
+impl Level {
+    /// The wire name: `scheduled`, `applied`, `read_back`, `measured`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Level::Scheduled => "scheduled",
+            Level::Applied => "applied",
+            Level::ReadBack => "read_back",
+            Level::Measured => "measured",
+        }
+    }
+}
+
+/// A commanded or observed value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Reading {
+    /// An on/off state.
+    Bool(bool),
+    /// An integer (register value, percent, position).
+    Int(i64),
+    /// A measurement.
+    Number(f64),
+}
+
+impl Reading {
+    fn write(self, w: &mut Writer<'_>) {
+        match self {
+            Reading::Bool(b) => w.bool(b),
+            Reading::Int(i) => w.int(i),
+            Reading::Number(n) => w.number(n),
+        }
+    }
+}
+
+/// Completion evidence: the level, and what was commanded and observed when known.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct Evidence {
+    /// How strongly the effect is confirmed.
+    pub level: Level,
+    /// What the device was told to do.
+    pub commanded: Option<Reading>,
+    /// What the device reported back or a sensor measured.
+    pub observed: Option<Reading>,
+}
+
+impl Evidence {
+    /// Evidence at `level` with no values.
+    pub const fn new(level: Level) -> Self {
+        Evidence { level, commanded: None, observed: None }
+    }
+
+    /// Records the commanded value.
+    pub const fn commanded(mut self, v: Reading) -> Self {
+        self.commanded = Some(v);
+        self
+    }
+
+    /// Records the observed value.
+    pub const fn observed(mut self, v: Reading) -> Self {
+        self.observed = Some(v);
+        self
+    }
+
+    pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
+        w.raw(b"{\"level\":");
+        w.string(self.level.as_str());
+        if let Some(c) = self.commanded {
+            w.raw(b",\"commanded\":");
+            c.write(w);
+        }
+        if let Some(o) = self.observed {
+            w.raw(b",\"observed\":");
+            o.write(w);
+        }
+        w.raw(b"}");
+    }
+
+    pub(crate) fn write_text(&self, w: &mut Writer<'_>) {
+        w.text("evidence: ");
+        w.text(self.level.as_str());
+        let mut sep = " (";
+        for (label, r) in [("commanded ", self.commanded), ("observed ", self.observed)] {
+            if let Some(r) = r {
+                w.text(sep);
+                w.text(label);
+                r.write(w);
+                sep = ", ";
+            }
+        }
+        if sep == ", " {
+            w.text(")");
+        }
+    }
+}
+
+/// A region of the scratch area written through a [`Reply`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: usize,
+    len: usize,
+    /// The call that wrote it: a span kept from an earlier call resolves to nothing.
+    seq: u32,
+}
+
+impl Span {
+    pub(crate) fn resolve(self, scratch: &[u8], seq: u32) -> Option<&[u8]> {
+        if self.seq != seq {
+            return None;
+        }
+        scratch.get(self.start..self.start + self.len)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Value {
+    Bool(bool),
+    Int(i64),
+    Number(f64),
+    Static(&'static str),
+    Text(Span),
+    Json(Span),
+    Image { mime: &'static str, data: Span },
+}
+
+/// A successful tool result: the business value and, for actions, the evidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Output {
+    pub(crate) value: Value,
+    pub(crate) evidence: Option<Evidence>,
+}
+
+impl Output {
+    const fn of(value: Value) -> Self {
+        Output { value, evidence: None }
+    }
+
+    /// A boolean answer (`false` is an answer, not a failure).
+    pub const fn bool(v: bool) -> Self {
+        Self::of(Value::Bool(v))
+    }
+
+    /// An integer answer.
+    pub const fn int(v: i64) -> Self {
+        Self::of(Value::Int(v))
+    }
+
+    /// A number answer.
+    pub const fn number(v: f64) -> Self {
+        Self::of(Value::Number(v))
+    }
+
+    /// A fixed text answer (dynamic text: [`Reply::text`]).
+    pub const fn text(v: &'static str) -> Self {
+        Self::of(Value::Static(v))
+    }
+
+    /// Attaches completion evidence.
+    pub const fn with_evidence(mut self, e: Evidence) -> Self {
+        self.evidence = Some(e);
+        self
+    }
+
+    /// The attached evidence.
+    pub const fn evidence(&self) -> Option<Evidence> {
+        self.evidence
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Message {
+    Static(&'static str),
+    Scratch(Span),
+}
+
+/// A failed tool call: rendered as a result with `isError: true`, so that the model can read the
+/// message and react. Protocol problems (unknown tool, malformed request) are not `ToolError`s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToolError {
+    pub(crate) message: Message,
+    pub(crate) evidence: Option<Evidence>,
+}
+
+impl ToolError {
+    /// A failure with a fixed message (dynamic messages: [`Reply::error`]).
+    pub const fn new(message: &'static str) -> Self {
+        ToolError { message: Message::Static(message), evidence: None }
+    }
+
+    /// Attaches evidence (for example a read-back that disagrees with the command).
+    pub const fn with_evidence(mut self, e: Evidence) -> Self {
+        self.evidence = Some(e);
+        self
+    }
+
+    /// The attached evidence.
+    pub const fn evidence(&self) -> Option<Evidence> {
+        self.evidence
+    }
+}
+
+impl From<AccessError> for ToolError {
+    fn from(e: AccessError) -> Self {
+        ToolError::new(match e {
+            AccessError::Undeclared => "Tool bug: the handler read an argument the tool does not declare",
+            AccessError::WrongType => "Tool bug: the handler read an argument as the wrong type",
+            AccessError::Absent => "Tool bug: the handler required an optional argument that was absent",
+        })
+    }
+}
+
+const SCRATCH_FULL: ToolError = ToolError::new("The tool ran, but its result is too large for the device's output buffer");
+
+/// The handler's side of a call: request facts, and a scratch area for dynamic results.
+///
+/// The scratch area is the caller's output buffer, lent for the duration of the handler. The
+/// engine moves what the handler wrote to the end of the buffer and renders the response in
+/// front of it, so a result of `n` bytes needs roughly `2n` plus the envelope (`3n` for JSON, which
+/// is rendered as `structuredContent` and as text).
+#[derive(Debug)]
+pub struct Reply<'s> {
+    w: Writer<'s>,
+    principal: Principal,
+    seq: u32,
+}
+
+impl<'s> Reply<'s> {
+    pub(crate) fn new(scratch: &'s mut [u8], principal: Principal, seq: u32) -> Self {
+        Reply { w: Writer::new(scratch), principal, seq }
+    }
+
+    pub(crate) const fn used(&self) -> usize {
+        if self.w.fits() { self.w.needed() } else { self.w.capacity() }
+    }
+
+    /// Who made this call.
+    pub const fn principal(&self) -> Principal {
+        self.principal
+    }
+
+    fn span(&mut self, write: impl FnOnce(&mut Writer<'s>)) -> Option<Span> {
+        let start = self.w.mark();
+        write(&mut self.w);
+        if self.w.fits() {
+            Some(Span { start, len: self.w.needed() - start, seq: self.seq })
+        } else {
+            self.w.rewind(start);
+            None
+        }
+    }
+
+    /// A formatted text answer: `reply.text(format_args!("volume is {v}"))`.
+    pub fn text(&mut self, args: fmt::Arguments<'_>) -> Result<Output, ToolError> {
+        let span = self.span(|w| {
+            let _ = w.write_fmt(args);
+        });
+        span.map(|s| Output::of(Value::Text(s))).ok_or(SCRATCH_FULL)
+    }
+
+    /// A JSON object answer, written member by member:
+    /// `reply.json(|o| { o.int("volume", 40); })`.
+    pub fn json(&mut self, f: impl FnOnce(&mut ObjectWriter<'_, 's>)) -> Result<Output, ToolError> {
+        let span = self.span(|w| ObjectWriter::write(w, f));
+        span.map(|s| Output::of(Value::Json(s))).ok_or(SCRATCH_FULL)
+    }
+
+    /// A JSON object answer from any `serde::Serialize` value whose JSON form is an object.
+    ///
+    /// This path serializes with `serde_json` into a temporary `Vec` (it allocates); use
+    /// [`json`](Self::json) on allocation-free paths.
+    pub fn serialize<T: serde::Serialize + ?Sized>(&mut self, v: &T) -> Result<Output, ToolError> {
+        let bytes = serde_json::to_vec(v).map_err(|_| ToolError::new("Tool bug: the result could not be serialized"))?;
+        if bytes.first() != Some(&b'{') {
+            return Err(ToolError::new("Tool bug: a structured result must be a JSON object"));
+        }
+        let span = self.span(|w| w.raw(&bytes));
+        span.map(|s| Output::of(Value::Json(s))).ok_or(SCRATCH_FULL)
+    }
+
+    /// An image answer (`data` is base64-encoded into the scratch area).
+    pub fn image(&mut self, mime: &'static str, data: &[u8]) -> Result<Output, ToolError> {
+        let span = self.span(|w| base64(w, data));
+        span.map(|data| Output::of(Value::Image { mime, data })).ok_or(SCRATCH_FULL)
+    }
+
+    /// A failure with a formatted message: `Err(reply.error(format_args!("codec NACK at {addr:#x}")))`.
+    pub fn error(&mut self, args: fmt::Arguments<'_>) -> ToolError {
+        let span = self.span(|w| {
+            let _ = w.write_fmt(args);
+        });
+        match span {
+            Some(s) => ToolError { message: Message::Scratch(s), evidence: None },
+            None => ToolError::new("Tool failed (its message did not fit the output buffer)"),
+        }
+    }
+}
+
+fn base64(w: &mut Writer<'_>, data: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let sym = |i: u32| ALPHABET.get((i & 63) as usize).copied().unwrap_or(b'=');
+    for chunk in data.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = (b(0) << 16) | (b(1) << 8) | b(2);
+        let out = [
+            sym(n >> 18),
+            sym(n >> 12),
+            if chunk.len() > 1 { sym(n >> 6) } else { b'=' },
+            if chunk.len() > 2 { sym(n) } else { b'=' },
+        ];
+        w.raw(&out);
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            let mut buf = [0u8; 16];
+            let mut w = Writer::new(&mut buf);
+            base64(&mut w, input.as_bytes());
+            assert_eq!(w.written().unwrap(), expected.as_bytes());
+        }
+    }
+
+    #[test]
+    fn scratch_overflow_is_an_error_not_a_truncation() {
+        let mut buf = [0u8; 8];
+        let mut r = Reply::new(&mut buf, Principal::Model, 1);
+        assert_eq!(r.text(format_args!("{}", "0123456789")), Err(SCRATCH_FULL));
+        assert_eq!(r.used(), 0);
+        assert!(r.json(|o| {
+            o.int("a", 1);
+        })
+        .is_ok());
+        assert_eq!(r.used(), 7);
+    }
+
+    #[test]
+    fn evidence_renders_as_json_and_text() {
+        let e = Evidence::new(Level::ReadBack).commanded(Reading::Int(80)).observed(Reading::Int(63));
+        let mut buf = [0u8; 128];
+        let mut w = Writer::new(&mut buf);
+        e.write_json(&mut w);
+        assert_eq!(w.written().unwrap(), br#"{"level":"read_back","commanded":80,"observed":63}"#);
+        let mut w = Writer::new(&mut buf);
+        e.write_text(&mut w);
+        assert_eq!(w.written().unwrap(), b"evidence: read_back (commanded 80, observed 63)");
+        let mut w = Writer::new(&mut buf);
+        Evidence::new(Level::Scheduled).write_text(&mut w);
+        assert_eq!(w.written().unwrap(), b"evidence: scheduled");
+    }
+}

@@ -1,0 +1,444 @@
+//! The strict validator: one pass over the arguments object, producing a typed [`Args`] view.
+
+use alloc::borrow::Cow;
+use core::fmt;
+
+use super::{Literal, MAX_PARAMS, Param, ParamType};
+use crate::wire::json::{Integer, Json, JsonStr, Kind};
+
+/// A validated argument value.
+#[derive(Debug, Clone, PartialEq)]
+enum Slot<'a> {
+    Absent,
+    Bool(bool),
+    Int(i64),
+    Number(f64),
+    Str(Cow<'a, str>),
+}
+
+/// The validated arguments of one call: every declared parameter is present with the right type
+/// and within its constraints, defaults are filled in, and nothing else is there.
+///
+/// Read them by name; asking for an undeclared name or the wrong type is a handler bug and comes
+/// back as an [`AccessError`], which `?` turns into a failed tool call.
+///
+/// Strings without escape sequences and all choice strings borrow (no allocation); a free-form
+/// string that contained escapes is decoded into an owned `String`.
+#[derive(Debug, Clone)]
+pub struct Args<'a> {
+    params: &'a [Param],
+    slots: [Slot<'a>; MAX_PARAMS],
+}
+
+/// A handler asked [`Args`] for something the tool's spec cannot provide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum AccessError {
+    /// The tool declares no parameter of that name.
+    #[error("handler bug: the tool declares no such argument")]
+    Undeclared,
+    /// The parameter has another type.
+    #[error("handler bug: the argument has another type")]
+    WrongType,
+    /// The parameter is optional without default, and was absent (use the `opt_` accessor).
+    #[error("handler bug: an optional argument was absent")]
+    Absent,
+}
+
+impl<'a> Args<'a> {
+    /// An empty view for a tool with no parameters.
+    pub const fn empty() -> Args<'static> {
+        Args { params: &[], slots: [const { Slot::Absent }; MAX_PARAMS] }
+    }
+
+    fn slot(&self, name: &str, ty: ParamType) -> Result<&Slot<'a>, AccessError> {
+        let i = self.params.iter().position(|p| p.name() == name).ok_or(AccessError::Undeclared)?;
+        let p = self.params.get(i).ok_or(AccessError::Undeclared)?;
+        if p.ty() != ty {
+            return Err(AccessError::WrongType);
+        }
+        self.slots.get(i).ok_or(AccessError::Undeclared)
+    }
+
+    /// A boolean argument.
+    pub fn bool(&self, name: &str) -> Result<bool, AccessError> {
+        self.opt_bool(name)?.ok_or(AccessError::Absent)
+    }
+
+    /// An integer argument.
+    pub fn int(&self, name: &str) -> Result<i64, AccessError> {
+        self.opt_int(name)?.ok_or(AccessError::Absent)
+    }
+
+    /// A number argument.
+    pub fn number(&self, name: &str) -> Result<f64, AccessError> {
+        self.opt_number(name)?.ok_or(AccessError::Absent)
+    }
+
+    /// A string argument.
+    pub fn str(&self, name: &str) -> Result<&str, AccessError> {
+        self.opt_str(name)?.ok_or(AccessError::Absent)
+    }
+
+    /// An optional boolean argument (`None` when absent and without default).
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, AccessError> {
+        match self.slot(name, ParamType::Boolean)? {
+            Slot::Bool(v) => Ok(Some(*v)),
+            _ => Ok(None),
+        }
+    }
+
+    /// An optional integer argument.
+    pub fn opt_int(&self, name: &str) -> Result<Option<i64>, AccessError> {
+        match self.slot(name, ParamType::Integer)? {
+            Slot::Int(v) => Ok(Some(*v)),
+            _ => Ok(None),
+        }
+    }
+
+    /// An optional number argument.
+    pub fn opt_number(&self, name: &str) -> Result<Option<f64>, AccessError> {
+        match self.slot(name, ParamType::Number)? {
+            Slot::Number(v) => Ok(Some(*v)),
+            _ => Ok(None),
+        }
+    }
+
+    /// An optional string argument.
+    pub fn opt_str(&self, name: &str) -> Result<Option<&str>, AccessError> {
+        match self.slot(name, ParamType::String)? {
+            Slot::Str(v) => Ok(Some(v)),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// What is wrong with the arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ArgErrorKind {
+    /// `arguments` is not a JSON object.
+    NotAnObject,
+    /// A key the tool does not declare.
+    Unknown,
+    /// A key that appears twice.
+    Duplicate,
+    /// A required argument is absent.
+    Missing,
+    /// The value has the wrong JSON type (no coercion: `"50"` is not an integer).
+    WrongType,
+    /// An integer parameter got a number with a fractional part.
+    NotAnInteger,
+    /// The value is outside the allowed range (including beyond `i64` / `f64`).
+    OutOfRange,
+    /// A string that is not one of the allowed choices.
+    NotAChoice,
+    /// A string shorter or longer than allowed.
+    BadLength,
+}
+
+/// Why the arguments were refused; renders as a short message naming the argument, what was
+/// expected, and what came.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgError<'a> {
+    /// What is wrong.
+    pub kind: ArgErrorKind,
+    /// The parameter concerned, when the key matched one.
+    pub param: Option<&'a Param>,
+    /// The key as sent, for unknown keys.
+    pub key: Option<JsonStr<'a>>,
+    /// The offending value as sent.
+    pub got: Option<Json<'a>>,
+    params: &'a [Param],
+}
+
+impl fmt::Display for ArgError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f)
+    }
+}
+
+impl ArgError<'_> {
+    /// Writes the message into any `fmt::Write` (the engine writes it straight into the response).
+    pub fn render(&self, f: &mut dyn fmt::Write) -> fmt::Result {
+        let name = self.param.map_or("", Param::name);
+        match self.kind {
+            ArgErrorKind::NotAnObject => {
+                f.write_str("Invalid arguments: expected an object")?;
+                got(f, self.got)
+            }
+            ArgErrorKind::Unknown => {
+                f.write_str("Unknown argument \"")?;
+                for c in self.key.iter().flat_map(JsonStr::chars).take(64) {
+                    f.write_char(c)?;
+                }
+                if self.params.is_empty() {
+                    f.write_str("\": this tool takes no arguments")
+                } else {
+                    f.write_str("\"; expected: ")?;
+                    for (i, p) in self.params.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        f.write_str(p.name())?;
+                    }
+                    Ok(())
+                }
+            }
+            ArgErrorKind::Duplicate => write!(f, "Duplicate argument \"{name}\""),
+            ArgErrorKind::Missing => {
+                write!(f, "Missing required argument \"{name}\": expected ")?;
+                self.param.map_or(Ok(()), |p| expectation(f, p))
+            }
+            ArgErrorKind::BadLength => {
+                write!(f, "Invalid argument \"{name}\": expected ")?;
+                self.param.map_or(Ok(()), |p| expectation(f, p))?;
+                let n = self.got.and_then(|g| g.as_str()).map_or(0, |s| s.char_count());
+                write!(f, ", got {n} characters")
+            }
+            _ => {
+                write!(f, "Invalid argument \"{name}\": expected ")?;
+                self.param.map_or(Ok(()), |p| expectation(f, p))?;
+                got(f, self.got)
+            }
+        }
+    }
+}
+
+/// ", got <token>", the token cut to 40 bytes at a character boundary.
+fn got(f: &mut dyn fmt::Write, v: Option<Json<'_>>) -> fmt::Result {
+    let Some(v) = v else { return Ok(()) };
+    let text = v.as_text();
+    let mut end = text.len().min(40);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    f.write_str(", got ")?;
+    f.write_str(text.get(..end).unwrap_or_default())?;
+    if end < text.len() {
+        f.write_str("…")?;
+    }
+    Ok(())
+}
+
+/// "an integer from 0 to 100", "one of \"light\", \"dark\"", …
+fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
+    match p.ty() {
+        ParamType::Boolean => f.write_str("true or false"),
+        ParamType::Integer => {
+            f.write_str("an integer")?;
+            let (min, max) = p.int_bounds();
+            bounds(f, (min != i64::MIN).then_some(min), (max != i64::MAX).then_some(max), "from", "")
+        }
+        ParamType::Number => {
+            f.write_str("a number")?;
+            let (min, max) = p.num_bounds();
+            match (min != f64::MIN, max != f64::MAX) {
+                (true, true) => write!(f, " from {min} to {max}"),
+                (true, false) => write!(f, " of at least {min}"),
+                (false, true) => write!(f, " of at most {max}"),
+                (false, false) => Ok(()),
+            }
+        }
+        ParamType::String if !p.choices().is_empty() => {
+            f.write_str("one of ")?;
+            for (i, c) in p.choices().iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "\"{c}\"")?;
+            }
+            Ok(())
+        }
+        ParamType::String => {
+            f.write_str("a string")?;
+            let (min, max) = p.len_bounds();
+            bounds(f, (min != 0).then_some(min), (max != usize::MAX).then_some(max), "of", " characters")
+        }
+    }
+}
+
+fn bounds<T: fmt::Display>(f: &mut dyn fmt::Write, min: Option<T>, max: Option<T>, between: &str, unit: &str) -> fmt::Result {
+    match (min, max) {
+        (Some(a), Some(b)) => write!(f, " {between} {a} to {b}{unit}"),
+        (Some(a), None) => write!(f, " of at least {a}{unit}"),
+        (None, Some(b)) => write!(f, " of at most {b}{unit}"),
+        (None, None) => Ok(()),
+    }
+}
+
+/// Validates `arguments` (absent and `null` both mean "no arguments") against `params`.
+///
+/// One pass over the members in document order; the first problem is reported. The handler must
+/// not run when this returns `Err`.
+pub fn validate<'a>(params: &'a [Param], arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgError<'a>> {
+    let mut args = Args { params, slots: [const { Slot::Absent }; MAX_PARAMS] };
+    let err = |kind, param, key, got| ArgError { kind, param, key, got, params };
+    let arguments = arguments.filter(|a| a.kind() != Kind::Null);
+    let members = match arguments {
+        None => None,
+        Some(a) => Some(a.members().ok_or_else(|| err(ArgErrorKind::NotAnObject, None, None, Some(a)))?),
+    };
+    let mut seen: u32 = 0;
+    for (key, value) in members.into_iter().flatten() {
+        let Some(i) = params.iter().position(|p| key.eq_str(p.name())) else {
+            return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
+        };
+        let (Some(param), Some(slot)) = (params.get(i), args.slots.get_mut(i)) else {
+            return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
+        };
+        if seen & (1 << i) != 0 {
+            return Err(err(ArgErrorKind::Duplicate, Some(param), Some(key), Some(value)));
+        }
+        seen |= 1 << i;
+        *slot = check_value(param, value).map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
+    }
+    for ((param, slot), i) in params.iter().zip(args.slots.iter_mut()).zip(0..) {
+        if seen & (1 << i) != 0 {
+            continue;
+        }
+        *slot = match param.default_value() {
+            Some(Literal::Bool(v)) => Slot::Bool(v),
+            Some(Literal::Int(v)) => Slot::Int(v),
+            Some(Literal::Number(v)) => Slot::Number(v),
+            Some(Literal::Str(v)) => Slot::Str(Cow::Borrowed(v)),
+            None if param.is_required() => return Err(err(ArgErrorKind::Missing, Some(param), None, None)),
+            None => Slot::Absent,
+        };
+    }
+    Ok(args)
+}
+
+fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> {
+    match p.ty() {
+        ParamType::Boolean => v.as_bool().map(Slot::Bool).ok_or(ArgErrorKind::WrongType),
+        ParamType::Integer => {
+            let (min, max) = p.int_bounds();
+            match v.as_integer().ok_or(ArgErrorKind::WrongType)? {
+                Integer::Exact(n) if (min..=max).contains(&n) => Ok(Slot::Int(n)),
+                Integer::Exact(_) | Integer::OutOfRange => Err(ArgErrorKind::OutOfRange),
+                Integer::Fractional => Err(ArgErrorKind::NotAnInteger),
+            }
+        }
+        ParamType::Number => {
+            if v.kind() != Kind::Number {
+                return Err(ArgErrorKind::WrongType);
+            }
+            let (min, max) = p.num_bounds();
+            match v.as_f64() {
+                Some(n) if min <= n && n <= max => Ok(Slot::Number(n)),
+                _ => Err(ArgErrorKind::OutOfRange),
+            }
+        }
+        ParamType::String => {
+            let s = v.as_str().ok_or(ArgErrorKind::WrongType)?;
+            if !p.choices().is_empty() {
+                // Hand out the spec's own string: no copy even when the input used escapes.
+                return p
+                    .choices()
+                    .iter()
+                    .find(|c| s.eq_str(c))
+                    .map(|c| Slot::Str(Cow::Borrowed(*c)))
+                    .ok_or(ArgErrorKind::NotAChoice);
+            }
+            let (min, max) = p.len_bounds();
+            if !(min..=max).contains(&s.char_count()) {
+                return Err(ArgErrorKind::BadLength);
+            }
+            Ok(Slot::Str(s.to_cow()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::wire::json::DEFAULT_MAX_DEPTH;
+
+    const PARAMS: &[Param] = &[
+        Param::integer("volume", "Volume").range(0, 100),
+        Param::string("theme", "Theme").one_of(&["light", "dark"]).default_str("light"),
+        Param::string("label", "Label").length(1, 4).optional(),
+        Param::number("gain", "Gain").range_f64(-1.0, 1.0).default_f64(0.5),
+        Param::boolean("on", "On").default_bool(false),
+    ];
+
+    fn run(args: &str) -> Result<Args<'_>, String> {
+        let v = Json::parse(args.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+        validate(PARAMS, Some(v)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn accepts_and_fills_defaults() {
+        let a = run(r#"{"volume":50}"#).unwrap();
+        assert_eq!(a.int("volume"), Ok(50));
+        assert_eq!(a.str("theme"), Ok("light"));
+        assert_eq!(a.opt_str("label"), Ok(None));
+        assert_eq!(a.str("label"), Err(AccessError::Absent));
+        assert_eq!(a.number("gain"), Ok(0.5));
+        assert_eq!(a.bool("on"), Ok(false));
+        let a = run(r#"{"on":true,"vol\u0075me":5e1,"theme":"d\u0061rk","label":"\u00e9t\u00e9","gain":-1}"#).unwrap();
+        assert_eq!(a.int("volume"), Ok(50));
+        assert_eq!(a.str("theme"), Ok("dark"));
+        assert_eq!(a.str("label"), Ok("été"));
+        assert_eq!(a.number("gain"), Ok(-1.0));
+        assert_eq!(a.bool("on"), Ok(true));
+        assert_eq!(run(r#"{"volume":100.0}"#).unwrap().int("volume"), Ok(100));
+    }
+
+    #[test]
+    fn handler_bugs_are_access_errors() {
+        let a = run(r#"{"volume":1}"#).unwrap();
+        assert_eq!(a.int("nope"), Err(AccessError::Undeclared));
+        assert_eq!(a.str("volume"), Err(AccessError::WrongType));
+    }
+
+    #[test]
+    fn messages_name_argument_expectation_and_value() {
+        for (args, msg) in [
+            (r#"{}"#, r#"Missing required argument "volume": expected an integer from 0 to 100"#),
+            (r#"{"volume":150}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 150"#),
+            (r#"{"volume":-1}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got -1"#),
+            (r#"{"volume":"50"}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got "50""#),
+            (r#"{"volume":true}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got true"#),
+            (r#"{"volume":null}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got null"#),
+            (r#"{"volume":50.5}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 50.5"#),
+            (r#"{"volume":1e400}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 1e400"#),
+            (r#"{"volume":9223372036854775808}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 9223372036854775808"#),
+            (r#"{"volume":1,"volume":2}"#, r#"Duplicate argument "volume""#),
+            (r#"{"volume":1,"vol\u0075me":1}"#, r#"Duplicate argument "volume""#),
+            (r#"{"volume":1,"mute":true}"#, r#"Unknown argument "mute"; expected: volume, theme, label, gain, on"#),
+            (r#"{"volume":1,"theme":"blue"}"#, r#"Invalid argument "theme": expected one of "light", "dark", got "blue""#),
+            (r#"{"volume":1,"theme":"Light"}"#, r#"Invalid argument "theme": expected one of "light", "dark", got "Light""#),
+            (r#"{"volume":1,"label":""}"#, r#"Invalid argument "label": expected a string of 1 to 4 characters, got 0 characters"#),
+            (r#"{"volume":1,"label":"abcde"}"#, r#"Invalid argument "label": expected a string of 1 to 4 characters, got 5 characters"#),
+            (r#"{"volume":1,"gain":2}"#, r#"Invalid argument "gain": expected a number from -1 to 1, got 2"#),
+            (r#"{"volume":1,"gain":"0"}"#, r#"Invalid argument "gain": expected a number from -1 to 1, got "0""#),
+            (r#"{"volume":1,"on":1}"#, r#"Invalid argument "on": expected true or false, got 1"#),
+            (r#"{"volume":1,"on":"true"}"#, r#"Invalid argument "on": expected true or false, got "true""#),
+            (r#"[1]"#, r#"Invalid arguments: expected an object, got [1]"#),
+            (r#""x""#, r#"Invalid arguments: expected an object, got "x""#),
+            (
+                r#"{"volume":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…"#,
+            ),
+        ] {
+            assert_eq!(run(args).err().as_deref(), Some(msg), "{args}");
+        }
+    }
+
+    #[test]
+    fn absent_and_null_arguments_mean_none() {
+        let none: &[Param] = &[];
+        assert!(validate(none, None).is_ok());
+        assert!(validate(none, Some(Json::parse(b"null", 4).unwrap())).is_ok());
+        assert_eq!(
+            validate(none, Some(Json::parse(br#"{"x":1}"#, 4).unwrap())).unwrap_err().to_string(),
+            r#"Unknown argument "x": this tool takes no arguments"#
+        );
+        assert_eq!(
+            validate(PARAMS, None).unwrap_err().to_string(),
+            r#"Missing required argument "volume": expected an integer from 0 to 100"#
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
+
+use super::{Respond, Server, members};
+use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
+use crate::wire::json::Json;
+use crate::wire::response::ErrorCode;
+
+impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'_, C, N, CACHE, CACHE_BYTES> {
+    /// Answers `tools/list`.
+    ///
+    /// The page budget counts the bytes of the `result` object. Tool sizes are measured at
+    /// registration, so a page is planned without trial rendering, and a tool that could not fit
+    /// an empty page was refused then: every page holds at least one tool and cursors always
+    /// advance. `withUserTools: true` (the JSON literal; anything else counts as absent, as in
+    /// xiaozhi) adds the user-only tools.
+    pub(super) fn list(&self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+        let [cursor, with_user] = match members(params, ["cursor", "withUserTools"]) {
+            Ok(m) => m,
+            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+        };
+        let start = match cursor {
+            None => 0,
+            Some(c) => match c.as_str().and_then(|s| self.registry.parse_cursor(s)) {
+                Some(i) => i,
+                None => {
+                    return respond.error(ErrorCode::InvalidParams, |w| {
+                        w.text("Invalid params: unknown cursor (start again without one)");
+                    });
+                }
+            },
+        };
+        let with_user = with_user.and_then(|v| v.as_bool()) == Some(true);
+        let entries = self.registry.entries();
+        let visible = |i: &usize| entries.get(*i).is_some_and(|e| with_user || e.tool.audience() == Audience::Model);
+        let budget = self.registry.page_bytes();
+
+        // Plan the page: [start, end) and whether a cursor follows.
+        let mut used = PAGE_OPEN.len() + PAGE_CLOSE.len();
+        let mut next = None;
+        let mut count = 0usize;
+        let last_visible = (start..entries.len()).rev().find(|i| visible(i));
+        let mut i = start;
+        while i < entries.len() {
+            if !visible(&i) {
+                i += 1;
+                continue;
+            }
+            let size = entries.get(i).map_or(0, |e| e.size as usize) + usize::from(count > 0);
+            let reserve = if last_visible.is_some_and(|last| i < last) { CURSOR_MEMBER_LEN } else { 0 };
+            if count > 0 && used + size + reserve > budget {
+                next = Some(i);
+                break;
+            }
+            used += size;
+            count += 1;
+            i += 1;
+        }
+        let end = next.unwrap_or(entries.len());
+        let cursor = next.map(|i| self.registry.cursor(i));
+        respond.result(|w| {
+            w.raw(PAGE_OPEN);
+            let mut first = true;
+            for e in (start..end).filter(visible).filter_map(|i| entries.get(i)) {
+                if !first {
+                    w.raw(b",");
+                }
+                first = false;
+                e.tool.write_listing(w);
+            }
+            w.raw(b"]");
+            if let Some(c) = cursor {
+                w.raw(b",\"nextCursor\":\"");
+                w.raw(&c);
+                w.raw(b"\"");
+            }
+            w.raw(b"}");
+        })
+    }
+}

@@ -1,0 +1,441 @@
+//! Session state and dispatch: the engine's one entry point, [`Server::handle`].
+//!
+//! `handle` takes one message's bytes, the caller's [`Principal`], the application context and an
+//! output buffer, and writes zero or one response into the buffer. It owns no clock, no socket
+//! and no executor, and allocates nothing on the steady-state `tools/call` path.
+//!
+//! ```
+//! use mcp_core::{Args, Config, Output, Principal, Reply, Server, ToolResult};
+//! use mcp_core::registry::Tool;
+//! use mcp_core::schema::Param;
+//!
+//! struct Device { volume: i64 }
+//! fn set_volume(dev: &mut Device, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+//!     dev.volume = args.int("volume")?;
+//!     Ok(Output::bool(true))
+//! }
+//! const SET_VOLUME: Tool<Device> = Tool::new("self.audio_speaker.set_volume", "Set the volume", set_volume)
+//!     .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
+//!
+//! let mut server: Server<'_, Device, 4> = Server::new(Config::new("demo", "0.1.0"));
+//! server.register(&SET_VOLUME).unwrap();
+//! let mut dev = Device { volume: 0 };
+//! let mut out = [0u8; 1024];
+//! let msg = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#;
+//! let n = server.handle(msg, Principal::Model, &mut dev, &mut out).unwrap().len;
+//! assert_eq!(dev.volume, 40);
+//! assert!(out[..n].starts_with(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"true"}]"#));
+//! ```
+
+mod cache;
+mod call;
+mod list;
+
+use core::fmt::Write as _;
+
+use crate::registry::{RegisterError, Registry, Tool};
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
+use crate::wire::request::{Id, Message, Request};
+use crate::wire::response::{ErrorCode, write_error, write_result};
+use crate::wire::writer::Writer;
+use cache::RecentCalls;
+
+/// Who is on the other end of a connection, as stated by the firmware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Principal {
+    /// An LLM acting through an MCP client.
+    Model,
+    /// A person (a companion app, a local UI, a maintenance console).
+    User,
+}
+
+/// What happens when the model calls a user-only tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum UserToolPolicy {
+    /// Refuse it (the default). User-only tools are hidden from the model's `tools/list` and
+    /// refused at `tools/call`.
+    Enforce,
+    /// Let the model call user-only tools (xiaozhi's behaviour: it only hides them).
+    ///
+    /// **Risk:** a model that learns a user-only tool's name (from a prompt injection, a log, an
+    /// earlier listing with `withUserTools`) can then reboot or reconfigure the device without a
+    /// person asking for it. Use only where every model-facing connection is trusted.
+    AllowModel,
+}
+
+/// An MCP protocol revision this engine speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Revision {
+    /// 2024-11-05 (xiaozhi backends).
+    V2024_11_05,
+    /// 2025-03-26.
+    V2025_03_26,
+    /// 2025-06-18.
+    V2025_06_18,
+    /// 2025-11-25.
+    V2025_11_25,
+}
+
+impl Revision {
+    /// The newest revision spoken.
+    pub const LATEST: Revision = Revision::V2025_11_25;
+    /// Every revision spoken, oldest first.
+    pub const ALL: [Revision; 4] =
+        [Revision::V2024_11_05, Revision::V2025_03_26, Revision::V2025_06_18, Revision::V2025_11_25];
+
+    /// The revision's date string.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Revision::V2024_11_05 => "2024-11-05",
+            Revision::V2025_03_26 => "2025-03-26",
+            Revision::V2025_06_18 => "2025-06-18",
+            Revision::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// The revision named by `s`, if spoken.
+    pub fn parse(s: JsonStr<'_>) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| s.eq_str(r.as_str()))
+    }
+
+    /// From 2025-11-25 on, invalid tool arguments are a tool result with `isError: true` (so the
+    /// model can correct itself); before, a -32602 error.
+    pub fn reports_validation_as_tool_error(self) -> bool {
+        self >= Revision::V2025_11_25
+    }
+}
+
+/// Engine configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// `serverInfo.name`.
+    pub name: &'static str,
+    /// `serverInfo.version`.
+    pub version: &'static str,
+    /// `instructions` returned by `initialize`, if any.
+    pub instructions: Option<&'static str>,
+    /// Byte budget of one `tools/list` result (xiaozhi's is 8000).
+    pub page_bytes: usize,
+    /// What happens when the model calls a user-only tool.
+    pub user_tools: UserToolPolicy,
+    /// Deepest JSON nesting accepted in a message.
+    pub max_depth: u8,
+}
+
+impl Config {
+    /// Defaults: 8000-byte pages, user-only tools enforced, nesting limit
+    /// [`DEFAULT_MAX_DEPTH`].
+    pub const fn new(name: &'static str, version: &'static str) -> Self {
+        Config {
+            name,
+            version,
+            instructions: None,
+            page_bytes: 8000,
+            user_tools: UserToolPolicy::Enforce,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+
+    /// Sets the `tools/list` page budget.
+    pub const fn page_bytes(mut self, v: usize) -> Self {
+        self.page_bytes = v;
+        self
+    }
+
+    /// Sets the user-only tool policy.
+    pub const fn user_tools(mut self, v: UserToolPolicy) -> Self {
+        self.user_tools = v;
+        self
+    }
+
+    /// Sets the JSON nesting limit.
+    pub const fn max_depth(mut self, v: u8) -> Self {
+        self.max_depth = v;
+        self
+    }
+
+    /// Sets the `initialize` instructions.
+    pub const fn instructions(mut self, v: &'static str) -> Self {
+        self.instructions = Some(v);
+        self
+    }
+}
+
+/// xiaozhi's `capabilities.vision` from `initialize`: where the device may post camera images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vision<'i> {
+    /// The explain endpoint URL (decode with [`JsonStr::decode_into`] or [`JsonStr::to_cow`]).
+    pub url: JsonStr<'i>,
+    /// The bearer token for it.
+    pub token: JsonStr<'i>,
+}
+
+/// Something the application may want to act on, borrowed from the input message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event<'i> {
+    /// A client initialized a session.
+    Initialized {
+        /// The negotiated revision.
+        revision: Revision,
+        /// xiaozhi's vision capability, when the client sent one.
+        vision: Option<Vision<'i>>,
+    },
+}
+
+/// What [`Server::handle`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handled<'i> {
+    /// Length of the response written at the start of the output buffer (0: send nothing).
+    pub len: usize,
+    /// An event for the application, if any.
+    pub event: Option<Event<'i>>,
+}
+
+/// [`Server::handle`] could not write even an error response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum HandleError {
+    /// The output buffer is smaller than [`MIN_OUT_LEN`].
+    #[error("output buffer smaller than {MIN_OUT_LEN} bytes")]
+    OutputTooSmall,
+}
+
+/// The smallest output buffer [`Server::handle`] accepts: enough for any error response,
+/// including one that echoes a [`MAX_ID_LEN`]-byte id.
+pub const MIN_OUT_LEN: usize = 320;
+
+/// The engine: configuration, the tool table, and session state.
+///
+/// `N` is the tool capacity; `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are
+/// kept for retransmissions (set `CACHE` to 0 to disable). With the defaults the whole server is
+/// about `CACHE * CACHE_BYTES + 8 * N + 64` bytes: it can live in a `static`.
+pub struct Server<'t, C, const N: usize, const CACHE: usize = 4, const CACHE_BYTES: usize = 320> {
+    config: Config,
+    registry: Registry<'t, C, N>,
+    revision: Option<Revision>,
+    cache: RecentCalls<CACHE, CACHE_BYTES>,
+    /// Incremented per handler call; stamps the scratch spans of that call.
+    call_seq: u32,
+}
+
+impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> core::fmt::Debug
+    for Server<'_, C, N, CACHE, CACHE_BYTES>
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Server")
+            .field("config", &self.config)
+            .field("registry", &self.registry)
+            .field("revision", &self.revision)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a response goes: the output buffer and the id to echo.
+struct Respond<'o, 'i> {
+    out: &'o mut [u8],
+    id: Option<Id<'i>>,
+}
+
+impl Respond<'_, '_> {
+    fn error(self, code: ErrorCode, message: impl FnOnce(&mut Writer<'_>)) -> usize {
+        let id = self.id;
+        finish(self.out, id, "", |w| write_error(w, id, code, message))
+    }
+
+    fn result(self, result: impl FnOnce(&mut Writer<'_>)) -> usize {
+        let Some(id) = self.id else { return 0 };
+        finish(self.out, Some(id), "", |w| write_result(w, id, result))
+    }
+}
+
+/// Renders a response; if it does not fit, replaces it with a short -32603 error that does.
+/// `ran` is appended to that error's message (for `tools/call`: the tool did run).
+fn finish(out: &mut [u8], id: Option<Id<'_>>, ran: &str, render: impl FnOnce(&mut Writer<'_>)) -> usize {
+    let cap = out.len();
+    let mut w = Writer::new(out);
+    render(&mut w);
+    if w.fits() {
+        return w.needed();
+    }
+    let needed = w.needed();
+    let mut w = Writer::new(out);
+    write_error(&mut w, id, ErrorCode::InternalError, |w| {
+        let _ = write!(w, "Response too large for the device's output buffer ({needed} > {cap} bytes){ran}");
+    });
+    if w.fits() { w.needed() } else { 0 }
+}
+
+fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str> {
+    match req.params {
+        None => Ok(None),
+        Some(p) if p.members().is_some() => Ok(Some(p)),
+        Some(_) => Err("Invalid params: params must be an object"),
+    }
+}
+
+/// Looks up members of a params object; a duplicate of a looked-up member is an error.
+fn members<'i, const K: usize>(params: Option<Json<'i>>, names: [&str; K]) -> Result<[Option<Json<'i>>; K], &'static str> {
+    let mut found = [None; K];
+    for (key, value) in params.and_then(|p| p.members()).into_iter().flatten() {
+        if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
+            let slot = found.get_mut(i).ok_or("Invalid params")?;
+            if slot.is_some() {
+                return Err("Invalid params: duplicate member");
+            }
+            *slot = Some(value);
+        }
+    }
+    Ok(found)
+}
+
+impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'t, C, N, CACHE, CACHE_BYTES> {
+    /// A server with no tools.
+    pub const fn new(config: Config) -> Self {
+        Server {
+            config,
+            registry: Registry::new(config.page_bytes),
+            revision: None,
+            cache: RecentCalls::new(),
+            call_seq: 0,
+        }
+    }
+
+    /// Registers a tool (see [`Registry::register`]).
+    pub fn register(&mut self, tool: &'t Tool<C>) -> Result<&mut Self, RegisterError> {
+        self.registry.register(tool)?;
+        Ok(self)
+    }
+
+    /// The tool table.
+    pub const fn registry(&self) -> &Registry<'t, C, N> {
+        &self.registry
+    }
+
+    /// The configuration.
+    pub const fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The revision negotiated by the last `initialize`, if any.
+    pub const fn revision(&self) -> Option<Revision> {
+        self.revision
+    }
+
+    /// The revision whose rules apply now: the negotiated one, or 2024-11-05 for clients that call
+    /// tools without initializing (xiaozhi backends do).
+    pub fn effective_revision(&self) -> Revision {
+        self.revision.unwrap_or(Revision::V2024_11_05)
+    }
+
+    /// Handles one message and writes zero or one response at the start of `out`.
+    ///
+    /// `principal` is who is on this connection; `ctx` is passed to tool handlers. Returns the
+    /// response length (0 for notifications and peer responses) and any [`Event`].
+    ///
+    /// # Errors
+    /// [`HandleError::OutputTooSmall`] when `out` is shorter than [`MIN_OUT_LEN`]; nothing is
+    /// processed then. Every other problem is answered in the output.
+    ///
+    /// # DoS warning
+    /// Work is linear in the message length (one checking pass, then borrowed views).
+    pub fn handle<'i>(
+        &mut self,
+        input: &'i [u8],
+        principal: Principal,
+        ctx: &mut C,
+        out: &mut [u8],
+    ) -> Result<Handled<'i>, HandleError> {
+        if out.len() < MIN_OUT_LEN {
+            return Err(HandleError::OutputTooSmall);
+        }
+        let mut event = None;
+        let len = match Message::parse(input, self.config.max_depth) {
+            Err(e) => Respond { out, id: None }.error(ErrorCode::ParseError, |w| {
+                let _ = match e {
+                    JsonError::TooDeep(d) => write!(w, "Parse error: JSON nested deeper than {d} levels"),
+                    e => write!(w, "Parse error: {e}"),
+                };
+            }),
+            Ok(Message::Notification { .. } | Message::Response) => 0,
+            Ok(Message::Invalid { id, why }) => {
+                Respond { out, id }.error(ErrorCode::InvalidRequest, |w| w.text(why.message()))
+            }
+            Ok(Message::Request(req)) => self.request(req, principal, ctx, out, &mut event),
+        };
+        Ok(Handled { len, event })
+    }
+
+    fn request<'i>(
+        &mut self,
+        req: Request<'i>,
+        principal: Principal,
+        ctx: &mut C,
+        out: &mut [u8],
+        event: &mut Option<Event<'i>>,
+    ) -> usize {
+        let m = req.method;
+        let known = ["initialize", "ping", "tools/list", "tools/call"].into_iter().find(|n| m.eq_str(n));
+        let respond = Respond { out, id: Some(req.id) };
+        let Some(method) = known else {
+            return respond.error(ErrorCode::MethodNotFound, |w| {
+                w.text("Method not found: ");
+                for c in m.chars().take(64) {
+                    let _ = w.write_char(c);
+                }
+            });
+        };
+        let params = match params_object(&req) {
+            Ok(p) => p,
+            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+        };
+        match method {
+            "initialize" => self.initialize(params, respond, event),
+            "ping" => respond.result(|w| w.raw(b"{}")),
+            "tools/list" => self.list(params, respond),
+            _ => self.call(req.id, params, principal, ctx, respond.out),
+        }
+    }
+
+    fn initialize<'i>(&mut self, params: Option<Json<'i>>, respond: Respond<'_, 'i>, event: &mut Option<Event<'i>>) -> usize {
+        let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
+            Ok(m) => m,
+            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+        };
+        let Some(version) = version.and_then(|v| v.as_str()) else {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: initialize needs protocolVersion (a string)");
+            });
+        };
+        let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
+        self.revision = Some(revision);
+        let vision = capabilities
+            .and_then(|c| members(Some(c), ["vision"]).ok())
+            .and_then(|[v]| members(v, ["url", "token"]).ok())
+            .and_then(|[url, token]| Some(Vision { url: url?.as_str()?, token: token?.as_str()? }));
+        *event = Some(Event::Initialized { revision, vision });
+        let config = self.config;
+        respond.result(|w| {
+            w.raw(b"{\"protocolVersion\":");
+            w.string(revision.as_str());
+            w.raw(b",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":");
+            w.string(config.name);
+            w.raw(b",\"version\":");
+            w.string(config.version);
+            w.raw(b"}");
+            if let Some(text) = config.instructions {
+                w.raw(b",\"instructions\":");
+                w.string(text);
+            }
+            w.raw(b"}");
+        })
+    }
+}
+
+#[cfg(test)]
+mod test;

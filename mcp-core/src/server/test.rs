@@ -1,0 +1,541 @@
+//! Byte-exact request/response vectors for the engine.
+
+use super::*;
+use crate::registry::Annotations;
+use crate::schema::Param;
+use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
+
+#[derive(Default)]
+struct Dev {
+    register: i64,
+    theme: &'static str,
+    calls: usize,
+    reboots: usize,
+}
+
+fn status(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    let (v, t) = (d.register, d.theme);
+    r.json(|o| {
+        o.object("audio_speaker", |o| {
+            o.int("volume", v);
+        });
+        o.object("screen", |o| {
+            o.str("theme", t);
+        });
+    })
+}
+
+fn set_volume(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    let v = a.int("volume")?;
+    d.register = v;
+    let e = Evidence::new(Level::ReadBack).commanded(Reading::Int(v)).observed(Reading::Int(d.register));
+    Ok(Output::bool(true).with_evidence(e))
+}
+
+fn set_theme(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    d.theme = if a.str("theme")? == "dark" { "dark" } else { "light" };
+    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied)))
+}
+
+fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    d.reboots += 1;
+    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
+}
+
+fn echo(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    let text = a.str("text")?;
+    if text == "fail" {
+        return Err(r.error(format_args!("refused: {text}")));
+    }
+    r.text(format_args!("{text}"))
+}
+
+fn is_off(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    Ok(Output::bool(false))
+}
+
+fn broken(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    Err(ToolError::new("codec did not acknowledge").with_evidence(Evidence::new(Level::Applied)))
+}
+
+fn big(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    r.text(format_args!("{}", "x".repeat(300)))
+}
+
+fn huge(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    r.text(format_args!("{}", "x".repeat(5000)))
+}
+
+const STATUS: Tool<Dev> = Tool::new("self.get_device_status", "Device status", status)
+    .annotations(Annotations::new().read_only(true));
+const VOLUME: Tool<Dev> = Tool::new("self.audio_speaker.set_volume", "Set volume", set_volume)
+    .params(&[Param::integer("volume", "Volume").range(0, 100)]);
+const THEME: Tool<Dev> = Tool::new("self.screen.set_theme", "Set theme", set_theme)
+    .params(&[Param::string("theme", "Theme").one_of(&["light", "dark"])]);
+const REBOOT: Tool<Dev> = Tool::new("self.reboot", "Reboot", reboot).user_only();
+const ECHO: Tool<Dev> =
+    Tool::new("test.echo", "Echo", echo).params(&[Param::string("text", "Text").length(0, 1000)]);
+const IS_OFF: Tool<Dev> = Tool::new("test.is_off", "False", is_off);
+const BROKEN: Tool<Dev> = Tool::new("test.broken", "Fails", broken);
+const BIG: Tool<Dev> = Tool::new("test.big", "Big", big);
+const HUGE: Tool<Dev> = Tool::new("test.huge", "Huge", huge);
+
+type S = Server<'static, Dev, 16>;
+
+fn server() -> S {
+    let mut s = S::new(Config::new("sim", "1.0"));
+    for t in [&STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE] {
+        s.register(t).unwrap();
+    }
+    s
+}
+
+struct Session {
+    server: S,
+    dev: Dev,
+    principal: Principal,
+    out: Vec<u8>,
+}
+
+impl Session {
+    fn new() -> Self {
+        Session { server: server(), dev: Dev::default(), principal: Principal::Model, out: vec![0; 4096] }
+    }
+
+    fn send(&mut self, msg: &str) -> String {
+        let h = self.server.handle(msg.as_bytes(), self.principal, &mut self.dev, &mut self.out).unwrap();
+        let text = String::from_utf8(self.out[..h.len].to_vec()).unwrap();
+        if h.len > 0 {
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            assert_eq!(v["jsonrpc"], "2.0", "{text}");
+        }
+        text
+    }
+
+    fn json(&mut self, msg: &str) -> serde_json::Value {
+        serde_json::from_str(&self.send(msg)).unwrap()
+    }
+
+    fn init(&mut self, rev: &str) {
+        self.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{rev}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#));
+    }
+}
+
+fn call(id: &str, tool: &str, args: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#)
+}
+
+#[test]
+fn ping_and_ids_are_echoed_byte_exact() {
+    let mut s = Session::new();
+    assert_eq!(s.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert_eq!(
+        s.send(r#"{"jsonrpc":"2.0","id":"a\"\u00e9\\","method":"ping","params":{}}"#),
+        r#"{"jsonrpc":"2.0","id":"a\"\u00e9\\","result":{}}"#
+    );
+    assert_eq!(
+        s.send(r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#),
+        r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#
+    );
+    assert_eq!(s.send(r#"{"id":0,"jsonrpc":"2.0","method":"ping"}"#), r#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
+}
+
+#[test]
+fn protocol_errors() {
+    let mut s = Session::new();
+    let cases = [
+        ("{", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid JSON at byte 1"}}"#),
+        ("", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: empty message"}}"#),
+        (
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported; send one message at a time"}}"#,
+        ),
+        ("42", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object"}}"#),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}"#,
+        ),
+        (
+            r#"{"id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: jsonrpc must be \"2.0\""}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: jsonrpc must be \"2.0\""}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":["ping"]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"server/discover"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: server/discover"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"re\"sources/list"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found: re\"sources/list"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Invalid params: params must be an object"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid params: tools/call needs a tool name (a string)"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid params: duplicate member"}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.nope","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: self.nope"}}"#,
+        ),
+    ];
+    for (msg, expected) in cases {
+        assert_eq!(s.send(msg), expected, "for {msg}");
+    }
+    let deep = "[".repeat(40) + &"]".repeat(40);
+    assert_eq!(
+        s.send(&deep),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: JSON nested deeper than 32 levels"}}"#
+    );
+    assert_eq!(s.dev.calls, 0);
+}
+
+#[test]
+fn notifications_and_peer_responses_get_no_answer() {
+    let mut s = Session::new();
+    for msg in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":1}}}"#,
+        r#"{"jsonrpc":"2.0","method":"ping","params":5}"#,
+        r#"{"method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}"#,
+    ] {
+        assert_eq!(s.send(msg), "", "{msg}");
+    }
+    assert_eq!(s.dev.calls, 0, "a notification never runs a tool");
+}
+
+#[test]
+fn initialize_negotiates() {
+    let mut s = Session::new();
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2099-01-01", "2025-11-25"),
+        ("", "2025-11-25"),
+    ] {
+        let msg = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{asked}","capabilities":{{}},"clientInfo":{{"name":"c","version":"1"}}}}}}"#
+        );
+        assert_eq!(
+            s.send(&msg),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{answered}","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"sim","version":"1.0"}}}}}}"#
+            )
+        );
+    }
+    assert_eq!(s.server.revision(), Some(Revision::V2025_11_25));
+    assert_eq!(
+        s.send(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":5}}"#),
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: initialize needs protocolVersion (a string)"}}"#
+    );
+    assert_eq!(
+        s.send(r#"{"jsonrpc":"2.0","id":2,"method":"initialize"}"#),
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: initialize needs protocolVersion (a string)"}}"#
+    );
+}
+
+#[test]
+fn initialize_hands_xiaozhi_vision_to_the_application() {
+    let mut server = server();
+    let mut dev = Dev::default();
+    let mut out = [0u8; 1024];
+    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{"vision":{"url":"http://x/v1/explain","token":"t\u00f6k"}},"clientInfo":{"name":"xiaozhi-backend","version":"1"}}}"#;
+    let h = server.handle(msg, Principal::Model, &mut dev, &mut out).unwrap();
+    let Some(Event::Initialized { revision, vision: Some(v) }) = h.event else { panic!("{:?}", h.event) };
+    assert_eq!(revision, Revision::V2024_11_05);
+    assert_eq!(v.url.to_cow(), "http://x/v1/explain");
+    assert_eq!(v.token.to_cow(), "tök");
+}
+
+#[test]
+fn tools_work_before_initialize_like_xiaozhi_backends() {
+    let mut s = Session::new();
+    let list = s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let names: Vec<_> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "self.get_device_status",
+            "self.audio_speaker.set_volume",
+            "self.screen.set_theme",
+            "test.echo",
+            "test.is_off",
+            "test.broken",
+            "test.big",
+            "test.huge"
+        ]
+    );
+    assert!(list["result"].get("nextCursor").is_none());
+    assert_eq!(
+        s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#)),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true"},"#,
+            r#"{"type":"text","text":"evidence: read_back (commanded 40, observed 40)"}],"#,
+            r#""structuredContent":{"value":true},"isError":false,"#,
+            r#""evidence":{"level":"read_back","commanded":40,"observed":40}}}"#
+        )
+    );
+    assert_eq!(s.dev.register, 40);
+}
+
+#[test]
+fn business_values_are_apart_from_failure() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.send(&call("1", "test.is_off", "{}")),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"false"}],"structuredContent":{"value":false},"isError":false}}"#
+    );
+    assert_eq!(
+        s.send(&call("2", "test.broken", "{}")),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge"},"#,
+            r#"{"type":"text","text":"evidence: applied"}],"isError":true,"evidence":{"level":"applied"}}}"#
+        )
+    );
+    assert_eq!(
+        s.send(&call("3", "test.echo", r#"{"text":"fail"}"#)),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"refused: fail"}],"isError":true}}"#
+    );
+    assert_eq!(
+        s.send(&call("4", "test.echo", r#"{"text":"a\"b\u00e9"}"#)),
+        r#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"a\"bé"}],"structuredContent":{"value":"a\"bé"},"isError":false}}"#
+    );
+    s.dev.register = 7;
+    assert_eq!(
+        s.send(&call("5", "self.get_device_status", "{}")),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{\"audio_speaker\":{\"volume\":7},\"screen\":{\"theme\":\"\"}}"}],"#,
+            r#""structuredContent":{"audio_speaker":{"volume":7},"screen":{"theme":""}},"isError":false}}"#
+        )
+    );
+}
+
+#[test]
+fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler() {
+    let bad = [
+        (r#"{"volume":150}"#, r#"Invalid argument \"volume\": expected an integer from 0 to 100, got 150"#),
+        (r#"{"volume":"50"}"#, r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"50\""#),
+        (r#"{"volume":50.5}"#, r#"Invalid argument \"volume\": expected an integer from 0 to 100, got 50.5"#),
+        (r#"{}"#, r#"Missing required argument \"volume\": expected an integer from 0 to 100"#),
+        (r#"{"volume":1,"volume":2}"#, r#"Duplicate argument \"volume\""#),
+        (r#"{"volume":1,"x":2}"#, r#"Unknown argument \"x\"; expected: volume"#),
+        (r#"[]"#, r#"Invalid arguments: expected an object, got []"#),
+    ];
+    for rev in [None, Some("2024-11-05"), Some("2025-03-26"), Some("2025-06-18"), Some("2025-11-25")] {
+        let mut s = Session::new();
+        if let Some(rev) = rev {
+            s.init(rev);
+        }
+        for (args, msg) in bad {
+            let got = s.send(&call("9", "self.audio_speaker.set_volume", args));
+            let expected = if rev == Some("2025-11-25") {
+                format!(r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[{{"type":"text","text":"{msg}"}}],"isError":true}}}}"#)
+            } else {
+                format!(r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":-32602,"message":"{msg}"}}}}"#)
+            };
+            assert_eq!(got, expected, "{rev:?} {args}");
+        }
+        assert_eq!(s.dev.calls, 0);
+        assert_eq!(s.dev.register, 0);
+    }
+}
+
+#[test]
+fn user_only_tools_by_principal_and_policy() {
+    let mut s = Session::new();
+    let list = s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    let reboot = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "self.reboot").unwrap();
+    assert_eq!(reboot["annotations"]["audience"], serde_json::json!(["user"]));
+    for not_true in [r#"false"#, r#""true""#, "1", "null"] {
+        let list = s.json(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"withUserTools":{not_true}}}}}"#));
+        assert!(list["result"]["tools"].as_array().unwrap().iter().all(|t| t["name"] != "self.reboot"), "{not_true}");
+    }
+    assert_eq!(
+        s.send(&call("3", "self.reboot", "{}")),
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Tool self.reboot is only available to the user, not to the model"}}"#
+    );
+    assert_eq!(s.dev.reboots, 0);
+    s.principal = Principal::User;
+    assert!(s.send(&call("4", "self.reboot", "{}")).contains(r#""evidence":{"level":"scheduled"}"#));
+    assert_eq!(s.dev.reboots, 1);
+
+    let mut relaxed = Session::new();
+    relaxed.server = S::new(Config::new("sim", "1.0").user_tools(UserToolPolicy::AllowModel));
+    relaxed.server.register(&REBOOT).unwrap();
+    assert!(relaxed.send(&call("1", "self.reboot", "{}")).contains(r#""isError":false"#));
+    assert_eq!(relaxed.dev.reboots, 1);
+}
+
+#[test]
+fn retransmissions_are_answered_from_the_cache() {
+    let mut s = Session::new();
+    let first = s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#));
+    s.dev.register = 0; // if it ran again, the register would be 40 again
+    let again = s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#));
+    assert_eq!(first, again);
+    assert_eq!(s.dev.calls, 1);
+    assert_eq!(s.dev.register, 0);
+    // xiaozhi reuses ids: same id, different arguments is a new call.
+    s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":41}"#));
+    assert_eq!((s.dev.calls, s.dev.register), (2, 41));
+    // Same id and arguments, different tool: new call.
+    s.send(&call("1", "test.is_off", r#"{"volume":41}"#));
+    // (that one fails validation and does not count)
+    assert_eq!(s.dev.calls, 2);
+    // Rejected calls are not cached: fixing nothing and resending re-validates.
+    let bad = call("7", "self.audio_speaker.set_volume", r#"{"volume":400}"#);
+    assert_eq!(s.send(&bad), s.send(&bad));
+    // The window is the last 4 executed calls.
+    for i in 10..15 {
+        s.send(&call(&i.to_string(), "test.is_off", "{}"));
+    }
+    s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#));
+    assert_eq!(s.dev.register, 40, "evicted from the window: runs again");
+}
+
+#[test]
+fn a_response_that_does_not_fit_is_replaced_not_truncated() {
+    let mut server = server();
+    let mut dev = Dev::default();
+    let mut out = [0u8; MIN_OUT_LEN + 200];
+    let msg = call("1", "test.big", "{}");
+    let n = server.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let text = String::from_utf8(out[..n].to_vec()).unwrap();
+    assert_eq!(dev.calls, 1);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["error"]["code"], -32603);
+    assert!(v["error"]["message"].as_str().unwrap().ends_with("; the tool did run"), "{text}");
+    // ... and the retransmission is not run again.
+    let n2 = server.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    assert_eq!(dev.calls, 1);
+    assert_eq!(&out[..n2], text.as_bytes());
+
+    // A result too large even for the handler's scratch area: the handler learns it and says so.
+    let n = server.handle(call("3", "test.huge", "{}").as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(v["result"]["isError"], true);
+    assert_eq!(v["result"]["content"][0]["text"], "The tool ran, but its result is too large for the device's output buffer");
+
+    // A list page larger than the buffer.
+    let n = server.handle(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, Principal::Model, &mut dev, &mut out).unwrap().len;
+    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(v["error"]["code"], -32603);
+    assert_eq!(v["id"], 2);
+}
+
+#[test]
+fn the_smallest_buffer_holds_every_error() {
+    let mut server = server();
+    let mut dev = Dev::default();
+    let mut out = [0u8; MIN_OUT_LEN];
+    let id = format!("\"{}\"", "\\\"".repeat((crate::wire::request::MAX_ID_LEN - 2) / 2));
+    let msg = call(&id, "test.echo", &format!(r#"{{"text":"{}"}}"#, "y".repeat(150)));
+    let n = server.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    assert_eq!(v["id"].as_str().unwrap().len(), (crate::wire::request::MAX_ID_LEN - 2) / 2);
+    assert_eq!(dev.calls, 1);
+    assert!(server.handle(b"{}", Principal::Model, &mut dev, &mut [0u8; MIN_OUT_LEN - 1]).is_err());
+}
+
+#[test]
+fn pagination_by_byte_budget() {
+    // Small pages over 8 tools; concatenated pages are every visible tool once, in order.
+    for budget in [600, 700, 900, 1500, 8000] {
+        let mut s = Session::new();
+        s.server = S::new(Config::new("sim", "1.0").page_bytes(budget));
+        for t in [&STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE] {
+            s.server.register(t).unwrap();
+        }
+        for with_user in [false, true] {
+            let mut names = Vec::new();
+            let mut cursor: Option<String> = None;
+            let mut pages = 0;
+            loop {
+                let params = match &cursor {
+                    Some(c) => format!(r#"{{"cursor":"{c}","withUserTools":{with_user}}}"#),
+                    None => format!(r#"{{"withUserTools":{with_user}}}"#),
+                };
+                let text = s.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{params}}}"#));
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let result = serde_json::to_string(&v["result"]).unwrap();
+                assert!(result.len() <= budget, "page of {} > {budget}", result.len());
+                let tools = v["result"]["tools"].as_array().unwrap();
+                assert!(!tools.is_empty());
+                names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_string()));
+                pages += 1;
+                match v["result"].get("nextCursor") {
+                    Some(c) => {
+                        let c = c.as_str().unwrap().to_string();
+                        assert_ne!(Some(&c), cursor.as_ref());
+                        cursor = Some(c);
+                    }
+                    None => break,
+                }
+            }
+            let mut expected = vec!["self.get_device_status", "self.audio_speaker.set_volume", "self.screen.set_theme"];
+            if with_user {
+                expected.push("self.reboot");
+            }
+            expected.extend(["test.echo", "test.is_off", "test.broken", "test.big", "test.huge"]);
+            assert_eq!(names, expected, "budget {budget}");
+            if budget <= 900 {
+                assert!(pages > 1, "budget {budget}: {pages} pages");
+            }
+            if budget == 8000 {
+                assert_eq!(pages, 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn unknown_cursors_are_invalid_params() {
+    let mut s = Session::new();
+    for cursor in [r#""self.reboot""#, r#""""#, r#""00010000""#, "5", "null"] {
+        assert_eq!(
+            s.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"cursor":{cursor}}}}}"#)),
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: unknown cursor (start again without one)"}}"#,
+            "{cursor}"
+        );
+    }
+}

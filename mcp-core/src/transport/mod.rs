@@ -1,0 +1,8 @@
+//! Framing helpers. Sockets, UARTs and WebSockets belong to the firmware; these functions only
+//! cut and wrap messages.
+//!
+//! - [`stdio`]: one JSON message per line (UART, USB serial, a process's stdin/stdout).
+//! - [`xiaozhi`]: the xiaozhi envelope `{"session_id":…,"type":"mcp","payload":{…}}`.
+
+pub mod stdio;
+pub mod xiaozhi;

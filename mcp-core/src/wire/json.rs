@@ -1,0 +1,861 @@
+//! A strict, allocation-free JSON checker and borrowed views over checked JSON.
+//!
+//! Untrusted bytes go through two stages (the smoltcp `new_checked` pattern):
+//!
+//! 1. [`Json::parse`] checks the *whole* text once against RFC 8259: UTF-8, grammar, string escapes
+//!    (including surrogate pairs), number grammar and a nesting limit. The check is iterative: a
+//!    deeply nested message costs no stack, it is simply refused past the limit.
+//! 2. The views ([`Json`], [`JsonStr`], [`Members`]) then walk the checked bytes without copying.
+//!    They still use checked indexing everywhere, so even a view built over bytes that were never
+//!    checked cannot panic; it just yields nothing useful.
+//!
+//! Nothing here allocates. Strings keep their escapes until a caller asks for characters
+//! ([`JsonStr::chars`]), compares ([`JsonStr::eq_str`]) or decodes into a buffer.
+
+use core::fmt;
+
+/// The nesting limit used when the caller does not choose one.
+///
+/// The checker is iterative, so the limit protects callers that walk values recursively, not the
+/// checker itself. MCP messages from real clients nest fewer than 10 levels.
+pub const DEFAULT_MAX_DEPTH: u8 = 32;
+
+/// The deepest nesting the checker can track (its container stack is a 128-bit mask).
+pub const MAX_DEPTH_LIMIT: u8 = 128;
+
+/// Why a byte string is not acceptable JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum JsonError {
+    /// The text is not valid UTF-8.
+    #[error("invalid UTF-8 at byte {0}")]
+    Utf8(usize),
+    /// The text breaks the JSON grammar at this byte offset.
+    #[error("invalid JSON at byte {0}")]
+    Syntax(usize),
+    /// The text nests arrays/objects deeper than the limit.
+    #[error("JSON nested deeper than {0} levels")]
+    TooDeep(u8),
+    /// The text is empty or only whitespace.
+    #[error("empty message")]
+    Empty,
+}
+
+/// The type of a JSON value, from its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Kind {
+    /// `null`
+    Null,
+    /// `true` or `false`
+    Bool,
+    /// A number
+    Number,
+    /// A string
+    String,
+    /// An array
+    Array,
+    /// An object
+    Object,
+}
+
+impl Kind {
+    /// A short English noun phrase for messages ("a string", "null").
+    pub const fn noun(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+        }
+    }
+}
+
+/// A borrowed view of exactly one JSON value (no surrounding whitespace).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Json<'a> {
+    raw: &'a [u8],
+}
+
+impl fmt::Debug for Json<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match core::str::from_utf8(self.raw) {
+            Ok(s) => write!(f, "Json({s})"),
+            Err(_) => write!(f, "Json({:?})", self.raw),
+        }
+    }
+}
+
+/// The result of reading a JSON number as a JSON Schema `integer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Integer {
+    /// The number has no fractional part and fits an `i64` (`50`, `50.0`, `5e1`, `-0`).
+    Exact(i64),
+    /// The number has a non-zero fractional part (`50.5`, `1e-3`).
+    Fractional,
+    /// The number is an integer outside the `i64` range (`1e19`, `9223372036854775808`).
+    OutOfRange,
+}
+
+impl<'a> Json<'a> {
+    /// Checks `text` as one complete JSON value (surrounding whitespace allowed) nested at most
+    /// `max_depth` levels, and returns a view of the value.
+    pub fn parse(text: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
+        if let Err(e) = core::str::from_utf8(text) {
+            return Err(JsonError::Utf8(e.valid_up_to()));
+        }
+        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
+        let start = skip_ws(text, 0);
+        if start >= text.len() {
+            return Err(JsonError::Empty);
+        }
+        let end = check_value(text, start, max_depth)?;
+        if skip_ws(text, end) != text.len() {
+            return Err(JsonError::Syntax(skip_ws(text, end)));
+        }
+        Ok(Json { raw: text.get(start..end).unwrap_or_default() })
+    }
+
+    /// A view over bytes that were never checked (tests: views must not panic on them).
+    #[cfg(test)]
+    pub(crate) const fn from_checked(raw: &'a [u8]) -> Self {
+        Json { raw }
+    }
+
+    /// The value's bytes, exactly as they appeared on the wire.
+    pub const fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The value's text exactly as it appeared on the wire.
+    pub fn as_text(&self) -> &'a str {
+        core::str::from_utf8(self.raw).unwrap_or_default()
+    }
+
+    /// The value's type.
+    pub fn kind(&self) -> Kind {
+        match self.raw.first() {
+            Some(b'{') => Kind::Object,
+            Some(b'[') => Kind::Array,
+            Some(b'"') => Kind::String,
+            Some(b't' | b'f') => Kind::Bool,
+            Some(b'n') | None => Kind::Null,
+            Some(_) => Kind::Number,
+        }
+    }
+
+    /// The boolean, if this is `true` or `false`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.raw {
+            b"true" => Some(true),
+            b"false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<JsonStr<'a>> {
+        match self.raw {
+            [b'"', inner @ .., b'"'] => Some(JsonStr { raw: inner }),
+            _ => None,
+        }
+    }
+
+    /// The members, if this is an object. Members come in document order; duplicates are kept.
+    pub fn members(&self) -> Option<Members<'a>> {
+        match self.raw.first() {
+            Some(b'{') => Some(Members { raw: self.raw, pos: 1, done: false }),
+            _ => None,
+        }
+    }
+
+    /// The elements, if this is an array.
+    pub fn elements(&self) -> Option<Elements<'a>> {
+        match self.raw.first() {
+            Some(b'[') => Some(Elements { raw: self.raw, pos: 1, done: false }),
+            _ => None,
+        }
+    }
+
+    /// Reads the number as a JSON Schema 2020-12 `integer`: any number whose value has no
+    /// fractional part, whatever its spelling. Never truncates, rounds or saturates.
+    pub fn as_integer(&self) -> Option<Integer> {
+        if self.kind() != Kind::Number {
+            return None;
+        }
+        Some(number_as_integer(self.raw))
+    }
+
+    /// The number as an `f64`, if it is a number whose magnitude fits an `f64` (`1e400` does not).
+    pub fn as_f64(&self) -> Option<f64> {
+        if self.kind() != Kind::Number {
+            return None;
+        }
+        let text = core::str::from_utf8(self.raw).ok()?;
+        let v: f64 = text.parse().ok()?;
+        v.is_finite().then_some(v)
+    }
+
+    /// `true` when the value is a plain integer token: `-?(0|[1-9][0-9]*)` with no fraction or
+    /// exponent (the JSON-RPC id form).
+    pub fn is_plain_integer(&self) -> bool {
+        let digits = self.raw.strip_prefix(b"-").unwrap_or(self.raw);
+        !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+    }
+}
+
+/// Member iterator of a JSON object, created by [`Json::members`].
+#[derive(Debug, Clone)]
+pub struct Members<'a> {
+    raw: &'a [u8],
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (JsonStr<'a>, Json<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let b = self.raw;
+        let mut p = skip_ws(b, self.pos);
+        if b.get(p) == Some(&b'}') || b.get(p).is_none() {
+            self.done = true;
+            return None;
+        }
+        if b.get(p) == Some(&b',') {
+            p = skip_ws(b, p + 1);
+        }
+        let key_end = skip_checked(b, p);
+        let key = JsonStr { raw: b.get(p + 1..key_end.saturating_sub(1)).unwrap_or_default() };
+        p = skip_ws(b, key_end);
+        if b.get(p) != Some(&b':') {
+            self.done = true;
+            return None;
+        }
+        let vstart = skip_ws(b, p + 1);
+        let vend = skip_checked(b, vstart);
+        self.pos = vend;
+        Some((key, Json { raw: b.get(vstart..vend).unwrap_or_default() }))
+    }
+}
+
+/// Element iterator of a JSON array, created by [`Json::elements`].
+#[derive(Debug, Clone)]
+pub struct Elements<'a> {
+    raw: &'a [u8],
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = Json<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let b = self.raw;
+        let mut p = skip_ws(b, self.pos);
+        if b.get(p) == Some(&b']') || b.get(p).is_none() {
+            self.done = true;
+            return None;
+        }
+        if b.get(p) == Some(&b',') {
+            p = skip_ws(b, p + 1);
+        }
+        let end = skip_checked(b, p);
+        self.pos = end;
+        Some(Json { raw: b.get(p..end).unwrap_or_default() })
+    }
+}
+
+/// A borrowed JSON string: the bytes between the quotes, escapes intact.
+///
+/// Compare with [`eq_str`](Self::eq_str), read with [`chars`](Self::chars), or take the fast path
+/// [`as_plain`](Self::as_plain) when the string has no escapes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct JsonStr<'a> {
+    raw: &'a [u8],
+}
+
+impl fmt::Debug for JsonStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for c in self.chars() {
+            fmt::Write::write_char(f, c)?;
+        }
+        f.write_str("\"")
+    }
+}
+
+impl<'a> JsonStr<'a> {
+    /// The escaped content between the quotes, as on the wire. It is valid JSON string content:
+    /// writing `"` + raw + `"` reproduces the original string token.
+    pub const fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The string itself when it contains no escape sequences (no copy needed).
+    pub fn as_plain(&self) -> Option<&'a str> {
+        if self.raw.contains(&b'\\') {
+            None
+        } else {
+            core::str::from_utf8(self.raw).ok()
+        }
+    }
+
+    /// The decoded characters.
+    pub fn chars(&self) -> Chars<'a> {
+        Chars { raw: self.raw, pos: 0 }
+    }
+
+    /// `true` when the decoded string equals `s` (so `"vol\u0075me"` equals `"volume"`).
+    pub fn eq_str(&self, s: &str) -> bool {
+        match self.as_plain() {
+            Some(plain) => plain == s,
+            None => self.chars().eq(s.chars()),
+        }
+    }
+
+    /// The number of Unicode scalar values (JSON Schema's string length).
+    pub fn char_count(&self) -> usize {
+        match self.as_plain() {
+            Some(plain) => plain.chars().count(),
+            None => self.chars().count(),
+        }
+    }
+
+    /// Decodes into `buf`, returning the decoded text, or `None` when it does not fit.
+    pub fn decode_into<'b>(&self, buf: &'b mut [u8]) -> Option<&'b str> {
+        let mut len = 0;
+        for c in self.chars() {
+            let mut tmp = [0u8; 4];
+            let enc = c.encode_utf8(&mut tmp).as_bytes();
+            buf.get_mut(len..len + enc.len())?.copy_from_slice(enc);
+            len += enc.len();
+        }
+        core::str::from_utf8(buf.get(..len)?).ok()
+    }
+
+    /// The decoded string, borrowed when there are no escapes.
+    pub fn to_cow(&self) -> alloc::borrow::Cow<'a, str> {
+        match self.as_plain() {
+            Some(plain) => alloc::borrow::Cow::Borrowed(plain),
+            None => alloc::borrow::Cow::Owned(self.chars().collect()),
+        }
+    }
+}
+
+/// Decoding iterator over a [`JsonStr`], created by [`JsonStr::chars`].
+#[derive(Debug, Clone)]
+pub struct Chars<'a> {
+    raw: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for Chars<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let rest = self.raw.get(self.pos..)?;
+        let first = *rest.first()?;
+        if first != b'\\' {
+            // Decode one UTF-8 scalar from the (checked) text.
+            let width = utf8_width(first);
+            let s = core::str::from_utf8(rest.get(..width)?).ok()?;
+            self.pos += width;
+            return s.chars().next();
+        }
+        let esc = *rest.get(1)?;
+        self.pos += 2;
+        let c = match esc {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = hex4(rest.get(2..6)?)?;
+                self.pos += 4;
+                if (0xD800..0xDC00).contains(&hi) {
+                    // A checked string always has the low half next: `\uDC00`-`\uDFFF`.
+                    let lo = hex4(rest.get(8..12)?)?;
+                    self.pos += 6;
+                    let cp = 0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
+                    return char::from_u32(cp);
+                }
+                return char::from_u32(u32::from(hi));
+            }
+            _ => return None,
+        };
+        Some(c)
+    }
+}
+
+const fn utf8_width(b: u8) -> usize {
+    match b {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+fn hex4(b: &[u8]) -> Option<u16> {
+    let mut v: u16 = 0;
+    for &c in b.get(..4)? {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = (v << 4) | u16::from(d);
+    }
+    Some(v)
+}
+
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while let Some(&c) = b.get(p) {
+        if !is_ws(c) {
+            break;
+        }
+        p += 1;
+    }
+    p
+}
+
+/// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
+/// rather than panicking.
+fn skip_checked(b: &[u8], p: usize) -> usize {
+    match b.get(p) {
+        Some(b'"') => skip_string_checked(b, p),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut q = p;
+            while let Some(&c) = b.get(q) {
+                match c {
+                    b'"' => {
+                        q = skip_string_checked(b, q);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return q + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                q += 1;
+            }
+            q
+        }
+        Some(_) => {
+            let mut q = p;
+            while let Some(&c) = b.get(q) {
+                if is_ws(c) || matches!(c, b',' | b'}' | b']' | b':') {
+                    break;
+                }
+                q += 1;
+            }
+            q
+        }
+        None => p,
+    }
+}
+
+fn skip_string_checked(b: &[u8], p: usize) -> usize {
+    let mut q = p + 1;
+    while let Some(&c) = b.get(q) {
+        match c {
+            b'"' => return q + 1,
+            b'\\' => q += 2,
+            _ => q += 1,
+        }
+    }
+    q
+}
+
+/// Checks one value starting at `start` (not whitespace); returns the offset just past it.
+fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize, JsonError> {
+    // Bit `d` of `objects` is set when the container at depth `d` (1-based) is an object.
+    let mut objects: u128 = 0;
+    let mut depth: u8 = 0;
+    let mut p = start;
+    'value: loop {
+        // A value is expected at `p`.
+        p = skip_ws(b, p);
+        match b.get(p) {
+            Some(&open @ (b'{' | b'[')) => {
+                if depth >= max_depth {
+                    return Err(JsonError::TooDeep(max_depth));
+                }
+                depth += 1;
+                let bit = 1u128 << (depth - 1);
+                p = skip_ws(b, p + 1);
+                if open == b'{' {
+                    objects |= bit;
+                    if b.get(p) == Some(&b'}') {
+                        p += 1;
+                        depth -= 1;
+                    } else {
+                        p = check_key(b, p)?;
+                        continue 'value;
+                    }
+                } else {
+                    objects &= !bit;
+                    if b.get(p) == Some(&b']') {
+                        p += 1;
+                        depth -= 1;
+                    } else {
+                        continue 'value;
+                    }
+                }
+            }
+            Some(b'"') => p = check_string(b, p)?,
+            Some(b't') => p = check_literal(b, p, b"true")?,
+            Some(b'f') => p = check_literal(b, p, b"false")?,
+            Some(b'n') => p = check_literal(b, p, b"null")?,
+            Some(b'-' | b'0'..=b'9') => p = check_number(b, p)?,
+            _ => return Err(JsonError::Syntax(p)),
+        }
+        // A value ended at `p`; close containers until one continues.
+        loop {
+            if depth == 0 {
+                return Ok(p);
+            }
+            let in_object = objects & (1u128 << (depth - 1)) != 0;
+            p = skip_ws(b, p);
+            match b.get(p) {
+                Some(b',') => {
+                    p = skip_ws(b, p + 1);
+                    if in_object {
+                        p = check_key(b, p)?;
+                    }
+                    continue 'value;
+                }
+                Some(b'}') if in_object => {
+                    p += 1;
+                    depth -= 1;
+                }
+                Some(b']') if !in_object => {
+                    p += 1;
+                    depth -= 1;
+                }
+                _ => return Err(JsonError::Syntax(p)),
+            }
+        }
+    }
+}
+
+/// Checks `"key" :` at `p`, returning the offset after the colon.
+fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
+    if b.get(p) != Some(&b'"') {
+        return Err(JsonError::Syntax(p));
+    }
+    let p = skip_ws(b, check_string(b, p)?);
+    if b.get(p) != Some(&b':') {
+        return Err(JsonError::Syntax(p));
+    }
+    Ok(p + 1)
+}
+
+fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, JsonError> {
+    if b.get(p..p + lit.len()) == Some(lit) {
+        Ok(p + lit.len())
+    } else {
+        Err(JsonError::Syntax(p))
+    }
+}
+
+fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
+    let start = p;
+    while b.get(p).is_some_and(u8::is_ascii_digit) {
+        p += 1;
+    }
+    if p == start { Err(JsonError::Syntax(p)) } else { Ok(p) }
+}
+
+fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
+    if b.get(p) == Some(&b'-') {
+        p += 1;
+    }
+    match b.get(p) {
+        Some(b'0') => p += 1,
+        Some(b'1'..=b'9') => p = check_digits(b, p)?,
+        _ => return Err(JsonError::Syntax(p)),
+    }
+    if b.get(p) == Some(&b'.') {
+        p = check_digits(b, p + 1)?;
+    }
+    if matches!(b.get(p), Some(b'e' | b'E')) {
+        p += 1;
+        if matches!(b.get(p), Some(b'+' | b'-')) {
+            p += 1;
+        }
+        p = check_digits(b, p)?;
+    }
+    Ok(p)
+}
+
+/// Checks a string token at `p` (on its opening quote); returns the offset after the closing one.
+fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
+    let mut q = p + 1;
+    loop {
+        match b.get(q) {
+            None => return Err(JsonError::Syntax(q)),
+            Some(b'"') => return Ok(q + 1),
+            Some(b'\\') => match b.get(q + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => q += 2,
+                Some(b'u') => {
+                    let unit = b.get(q + 2..q + 6).and_then(hex4).ok_or(JsonError::Syntax(q))?;
+                    q += 6;
+                    match unit {
+                        0xD800..=0xDBFF => {
+                            // A high surrogate must be followed by an escaped low surrogate.
+                            let low = match b.get(q..q + 2) {
+                                Some(br"\u") => b.get(q + 2..q + 6).and_then(hex4),
+                                _ => None,
+                            };
+                            match low {
+                                Some(0xDC00..=0xDFFF) => q += 6,
+                                _ => return Err(JsonError::Syntax(q)),
+                            }
+                        }
+                        0xDC00..=0xDFFF => return Err(JsonError::Syntax(q - 6)),
+                        _ => {}
+                    }
+                }
+                _ => return Err(JsonError::Syntax(q)),
+            },
+            Some(&c) if c < 0x20 => return Err(JsonError::Syntax(q)),
+            Some(_) => q += 1,
+        }
+    }
+}
+
+/// Reads a checked number token as a JSON Schema integer, exactly.
+fn number_as_integer(raw: &[u8]) -> Integer {
+    let (neg, rest) = match raw.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, raw),
+    };
+    let int_end = rest.iter().position(|c| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let (int_digits, mut rest) = rest.split_at(int_end);
+    let mut frac_digits: &[u8] = &[];
+    if let Some((b'.', after)) = rest.split_first() {
+        let end = after.iter().position(|c| !c.is_ascii_digit()).unwrap_or(after.len());
+        let (f, r) = after.split_at(end);
+        frac_digits = f;
+        rest = r;
+    }
+    // Exponent, saturated far beyond anything that could still be an i64.
+    let mut exp: i64 = 0;
+    if let Some((b'e' | b'E', after)) = rest.split_first() {
+        let (eneg, digits) = match after.split_first() {
+            Some((b'-', d)) => (true, d),
+            Some((b'+', d)) => (false, d),
+            _ => (false, after),
+        };
+        for &d in digits {
+            exp = (exp * 10 + i64::from(d - b'0')).min(1 << 40);
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    // Significant digits: int ++ frac, without leading zeros; value = digits * 10^scale.
+    let digits = int_digits.iter().chain(frac_digits.iter());
+    let mut scale = exp - frac_digits.len() as i64;
+    let mut sig: heapless::Vec<u8, 24> = heapless::Vec::new();
+    let mut trailing_zeros: i64 = 0;
+    let mut overflow = false;
+    for &d in digits {
+        if sig.is_empty() && d == b'0' {
+            continue;
+        }
+        if d == b'0' {
+            trailing_zeros += 1;
+            continue;
+        }
+        // Flush pending zeros: they are inside the significand.
+        for _ in 0..trailing_zeros {
+            overflow |= sig.push(b'0').is_err();
+        }
+        trailing_zeros = 0;
+        overflow |= sig.push(d).is_err();
+    }
+    if sig.is_empty() {
+        return Integer::Exact(0);
+    }
+    scale += trailing_zeros;
+    if scale < 0 {
+        return Integer::Fractional;
+    }
+    if overflow || sig.len() as i64 + scale > 19 {
+        return Integer::OutOfRange;
+    }
+    let mut mag: u128 = 0;
+    for &d in &sig {
+        mag = mag * 10 + u128::from(d - b'0');
+    }
+    for _ in 0..scale {
+        mag *= 10;
+    }
+    if neg {
+        if mag <= 1u128 << 63 {
+            // -(2^63) is i64::MIN; everything smaller in magnitude negates safely.
+            Integer::Exact((mag as i128).wrapping_neg() as i64)
+        } else {
+            Integer::OutOfRange
+        }
+    } else if mag <= i64::MAX as u128 {
+        Integer::Exact(mag as i64)
+    } else {
+        Integer::OutOfRange
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn ok(s: &str) -> Json<'_> {
+        Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
+    }
+
+    #[test]
+    fn accepts_valid_documents_and_trims_whitespace() {
+        for s in [
+            "{}",
+            " [ ] ",
+            "0",
+            "-0",
+            "1.5e-3",
+            "1E+9",
+            "\"\"",
+            "\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\"",
+            "\"\\ud83d\\ude00\"",
+            "{\"a\":[1,{\"b\":null}],\"c\":true,\"d\":false}",
+            "\"é日本\"",
+        ] {
+            let v = Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(v.raw(), s.trim().as_bytes());
+            assert!(serde_json::from_str::<serde_json::Value>(s).is_ok(), "oracle disagrees on {s}");
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_documents() {
+        for s in [
+            "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "01", "1.", ".5", "-",
+            "1e", "+1", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"",
+            "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"a\u{1}b\"", "[1 2]", "{} {}", "NaN",
+            "Infinity", "[1]]", "{\"a\":1]", "[1}", "'a'",
+        ] {
+            assert!(Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).is_err(), "accepted {s:?}");
+            assert!(serde_json::from_str::<serde_json::Value>(s).is_err(), "oracle accepts {s:?}");
+        }
+        assert_eq!(Json::parse(b"\xff", 8), Err(JsonError::Utf8(0)));
+        assert_eq!(Json::parse(b"  ", 8), Err(JsonError::Empty));
+    }
+
+    #[test]
+    fn nesting_limit_is_exact_and_iterative() {
+        let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        assert!(Json::parse(deep(32).as_bytes(), 32).is_ok());
+        assert_eq!(Json::parse(deep(33).as_bytes(), 32), Err(JsonError::TooDeep(32)));
+        // A very deep message is refused without recursion (no stack overflow).
+        assert_eq!(Json::parse(deep(100_000).as_bytes(), 128), Err(JsonError::TooDeep(128)));
+        let objs = "{\"a\":".repeat(10) + "1" + &"}".repeat(10);
+        assert!(Json::parse(objs.as_bytes(), 10).is_ok());
+        assert!(Json::parse(objs.as_bytes(), 9).is_err());
+    }
+
+    #[test]
+    fn members_and_elements_walk_checked_values() {
+        let v = ok(r#" { "a" : 1 , "b\"" : { "x" : [ 1 , "]" ] } , "a" : "}" } "#);
+        let m: Vec<_> = v.members().unwrap().map(|(k, v)| (k.to_cow().into_owned(), v.as_text())).collect();
+        assert_eq!(m, [("a".into(), "1"), ("b\"".into(), r#"{ "x" : [ 1 , "]" ] }"#), ("a".into(), "\"}\"")]);
+        let a = ok(r#"[ 1, [2, 3], "x,]", {} ]"#);
+        let e: Vec<_> = a.elements().unwrap().map(|v| v.as_text()).collect();
+        assert_eq!(e, ["1", "[2, 3]", "\"x,]\"", "{}"]);
+        assert_eq!(ok("{}").members().unwrap().count(), 0);
+        assert_eq!(ok("[]").elements().unwrap().count(), 0);
+        assert!(ok("1").members().is_none());
+    }
+
+    #[test]
+    fn views_over_unchecked_bytes_do_not_panic() {
+        for raw in [&b"{"[..], b"{\"a", b"{\"a\"", b"{\"a\":", b"[", b"[1,", b"\"\\", b"\"\\u12"] {
+            let v = Json::from_checked(raw);
+            let _ = v.members().map(Iterator::count);
+            let _ = v.elements().map(Iterator::count);
+            let _ = v.as_str().map(|s| s.chars().count());
+        }
+    }
+
+    #[test]
+    fn strings_decode_and_compare() {
+        let s = ok(r#""vol\u0075me""#).as_str().unwrap();
+        assert!(s.eq_str("volume"));
+        assert!(!s.eq_str("volumes"));
+        assert_eq!(s.as_plain(), None);
+        let e = ok(r#""\ud83d\ude00é\n""#).as_str().unwrap();
+        assert_eq!(e.chars().collect::<String>(), "😀é\n");
+        assert_eq!(e.char_count(), 3);
+        let mut buf = [0u8; 16];
+        assert_eq!(e.decode_into(&mut buf), Some("😀é\n"));
+        assert_eq!(e.decode_into(&mut [0u8; 3]), None);
+        assert_eq!(ok("\"plain\"").as_str().unwrap().as_plain(), Some("plain"));
+    }
+
+    #[test]
+    fn integers_follow_json_schema() {
+        let i = |s: &str| ok(s).as_integer().unwrap();
+        assert_eq!(i("50"), Integer::Exact(50));
+        assert_eq!(i("50.0"), Integer::Exact(50));
+        assert_eq!(i("5e1"), Integer::Exact(50));
+        assert_eq!(i("5000e-2"), Integer::Exact(50));
+        assert_eq!(i("0.5e2"), Integer::Exact(50));
+        assert_eq!(i("-0"), Integer::Exact(0));
+        assert_eq!(i("0e999999999999999999999"), Integer::Exact(0));
+        assert_eq!(i("50.5"), Integer::Fractional);
+        assert_eq!(i("1e-999999999999999999"), Integer::Fractional);
+        assert_eq!(i("9223372036854775807"), Integer::Exact(i64::MAX));
+        assert_eq!(i("-9223372036854775808"), Integer::Exact(i64::MIN));
+        assert_eq!(i("9223372036854775808"), Integer::OutOfRange);
+        assert_eq!(i("-9223372036854775809"), Integer::OutOfRange);
+        assert_eq!(i("1e19"), Integer::OutOfRange);
+        assert_eq!(i("1e400"), Integer::OutOfRange);
+        assert_eq!(i("100000000000000000000000000000000e-20"), Integer::Exact(1_000_000_000_000));
+        assert_eq!(i("0.000000000000000000000000000001e30"), Integer::Exact(1));
+        assert_eq!(ok("\"5\"").as_integer(), None);
+    }
+
+    #[test]
+    fn floats_are_finite_or_refused() {
+        assert_eq!(ok("0.25").as_f64(), Some(0.25));
+        assert_eq!(ok("-1e3").as_f64(), Some(-1000.0));
+        assert_eq!(ok("1e400").as_f64(), None);
+        assert!(ok("50").is_plain_integer());
+        assert!(ok("-7").is_plain_integer());
+        assert!(!ok("1.0").is_plain_integer());
+        assert!(!ok("1e2").is_plain_integer());
+    }
+}

@@ -1,0 +1,16 @@
+//! JSON-RPC 2.0 framing: bytes ⇄ typed views. No state, no I/O, no allocation.
+//!
+//! - [`json`]: the strict JSON checker and borrowed views ([`Json`], [`JsonStr`]).
+//! - [`request`]: classifying a message ([`Message`]: request, notification, response, invalid).
+//! - [`writer`]: the escaping, counting [`Writer`] over a caller's buffer.
+//! - [`response`]: result and error envelopes.
+
+pub mod json;
+pub mod request;
+pub mod response;
+pub mod writer;
+
+pub use json::{Integer, Json, JsonError, JsonStr, Kind};
+pub use request::{Id, Invalid, Message, Request};
+pub use response::ErrorCode;
+pub use writer::{ArrayWriter, ObjectWriter, Writer};

@@ -1,0 +1,85 @@
+//! JSON-RPC 2.0 response envelopes, written into a [`Writer`].
+
+use super::request::Id;
+use super::writer::Writer;
+
+/// A JSON-RPC error code. Protocol problems only: a tool that ran and failed is not one of these
+/// (it is a result with `isError: true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// -32700: the bytes are not JSON.
+    ParseError,
+    /// -32600: JSON, but not a valid request object.
+    InvalidRequest,
+    /// -32601: no such method.
+    MethodNotFound,
+    /// -32602: the method exists but its params are wrong (including an unknown tool).
+    InvalidParams,
+    /// -32603: the server could not produce the response.
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The numeric code.
+    pub const fn code(self) -> i32 {
+        match self {
+            ErrorCode::ParseError => -32700,
+            ErrorCode::InvalidRequest => -32600,
+            ErrorCode::MethodNotFound => -32601,
+            ErrorCode::InvalidParams => -32602,
+            ErrorCode::InternalError => -32603,
+        }
+    }
+}
+
+fn head(w: &mut Writer<'_>, id: Option<Id<'_>>) {
+    w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    match id {
+        Some(id) => w.raw(id.raw()),
+        None => w.raw(b"null"),
+    }
+}
+
+/// Writes `{"jsonrpc":"2.0","id":ID,"result":…}`; `result` writes the result value.
+pub fn write_result(w: &mut Writer<'_>, id: Id<'_>, result: impl FnOnce(&mut Writer<'_>)) {
+    head(w, Some(id));
+    w.raw(b",\"result\":");
+    result(w);
+    w.raw(b"}");
+}
+
+/// Writes `{"jsonrpc":"2.0","id":ID|null,"error":{"code":N,"message":"…"}}`; `message` writes
+/// the message text (it is escaped as it is written).
+pub fn write_error(w: &mut Writer<'_>, id: Option<Id<'_>>, code: ErrorCode, message: impl FnOnce(&mut Writer<'_>)) {
+    head(w, id);
+    w.raw(b",\"error\":{\"code\":");
+    w.int(i64::from(code.code()));
+    w.raw(b",\"message\":");
+    w.begin_string();
+    message(w);
+    w.end_string();
+    w.raw(b"}}");
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
+
+    #[test]
+    fn envelopes() {
+        let id = Id::from_json(Json::parse(br#""x\"1""#, DEFAULT_MAX_DEPTH).unwrap()).unwrap();
+        let mut buf = [0u8; 128];
+        let mut w = Writer::new(&mut buf);
+        write_result(&mut w, id, |w| w.raw(b"{}"));
+        assert_eq!(w.written().unwrap(), br#"{"jsonrpc":"2.0","id":"x\"1","result":{}}"#);
+        let mut w = Writer::new(&mut buf);
+        write_error(&mut w, None, ErrorCode::ParseError, |w| w.text("bad \"json\""));
+        assert_eq!(
+            w.written().unwrap(),
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"json\""}}"#
+        );
+    }
+}

@@ -1,0 +1,409 @@
+//! Writing JSON into a caller-provided byte buffer.
+//!
+//! [`Writer`] never allocates and never writes past its buffer. When the output does not fit it
+//! keeps *counting*, so the caller learns how many bytes would have been needed
+//! ([`Writer::needed`]) and can replace the response with a short error instead of sending a
+//! truncated one.
+//!
+//! A writer can be switched into *string mode* ([`Writer::begin_string`]): everything written
+//! until [`Writer::end_string`] is escaped as JSON string content. That is how a JSON object is
+//! rendered a second time as the `text` of an MCP text block without a temporary copy.
+
+use core::fmt;
+
+use super::json::JsonStr;
+
+/// An escaping, counting JSON writer over `&mut [u8]`.
+#[derive(Debug)]
+pub struct Writer<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+    in_string: bool,
+}
+
+impl<'b> Writer<'b> {
+    /// A writer that starts at the beginning of `buf`.
+    pub fn new(buf: &'b mut [u8]) -> Self {
+        Writer { buf, len: 0, in_string: false }
+    }
+
+    /// The number of bytes the output needs so far (may exceed the buffer).
+    pub const fn needed(&self) -> usize {
+        self.len
+    }
+
+    /// The buffer's capacity.
+    pub const fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// `true` while everything written so far fits the buffer.
+    pub const fn fits(&self) -> bool {
+        self.len <= self.buf.len()
+    }
+
+    /// The bytes written, when everything fit.
+    pub fn written(&self) -> Option<&[u8]> {
+        self.buf.get(..self.len)
+    }
+
+    /// The current length, to return to with [`rewind`](Self::rewind).
+    pub const fn mark(&self) -> usize {
+        self.len
+    }
+
+    /// Forgets everything written after `mark`.
+    pub fn rewind(&mut self, mark: usize) {
+        self.len = self.len.min(mark);
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        } else if let Some(dst) = self.buf.get_mut(self.len..) {
+            // Partly fits: keep what fits; the writer is overflowed from now on anyway.
+            let n = dst.len();
+            dst.copy_from_slice(bytes.get(..n).unwrap_or_default());
+        }
+        self.len += bytes.len();
+    }
+
+    /// Writes JSON text as is (escaped when in string mode).
+    pub fn raw(&mut self, bytes: &[u8]) {
+        if self.in_string {
+            for piece in EscapeChunks::new(bytes) {
+                self.put(piece);
+            }
+        } else {
+            self.put(bytes);
+        }
+    }
+
+    /// Writes a JSON string token for `s` (escaped once more when in string mode).
+    pub fn string(&mut self, s: &str) {
+        self.raw(b"\"");
+        for piece in EscapeChunks::new(s.as_bytes()) {
+            self.raw(piece);
+        }
+        self.raw(b"\"");
+    }
+
+    /// Writes a string token whose content is already-escaped JSON (for example a key or an id
+    /// taken from the input): byte-exact on the wire.
+    pub fn json_str(&mut self, s: JsonStr<'_>) {
+        self.raw(b"\"");
+        self.raw(s.raw());
+        self.raw(b"\"");
+    }
+
+    /// Writes a decimal integer.
+    pub fn int(&mut self, v: i64) {
+        let mut b = itoa::Buffer::new();
+        self.raw(b.format(v).as_bytes());
+    }
+
+    /// Writes an unsigned decimal integer.
+    pub fn uint(&mut self, v: u64) {
+        let mut b = itoa::Buffer::new();
+        self.raw(b.format(v).as_bytes());
+    }
+
+    /// Writes a number; non-finite values (which JSON cannot represent) become `null`.
+    pub fn number(&mut self, v: f64) {
+        if v.is_finite() {
+            let mut b = zmij::Buffer::new();
+            self.raw(b.format_finite(v).as_bytes());
+        } else {
+            self.raw(b"null");
+        }
+    }
+
+    /// Writes `true` or `false`.
+    pub fn bool(&mut self, v: bool) {
+        self.raw(if v { b"true" } else { b"false" });
+    }
+
+    /// Opens a string token and switches to string mode: everything written until
+    /// [`end_string`](Self::end_string) becomes its escaped content.
+    pub fn begin_string(&mut self) {
+        self.raw(b"\"");
+        self.in_string = true;
+    }
+
+    /// Closes the string opened by [`begin_string`](Self::begin_string).
+    pub fn end_string(&mut self) {
+        self.in_string = false;
+        self.raw(b"\"");
+    }
+
+    /// Writes text (escaped if in string mode); for messages built with `write!`.
+    pub fn text(&mut self, s: &str) {
+        self.raw(s.as_bytes());
+    }
+
+    /// Writes `"key":`.
+    pub fn key(&mut self, key: &str) {
+        self.string(key);
+        self.raw(b":");
+    }
+}
+
+impl fmt::Write for Writer<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.text(s);
+        Ok(())
+    }
+}
+
+/// Splits bytes into their JSON-escaped pieces: runs of bytes that need no escape, and the escape
+/// sequence of each byte that does.
+struct EscapeChunks<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> EscapeChunks<'a> {
+    fn new(rest: &'a [u8]) -> Self {
+        EscapeChunks { rest }
+    }
+}
+
+impl<'a> Iterator for EscapeChunks<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let (&first, tail) = self.rest.split_first()?;
+        let special = |c: u8| c == b'"' || c == b'\\' || c < 0x20;
+        if special(first) {
+            self.rest = tail;
+            return Some(match first {
+                b'"' => b"\\\"",
+                b'\\' => b"\\\\",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                b'\t' => b"\\t",
+                0x08 => b"\\b",
+                0x0C => b"\\f",
+                _ => CONTROL.get(usize::from(first)).copied().unwrap_or(b"\\u0000"),
+            });
+        }
+        let n = self.rest.iter().position(|&c| special(c)).unwrap_or(self.rest.len());
+        let (chunk, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Some(chunk)
+    }
+}
+
+const CONTROL: [&[u8]; 32] = [
+    b"\\u0000", b"\\u0001", b"\\u0002", b"\\u0003", b"\\u0004", b"\\u0005", b"\\u0006", b"\\u0007",
+    b"\\b", b"\\t", b"\\n", b"\\u000b", b"\\f", b"\\r", b"\\u000e", b"\\u000f", b"\\u0010",
+    b"\\u0011", b"\\u0012", b"\\u0013", b"\\u0014", b"\\u0015", b"\\u0016", b"\\u0017", b"\\u0018",
+    b"\\u0019", b"\\u001a", b"\\u001b", b"\\u001c", b"\\u001d", b"\\u001e", b"\\u001f",
+];
+
+/// Builds a JSON object member by member; created by [`Writer`]-based APIs such as
+/// [`Reply::json`](crate::Reply::json).
+#[derive(Debug)]
+pub struct ObjectWriter<'w, 'b> {
+    w: &'w mut Writer<'b>,
+    first: bool,
+}
+
+impl<'w, 'b> ObjectWriter<'w, 'b> {
+    /// Writes `{`, runs `f` on the members, writes `}`.
+    pub fn write(w: &'w mut Writer<'b>, f: impl FnOnce(&mut ObjectWriter<'_, 'b>)) {
+        w.raw(b"{");
+        let mut o = ObjectWriter { w, first: true };
+        f(&mut o);
+        o.w.raw(b"}");
+    }
+
+    fn member(&mut self, key: &str) -> &mut Writer<'b> {
+        if !self.first {
+            self.w.raw(b",");
+        }
+        self.first = false;
+        self.w.key(key);
+        self.w
+    }
+
+    /// Adds a boolean member.
+    pub fn bool(&mut self, key: &str, v: bool) -> &mut Self {
+        self.member(key).bool(v);
+        self
+    }
+
+    /// Adds an integer member.
+    pub fn int(&mut self, key: &str, v: i64) -> &mut Self {
+        self.member(key).int(v);
+        self
+    }
+
+    /// Adds a number member (`null` if not finite).
+    pub fn number(&mut self, key: &str, v: f64) -> &mut Self {
+        self.member(key).number(v);
+        self
+    }
+
+    /// Adds a string member.
+    pub fn str(&mut self, key: &str, v: &str) -> &mut Self {
+        self.member(key).string(v);
+        self
+    }
+
+    /// Adds a `null` member.
+    pub fn null(&mut self, key: &str) -> &mut Self {
+        self.member(key).raw(b"null");
+        self
+    }
+
+    /// Adds a nested object member.
+    pub fn object(&mut self, key: &str, f: impl FnOnce(&mut ObjectWriter<'_, 'b>)) -> &mut Self {
+        let w = self.member(key);
+        ObjectWriter::write(w, f);
+        self
+    }
+
+    /// Adds an array member.
+    pub fn array(&mut self, key: &str, f: impl FnOnce(&mut ArrayWriter<'_, 'b>)) -> &mut Self {
+        let w = self.member(key);
+        ArrayWriter::write(w, f);
+        self
+    }
+}
+
+/// Builds a JSON array element by element.
+#[derive(Debug)]
+pub struct ArrayWriter<'w, 'b> {
+    w: &'w mut Writer<'b>,
+    first: bool,
+}
+
+impl<'w, 'b> ArrayWriter<'w, 'b> {
+    /// Writes `[`, runs `f` on the elements, writes `]`.
+    pub fn write(w: &'w mut Writer<'b>, f: impl FnOnce(&mut ArrayWriter<'_, 'b>)) {
+        w.raw(b"[");
+        let mut a = ArrayWriter { w, first: true };
+        f(&mut a);
+        a.w.raw(b"]");
+    }
+
+    fn element(&mut self) -> &mut Writer<'b> {
+        if !self.first {
+            self.w.raw(b",");
+        }
+        self.first = false;
+        self.w
+    }
+
+    /// Appends a boolean.
+    pub fn bool(&mut self, v: bool) -> &mut Self {
+        self.element().bool(v);
+        self
+    }
+
+    /// Appends an integer.
+    pub fn int(&mut self, v: i64) -> &mut Self {
+        self.element().int(v);
+        self
+    }
+
+    /// Appends a number.
+    pub fn number(&mut self, v: f64) -> &mut Self {
+        self.element().number(v);
+        self
+    }
+
+    /// Appends a string.
+    pub fn str(&mut self, v: &str) -> &mut Self {
+        self.element().string(v);
+        self
+    }
+
+    /// Appends an object.
+    pub fn object(&mut self, f: impl FnOnce(&mut ObjectWriter<'_, 'b>)) -> &mut Self {
+        let w = self.element();
+        ObjectWriter::write(w, f);
+        self
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
+
+    fn render(cap: usize, f: impl FnOnce(&mut Writer<'_>)) -> (Vec<u8>, usize) {
+        let mut buf = vec![0u8; cap];
+        let mut w = Writer::new(&mut buf);
+        f(&mut w);
+        let needed = w.needed();
+        let out = w.written().map(<[u8]>::to_vec).unwrap_or_default();
+        (out, needed)
+    }
+
+    #[test]
+    fn escapes_strings() {
+        let (out, _) = render(64, |w| w.string("a\"b\\c\n\u{1}é"));
+        assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    #[test]
+    fn string_mode_nests_json_in_a_string() {
+        let (out, _) = render(128, |w| {
+            w.begin_string();
+            ObjectWriter::write(w, |o| {
+                o.str("k\"", "v\\\n").int("n", -3).bool("b", true);
+            });
+            w.end_string();
+        });
+        let text = core::str::from_utf8(&out).unwrap();
+        let outer: String = serde_json::from_str(text).unwrap();
+        let inner: serde_json::Value = serde_json::from_str(&outer).unwrap();
+        assert_eq!(inner, serde_json::json!({"k\"": "v\\\n", "n": -3, "b": true}));
+    }
+
+    #[test]
+    fn counts_past_the_end_without_writing_past_it() {
+        let (out, needed) = render(4, |w| w.string("hello"));
+        assert!(out.is_empty());
+        assert_eq!(needed, 7);
+        let mut buf = [0u8; 4];
+        let mut w = Writer::new(&mut buf);
+        w.text("abcdef");
+        assert!(!w.fits());
+        assert_eq!(&buf, b"abcd");
+    }
+
+    #[test]
+    fn rewind_forgets_output() {
+        let (out, _) = render(16, |w| {
+            w.text("[1");
+            let m = w.mark();
+            w.text(",2");
+            w.rewind(m);
+            w.text("]");
+        });
+        assert_eq!(out, b"[1]");
+    }
+
+    #[test]
+    fn numbers() {
+        let (out, _) = render(64, |w| {
+            w.int(i64::MIN);
+            w.text(" ");
+            w.number(0.1);
+            w.text(" ");
+            w.number(f64::NAN);
+            w.text(" ");
+            w.number(1e21);
+        });
+        assert_eq!(core::str::from_utf8(&out).unwrap(), "-9223372036854775808 0.1 null 1e+21");
+    }
+
+    #[test]
+    fn json_str_is_byte_exact() {
+        let v = Json::parse(br#""a\u00e9\"""#, DEFAULT_MAX_DEPTH).unwrap();
+        let (out, _) = render(64, |w| w.json_str(v.as_str().unwrap()));
+        assert_eq!(out, br#""a\u00e9\"""#);
+    }
+}
