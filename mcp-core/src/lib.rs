@@ -89,4 +89,7 @@ pub mod wire;
 pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, Tool};
 pub use result::{Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
 pub use schema::{Args, Param};
-pub use server::{Config, Event, HandleError, Handled, MIN_OUT_LEN, Principal, Revision, Server, UserToolPolicy, Vision};
+pub use server::{
+    Config, Event, HandleError, Handled, MIN_OUT_LEN, Principal, Revision, Server, UserToolPolicy,
+    Vision,
+};

@@ -91,7 +91,11 @@ pub struct Evidence {
 impl Evidence {
     /// Evidence at `level` with no values.
     pub const fn new(level: Level) -> Self {
-        Evidence { level, commanded: None, observed: None }
+        Evidence {
+            level,
+            commanded: None,
+            observed: None,
+        }
     }
 
     /// Records the commanded value.
@@ -176,7 +180,10 @@ pub struct Output {
 
 impl Output {
     const fn of(value: Value) -> Self {
-        Output { value, evidence: None }
+        Output {
+            value,
+            evidence: None,
+        }
     }
 
     /// A boolean answer (`false` is an answer, not a failure).
@@ -228,7 +235,10 @@ pub struct ToolError {
 impl ToolError {
     /// A failure with a fixed message (dynamic messages: [`Reply::error`]).
     pub const fn new(message: &'static str) -> Self {
-        ToolError { message: Message::Static(message), evidence: None }
+        ToolError {
+            message: Message::Static(message),
+            evidence: None,
+        }
     }
 
     /// Attaches evidence (for example a read-back that disagrees with the command).
@@ -246,14 +256,19 @@ impl ToolError {
 impl From<AccessError> for ToolError {
     fn from(e: AccessError) -> Self {
         ToolError::new(match e {
-            AccessError::Undeclared => "Tool bug: the handler read an argument the tool does not declare",
+            AccessError::Undeclared => {
+                "Tool bug: the handler read an argument the tool does not declare"
+            }
             AccessError::WrongType => "Tool bug: the handler read an argument as the wrong type",
-            AccessError::Absent => "Tool bug: the handler required an optional argument that was absent",
+            AccessError::Absent => {
+                "Tool bug: the handler required an optional argument that was absent"
+            }
         })
     }
 }
 
-const SCRATCH_FULL: ToolError = ToolError::new("The tool ran, but its result is too large for the device's output buffer");
+const SCRATCH_FULL: ToolError =
+    ToolError::new("The tool ran, but its result is too large for the device's output buffer");
 
 /// The handler's side of a call: request facts, and a scratch area for dynamic results.
 ///
@@ -270,11 +285,19 @@ pub struct Reply<'s> {
 
 impl<'s> Reply<'s> {
     pub(crate) fn new(scratch: &'s mut [u8], principal: Principal, seq: u32) -> Self {
-        Reply { w: Writer::new(scratch), principal, seq }
+        Reply {
+            w: Writer::new(scratch),
+            principal,
+            seq,
+        }
     }
 
     pub(crate) const fn used(&self) -> usize {
-        if self.w.fits() { self.w.needed() } else { self.w.capacity() }
+        if self.w.fits() {
+            self.w.needed()
+        } else {
+            self.w.capacity()
+        }
     }
 
     /// Who made this call.
@@ -286,7 +309,11 @@ impl<'s> Reply<'s> {
         let start = self.w.mark();
         write(&mut self.w);
         if self.w.fits() {
-            Some(Span { start, len: self.w.needed() - start, seq: self.seq })
+            Some(Span {
+                start,
+                len: self.w.needed() - start,
+                seq: self.seq,
+            })
         } else {
             self.w.rewind(start);
             None
@@ -313,9 +340,12 @@ impl<'s> Reply<'s> {
     /// This path serializes with `serde_json` into a temporary `Vec` (it allocates); use
     /// [`json`](Self::json) on allocation-free paths.
     pub fn serialize<T: serde::Serialize + ?Sized>(&mut self, v: &T) -> Result<Output, ToolError> {
-        let bytes = serde_json::to_vec(v).map_err(|_| ToolError::new("Tool bug: the result could not be serialized"))?;
+        let bytes = serde_json::to_vec(v)
+            .map_err(|_| ToolError::new("Tool bug: the result could not be serialized"))?;
         if bytes.first() != Some(&b'{') {
-            return Err(ToolError::new("Tool bug: a structured result must be a JSON object"));
+            return Err(ToolError::new(
+                "Tool bug: a structured result must be a JSON object",
+            ));
         }
         let span = self.span(|w| w.raw(&bytes));
         span.map(|s| Output::of(Value::Json(s))).ok_or(SCRATCH_FULL)
@@ -324,7 +354,8 @@ impl<'s> Reply<'s> {
     /// An image answer (`data` is base64-encoded into the scratch area).
     pub fn image(&mut self, mime: &'static str, data: &[u8]) -> Result<Output, ToolError> {
         let span = self.span(|w| base64(w, data));
-        span.map(|data| Output::of(Value::Image { mime, data })).ok_or(SCRATCH_FULL)
+        span.map(|data| Output::of(Value::Image { mime, data }))
+            .ok_or(SCRATCH_FULL)
     }
 
     /// A failure with a formatted message: `Err(reply.error(format_args!("codec NACK at {addr:#x}")))`.
@@ -333,7 +364,10 @@ impl<'s> Reply<'s> {
             let _ = w.write_fmt(args);
         });
         match span {
-            Some(s) => ToolError { message: Message::Scratch(s), evidence: None },
+            Some(s) => ToolError {
+                message: Message::Scratch(s),
+                evidence: None,
+            },
             None => ToolError::new("Tool failed (its message did not fit the output buffer)"),
         }
     }
@@ -383,23 +417,33 @@ mod test {
         let mut r = Reply::new(&mut buf, Principal::Model, 1);
         assert_eq!(r.text(format_args!("{}", "0123456789")), Err(SCRATCH_FULL));
         assert_eq!(r.used(), 0);
-        assert!(r.json(|o| {
-            o.int("a", 1);
-        })
-        .is_ok());
+        assert!(
+            r.json(|o| {
+                o.int("a", 1);
+            })
+            .is_ok()
+        );
         assert_eq!(r.used(), 7);
     }
 
     #[test]
     fn evidence_renders_as_json_and_text() {
-        let e = Evidence::new(Level::ReadBack).commanded(Reading::Int(80)).observed(Reading::Int(63));
+        let e = Evidence::new(Level::ReadBack)
+            .commanded(Reading::Int(80))
+            .observed(Reading::Int(63));
         let mut buf = [0u8; 128];
         let mut w = Writer::new(&mut buf);
         e.write_json(&mut w);
-        assert_eq!(w.written().unwrap(), br#"{"level":"read_back","commanded":80,"observed":63}"#);
+        assert_eq!(
+            w.written().unwrap(),
+            br#"{"level":"read_back","commanded":80,"observed":63}"#
+        );
         let mut w = Writer::new(&mut buf);
         e.write_text(&mut w);
-        assert_eq!(w.written().unwrap(), b"evidence: read_back (commanded 80, observed 63)");
+        assert_eq!(
+            w.written().unwrap(),
+            b"evidence: read_back (commanded 80, observed 63)"
+        );
         let mut w = Writer::new(&mut buf);
         Evidence::new(Level::Scheduled).write_text(&mut w);
         assert_eq!(w.written().unwrap(), b"evidence: scheduled");

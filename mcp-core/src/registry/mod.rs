@@ -28,11 +28,11 @@
 //! assert!(tools.register(&SET_VOLUME).is_err()); // duplicate name
 //! ```
 
+use crate::Reply;
 use crate::result::ToolResult;
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
 use crate::wire::writer::Writer;
-use crate::Reply;
 
 /// A tool handler: the application context, the validated arguments, and the reply scratch.
 pub type Handler<C> = fn(&mut C, &Args<'_>, &mut Reply<'_>) -> ToolResult;
@@ -62,7 +62,13 @@ pub struct Annotations {
 impl Annotations {
     /// No annotations.
     pub const fn new() -> Self {
-        Annotations { title: None, read_only: None, destructive: None, idempotent: None, open_world: None }
+        Annotations {
+            title: None,
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        }
     }
 
     /// A human-readable title.
@@ -117,7 +123,10 @@ pub struct Tool<C> {
 
 impl<C> core::fmt::Debug for Tool<C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Tool").field("name", &self.name).field("params", &self.params.len()).finish_non_exhaustive()
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("params", &self.params.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -307,13 +316,19 @@ pub struct Registry<'t, C, const N: usize> {
 
 impl<C, const N: usize> core::fmt::Debug for Registry<'_, C, N> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Registry").field("tools", &self.entries.len()).field("page_bytes", &self.page_bytes).finish()
+        f.debug_struct("Registry")
+            .field("tools", &self.entries.len())
+            .field("page_bytes", &self.page_bytes)
+            .finish()
     }
 }
 
 /// `true` for names of 1–128 characters from `A-Za-z0-9_.-` (the MCP tool-name rule).
 pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len()) && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
 const FNV_OFFSET: u32 = 0x811c_9dc5;
@@ -329,7 +344,11 @@ fn fnv(mut h: u32, bytes: &[u8]) -> u32 {
 impl<'t, C, const N: usize> Registry<'t, C, N> {
     /// An empty table whose `tools/list` pages hold at most `page_bytes` bytes of result.
     pub const fn new(page_bytes: usize) -> Self {
-        Registry { entries: heapless::Vec::new(), page_bytes, fingerprint: FNV_OFFSET }
+        Registry {
+            entries: heapless::Vec::new(),
+            page_bytes,
+            fingerprint: FNV_OFFSET,
+        }
     }
 
     /// The page budget.
@@ -349,7 +368,10 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
 
     /// Checks and adds a tool. Nothing is added on error.
     pub fn register(&mut self, tool: &'t Tool<C>) -> Result<&mut Self, RegisterError> {
-        let err = |kind| RegisterError { tool: tool.name, kind };
+        let err = |kind| RegisterError {
+            tool: tool.name,
+            kind,
+        };
         if !is_valid_tool_name(tool.name) {
             return Err(err(RegisterErrorKind::BadName));
         }
@@ -359,24 +381,41 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
         if tool.params.len() > MAX_PARAMS {
             return Err(err(RegisterErrorKind::TooManyParams));
         }
-        schema::check_params(tool.params).map_err(|(param, problem)| err(RegisterErrorKind::Param { param, problem }))?;
-        if tool.output_schema.is_some_and(|s| !schema::is_json_object(s)) {
+        schema::check_params(tool.params)
+            .map_err(|(param, problem)| err(RegisterErrorKind::Param { param, problem }))?;
+        if tool
+            .output_schema
+            .is_some_and(|s| !schema::is_json_object(s))
+        {
             return Err(err(RegisterErrorKind::BadOutputSchema));
         }
         let size = tool.listing_size();
         if size + PAGE_OVERHEAD > self.page_bytes {
             let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-            return Err(err(RegisterErrorKind::TooLargeForPage { size: clamp(size + PAGE_OVERHEAD), page: clamp(self.page_bytes) }));
+            return Err(err(RegisterErrorKind::TooLargeForPage {
+                size: clamp(size + PAGE_OVERHEAD),
+                page: clamp(self.page_bytes),
+            }));
         }
-        let size = u32::try_from(size).map_err(|_| err(RegisterErrorKind::TooLargeForPage { size: u32::MAX, page: u32::MAX }))?;
-        self.entries.push(Entry { tool, size }).map_err(|_| err(RegisterErrorKind::Full))?;
+        let size = u32::try_from(size).map_err(|_| {
+            err(RegisterErrorKind::TooLargeForPage {
+                size: u32::MAX,
+                page: u32::MAX,
+            })
+        })?;
+        self.entries
+            .push(Entry { tool, size })
+            .map_err(|_| err(RegisterErrorKind::Full))?;
         self.fingerprint = fnv(fnv(self.fingerprint, tool.name.as_bytes()), &[0]);
         Ok(self)
     }
 
     /// The tool named `name`, with its index.
     pub fn find(&self, name: JsonStr<'_>) -> Option<&'t Tool<C>> {
-        self.entries.iter().find(|e| name.eq_str(e.tool.name)).map(|e| e.tool)
+        self.entries
+            .iter()
+            .find(|e| name.eq_str(e.tool.name))
+            .map(|e| e.tool)
     }
 
     /// Registered tools in order.
@@ -415,7 +454,8 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
         }
         let v = u32::from_str_radix(text, 16).ok()?;
         let index = (v >> 16) as usize;
-        (index > 0 && index < self.entries.len() && self.cursor(index).as_slice() == raw).then_some(index)
+        (index > 0 && index < self.entries.len() && self.cursor(index).as_slice() == raw)
+            .then_some(index)
     }
 }
 
@@ -432,7 +472,12 @@ mod test {
 
     const VOLUME: Tool<()> = Tool::new("self.audio_speaker.set_volume", "Set volume", noop)
         .params(&[Param::integer("volume", "Volume").range(0, 100)])
-        .annotations(Annotations::new().title("Volume").idempotent(true).destructive(false));
+        .annotations(
+            Annotations::new()
+                .title("Volume")
+                .idempotent(true)
+                .destructive(false),
+        );
     const REBOOT: Tool<()> = Tool::new("self.reboot", "Reboot", noop).user_only();
 
     fn listing(t: &Tool<()>) -> serde_json::Value {
@@ -459,7 +504,10 @@ mod test {
                 "annotations": {"title": "Volume", "destructiveHint": false, "idempotentHint": true}
             })
         );
-        assert_eq!(listing(&REBOOT)["annotations"], serde_json::json!({"audience": ["user"]}));
+        assert_eq!(
+            listing(&REBOOT)["annotations"],
+            serde_json::json!({"audience": ["user"]})
+        );
     }
 
     #[test]
@@ -468,31 +516,55 @@ mod test {
         r.register(&VOLUME).unwrap();
         let dup = r.register(&VOLUME).unwrap_err();
         assert_eq!(dup.kind, RegisterErrorKind::Duplicate);
-        assert_eq!(dup.to_string(), "cannot register tool \"self.audio_speaker.set_volume\": a tool with this name is already registered");
+        assert_eq!(
+            dup.to_string(),
+            "cannot register tool \"self.audio_speaker.set_volume\": a tool with this name is already registered"
+        );
         r.register(&REBOOT).unwrap();
         const EXTRA: Tool<()> = Tool::new("extra", "x", noop);
-        assert_eq!(r.register(&EXTRA).unwrap_err().kind, RegisterErrorKind::Full);
+        assert_eq!(
+            r.register(&EXTRA).unwrap_err().kind,
+            RegisterErrorKind::Full
+        );
         assert_eq!(r.len(), 2);
 
         let mut r: Registry<'_, (), 4> = Registry::new(8000);
         const BAD_NAME: Tool<()> = Tool::new("set volume", "x", noop);
-        assert_eq!(r.register(&BAD_NAME).unwrap_err().kind, RegisterErrorKind::BadName);
-        const BAD_DEFAULT: Tool<()> =
-            Tool::new("t", "x", noop).params(&[Param::integer("v", "v").range(0, 10).default_int(11)]);
+        assert_eq!(
+            r.register(&BAD_NAME).unwrap_err().kind,
+            RegisterErrorKind::BadName
+        );
+        const BAD_DEFAULT: Tool<()> = Tool::new("t", "x", noop)
+            .params(&[Param::integer("v", "v").range(0, 10).default_int(11)]);
         assert_eq!(
             r.register(&BAD_DEFAULT).unwrap_err().kind,
-            RegisterErrorKind::Param { param: "v", problem: ParamProblem::DefaultInvalid }
+            RegisterErrorKind::Param {
+                param: "v",
+                problem: ParamProblem::DefaultInvalid
+            }
         );
         const BAD_SCHEMA: Tool<()> = Tool::new("t", "x", noop).output_schema("[1]");
-        assert_eq!(r.register(&BAD_SCHEMA).unwrap_err().kind, RegisterErrorKind::BadOutputSchema);
+        assert_eq!(
+            r.register(&BAD_SCHEMA).unwrap_err().kind,
+            RegisterErrorKind::BadOutputSchema
+        );
         static MANY: [Param; 17] = [Param::boolean("a", "x"); 17];
         const MANY_TOOL: Tool<()> = Tool::new("t", "x", noop).params(&MANY);
-        assert_eq!(r.register(&MANY_TOOL).unwrap_err().kind, RegisterErrorKind::TooManyParams);
+        assert_eq!(
+            r.register(&MANY_TOOL).unwrap_err().kind,
+            RegisterErrorKind::TooManyParams
+        );
         assert!(r.is_empty());
 
         let mut small: Registry<'_, (), 4> = Registry::new(200);
         let err = small.register(&VOLUME).unwrap_err();
-        assert!(matches!(err.kind, RegisterErrorKind::TooLargeForPage { page: 200, .. }), "{err}");
+        assert!(
+            matches!(
+                err.kind,
+                RegisterErrorKind::TooLargeForPage { page: 200, .. }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -503,7 +575,13 @@ mod test {
         let s = format!("\"{}\"", core::str::from_utf8(&c).unwrap());
         let j = Json::parse(s.as_bytes(), 4).unwrap();
         assert_eq!(r.parse_cursor(j.as_str().unwrap()), Some(1));
-        for bad in ["\"\"", "\"00010000\"", "\"self.reboot\"", "\"zzzzzzzz\"", "\"0001000000\""] {
+        for bad in [
+            "\"\"",
+            "\"00010000\"",
+            "\"self.reboot\"",
+            "\"zzzzzzzz\"",
+            "\"0001000000\"",
+        ] {
             let j = Json::parse(bad.as_bytes(), 4).unwrap();
             assert_eq!(r.parse_cursor(j.as_str().unwrap()), None, "{bad}");
         }

@@ -256,12 +256,18 @@ impl Param {
 
     /// Effective inclusive integer bounds (the `i64` range when not narrowed).
     pub fn int_bounds(&self) -> (i64, i64) {
-        (self.int_min.unwrap_or(i64::MIN), self.int_max.unwrap_or(i64::MAX))
+        (
+            self.int_min.unwrap_or(i64::MIN),
+            self.int_max.unwrap_or(i64::MAX),
+        )
     }
 
     /// Effective inclusive number bounds (the finite `f64` range when not narrowed).
     pub fn num_bounds(&self) -> (f64, f64) {
-        (self.num_min.unwrap_or(f64::MIN), self.num_max.unwrap_or(f64::MAX))
+        (
+            self.num_min.unwrap_or(f64::MIN),
+            self.num_max.unwrap_or(f64::MAX),
+        )
     }
 
     /// Effective inclusive string length bounds, in characters.
@@ -304,17 +310,24 @@ impl Param {
                 return Err(ParamProblem::BadChoices);
             }
         }
-        let Some(default) = self.default else { return Ok(()) };
+        let Some(default) = self.default else {
+            return Ok(());
+        };
         let in_range = match (self.ty, default) {
             (ParamType::Boolean, Literal::Bool(_)) => true,
             (ParamType::Integer, Literal::Int(v)) => (imin..=imax).contains(&v),
             (ParamType::Number, Literal::Number(v)) => v.is_finite() && nmin <= v && v <= nmax,
             (ParamType::String, Literal::Str(s)) => {
-                (lmin..=lmax).contains(&s.chars().count()) && (self.choices.is_empty() || self.choices.contains(&s))
+                (lmin..=lmax).contains(&s.chars().count())
+                    && (self.choices.is_empty() || self.choices.contains(&s))
             }
             _ => return Err(ParamProblem::DefaultWrongType),
         };
-        if in_range { Ok(()) } else { Err(ParamProblem::DefaultInvalid) }
+        if in_range {
+            Ok(())
+        } else {
+            Err(ParamProblem::DefaultInvalid)
+        }
     }
 
     /// Writes this parameter's JSON Schema.
@@ -380,7 +393,10 @@ pub(crate) fn write_literal(w: &mut Writer<'_>, v: Literal) {
 /// `true` for names of 1–64 characters from `A-Za-z0-9_.-` (the property-name rule of the major
 /// LLM tool APIs).
 pub fn is_valid_param_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
 /// Checks a parameter list: each spec, distinct names, at most [`MAX_PARAMS`].
@@ -440,9 +456,13 @@ mod test {
     fn emits_every_constraint() {
         let s = schema(&[
             Param::integer("volume", "Volume").range(0, 100),
-            Param::string("theme", "Theme").one_of(&["light", "dark"]).default_str("light"),
+            Param::string("theme", "Theme")
+                .one_of(&["light", "dark"])
+                .default_str("light"),
             Param::string("label", "Label").length(1, 8).optional(),
-            Param::number("gain", "Gain").range_f64(-1.5, 1.5).default_f64(0.0),
+            Param::number("gain", "Gain")
+                .range_f64(-1.5, 1.5)
+                .default_f64(0.0),
             Param::boolean("on", "On"),
             Param::integer("any", "Any").optional(),
         ]);
@@ -473,19 +493,52 @@ mod test {
         let cases = [
             (Param::integer("", "x"), ParamProblem::BadName),
             (Param::integer("a b", "x"), ParamProblem::BadName),
-            (Param::string("s", "x").range(0, 1), ParamProblem::ConstraintForOtherType),
-            (Param::integer("i", "x").one_of(&["a"]), ParamProblem::ConstraintForOtherType),
-            (Param::boolean("b", "x").length(0, 1), ParamProblem::ConstraintForOtherType),
-            (Param::number("n", "x").min(0), ParamProblem::ConstraintForOtherType),
+            (
+                Param::string("s", "x").range(0, 1),
+                ParamProblem::ConstraintForOtherType,
+            ),
+            (
+                Param::integer("i", "x").one_of(&["a"]),
+                ParamProblem::ConstraintForOtherType,
+            ),
+            (
+                Param::boolean("b", "x").length(0, 1),
+                ParamProblem::ConstraintForOtherType,
+            ),
+            (
+                Param::number("n", "x").min(0),
+                ParamProblem::ConstraintForOtherType,
+            ),
             (Param::integer("i", "x").range(5, 4), ParamProblem::BadRange),
-            (Param::number("n", "x").range_f64(f64::NAN, 1.0), ParamProblem::BadRange),
+            (
+                Param::number("n", "x").range_f64(f64::NAN, 1.0),
+                ParamProblem::BadRange,
+            ),
             (Param::string("s", "x").length(3, 2), ParamProblem::BadRange),
-            (Param::string("s", "x").one_of(&["a", "a"]), ParamProblem::BadChoices),
-            (Param::string("s", "x").one_of(&["abc"]).length(0, 2), ParamProblem::BadChoices),
-            (Param::integer("i", "x").default_bool(true), ParamProblem::DefaultWrongType),
-            (Param::integer("i", "x").range(0, 100).default_int(101), ParamProblem::DefaultInvalid),
-            (Param::string("s", "x").one_of(&["a"]).default_str("b"), ParamProblem::DefaultInvalid),
-            (Param::number("n", "x").default_f64(f64::INFINITY), ParamProblem::DefaultInvalid),
+            (
+                Param::string("s", "x").one_of(&["a", "a"]),
+                ParamProblem::BadChoices,
+            ),
+            (
+                Param::string("s", "x").one_of(&["abc"]).length(0, 2),
+                ParamProblem::BadChoices,
+            ),
+            (
+                Param::integer("i", "x").default_bool(true),
+                ParamProblem::DefaultWrongType,
+            ),
+            (
+                Param::integer("i", "x").range(0, 100).default_int(101),
+                ParamProblem::DefaultInvalid,
+            ),
+            (
+                Param::string("s", "x").one_of(&["a"]).default_str("b"),
+                ParamProblem::DefaultInvalid,
+            ),
+            (
+                Param::number("n", "x").default_f64(f64::INFINITY),
+                ParamProblem::DefaultInvalid,
+            ),
         ];
         for (p, problem) in cases {
             assert_eq!(p.check(), Err(problem), "{p:?}");
@@ -494,6 +547,8 @@ mod test {
             check_params(&[Param::boolean("a", "x"), Param::boolean("a", "y")]),
             Err(("a", ParamProblem::DuplicateName))
         );
-        assert!(check_params(&[Param::integer("volume", "v").range(0, 100).default_int(100)]).is_ok());
+        assert!(
+            check_params(&[Param::integer("volume", "v").range(0, 100).default_int(100)]).is_ok()
+        );
     }
 }

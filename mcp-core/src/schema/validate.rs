@@ -48,11 +48,18 @@ pub enum AccessError {
 impl<'a> Args<'a> {
     /// An empty view for a tool with no parameters.
     pub const fn empty() -> Args<'static> {
-        Args { params: &[], slots: [const { Slot::Absent }; MAX_PARAMS] }
+        Args {
+            params: &[],
+            slots: [const { Slot::Absent }; MAX_PARAMS],
+        }
     }
 
     fn slot(&self, name: &str, ty: ParamType) -> Result<&Slot<'a>, AccessError> {
-        let i = self.params.iter().position(|p| p.name() == name).ok_or(AccessError::Undeclared)?;
+        let i = self
+            .params
+            .iter()
+            .position(|p| p.name() == name)
+            .ok_or(AccessError::Undeclared)?;
         let p = self.params.get(i).ok_or(AccessError::Undeclared)?;
         if p.ty() != ty {
             return Err(AccessError::WrongType);
@@ -193,7 +200,10 @@ impl ArgError<'_> {
             ArgErrorKind::BadLength => {
                 write!(f, "Invalid argument \"{name}\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
-                let n = self.got.and_then(|g| g.as_str()).map_or(0, |s| s.char_count());
+                let n = self
+                    .got
+                    .and_then(|g| g.as_str())
+                    .map_or(0, |s| s.char_count());
                 write!(f, ", got {n} characters")
             }
             _ => {
@@ -228,7 +238,13 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
         ParamType::Integer => {
             f.write_str("an integer")?;
             let (min, max) = p.int_bounds();
-            bounds(f, (min != i64::MIN).then_some(min), (max != i64::MAX).then_some(max), "from", "")
+            bounds(
+                f,
+                (min != i64::MIN).then_some(min),
+                (max != i64::MAX).then_some(max),
+                "from",
+                "",
+            )
         }
         ParamType::Number => {
             f.write_str("a number")?;
@@ -253,12 +269,24 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
         ParamType::String => {
             f.write_str("a string")?;
             let (min, max) = p.len_bounds();
-            bounds(f, (min != 0).then_some(min), (max != usize::MAX).then_some(max), "of", " characters")
+            bounds(
+                f,
+                (min != 0).then_some(min),
+                (max != usize::MAX).then_some(max),
+                "of",
+                " characters",
+            )
         }
     }
 }
 
-fn bounds<T: fmt::Display>(f: &mut dyn fmt::Write, min: Option<T>, max: Option<T>, between: &str, unit: &str) -> fmt::Result {
+fn bounds<T: fmt::Display>(
+    f: &mut dyn fmt::Write,
+    min: Option<T>,
+    max: Option<T>,
+    between: &str,
+    unit: &str,
+) -> fmt::Result {
     match (min, max) {
         (Some(a), Some(b)) => write!(f, " {between} {a} to {b}{unit}"),
         (Some(a), None) => write!(f, " of at least {a}{unit}"),
@@ -271,13 +299,28 @@ fn bounds<T: fmt::Display>(f: &mut dyn fmt::Write, min: Option<T>, max: Option<T
 ///
 /// One pass over the members in document order; the first problem is reported. The handler must
 /// not run when this returns `Err`.
-pub fn validate<'a>(params: &'a [Param], arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgError<'a>> {
-    let mut args = Args { params, slots: [const { Slot::Absent }; MAX_PARAMS] };
-    let err = |kind, param, key, got| ArgError { kind, param, key, got, params };
+pub fn validate<'a>(
+    params: &'a [Param],
+    arguments: Option<Json<'a>>,
+) -> Result<Args<'a>, ArgError<'a>> {
+    let mut args = Args {
+        params,
+        slots: [const { Slot::Absent }; MAX_PARAMS],
+    };
+    let err = |kind, param, key, got| ArgError {
+        kind,
+        param,
+        key,
+        got,
+        params,
+    };
     let arguments = arguments.filter(|a| a.kind() != Kind::Null);
     let members = match arguments {
         None => None,
-        Some(a) => Some(a.members().ok_or_else(|| err(ArgErrorKind::NotAnObject, None, None, Some(a)))?),
+        Some(a) => Some(
+            a.members()
+                .ok_or_else(|| err(ArgErrorKind::NotAnObject, None, None, Some(a)))?,
+        ),
     };
     let mut seen: u32 = 0;
     for (key, value) in members.into_iter().flatten() {
@@ -288,10 +331,16 @@ pub fn validate<'a>(params: &'a [Param], arguments: Option<Json<'a>>) -> Result<
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
         if seen & (1 << i) != 0 {
-            return Err(err(ArgErrorKind::Duplicate, Some(param), Some(key), Some(value)));
+            return Err(err(
+                ArgErrorKind::Duplicate,
+                Some(param),
+                Some(key),
+                Some(value),
+            ));
         }
         seen |= 1 << i;
-        *slot = check_value(param, value).map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
+        *slot = check_value(param, value)
+            .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
     }
     for ((param, slot), i) in params.iter().zip(args.slots.iter_mut()).zip(0..) {
         if seen & (1 << i) != 0 {
@@ -302,7 +351,9 @@ pub fn validate<'a>(params: &'a [Param], arguments: Option<Json<'a>>) -> Result<
             Some(Literal::Int(v)) => Slot::Int(v),
             Some(Literal::Number(v)) => Slot::Number(v),
             Some(Literal::Str(v)) => Slot::Str(Cow::Borrowed(v)),
-            None if param.is_required() => return Err(err(ArgErrorKind::Missing, Some(param), None, None)),
+            None if param.is_required() => {
+                return Err(err(ArgErrorKind::Missing, Some(param), None, None));
+            }
             None => Slot::Absent,
         };
     }
@@ -357,9 +408,13 @@ mod test {
 
     const PARAMS: &[Param] = &[
         Param::integer("volume", "Volume").range(0, 100),
-        Param::string("theme", "Theme").one_of(&["light", "dark"]).default_str("light"),
+        Param::string("theme", "Theme")
+            .one_of(&["light", "dark"])
+            .default_str("light"),
         Param::string("label", "Label").length(1, 4).optional(),
-        Param::number("gain", "Gain").range_f64(-1.0, 1.0).default_f64(0.5),
+        Param::number("gain", "Gain")
+            .range_f64(-1.0, 1.0)
+            .default_f64(0.5),
         Param::boolean("on", "On").default_bool(false),
     ];
 
@@ -396,28 +451,94 @@ mod test {
     #[test]
     fn messages_name_argument_expectation_and_value() {
         for (args, msg) in [
-            (r#"{}"#, r#"Missing required argument "volume": expected an integer from 0 to 100"#),
-            (r#"{"volume":150}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 150"#),
-            (r#"{"volume":-1}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got -1"#),
-            (r#"{"volume":"50"}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got "50""#),
-            (r#"{"volume":true}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got true"#),
-            (r#"{"volume":null}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got null"#),
-            (r#"{"volume":50.5}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 50.5"#),
-            (r#"{"volume":1e400}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 1e400"#),
-            (r#"{"volume":9223372036854775808}"#, r#"Invalid argument "volume": expected an integer from 0 to 100, got 9223372036854775808"#),
-            (r#"{"volume":1,"volume":2}"#, r#"Duplicate argument "volume""#),
-            (r#"{"volume":1,"vol\u0075me":1}"#, r#"Duplicate argument "volume""#),
-            (r#"{"volume":1,"mute":true}"#, r#"Unknown argument "mute"; expected: volume, theme, label, gain, on"#),
-            (r#"{"volume":1,"theme":"blue"}"#, r#"Invalid argument "theme": expected one of "light", "dark", got "blue""#),
-            (r#"{"volume":1,"theme":"Light"}"#, r#"Invalid argument "theme": expected one of "light", "dark", got "Light""#),
-            (r#"{"volume":1,"label":""}"#, r#"Invalid argument "label": expected a string of 1 to 4 characters, got 0 characters"#),
-            (r#"{"volume":1,"label":"abcde"}"#, r#"Invalid argument "label": expected a string of 1 to 4 characters, got 5 characters"#),
-            (r#"{"volume":1,"gain":2}"#, r#"Invalid argument "gain": expected a number from -1 to 1, got 2"#),
-            (r#"{"volume":1,"gain":"0"}"#, r#"Invalid argument "gain": expected a number from -1 to 1, got "0""#),
-            (r#"{"volume":1,"on":1}"#, r#"Invalid argument "on": expected true or false, got 1"#),
-            (r#"{"volume":1,"on":"true"}"#, r#"Invalid argument "on": expected true or false, got "true""#),
-            (r#"[1]"#, r#"Invalid arguments: expected an object, got [1]"#),
-            (r#""x""#, r#"Invalid arguments: expected an object, got "x""#),
+            (
+                r#"{}"#,
+                r#"Missing required argument "volume": expected an integer from 0 to 100"#,
+            ),
+            (
+                r#"{"volume":150}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got 150"#,
+            ),
+            (
+                r#"{"volume":-1}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got -1"#,
+            ),
+            (
+                r#"{"volume":"50"}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got "50""#,
+            ),
+            (
+                r#"{"volume":true}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got true"#,
+            ),
+            (
+                r#"{"volume":null}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got null"#,
+            ),
+            (
+                r#"{"volume":50.5}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got 50.5"#,
+            ),
+            (
+                r#"{"volume":1e400}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got 1e400"#,
+            ),
+            (
+                r#"{"volume":9223372036854775808}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got 9223372036854775808"#,
+            ),
+            (
+                r#"{"volume":1,"volume":2}"#,
+                r#"Duplicate argument "volume""#,
+            ),
+            (
+                r#"{"volume":1,"vol\u0075me":1}"#,
+                r#"Duplicate argument "volume""#,
+            ),
+            (
+                r#"{"volume":1,"mute":true}"#,
+                r#"Unknown argument "mute"; expected: volume, theme, label, gain, on"#,
+            ),
+            (
+                r#"{"volume":1,"theme":"blue"}"#,
+                r#"Invalid argument "theme": expected one of "light", "dark", got "blue""#,
+            ),
+            (
+                r#"{"volume":1,"theme":"Light"}"#,
+                r#"Invalid argument "theme": expected one of "light", "dark", got "Light""#,
+            ),
+            (
+                r#"{"volume":1,"label":""}"#,
+                r#"Invalid argument "label": expected a string of 1 to 4 characters, got 0 characters"#,
+            ),
+            (
+                r#"{"volume":1,"label":"abcde"}"#,
+                r#"Invalid argument "label": expected a string of 1 to 4 characters, got 5 characters"#,
+            ),
+            (
+                r#"{"volume":1,"gain":2}"#,
+                r#"Invalid argument "gain": expected a number from -1 to 1, got 2"#,
+            ),
+            (
+                r#"{"volume":1,"gain":"0"}"#,
+                r#"Invalid argument "gain": expected a number from -1 to 1, got "0""#,
+            ),
+            (
+                r#"{"volume":1,"on":1}"#,
+                r#"Invalid argument "on": expected true or false, got 1"#,
+            ),
+            (
+                r#"{"volume":1,"on":"true"}"#,
+                r#"Invalid argument "on": expected true or false, got "true""#,
+            ),
+            (
+                r#"[1]"#,
+                r#"Invalid arguments: expected an object, got [1]"#,
+            ),
+            (
+                r#""x""#,
+                r#"Invalid arguments: expected an object, got "x""#,
+            ),
             (
                 r#"{"volume":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
                 r#"Invalid argument "volume": expected an integer from 0 to 100, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…"#,
@@ -433,7 +554,9 @@ mod test {
         assert!(validate(none, None).is_ok());
         assert!(validate(none, Some(Json::parse(b"null", 4).unwrap())).is_ok());
         assert_eq!(
-            validate(none, Some(Json::parse(br#"{"x":1}"#, 4).unwrap())).unwrap_err().to_string(),
+            validate(none, Some(Json::parse(br#"{"x":1}"#, 4).unwrap()))
+                .unwrap_err()
+                .to_string(),
             r#"Unknown argument "x": this tool takes no arguments"#
         );
         assert_eq!(

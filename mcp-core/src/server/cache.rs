@@ -47,7 +47,17 @@ pub(crate) struct RecentCalls<const N: usize, const B: usize> {
 
 impl<const N: usize, const B: usize> RecentCalls<N, B> {
     pub(crate) const fn new() -> Self {
-        RecentCalls { slots: [const { Slot { key: 0, used: false, len: None, bytes: [0; B] } }; N], next: 0 }
+        RecentCalls {
+            slots: [const {
+                Slot {
+                    key: 0,
+                    used: false,
+                    len: None,
+                    bytes: [0; B],
+                }
+            }; N],
+            next: 0,
+        }
     }
 
     pub(crate) fn get(&self, key: u64) -> Option<Seen<'_>> {
@@ -59,7 +69,9 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
     }
 
     pub(crate) fn put(&mut self, key: u64, response: &[u8]) {
-        let Some(slot) = self.slots.get_mut(self.next) else { return };
+        let Some(slot) = self.slots.get_mut(self.next) else {
+            return;
+        };
         slot.key = key;
         slot.used = true;
         slot.len = slot.bytes.get_mut(..response.len()).map(|dst| {
@@ -77,7 +89,11 @@ mod test {
     #[test]
     fn remembers_the_last_n() {
         let mut c: RecentCalls<2, 8> = RecentCalls::new();
-        let (a, b, d) = (call_key(&[b"1", b"x"]), call_key(&[b"2", b"x"]), call_key(&[b"3", b"x"]));
+        let (a, b, d) = (
+            call_key(&[b"1", b"x"]),
+            call_key(&[b"2", b"x"]),
+            call_key(&[b"3", b"x"]),
+        );
         c.put(a, b"resp-a");
         c.put(b, b"too-long-response");
         assert_eq!(c.get(a), Some(Seen::Replay(b"resp-a")));

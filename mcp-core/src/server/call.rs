@@ -13,7 +13,9 @@ use crate::wire::response::{ErrorCode, write_error, write_result};
 use crate::wire::writer::Writer;
 use crate::{Reply, ToolResult};
 
-impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'_, C, N, CACHE, CACHE_BYTES> {
+impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    Server<'_, C, N, CACHE, CACHE_BYTES>
+{
     pub(super) fn call(
         &mut self,
         id: Id<'_>,

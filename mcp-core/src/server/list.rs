@@ -5,7 +5,9 @@ use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::response::ErrorCode;
 
-impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'_, C, N, CACHE, CACHE_BYTES> {
+impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    Server<'_, C, N, CACHE, CACHE_BYTES>
+{
     /// Answers `tools/list`.
     ///
     /// The page budget counts the bytes of the `result` object. Tool sizes are measured at
@@ -31,7 +33,11 @@ impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'_,
         };
         let with_user = with_user.and_then(|v| v.as_bool()) == Some(true);
         let entries = self.registry.entries();
-        let visible = |i: &usize| entries.get(*i).is_some_and(|e| with_user || e.tool.audience() == Audience::Model);
+        let visible = |i: &usize| {
+            entries
+                .get(*i)
+                .is_some_and(|e| with_user || e.tool.audience() == Audience::Model)
+        };
         let budget = self.registry.page_bytes();
 
         // Plan the page: [start, end) and whether a cursor follows.
@@ -46,7 +52,11 @@ impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'_,
                 continue;
             }
             let size = entries.get(i).map_or(0, |e| e.size as usize) + usize::from(count > 0);
-            let reserve = if last_visible.is_some_and(|last| i < last) { CURSOR_MEMBER_LEN } else { 0 };
+            let reserve = if last_visible.is_some_and(|last| i < last) {
+                CURSOR_MEMBER_LEN
+            } else {
+                0
+            };
             if count > 0 && used + size + reserve > budget {
                 next = Some(i);
                 break;

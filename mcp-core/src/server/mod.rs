@@ -84,8 +84,12 @@ impl Revision {
     /// The newest revision spoken.
     pub const LATEST: Revision = Revision::V2025_11_25;
     /// Every revision spoken, oldest first.
-    pub const ALL: [Revision; 4] =
-        [Revision::V2024_11_05, Revision::V2025_03_26, Revision::V2025_06_18, Revision::V2025_11_25];
+    pub const ALL: [Revision; 4] = [
+        Revision::V2024_11_05,
+        Revision::V2025_03_26,
+        Revision::V2025_06_18,
+        Revision::V2025_11_25,
+    ];
 
     /// The revision's date string.
     pub const fn as_str(self) -> &'static str {
@@ -256,7 +260,12 @@ impl Respond<'_, '_> {
 
 /// Renders a response; if it does not fit, replaces it with a short -32603 error that does.
 /// `ran` is appended to that error's message (for `tools/call`: the tool did run).
-fn finish(out: &mut [u8], id: Option<Id<'_>>, ran: &str, render: impl FnOnce(&mut Writer<'_>)) -> usize {
+fn finish(
+    out: &mut [u8],
+    id: Option<Id<'_>>,
+    ran: &str,
+    render: impl FnOnce(&mut Writer<'_>),
+) -> usize {
     let cap = out.len();
     let mut w = Writer::new(out);
     render(&mut w);
@@ -266,7 +275,10 @@ fn finish(out: &mut [u8], id: Option<Id<'_>>, ran: &str, render: impl FnOnce(&mu
     let needed = w.needed();
     let mut w = Writer::new(out);
     write_error(&mut w, id, ErrorCode::InternalError, |w| {
-        let _ = write!(w, "Response too large for the device's output buffer ({needed} > {cap} bytes){ran}");
+        let _ = write!(
+            w,
+            "Response too large for the device's output buffer ({needed} > {cap} bytes){ran}"
+        );
     });
     if w.fits() { w.needed() } else { 0 }
 }
@@ -280,7 +292,10 @@ fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str
 }
 
 /// Looks up members of a params object; a duplicate of a looked-up member is an error.
-fn members<'i, const K: usize>(params: Option<Json<'i>>, names: [&str; K]) -> Result<[Option<Json<'i>>; K], &'static str> {
+fn members<'i, const K: usize>(
+    params: Option<Json<'i>>,
+    names: [&str; K],
+) -> Result<[Option<Json<'i>>; K], &'static str> {
     let mut found = [None; K];
     for (key, value) in params.and_then(|p| p.members()).into_iter().flatten() {
         if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
@@ -294,7 +309,9 @@ fn members<'i, const K: usize>(params: Option<Json<'i>>, names: [&str; K]) -> Re
     Ok(found)
 }
 
-impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server<'t, C, N, CACHE, CACHE_BYTES> {
+impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    Server<'t, C, N, CACHE, CACHE_BYTES>
+{
     /// A server with no tools.
     pub const fn new(config: Config) -> Self {
         Server {
@@ -358,7 +375,9 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server
         let len = match Message::parse(input, self.config.max_depth) {
             Err(e) => Respond { out, id: None }.error(ErrorCode::ParseError, |w| {
                 let _ = match e {
-                    JsonError::TooDeep(d) => write!(w, "Parse error: JSON nested deeper than {d} levels"),
+                    JsonError::TooDeep(d) => {
+                        write!(w, "Parse error: JSON nested deeper than {d} levels")
+                    }
                     e => write!(w, "Parse error: {e}"),
                 };
             }),
@@ -380,8 +399,13 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server
         event: &mut Option<Event<'i>>,
     ) -> usize {
         let m = req.method;
-        let known = ["initialize", "ping", "tools/list", "tools/call"].into_iter().find(|n| m.eq_str(n));
-        let respond = Respond { out, id: Some(req.id) };
+        let known = ["initialize", "ping", "tools/list", "tools/call"]
+            .into_iter()
+            .find(|n| m.eq_str(n));
+        let respond = Respond {
+            out,
+            id: Some(req.id),
+        };
         let Some(method) = known else {
             return respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
@@ -402,7 +426,12 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server
         }
     }
 
-    fn initialize<'i>(&mut self, params: Option<Json<'i>>, respond: Respond<'_, 'i>, event: &mut Option<Event<'i>>) -> usize {
+    fn initialize<'i>(
+        &mut self,
+        params: Option<Json<'i>>,
+        respond: Respond<'_, 'i>,
+        event: &mut Option<Event<'i>>,
+    ) -> usize {
         let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
             Ok(m) => m,
             Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
@@ -417,7 +446,12 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> Server
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())
-            .and_then(|[url, token]| Some(Vision { url: url?.as_str()?, token: token?.as_str()? }));
+            .and_then(|[url, token]| {
+                Some(Vision {
+                    url: url?.as_str()?,
+                    token: token?.as_str()?,
+                })
+            });
         *event = Some(Event::Initialized { revision, vision });
         let config = self.config;
         respond.result(|w| {

@@ -30,13 +30,19 @@ fn set_volume(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     d.calls += 1;
     let v = a.int("volume")?;
     d.register = v;
-    let e = Evidence::new(Level::ReadBack).commanded(Reading::Int(v)).observed(Reading::Int(d.register));
+    let e = Evidence::new(Level::ReadBack)
+        .commanded(Reading::Int(v))
+        .observed(Reading::Int(d.register));
     Ok(Output::bool(true).with_evidence(e))
 }
 
 fn set_theme(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     d.calls += 1;
-    d.theme = if a.str("theme")? == "dark" { "dark" } else { "light" };
+    d.theme = if a.str("theme")? == "dark" {
+        "dark"
+    } else {
+        "light"
+    };
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied)))
 }
 
@@ -93,7 +99,9 @@ type S = Server<'static, Dev, 16>;
 
 fn server() -> S {
     let mut s = S::new(Config::new("sim", "1.0"));
-    for t in [&STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE] {
+    for t in [
+        &STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE,
+    ] {
         s.register(t).unwrap();
     }
     s
@@ -108,14 +116,23 @@ struct Session {
 
 impl Session {
     fn new() -> Self {
-        Session { server: server(), dev: Dev::default(), principal: Principal::Model, out: vec![0; 4096] }
+        Session {
+            server: server(),
+            dev: Dev::default(),
+            principal: Principal::Model,
+            out: vec![0; 4096],
+        }
     }
 
     fn send(&mut self, msg: &str) -> String {
-        let h = self.server.handle(msg.as_bytes(), self.principal, &mut self.dev, &mut self.out).unwrap();
+        let h = self
+            .server
+            .handle(msg.as_bytes(), self.principal, &mut self.dev, &mut self.out)
+            .unwrap();
         let text = String::from_utf8(self.out[..h.len].to_vec()).unwrap();
         if h.len > 0 {
-            let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            let v: serde_json::Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
             assert_eq!(v["jsonrpc"], "2.0", "{text}");
         }
         text
@@ -131,13 +148,18 @@ impl Session {
 }
 
 fn call(id: &str, tool: &str, args: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+    )
 }
 
 #[test]
 fn ping_and_ids_are_echoed_byte_exact() {
     let mut s = Session::new();
-    assert_eq!(s.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert_eq!(
+        s.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
     assert_eq!(
         s.send(r#"{"jsonrpc":"2.0","id":"a\"\u00e9\\","method":"ping","params":{}}"#),
         r#"{"jsonrpc":"2.0","id":"a\"\u00e9\\","result":{}}"#
@@ -146,20 +168,32 @@ fn ping_and_ids_are_echoed_byte_exact() {
         s.send(r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#),
         r#"{"jsonrpc":"2.0","id":-9223372036854775808,"result":{}}"#
     );
-    assert_eq!(s.send(r#"{"id":0,"jsonrpc":"2.0","method":"ping"}"#), r#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
+    assert_eq!(
+        s.send(r#"{"id":0,"jsonrpc":"2.0","method":"ping"}"#),
+        r#"{"jsonrpc":"2.0","id":0,"result":{}}"#
+    );
 }
 
 #[test]
 fn protocol_errors() {
     let mut s = Session::new();
     let cases = [
-        ("{", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid JSON at byte 1"}}"#),
-        ("", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: empty message"}}"#),
+        (
+            "{",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: invalid JSON at byte 1"}}"#,
+        ),
+        (
+            "",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: empty message"}}"#,
+        ),
         (
             "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported; send one message at a time"}}"#,
         ),
-        ("42", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object"}}"#),
+        (
+            "42",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message must be a JSON object"}}"#,
+        ),
         (
             r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string or an integer"}}"#,
@@ -279,8 +313,16 @@ fn initialize_hands_xiaozhi_vision_to_the_application() {
     let mut dev = Dev::default();
     let mut out = [0u8; 1024];
     let msg = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{"vision":{"url":"http://x/v1/explain","token":"t\u00f6k"}},"clientInfo":{"name":"xiaozhi-backend","version":"1"}}}"#;
-    let h = server.handle(msg, Principal::Model, &mut dev, &mut out).unwrap();
-    let Some(Event::Initialized { revision, vision: Some(v) }) = h.event else { panic!("{:?}", h.event) };
+    let h = server
+        .handle(msg, Principal::Model, &mut dev, &mut out)
+        .unwrap();
+    let Some(Event::Initialized {
+        revision,
+        vision: Some(v),
+    }) = h.event
+    else {
+        panic!("{:?}", h.event)
+    };
     assert_eq!(revision, Revision::V2024_11_05);
     assert_eq!(v.url.to_cow(), "http://x/v1/explain");
     assert_eq!(v.token.to_cow(), "tök");
@@ -290,7 +332,12 @@ fn initialize_hands_xiaozhi_vision_to_the_application() {
 fn tools_work_before_initialize_like_xiaozhi_backends() {
     let mut s = Session::new();
     let list = s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
-    let names: Vec<_> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<_> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
         [
@@ -306,7 +353,11 @@ fn tools_work_before_initialize_like_xiaozhi_backends() {
     );
     assert!(list["result"].get("nextCursor").is_none());
     assert_eq!(
-        s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#)),
+        s.send(&call(
+            "1",
+            "self.audio_speaker.set_volume",
+            r#"{"volume":40}"#
+        )),
         concat!(
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true"},"#,
             r#"{"type":"text","text":"evidence: read_back (commanded 40, observed 40)"}],"#,
@@ -352,15 +403,39 @@ fn business_values_are_apart_from_failure() {
 #[test]
 fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler() {
     let bad = [
-        (r#"{"volume":150}"#, r#"Invalid argument \"volume\": expected an integer from 0 to 100, got 150"#),
-        (r#"{"volume":"50"}"#, r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"50\""#),
-        (r#"{"volume":50.5}"#, r#"Invalid argument \"volume\": expected an integer from 0 to 100, got 50.5"#),
-        (r#"{}"#, r#"Missing required argument \"volume\": expected an integer from 0 to 100"#),
-        (r#"{"volume":1,"volume":2}"#, r#"Duplicate argument \"volume\""#),
-        (r#"{"volume":1,"x":2}"#, r#"Unknown argument \"x\"; expected: volume"#),
+        (
+            r#"{"volume":150}"#,
+            r#"Invalid argument \"volume\": expected an integer from 0 to 100, got 150"#,
+        ),
+        (
+            r#"{"volume":"50"}"#,
+            r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"50\""#,
+        ),
+        (
+            r#"{"volume":50.5}"#,
+            r#"Invalid argument \"volume\": expected an integer from 0 to 100, got 50.5"#,
+        ),
+        (
+            r#"{}"#,
+            r#"Missing required argument \"volume\": expected an integer from 0 to 100"#,
+        ),
+        (
+            r#"{"volume":1,"volume":2}"#,
+            r#"Duplicate argument \"volume\""#,
+        ),
+        (
+            r#"{"volume":1,"x":2}"#,
+            r#"Unknown argument \"x\"; expected: volume"#,
+        ),
         (r#"[]"#, r#"Invalid arguments: expected an object, got []"#),
     ];
-    for rev in [None, Some("2024-11-05"), Some("2025-03-26"), Some("2025-06-18"), Some("2025-11-25")] {
+    for rev in [
+        None,
+        Some("2024-11-05"),
+        Some("2025-03-26"),
+        Some("2025-06-18"),
+        Some("2025-11-25"),
+    ] {
         let mut s = Session::new();
         if let Some(rev) = rev {
             s.init(rev);
@@ -368,7 +443,9 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
         for (args, msg) in bad {
             let got = s.send(&call("9", "self.audio_speaker.set_volume", args));
             let expected = if rev == Some("2025-11-25") {
-                format!(r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[{{"type":"text","text":"{msg}"}}],"isError":true}}}}"#)
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[{{"type":"text","text":"{msg}"}}],"isError":true}}}}"#
+                )
             } else {
                 format!(r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":-32602,"message":"{msg}"}}}}"#)
             };
@@ -382,12 +459,28 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
 #[test]
 fn user_only_tools_by_principal_and_policy() {
     let mut s = Session::new();
-    let list = s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
-    let reboot = list["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "self.reboot").unwrap();
-    assert_eq!(reboot["annotations"]["audience"], serde_json::json!(["user"]));
+    let list =
+        s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    let reboot = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "self.reboot")
+        .unwrap();
+    assert_eq!(
+        reboot["annotations"]["audience"],
+        serde_json::json!(["user"])
+    );
     for not_true in [r#"false"#, r#""true""#, "1", "null"] {
         let list = s.json(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"withUserTools":{not_true}}}}}"#));
-        assert!(list["result"]["tools"].as_array().unwrap().iter().all(|t| t["name"] != "self.reboot"), "{not_true}");
+        assert!(
+            list["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t["name"] != "self.reboot"),
+            "{not_true}"
+        );
     }
     assert_eq!(
         s.send(&call("3", "self.reboot", "{}")),
@@ -395,27 +488,46 @@ fn user_only_tools_by_principal_and_policy() {
     );
     assert_eq!(s.dev.reboots, 0);
     s.principal = Principal::User;
-    assert!(s.send(&call("4", "self.reboot", "{}")).contains(r#""evidence":{"level":"scheduled"}"#));
+    assert!(
+        s.send(&call("4", "self.reboot", "{}"))
+            .contains(r#""evidence":{"level":"scheduled"}"#)
+    );
     assert_eq!(s.dev.reboots, 1);
 
     let mut relaxed = Session::new();
     relaxed.server = S::new(Config::new("sim", "1.0").user_tools(UserToolPolicy::AllowModel));
     relaxed.server.register(&REBOOT).unwrap();
-    assert!(relaxed.send(&call("1", "self.reboot", "{}")).contains(r#""isError":false"#));
+    assert!(
+        relaxed
+            .send(&call("1", "self.reboot", "{}"))
+            .contains(r#""isError":false"#)
+    );
     assert_eq!(relaxed.dev.reboots, 1);
 }
 
 #[test]
 fn retransmissions_are_answered_from_the_cache() {
     let mut s = Session::new();
-    let first = s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#));
+    let first = s.send(&call(
+        "1",
+        "self.audio_speaker.set_volume",
+        r#"{"volume":40}"#,
+    ));
     s.dev.register = 0; // if it ran again, the register would be 40 again
-    let again = s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#));
+    let again = s.send(&call(
+        "1",
+        "self.audio_speaker.set_volume",
+        r#"{"volume":40}"#,
+    ));
     assert_eq!(first, again);
     assert_eq!(s.dev.calls, 1);
     assert_eq!(s.dev.register, 0);
     // xiaozhi reuses ids: same id, different arguments is a new call.
-    s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":41}"#));
+    s.send(&call(
+        "1",
+        "self.audio_speaker.set_volume",
+        r#"{"volume":41}"#,
+    ));
     assert_eq!((s.dev.calls, s.dev.register), (2, 41));
     // Same id and arguments, different tool: new call.
     s.send(&call("1", "test.is_off", r#"{"volume":41}"#));
@@ -428,7 +540,11 @@ fn retransmissions_are_answered_from_the_cache() {
     for i in 10..15 {
         s.send(&call(&i.to_string(), "test.is_off", "{}"));
     }
-    s.send(&call("1", "self.audio_speaker.set_volume", r#"{"volume":40}"#));
+    s.send(&call(
+        "1",
+        "self.audio_speaker.set_volume",
+        r#"{"volume":40}"#,
+    ));
     assert_eq!(s.dev.register, 40, "evicted from the window: runs again");
 }
 
@@ -438,25 +554,56 @@ fn a_response_that_does_not_fit_is_replaced_not_truncated() {
     let mut dev = Dev::default();
     let mut out = [0u8; MIN_OUT_LEN + 200];
     let msg = call("1", "test.big", "{}");
-    let n = server.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let n = server
+        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+        .unwrap()
+        .len;
     let text = String::from_utf8(out[..n].to_vec()).unwrap();
     assert_eq!(dev.calls, 1);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["error"]["code"], -32603);
-    assert!(v["error"]["message"].as_str().unwrap().ends_with("; the tool did run"), "{text}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("; the tool did run"),
+        "{text}"
+    );
     // ... and the retransmission is not run again.
-    let n2 = server.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let n2 = server
+        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+        .unwrap()
+        .len;
     assert_eq!(dev.calls, 1);
     assert_eq!(&out[..n2], text.as_bytes());
 
     // A result too large even for the handler's scratch area: the handler learns it and says so.
-    let n = server.handle(call("3", "test.huge", "{}").as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let n = server
+        .handle(
+            call("3", "test.huge", "{}").as_bytes(),
+            Principal::Model,
+            &mut dev,
+            &mut out,
+        )
+        .unwrap()
+        .len;
     let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
     assert_eq!(v["result"]["isError"], true);
-    assert_eq!(v["result"]["content"][0]["text"], "The tool ran, but its result is too large for the device's output buffer");
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "The tool ran, but its result is too large for the device's output buffer"
+    );
 
     // A list page larger than the buffer.
-    let n = server.handle(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, Principal::Model, &mut dev, &mut out).unwrap().len;
+    let n = server
+        .handle(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            Principal::Model,
+            &mut dev,
+            &mut out,
+        )
+        .unwrap()
+        .len;
     let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
     assert_eq!(v["error"]["code"], -32603);
     assert_eq!(v["id"], 2);
@@ -467,14 +614,36 @@ fn the_smallest_buffer_holds_every_error() {
     let mut server = server();
     let mut dev = Dev::default();
     let mut out = [0u8; MIN_OUT_LEN];
-    let id = format!("\"{}\"", "\\\"".repeat((crate::wire::request::MAX_ID_LEN - 2) / 2));
-    let msg = call(&id, "test.echo", &format!(r#"{{"text":"{}"}}"#, "y".repeat(150)));
-    let n = server.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out).unwrap().len;
+    let id = format!(
+        "\"{}\"",
+        "\\\"".repeat((crate::wire::request::MAX_ID_LEN - 2) / 2)
+    );
+    let msg = call(
+        &id,
+        "test.echo",
+        &format!(r#"{{"text":"{}"}}"#, "y".repeat(150)),
+    );
+    let n = server
+        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+        .unwrap()
+        .len;
     let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
     assert_eq!(v["error"]["code"], -32603, "{v}");
-    assert_eq!(v["id"].as_str().unwrap().len(), (crate::wire::request::MAX_ID_LEN - 2) / 2);
+    assert_eq!(
+        v["id"].as_str().unwrap().len(),
+        (crate::wire::request::MAX_ID_LEN - 2) / 2
+    );
     assert_eq!(dev.calls, 1);
-    assert!(server.handle(b"{}", Principal::Model, &mut dev, &mut [0u8; MIN_OUT_LEN - 1]).is_err());
+    assert!(
+        server
+            .handle(
+                b"{}",
+                Principal::Model,
+                &mut dev,
+                &mut [0u8; MIN_OUT_LEN - 1]
+            )
+            .is_err()
+    );
 }
 
 #[test]
@@ -483,7 +652,9 @@ fn pagination_by_byte_budget() {
     for budget in [600, 700, 900, 1500, 8000] {
         let mut s = Session::new();
         s.server = S::new(Config::new("sim", "1.0").page_bytes(budget));
-        for t in [&STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE] {
+        for t in [
+            &STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE,
+        ] {
             s.server.register(t).unwrap();
         }
         for with_user in [false, true] {
@@ -495,13 +666,23 @@ fn pagination_by_byte_budget() {
                     Some(c) => format!(r#"{{"cursor":"{c}","withUserTools":{with_user}}}"#),
                     None => format!(r#"{{"withUserTools":{with_user}}}"#),
                 };
-                let text = s.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{params}}}"#));
+                let text = s.send(&format!(
+                    r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{params}}}"#
+                ));
                 let v: serde_json::Value = serde_json::from_str(&text).unwrap();
                 let result = serde_json::to_string(&v["result"]).unwrap();
-                assert!(result.len() <= budget, "page of {} > {budget}", result.len());
+                assert!(
+                    result.len() <= budget,
+                    "page of {} > {budget}",
+                    result.len()
+                );
                 let tools = v["result"]["tools"].as_array().unwrap();
                 assert!(!tools.is_empty());
-                names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_string()));
+                names.extend(
+                    tools
+                        .iter()
+                        .map(|t| t["name"].as_str().unwrap().to_string()),
+                );
                 pages += 1;
                 match v["result"].get("nextCursor") {
                     Some(c) => {
@@ -512,11 +693,21 @@ fn pagination_by_byte_budget() {
                     None => break,
                 }
             }
-            let mut expected = vec!["self.get_device_status", "self.audio_speaker.set_volume", "self.screen.set_theme"];
+            let mut expected = vec![
+                "self.get_device_status",
+                "self.audio_speaker.set_volume",
+                "self.screen.set_theme",
+            ];
             if with_user {
                 expected.push("self.reboot");
             }
-            expected.extend(["test.echo", "test.is_off", "test.broken", "test.big", "test.huge"]);
+            expected.extend([
+                "test.echo",
+                "test.is_off",
+                "test.broken",
+                "test.big",
+                "test.huge",
+            ]);
             assert_eq!(names, expected, "budget {budget}");
             if budget <= 900 {
                 assert!(pages > 1, "budget {budget}: {pages} pages");
@@ -533,7 +724,9 @@ fn unknown_cursors_are_invalid_params() {
     let mut s = Session::new();
     for cursor in [r#""self.reboot""#, r#""""#, r#""00010000""#, "5", "null"] {
         assert_eq!(
-            s.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"cursor":{cursor}}}}}"#)),
+            s.send(&format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"cursor":{cursor}}}}}"#
+            )),
             r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: unknown cursor (start again without one)"}}"#,
             "{cursor}"
         );

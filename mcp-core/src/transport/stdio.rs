@@ -49,7 +49,12 @@ impl<const N: usize> Default for LineBuffer<N> {
 impl<const N: usize> LineBuffer<N> {
     /// An empty buffer.
     pub const fn new() -> Self {
-        LineBuffer { buf: [0; N], len: 0, overflowed: false, complete: false }
+        LineBuffer {
+            buf: [0; N],
+            len: 0,
+            overflowed: false,
+            complete: false,
+        }
     }
 
     /// Adds one byte; returns the line it completes, if any. Empty lines are skipped, a trailing
@@ -87,7 +92,10 @@ impl<const N: usize> LineBuffer<N> {
 pub fn write_too_long(out: &mut [u8], limit: usize) -> usize {
     let mut w = Writer::new(out);
     write_error(&mut w, None, ErrorCode::InvalidRequest, |w| {
-        let _ = write!(w, "Invalid Request: message longer than the device's {limit}-byte line buffer");
+        let _ = write!(
+            w,
+            "Invalid Request: message longer than the device's {limit}-byte line buffer"
+        );
     });
     if w.fits() { w.needed() } else { 0 }
 }

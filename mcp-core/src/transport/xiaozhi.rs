@@ -33,7 +33,11 @@ impl<'a> Envelope<'a> {
     /// Parses one envelope. Unknown members are ignored.
     pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
         let root = Json::parse(bytes, max_depth)?;
-        let mut env = Envelope { session_id: None, kind: None, payload: None };
+        let mut env = Envelope {
+            session_id: None,
+            kind: None,
+            payload: None,
+        };
         for (k, v) in root.members().into_iter().flatten() {
             if k.eq_str("session_id") {
                 env.session_id = v.as_str();
@@ -72,7 +76,11 @@ impl<'a> Envelope<'a> {
 /// });
 /// assert_eq!(&out[..n], br#"{"session_id":"s1","type":"mcp","payload":{}}"#);
 /// ```
-pub fn wrap(session_id: Option<&str>, out: &mut [u8], inner: impl FnOnce(&mut [u8]) -> usize) -> usize {
+pub fn wrap(
+    session_id: Option<&str>,
+    out: &mut [u8],
+    inner: impl FnOnce(&mut [u8]) -> usize,
+) -> usize {
     let mut w = Writer::new(out);
     w.raw(b"{");
     if let Some(id) = session_id {
@@ -85,8 +93,12 @@ pub fn wrap(session_id: Option<&str>, out: &mut [u8], inner: impl FnOnce(&mut [u
         return 0;
     }
     let head = w.needed();
-    let Some(room) = out.len().checked_sub(head + 1) else { return 0 };
-    let Some(body) = out.get_mut(head..head + room) else { return 0 };
+    let Some(room) = out.len().checked_sub(head + 1) else {
+        return 0;
+    };
+    let Some(body) = out.get_mut(head..head + room) else {
+        return 0;
+    };
     let n = inner(body);
     if n == 0 || n > room {
         return 0;
@@ -106,11 +118,22 @@ mod test {
     #[test]
     fn envelopes_with_and_without_session() {
         let e = Envelope::parse(br#"{"session_id":"x","type":"mcp","payload":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#, DEFAULT_MAX_DEPTH).unwrap();
-        assert_eq!(e.mcp_payload(), Some(&br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..]));
+        assert_eq!(
+            e.mcp_payload(),
+            Some(&br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..])
+        );
         assert!(e.session_id.unwrap().eq_str("x"));
-        let e = Envelope::parse(br#"{"type":"mcp","payload":{"jsonrpc":"2.0","method":"x"}}"#, DEFAULT_MAX_DEPTH).unwrap();
+        let e = Envelope::parse(
+            br#"{"type":"mcp","payload":{"jsonrpc":"2.0","method":"x"}}"#,
+            DEFAULT_MAX_DEPTH,
+        )
+        .unwrap();
         assert!(e.mcp_payload().is_some());
-        let e = Envelope::parse(br#"{"type":"mcp","payload":"{\"jsonrpc\":\"2.0\"}"}"#, DEFAULT_MAX_DEPTH).unwrap();
+        let e = Envelope::parse(
+            br#"{"type":"mcp","payload":"{\"jsonrpc\":\"2.0\"}"}"#,
+            DEFAULT_MAX_DEPTH,
+        )
+        .unwrap();
         assert_eq!(e.mcp_payload(), None);
         let e = Envelope::parse(br#"{"type":"listen","payload":{}}"#, DEFAULT_MAX_DEPTH).unwrap();
         assert_eq!(e.mcp_payload(), None);

@@ -116,7 +116,9 @@ impl<'a> Json<'a> {
         if skip_ws(text, end) != text.len() {
             return Err(JsonError::Syntax(skip_ws(text, end)));
         }
-        Ok(Json { raw: text.get(start..end).unwrap_or_default() })
+        Ok(Json {
+            raw: text.get(start..end).unwrap_or_default(),
+        })
     }
 
     /// A view over bytes that were never checked (tests: views must not panic on them).
@@ -167,7 +169,11 @@ impl<'a> Json<'a> {
     /// The members, if this is an object. Members come in document order; duplicates are kept.
     pub fn members(&self) -> Option<Members<'a>> {
         match self.raw.first() {
-            Some(b'{') => Some(Members { raw: self.raw, pos: 1, done: false }),
+            Some(b'{') => Some(Members {
+                raw: self.raw,
+                pos: 1,
+                done: false,
+            }),
             _ => None,
         }
     }
@@ -175,7 +181,11 @@ impl<'a> Json<'a> {
     /// The elements, if this is an array.
     pub fn elements(&self) -> Option<Elements<'a>> {
         match self.raw.first() {
-            Some(b'[') => Some(Elements { raw: self.raw, pos: 1, done: false }),
+            Some(b'[') => Some(Elements {
+                raw: self.raw,
+                pos: 1,
+                done: false,
+            }),
             _ => None,
         }
     }
@@ -232,7 +242,9 @@ impl<'a> Iterator for Members<'a> {
             p = skip_ws(b, p + 1);
         }
         let key_end = skip_checked(b, p);
-        let key = JsonStr { raw: b.get(p + 1..key_end.saturating_sub(1)).unwrap_or_default() };
+        let key = JsonStr {
+            raw: b.get(p + 1..key_end.saturating_sub(1)).unwrap_or_default(),
+        };
         p = skip_ws(b, key_end);
         if b.get(p) != Some(&b':') {
             self.done = true;
@@ -241,7 +253,12 @@ impl<'a> Iterator for Members<'a> {
         let vstart = skip_ws(b, p + 1);
         let vend = skip_checked(b, vstart);
         self.pos = vend;
-        Some((key, Json { raw: b.get(vstart..vend).unwrap_or_default() }))
+        Some((
+            key,
+            Json {
+                raw: b.get(vstart..vend).unwrap_or_default(),
+            },
+        ))
     }
 }
 
@@ -271,7 +288,9 @@ impl<'a> Iterator for Elements<'a> {
         }
         let end = skip_checked(b, p);
         self.pos = end;
-        Some(Json { raw: b.get(p..end).unwrap_or_default() })
+        Some(Json {
+            raw: b.get(p..end).unwrap_or_default(),
+        })
     }
 }
 
@@ -312,7 +331,10 @@ impl<'a> JsonStr<'a> {
 
     /// The decoded characters.
     pub fn chars(&self) -> Chars<'a> {
-        Chars { raw: self.raw, pos: 0 }
+        Chars {
+            raw: self.raw,
+            pos: 0,
+        }
     }
 
     /// `true` when the decoded string equals `s` (so `"vol\u0075me"` equals `"volume"`).
@@ -588,7 +610,11 @@ fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     while b.get(p).is_some_and(u8::is_ascii_digit) {
         p += 1;
     }
-    if p == start { Err(JsonError::Syntax(p)) } else { Ok(p) }
+    if p == start {
+        Err(JsonError::Syntax(p))
+    } else {
+        Ok(p)
+    }
 }
 
 fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
@@ -623,7 +649,10 @@ fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
             Some(b'\\') => match b.get(q + 1) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => q += 2,
                 Some(b'u') => {
-                    let unit = b.get(q + 2..q + 6).and_then(hex4).ok_or(JsonError::Syntax(q))?;
+                    let unit = b
+                        .get(q + 2..q + 6)
+                        .and_then(hex4)
+                        .ok_or(JsonError::Syntax(q))?;
                     q += 6;
                     match unit {
                         0xD800..=0xDBFF => {
@@ -655,11 +684,17 @@ fn number_as_integer(raw: &[u8]) -> Integer {
         Some((b'-', rest)) => (true, rest),
         _ => (false, raw),
     };
-    let int_end = rest.iter().position(|c| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let int_end = rest
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     let (int_digits, mut rest) = rest.split_at(int_end);
     let mut frac_digits: &[u8] = &[];
     if let Some((b'.', after)) = rest.split_first() {
-        let end = after.iter().position(|c| !c.is_ascii_digit()).unwrap_or(after.len());
+        let end = after
+            .iter()
+            .position(|c| !c.is_ascii_digit())
+            .unwrap_or(after.len());
         let (f, r) = after.split_at(end);
         frac_digits = f;
         rest = r;
@@ -754,22 +789,59 @@ mod test {
             "{\"a\":[1,{\"b\":null}],\"c\":true,\"d\":false}",
             "\"é日本\"",
         ] {
-            let v = Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap_or_else(|e| panic!("{s}: {e}"));
+            let v =
+                Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap_or_else(|e| panic!("{s}: {e}"));
             assert_eq!(v.raw(), s.trim().as_bytes());
-            assert!(serde_json::from_str::<serde_json::Value>(s).is_ok(), "oracle disagrees on {s}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(s).is_ok(),
+                "oracle disagrees on {s}"
+            );
         }
     }
 
     #[test]
     fn rejects_invalid_documents() {
         for s in [
-            "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a:1}", "01", "1.", ".5", "-",
-            "1e", "+1", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"",
-            "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"a\u{1}b\"", "[1 2]", "{} {}", "NaN",
-            "Infinity", "[1]]", "{\"a\":1]", "[1}", "'a'",
+            "",
+            " ",
+            "{",
+            "}",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\" 1}",
+            "{a:1}",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "1e",
+            "+1",
+            "tru",
+            "nul",
+            "\"abc",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\u{1}b\"",
+            "[1 2]",
+            "{} {}",
+            "NaN",
+            "Infinity",
+            "[1]]",
+            "{\"a\":1]",
+            "[1}",
+            "'a'",
         ] {
-            assert!(Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).is_err(), "accepted {s:?}");
-            assert!(serde_json::from_str::<serde_json::Value>(s).is_err(), "oracle accepts {s:?}");
+            assert!(
+                Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).is_err(),
+                "accepted {s:?}"
+            );
+            assert!(
+                serde_json::from_str::<serde_json::Value>(s).is_err(),
+                "oracle accepts {s:?}"
+            );
         }
         assert_eq!(Json::parse(b"\xff", 8), Err(JsonError::Utf8(0)));
         assert_eq!(Json::parse(b"  ", 8), Err(JsonError::Empty));
@@ -779,9 +851,15 @@ mod test {
     fn nesting_limit_is_exact_and_iterative() {
         let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
         assert!(Json::parse(deep(32).as_bytes(), 32).is_ok());
-        assert_eq!(Json::parse(deep(33).as_bytes(), 32), Err(JsonError::TooDeep(32)));
+        assert_eq!(
+            Json::parse(deep(33).as_bytes(), 32),
+            Err(JsonError::TooDeep(32))
+        );
         // A very deep message is refused without recursion (no stack overflow).
-        assert_eq!(Json::parse(deep(100_000).as_bytes(), 128), Err(JsonError::TooDeep(128)));
+        assert_eq!(
+            Json::parse(deep(100_000).as_bytes(), 128),
+            Err(JsonError::TooDeep(128))
+        );
         let objs = "{\"a\":".repeat(10) + "1" + &"}".repeat(10);
         assert!(Json::parse(objs.as_bytes(), 10).is_ok());
         assert!(Json::parse(objs.as_bytes(), 9).is_err());
@@ -790,8 +868,19 @@ mod test {
     #[test]
     fn members_and_elements_walk_checked_values() {
         let v = ok(r#" { "a" : 1 , "b\"" : { "x" : [ 1 , "]" ] } , "a" : "}" } "#);
-        let m: Vec<_> = v.members().unwrap().map(|(k, v)| (k.to_cow().into_owned(), v.as_text())).collect();
-        assert_eq!(m, [("a".into(), "1"), ("b\"".into(), r#"{ "x" : [ 1 , "]" ] }"#), ("a".into(), "\"}\"")]);
+        let m: Vec<_> = v
+            .members()
+            .unwrap()
+            .map(|(k, v)| (k.to_cow().into_owned(), v.as_text()))
+            .collect();
+        assert_eq!(
+            m,
+            [
+                ("a".into(), "1"),
+                ("b\"".into(), r#"{ "x" : [ 1 , "]" ] }"#),
+                ("a".into(), "\"}\"")
+            ]
+        );
         let a = ok(r#"[ 1, [2, 3], "x,]", {} ]"#);
         let e: Vec<_> = a.elements().unwrap().map(|v| v.as_text()).collect();
         assert_eq!(e, ["1", "[2, 3]", "\"x,]\"", "{}"]);
@@ -802,7 +891,16 @@ mod test {
 
     #[test]
     fn views_over_unchecked_bytes_do_not_panic() {
-        for raw in [&b"{"[..], b"{\"a", b"{\"a\"", b"{\"a\":", b"[", b"[1,", b"\"\\", b"\"\\u12"] {
+        for raw in [
+            &b"{"[..],
+            b"{\"a",
+            b"{\"a\"",
+            b"{\"a\":",
+            b"[",
+            b"[1,",
+            b"\"\\",
+            b"\"\\u12",
+        ] {
             let v = Json::from_checked(raw);
             let _ = v.members().map(Iterator::count);
             let _ = v.elements().map(Iterator::count);
@@ -843,7 +941,10 @@ mod test {
         assert_eq!(i("-9223372036854775809"), Integer::OutOfRange);
         assert_eq!(i("1e19"), Integer::OutOfRange);
         assert_eq!(i("1e400"), Integer::OutOfRange);
-        assert_eq!(i("100000000000000000000000000000000e-20"), Integer::Exact(1_000_000_000_000));
+        assert_eq!(
+            i("100000000000000000000000000000000e-20"),
+            Integer::Exact(1_000_000_000_000)
+        );
         assert_eq!(i("0.000000000000000000000000000001e30"), Integer::Exact(1));
         assert_eq!(ok("\"5\"").as_integer(), None);
     }

@@ -30,7 +30,10 @@ impl<'a> Id<'a> {
         }
         let ok = match v.kind() {
             Kind::String => true,
-            Kind::Number => v.is_plain_integer() && matches!(v.as_integer(), Some(super::json::Integer::Exact(_))),
+            Kind::Number => {
+                v.is_plain_integer()
+                    && matches!(v.as_integer(), Some(super::json::Integer::Exact(_)))
+            }
             _ => false,
         };
         ok.then_some(Id { raw: v.raw() })
@@ -59,7 +62,9 @@ impl Invalid {
     /// The human-readable error message.
     pub const fn message(self) -> &'static str {
         match self {
-            Invalid::Batch => "Invalid Request: batches are not supported; send one message at a time",
+            Invalid::Batch => {
+                "Invalid Request: batches are not supported; send one message at a time"
+            }
             Invalid::NotAnObject => "Invalid Request: a message must be a JSON object",
             Invalid::DuplicateMember => "Invalid Request: duplicate member in the message",
             Invalid::BadId => "Invalid Request: id must be a string or an integer",
@@ -113,7 +118,11 @@ impl<'a> Message<'a> {
     /// Classifies a checked JSON value.
     pub fn classify(root: Json<'a>) -> Self {
         let Some(members) = root.members() else {
-            let why = if root.kind() == Kind::Array { Invalid::Batch } else { Invalid::NotAnObject };
+            let why = if root.kind() == Kind::Array {
+                Invalid::Batch
+            } else {
+                Invalid::NotAnObject
+            };
             return Message::Invalid { id: None, why };
         };
         let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None, None);
@@ -151,20 +160,34 @@ impl<'a> Message<'a> {
         }
         let valid_id = id.and_then(Id::from_json);
         if duplicate {
-            return Message::Invalid { id: None, why: Invalid::DuplicateMember };
+            return Message::Invalid {
+                id: None,
+                why: Invalid::DuplicateMember,
+            };
         }
         if id.is_some() && valid_id.is_none() {
-            return Message::Invalid { id: None, why: Invalid::BadId };
+            return Message::Invalid {
+                id: None,
+                why: Invalid::BadId,
+            };
         }
         let method = method.map(|m| m.as_str());
-        let version_ok = jsonrpc.and_then(|v| v.as_str()).is_some_and(|v| v.eq_str("2.0"));
+        let version_ok = jsonrpc
+            .and_then(|v| v.as_str())
+            .is_some_and(|v| v.eq_str("2.0"));
         match (valid_id, method) {
             // A well-formed notification, or something that looks like one: never answered.
             (None, Some(Some(method))) => Message::Notification { method, params },
             (Some(_), None) if result_or_error => Message::Response,
-            (id, _) if !version_ok => Message::Invalid { id, why: Invalid::BadVersion },
+            (id, _) if !version_ok => Message::Invalid {
+                id,
+                why: Invalid::BadVersion,
+            },
             (Some(id), Some(Some(method))) => Message::Request(Request { id, method, params }),
-            (id, _) => Message::Invalid { id, why: Invalid::BadMethod },
+            (id, _) => Message::Invalid {
+                id,
+                why: Invalid::BadMethod,
+            },
         }
     }
 }
@@ -182,8 +205,14 @@ mod test {
     fn requests_keep_their_id_bytes() {
         for (msg, id) in [
             (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "1"),
-            (r#"{"method":"ping","id":-9223372036854775808,"jsonrpc":"2.0"}"#, "-9223372036854775808"),
-            (r#"{"jsonrpc":"2.0","id":"a\"b\u00e9","method":"ping"}"#, r#""a\"b\u00e9""#),
+            (
+                r#"{"method":"ping","id":-9223372036854775808,"jsonrpc":"2.0"}"#,
+                "-9223372036854775808",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a\"b\u00e9","method":"ping"}"#,
+                r#""a\"b\u00e9""#,
+            ),
             (r#"{"jsonrpc":"2.0","id":"","method":"ping"}"#, r#""""#),
         ] {
             match parse(msg) {
@@ -208,23 +237,50 @@ mod test {
             r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
         ] {
-            assert!(matches!(parse(msg), Message::Invalid { id: None, why: Invalid::BadId }), "{msg}");
+            assert!(
+                matches!(
+                    parse(msg),
+                    Message::Invalid {
+                        id: None,
+                        why: Invalid::BadId
+                    }
+                ),
+                "{msg}"
+            );
         }
-        let long = format!(r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#, "x".repeat(MAX_ID_LEN));
-        assert!(matches!(parse(&long), Message::Invalid { id: None, why: Invalid::BadId }));
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#,
+            "x".repeat(MAX_ID_LEN)
+        );
+        assert!(matches!(
+            parse(&long),
+            Message::Invalid {
+                id: None,
+                why: Invalid::BadId
+            }
+        ));
     }
 
     #[test]
     fn version_and_method_are_checked() {
         for (msg, why) in [
             (r#"{"id":1,"method":"ping"}"#, Invalid::BadVersion),
-            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, Invalid::BadVersion),
-            (r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#, Invalid::BadVersion),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                Invalid::BadVersion,
+            ),
+            (
+                r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#,
+                Invalid::BadVersion,
+            ),
             (r#"{"jsonrpc":"2.0","id":1}"#, Invalid::BadMethod),
             (r#"{"jsonrpc":"2.0","id":1,"method":5}"#, Invalid::BadMethod),
         ] {
             match parse(msg) {
-                Message::Invalid { id: Some(id), why: w } => {
+                Message::Invalid {
+                    id: Some(id),
+                    why: w,
+                } => {
                     assert_eq!(id.raw(), b"1");
                     assert_eq!(w, why, "{msg}");
                 }
@@ -233,30 +289,66 @@ mod test {
         }
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#),
-            Message::Invalid { id: None, why: Invalid::BadMethod }
+            Message::Invalid {
+                id: None,
+                why: Invalid::BadMethod
+            }
         ));
-        assert!(matches!(parse(r#"{"foo":"boo"}"#), Message::Invalid { id: None, .. }));
+        assert!(matches!(
+            parse(r#"{"foo":"boo"}"#),
+            Message::Invalid { id: None, .. }
+        ));
     }
 
     #[test]
     fn shapes_other_than_requests() {
-        assert!(matches!(parse("[1,2]"), Message::Invalid { id: None, why: Invalid::Batch }));
-        assert!(matches!(parse("[]"), Message::Invalid { id: None, why: Invalid::Batch }));
-        assert!(matches!(parse("\"ping\""), Message::Invalid { id: None, why: Invalid::NotAnObject }));
+        assert!(matches!(
+            parse("[1,2]"),
+            Message::Invalid {
+                id: None,
+                why: Invalid::Batch
+            }
+        ));
+        assert!(matches!(
+            parse("[]"),
+            Message::Invalid {
+                id: None,
+                why: Invalid::Batch
+            }
+        ));
+        assert!(matches!(
+            parse("\"ping\""),
+            Message::Invalid {
+                id: None,
+                why: Invalid::NotAnObject
+            }
+        ));
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Message::Notification { .. }
         ));
-        assert!(matches!(parse(r#"{"jsonrpc":"2.0","id":4,"result":{}}"#), Message::Response));
-        assert!(matches!(parse(r#"{"jsonrpc":"2.0","id":4,"error":{"code":1}}"#), Message::Response));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":4,"result":{}}"#),
+            Message::Response
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":4,"error":{"code":1}}"#),
+            Message::Response
+        ));
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
-            Message::Invalid { id: None, why: Invalid::DuplicateMember }
+            Message::Invalid {
+                id: None,
+                why: Invalid::DuplicateMember
+            }
         ));
         // Escaped member names are the same members.
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","\u0069d":1,"method":"ping","id":2}"#),
-            Message::Invalid { why: Invalid::DuplicateMember, .. }
+            Message::Invalid {
+                why: Invalid::DuplicateMember,
+                ..
+            }
         ));
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","\u0069d":1,"m\u0065thod":"ping"}"#),

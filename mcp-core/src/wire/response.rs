@@ -52,7 +52,12 @@ pub fn write_result(w: &mut Writer<'_>, id: Id<'_>, result: impl FnOnce(&mut Wri
 
 /// Writes `{"jsonrpc":"2.0","id":ID|null,"error":{"code":N,"message":"…"}}`; `message` writes
 /// the message text (it is escaped as it is written).
-pub fn write_error(w: &mut Writer<'_>, id: Option<Id<'_>>, code: ErrorCode, message: impl FnOnce(&mut Writer<'_>)) {
+pub fn write_error(
+    w: &mut Writer<'_>,
+    id: Option<Id<'_>>,
+    code: ErrorCode,
+    message: impl FnOnce(&mut Writer<'_>),
+) {
     head(w, id);
     w.raw(b",\"error\":{\"code\":");
     w.int(i64::from(code.code()));
@@ -74,9 +79,14 @@ mod test {
         let mut buf = [0u8; 128];
         let mut w = Writer::new(&mut buf);
         write_result(&mut w, id, |w| w.raw(b"{}"));
-        assert_eq!(w.written().unwrap(), br#"{"jsonrpc":"2.0","id":"x\"1","result":{}}"#);
+        assert_eq!(
+            w.written().unwrap(),
+            br#"{"jsonrpc":"2.0","id":"x\"1","result":{}}"#
+        );
         let mut w = Writer::new(&mut buf);
-        write_error(&mut w, None, ErrorCode::ParseError, |w| w.text("bad \"json\""));
+        write_error(&mut w, None, ErrorCode::ParseError, |w| {
+            w.text("bad \"json\"")
+        });
         assert_eq!(
             w.written().unwrap(),
             br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"json\""}}"#

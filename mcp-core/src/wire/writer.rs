@@ -24,7 +24,11 @@ pub struct Writer<'b> {
 impl<'b> Writer<'b> {
     /// A writer that starts at the beginning of `buf`.
     pub fn new(buf: &'b mut [u8]) -> Self {
-        Writer { buf, len: 0, in_string: false }
+        Writer {
+            buf,
+            len: 0,
+            in_string: false,
+        }
     }
 
     /// The number of bytes the output needs so far (may exceed the buffer).
@@ -183,10 +187,17 @@ impl<'a> Iterator for EscapeChunks<'a> {
                 b'\t' => b"\\t",
                 0x08 => b"\\b",
                 0x0C => b"\\f",
-                _ => CONTROL.get(usize::from(first)).copied().unwrap_or(b"\\u0000"),
+                _ => CONTROL
+                    .get(usize::from(first))
+                    .copied()
+                    .unwrap_or(b"\\u0000"),
             });
         }
-        let n = self.rest.iter().position(|&c| special(c)).unwrap_or(self.rest.len());
+        let n = self
+            .rest
+            .iter()
+            .position(|&c| special(c))
+            .unwrap_or(self.rest.len());
         let (chunk, rest) = self.rest.split_at(n);
         self.rest = rest;
         Some(chunk)
@@ -359,7 +370,10 @@ mod test {
         let text = core::str::from_utf8(&out).unwrap();
         let outer: String = serde_json::from_str(text).unwrap();
         let inner: serde_json::Value = serde_json::from_str(&outer).unwrap();
-        assert_eq!(inner, serde_json::json!({"k\"": "v\\\n", "n": -3, "b": true}));
+        assert_eq!(
+            inner,
+            serde_json::json!({"k\"": "v\\\n", "n": -3, "b": true})
+        );
     }
 
     #[test]
@@ -397,7 +411,10 @@ mod test {
             w.text(" ");
             w.number(1e21);
         });
-        assert_eq!(core::str::from_utf8(&out).unwrap(), "-9223372036854775808 0.1 null 1e+21");
+        assert_eq!(
+            core::str::from_utf8(&out).unwrap(),
+            "-9223372036854775808 0.1 null 1e+21"
+        );
     }
 
     #[test]

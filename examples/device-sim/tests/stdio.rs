@@ -1,0 +1,264 @@
+//! Drives the real device-sim binary over its stdin/stdout, as an MCP client would.
+#![allow(missing_docs)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Sim {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Sim {
+    fn start(args: &[&str]) -> Sim {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start device-sim");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Sim {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(line.ends_with('\n'), "no complete line: {line:?}");
+        line.trim_end().to_string()
+    }
+
+    fn ask(&mut self, msg: &str) -> Value {
+        self.send_raw(format!("{msg}\n").as_bytes());
+        let line = self.line();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    fn finish(mut self) -> String {
+        drop(self.stdin);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
+        assert!(self.child.wait().unwrap().success());
+        rest
+    }
+}
+
+fn call(id: i64, name: &str, args: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}).to_string()
+}
+
+#[test]
+fn a_xiaozhi_backend_session_over_stdio() {
+    let mut sim = Sim::start(&["--stdio"]);
+    // xinnan's order: initialize id 1 (2024-11-05, vision), tools/list id 2, calls from id 1.
+    let init = sim.ask(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{"vision":{"url":"http://127.0.0.1:8003/mcp/vision/explain","token":"abc"}},"clientInfo":{"name":"xiaozhi-mqtt-client","version":"1.0.0"}}}"#);
+    assert_eq!(init["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(init["result"]["serverInfo"]["name"], "device-sim");
+    let list = sim.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "self.get_device_status",
+            "self.audio_speaker.set_volume",
+            "self.screen.set_brightness",
+            "self.screen.set_theme"
+        ]
+    );
+    let set = sim.ask(&call(
+        1,
+        "self.audio_speaker.set_volume",
+        json!({"volume": 35}),
+    ));
+    assert_eq!(set["result"]["content"][0]["text"], "true");
+    assert_eq!(set["result"]["isError"], false);
+    assert_eq!(
+        set["result"]["evidence"],
+        json!({"level": "read_back", "commanded": 35, "observed": 35})
+    );
+    let status = sim.ask(&call(2, "self.get_device_status", json!({})));
+    assert_eq!(
+        status["result"]["structuredContent"]["audio_speaker"]["volume"],
+        35
+    );
+    let text: Value =
+        serde_json::from_str(status["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, status["result"]["structuredContent"]);
+    // 2024-11-05: invalid arguments are a -32602 error.
+    let bad = sim.ask(&call(
+        3,
+        "self.audio_speaker.set_volume",
+        json!({"volume": 101}),
+    ));
+    assert_eq!(bad["error"]["code"], -32602);
+    assert_eq!(
+        bad["error"]["message"],
+        r#"Invalid argument "volume": expected an integer from 0 to 100, got 101"#
+    );
+    // The volume did not change.
+    let status = sim.ask(&call(4, "self.get_device_status", json!({})));
+    assert_eq!(
+        status["result"]["structuredContent"]["audio_speaker"]["volume"],
+        35
+    );
+    // A notification gets no line; the next request's answer comes next.
+    sim.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    assert_eq!(
+        sim.ask(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#),
+        json!({"jsonrpc":"2.0","id":9,"result":{}})
+    );
+    assert_eq!(sim.finish(), "");
+}
+
+#[test]
+fn malformed_input_gets_well_formed_errors() {
+    let mut sim = Sim::start(&["--stdio"]);
+    sim.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\"\r\n");
+    let v: Value = serde_json::from_str(&sim.line()).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    sim.send_raw(b"\xff\xfe\n");
+    let v: Value = serde_json::from_str(&sim.line()).unwrap();
+    assert_eq!(v["error"]["code"], -32700);
+    sim.send_raw(b"\n\r\n   \n");
+    let v = sim.ask(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    assert_eq!(v["error"]["code"], -32600);
+    let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+    assert_eq!(sim.ask(&deep)["error"]["code"], -32700);
+    let v = sim.ask(r#"{"jsonrpc":"2.0","id":"\u00e9\"x","method":"server/discover"}"#);
+    assert_eq!(v["id"], "é\"x");
+    assert_eq!(v["error"]["code"], -32601);
+    // CRLF line endings are fine.
+    sim.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n");
+    assert_eq!(sim.line(), r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);
+    assert_eq!(sim.finish(), "");
+}
+
+#[test]
+fn modern_clients_get_tool_errors_and_paging() {
+    let mut sim = Sim::start(&["--stdio", "--extra-tools", "40", "--page-bytes", "4000"]);
+    sim.ask(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let page = sim.ask(
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":params}).to_string(),
+        );
+        assert!(page["result"].to_string().len() <= 4000);
+        names.extend(
+            page["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string()),
+        );
+        pages += 1;
+        match page["result"].get("nextCursor") {
+            Some(c) => cursor = Some(c.as_str().unwrap().to_string()),
+            None => break,
+        }
+    }
+    assert!(pages >= 3, "{pages}");
+    assert_eq!(names.len(), 44);
+    assert_eq!(names.last().unwrap(), "self.extra.filler_040");
+    let bad = sim.ask(&call(5, "self.screen.set_theme", json!({"theme": "blue"})));
+    assert_eq!(bad["result"]["isError"], true);
+    assert_eq!(
+        bad["result"]["content"][0]["text"],
+        r#"Invalid argument "theme": expected one of "light", "dark", got "blue""#
+    );
+    sim.finish();
+}
+
+#[test]
+fn user_principal_and_user_tools() {
+    let mut sim = Sim::start(&["--stdio", "--principal", "user"]);
+    let list = sim
+        .ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    let reboot = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "self.reboot")
+        .unwrap()
+        .clone();
+    assert_eq!(reboot["annotations"]["audience"], json!(["user"]));
+    let r = sim.ask(&call(1, "self.reboot", json!({})));
+    assert_eq!(r["result"]["evidence"]["level"], "scheduled");
+    sim.finish();
+
+    let mut sim = Sim::start(&["--stdio"]);
+    let r = sim.ask(&call(1, "self.reboot", json!({})));
+    assert_eq!(r["error"]["code"], -32602);
+    sim.finish();
+}
+
+#[test]
+fn xiaozhi_envelope() {
+    let mut sim = Sim::start(&["--envelope", "xiaozhi"]);
+    let hello: Value = serde_json::from_str(&sim.line()).unwrap();
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["features"]["mcp"], true);
+    // MCP before the hello exchange completes, without session_id, is served.
+    let v = sim.ask(r#"{"type":"mcp","payload":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#);
+    assert_eq!(
+        v,
+        json!({"type":"mcp","payload":{"jsonrpc":"2.0","id":1,"result":{}}})
+    );
+    sim.send_raw(b"{\"type\":\"hello\",\"transport\":\"websocket\",\"session_id\":\"s-42\",\"audio_params\":{}}\n");
+    // Non-MCP messages and string payloads are ignored; the next answer is the ping's.
+    sim.send_raw(b"{\"session_id\":\"s-42\",\"type\":\"listen\",\"state\":\"start\"}\n");
+    sim.send_raw(b"{\"session_id\":\"s-42\",\"type\":\"mcp\",\"payload\":\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":7,\\\"method\\\":\\\"ping\\\"}\"}\n");
+    let v = sim.ask(&json!({"session_id":"s-42","type":"mcp","payload":{"jsonrpc":"2.0","id":2,"method":"tools/list"}}).to_string());
+    assert_eq!(v["session_id"], "s-42");
+    assert_eq!(v["type"], "mcp");
+    assert_eq!(v["payload"]["result"]["tools"].as_array().unwrap().len(), 4);
+    let v = sim.ask(&json!({"session_id":"s-42","type":"mcp","payload":{"jsonrpc":"2.0","method":"notifications/initialized"}}).to_string().replace("notifications/initialized", "ping\",\"id\":\"x"));
+    assert_eq!(v["payload"]["id"], "x");
+    sim.finish();
+}
+
+#[test]
+fn demo_transcript() {
+    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#,
+        r#""structuredContent":{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"}}"#,
+        r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"loud\""#,
+        r#""message":"Tool self.reboot is only available to the user, not to the model""#,
+        r#""evidence":{"level":"scheduled"}"#,
+    ] {
+        assert!(text.contains(needle), "missing {needle} in\n{text}");
+    }
+}

@@ -1,0 +1,201 @@
+//! Proves the steady-state dispatch path performs no heap allocation: a counting global allocator
+//! counts every allocation made by this thread while the engine handles requests.
+#![allow(unsafe_code, missing_docs)] // a GlobalAlloc impl is unsafe by definition
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use mcp_core::registry::Tool;
+use mcp_core::{
+    Args, Config, Evidence, Level, Output, Param, Principal, Reading, Reply, Server, ToolResult,
+};
+
+struct Counting;
+
+thread_local! {
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+    static BYTES: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // `try_with`: the allocator can run while thread-locals are being torn down.
+    let _ = ACTIVE.try_with(|a| {
+        if a.get() {
+            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+            let _ = BYTES.try_with(|b| b.set(b.get() + size));
+        }
+    });
+}
+
+// SAFETY: forwards every call to `System` unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs `f` and returns (allocations, bytes) made by this thread meanwhile.
+fn count(f: impl FnOnce()) -> (usize, usize) {
+    COUNT.with(|c| c.set(0));
+    BYTES.with(|b| b.set(0));
+    ACTIVE.with(|a| a.set(true));
+    f();
+    ACTIVE.with(|a| a.set(false));
+    (COUNT.with(Cell::get), BYTES.with(Cell::get))
+}
+
+struct Dev {
+    volume: i64,
+    on: bool,
+    theme_dark: bool,
+}
+
+fn set_volume(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.volume = a.int("volume")?;
+    let e = Evidence::new(Level::ReadBack)
+        .commanded(Reading::Int(d.volume))
+        .observed(Reading::Int(d.volume));
+    Ok(Output::bool(true).with_evidence(e))
+}
+
+fn configure(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.on = a.bool("on")?;
+    d.theme_dark = a.str("theme")? == "dark";
+    let label = a.str("label")?;
+    let on = d.on;
+    r.json(|o| {
+        o.bool("on", on).str("label", label);
+    })
+}
+
+fn status(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    let (v, dark) = (d.volume, d.theme_dark);
+    r.json(|o| {
+        o.object("audio_speaker", |o| {
+            o.int("volume", v);
+        })
+        .object("screen", |o| {
+            o.str("theme", if dark { "dark" } else { "light" });
+        });
+    })
+}
+
+const TOOLS: [Tool<Dev>; 3] = [
+    Tool::new(
+        "self.audio_speaker.set_volume",
+        "Set the volume",
+        set_volume,
+    )
+    .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]),
+    Tool::new("self.configure", "Configure", configure).params(&[
+        Param::boolean("on", "Power"),
+        Param::string("theme", "Theme").one_of(&["light", "dark"]),
+        Param::string("label", "Label").length(0, 32),
+    ]),
+    Tool::new("self.get_device_status", "Status", status),
+];
+
+#[test]
+fn steady_state_dispatch_allocates_nothing() {
+    let mut server: Server<'_, Dev, 8> = Server::new(Config::new("t", "1"));
+    for t in &TOOLS {
+        server.register(t).unwrap();
+    }
+    let mut dev = Dev {
+        volume: 0,
+        on: false,
+        theme_dark: false,
+    };
+    let mut out = vec![0u8; 9000];
+    let messages: Vec<String> = (0..200)
+        .flat_map(|i| {
+            [
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.audio_speaker.set_volume","arguments":{{"volume":{}}}}}}}"#,
+                    i % 101
+                ),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":"c-{i}","method":"tools/call","params":{{"name":"self.configure","arguments":{{"on":{},"theme":"d\u0061rk","label":"kitchen {i}"}}}}}}"#,
+                    i % 2 == 0
+                ),
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.get_device_status","arguments":{{}}}}}}"#),
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.audio_speaker.set_volume","arguments":{{"volume":101}}}}}}"#),
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#),
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_string(),
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+                r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#.to_string(),
+                "{not json".to_string(),
+            ]
+        })
+        .collect();
+    // Warm-up: the first call of each kind (nothing is lazily allocated, but prove it below).
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}"#;
+    let (allocs, _) = count(|| {
+        server
+            .handle(init, Principal::Model, &mut dev, &mut out)
+            .unwrap();
+    });
+    assert_eq!(allocs, 0, "initialize allocated");
+
+    let mut responses = 0;
+    let (allocs, bytes) = count(|| {
+        for m in &messages {
+            responses += usize::from(
+                server
+                    .handle(m.as_bytes(), Principal::Model, &mut dev, &mut out)
+                    .unwrap()
+                    .len
+                    > 0,
+            );
+        }
+    });
+    println!(
+        "{} messages ({responses} responses): {allocs} allocations, {bytes} bytes",
+        messages.len()
+    );
+    assert_eq!(
+        responses,
+        messages.len() - 200,
+        "every request but the notifications is answered"
+    );
+    assert_eq!(
+        allocs, 0,
+        "steady-state dispatch allocated {allocs} times ({bytes} bytes)"
+    );
+    assert_eq!(dev.volume, 199 % 101);
+}
+
+#[test]
+fn the_counter_counts() {
+    // The harness itself must be able to fail: an escaped free-form string is decoded into a String.
+    let mut server: Server<'_, Dev, 8> = Server::new(Config::new("t", "1"));
+    server.register(&TOOLS[1]).unwrap();
+    let mut dev = Dev {
+        volume: 0,
+        on: false,
+        theme_dark: false,
+    };
+    let mut out = vec![0u8; 2048];
+    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.configure","arguments":{"on":true,"theme":"dark","label":"caf\u00e9"}}}"#;
+    let (allocs, _) = count(|| {
+        server
+            .handle(msg, Principal::Model, &mut dev, &mut out)
+            .unwrap();
+    });
+    assert_eq!(allocs, 1);
+}
