@@ -16,7 +16,7 @@
 //! |---|---|---|
 //! | [`wire`] | JSON checking, borrowed views, JSON-RPC framing, the output [`Writer`](wire::Writer) | none |
 //! | [`schema`] | parameter specs → `inputSchema` and the validator ([`Args`]) | none |
-//! | [`registry`] | the [`Tool`](registry::Tool) builder and the bounded tool table | tools |
+//! | [`registry`] | the [`Tool`] builder and the bounded tool table | tools |
 //! | [`server`] | session state and dispatch ([`Server::handle`]) | session |
 //! | [`transport`] | framing helpers: stdio lines, the xiaozhi envelope | none |
 //! | [`result`] | what handlers return: [`Output`], [`ToolError`], [`Evidence`] | none |

@@ -1,6 +1,7 @@
 //! Proves the steady-state dispatch path performs no heap allocation: a counting global allocator
 //! counts every allocation made by this thread while the engine handles requests.
 #![allow(unsafe_code, missing_docs)] // a GlobalAlloc impl is unsafe by definition
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -211,7 +211,7 @@ pub enum HandleError {
 }
 
 /// The smallest output buffer [`Server::handle`] accepts: enough for any error response,
-/// including one that echoes a [`MAX_ID_LEN`]-byte id.
+/// including one that echoes a [`MAX_ID_LEN`](crate::wire::request::MAX_ID_LEN)-byte id.
 pub const MIN_OUT_LEN: usize = 320;
 
 /// The engine: configuration, the tool table, and session state.
