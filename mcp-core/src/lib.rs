@@ -79,6 +79,7 @@ extern crate alloc;
 #[cfg(all(feature = "log", feature = "defmt"))]
 compile_error!("features `log` and `defmt` are mutually exclusive");
 
+mod fmt;
 pub mod registry;
 pub mod result;
 pub mod schema;

@@ -4,6 +4,7 @@ use core::fmt::Write as _;
 
 use super::cache::{Seen, call_key};
 use super::{Principal, Respond, Server, UserToolPolicy, finish, members};
+use crate::fmt::debug;
 use crate::registry::Audience;
 use crate::result::{Message, Output, Span, ToolError, Value};
 use crate::schema::validate;
@@ -46,6 +47,7 @@ impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
             && principal == Principal::Model
             && self.config.user_tools == UserToolPolicy::Enforce
         {
+            debug!("refused user-only tool {} for the model", tool.name());
             return respond(out).error(ErrorCode::InvalidParams, |w| {
                 w.text("Tool ");
                 w.text(tool.name());
@@ -56,6 +58,10 @@ impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
         let key = call_key(&[id.raw(), name.raw(), arguments.map_or(b"", |a| a.raw())]);
         match self.cache.get(key) {
             Some(Seen::Replay(bytes)) => {
+                debug!(
+                    "retransmission of a {} call answered from the cache",
+                    tool.name()
+                );
                 if let Some(dst) = out.get_mut(..bytes.len()) {
                     dst.copy_from_slice(bytes);
                     return bytes.len();
@@ -75,6 +81,7 @@ impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
         let args = match validate(tool.param_specs(), arguments) {
             Ok(args) => args,
             Err(e) => {
+                debug!("refused arguments for {}", tool.name());
                 // The handler does not run. The revision decides how the refusal is reported.
                 if self.effective_revision().reports_validation_as_tool_error() {
                     return respond(out).result(|w| {

@@ -374,6 +374,7 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
         let mut event = None;
         let len = match Message::parse(input, self.config.max_depth) {
             Err(e) => Respond { out, id: None }.error(ErrorCode::ParseError, |w| {
+                crate::fmt::debug!("parse error");
                 let _ = match e {
                     JsonError::TooDeep(d) => {
                         write!(w, "Parse error: JSON nested deeper than {d} levels")

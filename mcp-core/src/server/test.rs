@@ -81,6 +81,28 @@ fn huge(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     r.text(format_args!("{}", "x".repeat(5000)))
 }
 
+fn photo(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    r.image("image/png", b"\x89PNG")
+}
+
+#[derive(serde::Serialize)]
+struct Info {
+    model: &'static str,
+    channels: [u8; 2],
+}
+
+fn info(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    r.serialize(&Info {
+        model: "sim \"1\"",
+        channels: [1, 2],
+    })
+}
+
+const PHOTO: Tool<Dev> = Tool::new("test.photo", "Photo", photo);
+const INFO: Tool<Dev> = Tool::new("test.info", "Info", info);
+
 const STATUS: Tool<Dev> = Tool::new("self.get_device_status", "Device status", status)
     .annotations(Annotations::new().read_only(true));
 const VOLUME: Tool<Dev> = Tool::new("self.audio_speaker.set_volume", "Set volume", set_volume)
@@ -731,4 +753,40 @@ fn unknown_cursors_are_invalid_params() {
             "{cursor}"
         );
     }
+}
+
+#[test]
+fn python_style_json_with_spaces_and_unicode_escapes() {
+    // xinnan's backend: json.dumps defaults (", " and ": " separators, ensure_ascii=True).
+    let mut s = Session::new();
+    assert_eq!(
+        s.send(r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "00010000"}}"#),
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: unknown cursor (start again without one)"}}"#
+    );
+    let r = s.json(
+        r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "self.screen.set\u005ftheme", "arguments": {"theme": "d\u0061rk"}}}"#,
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(s.dev.theme, "dark");
+    let r = s.json(
+        r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test.echo", "arguments": {"text": "\u4f60\u597d\ud83d\ude00"}}}"#,
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "你好😀");
+}
+
+#[test]
+fn image_and_serialized_results() {
+    let mut s = Session::new();
+    s.server.register(&PHOTO).unwrap().register(&INFO).unwrap();
+    assert_eq!(
+        s.send(&call("1", "test.photo", "{}")),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"image","data":"iVBORw==","mimeType":"image/png"}],"isError":false}}"#
+    );
+    assert_eq!(
+        s.send(&call("2", "test.info", "{}")),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"model\":\"sim \\\"1\\\"\",\"channels\":[1,2]}"}],"#,
+            r#""structuredContent":{"model":"sim \"1\"","channels":[1,2]},"isError":false}}"#
+        )
+    );
 }
