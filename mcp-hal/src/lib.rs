@@ -1,10 +1,39 @@
 //! # mcp-hal
 //!
-//! Hardware traits for [`mcp_core`] devices, in the style of `embedded-hal`. This release is a
-//! placeholder that fixes the crate's place in the workspace; the traits, drivers and tool kits
-//! arrive with the next release.
+//! Hardware traits for [`mcp_core`] devices, in the style of `embedded-hal`, built around one
+//! idea: `Ok(())` from a driver means "issued", and the tool result must say what the device can
+//! honestly prove beyond that.
+//!
+//! | trait | evidence it can give |
+//! |---|---|
+//! | [`audio::AudioCodec`] | `read_back` (the volume register read after the write) |
+//! | [`backlight::Backlight`] | `read_back` where the hardware reports its level, else `applied` |
+//! | [`switch::Switch`] | `measured` with a feedback input, else `applied` |
+//! | [`motor::Actuator`] | `measured` (encoder position at the end of a move, as an MCP task) |
+//! | [`system::System`] | `scheduled` (a reboot never confirms itself) |
+//!
+//! Every trait method is fallible; every trait has a blanket `&mut T` impl and an async twin in
+//! [`asynch`]. Errors share one [`ErrorKind`].
+//!
+//! ## Minimum supported Rust version
+//! Rust 1.88. Raising it is a minor-version change, noted in the changelog.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod asynch;
+pub mod audio;
+pub mod backlight;
+pub mod drivers;
+mod error;
+pub mod kits;
+pub mod motor;
+mod percent;
+#[cfg(feature = "sim")]
+pub mod sim;
+pub mod switch;
+pub mod system;
+
+pub use error::{Error, ErrorKind, ErrorType};
 pub use mcp_core::{Evidence, Level, Reading};
+pub use percent::Percent;

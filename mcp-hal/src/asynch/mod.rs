@@ -1,0 +1,1 @@
+//! Async twins of the device traits (to be filled in).

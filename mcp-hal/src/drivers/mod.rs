@@ -1,0 +1,1 @@
+//! Reference drivers (to be filled in).

@@ -1,0 +1,1 @@
+//! Ready-made MCP tools over the device traits (to be filled in).

@@ -1,0 +1,52 @@
+//! Actuators that take time: start a move, poll it, stop it.
+//!
+//! # For driver authors
+//! [`start_move`](Actuator::start_move) returns as soon as the move is under way. [`state`]
+//! (Actuator::state) reports the *measured* position (an encoder, a limit switch), not the
+//! commanded one. [`stop`](Actuator::stop) is the safe-stop hook: it must bring the actuator to a
+//! safe halt from any state and be callable at any time, including twice.
+
+use crate::ErrorType;
+
+/// What an actuator is doing, as measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Motion {
+    /// Measured position, in the actuator's units.
+    pub position: i32,
+    /// `true` while it is still moving.
+    pub moving: bool,
+    /// `true` when it stopped without reaching the target (blocked, overcurrent).
+    pub stalled: bool,
+}
+
+/// A positioning actuator (a motor with an encoder, a valve, a blind).
+pub trait Actuator: ErrorType {
+    /// The reachable positions, inclusive.
+    fn range(&self) -> (i32, i32);
+    /// How close to the target counts as arrived.
+    fn tolerance(&self) -> u32;
+    /// Starts moving towards `target`.
+    fn start_move(&mut self, target: i32) -> Result<(), Self::Error>;
+    /// Reads the measured state.
+    fn state(&mut self) -> Result<Motion, Self::Error>;
+    /// Safe-stop: halts the actuator.
+    fn stop(&mut self) -> Result<(), Self::Error>;
+}
+
+impl<T: Actuator + ?Sized> Actuator for &mut T {
+    fn range(&self) -> (i32, i32) {
+        T::range(self)
+    }
+    fn tolerance(&self) -> u32 {
+        T::tolerance(self)
+    }
+    fn start_move(&mut self, target: i32) -> Result<(), Self::Error> {
+        T::start_move(self, target)
+    }
+    fn state(&mut self) -> Result<Motion, Self::Error> {
+        T::state(self)
+    }
+    fn stop(&mut self) -> Result<(), Self::Error> {
+        T::stop(self)
+    }
+}

@@ -1,0 +1,1 @@
+//! In-memory devices with fault injection (to be filled in).
