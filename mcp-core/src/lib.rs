@@ -87,8 +87,11 @@ pub mod server;
 pub mod transport;
 pub mod wire;
 
-pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, Tool};
-pub use result::{Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
+pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
+pub use result::{
+    Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo, TaskPoll, ToolError,
+    ToolResult,
+};
 pub use schema::{Args, Param};
 pub use server::{
     Config, Event, HandleError, Handled, MIN_OUT_LEN, Principal, Revision, Server, UserToolPolicy,

@@ -21,7 +21,7 @@
 use core::fmt::{self, Write as _};
 
 use crate::schema::AccessError;
-use crate::server::Principal;
+use crate::server::{Principal, TaskLookup, TaskSnapshot};
 use crate::wire::writer::{ObjectWriter, Writer};
 
 /// What a handler returns.
@@ -168,7 +168,12 @@ pub(crate) enum Value {
     Static(&'static str),
     Text(Span),
     Json(Span),
-    Image { mime: &'static str, data: Span },
+    Image {
+        mime: &'static str,
+        data: Span,
+    },
+    /// A long-running tool started its action; the word is the task's data.
+    Task(i64),
 }
 
 /// A successful tool result: the business value and, for actions, the evidence.
@@ -204,6 +209,13 @@ impl Output {
     /// A fixed text answer (dynamic text: [`Reply::text`]).
     pub const fn text(v: &'static str) -> Self {
         Self::of(Value::Static(v))
+    }
+
+    /// From a long-running tool's handler: "the action has started; track it as a task".
+    /// `data` is handed back to the tool's [`TaskHooks`] (a target position, a commanded level).
+    /// Without attached evidence the start is reported as [`Level::Scheduled`].
+    pub const fn task(data: i64) -> Self {
+        Self::of(Value::Task(data))
     }
 
     /// Attaches completion evidence.
@@ -281,6 +293,13 @@ pub struct Reply<'s> {
     w: Writer<'s>,
     principal: Principal,
     seq: u32,
+    tasks: Option<&'s dyn TaskLookup>,
+}
+
+impl core::fmt::Debug for dyn TaskLookup + '_ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TaskLookup")
+    }
 }
 
 impl<'s> Reply<'s> {
@@ -289,7 +308,18 @@ impl<'s> Reply<'s> {
             w: Writer::new(scratch),
             principal,
             seq,
+            tasks: None,
         }
+    }
+
+    pub(crate) fn with_tasks(mut self, tasks: &'s dyn TaskLookup) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
+    /// The state of a task of this server, by its id (for a status tool).
+    pub fn task(&self, id: &str) -> Option<TaskSnapshot> {
+        self.tasks.and_then(|t| t.snapshot(id))
     }
 
     pub(crate) const fn used(&self) -> usize {
@@ -370,6 +400,66 @@ impl<'s> Reply<'s> {
             },
             None => ToolError::new("Tool failed (its message did not fit the output buffer)"),
         }
+    }
+}
+
+/// Progress of a task, as `notifications/progress` reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Progress {
+    /// Progress so far; increases as work is done.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+}
+
+/// What a long-running tool's [`TaskHooks::poll`] reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TaskPoll {
+    /// Still running.
+    Working(Option<Progress>),
+    /// Finished: the final result, as the tool call would have returned it. Use values without
+    /// scratch text (`Output::bool/int/number/text`, `ToolError::new`) plus evidence: the result
+    /// is kept in the task table until the task expires.
+    Done(ToolResult),
+}
+
+/// What the engine tells a long-running tool's hooks about its task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskInfo {
+    /// The word the handler returned in [`Output::task`].
+    pub data: i64,
+    /// When the task started (caller's clock, ms).
+    pub started_ms: u64,
+    /// Now (caller's clock, ms).
+    pub now_ms: u64,
+}
+
+/// The hooks through which the engine drives a long-running tool.
+pub struct TaskHooks<C> {
+    /// Reads the device's progress; called from [`Server::poll`](crate::Server::poll).
+    pub poll: fn(&mut C, &TaskInfo) -> TaskPoll,
+    /// The safe-stop: called on `tasks/cancel`, on timeout, and after a failure. `Ok` means the
+    /// stop was issued; the result says so.
+    pub stop: fn(&mut C, &TaskInfo) -> Result<(), ToolError>,
+    /// How long the action may run before the engine stops it and fails the task.
+    pub timeout_ms: u32,
+}
+
+impl<C> Clone for TaskHooks<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for TaskHooks<C> {}
+
+impl<C> fmt::Debug for TaskHooks<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskHooks")
+            .field("timeout_ms", &self.timeout_ms)
+            .finish_non_exhaustive()
     }
 }
 

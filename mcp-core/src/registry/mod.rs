@@ -29,7 +29,7 @@
 //! ```
 
 use crate::Reply;
-use crate::result::ToolResult;
+use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
 use crate::wire::writer::Writer;
@@ -46,6 +46,31 @@ pub enum Audience {
     /// Listed only with `withUserTools: true`, annotated `"audience": ["user"]`, and refused when
     /// the model calls it (see [`UserToolPolicy`](crate::server::UserToolPolicy)).
     User,
+}
+
+/// Whether a tool runs as an MCP task (`execution.taskSupport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum TaskSupport {
+    /// An ordinary tool: a task-augmented call is refused with -32601 (the default).
+    Forbidden,
+    /// A long-running tool: clients may call it as a task or plainly. A plain call answers at
+    /// once with the task id and `scheduled` evidence (for clients without task support, such as
+    /// xiaozhi backends); progress and the final evidence come from `tasks/get`/`tasks/result` or
+    /// the status tool ([`crate::server::status_tool`]).
+    Optional,
+    /// A long-running tool that must be called as a task (a plain call gets -32601).
+    Required,
+}
+
+impl TaskSupport {
+    const fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
 }
 
 /// MCP tool annotations: hints for clients, never enforced by them.
@@ -119,6 +144,7 @@ pub struct Tool<C> {
     audience: Audience,
     output_schema: Option<&'static str>,
     handler: Handler<C>,
+    task: Option<(TaskSupport, TaskHooks<C>)>,
 }
 
 impl<C> core::fmt::Debug for Tool<C> {
@@ -141,7 +167,17 @@ impl<C> Tool<C> {
             audience: Audience::Model,
             output_schema: None,
             handler,
+            task: None,
         }
+    }
+
+    /// Makes the tool long-running: its handler starts the action and returns
+    /// [`Output::task`](crate::Output::task); the engine then tracks it as an MCP task, driving
+    /// `hooks` from [`Server::poll`](crate::Server::poll). `support` is
+    /// [`TaskSupport::Optional`] or [`TaskSupport::Required`].
+    pub const fn long_running(mut self, support: TaskSupport, hooks: TaskHooks<C>) -> Self {
+        self.task = Some((support, hooks));
+        self
     }
 
     /// The parameters (at most [`MAX_PARAMS`]).
@@ -179,6 +215,12 @@ impl<C> Tool<C> {
         self.params
     }
 
+    /// `true` when the tool is annotated `readOnlyHint: true` (it changes nothing, so repeating
+    /// it is harmless and the retransmission cache leaves it alone).
+    pub const fn is_read_only(&self) -> bool {
+        matches!(self.annotations.read_only, Some(true))
+    }
+
     /// The audience.
     pub const fn audience(&self) -> Audience {
         self.audience
@@ -187,6 +229,22 @@ impl<C> Tool<C> {
     /// The handler.
     pub const fn handler(&self) -> Handler<C> {
         self.handler
+    }
+
+    /// How the tool runs as a task.
+    pub const fn task_support(&self) -> TaskSupport {
+        match self.task {
+            Some((support, _)) => support,
+            None => TaskSupport::Forbidden,
+        }
+    }
+
+    /// The task hooks of a long-running tool.
+    pub const fn task_hooks(&self) -> Option<&TaskHooks<C>> {
+        match &self.task {
+            Some((_, hooks)) => Some(hooks),
+            None => None,
+        }
     }
 
     /// Writes the tool's `tools/list` entry.
@@ -233,6 +291,11 @@ impl<C> Tool<C> {
         if let Some(s) = self.output_schema {
             w.raw(b",\"outputSchema\":");
             w.raw(s.as_bytes());
+        }
+        if self.task_support() != TaskSupport::Forbidden {
+            w.raw(b",\"execution\":{\"taskSupport\":");
+            w.string(self.task_support().as_str());
+            w.raw(b"}");
         }
         w.raw(b"}");
     }
@@ -283,6 +346,12 @@ pub enum RegisterErrorKind {
     /// The declared `outputSchema` is not a JSON object.
     #[error("outputSchema is not a JSON object")]
     BadOutputSchema,
+    /// A long-running tool on a server without a task table (`TASKS = 0`).
+    #[error("a long-running tool needs a server with a task table")]
+    NoTaskTable,
+    /// `long_running` with [`TaskSupport::Forbidden`].
+    #[error("a long-running tool needs task support optional or required")]
+    BadTaskSupport,
     /// The listing alone would overflow a `tools/list` page.
     #[error("its listing needs {size} bytes but a tools/list page holds {page}")]
     TooLargeForPage {
@@ -410,12 +479,19 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
         Ok(self)
     }
 
-    /// The tool named `name`, with its index.
+    /// The tool named `name`.
     pub fn find(&self, name: JsonStr<'_>) -> Option<&'t Tool<C>> {
-        self.entries
-            .iter()
-            .find(|e| name.eq_str(e.tool.name))
-            .map(|e| e.tool)
+        self.position(name).and_then(|i| self.get(i))
+    }
+
+    /// The index of the tool named `name`.
+    pub(crate) fn position(&self, name: JsonStr<'_>) -> Option<usize> {
+        self.entries.iter().position(|e| name.eq_str(e.tool.name))
+    }
+
+    /// The tool at `index`.
+    pub(crate) fn get(&self, index: usize) -> Option<&'t Tool<C>> {
+        self.entries.get(index).map(|e| e.tool)
     }
 
     /// Registered tools in order.

@@ -474,7 +474,7 @@ mod test {
                     "volume": {"type": "integer", "description": "Volume", "minimum": 0, "maximum": 100},
                     "theme": {"type": "string", "description": "Theme", "enum": ["light", "dark"], "default": "light"},
                     "label": {"type": "string", "description": "Label", "minLength": 1, "maxLength": 8},
-                    "gain": {"type": "number", "description": "Gain", "minimum": -1.5, "maximum": 1.5, "default": 0.0},
+                    "gain": {"type": "number", "description": "Gain", "minimum": -1.5, "maximum": 1.5, "default": 0},
                     "on": {"type": "boolean", "description": "On"},
                     "any": {"type": "integer", "description": "Any", "minimum": i64::MIN, "maximum": i64::MAX},
                 },

@@ -1,5 +1,8 @@
 //! The recent-call cache: answers a retransmitted `tools/call` without running it again.
 //!
+//! Only tools that act are remembered: a tool annotated `readOnlyHint: true` runs afresh on every
+//! request (a status query must not be answered with a stale copy).
+//!
 //! The key is a 64-bit FNV-1a hash of the request id, the tool name and the raw `arguments`
 //! bytes: xiaozhi backends reuse small ids across different calls, so the id alone is not
 //! enough. The window is the last `N` executed calls. A response larger than `B` bytes is

@@ -30,6 +30,11 @@
 mod cache;
 mod call;
 mod list;
+mod tasks;
+
+pub use tasks::{
+    MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, TaskLookup, TaskSnapshot, TaskStatus, status_tool,
+};
 
 use core::fmt::Write as _;
 
@@ -129,6 +134,12 @@ pub struct Config {
     pub user_tools: UserToolPolicy,
     /// Deepest JSON nesting accepted in a message.
     pub max_depth: u8,
+    /// How long a task is kept after creation when the client asks for no `ttl` (ms).
+    pub task_ttl_ms: u32,
+    /// The longest `ttl` granted (ms); longer requests are shortened.
+    pub task_ttl_max_ms: u32,
+    /// The `pollInterval` suggested to clients (ms).
+    pub task_poll_interval_ms: u32,
 }
 
 impl Config {
@@ -142,7 +153,17 @@ impl Config {
             page_bytes: 8000,
             user_tools: UserToolPolicy::Enforce,
             max_depth: DEFAULT_MAX_DEPTH,
+            task_ttl_ms: 300_000,
+            task_ttl_max_ms: 3_600_000,
+            task_poll_interval_ms: 500,
         }
+    }
+
+    /// Sets the default task `ttl` and the longest one granted (ms).
+    pub const fn task_ttl(mut self, default_ms: u32, max_ms: u32) -> Self {
+        self.task_ttl_ms = default_ms;
+        self.task_ttl_max_ms = max_ms;
+        self
     }
 
     /// Sets the `tools/list` page budget.
@@ -216,20 +237,33 @@ pub const MIN_OUT_LEN: usize = 320;
 
 /// The engine: configuration, the tool table, and session state.
 ///
-/// `N` is the tool capacity; `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are
-/// kept for retransmissions (set `CACHE` to 0 to disable). With the defaults the whole server is
-/// about `CACHE * CACHE_BYTES + 8 * N + 64` bytes: it can live in a `static`.
-pub struct Server<'t, C, const N: usize, const CACHE: usize = 4, const CACHE_BYTES: usize = 320> {
+/// `N` is the tool capacity; `TASKS` long-running actions can be tracked at once (0 disables MCP
+/// Tasks); `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are kept for
+/// retransmissions (0 disables). The whole server lives in one value (a `static` is fine): about
+/// `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 100` bytes.
+pub struct Server<
+    't,
+    C,
+    const N: usize,
+    const TASKS: usize = 2,
+    const CACHE: usize = 4,
+    const CACHE_BYTES: usize = 384,
+> {
     config: Config,
     registry: Registry<'t, C, N>,
     revision: Option<Revision>,
     cache: RecentCalls<CACHE, CACHE_BYTES>,
+    tasks: tasks::Tasks<TASKS>,
+    /// The caller's clock as of the last `poll` (ms).
+    now_ms: u64,
+    last_advance: Option<u64>,
+    unix_offset_ms: i64,
     /// Incremented per handler call; stamps the scratch spans of that call.
     call_seq: u32,
 }
 
-impl<C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize> core::fmt::Debug
-    for Server<'_, C, N, CACHE, CACHE_BYTES>
+impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Server")
@@ -309,8 +343,8 @@ fn members<'i, const K: usize>(
     Ok(found)
 }
 
-impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'t, C, N, CACHE, CACHE_BYTES>
+impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
 {
     /// A server with no tools.
     pub const fn new(config: Config) -> Self {
@@ -319,12 +353,22 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
             registry: Registry::new(config.page_bytes),
             revision: None,
             cache: RecentCalls::new(),
+            tasks: tasks::Tasks::new(),
+            now_ms: 0,
+            last_advance: None,
+            unix_offset_ms: 0,
             call_seq: 0,
         }
     }
 
-    /// Registers a tool (see [`Registry::register`]).
+    /// Registers a tool (see [`Registry::register`]). A long-running tool needs `TASKS > 0`.
     pub fn register(&mut self, tool: &'t Tool<C>) -> Result<&mut Self, RegisterError> {
+        if TASKS == 0 && tool.task_hooks().is_some() {
+            return Err(RegisterError {
+                tool: tool.name(),
+                kind: crate::registry::RegisterErrorKind::NoTaskTable,
+            });
+        }
         self.registry.register(tool)?;
         Ok(self)
     }
@@ -400,9 +444,19 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
         event: &mut Option<Event<'i>>,
     ) -> usize {
         let m = req.method;
-        let known = ["initialize", "ping", "tools/list", "tools/call"]
-            .into_iter()
-            .find(|n| m.eq_str(n));
+        let known = [
+            "initialize",
+            "ping",
+            "tools/list",
+            "tools/call",
+            "tasks/get",
+            "tasks/result",
+            "tasks/list",
+            "tasks/cancel",
+        ]
+        .into_iter()
+        .filter(|n| TASKS > 0 || !n.starts_with("tasks/"))
+        .find(|n| m.eq_str(n));
         let respond = Respond {
             out,
             id: Some(req.id),
@@ -423,7 +477,8 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
             "initialize" => self.initialize(params, respond, event),
             "ping" => respond.result(|w| w.raw(b"{}")),
             "tools/list" => self.list(params, respond),
-            _ => self.call(req.id, params, principal, ctx, respond.out),
+            "tools/call" => self.call(req.id, params, principal, ctx, respond.out),
+            task_method => self.task_method(task_method, params, respond, ctx),
         }
     }
 
@@ -455,10 +510,15 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
             });
         *event = Some(Event::Initialized { revision, vision });
         let config = self.config;
+        let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
         respond.result(|w| {
             w.raw(b"{\"protocolVersion\":");
             w.string(revision.as_str());
-            w.raw(b",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":");
+            w.raw(b",\"capabilities\":{\"tools\":{}");
+            if has_tasks && revision >= Revision::V2025_11_25 {
+                w.raw(b",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
+            }
+            w.raw(b"},\"serverInfo\":{\"name\":");
             w.string(config.name);
             w.raw(b",\"version\":");
             w.string(config.version);
@@ -474,3 +534,6 @@ impl<'t, C, const N: usize, const CACHE: usize, const CACHE_BYTES: usize>
 
 #[cfg(test)]
 mod test;
+
+#[cfg(test)]
+mod test_tasks;

@@ -790,3 +790,21 @@ fn image_and_serialized_results() {
         )
     );
 }
+
+#[test]
+fn read_only_tools_are_never_answered_from_the_cache() {
+    let mut s = Session::new();
+    let status = call("5", "self.get_device_status", "{}");
+    let first = s.json(&status);
+    s.dev.register = 9;
+    let second = s.json(&status);
+    assert_eq!(
+        first["result"]["structuredContent"]["audio_speaker"]["volume"],
+        0
+    );
+    assert_eq!(
+        second["result"]["structuredContent"]["audio_speaker"]["volume"],
+        9
+    );
+    assert_eq!(s.dev.calls, 2);
+}

@@ -22,6 +22,11 @@ impl<'a> Id<'a> {
         self.raw
     }
 
+    /// An id from bytes that were checked as an id before (a parked request's id).
+    pub(crate) const fn from_checked_raw(raw: &'a [u8]) -> Self {
+        Id { raw }
+    }
+
     /// Checks a JSON value as an MCP request id: a string, or an integer that fits `i64`, written
     /// without fraction or exponent.
     pub fn from_json(v: Json<'a>) -> Option<Self> {

@@ -112,9 +112,12 @@ impl<'b> Writer<'b> {
         self.raw(b.format(v).as_bytes());
     }
 
-    /// Writes a number; non-finite values (which JSON cannot represent) become `null`.
+    /// Writes a number; integral values are written as integers (`100`, not `100.0`), and
+    /// non-finite values (which JSON cannot represent) become `null`.
     pub fn number(&mut self, v: f64) {
-        if v.is_finite() {
+        if v.fract() == 0.0 && v.abs() < 1e15 {
+            self.int(v as i64);
+        } else if v.is_finite() {
             let mut b = zmij::Buffer::new();
             self.raw(b.format_finite(v).as_bytes());
         } else {

@@ -1,0 +1,815 @@
+//! MCP Tasks (2025-11-25 core form): the bounded task table, `tasks/get`, `tasks/result`,
+//! `tasks/list`, `tasks/cancel`, and [`Server::poll`], which drives long-running tools and emits
+//! what the engine owes the client (deferred `tasks/result` answers, `notifications/tasks/status`,
+//! `notifications/progress`).
+//!
+//! A task is created when a long-running tool's handler returns [`Output::task`]. Its slot is
+//! reserved *before* the handler runs, so an action is never started that cannot be tracked; a
+//! full table of running tasks is a clear error, and running tasks are never evicted. Finished
+//! tasks are kept until their `ttl` (from creation) runs out.
+//!
+//! Time: the engine has no clock. [`Server::poll`] takes the caller's monotonic milliseconds, and
+//! requests handled afterwards use that time. Timestamps (`createdAt`, `lastUpdatedAt`) are that
+//! time plus the offset set with [`Server::set_unix_time`]; until then they count from
+//! 1970-01-01T00:00:00Z (uptime), which is valid ISO 8601 but not wall-clock time.
+
+use core::fmt::Write as _;
+
+use super::call::render_result;
+use super::{Respond, Server, members};
+use crate::registry::Tool;
+use crate::result::{
+    Evidence, Level, Output, Progress, TaskInfo, TaskPoll, ToolError, ToolResult, Value,
+};
+use crate::schema::Param;
+use crate::wire::json::Json;
+use crate::wire::request::{Id, MAX_ID_LEN};
+use crate::wire::response::{ErrorCode, write_error, write_result};
+use crate::wire::writer::Writer;
+use crate::{Args, Reply};
+
+/// Longest `progressToken` (raw JSON bytes) kept for progress notifications.
+pub const MAX_PROGRESS_TOKEN_LEN: usize = 64;
+
+/// The status of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Finished with a result (`isError: false`).
+    Completed,
+    /// Finished with a failure (`isError: true`), including timeouts.
+    Failed,
+    /// Cancelled by request; the safe-stop was called.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// `true` for completed, failed and cancelled.
+    pub const fn is_terminal(self) -> bool {
+        !matches!(self, TaskStatus::Working)
+    }
+}
+
+/// A read-only view of one task, for status tools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct TaskSnapshot {
+    /// The numeric part of the task id (`task-<n>`).
+    pub id: u32,
+    /// The tool that started it.
+    pub tool: &'static str,
+    /// Its status.
+    pub status: TaskStatus,
+    /// The latest progress reported.
+    pub progress: Option<Progress>,
+    /// The evidence reported when it started.
+    pub started: Evidence,
+    /// The final result, once terminal.
+    pub outcome: Option<ToolResult>,
+    /// Whether the safe-stop was called and how it went (`Ok`: issued).
+    pub stop: Option<Result<(), ToolError>>,
+}
+
+/// Looks tasks up by id; implemented by the server's task table and handed to handlers through
+/// [`Reply::task`].
+pub trait TaskLookup {
+    /// The task with this id (`task-<n>`), if it exists.
+    fn snapshot(&self, id: &str) -> Option<TaskSnapshot>;
+}
+
+#[derive(Debug)]
+pub(crate) struct Entry {
+    id: u32,
+    tool: u16,
+    tool_name: &'static str,
+    augmented: bool,
+    status: TaskStatus,
+    data: i64,
+    created_ms: u64,
+    updated_ms: u64,
+    ttl_ms: u64,
+    deadline_ms: u64,
+    started: Evidence,
+    progress: Option<Progress>,
+    outcome: Option<ToolResult>,
+    stop: Option<Result<(), ToolError>>,
+    token: Option<heapless::Vec<u8, MAX_PROGRESS_TOKEN_LEN>>,
+    waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
+    send_status: bool,
+    send_progress: bool,
+}
+
+impl Entry {
+    fn snapshot(&self) -> TaskSnapshot {
+        TaskSnapshot {
+            id: self.id,
+            tool: self.tool_name,
+            status: self.status,
+            progress: self.progress,
+            started: self.started,
+            outcome: self.outcome,
+            stop: self.stop,
+        }
+    }
+
+    fn info(&self, now_ms: u64) -> TaskInfo {
+        TaskInfo {
+            data: self.data,
+            started_ms: self.created_ms,
+            now_ms,
+        }
+    }
+
+    fn finish(
+        &mut self,
+        status: TaskStatus,
+        outcome: ToolResult,
+        stop: Option<Result<(), ToolError>>,
+        now: u64,
+    ) {
+        self.status = status;
+        self.outcome = Some(outcome);
+        self.stop = stop;
+        self.updated_ms = now;
+        self.send_status = self.augmented;
+        self.send_progress = false;
+    }
+}
+
+/// The bounded task table.
+#[derive(Debug)]
+pub(crate) struct Tasks<const T: usize> {
+    entries: heapless::Vec<Entry, T>,
+    next_id: u32,
+}
+
+impl<const T: usize> TaskLookup for Tasks<T> {
+    fn snapshot(&self, id: &str) -> Option<TaskSnapshot> {
+        self.find_str(id).map(Entry::snapshot)
+    }
+}
+
+fn parse_id(id: &str) -> Option<u32> {
+    let digits = id.strip_prefix("task-")?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+impl<const T: usize> Tasks<T> {
+    pub(crate) const fn new() -> Self {
+        Tasks {
+            entries: heapless::Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    fn find_str(&self, id: &str) -> Option<&Entry> {
+        let n = parse_id(id)?;
+        self.entries.iter().find(|e| e.id == n)
+    }
+
+    fn position(&self, id: Option<Json<'_>>) -> Option<usize> {
+        let id = id?.as_str()?;
+        let mut buf = [0u8; 16];
+        let n = parse_id(id.decode_into(&mut buf)?)?;
+        self.entries.iter().position(|e| e.id == n)
+    }
+
+    /// `true` when a new task fits: a free slot, or a finished task nobody waits for to evict.
+    pub(crate) fn has_room(&self) -> bool {
+        self.entries.len() < T
+            || self
+                .entries
+                .iter()
+                .any(|e| e.status.is_terminal() && e.waiter.is_none())
+    }
+
+    fn insert(&mut self, entry: Entry) -> Option<u32> {
+        if self.entries.len() == T {
+            // Evict the oldest finished task nobody waits for; running tasks are never evicted.
+            let victim = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.status.is_terminal() && e.waiter.is_none())
+                .min_by_key(|(_, e)| e.created_ms)
+                .map(|(i, _)| i)?;
+            self.entries.remove(victim);
+        }
+        let id = entry.id;
+        self.entries.push(entry).ok()?;
+        Some(id)
+    }
+}
+
+/// How a task is created: the parts of the `tools/call` request that matter.
+pub(crate) struct NewTask<'i> {
+    pub(crate) tool: usize,
+    pub(crate) tool_name: &'static str,
+    pub(crate) augmented: bool,
+    pub(crate) ttl_ms: Option<u64>,
+    pub(crate) token: Option<Json<'i>>,
+    pub(crate) timeout_ms: u32,
+}
+
+/// Writes an ISO 8601 UTC timestamp (`1970-01-01T00:00:00.000Z`) for `ms` since the Unix epoch.
+pub(crate) fn write_timestamp(w: &mut Writer<'_>, ms: i64) {
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000,
+    );
+    let _ = write!(
+        w,
+        "\"{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z\""
+    );
+}
+
+impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
+{
+    /// Tells the engine the wall-clock time: `unix_ms` (milliseconds since the Unix epoch) is
+    /// now, as of the last [`poll`](Self::poll). Task timestamps use it from then on.
+    pub fn set_unix_time(&mut self, unix_ms: i64) {
+        self.unix_offset_ms =
+            unix_ms.saturating_sub(i64::try_from(self.now_ms).unwrap_or(i64::MAX));
+    }
+
+    fn wall(&self, ms: u64) -> i64 {
+        i64::try_from(ms)
+            .unwrap_or(i64::MAX)
+            .saturating_add(self.unix_offset_ms)
+    }
+
+    /// Advances time and long-running tools, and writes at most one message the engine owes the
+    /// client into `out`: a deferred `tasks/result` response, a `notifications/tasks/status`, or a
+    /// `notifications/progress`. Returns its length, 0 when nothing is owed.
+    ///
+    /// Call it from the firmware's main loop with a monotonic millisecond clock, repeatedly until
+    /// it returns 0, and send each message. Task hooks run at most once per distinct `now_ms`.
+    pub fn poll(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
+        self.now_ms = self.now_ms.max(now_ms);
+        if self.last_advance != Some(self.now_ms) {
+            self.last_advance = Some(self.now_ms);
+            self.advance(ctx);
+        }
+        self.emit(out)
+    }
+
+    fn advance(&mut self, ctx: &mut C) {
+        let now = self.now_ms;
+        for e in self.tasks.entries.iter_mut() {
+            if e.status.is_terminal() {
+                continue;
+            }
+            let Some(hooks) = self
+                .registry
+                .get(usize::from(e.tool))
+                .and_then(Tool::task_hooks)
+                .copied()
+            else {
+                e.finish(
+                    TaskStatus::Failed,
+                    Err(ToolError::new("Tool bug: the task's tool has no hooks")),
+                    None,
+                    now,
+                );
+                continue;
+            };
+            let info = e.info(now);
+            if now >= e.deadline_ms {
+                let stop = (hooks.stop)(ctx, &info);
+                e.finish(
+                    TaskStatus::Failed,
+                    Err(ToolError::new("Timed out before the action finished")),
+                    Some(stop),
+                    now,
+                );
+                continue;
+            }
+            match (hooks.poll)(ctx, &info) {
+                TaskPoll::Working(p) => {
+                    if p.is_some() && p != e.progress {
+                        e.progress = p;
+                        e.updated_ms = now;
+                        e.send_progress = e.token.is_some();
+                    }
+                }
+                TaskPoll::Done(Ok(output)) if storable(&output.value) => {
+                    e.finish(TaskStatus::Completed, Ok(output), None, now);
+                }
+                TaskPoll::Done(Ok(_)) => {
+                    let bug = ToolError::new(
+                        "Tool bug: a task result cannot use scratch text or start another task",
+                    );
+                    e.finish(TaskStatus::Failed, Err(bug), None, now);
+                }
+                TaskPoll::Done(Err(err)) => {
+                    // A failure after the start: make the actuator safe.
+                    let stop = (hooks.stop)(ctx, &info);
+                    e.finish(TaskStatus::Failed, Err(err), Some(stop), now);
+                }
+            }
+        }
+        self.tasks.entries.retain(|e| {
+            !(e.status.is_terminal()
+                && e.waiter.is_none()
+                && now >= e.created_ms.saturating_add(e.ttl_ms))
+        });
+    }
+
+    fn emit(&mut self, out: &mut [u8]) -> usize {
+        let tasks = &self.tasks.entries;
+        if let Some(i) = tasks
+            .iter()
+            .position(|e| e.status.is_terminal() && e.waiter.is_some())
+        {
+            let Some(e) = self.tasks.entries.get_mut(i) else {
+                return 0;
+            };
+            let waiter = e.waiter.take().unwrap_or_default();
+            let Some(e) = self.tasks.entries.get(i) else {
+                return 0;
+            };
+            return self.write_payload(e, Id::from_checked_raw(&waiter), out);
+        }
+        if let Some(i) = self.tasks.entries.iter().position(|e| e.send_status) {
+            let Some(e) = self.tasks.entries.get_mut(i) else {
+                return 0;
+            };
+            e.send_status = false;
+            let Some(e) = self.tasks.entries.get(i) else {
+                return 0;
+            };
+            let mut w = Writer::new(out);
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":");
+            self.write_task(&mut w, e);
+            w.raw(b"}");
+            return if w.fits() { w.needed() } else { 0 };
+        }
+        if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.send_progress) {
+            e.send_progress = false;
+            let (Some(token), Some(p)) = (e.token.as_ref(), e.progress) else {
+                return 0;
+            };
+            let mut w = Writer::new(out);
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
+            w.raw(token);
+            w.raw(b",\"progress\":");
+            w.number(p.progress);
+            if let Some(total) = p.total {
+                w.raw(b",\"total\":");
+                w.number(total);
+            }
+            if e.augmented {
+                w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"task-");
+                w.uint(u64::from(e.id));
+                w.raw(b"\"}}");
+            }
+            w.raw(b"}}");
+            return if w.fits() { w.needed() } else { 0 };
+        }
+        0
+    }
+
+    /// Writes the `Task` object.
+    fn write_task(&self, w: &mut Writer<'_>, e: &Entry) {
+        w.raw(b"{\"taskId\":\"task-");
+        w.uint(u64::from(e.id));
+        w.raw(b"\",\"status\":");
+        w.string(e.status.as_str());
+        w.raw(b",\"statusMessage\":");
+        w.begin_string();
+        write_status_message(w, e);
+        w.end_string();
+        w.raw(b",\"createdAt\":");
+        write_timestamp(w, self.wall(e.created_ms));
+        w.raw(b",\"lastUpdatedAt\":");
+        write_timestamp(w, self.wall(e.updated_ms));
+        w.raw(b",\"ttl\":");
+        w.uint(e.ttl_ms);
+        w.raw(b",\"pollInterval\":");
+        w.uint(u64::from(self.config.task_poll_interval_ms));
+        w.raw(b"}");
+    }
+
+    /// Writes the `tasks/result` response for a terminal task.
+    fn write_payload(&self, e: &Entry, id: Id<'_>, out: &mut [u8]) -> usize {
+        let outcome = e
+            .outcome
+            .unwrap_or(Err(ToolError::new("The task has no result")));
+        let note = stop_note(e.stop);
+        super::finish(out, Some(id), "", |w| {
+            write_result(w, id, |w| {
+                render_result(w, &outcome, &[], 0, note, Some(e.id))
+            });
+        })
+    }
+
+    /// Creates a task for a started long-running action and writes the response: a
+    /// `CreateTaskResult` for task-augmented calls, or a tool result with the task id and the
+    /// start evidence for plain calls.
+    pub(super) fn start_task(
+        &mut self,
+        new: NewTask<'_>,
+        result: ToolResult,
+        id: Id<'_>,
+        w: &mut Writer<'_>,
+    ) {
+        let now = self.now_ms;
+        let ttl = new
+            .ttl_ms
+            .unwrap_or(u64::from(self.config.task_ttl_ms))
+            .min(u64::from(self.config.task_ttl_max_ms));
+        let started = match &result {
+            Ok(Output {
+                evidence: Some(e), ..
+            }) => *e,
+            _ => Evidence::new(Level::Scheduled),
+        };
+        let (status, data, outcome) = match result {
+            Ok(Output {
+                value: Value::Task(data),
+                ..
+            }) => (TaskStatus::Working, data, None),
+            Ok(o) if storable(&o.value) => (TaskStatus::Completed, 0, Some(Ok(o))),
+            Ok(_) => (
+                TaskStatus::Failed,
+                0,
+                Some(Err(ToolError::new(
+                    "Tool bug: a task result cannot use scratch text",
+                ))),
+            ),
+            Err(e) => (TaskStatus::Failed, 0, Some(Err(e))),
+        };
+        let task_id = self.tasks.next_id;
+        self.tasks.next_id = self.tasks.next_id.wrapping_add(1).max(1);
+        let token = new
+            .token
+            .and_then(|t| heapless::Vec::from_slice(t.raw()).ok());
+        let entry = Entry {
+            id: task_id,
+            tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
+            tool_name: new.tool_name,
+            augmented: new.augmented,
+            status,
+            data,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: ttl,
+            deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
+            started,
+            progress: None,
+            outcome,
+            stop: None,
+            token: token.filter(|_| new.augmented),
+            waiter: None,
+            send_status: false,
+            send_progress: false,
+        };
+        // Room was checked before the handler ran.
+        let _ = self.tasks.insert(entry);
+        let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
+            write_error(w, Some(id), ErrorCode::InternalError, |w| {
+                w.text("The task table is full")
+            });
+            return;
+        };
+        if new.augmented {
+            write_result(w, id, |w| {
+                w.raw(b"{\"task\":");
+                self.write_task(w, e);
+                w.raw(b"}");
+            });
+            return;
+        }
+        write_result(w, id, |w| match e.outcome {
+            Some(outcome) => render_result(w, &outcome, &[], 0, stop_note(e.stop), None),
+            None => render_started(w, e),
+        });
+    }
+
+    /// Answers `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`. Returns 0 when a
+    /// `tasks/result` is parked until the task ends.
+    pub(super) fn task_method(
+        &mut self,
+        method: &str,
+        params: Option<Json<'_>>,
+        respond: Respond<'_, '_>,
+        ctx: &mut C,
+    ) -> usize {
+        let [task_id, cursor] = match members(params, ["taskId", "cursor"]) {
+            Ok(m) => m,
+            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+        };
+        if method == "tasks/list" {
+            if cursor.is_some() {
+                return respond.error(ErrorCode::InvalidParams, |w| {
+                    w.text("Invalid params: unknown cursor")
+                });
+            }
+            return respond.result(|w| {
+                w.raw(b"{\"tasks\":[");
+                for (i, e) in self.tasks.entries.iter().enumerate() {
+                    if i > 0 {
+                        w.raw(b",");
+                    }
+                    self.write_task(w, e);
+                }
+                w.raw(b"]}");
+            });
+        }
+        let Some(i) = self.tasks.position(task_id) else {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: unknown or expired taskId")
+            });
+        };
+        let now = self.now_ms;
+        match method {
+            "tasks/get" => {}
+            "tasks/cancel" => {
+                let hooks = self
+                    .tasks
+                    .entries
+                    .get(i)
+                    .and_then(|e| self.registry.get(usize::from(e.tool)))
+                    .and_then(Tool::task_hooks)
+                    .copied();
+                let Some(e) = self.tasks.entries.get_mut(i) else {
+                    return 0;
+                };
+                if e.status.is_terminal() {
+                    return respond.error(ErrorCode::InvalidParams, |w| {
+                        w.text("Invalid params: the task already finished (");
+                        w.text(e.status.as_str());
+                        w.text(")");
+                    });
+                }
+                let stop = hooks.map(|h| (h.stop)(ctx, &e.info(now)));
+                e.finish(
+                    TaskStatus::Cancelled,
+                    Err(ToolError::new("Cancelled by request")),
+                    stop,
+                    now,
+                );
+                // The requestor learns it from this response.
+                e.send_status = false;
+            }
+            _ => {
+                // tasks/result
+                let Some(e) = self.tasks.entries.get_mut(i) else {
+                    return 0;
+                };
+                if !e.status.is_terminal() {
+                    if e.waiter.is_some() {
+                        return respond.error(ErrorCode::InvalidRequest, |w| {
+                            w.text("Another tasks/result request is already waiting for this task");
+                        });
+                    }
+                    let id = respond.id.map(|id| id.raw()).unwrap_or_default();
+                    e.waiter = heapless::Vec::from_slice(id).ok();
+                    return 0;
+                }
+                let Some(id) = respond.id else { return 0 };
+                let Some(e) = self.tasks.entries.get(i) else {
+                    return 0;
+                };
+                return self.write_payload(e, id, respond.out);
+            }
+        }
+        let Some(e) = self.tasks.entries.get(i) else {
+            return 0;
+        };
+        respond.result(|w| self.write_task(w, e))
+    }
+}
+
+/// `true` for values a task can keep after the call (no scratch spans, not a new task).
+fn storable(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Bool(_) | Value::Int(_) | Value::Number(_) | Value::Static(_)
+    )
+}
+
+fn stop_note(stop: Option<Result<(), ToolError>>) -> Option<&'static str> {
+    match stop {
+        Some(Ok(())) => Some("safe-stop issued"),
+        Some(Err(_)) => Some("safe-stop FAILED: the actuator may still be moving"),
+        None => None,
+    }
+}
+
+fn write_status_message(w: &mut Writer<'_>, e: &Entry) {
+    match (e.status, e.outcome) {
+        (TaskStatus::Working, _) => {
+            w.text("The action is in progress");
+            if let Some(p) = e.progress {
+                w.text(" (");
+                w.number(p.progress);
+                if let Some(t) = p.total {
+                    w.text(" of ");
+                    w.number(t);
+                }
+                w.text(")");
+            }
+        }
+        (_, Some(Ok(o))) => match o.evidence {
+            Some(ev) => ev.write_text(w),
+            None => w.text("Completed"),
+        },
+        (_, Some(Err(err))) => {
+            match err.message {
+                crate::result::Message::Static(m) => w.text(m),
+                crate::result::Message::Scratch(_) => w.text("Failed"),
+            }
+            if let Some(ev) = err.evidence {
+                w.text("; ");
+                ev.write_text(w);
+            }
+        }
+        (_, None) => w.text(e.status.as_str()),
+    }
+    if let Some(note) = stop_note(e.stop) {
+        w.text("; ");
+        w.text(note);
+    }
+}
+
+/// The immediate result of a plain call to a long-running tool.
+fn render_started(w: &mut Writer<'_>, e: &Entry) {
+    let body = |w: &mut Writer<'_>| {
+        w.raw(b"{\"task_id\":\"task-");
+        w.uint(u64::from(e.id));
+        w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
+        w.raw(STATUS_TOOL_NAME.as_bytes());
+        w.raw(b"\"}");
+    };
+    w.raw(b"{\"content\":[{\"type\":\"text\",\"text\":");
+    w.begin_string();
+    body(w);
+    w.end_string();
+    w.raw(b"},{\"type\":\"text\",\"text\":");
+    w.begin_string();
+    e.started.write_text(w);
+    w.end_string();
+    w.raw(b"}],\"structuredContent\":");
+    body(w);
+    w.raw(b",\"isError\":false,\"evidence\":");
+    e.started.write_json(w);
+    w.raw(b"}");
+}
+
+/// The name of the status tool for clients without task support.
+pub const STATUS_TOOL_NAME: &str = "self.tasks.get_status";
+
+const STATUS_PARAMS: &[Param] =
+    &[Param::string("task_id", "The task_id returned when the action started").length(1, 24)];
+
+fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    let id = args.str("task_id")?;
+    let Some(t) = reply.task(id) else {
+        return Err(ToolError::new("Unknown or expired task_id"));
+    };
+    reply.json(|o| {
+        o.str("task_id", id)
+            .str("tool", t.tool)
+            .str("status", t.status.as_str());
+        if let Some(p) = t.progress.filter(|_| t.status == TaskStatus::Working) {
+            o.number("progress", p.progress);
+            if let Some(total) = p.total {
+                o.number("total", total);
+            }
+        }
+        o.object("started", |o| write_evidence_members(o, &t.started));
+        match t.outcome {
+            Some(Ok(out)) => {
+                match out.value {
+                    Value::Bool(b) => o.bool("result", b),
+                    Value::Int(i) => o.int("result", i),
+                    Value::Number(n) => o.number("result", n),
+                    Value::Static(s) => o.str("result", s),
+                    _ => o,
+                };
+                if let Some(ev) = out.evidence {
+                    o.object("evidence", |o| write_evidence_members(o, &ev));
+                }
+            }
+            Some(Err(err)) => {
+                if let crate::result::Message::Static(m) = err.message {
+                    o.str("error", m);
+                }
+                if let Some(ev) = err.evidence {
+                    o.object("evidence", |o| write_evidence_members(o, &ev));
+                }
+            }
+            None => {}
+        }
+        match t.stop {
+            Some(Ok(())) => {
+                o.str("stop", "issued");
+            }
+            Some(Err(_)) => {
+                o.str("stop", "failed");
+            }
+            None => {}
+        }
+    })
+}
+
+fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidence) {
+    o.str("level", e.level.as_str());
+    for (key, r) in [("commanded", e.commanded), ("observed", e.observed)] {
+        match r {
+            Some(crate::Reading::Bool(b)) => o.bool(key, b),
+            Some(crate::Reading::Int(i)) => o.int(key, i),
+            Some(crate::Reading::Number(n)) => o.number(key, n),
+            None => o,
+        };
+    }
+}
+
+/// The status tool `self.tasks.get_status` for clients without task support (xiaozhi
+/// backends): given a `task_id` from a long-running tool's immediate answer, it reports the
+/// status, progress, final result and evidence, and whether a safe-stop was issued.
+///
+/// ```
+/// # struct Board;
+/// use mcp_core::{Config, Server, server::status_tool};
+/// static STATUS: mcp_core::Tool<Board> = status_tool();
+/// let mut server: Server<'_, Board, 8> = Server::new(Config::new("b", "1"));
+/// server.register(&STATUS).unwrap();
+/// ```
+pub const fn status_tool<C>() -> Tool<C> {
+    Tool::new(
+        STATUS_TOOL_NAME,
+        "Report the progress and final result of a long-running action, by the task_id it returned.",
+        status_handler::<C>,
+    )
+    .params(STATUS_PARAMS)
+    .annotations(crate::registry::Annotations::new().read_only(true))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn ts(ms: i64) -> String {
+        let mut buf = [0u8; 64];
+        let mut w = Writer::new(&mut buf);
+        write_timestamp(&mut w, ms);
+        String::from_utf8(w.written().unwrap().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn timestamps_are_iso_8601() {
+        assert_eq!(ts(0), "\"1970-01-01T00:00:00.000Z\"");
+        assert_eq!(ts(1_764_677_400_123), "\"2025-12-02T12:10:00.123Z\"");
+        assert_eq!(ts(951_782_400_000), "\"2000-02-29T00:00:00.000Z\"");
+        assert_eq!(ts(-1), "\"1969-12-31T23:59:59.999Z\"");
+    }
+
+    #[test]
+    fn task_ids_parse_strictly() {
+        assert_eq!(parse_id("task-1"), Some(1));
+        assert_eq!(parse_id("task-4294967295"), Some(u32::MAX));
+        for bad in [
+            "task-",
+            "task-0",
+            "task-01",
+            "task-1x",
+            "task-4294967296",
+            "1",
+            "TASK-1",
+        ] {
+            assert_eq!(parse_id(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! MCP Tasks through the wire protocol: both forms, progress, cancel with safe-stop, stall,
+//! timeout, a full table, expiry.
+
+use serde_json::{Value as J, json};
+
+use super::*;
+use crate::schema::Param;
+use crate::{
+    Args, Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
+    TaskSupport, ToolError, ToolResult,
+};
+
+/// A motor that moves 1 unit per ms from where it was when the move started.
+#[derive(Default)]
+struct Motor {
+    position: i64,
+    from: i64,
+    target: i64,
+    started_ms: u64,
+    moving: bool,
+    stall_at: Option<i64>,
+    starts: usize,
+    stops: usize,
+    /// The device's own clock (the rig keeps it equal to the engine's).
+    now: u64,
+}
+
+impl Motor {
+    fn at(&self, now: u64) -> i64 {
+        if !self.moving {
+            return self.position;
+        }
+        let travelled = i64::try_from(now - self.started_ms).unwrap();
+        let dir = (self.target - self.from).signum();
+        let mut p = self.from + dir * travelled.min((self.target - self.from).abs());
+        if let Some(s) = self.stall_at
+            && (p - s) * dir >= 0
+        {
+            p = s;
+        }
+        p
+    }
+}
+
+fn move_to(m: &mut Motor, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    let target = a.int("position")?;
+    if target == m.position && !m.moving {
+        let e = Evidence::new(Level::Measured)
+            .commanded(Reading::Int(target))
+            .observed(Reading::Int(target));
+        return Ok(Output::int(target).with_evidence(e));
+    }
+    m.starts += 1;
+    m.started_ms = m.now;
+    m.from = m.position;
+    m.target = target;
+    m.moving = true;
+    Ok(Output::task(target))
+}
+
+fn poll(m: &mut Motor, t: &TaskInfo) -> TaskPoll {
+    let p = m.at(t.now_ms);
+    let ev = Evidence::new(Level::Measured)
+        .commanded(Reading::Int(t.data))
+        .observed(Reading::Int(p));
+    if p == t.data {
+        m.position = p;
+        m.moving = false;
+        return TaskPoll::Done(Ok(Output::int(p).with_evidence(ev)));
+    }
+    if m.stall_at == Some(p) {
+        m.position = p;
+        return TaskPoll::Done(Err(ToolError::new(
+            "Motor stalled before reaching its target",
+        )
+        .with_evidence(ev)));
+    }
+    let total = (t.data - m.from).abs() as f64;
+    TaskPoll::Working(Some(Progress {
+        progress: (p - m.from).abs() as f64,
+        total: Some(total),
+    }))
+}
+
+fn stop(m: &mut Motor, t: &TaskInfo) -> Result<(), ToolError> {
+    m.position = m.at(t.now_ms);
+    m.moving = false;
+    m.stops += 1;
+    Ok(())
+}
+
+fn plain(_: &mut Motor, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    Ok(Output::bool(true))
+}
+
+const HOOKS: TaskHooks<Motor> = TaskHooks {
+    poll,
+    stop,
+    timeout_ms: 5_000,
+};
+const MOVE: Tool<Motor> = Tool::new("self.motor.move_to", "Move", move_to)
+    .params(&[Param::integer("position", "Target").range(0, 10_000)])
+    .long_running(TaskSupport::Optional, HOOKS);
+const MOVE_REQUIRED: Tool<Motor> = Tool::new("self.motor.move_required", "Move", move_to)
+    .params(&[Param::integer("position", "Target").range(0, 10_000)])
+    .long_running(TaskSupport::Required, HOOKS);
+const PLAIN: Tool<Motor> = Tool::new("self.plain", "Plain", plain);
+static STATUS: Tool<Motor> = status_tool();
+
+struct Rig<const T: usize> {
+    server: Server<'static, Motor, 8, T>,
+    motor: Motor,
+    out: Vec<u8>,
+    now: u64,
+}
+
+impl<const T: usize> Rig<T> {
+    fn new() -> Self {
+        let mut server = Server::new(Config::new("m", "1").task_ttl(60_000, 120_000));
+        for t in [&MOVE, &MOVE_REQUIRED, &PLAIN, &STATUS] {
+            server.register(t).unwrap();
+        }
+        Rig {
+            server,
+            motor: Motor::default(),
+            out: vec![0; 4096],
+            now: 0,
+        }
+    }
+
+    fn send(&mut self, msg: &str) -> Option<J> {
+        let n = self
+            .server
+            .handle(
+                msg.as_bytes(),
+                Principal::Model,
+                &mut self.motor,
+                &mut self.out,
+            )
+            .unwrap()
+            .len;
+        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
+    }
+
+    fn ask(&mut self, id: i64, method: &str, params: J) -> J {
+        self.send(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string())
+            .unwrap()
+    }
+
+    /// Advances the clock and collects every message the engine emits.
+    fn poll_at(&mut self, now: u64) -> Vec<J> {
+        self.now = now;
+        self.motor.now = now;
+        let mut msgs = Vec::new();
+        loop {
+            let n = self.server.poll(now, &mut self.motor, &mut self.out);
+            if n == 0 {
+                return msgs;
+            }
+            msgs.push(serde_json::from_slice(&self.out[..n]).unwrap());
+        }
+    }
+
+    fn status(&mut self, task: &str) -> J {
+        let r = self.ask(
+            99,
+            "tools/call",
+            json!({"name":"self.tasks.get_status","arguments":{"task_id":task}}),
+        );
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        r["result"]["structuredContent"].clone()
+    }
+}
+
+#[test]
+fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.poll_at(1000);
+    let r = rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":500}}),
+    );
+    assert_eq!(
+        r["result"],
+        json!({
+            "content": [
+                {"type":"text","text":"{\"task_id\":\"task-1\",\"status\":\"working\",\"poll_with\":\"self.tasks.get_status\"}"},
+                {"type":"text","text":"evidence: scheduled"}
+            ],
+            "structuredContent": {"task_id":"task-1","status":"working","poll_with":"self.tasks.get_status"},
+            "isError": false,
+            "evidence": {"level":"scheduled"}
+        })
+    );
+    assert!(
+        rig.poll_at(1200).is_empty(),
+        "no token, not augmented: nothing is pushed"
+    );
+    let s = rig.status("task-1");
+    assert_eq!(s["status"], "working");
+    assert_eq!(s["progress"], 200);
+    assert_eq!(s["total"], 500);
+    rig.poll_at(1500);
+    let s = rig.status("task-1");
+    assert_eq!(
+        s,
+        json!({
+            "task_id":"task-1","tool":"self.motor.move_to","status":"completed",
+            "started":{"level":"scheduled"},
+            "result":500,
+            "evidence":{"level":"measured","commanded":500,"observed":500}
+        })
+    );
+    assert_eq!(rig.motor.position, 500);
+    assert_eq!((rig.motor.starts, rig.motor.stops), (1, 0));
+    // Already there: answered at once, no task.
+    let r = rig.ask(
+        2,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":500}}),
+    );
+    assert_eq!(r["result"]["structuredContent"], json!({"value":500}));
+    assert_eq!(r["result"]["evidence"]["level"], "measured");
+    let r = rig.ask(
+        3,
+        "tools/call",
+        json!({"name":"self.tasks.get_status","arguments":{"task_id":"task-9"}}),
+    );
+    assert_eq!(r["result"]["isError"], true);
+}
+
+#[test]
+fn augmented_call_with_progress_and_a_parked_result() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.ask(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+    );
+    rig.poll_at(10_000);
+    let r = rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":300},"task":{"ttl":30000},"_meta":{"progressToken":"p-1"}}),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"task":{
+            "taskId":"task-1","status":"working","statusMessage":"The action is in progress",
+            "createdAt":"1970-01-01T00:00:10.000Z","lastUpdatedAt":"1970-01-01T00:00:10.000Z",
+            "ttl":30000,"pollInterval":500
+        }})
+    );
+    // tasks/result before the end is parked: no answer yet.
+    assert!(
+        rig.send(
+            r#"{"jsonrpc":"2.0","id":"wait","method":"tasks/result","params":{"taskId":"task-1"}}"#
+        )
+        .is_none()
+    );
+    let msgs = rig.poll_at(10_100);
+    assert_eq!(
+        msgs,
+        [
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{
+                "progressToken":"p-1","progress":100,"total":300,
+                "_meta":{"io.modelcontextprotocol/related-task":{"taskId":"task-1"}}
+            }})
+        ]
+    );
+    assert!(
+        rig.poll_at(10_100).is_empty(),
+        "hooks run once per time step; nothing new is owed"
+    );
+    let get = rig.ask(5, "tasks/get", json!({"taskId":"task-1"}));
+    assert_eq!(
+        get["result"]["statusMessage"],
+        "The action is in progress (100 of 300)"
+    );
+    assert_eq!(get["result"]["lastUpdatedAt"], "1970-01-01T00:00:10.100Z");
+    let msgs = rig.poll_at(10_300);
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(
+        msgs[0],
+        json!({"jsonrpc":"2.0","id":"wait","result":{
+            "content":[{"type":"text","text":"300"},{"type":"text","text":"evidence: measured (commanded 300, observed 300)"}],
+            "structuredContent":{"value":300},"isError":false,
+            "evidence":{"level":"measured","commanded":300,"observed":300},
+            "_meta":{"io.modelcontextprotocol/related-task":{"taskId":"task-1"}}
+        }})
+    );
+    assert_eq!(msgs[1]["method"], "notifications/tasks/status");
+    assert_eq!(msgs[1]["params"]["status"], "completed");
+    assert_eq!(
+        msgs[1]["params"]["statusMessage"],
+        "evidence: measured (commanded 300, observed 300)"
+    );
+    // A terminal task answers tasks/result at once, and lists.
+    let again = rig.ask(6, "tasks/result", json!({"taskId":"task-1"}));
+    assert_eq!(again["result"]["structuredContent"], json!({"value":300}));
+    let list = rig.ask(7, "tasks/list", json!({}));
+    assert_eq!(list["result"]["tasks"].as_array().unwrap().len(), 1);
+    // Cancelling a finished task is invalid params.
+    let c = rig.ask(8, "tasks/cancel", json!({"taskId":"task-1"}));
+    assert_eq!(c["error"]["code"], -32602);
+    // Wall clock.
+    rig.server.set_unix_time(1_764_677_400_000);
+    let get = rig.ask(9, "tasks/get", json!({"taskId":"task-1"}));
+    assert_eq!(get["result"]["createdAt"], "2025-12-02T12:09:59.700Z");
+}
+
+#[test]
+fn cancel_issues_the_safe_stop_in_both_forms() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.poll_at(0);
+    rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":1000},"task":{}}),
+    );
+    assert!(
+        rig.send(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"task-1"}}"#
+        )
+        .is_none()
+    );
+    rig.poll_at(250);
+    let c = rig.ask(3, "tasks/cancel", json!({"taskId":"task-1"}));
+    assert_eq!(c["result"]["status"], "cancelled");
+    assert_eq!(
+        c["result"]["statusMessage"],
+        "Cancelled by request; safe-stop issued"
+    );
+    assert_eq!(
+        (rig.motor.stops, rig.motor.position, rig.motor.moving),
+        (1, 250, false)
+    );
+    // The parked tasks/result is answered with the cancellation.
+    let msgs = rig.poll_at(300);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0]["id"], 2);
+    assert_eq!(msgs[0]["result"]["isError"], true);
+    assert_eq!(
+        msgs[0]["result"]["content"][0]["text"],
+        "Cancelled by request; safe-stop issued"
+    );
+    assert_eq!(rig.motor.stops, 1, "stopped once");
+
+    // Task-less: cancel by tasks/cancel as well (the id came back in the answer).
+    let r = rig.ask(
+        4,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":0}}),
+    );
+    let task = r["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    rig.poll_at(400);
+    rig.ask(5, "tasks/cancel", json!({"taskId":task}));
+    assert_eq!(rig.motor.stops, 2);
+    assert_eq!(rig.status(&task)["stop"], "issued");
+}
+
+#[test]
+fn a_stall_fails_the_task_and_stops_the_actuator() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.motor.stall_at = Some(120);
+    rig.poll_at(0);
+    rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":400},"task":{}}),
+    );
+    rig.poll_at(100);
+    let msgs = rig.poll_at(200);
+    assert_eq!(msgs[0]["params"]["status"], "failed");
+    assert_eq!(
+        msgs[0]["params"]["statusMessage"],
+        "Motor stalled before reaching its target; evidence: measured (commanded 400, observed 120); safe-stop issued"
+    );
+    assert_eq!(rig.motor.stops, 1);
+    let r = rig.ask(2, "tasks/result", json!({"taskId":"task-1"}));
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Motor stalled before reaching its target; safe-stop issued"
+    );
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"measured","commanded":400,"observed":120})
+    );
+}
+
+#[test]
+fn a_timeout_fails_the_task_and_stops_the_actuator() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.poll_at(0);
+    rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":9000}}),
+    );
+    rig.poll_at(4_999);
+    assert_eq!(rig.motor.stops, 0);
+    rig.poll_at(5_000);
+    assert_eq!(rig.motor.stops, 1);
+    let s = rig.status("task-1");
+    assert_eq!(s["status"], "failed");
+    assert_eq!(s["error"], "Timed out before the action finished");
+    assert_eq!(s["stop"], "issued");
+}
+
+#[test]
+fn a_full_table_refuses_before_starting_and_never_evicts_running_tasks() {
+    let mut rig: Rig<1> = Rig::new();
+    rig.poll_at(0);
+    rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":900}}),
+    );
+    let r = rig.ask(
+        2,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":10}}),
+    );
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Device busy: every task slot holds a running action; nothing was started"
+    );
+    let r = rig.ask(
+        3,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":10},"task":{}}),
+    );
+    assert_eq!(r["error"]["code"], -32603);
+    assert_eq!(rig.motor.starts, 1, "the refused calls started nothing");
+    assert_eq!(rig.motor.target, 900);
+    assert_eq!(rig.status("task-1")["status"], "working");
+    // Once finished, its slot is reused (the finished task is evicted, the new one runs).
+    rig.poll_at(900);
+    let r = rig.ask(
+        4,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":10}}),
+    );
+    assert_eq!(r["result"]["structuredContent"]["task_id"], "task-2");
+    let r = rig.ask(5, "tasks/get", json!({"taskId":"task-1"}));
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[test]
+fn expiry_unknown_ids_and_task_support_rules() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.poll_at(0);
+    rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":10},"task":{"ttl":999999999}}),
+    );
+    let g = rig.ask(2, "tasks/get", json!({"taskId":"task-1"}));
+    assert_eq!(g["result"]["ttl"], 120_000, "ttl is capped");
+    rig.poll_at(10);
+    rig.poll_at(119_999);
+    assert_eq!(
+        rig.ask(3, "tasks/get", json!({"taskId":"task-1"}))["result"]["status"],
+        "completed"
+    );
+    rig.poll_at(120_000);
+    for id in [
+        json!("task-1"),
+        json!("task-7"),
+        json!("x"),
+        json!(1),
+        json!(null),
+    ] {
+        let r = rig.ask(4, "tasks/get", json!({"taskId":id}));
+        assert_eq!(r["error"]["code"], -32602, "{id}");
+    }
+    let r = rig.ask(
+        5,
+        "tools/call",
+        json!({"name":"self.plain","arguments":{},"task":{}}),
+    );
+    assert_eq!(r["error"]["code"], -32601);
+    let r = rig.ask(
+        6,
+        "tools/call",
+        json!({"name":"self.motor.move_required","arguments":{"position":5}}),
+    );
+    assert_eq!(r["error"]["code"], -32601);
+    let r = rig.ask(
+        7,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":5},"task":5}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    let r = rig.ask(
+        8,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":5},"task":{"ttl":-1}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    // Validation comes before any task is made.
+    let r = rig.ask(
+        9,
+        "tools/call",
+        json!({"name":"self.motor.move_to","arguments":{"position":-5},"task":{}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    assert_eq!(rig.motor.starts, 1);
+}
+
+#[test]
+fn a_retransmitted_start_does_not_start_twice() {
+    let mut rig: Rig<2> = Rig::new();
+    let msg = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":50}}}"#;
+    let a = rig.send(msg).unwrap();
+    let b = rig.send(msg).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(rig.motor.starts, 1);
+}
+
+#[test]
+fn tasks_capability_is_advertised_from_2025_11_25() {
+    let mut rig: Rig<2> = Rig::new();
+    let r = rig.ask(1, "initialize", json!({"protocolVersion":"2025-11-25"}));
+    assert_eq!(
+        r["result"]["capabilities"]["tasks"],
+        json!({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}})
+    );
+    let r = rig.ask(1, "initialize", json!({"protocolVersion":"2025-06-18"}));
+    assert!(r["result"]["capabilities"].get("tasks").is_none());
+    let list = rig.ask(2, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["execution"], json!({"taskSupport":"optional"}));
+    assert_eq!(tools[1]["execution"], json!({"taskSupport":"required"}));
+    assert!(tools[2].get("execution").is_none());
+    // Without a task table, long-running tools cannot be registered and tasks/* do not exist.
+    let mut none: Server<'static, Motor, 4, 0> = Server::new(Config::new("m", "1"));
+    assert_eq!(
+        none.register(&MOVE).unwrap_err().kind,
+        crate::registry::RegisterErrorKind::NoTaskTable
+    );
+    let mut out = [0u8; 512];
+    let n = none
+        .handle(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tasks/list"}"#,
+            Principal::Model,
+            &mut Motor::default(),
+            &mut out,
+        )
+        .unwrap()
+        .len;
+    assert!(core::str::from_utf8(&out[..n]).unwrap().contains("-32601"));
+}
