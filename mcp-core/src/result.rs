@@ -440,9 +440,10 @@ pub struct TaskInfo {
 pub struct TaskHooks<C> {
     /// Reads the device's progress; called from [`Server::poll`](crate::Server::poll).
     pub poll: fn(&mut C, &TaskInfo) -> TaskPoll,
-    /// The safe-stop: called on `tasks/cancel`, on timeout, and after a failure. `Ok` means the
-    /// stop was issued; the result says so.
-    pub stop: fn(&mut C, &TaskInfo) -> Result<(), ToolError>,
+    /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called on
+    /// `tasks/cancel`, on timeout, and after a failure. `Ok` means the stop was issued; the
+    /// result says so.
+    pub stop: Option<fn(&mut C, &TaskInfo) -> Result<(), ToolError>>,
     /// How long the action may run before the engine stops it and fails the task.
     pub timeout_ms: u32,
 }

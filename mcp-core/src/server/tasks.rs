@@ -305,11 +305,11 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             };
             let info = e.info(now);
             if now >= e.deadline_ms {
-                let stop = (hooks.stop)(ctx, &info);
+                let stop = hooks.stop.map(|stop| stop(ctx, &info));
                 e.finish(
                     TaskStatus::Failed,
                     Err(ToolError::new("Timed out before the action finished")),
-                    Some(stop),
+                    stop,
                     now,
                 );
                 continue;
@@ -333,8 +333,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 }
                 TaskPoll::Done(Err(err)) => {
                     // A failure after the start: make the actuator safe.
-                    let stop = (hooks.stop)(ctx, &info);
-                    e.finish(TaskStatus::Failed, Err(err), Some(stop), now);
+                    let stop = hooks.stop.map(|stop| stop(ctx, &info));
+                    e.finish(TaskStatus::Failed, Err(err), stop, now);
                 }
             }
         }
@@ -572,7 +572,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                         w.text(")");
                     });
                 }
-                let stop = hooks.map(|h| (h.stop)(ctx, &e.info(now)));
+                let stop = hooks.and_then(|h| h.stop).map(|stop| stop(ctx, &e.info(now)));
                 e.finish(
                     TaskStatus::Cancelled,
                     Err(ToolError::new("Cancelled by request")),

@@ -95,7 +95,7 @@ fn plain(_: &mut Motor, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
 
 const HOOKS: TaskHooks<Motor> = TaskHooks {
     poll,
-    stop,
+    stop: Some(stop),
     timeout_ms: 5_000,
 };
 const MOVE: Tool<Motor> = Tool::new("self.motor.move_to", "Move", move_to)
