@@ -89,7 +89,7 @@ pub mod wire;
 
 pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
 pub use result::{
-    Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo, TaskPoll, ToolError,
+    Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks, TaskInfo, TaskPoll, ToolError,
     ToolResult,
 };
 pub use schema::{Args, Param};

@@ -436,6 +436,9 @@ pub struct TaskInfo {
     pub now_ms: u64,
 }
 
+/// A long-running tool's safe-stop (see [`TaskHooks::stop`]).
+pub type StopHook<C> = fn(&mut C, &TaskInfo) -> Result<(), ToolError>;
+
 /// The hooks through which the engine drives a long-running tool.
 pub struct TaskHooks<C> {
     /// Reads the device's progress; called from [`Server::poll`](crate::Server::poll).
@@ -443,7 +446,7 @@ pub struct TaskHooks<C> {
     /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called on
     /// `tasks/cancel`, on timeout, and after a failure. `Ok` means the stop was issued; the
     /// result says so.
-    pub stop: Option<fn(&mut C, &TaskInfo) -> Result<(), ToolError>>,
+    pub stop: Option<StopHook<C>>,
     /// How long the action may run before the engine stops it and fails the task.
     pub timeout_ms: u32,
 }

@@ -1,10 +1,10 @@
 //! Actuators that take time: start a move, poll it, stop it.
 //!
 //! # For driver authors
-//! [`start_move`](Actuator::start_move) returns as soon as the move is under way. [`state`]
-//! (Actuator::state) reports the *measured* position (an encoder, a limit switch), not the
-//! commanded one. [`stop`](Actuator::stop) is the safe-stop hook: it must bring the actuator to a
-//! safe halt from any state and be callable at any time, including twice.
+//! [`start_move`](Actuator::start_move) returns as soon as the move is under way.
+//! [`state`](Actuator::state) reports the *measured* position (an encoder, a limit switch), not
+//! the commanded one. [`stop`](Actuator::stop) is the safe-stop hook: it must bring the actuator
+//! to a safe halt from any state and be callable at any time, including twice.
 
 use crate::ErrorType;
 

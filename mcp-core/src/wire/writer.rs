@@ -115,7 +115,8 @@ impl<'b> Writer<'b> {
     /// Writes a number; integral values are written as integers (`100`, not `100.0`), and
     /// non-finite values (which JSON cannot represent) become `null`.
     pub fn number(&mut self, v: f64) {
-        if v.fract() == 0.0 && v.abs() < 1e15 {
+        // `f64::fract` is not in `core`: compare with the truncated value instead.
+        if v > -1e15 && v < 1e15 && (v as i64) as f64 == v {
             self.int(v as i64);
         } else if v.is_finite() {
             let mut b = zmij::Buffer::new();

@@ -1,0 +1,28 @@
+//! Async twin of [`crate::backlight`]: screen backlight brightness.
+//!
+//! Same contract as the blocking [`Backlight`](crate::backlight::Backlight): resolve
+//! [`brightness`](Backlight::brightness) to `Ok(None)` when the hardware cannot report its level.
+
+pub use crate::{Error, ErrorKind, ErrorType};
+
+use crate::Percent;
+
+/// A backlight with a brightness control (async).
+#[allow(async_fn_in_trait)]
+pub trait Backlight: ErrorType {
+    /// Sets the brightness.
+    async fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error>;
+    /// Reads the brightness back from the hardware, or `None` when it cannot be read.
+    async fn brightness(&mut self) -> Result<Option<Percent>, Self::Error>;
+}
+
+impl<T: Backlight + ?Sized> Backlight for &mut T {
+    #[inline]
+    async fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error> {
+        T::set_brightness(self, level).await
+    }
+    #[inline]
+    async fn brightness(&mut self) -> Result<Option<Percent>, Self::Error> {
+        T::brightness(self).await
+    }
+}

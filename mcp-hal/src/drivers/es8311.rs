@@ -1,0 +1,478 @@
+//! Everest Semiconductor ES8311 mono audio codec, over I2C.
+//!
+//! Implements [`AudioCodec`] with the DAC digital volume (register `0x32`) and the DAC mute bits
+//! (register `0x31`). [`volume`](AudioCodec::volume) reads register `0x32` from the chip on every
+//! call, so the kit can claim `read_back` evidence honestly.
+//!
+//! This driver does *not* bring the codec up: clocking, the serial audio port and power-up are
+//! board-specific and belong to the board's init code (Espressif's `esp_codec_dev` or the BSP
+//! `es8311` component do it on ESP-IDF). The driver only needs the I2C control port, which
+//! answers as soon as the chip is powered.
+//!
+//! # Register facts
+//! From Espressif's drivers (`espressif/esp-adf`:
+//! `components/esp_codec_dev/device/es8311/{es8311.c,es8311_reg.h}`, `espressif/esp-bsp`:
+//! `components/es8311/{es8311.c,include/es8311.h}`) and the Linux driver
+//! (`torvalds/linux`: `sound/soc/codecs/es8311.{c,h}`):
+//!
+//! | what | value |
+//! |---|---|
+//! | 7-bit I2C address | `0x18` with CE low, `0x19` with CE high |
+//! | register write | `[reg, value]` |
+//! | register read | write `[reg]`, repeated start, read one byte |
+//! | `0x31` DAC1 | bit 6 `DAC_DSMMUTE`, bit 5 `DAC_DEMMUTE`; both set = muted |
+//! | `0x32` DAC2 volume | `0x00` = -95.5 dB, +0.5 dB per step, `0xBF` = 0 dB, `0xFF` = +32 dB |
+//! | `0xFD`, `0xFE` chip ID | `0x83`, `0x11` |
+//!
+//! # Volume mapping
+//! [`Percent`] maps linearly onto `0x00..=0xBF`: 0 % is -95.5 dB and 100 % is 0 dB (unity gain),
+//! half a dB per register step, so equal percent steps are equal dB steps. The range above 0 dB
+//! (digital gain that clips full-scale audio) is never written. Reading back, register values
+//! above `0xBF` (set by someone else) report 100 %. Every percent maps to its own register value
+//! and back, exactly.
+//!
+//! 0 % is -95.5 dB, not silence; use [`set_mute`](AudioCodec::set_mute) for silence.
+//!
+//! # Example
+//! ```
+//! # use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
+//! use mcp_hal::audio::AudioCodec;
+//! use mcp_hal::drivers::Es8311;
+//! use mcp_hal::Percent;
+//!
+//! # let i2c = Mock::new(&[
+//! #     Transaction::write(0x18, vec![0x32, 0x4C]),
+//! #     Transaction::write_read(0x18, vec![0x32], vec![0x4C]),
+//! # ]);
+//! let mut codec = Es8311::new(i2c, Es8311::ADDRESS_CE_LOW);
+//! let forty = Percent::new(40).unwrap_or_default();
+//! codec.set_volume(forty)?;
+//! assert_eq!(codec.volume()?, forty);
+//! # codec.release().done();
+//! # Ok::<(), mcp_hal::drivers::Es8311Error<embedded_hal::i2c::ErrorKind>>(())
+//! ```
+
+use core::fmt;
+
+use embedded_hal::i2c::{self, I2c};
+
+use crate::audio::{AudioCodec, VolumeCaps};
+use crate::{ErrorKind, ErrorType, Percent};
+
+/// Register `0x31` (DAC1): DAC mute bits, among others.
+const REG_DAC_MUTE: u8 = 0x31;
+/// Register `0x32` (DAC2): DAC digital volume.
+const REG_DAC_VOLUME: u8 = 0x32;
+/// Register `0xFD`: chip ID 1.
+const REG_CHIP_ID1: u8 = 0xFD;
+/// Register `0xFE`: chip ID 2.
+const REG_CHIP_ID2: u8 = 0xFE;
+
+/// `DAC_DSMMUTE` (bit 6) and `DAC_DEMMUTE` (bit 5) of register `0x31`.
+const DAC_MUTE_BITS: u8 = 0b0110_0000;
+/// Register `0x32` value for 0 dB, the top of the range this driver writes.
+const DAC_VOLUME_0DB: u8 = 0xBF;
+
+/// The DAC volume register value for `volume`: 0 % is `0x00` (-95.5 dB), 100 % is `0xBF` (0 dB),
+/// rounded to the nearest step.
+pub const fn percent_to_dac_volume(volume: Percent) -> u8 {
+    // Widening u8 -> u16; p * 0xBF + 50 <= 19150 fits.
+    let p = volume.get() as u16;
+    let reg = (p * DAC_VOLUME_0DB as u16 + 50) / 100;
+    // `Percent` keeps p <= 100, so reg <= 0xBF; the clamp only makes the cast obviously lossless.
+    if reg > DAC_VOLUME_0DB as u16 {
+        DAC_VOLUME_0DB
+    } else {
+        reg as u8
+    }
+}
+
+/// The percent a DAC volume register value stands for; the inverse of
+/// [`percent_to_dac_volume`]. Values above `0xBF` (positive gain) report 100 %.
+pub const fn dac_volume_to_percent(reg: u8) -> Percent {
+    if reg >= DAC_VOLUME_0DB {
+        return Percent::MAX;
+    }
+    // reg < 0xBF, so the quotient is < 100 and the cast is lossless.
+    let p = (reg as u16 * 100 + DAC_VOLUME_0DB as u16 / 2) / DAC_VOLUME_0DB as u16;
+    Percent::saturating(p as u8)
+}
+
+/// An ES8311 error: the I2C bus failed.
+///
+/// Generic over the bus's error so that nothing is lost; [`kind`](crate::Error::kind) maps it
+/// onto the crate's [`ErrorKind`] (a NACK stays a NACK).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Es8311Error<E> {
+    /// The I2C transfer failed.
+    I2c(E),
+}
+
+impl<E> Es8311Error<E> {
+    /// The bus error.
+    pub fn into_inner(self) -> E {
+        match self {
+            Es8311Error::I2c(e) => e,
+        }
+    }
+}
+
+impl<E: i2c::Error> crate::Error for Es8311Error<E> {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Es8311Error::I2c(e) => match e.kind() {
+                i2c::ErrorKind::NoAcknowledge(_) => ErrorKind::NoAcknowledge,
+                i2c::ErrorKind::Bus | i2c::ErrorKind::ArbitrationLoss | i2c::ErrorKind::Overrun => {
+                    ErrorKind::Bus
+                }
+                _ => ErrorKind::Other,
+            },
+        }
+    }
+}
+
+impl<E: fmt::Debug> fmt::Display for Es8311Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Es8311Error::I2c(e) => write!(f, "ES8311 I2C error: {e:?}"),
+        }
+    }
+}
+
+impl<E: fmt::Debug> core::error::Error for Es8311Error<E> {}
+
+/// ES8311 codec driver. Owns the I2C bus (or a shared-bus device handle); get it back with
+/// [`release`](Es8311::release).
+#[derive(Debug)]
+pub struct Es8311<I2C> {
+    i2c: I2C,
+    address: u8,
+}
+
+// The address constants live on `Es8311<()>` so that `Es8311::ADDRESS_CE_LOW` needs no type
+// annotation (the same trick as `HashMap::new` and its default hasher).
+impl Es8311<()> {
+    /// 7-bit I2C address with the CE pin low.
+    pub const ADDRESS_CE_LOW: u8 = 0x18;
+    /// 7-bit I2C address with the CE pin high.
+    pub const ADDRESS_CE_HIGH: u8 = 0x19;
+    /// What the chip ID registers `0xFD`, `0xFE` read on an ES8311.
+    pub const CHIP_ID: [u8; 2] = [0x83, 0x11];
+}
+
+impl<I2C> Es8311<I2C> {
+    /// A driver for the codec at 7-bit `address` (normally [`Es8311::ADDRESS_CE_LOW`] or
+    /// [`Es8311::ADDRESS_CE_HIGH`]). Does not touch the bus.
+    pub const fn new(i2c: I2C, address: u8) -> Self {
+        Self { i2c, address }
+    }
+
+    /// The 7-bit I2C address this driver talks to.
+    pub const fn address(&self) -> u8 {
+        self.address
+    }
+
+    /// Gives the bus back.
+    pub fn release(self) -> I2C {
+        self.i2c
+    }
+}
+
+impl<I2C: I2c> Es8311<I2C> {
+    fn write_reg(&mut self, reg: u8, value: u8) -> Result<(), Es8311Error<I2C::Error>> {
+        self.i2c
+            .write(self.address, &[reg, value])
+            .map_err(Es8311Error::I2c)
+    }
+
+    fn read_reg(&mut self, reg: u8) -> Result<u8, Es8311Error<I2C::Error>> {
+        let mut buf = [0u8; 1];
+        self.i2c
+            .write_read(self.address, &[reg], &mut buf)
+            .map_err(Es8311Error::I2c)?;
+        let [value] = buf;
+        Ok(value)
+    }
+
+    /// Reads the chip ID registers `0xFD` and `0xFE`; an ES8311 answers [`Es8311::CHIP_ID`].
+    /// Use it at start-up to check that the device at the address is really an ES8311.
+    pub fn chip_id(&mut self) -> Result<[u8; 2], Es8311Error<I2C::Error>> {
+        Ok([self.read_reg(REG_CHIP_ID1)?, self.read_reg(REG_CHIP_ID2)?])
+    }
+
+    /// Reads the DAC mute bits back: `true` when both are set.
+    pub fn is_muted(&mut self) -> Result<bool, Es8311Error<I2C::Error>> {
+        Ok(self.read_reg(REG_DAC_MUTE)? & DAC_MUTE_BITS == DAC_MUTE_BITS)
+    }
+}
+
+impl<I2C: I2c> ErrorType for Es8311<I2C> {
+    type Error = Es8311Error<I2C::Error>;
+}
+
+impl<I2C: I2c> AudioCodec for Es8311<I2C> {
+    /// The full 0..=100 % range (0 dB at the top), read back from the register, no settling.
+    fn volume_caps(&self) -> VolumeCaps {
+        VolumeCaps {
+            max: Percent::MAX,
+            read_back: true,
+            settle_ms: 0,
+        }
+    }
+
+    /// Writes register `0x32` (one I2C write, `[0x32, value]`).
+    fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error> {
+        self.write_reg(REG_DAC_VOLUME, percent_to_dac_volume(volume))
+    }
+
+    /// Reads register `0x32` from the chip (one I2C write-read); never a cached value.
+    fn volume(&mut self) -> Result<Percent, Self::Error> {
+        self.read_reg(REG_DAC_VOLUME).map(dac_volume_to_percent)
+    }
+
+    /// Read-modify-write of register `0x31`: sets or clears bits 6 and 5, keeps the others.
+    /// If the read fails nothing is written.
+    fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
+        let reg = self.read_reg(REG_DAC_MUTE)?;
+        let reg = if mute {
+            reg | DAC_MUTE_BITS
+        } else {
+            reg & !DAC_MUTE_BITS
+        };
+        self.write_reg(REG_DAC_MUTE, reg)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::Error as _;
+    use embedded_hal::i2c::{ErrorKind as I2cErrorKind, NoAcknowledgeSource};
+    use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
+
+    const ADDR: u8 = Es8311::ADDRESS_CE_LOW;
+
+    fn pct(v: u8) -> Percent {
+        Percent::new(v).unwrap()
+    }
+
+    #[test]
+    fn addresses_match_the_datasheet() {
+        assert_eq!(Es8311::ADDRESS_CE_LOW, 0x18);
+        assert_eq!(Es8311::ADDRESS_CE_HIGH, 0x19);
+    }
+
+    #[test]
+    fn mapping_end_points_and_a_middle_value() {
+        assert_eq!(percent_to_dac_volume(pct(0)), 0x00);
+        assert_eq!(percent_to_dac_volume(pct(40)), 0x4C);
+        assert_eq!(percent_to_dac_volume(pct(50)), 0x60);
+        assert_eq!(percent_to_dac_volume(pct(100)), 0xBF);
+        assert_eq!(dac_volume_to_percent(0x00), pct(0));
+        assert_eq!(dac_volume_to_percent(0x4C), pct(40));
+        assert_eq!(dac_volume_to_percent(0xBF), pct(100));
+    }
+
+    #[test]
+    fn mapping_round_trips_every_percent() {
+        let mut last = None;
+        for p in 0..=100u8 {
+            let reg = percent_to_dac_volume(pct(p));
+            assert!(reg <= 0xBF, "{p} % -> {reg:#04x} is above 0 dB");
+            if let Some(prev) = last {
+                assert!(reg > prev, "mapping is not strictly increasing at {p} %");
+            }
+            last = Some(reg);
+            assert_eq!(
+                dac_volume_to_percent(reg),
+                pct(p),
+                "{p} % -> {reg:#04x} -> back"
+            );
+        }
+    }
+
+    #[test]
+    fn positive_gain_reads_back_as_full_volume() {
+        for reg in 0xBF..=0xFFu8 {
+            assert_eq!(dac_volume_to_percent(reg), Percent::MAX, "{reg:#04x}");
+        }
+        // Every register value maps to some valid percent, monotonically.
+        let mut prev = Percent::MIN;
+        for reg in 0..=0xFFu8 {
+            let p = dac_volume_to_percent(reg);
+            assert!(p >= prev, "{reg:#04x}");
+            prev = p;
+        }
+    }
+
+    #[test]
+    fn set_volume_writes_register_0x32() {
+        let expectations = [
+            Transaction::write(ADDR, vec![0x32, 0x00]),
+            Transaction::write(ADDR, vec![0x32, 0x4C]),
+            Transaction::write(ADDR, vec![0x32, 0xBF]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        codec.set_volume(pct(0)).unwrap();
+        codec.set_volume(pct(40)).unwrap();
+        codec.set_volume(pct(100)).unwrap();
+        codec.release().done();
+    }
+
+    #[test]
+    fn uses_the_address_it_was_given() {
+        let high = Es8311::ADDRESS_CE_HIGH;
+        let expectations = [Transaction::write(high, vec![0x32, 0x60])];
+        let mut codec = Es8311::new(Mock::new(&expectations), high);
+        assert_eq!(codec.address(), 0x19);
+        codec.set_volume(pct(50)).unwrap();
+        codec.release().done();
+    }
+
+    #[test]
+    fn volume_reads_register_0x32_every_time() {
+        // Two reads, two bus transactions, different answers: nothing is cached.
+        let expectations = [
+            Transaction::write_read(ADDR, vec![0x32], vec![0x4C]),
+            Transaction::write_read(ADDR, vec![0x32], vec![0x00]),
+            Transaction::write_read(ADDR, vec![0x32], vec![0xFF]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        assert_eq!(codec.volume().unwrap(), pct(40));
+        assert_eq!(codec.volume().unwrap(), pct(0));
+        assert_eq!(codec.volume().unwrap(), pct(100));
+        codec.release().done();
+    }
+
+    #[test]
+    fn set_then_read_back_agrees() {
+        let expectations = [
+            Transaction::write(ADDR, vec![0x32, 0x9B]),
+            Transaction::write_read(ADDR, vec![0x32], vec![0x9B]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        codec.set_volume(pct(81)).unwrap();
+        assert_eq!(codec.volume().unwrap(), pct(81));
+        codec.release().done();
+    }
+
+    #[test]
+    fn mute_sets_bits_6_and_5_keeping_the_others() {
+        let expectations = [
+            Transaction::write_read(ADDR, vec![0x31], vec![0x0A]),
+            Transaction::write(ADDR, vec![0x31, 0x6A]),
+            // Already partly muted: the other bit is added, bit 7 kept.
+            Transaction::write_read(ADDR, vec![0x31], vec![0xA0]),
+            Transaction::write(ADDR, vec![0x31, 0xE0]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        codec.set_mute(true).unwrap();
+        codec.set_mute(true).unwrap();
+        codec.release().done();
+    }
+
+    #[test]
+    fn unmute_clears_bits_6_and_5_keeping_the_others() {
+        let expectations = [
+            Transaction::write_read(ADDR, vec![0x31], vec![0xFF]),
+            Transaction::write(ADDR, vec![0x31, 0x9F]),
+            Transaction::write_read(ADDR, vec![0x31], vec![0x6A]),
+            Transaction::write(ADDR, vec![0x31, 0x0A]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        codec.set_mute(false).unwrap();
+        codec.set_mute(false).unwrap();
+        codec.release().done();
+    }
+
+    #[test]
+    fn is_muted_needs_both_bits() {
+        let expectations = [
+            Transaction::write_read(ADDR, vec![0x31], vec![0x60]),
+            Transaction::write_read(ADDR, vec![0x31], vec![0x40]),
+            Transaction::write_read(ADDR, vec![0x31], vec![0x9F]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        assert!(codec.is_muted().unwrap());
+        assert!(!codec.is_muted().unwrap());
+        assert!(!codec.is_muted().unwrap());
+        codec.release().done();
+    }
+
+    #[test]
+    fn chip_id_reads_0xfd_and_0xfe() {
+        let expectations = [
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x83]),
+            Transaction::write_read(ADDR, vec![0xFE], vec![0x11]),
+        ];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        assert_eq!(codec.chip_id().unwrap(), Es8311::CHIP_ID);
+        codec.release().done();
+    }
+
+    #[test]
+    fn nack_on_write_is_an_error_of_kind_no_acknowledge() {
+        let nack = I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
+        let expectations = [Transaction::write(ADDR, vec![0x32, 0xBF]).with_error(nack)];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        let err = codec.set_volume(pct(100)).unwrap_err();
+        assert_eq!(err, Es8311Error::I2c(nack));
+        assert_eq!(err.kind(), ErrorKind::NoAcknowledge);
+        codec.release().done();
+    }
+
+    #[test]
+    fn nack_on_read_is_an_error_not_a_volume() {
+        let nack = I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Data);
+        let expectations = [Transaction::write_read(ADDR, vec![0x32], vec![0x00]).with_error(nack)];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        let err = codec.volume().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NoAcknowledge);
+        codec.release().done();
+    }
+
+    #[test]
+    fn failed_mute_read_writes_nothing() {
+        // Only the read is expected; a write after it would fail `done()`.
+        let expectations = [Transaction::write_read(ADDR, vec![0x31], vec![0x00])
+            .with_error(I2cErrorKind::ArbitrationLoss)];
+        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        let err = codec.set_mute(true).unwrap_err();
+        assert_eq!(err, Es8311Error::I2c(I2cErrorKind::ArbitrationLoss));
+        assert_eq!(err.kind(), ErrorKind::Bus);
+        codec.release().done();
+    }
+
+    #[test]
+    fn error_kinds_map_onto_the_crate_kinds() {
+        let cases = [
+            (
+                I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Unknown),
+                ErrorKind::NoAcknowledge,
+            ),
+            (I2cErrorKind::Bus, ErrorKind::Bus),
+            (I2cErrorKind::ArbitrationLoss, ErrorKind::Bus),
+            (I2cErrorKind::Overrun, ErrorKind::Bus),
+            (I2cErrorKind::Other, ErrorKind::Other),
+        ];
+        for (bus, want) in cases {
+            assert_eq!(Es8311Error::I2c(bus).kind(), want, "{bus:?}");
+            assert_eq!(Es8311Error::I2c(bus).into_inner(), bus);
+        }
+    }
+
+    #[test]
+    fn caps_claim_full_range_with_read_back() {
+        let codec = Es8311::new(Mock::new(&[]), ADDR);
+        assert_eq!(
+            codec.volume_caps(),
+            VolumeCaps {
+                max: Percent::MAX,
+                read_back: true,
+                settle_ms: 0
+            }
+        );
+        codec.release().done();
+    }
+}

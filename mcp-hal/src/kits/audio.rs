@@ -1,0 +1,89 @@
+//! `self.audio_speaker.set_volume` over any [`AudioCodec`].
+//!
+//! The kit writes the volume, reads it back from the codec and compares:
+//!
+//! | outcome | result |
+//! |---|---|
+//! | read-back equals the command | `true`, evidence `read_back` (commanded, observed) |
+//! | read-back differs, codec declares no settle time | failed, evidence `read_back` (commanded, observed) |
+//! | read-back differs, codec declares a settle time | a task (evidence `applied`), finished by read-back within the settle time |
+//! | codec without read-back | `true`, evidence `applied` |
+//! | above the codec's declared maximum | failed, nothing written |
+//! | bus error | failed, no evidence |
+
+use mcp_core::schema::Param;
+use mcp_core::{Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, Tool, ToolError, ToolResult};
+
+use super::{device_error, percent};
+use crate::Percent;
+use crate::audio::AudioCodec;
+
+/// Access to the board's codec.
+pub trait HasCodec {
+    /// The codec type.
+    type Codec: AudioCodec;
+    /// The codec.
+    fn codec(&mut self) -> &mut Self::Codec;
+}
+
+const PARAMS: &[Param] = &[Param::integer("volume", "Volume in percent, 0 (silent) to 100 (loudest)").range(0, 100)];
+
+fn evidence(commanded: Percent, observed: Percent) -> Evidence {
+    Evidence::new(Level::ReadBack)
+        .commanded(Reading::Int(commanded.into()))
+        .observed(Reading::Int(observed.into()))
+}
+
+const MISMATCH: &str = "The codec reports a different volume than commanded";
+
+fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    let volume = percent(args, "volume")?;
+    let codec = ctx.codec();
+    let caps = codec.volume_caps();
+    if volume > caps.max {
+        return Err(reply.error(format_args!("This codec's maximum volume is {}%; nothing was changed", caps.max.get())));
+    }
+    codec.set_volume(volume).map_err(|e| device_error(&e))?;
+    let applied = Evidence::new(Level::Applied).commanded(Reading::Int(volume.into()));
+    if !caps.read_back {
+        return Ok(Output::bool(true).with_evidence(applied));
+    }
+    let observed = codec
+        .volume()
+        .map_err(|_| ToolError::new("The volume was written but could not be read back").with_evidence(applied))?;
+    if observed == volume {
+        Ok(Output::bool(true).with_evidence(evidence(volume, observed)))
+    } else if caps.settle_ms > 0 {
+        Ok(Output::task(volume.into()).with_evidence(applied))
+    } else {
+        Err(ToolError::new(MISMATCH).with_evidence(evidence(volume, observed)))
+    }
+}
+
+fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
+    let Some(commanded) = Percent::from_i64(task.data) else {
+        return TaskPoll::Done(Err(ToolError::new("Tool bug: bad task data")));
+    };
+    let codec = ctx.codec();
+    let settle = u64::from(codec.volume_caps().settle_ms);
+    match codec.volume() {
+        Err(e) => TaskPoll::Done(Err(device_error(&e))),
+        Ok(observed) if observed == commanded => TaskPoll::Done(Ok(Output::bool(true).with_evidence(evidence(commanded, observed)))),
+        Ok(observed) if task.now_ms.saturating_sub(task.started_ms) >= settle => {
+            TaskPoll::Done(Err(ToolError::new(MISMATCH).with_evidence(evidence(commanded, observed))))
+        }
+        Ok(_) => TaskPoll::Working(None),
+    }
+}
+
+/// The tool `self.audio_speaker.set_volume` (`volume`: integer 0–100).
+pub const fn set_volume<C: HasCodec>() -> Tool<C> {
+    Tool::new(
+        "self.audio_speaker.set_volume",
+        "Set the volume of the audio speaker. If the current volume is unknown, call self.get_device_status first.",
+        handler::<C>,
+    )
+    .params(PARAMS)
+    .annotations(Annotations::new().idempotent(true).destructive(false))
+    .long_running(TaskSupport::Optional, TaskHooks { poll: poll::<C>, stop: None, timeout_ms: 10_000 })
+}

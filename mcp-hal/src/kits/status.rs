@@ -1,0 +1,116 @@
+//! `self.get_device_status`, assembled from the board's parts.
+//!
+//! The board says which parts it has by implementing [`StatusReport`] with the helpers of
+//! [`Status`]; the result is xiaozhi's shape, e.g.
+//! `{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"}}`, as JSON text
+//! and as `structuredContent`. Every value is read from the device at the time of the call.
+
+use mcp_core::wire::ObjectWriter;
+use mcp_core::{Annotations, Args, Reply, Tool, ToolError, ToolResult};
+
+use crate::audio::AudioCodec;
+use crate::motor::Actuator;
+use crate::switch::Switch;
+use crate::{Error, Percent};
+
+/// Writes the status members; errors are kept and reported after the object is written.
+pub struct Status<'w, 'o, 'b> {
+    o: &'w mut ObjectWriter<'o, 'b>,
+    error: Option<ToolError>,
+}
+
+impl core::fmt::Debug for Status<'_, '_, '_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Status").field("error", &self.error).finish_non_exhaustive()
+    }
+}
+
+impl<'o, 'b> Status<'_, 'o, 'b> {
+    fn fail<E: Error>(&mut self, e: &E) {
+        self.error.get_or_insert(ToolError::new(e.kind().message()));
+    }
+
+    /// `"audio_speaker":{"volume":N}`, read back from the codec.
+    pub fn audio_speaker<A: AudioCodec>(&mut self, codec: &mut A) -> &mut Self {
+        match codec.volume() {
+            Ok(v) => {
+                self.o.object("audio_speaker", |o| {
+                    o.int("volume", v.into());
+                });
+            }
+            Err(e) => self.fail(&e),
+        }
+        self
+    }
+
+    /// `"screen":{"brightness":N,"theme":"…"}`. `brightness` is what the backlight reports, or
+    /// the last commanded level for one that cannot be read.
+    pub fn screen(&mut self, brightness: Percent, theme: &str) -> &mut Self {
+        self.o.object("screen", |o| {
+            o.int("brightness", brightness.into()).str("theme", theme);
+        });
+        self
+    }
+
+    /// `"relay":{"on":bool}` from the feedback input (omitted when the relay has none).
+    pub fn relay<S: Switch>(&mut self, relay: &mut S) -> &mut Self {
+        match relay.feedback() {
+            Ok(Some(on)) => {
+                self.o.object("relay", |o| {
+                    o.bool("on", on);
+                });
+            }
+            Ok(None) => {}
+            Err(e) => self.fail(&e),
+        }
+        self
+    }
+
+    /// `"motor":{"position":N,"moving":bool}` from the encoder.
+    pub fn motor<M: Actuator>(&mut self, motor: &mut M) -> &mut Self {
+        match motor.state() {
+            Ok(s) => {
+                self.o.object("motor", |o| {
+                    o.int("position", s.position.into()).bool("moving", s.moving);
+                });
+            }
+            Err(e) => self.fail(&e),
+        }
+        self
+    }
+
+    /// Any other member, for parts the kits do not know.
+    pub fn object(&mut self) -> &mut ObjectWriter<'o, 'b> {
+        self.o
+    }
+}
+
+/// The board's parts, for `self.get_device_status`.
+pub trait StatusReport {
+    /// Writes one member per part with the [`Status`] helpers.
+    fn report(&mut self, status: &mut Status<'_, '_, '_>);
+}
+
+fn handler<C: StatusReport>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    let mut error = None;
+    let output = reply.json(|o| {
+        let mut s = Status { o, error: None };
+        ctx.report(&mut s);
+        error = s.error;
+    })?;
+    match error {
+        Some(e) => Err(e),
+        None => Ok(output),
+    }
+}
+
+/// The read-only tool `self.get_device_status` (no parameters).
+pub const fn get_device_status<C: StatusReport>() -> Tool<C> {
+    Tool::new(
+        "self.get_device_status",
+        "Provides the real-time information of the device, including the current status of the audio speaker and screen. \
+         Use this tool before adjusting the volume or brightness relative to the current value.",
+        handler::<C>,
+    )
+    .annotations(Annotations::new().read_only(true))
+}

@@ -1,0 +1,439 @@
+//! Every tool kit × every injected fault, through the wire protocol: the exact `isError`,
+//! evidence level and commanded/observed values of the answer, and, for actions that finish
+//! later, of the final task state. No cell is skipped.
+#![allow(missing_docs, clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)] // a test
+
+use mcp_core::{Config, Principal, Server, Tool, server::status_tool};
+use mcp_hal::kits::{audio, motor, relay, screen, status, system};
+use mcp_hal::sim::{Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
+use serde_json::{Value, json};
+
+struct Board {
+    sim: SimBoard,
+    door_open: bool,
+}
+
+impl audio::HasCodec for Board {
+    type Codec = SimCodec;
+    fn codec(&mut self) -> &mut SimCodec {
+        &mut self.sim.codec
+    }
+}
+impl screen::HasBacklight for Board {
+    type Backlight = SimBacklight;
+    fn backlight(&mut self) -> &mut SimBacklight {
+        &mut self.sim.backlight
+    }
+}
+impl relay::HasRelay for Board {
+    type Relay = SimRelay;
+    fn relay(&mut self) -> &mut SimRelay {
+        &mut self.sim.relay
+    }
+    fn interlock(&mut self, on: bool) -> Result<(), relay::Refusal> {
+        if on && self.door_open {
+            return Err(relay::Refusal { guard: "door-closed", reason: "the door is open" });
+        }
+        Ok(())
+    }
+}
+impl motor::HasMotor for Board {
+    type Motor = SimMotor;
+    fn motor(&mut self) -> &mut SimMotor {
+        &mut self.sim.motor
+    }
+}
+impl system::HasSystem for Board {
+    type System = SimSystem;
+    fn system(&mut self) -> &mut SimSystem {
+        &mut self.sim.system
+    }
+}
+impl status::StatusReport for Board {
+    fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
+        let level = self.sim.backlight.level();
+        s.audio_speaker(&mut self.sim.codec).screen(level, "light").relay(&mut self.sim.relay).motor(&mut self.sim.motor);
+    }
+}
+
+static SET_VOLUME: Tool<Board> = audio::set_volume();
+static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
+static STATUS: Tool<Board> = status::get_device_status();
+static REBOOT: Tool<Board> = system::reboot();
+static RELAY: Tool<Board> = relay::set();
+static MOVE: Tool<Board> = motor::move_to::<Board, 0, 1000>();
+static TASK_STATUS: Tool<Board> = status_tool();
+
+struct Rig {
+    server: Server<'static, Board, 16>,
+    board: Board,
+    out: Vec<u8>,
+    now: u64,
+    id: i64,
+}
+
+impl Rig {
+    fn new(faults: Faults) -> Rig {
+        let mut server = Server::new(Config::new("matrix", "1"));
+        for t in [&SET_VOLUME, &SET_BRIGHTNESS, &STATUS, &REBOOT, &RELAY, &MOVE, &TASK_STATUS] {
+            server.register(t).unwrap();
+        }
+        Rig { server, board: Board { sim: SimBoard::new(faults), door_open: false }, out: vec![0; 8192], now: 0, id: 0 }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.id += 1;
+        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":"tools/call","params":{"name":tool,"arguments":args}});
+        let n = self.server.handle(msg.to_string().as_bytes(), Principal::User, &mut self.board, &mut self.out).unwrap().len;
+        let v: Value = serde_json::from_slice(&self.out[..n]).unwrap();
+        v["result"].clone()
+    }
+
+    /// Advances the board and the engine together, in 50 ms steps.
+    fn run_until(&mut self, until: u64) {
+        while self.now < until {
+            self.now += 50;
+            self.board.sim.set_time(self.now);
+            while self.server.poll(self.now, &mut self.board, &mut self.out) > 0 {}
+        }
+    }
+}
+
+/// What a result says: isError, evidence level, commanded, observed.
+#[derive(Debug, PartialEq)]
+struct Cell {
+    error: bool,
+    level: Option<&'static str>,
+    commanded: Value,
+    observed: Value,
+}
+
+fn cell(result: &Value) -> Cell {
+    let level = result["evidence"]["level"].as_str().map(|l| match l {
+        "scheduled" => "scheduled",
+        "applied" => "applied",
+        "read_back" => "read_back",
+        "measured" => "measured",
+        other => panic!("unknown level {other}"),
+    });
+    Cell {
+        error: result["isError"].as_bool().unwrap(),
+        level,
+        commanded: result["evidence"]["commanded"].clone(),
+        observed: result["evidence"]["observed"].clone(),
+    }
+}
+
+fn c(error: bool, level: Option<&'static str>, commanded: Value, observed: Value) -> Cell {
+    Cell { error, level, commanded, observed }
+}
+
+const N: Value = Value::Null;
+
+/// The final state of a task started by a plain call, from the status tool.
+#[derive(Debug, PartialEq)]
+struct Final {
+    status: &'static str,
+    level: &'static str,
+    commanded: Value,
+    observed: Value,
+    stop: Value,
+}
+
+fn final_state(rig: &mut Rig, started: &Value) -> Option<Final> {
+    let task = started["structuredContent"]["task_id"].as_str()?.to_string();
+    rig.run_until(rig.now + 20_000);
+    let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
+    let s = &s["structuredContent"];
+    let status = match s["status"].as_str().unwrap() {
+        "completed" => "completed",
+        "failed" => "failed",
+        other => panic!("task still {other}: {s}"),
+    };
+    let level = match s["evidence"]["level"].as_str().unwrap() {
+        "read_back" => "read_back",
+        "measured" => "measured",
+        other => panic!("final level {other}"),
+    };
+    Some(Final { status, level, commanded: s["evidence"]["commanded"].clone(), observed: s["evidence"]["observed"].clone(), stop: s["stop"].clone() })
+}
+
+fn f(status: &'static str, level: &'static str, commanded: Value, observed: Value, stop: Value) -> Option<Final> {
+    Some(Final { status, level, commanded, observed, stop })
+}
+
+/// Runs one kit under one fault and checks the answer, the final task state, and what happened
+/// at the simulated hardware.
+fn check(fault: Option<Fault>, kit: &str) {
+    let faults = fault.map_or(Faults::NONE, Faults::only);
+    let mut rig = Rig::new(faults);
+    let name = fault.map_or("none", Fault::name);
+    let ctx = format!("fault {name}, kit {kit}");
+    match kit {
+        "set_volume" => {
+            let r = rig.call("self.audio_speaker.set_volume", json!({"volume": 80}));
+            let expected = match fault {
+                None | Some(Fault::RelayStuck | Fault::MotorStall | Fault::QueueFull) => {
+                    c(false, Some("read_back"), json!(80), json!(80))
+                }
+                Some(Fault::CodecNack | Fault::Timeout) => c(true, None, N, N),
+                Some(Fault::CodecClamp) => c(true, Some("read_back"), json!(80), json!(63)),
+                Some(Fault::ReadbackMismatch) => c(true, Some("read_back"), json!(80), json!(87)),
+                Some(Fault::Slow) => c(false, Some("applied"), json!(80), N),
+            };
+            assert_eq!(cell(&r), expected, "{ctx}: {r}");
+            let wrote = !matches!(fault, Some(Fault::CodecNack | Fault::Timeout));
+            assert_eq!(rig.board.sim.codec.writes(), u32::from(wrote), "{ctx}: codec writes");
+            let fin = match fault {
+                Some(Fault::Slow) => f("completed", "read_back", json!(80), json!(80), N),
+                _ => None,
+            };
+            assert_eq!(final_state(&mut rig, &r), fin, "{ctx}: final");
+        }
+        "set_brightness" => {
+            let r = rig.call("self.screen.set_brightness", json!({"brightness": 30}));
+            assert_eq!(cell(&r), c(false, Some("applied"), json!(30), N), "{ctx}: {r}");
+            assert_eq!(rig.board.sim.backlight.level().get(), 30, "{ctx}");
+        }
+        "get_device_status" => {
+            let r = rig.call("self.get_device_status", json!({}));
+            let failed = matches!(fault, Some(Fault::CodecNack | Fault::Timeout));
+            assert_eq!(cell(&r), c(failed, None, N, N), "{ctx}: {r}");
+            if !failed {
+                let volume = if fault == Some(Fault::ReadbackMismatch) { 77 } else { 70 };
+                assert_eq!(
+                    r["structuredContent"],
+                    json!({
+                        "audio_speaker": {"volume": volume},
+                        "screen": {"brightness": 80, "theme": "light"},
+                        "relay": {"on": false},
+                        "motor": {"position": 0, "moving": false}
+                    }),
+                    "{ctx}"
+                );
+            }
+        }
+        "reboot" => {
+            let r = rig.call("self.reboot", json!({}));
+            let refused = fault == Some(Fault::QueueFull);
+            let expected = if refused { c(true, None, N, N) } else { c(false, Some("scheduled"), N, N) };
+            assert_eq!(cell(&r), expected, "{ctx}: {r}");
+            assert_eq!(rig.board.sim.system.scheduled_at().is_some(), !refused, "{ctx}");
+        }
+        "relay.set" => {
+            let r = rig.call("self.relay.set", json!({"on": true}));
+            let expected = match fault {
+                Some(Fault::RelayStuck | Fault::Slow) => c(false, Some("applied"), json!(true), N),
+                _ => c(false, Some("measured"), json!(true), json!(true)),
+            };
+            assert_eq!(cell(&r), expected, "{ctx}: {r}");
+            assert!(rig.board.sim.relay.coil(), "{ctx}: the coil is driven");
+            let fin = match fault {
+                Some(Fault::RelayStuck) => f("failed", "measured", json!(true), json!(false), N),
+                Some(Fault::Slow) => f("completed", "measured", json!(true), json!(true), N),
+                _ => None,
+            };
+            assert_eq!(final_state(&mut rig, &r), fin, "{ctx}: final");
+        }
+        "motor.move_to" => {
+            let r = rig.call("self.motor.move_to", json!({"position": 500}));
+            let refused = fault == Some(Fault::QueueFull);
+            let expected = if refused { c(true, None, N, N) } else { c(false, Some("scheduled"), N, N) };
+            assert_eq!(cell(&r), expected, "{ctx}: {r}");
+            let fin = match fault {
+                Some(Fault::QueueFull) => None,
+                Some(Fault::MotorStall) => f("failed", "measured", json!(500), json!(200), json!("issued")),
+                _ => f("completed", "measured", json!(500), json!(500), N),
+            };
+            assert_eq!(final_state(&mut rig, &r), fin, "{ctx}: final");
+            assert_eq!(rig.board.sim.motor.stops(), u32::from(fault == Some(Fault::MotorStall)), "{ctx}: safe-stops");
+            assert_eq!(rig.board.sim.motor.starts(), u32::from(!refused), "{ctx}: starts");
+        }
+        other => panic!("unknown kit {other}"),
+    }
+}
+
+const KITS: [&str; 6] = ["set_volume", "set_brightness", "get_device_status", "reboot", "relay.set", "motor.move_to"];
+
+#[test]
+fn every_kit_under_every_fault() {
+    let mut cells = 0;
+    for fault in core::iter::once(None).chain(Fault::ALL.into_iter().map(Some)) {
+        for kit in KITS {
+            check(fault, kit);
+            cells += 1;
+        }
+    }
+    assert_eq!(cells, 6 * 9);
+}
+
+#[test]
+fn the_interlock_refuses_by_name_and_drives_nothing() {
+    let mut rig = Rig::new(Faults::NONE);
+    rig.board.door_open = true;
+    let r = rig.call("self.relay.set", json!({"on": true}));
+    assert_eq!(r["isError"], true);
+    assert_eq!(r["content"][0]["text"], "Refused by interlock \"door-closed\": the door is open; the relay was not switched");
+    assert_eq!(rig.board.sim.relay.writes(), 0);
+    // Switching off is allowed.
+    let r = rig.call("self.relay.set", json!({"on": false}));
+    assert_eq!(r["isError"], false);
+    assert_eq!(rig.board.sim.relay.writes(), 1);
+}
+
+/// A codec that honestly declares a 63 % ceiling.
+struct Capped(SimCodec);
+
+impl mcp_hal::ErrorType for Capped {
+    type Error = mcp_hal::ErrorKind;
+}
+
+impl mcp_hal::audio::AudioCodec for Capped {
+    fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
+        mcp_hal::audio::VolumeCaps { max: mcp_hal::Percent::new(63).unwrap(), ..self.0.volume_caps() }
+    }
+    fn set_volume(&mut self, v: mcp_hal::Percent) -> Result<(), Self::Error> {
+        self.0.set_volume(v)
+    }
+    fn volume(&mut self) -> Result<mcp_hal::Percent, Self::Error> {
+        self.0.volume()
+    }
+    fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
+        self.0.set_mute(mute)
+    }
+}
+
+impl audio::HasCodec for Capped {
+    type Codec = Capped;
+    fn codec(&mut self) -> &mut Capped {
+        self
+    }
+}
+
+#[test]
+fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
+    use mcp_hal::audio::AudioCodec as _;
+    static CAPPED_VOLUME: Tool<Capped> = audio::set_volume();
+    let mut server: Server<'static, Capped, 2> = Server::new(Config::new("capped", "1"));
+    server.register(&CAPPED_VOLUME).unwrap();
+    let mut dev = Capped(SimCodec::new(Faults::NONE));
+    let mut out = vec![0u8; 2048];
+    let mut send = |dev: &mut Capped, v: i64| -> Value {
+        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
+        let n = server.handle(msg.to_string().as_bytes(), Principal::Model, dev, &mut out).unwrap().len;
+        serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone()
+    };
+    let r = send(&mut dev, 80);
+    assert_eq!(cell(&r), c(true, None, N, N));
+    assert_eq!(r["content"][0]["text"], "This codec's maximum volume is 63%; nothing was changed");
+    assert_eq!(dev.0.writes(), 0);
+    let r = send(&mut dev, 63);
+    assert_eq!(cell(&r), c(false, Some("read_back"), json!(63), json!(63)));
+    assert_eq!(dev.volume().unwrap().get(), 63);
+}
+
+impl Rig {
+    fn request(&mut self, method: &str, params: Value) -> Option<Value> {
+        self.id += 1;
+        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":method,"params":params});
+        let n = self.server.handle(msg.to_string().as_bytes(), Principal::Model, &mut self.board, &mut self.out).unwrap().len;
+        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
+    }
+
+    /// Advances 50 ms and returns what the engine emitted.
+    fn step(&mut self) -> Vec<Value> {
+        self.now += 50;
+        self.board.sim.set_time(self.now);
+        let mut msgs = Vec::new();
+        loop {
+            let n = self.server.poll(self.now, &mut self.board, &mut self.out);
+            if n == 0 {
+                return msgs;
+            }
+            msgs.push(serde_json::from_slice(&self.out[..n]).unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_motor_task_runs_to_the_encoder_confirmed_position() {
+    let mut rig = Rig::new(Faults::NONE);
+    rig.request("initialize", json!({"protocolVersion":"2025-11-25","capabilities":{}}));
+    let created = rig
+        .request(
+            "tools/call",
+            json!({"name":"self.motor.move_to","arguments":{"position":400},"task":{"ttl":60000},"_meta":{"progressToken":7}}),
+        )
+        .unwrap();
+    assert_eq!(created["result"]["task"]["status"], "working");
+    let task = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    // The client waits for the result (parked), and receives progress meanwhile.
+    assert!(rig.request("tasks/result", json!({"taskId": task})).is_none());
+    let waiter = rig.id;
+    let mut progress = Vec::new();
+    let mut result = None;
+    for _ in 0..100 {
+        for m in rig.step() {
+            match m["method"].as_str() {
+                Some("notifications/progress") => {
+                    assert_eq!(m["params"]["progressToken"], 7);
+                    assert_eq!(m["params"]["total"], 400);
+                    progress.push(m["params"]["progress"].as_i64().unwrap());
+                }
+                Some("notifications/tasks/status") => assert_eq!(m["params"]["status"], "completed"),
+                _ => {
+                    assert_eq!(m["id"], waiter);
+                    result = Some(m);
+                }
+            }
+        }
+        if result.is_some() {
+            break;
+        }
+    }
+    // 250 units/s, 50 ms steps: 12.5 units per step, a notification per change.
+    assert!(progress.len() >= 30, "{progress:?}");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "progress only increases: {progress:?}");
+    let result = result.expect("the task finished");
+    assert_eq!(result["result"]["isError"], false);
+    assert_eq!(result["result"]["evidence"], json!({"level":"measured","commanded":400,"observed":400}));
+    assert_eq!(result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task.as_str());
+    assert_eq!(rig.board.sim.motor.motion().position, 400);
+    assert_eq!(rig.board.sim.motor.stops(), 0);
+}
+
+#[test]
+fn cancelling_a_motor_task_issues_the_safe_stop_in_both_forms() {
+    for augmented in [true, false] {
+        let mut rig = Rig::new(Faults::NONE);
+        let mut params = json!({"name":"self.motor.move_to","arguments":{"position":1000}});
+        if augmented {
+            params["task"] = json!({});
+        }
+        let r = rig.request("tools/call", params).unwrap();
+        let task = if augmented {
+            r["result"]["task"]["taskId"].as_str().unwrap().to_string()
+        } else {
+            r["result"]["structuredContent"]["task_id"].as_str().unwrap().to_string()
+        };
+        for _ in 0..20 {
+            rig.step();
+        }
+        // One second at 250 units/s.
+        assert_eq!(rig.board.sim.motor.motion(), mcp_hal::motor::Motion { position: 250, moving: true, stalled: false });
+        let c = rig.request("tasks/cancel", json!({"taskId": task})).unwrap();
+        assert_eq!(c["result"]["status"], "cancelled", "augmented {augmented}");
+        assert_eq!(c["result"]["statusMessage"], "Cancelled by request; safe-stop issued");
+        assert_eq!(rig.board.sim.motor.stops(), 1);
+        for _ in 0..20 {
+            rig.step();
+        }
+        assert_eq!(rig.board.sim.motor.motion(), mcp_hal::motor::Motion { position: 250, moving: false, stalled: false });
+        let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
+        assert_eq!(s["structuredContent"]["status"], "cancelled");
+        assert_eq!(s["structuredContent"]["stop"], "issued");
+        let again = rig.request("tasks/cancel", json!({"taskId": task})).unwrap();
+        assert_eq!(again["error"]["code"], -32602);
+        assert_eq!(rig.board.sim.motor.stops(), 1, "a finished task is not stopped again");
+    }
+}
