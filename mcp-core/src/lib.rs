@@ -89,8 +89,8 @@ pub mod wire;
 
 pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
 pub use result::{
-    Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks, TaskInfo, TaskPoll, ToolError,
-    ToolResult,
+    Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks, TaskInfo, TaskPoll,
+    ToolError, ToolResult,
 };
 pub use schema::{Args, Param};
 pub use server::{

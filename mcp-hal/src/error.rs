@@ -32,10 +32,14 @@ impl ErrorKind {
     /// A short sentence for a tool result.
     pub const fn message(self) -> &'static str {
         match self {
-            ErrorKind::NoAcknowledge => "The device did not acknowledge (I2C NACK); nothing was changed",
+            ErrorKind::NoAcknowledge => {
+                "The device did not acknowledge (I2C NACK); nothing was changed"
+            }
             ErrorKind::Bus => "Bus error talking to the device; the state is unknown",
             ErrorKind::Timeout => "The device did not answer in time; the state is unknown",
-            ErrorKind::QueueFull => "The device is busy: its action queue is full; nothing was started",
+            ErrorKind::QueueFull => {
+                "The device is busy: its action queue is full; nothing was started"
+            }
             ErrorKind::Stalled => "The actuator stalled before reaching its target",
             ErrorKind::Unsupported => "The device cannot do this",
             ErrorKind::Other => "The device reported an error",

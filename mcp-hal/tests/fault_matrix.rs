@@ -1,11 +1,18 @@
 //! Every tool kit × every injected fault, through the wire protocol: the exact `isError`,
 //! evidence level and commanded/observed values of the answer, and, for actions that finish
 //! later, of the final task state. No cell is skipped.
-#![allow(missing_docs, clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)] // a test
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
 
 use mcp_core::{Config, Principal, Server, Tool, server::status_tool};
 use mcp_hal::kits::{audio, motor, relay, screen, status, system};
-use mcp_hal::sim::{Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
+use mcp_hal::sim::{
+    Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
+};
 use serde_json::{Value, json};
 
 struct Board {
@@ -32,7 +39,10 @@ impl relay::HasRelay for Board {
     }
     fn interlock(&mut self, on: bool) -> Result<(), relay::Refusal> {
         if on && self.door_open {
-            return Err(relay::Refusal { guard: "door-closed", reason: "the door is open" });
+            return Err(relay::Refusal {
+                guard: "door-closed",
+                reason: "the door is open",
+            });
         }
         Ok(())
     }
@@ -52,7 +62,10 @@ impl system::HasSystem for Board {
 impl status::StatusReport for Board {
     fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
         let level = self.sim.backlight.level();
-        s.audio_speaker(&mut self.sim.codec).screen(level, "light").relay(&mut self.sim.relay).motor(&mut self.sim.motor);
+        s.audio_speaker(&mut self.sim.codec)
+            .screen(level, "light")
+            .relay(&mut self.sim.relay)
+            .motor(&mut self.sim.motor);
     }
 }
 
@@ -75,16 +88,42 @@ struct Rig {
 impl Rig {
     fn new(faults: Faults) -> Rig {
         let mut server = Server::new(Config::new("matrix", "1"));
-        for t in [&SET_VOLUME, &SET_BRIGHTNESS, &STATUS, &REBOOT, &RELAY, &MOVE, &TASK_STATUS] {
+        for t in [
+            &SET_VOLUME,
+            &SET_BRIGHTNESS,
+            &STATUS,
+            &REBOOT,
+            &RELAY,
+            &MOVE,
+            &TASK_STATUS,
+        ] {
             server.register(t).unwrap();
         }
-        Rig { server, board: Board { sim: SimBoard::new(faults), door_open: false }, out: vec![0; 8192], now: 0, id: 0 }
+        Rig {
+            server,
+            board: Board {
+                sim: SimBoard::new(faults),
+                door_open: false,
+            },
+            out: vec![0; 8192],
+            now: 0,
+            id: 0,
+        }
     }
 
     fn call(&mut self, tool: &str, args: Value) -> Value {
         self.id += 1;
         let msg = json!({"jsonrpc":"2.0","id":self.id,"method":"tools/call","params":{"name":tool,"arguments":args}});
-        let n = self.server.handle(msg.to_string().as_bytes(), Principal::User, &mut self.board, &mut self.out).unwrap().len;
+        let n = self
+            .server
+            .handle(
+                msg.to_string().as_bytes(),
+                Principal::User,
+                &mut self.board,
+                &mut self.out,
+            )
+            .unwrap()
+            .len;
         let v: Value = serde_json::from_slice(&self.out[..n]).unwrap();
         v["result"].clone()
     }
@@ -125,7 +164,12 @@ fn cell(result: &Value) -> Cell {
 }
 
 fn c(error: bool, level: Option<&'static str>, commanded: Value, observed: Value) -> Cell {
-    Cell { error, level, commanded, observed }
+    Cell {
+        error,
+        level,
+        commanded,
+        observed,
+    }
 }
 
 const N: Value = Value::Null;
@@ -141,7 +185,9 @@ struct Final {
 }
 
 fn final_state(rig: &mut Rig, started: &Value) -> Option<Final> {
-    let task = started["structuredContent"]["task_id"].as_str()?.to_string();
+    let task = started["structuredContent"]["task_id"]
+        .as_str()?
+        .to_string();
     rig.run_until(rig.now + 20_000);
     let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
     let s = &s["structuredContent"];
@@ -155,11 +201,29 @@ fn final_state(rig: &mut Rig, started: &Value) -> Option<Final> {
         "measured" => "measured",
         other => panic!("final level {other}"),
     };
-    Some(Final { status, level, commanded: s["evidence"]["commanded"].clone(), observed: s["evidence"]["observed"].clone(), stop: s["stop"].clone() })
+    Some(Final {
+        status,
+        level,
+        commanded: s["evidence"]["commanded"].clone(),
+        observed: s["evidence"]["observed"].clone(),
+        stop: s["stop"].clone(),
+    })
 }
 
-fn f(status: &'static str, level: &'static str, commanded: Value, observed: Value, stop: Value) -> Option<Final> {
-    Some(Final { status, level, commanded, observed, stop })
+fn f(
+    status: &'static str,
+    level: &'static str,
+    commanded: Value,
+    observed: Value,
+    stop: Value,
+) -> Option<Final> {
+    Some(Final {
+        status,
+        level,
+        commanded,
+        observed,
+        stop,
+    })
 }
 
 /// Runs one kit under one fault and checks the answer, the final task state, and what happened
@@ -183,7 +247,11 @@ fn check(fault: Option<Fault>, kit: &str) {
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let wrote = !matches!(fault, Some(Fault::CodecNack | Fault::Timeout));
-            assert_eq!(rig.board.sim.codec.writes(), u32::from(wrote), "{ctx}: codec writes");
+            assert_eq!(
+                rig.board.sim.codec.writes(),
+                u32::from(wrote),
+                "{ctx}: codec writes"
+            );
             let fin = match fault {
                 Some(Fault::Slow) => f("completed", "read_back", json!(80), json!(80), N),
                 _ => None,
@@ -192,7 +260,11 @@ fn check(fault: Option<Fault>, kit: &str) {
         }
         "set_brightness" => {
             let r = rig.call("self.screen.set_brightness", json!({"brightness": 30}));
-            assert_eq!(cell(&r), c(false, Some("applied"), json!(30), N), "{ctx}: {r}");
+            assert_eq!(
+                cell(&r),
+                c(false, Some("applied"), json!(30), N),
+                "{ctx}: {r}"
+            );
             assert_eq!(rig.board.sim.backlight.level().get(), 30, "{ctx}");
         }
         "get_device_status" => {
@@ -200,7 +272,11 @@ fn check(fault: Option<Fault>, kit: &str) {
             let failed = matches!(fault, Some(Fault::CodecNack | Fault::Timeout));
             assert_eq!(cell(&r), c(failed, None, N, N), "{ctx}: {r}");
             if !failed {
-                let volume = if fault == Some(Fault::ReadbackMismatch) { 77 } else { 70 };
+                let volume = if fault == Some(Fault::ReadbackMismatch) {
+                    77
+                } else {
+                    70
+                };
                 assert_eq!(
                     r["structuredContent"],
                     json!({
@@ -216,9 +292,17 @@ fn check(fault: Option<Fault>, kit: &str) {
         "reboot" => {
             let r = rig.call("self.reboot", json!({}));
             let refused = fault == Some(Fault::QueueFull);
-            let expected = if refused { c(true, None, N, N) } else { c(false, Some("scheduled"), N, N) };
+            let expected = if refused {
+                c(true, None, N, N)
+            } else {
+                c(false, Some("scheduled"), N, N)
+            };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
-            assert_eq!(rig.board.sim.system.scheduled_at().is_some(), !refused, "{ctx}");
+            assert_eq!(
+                rig.board.sim.system.scheduled_at().is_some(),
+                !refused,
+                "{ctx}"
+            );
         }
         "relay.set" => {
             let r = rig.call("self.relay.set", json!({"on": true}));
@@ -238,22 +322,47 @@ fn check(fault: Option<Fault>, kit: &str) {
         "motor.move_to" => {
             let r = rig.call("self.motor.move_to", json!({"position": 500}));
             let refused = fault == Some(Fault::QueueFull);
-            let expected = if refused { c(true, None, N, N) } else { c(false, Some("scheduled"), N, N) };
+            let expected = if refused {
+                c(true, None, N, N)
+            } else {
+                c(false, Some("scheduled"), N, N)
+            };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let fin = match fault {
                 Some(Fault::QueueFull) => None,
-                Some(Fault::MotorStall) => f("failed", "measured", json!(500), json!(200), json!("issued")),
+                Some(Fault::MotorStall) => f(
+                    "failed",
+                    "measured",
+                    json!(500),
+                    json!(200),
+                    json!("issued"),
+                ),
                 _ => f("completed", "measured", json!(500), json!(500), N),
             };
             assert_eq!(final_state(&mut rig, &r), fin, "{ctx}: final");
-            assert_eq!(rig.board.sim.motor.stops(), u32::from(fault == Some(Fault::MotorStall)), "{ctx}: safe-stops");
-            assert_eq!(rig.board.sim.motor.starts(), u32::from(!refused), "{ctx}: starts");
+            assert_eq!(
+                rig.board.sim.motor.stops(),
+                u32::from(fault == Some(Fault::MotorStall)),
+                "{ctx}: safe-stops"
+            );
+            assert_eq!(
+                rig.board.sim.motor.starts(),
+                u32::from(!refused),
+                "{ctx}: starts"
+            );
         }
         other => panic!("unknown kit {other}"),
     }
 }
 
-const KITS: [&str; 6] = ["set_volume", "set_brightness", "get_device_status", "reboot", "relay.set", "motor.move_to"];
+const KITS: [&str; 6] = [
+    "set_volume",
+    "set_brightness",
+    "get_device_status",
+    "reboot",
+    "relay.set",
+    "motor.move_to",
+];
 
 #[test]
 fn every_kit_under_every_fault() {
@@ -273,7 +382,10 @@ fn the_interlock_refuses_by_name_and_drives_nothing() {
     rig.board.door_open = true;
     let r = rig.call("self.relay.set", json!({"on": true}));
     assert_eq!(r["isError"], true);
-    assert_eq!(r["content"][0]["text"], "Refused by interlock \"door-closed\": the door is open; the relay was not switched");
+    assert_eq!(
+        r["content"][0]["text"],
+        "Refused by interlock \"door-closed\": the door is open; the relay was not switched"
+    );
     assert_eq!(rig.board.sim.relay.writes(), 0);
     // Switching off is allowed.
     let r = rig.call("self.relay.set", json!({"on": false}));
@@ -290,7 +402,10 @@ impl mcp_hal::ErrorType for Capped {
 
 impl mcp_hal::audio::AudioCodec for Capped {
     fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
-        mcp_hal::audio::VolumeCaps { max: mcp_hal::Percent::new(63).unwrap(), ..self.0.volume_caps() }
+        mcp_hal::audio::VolumeCaps {
+            max: mcp_hal::Percent::new(63).unwrap(),
+            ..self.0.volume_caps()
+        }
     }
     fn set_volume(&mut self, v: mcp_hal::Percent) -> Result<(), Self::Error> {
         self.0.set_volume(v)
@@ -320,12 +435,18 @@ fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
     let mut out = vec![0u8; 2048];
     let mut send = |dev: &mut Capped, v: i64| -> Value {
         let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
-        let n = server.handle(msg.to_string().as_bytes(), Principal::Model, dev, &mut out).unwrap().len;
+        let n = server
+            .handle(msg.to_string().as_bytes(), Principal::Model, dev, &mut out)
+            .unwrap()
+            .len;
         serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone()
     };
     let r = send(&mut dev, 80);
     assert_eq!(cell(&r), c(true, None, N, N));
-    assert_eq!(r["content"][0]["text"], "This codec's maximum volume is 63%; nothing was changed");
+    assert_eq!(
+        r["content"][0]["text"],
+        "This codec's maximum volume is 63%; nothing was changed"
+    );
     assert_eq!(dev.0.writes(), 0);
     let r = send(&mut dev, 63);
     assert_eq!(cell(&r), c(false, Some("read_back"), json!(63), json!(63)));
@@ -336,7 +457,16 @@ impl Rig {
     fn request(&mut self, method: &str, params: Value) -> Option<Value> {
         self.id += 1;
         let msg = json!({"jsonrpc":"2.0","id":self.id,"method":method,"params":params});
-        let n = self.server.handle(msg.to_string().as_bytes(), Principal::Model, &mut self.board, &mut self.out).unwrap().len;
+        let n = self
+            .server
+            .handle(
+                msg.to_string().as_bytes(),
+                Principal::Model,
+                &mut self.board,
+                &mut self.out,
+            )
+            .unwrap()
+            .len;
         (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
     }
 
@@ -358,7 +488,10 @@ impl Rig {
 #[test]
 fn a_motor_task_runs_to_the_encoder_confirmed_position() {
     let mut rig = Rig::new(Faults::NONE);
-    rig.request("initialize", json!({"protocolVersion":"2025-11-25","capabilities":{}}));
+    rig.request(
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+    );
     let created = rig
         .request(
             "tools/call",
@@ -366,9 +499,15 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
         )
         .unwrap();
     assert_eq!(created["result"]["task"]["status"], "working");
-    let task = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // The client waits for the result (parked), and receives progress meanwhile.
-    assert!(rig.request("tasks/result", json!({"taskId": task})).is_none());
+    assert!(
+        rig.request("tasks/result", json!({"taskId": task}))
+            .is_none()
+    );
     let waiter = rig.id;
     let mut progress = Vec::new();
     let mut result = None;
@@ -380,7 +519,9 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
                     assert_eq!(m["params"]["total"], 400);
                     progress.push(m["params"]["progress"].as_i64().unwrap());
                 }
-                Some("notifications/tasks/status") => assert_eq!(m["params"]["status"], "completed"),
+                Some("notifications/tasks/status") => {
+                    assert_eq!(m["params"]["status"], "completed")
+                }
                 _ => {
                     assert_eq!(m["id"], waiter);
                     result = Some(m);
@@ -393,11 +534,20 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
     }
     // 250 units/s, 50 ms steps: 12.5 units per step, a notification per change.
     assert!(progress.len() >= 30, "{progress:?}");
-    assert!(progress.windows(2).all(|w| w[0] < w[1]), "progress only increases: {progress:?}");
+    assert!(
+        progress.windows(2).all(|w| w[0] < w[1]),
+        "progress only increases: {progress:?}"
+    );
     let result = result.expect("the task finished");
     assert_eq!(result["result"]["isError"], false);
-    assert_eq!(result["result"]["evidence"], json!({"level":"measured","commanded":400,"observed":400}));
-    assert_eq!(result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task.as_str());
+    assert_eq!(
+        result["result"]["evidence"],
+        json!({"level":"measured","commanded":400,"observed":400})
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
     assert_eq!(rig.board.sim.motor.motion().position, 400);
     assert_eq!(rig.board.sim.motor.stops(), 0);
 }
@@ -414,26 +564,54 @@ fn cancelling_a_motor_task_issues_the_safe_stop_in_both_forms() {
         let task = if augmented {
             r["result"]["task"]["taskId"].as_str().unwrap().to_string()
         } else {
-            r["result"]["structuredContent"]["task_id"].as_str().unwrap().to_string()
+            r["result"]["structuredContent"]["task_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
         };
         for _ in 0..20 {
             rig.step();
         }
         // One second at 250 units/s.
-        assert_eq!(rig.board.sim.motor.motion(), mcp_hal::motor::Motion { position: 250, moving: true, stalled: false });
-        let c = rig.request("tasks/cancel", json!({"taskId": task})).unwrap();
+        assert_eq!(
+            rig.board.sim.motor.motion(),
+            mcp_hal::motor::Motion {
+                position: 250,
+                moving: true,
+                stalled: false
+            }
+        );
+        let c = rig
+            .request("tasks/cancel", json!({"taskId": task}))
+            .unwrap();
         assert_eq!(c["result"]["status"], "cancelled", "augmented {augmented}");
-        assert_eq!(c["result"]["statusMessage"], "Cancelled by request; safe-stop issued");
+        assert_eq!(
+            c["result"]["statusMessage"],
+            "Cancelled by request; safe-stop issued"
+        );
         assert_eq!(rig.board.sim.motor.stops(), 1);
         for _ in 0..20 {
             rig.step();
         }
-        assert_eq!(rig.board.sim.motor.motion(), mcp_hal::motor::Motion { position: 250, moving: false, stalled: false });
+        assert_eq!(
+            rig.board.sim.motor.motion(),
+            mcp_hal::motor::Motion {
+                position: 250,
+                moving: false,
+                stalled: false
+            }
+        );
         let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
         assert_eq!(s["structuredContent"]["status"], "cancelled");
         assert_eq!(s["structuredContent"]["stop"], "issued");
-        let again = rig.request("tasks/cancel", json!({"taskId": task})).unwrap();
+        let again = rig
+            .request("tasks/cancel", json!({"taskId": task}))
+            .unwrap();
         assert_eq!(again["error"]["code"], -32602);
-        assert_eq!(rig.board.sim.motor.stops(), 1, "a finished task is not stopped again");
+        assert_eq!(
+            rig.board.sim.motor.stops(),
+            1,
+            "a finished task is not stopped again"
+        );
     }
 }

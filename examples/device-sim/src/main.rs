@@ -1,24 +1,30 @@
-//! device-sim: a simulated xiaozhi-style device (speaker, screen, reboot) driven by mcp-core.
+//! device-sim: a simulated xiaozhi-style device (speaker, screen, relay, motor, reboot) driven
+//! by mcp-core, with mcp-hal's simulated hardware and tool kits.
 //!
 //! With no arguments it prints a short transcript of a demo session against itself. With
 //! `--stdio` it is an MCP server on stdin/stdout (one JSON message per line, logs on stderr), so
 //! that any MCP client can drive the engine as a black box.
 
-mod device;
+mod board;
 
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
+use board::{Board, TOOLS};
 use clap::{Parser, ValueEnum};
-use device::{Device, TOOLS};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Principal, Server};
+use mcp_hal::sim::{Fault, Faults};
 
-/// The most tools the simulator's table holds (5 built-in + fillers).
+/// The most tools the simulator's table holds (built-in + fillers).
 const CAPACITY: usize = 512;
+/// Long-running actions tracked at once.
+const TASKS: usize = 8;
 
-type Sim = Server<'static, Device, CAPACITY>;
+type Engine = Server<'static, Board, CAPACITY, TASKS>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EnvelopeKind {
@@ -55,132 +61,103 @@ struct Cli {
     /// Add N filler tools (about 300 bytes of schema each) so that paging can be seen.
     #[arg(long, default_value_t = 0)]
     extra_tools: usize,
+    /// Inject a hardware fault (repeatable); `--fault list` prints them.
+    #[arg(long = "fault", value_name = "NAME")]
+    faults: Vec<String>,
+    /// Start with the door sensor reading open: the relay's interlock refuses to switch on.
+    #[arg(long)]
+    door_open: bool,
 }
 
-fn build(cli: &Cli) -> Result<Box<Sim>, String> {
-    let config = Config::new("device-sim", env!("CARGO_PKG_VERSION")).page_bytes(cli.page_bytes);
-    let mut server = Box::new(Sim::new(config));
-    for tool in &TOOLS {
-        server.register(tool).map_err(|e| e.to_string())?;
-    }
-    for i in 1..=cli.extra_tools {
-        server
-            .register(device::filler_tool(i))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(server)
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let mut server = match build(&cli) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("device-sim: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let principal = match cli.principal {
-        Who::Model => Principal::Model,
-        Who::User => Principal::User,
-    };
-    let mut device = Device::default();
-    let result = if cli.stdio || cli.envelope.is_some() {
-        serve(
-            &mut server,
-            &mut device,
-            principal,
-            cli.envelope,
-            cli.page_bytes,
-        )
-    } else {
-        demo(&mut server, &mut device)
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("device-sim: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Serves MCP on stdin/stdout until stdin closes.
-fn serve(
-    server: &mut Sim,
-    device: &mut Device,
+/// The engine, the board and the transport state.
+struct Device {
+    engine: Box<Engine>,
+    board: Board,
     principal: Principal,
+    out: Vec<u8>,
     envelope: Option<EnvelopeKind>,
-    page_bytes: usize,
-) -> io::Result<()> {
-    let mut stdin = io::stdin().lock();
-    let mut stdout = io::stdout().lock();
-    // A page plus its envelope, the JSON-RPC head and an id always fit.
-    let mut out = vec![0u8; page_bytes + 1024];
-    let mut line = Vec::new();
-    let mut session_id: Option<String> = None;
-    if envelope.is_some() {
-        writeln!(stdout, "{DEVICE_HELLO}")?;
-        stdout.flush()?;
+    session_id: Option<String>,
+}
+
+impl Device {
+    /// Sets the time of the board and the engine, and returns every message the engine owes.
+    fn tick(&mut self, now_ms: u64) -> Vec<Vec<u8>> {
+        self.board.sim.set_time(now_ms);
+        let mut msgs = Vec::new();
+        loop {
+            let (engine, board, sid) = (
+                &mut self.engine,
+                &mut self.board,
+                self.session_id.as_deref(),
+            );
+            let n = match self.envelope {
+                None => engine.poll(now_ms, board, &mut self.out),
+                Some(EnvelopeKind::Xiaozhi) => {
+                    xiaozhi::wrap(sid, &mut self.out, |buf| engine.poll(now_ms, board, buf))
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
+        }
+        if self.board.sim.system.take_reboot() {
+            eprintln!("device-sim: reboot due (a simulator only logs it and keeps running)");
+        }
+        msgs
     }
-    loop {
-        line.clear();
-        if stdin.read_until(b'\n', &mut line)? == 0 {
-            return Ok(());
-        }
-        let msg = line.strip_suffix(b"\n").unwrap_or(&line);
-        let msg = msg.strip_suffix(b"\r").unwrap_or(msg);
-        if msg.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let len = match envelope {
-            None => handle(server, msg, principal, device, &mut out),
+
+    /// Handles one input line; returns the answer to send, if any.
+    fn line(&mut self, msg: &[u8], principal: Principal) -> Option<Vec<u8>> {
+        let n = match self.envelope {
+            None => handle(
+                &mut self.engine,
+                msg,
+                principal,
+                &mut self.board,
+                &mut self.out,
+            ),
             Some(EnvelopeKind::Xiaozhi) => {
                 let Ok(env) = Envelope::parse(msg, DEFAULT_MAX_DEPTH) else {
                     eprintln!("device-sim: ignoring a line that is not a JSON envelope");
-                    continue;
+                    return None;
                 };
                 if env.is("hello") {
-                    session_id = env.session_id.map(|s| s.to_cow().into_owned());
+                    self.session_id = env.session_id.map(|s| s.to_cow().into_owned());
                     eprintln!(
                         "device-sim: hello from the server, session {:?}",
-                        session_id.as_deref().unwrap_or("")
+                        self.session_id.as_deref().unwrap_or("")
                     );
-                    continue;
+                    return None;
                 }
                 let Some(payload) = env.mcp_payload() else {
                     eprintln!("device-sim: ignoring a non-MCP message");
-                    continue;
+                    return None;
                 };
                 // Answer in the session the server gave us, or the one the message names.
-                let sid = session_id
+                let sid = self
+                    .session_id
                     .clone()
                     .or_else(|| env.session_id.map(|s| s.to_cow().into_owned()));
-                xiaozhi::wrap(sid.as_deref(), &mut out, |buf| {
-                    handle(server, payload, principal, device, buf)
+                let (engine, board) = (&mut self.engine, &mut self.board);
+                xiaozhi::wrap(sid.as_deref(), &mut self.out, |buf| {
+                    handle(engine, payload, principal, board, buf)
                 })
             }
         };
-        if len > 0 {
-            stdout.write_all(out.get(..len).unwrap_or_default())?;
-            stdout.write_all(b"\n")?;
-            stdout.flush()?;
-        }
-        if std::mem::take(&mut device.reboot_scheduled) {
-            eprintln!("device-sim: reboot scheduled (a simulator only logs it and keeps running)");
-        }
+        (n > 0).then(|| self.out.get(..n).unwrap_or_default().to_vec())
     }
 }
 
 /// Hands one message to the engine; logs events. Returns the response length.
 fn handle(
-    server: &mut Sim,
+    engine: &mut Engine,
     msg: &[u8],
     principal: Principal,
-    device: &mut Device,
+    board: &mut Board,
     out: &mut [u8],
 ) -> usize {
-    match server.handle(msg, principal, device, out) {
+    match engine.handle(msg, principal, board, out) {
         Ok(h) => {
             if let Some(Event::Initialized { revision, vision }) = h.event {
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
@@ -197,79 +174,191 @@ fn handle(
     }
 }
 
-/// Runs a short session against itself and prints it.
-fn demo(server: &mut Sim, device: &mut Device) -> io::Result<()> {
+fn build(cli: &Cli, faults: Faults) -> Result<Device, String> {
+    let config = Config::new("device-sim", env!("CARGO_PKG_VERSION")).page_bytes(cli.page_bytes);
+    let mut engine = Box::new(Engine::new(config));
+    for tool in TOOLS {
+        engine.register(tool).map_err(|e| e.to_string())?;
+    }
+    for i in 1..=cli.extra_tools {
+        engine
+            .register(board::filler_tool(i))
+            .map_err(|e| e.to_string())?;
+    }
+    let principal = match cli.principal {
+        Who::Model => Principal::Model,
+        Who::User => Principal::User,
+    };
+    Ok(Device {
+        engine,
+        board: Board::new(faults, cli.door_open),
+        principal,
+        // A page plus its envelope, the JSON-RPC head and an id always fit.
+        out: vec![0u8; cli.page_bytes + 1024],
+        envelope: cli.envelope,
+        session_id: None,
+    })
+}
+
+fn parse_faults(names: &[String]) -> Result<Option<Faults>, String> {
+    if names.iter().any(|n| n == "list") {
+        return Ok(None);
+    }
+    let mut faults = Faults::NONE;
+    for name in names {
+        let fault = Fault::from_name(name)
+            .filter(|f| Fault::CLI.contains(f))
+            .ok_or_else(|| format!("unknown fault {name:?}; `--fault list` prints the faults"))?;
+        faults.insert(fault);
+    }
+    Ok(Some(faults))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let faults = match parse_faults(&cli.faults) {
+        Ok(Some(f)) => f,
+        Ok(None) => {
+            for f in Fault::CLI {
+                println!("{:<18} {}", f.name(), f.description());
+            }
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("device-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut device = match build(&cli, faults) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("device-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !faults.is_empty() {
+        eprintln!("device-sim: injected faults: {faults}");
+    }
+    let result = if cli.stdio || cli.envelope.is_some() {
+        serve(&mut device)
+    } else {
+        demo(&mut device)
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("device-sim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until stdin closes. Lines are read on a thread so that the engine
+/// keeps running tasks (and sending what it owes) between messages.
+fn serve(device: &mut Device) -> io::Result<()> {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut stdin = io::stdin().lock();
+        loop {
+            let mut line = Vec::new();
+            match stdin.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if tx.send(line).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
     let mut stdout = io::stdout().lock();
-    let mut out = vec![0u8; server.config().page_bytes + 1024];
-    let steps: [(&str, &str, Principal); 7] = [
-        (
-            "The client opens the session",
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}"#,
-            Principal::Model,
-        ),
-        (
-            "It lists the tools (self.reboot is user-only: not listed to the model)",
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            Principal::Model,
-        ),
-        (
-            "Volume to 40: the codec register is written, then read back",
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#,
-            Principal::Model,
-        ),
-        (
-            "The status reads the same register",
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"self.get_device_status","arguments":{}}}"#,
-            Principal::Model,
-        ),
-        (
-            "A bad argument is refused before any handler runs",
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":"loud"}}}"#,
-            Principal::Model,
-        ),
-        (
-            "The model tries to reboot the device: refused",
-            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"self.reboot","arguments":{}}}"#,
-            Principal::Model,
-        ),
-        (
-            "A person (principal user) may: the reboot is only scheduled",
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.reboot","arguments":{}}}"#,
-            Principal::User,
-        ),
+    let mut send = |bytes: &[u8]| -> io::Result<()> {
+        stdout.write_all(bytes)?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()
+    };
+    if device.envelope.is_some() {
+        send(DEVICE_HELLO.as_bytes())?;
+    }
+    let start = Instant::now();
+    let now = || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    loop {
+        let line = match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(line) => Some(line),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        // Bring the board and the engine up to date before the message is handled.
+        for msg in device.tick(now()) {
+            send(&msg)?;
+        }
+        if let Some(line) = line {
+            let msg = line.strip_suffix(b"\n").unwrap_or(&line);
+            let msg = msg.strip_suffix(b"\r").unwrap_or(msg);
+            if msg.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let principal = device.principal;
+            if let Some(answer) = device.line(msg, principal) {
+                send(&answer)?;
+            }
+        }
+    }
+}
+
+/// Runs a short session against itself on a simulated clock, and prints it.
+fn demo(device: &mut Device) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    let call = |id: u32, tool: &str, args: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+        )
+    };
+    let steps: Vec<(u64, &str, String, Principal)> = vec![
+        (0, "The client opens the session", r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}"#.into(), Principal::Model),
+        (0, "It lists the tools (self.reboot is user-only: not listed to the model)", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.into(), Principal::Model),
+        (0, "Volume to 40: the codec register is written, then read back", call(3, "self.audio_speaker.set_volume", r#"{"volume":40}"#), Principal::Model),
+        (0, "The status reads every part again", call(4, "self.get_device_status", "{}"), Principal::Model),
+        (0, "A bad argument is refused before any handler runs", call(5, "self.audio_speaker.set_volume", r#"{"volume":"loud"}"#), Principal::Model),
+        (0, "The relay: driven, then confirmed by its feedback contact", call(6, "self.relay.set", r#"{"on":true}"#), Principal::Model),
+        (0, "The motor: a long-running task, answered at once", call(7, "self.motor.move_to", r#"{"position":600}"#), Principal::Model),
+        (3000, "Three seconds later: the encoder confirms the position", call(8, "self.tasks.get_status", r#"{"task_id":"task-1"}"#), Principal::Model),
+        (3000, "The model tries to reboot the device: refused", call(9, "self.reboot", "{}"), Principal::Model),
+        (3000, "A person (principal user) may: the reboot is only scheduled", call(10, "self.reboot", "{}"), Principal::User),
     ];
     writeln!(
         stdout,
         "device-sim: a simulated xiaozhi-style device, driven through mcp-core\n"
     )?;
-    for (i, (title, request, principal)) in steps.iter().enumerate() {
-        writeln!(
-            stdout,
-            "{}. {title}{}",
-            i + 1,
-            if *principal == Principal::User {
-                " [user]"
-            } else {
-                ""
-            }
-        )?;
+    for (i, (at, title, request, principal)) in steps.iter().enumerate() {
+        // Advance the simulated clock in small steps, as a firmware main loop would.
+        let mut t = device.board.sim.now_ms();
+        while t < *at {
+            t = (t + 50).min(*at);
+            device.tick(t);
+        }
+        let who = if *principal == Principal::User {
+            " [user]"
+        } else {
+            ""
+        };
+        writeln!(stdout, "{}. {title}{who}", i + 1)?;
         writeln!(stdout, "   -> {request}")?;
-        let len = handle(server, request.as_bytes(), *principal, device, &mut out);
-        let response = String::from_utf8_lossy(out.get(..len).unwrap_or_default()).into_owned();
+        let response = device
+            .line(request.as_bytes(), *principal)
+            .unwrap_or_default();
+        let response = String::from_utf8_lossy(&response).into_owned();
         if request.contains("tools/list") {
             let names: Vec<&str> = response
                 .match_indices("{\"name\":\"")
-                .filter_map(|(at, m)| {
-                    let rest = response.get(at + m.len()..)?;
-                    rest.split('"').next()
-                })
+                .filter_map(|(at, m)| response.get(at + m.len()..)?.split('"').next())
                 .collect();
             writeln!(
                 stdout,
                 "   <- {} tools: {} ({} bytes)",
                 names.len(),
                 names.join(", "),
-                len
+                response.len()
             )?;
         } else {
             writeln!(stdout, "   <- {response}")?;
@@ -279,6 +368,10 @@ fn demo(server: &mut Sim, device: &mut Device) -> io::Result<()> {
     writeln!(
         stdout,
         "Serve it to a real client with: cargo run -p device-sim -- --stdio"
+    )?;
+    writeln!(
+        stdout,
+        "Watch the evidence change with a fault: cargo run -p device-sim -- --fault codec-clamp (see --fault list)"
     )?;
     Ok(())
 }

@@ -87,7 +87,10 @@ fn a_xiaozhi_backend_session_over_stdio() {
             "self.get_device_status",
             "self.audio_speaker.set_volume",
             "self.screen.set_brightness",
-            "self.screen.set_theme"
+            "self.screen.set_theme",
+            "self.relay.set",
+            "self.motor.move_to",
+            "self.tasks.get_status"
         ]
     );
     let set = sim.ask(&call(
@@ -191,7 +194,7 @@ fn modern_clients_get_tool_errors_and_paging() {
         }
     }
     assert!(pages >= 3, "{pages}");
-    assert_eq!(names.len(), 44);
+    assert_eq!(names.len(), 47);
     assert_eq!(names.last().unwrap(), "self.extra.filler_040");
     let bad = sim.ask(&call(5, "self.screen.set_theme", json!({"theme": "blue"})));
     assert_eq!(bad["result"]["isError"], true);
@@ -244,7 +247,7 @@ fn xiaozhi_envelope() {
     let v = sim.ask(&json!({"session_id":"s-42","type":"mcp","payload":{"jsonrpc":"2.0","id":2,"method":"tools/list"}}).to_string());
     assert_eq!(v["session_id"], "s-42");
     assert_eq!(v["type"], "mcp");
-    assert_eq!(v["payload"]["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(v["payload"]["result"]["tools"].as_array().unwrap().len(), 7);
     let v = sim.ask(&json!({"session_id":"s-42","type":"mcp","payload":{"jsonrpc":"2.0","method":"notifications/initialized"}}).to_string().replace("notifications/initialized", "ping\",\"id\":\"x"));
     assert_eq!(v["payload"]["id"], "x");
     sim.finish();
@@ -260,11 +263,108 @@ fn demo_transcript() {
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [
         r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#,
-        r#""structuredContent":{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"}}"#,
+        r#""structuredContent":{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"},"relay":{"on":false}"#,
+        r#""evidence":{"level":"measured","commanded":600,"observed":600}"#,
         r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"loud\""#,
         r#""message":"Tool self.reboot is only available to the user, not to the model""#,
         r#""evidence":{"level":"scheduled"}"#,
     ] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
+}
+
+#[test]
+fn faults_change_the_evidence() {
+    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--fault", "list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<&str> = list
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "codec-nack",
+            "codec-clamp",
+            "readback-mismatch",
+            "relay-stuck",
+            "motor-stall",
+            "queue-full",
+            "slow"
+        ]
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--fault", "gremlins"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+
+    let mut sim = Sim::start(&["--stdio", "--fault", "codec-clamp", "--fault", "queue-full"]);
+    let r = sim.ask(&call(
+        1,
+        "self.audio_speaker.set_volume",
+        json!({"volume": 90}),
+    ));
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"read_back","commanded":90,"observed":63})
+    );
+    let r = sim.ask(&call(2, "self.motor.move_to", json!({"position": 10})));
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "The device is busy: its action queue is full; nothing was started"
+    );
+    sim.finish();
+
+    let mut sim = Sim::start(&["--stdio", "--door-open"]);
+    let r = sim.ask(&call(1, "self.relay.set", json!({"on": true})));
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not switched"
+    );
+    sim.finish();
+}
+
+#[test]
+fn a_motor_task_over_stdio_in_real_time() {
+    let mut sim = Sim::start(&["--stdio"]);
+    sim.ask(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#);
+    // 100 units at 250 units/s: 0.4 s.
+    let created = sim.ask(
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":100},"task":{},"_meta":{"progressToken":"mv"}}})
+            .to_string(),
+    );
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // tasks/result is parked; the device answers it by itself when the move ends.
+    sim.send_raw(
+        format!(
+            "{}\n",
+            json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task}})
+        )
+        .as_bytes(),
+    );
+    let mut progress = 0;
+    let result = loop {
+        let v: Value = serde_json::from_str(&sim.line()).unwrap();
+        match v["method"].as_str() {
+            Some("notifications/progress") => progress += 1,
+            Some("notifications/tasks/status") => assert_eq!(v["params"]["status"], "completed"),
+            _ => break v,
+        }
+    };
+    assert!(progress > 0);
+    assert_eq!(result["id"], 2);
+    assert_eq!(
+        result["result"]["evidence"],
+        json!({"level":"measured","commanded":100,"observed":100})
+    );
+    sim.finish();
 }

@@ -572,7 +572,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                         w.text(")");
                     });
                 }
-                let stop = hooks.and_then(|h| h.stop).map(|stop| stop(ctx, &e.info(now)));
+                let stop = hooks
+                    .and_then(|h| h.stop)
+                    .map(|stop| stop(ctx, &e.info(now)));
                 e.finish(
                     TaskStatus::Cancelled,
                     Err(ToolError::new("Cancelled by request")),

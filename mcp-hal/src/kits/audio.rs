@@ -12,7 +12,10 @@
 //! | bus error | failed, no evidence |
 
 use mcp_core::schema::Param;
-use mcp_core::{Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, Tool, ToolError, ToolResult};
+use mcp_core::{
+    Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
+    TaskSupport, Tool, ToolError, ToolResult,
+};
 
 use super::{device_error, percent};
 use crate::Percent;
@@ -26,7 +29,8 @@ pub trait HasCodec {
     fn codec(&mut self) -> &mut Self::Codec;
 }
 
-const PARAMS: &[Param] = &[Param::integer("volume", "Volume in percent, 0 (silent) to 100 (loudest)").range(0, 100)];
+const PARAMS: &[Param] =
+    &[Param::integer("volume", "Volume in percent, 0 (silent) to 100 (loudest)").range(0, 100)];
 
 fn evidence(commanded: Percent, observed: Percent) -> Evidence {
     Evidence::new(Level::ReadBack)
@@ -41,16 +45,19 @@ fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let codec = ctx.codec();
     let caps = codec.volume_caps();
     if volume > caps.max {
-        return Err(reply.error(format_args!("This codec's maximum volume is {}%; nothing was changed", caps.max.get())));
+        return Err(reply.error(format_args!(
+            "This codec's maximum volume is {}%; nothing was changed",
+            caps.max.get()
+        )));
     }
     codec.set_volume(volume).map_err(|e| device_error(&e))?;
     let applied = Evidence::new(Level::Applied).commanded(Reading::Int(volume.into()));
     if !caps.read_back {
         return Ok(Output::bool(true).with_evidence(applied));
     }
-    let observed = codec
-        .volume()
-        .map_err(|_| ToolError::new("The volume was written but could not be read back").with_evidence(applied))?;
+    let observed = codec.volume().map_err(|_| {
+        ToolError::new("The volume was written but could not be read back").with_evidence(applied)
+    })?;
     if observed == volume {
         Ok(Output::bool(true).with_evidence(evidence(volume, observed)))
     } else if caps.settle_ms > 0 {
@@ -68,10 +75,12 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let settle = u64::from(codec.volume_caps().settle_ms);
     match codec.volume() {
         Err(e) => TaskPoll::Done(Err(device_error(&e))),
-        Ok(observed) if observed == commanded => TaskPoll::Done(Ok(Output::bool(true).with_evidence(evidence(commanded, observed)))),
-        Ok(observed) if task.now_ms.saturating_sub(task.started_ms) >= settle => {
-            TaskPoll::Done(Err(ToolError::new(MISMATCH).with_evidence(evidence(commanded, observed))))
-        }
+        Ok(observed) if observed == commanded => TaskPoll::Done(Ok(
+            Output::bool(true).with_evidence(evidence(commanded, observed))
+        )),
+        Ok(observed) if task.now_ms.saturating_sub(task.started_ms) >= settle => TaskPoll::Done(
+            Err(ToolError::new(MISMATCH).with_evidence(evidence(commanded, observed))),
+        ),
         Ok(_) => TaskPoll::Working(None),
     }
 }

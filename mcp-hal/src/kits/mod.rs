@@ -61,5 +61,7 @@ pub fn device_error<E: Error>(e: &E) -> ToolError {
 
 /// Reads a validated 0..=100 integer argument as a [`Percent`].
 pub(crate) fn percent(args: &Args<'_>, name: &str) -> Result<Percent, ToolError> {
-    Percent::from_i64(args.int(name)?).ok_or(ToolError::new("Tool bug: the schema let a value outside 0..=100 through"))
+    Percent::from_i64(args.int(name)?).ok_or(ToolError::new(
+        "Tool bug: the schema let a value outside 0..=100 through",
+    ))
 }

@@ -7,7 +7,10 @@
 //! when it stalls short. Cancel and timeout also issue the safe-stop.
 
 use mcp_core::schema::Param;
-use mcp_core::{Annotations, Args, Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, Tool, ToolError, ToolResult};
+use mcp_core::{
+    Annotations, Args, Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo,
+    TaskPoll, TaskSupport, Tool, ToolError, ToolResult,
+};
 
 use super::device_error;
 use crate::motor::Actuator;
@@ -26,7 +29,8 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 60_000;
 struct Params<const MIN: i64, const MAX: i64>;
 
 impl<const MIN: i64, const MAX: i64> Params<MIN, MAX> {
-    const PARAMS: &'static [Param] = &[Param::integer("position", "Target position, in the actuator's units").range(MIN, MAX)];
+    const PARAMS: &'static [Param] =
+        &[Param::integer("position", "Target position, in the actuator's units").range(MIN, MAX)];
 }
 
 /// Packs the start and target positions into the task's data word.
@@ -39,7 +43,9 @@ fn unpack(data: i64) -> (i32, i32) {
 }
 
 fn measured(target: i32, position: i32) -> Evidence {
-    Evidence::new(Level::Measured).commanded(Reading::Int(target.into())).observed(Reading::Int(position.into()))
+    Evidence::new(Level::Measured)
+        .commanded(Reading::Int(target.into()))
+        .observed(Reading::Int(position.into()))
 }
 
 fn arrived(position: i32, target: i32, tolerance: u32) -> bool {
@@ -52,7 +58,11 @@ fn handler<C: HasMotor>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let (min, max) = motor.range();
     let target = match i32::try_from(target) {
         Ok(t) if (min..=max).contains(&t) => t,
-        _ => return Err(reply.error(format_args!("This actuator reaches {min} to {max}; nothing was started"))),
+        _ => {
+            return Err(reply.error(format_args!(
+                "This actuator reaches {min} to {max}; nothing was started"
+            )));
+        }
     };
     let now = motor.state().map_err(|e| device_error(&e))?;
     if !now.moving && arrived(now.position, target, motor.tolerance()) {
@@ -73,13 +83,21 @@ fn poll<C: HasMotor>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     if state.moving {
         let total = (i64::from(target) - i64::from(start)).unsigned_abs() as f64;
         let done = (i64::from(state.position) - i64::from(start)).unsigned_abs() as f64;
-        return TaskPoll::Working(Some(Progress { progress: done.min(total), total: Some(total) }));
+        return TaskPoll::Working(Some(Progress {
+            progress: done.min(total),
+            total: Some(total),
+        }));
     }
     let evidence = measured(target, state.position);
     if !state.stalled && arrived(state.position, target, tolerance) {
-        TaskPoll::Done(Ok(Output::int(state.position.into()).with_evidence(evidence)))
+        TaskPoll::Done(Ok(
+            Output::int(state.position.into()).with_evidence(evidence)
+        ))
     } else {
-        TaskPoll::Done(Err(ToolError::new("The actuator stopped before reaching its target").with_evidence(evidence)))
+        TaskPoll::Done(Err(ToolError::new(
+            "The actuator stopped before reaching its target",
+        )
+        .with_evidence(evidence)))
     }
 }
 
@@ -90,7 +108,11 @@ fn stop<C: HasMotor>(ctx: &mut C, _: &TaskInfo) -> Result<(), ToolError> {
 /// The task hooks of [`move_to`], with a chosen timeout: override the default with
 /// `move_to::<C, 0, 1000>().long_running(TaskSupport::Optional, hooks::<C>(30_000))`.
 pub const fn hooks<C: HasMotor>(timeout_ms: u32) -> TaskHooks<C> {
-    TaskHooks { poll: poll::<C>, stop: Some(stop::<C>), timeout_ms }
+    TaskHooks {
+        poll: poll::<C>,
+        stop: Some(stop::<C>),
+        timeout_ms,
+    }
 }
 
 /// The long-running tool `self.motor.move_to` (`position`: integer `MIN..=MAX`).

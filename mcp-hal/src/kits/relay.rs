@@ -10,7 +10,10 @@
 //! waits that long before deciding); without feedback, `applied`.
 
 use mcp_core::schema::Param;
-use mcp_core::{Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, Tool, ToolError, ToolResult};
+use mcp_core::{
+    Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
+    TaskSupport, Tool, ToolError, ToolResult,
+};
 
 use super::device_error;
 use crate::switch::Switch;
@@ -35,10 +38,15 @@ pub trait HasRelay {
     fn interlock(&mut self, on: bool) -> Result<(), Refusal>;
 }
 
-const PARAMS: &[Param] = &[Param::boolean("on", "true to switch the load on, false to switch it off")];
+const PARAMS: &[Param] = &[Param::boolean(
+    "on",
+    "true to switch the load on, false to switch it off",
+)];
 
 fn measured(commanded: bool, observed: bool) -> Evidence {
-    Evidence::new(Level::Measured).commanded(Reading::Bool(commanded)).observed(Reading::Bool(observed))
+    Evidence::new(Level::Measured)
+        .commanded(Reading::Bool(commanded))
+        .observed(Reading::Bool(observed))
 }
 
 const MISMATCH: &str = "The relay's feedback contact disagrees with the command";
@@ -63,10 +71,17 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let relay = ctx.relay();
     let applied = Evidence::new(Level::Applied).commanded(Reading::Bool(on));
     match relay.feedback() {
-        Err(_) => Err(ToolError::new("The relay was driven but its feedback could not be read").with_evidence(applied)),
+        Err(_) => Err(
+            ToolError::new("The relay was driven but its feedback could not be read")
+                .with_evidence(applied),
+        ),
         Ok(None) => Ok(Output::bool(true).with_evidence(applied)),
-        Ok(Some(observed)) if observed == on => Ok(Output::bool(true).with_evidence(measured(on, observed))),
-        Ok(Some(_)) if relay.settle_ms() > 0 => Ok(Output::task(i64::from(on)).with_evidence(applied)),
+        Ok(Some(observed)) if observed == on => {
+            Ok(Output::bool(true).with_evidence(measured(on, observed)))
+        }
+        Ok(Some(_)) if relay.settle_ms() > 0 => {
+            Ok(Output::task(i64::from(on)).with_evidence(applied))
+        }
         Ok(Some(observed)) => Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))),
     }
 }
@@ -77,10 +92,15 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let settle = u64::from(relay.settle_ms());
     match relay.feedback() {
         Err(e) => TaskPoll::Done(Err(device_error(&e))),
-        Ok(None) => TaskPoll::Done(Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied).commanded(Reading::Bool(on))))),
-        Ok(Some(observed)) if observed == on => TaskPoll::Done(Ok(Output::bool(true).with_evidence(measured(on, observed)))),
+        Ok(None) => TaskPoll::Done(Ok(Output::bool(true)
+            .with_evidence(Evidence::new(Level::Applied).commanded(Reading::Bool(on))))),
+        Ok(Some(observed)) if observed == on => {
+            TaskPoll::Done(Ok(Output::bool(true).with_evidence(measured(on, observed))))
+        }
         Ok(Some(observed)) if task.now_ms.saturating_sub(task.started_ms) >= settle => {
-            TaskPoll::Done(Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))))
+            TaskPoll::Done(Err(
+                ToolError::new(MISMATCH).with_evidence(measured(on, observed))
+            ))
         }
         Ok(Some(_)) => TaskPoll::Working(None),
     }
@@ -88,8 +108,19 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
 
 /// The tool `self.relay.set` (`on`: boolean).
 pub const fn set<C: HasRelay>() -> Tool<C> {
-    Tool::new("self.relay.set", "Switch the relay-controlled load on or off.", handler::<C>)
-        .params(PARAMS)
-        .annotations(Annotations::new().idempotent(true).destructive(false))
-        .long_running(TaskSupport::Optional, TaskHooks { poll: poll::<C>, stop: None, timeout_ms: 10_000 })
+    Tool::new(
+        "self.relay.set",
+        "Switch the relay-controlled load on or off.",
+        handler::<C>,
+    )
+    .params(PARAMS)
+    .annotations(Annotations::new().idempotent(true).destructive(false))
+    .long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll: poll::<C>,
+            stop: None,
+            timeout_ms: 10_000,
+        },
+    )
 }

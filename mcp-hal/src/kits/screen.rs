@@ -4,7 +4,9 @@
 //! call); one that cannot (a PWM output) gets `applied`, never more.
 
 use mcp_core::schema::Param;
-use mcp_core::{Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult};
+use mcp_core::{
+    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
+};
 
 use super::{device_error, percent};
 use crate::backlight::Backlight;
@@ -17,23 +19,35 @@ pub trait HasBacklight {
     fn backlight(&mut self) -> &mut Self::Backlight;
 }
 
-const PARAMS: &[Param] = &[Param::integer("brightness", "Brightness in percent, 0 (off) to 100").range(0, 100)];
+const PARAMS: &[Param] =
+    &[Param::integer("brightness", "Brightness in percent, 0 (off) to 100").range(0, 100)];
 
 fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     let level = percent(args, "brightness")?;
     let backlight = ctx.backlight();
-    backlight.set_brightness(level).map_err(|e| device_error(&e))?;
+    backlight
+        .set_brightness(level)
+        .map_err(|e| device_error(&e))?;
     let commanded = Reading::Int(level.into());
     match backlight.brightness() {
-        Err(_) => Err(ToolError::new("The brightness was set but could not be read back")
-            .with_evidence(Evidence::new(Level::Applied).commanded(commanded))),
-        Ok(None) => Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied).commanded(commanded))),
+        Err(_) => Err(
+            ToolError::new("The brightness was set but could not be read back")
+                .with_evidence(Evidence::new(Level::Applied).commanded(commanded)),
+        ),
+        Ok(None) => Ok(
+            Output::bool(true).with_evidence(Evidence::new(Level::Applied).commanded(commanded))
+        ),
         Ok(Some(observed)) => {
-            let e = Evidence::new(Level::ReadBack).commanded(commanded).observed(Reading::Int(observed.into()));
+            let e = Evidence::new(Level::ReadBack)
+                .commanded(commanded)
+                .observed(Reading::Int(observed.into()));
             if observed == level {
                 Ok(Output::bool(true).with_evidence(e))
             } else {
-                Err(ToolError::new("The backlight reports a different brightness than commanded").with_evidence(e))
+                Err(
+                    ToolError::new("The backlight reports a different brightness than commanded")
+                        .with_evidence(e),
+                )
             }
         }
     }
@@ -41,7 +55,11 @@ fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> 
 
 /// The tool `self.screen.set_brightness` (`brightness`: integer 0–100).
 pub const fn set_brightness<C: HasBacklight>() -> Tool<C> {
-    Tool::new("self.screen.set_brightness", "Set the brightness of the screen backlight.", handler::<C>)
-        .params(PARAMS)
-        .annotations(Annotations::new().idempotent(true).destructive(false))
+    Tool::new(
+        "self.screen.set_brightness",
+        "Set the brightness of the screen backlight.",
+        handler::<C>,
+    )
+    .params(PARAMS)
+    .annotations(Annotations::new().idempotent(true).destructive(false))
 }

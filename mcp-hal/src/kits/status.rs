@@ -21,7 +21,9 @@ pub struct Status<'w, 'o, 'b> {
 
 impl core::fmt::Debug for Status<'_, '_, '_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Status").field("error", &self.error).finish_non_exhaustive()
+        f.debug_struct("Status")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
     }
 }
 
@@ -71,7 +73,8 @@ impl<'o, 'b> Status<'_, 'o, 'b> {
         match motor.state() {
             Ok(s) => {
                 self.o.object("motor", |o| {
-                    o.int("position", s.position.into()).bool("moving", s.moving);
+                    o.int("position", s.position.into())
+                        .bool("moving", s.moving);
                 });
             }
             Err(e) => self.fail(&e),

@@ -18,7 +18,9 @@ pub trait HasSystem {
 pub const REBOOT_DELAY_MS: u32 = 1000;
 
 fn handler<C: HasSystem>(ctx: &mut C, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
-    ctx.system().schedule_reboot(REBOOT_DELAY_MS).map_err(|e| device_error(&e))?;
+    ctx.system()
+        .schedule_reboot(REBOOT_DELAY_MS)
+        .map_err(|e| device_error(&e))?;
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
 }
 
