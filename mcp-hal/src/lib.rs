@@ -15,6 +15,23 @@
 //! Every trait method is fallible; every trait has a blanket `&mut T` impl and an async twin in
 //! [`asynch`]. Errors share one [`ErrorKind`].
 //!
+//! ## Modules
+//! | module | what |
+//! |---|---|
+//! | [`audio`], [`backlight`], [`switch`], [`motor`], [`system`] | the blocking device traits |
+//! | [`asynch`] | async twins, and `BlockingAsync` to use a blocking driver where async is wanted |
+//! | [`drivers`] | reference drivers: ES8311 codec (I2C), GPIO relay with feedback, PWM backlight |
+//! | [`kits`] | ready-made MCP tools over the traits (`self.audio_speaker.set_volume`, `self.motor.move_to`, …) |
+//! | `sim` (feature `sim`) | in-memory devices with fault injection, for simulators and tests |
+//!
+//! ## Features
+//! | feature | effect |
+//! |---|---|
+//! | `sim` | the `sim` module |
+//!
+//! The relay kit runs its interlock guard and the action inside a `critical-section`; the
+//! firmware (or `critical-section/std` on a host) provides the implementation.
+//!
 //! ## Minimum supported Rust version
 //! Rust 1.88. Raising it is a minor-version change, noted in the changelog.
 #![cfg_attr(not(test), no_std)]
