@@ -1,0 +1,193 @@
+//! Deterministic hostile input: mutated messages (bit flips, cuts, splices, deep nesting, odd
+//! escapes) never panic the engine, and each gets either nothing (a notification) or exactly one
+//! well-formed JSON-RPC 2.0 response that fits the buffer. A handler only runs on arguments that
+//! pass validation.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)] // a test
+
+use mcp_core::registry::Tool;
+use mcp_core::{Args, Config, Output, Param, Principal, Reply, Server, ToolResult};
+use serde_json::Value;
+
+#[derive(Default)]
+struct Dev {
+    calls: usize,
+}
+
+fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    // Validation guarantees these: a handler bug would show as a panic here.
+    let v = a.int("volume").unwrap();
+    assert!((0..=100).contains(&v));
+    let t = a.str("theme").unwrap();
+    assert!(t == "light" || t == "dark");
+    let l = a.opt_str("label").unwrap().unwrap_or("");
+    assert!(l.chars().count() <= 8);
+    r.json(|o| {
+        o.int("volume", v).str("theme", t).str("label", l);
+    })
+}
+
+const TOOLS: [Tool<Dev>; 2] = [
+    Tool::new("self.act", "Act", act).params(&[
+        Param::integer("volume", "v").range(0, 100),
+        Param::string("theme", "t").one_of(&["light", "dark"]),
+        Param::string("label", "l").length(0, 8).optional(),
+    ]),
+    Tool::new("self.user", "User", act).user_only(),
+];
+
+const SEEDS: &[&str] = &[
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.act","arguments":{"volume":50,"theme":"dark","label":"k\u00e9"}}}"#,
+    r#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/list","params":{"cursor":"00010000","withUserTools":true}}"#,
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"vision":{"url":"u","token":"t"}}}}"#,
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+    r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+    r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+];
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const PIECES: &[&str] = &[
+    "\"",
+    "\\",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "null",
+    "true",
+    "1e999",
+    "-0",
+    "1.5",
+    "\\u0000",
+    "\\ud800",
+    "\\udc00",
+    "\u{1F600}",
+    "\"id\":",
+    "\"volume\":",
+    "9223372036854775808",
+    " ",
+    "\n",
+    "\"jsonrpc\":\"2.0\"",
+];
+
+fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+    let mut m = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(m.len() + 1);
+        match rng.below(6) {
+            0 if !m.is_empty() => {
+                let i = at.min(m.len() - 1);
+                m[i] ^= 1 << rng.below(8);
+            }
+            1 => m.truncate(at),
+            2 => {
+                let piece = PIECES[rng.below(PIECES.len())];
+                m.splice(at..at, piece.bytes());
+            }
+            3 if !m.is_empty() => {
+                let end = (at + rng.below(8)).min(m.len());
+                m.drain(at.min(end)..end);
+            }
+            4 => {
+                let depth = rng.below(200);
+                let nest: Vec<u8> = "["
+                    .repeat(depth)
+                    .bytes()
+                    .chain("]".repeat(depth).bytes())
+                    .collect();
+                m.splice(at..at, nest);
+            }
+            _ => {
+                let other = SEEDS[rng.below(SEEDS.len())].as_bytes();
+                let from = rng.below(other.len());
+                m.splice(at..at, other[from..].iter().copied());
+            }
+        }
+    }
+    m
+}
+
+fn check_response(input: &[u8], out: &[u8]) {
+    let v: Value = serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!(
+            "invalid JSON out ({e}) for input {:?}: {:?}",
+            String::from_utf8_lossy(input),
+            String::from_utf8_lossy(out)
+        )
+    });
+    assert_eq!(v["jsonrpc"], "2.0");
+    let has_result = v.get("result").is_some();
+    let has_error = v.get("error").is_some();
+    assert!(has_result ^ has_error, "{v}");
+    assert!(v.get("id").is_some(), "{v}");
+    assert!(
+        v["id"].is_null() || v["id"].is_string() || v["id"].is_i64() || v["id"].is_u64(),
+        "{v}"
+    );
+    if has_error {
+        assert!(v["error"]["code"].is_i64(), "{v}");
+        assert!(v["error"]["message"].is_string(), "{v}");
+    }
+}
+
+#[test]
+fn mutated_messages_get_one_well_formed_answer_or_none() {
+    let mut server: Server<'_, Dev, 4> = Server::new(Config::new("t", "1").page_bytes(600));
+    for t in &TOOLS {
+        server.register(t).unwrap();
+    }
+    let mut dev = Dev::default();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut out = vec![0u8; 1024];
+    let (mut answered, mut silent) = (0, 0);
+    for i in 0..30_000 {
+        let seed = SEEDS[i % SEEDS.len()].as_bytes();
+        let msg = mutate(&mut rng, seed);
+        let principal = if rng.below(2) == 0 {
+            Principal::Model
+        } else {
+            Principal::User
+        };
+        let n = server
+            .handle(&msg, principal, &mut dev, &mut out)
+            .unwrap()
+            .len;
+        assert!(n <= out.len());
+        if n == 0 {
+            silent += 1;
+        } else {
+            answered += 1;
+            check_response(&msg, &out[..n]);
+        }
+    }
+    println!(
+        "{answered} answered, {silent} silent, {} handler calls",
+        dev.calls
+    );
+    assert!(
+        answered > 20_000 && silent > 100,
+        "the mutations exercise both paths"
+    );
+}
