@@ -10,7 +10,7 @@
 )] // a test
 
 use mcp_core::registry::Tool;
-use mcp_core::{Args, Config, Output, Param, Principal, Reply, Server, ToolResult};
+use mcp_core::{Args, Config, Param, Principal, Reply, Server, ToolResult};
 use serde_json::Value;
 
 #[derive(Default)]
