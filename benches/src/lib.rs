@@ -1,0 +1,1 @@
+//! Benchmarks of the dispatch path (to be filled in).
