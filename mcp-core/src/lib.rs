@@ -89,11 +89,11 @@ pub mod wire;
 
 pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
 pub use result::{
-    Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks, TaskInfo, TaskPoll,
-    ToolError, ToolResult,
+    ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
+    TaskInfo, TaskPoll, ToolError, ToolResult,
 };
 pub use schema::{Args, Param};
 pub use server::{
-    Config, Event, HandleError, Handled, MIN_OUT_LEN, Principal, Revision, Server, UserToolPolicy,
-    Vision,
+    Config, Event, HandleError, Handled, LogLevel, MIN_OUT_LEN, Notify, Principal, Revision,
+    Server, UserToolPolicy, Vision,
 };

@@ -21,7 +21,8 @@
 use core::fmt::{self, Write as _};
 
 use crate::schema::AccessError;
-use crate::server::{Principal, TaskLookup, TaskSnapshot};
+use crate::server::{LogLevel, Notify, Principal, TaskLookup, TaskSnapshot};
+use crate::wire::json::Json;
 use crate::wire::writer::{ObjectWriter, Writer};
 
 /// What a handler returns.
@@ -168,10 +169,8 @@ pub(crate) enum Value {
     Static(&'static str),
     Text(Span),
     Json(Span),
-    Image {
-        mime: &'static str,
-        data: Span,
-    },
+    /// Pre-rendered content blocks (comma-separated JSON objects), from [`Reply::content`].
+    Content(Span),
     /// A long-running tool started its action; the word is the task's data.
     Task(i64),
 }
@@ -294,6 +293,15 @@ pub struct Reply<'s> {
     principal: Principal,
     seq: u32,
     tasks: Option<&'s dyn TaskLookup>,
+    notify: Option<&'s mut dyn Notify>,
+    progress_token: Option<Json<'s>>,
+    log_level: Option<LogLevel>,
+}
+
+impl core::fmt::Debug for dyn Notify + '_ {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Notify")
+    }
 }
 
 impl core::fmt::Debug for dyn TaskLookup + '_ {
@@ -309,12 +317,97 @@ impl<'s> Reply<'s> {
             principal,
             seq,
             tasks: None,
+            notify: None,
+            progress_token: None,
+            log_level: None,
         }
     }
 
     pub(crate) fn with_tasks(mut self, tasks: &'s dyn TaskLookup) -> Self {
         self.tasks = Some(tasks);
         self
+    }
+
+    pub(crate) fn with_notify(
+        mut self,
+        notify: &'s mut dyn Notify,
+        progress_token: Option<Json<'s>>,
+        log_level: Option<LogLevel>,
+    ) -> Self {
+        self.notify = Some(notify);
+        self.progress_token = progress_token;
+        self.log_level = log_level;
+        self
+    }
+
+    /// Writes a notification at the end of the scratch area, hands it to the sink, and forgets
+    /// it. Returns `false` when there is no sink or it does not fit.
+    fn send(&mut self, write: impl FnOnce(&mut Writer<'s>)) -> bool {
+        let Some(notify) = self.notify.as_deref_mut() else {
+            return false;
+        };
+        let mark = self.w.mark();
+        write(&mut self.w);
+        let sent = match self.w.written().and_then(|all| all.get(mark..)) {
+            Some(message) => {
+                notify.notify(message);
+                true
+            }
+            None => false,
+        };
+        self.w.rewind(mark);
+        sent
+    }
+
+    /// Reports progress to the client (`notifications/progress`), when the request carried a
+    /// `progressToken` and the transport can deliver notifications. Returns whether it was sent.
+    pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(token) = self.progress_token else {
+            return false;
+        };
+        self.send(|w| {
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
+            w.raw(token.raw());
+            w.raw(b",\"progress\":");
+            w.number(progress);
+            if let Some(total) = total {
+                w.raw(b",\"total\":");
+                w.number(total);
+            }
+            if let Some(m) = message {
+                w.raw(b",\"message\":");
+                w.string(m);
+            }
+            w.raw(b"}}");
+        })
+    }
+
+    /// Sends a log message to the client (`notifications/message`) when `level` is at or above
+    /// the level the client asked for. Returns whether it was sent.
+    pub fn log(
+        &mut self,
+        level: LogLevel,
+        logger: Option<&str>,
+        message: fmt::Arguments<'_>,
+    ) -> bool {
+        if self.log_level.is_none_or(|min| level < min) {
+            return false;
+        }
+        self.send(|w| {
+            w.raw(
+                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":",
+            );
+            w.string(level.as_str());
+            if let Some(l) = logger {
+                w.raw(b",\"logger\":");
+                w.string(l);
+            }
+            w.raw(b",\"data\":");
+            w.begin_string();
+            let _ = w.write_fmt(message);
+            w.end_string();
+            w.raw(b"}}");
+        })
     }
 
     /// The state of a task of this server, by its id (for a status tool).
@@ -382,9 +475,20 @@ impl<'s> Reply<'s> {
     }
 
     /// An image answer (`data` is base64-encoded into the scratch area).
-    pub fn image(&mut self, mime: &'static str, data: &[u8]) -> Result<Output, ToolError> {
-        let span = self.span(|w| base64(w, data));
-        span.map(|data| Output::of(Value::Image { mime, data }))
+    pub fn image(&mut self, mime: &str, data: &[u8]) -> Result<Output, ToolError> {
+        self.content(|c| {
+            c.image(mime, data);
+        })
+    }
+
+    /// An answer made of several content blocks (text, image, audio), in order:
+    /// `reply.content(|c| { c.text("a chart"); c.image("image/png", &png); })`.
+    pub fn content(
+        &mut self,
+        f: impl FnOnce(&mut ContentWriter<'_, 's>),
+    ) -> Result<Output, ToolError> {
+        let span = self.span(|w| f(&mut ContentWriter { w, first: true }));
+        span.map(|s| Output::of(Value::Content(s)))
             .ok_or(SCRATCH_FULL)
     }
 
@@ -400,6 +504,53 @@ impl<'s> Reply<'s> {
             },
             None => ToolError::new("Tool failed (its message did not fit the output buffer)"),
         }
+    }
+}
+
+/// Writes content blocks for [`Reply::content`].
+#[derive(Debug)]
+pub struct ContentWriter<'w, 's> {
+    w: &'w mut Writer<'s>,
+    first: bool,
+}
+
+impl ContentWriter<'_, '_> {
+    fn block(&mut self, kind: &str) {
+        if !self.first {
+            self.w.raw(b",");
+        }
+        self.first = false;
+        self.w.raw(b"{\"type\":");
+        self.w.string(kind);
+    }
+
+    /// A text block.
+    pub fn text(&mut self, text: &str) -> &mut Self {
+        self.block("text");
+        self.w.raw(b",\"text\":");
+        self.w.string(text);
+        self.w.raw(b"}");
+        self
+    }
+
+    fn binary(&mut self, kind: &str, mime: &str, data: &[u8]) -> &mut Self {
+        self.block(kind);
+        self.w.raw(b",\"data\":\"");
+        base64(self.w, data);
+        self.w.raw(b"\",\"mimeType\":");
+        self.w.string(mime);
+        self.w.raw(b"}");
+        self
+    }
+
+    /// An image block (`data` is base64-encoded).
+    pub fn image(&mut self, mime: &str, data: &[u8]) -> &mut Self {
+        self.binary("image", mime, data)
+    }
+
+    /// An audio block (`data` is base64-encoded).
+    pub fn audio(&mut self, mime: &str, data: &[u8]) -> &mut Self {
+        self.binary("audio", mime, data)
     }
 }
 

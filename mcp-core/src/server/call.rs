@@ -4,7 +4,7 @@ use core::fmt::Write as _;
 
 use super::cache::{Seen, call_key};
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask};
-use super::{Principal, Respond, Server, UserToolPolicy, finish, members};
+use super::{Notify, Principal, Respond, Server, UserToolPolicy, finish, members};
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport};
 use crate::result::{Message, Output, Span, ToolError, Value};
@@ -25,6 +25,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         principal: Principal,
         ctx: &mut C,
         out: &mut [u8],
+        notify: &mut dyn Notify,
     ) -> usize {
         let respond = |out| Respond { out, id: Some(id) };
         let [name, arguments, task, meta] =
@@ -155,7 +156,10 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         self.call_seq = self.call_seq.wrapping_add(1);
         let seq = self.call_seq;
         let (mut result, used) = {
-            let mut reply = Reply::new(out, principal, seq).with_tasks(&self.tasks);
+            let token = meta.and_then(progress_token);
+            let mut reply = Reply::new(out, principal, seq)
+                .with_tasks(&self.tasks)
+                .with_notify(notify, token, self.log_level);
             let result = (tool.handler())(ctx, &args, &mut reply);
             (result, reply.used())
         };
@@ -280,14 +284,10 @@ pub(super) fn render_result(
     w.raw(b"{\"content\":[");
     match result {
         Ok(Output {
-            value: Value::Image { mime, data },
+            value: Value::Content(blocks),
             ..
         }) => {
-            w.raw(b"{\"type\":\"image\",\"data\":\"");
-            w.raw(span(*data).unwrap_or_default());
-            w.raw(b"\",\"mimeType\":");
-            w.string(mime);
-            w.raw(b"}");
+            w.raw(span(*blocks).unwrap_or(b"{\"type\":\"text\",\"text\":\"\"}"));
         }
         Ok(Output { value, .. }) => {
             w.raw(b"{\"type\":\"text\",\"text\":");
@@ -321,7 +321,7 @@ pub(super) fn render_result(
     w.raw(b"]");
     if let Ok(Output { value, .. }) = result {
         match *value {
-            Value::Image { .. } | Value::Task(_) => {}
+            Value::Content(_) | Value::Task(_) => {}
             Value::Json(s) => {
                 w.raw(b",\"structuredContent\":");
                 w.raw(span(s).unwrap_or(b"{}"));
@@ -365,6 +365,6 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
         Value::Number(n) => w.number(n),
         Value::Static(s) => w.text(s),
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),
-        Value::Image { .. } | Value::Task(_) => {}
+        Value::Content(_) | Value::Task(_) => {}
     }
 }

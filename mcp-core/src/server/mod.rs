@@ -55,6 +55,77 @@ pub enum Principal {
     User,
 }
 
+/// Receives the notifications that belong to a request in progress: progress and log messages a
+/// handler emits while it runs ([`Reply::progress`](crate::Reply::progress),
+/// [`Reply::log`](crate::Reply::log)). Each call gets one complete JSON-RPC notification. A
+/// Streamable HTTP transport sends them as SSE events before the response; a stdio or UART
+/// transport writes each as a line.
+pub trait Notify {
+    /// Delivers one notification.
+    fn notify(&mut self, message: &[u8]);
+}
+
+impl<F: FnMut(&[u8])> Notify for F {
+    fn notify(&mut self, message: &[u8]) {
+        self(message);
+    }
+}
+
+/// A log level (RFC 5424 severities, as MCP names them), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LogLevel {
+    /// `debug`
+    Debug,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// The level named by `s`.
+    pub fn parse(s: JsonStr<'_>) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| s.eq_str(l.as_str()))
+    }
+}
+
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -140,6 +211,9 @@ pub struct Config {
     pub task_ttl_max_ms: u32,
     /// The `pollInterval` suggested to clients (ms).
     pub task_poll_interval_ms: u32,
+    /// The log level in force before the client sets one with `logging/setLevel` (`None`: send no
+    /// log messages until asked).
+    pub log_level: Option<LogLevel>,
 }
 
 impl Config {
@@ -156,7 +230,14 @@ impl Config {
             task_ttl_ms: 300_000,
             task_ttl_max_ms: 3_600_000,
             task_poll_interval_ms: 500,
+            log_level: None,
         }
+    }
+
+    /// Sets the log level in force before the client sets one.
+    pub const fn log_level(mut self, v: Option<LogLevel>) -> Self {
+        self.log_level = v;
+        self
     }
 
     /// Sets the default task `ttl` and the longest one granted (ms).
@@ -258,6 +339,8 @@ pub struct Server<
     now_ms: u64,
     last_advance: Option<u64>,
     unix_offset_ms: i64,
+    /// The least severe log level the client wants (`logging/setLevel`), if any.
+    log_level: Option<LogLevel>,
     /// Incremented per handler call; stamps the scratch spans of that call.
     call_seq: u32,
 }
@@ -357,6 +440,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             now_ms: 0,
             last_advance: None,
             unix_offset_ms: 0,
+            log_level: config.log_level,
             call_seq: 0,
         }
     }
@@ -412,6 +496,19 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         ctx: &mut C,
         out: &mut [u8],
     ) -> Result<Handled<'i>, HandleError> {
+        self.handle_with(input, principal, ctx, out, &mut |_: &[u8]| {})
+    }
+
+    /// [`handle`](Self::handle), with a sink for the notifications a handler emits while it runs
+    /// (progress, log messages). They are delivered, in order, before the response is written.
+    pub fn handle_with<'i>(
+        &mut self,
+        input: &'i [u8],
+        principal: Principal,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+    ) -> Result<Handled<'i>, HandleError> {
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
         }
@@ -430,7 +527,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             Ok(Message::Invalid { id, why }) => {
                 Respond { out, id }.error(ErrorCode::InvalidRequest, |w| w.text(why.message()))
             }
-            Ok(Message::Request(req)) => self.request(req, principal, ctx, out, &mut event),
+            Ok(Message::Request(req)) => self.request(req, principal, ctx, out, &mut event, notify),
         };
         Ok(Handled { len, event })
     }
@@ -442,11 +539,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         ctx: &mut C,
         out: &mut [u8],
         event: &mut Option<Event<'i>>,
+        notify: &mut dyn Notify,
     ) -> usize {
         let m = req.method;
         let known = [
             "initialize",
             "ping",
+            "logging/setLevel",
             "tools/list",
             "tools/call",
             "tasks/get",
@@ -476,8 +575,17 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         match method {
             "initialize" => self.initialize(params, respond, event),
             "ping" => respond.result(|w| w.raw(b"{}")),
+            "logging/setLevel" => match members(params, ["level"]).map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse)) {
+                Ok(Some(level)) => {
+                    self.log_level = Some(level);
+                    respond.result(|w| w.raw(b"{}"))
+                }
+                _ => respond.error(ErrorCode::InvalidParams, |w| {
+                    w.text("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency");
+                }),
+            },
             "tools/list" => self.list(params, respond),
-            "tools/call" => self.call(req.id, params, principal, ctx, respond.out),
+            "tools/call" => self.call(req.id, params, principal, ctx, respond.out, notify),
             task_method => self.task_method(task_method, params, respond, ctx),
         }
     }
@@ -514,7 +622,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         respond.result(|w| {
             w.raw(b"{\"protocolVersion\":");
             w.string(revision.as_str());
-            w.raw(b",\"capabilities\":{\"tools\":{}");
+            w.raw(b",\"capabilities\":{\"tools\":{},\"logging\":{}");
             if has_tasks && revision >= Revision::V2025_11_25 {
                 w.raw(b",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
             }

@@ -314,7 +314,7 @@ fn initialize_negotiates() {
         assert_eq!(
             s.send(&msg),
             format!(
-                r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{answered}","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"sim","version":"1.0"}}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":"{answered}","capabilities":{{"tools":{{}},"logging":{{}}}},"serverInfo":{{"name":"sim","version":"1.0"}}}}}}"#
             )
         );
     }
@@ -807,4 +807,98 @@ fn read_only_tools_are_never_answered_from_the_cache() {
         9
     );
     assert_eq!(s.dev.calls, 2);
+}
+
+fn chatty(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    for step in 1..=3 {
+        r.progress(f64::from(step), Some(3.0), Some("moving"));
+    }
+    r.log(
+        crate::LogLevel::Debug,
+        Some("chatty"),
+        format_args!("debug {}", 1),
+    );
+    r.log(
+        crate::LogLevel::Warning,
+        None,
+        format_args!("hot: {}\u{b0}C", 71),
+    );
+    r.content(|c| {
+        c.text("done")
+            .image("image/png", b"\x89PNG")
+            .audio("audio/wav", b"RIFF");
+    })
+}
+
+const CHATTY: Tool<Dev> = Tool::new("test.chatty", "Talks while it works", chatty);
+
+#[test]
+fn handlers_send_progress_and_log_messages_before_the_response() {
+    let mut server = server();
+    server.register(&CHATTY).unwrap();
+    let mut dev = Dev::default();
+    let mut out = vec![0u8; 4096];
+    let mut sent: Vec<String> = Vec::new();
+    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test.chatty","arguments":{},"_meta":{"progressToken":"tok"}}}"#;
+    // No log level set: no log messages; progress follows the token.
+    let n = server
+        .handle_with(
+            msg,
+            Principal::Model,
+            &mut dev,
+            &mut out,
+            &mut |m: &[u8]| sent.push(String::from_utf8(m.to_vec()).unwrap()),
+        )
+        .unwrap()
+        .len;
+    assert_eq!(
+        sent,
+        [1, 2, 3].map(|i| format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"tok","progress":{i},"total":3,"message":"moving"}}}}"#
+        ))
+    );
+    assert_eq!(
+        core::str::from_utf8(&out[..n]).unwrap(),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"},"#,
+            r#"{"type":"image","data":"iVBORw==","mimeType":"image/png"},{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}],"#,
+            r#""isError":false}}"#
+        )
+    );
+    // logging/setLevel: warning and above.
+    sent.clear();
+    let mut s = |m: &[u8]| sent.push(String::from_utf8(m.to_vec()).unwrap());
+    let n = server
+        .handle_with(
+            br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+            Principal::Model,
+            &mut dev,
+            &mut out,
+            &mut s,
+        )
+        .unwrap()
+        .len;
+    assert_eq!(&out[..n], br#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    let no_token = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test.chatty","arguments":{}}}"#;
+    server
+        .handle_with(no_token, Principal::Model, &mut dev, &mut out, &mut s)
+        .unwrap();
+    assert_eq!(
+        sent,
+        [
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":"hot: 71°C"}}"#
+        ]
+    );
+    for bad in [r#"{"level":"verbose"}"#, r#"{"level":3}"#, "{}"] {
+        let m = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{bad}}}"#);
+        let n = server
+            .handle(m.as_bytes(), Principal::Model, &mut dev, &mut out)
+            .unwrap()
+            .len;
+        assert!(
+            core::str::from_utf8(&out[..n]).unwrap().contains("-32602"),
+            "{bad}"
+        );
+    }
 }
