@@ -240,6 +240,8 @@ fn main() -> ExitCode {
         eprintln!("device-sim: injected faults: {faults}");
     }
     let result = if cli.stdio || cli.envelope.is_some() {
+        // Unguessable task ids: seed the key from the OS's randomness.
+        device.engine.set_entropy(os_entropy());
         serve(&mut device)
     } else {
         demo(&mut device)
@@ -251,6 +253,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// 16 random bytes from the standard library's per-process random hasher keys.
+fn os_entropy() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut seed = [0u8; 16];
+    for (i, chunk) in seed.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    seed
 }
 
 /// Serves MCP on stdin/stdout until stdin closes. Lines are read on a thread so that the engine
@@ -322,7 +336,7 @@ fn demo(device: &mut Device) -> io::Result<()> {
         (0, "A bad argument is refused before any handler runs", call(5, "self.audio_speaker.set_volume", r#"{"volume":"loud"}"#), Principal::Model),
         (0, "The relay: driven, then confirmed by its feedback contact", call(6, "self.relay.set", r#"{"on":true}"#), Principal::Model),
         (0, "The motor: a long-running task, answered at once", call(7, "self.motor.move_to", r#"{"position":600}"#), Principal::Model),
-        (3000, "Three seconds later: the encoder confirms the position", call(8, "self.tasks.get_status", r#"{"task_id":"task-1"}"#), Principal::Model),
+        (3000, "Three seconds later: the encoder confirms the position", call(8, "self.tasks.get_status", r#"{"task_id":"{TASK}"}"#), Principal::Model),
         (3000, "The model tries to reboot the device: refused", call(9, "self.reboot", "{}"), Principal::Model),
         (3000, "A person (principal user) may: the reboot is only scheduled", call(10, "self.reboot", "{}"), Principal::User),
     ];
@@ -330,7 +344,10 @@ fn demo(device: &mut Device) -> io::Result<()> {
         stdout,
         "device-sim: a simulated xiaozhi-style device, driven through mcp-core\n"
     )?;
+    let mut task_id = String::new();
     for (i, (at, title, request, principal)) in steps.iter().enumerate() {
+        // A task id comes from an earlier answer.
+        let request = request.replace("{TASK}", &task_id);
         // Advance the simulated clock in small steps, as a firmware main loop would.
         let mut t = device.board.sim.now_ms();
         while t < *at {
@@ -348,6 +365,9 @@ fn demo(device: &mut Device) -> io::Result<()> {
             .line(request.as_bytes(), *principal)
             .unwrap_or_default();
         let response = String::from_utf8_lossy(&response).into_owned();
+        if let Some(rest) = response.split("\"task_id\":\"").nth(1) {
+            task_id = rest.split('"').next().unwrap_or_default().to_string();
+        }
         if request.contains("tools/list") {
             let names: Vec<&str> = response
                 .match_indices("{\"name\":\"")

@@ -3,15 +3,17 @@
 use core::fmt::Write as _;
 
 use super::cache::{Seen, call_key};
-use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask};
-use super::{Notify, Principal, Respond, Server, UserToolPolicy, finish, members};
+use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
+use super::{
+    Era, Notify, Principal, Respond, Server, UserToolPolicy, finish, members, write_object,
+};
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport};
 use crate::result::{Message, Output, Span, ToolError, Value};
 use crate::schema::validate;
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
-use crate::wire::response::{ErrorCode, write_error, write_result};
+use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use crate::{Reply, ToolResult};
 
@@ -24,22 +26,21 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         params: Option<Json<'_>>,
         principal: Principal,
         ctx: &mut C,
-        out: &mut [u8],
+        respond: Respond<'_, '_>,
         notify: &mut dyn Notify,
     ) -> usize {
-        let respond = |out| Respond { out, id: Some(id) };
         let [name, arguments, task, meta] =
             match members(params, ["name", "arguments", "task", "_meta"]) {
                 Ok(m) => m,
-                Err(msg) => return respond(out).error(ErrorCode::InvalidParams, |w| w.text(msg)),
+                Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
             };
         let Some(name) = name.and_then(|n| n.as_str()) else {
-            return respond(out).error(ErrorCode::InvalidParams, |w| {
+            return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: tools/call needs a tool name (a string)");
             });
         };
         let Some(index) = self.registry.position(name) else {
-            return respond(out).error(ErrorCode::InvalidParams, |w| {
+            return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");
                 for c in name.chars().take(128) {
                     let _ = w.write_char(c);
@@ -54,30 +55,48 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             && self.config.user_tools == UserToolPolicy::Enforce
         {
             debug!("refused user-only tool {} for the model", tool.name());
-            return respond(out).error(ErrorCode::InvalidParams, |w| {
+            return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Tool ");
                 w.text(tool.name());
                 w.text(" is only available to the user, not to the model");
             });
         }
 
-        // Task augmentation (ignored entirely when this server has no task table).
-        let augmented = TASKS > 0 && task.is_some();
-        let ttl_ms = match task.filter(|_| TASKS > 0).map(task_ttl) {
-            Some(Err(msg)) => return respond(out).error(ErrorCode::InvalidParams, |w| w.text(msg)),
-            Some(Ok(ttl)) => ttl,
-            None => None,
+        // Task augmentation. Legacy (2025-11-25): the client asks with `params.task`. 2026-07-28:
+        // the server decides, for clients that declare the tasks extension; `params.task` is ignored.
+        let era = respond.era;
+        let (augmented, ttl_ms) = match era {
+            Era::Modern(m) => (m.tasks && tool.task_hooks().is_some(), None),
+            Era::Legacy => {
+                let augmented = TASKS > 0 && task.is_some();
+                match task.filter(|_| TASKS > 0).map(task_ttl) {
+                    Some(Err(msg)) => {
+                        return respond.error(ErrorCode::InvalidParams, |w| w.text(msg));
+                    }
+                    Some(Ok(ttl)) => (augmented, ttl),
+                    None => (augmented, None),
+                }
+            }
         };
-        match (tool.task_support(), augmented) {
-            (TaskSupport::Forbidden, true) => {
-                return respond(out).error(ErrorCode::MethodNotFound, |w| {
+        match (tool.task_support(), augmented, era) {
+            (TaskSupport::Required, false, Era::Modern(_)) => {
+                return respond.error_with(
+                    ErrorCode::MissingRequiredClientCapability,
+                    |w| w.text("Missing required client capability: this tool runs only as a task"),
+                    Some(|w: &mut Writer<'_>| {
+                        w.raw(b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}");
+                    }),
+                );
+            }
+            (TaskSupport::Forbidden, true, Era::Legacy) => {
+                return respond.error(ErrorCode::MethodNotFound, |w| {
                     w.text("Tool ");
                     w.text(tool.name());
                     w.text(" does not support task-augmented calls");
                 });
             }
-            (TaskSupport::Required, false) => {
-                return respond(out).error(ErrorCode::MethodNotFound, |w| {
+            (TaskSupport::Required, false, Era::Legacy) => {
+                return respond.error(ErrorCode::MethodNotFound, |w| {
                     w.text("Tool ");
                     w.text(tool.name());
                     w.text(" must be called as a task (params.task)");
@@ -91,6 +110,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             name.raw(),
             arguments.map_or(b"", |a| a.raw()),
             if augmented { b"task" } else { b"" },
+            if era.is_modern() { b"2026" } else { b"" },
         ]);
         // Only actions are deduplicated: a read-only tool is answered afresh every time.
         let cached = if tool.is_read_only() {
@@ -104,16 +124,16 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     "retransmission of a {} call answered from the cache",
                     tool.name()
                 );
-                if let Some(dst) = out.get_mut(..bytes.len()) {
+                if let Some(dst) = respond.out.get_mut(..bytes.len()) {
                     dst.copy_from_slice(bytes);
                     return bytes.len();
                 }
-                return respond(out).error(ErrorCode::InternalError, |w| {
+                return respond.error(ErrorCode::InternalError, |w| {
                     w.text("Retransmission of a call that already ran; its response does not fit this buffer");
                 });
             }
             Some(Seen::Executed) => {
-                return respond(out).error(ErrorCode::InternalError, |w| {
+                return respond.error(ErrorCode::InternalError, |w| {
                     w.text("Retransmission of a call that already ran; its response is too large to replay");
                 });
             }
@@ -125,16 +145,16 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             Err(e) => {
                 debug!("refused arguments for {}", tool.name());
                 // The handler does not run. The revision decides how the refusal is reported.
-                if self.effective_revision().reports_validation_as_tool_error() {
-                    return respond(out).result(|w| {
-                        w.raw(b"{\"content\":[{\"type\":\"text\",\"text\":");
+                if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
+                    return respond.result(|w| {
+                        w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
                         w.begin_string();
                         let _ = e.render(w);
                         w.end_string();
-                        w.raw(b"}],\"isError\":true}");
+                        w.raw(b"}],\"isError\":true");
                     });
                 }
-                return respond(out).error(ErrorCode::InvalidParams, |w| {
+                return respond.error(ErrorCode::InvalidParams, |w| {
                     let _ = e.render(w);
                 });
             }
@@ -146,20 +166,23 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             const BUSY: &str =
                 "Device busy: every task slot holds a running action; nothing was started";
             if augmented {
-                return respond(out).error(ErrorCode::InternalError, |w| w.text(BUSY));
+                return respond.error(ErrorCode::InternalError, |w| w.text(BUSY));
             }
-            return respond(out)
-                .result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None, None));
+            return respond.result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None));
         }
 
         // Run the handler with the whole output buffer as its scratch area.
+        let (token, log_level) = match era {
+            Era::Modern(m) => (m.progress_token, m.log_level),
+            Era::Legacy => (meta.and_then(progress_token), self.log_level),
+        };
         self.call_seq = self.call_seq.wrapping_add(1);
         let seq = self.call_seq;
+        let Respond { out, info, .. } = respond;
         let (mut result, used) = {
-            let token = meta.and_then(progress_token);
             let mut reply = Reply::new(out, principal, seq)
                 .with_tasks(&self.tasks)
-                .with_notify(notify, token, self.log_level);
+                .with_notify(notify, token, log_level);
             let result = (tool.handler())(ctx, &args, &mut reply);
             (result, reply.used())
         };
@@ -187,55 +210,62 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                         })
                     ) =>
             {
-                let token = meta.and_then(progress_token);
                 let new = NewTask {
                     tool: index,
                     tool_name: tool.name(),
-                    augmented,
+                    form: match era {
+                        Era::Modern(_) if augmented => TaskForm::Extension,
+                        Era::Legacy if augmented => TaskForm::Legacy,
+                        _ => TaskForm::Plain,
+                    },
                     ttl_ms,
                     token,
                     timeout_ms: hooks.timeout_ms,
                 };
                 finish(out, Some(id), "; the tool did run", |w| {
-                    self.start_task(new, result, id, w)
+                    self.start_task(new, result, id, era, info, w)
                 })
             }
-            _ => self.render_call(id, &result, used, seq, out),
+            _ => render_call(id, era, info, &result, used, seq, out),
         };
         if let Some(sent) = out.get(..len).filter(|_| !tool.is_read_only()) {
             self.cache.put(key, sent);
         }
         len
     }
+}
 
-    /// Renders a handler's result in front of the scratch bytes it wrote.
-    fn render_call(
-        &self,
-        id: Id<'_>,
-        result: &ToolResult,
-        used: usize,
-        seq: u32,
-        out: &mut [u8],
-    ) -> usize {
-        // Move the scratch bytes to the end of the buffer and render the response in front.
-        let tail = out.len().saturating_sub(used);
-        out.copy_within(..used.min(out.len()), tail);
-        let (head, scratch) = out.split_at_mut(tail);
-        let len = finish(head, Some(id), "; the tool did run", |w| {
-            write_result(w, id, |w| {
-                render_result(w, result, scratch, seq, None, None)
-            });
+/// Renders a handler's result in front of the scratch bytes it wrote.
+fn render_call(
+    id: Id<'_>,
+    era: Era<'_>,
+    info: (&'static str, &'static str),
+    result: &ToolResult,
+    used: usize,
+    seq: u32,
+    out: &mut [u8],
+) -> usize {
+    // Move the scratch bytes to the end of the buffer and render the response in front.
+    let tail = out.len().saturating_sub(used);
+    out.copy_within(..used.min(out.len()), tail);
+    let (head, scratch) = out.split_at_mut(tail);
+    let len = finish(head, Some(id), "; the tool did run", |w| {
+        write_result(w, id, |w| {
+            write_object(w, era, info, "complete", |w| {
+                render_result(w, result, scratch, seq, None)
+            })
         });
-        if len > 0 {
-            return len;
-        }
-        // Not even the short error fits in front of the scratch bytes: use the whole buffer.
-        let mut w = Writer::new(out);
-        write_error(&mut w, Some(id), ErrorCode::InternalError, |w| {
-            w.text("Response too large for the device's output buffer; the tool did run");
-        });
-        if w.fits() { w.needed() } else { 0 }
+    });
+    if len > 0 {
+        return len;
     }
+    // Not even the short error fits in front of the scratch bytes: use the whole buffer.
+    let mut w = Writer::new(out);
+    let msg = |w: &mut Writer<'_>| {
+        w.text("Response too large for the device's output buffer; the tool did run")
+    };
+    write_error(&mut w, Some(id), ErrorCode::InternalError, msg, NO_DATA);
+    if w.fits() { w.needed() } else { 0 }
 }
 
 /// `params.task`: an object with an optional non-negative integer `ttl` (ms).
@@ -266,22 +296,21 @@ fn progress_token(meta: Json<'_>) -> Option<Json<'_>> {
     })
 }
 
-/// Writes a `CallToolResult` object. `note` is appended to a failure's message (a safe-stop);
-/// `related_task` adds the `io.modelcontextprotocol/related-task` metadata.
+/// Writes the members of a `CallToolResult` (no braces). `note` is appended to a failure's
+/// message (a safe-stop).
 pub(super) fn render_result(
     w: &mut Writer<'_>,
     result: &ToolResult,
     scratch: &[u8],
     seq: u32,
     note: Option<&str>,
-    related_task: Option<u32>,
 ) {
     let span = |s: Span| s.resolve(scratch, seq);
     let evidence = match result {
         Ok(o) => o.evidence,
         Err(e) => e.evidence,
     };
-    w.raw(b"{\"content\":[");
+    w.raw(b"\"content\":[");
     match result {
         Ok(Output {
             value: Value::Content(blocks),
@@ -349,12 +378,6 @@ pub(super) fn render_result(
         w.raw(b",\"evidence\":");
         e.write_json(w);
     }
-    if let Some(task) = related_task {
-        w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"task-");
-        w.uint(u64::from(task));
-        w.raw(b"\"}}");
-    }
-    w.raw(b"}");
 }
 
 /// The value's plain rendering (`true`, `40`, the text, the JSON text).

@@ -1,6 +1,6 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Respond, Server, members};
+use super::{Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::response::ErrorCode;
@@ -10,7 +10,8 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
 {
     /// Answers `tools/list`.
     ///
-    /// The page budget counts the bytes of the `result` object. Tool sizes are measured at
+    /// The page budget counts the bytes of the `result` object, including the members a
+    /// 2026-07-28 result adds (reserved up front: see [`Server::new`]). Tool sizes are measured at
     /// registration, so a page is planned without trial rendering, and a tool that could not fit
     /// an empty page was refused then: every page holds at least one tool and cursors always
     /// advance. `withUserTools: true` (the JSON literal; anything else counts as absent, as in
@@ -67,8 +68,10 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         }
         let end = next.unwrap_or(entries.len());
         let cursor = next.map(|i| self.registry.cursor(i));
+        let modern = respond.era.is_modern();
+        let config = self.config;
         respond.result(|w| {
-            w.raw(PAGE_OPEN);
+            w.raw(b"\"tools\":[");
             let mut first = true;
             for e in (start..end).filter(visible).filter_map(|i| entries.get(i)) {
                 if !first {
@@ -83,7 +86,9 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 w.raw(&c);
                 w.raw(b"\"");
             }
-            w.raw(b"}");
+            if modern {
+                write_cache_hints(w, &config);
+            }
         })
     }
 }

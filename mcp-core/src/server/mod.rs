@@ -36,12 +36,13 @@ pub use tasks::{
     MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, TaskLookup, TaskSnapshot, TaskStatus, status_tool,
 };
 
+use core::cell::Cell;
 use core::fmt::Write as _;
 
 use crate::registry::{RegisterError, Registry, Tool};
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr, Kind};
 use crate::wire::request::{Id, Message, Request};
-use crate::wire::response::{ErrorCode, write_error, write_result};
+use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
 
@@ -214,6 +215,8 @@ pub struct Config {
     /// The log level in force before the client sets one with `logging/setLevel` (`None`: send no
     /// log messages until asked).
     pub log_level: Option<LogLevel>,
+    /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
+    pub list_ttl_ms: u32,
 }
 
 impl Config {
@@ -231,6 +234,7 @@ impl Config {
             task_ttl_max_ms: 3_600_000,
             task_poll_interval_ms: 500,
             log_level: None,
+            list_ttl_ms: 300_000,
         }
     }
 
@@ -296,11 +300,19 @@ pub enum Event<'i> {
 
 /// What [`Server::handle`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Handled<'i> {
-    /// Length of the response written at the start of the output buffer (0: send nothing).
+    /// Length of the response written at the start of the output buffer (0: send nothing now).
     pub len: usize,
     /// An event for the application, if any.
     pub event: Option<Event<'i>>,
+    /// The HTTP status class the specification mandates for this response.
+    pub status: Status,
+    /// The request followed the 2026-07-28 (stateless) rules.
+    pub modern: bool,
+    /// A request was accepted but its answer comes later from [`Server::poll`] (a parked
+    /// `tasks/result`); a Streamable HTTP transport keeps the response stream open for it.
+    pub deferred: bool,
 }
 
 /// [`Server::handle`] could not write even an error response.
@@ -357,22 +369,120 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
     }
 }
 
-/// Where a response goes: the output buffer and the id to echo.
+/// The protocol era a request follows: legacy (a session negotiated by `initialize`, or none),
+/// or 2026-07-28 (everything stated per request in `params._meta`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Era<'i> {
+    Legacy,
+    Modern(Modern<'i>),
+}
+
+/// What a 2026-07-28 request states about itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Modern<'i> {
+    /// `io.modelcontextprotocol/clientCapabilities` declares the tasks extension.
+    pub(crate) tasks: bool,
+    /// `io.modelcontextprotocol/logLevel`.
+    pub(crate) log_level: Option<LogLevel>,
+    /// `progressToken`.
+    pub(crate) progress_token: Option<Json<'i>>,
+}
+
+impl Era<'_> {
+    pub(crate) const fn is_modern(&self) -> bool {
+        matches!(self, Era::Modern(_))
+    }
+}
+
+/// The HTTP status class the specification mandates for a response, for transports that have one
+/// (Streamable HTTP); stdio and UART transports ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Status {
+    /// 200 (or 202 when there is no response).
+    Ok,
+    /// 400: a malformed 2026-07-28 request, an unsupported version, a missing capability.
+    BadRequest,
+    /// 404: an unknown or removed method on the 2026-07-28 path.
+    NotFound,
+}
+
+/// Where a response goes: the output buffer, the id to echo, the era's extra members, and where
+/// to report the HTTP status class.
 struct Respond<'o, 'i> {
     out: &'o mut [u8],
     id: Option<Id<'i>>,
+    era: Era<'i>,
+    info: (&'static str, &'static str),
+    status: &'o Cell<Status>,
 }
 
 impl Respond<'_, '_> {
     fn error(self, code: ErrorCode, message: impl FnOnce(&mut Writer<'_>)) -> usize {
-        let id = self.id;
-        finish(self.out, id, "", |w| write_error(w, id, code, message))
+        self.error_with(code, message, None::<fn(&mut Writer<'_>)>)
     }
 
-    fn result(self, result: impl FnOnce(&mut Writer<'_>)) -> usize {
-        let Some(id) = self.id else { return 0 };
-        finish(self.out, Some(id), "", |w| write_result(w, id, result))
+    fn error_with(
+        self,
+        code: ErrorCode,
+        message: impl FnOnce(&mut Writer<'_>),
+        data: Option<impl FnOnce(&mut Writer<'_>)>,
+    ) -> usize {
+        if self.era.is_modern() {
+            self.status.set(match code {
+                ErrorCode::MethodNotFound => Status::NotFound,
+                ErrorCode::HeaderMismatch
+                | ErrorCode::MissingRequiredClientCapability
+                | ErrorCode::UnsupportedProtocolVersion => Status::BadRequest,
+                _ => self.status.get(),
+            });
+        }
+        let id = self.id;
+        finish(self.out, id, "", |w| {
+            write_error(w, id, code, message, data)
+        })
     }
+
+    /// Writes a result object: `members` writes the members (without braces); the era's own
+    /// members follow.
+    fn result(self, members: impl FnOnce(&mut Writer<'_>)) -> usize {
+        self.result_typed("complete", members)
+    }
+
+    fn result_typed(self, result_type: &str, members: impl FnOnce(&mut Writer<'_>)) -> usize {
+        let Some(id) = self.id else { return 0 };
+        let (era, info) = (self.era, self.info);
+        finish(self.out, Some(id), "", |w| {
+            write_result(w, id, |w| write_object(w, era, info, result_type, members));
+        })
+    }
+}
+
+/// Writes `{` members, then for 2026-07-28 `resultType` and the server identity, `}`.
+pub(crate) fn write_object(
+    w: &mut Writer<'_>,
+    era: Era<'_>,
+    info: (&'static str, &'static str),
+    result_type: &str,
+    members: impl FnOnce(&mut Writer<'_>),
+) {
+    w.raw(b"{");
+    let start = w.mark();
+    members(w);
+    if era.is_modern() {
+        if w.mark() != start {
+            w.raw(b",");
+        }
+        w.raw(b"\"resultType\":");
+        w.string(result_type);
+        w.raw(b",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":");
+        w.string(info.0);
+        w.raw(b",\"version\":");
+        w.string(info.1);
+        w.raw(b"}}");
+    }
+    w.raw(b"}");
 }
 
 /// Renders a response; if it does not fit, replaces it with a short -32603 error that does.
@@ -391,12 +501,13 @@ fn finish(
     }
     let needed = w.needed();
     let mut w = Writer::new(out);
-    write_error(&mut w, id, ErrorCode::InternalError, |w| {
+    let message = |w: &mut Writer<'_>| {
         let _ = write!(
             w,
             "Response too large for the device's output buffer ({needed} > {cap} bytes){ran}"
         );
-    });
+    };
+    write_error(&mut w, id, ErrorCode::InternalError, message, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
 }
 
@@ -429,11 +540,12 @@ fn members<'i, const K: usize>(
 impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
     Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
 {
-    /// A server with no tools.
+    /// A server with no tools. The `tools/list` page budget reserves room for the members a
+    /// 2026-07-28 result adds, so the same pages fit both eras.
     pub const fn new(config: Config) -> Self {
         Server {
             config,
-            registry: Registry::new(config.page_bytes),
+            registry: Registry::new(config.page_bytes.saturating_sub(modern_reserve(&config))),
             revision: None,
             cache: RecentCalls::new(),
             tasks: tasks::Tasks::new(),
@@ -512,9 +624,24 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
         }
-        let mut event = None;
-        let len = match Message::parse(input, self.config.max_depth) {
-            Err(e) => Respond { out, id: None }.error(ErrorCode::ParseError, |w| {
+        let status = Cell::new(Status::Ok);
+        let mut handled = Handled {
+            len: 0,
+            event: None,
+            status: Status::Ok,
+            modern: false,
+            deferred: false,
+        };
+        let info = (self.config.name, self.config.version);
+        let respond = |out, id, era| Respond {
+            out,
+            id,
+            era,
+            info,
+            status: &status,
+        };
+        handled.len = match Message::parse(input, self.config.max_depth) {
+            Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
                 crate::fmt::debug!("parse error");
                 let _ = match e {
                     JsonError::TooDeep(d) => {
@@ -524,12 +651,25 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 };
             }),
             Ok(Message::Notification { .. } | Message::Response) => 0,
-            Ok(Message::Invalid { id, why }) => {
-                Respond { out, id }.error(ErrorCode::InvalidRequest, |w| w.text(why.message()))
+            Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
+                .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
+            Ok(Message::Request(req)) => {
+                let (era, refusal) = classify(&req);
+                handled.modern = era.is_modern();
+                let respond = respond(out, Some(req.id), era);
+                match refusal {
+                    Some(refusal) => refusal.answer(respond),
+                    None => {
+                        let len =
+                            self.request(req, principal, ctx, respond, &mut handled.event, notify);
+                        handled.deferred = len == 0;
+                        len
+                    }
+                }
             }
-            Ok(Message::Request(req)) => self.request(req, principal, ctx, out, &mut event, notify),
         };
-        Ok(Handled { len, event })
+        handled.status = status.get();
+        Ok(handled)
     }
 
     fn request<'i>(
@@ -537,12 +677,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         req: Request<'i>,
         principal: Principal,
         ctx: &mut C,
-        out: &mut [u8],
+        respond: Respond<'_, 'i>,
         event: &mut Option<Event<'i>>,
         notify: &mut dyn Notify,
     ) -> usize {
         let m = req.method;
-        let known = [
+        let era = respond.era;
+        const LEGACY: [&str; 9] = [
             "initialize",
             "ping",
             "logging/setLevel",
@@ -552,15 +693,21 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "tasks/result",
             "tasks/list",
             "tasks/cancel",
-        ]
-        .into_iter()
-        .filter(|n| TASKS > 0 || !n.starts_with("tasks/"))
-        .find(|n| m.eq_str(n));
-        let respond = Respond {
-            out,
-            id: Some(req.id),
-        };
-        let Some(method) = known else {
+        ];
+        const MODERN: [&str; 6] = [
+            "server/discover",
+            "tools/list",
+            "tools/call",
+            "tasks/get",
+            "tasks/update",
+            "tasks/cancel",
+        ];
+        let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
+        let known = methods
+            .iter()
+            .filter(|n| TASKS > 0 || !n.starts_with("tasks/"))
+            .find(|n| m.eq_str(n));
+        let Some(&method) = known else {
             return respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
                 for c in m.chars().take(64) {
@@ -574,20 +721,57 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         };
         match method {
             "initialize" => self.initialize(params, respond, event),
-            "ping" => respond.result(|w| w.raw(b"{}")),
-            "logging/setLevel" => match members(params, ["level"]).map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse)) {
+            "server/discover" => self.discover(respond),
+            "ping" => respond.result(|_| {}),
+            "logging/setLevel" => match members(params, ["level"])
+                .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse))
+            {
                 Ok(Some(level)) => {
                     self.log_level = Some(level);
-                    respond.result(|w| w.raw(b"{}"))
+                    respond.result(|_| {})
                 }
-                _ => respond.error(ErrorCode::InvalidParams, |w| {
-                    w.text("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency");
-                }),
+                _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
             },
             "tools/list" => self.list(params, respond),
-            "tools/call" => self.call(req.id, params, principal, ctx, respond.out, notify),
+            "tools/call" => self.call(req.id, params, principal, ctx, respond, notify),
             task_method => self.task_method(task_method, params, respond, ctx),
         }
+    }
+
+    /// Capabilities, as members of the `capabilities` object.
+    fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
+        let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
+        w.raw(b"\"tools\":{},\"logging\":{}");
+        match era {
+            Era::Modern(_) if has_tasks => {
+                w.raw(b",\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}")
+            }
+            Era::Legacy if has_tasks && self.effective_revision() >= Revision::V2025_11_25 => {
+                w.raw(b",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
+            }
+            _ => {}
+        }
+    }
+
+    fn discover(&mut self, respond: Respond<'_, '_>) -> usize {
+        let era = respond.era;
+        let config = self.config;
+        respond.result(|w| {
+            w.raw(b"\"supportedVersions\":[\"");
+            w.raw(MODERN_REVISION.as_bytes());
+            for r in Revision::ALL.iter().rev() {
+                w.raw(b"\",\"");
+                w.raw(r.as_str().as_bytes());
+            }
+            w.raw(b"\"],\"capabilities\":{");
+            self.write_capabilities(w, era);
+            w.raw(b"}");
+            if let Some(text) = config.instructions {
+                w.raw(b",\"instructions\":");
+                w.string(text);
+            }
+            write_cache_hints(w, &config);
+        })
     }
 
     fn initialize<'i>(
@@ -605,6 +789,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 w.text("Invalid params: initialize needs protocolVersion (a string)");
             });
         };
+        // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
         self.revision = Some(revision);
         let vision = capabilities
@@ -618,14 +803,12 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             });
         *event = Some(Event::Initialized { revision, vision });
         let config = self.config;
-        let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
+        let era = respond.era;
         respond.result(|w| {
-            w.raw(b"{\"protocolVersion\":");
+            w.raw(b"\"protocolVersion\":");
             w.string(revision.as_str());
-            w.raw(b",\"capabilities\":{\"tools\":{},\"logging\":{}");
-            if has_tasks && revision >= Revision::V2025_11_25 {
-                w.raw(b",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
-            }
+            w.raw(b",\"capabilities\":{");
+            self.write_capabilities(w, era);
             w.raw(b"},\"serverInfo\":{\"name\":");
             w.string(config.name);
             w.raw(b",\"version\":");
@@ -635,9 +818,124 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 w.raw(b",\"instructions\":");
                 w.string(text);
             }
-            w.raw(b"}");
         })
     }
+}
+
+/// The most bytes the 2026-07-28 members add to a `tools/list` result: `resultType`, the server
+/// identity (each character escaped at most 6 bytes long) and the caching hints.
+const fn modern_reserve(config: &Config) -> usize {
+    const FIXED: usize = r#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}},"ttlMs":4294967295,"cacheScope":"public""#.len();
+    FIXED + 6 * (config.name.len() + config.version.len())
+}
+
+const BAD_LOG_LEVEL: &str = "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency";
+
+/// The stateless revision, served next to the legacy ones.
+pub const MODERN_REVISION: &str = "2026-07-28";
+
+/// `,"ttlMs":N,"cacheScope":"public"` for cacheable 2026-07-28 results (the tool set is the same
+/// for every client, so it may be shared).
+pub(crate) fn write_cache_hints(w: &mut Writer<'_>, config: &Config) {
+    w.raw(b",\"ttlMs\":");
+    w.uint(u64::from(config.list_ttl_ms));
+    w.raw(b",\"cacheScope\":\"public\"");
+}
+
+/// Why a 2026-07-28 request is refused before dispatch.
+enum Refusal<'i> {
+    /// A required `_meta` field is missing or malformed: -32602, HTTP 400.
+    Meta(&'static str),
+    /// The requested version is not spoken: -32022 with the supported list, HTTP 400.
+    Version(JsonStr<'i>),
+}
+
+impl Refusal<'_> {
+    fn answer(self, respond: Respond<'_, '_>) -> usize {
+        match self {
+            Refusal::Meta(msg) => {
+                respond.status.set(Status::BadRequest);
+                respond.error(ErrorCode::InvalidParams, |w| w.text(msg))
+            }
+            Refusal::Version(requested) => respond.error_with(
+                ErrorCode::UnsupportedProtocolVersion,
+                |w| w.text("Unsupported protocol version"),
+                Some(|w: &mut Writer<'_>| {
+                    w.raw(b"{\"supported\":[\"");
+                    w.raw(MODERN_REVISION.as_bytes());
+                    for r in Revision::ALL.iter().rev() {
+                        w.raw(b"\",\"");
+                        w.raw(r.as_str().as_bytes());
+                    }
+                    w.raw(b"\"],\"requested\":");
+                    w.json_str(requested);
+                    w.raw(b"}");
+                }),
+            ),
+        }
+    }
+}
+
+/// Sorts a request into its era from `params._meta`, and checks what 2026-07-28 requires there.
+fn classify<'i>(req: &Request<'i>) -> (Era<'i>, Option<Refusal<'i>>) {
+    let meta = req
+        .params
+        .and_then(|p| members(Some(p), ["_meta"]).ok())
+        .and_then(|[m]| m);
+    let Ok([version, caps, level, token]) = members(
+        meta.filter(|m| m.members().is_some()),
+        [
+            "io.modelcontextprotocol/protocolVersion",
+            "io.modelcontextprotocol/clientCapabilities",
+            "io.modelcontextprotocol/logLevel",
+            "progressToken",
+        ],
+    ) else {
+        return (Era::Legacy, None);
+    };
+    let Some(version) = version else {
+        return (Era::Legacy, None);
+    };
+    let mut modern = Modern {
+        tasks: false,
+        log_level: None,
+        progress_token: None,
+    };
+    let refuse = |r| (Era::Modern(modern), Some(r));
+    let Some(version) = version.as_str() else {
+        return refuse(Refusal::Meta(
+            "Invalid params: io.modelcontextprotocol/protocolVersion must be a string",
+        ));
+    };
+    let Some(caps) = caps.filter(|c| c.members().is_some()) else {
+        return refuse(Refusal::Meta(
+            "Invalid params: _meta needs io.modelcontextprotocol/clientCapabilities (an object)",
+        ));
+    };
+    if !version.eq_str(MODERN_REVISION) {
+        return refuse(Refusal::Version(version));
+    }
+    if let Some(level) = level {
+        match level.as_str().and_then(LogLevel::parse) {
+            Some(l) => modern.log_level = Some(l),
+            None => return refuse(Refusal::Meta(BAD_LOG_LEVEL)),
+        }
+    }
+    modern.tasks = members(Some(caps), ["extensions"])
+        .ok()
+        .and_then(|[e]| {
+            members(
+                e.filter(|e| e.members().is_some()),
+                ["io.modelcontextprotocol/tasks"],
+            )
+            .ok()
+        })
+        .is_some_and(|[t]| t.is_some());
+    modern.progress_token = token.filter(|t| {
+        t.raw().len() <= MAX_PROGRESS_TOKEN_LEN
+            && (t.kind() == Kind::String || t.is_plain_integer())
+    });
+    (Era::Modern(modern), None)
 }
 
 #[cfg(test)]

@@ -1,12 +1,21 @@
-//! MCP Tasks (2025-11-25 core form): the bounded task table, `tasks/get`, `tasks/result`,
-//! `tasks/list`, `tasks/cancel`, and [`Server::poll`], which drives long-running tools and emits
-//! what the engine owes the client (deferred `tasks/result` answers, `notifications/tasks/status`,
-//! `notifications/progress`).
+//! MCP Tasks: the bounded task table, the `tasks/*` methods, and [`Server::poll`], which drives
+//! long-running tools and emits what the engine owes the client.
 //!
-//! A task is created when a long-running tool's handler returns [`Output::task`]. Its slot is
-//! reserved *before* the handler runs, so an action is never started that cannot be tracked; a
-//! full table of running tasks is a clear error, and running tasks are never evicted. Finished
-//! tasks are kept until their `ttl` (from creation) runs out.
+//! Three forms share one table:
+//!
+//! | form | how it starts | how the client follows it |
+//! |---|---|---|
+//! | plain | a `tools/call` without task support (xiaozhi backends) | the result carries `task_id`; the status tool ([`status_tool`]) |
+//! | 2025-11-25 | `tools/call` with `params.task` | `CreateTaskResult {task}`, `tasks/get`, `tasks/result` (parked until the end), `tasks/list`, `tasks/cancel`, `notifications/tasks/status` |
+//! | 2026-07-28 extension | `tools/call` from a client whose `_meta` declares `io.modelcontextprotocol/tasks` | flat `CreateTaskResult` (`resultType: "task"`), `tasks/get` carrying the result, `tasks/update`, `tasks/cancel` |
+//!
+//! A task's slot is reserved *before* the handler runs, so an action is never started that cannot
+//! be tracked; a full table of running tasks is a clear error, and running tasks are never
+//! evicted. Finished tasks are kept until their `ttl` (from creation) runs out.
+//!
+//! Task ids are `task-` and 16 hex digits of a keyed hash (SipHash-1-3) of a counter, so that they
+//! cannot be enumerated; seed the key from a hardware random source with
+//! [`Server::set_entropy`] (until then the ids are predictable).
 //!
 //! Time: the engine has no clock. [`Server::poll`] takes the caller's monotonic milliseconds, and
 //! requests handled afterwards use that time. Timestamps (`createdAt`, `lastUpdatedAt`) are that
@@ -14,9 +23,10 @@
 //! 1970-01-01T00:00:00Z (uptime), which is valid ISO 8601 but not wall-clock time.
 
 use core::fmt::Write as _;
+use core::hash::Hasher as _;
 
 use super::call::render_result;
-use super::{Respond, Server, members};
+use super::{Era, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, Progress, TaskInfo, TaskPoll, ToolError, ToolResult, Value,
@@ -24,14 +34,14 @@ use crate::result::{
 use crate::schema::Param;
 use crate::wire::json::Json;
 use crate::wire::request::{Id, MAX_ID_LEN};
-use crate::wire::response::{ErrorCode, write_error, write_result};
+use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use crate::{Args, Reply};
 
 /// Longest `progressToken` (raw JSON bytes) kept for progress notifications.
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 64;
 
-/// The status of a task.
+/// The status of a task, as the table keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum TaskStatus {
@@ -39,14 +49,15 @@ pub enum TaskStatus {
     Working,
     /// Finished with a result (`isError: false`).
     Completed,
-    /// Finished with a failure (`isError: true`), including timeouts.
+    /// Finished with a failure (`isError: true`), including timeouts. The 2026-07-28 extension
+    /// reports these as `completed` with an `isError` result.
     Failed,
     /// Cancelled by request; the safe-stop was called.
     Cancelled,
 }
 
 impl TaskStatus {
-    /// The wire name.
+    /// The wire name (2025-11-25 and the status tool).
     pub const fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Working => "working",
@@ -62,12 +73,21 @@ impl TaskStatus {
     }
 }
 
+/// How a task was started, which decides how it is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskForm {
+    /// A plain call answered with a task id (clients without task support).
+    Plain,
+    /// 2025-11-25 `params.task`.
+    Legacy,
+    /// 2026-07-28 `io.modelcontextprotocol/tasks`.
+    Extension,
+}
+
 /// A read-only view of one task, for status tools.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct TaskSnapshot {
-    /// The numeric part of the task id (`task-<n>`).
-    pub id: u32,
     /// The tool that started it.
     pub tool: &'static str,
     /// Its status.
@@ -85,16 +105,16 @@ pub struct TaskSnapshot {
 /// Looks tasks up by id; implemented by the server's task table and handed to handlers through
 /// [`Reply::task`].
 pub trait TaskLookup {
-    /// The task with this id (`task-<n>`), if it exists.
+    /// The task with this id (`task-…`), if it exists.
     fn snapshot(&self, id: &str) -> Option<TaskSnapshot>;
 }
 
 #[derive(Debug)]
 pub(crate) struct Entry {
-    id: u32,
+    id: u64,
     tool: u16,
     tool_name: &'static str,
-    augmented: bool,
+    form: TaskForm,
     status: TaskStatus,
     data: i64,
     created_ms: u64,
@@ -114,7 +134,6 @@ pub(crate) struct Entry {
 impl Entry {
     fn snapshot(&self) -> TaskSnapshot {
         TaskSnapshot {
-            id: self.id,
             tool: self.tool_name,
             status: self.status,
             progress: self.progress,
@@ -143,48 +162,82 @@ impl Entry {
         self.outcome = Some(outcome);
         self.stop = stop;
         self.updated_ms = now;
-        self.send_status = self.augmented;
+        self.send_status = self.form == TaskForm::Legacy;
         self.send_progress = false;
     }
+
+    /// The status on the wire: the 2026-07-28 extension reports a tool failure as `completed`
+    /// (the result carries `isError: true`); `failed` is for JSON-RPC errors, which tasks here
+    /// never end with.
+    fn wire_status(&self) -> &'static str {
+        match (self.form, self.status) {
+            (TaskForm::Extension, TaskStatus::Failed) => "completed",
+            (_, s) => s.as_str(),
+        }
+    }
+}
+
+/// Writes a task id: `task-` and 16 hex digits.
+fn write_id(w: &mut Writer<'_>, id: u64) {
+    let _ = write!(w, "task-{id:016x}");
+}
+
+fn parse_id(id: &str) -> Option<u64> {
+    let hex = id.strip_prefix("task-")?;
+    if hex.len() != 16 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
 }
 
 /// The bounded task table.
 #[derive(Debug)]
 pub(crate) struct Tasks<const T: usize> {
     entries: heapless::Vec<Entry, T>,
-    next_id: u32,
+    counter: u64,
+    key: (u64, u64),
 }
 
 impl<const T: usize> TaskLookup for Tasks<T> {
     fn snapshot(&self, id: &str) -> Option<TaskSnapshot> {
-        self.find_str(id).map(Entry::snapshot)
+        let id = parse_id(id)?;
+        self.entries
+            .iter()
+            .find(|e| e.id == id)
+            .map(Entry::snapshot)
     }
-}
-
-fn parse_id(id: &str) -> Option<u32> {
-    let digits = id.strip_prefix("task-")?;
-    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 impl<const T: usize> Tasks<T> {
     pub(crate) const fn new() -> Self {
         Tasks {
             entries: heapless::Vec::new(),
-            next_id: 1,
+            counter: 0,
+            key: (0, 0),
         }
     }
 
-    fn find_str(&self, id: &str) -> Option<&Entry> {
-        let n = parse_id(id)?;
-        self.entries.iter().find(|e| e.id == n)
+    pub(crate) fn set_key(&mut self, seed: [u8; 16]) {
+        let (a, b) = seed.split_at(8);
+        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
+        self.key = (word(a), word(b));
+    }
+
+    fn next_id(&mut self) -> u64 {
+        loop {
+            self.counter = self.counter.wrapping_add(1);
+            let mut h = siphasher::sip::SipHasher13::new_with_keys(self.key.0, self.key.1);
+            h.write_u64(self.counter);
+            let id = h.finish();
+            if !self.entries.iter().any(|e| e.id == id) {
+                return id;
+            }
+        }
     }
 
     fn position(&self, id: Option<Json<'_>>) -> Option<usize> {
         let id = id?.as_str()?;
-        let mut buf = [0u8; 16];
+        let mut buf = [0u8; 24];
         let n = parse_id(id.decode_into(&mut buf)?)?;
         self.entries.iter().position(|e| e.id == n)
     }
@@ -198,7 +251,7 @@ impl<const T: usize> Tasks<T> {
                 .any(|e| e.status.is_terminal() && e.waiter.is_none())
     }
 
-    fn insert(&mut self, entry: Entry) -> Option<u32> {
+    fn insert(&mut self, entry: Entry) -> Option<u64> {
         if self.entries.len() == T {
             // Evict the oldest finished task nobody waits for; running tasks are never evicted.
             let victim = self
@@ -220,7 +273,7 @@ impl<const T: usize> Tasks<T> {
 pub(crate) struct NewTask<'i> {
     pub(crate) tool: usize,
     pub(crate) tool_name: &'static str,
-    pub(crate) augmented: bool,
+    pub(crate) form: TaskForm,
     pub(crate) ttl_ms: Option<u64>,
     pub(crate) token: Option<Json<'i>>,
     pub(crate) timeout_ms: u32,
@@ -252,6 +305,9 @@ pub(crate) fn write_timestamp(w: &mut Writer<'_>, ms: i64) {
     );
 }
 
+const CAPABILITY_DATA: &[u8] =
+    b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}";
+
 impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
     Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
 {
@@ -260,6 +316,12 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     pub fn set_unix_time(&mut self, unix_ms: i64) {
         self.unix_offset_ms =
             unix_ms.saturating_sub(i64::try_from(self.now_ms).unwrap_or(i64::MAX));
+    }
+
+    /// Seeds the key that makes task ids unguessable; take the 16 bytes from a hardware random
+    /// number generator at start-up.
+    pub fn set_entropy(&mut self, seed: [u8; 16]) {
+        self.tasks.set_key(seed);
     }
 
     fn wall(&self, ms: u64) -> i64 {
@@ -346,8 +408,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     }
 
     fn emit(&mut self, out: &mut [u8]) -> usize {
-        let tasks = &self.tasks.entries;
-        if let Some(i) = tasks
+        if let Some(i) = self
+            .tasks
+            .entries
             .iter()
             .position(|e| e.status.is_terminal() && e.waiter.is_some())
         {
@@ -369,9 +432,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 return 0;
             };
             let mut w = Writer::new(out);
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":");
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":{");
             self.write_task(&mut w, e);
-            w.raw(b"}");
+            w.raw(b"}}");
             return if w.fits() { w.needed() } else { 0 };
         }
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.send_progress) {
@@ -388,9 +451,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 w.raw(b",\"total\":");
                 w.number(total);
             }
-            if e.augmented {
-                w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"task-");
-                w.uint(u64::from(e.id));
+            if e.form == TaskForm::Legacy {
+                w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"");
+                write_id(&mut w, e.id);
                 w.raw(b"\"}}");
             }
             w.raw(b"}}");
@@ -399,12 +462,12 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         0
     }
 
-    /// Writes the `Task` object.
+    /// Writes the members of a `Task` object, in the shape of its form.
     fn write_task(&self, w: &mut Writer<'_>, e: &Entry) {
-        w.raw(b"{\"taskId\":\"task-");
-        w.uint(u64::from(e.id));
+        w.raw(b"\"taskId\":\"");
+        write_id(w, e.id);
         w.raw(b"\",\"status\":");
-        w.string(e.status.as_str());
+        w.string(e.wire_status());
         w.raw(b",\"statusMessage\":");
         w.begin_string();
         write_status_message(w, e);
@@ -413,34 +476,51 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         write_timestamp(w, self.wall(e.created_ms));
         w.raw(b",\"lastUpdatedAt\":");
         write_timestamp(w, self.wall(e.updated_ms));
-        w.raw(b",\"ttl\":");
+        w.raw(if e.form == TaskForm::Extension {
+            b",\"ttlMs\":"
+        } else {
+            b",\"ttl\":"
+        });
         w.uint(e.ttl_ms);
-        w.raw(b",\"pollInterval\":");
+        w.raw(if e.form == TaskForm::Extension {
+            b",\"pollIntervalMs\":"
+        } else {
+            b",\"pollInterval\":"
+        });
         w.uint(u64::from(self.config.task_poll_interval_ms));
-        w.raw(b"}");
     }
 
-    /// Writes the `tasks/result` response for a terminal task.
+    /// The final result of a terminal task, as the original call would have returned it.
+    fn outcome(e: &Entry) -> ToolResult {
+        e.outcome
+            .unwrap_or(Err(ToolError::new("The task has no result")))
+    }
+
+    /// Writes the 2025-11-25 `tasks/result` response for a terminal task.
     fn write_payload(&self, e: &Entry, id: Id<'_>, out: &mut [u8]) -> usize {
-        let outcome = e
-            .outcome
-            .unwrap_or(Err(ToolError::new("The task has no result")));
+        let outcome = Self::outcome(e);
         let note = stop_note(e.stop);
         super::finish(out, Some(id), "", |w| {
             write_result(w, id, |w| {
-                render_result(w, &outcome, &[], 0, note, Some(e.id))
+                w.raw(b"{");
+                render_result(w, &outcome, &[], 0, note);
+                w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"");
+                write_id(w, e.id);
+                w.raw(b"\"}}}");
             });
         })
     }
 
     /// Creates a task for a started long-running action and writes the response: a
-    /// `CreateTaskResult` for task-augmented calls, or a tool result with the task id and the
-    /// start evidence for plain calls.
+    /// `CreateTaskResult` in the form the client asked for, or, for a plain call, a tool result
+    /// with the task id and the start evidence.
     pub(super) fn start_task(
         &mut self,
         new: NewTask<'_>,
         result: ToolResult,
         id: Id<'_>,
+        era: Era<'_>,
+        info: (&'static str, &'static str),
         w: &mut Writer<'_>,
     ) {
         let now = self.now_ms;
@@ -469,8 +549,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             ),
             Err(e) => (TaskStatus::Failed, 0, Some(Err(e))),
         };
-        let task_id = self.tasks.next_id;
-        self.tasks.next_id = self.tasks.next_id.wrapping_add(1).max(1);
+        let task_id = self.tasks.next_id();
         let token = new
             .token
             .and_then(|t| heapless::Vec::from_slice(t.raw()).ok());
@@ -478,7 +557,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             id: task_id,
             tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
             tool_name: new.tool_name,
-            augmented: new.augmented,
+            form: new.form,
             status,
             data,
             created_ms: now,
@@ -489,7 +568,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             progress: None,
             outcome,
             stop: None,
-            token: token.filter(|_| new.augmented),
+            token: token.filter(|_| new.form == TaskForm::Legacy),
             waiter: None,
             send_status: false,
             send_progress: false,
@@ -497,27 +576,31 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         // Room was checked before the handler ran.
         let _ = self.tasks.insert(entry);
         let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
-            write_error(w, Some(id), ErrorCode::InternalError, |w| {
-                w.text("The task table is full")
-            });
+            write_error(
+                w,
+                Some(id),
+                ErrorCode::InternalError,
+                |w| w.text("The task table is full"),
+                NO_DATA,
+            );
             return;
         };
-        if new.augmented {
-            write_result(w, id, |w| {
-                w.raw(b"{\"task\":");
+        write_result(w, id, |w| match e.form {
+            TaskForm::Legacy => {
+                w.raw(b"{\"task\":{");
                 self.write_task(w, e);
-                w.raw(b"}");
-            });
-            return;
-        }
-        write_result(w, id, |w| match e.outcome {
-            Some(outcome) => render_result(w, &outcome, &[], 0, stop_note(e.stop), None),
-            None => render_started(w, e),
+                w.raw(b"}}");
+            }
+            TaskForm::Extension => write_object(w, era, info, "task", |w| self.write_task(w, e)),
+            TaskForm::Plain => write_object(w, era, info, "complete", |w| match e.outcome {
+                Some(outcome) => render_result(w, &outcome, &[], 0, stop_note(e.stop)),
+                None => render_started(w, e),
+            }),
         });
     }
 
-    /// Answers `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`. Returns 0 when a
-    /// `tasks/result` is parked until the task ends.
+    /// Answers the `tasks/*` methods. Returns 0 when a 2025-11-25 `tasks/result` is parked until
+    /// the task ends.
     pub(super) fn task_method(
         &mut self,
         method: &str,
@@ -525,6 +608,16 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         respond: Respond<'_, '_>,
         ctx: &mut C,
     ) -> usize {
+        let era = respond.era;
+        if let Era::Modern(m) = era
+            && !m.tasks
+        {
+            return respond.error_with(
+                ErrorCode::MissingRequiredClientCapability,
+                |w| w.text("Missing required client capability: the tasks extension"),
+                Some(|w: &mut Writer<'_>| w.raw(CAPABILITY_DATA)),
+            );
+        }
         let [task_id, cursor] = match members(params, ["taskId", "cursor"]) {
             Ok(m) => m,
             Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
@@ -536,14 +629,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 });
             }
             return respond.result(|w| {
-                w.raw(b"{\"tasks\":[");
+                w.raw(b"\"tasks\":[");
                 for (i, e) in self.tasks.entries.iter().enumerate() {
-                    if i > 0 {
-                        w.raw(b",");
-                    }
+                    w.raw(if i > 0 { b",{" } else { b"{" });
                     self.write_task(w, e);
+                    w.raw(b"}");
                 }
-                w.raw(b"]}");
+                w.raw(b"]");
             });
         }
         let Some(i) = self.tasks.position(task_id) else {
@@ -553,7 +645,6 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         };
         let now = self.now_ms;
         match method {
-            "tasks/get" => {}
             "tasks/cancel" => {
                 let hooks = self
                     .tasks
@@ -566,6 +657,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                     return 0;
                 };
                 if e.status.is_terminal() {
+                    if era.is_modern() {
+                        // Cancelling a finished task is an idempotent acknowledgement.
+                        return respond.result(|_| {});
+                    }
                     return respond.error(ErrorCode::InvalidParams, |w| {
                         w.text("Invalid params: the task already finished (");
                         w.text(e.status.as_str());
@@ -583,9 +678,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 );
                 // The requestor learns it from this response.
                 e.send_status = false;
+                if era.is_modern() {
+                    return respond.result(|_| {});
+                }
             }
-            _ => {
-                // tasks/result
+            // Input for a task that asks for none: acknowledged and ignored.
+            "tasks/update" => return respond.result(|_| {}),
+            "tasks/result" => {
                 let Some(e) = self.tasks.entries.get_mut(i) else {
                     return 0;
                 };
@@ -605,11 +704,23 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 };
                 return self.write_payload(e, id, respond.out);
             }
+            _ => {}
         }
         let Some(e) = self.tasks.entries.get(i) else {
             return 0;
         };
-        respond.result(|w| self.write_task(w, e))
+        let info = respond.info;
+        respond.result(|w| {
+            self.write_task(w, e);
+            // 2026-07-28 `tasks/get` carries the result of a finished task.
+            if era.is_modern() && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed) {
+                let outcome = Self::outcome(e);
+                w.raw(b",\"result\":");
+                write_object(w, era, info, "complete", |w| {
+                    render_result(w, &outcome, &[], 0, stop_note(e.stop))
+                });
+            }
+        })
     }
 }
 
@@ -665,16 +776,16 @@ fn write_status_message(w: &mut Writer<'_>, e: &Entry) {
     }
 }
 
-/// The immediate result of a plain call to a long-running tool.
+/// The members of the immediate result of a plain call to a long-running tool.
 fn render_started(w: &mut Writer<'_>, e: &Entry) {
     let body = |w: &mut Writer<'_>| {
-        w.raw(b"{\"task_id\":\"task-");
-        w.uint(u64::from(e.id));
+        w.raw(b"{\"task_id\":\"");
+        write_id(w, e.id);
         w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
         w.raw(STATUS_TOOL_NAME.as_bytes());
         w.raw(b"\"}");
     };
-    w.raw(b"{\"content\":[{\"type\":\"text\",\"text\":");
+    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
     w.begin_string();
     body(w);
     w.end_string();
@@ -686,7 +797,6 @@ fn render_started(w: &mut Writer<'_>, e: &Entry) {
     body(w);
     w.raw(b",\"isError\":false,\"evidence\":");
     e.started.write_json(w);
-    w.raw(b"}");
 }
 
 /// The name of the status tool for clients without task support.
@@ -800,18 +910,27 @@ mod test {
 
     #[test]
     fn task_ids_parse_strictly() {
-        assert_eq!(parse_id("task-1"), Some(1));
-        assert_eq!(parse_id("task-4294967295"), Some(u32::MAX));
+        assert_eq!(parse_id("task-00000000000000ff"), Some(255));
+        assert_eq!(parse_id("task-ffffffffffffffff"), Some(u64::MAX));
         for bad in [
             "task-",
-            "task-0",
-            "task-01",
-            "task-1x",
-            "task-4294967296",
-            "1",
-            "TASK-1",
+            "task-1",
+            "task-00000000000000FF",
+            "task-00000000000000ff0",
+            "task-0000000000000g00",
+            "TASK-00000000000000ff",
         ] {
             assert_eq!(parse_id(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn task_ids_depend_on_the_key() {
+        let mut a: Tasks<1> = Tasks::new();
+        let mut b: Tasks<1> = Tasks::new();
+        b.set_key([7; 16]);
+        let (x, y) = (a.next_id(), b.next_id());
+        assert_ne!(x, y);
+        assert_ne!(a.next_id(), x);
     }
 }

@@ -107,6 +107,14 @@ const MOVE_REQUIRED: Tool<Motor> = Tool::new("self.motor.move_required", "Move",
 const PLAIN: Tool<Motor> = Tool::new("self.plain", "Plain", plain);
 static STATUS: Tool<Motor> = status_tool();
 
+/// The id of the `n`-th task a server with the default (zero) entropy key creates.
+fn tid(n: u64) -> String {
+    use core::hash::Hasher as _;
+    let mut h = siphasher::sip::SipHasher13::new_with_keys(0, 0);
+    h.write_u64(n);
+    format!("task-{:016x}", h.finish())
+}
+
 struct Rig<const T: usize> {
     server: Server<'static, Motor, 8, T>,
     motor: Motor,
@@ -185,10 +193,10 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
         r["result"],
         json!({
             "content": [
-                {"type":"text","text":"{\"task_id\":\"task-1\",\"status\":\"working\",\"poll_with\":\"self.tasks.get_status\"}"},
+                {"type":"text","text": format!("{{\"task_id\":\"{}\",\"status\":\"working\",\"poll_with\":\"self.tasks.get_status\"}}", tid(1))},
                 {"type":"text","text":"evidence: scheduled"}
             ],
-            "structuredContent": {"task_id":"task-1","status":"working","poll_with":"self.tasks.get_status"},
+            "structuredContent": {"task_id": tid(1),"status":"working","poll_with":"self.tasks.get_status"},
             "isError": false,
             "evidence": {"level":"scheduled"}
         })
@@ -197,16 +205,16 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
         rig.poll_at(1200).is_empty(),
         "no token, not augmented: nothing is pushed"
     );
-    let s = rig.status("task-1");
+    let s = rig.status(&tid(1));
     assert_eq!(s["status"], "working");
     assert_eq!(s["progress"], 200);
     assert_eq!(s["total"], 500);
     rig.poll_at(1500);
-    let s = rig.status("task-1");
+    let s = rig.status(&tid(1));
     assert_eq!(
         s,
         json!({
-            "task_id":"task-1","tool":"self.motor.move_to","status":"completed",
+            "task_id": tid(1),"tool":"self.motor.move_to","status":"completed",
             "started":{"level":"scheduled"},
             "result":500,
             "evidence":{"level":"measured","commanded":500,"observed":500}
@@ -225,7 +233,7 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
     let r = rig.ask(
         3,
         "tools/call",
-        json!({"name":"self.tasks.get_status","arguments":{"task_id":"task-9"}}),
+        json!({"name":"self.tasks.get_status","arguments":{"task_id": tid(9)}}),
     );
     assert_eq!(r["result"]["isError"], true);
 }
@@ -247,7 +255,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
     assert_eq!(
         r["result"],
         json!({"task":{
-            "taskId":"task-1","status":"working","statusMessage":"The action is in progress",
+            "taskId": tid(1),"status":"working","statusMessage":"The action is in progress",
             "createdAt":"1970-01-01T00:00:10.000Z","lastUpdatedAt":"1970-01-01T00:00:10.000Z",
             "ttl":30000,"pollInterval":500
         }})
@@ -255,7 +263,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
     // tasks/result before the end is parked: no answer yet.
     assert!(
         rig.send(
-            r#"{"jsonrpc":"2.0","id":"wait","method":"tasks/result","params":{"taskId":"task-1"}}"#
+            &json!({"jsonrpc":"2.0","id":"wait","method":"tasks/result","params":{"taskId": tid(1)}}).to_string()
         )
         .is_none()
     );
@@ -265,7 +273,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
         [
             json!({"jsonrpc":"2.0","method":"notifications/progress","params":{
                 "progressToken":"p-1","progress":100,"total":300,
-                "_meta":{"io.modelcontextprotocol/related-task":{"taskId":"task-1"}}
+                "_meta":{"io.modelcontextprotocol/related-task":{"taskId": tid(1)}}
             }})
         ]
     );
@@ -273,7 +281,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
         rig.poll_at(10_100).is_empty(),
         "hooks run once per time step; nothing new is owed"
     );
-    let get = rig.ask(5, "tasks/get", json!({"taskId":"task-1"}));
+    let get = rig.ask(5, "tasks/get", json!({"taskId": tid(1)}));
     assert_eq!(
         get["result"]["statusMessage"],
         "The action is in progress (100 of 300)"
@@ -287,7 +295,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
             "content":[{"type":"text","text":"300"},{"type":"text","text":"evidence: measured (commanded 300, observed 300)"}],
             "structuredContent":{"value":300},"isError":false,
             "evidence":{"level":"measured","commanded":300,"observed":300},
-            "_meta":{"io.modelcontextprotocol/related-task":{"taskId":"task-1"}}
+            "_meta":{"io.modelcontextprotocol/related-task":{"taskId": tid(1)}}
         }})
     );
     assert_eq!(msgs[1]["method"], "notifications/tasks/status");
@@ -297,16 +305,16 @@ fn augmented_call_with_progress_and_a_parked_result() {
         "evidence: measured (commanded 300, observed 300)"
     );
     // A terminal task answers tasks/result at once, and lists.
-    let again = rig.ask(6, "tasks/result", json!({"taskId":"task-1"}));
+    let again = rig.ask(6, "tasks/result", json!({"taskId": tid(1)}));
     assert_eq!(again["result"]["structuredContent"], json!({"value":300}));
     let list = rig.ask(7, "tasks/list", json!({}));
     assert_eq!(list["result"]["tasks"].as_array().unwrap().len(), 1);
     // Cancelling a finished task is invalid params.
-    let c = rig.ask(8, "tasks/cancel", json!({"taskId":"task-1"}));
+    let c = rig.ask(8, "tasks/cancel", json!({"taskId": tid(1)}));
     assert_eq!(c["error"]["code"], -32602);
     // Wall clock.
     rig.server.set_unix_time(1_764_677_400_000);
-    let get = rig.ask(9, "tasks/get", json!({"taskId":"task-1"}));
+    let get = rig.ask(9, "tasks/get", json!({"taskId": tid(1)}));
     assert_eq!(get["result"]["createdAt"], "2025-12-02T12:09:59.700Z");
 }
 
@@ -321,12 +329,13 @@ fn cancel_issues_the_safe_stop_in_both_forms() {
     );
     assert!(
         rig.send(
-            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"task-1"}}"#
+            &json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId": tid(1)}})
+                .to_string()
         )
         .is_none()
     );
     rig.poll_at(250);
-    let c = rig.ask(3, "tasks/cancel", json!({"taskId":"task-1"}));
+    let c = rig.ask(3, "tasks/cancel", json!({"taskId": tid(1)}));
     assert_eq!(c["result"]["status"], "cancelled");
     assert_eq!(
         c["result"]["statusMessage"],
@@ -381,7 +390,7 @@ fn a_stall_fails_the_task_and_stops_the_actuator() {
         "Motor stalled before reaching its target; evidence: measured (commanded 400, observed 120); safe-stop issued"
     );
     assert_eq!(rig.motor.stops, 1);
-    let r = rig.ask(2, "tasks/result", json!({"taskId":"task-1"}));
+    let r = rig.ask(2, "tasks/result", json!({"taskId": tid(1)}));
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(
         r["result"]["content"][0]["text"],
@@ -406,7 +415,7 @@ fn a_timeout_fails_the_task_and_stops_the_actuator() {
     assert_eq!(rig.motor.stops, 0);
     rig.poll_at(5_000);
     assert_eq!(rig.motor.stops, 1);
-    let s = rig.status("task-1");
+    let s = rig.status(&tid(1));
     assert_eq!(s["status"], "failed");
     assert_eq!(s["error"], "Timed out before the action finished");
     assert_eq!(s["stop"], "issued");
@@ -439,7 +448,7 @@ fn a_full_table_refuses_before_starting_and_never_evicts_running_tasks() {
     assert_eq!(r["error"]["code"], -32603);
     assert_eq!(rig.motor.starts, 1, "the refused calls started nothing");
     assert_eq!(rig.motor.target, 900);
-    assert_eq!(rig.status("task-1")["status"], "working");
+    assert_eq!(rig.status(&tid(1))["status"], "working");
     // Once finished, its slot is reused (the finished task is evicted, the new one runs).
     rig.poll_at(900);
     let r = rig.ask(
@@ -447,8 +456,8 @@ fn a_full_table_refuses_before_starting_and_never_evicts_running_tasks() {
         "tools/call",
         json!({"name":"self.motor.move_to","arguments":{"position":10}}),
     );
-    assert_eq!(r["result"]["structuredContent"]["task_id"], "task-2");
-    let r = rig.ask(5, "tasks/get", json!({"taskId":"task-1"}));
+    assert_eq!(r["result"]["structuredContent"]["task_id"], tid(2).as_str());
+    let r = rig.ask(5, "tasks/get", json!({"taskId": tid(1)}));
     assert_eq!(r["error"]["code"], -32602);
 }
 
@@ -461,18 +470,18 @@ fn expiry_unknown_ids_and_task_support_rules() {
         "tools/call",
         json!({"name":"self.motor.move_to","arguments":{"position":10},"task":{"ttl":999999999}}),
     );
-    let g = rig.ask(2, "tasks/get", json!({"taskId":"task-1"}));
+    let g = rig.ask(2, "tasks/get", json!({"taskId": tid(1)}));
     assert_eq!(g["result"]["ttl"], 120_000, "ttl is capped");
     rig.poll_at(10);
     rig.poll_at(119_999);
     assert_eq!(
-        rig.ask(3, "tasks/get", json!({"taskId":"task-1"}))["result"]["status"],
+        rig.ask(3, "tasks/get", json!({"taskId": tid(1)}))["result"]["status"],
         "completed"
     );
     rig.poll_at(120_000);
     for id in [
-        json!("task-1"),
-        json!("task-7"),
+        json!(tid(1)),
+        json!(tid(7)),
         json!("x"),
         json!(1),
         json!(null),

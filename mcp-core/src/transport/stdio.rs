@@ -19,7 +19,7 @@
 
 use core::fmt::Write as _;
 
-use crate::wire::response::{ErrorCode, write_error};
+use crate::wire::response::{ErrorCode, NO_DATA, write_error};
 use crate::wire::writer::Writer;
 
 /// A complete line.
@@ -91,12 +91,13 @@ impl<const N: usize> LineBuffer<N> {
 /// Returns the length written (0 if `out` is too small).
 pub fn write_too_long(out: &mut [u8], limit: usize) -> usize {
     let mut w = Writer::new(out);
-    write_error(&mut w, None, ErrorCode::InvalidRequest, |w| {
+    let message = |w: &mut Writer<'_>| {
         let _ = write!(
             w,
             "Invalid Request: message longer than the device's {limit}-byte line buffer"
         );
-    });
+    };
+    write_error(&mut w, None, ErrorCode::InvalidRequest, message, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
 }
 

@@ -19,6 +19,12 @@ pub enum ErrorCode {
     InvalidParams,
     /// -32603: the server could not produce the response.
     InternalError,
+    /// -32020 (2026-07-28): an HTTP header is missing, malformed, or disagrees with the body.
+    HeaderMismatch,
+    /// -32021 (2026-07-28): the request needs a client capability it did not declare.
+    MissingRequiredClientCapability,
+    /// -32022 (2026-07-28): the requested protocol version is not supported.
+    UnsupportedProtocolVersion,
 }
 
 impl ErrorCode {
@@ -30,6 +36,9 @@ impl ErrorCode {
             ErrorCode::MethodNotFound => -32601,
             ErrorCode::InvalidParams => -32602,
             ErrorCode::InternalError => -32603,
+            ErrorCode::HeaderMismatch => -32020,
+            ErrorCode::MissingRequiredClientCapability => -32021,
+            ErrorCode::UnsupportedProtocolVersion => -32022,
         }
     }
 }
@@ -50,13 +59,14 @@ pub fn write_result(w: &mut Writer<'_>, id: Id<'_>, result: impl FnOnce(&mut Wri
     w.raw(b"}");
 }
 
-/// Writes `{"jsonrpc":"2.0","id":ID|null,"error":{"code":N,"message":"…"}}`; `message` writes
-/// the message text (it is escaped as it is written).
+/// Writes `{"jsonrpc":"2.0","id":ID|null,"error":{"code":N,"message":"…","data":…}}`; `message`
+/// writes the message text (it is escaped as it is written), `data` the optional data value.
 pub fn write_error(
     w: &mut Writer<'_>,
     id: Option<Id<'_>>,
     code: ErrorCode,
     message: impl FnOnce(&mut Writer<'_>),
+    data: Option<impl FnOnce(&mut Writer<'_>)>,
 ) {
     head(w, id);
     w.raw(b",\"error\":{\"code\":");
@@ -65,8 +75,15 @@ pub fn write_error(
     w.begin_string();
     message(w);
     w.end_string();
+    if let Some(data) = data {
+        w.raw(b",\"data\":");
+        data(w);
+    }
     w.raw(b"}}");
 }
+
+/// No `data` member, for [`write_error`].
+pub const NO_DATA: Option<fn(&mut Writer<'_>)> = None;
 
 #[cfg(test)]
 mod test {
@@ -84,9 +101,13 @@ mod test {
             br#"{"jsonrpc":"2.0","id":"x\"1","result":{}}"#
         );
         let mut w = Writer::new(&mut buf);
-        write_error(&mut w, None, ErrorCode::ParseError, |w| {
-            w.text("bad \"json\"")
-        });
+        write_error(
+            &mut w,
+            None,
+            ErrorCode::ParseError,
+            |w| w.text("bad \"json\""),
+            NO_DATA,
+        );
         assert_eq!(
             w.written().unwrap(),
             br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"json\""}}"#
