@@ -1,0 +1,91 @@
+//! The xiaozhi envelope: `Envelope::parse` on arbitrary bytes, checked against serde_json's view
+//! of the same bytes; the MCP payload it extracts is handed to the engine inside `wrap`, and the
+//! wrapped answer must be one envelope carrying one JSON-RPC 2.0 response (checked as in the
+//! engine target), with the session id echoed.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_core::Principal;
+use mcp_core::transport::xiaozhi::{Envelope, wrap};
+use mcp_fuzz::device::Session;
+use mcp_fuzz::{MAX_DEPTH, entries, parse_like_engine};
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let (out_len, input) = match data.split_first() {
+        Some((&c, rest)) => ([360usize, 700, 2000, 9000][usize::from(c & 3)], rest),
+        None => return,
+    };
+    let oracle = parse_like_engine(input);
+    let env = match Envelope::parse(input, MAX_DEPTH as u8) {
+        Ok(env) => env,
+        Err(e) => {
+            assert!(oracle.is_none(), "refused valid JSON ({e}): {input:?}");
+            return;
+        }
+    };
+    let Some(root) = oracle else {
+        panic!("accepted invalid JSON: {:?}", String::from_utf8_lossy(input));
+    };
+    // Later members win, as in serde_json's map.
+    let str_of = |k: &str| root.get(k).and_then(Value::as_str).map(str::to_string);
+    let decoded = |s: Option<mcp_core::wire::JsonStr<'_>>| s.map(|s| s.to_cow().into_owned());
+    assert_eq!(decoded(env.kind), str_of("type"));
+    assert_eq!(decoded(env.session_id), str_of("session_id"));
+    let expected_payload = root
+        .get("payload")
+        .filter(|p| p.is_object() && root.get("type").and_then(Value::as_str) == Some("mcp"));
+    let payload = env.mcp_payload();
+    assert_eq!(payload.is_some(), expected_payload.is_some());
+    let Some(payload) = payload else { return };
+    // The payload is a slice of the input, and the same JSON value serde_json sees there.
+    let range = input.as_ptr_range();
+    assert!(range.contains(&payload.as_ptr()) || payload.is_empty());
+    let seen: Value = serde_json::from_slice(payload).expect("the payload is JSON");
+    assert_eq!(Some(&seen), expected_payload);
+
+    let session_id = str_of("session_id");
+    let mut session = Session::new(8000);
+    let mut out = vec![0u8; out_len];
+    let mut inner_len = 0;
+    let mut refused = false;
+    let before = session.dev.runs;
+    let n = wrap(session_id.as_deref(), &mut out, |buf| {
+        match session.server.handle(payload, Principal::Model, &mut session.dev, buf) {
+            Ok(h) => inner_len = h.len,
+            // No room left for MIN_OUT_LEN after the envelope head: nothing was processed.
+            Err(_) => refused = true,
+        }
+        inner_len
+    });
+    assert!(n <= out.len());
+    if n == 0 {
+        assert_eq!(inner_len, 0, "an answer was dropped by wrap");
+        assert_eq!(session.dev.runs, before);
+        if !refused {
+            // Nothing owed: a fresh session has no task to park a tasks/result on.
+            assert_eq!(mcp_fuzz::classify(payload), mcp_fuzz::Expect::Silent);
+        }
+        return;
+    }
+    let env_out: Value = serde_json::from_slice(&out[..n]).unwrap_or_else(|e| {
+        panic!("wrapped answer is not JSON ({e}): {:?}", String::from_utf8_lossy(&out[..n]))
+    });
+    let members = entries(&out[..n]).expect("an object");
+    let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+    let expected_keys: &[&str] = if session_id.is_some() {
+        &["session_id", "type", "payload"]
+    } else {
+        &["type", "payload"]
+    };
+    assert_eq!(keys, expected_keys);
+    assert_eq!(env_out["type"], "mcp");
+    assert_eq!(env_out.get("session_id").and_then(Value::as_str), session_id.as_deref());
+    let inner = members
+        .iter()
+        .find(|(k, _)| k == "payload")
+        .map(|(_, v)| v.get().as_bytes().to_vec())
+        .expect("payload");
+    assert_eq!(inner.len(), inner_len);
+    session.check(payload, &inner, before, Principal::Model);
+});

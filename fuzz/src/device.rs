@@ -1,0 +1,344 @@
+//! A device with one tool of every kind, and [`Session`]: a server that checks every exchange
+//! against the oracles of this crate.
+
+use mcp_core::registry::{Annotations, TaskSupport, Tool};
+use mcp_core::schema::Param;
+use mcp_core::server::status_tool;
+use mcp_core::{
+    Args, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks,
+    TaskInfo, TaskPoll, ToolError, ToolResult,
+};
+use serde_json::Value;
+
+use crate::{Expect, KNOWN_METHODS, check_outgoing, check_response, classify, entries, model};
+
+/// The device: counts handler runs, per tool.
+#[derive(Debug, Default)]
+pub struct Dev {
+    /// Handler runs, by tool index in [`TOOLS`].
+    pub runs: [u32; 8],
+    /// Safe-stops issued.
+    pub stops: u32,
+}
+
+const ACT_PARAMS: &[Param] = &[
+    Param::integer("volume", "Volume").range(0, 100),
+    Param::string("theme", "Theme")
+        .one_of(&["light", "dark", "d\u{e9}j\u{e0}"])
+        .default_str("light"),
+    Param::string("label", "Label").length(0, 8).optional(),
+    Param::number("gain", "Gain").range_f64(-1.5, 2.5).optional(),
+    Param::boolean("on", "On").default_bool(false),
+    Param::integer("big", "Any i64").optional(),
+];
+
+/// Asserts inside the handler what validation promised (a broken promise panics here).
+fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.runs[0] += 1;
+    let v = a.int("volume").expect("required integer");
+    assert!((0..=100).contains(&v), "volume {v} escaped its range");
+    let t = a.str("theme").expect("defaulted string");
+    assert!(["light", "dark", "d\u{e9}j\u{e0}"].contains(&t), "theme {t:?}");
+    let l = a.opt_str("label").expect("declared");
+    assert!(l.is_none_or(|l| l.chars().count() <= 8), "label {l:?}");
+    let g = a.opt_number("gain").expect("declared");
+    assert!(g.is_none_or(|g| (-1.5..=2.5).contains(&g)), "gain {g:?}");
+    let on = a.bool("on").expect("defaulted bool");
+    let _ = a.opt_int("big").expect("declared");
+    r.json(|o| {
+        o.int("volume", v).str("theme", t).bool("on", on);
+        if let Some(l) = l {
+            o.str("label", l);
+        }
+    })
+}
+
+fn user(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.runs[1] += 1;
+    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
+}
+
+fn read(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.runs[2] += 1;
+    let k = a.opt_int("k").expect("declared");
+    assert!(k.is_none_or(|k| k >= -5), "k {k:?}");
+    r.text(format_args!("k={k:?}"))
+}
+
+fn start(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.runs[3] += 1;
+    let steps = a.int("steps").expect("required");
+    assert!((0..=3).contains(&steps), "steps {steps}");
+    if steps == 0 {
+        return Ok(Output::int(0).with_evidence(Evidence::new(Level::Measured)));
+    }
+    if steps == 1 && a.bool("fail").expect("defaulted") {
+        return Err(ToolError::new("refused to start"));
+    }
+    Ok(Output::task(steps))
+}
+
+fn poll(_: &mut Dev, t: &TaskInfo) -> TaskPoll {
+    let need = (t.data as u64) * 100;
+    let done = t.now_ms.saturating_sub(t.started_ms);
+    if done >= need {
+        TaskPoll::Done(Ok(Output::int(t.data).with_evidence(Evidence::new(Level::Measured))))
+    } else {
+        TaskPoll::Working(Some(Progress {
+            progress: done as f64,
+            total: Some(need as f64),
+        }))
+    }
+}
+
+fn stop(d: &mut Dev, _: &TaskInfo) -> Result<(), ToolError> {
+    d.stops += 1;
+    Ok(())
+}
+
+fn big(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.runs[4] += 1;
+    let n = a.int("n").expect("required");
+    let n = usize::try_from(n).expect("validated 0..=3000");
+    r.text(format_args!("{:\u{e9}<1$}", "", n))
+}
+
+fn plain(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.runs[5] += 1;
+    Ok(Output::bool(false))
+}
+
+/// The tools, in registration order; [`Dev::runs`] is indexed by this order.
+pub static TOOLS: [Tool<Dev>; 7] = [
+    Tool::new("t.act", "An action with every parameter type", act).params(ACT_PARAMS),
+    Tool::new("t.user", "A user-only action", user).user_only(),
+    Tool::new("t.read", "A read", read)
+        .params(&[Param::integer("k", "k").min(-5).optional()])
+        .annotations(Annotations::new().read_only(true)),
+    Tool::new("t.task", "A long-running action", start)
+        .params(&[
+            Param::integer("steps", "steps").range(0, 3),
+            Param::boolean("fail", "fail").default_bool(false),
+        ])
+        .long_running(
+            TaskSupport::Optional,
+            TaskHooks {
+                poll,
+                stop: Some(stop),
+                timeout_ms: 250,
+            },
+        ),
+    Tool::new("t.big", "An answer of n characters", big)
+        .params(&[Param::integer("n", "n").range(0, 3000)]),
+    Tool::new("t.plain", "No parameters", plain),
+    status_tool(),
+];
+
+/// The handler-run counter index for a tool name, if the tool counts its runs.
+fn counter(name: &str) -> Option<usize> {
+    TOOLS
+        .iter()
+        .position(|t| t.name() == name)
+        .filter(|&i| i < 6)
+}
+
+/// The server type under test: 8 tools, 2 task slots, 4 cached calls of 384 bytes.
+pub type Srv = Server<'static, Dev, 8>;
+
+/// A fresh server with every tool registered.
+pub fn server(page_bytes: usize) -> Srv {
+    let mut s = Srv::new(Config::new("fuzz", "1").page_bytes(page_bytes));
+    for t in &TOOLS {
+        s.register(t).expect("the fuzz tools register");
+    }
+    s
+}
+
+/// A server, its device, and what the checker knows of the session.
+pub struct Session {
+    pub server: Srv,
+    pub dev: Dev,
+    pub now: u64,
+    /// Raw ids of parked `tasks/result` requests, answered later from `poll`.
+    pub parked: Vec<String>,
+}
+
+impl Session {
+    pub fn new(page_bytes: usize) -> Self {
+        Session {
+            server: server(page_bytes),
+            dev: Dev::default(),
+            now: 0,
+            parked: Vec::new(),
+        }
+    }
+
+    /// Hands one message to the engine with an output buffer of `out_len` bytes and checks the
+    /// answer. Returns the response length.
+    pub fn exchange(&mut self, msg: &[u8], principal: Principal, out_len: usize) -> usize {
+        let mut out = vec![0u8; out_len];
+        let before = self.dev.runs;
+        let handled = self
+            .server
+            .handle(msg, principal, &mut self.dev, &mut out)
+            .expect("the buffer is at least MIN_OUT_LEN");
+        let n = handled.len;
+        assert!(n <= out_len, "response length {n} beyond the buffer {out_len}");
+        self.check(msg, &out[..n], before, principal);
+        n
+    }
+
+    /// Checks the answer `out` to `msg`; `before` is the run counters before the call.
+    pub fn check(&mut self, msg: &[u8], out: &[u8], before: [u32; 8], principal: Principal) {
+        let expect = classify(msg);
+        let ran: Vec<usize> = (0..8).filter(|&i| self.dev.runs[i] != before[i]).collect();
+        assert!(ran.len() <= 1, "one message ran several handlers: {ran:?}");
+        let show = || String::from_utf8_lossy(msg).into_owned();
+        if let Some(&i) = ran.first() {
+            assert_eq!(self.dev.runs[i], before[i] + 1, "a handler ran twice for one message");
+        }
+        match &expect {
+            Expect::Silent => {
+                assert!(out.is_empty(), "answered a notification/response {}", show());
+                assert!(ran.is_empty(), "a notification ran a tool: {}", show());
+            }
+            Expect::ParseError => {
+                let r = check_response(out);
+                assert_eq!(r.code, Some(-32700), "for {}", show());
+                assert_eq!(r.id, "null");
+                assert!(ran.is_empty());
+            }
+            Expect::Invalid(id) => {
+                let r = check_response(out);
+                assert_eq!(r.code, Some(-32600), "for {}", show());
+                assert_eq!(r.id, id.as_deref().unwrap_or("null"), "id echo for {}", show());
+                assert!(ran.is_empty());
+            }
+            Expect::Answer { id, method, params } => {
+                if out.is_empty() {
+                    assert_eq!(method, "tasks/result", "a request got no answer: {}", show());
+                    self.parked.push(id.clone());
+                    assert!(ran.is_empty());
+                    return;
+                }
+                let r = check_response(out);
+                assert_eq!(&r.id, id, "id echo for {}", show());
+                if !KNOWN_METHODS.contains(&method.as_str()) {
+                    assert_eq!(r.code, Some(-32601), "unknown method {method:?}");
+                }
+                if method == "tools/call" {
+                    self.check_call(params.as_deref(), &r, &ran, principal, msg);
+                } else {
+                    assert!(ran.is_empty(), "{method} ran a tool");
+                }
+            }
+        }
+    }
+
+    fn check_call(
+        &self,
+        params: Option<&str>,
+        r: &crate::Response,
+        ran: &[usize],
+        principal: Principal,
+        msg: &[u8],
+    ) {
+        let show = || String::from_utf8_lossy(msg).into_owned();
+        let members = params.and_then(|p| entries(p.as_bytes()));
+        let unique = |name: &str| -> Option<Option<String>> {
+            let mut found = members
+                .iter()
+                .flatten()
+                .filter(|(k, _)| k == name)
+                .map(|(_, v)| v.get().to_string());
+            let first = found.next();
+            if found.next().is_some() {
+                return None;
+            }
+            Some(first)
+        };
+        let (Some(Some(name)), Some(arguments)) = (unique("name"), unique("arguments")) else {
+            assert!(ran.is_empty(), "a malformed tools/call ran a tool: {}", show());
+            return;
+        };
+        let Some(name) = serde_json::from_str::<Value>(&name)
+            .ok()
+            .and_then(|n| n.as_str().map(str::to_string))
+        else {
+            assert!(ran.is_empty());
+            return;
+        };
+        let Some(tool) = TOOLS.iter().find(|t| t.name() == name) else {
+            assert_eq!(r.code, Some(-32602), "unknown tool {name:?}");
+            assert!(ran.is_empty());
+            return;
+        };
+        if let Some(&i) = ran.first() {
+            assert_eq!(counter(&name), Some(i), "tool {name} ran handler {i}");
+        }
+        if tool.audience() == mcp_core::Audience::User && principal == Principal::Model {
+            assert!(ran.is_empty(), "the model ran a user-only tool: {}", show());
+            assert_eq!(r.code, Some(-32602));
+        }
+        let verdict = model::validate(tool.param_specs(), arguments.as_deref());
+        if let Err(problem) = verdict {
+            assert!(
+                ran.is_empty(),
+                "handler ran on invalid arguments ({problem:?}): {}",
+                show()
+            );
+            let is_error = r
+                .result
+                .as_ref()
+                .is_some_and(|res| res["isError"] == Value::Bool(true));
+            assert!(
+                r.code.is_some() || is_error,
+                "invalid arguments ({problem:?}) answered as a success: {}",
+                show()
+            );
+        }
+        if let Some(res) = &r.result {
+            if res.get("task").is_none() {
+                assert!(res["isError"].is_boolean(), "a CallToolResult has isError: {res}");
+                assert!(res["content"].is_array(), "a CallToolResult has content: {res}");
+            }
+        }
+    }
+
+    /// Advances the engine's clock by `step_ms` and drains what it owes, checking each message.
+    pub fn poll(&mut self, step_ms: u64) {
+        self.now += step_ms;
+        let mut out = vec![0u8; 2048];
+        for _ in 0..16 {
+            let n = self.server.poll(self.now, &mut self.dev, &mut out);
+            if n == 0 {
+                return;
+            }
+            assert!(n <= out.len());
+            if let Some(r) = check_outgoing(&out[..n]) {
+                let Some(i) = self.parked.iter().position(|p| *p == r.id) else {
+                    panic!(
+                        "poll answered an id nobody waits for: {}",
+                        String::from_utf8_lossy(&out[..n])
+                    );
+                };
+                self.parked.remove(i);
+            }
+        }
+        panic!("poll kept emitting");
+    }
+}
+
+/// Splits a fuzz input into a control byte and messages separated by `0xFF` (never inside valid
+/// UTF-8, so never inside a JSON message).
+pub fn split(data: &[u8]) -> (u8, Vec<&[u8]>) {
+    match data.split_first() {
+        None => (0, Vec::new()),
+        Some((&c, rest)) => (c, rest.split(|&b| b == 0xFF).take(12).collect()),
+    }
+}
+
+/// Output buffer sizes chosen by the control byte (the smallest is `MIN_OUT_LEN`).
+pub const OUT_LENS: [usize; 4] = [mcp_core::MIN_OUT_LEN, 600, 1500, 9000];
+/// Page budgets chosen by the control byte.
+pub const PAGE_BYTES: [usize; 4] = [900, 1400, 2500, 8000];
