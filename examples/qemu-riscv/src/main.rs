@@ -1,0 +1,215 @@
+//! qemu-riscv: mcp-core and mcp-hal on a bare-metal riscv32imc machine (the ESP32-C3's
+//! instruction set), emulated by `qemu-system-riscv32 -machine virt`.
+//!
+//! MCP runs over the 16550 UART, one JSON message per line. Started with `-serial stdio` (see the
+//! `run` script next to this crate), the QEMU process *is* a stdio MCP server: any MCP client can
+//! launch it as its server command.
+//!
+//! The board is mcp-hal's simulated one, with the same tools as `examples/device-sim`, plus the
+//! user-only `self.device.get_diagnostics`, which reports the firmware's own stack and heap use.
+//!
+//! Start-up options come from the kernel command line, QEMU's `-append "…"` (the `run` script
+//! sets it), read from the device tree QEMU hands over:
+//!
+//! | word | effect |
+//! |---|---|
+//! | `principal=user` (default `model`) | who is on the UART |
+//! | `fault=NAME` (repeatable) | inject a simulated hardware fault (`codec-clamp`, `relay-stuck`, …) |
+//! | `door=open` (default `closed`) | the relay interlock's door sensor |
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod board;
+mod measure;
+mod platform;
+
+use core::mem::{MaybeUninit, size_of};
+use core::ptr::addr_of_mut;
+
+use board::{Board, ENGINE_SIZES, EngineSizes, TOOLS};
+use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
+use mcp_core::{Config, Principal, Server};
+use mcp_hal::sim::{Fault, Faults};
+use measure::{TrackingHeap, Work, measured};
+
+/// Tool slots in the table (9 used).
+const TOOL_CAPACITY: usize = 10;
+/// Long-running actions tracked at once (motor moves, slow read-backs).
+const TASKS: usize = 2;
+/// Recent calls remembered for retransmissions.
+const CACHE: usize = 4;
+/// Response bytes kept per remembered call: the action results of this board take 260 to 290
+/// bytes with a short id; longer ones are remembered as "executed, not replayable".
+const CACHE_BYTES: usize = 320;
+/// The longest message accepted on the UART, in bytes.
+const LINE: usize = 2048;
+/// The output buffer: a `tools/list` page plus its envelope, and room for the largest tool
+/// result (the diagnostics, rendered as `structuredContent` and as text).
+const OUT: usize = 3072;
+/// The `tools/list` page budget: smaller than xiaozhi's 8000 so that the output buffer stays
+/// small (the tool list takes two pages).
+const PAGE_BYTES: usize = 2048;
+/// The JSON nesting limit. The engine's checker is iterative: `docs/FOOTPRINT.md` shows the
+/// stack used per message does not grow with nesting, so the limit is the checker's own maximum
+/// (128), far beyond any real client (< 10 levels), with the whole stack region as margin.
+const MAX_DEPTH: u8 = 128;
+/// The heap given to `embedded-alloc`.
+const HEAP_SIZE: usize = 16 * 1024;
+
+type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
+
+const CONFIG: Config = Config::new("qemu-riscv", env!("CARGO_PKG_VERSION"))
+    .page_bytes(PAGE_BYTES)
+    .max_depth(MAX_DEPTH);
+
+/// What the engine costs, computed for this target by the compiler.
+const SIZES: EngineSizes = EngineSizes {
+    server: size_of::<Engine>(),
+    per_tool: size_of::<Server<'static, Board, { TOOL_CAPACITY + 1 }, TASKS, CACHE, CACHE_BYTES>>()
+        - size_of::<Engine>(),
+    per_task: size_of::<Server<'static, Board, TOOL_CAPACITY, { TASKS + 1 }, CACHE, CACHE_BYTES>>()
+        - size_of::<Engine>(),
+    per_cache_slot: size_of::<
+        Server<'static, Board, TOOL_CAPACITY, TASKS, { CACHE + 1 }, CACHE_BYTES>,
+    >() - size_of::<Engine>(),
+    server_without_tasks_and_cache: size_of::<Server<'static, Board, TOOL_CAPACITY, 0, 0, 0>>(),
+    line_buffer: size_of::<LineBuffer<LINE>>(),
+    out_buffer: OUT,
+    max_depth: MAX_DEPTH,
+};
+
+/// All of the firmware's state, in one static (nothing large lives on the stack).
+struct Firmware {
+    engine: Engine,
+    board: Board,
+    lines: LineBuffer<LINE>,
+    out: [u8; OUT],
+}
+
+static mut FIRMWARE: Firmware = Firmware {
+    engine: Engine::new(CONFIG),
+    board: Board::new(Faults::NONE, false),
+    lines: LineBuffer::new(),
+    out: [0; OUT],
+};
+
+#[global_allocator]
+static HEAP: TrackingHeap = TrackingHeap::empty();
+
+static mut HEAP_MEMORY: [MaybeUninit<u8>; HEAP_SIZE] = [MaybeUninit::uninit(); HEAP_SIZE];
+
+/// Applies the start-up options (the kernel command line) to the board; returns the principal.
+fn options(cmdline: &[u8], board: &mut Board) -> Principal {
+    let mut principal = Principal::Model;
+    let mut faults = Faults::NONE;
+    for word in cmdline.split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty()) {
+        match word {
+            b"principal=user" => principal = Principal::User,
+            b"principal=model" => principal = Principal::Model,
+            b"door=open" => board.door_open = true,
+            b"door=closed" => board.door_open = false,
+            _ => {
+                let fault = word
+                    .strip_prefix(b"fault=")
+                    .and_then(|n| core::str::from_utf8(n).ok())
+                    .and_then(Fault::from_name);
+                match fault {
+                    Some(f) => faults.insert(f),
+                    // A typo must not silently run a fault-free board.
+                    None => platform::exit_failure(2),
+                }
+            }
+        }
+    }
+    board.sim.set_faults(faults);
+    principal
+}
+
+fn send(bytes: &[u8]) {
+    platform::write(bytes);
+    platform::write(b"\n");
+}
+
+// riscv-rt's `pre-init` hook, empty: enabling it makes riscv-rt keep `a0..a2` for `main`, and
+// QEMU passes the device tree's address in `a1`.
+core::arch::global_asm!(
+    r#".section .init.pre_init, "ax"
+    .global __pre_init
+__pre_init:
+    ret"#
+);
+
+#[riscv_rt::entry]
+fn main(_hart: usize, fdt: usize, _: usize) -> ! {
+    measure::paint_stack();
+    // SAFETY: called once, before any allocation; HEAP_MEMORY is used by nothing else.
+    unsafe { HEAP.init(addr_of_mut!(HEAP_MEMORY) as usize, HEAP_SIZE) };
+    // SAFETY: the only reference to FIRMWARE, taken once; single hart, no interrupt handlers.
+    let fw = unsafe { &mut *addr_of_mut!(FIRMWARE) };
+    critical_section::with(|cs| ENGINE_SIZES.borrow(cs).set(Some(SIZES)));
+    platform::init();
+    // SAFETY: `fdt` is the value QEMU's reset code put in `a1`.
+    let cmdline = unsafe { platform::bootargs(fdt) };
+    let principal = options(cmdline, &mut fw.board);
+    for tool in TOOLS {
+        if fw.engine.register(tool).is_err() {
+            platform::exit_failure(3);
+        }
+    }
+
+    loop {
+        let now = platform::now_ms();
+        fw.board.sim.set_time(now);
+        // Drive long-running actions and send what the engine owes (task results, progress).
+        loop {
+            let n = measured(Work::Poll, || fw.engine.poll(now, &mut fw.board, &mut fw.out));
+            match fw.out.get(..n) {
+                Some(msg) if n > 0 => send(msg),
+                _ => break,
+            }
+        }
+        if fw.board.sim.system.take_reboot() {
+            // The answer went out a second ago; restart for real (QEMU reloads the image).
+            platform::reset();
+        }
+        // Take the bytes that are waiting, up to one complete message.
+        let mut idle = true;
+        while let Some(byte) = platform::read_byte() {
+            idle = false;
+            match fw.lines.push(byte) {
+                Some(Line::Message(msg)) => {
+                    let (engine, board, out) = (&mut fw.engine, &mut fw.board, &mut fw.out);
+                    let handled =
+                        measured(Work::Handle, || engine.handle(msg, principal, board, out));
+                    if let Ok(h) = handled {
+                        if let Some(answer) = out.get(..h.len).filter(|a| !a.is_empty()) {
+                            send(answer);
+                        }
+                    }
+                    break;
+                }
+                Some(Line::TooLong) => {
+                    let n = write_too_long(&mut fw.out, LINE);
+                    if let Some(answer) = fw.out.get(..n) {
+                        send(answer);
+                    }
+                    break;
+                }
+                None => {}
+            }
+        }
+        if idle {
+            // Sleep until a byte arrives, or 10 ms for the next poll of running tasks.
+            platform::sleep(10);
+        }
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    // The UART carries MCP: nothing is printed there. QEMU exits with status 101, so the client
+    // sees the server process end.
+    platform::exit_failure(101)
+}
