@@ -87,13 +87,15 @@ pub mod server;
 pub mod transport;
 pub mod wire;
 
-pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
+pub use registry::{
+    Annotations, Audience, Handler, Prompt, RegisterError, Registry, Resource, TaskSupport, Tool,
+};
 pub use result::{
     ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
     TaskInfo, TaskPoll, ToolError, ToolResult,
 };
 pub use schema::{Args, Param};
 pub use server::{
-    Config, Event, HandleError, Handled, LogLevel, MIN_OUT_LEN, Notify, Principal, Revision,
+    Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Principal, Revision,
     Server, UserToolPolicy, Vision,
 };

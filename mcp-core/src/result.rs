@@ -548,6 +548,19 @@ impl ContentWriter<'_, '_> {
         self.binary("image", mime, data)
     }
 
+    /// An embedded text resource block.
+    pub fn resource(&mut self, uri: &str, mime: &str, text: &str) -> &mut Self {
+        self.block("resource");
+        self.w.raw(b",\"resource\":{\"uri\":");
+        self.w.string(uri);
+        self.w.raw(b",\"mimeType\":");
+        self.w.string(mime);
+        self.w.raw(b",\"text\":");
+        self.w.string(text);
+        self.w.raw(b"}}");
+        self
+    }
+
     /// An audio block (`data` is base64-encoded).
     pub fn audio(&mut self, mime: &str, data: &[u8]) -> &mut Self {
         self.binary("audio", mime, data)
@@ -573,6 +586,9 @@ pub enum TaskPoll {
     /// scratch text (`Output::bool/int/number/text`, `ToolError::new`) plus evidence: the result
     /// is kept in the task table until the task expires.
     Done(ToolResult),
+    /// Finished without a tool result: the request itself failed (a JSON-RPC -32603 error with
+    /// this message), as opposed to a tool failure (`Done(Err(..))`, `isError: true`).
+    Error(&'static str),
 }
 
 /// What the engine tells a long-running tool's hooks about its task.

@@ -29,6 +29,10 @@
 //! ```
 
 use crate::Reply;
+mod resources;
+
+pub use resources::{Prompt, Resource};
+
 use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
@@ -143,6 +147,7 @@ pub struct Tool<C> {
     annotations: Annotations,
     audience: Audience,
     output_schema: Option<&'static str>,
+    input_schema: Option<&'static str>,
     handler: Handler<C>,
     task: Option<(TaskSupport, TaskHooks<C>)>,
 }
@@ -166,6 +171,7 @@ impl<C> Tool<C> {
             annotations: Annotations::new(),
             audience: Audience::Model,
             output_schema: None,
+            input_schema: None,
             handler,
             task: None,
         }
@@ -203,6 +209,23 @@ impl<C> Tool<C> {
     pub const fn output_schema(mut self, schema: &'static str) -> Self {
         self.output_schema = Some(schema);
         self
+    }
+
+    /// Lists a hand-written `inputSchema` (a JSON object with `"type":"object"`) instead of one
+    /// generated from [`params`](Self::params), for schemas the parameter specs cannot express
+    /// (`$defs`, `allOf`, `if`/`then`).
+    ///
+    /// **The engine cannot enforce such a schema.** It only checks that `arguments` is an object;
+    /// the handler reads them with [`Args::raw`] and must validate them itself. Prefer
+    /// [`params`](Self::params) wherever it suffices.
+    pub const fn input_schema(mut self, schema: &'static str) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// The hand-written `inputSchema`, if any.
+    pub const fn raw_input_schema(&self) -> Option<&'static str> {
+        self.input_schema
     }
 
     /// The tool name.
@@ -254,7 +277,10 @@ impl<C> Tool<C> {
         w.raw(b",\"description\":");
         w.string(self.description);
         w.raw(b",\"inputSchema\":");
-        schema::write_input_schema(w, self.params);
+        match self.input_schema {
+            Some(raw) => w.raw(raw.as_bytes()),
+            None => schema::write_input_schema(w, self.params),
+        }
         let a = &self.annotations;
         if !a.is_empty() || self.audience == Audience::User {
             w.raw(b",\"annotations\":{");
@@ -346,6 +372,10 @@ pub enum RegisterErrorKind {
     /// The declared `outputSchema` is not a JSON object.
     #[error("outputSchema is not a JSON object")]
     BadOutputSchema,
+    /// A hand-written `inputSchema` that is not an object with `"type":"object"`, or that comes
+    /// with parameter specs too.
+    #[error("a hand-written inputSchema must be an object of type \"object\", without params")]
+    BadInputSchema,
     /// A long-running tool on a server without a task table (`TASKS = 0`).
     #[error("a long-running tool needs a server with a task table")]
     NoTaskTable,
@@ -457,6 +487,14 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
             .is_some_and(|s| !schema::is_json_object(s))
         {
             return Err(err(RegisterErrorKind::BadOutputSchema));
+        }
+        if let Some(raw) = tool.input_schema
+            && (!tool.params.is_empty() || !schema::is_object_schema(raw))
+        {
+            return Err(err(RegisterErrorKind::BadInputSchema));
+        }
+        if matches!(tool.task, Some((TaskSupport::Forbidden, _))) {
+            return Err(err(RegisterErrorKind::BadTaskSupport));
         }
         let size = tool.listing_size();
         if size + PAGE_OVERHEAD > self.page_bytes {

@@ -18,7 +18,7 @@
 
 mod validate;
 
-pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate};
+pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate, validate_object};
 
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use crate::wire::writer::Writer;
@@ -434,6 +434,16 @@ pub fn write_input_schema(w: &mut Writer<'_>, params: &[Param]) {
         w.raw(b"]");
     }
     w.raw(b",\"additionalProperties\":false}");
+}
+
+/// `true` when `text` is a JSON object whose `type` is `"object"` (a hand-written `inputSchema`).
+pub fn is_object_schema(text: &str) -> bool {
+    let Ok(v) = Json::parse(text.as_bytes(), DEFAULT_MAX_DEPTH) else {
+        return false;
+    };
+    v.members().is_some_and(|mut m| {
+        m.any(|(k, v)| k.eq_str("type") && v.as_str().is_some_and(|t| t.eq_str("object")))
+    })
 }
 
 /// `true` when `text` is a JSON object (used to check a declared `outputSchema`).

@@ -28,6 +28,7 @@ enum Slot<'a> {
 pub struct Args<'a> {
     params: &'a [Param],
     slots: [Slot<'a>; MAX_PARAMS],
+    raw: Option<Json<'a>>,
 }
 
 /// A handler asked [`Args`] for something the tool's spec cannot provide.
@@ -51,6 +52,7 @@ impl<'a> Args<'a> {
         Args {
             params: &[],
             slots: [const { Slot::Absent }; MAX_PARAMS],
+            raw: None,
         }
     }
 
@@ -65,6 +67,12 @@ impl<'a> Args<'a> {
             return Err(AccessError::WrongType);
         }
         self.slots.get(i).ok_or(AccessError::Undeclared)
+    }
+
+    /// The `arguments` object as sent (after validation). Tools with a hand-written
+    /// `inputSchema` read their arguments here and must check them themselves.
+    pub fn raw(&self) -> Option<Json<'a>> {
+        self.raw
     }
 
     /// A boolean argument.
@@ -306,6 +314,7 @@ pub fn validate<'a>(
     let mut args = Args {
         params,
         slots: [const { Slot::Absent }; MAX_PARAMS],
+        raw: None,
     };
     let err = |kind, param, key, got| ArgError {
         kind,
@@ -322,6 +331,7 @@ pub fn validate<'a>(
                 .ok_or_else(|| err(ArgErrorKind::NotAnObject, None, None, Some(a)))?,
         ),
     };
+    args.raw = arguments;
     let mut seen: u32 = 0;
     for (key, value) in members.into_iter().flatten() {
         let Some(i) = params.iter().position(|p| key.eq_str(p.name())) else {
@@ -358,6 +368,26 @@ pub fn validate<'a>(
         };
     }
     Ok(args)
+}
+
+/// For tools with a hand-written `inputSchema`: checks only that `arguments` is an object (or
+/// absent), and hands it over unread through [`Args::raw`].
+pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgError<'a>> {
+    let arguments = arguments.filter(|a| a.kind() != Kind::Null);
+    match arguments {
+        Some(a) if a.members().is_none() => Err(ArgError {
+            kind: ArgErrorKind::NotAnObject,
+            param: None,
+            key: None,
+            got: Some(a),
+            params: &[],
+        }),
+        _ => Ok(Args {
+            params: &[],
+            slots: [const { Slot::Absent }; MAX_PARAMS],
+            raw: arguments,
+        }),
+    }
 }
 
 fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> {

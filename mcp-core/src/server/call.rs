@@ -10,7 +10,7 @@ use super::{
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport};
 use crate::result::{Message, Output, Span, ToolError, Value};
-use crate::schema::validate;
+use crate::schema::{validate, validate_object};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
@@ -140,7 +140,11 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             None => {}
         }
 
-        let args = match validate(tool.param_specs(), arguments) {
+        let checked = match tool.raw_input_schema() {
+            Some(_) => validate_object(arguments),
+            None => validate(tool.param_specs(), arguments),
+        };
+        let args = match checked {
             Ok(args) => args,
             Err(e) => {
                 debug!("refused arguments for {}", tool.name());

@@ -30,6 +30,7 @@
 mod cache;
 mod call;
 mod list;
+mod resources;
 mod tasks;
 
 pub use tasks::{
@@ -217,6 +218,10 @@ pub struct Config {
     pub log_level: Option<LogLevel>,
     /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
     pub list_ttl_ms: u32,
+    /// Static text resources (`resources/list`, `resources/read`).
+    pub resources: &'static [crate::registry::Resource],
+    /// Static prompts (`prompts/list`, `prompts/get`).
+    pub prompts: &'static [crate::registry::Prompt],
 }
 
 impl Config {
@@ -235,7 +240,21 @@ impl Config {
             task_poll_interval_ms: 500,
             log_level: None,
             list_ttl_ms: 300_000,
+            resources: &[],
+            prompts: &[],
         }
+    }
+
+    /// Publishes static text resources.
+    pub const fn resources(mut self, v: &'static [crate::registry::Resource]) -> Self {
+        self.resources = v;
+        self
+    }
+
+    /// Publishes static prompts.
+    pub const fn prompts(mut self, v: &'static [crate::registry::Prompt]) -> Self {
+        self.prompts = v;
+        self
     }
 
     /// Sets the log level in force before the client sets one.
@@ -296,6 +315,37 @@ pub enum Event<'i> {
         /// xiaozhi's vision capability, when the client sent one.
         vision: Option<Vision<'i>>,
     },
+}
+
+/// One incoming message, for [`Server::handle_with`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Input<'i> {
+    /// The message bytes.
+    pub bytes: &'i [u8],
+    /// Who is on the other end.
+    pub principal: Principal,
+    /// The transport requires the 2026-07-28 (stateless) rules even if the body does not say so
+    /// (its `MCP-Protocol-Version` header names that revision): a body without the required
+    /// `_meta` is then refused with -32602 instead of being served as a legacy request.
+    pub stateless: bool,
+}
+
+impl<'i> Input<'i> {
+    /// A message from `principal`, era decided by its body.
+    pub const fn new(bytes: &'i [u8], principal: Principal) -> Self {
+        Input {
+            bytes,
+            principal,
+            stateless: false,
+        }
+    }
+
+    /// Requires the 2026-07-28 rules.
+    pub const fn stateless(mut self, yes: bool) -> Self {
+        self.stateless = yes;
+        self
+    }
 }
 
 /// What [`Server::handle`] did.
@@ -608,19 +658,25 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         ctx: &mut C,
         out: &mut [u8],
     ) -> Result<Handled<'i>, HandleError> {
-        self.handle_with(input, principal, ctx, out, &mut |_: &[u8]| {})
+        self.handle_with(Input::new(input, principal), ctx, out, &mut |_: &[u8]| {})
     }
 
-    /// [`handle`](Self::handle), with a sink for the notifications a handler emits while it runs
-    /// (progress, log messages). They are delivered, in order, before the response is written.
+    /// [`handle`](Self::handle) for transports that know more about the message: `input` says
+    /// whether the transport requires the 2026-07-28 rules (an HTTP request whose headers name
+    /// that revision), and `notify` receives the notifications a handler emits while it runs
+    /// (progress, log messages), in order, before the response is written.
     pub fn handle_with<'i>(
         &mut self,
-        input: &'i [u8],
-        principal: Principal,
+        input: Input<'i>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
+        let Input {
+            bytes: input,
+            principal,
+            stateless,
+        } = input;
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
         }
@@ -654,7 +710,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
             Ok(Message::Request(req)) => {
-                let (era, refusal) = classify(&req);
+                let (era, refusal) = classify(&req, stateless);
                 handled.modern = era.is_modern();
                 let respond = respond(out, Some(req.id), era);
                 match refusal {
@@ -683,7 +739,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     ) -> usize {
         let m = req.method;
         let era = respond.era;
-        const LEGACY: [&str; 9] = [
+        const LEGACY: [&str; 14] = [
             "initialize",
             "ping",
             "logging/setLevel",
@@ -693,20 +749,33 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "tasks/result",
             "tasks/list",
             "tasks/cancel",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "prompts/list",
+            "prompts/get",
         ];
-        const MODERN: [&str; 6] = [
+        const MODERN: [&str; 11] = [
             "server/discover",
             "tools/list",
             "tools/call",
             "tasks/get",
             "tasks/update",
             "tasks/cancel",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "prompts/list",
+            "prompts/get",
         ];
         let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
-        let known = methods
-            .iter()
-            .filter(|n| TASKS > 0 || !n.starts_with("tasks/"))
-            .find(|n| m.eq_str(n));
+        let config = self.config;
+        let offered = |n: &&&str| {
+            (TASKS > 0 || !n.starts_with("tasks/"))
+                && (!config.resources.is_empty() || !n.starts_with("resources/"))
+                && (!config.prompts.is_empty() || !n.starts_with("prompts/"))
+        };
+        let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
         let Some(&method) = known else {
             return respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
@@ -734,6 +803,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             },
             "tools/list" => self.list(params, respond),
             "tools/call" => self.call(req.id, params, principal, ctx, respond, notify),
+            m if m.starts_with("resources/") || m.starts_with("prompts/") => {
+                self.resources(m, params, respond)
+            }
             task_method => self.task_method(task_method, params, respond, ctx),
         }
     }
@@ -742,6 +814,12 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
         let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
         w.raw(b"\"tools\":{},\"logging\":{}");
+        if !self.config.resources.is_empty() {
+            w.raw(b",\"resources\":{}");
+        }
+        if !self.config.prompts.is_empty() {
+            w.raw(b",\"prompts\":{}");
+        }
         match era {
             Era::Modern(_) if has_tasks => {
                 w.raw(b",\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}")
@@ -876,8 +954,19 @@ impl Refusal<'_> {
     }
 }
 
-/// Sorts a request into its era from `params._meta`, and checks what 2026-07-28 requires there.
-fn classify<'i>(req: &Request<'i>) -> (Era<'i>, Option<Refusal<'i>>) {
+/// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
+/// 2026-07-28 requires there.
+fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+    const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
+                           io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";
+    let modern_refusal = |msg| {
+        let m = Modern {
+            tasks: false,
+            log_level: None,
+            progress_token: None,
+        };
+        (Era::Modern(m), Some(Refusal::Meta(msg)))
+    };
     let meta = req
         .params
         .and_then(|p| members(Some(p), ["_meta"]).ok())
@@ -891,10 +980,18 @@ fn classify<'i>(req: &Request<'i>) -> (Era<'i>, Option<Refusal<'i>>) {
             "progressToken",
         ],
     ) else {
-        return (Era::Legacy, None);
+        return if stateless {
+            modern_refusal(NO_META)
+        } else {
+            (Era::Legacy, None)
+        };
     };
     let Some(version) = version else {
-        return (Era::Legacy, None);
+        return if stateless {
+            modern_refusal(NO_META)
+        } else {
+            (Era::Legacy, None)
+        };
     };
     let mut modern = Modern {
         tasks: false,
@@ -943,3 +1040,6 @@ mod test;
 
 #[cfg(test)]
 mod test_tasks;
+
+#[cfg(test)]
+mod test_modern;

@@ -98,6 +98,8 @@ pub struct TaskSnapshot {
     pub started: Evidence,
     /// The final result, once terminal.
     pub outcome: Option<ToolResult>,
+    /// The JSON-RPC error message, when the task ended with one instead of a result.
+    pub error: Option<&'static str>,
     /// Whether the safe-stop was called and how it went (`Ok`: issued).
     pub stop: Option<Result<(), ToolError>>,
 }
@@ -124,6 +126,8 @@ pub(crate) struct Entry {
     started: Evidence,
     progress: Option<Progress>,
     outcome: Option<ToolResult>,
+    /// Set when the task ended with a JSON-RPC error instead of a tool result.
+    error: Option<&'static str>,
     stop: Option<Result<(), ToolError>>,
     token: Option<heapless::Vec<u8, MAX_PROGRESS_TOKEN_LEN>>,
     waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
@@ -139,6 +143,7 @@ impl Entry {
             progress: self.progress,
             started: self.started,
             outcome: self.outcome,
+            error: self.error,
             stop: self.stop,
         }
     }
@@ -171,7 +176,7 @@ impl Entry {
     /// never end with.
     fn wire_status(&self) -> &'static str {
         match (self.form, self.status) {
-            (TaskForm::Extension, TaskStatus::Failed) => "completed",
+            (TaskForm::Extension, TaskStatus::Failed) if self.error.is_none() => "completed",
             (_, s) => s.as_str(),
         }
     }
@@ -398,6 +403,11 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                     let stop = hooks.stop.map(|stop| stop(ctx, &info));
                     e.finish(TaskStatus::Failed, Err(err), stop, now);
                 }
+                TaskPoll::Error(message) => {
+                    let stop = hooks.stop.map(|stop| stop(ctx, &info));
+                    e.finish(TaskStatus::Failed, Err(ToolError::new(message)), stop, now);
+                    e.error = Some(message);
+                }
             }
         }
         self.tasks.entries.retain(|e| {
@@ -498,6 +508,17 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
     /// Writes the 2025-11-25 `tasks/result` response for a terminal task.
     fn write_payload(&self, e: &Entry, id: Id<'_>, out: &mut [u8]) -> usize {
+        if let Some(message) = e.error {
+            return super::finish(out, Some(id), "", |w| {
+                write_error(
+                    w,
+                    Some(id),
+                    ErrorCode::InternalError,
+                    |w| w.text(message),
+                    NO_DATA,
+                );
+            });
+        }
         let outcome = Self::outcome(e);
         let note = stop_note(e.stop);
         super::finish(out, Some(id), "", |w| {
@@ -567,6 +588,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             started,
             progress: None,
             outcome,
+            error: None,
             stop: None,
             token: token.filter(|_| new.form == TaskForm::Legacy),
             waiter: None,
@@ -712,8 +734,16 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let info = respond.info;
         respond.result(|w| {
             self.write_task(w, e);
-            // 2026-07-28 `tasks/get` carries the result of a finished task.
-            if era.is_modern() && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed) {
+            // 2026-07-28 `tasks/get` carries the result (or the error) of a finished task.
+            if let (true, Some(message)) = (era.is_modern(), e.error) {
+                w.raw(b",\"error\":{\"code\":");
+                w.int(i64::from(ErrorCode::InternalError.code()));
+                w.raw(b",\"message\":");
+                w.string(message);
+                w.raw(b"}");
+            } else if era.is_modern()
+                && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed)
+            {
                 let outcome = Self::outcome(e);
                 w.raw(b",\"result\":");
                 write_object(w, era, info, "complete", |w| {

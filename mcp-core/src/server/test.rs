@@ -844,8 +844,7 @@ fn handlers_send_progress_and_log_messages_before_the_response() {
     // No log level set: no log messages; progress follows the token.
     let n = server
         .handle_with(
-            msg,
-            Principal::Model,
+            Input::new(msg, Principal::Model),
             &mut dev,
             &mut out,
             &mut |m: &[u8]| sent.push(String::from_utf8(m.to_vec()).unwrap()),
@@ -871,8 +870,10 @@ fn handlers_send_progress_and_log_messages_before_the_response() {
     let mut s = |m: &[u8]| sent.push(String::from_utf8(m.to_vec()).unwrap());
     let n = server
         .handle_with(
-            br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#,
-            Principal::Model,
+            Input::new(
+                br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+                Principal::Model,
+            ),
             &mut dev,
             &mut out,
             &mut s,
@@ -882,7 +883,12 @@ fn handlers_send_progress_and_log_messages_before_the_response() {
     assert_eq!(&out[..n], br#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
     let no_token = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test.chatty","arguments":{}}}"#;
     server
-        .handle_with(no_token, Principal::Model, &mut dev, &mut out, &mut s)
+        .handle_with(
+            Input::new(no_token, Principal::Model),
+            &mut dev,
+            &mut out,
+            &mut s,
+        )
         .unwrap();
     assert_eq!(
         sent,

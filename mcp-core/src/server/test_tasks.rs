@@ -566,3 +566,14 @@ fn tasks_capability_is_advertised_from_2025_11_25() {
         .len;
     assert!(core::str::from_utf8(&out[..n]).unwrap().contains("-32601"));
 }
+
+#[test]
+fn a_long_running_tool_must_support_tasks() {
+    const FORBIDDEN: Tool<Motor> =
+        Tool::new("m", "m", move_to).long_running(TaskSupport::Forbidden, HOOKS);
+    let mut s: Server<'static, Motor, 2> = Server::new(Config::new("m", "1"));
+    assert_eq!(
+        s.register(&FORBIDDEN).unwrap_err().kind,
+        crate::registry::RegisterErrorKind::BadTaskSupport
+    );
+}

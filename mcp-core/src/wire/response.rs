@@ -19,6 +19,8 @@ pub enum ErrorCode {
     InvalidParams,
     /// -32603: the server could not produce the response.
     InternalError,
+    /// -32002 (before 2026-07-28): no resource with that URI.
+    ResourceNotFound,
     /// -32020 (2026-07-28): an HTTP header is missing, malformed, or disagrees with the body.
     HeaderMismatch,
     /// -32021 (2026-07-28): the request needs a client capability it did not declare.
@@ -36,6 +38,7 @@ impl ErrorCode {
             ErrorCode::MethodNotFound => -32601,
             ErrorCode::InvalidParams => -32602,
             ErrorCode::InternalError => -32603,
+            ErrorCode::ResourceNotFound => -32002,
             ErrorCode::HeaderMismatch => -32020,
             ErrorCode::MissingRequiredClientCapability => -32021,
             ErrorCode::UnsupportedProtocolVersion => -32022,

@@ -1,0 +1,569 @@
+//! The 2026-07-28 (stateless) path next to the legacy one: per-request `_meta`, discover, version
+//! and capability errors with their HTTP status class, caching hints, the tasks extension form,
+//! static resources and prompts, and hand-written input schemas.
+
+use serde_json::{Value as J, json};
+
+use super::*;
+use crate::registry::{Prompt, Resource};
+use crate::schema::Param;
+use crate::{
+    Args, Evidence, Level, Output, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, ToolError,
+    ToolResult,
+};
+
+/// A job that finishes after `ticks` polls.
+#[derive(Default)]
+struct Jobs {
+    polls: u32,
+    stops: u32,
+    seen_raw: Option<String>,
+    logs_sent: bool,
+}
+
+fn greet(_: &mut Jobs, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    let name = a.str("name")?;
+    r.log(LogLevel::Info, None, format_args!("greeting {name}"));
+    r.text(format_args!("Hello, {name}!"))
+}
+
+fn start(j: &mut Jobs, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    j.polls = 0;
+    Ok(Output::task(a.int("ticks")?))
+}
+
+fn poll_ok(j: &mut Jobs, t: &TaskInfo) -> TaskPoll {
+    j.polls += 1;
+    if i64::from(j.polls) >= t.data {
+        TaskPoll::Done(Ok(
+            Output::int(t.data).with_evidence(Evidence::new(Level::Measured))
+        ))
+    } else {
+        TaskPoll::Working(None)
+    }
+}
+
+fn poll_tool_error(_: &mut Jobs, _: &TaskInfo) -> TaskPoll {
+    TaskPoll::Done(Err(ToolError::new("the job failed")))
+}
+
+fn poll_protocol_error(_: &mut Jobs, _: &TaskInfo) -> TaskPoll {
+    TaskPoll::Error("the device lost power")
+}
+
+fn stop(j: &mut Jobs, _: &TaskInfo) -> Result<(), ToolError> {
+    j.stops += 1;
+    Ok(())
+}
+
+fn raw(j: &mut Jobs, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    j.seen_raw = a.raw().map(|v| v.as_text().to_string());
+    Ok(Output::bool(true))
+}
+
+const TICKS: &[Param] = &[Param::integer("ticks", "Polls until done").range(1, 100)];
+const GREET: Tool<Jobs> =
+    Tool::new("greet", "Greets", greet).params(&[Param::string("name", "Who").length(1, 32)]);
+const JOB: Tool<Jobs> = Tool::new("job", "A job", start).params(TICKS).long_running(
+    TaskSupport::Optional,
+    TaskHooks {
+        poll: poll_ok,
+        stop: Some(stop),
+        timeout_ms: 60_000,
+    },
+);
+const FAILING: Tool<Jobs> = Tool::new("failing_job", "Fails", start)
+    .params(TICKS)
+    .long_running(
+        TaskSupport::Required,
+        TaskHooks {
+            poll: poll_tool_error,
+            stop: None,
+            timeout_ms: 60_000,
+        },
+    );
+const BROKEN: Tool<Jobs> = Tool::new("protocol_error_job", "Errs", start)
+    .params(TICKS)
+    .long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll: poll_protocol_error,
+            stop: None,
+            timeout_ms: 60_000,
+        },
+    );
+const RAW: Tool<Jobs> = Tool::new("raw", "Hand-written schema", raw).input_schema(
+    r#"{"type":"object","$defs":{"a":{"type":"string"}},"allOf":[{"required":["x"]}]}"#,
+);
+
+static RESOURCES: [Resource; 1] = [Resource::new(
+    "device://manual",
+    "manual",
+    "text/plain",
+    "Press the button.",
+)
+.description("The manual")];
+static PROMPTS: [Prompt; 1] = [Prompt::new(
+    "intro",
+    "Introduces the device",
+    "You are talking to a lamp.",
+)];
+
+type S = Server<'static, Jobs, 8>;
+
+fn server(config: Config) -> S {
+    let mut s = S::new(config);
+    for t in [&GREET, &JOB, &FAILING, &BROKEN, &RAW] {
+        s.register(t).unwrap();
+    }
+    s
+}
+
+fn meta(extra: J) -> J {
+    let mut m = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        m[k] = v.clone();
+    }
+    m
+}
+
+const TASKS_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+
+fn tasks_meta() -> J {
+    meta(json!({TASKS_CAPS: {"extensions": {"io.modelcontextprotocol/tasks": {}}}}))
+}
+
+struct Rig {
+    s: S,
+    j: Jobs,
+    out: Vec<u8>,
+    now: u64,
+}
+
+impl Rig {
+    fn new(config: Config) -> Rig {
+        Rig {
+            s: server(config),
+            j: Jobs::default(),
+            out: vec![0; 4096],
+            now: 0,
+        }
+    }
+
+    fn raw(&mut self, body: &J, stateless: bool) -> (J, Status, Vec<J>) {
+        let bytes = body.to_string();
+        let mut notes = Vec::new();
+        let h = self
+            .s
+            .handle_with(
+                Input::new(bytes.as_bytes(), Principal::Model).stateless(stateless),
+                &mut self.j,
+                &mut self.out,
+                &mut |m: &[u8]| notes.push(serde_json::from_slice(m).unwrap()),
+            )
+            .unwrap();
+        let v = serde_json::from_slice(&self.out[..h.len]).unwrap_or(J::Null);
+        (v, h.status, notes)
+    }
+
+    fn ask(&mut self, id: i64, method: &str, mut params: J, m: J) -> (J, Status) {
+        params["_meta"] = m;
+        let (v, status, _) = self.raw(
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+            false,
+        );
+        (v, status)
+    }
+
+    fn tick(&mut self) {
+        self.now += 10;
+        while self.s.poll(self.now, &mut self.j, &mut self.out) > 0 {}
+    }
+}
+
+#[test]
+fn discover_and_result_envelope() {
+    let mut rig = Rig::new(
+        Config::new("dev", "1.2")
+            .resources(&RESOURCES)
+            .prompts(&PROMPTS),
+    );
+    let (v, status) = rig.ask(1, "server/discover", json!({}), meta(json!({})));
+    assert_eq!(status, Status::Ok);
+    assert_eq!(
+        v["result"],
+        json!({
+            "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+            "capabilities": {"tools": {}, "logging": {}, "resources": {}, "prompts": {},
+                             "extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "ttlMs": 300000, "cacheScope": "public",
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "dev", "version": "1.2"}}
+        })
+    );
+    let (v, _) = rig.ask(2, "tools/list", json!({}), meta(json!({})));
+    assert_eq!(v["result"]["resultType"], "complete");
+    assert_eq!(v["result"]["ttlMs"], 300000);
+    assert_eq!(v["result"]["cacheScope"], "public");
+    assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        v["result"]["tools"][4]["inputSchema"]["$defs"]["a"]["type"],
+        "string"
+    );
+    // Legacy results carry none of it; ping stays exactly {}.
+    let (v, _, _) = rig.raw(&json!({"jsonrpc":"2.0","id":3,"method":"ping"}), false);
+    assert_eq!(v["result"], json!({}));
+    let (v, _, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}),
+        false,
+    );
+    assert!(v["result"].get("resultType").is_none() && v["result"].get("ttlMs").is_none());
+    // Without initialize, the legacy server/discover is still unknown.
+    let (v, _, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":4,"method":"server/discover"}),
+        false,
+    );
+    assert_eq!(v["error"]["code"], -32601);
+}
+
+#[test]
+fn malformed_meta_versions_and_removed_methods() {
+    let mut rig = Rig::new(Config::new("dev", "1"));
+    // Missing clientCapabilities: -32602, HTTP 400.
+    let (v, status) = rig.ask(
+        1,
+        "server/discover",
+        json!({}),
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
+    );
+    assert_eq!(
+        (v["error"]["code"].clone(), v["id"].clone(), status),
+        (json!(-32602), json!(1), Status::BadRequest)
+    );
+    // The transport says 2026-07-28 and the body has no _meta: -32602, 400.
+    let (v, status, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}),
+        true,
+    );
+    assert_eq!(
+        (v["error"]["code"].clone(), status),
+        (json!(-32602), Status::BadRequest)
+    );
+    // clientInfo is optional.
+    let (v, status) = rig.ask(3, "tools/list", json!({}), meta(json!({})));
+    assert!(v.get("result").is_some() && status == Status::Ok);
+    // Unsupported version: -32022 with the supported list and the request echoed.
+    let (v, status) = rig.ask(
+        4,
+        "server/discover",
+        json!({}),
+        json!({"io.modelcontextprotocol/protocolVersion": "v999.0.0", TASKS_CAPS: {}}),
+    );
+    assert_eq!(status, Status::BadRequest);
+    assert_eq!(v["error"]["code"], -32022);
+    assert_eq!(v["error"]["data"]["requested"], "v999.0.0");
+    assert_eq!(v["error"]["data"]["supported"][0], "2026-07-28");
+    // Methods that 2026-07-28 removed: 404 + -32601.
+    for m in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "tasks/result",
+        "tasks/list",
+        "resources/subscribe",
+        "no/such",
+    ] {
+        let (v, status) = rig.ask(5, m, json!({}), tasks_meta());
+        assert_eq!(
+            (v["error"]["code"].clone(), status),
+            (json!(-32601), Status::NotFound),
+            "{m}"
+        );
+    }
+    // A bad log level is invalid params.
+    let (v, _) = rig.ask(
+        6,
+        "tools/list",
+        json!({}),
+        meta(json!({"io.modelcontextprotocol/logLevel": "loud"})),
+    );
+    assert_eq!(v["error"]["code"], -32602);
+}
+
+#[test]
+fn calls_log_and_validate_per_request() {
+    let mut rig = Rig::new(Config::new("dev", "1").log_level(Some(LogLevel::Debug)));
+    let call = |name: &str, args: J| json!({"name": name, "arguments": args});
+    // No logLevel in _meta: no log messages, whatever the config says.
+    let mut params = call("greet", json!({"name": "Ada"}));
+    params["_meta"] = meta(json!({}));
+    let (v, _, notes) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}),
+        false,
+    );
+    assert!(notes.is_empty());
+    assert_eq!(v["result"]["content"][0]["text"], "Hello, Ada!");
+    assert_eq!(v["result"]["resultType"], "complete");
+    params["_meta"] = meta(json!({"io.modelcontextprotocol/logLevel": "info"}));
+    let (_, _, notes) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":params}),
+        false,
+    );
+    assert_eq!(
+        notes,
+        [
+            json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"greeting Ada"}})
+        ]
+    );
+    // Invalid arguments are a tool error on this path.
+    let (v, _) = rig.ask(
+        3,
+        "tools/call",
+        call("greet", json!({"name": ""})),
+        meta(json!({})),
+    );
+    assert_eq!(v["result"]["isError"], true);
+    assert_eq!(v["result"]["resultType"], "complete");
+    // The legacy `task` hint is ignored.
+    let mut p = call("greet", json!({"name": "x"}));
+    p["task"] = json!({"ttl": 60000});
+    let (v, _) = rig.ask(4, "tools/call", p, tasks_meta());
+    assert_eq!(v["result"]["content"][0]["text"], "Hello, x!");
+}
+
+#[test]
+fn the_tasks_extension_form() {
+    let mut rig = Rig::new(Config::new("dev", "1"));
+    // A plain client: a required-task tool needs the capability.
+    let (v, status) = rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"failing_job","arguments":{"ticks":1}}),
+        meta(json!({})),
+    );
+    assert_eq!(status, Status::BadRequest);
+    assert_eq!(v["error"]["code"], -32021);
+    assert_eq!(
+        v["error"]["data"],
+        json!({"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}})
+    );
+    // tasks/* without the capability: -32021, checked before the id.
+    for m in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let (v, _) = rig.ask(2, m, json!({"taskId":"gate-test"}), meta(json!({})));
+        assert_eq!(v["error"]["code"], -32021, "{m}");
+    }
+    // An optional-task tool from a plain client: the plain form (a normal result).
+    let (v, _) = rig.ask(
+        3,
+        "tools/call",
+        json!({"name":"job","arguments":{"ticks":2}}),
+        meta(json!({})),
+    );
+    assert!(v["result"].get("taskId").is_none());
+    assert!(v["result"]["structuredContent"]["task_id"].is_string());
+    // A declaring client gets a flat CreateTaskResult.
+    let (v, _) = rig.ask(
+        4,
+        "tools/call",
+        json!({"name":"job","arguments":{"ticks":3}}),
+        tasks_meta(),
+    );
+    let r = &v["result"];
+    assert_eq!(r["resultType"], "task");
+    assert_eq!(r["status"], "working");
+    assert_eq!(r["ttlMs"], 300000);
+    assert_eq!(r["pollIntervalMs"], 500);
+    assert!(r.get("task").is_none() && r.get("ttl").is_none() && r.get("pollInterval").is_none());
+    let id = r["taskId"].as_str().unwrap().to_string();
+    let (g, _) = rig.ask(5, "tasks/get", json!({"taskId": id}), tasks_meta());
+    assert_eq!(
+        (
+            g["result"]["status"].clone(),
+            g["result"]["resultType"].clone()
+        ),
+        (json!("working"), json!("complete"))
+    );
+    assert!(g["result"].get("result").is_none());
+    for _ in 0..5 {
+        rig.tick();
+    }
+    let (g, _) = rig.ask(6, "tasks/get", json!({"taskId": id}), tasks_meta());
+    assert_eq!(g["result"]["status"], "completed");
+    assert_eq!(
+        g["result"]["result"]["structuredContent"],
+        json!({"value": 3})
+    );
+    assert_eq!(g["result"]["result"]["resultType"], "complete");
+    assert!(
+        g["result"]["result"]["_meta"]
+            .get("io.modelcontextprotocol/related-task")
+            .is_none()
+    );
+    // Cancelling a finished task is an empty acknowledgement.
+    let (c, _) = rig.ask(7, "tasks/cancel", json!({"taskId": id}), tasks_meta());
+    assert_eq!(c["result"]["resultType"], "complete");
+    assert!(c["result"].get("status").is_none());
+    // A tool error ends `completed` with an isError result.
+    let (v, _) = rig.ask(
+        8,
+        "tools/call",
+        json!({"name":"failing_job","arguments":{"ticks":1}}),
+        tasks_meta(),
+    );
+    let failing = v["result"]["taskId"].as_str().unwrap().to_string();
+    // A JSON-RPC error ends `failed` with `error` and no `result`.
+    let (v, _) = rig.ask(
+        9,
+        "tools/call",
+        json!({"name":"protocol_error_job","arguments":{"ticks":1}}),
+        tasks_meta(),
+    );
+    let broken = v["result"]["taskId"].as_str().unwrap().to_string();
+    rig.tick();
+    let (g, _) = rig.ask(10, "tasks/get", json!({"taskId": failing}), tasks_meta());
+    assert_eq!(
+        (
+            g["result"]["status"].clone(),
+            g["result"]["result"]["isError"].clone()
+        ),
+        (json!("completed"), json!(true))
+    );
+    let (g, _) = rig.ask(11, "tasks/get", json!({"taskId": broken}), tasks_meta());
+    assert_eq!(g["result"]["status"], "failed");
+    assert_eq!(
+        g["result"]["error"],
+        json!({"code": -32603, "message": "the device lost power"})
+    );
+    assert!(g["result"].get("result").is_none());
+    // Cancel while working: acknowledged, stopped, cancelled.
+    let (v, _) = rig.ask(
+        12,
+        "tools/call",
+        json!({"name":"job","arguments":{"ticks":50}}),
+        tasks_meta(),
+    );
+    let long = v["result"]["taskId"].as_str().unwrap().to_string();
+    let (c, _) = rig.ask(13, "tasks/cancel", json!({"taskId": long}), tasks_meta());
+    assert_eq!(
+        c["result"],
+        json!({"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"dev","version":"1"}}})
+    );
+    assert_eq!(rig.j.stops, 1);
+    let (g, _) = rig.ask(14, "tasks/get", json!({"taskId": long}), tasks_meta());
+    assert_eq!(g["result"]["status"], "cancelled");
+    // tasks/update: acknowledged (no task here waits for input); unknown ids are -32602.
+    let (u, _) = rig.ask(
+        15,
+        "tasks/update",
+        json!({"taskId": long, "inputResponses": {"x": {}}}),
+        tasks_meta(),
+    );
+    assert_eq!(u["result"]["resultType"], "complete");
+    let (u, _) = rig.ask(
+        16,
+        "tasks/get",
+        json!({"taskId": "tasks-conformance-nonexistent-12345"}),
+        tasks_meta(),
+    );
+    assert_eq!(u["error"]["code"], -32602);
+}
+
+#[test]
+fn legacy_tasks_result_of_a_protocol_error_is_a_json_rpc_error() {
+    let mut rig = Rig::new(Config::new("dev", "1"));
+    let (v, _, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"protocol_error_job","arguments":{"ticks":1},"task":{}}}),
+        false,
+    );
+    let id = v["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    rig.tick();
+    let (v, _, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId": id}}),
+        false,
+    );
+    assert_eq!(
+        v["error"],
+        json!({"code": -32603, "message": "the device lost power"})
+    );
+}
+
+#[test]
+fn static_resources_and_prompts() {
+    let mut rig = Rig::new(
+        Config::new("dev", "1")
+            .resources(&RESOURCES)
+            .prompts(&PROMPTS),
+    );
+    let (v, _) = rig.ask(1, "resources/list", json!({}), meta(json!({})));
+    assert_eq!(
+        v["result"]["resources"],
+        json!([{"uri":"device://manual","name":"manual","description":"The manual","mimeType":"text/plain"}])
+    );
+    assert_eq!(v["result"]["cacheScope"], "public");
+    let (v, _) = rig.ask(
+        2,
+        "resources/read",
+        json!({"uri":"device://manual"}),
+        meta(json!({})),
+    );
+    assert_eq!(v["result"]["contents"][0]["text"], "Press the button.");
+    let (v, _) = rig.ask(3, "resources/templates/list", json!({}), meta(json!({})));
+    assert_eq!(v["result"]["resourceTemplates"], json!([]));
+    let (v, _) = rig.ask(
+        4,
+        "resources/read",
+        json!({"uri":"device://nope"}),
+        meta(json!({})),
+    );
+    assert_eq!(v["error"]["code"], -32602);
+    let (v, _, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"device://nope"}}),
+        false,
+    );
+    assert_eq!(v["error"]["code"], -32002);
+    let (v, _) = rig.ask(6, "prompts/get", json!({"name":"intro"}), meta(json!({})));
+    assert_eq!(
+        v["result"]["messages"][0]["content"]["text"],
+        "You are talking to a lamp."
+    );
+    // A device that publishes none does not answer these methods.
+    let mut bare = Rig::new(Config::new("dev", "1"));
+    for m in ["resources/list", "prompts/list"] {
+        let (v, status) = bare.ask(7, m, json!({}), meta(json!({})));
+        assert_eq!(
+            (v["error"]["code"].clone(), status),
+            (json!(-32601), Status::NotFound),
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn hand_written_schemas_are_listed_and_only_shape_checked() {
+    let mut rig = Rig::new(Config::new("dev", "1"));
+    let (v, _, _) = rig.raw(
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"raw","arguments":[1]}}),
+        false,
+    );
+    assert_eq!(v["error"]["code"], -32602);
+    assert_eq!(rig.j.seen_raw, None);
+    rig.raw(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"raw","arguments":{"x":"y"}}}), false);
+    assert_eq!(rig.j.seen_raw.as_deref(), Some(r#"{"x":"y"}"#));
+    let mut s: Server<'static, Jobs, 2> = Server::new(Config::new("d", "1"));
+    const BAD: Tool<Jobs> = Tool::new("bad", "b", raw).input_schema(r#"{"type":"array"}"#);
+    assert_eq!(
+        s.register(&BAD).unwrap_err().kind,
+        crate::registry::RegisterErrorKind::BadInputSchema
+    );
+    const MIXED: Tool<Jobs> = Tool::new("mixed", "m", raw)
+        .params(TICKS)
+        .input_schema(r#"{"type":"object"}"#);
+    assert_eq!(
+        s.register(&MIXED).unwrap_err().kind,
+        crate::registry::RegisterErrorKind::BadInputSchema
+    );
+    let _ = rig.j.logs_sent;
+}
