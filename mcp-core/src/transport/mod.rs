@@ -3,6 +3,8 @@
 //!
 //! - [`stdio`]: one JSON message per line (UART, USB serial, a process's stdin/stdout).
 //! - [`xiaozhi`]: the xiaozhi envelope `{"session_id":…,"type":"mcp","payload":{…}}`.
+//! - [`http`]: Streamable HTTP rules (routing both eras, header and Origin checks, SSE events).
 
+pub mod http;
 pub mod stdio;
 pub mod xiaozhi;

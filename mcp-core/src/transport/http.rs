@@ -1,0 +1,671 @@
+//! Streamable HTTP rules, sans-IO: what an HTTP server (a firmware's TCP socket, a host's web
+//! framework) must check and answer around [`Server::handle_with`](crate::Server::handle_with).
+//!
+//! One endpoint serves both eras:
+//!
+//! - **2026-07-28 (stateless)**: every POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`
+//!   (for calls, reads and tasks) and the per-request `_meta`. [`route`] says so, and
+//!   [`check_stateless_headers`] compares the headers with the body (400 + -32020 on mismatch).
+//! - **Legacy (2025-11-25 and older)**: `initialize` opens a session (`Mcp-Session-Id`); later
+//!   requests name it.
+//!
+//! Before either: [`check_host_and_origin`] (DNS-rebinding protection: 403) and [`check_post`]
+//! (`Content-Type`, `Accept`, body size: 415/406/413). After the engine: map
+//! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
+//! notifications precede the response.
+//!
+//! ```
+//! use mcp_core::transport::http::{self, Route};
+//!
+//! let headers: &[(&str, &[u8])] = &[
+//!     ("Host", b"127.0.0.1:8080"),
+//!     ("Content-Type", b"application/json"),
+//!     ("Accept", b"application/json, text/event-stream"),
+//! ];
+//! let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+//! assert!(http::check_host_and_origin(headers, &[]).is_ok());
+//! assert!(http::check_post(headers, body.len(), 16 * 1024).is_ok());
+//! assert_eq!(http::route(headers, body), Route::Session(None));
+//! ```
+
+use core::fmt::Write as _;
+
+use crate::server::Status;
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
+use crate::wire::request::{Id, Message};
+use crate::wire::response::{ErrorCode, write_error};
+use crate::wire::writer::Writer;
+
+/// Request headers, looked up case-insensitively by name.
+pub trait Headers {
+    /// The first value of header `name` (any case), if present.
+    fn header(&self, name: &str) -> Option<&[u8]>;
+}
+
+impl Headers for [(&str, &[u8])] {
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        self.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Why a request is refused before the engine sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Refusal {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The JSON-RPC error code of the body.
+    pub code: ErrorCode,
+    /// The message.
+    pub message: &'static str,
+}
+
+impl Refusal {
+    const fn new(status: u16, code: ErrorCode, message: &'static str) -> Self {
+        Refusal {
+            status,
+            code,
+            message,
+        }
+    }
+
+    /// Writes the JSON-RPC error body, echoing the request id when the body had a valid one.
+    /// Returns its length (0 if `out` is too small).
+    pub fn write_body(&self, body: &[u8], out: &mut [u8]) -> usize {
+        let id = match Message::parse(body, DEFAULT_MAX_DEPTH) {
+            Ok(Message::Request(r)) => Some(r.id),
+            _ => None,
+        };
+        let mut w = Writer::new(out);
+        write_error(
+            &mut w,
+            id,
+            self.code,
+            |w| w.text(self.message),
+            crate::wire::response::NO_DATA,
+        );
+        if w.fits() { w.needed() } else { 0 }
+    }
+}
+
+/// The header a 2026-07-28 request names its revision in.
+pub const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+/// The legacy session header.
+pub const SESSION_ID: &str = "Mcp-Session-Id";
+/// The 2026-07-28 header mirroring `method`.
+pub const METHOD: &str = "Mcp-Method";
+/// The 2026-07-28 header mirroring the tool name, resource URI or task id.
+pub const NAME: &str = "Mcp-Name";
+
+fn trim(v: &[u8]) -> &[u8] {
+    let start = v
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t'))
+        .unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|c| !matches!(c, b' ' | b'\t'))
+        .map_or(start, |e| e + 1);
+    v.get(start..end).unwrap_or_default()
+}
+
+/// The host part of a `Host` value or an origin's authority: without port and brackets.
+fn host_name(authority: &[u8]) -> &[u8] {
+    if let Some(rest) = authority.strip_prefix(b"[") {
+        return rest.split(|&c| c == b']').next().unwrap_or_default();
+    }
+    authority.split(|&c| c == b':').next().unwrap_or_default()
+}
+
+fn is_loopback(host: &[u8]) -> bool {
+    host.eq_ignore_ascii_case(b"localhost") || host == b"127.0.0.1" || host == b"::1"
+}
+
+/// DNS-rebinding protection. `Host` must be a loopback name or one of `allowed` (host names
+/// without port, e.g. the device's LAN address or mDNS name); an `Origin`, when present, must
+/// name such a host too. Refusal: 403.
+pub fn check_host_and_origin(
+    headers: &(impl Headers + ?Sized),
+    allowed: &[&str],
+) -> Result<(), Refusal> {
+    const HOST: Refusal = Refusal::new(
+        403,
+        ErrorCode::InvalidRequest,
+        "Forbidden: Host is not this device",
+    );
+    const ORIGIN: Refusal = Refusal::new(
+        403,
+        ErrorCode::InvalidRequest,
+        "Forbidden: Origin is not this device",
+    );
+    let ok =
+        |h: &[u8]| is_loopback(h) || allowed.iter().any(|a| a.as_bytes().eq_ignore_ascii_case(h));
+    if let Some(host) = headers.header("Host")
+        && !ok(host_name(trim(host)))
+    {
+        return Err(HOST);
+    }
+    if let Some(origin) = headers.header("Origin") {
+        let origin = trim(origin);
+        let authority = origin
+            .strip_prefix(b"http://")
+            .or_else(|| origin.strip_prefix(b"https://"))
+            .ok_or(ORIGIN)?;
+        let authority = authority.split(|&c| c == b'/').next().unwrap_or_default();
+        if !ok(host_name(authority)) {
+            return Err(ORIGIN);
+        }
+    }
+    Ok(())
+}
+
+/// Checks a POST before its body is read: `Content-Type: application/json` (else 415), an
+/// `Accept` that allows JSON and SSE (else 406), and a body of at most `max_body` bytes (else
+/// 413).
+pub fn check_post(
+    headers: &(impl Headers + ?Sized),
+    body_len: usize,
+    max_body: usize,
+) -> Result<(), Refusal> {
+    if body_len > max_body {
+        return Err(Refusal::new(
+            413,
+            ErrorCode::InvalidRequest,
+            "Payload Too Large: the message exceeds the device's buffer",
+        ));
+    }
+    let content_type = headers.header("Content-Type").unwrap_or_default();
+    if !contains_ignore_case(content_type, b"application/json") {
+        return Err(Refusal::new(
+            415,
+            ErrorCode::InvalidRequest,
+            "Unsupported Media Type: send application/json",
+        ));
+    }
+    let accept = headers.header("Accept").unwrap_or(b"*/*");
+    let any = contains_ignore_case(accept, b"*/*");
+    if !any
+        && !(contains_ignore_case(accept, b"application/json")
+            && contains_ignore_case(accept, b"text/event-stream"))
+    {
+        return Err(Refusal::new(
+            406,
+            ErrorCode::InvalidRequest,
+            "Not Acceptable: accept both application/json and text/event-stream",
+        ));
+    }
+    Ok(())
+}
+
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Which rules a POST follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route<'h> {
+    /// 2026-07-28: hand the body to the engine with `Input::stateless(true)`, after
+    /// [`check_stateless_headers`].
+    Stateless,
+    /// Legacy: the session named by `Mcp-Session-Id` (or none: an `initialize`, or a client
+    /// without sessions).
+    Session(Option<&'h [u8]>),
+}
+
+/// `true` for the legacy revisions a session can negotiate.
+fn is_legacy_version(v: &[u8]) -> bool {
+    crate::server::Revision::ALL
+        .iter()
+        .any(|r| r.as_str().as_bytes() == v)
+}
+
+/// Sorts a POST: stateless when it names the 2026-07-28 rules (per-request `_meta`, or a version
+/// header that is not a legacy one) and no session; legacy otherwise.
+pub fn route<'h>(headers: &'h (impl Headers + ?Sized), body: &[u8]) -> Route<'h> {
+    let session = headers.header(SESSION_ID).map(trim);
+    let version = headers.header(PROTOCOL_VERSION).map(trim);
+    let meta = meta_version(body).is_some();
+    if session.is_none() && (meta || version.is_some_and(|v| !is_legacy_version(v))) {
+        Route::Stateless
+    } else {
+        Route::Session(session)
+    }
+}
+
+/// `params._meta["io.modelcontextprotocol/protocolVersion"]` of a body, when present.
+fn meta_version(body: &[u8]) -> Option<Json<'_>> {
+    let root = Json::parse(body, DEFAULT_MAX_DEPTH).ok()?;
+    let params = member(root, "params")?;
+    let meta = member(params, "_meta")?;
+    member(meta, "io.modelcontextprotocol/protocolVersion")
+}
+
+fn member<'a>(v: Json<'a>, name: &str) -> Option<Json<'a>> {
+    v.members()?.find(|(k, _)| k.eq_str(name)).map(|(_, v)| v)
+}
+
+/// 2026-07-28 header validation (400 + -32020): `MCP-Protocol-Version` equals
+/// `_meta.io.modelcontextprotocol/protocolVersion`, `Mcp-Method` equals `method`, and `Mcp-Name`
+/// equals `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`) or
+/// `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`). Values are compared exactly
+/// after trimming spaces; `=?base64?…?=` values are decoded first.
+///
+/// A body whose `_meta` lacks the required fields passes: the engine refuses it with -32602,
+/// which the specification orders first.
+pub fn check_stateless_headers(
+    headers: &(impl Headers + ?Sized),
+    body: &[u8],
+) -> Result<(), Refusal> {
+    const MISMATCH: ErrorCode = ErrorCode::HeaderMismatch;
+    let Ok(Message::Request(req)) = Message::parse(body, DEFAULT_MAX_DEPTH) else {
+        // Not a request: the engine answers (parse error, invalid request, notification).
+        return Ok(());
+    };
+    let Some(version) = req.params.and_then(|p| member(p, "_meta")).and_then(|m| {
+        let has_caps = member(m, "io.modelcontextprotocol/clientCapabilities").is_some();
+        member(m, "io.modelcontextprotocol/protocolVersion").filter(|_| has_caps)
+    }) else {
+        return Ok(());
+    };
+    let header = |name| headers.header(name).map(trim);
+    match (header(PROTOCOL_VERSION), version.as_str()) {
+        (None, _) => {
+            return Err(Refusal::new(
+                400,
+                MISMATCH,
+                "Header mismatch: MCP-Protocol-Version is missing",
+            ));
+        }
+        (Some(h), Some(v)) if equal(h, v) => {}
+        _ => {
+            return Err(Refusal::new(
+                400,
+                MISMATCH,
+                "Header mismatch: MCP-Protocol-Version differs from the body",
+            ));
+        }
+    }
+    match header(METHOD) {
+        None => {
+            return Err(Refusal::new(
+                400,
+                MISMATCH,
+                "Header mismatch: Mcp-Method is missing",
+            ));
+        }
+        Some(h) if equal(h, req.method) => {}
+        Some(_) => {
+            return Err(Refusal::new(
+                400,
+                MISMATCH,
+                "Header mismatch: Mcp-Method differs from the method",
+            ));
+        }
+    }
+    let named = match () {
+        () if req.method.eq_str("tools/call") || req.method.eq_str("prompts/get") => Some("name"),
+        () if req.method.eq_str("resources/read") => Some("uri"),
+        () if req.method.eq_str("tasks/get")
+            || req.method.eq_str("tasks/update")
+            || req.method.eq_str("tasks/cancel") =>
+        {
+            Some("taskId")
+        }
+        () => None,
+    };
+    if let Some(field) = named {
+        let value = req
+            .params
+            .and_then(|p| member(p, field))
+            .and_then(|v| v.as_str());
+        match (header(NAME), value) {
+            (None, _) => {
+                return Err(Refusal::new(
+                    400,
+                    MISMATCH,
+                    "Header mismatch: Mcp-Name is missing",
+                ));
+            }
+            (Some(h), Some(v)) if equal(h, v) => {}
+            _ => {
+                return Err(Refusal::new(
+                    400,
+                    MISMATCH,
+                    "Header mismatch: Mcp-Name differs from the body",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Compares a header value (possibly `=?base64?…?=`) with a body string, exactly.
+fn equal(header: &[u8], body: JsonStr<'_>) -> bool {
+    let mut buf = [0u8; 256];
+    let decoded = match header
+        .strip_prefix(b"=?base64?")
+        .and_then(|h| h.strip_suffix(b"?="))
+    {
+        Some(b64) => match base64_decode(b64, &mut buf) {
+            Some(n) => buf.get(..n),
+            None => return false,
+        },
+        None => Some(header),
+    };
+    let Some(text) = decoded.and_then(|d| core::str::from_utf8(d).ok()) else {
+        return false;
+    };
+    body.eq_str(text)
+}
+
+fn base64_decode(input: &[u8], out: &mut [u8]) -> Option<usize> {
+    let value = |c: u8| -> Option<u32> {
+        Some(u32::from(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        }))
+    };
+    let input = input
+        .strip_suffix(b"==")
+        .or_else(|| input.strip_suffix(b"="))
+        .unwrap_or(input);
+    let mut n = 0;
+    for chunk in input.chunks(4) {
+        if chunk.len() == 1 {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in chunk {
+            acc = (acc << 6) | value(c)?;
+        }
+        acc <<= 6 * (4 - chunk.len() as u32);
+        let bytes = acc.to_be_bytes();
+        for &b in bytes.get(1..chunk.len())? {
+            *out.get_mut(n)? = b;
+            n += 1;
+        }
+    }
+    Some(n)
+}
+
+/// The HTTP status for an engine answer: 202 when there is no response (a notification or a peer
+/// response), else what the specification mandates for it (400/404 on the 2026-07-28 path),
+/// else 200.
+pub fn status_code(status: Status, has_response: bool) -> u16 {
+    match status {
+        Status::BadRequest => 400,
+        Status::NotFound => 404,
+        _ if !has_response => 202,
+        _ => 200,
+    }
+}
+
+/// Writes one SSE event: optional `id:` and `retry:` lines and one `data:` line (a single JSON
+/// message, or empty for a priming event), then the blank line. Returns the length, 0 if it does
+/// not fit or `data` contains a line break (JSON from the engine never does).
+pub fn write_sse_event(
+    out: &mut [u8],
+    id: Option<&str>,
+    retry_ms: Option<u32>,
+    data: &[u8],
+) -> usize {
+    if data.iter().any(|&c| c == b'\n' || c == b'\r') {
+        return 0;
+    }
+    let mut w = Writer::new(out);
+    if let Some(id) = id {
+        w.text("id: ");
+        w.text(id);
+        w.text("\n");
+    }
+    if let Some(ms) = retry_ms {
+        let _ = write!(w, "retry: {ms}\n");
+    }
+    w.text("data: ");
+    w.raw(data);
+    w.text("\n\n");
+    if w.fits() { w.needed() } else { 0 }
+}
+
+/// The id of a request body, for errors a transport writes itself.
+pub fn request_id(body: &[u8]) -> Option<Id<'_>> {
+    match Message::parse(body, DEFAULT_MAX_DEPTH) {
+        Ok(Message::Request(r)) => Some(r.id),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn h<'a>(pairs: &'a [(&'a str, &'a str)]) -> Vec<(&'a str, &'a [u8])> {
+        pairs.iter().map(|(k, v)| (*k, v.as_bytes())).collect()
+    }
+
+    #[test]
+    fn host_and_origin() {
+        for host in ["127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:9"] {
+            let pairs = [("Host", host), ("Origin", "http://127.0.0.1:8080")];
+            let hs = h(&pairs);
+            assert!(check_host_and_origin(hs.as_slice(), &[]).is_ok(), "{host}");
+        }
+        let evil = h(&[
+            ("Host", "evil.example.com"),
+            ("Origin", "http://evil.example.com"),
+        ]);
+        assert_eq!(
+            check_host_and_origin(evil.as_slice(), &[])
+                .unwrap_err()
+                .status,
+            403
+        );
+        let origin = h(&[
+            ("Host", "127.0.0.1:1"),
+            ("Origin", "http://evil.example.com:1"),
+        ]);
+        assert_eq!(
+            check_host_and_origin(origin.as_slice(), &[])
+                .unwrap_err()
+                .status,
+            403
+        );
+        let null = h(&[("Host", "127.0.0.1"), ("Origin", "null")]);
+        assert!(check_host_and_origin(null.as_slice(), &[]).is_err());
+        let lan = h(&[("Host", "lamp.local:80"), ("Origin", "http://lamp.local")]);
+        assert!(check_host_and_origin(lan.as_slice(), &["lamp.local"]).is_ok());
+        assert!(check_host_and_origin(lan.as_slice(), &[]).is_err());
+    }
+
+    #[test]
+    fn post_preconditions() {
+        let ok = h(&[
+            ("content-type", "application/json; charset=utf-8"),
+            ("accept", "text/event-stream, application/json"),
+        ]);
+        assert!(check_post(ok.as_slice(), 10, 100).is_ok());
+        assert_eq!(check_post(ok.as_slice(), 101, 100).unwrap_err().status, 413);
+        let text = h(&[("Content-Type", "text/plain"), ("Accept", "*/*")]);
+        assert_eq!(check_post(text.as_slice(), 1, 100).unwrap_err().status, 415);
+        let json_only = h(&[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ]);
+        assert_eq!(
+            check_post(json_only.as_slice(), 1, 100).unwrap_err().status,
+            406
+        );
+    }
+
+    #[test]
+    fn routing() {
+        let modern = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let plain = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        assert_eq!(route(h(&[]).as_slice(), modern), Route::Stateless);
+        assert_eq!(
+            route(
+                h(&[("MCP-Protocol-Version", "2026-07-28")]).as_slice(),
+                plain
+            ),
+            Route::Stateless
+        );
+        assert_eq!(
+            route(
+                h(&[("mcp-protocol-version", "2025-11-25")]).as_slice(),
+                plain
+            ),
+            Route::Session(None)
+        );
+        assert_eq!(route(h(&[]).as_slice(), plain), Route::Session(None));
+        let with_session = h(&[
+            ("Mcp-Session-Id", " abc "),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]);
+        assert_eq!(
+            route(with_session.as_slice(), plain),
+            Route::Session(Some(&b"abc"[..]))
+        );
+    }
+
+    fn body(method: &str, params: &str) -> String {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{{params}{}{meta}}}}}"#,
+            if params.is_empty() { "" } else { "," }
+        )
+    }
+
+    #[test]
+    fn stateless_header_validation() {
+        let v = "2026-07-28";
+        let call = body("tools/call", r#""name":"greet","arguments":{}"#);
+        let list = body("tools/list", "");
+        let cases: &[(&str, &[(&str, &str)], Option<&str>)] = &[
+            (
+                &list,
+                &[("MCP-Protocol-Version", v), ("Mcp-Method", "tools/list")],
+                None,
+            ),
+            (
+                &list,
+                &[("mcp-protocol-version", v), ("MCP-METHOD", "tools/list")],
+                None,
+            ),
+            (
+                &list,
+                &[("MCP-Protocol-Version", v), ("Mcp-Method", "prompts/list")],
+                Some("Mcp-Method differs"),
+            ),
+            (
+                &list,
+                &[("MCP-Protocol-Version", v), ("Mcp-Method", "TOOLS/LIST")],
+                Some("Mcp-Method differs"),
+            ),
+            (
+                &list,
+                &[("MCP-Protocol-Version", v)],
+                Some("Mcp-Method is missing"),
+            ),
+            (
+                &list,
+                &[("Mcp-Method", "tools/list")],
+                Some("MCP-Protocol-Version is missing"),
+            ),
+            (
+                &list,
+                &[
+                    ("MCP-Protocol-Version", "2025-11-25"),
+                    ("Mcp-Method", "tools/list"),
+                ],
+                Some("MCP-Protocol-Version differs"),
+            ),
+            (
+                &call,
+                &[
+                    ("MCP-Protocol-Version", v),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "  greet  "),
+                ],
+                None,
+            ),
+            (
+                &call,
+                &[
+                    ("MCP-Protocol-Version", v),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "=?base64?Z3JlZXQ=?="),
+                ],
+                None,
+            ),
+            (
+                &call,
+                &[
+                    ("MCP-Protocol-Version", v),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "=?base64?!!!?="),
+                ],
+                Some("Mcp-Name differs"),
+            ),
+            (
+                &call,
+                &[
+                    ("MCP-Protocol-Version", v),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "wrong"),
+                ],
+                Some("Mcp-Name differs"),
+            ),
+            (
+                &call,
+                &[("MCP-Protocol-Version", v), ("Mcp-Method", "tools/call")],
+                Some("Mcp-Name is missing"),
+            ),
+        ];
+        for (b, hs, err) in cases {
+            let hs = h(hs);
+            let got = check_stateless_headers(hs.as_slice(), b.as_bytes());
+            match err {
+                None => assert!(got.is_ok(), "{hs:?}: {got:?}"),
+                Some(e) => {
+                    let r = got.unwrap_err();
+                    assert_eq!((r.status, r.code), (400, ErrorCode::HeaderMismatch));
+                    assert!(r.message.contains(e), "{hs:?}: {}", r.message);
+                    let mut out = [0u8; 256];
+                    let n = r.write_body(b.as_bytes(), &mut out);
+                    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+                    assert_eq!(
+                        (v["id"].clone(), v["error"]["code"].clone()),
+                        (serde_json::json!(7), serde_json::json!(-32020))
+                    );
+                }
+            }
+        }
+        // Missing required _meta: left to the engine (-32602 comes first).
+        let bare = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v9"}}}"#;
+        assert!(check_stateless_headers(h(&[]).as_slice(), bare).is_ok());
+    }
+
+    #[test]
+    fn sse_events_and_status() {
+        let mut out = [0u8; 64];
+        let n = write_sse_event(&mut out, Some("s1::0"), Some(5000), b"");
+        assert_eq!(&out[..n], b"id: s1::0\nretry: 5000\ndata: \n\n");
+        let n = write_sse_event(&mut out, None, None, br#"{"a":1}"#);
+        assert_eq!(&out[..n], b"data: {\"a\":1}\n\n");
+        assert_eq!(write_sse_event(&mut out, None, None, b"a\nb"), 0);
+        assert_eq!(status_code(Status::Ok, false), 202);
+        assert_eq!(status_code(Status::Ok, true), 200);
+        assert_eq!(status_code(Status::BadRequest, true), 400);
+        assert_eq!(status_code(Status::NotFound, true), 404);
+        let mut buf = [0u8; 8];
+        assert_eq!(base64_decode(b"Z3JlZXQ", &mut buf), Some(5));
+        assert_eq!(&buf[..5], b"greet");
+    }
+}
