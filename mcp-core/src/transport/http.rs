@@ -185,11 +185,9 @@ pub fn check_post(
         ));
     }
     let accept = headers.header("Accept").unwrap_or(b"*/*");
-    let any = contains_ignore_case(accept, b"*/*");
-    if !any
-        && !(contains_ignore_case(accept, b"application/json")
-            && contains_ignore_case(accept, b"text/event-stream"))
-    {
+    let both = contains_ignore_case(accept, b"application/json")
+        && contains_ignore_case(accept, b"text/event-stream");
+    if !(both || contains_ignore_case(accept, b"*/*")) {
         return Err(Refusal::new(
             406,
             ErrorCode::InvalidRequest,
@@ -426,7 +424,7 @@ pub fn write_sse_event(
         w.text("\n");
     }
     if let Some(ms) = retry_ms {
-        let _ = write!(w, "retry: {ms}\n");
+        let _ = writeln!(w, "retry: {ms}");
     }
     w.text("data: ");
     w.raw(data);
@@ -547,7 +545,8 @@ mod test {
         let v = "2026-07-28";
         let call = body("tools/call", r#""name":"greet","arguments":{}"#);
         let list = body("tools/list", "");
-        let cases: &[(&str, &[(&str, &str)], Option<&str>)] = &[
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], Option<&'a str>);
+        let cases: &[Case<'_>] = &[
             (
                 &list,
                 &[("MCP-Protocol-Version", v), ("Mcp-Method", "tools/list")],
