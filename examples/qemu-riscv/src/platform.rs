@@ -16,8 +16,6 @@ use core::ptr::{read_volatile, write_volatile};
 const UART: usize = 0x1000_0000;
 const UART_RBR_THR: usize = UART;
 const UART_IER: usize = UART + 1;
-const UART_FCR: usize = UART + 2;
-const UART_LCR: usize = UART + 3;
 const UART_LSR: usize = UART + 5;
 const LSR_DATA_READY: u8 = 0x01;
 const LSR_THR_EMPTY: u8 = 0x20;
@@ -63,11 +61,14 @@ fn write32(addr: usize, v: u32) {
     unsafe { write_volatile(addr as *mut u32, v) }
 }
 
-/// Sets up the UART (8N1, FIFOs on, receive interrupt on), the PLIC route of its interrupt, and
-/// enables the timer and external interrupts in `mie` as wake-up sources for `wfi`.
+/// Sets up the UART's receive interrupt, the PLIC route of it, and enables the timer and external
+/// interrupts in `mie` as wake-up sources for `wfi`.
+///
+/// The FIFO control register is left alone: QEMU starts feeding stdin into the UART before the
+/// firmware runs, and enabling the FIFOs clears them, which would drop the first bytes of the
+/// client's first message. Without FIFOs QEMU hands over one byte at a time and waits until it
+/// is read, so nothing is lost. (Line settings do not matter to QEMU's UART.)
 pub fn init() {
-    write8(UART_LCR, 0x03); // 8 data bits, no parity, 1 stop bit
-    write8(UART_FCR, 0x07); // enable and clear the FIFOs
     write8(UART_IER, 0x01); // interrupt when received data is available
     write32(PLIC + 4 * PLIC_UART_SOURCE, 1); // priority 1
     write32(PLIC_ENABLE_HART0_M, 1 << PLIC_UART_SOURCE);

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""The qemu-riscv firmware, driven by the official MCP Python SDK (mcp==2.3.0), unmodified.
+
+The server command is `examples/qemu-riscv/run`: QEMU itself, with the firmware's UART on its
+stdin/stdout. Nothing sits in between. Sessions:
+
+1. model, `mode="legacy"` and `mode="auto"` (the SDK probes `server/discover`, gets -32601 and
+   falls back to `initialize`): every `tools/list` page, calls with evidence, validation errors
+   as the negotiated revision says, a user-only tool refused, a motor task followed to its
+   measured end.
+2. user (`run --principal user`): the diagnostics tool (stack and heap measured by the firmware
+   itself, printed for CI), then `self.reboot`, which really resets the emulated machine.
+3. model with faults (`run --fault codec-clamp --door-open`): the evidence tells the truth.
+4. raw JSON lines at revision 2024-11-05 (xiaozhi's), where a validation error is a -32602
+   JSON-RPC error, and `withUserTools` lists the user-only tools.
+
+Prints one line per check and `N passed, M failed`; exits non-zero on any failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+RUN = str(Path(__file__).resolve().parent.parent / "run")
+
+# device-sim's tools that a model sees (self.reboot and the diagnostics are user-only).
+MODEL_TOOLS = {
+    "self.get_device_status",
+    "self.audio_speaker.set_volume",
+    "self.screen.set_brightness",
+    "self.screen.set_theme",
+    "self.relay.set",
+    "self.motor.move_to",
+    "self.tasks.get_status",
+}
+USER_TOOLS = {"self.reboot", "self.device.get_diagnostics"}
+
+# Targets from issue 5 (bytes).
+DISPATCH_STACK_TARGET = 3 * 1024
+HEAP_TARGET = 8 * 1024
+
+passed = 0
+failed = 0
+diagnostics: dict = {}
+
+
+def check(name: str, ok: bool, detail: object = "") -> bool:
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   - {name}")
+    else:
+        failed += 1
+        print(f"FAIL - {name}: {detail}")
+    return ok
+
+
+def texts(result) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def params(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=RUN, args=list(args))
+
+
+async def list_all(client: Client) -> tuple[list[str], int]:
+    names: list[str] = []
+    pages = 0
+    cursor = None
+    while True:
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass") if cursor else await client.list_tools()
+        pages += 1
+        names += [t.name for t in page.tools]
+        cursor = page.next_cursor
+        if not cursor or pages > 20:
+            return names, pages
+
+
+async def model_session(mode: str) -> None:
+    tag = f"[model, mode={mode}]"
+    async with Client(params(), mode=mode, read_timeout_seconds=20) as c:
+        revision = c.protocol_version
+        check(f"{tag} initialized, revision {revision}", c.server_info.name == "qemu-riscv", c.server_info)
+
+        names, pages = await list_all(c)
+        check(f"{tag} tools/list: {len(names)} tools over {pages} pages", pages >= 2, pages)
+        check(f"{tag} tools/list is complete, no duplicates", sorted(names) == sorted(MODEL_TOOLS), names)
+
+        r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 40})
+        check(
+            f"{tag} set_volume 40: read_back evidence",
+            not r.is_error and r.structured_content == {"value": True}
+            and "read_back (commanded 40, observed 40)" in texts(r),
+            r,
+        )
+
+        # A string is not an integer: refused before the handler, as the revision says.
+        if revision >= "2025-11-25":
+            r = await c.call_tool("self.audio_speaker.set_volume", {"volume": "loud"})
+            check(
+                f"{tag} validation error is a tool result with isError (>= 2025-11-25)",
+                r.is_error and '"volume"' in texts(r) and "integer" in texts(r),
+                r,
+            )
+            r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 50.5})
+            check(f"{tag} 50.5 is not an integer", r.is_error and "50.5" in texts(r), r)
+            r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 40, "loud": True})
+            check(f"{tag} unknown argument refused", r.is_error and "loud" in texts(r), r)
+        else:
+            try:
+                await c.call_tool("self.audio_speaker.set_volume", {"volume": "loud"})
+                check(f"{tag} validation error is -32602 (< 2025-11-25)", False, "no error")
+            except MCPError as e:
+                check(f"{tag} validation error is -32602 (< 2025-11-25)", e.error.code == -32602, e.error)
+
+        r = await c.call_tool("self.get_device_status", {})
+        s = r.structured_content or {}
+        check(
+            f"{tag} get_device_status reads the volume back",
+            not r.is_error and s.get("audio_speaker") == {"volume": 40} and "screen" in s,
+            r,
+        )
+
+        r = await c.call_tool("self.relay.set", {"on": True})
+        check(
+            f"{tag} relay on: measured by its feedback contact",
+            not r.is_error and "measured (commanded true, observed true)" in texts(r),
+            r,
+        )
+
+        try:
+            r = await c.call_tool("self.reboot", {})
+            check(f"{tag} the model may not reboot", False, r)
+        except MCPError as e:
+            check(f"{tag} the model may not reboot (user-only): {e.error.code}", "user" in e.error.message, e.error)
+
+        try:
+            await c.call_tool("self.no_such_tool", {})
+            check(f"{tag} unknown tool is a JSON-RPC error", False, "no error")
+        except MCPError as e:
+            check(f"{tag} unknown tool is a JSON-RPC error ({e.error.code})", e.error.code < 0, e.error)
+
+        # A long-running move: answered at once with a task, then measured by the encoder.
+        r = await c.call_tool("self.motor.move_to", {"position": 600})
+        task_id = (r.structured_content or {}).get("task_id")
+        check(f"{tag} move_to answers at once with a task, evidence scheduled",
+              task_id is not None and "scheduled" in texts(r), r)
+        status = {}
+        deadline = time.monotonic() + 15
+        while task_id and time.monotonic() < deadline:
+            r = await c.call_tool("self.tasks.get_status", {"task_id": task_id})
+            status = r.structured_content or {}
+            if status.get("status") != "working":
+                break
+            await anyio.sleep(0.5)
+        check(
+            f"{tag} the move completes with measured evidence at 600",
+            status.get("status") == "completed"
+            and status.get("evidence", {}).get("level") == "measured"
+            and status.get("evidence", {}).get("observed") == 600,
+            status,
+        )
+
+
+async def user_session() -> None:
+    tag = "[user]"
+    async with Client(params("--principal", "user"), mode="legacy", read_timeout_seconds=20) as c:
+        # Some traffic first, so that the figures cover real dispatches.
+        await list_all(c)
+        for v in (10, 20, 30):
+            await c.call_tool("self.audio_speaker.set_volume", {"volume": v})
+        await c.call_tool("self.screen.set_theme", {"theme": "dark"})
+        r = await c.call_tool("self.device.get_diagnostics", {})
+        d = r.structured_content or {}
+        diagnostics.update(d)
+        stack, heap = d.get("stack", {}), d.get("heap", {})
+        check(f"{tag} diagnostics tool answers the user", not r.is_error and stack and heap, r)
+        check(
+            f"{tag} peak stack of one dispatch {stack.get('handle_peak')} B <= {DISPATCH_STACK_TARGET} B",
+            0 < stack.get("handle_peak", 0) <= DISPATCH_STACK_TARGET and not stack.get("exhausted"),
+            stack,
+        )
+        check(
+            f"{tag} heap high-water {heap.get('peak')} B <= {HEAP_TARGET} B",
+            heap.get("peak", 1 << 30) <= HEAP_TARGET and heap.get("failures") == 0,
+            heap,
+        )
+        messages, uptime = d.get("messages", 0), d.get("uptime_ms", 0)
+
+        r = await c.call_tool("self.reboot", {})
+        check(f"{tag} reboot: evidence scheduled, never done", not r.is_error and "scheduled" in texts(r), r)
+        await anyio.sleep(2.0)
+        # The machine was reset (QEMU restarts the image and the clock): a fresh firmware answers,
+        # with no message handled before this one.
+        r = await c.call_tool("self.device.get_diagnostics", {})
+        after = r.structured_content or {}
+        check(
+            f"{tag} the device really restarted: messages handled {messages} -> {after.get('messages')}, "
+            f"uptime {uptime} -> {after.get('uptime_ms')} ms",
+            not r.is_error and messages >= 5 and after.get("messages") == 0,
+            after,
+        )
+
+
+async def fault_session() -> None:
+    tag = "[faults codec-clamp, door open]"
+    async with Client(params("--fault", "codec-clamp", "--door-open"), mode="legacy", read_timeout_seconds=20) as c:
+        r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 80})
+        check(
+            f"{tag} a clamped codec fails the call with commanded and observed",
+            r.is_error and "commanded 80, observed 63" in texts(r),
+            r,
+        )
+        r = await c.call_tool("self.relay.set", {"on": True})
+        check(f"{tag} the interlock refuses and says why", r.is_error and "door-closed" in texts(r), r)
+        r = await c.call_tool("self.relay.set", {"on": False})
+        check(f"{tag} switching off is allowed", not r.is_error, r)
+
+
+def raw_session() -> None:
+    """xiaozhi's revision over plain JSON lines: the other branch of validation reporting."""
+    tag = "[raw lines, 2024-11-05]"
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "self.audio_speaker.set_volume", "arguments": {"volume": "50"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"withUserTools": True}},
+    ]
+    proc = subprocess.Popen([RUN], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    answers = []
+    try:
+        assert proc.stdin and proc.stdout
+        for msg in lines:
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+            answers.append(json.loads(proc.stdout.readline()))
+        # Follow the pages of the user's listing.
+        names = [t["name"] for t in answers[2]["result"]["tools"]]
+        cursor = answers[2]["result"].get("nextCursor")
+        while cursor:
+            msg = {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"withUserTools": True, "cursor": cursor}}
+            proc.stdin.write((json.dumps(msg) + "\n").encode())
+            proc.stdin.flush()
+            page = json.loads(proc.stdout.readline())["result"]
+            names += [t["name"] for t in page["tools"]]
+            cursor = page.get("nextCursor")
+    finally:
+        proc.kill()
+        proc.wait()
+    check(f"{tag} revision echoed", answers[0]["result"]["protocolVersion"] == "2024-11-05", answers[0])
+    err = answers[1].get("error", {})
+    check(f"{tag} \"50\" is not an integer: -32602", err.get("code") == -32602 and "volume" in err.get("message", ""), answers[1])
+    check(f"{tag} withUserTools lists all 9 tools", sorted(names) == sorted(MODEL_TOOLS | USER_TOOLS), names)
+
+
+async def main() -> None:
+    for mode in ("legacy", "auto"):
+        await model_session(mode)
+    await user_session()
+    await fault_session()
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    try:
+        anyio.run(main)
+        raw_session()
+    except Exception as e:  # a crash is a failure, not a traceback that hides the count
+        check("session ran to the end", False, repr(e))
+    if diagnostics:
+        s, h, e = diagnostics.get("stack", {}), diagnostics.get("heap", {}), diagnostics.get("engine", {})
+        print(
+            f"firmware measured itself: stack peak {s.get('peak')} of {s.get('size')} B, "
+            f"one dispatch at most {s.get('handle_peak')} B, poll {s.get('poll_peak')} B; "
+            f"heap high-water {h.get('peak')} of {h.get('size')} B in {h.get('allocations')} allocations; "
+            f"Server {e.get('server')} B"
+        )
+    print(f"({time.monotonic() - started:.1f} s)")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
