@@ -148,6 +148,7 @@ pub struct Tool<C> {
     audience: Audience,
     output_schema: Option<&'static str>,
     input_schema: Option<&'static str>,
+    requires: Option<&'static str>,
     handler: Handler<C>,
     task: Option<(TaskSupport, TaskHooks<C>)>,
 }
@@ -172,6 +173,7 @@ impl<C> Tool<C> {
             audience: Audience::Model,
             output_schema: None,
             input_schema: None,
+            requires: None,
             handler,
             task: None,
         }
@@ -221,6 +223,19 @@ impl<C> Tool<C> {
     pub const fn input_schema(mut self, schema: &'static str) -> Self {
         self.input_schema = Some(schema);
         self
+    }
+
+    /// The tool needs a client capability (`"sampling"`, `"elicitation"`, …). A 2026-07-28
+    /// client whose request does not declare it gets -32021 (HTTP 400) naming it, and the handler
+    /// does not run.
+    pub const fn requires_client_capability(mut self, capability: &'static str) -> Self {
+        self.requires = Some(capability);
+        self
+    }
+
+    /// The client capability the tool needs, if any.
+    pub const fn required_client_capability(&self) -> Option<&'static str> {
+        self.requires
     }
 
     /// The hand-written `inputSchema`, if any.

@@ -62,6 +62,26 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             });
         }
 
+        if let (Era::Modern(m), Some(cap)) = (respond.era, tool.required_client_capability())
+            && !m
+                .caps
+                .and_then(|c| c.members())
+                .is_some_and(|mut c| c.any(|(k, _)| k.eq_str(cap)))
+        {
+            return respond.error_with(
+                ErrorCode::MissingRequiredClientCapability,
+                |w| {
+                    w.text("Missing required client capability: ");
+                    w.text(cap);
+                },
+                Some(|w: &mut Writer<'_>| {
+                    w.raw(b"{\"requiredCapabilities\":{");
+                    w.string(cap);
+                    w.raw(b":{}}}");
+                }),
+            );
+        }
+
         // Task augmentation. Legacy (2025-11-25): the client asks with `params.task`. 2026-07-28:
         // the server decides, for clients that declare the tasks extension; `params.task` is ignored.
         let era = respond.era;

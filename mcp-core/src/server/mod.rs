@@ -436,6 +436,8 @@ pub(crate) struct Modern<'i> {
     pub(crate) log_level: Option<LogLevel>,
     /// `progressToken`.
     pub(crate) progress_token: Option<Json<'i>>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub(crate) caps: Option<Json<'i>>,
 }
 
 impl Era<'_> {
@@ -964,6 +966,7 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
             tasks: false,
             log_level: None,
             progress_token: None,
+            caps: None,
         };
         (Era::Modern(m), Some(Refusal::Meta(msg)))
     };
@@ -997,6 +1000,7 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         tasks: false,
         log_level: None,
         progress_token: None,
+        caps: None,
     };
     let refuse = |r| (Era::Modern(modern), Some(r));
     let Some(version) = version.as_str() else {
@@ -1018,6 +1022,7 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
             None => return refuse(Refusal::Meta(BAD_LOG_LEVEL)),
         }
     }
+    modern.caps = Some(caps);
     modern.tasks = members(Some(caps), ["extensions"])
         .ok()
         .and_then(|[e]| {

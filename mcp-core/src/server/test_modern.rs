@@ -92,6 +92,8 @@ const BROKEN: Tool<Jobs> = Tool::new("protocol_error_job", "Errs", start)
             timeout_ms: 60_000,
         },
     );
+const SAMPLER: Tool<Jobs> =
+    Tool::new("sampler", "Needs sampling", raw).requires_client_capability("sampling");
 const RAW: Tool<Jobs> = Tool::new("raw", "Hand-written schema", raw).input_schema(
     r#"{"type":"object","$defs":{"a":{"type":"string"}},"allOf":[{"required":["x"]}]}"#,
 );
@@ -113,7 +115,7 @@ type S = Server<'static, Jobs, 8>;
 
 fn server(config: Config) -> S {
     let mut s = S::new(config);
-    for t in [&GREET, &JOB, &FAILING, &BROKEN, &RAW] {
+    for t in [&GREET, &JOB, &FAILING, &BROKEN, &RAW, &SAMPLER] {
         s.register(t).unwrap();
     }
     s
@@ -208,7 +210,7 @@ fn discover_and_result_envelope() {
     assert_eq!(v["result"]["resultType"], "complete");
     assert_eq!(v["result"]["ttlMs"], 300000);
     assert_eq!(v["result"]["cacheScope"], "public");
-    assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 6);
     assert_eq!(
         v["result"]["tools"][4]["inputSchema"]["$defs"]["a"]["type"],
         "string"
@@ -566,4 +568,29 @@ fn hand_written_schemas_are_listed_and_only_shape_checked() {
         crate::registry::RegisterErrorKind::BadInputSchema
     );
     let _ = rig.j.logs_sent;
+}
+
+#[test]
+fn a_tool_can_require_a_client_capability() {
+    let mut rig = Rig::new(Config::new("dev", "1"));
+    let (v, status) = rig.ask(
+        1,
+        "tools/call",
+        json!({"name":"sampler","arguments":{}}),
+        meta(json!({})),
+    );
+    assert_eq!(status, Status::BadRequest);
+    assert_eq!(v["error"]["code"], -32021);
+    assert_eq!(
+        v["error"]["data"],
+        json!({"requiredCapabilities":{"sampling":{}}})
+    );
+    assert_eq!(rig.j.seen_raw, None);
+    let (v, _) = rig.ask(
+        2,
+        "tools/call",
+        json!({"name":"sampler","arguments":{}}),
+        meta(json!({TASKS_CAPS: {"sampling": {}}})),
+    );
+    assert_eq!(v["result"]["isError"], false);
 }
