@@ -32,7 +32,28 @@ fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     })
 }
 
-const TOOLS: [Tool<Dev>; 2] = [
+fn slow(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.calls += 1;
+    Ok(mcp_core::Output::task(1))
+}
+
+fn slow_poll(_: &mut Dev, t: &mcp_core::TaskInfo) -> mcp_core::TaskPoll {
+    if t.now_ms > t.started_ms {
+        mcp_core::TaskPoll::Done(Ok(mcp_core::Output::bool(true)))
+    } else {
+        mcp_core::TaskPoll::Working(None)
+    }
+}
+
+const TOOLS: [Tool<Dev>; 3] = [
+    Tool::new("self.slow", "Slow", slow).long_running(
+        mcp_core::TaskSupport::Optional,
+        mcp_core::TaskHooks {
+            poll: slow_poll,
+            stop: None,
+            timeout_ms: 1000,
+        },
+    ),
     Tool::new("self.act", "Act", act).params(&[
         Param::integer("volume", "v").range(0, 100),
         Param::string("theme", "t").one_of(&["light", "dark"]),
@@ -49,6 +70,11 @@ const SEEDS: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
     r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
     r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"self.act","arguments":{"volume":5,"theme":"light"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/logLevel":"debug","progressToken":"p"}}}"#,
+    r#"{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+    r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"self.slow","arguments":{},"task":{"ttl":100}}}"#,
+    r#"{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"task-0123456789abcdef","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#,
+    r#"{"jsonrpc":"2.0","id":8,"method":"tasks/cancel","params":{"taskId":"task-0123456789abcdef"}}"#,
 ];
 
 struct Rng(u64);
@@ -175,11 +201,24 @@ fn mutated_messages_get_one_well_formed_answer_or_none() {
             .unwrap()
             .len;
         assert!(n <= out.len());
+
         if n == 0 {
             silent += 1;
         } else {
             answered += 1;
             check_response(&msg, &out[..n]);
+        }
+        // Let tasks advance (after the answer was checked: poll reuses the buffer); whatever the
+        // engine owes must be well-formed too.
+        if i % 7 == 0 {
+            loop {
+                let m = server.poll(i as u64, &mut dev, &mut out);
+                if m == 0 {
+                    break;
+                }
+                let v: Value = serde_json::from_slice(&out[..m]).unwrap();
+                assert_eq!(v["jsonrpc"], "2.0");
+            }
         }
     }
     println!(

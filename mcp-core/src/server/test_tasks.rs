@@ -577,3 +577,15 @@ fn a_long_running_tool_must_support_tasks() {
         crate::registry::RegisterErrorKind::BadTaskSupport
     );
 }
+
+#[test]
+fn a_replayed_task_start_is_the_original_response() {
+    let mut rig: Rig<2> = Rig::new();
+    let msg = r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":5},"task":{}}}"#;
+    let first = rig.send(msg).unwrap();
+    // The task ends; poll writes a status notification into the same buffer.
+    let notes = rig.poll_at(100);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let again = rig.send(msg).unwrap();
+    assert_eq!(first, again);
+}
