@@ -837,13 +837,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let era = respond.era;
         let config = self.config;
         respond.result(|w| {
-            w.raw(b"\"supportedVersions\":[\"");
-            w.raw(MODERN_REVISION.as_bytes());
-            for r in Revision::ALL.iter().rev() {
-                w.raw(b"\",\"");
-                w.raw(r.as_str().as_bytes());
-            }
-            w.raw(b"\"],\"capabilities\":{");
+            w.raw(b"\"supportedVersions\":");
+            write_supported_versions(w);
+            w.raw(b",\"capabilities\":{");
             self.write_capabilities(w, era);
             w.raw(b"}");
             if let Some(text) = config.instructions {
@@ -914,6 +910,17 @@ const BAD_LOG_LEVEL: &str = "Invalid params: level must be one of debug, info, n
 /// The stateless revision, served next to the legacy ones.
 pub const MODERN_REVISION: &str = "2026-07-28";
 
+/// `["2026-07-28","2025-11-25",…]`: every revision this engine speaks, newest first.
+fn write_supported_versions(w: &mut Writer<'_>) {
+    w.raw(b"[\"");
+    w.raw(MODERN_REVISION.as_bytes());
+    for r in Revision::ALL.iter().rev() {
+        w.raw(b"\",\"");
+        w.raw(r.as_str().as_bytes());
+    }
+    w.raw(b"\"]");
+}
+
 /// `,"ttlMs":N,"cacheScope":"public"` for cacheable 2026-07-28 results (the tool set is the same
 /// for every client, so it may be shared).
 pub(crate) fn write_cache_hints(w: &mut Writer<'_>, config: &Config) {
@@ -941,13 +948,9 @@ impl Refusal<'_> {
                 ErrorCode::UnsupportedProtocolVersion,
                 |w| w.text("Unsupported protocol version"),
                 Some(|w: &mut Writer<'_>| {
-                    w.raw(b"{\"supported\":[\"");
-                    w.raw(MODERN_REVISION.as_bytes());
-                    for r in Revision::ALL.iter().rev() {
-                        w.raw(b"\",\"");
-                        w.raw(r.as_str().as_bytes());
-                    }
-                    w.raw(b"\"],\"requested\":");
+                    w.raw(b"{\"supported\":");
+                    write_supported_versions(w);
+                    w.raw(b",\"requested\":");
                     w.json_str(requested);
                     w.raw(b"}");
                 }),
