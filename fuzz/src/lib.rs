@@ -267,14 +267,23 @@ pub fn check_outgoing(out: &[u8]) -> Option<Response> {
     Some(check_response(out))
 }
 
-/// The methods the engine serves (anything else is -32601).
-pub const KNOWN_METHODS: [&str; 8] = [
+/// Every method name the engine serves in some era or revision (anything else must be -32601).
+/// A superset on purpose: which of them a given request may use depends on its era.
+pub const KNOWN_METHODS: [&str; 16] = [
     "initialize",
     "ping",
+    "logging/setLevel",
+    "server/discover",
     "tools/list",
     "tools/call",
     "tasks/get",
     "tasks/result",
     "tasks/list",
     "tasks/cancel",
+    "tasks/update",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
 ];
