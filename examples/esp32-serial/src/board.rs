@@ -1,0 +1,159 @@
+//! The board: mcp-hal's reference drivers on esp-hal peripherals, bound to mcp-hal's tool kits.
+//!
+//! | tool | driver | evidence |
+//! |---|---|---|
+//! | `self.audio_speaker.set_volume` | [`Es8311`] over I2C | `read_back` (DAC volume register) |
+//! | `self.screen.set_brightness` | [`PwmBacklight`] on an LEDC channel | `applied` (PWM cannot be read) |
+//! | `self.relay.set` | [`GpioRelay`] with a feedback input | `measured` (auxiliary contact) |
+//! | `self.reboot` (user-only) | [`EspSystem`]: `software_reset` one second later | `scheduled` |
+//! | `self.get_device_status` | all of the above | — |
+//! | `self.tasks.get_status` | the engine's task table | — |
+
+use esp_hal::gpio::{Input, Output};
+use esp_hal::i2c::master::I2c;
+use esp_hal::ledc::LowSpeed;
+use esp_hal::ledc::channel::Channel;
+use esp_hal::time::{Duration, Instant};
+use esp_hal::Blocking;
+use mcp_core::Tool;
+use mcp_core::server::status_tool;
+use mcp_hal::backlight::Backlight;
+use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
+use mcp_hal::kits::{audio, relay, screen, status, system};
+use mcp_hal::system::System;
+use mcp_hal::{ErrorKind, ErrorType, Percent};
+
+/// The codec on its I2C bus.
+pub type Codec = Es8311<I2c<'static, Blocking>>;
+/// The relay: a coil output and a feedback input.
+pub type Relay = GpioRelay<Output<'static>, Input<'static>>;
+
+/// The backlight PWM, remembering the last level it was set to (a PWM output cannot be read,
+/// but the status report shows what was commanded).
+pub struct Screen {
+    pwm: PwmBacklight<Channel<'static, LowSpeed>>,
+    level: Percent,
+}
+
+impl Screen {
+    /// A backlight on `pwm`, showing `level`.
+    pub fn new(pwm: PwmBacklight<Channel<'static, LowSpeed>>, level: Percent) -> Self {
+        Screen { pwm, level }
+    }
+}
+
+impl ErrorType for Screen {
+    type Error = <PwmBacklight<Channel<'static, LowSpeed>> as ErrorType>::Error;
+}
+
+impl Backlight for Screen {
+    fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error> {
+        self.pwm.set_brightness(level)?;
+        self.level = level;
+        Ok(())
+    }
+    fn brightness(&mut self) -> Result<Option<Percent>, Self::Error> {
+        self.pwm.brightness()
+    }
+}
+
+/// Reboots with `esp_hal::system::software_reset`, after a delay so that the answer goes out.
+#[derive(Default)]
+pub struct EspSystem {
+    reset_at: Option<Instant>,
+}
+
+impl EspSystem {
+    /// `true` when an armed reboot is due.
+    pub fn reboot_due(&self) -> bool {
+        self.reset_at.is_some_and(|at| Instant::now() >= at)
+    }
+}
+
+impl ErrorType for EspSystem {
+    type Error = ErrorKind;
+}
+
+impl System for EspSystem {
+    fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), ErrorKind> {
+        self.reset_at = Some(Instant::now() + Duration::from_millis(u64::from(delay_ms)));
+        Ok(())
+    }
+}
+
+/// Everything the tools act on.
+pub struct Board {
+    /// The ES8311 codec.
+    pub codec: Codec,
+    /// The backlight.
+    pub screen: Screen,
+    /// The relay.
+    pub relay: Relay,
+    /// The reboot line.
+    pub system: EspSystem,
+}
+
+impl audio::HasCodec for Board {
+    type Codec = Codec;
+    fn codec(&mut self) -> &mut Codec {
+        &mut self.codec
+    }
+}
+
+impl screen::HasBacklight for Board {
+    type Backlight = Screen;
+    fn backlight(&mut self) -> &mut Screen {
+        &mut self.screen
+    }
+}
+
+impl relay::HasRelay for Board {
+    type Relay = Relay;
+    fn relay(&mut self) -> &mut Relay {
+        &mut self.relay
+    }
+    /// No interlock on this board: wire a door or limit switch in here.
+    fn interlock(&mut self, _on: bool) -> Result<(), relay::Refusal> {
+        Ok(())
+    }
+}
+
+impl system::HasSystem for Board {
+    type System = EspSystem;
+    fn system(&mut self) -> &mut EspSystem {
+        &mut self.system
+    }
+}
+
+impl status::StatusReport for Board {
+    fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
+        s.audio_speaker(&mut self.codec)
+            .screen(self.screen.level, "light")
+            .relay(&mut self.relay);
+    }
+}
+
+const STATUS_SCHEMA: &str = concat!(
+    r#"{"type":"object","properties":{"#,
+    r#""audio_speaker":{"type":"object","properties":{"volume":{"type":"integer","minimum":0,"maximum":100}},"required":["volume"]},"#,
+    r#""screen":{"type":"object","properties":{"brightness":{"type":"integer","minimum":0,"maximum":100},"theme":{"type":"string"}},"required":["brightness"]},"#,
+    r#""relay":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}},"#,
+    r#""required":["screen"]}"#
+);
+
+static GET_DEVICE_STATUS: Tool<Board> = status::get_device_status().output_schema(STATUS_SCHEMA);
+static SET_VOLUME: Tool<Board> = audio::set_volume();
+static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
+static RELAY_SET: Tool<Board> = relay::set();
+static TASK_STATUS: Tool<Board> = status_tool();
+static REBOOT: Tool<Board> = system::reboot();
+
+/// The board's tools, in listing order.
+pub static TOOLS: [&Tool<Board>; 6] = [
+    &GET_DEVICE_STATUS,
+    &SET_VOLUME,
+    &SET_BRIGHTNESS,
+    &RELAY_SET,
+    &TASK_STATUS,
+    &REBOOT,
+];

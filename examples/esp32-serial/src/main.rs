@@ -1,0 +1,182 @@
+//! esp32-serial: an MCP device on an ESP32-C3 or ESP32-C6 (ESP32-S3 with the Xtensa toolchain).
+//!
+//! MCP runs over the chip's USB-Serial-JTAG port, one JSON message per line — the framing of
+//! `device-sim --stdio` — so a host can bridge the serial port to any stdio MCP client. The
+//! hardware is driven through mcp-hal's reference drivers and tool kits: an ES8311 codec on I2C
+//! (volume read back from its register), a relay on a GPIO with a feedback contact, an LEDC PWM
+//! backlight, and `self.reboot`, which schedules `software_reset` one second after answering.
+//!
+//! The serial port carries MCP only: this firmware prints nothing else on it.
+//! Pins and sizes: `src/config.rs`.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod config;
+mod board;
+
+use alloc::boxed::Box;
+use core::ptr::addr_of_mut;
+
+use board::{Board, EspSystem, Screen, TOOLS};
+use config::*;
+use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
+use esp_hal::i2c::master::{Config as I2cConfig, I2c};
+use esp_hal::ledc::channel::{self, ChannelIFace};
+use esp_hal::ledc::timer::{self, TimerIFace};
+use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
+use esp_hal::main;
+use esp_hal::time::{Instant, Rate};
+use esp_hal::usb::usb_serial_jtag::UsbSerialJtag;
+use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
+use mcp_core::{Config, Principal, Server};
+use mcp_hal::Percent;
+use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
+
+esp_bootloader_esp_idf::esp_app_desc!();
+
+type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
+
+const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSION"))
+    .page_bytes(PAGE_BYTES)
+    .max_depth(MAX_DEPTH);
+
+/// The engine and its buffers live in statics, not on the stack.
+static mut ENGINE: Engine = Engine::new(ENGINE_CONFIG);
+static mut LINES: LineBuffer<LINE> = LineBuffer::new();
+static mut OUT_BUF: [u8; OUT] = [0; OUT];
+
+/// Who is on the serial port: the MCP client a host bridges to it speaks for a model. Build
+/// with `--features user-console` for a maintenance console where user-only tools are callable.
+const PRINCIPAL: Principal = if cfg!(feature = "user-console") {
+    Principal::User
+} else {
+    Principal::Model
+};
+
+#[main]
+fn main() -> ! {
+    let p = esp_hal::init(esp_hal::Config::default());
+    esp_alloc::heap_allocator!(size: HEAP_SIZE);
+    let pins = config::board_pins!(p);
+
+    let i2c = match I2c::new(p.I2C0, I2cConfig::default().with_frequency(Rate::from_khz(I2C_KHZ))) {
+        Ok(i2c) => i2c.with_sda(pins.i2c_sda).with_scl(pins.i2c_scl),
+        Err(_) => halt(),
+    };
+    let mut codec = Es8311::new(i2c, CODEC_ADDRESS);
+    // A missing or different chip is not fatal: the volume tool then reports the bus error.
+    let _codec_present = codec.chip_id().is_ok_and(|id| id == Es8311::CHIP_ID);
+
+    let coil = Output::new(pins.relay_coil, Level::from(RELAY_ACTIVE_LOW), OutputConfig::default());
+    let feedback = Input::new(pins.relay_feedback, InputConfig::default().with_pull(Pull::Up));
+    let relay = GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
+    let relay = if RELAY_ACTIVE_LOW { relay.active_low() } else { relay };
+
+    // LEDC: the timer must outlive the channel that points at it; both live for the program.
+    let ledc: &'static mut Ledc<'static> = Box::leak(Box::new(Ledc::new(p.LEDC)));
+    ledc.set_global_slow_clock(LSGlobalClkSource::APBClk);
+    let timer: &'static mut timer::Timer<'static, LowSpeed> =
+        Box::leak(Box::new(ledc.timer::<LowSpeed>(timer::Number::Timer0)));
+    if timer
+        .configure(timer::config::Config {
+            duty: timer::config::Duty::Duty10Bit,
+            clock_source: timer::LSClockSource::APBClk,
+            frequency: Rate::from_khz(BACKLIGHT_KHZ),
+        })
+        .is_err()
+    {
+        halt();
+    }
+    let mut channel = ledc.channel(channel::Number::Channel0, pins.backlight);
+    if channel
+        .configure(channel::config::Config {
+            timer: &*timer,
+            duty_pct: BACKLIGHT_START_PERCENT,
+            drive_mode: DriveMode::PushPull,
+        })
+        .is_err()
+    {
+        halt();
+    }
+    let start = Percent::new(BACKLIGHT_START_PERCENT).unwrap_or(Percent::MAX);
+
+    let mut board = Board {
+        codec,
+        screen: Screen::new(PwmBacklight::new(channel), start),
+        relay,
+        system: EspSystem::default(),
+    };
+
+    // SAFETY: the only references to these statics, taken once; nothing else runs.
+    let (engine, lines, out) = unsafe {
+        (
+            &mut *addr_of_mut!(ENGINE),
+            &mut *addr_of_mut!(LINES),
+            &mut *addr_of_mut!(OUT_BUF),
+        )
+    };
+    for tool in TOOLS {
+        if engine.register(tool).is_err() {
+            halt();
+        }
+    }
+
+    let mut usb = UsbSerialJtag::new(p.USB_DEVICE);
+    let boot = Instant::now();
+    loop {
+        let now = boot.elapsed().as_millis();
+        // Drive long-running actions and send what the engine owes.
+        loop {
+            let n = engine.poll(now, &mut board, out);
+            match out.get(..n) {
+                Some(msg) if n > 0 => send(&mut usb, msg),
+                _ => break,
+            }
+        }
+        if board.system.reboot_due() {
+            let _ = usb.flush_tx();
+            esp_hal::system::software_reset();
+        }
+        while let Ok(byte) = usb.read_byte() {
+            match lines.push(byte) {
+                Some(Line::Message(msg)) => {
+                    if let Ok(h) = engine.handle(msg, PRINCIPAL, &mut board, out) {
+                        if let Some(answer) = out.get(..h.len).filter(|a| !a.is_empty()) {
+                            send(&mut usb, answer);
+                        }
+                    }
+                    break;
+                }
+                Some(Line::TooLong) => {
+                    let n = write_too_long(out, LINE);
+                    if let Some(answer) = out.get(..n) {
+                        send(&mut usb, answer);
+                    }
+                    break;
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+fn send(usb: &mut UsbSerialJtag<'static, esp_hal::Blocking>, bytes: &[u8]) {
+    let _ = usb.write(bytes);
+    let _ = usb.write(b"\n");
+    let _ = usb.flush_tx();
+}
+
+/// A configuration error at start-up (a pin or clock that cannot be set): nothing can work.
+fn halt() -> ! {
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    // The serial port carries MCP: print nothing there. Restart the chip instead.
+    esp_hal::system::software_reset()
+}
