@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""device-sim driven by the official MCP Python SDK (`mcp==2.3.0`), unmodified, over stdio.
+
+Sessions (each starts its own `device-sim --stdio`; the model ones with 40 filler tools and
+4000-byte pages, so that `tools/list` pages):
+
+1. `Client(..., mode="auto")`: the SDK probes `server/discover` and runs on 2026-07-28 (stateless,
+   per-request `_meta`); `Client(..., mode="legacy")`: `initialize`, which negotiates 2025-11-25.
+   In each: every page of `tools/list` (each tool exactly once, in order, distinct cursors; an
+   unknown cursor is -32602), every listed tool called with valid arguments, evidence checked
+   (read back, applied, measured, scheduled), `get_device_status` validated against its
+   `outputSchema` (by the SDK, and here with `jsonschema` 2020-12), a motor move followed from its
+   task id to the encoder's measured end, validation failures as `isError: true` results, the
+   user-only `self.reboot` refused.
+2. The same SDK's `ClientSession`, with `initialize` sent for 2024-11-05 and for 2025-06-18
+   (`Client` always offers its latest handshake revision, 2025-11-25, so the pin goes through
+   `ClientSession.send_request` + `adopt`, both public): validation failures are JSON-RPC -32602
+   errors there, raised by the SDK as `MCPError`.
+3. `--principal user`: the person may reboot (evidence `scheduled`, never "done").
+4. `--fault readback-mismatch`: a read-back that disagrees with the command fails the call.
+
+The `evidence` member of a result is not part of the SDK's `CallToolResult` model, which drops
+unknown members; the structured evidence is read here through `session.send_request` with a
+`CallToolResult` subclass that keeps extra members (`extra="allow"`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import jsonschema
+from pydantic import ConfigDict
+
+from harness import DEVICE_SIM, EXPECTED_LISTING, FILLERS, MODEL_TOOLS, PAGING, PAGE_BYTES, check, finish
+from mcp import types
+from mcp.client.client import Client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+TIMEOUT = 20.0
+
+
+class RawResult(types.CallToolResult):
+    """`CallToolResult` that keeps the members the SDK's model does not know (`evidence`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def params(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=DEVICE_SIM, args=["--stdio", *args])
+
+
+def texts(result: types.CallToolResult) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+async def raw_call(session: ClientSession, name: str, arguments: dict[str, Any]) -> RawResult:
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    return await session.send_request(request, RawResult)
+
+
+def evidence(result: RawResult) -> dict:
+    return (result.model_extra or {}).get("evidence") or {}
+
+
+async def list_all(c: Client, tag: str) -> list[types.Tool]:
+    """Every page of tools/list; checks that cursors advance and never repeat."""
+    tools: list[types.Tool] = []
+    cursors: list[str] = []
+    page = await c.list_tools(cache_mode="bypass")
+    while True:
+        tools += page.tools
+        if page.next_cursor is None:
+            break
+        if page.next_cursor in cursors or len(cursors) > 50:
+            check(f"{tag} cursors never repeat", False, cursors + [page.next_cursor])
+            break
+        cursors.append(page.next_cursor)
+        page = await c.list_tools(cursor=page.next_cursor)
+    pages = len(cursors) + 1
+    # 47 tools of ~300+ bytes each cannot fit fewer than 4 pages of 4000 bytes.
+    check(f"{tag} tools/list paged: {len(tools)} tools over {pages} pages", pages >= 4, cursors)
+    return tools
+
+
+def valid_arguments(name: str, i: int) -> dict[str, Any]:
+    """Valid arguments for each listed tool (fillers get a non-ASCII label now and then)."""
+    fixed: dict[str, dict[str, Any]] = {
+        "self.get_device_status": {},
+        "self.audio_speaker.set_volume": {"volume": 40},
+        "self.screen.set_brightness": {"brightness": 55},
+        "self.screen.set_theme": {"theme": "dark"},
+        "self.relay.set": {"on": True},
+    }
+    if name in fixed:
+        return fixed[name]
+    if i % 3 == 0:
+        return {}
+    if i % 3 == 1:
+        return {"level": i % 11}
+    return {"level": 10, "label": f"填充工具 {i} — ok"}
+
+
+async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
+    schemas = {t.name: t for t in tools}
+    called = []
+
+    # Actions first, so that the status read afterwards can confirm them.
+    r = await raw_call(c.session, "self.audio_speaker.set_volume", valid_arguments("self.audio_speaker.set_volume", 0))
+    ev = evidence(r)
+    check(
+        f"{tag} set_volume 40: true, evidence read_back with commanded == observed == 40",
+        not r.is_error and r.structured_content == {"value": True}
+        and ev.get("level") == "read_back" and ev.get("commanded") == 40 and ev.get("observed") == 40
+        and "read_back (commanded 40, observed 40)" in texts(r),
+        r,
+    )
+    r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 40})
+    check(f"{tag} set_volume through Client.call_tool: the evidence is in the text", not r.is_error
+          and "read_back (commanded 40, observed 40)" in texts(r), r)
+    called.append("self.audio_speaker.set_volume")
+
+    r = await raw_call(c.session, "self.screen.set_brightness", {"brightness": 55})
+    ev = evidence(r)
+    check(
+        f"{tag} set_brightness 55: evidence applied (a PWM cannot be read back), commanded 55",
+        not r.is_error and ev.get("level") == "applied" and ev.get("commanded") == 55 and "observed" not in ev,
+        r,
+    )
+    called.append("self.screen.set_brightness")
+
+    r = await raw_call(c.session, "self.screen.set_theme", {"theme": "dark"})
+    check(f"{tag} set_theme dark: applied", not r.is_error and evidence(r).get("level") == "applied", r)
+    called.append("self.screen.set_theme")
+
+    r = await raw_call(c.session, "self.relay.set", {"on": True})
+    ev = evidence(r)
+    check(
+        f"{tag} relay on: measured by the feedback contact (commanded true, observed true)",
+        not r.is_error and ev.get("level") == "measured" and ev.get("commanded") is True and ev.get("observed") is True,
+        r,
+    )
+    called.append("self.relay.set")
+
+    # A long-running move: a task id at once (evidence scheduled), then the encoder's measurement.
+    r = await raw_call(c.session, "self.motor.move_to", {"position": 600})
+    s = r.structured_content or {}
+    task_id = s.get("task_id")
+    check(
+        f"{tag} move_to 600 answers at once: task id, status working, evidence scheduled",
+        not r.is_error and isinstance(task_id, str) and s.get("status") == "working"
+        and s.get("poll_with") == "self.tasks.get_status" and evidence(r).get("level") == "scheduled",
+        r,
+    )
+    called.append("self.motor.move_to")
+    status: dict = {}
+    polls = 0
+    deadline = time.monotonic() + 15
+    while isinstance(task_id, str) and time.monotonic() < deadline:
+        r = await c.call_tool("self.tasks.get_status", {"task_id": task_id})
+        polls += 1
+        status = r.structured_content or {}
+        if r.is_error or status.get("status") != "working":
+            break
+        await anyio.sleep(0.3)
+    ev = status.get("evidence") or {}
+    check(
+        f"{tag} the move ends completed, measured at 600 by the encoder ({polls} polls)",
+        status.get("status") == "completed" and ev.get("level") == "measured"
+        and ev.get("commanded") == 600 and ev.get("observed") == 600,
+        status,
+    )
+    called.append("self.tasks.get_status")
+
+    # The status tool: the SDK validates structuredContent against outputSchema (it raises when
+    # it does not conform); validate it here too, with a 2020-12 validator.
+    r = await c.call_tool("self.get_device_status", {})
+    st = r.structured_content or {}
+    schema = schemas["self.get_device_status"].output_schema
+    errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(st)] if schema else ["no outputSchema"]
+    check(f"{tag} get_device_status: structuredContent conforms to the listed outputSchema", not errors, errors)
+    check(
+        f"{tag} get_device_status reads back what was set (volume 40, brightness 55, dark, relay on, motor 600)",
+        not r.is_error and st.get("audio_speaker") == {"volume": 40}
+        and st.get("screen") == {"brightness": 55, "theme": "dark"}
+        and st.get("relay") == {"on": True} and st.get("motor") == {"position": 600, "moving": False},
+        st,
+    )
+    called.append("self.get_device_status")
+
+    filler_ok = []
+    for i, name in enumerate(FILLERS):
+        r = await c.call_tool(name, valid_arguments(name, i))
+        filler_ok.append(not r.is_error and texts(r) == "This filler tool has no effect.")
+        called.append(name)
+    check(f"{tag} all {len(FILLERS)} filler tools answer (some with a non-ASCII label)", all(filler_ok), filler_ok)
+
+    check(
+        f"{tag} every listed tool was called",
+        sorted(called) == sorted(t.name for t in tools),
+        sorted(set(t.name for t in tools) ^ set(called)),
+    )
+
+
+async def validation_as_tool_results(c: Client, tag: str) -> None:
+    """From 2025-11-25 on (and on 2026-07-28), invalid arguments are `isError: true` results."""
+    cases = [
+        ({"volume": "loud"}, ['"volume"', "integer", '"loud"']),
+        ({"volume": 50.5}, ['"volume"', "50.5"]),
+        ({"volume": 101}, ['"volume"', "101"]),
+        ({}, ["volume"]),
+        ({"volume": 40, "loud": True}, ["loud"]),
+    ]
+    for arguments, words in cases:
+        try:
+            r = await c.call_tool("self.audio_speaker.set_volume", arguments)
+        except MCPError as e:
+            check(f"{tag} {arguments} is an isError result, not a JSON-RPC error", False, e.error)
+            continue
+        check(
+            f"{tag} {arguments} refused: isError result naming {', '.join(words)}",
+            r.is_error and all(w in texts(r) for w in words) and r.structured_content is None,
+            r,
+        )
+    r = await raw_call(c.session, "self.audio_speaker.set_volume", {"volume": 50.0})
+    check(f"{tag} 50.0 is the integer 50 (JSON Schema 2020-12)", not r.is_error and evidence(r).get("observed") == 50, r)
+    r = await c.call_tool("self.screen.set_theme", {"theme": "深色"})
+    check(f"{tag} a non-ASCII enum miss is refused and echoed", r.is_error and "深色" in texts(r), r)
+
+
+async def model_session(mode: str) -> None:
+    tag = f"[python sdk, mode={mode}]"
+    async with Client(params(*PAGING), mode=mode, read_timeout_seconds=TIMEOUT) as c:
+        revision = c.protocol_version
+        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        check(f"{tag} negotiated {revision}", revision == expected, revision)
+        check(f"{tag} server is device-sim", c.server_info is not None and c.server_info.name == "device-sim", c.server_info)
+
+        tools = await list_all(c, tag)
+        names = [t.name for t in tools]
+        check(f"{tag} every tool exactly once, in order", names == EXPECTED_LISTING, names)
+        check(f"{tag} user-only self.reboot is not listed to the model", "self.reboot" not in names, names)
+        filler = next((t for t in tools if t.name == FILLERS[0]), None)
+        check(
+            f"{tag} inputSchema is strict (required, additionalProperties false)",
+            filler is not None and filler.input_schema.get("additionalProperties") is False
+            and next(t for t in tools if t.name == MODEL_TOOLS[1]).input_schema.get("required") == ["volume"],
+            filler,
+        )
+        try:
+            await c.list_tools(cursor="not-a-cursor")
+            check(f"{tag} an unknown cursor is -32602", False, "no error")
+        except MCPError as e:
+            check(f"{tag} an unknown cursor is -32602", e.code == -32602, e.error)
+
+        await call_every_tool(c, tag, tools)
+        await validation_as_tool_results(c, tag)
+
+        try:
+            r = await c.call_tool("self.reboot", {})
+            check(f"{tag} the model may not call user-only self.reboot", False, r)
+        except MCPError as e:
+            check(f"{tag} the model may not call user-only self.reboot ({e.code})",
+                  e.code == -32602 and "user" in e.error.message, e.error)
+        try:
+            r = await c.call_tool("self.no_such_tool", {})
+            check(f"{tag} an unknown tool is a JSON-RPC error", False, r)
+        except MCPError as e:
+            check(f"{tag} an unknown tool is a JSON-RPC error ({e.code})", e.code == -32602, e.error)
+
+
+async def pinned_session(revision: str) -> None:
+    """Before 2025-11-25 a validation failure is a JSON-RPC -32602 error."""
+    tag = f"[python sdk ClientSession, initialize {revision}]"
+    async with stdio_client(params(*PAGING)) as (read, write):
+        async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as s:
+            init = await s.send_request(
+                types.InitializeRequest(
+                    params=types.InitializeRequestParams(
+                        protocol_version=revision,
+                        capabilities=types.ClientCapabilities(),
+                        client_info=types.Implementation(name="interop-pinned", version="1"),
+                    )
+                ),
+                types.InitializeResult,
+            )
+            s.adopt(init)
+            await s.send_notification(types.InitializedNotification())
+            check(f"{tag} the server echoes {revision}", init.protocol_version == revision, init)
+
+            names: list[str] = []
+            cursor = None
+            for _ in range(50):
+                page = await s.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            check(f"{tag} all pages: every tool once, in order", names == EXPECTED_LISTING, names)
+
+            for arguments, word in (({"volume": "loud"}, '"loud"'), ({"volume": 50.5}, "50.5"), ({"volume": 40, "x": 1}, '"x"')):
+                try:
+                    r = await s.call_tool("self.audio_speaker.set_volume", arguments)
+                    check(f"{tag} {arguments}: JSON-RPC -32602", False, r)
+                except MCPError as e:
+                    check(f"{tag} {arguments}: JSON-RPC -32602 naming the argument",
+                          e.code == -32602 and "volume" in e.error.message and word in e.error.message, e.error)
+            r = await raw_call(s, "self.audio_speaker.set_volume", {"volume": 25})
+            check(f"{tag} a valid call still works (read_back 25)",
+                  not r.is_error and evidence(r).get("observed") == 25, r)
+            r = await s.call_tool("self.get_device_status", {})
+            check(f"{tag} get_device_status passes the SDK's outputSchema check",
+                  not r.is_error and (r.structured_content or {}).get("audio_speaker") == {"volume": 25}, r)
+
+
+async def user_session() -> None:
+    tag = "[python sdk, principal user]"
+    async with Client(params("--principal", "user"), mode="legacy", read_timeout_seconds=TIMEOUT) as c:
+        r = await raw_call(c.session, "self.reboot", {})
+        check(
+            f"{tag} the user may reboot: evidence scheduled (queued, not done)",
+            not r.is_error and r.structured_content == {"value": True} and evidence(r) == {"level": "scheduled"},
+            r,
+        )
+
+
+async def fault_session() -> None:
+    tag = "[python sdk, --fault readback-mismatch]"
+    async with Client(params("--fault", "readback-mismatch"), mode="auto", read_timeout_seconds=TIMEOUT) as c:
+        r = await raw_call(c.session, "self.audio_speaker.set_volume", {"volume": 40})
+        ev = evidence(r)
+        check(
+            f"{tag} a read-back that disagrees fails the call, with commanded and observed",
+            r.is_error and ev.get("commanded") == 40 and ev.get("observed") == 47 and "observed 47" in texts(r),
+            r,
+        )
+
+
+async def main() -> None:
+    print(f"device-sim: {DEVICE_SIM}; page budget {PAGE_BYTES} bytes", flush=True)
+    for mode in ("auto", "legacy"):
+        await model_session(mode)
+    for revision in ("2024-11-05", "2025-06-18"):
+        await pinned_session(revision)
+    await user_session()
+    await fault_session()
+
+
+if __name__ == "__main__":
+    try:
+        anyio.run(main)
+    except BaseException as e:  # a crash is a failure with its reason, not a bare traceback
+        import traceback
+
+        traceback.print_exc()
+        check("the sessions ran to the end", False, repr(e))
+    finish("python sdk (mcp 2.3.0)")
