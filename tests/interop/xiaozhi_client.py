@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""A xiaozhi-backend-style MCP client, driving device-sim the way xinnan's Python backend
+(xiaozhi-esp32-server) drives a device, written from the facts in DESIGN.md:
+
+- the device speaks first: its hello, with `features.mcp`;
+- the backend answers the hello with `initialize` id 1 (protocolVersion 2024-11-05, capabilities
+  with `vision {url, token}`), `tools/list` id 2 without params, and its own hello carrying a
+  `session_id` — the MCP messages may arrive before the hello exchange completes, so they are sent
+  first here; no `notifications/initialized` follows (the backend sends none);
+- after the initialize result it asks `tools/list` id 2 again, and repeats id 2 with `cursor`
+  while `nextCursor` is present;
+- tool calls use ids from 1 (a counter of their own, so id 1 and 2 are reused across methods);
+- every message is `json.dumps({"type": "mcp", "payload": ...})` with the defaults: ", " and
+  ": " separators, non-ASCII as `\\uXXXX`, no `session_id` in the envelope.
+
+Transports: the stdio envelope (`device-sim --envelope xiaozhi`) and the WebSocket one (this
+client runs a WebSocket server on 127.0.0.1 and starts `device-sim --xiaozhi-ws URL`, which
+connects out to it). Run with `--transport stdio|ws|both` (default both).
+
+What xinnan's backend makes of each answer is computed too (`backend_view`): for a result it
+hands `content[0].text` to the model, for an `isError` result it reads a member named `error`,
+for a JSON-RPC error its `message` (spoken via TTS). Where that loses information our server
+could give, the check is reported as `KNOWN` (a recorded finding, not a failure, unless
+INTEROP_STRICT=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import uuid
+from typing import Any
+
+from harness import DEVICE_SIM, EXPECTED_LISTING, FILLERS, PAGING, PAGE_BYTES, check, finish
+
+TIMEOUT = 10.0
+VISION = {"url": "http://127.0.0.1:8003/mcp/vision/explain", "token": "eyJ0eXAi.\u4ee4\u724c.sig"}
+STRICT = os.environ.get("INTEROP_STRICT") == "1"
+
+
+def known(name: str, ok: bool, detail: object = "") -> None:
+    """A check that records a reported interoperability finding."""
+    if ok or STRICT:
+        check(name, ok, detail)
+    else:
+        print(f"KNOWN - {name}: {detail}", flush=True)
+
+
+def dumps(obj: Any) -> str:
+    """Exactly how xinnan's backend serializes: json.dumps with its defaults."""
+    return json.dumps(obj)
+
+
+def backend_view(payload: dict) -> str:
+    """What xinnan's backend does with an answer to tools/call (call_mcp_tool, handle_mcp_message)."""
+    if "error" in payload:
+        return "MCP错误: " + str(payload["error"].get("message", "未知错误"))
+    result = payload.get("result")
+    if isinstance(result, dict):
+        if result.get("isError") is True:
+            return "工具调用错误: " + str(result.get("error", "工具调用返回错误，但未提供具体错误信息"))
+        content = result.get("content")
+        if isinstance(content, list) and content and isinstance(content[0], dict) and "text" in content[0]:
+            return content[0]["text"]
+    return str(result)
+
+
+class StdioLink:
+    """device-sim --envelope xiaozhi: one JSON message per line on stdin/stdout."""
+
+    name = "stdio envelope"
+
+    def __init__(self, *args: str) -> None:
+        self.args = ["--envelope", "xiaozhi", *args]
+        self.stderr: list[str] = []
+
+    async def __aenter__(self) -> StdioLink:
+        self.proc = await asyncio.create_subprocess_exec(
+            DEVICE_SIM, *self.args,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            limit=1 << 20,
+        )
+        self._err = asyncio.create_task(self._drain_stderr())
+        return self
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr
+        async for line in self.proc.stderr:
+            self.stderr.append(line.decode(errors="replace").rstrip())
+
+    async def send(self, text: str) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(text.encode() + b"\n")
+        await self.proc.stdin.drain()
+
+    async def recv(self) -> str:
+        assert self.proc.stdout
+        line = await asyncio.wait_for(self.proc.stdout.readline(), TIMEOUT)
+        if not line:
+            raise EOFError("device-sim closed stdout")
+        return line.decode()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.exit_code = await asyncio.wait_for(self.proc.wait(), 5)
+        except asyncio.TimeoutError:
+            self.proc.kill()
+            self.exit_code = await self.proc.wait()
+        await asyncio.wait_for(self._err, 5)
+
+
+class WsLink:
+    """A WebSocket server on 127.0.0.1; device-sim --xiaozhi-ws connects out to it."""
+
+    name = "websocket"
+    path = "/xiaozhi/v1/"
+
+    def __init__(self, *args: str) -> None:
+        self.args = list(args)
+        self.stderr: list[str] = []
+        self.request_path = None
+        self.request_headers: dict[str, str] = {}
+
+    async def __aenter__(self) -> WsLink:
+        from websockets.asyncio.server import serve
+
+        self.connected: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.done = asyncio.Event()
+
+        async def handler(ws) -> None:
+            if self.connected.done():
+                await ws.close(1008, "one device at a time")
+                return
+            self.request_path = ws.request.path
+            self.request_headers = {k.lower(): v for k, v in ws.request.headers.raw_items()}
+            self.connected.set_result(ws)
+            await self.done.wait()
+
+        self.server = await serve(handler, "127.0.0.1", 0, max_size=1 << 20)
+        port = self.server.sockets[0].getsockname()[1]
+        self.url = f"ws://127.0.0.1:{port}{self.path}"
+        self.proc = await asyncio.create_subprocess_exec(
+            DEVICE_SIM, "--xiaozhi-ws", self.url, *self.args,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )
+        self._err = asyncio.create_task(self._drain_stderr())
+        self.ws = await asyncio.wait_for(self.connected, TIMEOUT)
+        return self
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr
+        async for line in self.proc.stderr:
+            self.stderr.append(line.decode(errors="replace").rstrip())
+
+    async def send(self, text: str) -> None:
+        await self.ws.send(text)  # a str goes out as a text frame, as xinnan's does
+
+    async def recv(self) -> str:
+        msg = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
+        if isinstance(msg, bytes):
+            raise ValueError(f"binary frame from the device ({len(msg)} bytes)")
+        return msg
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.done.set()
+        try:
+            await self.ws.close()
+        except Exception:
+            pass
+        self.server.close()
+        try:
+            self.exit_code = await asyncio.wait_for(self.proc.wait(), 5)
+        except asyncio.TimeoutError:
+            self.proc.terminate()
+            try:
+                self.exit_code = await asyncio.wait_for(self.proc.wait(), 5)
+            except asyncio.TimeoutError:
+                self.proc.kill()
+                self.exit_code = await self.proc.wait()
+        await asyncio.wait_for(self._err, 5)
+
+
+class Backend:
+    """The backend side of one connection."""
+
+    def __init__(self, link, tag: str) -> None:
+        self.link = link
+        self.tag = tag
+        self.session_id = str(uuid.uuid4())
+        self.hello_sent = False
+        self.next_id = 1  # tool-call ids, as xinnan's MCPClient counts them
+        self.sent: list[str] = []
+        self.stray: list[dict] = []
+        self.bad_session: list[Any] = []
+
+    async def send(self, obj: dict) -> str:
+        text = dumps(obj)
+        self.sent.append(text)
+        await self.link.send(text)
+        return text
+
+    async def send_mcp(self, payload: dict) -> str:
+        return await self.send({"type": "mcp", "payload": payload})
+
+    async def recv_json(self) -> dict:
+        return json.loads(await self.link.recv())
+
+    async def answer(self, want_id: int) -> dict:
+        """The next MCP payload answering `want_id` (notifications and others are kept aside)."""
+        while True:
+            env = await self.recv_json()
+            if env.get("type") != "mcp" or not isinstance(env.get("payload"), dict):
+                self.stray.append(env)
+                continue
+            payload = env["payload"]
+            if self.hello_sent and env.get("session_id") != self.session_id:
+                self.bad_session.append(env.get("session_id"))
+            if payload.get("id") == want_id and ("result" in payload or "error" in payload):
+                return payload
+            self.stray.append(payload)
+
+    async def call(self, name: str, arguments: dict) -> tuple[str, dict]:
+        call_id = self.next_id
+        self.next_id += 1
+        text = await self.send_mcp({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                                    "params": {"name": name, "arguments": arguments}})
+        return text, await self.answer(call_id)
+
+
+def result_of(payload: dict) -> dict:
+    r = payload.get("result")
+    return r if isinstance(r, dict) else {}
+
+
+async def session(link, tag: str) -> None:
+    b = Backend(link, tag)
+
+    # 1. The device speaks first.
+    hello = await b.recv_json()
+    check(
+        f"{tag} the device opens with its hello: type hello, features.mcp true",
+        hello.get("type") == "hello" and (hello.get("features") or {}).get("mcp") is True
+        and hello.get("transport") == "websocket",
+        hello,
+    )
+
+    # 2. The backend's answer: initialize id 1 and tools/list id 2 go out before its hello.
+    init_text = await b.send_mcp({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"roots": {"listChanged": True}, "sampling": {}, "vision": VISION},
+            "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"},
+        },
+    })
+    check(
+        f"{tag} the initialize goes out as json.dumps writes it (', ' separators, \\uXXXX escapes)",
+        init_text.startswith('{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": 1, ')
+        and init_text.isascii() and "\\u4ee4\\u724c" in init_text,
+        init_text,
+    )
+    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    await b.send({"type": "hello", "version": 1, "transport": "websocket",
+                  "audio_params": {"format": "opus", "sample_rate": 24000, "channels": 1, "frame_duration": 60},
+                  "session_id": b.session_id})
+
+    # (Answers to requests sent before our hello may carry no session_id; the rest must.)
+    init = await b.answer(1)
+    r = result_of(init)
+    check(
+        f"{tag} initialize (sent before the hello exchange completed) answered: 2024-11-05, tools capability",
+        r.get("protocolVersion") == "2024-11-05" and "tools" in (r.get("capabilities") or {})
+        and (r.get("serverInfo") or {}).get("name") == "device-sim",
+        init,
+    )
+    early = await b.answer(2)
+    early_names = [t.get("name") for t in result_of(early).get("tools", [])]
+    check(f"{tag} the early tools/list id 2 (before the initialize result) gets page 1",
+          early_names and early_names == EXPECTED_LISTING[: len(early_names)], early)
+    b.hello_sent = True
+
+    # 3. After the initialize result: tools/list id 2 again, then id 2 with cursor while nextCursor.
+    names: list[str] = []
+    cursors: list[str] = []
+    sizes: list[int] = []
+    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    for _ in range(60):
+        page = await b.answer(2)
+        res = result_of(page)
+        tools = res.get("tools", [])
+        names += [t.get("name") for t in tools]
+        sizes.append(len(json.dumps(res, separators=(",", ":"), ensure_ascii=False).encode()))
+        cursor = res.get("nextCursor")
+        if not cursor:
+            check(f"{tag} the last page has no nextCursor member at all", "nextCursor" not in res, res.keys())
+            break
+        if cursor in cursors:
+            check(f"{tag} cursors always advance", False, cursors + [cursor])
+            break
+        cursors.append(cursor)
+        await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": cursor}})
+    check(f"{tag} tools/list: {len(names)} tools over {len(sizes)} pages, every tool once, in order",
+          names == EXPECTED_LISTING and len(sizes) >= 4, names)
+    check(f"{tag} every page's result fits the {PAGE_BYTES}-byte budget (largest {max(sizes)})",
+          max(sizes) <= PAGE_BYTES, sizes)
+    check(f"{tag} user-only self.reboot is not listed", "self.reboot" not in names)
+
+    # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does).
+    _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
+    r = result_of(p)
+    ev = r.get("evidence") or {}
+    check(
+        f"{tag} call id 1 set_volume 40: text \"true\" (xiaozhi-era rendering), evidence read_back 40 == 40",
+        p.get("id") == 1 and r.get("isError") is False and backend_view(p) == "true"
+        and ev == {"level": "read_back", "commanded": 40, "observed": 40},
+        p,
+    )
+    _, p = await b.call("self.screen.set_brightness", {"brightness": 55})
+    ev = result_of(p).get("evidence") or {}
+    check(f"{tag} call id 2 set_brightness 55: applied", p.get("id") == 2 and backend_view(p) == "true"
+          and ev.get("level") == "applied" and ev.get("commanded") == 55, p)
+    _, p = await b.call("self.screen.set_theme", {"theme": "dark"})
+    check(f"{tag} set_theme dark: true, applied", backend_view(p) == "true"
+          and (result_of(p).get("evidence") or {}).get("level") == "applied", p)
+    _, p = await b.call("self.relay.set", {"on": True})
+    check(f"{tag} relay on: measured true == true", backend_view(p) == "true"
+          and result_of(p).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, p)
+
+    _, p = await b.call("self.motor.move_to", {"position": 600})
+    try:
+        started = json.loads(backend_view(p))
+    except ValueError:
+        started = {}
+    task_id = started.get("task_id")
+    check(f"{tag} move_to 600: the text the model gets carries the task id; evidence scheduled",
+          isinstance(task_id, str) and started.get("status") == "working"
+          and (result_of(p).get("evidence") or {}).get("level") == "scheduled", p)
+    status: dict = {}
+    for _ in range(60):
+        if not isinstance(task_id, str):
+            break
+        _, p = await b.call("self.tasks.get_status", {"task_id": task_id})
+        try:
+            status = json.loads(backend_view(p))
+        except ValueError:
+            status = {"unparsed": backend_view(p)}
+        if status.get("status") != "working":
+            break
+        await asyncio.sleep(0.3)
+    ev = status.get("evidence") or {}
+    check(f"{tag} the move completes, measured 600 by the encoder",
+          status.get("status") == "completed" and ev.get("level") == "measured" and ev.get("observed") == 600, status)
+
+    _, p = await b.call("self.get_device_status", {})
+    try:
+        st = json.loads(backend_view(p))
+    except ValueError:
+        st = {}
+    check(f"{tag} get_device_status: the text is the status JSON and matches structuredContent",
+          st == result_of(p).get("structuredContent") and st.get("audio_speaker") == {"volume": 40}
+          and st.get("screen") == {"brightness": 55, "theme": "dark"} and st.get("relay") == {"on": True}
+          and st.get("motor") == {"position": 600, "moving": False}, p)
+
+    # Non-ASCII arguments, \uXXXX-escaped on the wire.
+    label = "\u6d4b\u8bd5\u6807\u7b7e\u00b7\u6e29\u5ea6"  # 测试标签·温度 (7 characters, 20 UTF-8 bytes)
+    text, p = await b.call(FILLERS[0], {"level": 3, "label": label})
+    check(f"{tag} a Chinese label, sent as \\uXXXX, is a valid string argument",
+          "\\u6d4b\\u8bd5" in text and text.isascii() and result_of(p).get("isError") is False, (text, p))
+    ok = []
+    for i, name in enumerate(FILLERS):
+        _, p = await b.call(name, {} if i % 2 else {"level": i % 11, "label": "\u586b\u5145" * (1 + i % 16)})
+        ok.append(backend_view(p) == "This filler tool has no effect.")
+    check(f"{tag} all {len(FILLERS)} filler tools answer", all(ok), ok)
+    _, p = await b.call(FILLERS[1], {"label": "\u4e2d" * 32})
+    check(f"{tag} 32 Chinese characters (96 bytes) meet maxLength 32: lengths count characters",
+          result_of(p).get("isError") is False, p)
+    _, p = await b.call(FILLERS[1], {"label": "\u4e2d" * 33})
+    err = p.get("error") or {}
+    check(f"{tag} 33 Chinese characters are refused: -32602 at 2024-11-05", err.get("code") == -32602
+          and "label" in err.get("message", ""), p)
+
+    # 5. Validation at 2024-11-05: JSON-RPC -32602 errors whose message the backend speaks.
+    for arguments, words in (
+        ({"volume": "50"}, ['"volume"', "integer"]),
+        ({"volume": 50.5}, ['"volume"', "50.5"]),
+        ({"volume": 40, "loud": True}, ['"loud"']),
+        ({}, ['"volume"']),
+    ):
+        _, p = await b.call("self.audio_speaker.set_volume", arguments)
+        err = p.get("error") or {}
+        msg = err.get("message", "")
+        check(f"{tag} {dumps(arguments)}: -32602 with a short message naming {', '.join(words)}",
+              err.get("code") == -32602 and all(w in msg for w in words) and 0 < len(msg) <= 200, p)
+    _, p = await b.call("self.screen.set_theme", {"theme": "\u6df1\u8272"})  # 深色, not in the enum
+    err = p.get("error") or {}
+    check(f"{tag} a Chinese enum miss is refused with -32602", err.get("code") == -32602, p)
+    known(f"{tag} the refusal echoes the Chinese value as text (the backend speaks it), not as \\u escapes",
+          "\u6df1\u8272" in err.get("message", ""), err.get("message"))
+    _, p = await b.call("self.reboot", {})
+    check(f"{tag} user-only self.reboot is refused to the model with a JSON-RPC error",
+          (p.get("error") or {}).get("code") == -32602, p)
+    _, p = await b.call("self.no_such_tool", {})
+    check(f"{tag} an unknown tool is a JSON-RPC error with a message", isinstance((p.get("error") or {}).get("code"), int)
+          and (p.get("error") or {}).get("message"), p)
+
+    check(f"{tag} every answer after the hello carries our session_id", not b.bad_session, b.bad_session[:5])
+    unexpected = [m for m in b.stray if not (isinstance(m, dict) and "method" in m and "id" not in m)]
+    check(f"{tag} nothing unexpected arrived (only notifications set aside)", not unexpected, unexpected[:3])
+    check(f"{tag} every message sent was ASCII json.dumps output",
+          all(t.isascii() and t == dumps(json.loads(t)) for t in b.sent), [t for t in b.sent if not t.isascii()][:2])
+
+
+async def fault_session(link, tag: str) -> None:
+    """A handler failure (read-back disagrees) is an isError result; what does the backend say?"""
+    b = Backend(link, tag)
+    await b.recv_json()
+    await b.send({"type": "hello", "version": 1, "transport": "websocket", "session_id": b.session_id})
+    b.hello_sent = True
+    await b.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2024-11-05", "capabilities": {"vision": VISION},
+                                 "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"}}})
+    await b.answer(1)
+    b.next_id = 1
+    _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
+    r = result_of(p)
+    check(f"{tag} a read-back mismatch fails the call: isError with commanded 40, observed 47",
+          r.get("isError") is True and r.get("evidence", {}).get("observed") == 47, p)
+    said = backend_view(p)
+    known(f"{tag} the backend can tell the user why (it reads result.error, we send content only)",
+          "47" in said, said)
+
+
+async def run(transport: str) -> None:
+    link_type = StdioLink if transport == "stdio" else WsLink
+    tag = f"[xiaozhi, {link_type.name}]"
+    async with link_type(*PAGING) as link:
+        try:
+            await session(link, tag)
+        except Exception as e:
+            check(f"{tag} the session ran to the end", False, repr(e))
+    check(f"{tag} the device logged the vision endpoint it was given",
+          any(VISION["url"] in line for line in link.stderr), link.stderr[-5:])
+    if transport == "ws":
+        check(f"{tag} the device connected to the URL's path", link.request_path == WsLink.path, link.request_path)
+        print(f"    device's WebSocket request headers: {sorted(link.request_headers)}", flush=True)
+    async with link_type("--fault", "readback-mismatch") as link:
+        try:
+            await fault_session(link, tag + "[fault readback-mismatch]")
+        except Exception as e:
+            check(f"{tag} the fault session ran to the end", False, repr(e))
+
+
+def has_ws_option() -> bool:
+    import subprocess
+
+    out = subprocess.run([DEVICE_SIM, "--help"], capture_output=True, text=True, timeout=30).stdout
+    return "--xiaozhi-ws" in out
+
+
+async def main(transports: list[str]) -> None:
+    for t in transports:
+        if t == "ws" and not has_ws_option():
+            check("[xiaozhi, websocket] device-sim has a --xiaozhi-ws option", False, "not in device-sim --help")
+            continue
+        await run(t)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--transport", choices=["stdio", "ws", "both"], default="both")
+    a = ap.parse_args()
+    try:
+        asyncio.run(main(["stdio", "ws"] if a.transport == "both" else [a.transport]))
+    except BaseException as e:
+        import traceback
+
+        traceback.print_exc()
+        check("the client ran to the end", False, repr(e))
+    finish("xiaozhi-style client")
