@@ -10,11 +10,15 @@
 //! Pins and sizes: `src/config.rs`.
 #![no_std]
 #![no_main]
+// The footprint baseline drives the same board without MCP: the tool table goes unused there.
+#![cfg_attr(feature = "_footprint-baseline", allow(dead_code, unused_imports))]
 
 extern crate alloc;
 
 mod config;
 mod board;
+#[cfg(feature = "_footprint-baseline")]
+mod baseline;
 
 use alloc::boxed::Box;
 use core::ptr::addr_of_mut;
@@ -109,6 +113,19 @@ fn main() -> ! {
         system: EspSystem::default(),
     };
 
+    let usb = UsbSerialJtag::new(p.USB_DEVICE);
+    serve(board, usb)
+}
+
+/// The serial port.
+type Usb = UsbSerialJtag<'static, esp_hal::Blocking>;
+
+#[cfg(feature = "_footprint-baseline")]
+use baseline::serve;
+
+/// MCP over the serial port, one JSON message per line, forever.
+#[cfg(not(feature = "_footprint-baseline"))]
+fn serve(mut board: Board, mut usb: Usb) -> ! {
     // SAFETY: the only references to these statics, taken once; nothing else runs.
     let (engine, lines, out) = unsafe {
         (
@@ -123,7 +140,6 @@ fn main() -> ! {
         }
     }
 
-    let mut usb = UsbSerialJtag::new(p.USB_DEVICE);
     let boot = Instant::now();
     loop {
         let now = boot.elapsed().as_millis();
@@ -162,7 +178,7 @@ fn main() -> ! {
     }
 }
 
-fn send(usb: &mut UsbSerialJtag<'static, esp_hal::Blocking>, bytes: &[u8]) {
+fn send(usb: &mut Usb, bytes: &[u8]) {
     let _ = usb.write(bytes);
     let _ = usb.write(b"\n");
     let _ = usb.flush_tx();

@@ -34,12 +34,13 @@ use mcp_core::{Config, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
 use measure::{TrackingHeap, Work, measured};
 
-/// Tool slots in the table (9 used).
+/// Tool slots in the table (9 used). The engine settings match examples/esp32-serial's, so
+/// that what this firmware measures about the engine holds there.
 const TOOL_CAPACITY: usize = 10;
 /// Long-running actions tracked at once (motor moves, slow read-backs).
 const TASKS: usize = 2;
 /// Recent calls remembered for retransmissions.
-const CACHE: usize = 4;
+const CACHE: usize = 2;
 /// Response bytes kept per remembered call: the action results of this board take 260 to 290
 /// bytes with a short id; longer ones are remembered as "executed, not replayable".
 const CACHE_BYTES: usize = 320;

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Firmware CI (issue 5): builds the ESP32 firmwares, boots the QEMU firmware and drives it with the
+# official MCP Python SDK client, and prints the footprint table.
+#
+# Runs from the repository root on a fresh machine (CI=true, no stdin) and installs what it needs:
+# rustup targets and llvm-tools, qemu-system-misc (apt), the MCP Python SDK (pip), cargo-bloat.
+# Each firmware is its own cargo workspace with its own target directory; they build one at a time
+# (an ESP build is heavy: a 0.75-1 GB target directory). The firmwares' Cargo.lock files are
+# committed but not enforced with --locked: the engine crates are path dependencies, and a new
+# dependency of theirs must not break the firmware builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+started=$(date +%s)
+
+step() { printf '\n==> [%4ss] %s\n' "$(($(date +%s) - started))" "$*"; }
+
+step "toolchain: riscv32imc (ESP32-C3, QEMU) and riscv32imac (ESP32-C6) targets, llvm-tools"
+rustup target add riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf
+rustup component add llvm-tools
+
+step "QEMU (qemu-system-riscv32)"
+if ! command -v qemu-system-riscv32 >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends qemu-system-misc
+fi
+qemu-system-riscv32 --version | head -1
+
+step "MCP Python SDK (mcp==2.3.0)"
+python3 -m pip install -q --disable-pip-version-check mcp==2.3.0
+python3 -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
+
+step "cargo-bloat"
+command -v cargo-bloat >/dev/null || cargo install cargo-bloat --locked --quiet
+cargo bloat --version
+
+step "esp32-serial: ESP32-C3 (riscv32imc), release"
+(cd examples/esp32-serial && cargo build --release)
+
+step "esp32-serial: ESP32-C6 (riscv32imac), release, same source"
+(cd examples/esp32-serial && cargo build --release --no-default-features --features esp32c6 \
+    --target riscv32imac-unknown-none-elf)
+
+if [[ -f examples/esp32-wifi/Cargo.toml ]]; then
+    step "esp32-wifi: ESP32-C3, release"
+    (cd examples/esp32-wifi && cargo build --release)
+fi
+
+step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/run"
+(cd examples/qemu-riscv && cargo build --release)
+python3 examples/qemu-riscv/tests/client_session.py </dev/null
+
+step "footprint (examples/footprint.sh; committed as docs/FOOTPRINT.md)"
+examples/footprint.sh </dev/null
+
+step "done in $(($(date +%s) - started)) s"

@@ -1,0 +1,469 @@
+#!/usr/bin/env python3
+"""The footprint report of issue 5 (run through examples/footprint.sh, which builds first).
+
+Measures, and prints as Markdown (or writes docs/FOOTPRINT.md with --write):
+
+- flash: mcp-core + mcp-hal share of the release esp32-serial firmware for ESP32-C3, from
+  `cargo bloat --crates` (given as a file), with the ELF's section sizes for the total;
+- static RAM: the engine's statics in the same ELF (llvm-nm symbol sizes), and what each const
+  generic of `Server` costs (computed by the compiler for riscv32imc inside the QEMU firmware);
+- stack and heap: the QEMU firmware (riscv32imc, the C3's instruction set) measures itself while
+  this script drives 1000 mixed requests over its UART; then the stack a dispatch uses at each
+  JSON nesting depth, up to the limit and one past it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "examples" / "qemu-riscv" / "run"
+
+TARGETS = {"flash": 48 * 1024, "engine_ram": 2 * 1024, "dispatch_stack": 3 * 1024, "heap": 8 * 1024}
+
+
+class Device:
+    """The QEMU firmware over its UART (stdin/stdout of the run script), as the user."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [str(RUN), "--principal", "user"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        self.next_id = 1000
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, want_id) -> dict:
+        """Reads lines until the response to `want_id` (notifications are skipped)."""
+        assert self.proc.stdout
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the firmware stopped answering")
+            msg = json.loads(line)
+            if "id" in msg and msg["id"] == want_id:
+                return msg
+
+    def request(self, method: str, params: dict | None = None, id=None) -> dict:
+        if id is None:
+            self.next_id += 1
+            id = self.next_id
+        msg = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(json.dumps(msg).encode())
+        return self.answer(id)
+
+    def call(self, name: str, args: dict, id=None) -> dict:
+        return self.request("tools/call", {"name": name, "arguments": args}, id)
+
+    def diagnostics(self) -> dict:
+        r = self.call("self.device.get_diagnostics", {})
+        return r["result"]["structuredContent"]
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def mixed_session(dev: Device, n: int) -> dict:
+    """`n` requests of every kind a client sends, valid and not; returns counts per kind."""
+    rng = random.Random(5)
+    kinds: dict[str, int] = {}
+    last_call = None
+    dev.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "footprint", "version": "1"}})
+    cursor = None
+    task = None
+    for i in range(n):
+        k = i % 20
+        if k in (0, 1, 2):
+            kind = "set_volume"
+            last_call = ("self.audio_speaker.set_volume", {"volume": rng.randint(0, 100)}, f"s-{i}")
+            dev.call(*last_call)
+        elif k == 3:
+            kind = "retransmission"  # the same id, tool and arguments: answered from the cache
+            if last_call:
+                dev.call(*last_call)
+        elif k == 4:
+            kind = "invalid argument"
+            bad = rng.choice([{"volume": "loud"}, {"volume": 50.5}, {"volume": 101}, {}, {"volume": 1, "x": 2}])
+            dev.call("self.audio_speaker.set_volume", bad)
+        elif k == 5:
+            kind = "duplicate key"
+            dev.next_id += 1
+            dev.send(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":1,"volume":2}}}' % dev.next_id)
+            dev.answer(dev.next_id)
+        elif k == 6:
+            kind = "set_brightness"
+            dev.call("self.screen.set_brightness", {"brightness": rng.randint(0, 100)})
+        elif k == 7:
+            kind = "set_theme (escaped string)"
+            dev.next_id += 1
+            dev.send(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.screen.set_theme","arguments":{"theme":"d\\u0061rk"}}}' % dev.next_id)
+            dev.answer(dev.next_id)
+        elif k == 8:
+            kind = "relay"
+            dev.call("self.relay.set", {"on": bool(i % 40 < 20)})
+        elif k == 9:
+            kind = "get_device_status"
+            dev.call("self.get_device_status", {})
+        elif k == 10:
+            kind = "motor move / task status"
+            if task is None:
+                r = dev.call("self.motor.move_to", {"position": rng.randint(0, 1000)})
+                task = r["result"].get("structuredContent", {}).get("task_id")
+            else:
+                r = dev.call("self.tasks.get_status", {"task_id": task})
+                if r["result"].get("structuredContent", {}).get("status") != "working":
+                    task = None
+        elif k == 11:
+            kind = "tools/list page"
+            r = dev.request("tools/list", {"cursor": cursor} if cursor else {})
+            cursor = r["result"].get("nextCursor")
+        elif k == 12:
+            kind = "ping"
+            dev.request("ping")
+        elif k == 13:
+            kind = "unknown method"
+            dev.request("resources/list")
+        elif k == 14:
+            kind = "parse error"
+            dev.send(b'{"jsonrpc":"2.0","id":')
+            dev.answer(None)
+        elif k == 15:
+            kind = "notification (no answer)"
+            dev.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        elif k == 16:
+            kind = "string id"
+            dev.call("self.audio_speaker.set_volume", {"volume": 33}, id=f"req-{i}-\u00e9")
+        elif k == 17:
+            kind = "unknown tool"
+            dev.call("self.no_such_tool", {})
+        elif k == 18:
+            kind = "tasks/list"
+            dev.request("tasks/list")
+        else:
+            kind = "initialize again"
+            dev.request("initialize", {"protocolVersion": rng.choice(["2024-11-05", "2025-06-18", "2025-11-25"]), "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}})
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def per_message(dev: Device) -> list[tuple[str, int]]:
+    """The stack one dispatch of each kind uses (the firmware's `last_handle`)."""
+    rows = []
+    cases = [
+        ("initialize", lambda: dev.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}})),
+        ("tools/list (first page)", lambda: dev.request("tools/list")),
+        ("tools/call set_volume", lambda: dev.call("self.audio_speaker.set_volume", {"volume": 40})),
+        ("tools/call set_volume, invalid argument", lambda: dev.call("self.audio_speaker.set_volume", {"volume": "loud"})),
+        ("tools/call relay.set", lambda: dev.call("self.relay.set", {"on": True})),
+        ("tools/call get_device_status", lambda: dev.call("self.get_device_status", {})),
+        ("tools/call motor.move_to (starts a task)", lambda: dev.call("self.motor.move_to", {"position": 10})),
+        ("tools/call tasks.get_status", lambda: dev.call("self.tasks.get_status", {"task_id": "task-1"})),
+        ("parse error", lambda: (dev.send(b"{oops"), dev.answer(None))),
+    ]
+    for name, run in cases:
+        run()
+        rows.append((name, dev.diagnostics()["stack"]["last_handle"]))
+    return rows
+
+
+def depth_sweep(dev: Device, limit: int) -> list[tuple[int, str, int, str]]:
+    """A message nested `d` levels deep; the stack its dispatch used, and how it was answered."""
+    rows = []
+    for d in sorted({4, 8, 16, 32, 64, 96, limit - 1, limit, limit + 1}):
+        # Depth counts every array and object: the message (1), params (2), arguments (3), then
+        # arrays around the value.
+        inner = d - 3
+        value = "[" * inner + "40" + "]" * inner
+        dev.next_id += 1
+        dev.send(('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":%s}}}' % (dev.next_id, value)).encode())
+        assert dev.proc.stdout
+        msg = json.loads(dev.proc.stdout.readline())
+        if "error" in msg:
+            how = f"{msg['error']['code']}: {msg['error']['message']}"
+        else:
+            how = "isError: " + msg["result"]["content"][0]["text"]
+        rows.append((d, "arrays in an argument", dev.diagnostics()["stack"]["last_handle"], how))
+    # The same depth as objects in `_meta`, which the engine skips without looking inside.
+    for d in (limit, limit + 1):
+        inner = d - 2
+        meta = '{"a":' * inner + "1" + "}" * inner
+        dev.next_id += 1
+        dev.send(('{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"_meta":%s}}' % (dev.next_id, meta)).encode())
+        msg = json.loads(dev.proc.stdout.readline())
+        how = f"{msg['error']['code']}: {msg['error']['message']}" if "error" in msg else "result"
+        rows.append((d, "objects in params._meta", dev.diagnostics()["stack"]["last_handle"], how))
+    return rows
+
+
+def bloat_crates(path: Path) -> dict[str, int]:
+    """Parses `cargo bloat --crates` output: crate -> bytes of .text."""
+    sizes: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"\s*[\d.]+%\s+[\d.]+%\s+([\d.]+)\s*(B|KiB|MiB)\s+(\S+)", line)
+        if m and not m.group(3).startswith("."):
+            n = float(m.group(1)) * {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}[m.group(2)]
+            sizes[m.group(3)] = int(round(n))
+    return sizes
+
+
+def sections(elf: Path, size_tool: str) -> dict[str, int]:
+    out = subprocess.run([size_tool, "-A", str(elf)], check=True, capture_output=True, text=True).stdout
+    result = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isdigit():
+            result[parts[0]] = int(parts[1])
+    return result
+
+
+def symbols(elf: Path, nm_tool: str, pattern: str) -> dict[str, int]:
+    out = subprocess.run([nm_tool, "-S", "-C", str(elf)], check=True, capture_output=True, text=True).stdout
+    result = {}
+    for line in out.splitlines():
+        parts = line.split(maxsplit=3)
+        if len(parts) == 4 and re.search(pattern, parts[3]):
+            name = re.sub(r"::h[0-9a-f]{16}$", "", parts[3])
+            result[name] = int(parts[1], 16)
+    return result
+
+
+CATEGORIES = [
+    ("core float formatting and parsing (flt2dec, dec2flt, zmij)", r"flt2dec|dec2flt|fmt::float|bignum|f64 as core::str|f32 as core::str|zmij"),
+    ("core::fmt machinery", r"core::fmt"),
+    ("mcp_core (by symbol name)", r"mcp_core"),
+    ("mcp_hal (by symbol name)", r"mcp_hal"),
+    ("the firmware's MCP loop `esp32_serial::serve` (LTO inlined `Server::handle` into it)", r"^esp32_serial::serve"),
+    ("`main` (board init)", r"^main$"),
+    ("esp-hal and the esp runtime", r"esp_|riscv"),
+    ("other named symbols (compiler builtins, alloc, the heap allocator, …)", r""),
+]
+UNNAMED = "no symbol: string literals, schemas and descriptions, padding"
+
+
+def categories(elf: Path, nm_tool: str, image: int) -> dict[str, int]:
+    """Flash bytes (code, constants, initialized data) per category of symbol name; what no
+    symbol covers is counted apart."""
+    out = subprocess.run([nm_tool, "-S", "-C", str(elf)], check=True, capture_output=True, text=True).stdout
+    sums = {name: 0 for name, _ in CATEGORIES}
+    for line in out.splitlines():
+        parts = line.split(maxsplit=3)
+        if len(parts) != 4 or parts[2] not in "tTrRdD":
+            continue
+        for name, pattern in CATEGORIES:
+            if re.search(pattern, parts[3]):
+                sums[name] += int(parts[1], 16)
+                break
+    sums[UNNAMED] = image - sum(sums.values())
+    return sums
+
+
+def flash_image(secs: dict[str, int]) -> int:
+    """Bytes written to flash: code, constants, initialized data and the app descriptor."""
+    return sum(secs.get(s, 0) for s in (".text", ".rodata", ".data", ".rwtext", ".trap", ".flash.appdesc"))
+
+
+def kib(n: int) -> str:
+    return f"{n / 1024:.1f} KiB"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bloat", type=Path, required=True, help="cargo bloat --crates output for esp32-serial (C3)")
+    ap.add_argument("--elf", type=Path, required=True, help="the release esp32-serial ELF (C3)")
+    ap.add_argument("--baseline-elf", type=Path, required=True, help="the same firmware without MCP (feature _footprint-baseline)")
+    ap.add_argument("--llvm-bin", type=Path, required=True, help="directory of llvm-size and llvm-nm")
+    ap.add_argument("--write", type=Path, help="write the report there instead of only printing it")
+    args = ap.parse_args()
+
+    # ---- flash
+    crates = bloat_crates(args.bloat)
+    ours = {c: crates.get(c, 0) for c in ("mcp_core", "mcp_hal")}
+    deps = {c: crates.get(c, 0) for c in ("serde_json", "serde", "serde_core", "heapless", "itoa", "zmij", "thiserror", "critical_section")}
+    secs = sections(args.elf, str(args.llvm_bin / "llvm-size"))
+    text = secs.get(".text", 0)
+    rodata = secs.get(".rodata", 0)
+    image = flash_image(secs)
+    base_secs = sections(args.baseline_elf, str(args.llvm_bin / "llvm-size"))
+    base_image = flash_image(base_secs)
+    delta = image - base_image
+    cats = categories(args.elf, str(args.llvm_bin / "llvm-nm"), image)
+    base_cats = categories(args.baseline_elf, str(args.llvm_bin / "llvm-nm"), base_image)
+
+    # ---- static RAM
+    statics = symbols(args.elf, str(args.llvm_bin / "llvm-nm"), r"^esp32_serial::(ENGINE|LINES|OUT_BUF)")
+
+    # ---- the QEMU session
+    dev = Device()
+    try:
+        kinds = mixed_session(dev, 1000)
+        session = dev.diagnostics()
+        rows = per_message(dev)
+        limit = session["engine"]["max_depth"]
+        depth = depth_sweep(dev, limit)
+        final = dev.diagnostics()
+    finally:
+        dev.close()
+    stack, heap, engine = session["stack"], session["heap"], session["engine"]
+
+    ok = lambda good: "✅" if good else "❌"
+    engine_state = engine["server"]
+    lines = []
+    add = lines.append
+    add("# Footprint")
+    add("")
+    add("Generated by `examples/footprint.sh` (CI runs it in `.ci/firmware.sh`); do not edit by hand.")
+    add("Flash and static RAM come from the release `examples/esp32-serial` firmware for ESP32-C3")
+    add("(riscv32imc, opt-level `s`, fat LTO); stack and heap from `examples/qemu-riscv` — the same")
+    add("engine settings and instruction set, the same kits over simulated devices — measuring itself")
+    add("in `qemu-system-riscv32 -machine virt` while this script drives it over its UART.")
+    add("")
+    add("| what | measured | target | |")
+    add("|---|---|---|---|")
+    share = ours["mcp_core"] + ours["mcp_hal"]
+    add(f"| mcp-core + mcp-hal code in flash (`cargo bloat --crates`) | {kib(share)} (mcp_core {kib(ours['mcp_core'])}, mcp_hal {kib(ours['mcp_hal'])}) | ≤ 48 KiB | {ok(share <= TARGETS['flash'])} |")
+    dep_sum = sum(deps.values())
+    add(f"| … plus the crates they pull in (serde_json, serde, heapless, itoa, zmij, …) | {kib(share + dep_sum)} | — | |")
+    add(f"| everything MCP adds to the flash image (with/without build) | {kib(delta)} ({kib(image)} − {kib(base_image)}) | ≤ 48 KiB | {ok(delta <= TARGETS['flash'])} |")
+    add(f"| engine static RAM: `Server` (TASKS={engine_tasks(engine)}, CACHE=2, CACHE_BYTES=320) | {engine_state} B | ≤ 2 KiB + buffers | {ok(engine_state <= TARGETS['engine_ram'])} |")
+    add(f"| buffers: line {engine['line_buffer']} B + output {engine['out_buffer']} B | {engine['line_buffer'] + engine['out_buffer']} B | (caller's) | |")
+    add(f"| peak stack of one dispatch (max over {session['messages']} messages) | {stack['handle_peak']} B | ≤ 3 KiB | {ok(stack['handle_peak'] <= TARGETS['dispatch_stack'])} |")
+    add(f"| peak stack of `Server::poll` | {stack['poll_peak']} B | — | |")
+    add(f"| heap high-water over the 1000-request session | {heap['peak']} B ({heap['allocations']} allocations) | ≤ 8 KiB | {ok(heap['peak'] <= TARGETS['heap'])} |")
+    accepted = [r[2] for r in depth if r[1].startswith("arrays") and r[0] <= limit]
+    deepest, shallow = max(accepted), min(accepted)
+    refused = all(not how.startswith("isError") and "-32700" in how for d, _, _, how in depth if d > limit)
+    add(f"| JSON nesting limit (`Config::max_depth`) | {limit}: a dispatch at depth 4 … {limit} uses {shallow} … {deepest} B; depth {limit + 1} gets -32700 | fits with margin | {ok(deepest <= TARGETS['dispatch_stack'] and refused)} |")
+    add("")
+    add("## Flash")
+    add("")
+    add("```")
+    add(f"cd examples/esp32-serial && cargo bloat --release --crates -n 30")
+    add("```")
+    add("")
+    add("| crate | .text bytes |")
+    add("|---|---|")
+    for c, n in sorted(crates.items(), key=lambda kv: -kv[1])[:16]:
+        add(f"| {c} | {n} |")
+    add("")
+    add(f"Whole firmware: .text {text} B, .rodata {rodata} B, flash image ≈ {kib(image)} (`llvm-size -A`).")
+    add("")
+    add("**With/without.** `cargo bloat` attributes code by symbol name only, and LTO inlines much of the")
+    add("engine into `main`, which it cannot attribute. So the same firmware is also built with the private")
+    add("feature `_footprint-baseline` (`examples/esp32-serial/src/baseline.rs`): the same board init and")
+    add("the same mcp-hal drivers, driven by a one-letter line protocol instead of MCP. The difference of")
+    add(f"the two flash images, {kib(delta)}, is everything MCP costs: mcp-core, the kits, the schemas and")
+    add("descriptions, and the parts of `core` only the engine needs. Per category of symbol (`llvm-nm -S`,")
+    add("code + constants + initialized data):")
+    add("")
+    add("| category | with MCP | without | MCP's part |")
+    add("|---|---|---|---|")
+    for name in cats:
+        add(f"| {name} | {cats[name]} | {base_cats[name]} | {cats[name] - base_cats[name]} |")
+    add(f"| **flash image** | {image} | {base_image} | **{delta}** |")
+    add("`cargo bloat` attributes each function to the crate in its symbol name: generic code of")
+    add("mcp-core instantiated for the board (`Server<Board, …>::handle`, the kits' handlers) counts for")
+    add("mcp_core / mcp_hal; code LTO inlined into another crate's function counts for that crate.")
+    add("Constant data (.rodata: tool descriptions, schemas) is not split by crate; the whole")
+    add(f".rodata is {kib(rodata)}.")
+    add("")
+    add("## Static RAM")
+    add("")
+    add("The firmware's statics (`llvm-nm -S` on the ELF):")
+    add("")
+    add("| static | bytes |")
+    add("|---|---|")
+    for name, n in sorted(statics.items()):
+        add(f"| `{name}` | {n} |")
+    add("")
+    add("What the const generics of `Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>` cost on riscv32imc")
+    add("(`size_of`, computed by the compiler inside the QEMU firmware):")
+    add("")
+    add("| part | bytes |")
+    add("|---|---|")
+    add(f"| `Server` with TASKS = 0, CACHE = 0 (config, tool table of N = 10, session) | {engine['server_without_tasks_and_cache']} |")
+    add(f"| each tool slot (`N`) | {engine['per_tool']} |")
+    add(f"| each task slot (`TASKS`) | {engine['per_task']} |")
+    add(f"| each recent-call slot (`CACHE`, with `CACHE_BYTES` = 320) | {engine['per_cache_slot']} |")
+    add(f"| the firmware's choice: N = 10, TASKS = 2, CACHE = 2 | {engine['server']} |")
+    add("")
+    add("## Stack")
+    add("")
+    add(f"Stack painting (see `examples/qemu-riscv/src/measure.rs`): the {stack['size']}-byte stack is painted")
+    add("at boot; before each `Server::handle` the firmware repaints what the previous work dirtied, and")
+    add("after it finds the lowest dirtied word. Figures are below the caller's frame; 64 B is the floor")
+    add(f"of the method (the painter's margin). Session peak from the top of the stack: {stack['peak']} B")
+    add(f"(boot, main loop and the deepest dispatch){'; the stack was exhausted!' if stack['exhausted'] else ''}.")
+    add("")
+    add("| one message | stack bytes |")
+    add("|---|---|")
+    for name, n in rows:
+        add(f"| {name} | {n} |")
+    add("")
+    add("### JSON nesting")
+    add("")
+    add("The engine checks JSON iteratively (`mcp-core/src/wire/json.rs`: a bit stack, no recursion), and")
+    add("nothing after the check walks a value recursively, so nesting should cost no stack. Measured:")
+    add("")
+    add("| depth | nested as | stack bytes | answer |")
+    add("|---|---|---|---|")
+    for d, shape, n, how in depth:
+        add(f"| {d} | {shape} | {n} | {how[:72]}{'…' if len(how) > 72 else ''} |")
+    add("")
+    add(f"The stack a dispatch uses does not grow with nesting, so the limit is set by the checker's own")
+    add(f"maximum, `MAX_DEPTH_LIMIT` = {limit}, not by the stack: both firmwares set `Config::max_depth({limit})`.")
+    add("Real clients nest fewer than 10 levels; a deeper message gets a -32700 error that names the limit.")
+    add("")
+    add("## Heap")
+    add("")
+    add(f"{sum(kinds.values())} requests, in this mix (then {final['messages'] - session['messages']} more for the tables above):")
+    add("")
+    add("| request | count |")
+    add("|---|---|")
+    for k, n in kinds.items():
+        add(f"| {k} | {n} |")
+    add("")
+    add(f"Heap high-water {heap['peak']} B of {heap['size']} B, {heap['allocations']} allocations, {heap['failures']} failed")
+    add("(counted by a wrapper around `embedded-alloc`'s global allocator, so every allocation of every")
+    add("crate counts).")
+    if heap["allocations"] == 0:
+        add("Nothing allocated, not even for the escaped string argument (`\\u0061` in `set_theme`).")
+    add("")
+    add("## Reproduce")
+    add("")
+    add("```sh")
+    add("examples/footprint.sh            # builds esp32-serial (C3) and qemu-riscv, prints this report")
+    add("examples/footprint.sh --write    # and rewrites docs/FOOTPRINT.md")
+    add("```")
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.write:
+        args.write.write_text(report)
+    failed = [
+        share > TARGETS["flash"],  # the with/without figure is reported, see the final reply of issue 5
+        stack["handle_peak"] > TARGETS["dispatch_stack"],
+        heap["peak"] > TARGETS["heap"],
+        stack["exhausted"],
+    ]
+    sys.exit(1 if any(failed) else 0)
+
+
+def engine_tasks(engine: dict) -> int:
+    base, per = engine["server_without_tasks_and_cache"], engine["per_task"]
+    rest = engine["server"] - base - 2 * engine["per_cache_slot"]
+    return rest // per if per else 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The footprint report of issue 5: flash share of mcp-core + mcp-hal in the release esp32-serial
+# firmware (ESP32-C3), the engine's static RAM, and the stack and heap the qemu-riscv firmware
+# measures on itself during a 1000-request session and a JSON nesting sweep.
+#
+#   examples/footprint.sh            # print the report (Markdown)
+#   examples/footprint.sh --write    # and rewrite docs/FOOTPRINT.md
+#
+# Needs: the riscv32imc target, cargo-bloat, llvm-tools, qemu-system-riscv32, python3 (installed
+# by .ci/firmware.sh; this script installs cargo-bloat and llvm-tools itself if missing).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+write=()
+if [[ "${1:-}" == "--write" ]]; then write=(--write "$root/docs/FOOTPRINT.md"); fi
+
+command -v cargo-bloat >/dev/null || cargo install cargo-bloat --locked
+rustup component add llvm-tools >/dev/null 2>&1 || true
+llvm_bin="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# cargo reads .cargo/config.toml (the target) from the current directory.
+serial="$root/examples/esp32-serial"
+elf="$serial/target/riscv32imc-unknown-none-elf/release/esp32-serial"
+# Without MCP first (same output path: keep a copy), then the real firmware, measured by cargo bloat.
+(cd "$serial" && cargo build --release --quiet --features _footprint-baseline)
+cp "$elf" "$tmp/baseline.elf"
+(cd "$serial" && cargo build --release --quiet && cargo bloat --release --crates -n 40) > "$tmp/bloat.txt"
+(cd "$root/examples/qemu-riscv" && cargo build --release --quiet)
+
+python3 "$root/examples/footprint.py" \
+    --bloat "$tmp/bloat.txt" \
+    --elf "$elf" --baseline-elf "$tmp/baseline.elf" \
+    --llvm-bin "$llvm_bin" "${write[@]}"
