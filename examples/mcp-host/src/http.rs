@@ -1,0 +1,677 @@
+//! The Streamable HTTP server: one endpoint, both protocol eras.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use mcp_core::Principal;
+use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
+use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
+use mcp_core::wire::request::Message;
+
+use crate::session::{Frames, Session, frame, parse_event_id};
+use crate::{Board, Clock, Done, Engine, Factory, Run, Step, lock, pump, run};
+
+/// Settings of an [`HttpHost`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The endpoint path.
+    pub path: String,
+    /// Host names (without port) accepted in `Host` and `Origin` besides the loopback names:
+    /// the device's LAN address or mDNS name when it listens beyond loopback.
+    pub allowed_hosts: Vec<String>,
+    /// The largest request body (bytes); larger ones get 413.
+    pub max_body: usize,
+    /// The engine's output buffer (bytes): the largest response.
+    pub out_len: usize,
+    /// Who is on the other end of every connection.
+    pub principal: Principal,
+    /// The `retry:` of priming events (ms): how long a client waits before it reconnects.
+    pub retry_ms: u32,
+    /// Tools whose POST stream is closed right after the priming event (SSE polling, 2025-11-25
+    /// sessions): the result is delivered when the client reconnects with `Last-Event-ID`.
+    pub close_early: Vec<String>,
+    /// The most legacy sessions kept; beyond it the least recently used one is ended.
+    pub max_sessions: usize,
+    /// A session unused this long (and with no open stream) is ended.
+    pub session_idle: Duration,
+    /// How often the engines are polled.
+    pub tick: Duration,
+    /// How often open SSE connections get a comment (to notice dead ones).
+    pub keepalive: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            path: "/mcp".into(),
+            allowed_hosts: Vec::new(),
+            max_body: 64 * 1024,
+            out_len: 64 * 1024,
+            principal: Principal::Model,
+            retry_ms: 1000,
+            close_early: Vec::new(),
+            max_sessions: 32,
+            session_idle: Duration::from_secs(30 * 60),
+            tick: Duration::from_millis(10),
+            keepalive: Duration::from_secs(15),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Sets who is on the other end of every connection.
+    pub fn principal(mut self, p: Principal) -> Self {
+        self.principal = p;
+        self
+    }
+
+    /// Sets the tools whose POST stream closes early (SSE polling).
+    pub fn close_early(mut self, tools: &[&str]) -> Self {
+        self.close_early = tools.iter().map(|t| (*t).to_string()).collect();
+        self
+    }
+
+    /// Accepts these host names in `Host`/`Origin` besides the loopback names.
+    pub fn allow_hosts(mut self, hosts: &[&str]) -> Self {
+        self.allowed_hosts = hosts.iter().map(|h| (*h).to_string()).collect();
+        self
+    }
+
+    /// Sets the body limit.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// Sets the output buffer size.
+    pub fn out_len(mut self, bytes: usize) -> Self {
+        self.out_len = bytes;
+        self
+    }
+
+    /// Sets the `retry:` of priming events.
+    pub fn retry_ms(mut self, ms: u32) -> Self {
+        self.retry_ms = ms;
+        self
+    }
+
+    /// Sets the session limit.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+}
+
+struct Shared<C: 'static, const N: usize, const T: usize> {
+    opts: HttpOptions,
+    factory: Factory<C, N, T>,
+    board: Arc<Mutex<C>>,
+    stateless: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    sessions: Mutex<HashMap<String, Arc<Session<C, N, T>>>>,
+    clock: Clock,
+}
+
+/// A Streamable HTTP MCP server over engines built by a [`Factory`], sharing one board.
+///
+/// ```no_run
+/// # use std::sync::{Arc, Mutex};
+/// # struct Lamp;
+/// # impl mcp_host::Board for Lamp {}
+/// # async fn demo(factory: mcp_host::Factory<Lamp, 8, 2>) -> std::io::Result<()> {
+/// let host = mcp_host::HttpHost::new(mcp_host::HttpOptions::default(), factory, Arc::new(Mutex::new(Lamp)));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// host.serve(listener).await
+/// # }
+/// ```
+pub struct HttpHost<C: 'static, const N: usize, const T: usize> {
+    shared: Arc<Shared<C, N, T>>,
+}
+
+impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
+    /// A host; starts the timer thread that polls the engines (it ends with the host).
+    pub fn new(opts: HttpOptions, factory: Factory<C, N, T>, board: Arc<Mutex<C>>) -> Self {
+        let clock = Clock::new();
+        let mut stateless = factory();
+        {
+            let mut out = vec![0u8; opts.out_len.max(mcp_core::MIN_OUT_LEN)];
+            crate::prime(&mut stateless, &mut lock(&board), clock.now_ms(), &mut out);
+        }
+        let shared = Arc::new(Shared {
+            opts,
+            factory,
+            board,
+            stateless: Arc::new(Mutex::new(stateless)),
+            sessions: Mutex::new(HashMap::new()),
+            clock,
+        });
+        let weak = Arc::downgrade(&shared);
+        std::thread::spawn(move || timer(weak));
+        HttpHost { shared }
+    }
+
+    /// The axum router serving the endpoint.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(
+                &self.shared.opts.path,
+                axum::routing::any(endpoint::<C, N, T>),
+            )
+            .with_state(self.shared.clone())
+    }
+
+    /// Serves on `listener` until the listener fails.
+    ///
+    /// # Errors
+    /// The listener's I/O error.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+
+    /// The number of open legacy sessions.
+    pub fn sessions(&self) -> usize {
+        lock(&self.shared.sessions).len()
+    }
+}
+
+/// Polls every engine, routes what they emit, keeps connections alive and ends idle sessions.
+fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) {
+    let mut out = Vec::new();
+    let mut last_keepalive = Instant::now();
+    loop {
+        let Some(shared) = weak.upgrade() else { return };
+        let tick = shared.opts.tick;
+        out.resize(shared.opts.out_len.max(mcp_core::MIN_OUT_LEN), 0);
+        let now = shared.clock.now_ms();
+        lock(&shared.board).tick(now);
+        // The stateless engine owes nothing to anyone: its tasks are read with tasks/get.
+        drop(pump(&shared.stateless, &shared.board, now, &mut out));
+        let sessions: Vec<_> = lock(&shared.sessions).values().cloned().collect();
+        let keepalive = last_keepalive.elapsed() >= shared.opts.keepalive;
+        for s in &sessions {
+            let msgs = pump(&s.engine, &shared.board, now, &mut out);
+            let mut state = lock(&s.state);
+            for m in &msgs {
+                state.route(m);
+            }
+            if keepalive {
+                state.keepalive();
+            }
+        }
+        if keepalive {
+            last_keepalive = Instant::now();
+        }
+        let idle = shared.opts.session_idle;
+        lock(&shared.sessions).retain(|_, s| {
+            let mut state = lock(&s.state);
+            let keep = state.has_live() || state.last_seen.elapsed() < idle;
+            if !keep {
+                state.close();
+            }
+            keep
+        });
+        drop(shared);
+        std::thread::sleep(tick);
+    }
+}
+
+/// Header lookup over an `http::HeaderMap` (names are case-insensitive there).
+struct View<'a>(&'a HeaderMap);
+
+impl Headers for View<'_> {
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        self.0.get(name).map(HeaderValue::as_bytes)
+    }
+}
+
+async fn endpoint<C: Board, const N: usize, const T: usize>(
+    State(shared): State<Arc<Shared<C, N, T>>>,
+    req: Request,
+) -> Response {
+    let (parts, body) = req.into_parts();
+    let h = View(&parts.headers);
+    let allowed: Vec<&str> = shared
+        .opts
+        .allowed_hosts
+        .iter()
+        .map(String::as_str)
+        .collect();
+    if let Err(r) = rules::check_host_and_origin(&h, &allowed) {
+        return refusal(r, b"");
+    }
+    match parts.method {
+        Method::POST => post(&shared, &h, body).await,
+        Method::GET => get(&shared, &h),
+        Method::DELETE => delete(&shared, &h),
+        _ => not_allowed(
+            "GET, POST, DELETE",
+            "Method Not Allowed: use POST, GET or DELETE",
+        ),
+    }
+}
+
+async fn post<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    h: &View<'_>,
+    body: Body,
+) -> Response {
+    let max = shared.opts.max_body;
+    let declared = h
+        .header("Content-Length")
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    if let Err(r) = rules::check_post(h, declared, max) {
+        return refusal(r, b"");
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
+        return match rules::check_post(h, max.saturating_add(1), max) {
+            Err(r) => refusal(r, b""),
+            Ok(()) => error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                -32600,
+                "Payload Too Large",
+            ),
+        };
+    };
+    if let Err(r) = rules::check_post(h, bytes.len(), max) {
+        return refusal(r, &bytes);
+    }
+    match rules::route(h, &bytes) {
+        Route::Stateless => stateless(shared, h, bytes).await,
+        Route::Session(None) => open(shared, bytes).await,
+        Route::Session(Some(_)) => in_session(shared, h, bytes).await,
+    }
+}
+
+fn how<C: Board, const N: usize, const T: usize>(shared: &Shared<C, N, T>, stateless: bool) -> Run {
+    Run {
+        principal: shared.opts.principal,
+        stateless,
+        out_len: shared.opts.out_len,
+        prime_at: None,
+    }
+}
+
+/// The 2026-07-28 path: header rules, then the shared engine; JSON, or SSE (no ids, no priming:
+/// this revision has no resumption) when the handler emits notifications.
+async fn stateless<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    h: &View<'_>,
+    bytes: Bytes,
+) -> Response {
+    if let Err(r) = rules::check_stateless_headers(h, &bytes) {
+        return refusal(r, &bytes);
+    }
+    let mut rx = run(
+        shared.stateless.clone(),
+        shared.board.clone(),
+        bytes,
+        how(shared, true),
+    );
+    match rx.recv().await {
+        Some(Step::Done(d)) => answer(d, None),
+        Some(Step::Note(first)) => {
+            let (tx, frames) = tokio::sync::mpsc::unbounded_channel();
+            let _ = tx.send(frame(None, None, &first));
+            tokio::spawn(async move {
+                while let Some(step) = rx.recv().await {
+                    let data = match &step {
+                        Step::Note(n) => n.clone(),
+                        Step::Done(d) => d.bytes.clone(),
+                    };
+                    if !data.is_empty() && tx.send(frame(None, None, &data)).is_err() {
+                        // The client closed the stream: on this revision that cancels the
+                        // request; a handler that already runs cannot be stopped, so only its
+                        // output is dropped.
+                        return;
+                    }
+                }
+            });
+            sse(frames, None)
+        }
+        None => internal(),
+    }
+}
+
+/// A POST without a session: `initialize` opens one; anything else is refused (400).
+async fn open<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    bytes: Bytes,
+) -> Response {
+    match Message::parse(&bytes, DEFAULT_MAX_DEPTH) {
+        Err(_) => return error(StatusCode::BAD_REQUEST, None, -32700, "Parse error"),
+        Ok(Message::Request(r)) if r.method.eq_str("initialize") => {}
+        Ok(Message::Request(r)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                Some(r.id.raw()),
+                -32600,
+                "Bad Request: send initialize first, then the Mcp-Session-Id it returns",
+            );
+        }
+        Ok(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32600,
+                "Bad Request: an Mcp-Session-Id header is required",
+            );
+        }
+    }
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let session = Arc::new(Session::new(id.clone(), (shared.factory)()));
+    let mut how = how(shared, false);
+    how.prime_at = Some(shared.clock.now_ms());
+    let mut rx = run(session.engine.clone(), shared.board.clone(), bytes, how);
+    let done = loop {
+        match rx.recv().await {
+            Some(Step::Done(d)) => break d,
+            Some(Step::Note(_)) => {}
+            None => return internal(),
+        }
+    };
+    let Some(revision) = done.initialized else {
+        // A refused initialize opens nothing.
+        return answer(done, None);
+    };
+    {
+        let mut state = lock(&session.state);
+        state.revision = Some(revision);
+    }
+    {
+        let mut sessions = lock(&shared.sessions);
+        while sessions.len() >= shared.opts.max_sessions {
+            let oldest = sessions
+                .iter()
+                .min_by_key(|(_, s)| lock(&s.state).last_seen)
+                .map(|(k, _)| k.clone());
+            match oldest.and_then(|k| sessions.remove(&k)) {
+                Some(s) => lock(&s.state).close(),
+                None => break,
+            }
+        }
+        sessions.insert(id.clone(), session);
+    }
+    answer(done, Some(&id))
+}
+
+fn find<C: Board, const N: usize, const T: usize>(
+    shared: &Shared<C, N, T>,
+    h: &View<'_>,
+) -> Result<Arc<Session<C, N, T>>, Box<Response>> {
+    let Some(id) = h.header(rules::SESSION_ID) else {
+        return Err(Box::new(not_allowed(
+            "POST",
+            "Method Not Allowed: GET and DELETE need an Mcp-Session-Id; 2026-07-28 requests are POSTs",
+        )));
+    };
+    let id = String::from_utf8_lossy(id);
+    let Some(session) = lock(&shared.sessions).get(id.trim()).cloned() else {
+        return Err(Box::new(session_not_found()));
+    };
+    if let Some(v) = h.header(rules::PROTOCOL_VERSION) {
+        let v = String::from_utf8_lossy(v);
+        let known = mcp_core::Revision::ALL
+            .iter()
+            .any(|r| r.as_str() == v.trim());
+        if !known {
+            return Err(Box::new(error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32600,
+                "Bad Request: unsupported MCP-Protocol-Version for this session",
+            )));
+        }
+    }
+    lock(&session.state).last_seen = Instant::now();
+    Ok(session)
+}
+
+/// A POST in a legacy session.
+async fn in_session<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    h: &View<'_>,
+    bytes: Bytes,
+) -> Response {
+    let session = match find(shared, h) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let request_id = rules::request_id(&bytes).map(|i| i.raw().to_vec());
+    let resumable = session.resumable();
+    let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);
+    let retry = shared.opts.retry_ms;
+    let mut rx = run(
+        session.engine.clone(),
+        shared.board.clone(),
+        bytes,
+        how(shared, false),
+    );
+    if close_early {
+        // SSE polling: the POST stream ends after its priming event; the result is stored on
+        // this stream and replayed to a GET with Last-Event-ID.
+        let (k, frames) = {
+            let mut state = lock(&session.state);
+            let (k, frames) = state.open(true, retry, false);
+            state.detach(k);
+            (k, frames)
+        };
+        tokio::spawn(drain(session.clone(), k, rx, request_id));
+        return sse(frames, Some(&session.id));
+    }
+    match rx.recv().await {
+        Some(Step::Done(d)) if d.deferred => {
+            let mut state = lock(&session.state);
+            let (k, frames) = state.open(resumable, retry, false);
+            if let Some(rid) = request_id {
+                state.wait(rid, k);
+            }
+            drop(state);
+            sse(frames, Some(&session.id))
+        }
+        Some(Step::Done(d)) => {
+            if let Some(r) = d.initialized {
+                lock(&session.state).revision = Some(r);
+            }
+            answer(d, Some(&session.id))
+        }
+        Some(Step::Note(first)) => {
+            let (k, frames) = {
+                let mut state = lock(&session.state);
+                let (k, frames) = state.open(resumable, retry, false);
+                state.push(k, &first, false);
+                (k, frames)
+            };
+            tokio::spawn(drain(session.clone(), k, rx, request_id));
+            sse(frames, Some(&session.id))
+        }
+        None => internal(),
+    }
+}
+
+/// Moves the rest of a handler run onto session stream `k`.
+async fn drain<C: Board, const N: usize, const T: usize>(
+    session: Arc<Session<C, N, T>>,
+    k: u64,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Step>,
+    request_id: Option<Vec<u8>>,
+) {
+    while let Some(step) = rx.recv().await {
+        let mut state = lock(&session.state);
+        match step {
+            Step::Note(n) => state.push(k, &n, false),
+            Step::Done(d) if !d.bytes.is_empty() => state.push(k, &d.bytes, true),
+            Step::Done(d) if d.deferred => match request_id.clone() {
+                Some(rid) => state.wait(rid, k),
+                None => state.finish(k),
+            },
+            Step::Done(_) => state.finish(k),
+        }
+    }
+}
+
+/// `true` when the body is a `tools/call` of one of `tools`.
+fn calls_one_of(bytes: &[u8], tools: &[String]) -> bool {
+    if tools.is_empty() {
+        return false;
+    }
+    let Ok(Message::Request(r)) = Message::parse(bytes, DEFAULT_MAX_DEPTH) else {
+        return false;
+    };
+    if !r.method.eq_str("tools/call") {
+        return false;
+    }
+    let name = r.params.and_then(|p| {
+        p.members()?
+            .find(|(k, _)| k.eq_str("name"))
+            .and_then(|(_, v)| v.as_str())
+    });
+    name.is_some_and(|n| tools.iter().any(|t| n.eq_str(t)))
+}
+
+/// GET: a session's SSE stream: a resumption (`Last-Event-ID`) or the standalone stream.
+fn get<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    h: &View<'_>,
+) -> Response {
+    let accept = h.header("Accept").unwrap_or_default();
+    if !String::from_utf8_lossy(accept).contains("text/event-stream") {
+        return error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            -32600,
+            "Not Acceptable: a GET stream needs Accept: text/event-stream",
+        );
+    }
+    let session = match find(shared, h) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let resumable = session.resumable();
+    let mut state = lock(&session.state);
+    let resumed = h
+        .header("Last-Event-ID")
+        .and_then(parse_event_id)
+        .filter(|_| resumable)
+        .and_then(|(k, seq)| state.resume(k, seq));
+    let frames = match resumed {
+        Some(frames) => frames,
+        None => state.open(resumable, shared.opts.retry_ms, true).1,
+    };
+    drop(state);
+    sse(frames, Some(&session.id))
+}
+
+/// DELETE: ends a session.
+fn delete<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    h: &View<'_>,
+) -> Response {
+    let session = match find(shared, h) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    lock(&shared.sessions).remove(&session.id);
+    lock(&session.state).close();
+    empty(StatusCode::OK)
+}
+
+/// Maps an engine answer to a response: 202 when there is none, else JSON with the status the
+/// specification mandates.
+fn answer(d: Done, session: Option<&str>) -> Response {
+    let status = rules::status_code(d.status, !d.bytes.is_empty());
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = if d.bytes.is_empty() {
+        empty(status)
+    } else {
+        json(status, d.bytes)
+    };
+    add_session(&mut r, session);
+    r
+}
+
+fn add_session(r: &mut Response, session: Option<&str>) {
+    if let Some(v) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        r.headers_mut().insert(rules::SESSION_ID, v);
+    }
+}
+
+fn empty(status: StatusCode) -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = status;
+    r
+}
+
+fn json(status: StatusCode, body: Bytes) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn sse(frames: Frames, session: Option<&str>) -> Response {
+    let stream = futures_util::stream::unfold(frames, |mut rx| async move {
+        rx.recv().await.map(|f| (Ok::<_, Infallible>(f), rx))
+    });
+    let mut r = Response::new(Body::from_stream(stream));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("X-Accel-Buffering", HeaderValue::from_static("no"));
+    add_session(&mut r, session);
+    r
+}
+
+/// A refusal from the transport rules, echoing the request id when the body has one.
+fn refusal(r: Refusal, body: &[u8]) -> Response {
+    let mut out = [0u8; 512];
+    let n = r.write_body(body, &mut out);
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
+    json(
+        status,
+        Bytes::copy_from_slice(out.get(..n).unwrap_or_default()),
+    )
+}
+
+/// A JSON-RPC error the host writes itself (`message` is plain ASCII without quotes).
+fn error(status: StatusCode, id: Option<&[u8]>, code: i32, message: &str) -> Response {
+    let id = id.map_or("null".into(), |i| String::from_utf8_lossy(i).into_owned());
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":"{message}"}}}}"#);
+    json(status, Bytes::from(body))
+}
+
+fn session_not_found() -> Response {
+    error(StatusCode::NOT_FOUND, None, -32001, "Session not found")
+}
+
+fn not_allowed(allow: &'static str, message: &str) -> Response {
+    let mut r = error(StatusCode::METHOD_NOT_ALLOWED, None, -32600, message);
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+fn internal() -> Response {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+        -32603,
+        "Internal error: the engine did not answer",
+    )
+}

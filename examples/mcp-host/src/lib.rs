@@ -1,0 +1,207 @@
+//! mcp-host: the std host around mcp-core's sans-IO engine.
+//!
+//! mcp-core turns message bytes into response bytes and owns no socket, clock or thread. This
+//! crate supplies them for a host computer (a simulator, a test fixture, a Linux gateway):
+//!
+//! - [`HttpHost`]: a Streamable HTTP server at one endpoint (`/mcp`) that serves **both protocol
+//!   eras**. A request that states the 2026-07-28 rules (per-request `_meta` or a modern
+//!   `MCP-Protocol-Version` header, and no session) goes to one shared stateless engine (one
+//!   global task store); everything else follows the 2025 session rules: `initialize` mints an
+//!   `Mcp-Session-Id` and gets its own engine, notifications get 202, unknown or ended sessions
+//!   get 404, `DELETE` ends a session, `GET` opens an SSE stream. Responses become SSE streams
+//!   when a handler emits notifications; sessions on 2025-11-25 get priming events, `retry:`,
+//!   event ids and an event store that `Last-Event-ID` replays from. Host/Origin checks
+//!   (DNS-rebinding protection) and a body limit (413) come first.
+//! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
+//!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes.
+//!
+//! Every engine shares one device context `C` (your board) behind a mutex; a timer thread polls
+//! every engine ([`Server::poll`]) so that long-running tools advance, and routes what they emit:
+//! deferred responses to the HTTP request waiting for that id, notifications to the session's
+//! `GET` stream.
+//!
+//! Lock order, everywhere: an engine, then the board.
+
+mod http;
+mod session;
+pub mod xiaozhi;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use mcp_core::server::Status;
+use mcp_core::{Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
+use tokio::sync::mpsc;
+
+pub use http::{HttpHost, HttpOptions};
+
+/// The device context the tools act on, as the host drives it.
+pub trait Board: Send + 'static {
+    /// Called by the host's timer with its monotonic clock (ms), before the engines are polled:
+    /// advance simulated hardware, watch for a due reboot, …
+    fn tick(&mut self, now_ms: u64) {
+        let _ = now_ms;
+    }
+}
+
+/// The engine type the host drives: tool capacity `N`, task capacity `T`.
+pub type Engine<C, const N: usize, const T: usize> = Server<'static, C, N, T>;
+
+/// Builds a fresh engine with its tools registered: one per legacy session, one for the
+/// stateless path, one per WebSocket connection.
+pub type Factory<C, const N: usize, const T: usize> =
+    Arc<dyn Fn() -> Box<Engine<C, N, T>> + Send + Sync>;
+
+/// Locks a mutex, ignoring poisoning: a tool that panicked leaves the board as it was, and the
+/// host keeps serving (the engine itself never panics).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// 16 bytes from the operating system's random source, for task-id keys.
+pub fn entropy() -> [u8; 16] {
+    let mut seed = [0u8; 16];
+    if getrandom::fill(&mut seed).is_err() {
+        // No OS randomness: fall back on the standard library's per-process random keys.
+        use std::hash::{BuildHasher, Hasher};
+        for (i, chunk) in seed.chunks_mut(8).enumerate() {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_usize(i);
+            chunk.copy_from_slice(&h.finish().to_le_bytes());
+        }
+    }
+    seed
+}
+
+/// The host's monotonic clock.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    start: Instant,
+}
+
+impl Clock {
+    pub(crate) fn new() -> Self {
+        Clock {
+            start: Instant::now(),
+        }
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Brings a fresh engine onto the host's clock (so task timestamps are wall-clock time) and
+/// seeds its task-id key.
+pub(crate) fn prime<C, const N: usize, const T: usize>(
+    engine: &mut Engine<C, N, T>,
+    board: &mut C,
+    now_ms: u64,
+    out: &mut [u8],
+) {
+    while engine.poll(now_ms, board, out) > 0 {}
+    engine.set_unix_time(unix_ms());
+    engine.set_entropy(entropy());
+}
+
+/// Polls an engine until it owes nothing; returns what it emitted.
+pub(crate) fn pump<C, const N: usize, const T: usize>(
+    engine: &Mutex<Box<Engine<C, N, T>>>,
+    board: &Mutex<C>,
+    now_ms: u64,
+    out: &mut [u8],
+) -> Vec<Bytes> {
+    let mut engine = lock(engine);
+    let mut board = lock(board);
+    let mut msgs = Vec::new();
+    loop {
+        let n = engine.poll(now_ms, &mut board, out);
+        match out.get(..n) {
+            Some(m) if n > 0 => msgs.push(Bytes::copy_from_slice(m)),
+            _ => return msgs,
+        }
+    }
+}
+
+/// What a handler run produces, in order: its notifications, then the outcome.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// A notification the handler emitted (progress, log).
+    Note(Bytes),
+    /// The engine's answer.
+    Done(Done),
+}
+
+/// The engine's answer to one message.
+#[derive(Debug)]
+pub(crate) struct Done {
+    /// The response (empty: none now).
+    pub(crate) bytes: Bytes,
+    /// The HTTP status class.
+    pub(crate) status: Status,
+    /// The answer comes later from `poll` (a parked `tasks/result`).
+    pub(crate) deferred: bool,
+    /// The message was an `initialize` that settled on this revision.
+    pub(crate) initialized: Option<Revision>,
+}
+
+/// How to run one message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Run {
+    pub(crate) principal: Principal,
+    pub(crate) stateless: bool,
+    pub(crate) out_len: usize,
+    /// Prime the engine first (a fresh one), at this time.
+    pub(crate) prime_at: Option<u64>,
+}
+
+/// Hands one message to an engine on a blocking thread; notifications and the answer arrive on
+/// the returned channel as they happen.
+pub(crate) fn run<C: Board, const N: usize, const T: usize>(
+    engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    board: Arc<Mutex<C>>,
+    msg: Bytes,
+    how: Run,
+) -> mpsc::UnboundedReceiver<Step> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::task::spawn_blocking(move || {
+        let mut out = vec![0u8; how.out_len.max(MIN_OUT_LEN)];
+        let mut engine = lock(&engine);
+        let mut board = lock(&board);
+        if let Some(now) = how.prime_at {
+            prime(&mut engine, &mut board, now, &mut out);
+        }
+        let notes = tx.clone();
+        let mut notify = move |m: &[u8]| {
+            let _ = notes.send(Step::Note(Bytes::copy_from_slice(m)));
+        };
+        let input = Input::new(&msg, how.principal).stateless(how.stateless);
+        let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
+            Ok(h) => Done {
+                bytes: Bytes::copy_from_slice(out.get(..h.len).unwrap_or_default()),
+                status: h.status,
+                deferred: h.deferred,
+                initialized: match h.event {
+                    Some(Event::Initialized { revision, .. }) => Some(revision),
+                    _ => None,
+                },
+            },
+            // Only for buffers below MIN_OUT_LEN, which `out` never is.
+            Err(_) => Done {
+                bytes: Bytes::new(),
+                status: Status::Ok,
+                deferred: false,
+                initialized: None,
+            },
+        };
+        let _ = tx.send(Step::Done(done));
+    });
+    rx
+}
