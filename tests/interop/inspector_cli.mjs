@@ -10,7 +10,7 @@
 //
 // Prints one line per check and a summary; exits non-zero on any failure.
 
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -71,25 +71,48 @@ const env = {
   MCP_CLIENT_CONFIG_PATH: path.join(scratch, "client.json"),
 };
 
-/** Runs the Inspector CLI once; returns {code, out (parsed stdout JSON or null), stdout, stderr}. */
+/** Runs the Inspector CLI once; resolves {code, out (parsed stdout JSON or null), err, stdout, stderr}. */
 function inspector(simArgs, method, extra = [], era = null) {
   const args = [INSPECTOR, "--cli", "--format", "json", "-q"];
   if (era) args.push("--protocol-era", era);
   args.push(DEVICE_SIM, "--stdio", ...simArgs, "--method", method, ...extra);
-  const p = spawnSync(NODE, args, { env, encoding: "utf8", timeout: 60000, stdio: ["ignore", "pipe", "pipe"] });
-  let out = null;
-  try {
-    out = JSON.parse(p.stdout);
-  } catch {
-    out = null;
-  }
-  let err = null;
-  try {
-    err = JSON.parse(p.stderr.trim().split("\n").pop() ?? "");
-  } catch {
-    err = null;
-  }
-  return { code: p.status, out, err, stdout: p.stdout, stderr: p.stderr };
+  return limit(() => new Promise((resolve) => {
+    const p = spawn(NODE, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    p.stdout.on("data", (d) => (stdout += d));
+    p.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => p.kill("SIGKILL"), 60000);
+    p.on("close", (code) => {
+      clearTimeout(timer);
+      const parse = (t) => {
+        try {
+          return JSON.parse(t);
+        } catch {
+          return null;
+        }
+      };
+      resolve({ code, out: parse(stdout), err: parse(stderr.trim().split("\n").pop() ?? ""), stdout, stderr });
+    });
+  }));
+}
+
+// Each run is mostly Node start-up: a few at once keep the wall time down on 2 cores.
+let running = 0;
+const queue = [];
+function limit(job, max = Number(process.env.INSPECTOR_JOBS ?? 3)) {
+  return new Promise((resolve) => {
+    const start = () => {
+      running++;
+      job().then((v) => {
+        running--;
+        resolve(v);
+        queue.shift()?.();
+      });
+    };
+    if (running < max) start();
+    else queue.push(start);
+  });
 }
 
 const call = (simArgs, tool, argsJson, era) =>
@@ -100,12 +123,31 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const version = spawnSync(NODE, [INSPECTOR, "--version"], { env, encoding: "utf8" });
 console.log(`inspector ${version.stdout.trim()} on node ${spawnSync(NODE, ["--version"], { encoding: "utf8" }).stdout.trim()}`);
 
+// Start every run at once (the pool bounds how many run together), then check them in order.
+const ERAS = [null, "modern"];
+const VALIDATION = [['{"volume":50.5}', "50.5"], ['{"volume":40,"loud":true}', "loud"], ['{"volume":101}', "101"]];
+const runs = new Map(ERAS.map((era) => [era, {
+  list: inspector(PAGING, "tools/list", [], era),
+  volume: call([], "self.audio_speaker.set_volume", '{"volume":40}', era),
+  status: call([], "self.get_device_status", "{}", era),
+  relay: call([], "self.relay.set", '{"on":true}', era),
+  motor: call([], "self.motor.move_to", '{"position":300}', era),
+  chinese: call(["--extra-tools", "1"], FILLERS[0], '{"level":2,"label":"中文标签·测试"}', era),
+  invalid: VALIDATION.map(([json]) => call([], "self.audio_speaker.set_volume", json, era)),
+  reboot: call([], "self.reboot", "{}", era),
+}]));
+// --tool-args-json is documented as "passed verbatim — no key=value coercion", but the CLI runs the
+// values through the same schema-driven coercion as --tool-arg: "50" becomes 50 and "loud" becomes
+// null before they reach the device. Reported; the device's own refusal of "50" is shown by the SDKs.
+const coercedRun = call([], "self.audio_speaker.set_volume", '{"volume":"50"}');
+
 let statusSchema = null;
-for (const era of [null, "modern"]) {
+for (const era of ERAS) {
   const tag = `[inspector cli, ${era ?? "default era"}]`;
+  const run = runs.get(era);
 
   // tools/list: the CLI follows nextCursor itself and prints one merged list.
-  const list = inspector(PAGING, "tools/list", [], era);
+  const list = await run.list;
   const tools = list.out?.result?.tools ?? [];
   const names = tools.map((t) => t.name);
   check(`${tag} tools/list (40 fillers, 4000-byte pages): exit 0, all ${names.length} tools once, in order`,
@@ -118,23 +160,23 @@ for (const era of [null, "modern"]) {
       && same(volume?.inputSchema?.required, ["volume"]) && volume?.inputSchema?.properties?.volume?.maximum === 100,
     { status, volume });
 
-  let r = call([], "self.audio_speaker.set_volume", '{"volume":40}', era);
+  let r = await run.volume;
   let res = r.out?.result;
   check(`${tag} set_volume 40: exit 0, true, evidence read_back 40 == 40`,
     r.code === 0 && res?.isError === false && same(res?.structuredContent, { value: true })
       && same(res?.evidence, { level: "read_back", commanded: 40, observed: 40 }), r.out ?? r.stderr);
 
-  r = call([], "self.get_device_status", "{}", era);
+  r = await run.status;
   res = r.out?.result;
   const validate = new Ajv2020({ strict: false }).compile(statusSchema ?? { not: {} });
   check(`${tag} get_device_status: structuredContent conforms to the listed outputSchema (Ajv 2020-12)`,
     r.code === 0 && validate(res?.structuredContent), { errors: validate.errors, out: r.out });
 
-  r = call([], "self.relay.set", '{"on":true}', era);
+  r = await run.relay;
   check(`${tag} relay.set on: measured true == true`,
     r.code === 0 && same(r.out?.result?.evidence, { level: "measured", commanded: true, observed: true }), r.out ?? r.stderr);
 
-  r = call([], "self.motor.move_to", '{"position":300}', era);
+  r = await run.motor;
   res = r.out?.result;
   const sc = res?.structuredContent ?? {};
   if (era === "modern") {
@@ -147,27 +189,24 @@ for (const era of [null, "modern"]) {
       r.out ?? r.stderr);
   }
 
-  r = call(["--extra-tools", "1"], FILLERS[0], '{"level":2,"label":"中文标签·测试"}', era);
+  r = await run.chinese;
   check(`${tag} a filler tool with a Chinese label: ok`,
     r.code === 0 && texts(r.out?.result) === "This filler tool has no effect.", r.out ?? r.stderr);
 
   // Validation failures: isError results (2025-11-25 and 2026-07-28), exit code 5 from the CLI.
-  for (const [json, word] of [['{"volume":50.5}', "50.5"], ['{"volume":40,"loud":true}', "loud"], ['{"volume":101}', "101"]]) {
-    r = call([], "self.audio_speaker.set_volume", json, era);
+  for (const [i, [json, word]] of VALIDATION.entries()) {
+    r = await run.invalid[i];
     check(`${tag} set_volume ${json}: isError result naming ${word} (exit 5)`,
       r.code === 5 && r.out?.result?.isError === true && texts(r.out?.result).includes(word), { code: r.code, out: r.out });
   }
 
   // The CLI's own check: a tool it did not see listed is not sent at all.
-  r = call([], "self.reboot", "{}", era);
+  r = await run.reboot;
   check(`${tag} user-only self.reboot: not listed, so the CLI refuses it itself (tool_not_found)`,
     r.code !== 0 && r.err?.error?.code === "tool_not_found", { code: r.code, stderr: r.stderr.slice(-300) });
 }
 
-// --tool-args-json is documented as "passed verbatim — no key=value coercion", but the CLI runs the
-// values through the same schema-driven coercion as --tool-arg: "50" becomes 50 and "loud" becomes
-// null before they reach the device. Reported; the device's own refusal of "50" is shown by the SDKs.
-const coerced = call([], "self.audio_speaker.set_volume", '{"volume":"50"}');
+const coerced = await coercedRun;
 known(`[inspector cli] --tool-args-json '{"volume":"50"}' reaches the device verbatim (and is refused there)`,
   coerced.out?.result?.isError === true,
   `the CLI sent {"volume":50}: ${JSON.stringify(coerced.out?.result?.evidence ?? coerced.out)}`);
