@@ -435,19 +435,37 @@ async def fault_session(link, tag: str) -> None:
           "47" in said, said)
 
 
+#: What a xiaozhi device sends in its WebSocket handshake; xinnan's backend identifies (and, with
+#: auth on, admits) devices by these, and turns away a connection without a device id.
+WS_HEADERS = {
+    "Authorization": "Bearer test-token",
+    "Protocol-Version": "1",
+    "Device-Id": "d0:ef:76:00:00:01",
+    "Client-Id": "5f0e7c1a-interop",
+}
+
+
 async def run(transport: str) -> None:
     link_type = StdioLink if transport == "stdio" else WsLink
     tag = f"[xiaozhi, {link_type.name}]"
-    async with link_type(*PAGING) as link:
+    extra: list[str] = []
+    if transport == "ws":
+        for name, value in WS_HEADERS.items():
+            extra += ["--ws-header", f"{name}: {value}"]
+    async with link_type(*PAGING, *extra) as link:
         try:
             await session(link, tag)
         except Exception as e:
             check(f"{tag} the session ran to the end", False, repr(e))
+    check(f"{tag} device-sim exits 0 when the backend ends the connection", link.exit_code == 0,
+          (link.exit_code, link.stderr[-3:]))
     check(f"{tag} the device logged the vision endpoint it was given",
           any(VISION["url"] in line for line in link.stderr), link.stderr[-5:])
     if transport == "ws":
         check(f"{tag} the device connected to the URL's path", link.request_path == WsLink.path, link.request_path)
-        print(f"    device's WebSocket request headers: {sorted(link.request_headers)}", flush=True)
+        sent = {k.lower(): v for k, v in WS_HEADERS.items()}
+        check(f"{tag} the handshake carried the device's headers (--ws-header)",
+              all(link.request_headers.get(k) == v for k, v in sent.items()), link.request_headers)
     async with link_type("--fault", "readback-mismatch") as link:
         try:
             await fault_session(link, tag + "[fault readback-mismatch]")
