@@ -5,6 +5,7 @@ use core::fmt;
 
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::json::{Integer, Json, JsonStr, Kind};
+use crate::wire::writer::Number;
 
 /// A validated argument value.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,9 +259,9 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
             f.write_str("a number")?;
             let (min, max) = p.num_bounds();
             match (min != f64::MIN, max != f64::MAX) {
-                (true, true) => write!(f, " from {min} to {max}"),
-                (true, false) => write!(f, " of at least {min}"),
-                (false, true) => write!(f, " of at most {max}"),
+                (true, true) => write!(f, " from {} to {}", Number(min), Number(max)),
+                (true, false) => write!(f, " of at least {}", Number(min)),
+                (false, true) => write!(f, " of at most {}", Number(max)),
                 (false, false) => Ok(()),
             }
         }

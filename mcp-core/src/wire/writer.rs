@@ -115,15 +115,7 @@ impl<'b> Writer<'b> {
     /// Writes a number; integral values are written as integers (`100`, not `100.0`), and
     /// non-finite values (which JSON cannot represent) become `null`.
     pub fn number(&mut self, v: f64) {
-        // `f64::fract` is not in `core`: compare with the truncated value instead.
-        if v > -1e15 && v < 1e15 && (v as i64) as f64 == v {
-            self.int(v as i64);
-        } else if v.is_finite() {
-            let mut b = zmij::Buffer::new();
-            self.raw(b.format_finite(v).as_bytes());
-        } else {
-            self.raw(b"null");
-        }
+        with_number(v, |s| self.raw(s.as_bytes()));
     }
 
     /// Writes `true` or `false`.
@@ -160,6 +152,29 @@ impl fmt::Write for Writer<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.text(s);
         Ok(())
+    }
+}
+
+/// Formats an `f64` the way [`Writer::number`] writes it, without `core`'s float formatting (which
+/// would link a second float printer into the firmware).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Number(pub(crate) f64);
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        with_number(self.0, |s| f.write_str(s))
+    }
+}
+
+/// Formats `v` (integral values as integers, non-finite as `null`) and hands the text to `f`.
+fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
+    // `f64::fract` is not in `core`: compare with the truncated value instead.
+    if v > -1e15 && v < 1e15 && (v as i64) as f64 == v {
+        f(itoa::Buffer::new().format(v as i64))
+    } else if v.is_finite() {
+        f(zmij::Buffer::new().format_finite(v))
+    } else {
+        f("null")
     }
 }
 
