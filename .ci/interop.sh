@@ -31,7 +31,7 @@ rm -f "$SCRATCH"/logs/*.log
 ONLY=${INTEROP_ONLY:-python ts-sdk inspector xiaozhi}
 started=$(date +%s)
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
 need() { command -v "$1" >/dev/null || { echo "interop: $1 is required ($2)" >&2; exit 2; }; }
 need python3 "Python 3.10+ with the venv module"
 need node "Node 20+"
