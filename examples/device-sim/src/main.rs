@@ -3,13 +3,17 @@
 //!
 //! With no arguments it prints a short transcript of a demo session against itself. With
 //! `--stdio` it is an MCP server on stdin/stdout (one JSON message per line, logs on stderr), so
-//! that any MCP client can drive the engine as a black box.
+//! that any MCP client can drive the engine as a black box. With `--http 127.0.0.1:PORT` it serves
+//! Streamable HTTP at `/mcp` (both protocol eras), and with `--xiaozhi-ws URL` it connects out to a
+//! xiaozhi backend over WebSocket, as a xiaozhi device does (both through mcp-host).
 
 mod board;
 
 use std::io::{self, BufRead, Write};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use board::{Board, TOOLS};
@@ -18,6 +22,7 @@ use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
+use mcp_host::{HostEvent, HttpHost, HttpOptions};
 
 /// The most tools the simulator's table holds (built-in + fillers).
 const CAPACITY: usize = 512;
@@ -42,13 +47,30 @@ enum Who {
 
 /// A simulated xiaozhi-style device driven by mcp-core.
 ///
-/// Without options: print a demo transcript. With --stdio: serve MCP on stdin/stdout.
+/// Without options: print a demo transcript. With --stdio: serve MCP on stdin/stdout. With
+/// --http ADDR: serve Streamable HTTP at http://ADDR/mcp. With --xiaozhi-ws URL: connect out to a
+/// xiaozhi backend.
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Cli {
     /// Serve MCP over stdin/stdout, one JSON message per line (logs go to stderr).
     #[arg(long)]
     stdio: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp, both protocol eras (ADDR: 127.0.0.1:PORT, or a
+    /// bare PORT for loopback). Binding beyond loopback needs --allow-host for the names clients use.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio", "envelope", "xiaozhi_ws"])]
+    http: Option<String>,
+    /// With --http: also accept this host name in Host/Origin (repeatable; loopback names always
+    /// are). DNS-rebinding protection refuses every other.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// Connect to a xiaozhi backend's WebSocket URL (ws://…), send the device hello and serve MCP
+    /// in its envelope until the backend closes the connection.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope"])]
+    xiaozhi_ws: Option<String>,
+    /// With --xiaozhi-ws: a handshake header, "Name: value" (repeatable), e.g. "Device-Id: …".
+    #[arg(long = "ws-header", value_name = "HEADER")]
+    ws_headers: Vec<String>,
     /// Wrap messages in a transport envelope (implies --stdio).
     #[arg(long, value_enum)]
     envelope: Option<EnvelopeKind>,
@@ -174,21 +196,49 @@ fn handle(
     }
 }
 
-fn build(cli: &Cli, faults: Faults) -> Result<Device, String> {
-    let config = Config::new("device-sim", env!("CARGO_PKG_VERSION")).page_bytes(cli.page_bytes);
-    let mut engine = Box::new(Engine::new(config));
-    for tool in TOOLS {
-        engine.register(tool).map_err(|e| e.to_string())?;
+/// The tool set: the board's tools and `--extra-tools` fillers (built once, leaked).
+struct Tools {
+    config: Config,
+    fillers: Vec<&'static mcp_core::Tool<Board>>,
+}
+
+impl Tools {
+    fn new(cli: &Cli) -> Self {
+        Tools {
+            config: Config::new("device-sim", env!("CARGO_PKG_VERSION")).page_bytes(cli.page_bytes),
+            fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
+        }
     }
-    for i in 1..=cli.extra_tools {
-        engine
-            .register(board::filler_tool(i))
-            .map_err(|e| e.to_string())?;
+
+    /// An engine with every tool registered.
+    fn engine(&self) -> Result<Box<Engine>, String> {
+        let mut engine = Box::new(Engine::new(self.config));
+        for tool in TOOLS.iter().copied().chain(self.fillers.iter().copied()) {
+            engine.register(tool).map_err(|e| e.to_string())?;
+        }
+        Ok(engine)
     }
-    let principal = match cli.principal {
+
+    /// A factory for the host (one engine per session). Registration was checked at start-up
+    /// with the same tools, so it cannot fail here; if it did, the engine would have no tools.
+    fn factory(self) -> mcp_host::Factory<Board, CAPACITY, TASKS> {
+        Arc::new(move || {
+            self.engine()
+                .unwrap_or_else(|_| Box::new(Engine::new(self.config)))
+        })
+    }
+}
+
+fn principal(cli: &Cli) -> Principal {
+    match cli.principal {
         Who::Model => Principal::Model,
         Who::User => Principal::User,
-    };
+    }
+}
+
+fn build(cli: &Cli, faults: Faults) -> Result<Device, String> {
+    let engine = Tools::new(cli).engine()?;
+    let principal = principal(cli);
     Ok(Device {
         engine,
         board: Board::new(faults, cli.door_open),
@@ -229,6 +279,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cli.http.is_some() || cli.xiaozhi_ws.is_some() {
+        return match serve_network(&cli, faults) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("device-sim: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let mut device = match build(&cli, faults) {
         Ok(d) => d,
         Err(e) => {
@@ -253,6 +312,101 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+impl mcp_host::Board for Board {
+    fn tick(&mut self, now_ms: u64) {
+        self.sim.set_time(now_ms);
+        if self.sim.system.take_reboot() {
+            eprintln!("device-sim: reboot due (a simulator only logs it and keeps running)");
+        }
+    }
+}
+
+fn log_event(e: &HostEvent) {
+    match e {
+        HostEvent::Initialized {
+            revision,
+            vision_url,
+        } => {
+            eprintln!("device-sim: initialized, protocol {}", revision.as_str());
+            if let Some(url) = vision_url {
+                eprintln!("device-sim: vision endpoint {url}");
+            }
+        }
+        HostEvent::Hello { session_id } => eprintln!(
+            "device-sim: hello from the server, session {:?}",
+            session_id.as_deref().unwrap_or("")
+        ),
+        _ => {}
+    }
+}
+
+/// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
+fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    s.parse()
+        .map_err(|_| format!("--http wants ADDR:PORT (e.g. 127.0.0.1:8080), not {s:?}"))
+}
+
+/// Serves `--http` or `--xiaozhi-ws` through mcp-host until killed (HTTP) or until the backend
+/// closes the connection (WebSocket).
+fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
+    let tools = Tools::new(cli);
+    // Check the registration once, loudly, before anything listens.
+    let engine = tools.engine()?;
+    let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+    if !faults.is_empty() {
+        eprintln!("device-sim: injected faults: {faults}");
+    }
+    let out_len = cli.page_bytes + 1024;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    if let Some(url) = &cli.xiaozhi_ws {
+        let mut opts = mcp_host::xiaozhi::Options::new(url.clone())
+            .principal(principal(cli))
+            .out_len(out_len)
+            .on_event(Arc::new(log_event));
+        for h in &cli.ws_headers {
+            let (name, value) = h
+                .split_once(':')
+                .ok_or_else(|| format!("--ws-header wants \"Name: value\", not {h:?}"))?;
+            opts = opts.header(name.trim(), value.trim());
+        }
+        eprintln!("device-sim: connecting to {url}");
+        return runtime
+            .block_on(mcp_host::xiaozhi::run(&opts, engine, board))
+            .map_err(|e| e.to_string());
+    }
+    let addr = parse_addr(cli.http.as_deref().unwrap_or_default())?;
+    let hosts: Vec<&str> = cli.allow_hosts.iter().map(String::as_str).collect();
+    if !addr.ip().is_loopback() && hosts.is_empty() {
+        eprintln!(
+            "device-sim: listening beyond loopback; only Host: localhost/127.0.0.1/[::1] is accepted \
+             until you name this machine with --allow-host"
+        );
+    }
+    let opts = HttpOptions::default()
+        .principal(principal(cli))
+        .allow_hosts(&hosts)
+        .out_len(out_len)
+        .on_event(Arc::new(log_event));
+    let host = HttpHost::new(opts, tools.factory(), board);
+    runtime
+        .block_on(async {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!(
+                "device-sim: serving MCP (Streamable HTTP) at http://{}/mcp",
+                listener.local_addr()?
+            );
+            host.serve(listener).await
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// 16 random bytes from the standard library's per-process random hasher keys.

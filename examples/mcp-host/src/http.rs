@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -17,10 +18,10 @@ use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::wire::request::Message;
 
 use crate::session::{Frames, Session, frame, parse_event_id};
-use crate::{Board, Clock, Done, Engine, Factory, Run, Step, lock, pump, run};
+use crate::{Board, Clock, Done, Engine, EventHook, Factory, Run, Step, lock, pump, run};
 
 /// Settings of an [`HttpHost`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpOptions {
     /// The endpoint path.
@@ -47,6 +48,21 @@ pub struct HttpOptions {
     pub tick: Duration,
     /// How often open SSE connections get a comment (to notice dead ones).
     pub keepalive: Duration,
+    /// Receives host events (initialized sessions), for logging.
+    pub on_event: Option<EventHook>,
+}
+
+impl fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("path", &self.path)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_body", &self.max_body)
+            .field("principal", &self.principal)
+            .field("close_early", &self.close_early)
+            .field("max_sessions", &self.max_sessions)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for HttpOptions {
@@ -63,6 +79,7 @@ impl Default for HttpOptions {
             session_idle: Duration::from_secs(30 * 60),
             tick: Duration::from_millis(10),
             keepalive: Duration::from_secs(15),
+            on_event: None,
         }
     }
 }
@@ -101,6 +118,12 @@ impl HttpOptions {
     /// Sets the `retry:` of priming events.
     pub fn retry_ms(mut self, ms: u32) -> Self {
         self.retry_ms = ms;
+        self
+    }
+
+    /// Sets the event hook.
+    pub fn on_event(mut self, hook: EventHook) -> Self {
+        self.on_event = Some(hook);
         self
     }
 
@@ -383,6 +406,9 @@ async fn open<C: Board, const N: usize, const T: usize>(
         // A refused initialize opens nothing.
         return answer(done, None);
     };
+    if let (Some(hook), Some(event)) = (&shared.opts.on_event, done.event()) {
+        hook(&event);
+    }
     {
         let mut state = lock(&session.state);
         state.revision = Some(revision);
@@ -481,6 +507,9 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
         Some(Step::Done(d)) => {
             if let Some(r) = d.initialized {
                 lock(&session.state).revision = Some(r);
+            }
+            if let (Some(hook), Some(event)) = (&shared.opts.on_event, d.event()) {
+                hook(&event);
             }
             answer(d, Some(&session.id))
         }

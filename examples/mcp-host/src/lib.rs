@@ -150,7 +150,40 @@ pub(crate) struct Done {
     pub(crate) deferred: bool,
     /// The message was an `initialize` that settled on this revision.
     pub(crate) initialized: Option<Revision>,
+    /// xiaozhi's `capabilities.vision.url` from that `initialize`.
+    pub(crate) vision_url: Option<String>,
 }
+
+impl Done {
+    /// The application's view of an `initialize`, if this was one.
+    pub(crate) fn event(&self) -> Option<HostEvent> {
+        self.initialized.map(|revision| HostEvent::Initialized {
+            revision,
+            vision_url: self.vision_url.clone(),
+        })
+    }
+}
+
+/// Something the application may want to log or act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostEvent {
+    /// A client initialized a session.
+    Initialized {
+        /// The negotiated revision.
+        revision: Revision,
+        /// xiaozhi's vision endpoint (`capabilities.vision.url`), when the client sent one.
+        vision_url: Option<String>,
+    },
+    /// The xiaozhi backend answered the hello with this session id.
+    Hello {
+        /// The session id.
+        session_id: Option<String>,
+    },
+}
+
+/// Receives [`HostEvent`]s (for logging); called from the host's tasks, keep it short.
+pub type EventHook = Arc<dyn Fn(&HostEvent) + Send + Sync>;
 
 /// How to run one message.
 #[derive(Debug, Clone, Copy)]
@@ -184,21 +217,28 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         };
         let input = Input::new(&msg, how.principal).stateless(how.stateless);
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
-            Ok(h) => Done {
-                bytes: Bytes::copy_from_slice(out.get(..h.len).unwrap_or_default()),
-                status: h.status,
-                deferred: h.deferred,
-                initialized: match h.event {
-                    Some(Event::Initialized { revision, .. }) => Some(revision),
-                    _ => None,
-                },
-            },
+            Ok(h) => {
+                let (initialized, vision_url) = match h.event {
+                    Some(Event::Initialized { revision, vision }) => {
+                        (Some(revision), vision.map(|v| v.url.to_cow().into_owned()))
+                    }
+                    _ => (None, None),
+                };
+                Done {
+                    bytes: Bytes::copy_from_slice(out.get(..h.len).unwrap_or_default()),
+                    status: h.status,
+                    deferred: h.deferred,
+                    initialized,
+                    vision_url,
+                }
+            }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
             Err(_) => Done {
                 bytes: Bytes::new(),
                 status: Status::Ok,
                 deferred: false,
                 initialized: None,
+                vision_url: None,
             },
         };
         let _ = tx.send(Step::Done(done));

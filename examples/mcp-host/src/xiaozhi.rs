@@ -24,10 +24,10 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::{Board, Clock, Engine, Run, Step, lock, prime, pump};
+use crate::{Board, Clock, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
 
 /// Settings of the WebSocket client.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Options {
     /// The backend's WebSocket URL (`ws://…`).
@@ -41,6 +41,21 @@ pub struct Options {
     pub out_len: usize,
     /// How often the engine is polled.
     pub tick: Duration,
+    /// Receives host events (the hello, an initialized session), for logging.
+    pub on_event: Option<EventHook>,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("url", &self.url)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("principal", &self.principal)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Options {
@@ -53,6 +68,7 @@ impl Options {
             principal: Principal::Model,
             out_len: 16 * 1024,
             tick: Duration::from_millis(20),
+            on_event: None,
         }
     }
 
@@ -65,6 +81,12 @@ impl Options {
     /// Sets who is on the other end.
     pub fn principal(mut self, p: Principal) -> Self {
         self.principal = p;
+        self
+    }
+
+    /// Sets the event hook.
+    pub fn on_event(mut self, hook: EventHook) -> Self {
+        self.on_event = Some(hook);
         self
     }
 
@@ -163,6 +185,9 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
                 };
                 if env.is("hello") {
                     session_id = env.session_id.map(|s| s.to_cow().into_owned());
+                    if let Some(hook) = &opts.on_event {
+                        hook(&HostEvent::Hello { session_id: session_id.clone() });
+                    }
                     continue;
                 }
                 let Some(payload) = env.mcp_payload() else { continue };
@@ -174,7 +199,12 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
                 while let Some(step) = rx.recv().await {
                     let data = match step {
                         Step::Note(n) => n,
-                        Step::Done(d) => d.bytes,
+                        Step::Done(d) => {
+                            if let (Some(hook), Some(event)) = (&opts.on_event, d.event()) {
+                                hook(&event);
+                            }
+                            d.bytes
+                        }
                     };
                     if let Some(frame) = envelope(sid.as_deref(), &data) {
                         sink.send(Message::text(frame)).await?;

@@ -1,0 +1,259 @@
+//! The real device-sim binary on its network transports: `--http` (Streamable HTTP, plain
+//! HTTP/1.1 requests written by hand) and `--xiaozhi-ws` (a backend-style WebSocket server).
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+struct Sim(Child);
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `device-sim --http 127.0.0.1:0 ARGS` and returns it with the address it serves.
+fn start_http(args: &[&str]) -> (Sim, String) {
+    let mut sim = Sim(Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start device-sim"));
+    let mut stderr = BufReader::new(sim.0.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "device-sim exited"
+        );
+        if let Some(rest) = line
+            .trim()
+            .strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
+        {
+            let addr = rest.strip_suffix("/mcp").unwrap().to_string();
+            // Keep draining stderr so the child never blocks on it.
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (sim, addr);
+        }
+    }
+}
+
+/// One HTTP/1.1 request; returns the status, the headers (lower-case names) and the body.
+fn request(
+    addr: &str,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+#[test]
+fn http_serves_a_legacy_session_and_the_stateless_revision() {
+    let (_sim, addr) = start_http(&[]);
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let (status, headers, body) = request(&addr, "POST", &[JSON, ACCEPT], &init.to_string());
+    assert_eq!(status, 200, "{body}");
+    let sid = header(&headers, "mcp-session-id").unwrap().to_string();
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["result"]["serverInfo"]["name"], "device-sim");
+    let session = [
+        JSON,
+        ACCEPT,
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let (status, _, _) = request(
+        &addr,
+        "POST",
+        &session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status, 202);
+    let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}});
+    let (status, _, body) = request(&addr, "POST", &session, &call.to_string());
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["result"]["evidence"]["level"], "read_back");
+    assert_eq!(v["result"]["evidence"]["observed"], 40);
+    // The same board serves the stateless path: the volume is still 40.
+    let status_call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.get_device_status","arguments":{},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}});
+    let modern = [
+        JSON,
+        ACCEPT,
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "self.get_device_status"),
+    ];
+    let (status, headers, body) = request(&addr, "POST", &modern, &status_call.to_string());
+    assert_eq!(status, 200, "{body}");
+    assert!(header(&headers, "mcp-session-id").is_none());
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["result"]["resultType"], "complete");
+    assert_eq!(
+        v["result"]["structuredContent"]["audio_speaker"]["volume"],
+        40
+    );
+    // DNS-rebinding protection, and DELETE.
+    let (status, _, _) = request(
+        &addr,
+        "POST",
+        &[JSON, ACCEPT, ("Origin", "http://evil.example.com")],
+        &init.to_string(),
+    );
+    assert_eq!(status, 403);
+    let (status, _, _) = request(&addr, "DELETE", &[("Mcp-Session-Id", sid.as_str())], "");
+    assert_eq!(status, 200);
+    let (status, _, _) = request(&addr, "POST", &session, &call.to_string());
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn http_refuses_a_bad_address() {
+    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--http", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--http wants"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args([
+            "--xiaozhi-ws",
+            &url,
+            "--ws-header",
+            "Device-Id: 11:22:33:44:55:66",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (tcp, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+    let hello = next_text(&mut ws).await;
+    assert_eq!(hello["features"]["mcp"], true);
+    ws.send(Message::text(
+        json!({"type":"hello","session_id":"abc"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    for (id, msg) in [
+        (
+            1,
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}),
+        ),
+        (2, json!({"jsonrpc":"2.0","id":2,"method":"tools/list"})),
+    ] {
+        ws.send(Message::text(
+            json!({"session_id":"abc","type":"mcp","payload":msg}).to_string(),
+        ))
+        .await
+        .unwrap();
+        let answer = next_text(&mut ws).await;
+        assert_eq!(answer["session_id"], "abc");
+        assert_eq!(answer["payload"]["id"], id);
+        if id == 2 {
+            assert!(
+                answer["payload"]["result"]["tools"]
+                    .as_array()
+                    .unwrap()
+                    .len()
+                    >= 5
+            );
+        }
+    }
+    ws.close(None).await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    let mut err = String::new();
+    tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut err)
+        .await
+        .unwrap();
+    assert!(
+        err.contains("hello from the server, session \"abc\""),
+        "{err}"
+    );
+}
+
+async fn next_text(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Text(t) = m {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}

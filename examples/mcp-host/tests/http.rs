@@ -1,0 +1,619 @@
+//! The Streamable HTTP host through real HTTP requests against a server on an ephemeral port.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_core::registry::Tool;
+use mcp_core::{
+    Args, Config, Output, Param, Progress, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport,
+    ToolResult,
+};
+use mcp_host::{Board, Engine, HttpHost, HttpOptions};
+use serde_json::{Value, json};
+
+#[derive(Default)]
+struct Lab {
+    ticks: u64,
+}
+
+impl Board for Lab {
+    fn tick(&mut self, _: u64) {
+        self.ticks += 1;
+    }
+}
+
+fn hello(_: &mut Lab, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    Ok(Output::text("hi"))
+}
+
+fn steps(_: &mut Lab, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    for i in 0..3 {
+        r.progress(f64::from(i), Some(2.0), None);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(Output::text("stepped"))
+}
+
+fn slow(_: &mut Lab, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    std::thread::sleep(Duration::from_millis(50));
+    Ok(Output::text("slow done"))
+}
+
+fn start_move(_: &mut Lab, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    Ok(Output::task(a.int("ms")?))
+}
+
+fn poll_move(_: &mut Lab, t: &TaskInfo) -> TaskPoll {
+    let elapsed = i64::try_from(t.now_ms - t.started_ms).unwrap();
+    if elapsed >= t.data {
+        return TaskPoll::Done(Ok(Output::int(t.data)));
+    }
+    TaskPoll::Working(Some(Progress {
+        progress: elapsed as f64,
+        total: Some(t.data as f64),
+    }))
+}
+
+static HELLO: Tool<Lab> = Tool::new("hello", "Says hi", hello);
+static STEPS: Tool<Lab> = Tool::new("steps", "Reports progress three times", steps);
+static SLOW: Tool<Lab> = Tool::new("slow", "Takes 50 ms", slow);
+static MOVE: Tool<Lab> = Tool::new("move", "A long-running move", start_move)
+    .params(&[Param::integer("ms", "How long").range(1, 10_000)])
+    .long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll: poll_move,
+            stop: None,
+            timeout_ms: 20_000,
+        },
+    );
+
+fn engine() -> Box<Engine<Lab, 8, 4>> {
+    let mut e = Box::new(Engine::new(Config::new("lab", "1")));
+    for t in [&HELLO, &STEPS, &SLOW, &MOVE] {
+        e.register(t).unwrap();
+    }
+    e
+}
+
+struct Rig {
+    url: String,
+    http: reqwest::Client,
+    board: Arc<Mutex<Lab>>,
+}
+
+async fn start(opts: HttpOptions) -> Rig {
+    let board = Arc::new(Mutex::new(Lab::default()));
+    let host = HttpHost::new(opts, Arc::new(engine), board.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(host.serve(listener));
+    Rig {
+        url: format!("http://{addr}/mcp"),
+        http: reqwest::Client::new(),
+        board,
+    }
+}
+
+fn default_opts() -> HttpOptions {
+    HttpOptions::default()
+        .close_early(&["slow"])
+        .max_body(4096)
+        .retry_ms(250)
+}
+
+const BOTH: &str = "application/json, text/event-stream";
+
+impl Rig {
+    fn post(&self, body: &Value) -> reqwest::RequestBuilder {
+        self.http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", BOTH)
+            .body(body.to_string())
+    }
+
+    async fn initialize(&self, version: &str) -> String {
+        let r = self
+            .post(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+                "protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        assert!(sid.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["result"]["protocolVersion"], version);
+        let r = self
+            .post(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+            .header("mcp-session-id", &sid)
+            .header("mcp-protocol-version", version)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        assert!(r.bytes().await.unwrap().is_empty());
+        sid
+    }
+
+    fn in_session(&self, sid: &str, body: &Value) -> reqwest::RequestBuilder {
+        self.post(body)
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", "2025-11-25")
+    }
+
+    fn get(&self, sid: &str) -> reqwest::RequestBuilder {
+        self.http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", "2025-11-25")
+    }
+
+    fn raw(&self, body: &Value, headers: &[(&str, &str)]) -> reqwest::RequestBuilder {
+        let mut r = self.http.post(&self.url).body(body.to_string());
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r
+    }
+
+    fn modern(&self, method: &str, name: Option<&str>, params: Value) -> reqwest::RequestBuilder {
+        self.modern_as(method, method, name, params)
+    }
+
+    /// A 2026-07-28 request whose `Mcp-Method` header says `header_method`.
+    fn modern_as(
+        &self,
+        method: &str,
+        header_method: &str,
+        name: Option<&str>,
+        mut params: Value,
+    ) -> reqwest::RequestBuilder {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let mut r = self
+            .post(&json!({"jsonrpc":"2.0","id":9,"method":method,"params":params}))
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", header_method);
+        if let Some(n) = name {
+            r = r.header("Mcp-Name", n);
+        }
+        r
+    }
+}
+
+/// One SSE event: its id, retry and data lines.
+#[derive(Debug, Default, Clone)]
+struct Event {
+    id: Option<String>,
+    retry: Option<String>,
+    data: String,
+}
+
+/// Reads SSE events until the stream ends, `enough` says stop, or two seconds pass.
+async fn events(r: reqwest::Response, enough: impl Fn(&[Event]) -> bool) -> Vec<Event> {
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let mut stream = r.bytes_stream();
+    let mut buf = String::new();
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            if block.starts_with(':') {
+                continue;
+            }
+            let mut e = Event::default();
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    e.id = Some(v.into());
+                } else if let Some(v) = line.strip_prefix("retry: ") {
+                    e.retry = Some(v.into());
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    e.data = v.into();
+                }
+            }
+            out.push(e);
+        }
+        if enough(&out) {
+            return out;
+        }
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(Ok(chunk))) => buf.push_str(std::str::from_utf8(&chunk).unwrap()),
+            _ => return out,
+        }
+    }
+}
+
+fn data(e: &Event) -> Value {
+    serde_json::from_str(&e.data).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_from_initialize_to_delete() {
+    let rig = start(default_opts()).await;
+    let sid = rig.initialize("2025-11-25").await;
+    let r = rig
+        .in_session(&sid, &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 4);
+    let v: Value = rig
+        .in_session(&sid, &json!({"jsonrpc":"2.0","id":2,"method":"ping"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["result"], json!({}));
+    // Without a session: initialize only.
+    let r = rig
+        .post(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // An unknown session: 404.
+    let r = rig
+        .in_session("nope", &json!({"jsonrpc":"2.0","id":4,"method":"ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    // A version header the session does not speak: 400.
+    let r = rig
+        .post(&json!({"jsonrpc":"2.0","id":5,"method":"ping"}))
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "1999-01-01")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // DELETE ends it; afterwards 404.
+    let r = rig
+        .http
+        .delete(&rig.url)
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = rig
+        .in_session(&sid, &json!({"jsonrpc":"2.0","id":6,"method":"ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    // The timer ticks the board.
+    assert!(rig.board.lock().unwrap().ticks > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_origin_media_types_and_size_are_checked_first() {
+    let rig = start(default_opts()).await;
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
+    let r = rig
+        .post(&init)
+        .header("Host", "evil.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = rig
+        .post(&init)
+        .header("Origin", "http://evil.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let port = rig
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let r = rig
+        .post(&init)
+        .header("Host", format!("localhost:{port}"))
+        .header("Origin", format!("http://localhost:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let big = json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"y".repeat(5000)}});
+    assert_eq!(rig.post(&big).send().await.unwrap().status(), 413);
+    // A body larger than the limit without a Content-Length (chunked) is refused too.
+    let chunks =
+        futures_util::stream::iter((0..10).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1000])));
+    let r = rig
+        .http
+        .post(&rig.url)
+        .header("content-type", "application/json")
+        .header("accept", BOTH)
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let r = rig
+        .raw(&init, &[("content-type", "text/plain"), ("accept", BOTH)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let r = rig
+        .raw(
+            &init,
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json"),
+            ],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 406);
+    // GET and DELETE without a session, other methods: 405 with Allow.
+    let r = rig
+        .http
+        .get(&rig.url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["allow"], "POST");
+    let r = rig.http.put(&rig.url).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    // Another path: 404.
+    let r = rig
+        .http
+        .post(rig.url.replace("/mcp", "/other"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stateless_path_checks_headers_and_streams_notifications() {
+    let rig = start(default_opts()).await;
+    let r = rig
+        .modern("server/discover", None, json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["result"]["resultType"], "complete");
+    assert_eq!(v["result"]["supportedVersions"][0], "2026-07-28");
+    // Header rules: a mismatched method, a missing name.
+    let r = rig
+        .modern_as("tools/list", "prompts/list", None, json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(9), json!(-32020))
+    );
+    let r = rig
+        .modern("tools/call", None, json!({"name":"hello","arguments":{}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    // The header says 2026-07-28 but the body has no _meta: -32602.
+    let r = rig
+        .post(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}))
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/list")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32602);
+    // Removed methods: 404.
+    let r = rig.modern("ping", None, json!({})).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    // A call that reports progress: SSE, notifications before the response, no ids (no
+    // resumption on this revision).
+    let mut params = json!({"name":"steps","arguments":{}});
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "progressToken": "p1",
+    });
+    let r = rig
+        .post(&json!({"jsonrpc":"2.0","id":"c","method":"tools/call","params":params}))
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "steps")
+        .send()
+        .await
+        .unwrap();
+    let ev = events(r, |_| false).await;
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert!(ev.iter().all(|e| e.id.is_none() && e.retry.is_none()));
+    for (i, e) in ev[..3].iter().enumerate() {
+        assert_eq!(data(e)["params"]["progress"], i as f64);
+    }
+    let last = data(&ev[3]);
+    assert_eq!(last["id"], "c");
+    assert_eq!(last["result"]["resultType"], "complete");
+    // A plain call: JSON.
+    let r = rig
+        .modern("tools/call", Some("hello"), json!({"name":"hello"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/json");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_streams_prime_store_and_replay_after_last_event_id() {
+    let rig = start(default_opts()).await;
+    let sid = rig.initialize("2025-11-25").await;
+    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+        "params":{"name":"steps","arguments":{},"_meta":{"progressToken":5}}});
+    let r = rig.in_session(&sid, &call).send().await.unwrap();
+    assert_eq!(r.headers()["mcp-session-id"], sid.as_str());
+    let ev = events(r, |_| false).await;
+    // Priming event first: an id, retry, empty data. Then 3 notifications, then the response.
+    assert_eq!(ev.len(), 5, "{ev:?}");
+    assert_eq!(ev[0].retry.as_deref(), Some("250"));
+    assert!(ev[0].data.is_empty());
+    let stream = ev[0].id.clone().unwrap();
+    let stream = stream.split('-').next().unwrap().to_string();
+    assert_eq!(data(&ev[4])["id"], 7);
+    for (i, e) in ev.iter().enumerate() {
+        assert_eq!(e.id.as_deref(), Some(format!("{stream}-{i}").as_str()));
+    }
+    // Reconnect after the second notification: the rest is replayed, on this stream only.
+    let r = rig
+        .get(&sid)
+        .header("last-event-id", format!("{stream}-2"))
+        .send()
+        .await
+        .unwrap();
+    let replay = events(r, |_| false).await;
+    assert_eq!(
+        replay
+            .iter()
+            .map(|e| e.id.clone().unwrap())
+            .collect::<Vec<_>>(),
+        [format!("{stream}-3"), format!("{stream}-4")]
+    );
+    assert_eq!(data(&replay[1])["result"]["content"][0]["text"], "stepped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_early_tool_delivers_its_result_on_reconnection() {
+    let rig = start(default_opts()).await;
+    let sid = rig.initialize("2025-11-25").await;
+    let call = json!({"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"slow","arguments":{}}});
+    let r = rig.in_session(&sid, &call).send().await.unwrap();
+    let ev = events(r, |_| false).await;
+    assert_eq!(ev.len(), 1, "only the priming event: {ev:?}");
+    let last = ev[0].id.clone().unwrap();
+    let r = rig
+        .get(&sid)
+        .header("last-event-id", &last)
+        .send()
+        .await
+        .unwrap();
+    let ev = events(r, |e| !e.is_empty()).await;
+    let v = data(&ev[0]);
+    assert_eq!(v["id"], "r1");
+    assert_eq!(v["result"]["content"][0]["text"], "slow done");
+    // Older sessions get no priming event and no early close.
+    let old = rig.initialize("2025-06-18").await;
+    let r = rig
+        .post(&call)
+        .header("mcp-session-id", &old)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/json");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_tasks_park_tasks_result_and_send_status_on_the_get_stream() {
+    let rig = start(default_opts()).await;
+    let sid = rig.initialize("2025-11-25").await;
+    let get = rig.get(&sid).send().await.unwrap();
+    assert_eq!(get.status(), 200);
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"move","arguments":{"ms":300},"task":{"ttl":60000}}});
+    let v: Value = rig
+        .in_session(&sid, &call)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let task = v["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    assert_eq!(v["result"]["task"]["status"], "working");
+    // tasks/result waits for the end: an SSE stream that gets the response from the timer.
+    let r = rig
+        .in_session(
+            &sid,
+            &json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let ev = events(r, |e| e.iter().any(|e| !e.data.is_empty())).await;
+    let v = data(ev.iter().find(|e| !e.data.is_empty()).unwrap());
+    assert_eq!(v["id"], 2);
+    assert_eq!(v["result"]["structuredContent"]["value"], 300);
+    // The status notification went to the GET stream (and only there).
+    let ev = events(get, |e| e.iter().any(|e| !e.data.is_empty())).await;
+    let note = data(ev.iter().find(|e| !e.data.is_empty()).unwrap());
+    assert_eq!(note["method"], "notifications/tasks/status");
+    assert_eq!(note["params"]["status"], "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_posts_each_get_their_own_answer_and_sessions_are_bounded() {
+    let rig = start(default_opts().max_sessions(2)).await;
+    let sid = rig.initialize("2025-11-25").await;
+    let calls = (0..3).map(|i| {
+        rig.in_session(
+            &sid,
+            &json!({"jsonrpc":"2.0","id":1000 + i,"method":"tools/list","params":{}}),
+        )
+        .send()
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    let mut ids: Vec<i64> = Vec::new();
+    for a in answers {
+        let a = a.unwrap();
+        assert_eq!(a.status(), 200);
+        let v: Value = a.json().await.unwrap();
+        ids.push(v["id"].as_i64().unwrap());
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [1000, 1001, 1002]);
+    // A third session ends the least recently used one.
+    let b = rig.initialize("2025-11-25").await;
+    let c = rig.initialize("2025-11-25").await;
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
+    assert_eq!(
+        rig.in_session(&sid, &ping).send().await.unwrap().status(),
+        404
+    );
+    assert_eq!(
+        rig.in_session(&b, &ping).send().await.unwrap().status(),
+        200
+    );
+    assert_eq!(
+        rig.in_session(&c, &ping).send().await.unwrap().status(),
+        200
+    );
+}
