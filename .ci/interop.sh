@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in tests/interop
 
 MCP_PY_VERSION=2.3.0
 WEBSOCKETS_VERSION=17.4
