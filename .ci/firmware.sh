@@ -42,10 +42,8 @@ step "esp32-serial: ESP32-C6 (riscv32imac), release, same source"
 (cd examples/esp32-serial && cargo build --release --no-default-features --features esp32c6 \
     --target riscv32imac-unknown-none-elf)
 
-if [[ -f examples/esp32-wifi/Cargo.toml ]]; then
-    step "esp32-wifi: ESP32-C3, release"
-    (cd examples/esp32-wifi && cargo build --release)
-fi
+step "esp32-wifi: ESP32-C3, release: Streamable HTTP server, then the xiaozhi WebSocket client mode"
+(cd examples/esp32-wifi && cargo build --release && cargo build --release --features xiaozhi)
 
 step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/run"
 (cd examples/qemu-riscv && cargo build --release)

@@ -14,7 +14,7 @@ use core::fmt::Write as _;
 
 use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
-use embassy_time::{Duration, Instant};
+use embassy_time::Duration;
 use embedded_io_async::Write as _;
 use mcp_core::server::Input;
 use mcp_core::transport::http::{self, Headers, Route};
@@ -301,9 +301,4 @@ async fn respond(
     socket.write_all(head.as_bytes()).await?;
     socket.write_all(body).await?;
     socket.flush().await
-}
-
-/// Milliseconds since boot, from embassy-time.
-pub fn uptime_ms() -> u64 {
-    Instant::now().as_millis()
 }

@@ -76,7 +76,8 @@ static ENGINE: StaticCell<Engine> = StaticCell::new();
 static BOARD: StaticCell<Board> = StaticCell::new();
 static RESOURCES: StaticCell<StackResources<3>> = StaticCell::new();
 
-fn random() -> u64 {
+/// 64 random bits from the hardware RNG (fed by the radio's noise once Wi-Fi runs).
+pub fn random() -> u64 {
     let rng = Rng::new();
     (u64::from(rng.random()) << 32) | u64::from(rng.random())
 }
@@ -102,8 +103,10 @@ async fn main(spawner: Spawner) -> ! {
     if controller.set_config(&WifiConfig::Station(station)).is_err() {
         halt();
     }
+    let station = Interface::station();
+    let mac = station.mac_address();
     let (stack, runner) = embassy_net::new(
-        Interface::station(),
+        station,
         embassy_net::Config::dhcpv4(Default::default()),
         RESOURCES.init(StackResources::new()),
         random(),
@@ -125,18 +128,35 @@ async fn main(spawner: Spawner) -> ! {
     if let Some(config) = stack.config_v4() {
         let _ = write!(host, "{}", config.address.address());
     }
-    serve(stack, engine, board, host).await
+    serve(stack, engine, board, host, mac).await
 }
 
 #[cfg(not(feature = "xiaozhi"))]
-async fn serve(stack: Stack<'static>, engine: &'static mut Engine, board: &'static mut Board, host: heapless::String<16>) -> ! {
+async fn serve(
+    stack: Stack<'static>,
+    engine: &'static mut Engine,
+    board: &'static mut Board,
+    host: heapless::String<16>,
+    _mac: [u8; 6],
+) -> ! {
     let mut ep = http::Endpoint::new(engine, board, host, random);
-    http::serve(stack, &mut ep, http::uptime_ms).await
+    http::serve(stack, &mut ep, uptime_ms).await
 }
 
 #[cfg(feature = "xiaozhi")]
-async fn serve(stack: Stack<'static>, engine: &'static mut Engine, board: &'static mut Board, _host: heapless::String<16>) -> ! {
-    xiaozhi::run(stack, engine, board).await
+async fn serve(
+    stack: Stack<'static>,
+    engine: &'static mut Engine,
+    board: &'static mut Board,
+    _host: heapless::String<16>,
+    mac: [u8; 6],
+) -> ! {
+    xiaozhi::run(stack, engine, board, mac).await
+}
+
+/// Milliseconds since boot, from embassy-time.
+pub fn uptime_ms() -> u64 {
+    embassy_time::Instant::now().as_millis()
 }
 
 /// `self.reboot` arms a restart one second after answering; this task carries it out.
