@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""device-sim driven by the official MCP Python SDK (`mcp==2.3.0`), unmodified, over stdio.
+"""device-sim driven by the official MCP Python SDK (`mcp==2.3.0`), unmodified, over stdio and HTTP.
 
-Sessions (each starts its own `device-sim --stdio`; the model ones with 40 filler tools and
-4000-byte pages, so that `tools/list` pages):
+Sessions (each starts its own device-sim; the model ones with 40 filler tools and 4000-byte pages,
+so that `tools/list` pages):
 
-1. `Client(..., mode="auto")` over stdio, and again over Streamable HTTP (`device-sim --http`,
-   `Client("http://127.0.0.1:PORT/mcp")`): the SDK probes `server/discover` and runs on 2026-07-28 (stateless,
+1. `Client(..., mode="auto")`: the SDK probes `server/discover` and runs on 2026-07-28 (stateless,
    per-request `_meta`); `Client(..., mode="legacy")`: `initialize`, which negotiates 2025-11-25.
+   Both over `device-sim --stdio` and again over Streamable HTTP (`device-sim --http`,
+   `Client("http://127.0.0.1:PORT/mcp")`); `--transport stdio|http|both` (default both).
    In each: every page of `tools/list` (each tool exactly once, in order, distinct cursors; an
    unknown cursor is -32602), every listed tool called with valid arguments, evidence checked
    (read back, applied, measured, scheduled), `get_device_status` validated against its
