@@ -1,7 +1,7 @@
 //! The xiaozhi WebSocket client mode: the device connects *out* to a backend.
 //!
 //! The device opens a WebSocket to the backend's URL, sends its hello
-//! ([`DEVICE_HELLO`](mcp_core::transport::xiaozhi::DEVICE_HELLO), announcing `features.mcp`), and
+//! ([`DEVICE_HELLO`], announcing `features.mcp`), and
 //! learns its `session_id` from the server's hello. MCP then travels inside
 //! `{"session_id":…,"type":"mcp","payload":{…}}` text frames, in both directions. Messages that
 //! arrive before the hello exchange completes are served too (backends do send them), answered
