@@ -156,6 +156,13 @@ proptest! {
         loop {
             let page = list(&mut server, modern, with_user, cursor.as_deref()).expect("a page");
             prop_assert!(page.result_len <= budget, "page of {} > {budget}", page.result_len);
+            // A legacy page has none of the 2026-07-28 members reserved for: it fits what is left.
+            let planned = server.registry().page_bytes();
+            prop_assert!(
+                modern || page.result_len <= planned,
+                "legacy page of {} > {planned}",
+                page.result_len
+            );
             prop_assert!(!page.names.is_empty() || visible.is_empty(), "an empty page");
             if let Some(c) = &page.cursor {
                 prop_assert!(
