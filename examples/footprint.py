@@ -332,10 +332,10 @@ def main() -> None:
     add("| what | measured | target | |")
     add("|---|---|---|---|")
     share = ours["mcp_core"] + ours["mcp_hal"]
-    add(f"| mcp-core + mcp-hal code in flash (`cargo bloat --crates`) | {kib(share)} (mcp_core {kib(ours['mcp_core'])}, mcp_hal {kib(ours['mcp_hal'])}) | ≤ 48 KiB | {ok(share <= TARGETS['flash'])} |")
+    add(f"| mcp-core + mcp-hal code in flash by symbol name (`cargo bloat --crates`; a lower bound) | {kib(share)} (mcp_core {kib(ours['mcp_core'])}, mcp_hal {kib(ours['mcp_hal'])}) | — | |")
     dep_sum = sum(deps.values())
     add(f"| … plus the crates they pull in (serde_json, serde, heapless, itoa, zmij, …) | {kib(share + dep_sum)} | — | |")
-    add(f"| everything MCP adds to the flash image (with/without build) | {kib(delta)} ({kib(image)} − {kib(base_image)}) | ≤ 48 KiB | {ok(delta <= TARGETS['flash'])} |")
+    add(f"| mcp-core + mcp-hal share of flash: everything MCP adds to the image (with/without build) | {kib(delta)} ({kib(image)} − {kib(base_image)}) | ≤ 48 KiB | {ok(delta <= TARGETS['flash'])} |")
     add(f"| engine static RAM: `Server` (TASKS={engine_tasks(engine)}, CACHE=2, CACHE_BYTES=320) | {engine_state} B | ≤ 2 KiB + buffers | {ok(engine_state <= TARGETS['engine_ram'])} |")
     add(f"| buffers: line {engine['line_buffer']} B + output {engine['out_buffer']} B | {engine['line_buffer'] + engine['out_buffer']} B | (caller's) | |")
     add(f"| peak stack of one dispatch (max over {session['messages']} messages) | {stack['handle_peak']} B | ≤ 3 KiB | {ok(stack['handle_peak'] <= TARGETS['dispatch_stack'])} |")
@@ -359,8 +359,9 @@ def main() -> None:
     add("")
     add(f"Whole firmware: .text {text} B, .rodata {rodata} B, flash image ≈ {kib(image)} (`llvm-size -A`).")
     add("")
-    add("**With/without.** `cargo bloat` attributes code by symbol name only, and LTO inlines much of the")
-    add("engine into `main`, which it cannot attribute. So the same firmware is also built with the private")
+    add("**With/without.** `cargo bloat` attributes code by symbol name only, and fat LTO inlines much of")
+    add("the engine (`Server::handle` and the dispatch) into the firmware's own `esp32_serial::serve`, which")
+    add("it then counts for the firmware crate. So the same firmware is also built with the private")
     add("feature `_footprint-baseline` (`examples/esp32-serial/src/baseline.rs`): the same board init and")
     add("the same mcp-hal drivers, driven by a one-letter line protocol instead of MCP. The difference of")
     add(f"the two flash images, {kib(delta)}, is everything MCP costs: mcp-core, the kits, the schemas and")
@@ -372,11 +373,13 @@ def main() -> None:
     for name in cats:
         add(f"| {name} | {cats[name]} | {base_cats[name]} | {cats[name] - base_cats[name]} |")
     add(f"| **flash image** | {image} | {base_image} | **{delta}** |")
+    add("")
     add("`cargo bloat` attributes each function to the crate in its symbol name: generic code of")
-    add("mcp-core instantiated for the board (`Server<Board, …>::handle`, the kits' handlers) counts for")
+    add("mcp-core instantiated for the board (the kits' handlers, `Tool::write_listing`) counts for")
     add("mcp_core / mcp_hal; code LTO inlined into another crate's function counts for that crate.")
-    add("Constant data (.rodata: tool descriptions, schemas) is not split by crate; the whole")
-    add(f".rodata is {kib(rodata)}.")
+    add(f"Constant data (.rodata, {kib(rodata)} in all: tool descriptions, schemas, messages, number")
+    add("tables) is not split by crate. The with/without difference is the figure to hold against the")
+    add("48 KiB target; the `cargo bloat` one is a lower bound.")
     add("")
     add("## Static RAM")
     add("")
@@ -450,8 +453,9 @@ def main() -> None:
     print(report)
     if args.write:
         args.write.write_text(report)
+    # Flash is reported, not gated: the with/without figure is over the target, and the fix is in
+    # the engine (see the closing note of issue 5). Stack and heap are gated.
     failed = [
-        share > TARGETS["flash"],  # the with/without figure is reported, see the final reply of issue 5
         stack["handle_peak"] > TARGETS["dispatch_stack"],
         heap["peak"] > TARGETS["heap"],
         stack["exhausted"],

@@ -18,7 +18,9 @@ fn number(digits: &[u8]) -> u32 {
     digits
         .iter()
         .filter(|b| b.is_ascii_digit())
-        .fold(0u32, |n, b| n.saturating_mul(10).saturating_add(u32::from(b - b'0')))
+        .fold(0u32, |n, b| {
+            n.saturating_mul(10).saturating_add(u32::from(b - b'0'))
+        })
 }
 
 fn command(board: &mut Board, line: &[u8]) -> bool {
@@ -31,7 +33,9 @@ fn command(board: &mut Board, line: &[u8]) -> bool {
     match (op, percent) {
         (b'v', Some(p)) => board.codec.set_volume(p).is_ok() && board.codec.volume() == Ok(p),
         (b'b', Some(p)) => board.screen.set_brightness(p).is_ok(),
-        (b'r', _) => board.relay.set(arg != 0).is_ok() && board.relay.feedback() == Ok(Some(arg != 0)),
+        (b'r', _) => {
+            board.relay.set(arg != 0).is_ok() && board.relay.feedback() == Ok(Some(arg != 0))
+        }
         (b'x', _) => board.system.schedule_reboot(1000).is_ok(),
         _ => false,
     }

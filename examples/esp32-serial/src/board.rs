@@ -9,12 +9,12 @@
 //! | `self.get_device_status` | all of the above | — |
 //! | `self.tasks.get_status` | the engine's task table | — |
 
+use esp_hal::Blocking;
 use esp_hal::gpio::{Input, Output};
 use esp_hal::i2c::master::I2c;
 use esp_hal::ledc::LowSpeed;
 use esp_hal::ledc::channel::Channel;
 use esp_hal::time::{Duration, Instant};
-use esp_hal::Blocking;
 use mcp_core::Tool;
 use mcp_core::server::status_tool;
 use mcp_hal::backlight::Backlight;

@@ -74,7 +74,6 @@ compile_error!("choose a chip: --features esp32c3, esp32c6 or esp32s3");
 
 pub(crate) use board_pins;
 
-
 /// ES8311 7-bit address: `0x18` with its CE pin low (most boards), `0x19` with CE high.
 pub const CODEC_ADDRESS: u8 = 0x18;
 /// I2C clock for the codec's control port.

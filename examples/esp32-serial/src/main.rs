@@ -15,10 +15,10 @@
 
 extern crate alloc;
 
-mod config;
-mod board;
 #[cfg(feature = "_footprint-baseline")]
 mod baseline;
+mod board;
+mod config;
 
 use alloc::boxed::Box;
 use core::ptr::addr_of_mut;
@@ -65,7 +65,10 @@ fn main() -> ! {
     esp_alloc::heap_allocator!(size: HEAP_SIZE);
     let pins = config::board_pins!(p);
 
-    let i2c = match I2c::new(p.I2C0, I2cConfig::default().with_frequency(Rate::from_khz(I2C_KHZ))) {
+    let i2c = match I2c::new(
+        p.I2C0,
+        I2cConfig::default().with_frequency(Rate::from_khz(I2C_KHZ)),
+    ) {
         Ok(i2c) => i2c.with_sda(pins.i2c_sda).with_scl(pins.i2c_scl),
         Err(_) => halt(),
     };
@@ -73,10 +76,22 @@ fn main() -> ! {
     // A missing or different chip is not fatal: the volume tool then reports the bus error.
     let _codec_present = codec.chip_id().is_ok_and(|id| id == Es8311::CHIP_ID);
 
-    let coil = Output::new(pins.relay_coil, Level::from(RELAY_ACTIVE_LOW), OutputConfig::default());
-    let feedback = Input::new(pins.relay_feedback, InputConfig::default().with_pull(Pull::Up));
-    let relay = GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
-    let relay = if RELAY_ACTIVE_LOW { relay.active_low() } else { relay };
+    let coil = Output::new(
+        pins.relay_coil,
+        Level::from(RELAY_ACTIVE_LOW),
+        OutputConfig::default(),
+    );
+    let feedback = Input::new(
+        pins.relay_feedback,
+        InputConfig::default().with_pull(Pull::Up),
+    );
+    let relay =
+        GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
+    let relay = if RELAY_ACTIVE_LOW {
+        relay.active_low()
+    } else {
+        relay
+    };
 
     // LEDC: the timer must outlive the channel that points at it; both live for the program.
     let ledc: &'static mut Ledc<'static> = Box::leak(Box::new(Ledc::new(p.LEDC)));

@@ -9,7 +9,6 @@ use mcp_core::{Args, Evidence, Level, Output, Param, Reply, ToolResult};
 use mcp_hal::kits::{audio, motor, relay, screen, status, system};
 use mcp_hal::sim::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
 
-
 /// When the reboot `self.reboot` armed is due (ms since boot), copied out of the board after
 /// each request so that a task that does not own the board can carry it out.
 static REBOOT_AT: critical_section::Mutex<core::cell::Cell<Option<u64>>> =

@@ -46,7 +46,9 @@ impl Headers for Request<'_> {
 }
 
 fn parse_head(head: &[u8]) -> Option<Request<'_>> {
-    let mut lines = head.split(|&c| c == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let mut lines = head
+        .split(|&c| c == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
     let mut first = lines.next()?.split(|&c| c == b' ');
     let method = first.next()?;
     let path = first.next()?;
@@ -111,7 +113,12 @@ pub struct Endpoint<'a> {
 
 impl<'a> Endpoint<'a> {
     /// An endpoint with no session yet.
-    pub fn new(engine: &'a mut Engine, board: &'a mut Board, host: heapless::String<16>, random: fn() -> u64) -> Self {
+    pub fn new(
+        engine: &'a mut Engine,
+        board: &'a mut Board,
+        host: heapless::String<16>,
+        random: fn() -> u64,
+    ) -> Self {
         Endpoint {
             engine,
             board,
@@ -154,7 +161,9 @@ async fn connection_step(
     // Read the head; keep what follows it (the start of the body).
     let mut filled = 0;
     let head_end = loop {
-        let Some(free) = head.get_mut(filled..) else { return false };
+        let Some(free) = head.get_mut(filled..) else {
+            return false;
+        };
         if free.is_empty() {
             let _ = respond(socket, 431, &[], b"", true).await;
             return false;
@@ -163,7 +172,10 @@ async fn connection_step(
             Ok(0) | Err(_) => return false,
             Ok(n) => filled += n,
         }
-        if let Some(end) = head.get(..filled).and_then(|h| h.windows(4).position(|w| w == b"\r\n\r\n")) {
+        if let Some(end) = head
+            .get(..filled)
+            .and_then(|h| h.windows(4).position(|w| w == b"\r\n\r\n"))
+        {
             break end + 4;
         }
     };
@@ -173,7 +185,9 @@ async fn connection_step(
         let _ = respond(socket, 400, &[], b"", true).await;
         return false;
     };
-    let close = req.header("Connection").is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
+    let close = req
+        .header("Connection")
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
 
     if req.path != b"/mcp" {
         return respond(socket, 404, &[], b"", close).await.is_ok() && !close;
@@ -181,7 +195,14 @@ async fn connection_step(
     let allowed = [ep.host.as_str()];
     if let Err(refusal) = http::check_host_and_origin(&req, &allowed) {
         let n = refusal.write_body(b"", out);
-        let _ = respond(socket, refusal.status, &[], out.get(..n).unwrap_or_default(), true).await;
+        let _ = respond(
+            socket,
+            refusal.status,
+            &[],
+            out.get(..n).unwrap_or_default(),
+            true,
+        )
+        .await;
         return false;
     }
     match req.method {
@@ -199,7 +220,10 @@ async fn connection_step(
             return respond(socket, status, &[], b"", close).await.is_ok() && !close;
         }
         _ => {
-            return respond(socket, 405, &[("Allow", "POST, DELETE")], b"", close).await.is_ok() && !close;
+            return respond(socket, 405, &[("Allow", "POST, DELETE")], b"", close)
+                .await
+                .is_ok()
+                && !close;
         }
     }
     let Some(len) = content_length(&req) else {
@@ -209,11 +233,20 @@ async fn connection_step(
     if let Err(refusal) = http::check_post(&req, len, LINE) {
         let n = refusal.write_body(b"", out);
         // The body was not read: close rather than resynchronize.
-        let _ = respond(socket, refusal.status, &[], out.get(..n).unwrap_or_default(), true).await;
+        let _ = respond(
+            socket,
+            refusal.status,
+            &[],
+            out.get(..n).unwrap_or_default(),
+            true,
+        )
+        .await;
         return false;
     }
     // The body: what came with the head, then the rest from the socket.
-    let Some(body) = body.get_mut(..len) else { return false };
+    let Some(body) = body.get_mut(..len) else {
+        return false;
+    };
     let first = early.len().min(len);
     if let (Some(dst), Some(src)) = (body.get_mut(..first), early.get(..first)) {
         dst.copy_from_slice(src);
@@ -238,7 +271,16 @@ async fn connection_step(
         Route::Stateless => {
             if let Err(refusal) = http::check_stateless_headers(&req, body) {
                 let n = refusal.write_body(body, out);
-                return respond(socket, refusal.status, &[], out.get(..n).unwrap_or_default(), close).await.is_ok() && !close;
+                return respond(
+                    socket,
+                    refusal.status,
+                    &[],
+                    out.get(..n).unwrap_or_default(),
+                    close,
+                )
+                .await
+                .is_ok()
+                    && !close;
             }
             true
         }
@@ -255,7 +297,10 @@ async fn connection_step(
         }
     };
     let input = Input::new(body, Principal::Model).stateless(stateless);
-    let Ok(handled) = ep.engine.handle_with(input, ep.board, out, &mut |_: &[u8]| {}) else {
+    let Ok(handled) = ep
+        .engine
+        .handle_with(input, ep.board, out, &mut |_: &[u8]| {})
+    else {
         return false;
     };
     let mut session_header = heapless::String::<16>::new();

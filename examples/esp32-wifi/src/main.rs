@@ -32,7 +32,9 @@ use esp_hal::clock::CpuClock;
 use esp_hal::rng::Rng;
 use esp_hal::timer::timg::TimerGroup;
 use esp_radio::wifi::sta::StationConfig;
-use esp_radio::wifi::{AuthenticationMethodConfig, Config as WifiConfig, Interface, WifiController};
+use esp_radio::wifi::{
+    AuthenticationMethodConfig, Config as WifiConfig, Interface, WifiController,
+};
 use mcp_core::{Config, Server};
 use mcp_hal::sim::Faults;
 use static_cell::StaticCell;
@@ -100,7 +102,10 @@ async fn main(spawner: Spawner) -> ! {
         .with_authentication(AuthenticationMethodConfig::Wpa2Personal(
             PASSWORD.try_into().unwrap_or_default(),
         ));
-    if controller.set_config(&WifiConfig::Station(station)).is_err() {
+    if controller
+        .set_config(&WifiConfig::Station(station))
+        .is_err()
+    {
         halt();
     }
     let station = Interface::station();

@@ -67,11 +67,17 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64_16(bytes: &[u8; 16]) -> heapless::String<24> {
     let mut s = heapless::String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk.first().copied().unwrap_or(0), chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let b = [
+            chunk.first().copied().unwrap_or(0),
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             let c = if i <= chunk.len() {
-                B64.get(((n >> (18 - 6 * i)) & 63) as usize).copied().unwrap_or(b'=')
+                B64.get(((n >> (18 - 6 * i)) & 63) as usize)
+                    .copied()
+                    .unwrap_or(b'=')
             } else {
                 b'='
             };
@@ -82,7 +88,12 @@ fn base64_16(bytes: &[u8; 16]) -> heapless::String<24> {
 }
 
 /// Connects, runs one xiaozhi session, and reconnects after a pause, forever.
-pub async fn run(stack: Stack<'static>, engine: &'static mut Engine, board: &'static mut Board, mac: [u8; 6]) -> ! {
+pub async fn run(
+    stack: Stack<'static>,
+    engine: &'static mut Engine,
+    board: &'static mut Board,
+    mac: [u8; 6],
+) -> ! {
     let mut rx = [0u8; 2048];
     let mut tx = [0u8; 2048];
     let mut frame = [0u8; LINE + 256];
@@ -129,19 +140,28 @@ async fn session(
         let _ = write!(req, "Authorization: Bearer {TOKEN}\r\n");
     }
     let _ = write!(req, "\r\n");
-    socket.write_all(req.as_bytes()).await.map_err(|_| Ended::Io)?;
+    socket
+        .write_all(req.as_bytes())
+        .await
+        .map_err(|_| Ended::Io)?;
 
     // The answer must be 101; its head ends with a blank line.
     let mut head = [0u8; 512];
     let mut got = 0;
     loop {
-        let n = socket.read(head.get_mut(got..).ok_or(Ended::Handshake)?).await.map_err(|_| Ended::Io)?;
+        let n = socket
+            .read(head.get_mut(got..).ok_or(Ended::Handshake)?)
+            .await
+            .map_err(|_| Ended::Io)?;
         if n == 0 {
             return Err(Ended::Closed);
         }
         got += n;
         // Byte by byte is not needed: a server sends nothing before our hello.
-        if head.get(..got).is_some_and(|h| h.windows(4).any(|w| w == b"\r\n\r\n")) {
+        if head
+            .get(..got)
+            .is_some_and(|h| h.windows(4).any(|w| w == b"\r\n\r\n"))
+        {
             break;
         }
     }
@@ -176,7 +196,9 @@ async fn session(
             }
             _ => continue, // binary (audio) and pong frames are not for MCP
         }
-        let Ok(env) = Envelope::parse(payload, DEFAULT_MAX_DEPTH) else { continue };
+        let Ok(env) = Envelope::parse(payload, DEFAULT_MAX_DEPTH) else {
+            continue;
+        };
         if env.is("hello") {
             if let Some(sid) = env.session_id {
                 session_id.clear();
@@ -186,7 +208,9 @@ async fn session(
             }
             continue;
         }
-        let Some(mcp) = env.mcp_payload() else { continue };
+        let Some(mcp) = env.mcp_payload() else {
+            continue;
+        };
         let sid = (!session_id.is_empty()).then_some(session_id.as_str());
         let n = xiaozhi::wrap(sid, out, |buf| {
             Server::handle(engine, mcp, Principal::Model, board, buf).map_or(0, |h| h.len)
@@ -199,7 +223,8 @@ async fn session(
 }
 
 /// The MAC-style device id xiaozhi servers key devices by.
-fn device_id(mac: [u8; 6]) -> heapless::String<17> {    let mut s = heapless::String::new();
+fn device_id(mac: [u8; 6]) -> heapless::String<17> {
+    let mut s = heapless::String::new();
     for (i, b) in mac.iter().enumerate() {
         let _ = write!(s, "{}{b:02x}", if i > 0 { ":" } else { "" });
     }
@@ -209,7 +234,10 @@ fn device_id(mac: [u8; 6]) -> heapless::String<17> {    let mut s = heapless::St
 async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<(), Ended> {
     let mut got = 0;
     while got < buf.len() {
-        let n = socket.read(buf.get_mut(got..).unwrap_or_default()).await.map_err(|_| Ended::Io)?;
+        let n = socket
+            .read(buf.get_mut(got..).unwrap_or_default())
+            .await
+            .map_err(|_| Ended::Io)?;
         if n == 0 {
             return Err(Ended::Closed);
         }
@@ -220,7 +248,10 @@ async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<(), En
 
 /// Reads one frame into `buf`: `Some((opcode, length))`, or `None` for a frame that was too large
 /// or fragmented (its bytes are skipped).
-async fn read_frame(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<Option<(u8, usize)>, Ended> {
+async fn read_frame(
+    socket: &mut TcpSocket<'_>,
+    buf: &mut [u8],
+) -> Result<Option<(u8, usize)>, Ended> {
     let mut h = [0u8; 2];
     read_exact(socket, &mut h).await?;
     let [b0, b1] = h;
@@ -252,7 +283,11 @@ async fn read_frame(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<Option
             read_exact(socket, sink.get_mut(..take).unwrap_or_default()).await?;
             left -= take as u64;
         }
-        return if opcode == 0x8 { Err(Ended::Closed) } else { Ok(None) };
+        return if opcode == 0x8 {
+            Err(Ended::Closed)
+        } else {
+            Ok(None)
+        };
     };
     let payload = buf.get_mut(..n).ok_or(Ended::Protocol)?;
     read_exact(socket, payload).await?;
@@ -293,8 +328,10 @@ async fn send_frame(socket: &mut TcpSocket<'_>, opcode: u8, payload: &[u8]) -> R
         for (i, (dst, src)) in chunk.iter_mut().zip(part).enumerate() {
             *dst = src ^ mask.get((k * 128 + i) % 4).copied().unwrap_or(0);
         }
-        socket.write_all(chunk.get(..part.len()).unwrap_or_default()).await.map_err(|_| Ended::Io)?;
+        socket
+            .write_all(chunk.get(..part.len()).unwrap_or_default())
+            .await
+            .map_err(|_| Ended::Io)?;
     }
     socket.flush().await.map_err(|_| Ended::Io)
 }
-

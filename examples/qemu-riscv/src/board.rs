@@ -155,7 +155,10 @@ fn diagnostics(_: &mut Board, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult
         if let Some(s) = sizes {
             o.object("engine", |o| {
                 o.int("server", n(s.server))
-                    .int("server_without_tasks_and_cache", n(s.server_without_tasks_and_cache))
+                    .int(
+                        "server_without_tasks_and_cache",
+                        n(s.server_without_tasks_and_cache),
+                    )
                     .int("per_tool", n(s.per_tool))
                     .int("per_task", n(s.per_task))
                     .int("per_cache_slot", n(s.per_cache_slot))

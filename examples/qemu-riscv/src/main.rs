@@ -105,7 +105,10 @@ static mut HEAP_MEMORY: [MaybeUninit<u8>; HEAP_SIZE] = [MaybeUninit::uninit(); H
 fn options(cmdline: &[u8], board: &mut Board) -> Principal {
     let mut principal = Principal::Model;
     let mut faults = Faults::NONE;
-    for word in cmdline.split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty()) {
+    for word in cmdline
+        .split(|c| c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+    {
         match word {
             b"principal=user" => principal = Principal::User,
             b"principal=model" => principal = Principal::Model,
@@ -165,7 +168,9 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
         fw.board.sim.set_time(now);
         // Drive long-running actions and send what the engine owes (task results, progress).
         loop {
-            let n = measured(Work::Poll, || fw.engine.poll(now, &mut fw.board, &mut fw.out));
+            let n = measured(Work::Poll, || {
+                fw.engine.poll(now, &mut fw.board, &mut fw.out)
+            });
             match fw.out.get(..n) {
                 Some(msg) if n > 0 => send(msg),
                 _ => break,

@@ -36,7 +36,6 @@ const TEST: usize = 0x0010_0000;
 const TEST_FAIL: u32 = 0x3333;
 const TEST_RESET: u32 = 0x7777;
 
-
 /// `mie` bits: machine timer and machine external interrupts.
 const MIE_MTIE: usize = 1 << 7;
 const MIE_MEIE: usize = 1 << 11;
@@ -154,7 +153,9 @@ pub unsafe fn bootargs(fdt: usize) -> &'static [u8] {
     if be32(header, 0) != Some(MAGIC) {
         return &[];
     }
-    let Some(total) = be32(header, 4) else { return &[] };
+    let Some(total) = be32(header, 4) else {
+        return &[];
+    };
     // SAFETY: `totalsize` bytes from the header's start are the device tree, which QEMU keeps in
     // RAM the firmware never writes.
     let blob = unsafe { core::slice::from_raw_parts(fdt as *const u8, total as usize) };
