@@ -98,7 +98,9 @@ fn list(
     let msg = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{params}}}"#);
     let mut out = vec![0u8; 64 * 1024];
     let n = server
-        .handle(msg.as_bytes(), Principal::Model, &mut (), &mut out)
+        // The user principal: `withUserTools` adds user-only tools for a person, never for the
+        // model.
+        .handle(msg.as_bytes(), Principal::User, &mut (), &mut out)
         .unwrap()
         .len;
     let text = std::str::from_utf8(&out[..n]).unwrap();

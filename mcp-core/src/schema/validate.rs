@@ -225,8 +225,21 @@ impl ArgError<'_> {
 }
 
 /// ", got <token>", the token cut to 40 bytes at a character boundary.
+/// A string is shown decoded (a `\u6df1` escape becomes the character it stands for, so that a
+/// text-to-speech reader says the word, not the code), cut to 40 characters.
 fn got(f: &mut dyn fmt::Write, v: Option<Json<'_>>) -> fmt::Result {
     let Some(v) = v else { return Ok(()) };
+    if let Some(s) = v.as_str() {
+        f.write_str(", got \"")?;
+        for c in s.chars().take(40) {
+            f.write_char(c)?;
+        }
+        return f.write_str(if s.chars().nth(40).is_some() {
+            "…\""
+        } else {
+            "\""
+        });
+    }
     let text = v.as_text();
     let mut end = text.len().min(40);
     while !text.is_char_boundary(end) {
@@ -572,7 +585,12 @@ mod test {
             ),
             (
                 r#"{"volume":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
-                r#"Invalid argument "volume": expected an integer from 0 to 100, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…""#,
+            ),
+            (
+                // Escaped text is shown decoded: a text-to-speech reader says the word.
+                r#"{"volume":1,"theme":"深色"}"#,
+                r#"Invalid argument "theme": expected one of "light", "dark", got "深色""#,
             ),
         ] {
             assert_eq!(run(args).err().as_deref(), Some(msg), "{args}");

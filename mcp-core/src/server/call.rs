@@ -5,7 +5,8 @@ use core::fmt::Write as _;
 use super::cache::{Seen, call_key};
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
-    Era, Notify, Principal, Respond, Server, UserToolPolicy, finish, members, write_object,
+    Era, Notify, Principal, Respond, Revision, Server, UserToolPolicy, finish, members,
+    write_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport};
@@ -250,7 +251,12 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     self.start_task(new, result, id, era, info, w)
                 })
             }
-            _ => render_call(id, era, info, &result, used, seq, out),
+            _ => {
+                // xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
+                let legacy_error =
+                    !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
+                render_call(id, era, legacy_error, info, &result, used, seq, out)
+            }
         };
         if let Some(sent) = out.get(..len).filter(|_| !tool.is_read_only()) {
             self.cache.put(key, sent);
@@ -260,9 +266,14 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
 }
 
 /// Renders a handler's result in front of the scratch bytes it wrote.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site; the parts are the response's inputs"
+)]
 fn render_call(
     id: Id<'_>,
     era: Era<'_>,
+    legacy_error: bool,
     info: (&'static str, &'static str),
     result: &ToolResult,
     used: usize,
@@ -276,7 +287,7 @@ fn render_call(
     let len = finish(head, Some(id), "; the tool did run", |w| {
         write_result(w, id, |w| {
             write_object(w, era, info, "complete", |w| {
-                render_result(w, result, scratch, seq, None)
+                render_result_for(w, result, scratch, seq, None, legacy_error)
             })
         });
     });
@@ -328,6 +339,19 @@ pub(super) fn render_result(
     scratch: &[u8],
     seq: u32,
     note: Option<&str>,
+) {
+    render_result_for(w, result, scratch, seq, note, false);
+}
+
+/// [`render_result`], with `error_member`: a failure also carries its message as an `error`
+/// string member, where xiaozhi's backends (2024-11-05) look for it.
+pub(super) fn render_result_for(
+    w: &mut Writer<'_>,
+    result: &ToolResult,
+    scratch: &[u8],
+    seq: u32,
+    note: Option<&str>,
+    error_member: bool,
 ) {
     let span = |s: Span| s.resolve(scratch, seq);
     let evidence = match result {
@@ -398,6 +422,15 @@ pub(super) fn render_result(
     } else {
         b",\"isError\":true"
     });
+    if let (true, Err(ToolError { message, .. })) = (error_member, result) {
+        w.raw(b",\"error\":");
+        w.begin_string();
+        match *message {
+            Message::Static(s) => w.text(s),
+            Message::Scratch(s) => w.raw(span(s).unwrap_or(b"Tool failed")),
+        }
+        w.end_string();
+    }
     if let Some(e) = evidence {
         w.raw(b",\"evidence\":");
         e.write_json(w);

@@ -1,6 +1,6 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Respond, Server, members, write_cache_hints};
+use super::{Principal, Respond, Server, UserToolPolicy, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::response::ErrorCode;
@@ -15,8 +15,14 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
     /// registration, so a page is planned without trial rendering, and a tool that could not fit
     /// an empty page was refused then: every page holds at least one tool and cursors always
     /// advance. `withUserTools: true` (the JSON literal; anything else counts as absent, as in
-    /// xiaozhi) adds the user-only tools.
-    pub(super) fn list(&self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+    /// xiaozhi) adds the user-only tools, for the user principal only: the model never sees them
+    /// unless [`UserToolPolicy::AllowModel`] lets it call them.
+    pub(super) fn list(
+        &self,
+        params: Option<Json<'_>>,
+        principal: Principal,
+        respond: Respond<'_, '_>,
+    ) -> usize {
         let [cursor, with_user] = match members(params, ["cursor", "withUserTools"]) {
             Ok(m) => m,
             Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
@@ -32,7 +38,10 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 }
             },
         };
-        let with_user = with_user.and_then(|v| v.as_bool()) == Some(true);
+        // User-only tools are never listed to the model (unless the policy lets it call them).
+        let with_user = with_user.and_then(|v| v.as_bool()) == Some(true)
+            && (principal == Principal::User
+                || self.config.user_tools == UserToolPolicy::AllowModel);
         let entries = self.registry.entries();
         let visible = |i: &usize| {
             entries

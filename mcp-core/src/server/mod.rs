@@ -803,7 +803,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 }
                 _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
             },
-            "tools/list" => self.list(params, respond),
+            "tools/list" => self.list(params, principal, respond),
             "tools/call" => self.call(req.id, params, principal, ctx, respond, notify),
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
                 self.resources(m, params, respond)

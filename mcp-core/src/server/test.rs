@@ -401,11 +401,19 @@ fn business_values_are_apart_from_failure() {
         s.send(&call("2", "test.broken", "{}")),
         concat!(
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge"},"#,
-            r#"{"type":"text","text":"evidence: applied"}],"isError":true,"evidence":{"level":"applied"}}}"#
+            r#"{"type":"text","text":"evidence: applied"}],"isError":true,"error":"codec did not acknowledge","evidence":{"level":"applied"}}}"#
         )
     );
+    // Before 2025-06-18 sessions (xiaozhi's 2024-11-05, or no initialize), a failure also
+    // carries its reason as `error`, where xiaozhi backends read it.
     assert_eq!(
         s.send(&call("3", "test.echo", r#"{"text":"fail"}"#)),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"refused: fail"}],"isError":true,"error":"refused: fail"}}"#
+    );
+    let mut modern = Session::new();
+    modern.init("2025-11-25");
+    assert_eq!(
+        modern.send(&call("3", "test.echo", r#"{"text":"fail"}"#)),
         r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"refused: fail"}],"isError":true}}"#
     );
     assert_eq!(
@@ -481,6 +489,17 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
 #[test]
 fn user_only_tools_by_principal_and_policy() {
     let mut s = Session::new();
+    // The model never sees user-only tools, even when it asks.
+    let list =
+        s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["name"] != "self.reboot")
+    );
+    s.principal = Principal::User;
     let list =
         s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
     let reboot = list["result"]["tools"]
@@ -504,6 +523,7 @@ fn user_only_tools_by_principal_and_policy() {
             "{not_true}"
         );
     }
+    s.principal = Principal::Model;
     assert_eq!(
         s.send(&call("3", "self.reboot", "{}")),
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Tool self.reboot is only available to the user, not to the model"}}"#
@@ -673,6 +693,7 @@ fn pagination_by_byte_budget() {
     // Small pages over 8 tools; concatenated pages are every visible tool once, in order.
     for budget in [600, 700, 900, 1500, 8000] {
         let mut s = Session::new();
+        s.principal = Principal::User;
         s.server = S::new(Config::new("sim", "1.0").page_bytes(budget));
         for t in [
             &STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE,
