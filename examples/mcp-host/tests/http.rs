@@ -202,13 +202,13 @@ struct Event {
     data: String,
 }
 
-/// Reads SSE events until the stream ends, `enough` says stop, or two seconds pass.
+/// Reads SSE events until the stream ends, `enough` says stop, or ten seconds pass.
 async fn events(r: reqwest::Response, enough: impl Fn(&[Event]) -> bool) -> Vec<Event> {
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     let mut stream = r.bytes_stream();
     let mut buf = String::new();
     let mut out = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         while let Some(end) = buf.find("\n\n") {
             let block: String = buf.drain(..end + 2).collect();
