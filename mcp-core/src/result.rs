@@ -359,6 +359,11 @@ impl<'s> Reply<'s> {
         sent
     }
 
+    /// The request's `progressToken` (a JSON string or integer, as sent), if it carried one.
+    pub fn progress_token(&self) -> Option<Json<'s>> {
+        self.progress_token
+    }
+
     /// Reports progress to the client (`notifications/progress`), when the request carried a
     /// `progressToken` and the transport can deliver notifications. Returns whether it was sent.
     pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {

@@ -263,6 +263,12 @@ impl Config {
         self
     }
 
+    /// Sets the `pollInterval` suggested to clients for tasks (ms).
+    pub const fn task_poll_interval(mut self, ms: u32) -> Self {
+        self.task_poll_interval_ms = ms;
+        self
+    }
+
     /// Sets the default task `ttl` and the longest one granted (ms).
     pub const fn task_ttl(mut self, default_ms: u32, max_ms: u32) -> Self {
         self.task_ttl_ms = default_ms;

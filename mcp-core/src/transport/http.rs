@@ -221,15 +221,14 @@ fn is_legacy_version(v: &[u8]) -> bool {
 }
 
 /// Sorts a POST: stateless when it names the 2026-07-28 rules (per-request `_meta`, or a version
-/// header that is not a legacy one) and no session; legacy otherwise.
+/// header that is not a legacy one), in which case an `Mcp-Session-Id` is ignored as that
+/// revision requires; legacy otherwise.
 pub fn route<'h>(headers: &'h (impl Headers + ?Sized), body: &[u8]) -> Route<'h> {
-    let session = headers.header(SESSION_ID).map(trim);
     let version = headers.header(PROTOCOL_VERSION).map(trim);
-    let meta = meta_version(body).is_some();
-    if session.is_none() && (meta || version.is_some_and(|v| !is_legacy_version(v))) {
+    if meta_version(body).is_some() || version.is_some_and(|v| !is_legacy_version(v)) {
         Route::Stateless
     } else {
-        Route::Session(session)
+        Route::Session(headers.header(SESSION_ID).map(trim))
     }
 }
 
@@ -529,6 +528,16 @@ mod test {
         assert_eq!(
             route(with_session.as_slice(), plain),
             Route::Session(Some(&b"abc"[..]))
+        );
+        // 2026-07-28 ignores a session id.
+        let stale = h(&[
+            ("Mcp-Session-Id", "abc"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ]);
+        assert_eq!(route(stale.as_slice(), modern), Route::Stateless);
+        assert_eq!(
+            route(h(&[("Mcp-Session-Id", "abc")]).as_slice(), modern),
+            Route::Stateless
         );
     }
 
