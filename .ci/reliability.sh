@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Reliability checks (issue 7): differential validation against a reference JSON Schema validator,
+# the tools/list paging property, the fault soak, each fuzz target for FUZZ_SECONDS (default 60),
+# and Miri over the unit tests of mcp-core and mcp-hal. Run from the repository root; on a fresh
+# machine it installs what it needs (nightly components, cargo-fuzz). The machine's nightly
+# toolchain must already be there (toolchains cannot be downloaded here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+TARGETS=(engine validator xiaozhi)
+
+step() { printf '\n==> %s (at %ds)\n' "$*" "$SECONDS"; }
+SECONDS=0
+
+step "toolchain: nightly with miri and rust-src, cargo-fuzz"
+if ! rustup toolchain list | grep -q '^nightly'; then
+    echo "no nightly toolchain on this machine: fuzzing and Miri need one" >&2
+    exit 1
+fi
+rustup component add --toolchain nightly miri rust-src
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+cargo +nightly fuzz --version
+
+step "differential validation: our validator vs the jsonschema crate on the emitted inputSchema"
+cargo test -p mcu-mcp-core --test differential -- --nocapture
+
+step "property: tools/list pages over random tool sets and budgets"
+cargo test -p mcu-mcp-core --test pagination
+
+step "soak: 100,000 calls over the sim board with faults, retransmissions and noise"
+cargo test -p mcp-hal --features sim --test soak -- --nocapture
+
+step "fuzz: each target for ${FUZZ_SECONDS} s (the Streamable HTTP framing target waits for the framing)"
+(
+    cd fuzz
+    # AddressSanitizer is off: mcp-core forbids unsafe code, and ASan costs ~13x in throughput
+    # here. Debug assertions and overflow checks stay on (cargo-fuzz's default build).
+    cargo +nightly fuzz build -s none
+    for t in "${TARGETS[@]}"; do
+        mkdir -p "corpus/$t"
+        log="target/fuzz-$t.log"
+        if ! cargo +nightly fuzz run -s none "$t" "corpus/$t" "seeds/$t" -- \
+            -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 >"$log" 2>&1; then
+            tail -n 60 "$log"
+            echo "fuzz target $t failed; the input is in fuzz/artifacts/$t/" >&2
+            exit 1
+        fi
+        echo "$t: $(grep -E '^stat::number_of_executed_units' "$log" | cut -d: -f4 | tr -d ' ') executions," \
+            "$(grep -E '^stat::new_units_added' "$log" | cut -d: -f4 | tr -d ' ') new units," \
+            "$(grep -E '^stat::peak_rss_mb' "$log" | cut -d: -f4 | tr -d ' ') MB peak RSS"
+    done
+)
+
+step "miri: unit tests of mcp-core and mcp-hal"
+cargo +nightly miri setup
+if cargo nextest --version >/dev/null 2>&1; then
+    # One Miri process per test, on every core (Miri itself runs a test binary on one thread).
+    cargo +nightly miri nextest run -p mcu-mcp-core -p mcp-hal --lib --features mcp-hal/sim
+else
+    cargo +nightly miri test -p mcu-mcp-core --lib
+    cargo +nightly miri test -p mcp-hal --lib --features sim
+fi
+
+step "done in ${SECONDS} s"
