@@ -422,12 +422,17 @@ pub(super) fn render_result_for(
     } else {
         b",\"isError\":true"
     });
-    if let (true, Err(ToolError { message, .. })) = (error_member, result) {
+    if let (true, Err(ToolError { message, evidence })) = (error_member, result) {
+        // What a xiaozhi backend says to the user: the reason and what the device observed.
         w.raw(b",\"error\":");
         w.begin_string();
         match *message {
             Message::Static(s) => w.text(s),
             Message::Scratch(s) => w.raw(span(s).unwrap_or(b"Tool failed")),
+        }
+        if let Some(e) = evidence {
+            w.text("; ");
+            e.write_text(w);
         }
         w.end_string();
     }

@@ -401,7 +401,7 @@ fn business_values_are_apart_from_failure() {
         s.send(&call("2", "test.broken", "{}")),
         concat!(
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge"},"#,
-            r#"{"type":"text","text":"evidence: applied"}],"isError":true,"error":"codec did not acknowledge","evidence":{"level":"applied"}}}"#
+            r#"{"type":"text","text":"evidence: applied"}],"isError":true,"error":"codec did not acknowledge; evidence: applied","evidence":{"level":"applied"}}}"#
         )
     );
     // Before 2025-06-18 sessions (xiaozhi's 2024-11-05, or no initialize), a failure also
