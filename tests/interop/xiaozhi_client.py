@@ -431,8 +431,8 @@ async def fault_session(link, tag: str) -> None:
     check(f"{tag} a read-back mismatch fails the call: isError with commanded 40, observed 47",
           r.get("isError") is True and r.get("evidence", {}).get("observed") == 47, p)
     said = backend_view(p)
-    known(f"{tag} the backend can tell the user why (it reads result.error, we send content only)",
-          "47" in said, said)
+    check(f"{tag} the backend can tell the user why (it reads result.error: reason and evidence)",
+          "47" in said and "different volume" in said, said)
 
 
 #: What a xiaozhi device sends in its WebSocket handshake; xinnan's backend identifies (and, with
