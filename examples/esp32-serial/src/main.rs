@@ -121,7 +121,7 @@ fn main() -> ! {
     }
     let start = Percent::new(BACKLIGHT_START_PERCENT).unwrap_or(Percent::MAX);
 
-    let mut board = Board {
+    let board = Board {
         codec,
         screen: Screen::new(PwmBacklight::new(channel), start),
         relay,

@@ -12,7 +12,7 @@ stdin/stdout. Nothing sits in between. Sessions:
    itself, printed for CI), then `self.reboot`, which really resets the emulated machine.
 3. model with faults (`run --fault codec-clamp --door-open`): the evidence tells the truth.
 4. raw JSON lines at revision 2024-11-05 (xiaozhi's), where a validation error is a -32602
-   JSON-RPC error, and `withUserTools` lists the user-only tools.
+   JSON-RPC error; `withUserTools` lists the user-only tools to a user, never to the model.
 
 Prints one line per check and `N passed, M failed`; exits non-zero on any failure.
 """
@@ -227,41 +227,49 @@ async def fault_session() -> None:
         check(f"{tag} switching off is allowed", not r.is_error, r)
 
 
-def raw_session() -> None:
-    """xiaozhi's revision over plain JSON lines: the other branch of validation reporting."""
-    tag = "[raw lines, 2024-11-05]"
-    lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "self.audio_speaker.set_volume", "arguments": {"volume": "50"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"withUserTools": True}},
-    ]
-    proc = subprocess.Popen([RUN], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    answers = []
+def raw_lines(args: list[str], msgs: list[dict]) -> tuple[list[dict], list[str]]:
+    """Sends `msgs` over plain JSON lines, then lists every page with `withUserTools: true`;
+    returns the answers and the listed names."""
+    proc = subprocess.Popen([RUN, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin and proc.stdout
+
+    def ask(msg: dict) -> dict:
+        proc.stdin.write((json.dumps(msg) + "\n").encode())
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
     try:
-        assert proc.stdin and proc.stdout
-        for msg in lines:
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-            answers.append(json.loads(proc.stdout.readline()))
-        # Follow the pages of the user's listing.
-        names = [t["name"] for t in answers[2]["result"]["tools"]]
-        cursor = answers[2]["result"].get("nextCursor")
-        while cursor:
-            msg = {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"withUserTools": True, "cursor": cursor}}
-            proc.stdin.write((json.dumps(msg) + "\n").encode())
-            proc.stdin.flush()
-            page = json.loads(proc.stdout.readline())["result"]
+        answers = [ask(m) for m in msgs]
+        names: list[str] = []
+        cursor = None
+        for i in range(20):
+            params = {"withUserTools": True, **({"cursor": cursor} if cursor else {})}
+            page = ask({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/list", "params": params})["result"]
             names += [t["name"] for t in page["tools"]]
             cursor = page.get("nextCursor")
+            if not cursor:
+                break
     finally:
         proc.kill()
         proc.wait()
+    return answers, names
+
+
+def raw_session() -> None:
+    """xiaozhi's revision over plain JSON lines: the other branch of validation reporting; and
+    `withUserTools`, which lists the user-only tools to a user but never to the model."""
+    tag = "[raw lines, 2024-11-05]"
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    bad = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+           "params": {"name": "self.audio_speaker.set_volume", "arguments": {"volume": "50"}}}
+    answers, model_names = raw_lines([], [init, bad])
     check(f"{tag} revision echoed", answers[0]["result"]["protocolVersion"] == "2024-11-05", answers[0])
     err = answers[1].get("error", {})
     check(f"{tag} \"50\" is not an integer: -32602", err.get("code") == -32602 and "volume" in err.get("message", ""), answers[1])
-    check(f"{tag} withUserTools lists all 9 tools", sorted(names) == sorted(MODEL_TOOLS | USER_TOOLS), names)
+    check(f"{tag} withUserTools from the model: still only the model's tools", sorted(model_names) == sorted(MODEL_TOOLS), model_names)
+    _, user_names = raw_lines(["--principal", "user"], [init])
+    check(f"{tag} withUserTools from a user: all 9 tools", sorted(user_names) == sorted(MODEL_TOOLS | USER_TOOLS), user_names)
 
 
 async def main() -> None:
