@@ -1,8 +1,7 @@
 //! Engine bugs found by the reliability work (issue 7), each as the smallest failing test.
 //!
-//! They are `#[ignore]`d so that the workspace stays green until the engine is fixed; run them
-//! with `cargo test -p mcu-mcp-core --test findings -- --ignored`. Remove the `ignore` with the
-//! fix.
+//! They were `#[ignore]`d until the engine was fixed; they stay as regression tests. Run them
+//! with `cargo test -p mcu-mcp-core --test findings`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::indexing_slicing)] // a test
 
 use mcp_core::registry::{TaskSupport, Tool};
@@ -48,7 +47,7 @@ fn handle(server: &mut Server<'static, (), 4>, msg: &str) -> String {
 /// waits forever). Expected: the answer stays owed until a buffer that fits is offered (or `poll`
 /// refuses buffers below a documented minimum, as `handle` does below `MIN_OUT_LEN`).
 #[test]
-#[ignore = "BUG: Server::poll drops a parked tasks/result answer when its buffer is too small"]
+
 fn a_parked_result_is_not_lost_when_the_poll_buffer_is_too_small() {
     let mut server: Server<'static, (), 4> = Server::new(Config::new("f", "1"));
     server.register(&SLOW).unwrap();
@@ -121,7 +120,7 @@ static SET_VOLUME: Tool<()> = Tool::new(
 /// 11,079 retransmissions). Expected: the retransmission gets the original bytes, as DESIGN.md's
 /// retransmission rule says (or the default cache slot fits the engine's own task-start answer).
 #[test]
-#[ignore = "BUG: the default retransmission cache cannot hold a task-start answer"]
+
 fn a_retransmitted_task_start_is_answered_from_the_cache_with_default_sizes() {
     let mut server: Server<'static, (), 4> = Server::new(Config::new("device", "1.0.0"));
     server.register(&SET_VOLUME).unwrap();

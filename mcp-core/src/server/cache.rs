@@ -27,6 +27,8 @@ pub(crate) fn call_key(parts: &[&[u8]]) -> u64 {
 struct Slot<const B: usize> {
     key: u64,
     used: bool,
+    /// The call started this task: a retransmission is answered from the task table.
+    task: Option<u64>,
     /// `None`: the response did not fit `B` bytes.
     len: Option<usize>,
     bytes: [u8; B],
@@ -39,6 +41,8 @@ pub(crate) enum Seen<'c> {
     Replay(&'c [u8]),
     /// Executed; the response was too large to keep.
     Executed,
+    /// Executed, starting this task: answer from the task table.
+    Task(u64),
 }
 
 /// The last `N` executed calls, each with up to `B` bytes of response.
@@ -55,6 +59,7 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
                 Slot {
                     key: 0,
                     used: false,
+                    task: None,
                     len: None,
                     bytes: [0; B],
                 }
@@ -65,6 +70,9 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
 
     pub(crate) fn get(&self, key: u64) -> Option<Seen<'_>> {
         let slot = self.slots.iter().find(|s| s.used && s.key == key)?;
+        if let Some(task) = slot.task {
+            return Some(Seen::Task(task));
+        }
         Some(match slot.len.and_then(|n| slot.bytes.get(..n)) {
             Some(bytes) => Seen::Replay(bytes),
             None => Seen::Executed,
@@ -77,10 +85,23 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
         };
         slot.key = key;
         slot.used = true;
+        slot.task = None;
         slot.len = slot.bytes.get_mut(..response.len()).map(|dst| {
             dst.copy_from_slice(response);
             response.len()
         });
+        self.next = (self.next + 1) % N.max(1);
+    }
+
+    /// Remembers that the call `key` started task `task`.
+    pub(crate) fn put_task(&mut self, key: u64, task: u64) {
+        let Some(slot) = self.slots.get_mut(self.next) else {
+            return;
+        };
+        slot.key = key;
+        slot.used = true;
+        slot.task = Some(task);
+        slot.len = None;
         self.next = (self.next + 1) % N.max(1);
     }
 }

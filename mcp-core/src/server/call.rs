@@ -158,6 +158,23 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     w.text("Retransmission of a call that already ran; its response is too large to replay");
                 });
             }
+            Some(Seen::Task(task)) => {
+                debug!(
+                    "retransmission of a {} call answered from the task table",
+                    tool.name()
+                );
+                let Respond { out, info, era, .. } = respond;
+                return finish(out, Some(id), "; the tool did run", |w| {
+                    if !self.replay_start(task, id, era, info, w) {
+                        let gone = |w: &mut Writer<'_>| {
+                            w.text(
+                                "Retransmission of a call that already ran; its task has expired",
+                            );
+                        };
+                        write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
+                    }
+                });
+            }
             None => {}
         }
 
@@ -247,9 +264,21 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     token,
                     timeout_ms: hooks.timeout_ms,
                 };
-                finish(out, Some(id), "; the tool did run", |w| {
-                    self.start_task(new, result, id, era, info, w)
-                })
+                let mut started = None;
+                let len = finish(out, Some(id), "; the tool did run", |w| {
+                    started = self.start_task(new, result, id, era, info, w);
+                });
+                // A retransmission gets the original bytes when they fit a cache slot; a larger
+                // task-start answer is re-rendered from the task table, so that the client still
+                // learns its task id.
+                if let Some(task) = started {
+                    match out.get(..len).filter(|sent| sent.len() <= CACHE_BYTES) {
+                        Some(sent) => self.cache.put(key, sent),
+                        None => self.cache.put_task(key, task),
+                    }
+                    return len;
+                }
+                len
             }
             _ => {
                 // xiaozhi backends (2024-11-05) read a failed call's reason from `error`.

@@ -347,6 +347,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             self.last_advance = Some(self.now_ms);
             self.advance(ctx);
         }
+        if out.len() < super::MIN_OUT_LEN {
+            // Nothing is consumed: what is owed stays owed until a buffer that fits comes.
+            return 0;
+        }
         self.emit(out)
     }
 
@@ -424,20 +428,18 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             .iter()
             .position(|e| e.status.is_terminal() && e.waiter.is_some())
         {
-            let Some(e) = self.tasks.entries.get_mut(i) else {
-                return 0;
-            };
-            let waiter = e.waiter.take().unwrap_or_default();
             let Some(e) = self.tasks.entries.get(i) else {
                 return 0;
             };
-            return self.write_payload(e, Id::from_checked_raw(&waiter), out);
+            let waiter = e.waiter.clone().unwrap_or_default();
+            let n = self.write_payload(e, Id::from_checked_raw(&waiter), out);
+            // The request is answered only once the answer is written.
+            if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
+                e.waiter = None;
+            }
+            return n;
         }
         if let Some(i) = self.tasks.entries.iter().position(|e| e.send_status) {
-            let Some(e) = self.tasks.entries.get_mut(i) else {
-                return 0;
-            };
-            e.send_status = false;
             let Some(e) = self.tasks.entries.get(i) else {
                 return 0;
             };
@@ -445,11 +447,15 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":{");
             self.write_task(&mut w, e);
             w.raw(b"}}");
-            return if w.fits() { w.needed() } else { 0 };
+            let n = if w.fits() { w.needed() } else { 0 };
+            if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
+                e.send_status = false;
+            }
+            return n;
         }
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.send_progress) {
-            e.send_progress = false;
             let (Some(token), Some(p)) = (e.token.as_ref(), e.progress) else {
+                e.send_progress = false;
                 return 0;
             };
             let mut w = Writer::new(out);
@@ -467,7 +473,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 w.raw(b"\"}}");
             }
             w.raw(b"}}");
-            return if w.fits() { w.needed() } else { 0 };
+            let n = if w.fits() { w.needed() } else { 0 };
+            e.send_progress = n == 0;
+            return n;
         }
         0
     }
@@ -532,9 +540,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         })
     }
 
-    /// Creates a task for a started long-running action and writes the response: a
-    /// `CreateTaskResult` in the form the client asked for, or, for a plain call, a tool result
-    /// with the task id and the start evidence.
+    /// Creates a task for a started long-running action, writes the response
+    /// ([`write_start`](Self::write_start)) and returns the task's id.
     pub(super) fn start_task(
         &mut self,
         new: NewTask<'_>,
@@ -543,7 +550,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         era: Era<'_>,
         info: (&'static str, &'static str),
         w: &mut Writer<'_>,
-    ) {
+    ) -> Option<u64> {
         let now = self.now_ms;
         let ttl = new
             .ttl_ms
@@ -605,8 +612,23 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 |w| w.text("The task table is full"),
                 NO_DATA,
             );
-            return;
+            return None;
         };
+        self.write_start(e, id, era, info, w);
+        Some(task_id)
+    }
+
+    /// Writes the answer to the call that started task `e`: a `CreateTaskResult` in the form the
+    /// client asked for, or, for a plain call, a tool result with the task id and the start
+    /// evidence. Also the answer to a retransmission of that call.
+    fn write_start(
+        &self,
+        e: &Entry,
+        id: Id<'_>,
+        era: Era<'_>,
+        info: (&'static str, &'static str),
+        w: &mut Writer<'_>,
+    ) {
         write_result(w, id, |w| match e.form {
             TaskForm::Legacy => {
                 w.raw(b"{\"task\":{");
@@ -619,6 +641,25 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 None => render_started(w, e),
             }),
         });
+    }
+
+    /// Answers a retransmission of the call that started `task`, from the task table; `false` when
+    /// the task is gone.
+    pub(super) fn replay_start(
+        &self,
+        task: u64,
+        id: Id<'_>,
+        era: Era<'_>,
+        info: (&'static str, &'static str),
+        w: &mut Writer<'_>,
+    ) -> bool {
+        match self.tasks.entries.iter().find(|e| e.id == task) {
+            Some(e) => {
+                self.write_start(e, id, era, info, w);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Answers the `tasks/*` methods. Returns 0 when a 2025-11-25 `tasks/result` is parked until
