@@ -32,7 +32,16 @@ const NAMES: [&str; 12] = [
     "on",
 ];
 const CHOICES: [&str; 10] = [
-    "light", "dark", "", "\u{e9}t\u{e9}", "a\"b", "\\", "\u{1F600}", "light ", "LIGHT", "d\u{e0}",
+    "light",
+    "dark",
+    "",
+    "\u{e9}t\u{e9}",
+    "a\"b",
+    "\\",
+    "\u{1F600}",
+    "light ",
+    "LIGHT",
+    "d\u{e0}",
 ];
 
 #[derive(Arbitrary, Debug)]
@@ -135,7 +144,11 @@ enum Val {
     Int(i64),
     SmallInt(i8),
     /// An integer spelled with a fraction and/or exponent: `digits`, `.zeros`, `e±exp`.
-    Spelled { v: i16, zeros: u8, shift: i8 },
+    Spelled {
+        v: i16,
+        zeros: u8,
+        shift: i8,
+    },
     Frac(i32, u16),
     Float(f64),
     Digits(u8, u8),
@@ -235,9 +248,13 @@ const PRESETS: [&[Param]; 7] = [
     // mcp-core/src/schema/validate.rs
     &[
         Param::integer("volume", "Volume").range(0, 100),
-        Param::string("theme", "Theme").one_of(&["light", "dark"]).default_str("light"),
+        Param::string("theme", "Theme")
+            .one_of(&["light", "dark"])
+            .default_str("light"),
         Param::string("label", "Label").length(1, 4).optional(),
-        Param::number("gain", "Gain").range_f64(-1.0, 1.0).default_f64(0.5),
+        Param::number("gain", "Gain")
+            .range_f64(-1.0, 1.0)
+            .default_f64(0.5),
         Param::boolean("on", "On").default_bool(false),
     ],
     // mcp-core/tests/hostile.rs
@@ -319,16 +336,27 @@ fuzz_target!(|data: &[u8]| {
         }
         return;
     }
-    let text = args.as_deref().map(|b| std::str::from_utf8(b).expect("checked JSON is UTF-8"));
+    let text = args
+        .as_deref()
+        .map(|b| std::str::from_utf8(b).expect("checked JSON is UTF-8"));
     let model = model::validate(&params, text);
     match (&ours, &model) {
         (Ok(a), Ok(values)) => {
             for (p, expected) in params.iter().zip(values) {
-                assert_eq!(&model::engine_value(a, p), expected, "{} in {text:?}", p.name());
+                assert_eq!(
+                    &model::engine_value(a, p),
+                    expected,
+                    "{} in {text:?}",
+                    p.name()
+                );
             }
         }
         (Err(e), Err((problem, index))) => {
-            assert_eq!(Problem::of(e.kind), *problem, "{e} for {text:?} with {params:?}");
+            assert_eq!(
+                Problem::of(e.kind),
+                *problem,
+                "{e} for {text:?} with {params:?}"
+            );
             let named = e.param.map(Param::name);
             assert_eq!(named, index.map(|i| params[i].name()), "{e} for {text:?}");
             let msg = e.to_string();

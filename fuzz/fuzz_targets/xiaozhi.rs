@@ -25,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let Some(root) = oracle else {
-        panic!("accepted invalid JSON: {:?}", String::from_utf8_lossy(input));
+        panic!(
+            "accepted invalid JSON: {:?}",
+            String::from_utf8_lossy(input)
+        );
     };
     // Later members win, as in serde_json's map.
     let str_of = |k: &str| root.get(k).and_then(Value::as_str).map(str::to_string);
@@ -53,7 +56,10 @@ fuzz_target!(|data: &[u8]| {
     let before = session.dev.runs;
     let n = wrap(session_id.as_deref(), &mut out, |buf| {
         called = true;
-        match session.server.handle(payload, Principal::Model, &mut session.dev, buf) {
+        match session
+            .server
+            .handle(payload, Principal::Model, &mut session.dev, buf)
+        {
             Ok(h) => inner_len = h.len,
             // No room left for MIN_OUT_LEN after the envelope head: nothing was processed.
             Err(_) => refused = true,
@@ -72,7 +78,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let env_out: Value = serde_json::from_slice(&out[..n]).unwrap_or_else(|e| {
-        panic!("wrapped answer is not JSON ({e}): {:?}", String::from_utf8_lossy(&out[..n]))
+        panic!(
+            "wrapped answer is not JSON ({e}): {:?}",
+            String::from_utf8_lossy(&out[..n])
+        )
     });
     let members = entries(&out[..n]).expect("an object");
     let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
@@ -83,7 +92,10 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(keys, expected_keys);
     assert_eq!(env_out["type"], "mcp");
-    assert_eq!(env_out.get("session_id").and_then(Value::as_str), session_id.as_deref());
+    assert_eq!(
+        env_out.get("session_id").and_then(Value::as_str),
+        session_id.as_deref()
+    );
     let inner = members
         .iter()
         .find(|(k, _)| k == "payload")

@@ -5,8 +5,8 @@ use mcp_core::registry::{Annotations, TaskSupport, Tool};
 use mcp_core::schema::Param;
 use mcp_core::server::status_tool;
 use mcp_core::{
-    Args, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks,
-    TaskInfo, TaskPoll, ToolError, ToolResult,
+    Args, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks, TaskInfo,
+    TaskPoll, ToolError, ToolResult,
 };
 use serde_json::Value;
 
@@ -27,7 +27,9 @@ const ACT_PARAMS: &[Param] = &[
         .one_of(&["light", "dark", "d\u{e9}j\u{e0}"])
         .default_str("light"),
     Param::string("label", "Label").length(0, 8).optional(),
-    Param::number("gain", "Gain").range_f64(-1.5, 2.5).optional(),
+    Param::number("gain", "Gain")
+        .range_f64(-1.5, 2.5)
+        .optional(),
     Param::boolean("on", "On").default_bool(false),
     Param::integer("big", "Any i64").optional(),
 ];
@@ -38,7 +40,10 @@ fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     let v = a.int("volume").expect("required integer");
     assert!((0..=100).contains(&v), "volume {v} escaped its range");
     let t = a.str("theme").expect("defaulted string");
-    assert!(["light", "dark", "d\u{e9}j\u{e0}"].contains(&t), "theme {t:?}");
+    assert!(
+        ["light", "dark", "d\u{e9}j\u{e0}"].contains(&t),
+        "theme {t:?}"
+    );
     let l = a.opt_str("label").expect("declared");
     assert!(l.is_none_or(|l| l.chars().count() <= 8), "label {l:?}");
     let g = a.opt_number("gain").expect("declared");
@@ -82,7 +87,9 @@ fn poll(_: &mut Dev, t: &TaskInfo) -> TaskPoll {
     let need = (t.data as u64) * 100;
     let done = t.now_ms.saturating_sub(t.started_ms);
     if done >= need {
-        TaskPoll::Done(Ok(Output::int(t.data).with_evidence(Evidence::new(Level::Measured))))
+        TaskPoll::Done(Ok(
+            Output::int(t.data).with_evidence(Evidence::new(Level::Measured))
+        ))
     } else {
         TaskPoll::Working(Some(Progress {
             progress: done as f64,
@@ -183,7 +190,10 @@ impl Session {
             .handle(msg, principal, &mut self.dev, &mut out)
             .expect("the buffer is at least MIN_OUT_LEN");
         let n = handled.len;
-        assert!(n <= out_len, "response length {n} beyond the buffer {out_len}");
+        assert!(
+            n <= out_len,
+            "response length {n} beyond the buffer {out_len}"
+        );
         self.check(msg, &out[..n], before, principal);
         n
     }
@@ -195,11 +205,19 @@ impl Session {
         assert!(ran.len() <= 1, "one message ran several handlers: {ran:?}");
         let show = || String::from_utf8_lossy(msg).into_owned();
         if let Some(&i) = ran.first() {
-            assert_eq!(self.dev.runs[i], before[i] + 1, "a handler ran twice for one message");
+            assert_eq!(
+                self.dev.runs[i],
+                before[i] + 1,
+                "a handler ran twice for one message"
+            );
         }
         match &expect {
             Expect::Silent => {
-                assert!(out.is_empty(), "answered a notification/response {}", show());
+                assert!(
+                    out.is_empty(),
+                    "answered a notification/response {}",
+                    show()
+                );
                 assert!(ran.is_empty(), "a notification ran a tool: {}", show());
             }
             Expect::ParseError => {
@@ -211,12 +229,22 @@ impl Session {
             Expect::Invalid(id) => {
                 let r = check_response(out);
                 assert_eq!(r.code, Some(-32600), "for {}", show());
-                assert_eq!(r.id, id.as_deref().unwrap_or("null"), "id echo for {}", show());
+                assert_eq!(
+                    r.id,
+                    id.as_deref().unwrap_or("null"),
+                    "id echo for {}",
+                    show()
+                );
                 assert!(ran.is_empty());
             }
             Expect::Answer { id, method, params } => {
                 if out.is_empty() {
-                    assert_eq!(method, "tasks/result", "a request got no answer: {}", show());
+                    assert_eq!(
+                        method,
+                        "tasks/result",
+                        "a request got no answer: {}",
+                        show()
+                    );
                     self.parked.push(id.clone());
                     assert!(ran.is_empty());
                     return;
@@ -258,7 +286,11 @@ impl Session {
             Some(first)
         };
         let (Some(Some(name)), Some(arguments)) = (unique("name"), unique("arguments")) else {
-            assert!(ran.is_empty(), "a malformed tools/call ran a tool: {}", show());
+            assert!(
+                ran.is_empty(),
+                "a malformed tools/call ran a tool: {}",
+                show()
+            );
             return;
         };
         let Some(name) = serde_json::from_str::<Value>(&name)
@@ -299,8 +331,14 @@ impl Session {
         }
         if let Some(res) = &r.result {
             if res.get("task").is_none() {
-                assert!(res["isError"].is_boolean(), "a CallToolResult has isError: {res}");
-                assert!(res["content"].is_array(), "a CallToolResult has content: {res}");
+                assert!(
+                    res["isError"].is_boolean(),
+                    "a CallToolResult has isError: {res}"
+                );
+                assert!(
+                    res["content"].is_array(),
+                    "a CallToolResult has content: {res}"
+                );
             }
         }
     }

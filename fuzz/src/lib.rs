@@ -12,7 +12,12 @@
 //!   `mcp_core::schema::Param`'s public getters.
 //! - [`device`]: a small device with tools of every kind (validated action, user-only,
 //!   read-only, long-running task, oversized output) whose handlers count their runs.
-#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing
+)]
 #![allow(missing_docs)]
 
 pub mod device;
@@ -206,7 +211,11 @@ pub fn check_response(out: &[u8]) -> Response {
             "unexpected member {k:?} in {}",
             shown()
         );
-        assert!(!seen.contains(&k.as_str()), "repeated member {k:?} in {}", shown());
+        assert!(
+            !seen.contains(&k.as_str()),
+            "repeated member {k:?} in {}",
+            shown()
+        );
         seen.push(k);
     }
     assert_eq!(value["jsonrpc"], "2.0", "{}", shown());
@@ -215,7 +224,11 @@ pub fn check_response(out: &[u8]) -> Response {
         .find(|(k, _)| k == "id")
         .map(|(_, v)| v.get().to_string())
         .unwrap_or_else(|| panic!("no id in {}", shown()));
-    assert!(id == "null" || is_valid_id(&id), "bad id {id} in {}", shown());
+    assert!(
+        id == "null" || is_valid_id(&id),
+        "bad id {id} in {}",
+        shown()
+    );
     let has_result = value.get("result").is_some();
     let has_error = value.get("error").is_some();
     assert!(has_result ^ has_error, "result xor error: {}", shown());
@@ -224,7 +237,11 @@ pub fn check_response(out: &[u8]) -> Response {
         let e = &value["error"];
         assert!(e.is_object(), "{}", shown());
         for (k, _) in e.as_object().into_iter().flatten() {
-            assert!(matches!(k.as_str(), "code" | "message" | "data"), "{}", shown());
+            assert!(
+                matches!(k.as_str(), "code" | "message" | "data"),
+                "{}",
+                shown()
+            );
         }
         let c = e["code"]
             .as_i64()

@@ -108,7 +108,10 @@ pub fn exact_integer(token: &str) -> Option<Result<i64, ()>> {
 /// Validates `arguments` (its JSON text; `None` or `null` mean none) against `params`:
 /// the first problem in document order, then the first missing required parameter in spec
 /// order. On success, one value per parameter (defaults filled in).
-pub fn validate(params: &[Param], arguments: Option<&str>) -> Result<Vec<Val>, (Problem, Option<usize>)> {
+pub fn validate(
+    params: &[Param],
+    arguments: Option<&str>,
+) -> Result<Vec<Val>, (Problem, Option<usize>)> {
     let arguments = arguments.filter(|a| a.trim() != "null");
     let members = match arguments {
         None => Vec::new(),
@@ -203,8 +206,12 @@ pub fn engine_value(args: &mcp_core::Args<'_>, p: &Param) -> Val {
     let v = match p.ty() {
         ParamType::Boolean => args.opt_bool(name).map(|v| v.map(Val::Bool)),
         ParamType::Integer => args.opt_int(name).map(|v| v.map(Val::Int)),
-        ParamType::Number => args.opt_number(name).map(|v| v.map(|n| Val::Num(n.to_bits()))),
-        ParamType::String => args.opt_str(name).map(|v| v.map(|s| Val::Str(s.to_string()))),
+        ParamType::Number => args
+            .opt_number(name)
+            .map(|v| v.map(|n| Val::Num(n.to_bits()))),
+        ParamType::String => args
+            .opt_str(name)
+            .map(|v| v.map(|s| Val::Str(s.to_string()))),
     };
     v.expect("a declared parameter of its own type is readable")
         .unwrap_or(Val::Absent)
@@ -230,7 +237,13 @@ mod test {
         assert_eq!(exact_integer("9223372036854775808"), Some(Err(())));
         assert_eq!(exact_integer("1e19"), Some(Err(())));
         assert_eq!(exact_integer("1e400"), Some(Err(())));
-        assert_eq!(exact_integer("100000000000000000000000000000000e-20"), Some(Ok(1_000_000_000_000)));
-        assert_eq!(exact_integer("0.000000000000000000000000000001e30"), Some(Ok(1)));
+        assert_eq!(
+            exact_integer("100000000000000000000000000000000e-20"),
+            Some(Ok(1_000_000_000_000))
+        );
+        assert_eq!(
+            exact_integer("0.000000000000000000000000000001e30"),
+            Some(Ok(1))
+        );
     }
 }
