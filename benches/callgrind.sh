@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${N:-1000}
-cargo build -q --profile bench -p mcp-benches --bin dispatch-loop
+# `cargo bench --no-run` builds dispatch-loop exactly as the criterion bench is built (same
+# profile, same features), so the counts describe the code that criterion times.
+cargo bench -q -p mcp-benches --no-run
 bin=${CARGO_TARGET_DIR:-target}/release/dispatch-loop
 if [ "$#" -gt 0 ]; then scenarios=("$@"); else mapfile -t scenarios < <("$bin" --list | awk '{print $1}'); fi
 printf '| scenario | instructions per call |\n|---|---:|\n'

@@ -98,13 +98,4 @@ mod test {
         assert!(t.contains(r"\u4f60"));
         assert!(scenarios::escaped_text_chars() < 200);
     }
-
-    #[test]
-    fn the_counter_counts() {
-        let a = alloc_count::count(|| {
-            std::hint::black_box(vec![0u8; 100]);
-        });
-        assert_eq!(a.count, 1);
-        assert_eq!(a.bytes, 100);
-    }
 }

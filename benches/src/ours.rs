@@ -106,25 +106,40 @@ impl<const N: usize> Harness for Ours<N> {
         total
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn responses(&mut self, i: usize) -> Vec<Vec<u8>> {
         let Self {
             server,
             board,
             out,
             steps,
-            check,
-            board_check,
             ..
         } = self;
-        for (i, messages) in steps.iter().enumerate() {
-            let responses = messages
-                .iter()
-                .map(|m| parse_response(handle(server, board, out, m)))
-                .collect::<Result<Vec<Value>, String>>()?;
-            check(i, &responses).map_err(|e| format!("step {i}: {e}"))?;
-        }
-        board_check(board)
+        steps
+            .get(i)
+            .map(|messages| {
+                messages
+                    .iter()
+                    .map(|m| handle(server, board, out, m).to_vec())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
+
+    fn check(&mut self) -> Result<(), String> {
+        for i in 0..self.steps.len() {
+            check_step(i, &self.responses(i), self.check)?;
+        }
+        (self.board_check)(&mut self.board)
+    }
+}
+
+/// Parses the responses to step `i` and applies `check` to them.
+pub fn check_step(i: usize, responses: &[Vec<u8>], check: Check) -> Result<(), String> {
+    let parsed = responses
+        .iter()
+        .map(|r| parse_response(r))
+        .collect::<Result<Vec<Value>, String>>()?;
+    check(i, &parsed).map_err(|e| format!("step {i}: {e}"))
 }
 
 /// Parses response bytes as JSON (an empty response is `null`).

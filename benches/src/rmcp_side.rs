@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
 
 use crate::board::{SET_VOLUME, TOOLS};
-use crate::ours::parse_response;
+use crate::ours::{check_step, parse_response};
 use crate::scenarios::{Check, Harness, INITIALIZE, Step};
 
 /// `set_volume`'s listing (name, description, inputSchema, annotations) as this workspace's
@@ -323,15 +323,20 @@ impl Harness for RmcpDirect {
         total
     }
 
-    fn check(&mut self) -> Result<(), String> {
-        let steps = self.steps.clone();
-        for (i, messages) in steps.iter().enumerate() {
-            let mut responses = Vec::new();
-            for m in messages {
+    fn responses(&mut self, i: usize) -> Vec<Vec<u8>> {
+        let messages = self.steps.get(i).cloned().unwrap_or_default();
+        messages
+            .iter()
+            .map(|m| {
                 let n = self.handle(m);
-                responses.push(parse_response(self.out.get(..n).unwrap_or_default())?);
-            }
-            (self.check)(i, &responses).map_err(|e| format!("step {i}: {e}"))?;
+                self.out.get(..n).unwrap_or_default().to_vec()
+            })
+            .collect()
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        for i in 0..self.steps.len() {
+            check_step(i, &self.responses(i), self.check)?;
         }
         Ok(())
     }
@@ -401,15 +406,20 @@ impl Harness for RmcpServed {
         total
     }
 
-    fn check(&mut self) -> Result<(), String> {
-        let steps = self.steps.clone();
-        for (i, messages) in steps.iter().enumerate() {
-            let mut responses = Vec::new();
-            for m in messages {
+    fn responses(&mut self, i: usize) -> Vec<Vec<u8>> {
+        let messages = self.steps.get(i).cloned().unwrap_or_default();
+        messages
+            .iter()
+            .map(|m| {
                 let n = self.exchange(m);
-                responses.push(parse_response(self.line.get(..n).unwrap_or_default())?);
-            }
-            (self.check)(i, &responses).map_err(|e| format!("step {i}: {e}"))?;
+                self.line.get(..n).unwrap_or_default().to_vec()
+            })
+            .collect()
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        for i in 0..self.steps.len() {
+            check_step(i, &self.responses(i), self.check)?;
         }
         Ok(())
     }

@@ -31,6 +31,9 @@ pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"initialize","
 pub trait Harness {
     /// Handles the next step of the cycle; returns the number of response bytes produced.
     fn step(&mut self) -> usize;
+    /// The response bytes to step `i` of the cycle, one per message (not timed; for checks and
+    /// `dispatch-loop --show`).
+    fn responses(&mut self, i: usize) -> Vec<Vec<u8>>;
     /// Runs one whole cycle and checks every response.
     ///
     /// # Errors

@@ -4,12 +4,14 @@
 //! ```text
 //! cargo run --release -p mcp-benches --bin dispatch-loop -- SCENARIO N
 //! cargo run --release -p mcp-benches --bin dispatch-loop -- --list
+//! cargo run --release -p mcp-benches --bin dispatch-loop -- --show SCENARIO
 //! ```
 //!
 //! SCENARIO is a criterion benchmark id (`call_set_volume/mcu-mcp`, `call_set_volume/rmcp-direct`,
 //! …); a bare group name means its `mcu-mcp` function. The harness is built and its responses
 //! checked before the loop; the loop itself is only `Harness::step`. On exit it prints the
-//! response bytes and the allocations per step to stderr.
+//! response bytes and the allocations per step to stderr. `--show` prints the responses to the
+//! cycle's first step instead (the bytes a step produces).
 
 use std::process::ExitCode;
 
@@ -17,7 +19,7 @@ use mcp_benches::alloc_count;
 use mcp_benches::scenarios::{all, find};
 
 fn usage() -> ExitCode {
-    eprintln!("usage: dispatch-loop SCENARIO N | --list");
+    eprintln!("usage: dispatch-loop SCENARIO N | --list | --show SCENARIO");
     ExitCode::from(2)
 }
 
@@ -27,6 +29,17 @@ fn main() -> ExitCode {
         [flag] if flag == "--list" => {
             for s in all() {
                 println!("{:<36} {}", s.id(), s.about);
+            }
+            ExitCode::SUCCESS
+        }
+        [flag, name] if flag == "--show" => {
+            let Some(scenario) = find(name) else {
+                eprintln!("unknown scenario {name:?}; --list shows them");
+                return ExitCode::from(2);
+            };
+            let mut harness = scenario.make();
+            for response in harness.responses(0) {
+                println!("{}", String::from_utf8_lossy(&response));
             }
             ExitCode::SUCCESS
         }
