@@ -539,7 +539,14 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
 
     /// The index of the tool named `name`.
     pub(crate) fn position(&self, name: JsonStr<'_>) -> Option<usize> {
-        self.entries.iter().position(|e| name.eq_str(e.tool.name))
+        if name.has_escapes() {
+            return self.entries.iter().position(|e| name.eq_str(e.tool.name));
+        }
+        // The common case: compare bytes, without looking for escapes once per tool.
+        let raw = name.raw();
+        self.entries
+            .iter()
+            .position(|e| e.tool.name.as_bytes() == raw)
     }
 
     /// The tool at `index`.

@@ -339,10 +339,19 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the decoded string equals `s` (so `"vol\u0075me"` equals `"volume"`).
     pub fn eq_str(&self, s: &str) -> bool {
-        match self.as_plain() {
-            Some(plain) => plain == s,
-            None => self.chars().eq(s.chars()),
+        if !self.has_escapes() {
+            // The raw bytes are the string's UTF-8 (checked when the document was parsed).
+            return self.raw == s.as_bytes();
         }
+        // Every escape sequence is longer than the UTF-8 of the character it stands for, so a
+        // string with escapes decodes to fewer bytes than its raw form: only a longer raw form
+        // can equal `s`.
+        self.raw.len() > s.len() && self.chars().eq(s.chars())
+    }
+
+    /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
+    pub fn has_escapes(&self) -> bool {
+        self.raw.contains(&b'\\')
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -369,7 +378,12 @@ impl<'a> JsonStr<'a> {
     pub fn to_cow(&self) -> alloc::borrow::Cow<'a, str> {
         match self.as_plain() {
             Some(plain) => alloc::borrow::Cow::Borrowed(plain),
-            None => alloc::borrow::Cow::Owned(self.chars().collect()),
+            None => {
+                // The decoded text is shorter than the raw form: one allocation, never a regrowth.
+                let mut text = alloc::string::String::with_capacity(self.raw.len());
+                text.extend(self.chars());
+                alloc::borrow::Cow::Owned(text)
+            }
         }
     }
 }
@@ -921,6 +935,29 @@ mod test {
         assert_eq!(e.decode_into(&mut buf), Some("😀é\n"));
         assert_eq!(e.decode_into(&mut [0u8; 3]), None);
         assert_eq!(ok("\"plain\"").as_str().unwrap().as_plain(), Some("plain"));
+    }
+
+    #[test]
+    fn comparison_decodes_escapes_and_never_matches_the_raw_form() {
+        fn s(src: &str) -> JsonStr<'_> {
+            ok(src).as_str().unwrap()
+        }
+        // The raw form `a\nb` (backslash, n) is the same bytes as the Rust string "a\\nb", but
+        // decodes to a newline: not equal.
+        assert!(!s(r#""a\nb""#).eq_str("a\\nb"));
+        assert!(s(r#""a\nb""#).eq_str("a\nb"));
+        assert!(s(r#""\\""#).eq_str("\\"));
+        assert!(!s(r#""\\""#).eq_str("\\\\"));
+        assert!(s(r#""\u00e9t\u00e9""#).eq_str("été"));
+        assert!(s(r#""\ud83d\ude00""#).eq_str("😀"));
+        assert!(!s(r#""\ud83d\ude00""#).eq_str("😀x"));
+        assert!(s(r#""été""#).eq_str("été"));
+        assert!(!s(r#""été""#).eq_str("ete"));
+        assert!(s(r#""""#).eq_str(""));
+        assert!(!s(r#""""#).eq_str("x"));
+        assert!(!s(r#""x""#).eq_str(""));
+        // A decoded copy is allocated at its final size.
+        assert_eq!(s(r#""\u4f60\u597d""#).to_cow(), "你好");
     }
 
     #[test]
