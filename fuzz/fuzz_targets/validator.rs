@@ -342,6 +342,12 @@ fuzz_target!(|data: &[u8]| {
     let model = model::validate(&params, text);
     match (&ours, &model) {
         (Ok(a), Ok(values)) => {
+            // Strings sent with escapes are decoded into a buffer of exactly the size asked for.
+            let mut buf = vec![0u8; a.escaped_len()];
+            let a = &a
+                .clone()
+                .decode_escapes(&mut buf)
+                .expect("escaped_len bytes are enough to decode");
             for (p, expected) in params.iter().zip(values) {
                 assert_eq!(
                     &model::engine_value(a, p),

@@ -274,6 +274,9 @@ impl From<AccessError> for ToolError {
             AccessError::Absent => {
                 "Tool bug: the handler required an optional argument that was absent"
             }
+            AccessError::NotDecoded => {
+                "Tool bug: a string argument with escapes was read before it was decoded"
+            }
         })
     }
 }

@@ -64,6 +64,8 @@ struct Dev {
     volume: i64,
     on: bool,
     theme_dark: bool,
+    /// Labels that reached the handler decoded (they are sent with escapes).
+    decoded_labels: usize,
 }
 
 fn set_volume(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -78,6 +80,7 @@ fn configure(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     d.on = a.bool("on")?;
     d.theme_dark = a.str("theme")? == "dark";
     let label = a.str("label")?;
+    d.decoded_labels += usize::from(label.starts_with("küche "));
     let on = d.on;
     r.json(|o| {
         o.bool("on", on).str("label", label);
@@ -121,6 +124,7 @@ fn steady_state_dispatch_allocates_nothing() {
         volume: 0,
         on: false,
         theme_dark: false,
+        decoded_labels: 0,
     };
     let mut out = vec![0u8; 9000];
     let messages: Vec<String> = (0..200)
@@ -131,7 +135,7 @@ fn steady_state_dispatch_allocates_nothing() {
                     i % 101
                 ),
                 format!(
-                    r#"{{"jsonrpc":"2.0","id":"c-{i}","method":"tools/call","params":{{"name":"self.configure","arguments":{{"on":{},"theme":"d\u0061rk","label":"kitchen {i}"}}}}}}"#,
+                    r#"{{"jsonrpc":"2.0","id":"c-{i}","method":"tools/call","params":{{"name":"self.configure","arguments":{{"on":{},"theme":"d\u0061rk","label":"k\u00fcche {i}"}}}}}}"#,
                     i % 2 == 0
                 ),
                 format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.get_device_status","arguments":{{}}}}}}"#),
@@ -179,24 +183,15 @@ fn steady_state_dispatch_allocates_nothing() {
         "steady-state dispatch allocated {allocs} times ({bytes} bytes)"
     );
     assert_eq!(dev.volume, 199 % 101);
+    // Escaped free-form strings are decoded too (into the output buffer's tail, not the heap).
+    assert_eq!(dev.decoded_labels, 200);
 }
 
 #[test]
 fn the_counter_counts() {
-    // The harness itself must be able to fail: an escaped free-form string is decoded into a String.
-    let mut server: Server<'_, Dev, 8> = Server::new(Config::new("t", "1"));
-    server.register(&TOOLS[1]).unwrap();
-    let mut dev = Dev {
-        volume: 0,
-        on: false,
-        theme_dark: false,
-    };
-    let mut out = vec![0u8; 2048];
-    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.configure","arguments":{"on":true,"theme":"dark","label":"caf\u00e9"}}}"#;
-    let (allocs, _) = count(|| {
-        server
-            .handle(msg, Principal::Model, &mut dev, &mut out)
-            .unwrap();
+    // The harness itself must be able to fail.
+    let (allocs, bytes) = count(|| {
+        std::hint::black_box(vec![0u8; 100]);
     });
-    assert_eq!(allocs, 1);
+    assert_eq!((allocs, bytes), (1, 100));
 }

@@ -1,6 +1,5 @@
 //! The strict validator: one pass over the arguments object, producing a typed [`Args`] view.
 
-use alloc::borrow::Cow;
 use core::fmt;
 
 use super::{Literal, MAX_PARAMS, Param, ParamType};
@@ -14,7 +13,10 @@ enum Slot<'a> {
     Bool(bool),
     Int(i64),
     Number(f64),
-    Str(Cow<'a, str>),
+    Str(&'a str),
+    /// A valid free-form string that contains escape sequences, not yet decoded
+    /// ([`Args::decode_escapes`]).
+    Escaped(JsonStr<'a>),
 }
 
 /// The validated arguments of one call: every declared parameter is present with the right type
@@ -23,8 +25,10 @@ enum Slot<'a> {
 /// Read them by name; asking for an undeclared name or the wrong type is a handler bug and comes
 /// back as an [`AccessError`], which `?` turns into a failed tool call.
 ///
-/// Strings without escape sequences and all choice strings borrow (no allocation); a free-form
-/// string that contained escapes is decoded into an owned `String`.
+/// Nothing is allocated: strings without escape sequences borrow the message, choice strings
+/// borrow the tool's spec, and free-form strings with escapes are decoded into a buffer the caller
+/// lends ([`decode_escapes`](Self::decode_escapes); the server lends the tail of its output
+/// buffer while the handler runs).
 #[derive(Debug, Clone)]
 pub struct Args<'a> {
     params: &'a [Param],
@@ -45,6 +49,10 @@ pub enum AccessError {
     /// The parameter is optional without default, and was absent (use the `opt_` accessor).
     #[error("handler bug: an optional argument was absent")]
     Absent,
+    /// The string was sent with escape sequences and this view was not given a buffer to decode
+    /// it into ([`Args::decode_escapes`]; the server always does this before a handler runs).
+    #[error("the argument was not decoded")]
+    NotDecoded,
 }
 
 impl<'a> Args<'a> {
@@ -68,6 +76,62 @@ impl<'a> Args<'a> {
             return Err(AccessError::WrongType);
         }
         self.slots.get(i).ok_or(AccessError::Undeclared)
+    }
+
+    /// The number of bytes [`decode_escapes`](Self::decode_escapes) needs: the decoded length
+    /// of every free-form string argument that was sent with escape sequences (0 for most calls).
+    pub fn escaped_len(&self) -> usize {
+        self.slots
+            .iter()
+            .map(|s| match s {
+                Slot::Escaped(e) => e.chars().map(char::len_utf8).sum(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Decodes the string arguments that were sent with escape sequences into `buf`, which must
+    /// hold [`escaped_len`](Self::escaped_len) bytes, and returns the view that reads them from
+    /// there. `None` when `buf` is too small. Until this is done, [`str`](Self::str) answers
+    /// [`AccessError::NotDecoded`] for such an argument.
+    ///
+    /// ```
+    /// use mcp_core::{Param, schema::validate, wire::Json};
+    ///
+    /// const PARAMS: &[Param] = &[Param::string("text", "Text to show")];
+    /// let message = Json::parse(br#"{"text":"caf\u00e9"}"#, 8).unwrap();
+    /// let args = validate(PARAMS, Some(message)).unwrap();
+    /// let mut buf = [0u8; 16];
+    /// assert_eq!(args.escaped_len(), 5);
+    /// let args = args.decode_escapes(&mut buf).unwrap();
+    /// assert_eq!(args.str("text"), Ok("café"));
+    /// ```
+    pub fn decode_escapes<'b>(self, buf: &'b mut [u8]) -> Option<Args<'b>>
+    where
+        'a: 'b,
+    {
+        let Args { params, slots, raw } = self;
+        let mut rest = buf;
+        let mut decoded = [const { Slot::Absent }; MAX_PARAMS];
+        for (slot, out) in slots.into_iter().zip(decoded.iter_mut()) {
+            *out = match slot {
+                Slot::Escaped(e) => {
+                    let len = e.chars().map(char::len_utf8).sum::<usize>();
+                    if len > rest.len() {
+                        return None;
+                    }
+                    let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
+                    rest = tail;
+                    Slot::Str(e.decode_into(here)?)
+                }
+                other => other,
+            };
+        }
+        Some(Args {
+            params,
+            slots: decoded,
+            raw,
+        })
     }
 
     /// The `arguments` object as sent (after validation). Tools with a hand-written
@@ -124,6 +188,7 @@ impl<'a> Args<'a> {
     pub fn opt_str(&self, name: &str) -> Result<Option<&str>, AccessError> {
         match self.slot(name, ParamType::String)? {
             Slot::Str(v) => Ok(Some(v)),
+            Slot::Escaped(_) => Err(AccessError::NotDecoded),
             _ => Ok(None),
         }
     }
@@ -374,7 +439,7 @@ pub fn validate<'a>(
             Some(Literal::Bool(v)) => Slot::Bool(v),
             Some(Literal::Int(v)) => Slot::Int(v),
             Some(Literal::Number(v)) => Slot::Number(v),
-            Some(Literal::Str(v)) => Slot::Str(Cow::Borrowed(v)),
+            Some(Literal::Str(v)) => Slot::Str(v),
             None if param.is_required() => {
                 return Err(err(ArgErrorKind::Missing, Some(param), None, None));
             }
@@ -433,14 +498,17 @@ fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> 
                     .choices()
                     .iter()
                     .find(|c| s.eq_str(c))
-                    .map(|c| Slot::Str(Cow::Borrowed(*c)))
+                    .map(|c| Slot::Str(c))
                     .ok_or(ArgErrorKind::NotAChoice);
             }
             let (min, max) = p.len_bounds();
             if !(min..=max).contains(&s.char_count()) {
                 return Err(ArgErrorKind::BadLength);
             }
-            Ok(Slot::Str(s.to_cow()))
+            Ok(match s.as_plain() {
+                Some(plain) => Slot::Str(plain),
+                None => Slot::Escaped(s),
+            })
         }
     }
 }
@@ -479,7 +547,14 @@ mod test {
         let a = run(r#"{"on":true,"vol\u0075me":5e1,"theme":"d\u0061rk","label":"\u00e9t\u00e9","gain":-1}"#).unwrap();
         assert_eq!(a.int("volume"), Ok(50));
         assert_eq!(a.str("theme"), Ok("dark"));
+        // The escaped free-form string waits for a buffer to be decoded into.
+        assert_eq!(a.str("label"), Err(AccessError::NotDecoded));
+        assert_eq!(a.escaped_len(), "été".len());
+        assert!(a.clone().decode_escapes(&mut [0u8; 4]).is_none());
+        let mut buf = [0u8; 5];
+        let a = a.decode_escapes(&mut buf).unwrap();
         assert_eq!(a.str("label"), Ok("été"));
+        assert_eq!(a.str("theme"), Ok("dark"));
         assert_eq!(a.number("gain"), Ok(-1.0));
         assert_eq!(a.bool("on"), Ok(true));
         assert_eq!(run(r#"{"volume":100.0}"#).unwrap().int("volume"), Ok(100));

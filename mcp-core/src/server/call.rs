@@ -202,6 +202,16 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             }
         };
 
+        // String arguments sent with escape sequences are decoded into the tail of the output
+        // buffer while the handler runs (nothing is allocated); the handler's scratch area is
+        // what remains in front.
+        let Some(room) = respond.out.len().checked_sub(args.escaped_len()) else {
+            const TOO_LONG: &str = "Arguments too long: the string arguments with escape \
+                sequences do not fit the device's buffer once decoded; the tool did not run";
+            return respond
+                .result(|w| render_result(w, &Err(ToolError::new(TOO_LONG)), &[], 0, None));
+        };
+
         let long_running = tool.task_hooks().copied();
         if long_running.is_some() && !self.tasks.has_room() {
             // Refused before the handler runs: nothing is started that could not be tracked.
@@ -222,11 +232,18 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         let seq = self.call_seq;
         let Respond { out, info, .. } = respond;
         let (mut result, used) = {
-            let mut reply = Reply::new(out, principal, seq)
-                .with_tasks(&self.tasks)
-                .with_notify(notify, token, log_level);
-            let result = (tool.handler())(ctx, &args, &mut reply);
-            (result, reply.used())
+            let (scratch, decoded) = out.split_at_mut(room);
+            match args.decode_escapes(decoded) {
+                Some(args) => {
+                    let mut reply = Reply::new(scratch, principal, seq)
+                        .with_tasks(&self.tasks)
+                        .with_notify(notify, token, log_level);
+                    let result = (tool.handler())(ctx, &args, &mut reply);
+                    (result, reply.used())
+                }
+                // Not reached: `room` leaves exactly the bytes the decoding needs.
+                None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+            }
         };
         if long_running.is_none()
             && matches!(

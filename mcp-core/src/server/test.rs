@@ -929,3 +929,52 @@ fn handlers_send_progress_and_log_messages_before_the_response() {
         );
     }
 }
+
+#[test]
+fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handler() {
+    let mut server = server();
+    let mut dev = Dev::default();
+    // 400 × `\u00e9` decodes to 800 bytes: fits a 1200-byte buffer (the echo comes back whole)...
+    let text = r"\u00e9".repeat(400);
+    let msg = call("1", "test.echo", &format!(r#"{{"text":"{text}"}}"#));
+    let mut out = [0u8; 1200];
+    let n = server
+        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+        .unwrap()
+        .len;
+    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(dev.calls, 1);
+    // The decoded text reached the handler whole; its echo does not fit in front of it, which
+    // the handler learns as a full scratch area (never a truncated text).
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let echoed = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(echoed.contains("too large"), "{echoed}");
+
+    let msg = call("3", "test.echo", &format!(r#"{{"text":"{text}"}}"#));
+    let mut out = [0u8; 4096];
+    let n = server
+        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+        .unwrap()
+        .len;
+    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(dev.calls, 2);
+    assert_eq!(v["result"]["content"][0]["text"], "é".repeat(400), "{v}");
+
+    // ... but not a 600-byte buffer: refused before the handler runs, with a well-formed result.
+    let msg = call("2", "test.echo", &format!(r#"{{"text":"{text}"}}"#));
+    let mut out = [0u8; 600];
+    let n = server
+        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+        .unwrap()
+        .len;
+    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(dev.calls, 2, "the handler must not run");
+    assert_eq!(v["result"]["isError"], true);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Arguments too long"),
+        "{v}"
+    );
+}
