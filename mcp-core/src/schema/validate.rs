@@ -15,8 +15,8 @@ enum Slot<'a> {
     Number(f64),
     Str(&'a str),
     /// A valid free-form string that contains escape sequences, not yet decoded
-    /// ([`Args::decode_escapes`]).
-    Escaped(JsonStr<'a>),
+    /// ([`Args::decode_escapes`]), and its decoded length in bytes.
+    Escaped(JsonStr<'a>, usize),
 }
 
 /// The validated arguments of one call: every declared parameter is present with the right type
@@ -84,7 +84,7 @@ impl<'a> Args<'a> {
         self.slots
             .iter()
             .map(|s| match s {
-                Slot::Escaped(e) => e.chars().map(char::len_utf8).sum(),
+                Slot::Escaped(_, len) => *len,
                 _ => 0,
             })
             .sum()
@@ -115,8 +115,7 @@ impl<'a> Args<'a> {
         let mut decoded = [const { Slot::Absent }; MAX_PARAMS];
         for (slot, out) in slots.into_iter().zip(decoded.iter_mut()) {
             *out = match slot {
-                Slot::Escaped(e) => {
-                    let len = e.chars().map(char::len_utf8).sum::<usize>();
+                Slot::Escaped(e, len) => {
                     if len > rest.len() {
                         return None;
                     }
@@ -188,7 +187,7 @@ impl<'a> Args<'a> {
     pub fn opt_str(&self, name: &str) -> Result<Option<&str>, AccessError> {
         match self.slot(name, ParamType::String)? {
             Slot::Str(v) => Ok(Some(v)),
-            Slot::Escaped(_) => Err(AccessError::NotDecoded),
+            Slot::Escaped(..) => Err(AccessError::NotDecoded),
             _ => Ok(None),
         }
     }
@@ -502,13 +501,17 @@ fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> 
                     .ok_or(ArgErrorKind::NotAChoice);
             }
             let (min, max) = p.len_bounds();
-            if !(min..=max).contains(&s.char_count()) {
+            if let Some(plain) = s.as_plain() {
+                if !(min..=max).contains(&plain.chars().count()) {
+                    return Err(ArgErrorKind::BadLength);
+                }
+                return Ok(Slot::Str(plain));
+            }
+            let (chars, bytes) = s.decoded_size();
+            if !(min..=max).contains(&chars) {
                 return Err(ArgErrorKind::BadLength);
             }
-            Ok(match s.as_plain() {
-                Some(plain) => Slot::Str(plain),
-                None => Slot::Escaped(s),
-            })
+            Ok(Slot::Escaped(s, bytes))
         }
     }
 }

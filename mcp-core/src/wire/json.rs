@@ -356,22 +356,41 @@ impl<'a> JsonStr<'a> {
 
     /// The number of Unicode scalar values (JSON Schema's string length).
     pub fn char_count(&self) -> usize {
-        match self.as_plain() {
-            Some(plain) => plain.chars().count(),
-            None => self.chars().count(),
-        }
+        self.decoded_size().0
+    }
+
+    /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, in one pass.
+    pub fn decoded_size(&self) -> (usize, usize) {
+        self.runs().fold((0, 0), |(chars, bytes), run| match run {
+            Run::Text(t) => (
+                chars + t.iter().filter(|&&b| !is_continuation(b)).count(),
+                bytes + t.len(),
+            ),
+            Run::Char(c) => (chars + 1, bytes + c.len_utf8()),
+        })
     }
 
     /// Decodes into `buf`, returning the decoded text, or `None` when it does not fit.
     pub fn decode_into<'b>(&self, buf: &'b mut [u8]) -> Option<&'b str> {
         let mut len = 0;
-        for c in self.chars() {
+        for run in self.runs() {
             let mut tmp = [0u8; 4];
-            let enc = c.encode_utf8(&mut tmp).as_bytes();
-            buf.get_mut(len..len + enc.len())?.copy_from_slice(enc);
-            len += enc.len();
+            let bytes = match run {
+                Run::Text(t) => t,
+                Run::Char(c) => c.encode_utf8(&mut tmp).as_bytes(),
+            };
+            buf.get_mut(len..len + bytes.len())?.copy_from_slice(bytes);
+            len += bytes.len();
         }
         core::str::from_utf8(buf.get(..len)?).ok()
+    }
+
+    /// The string as runs of text without escapes (copied as they are) and escaped characters.
+    fn runs(&self) -> Runs<'a> {
+        Runs {
+            raw: self.raw,
+            pos: 0,
+        }
     }
 
     /// The decoded string, borrowed when there are no escapes.
@@ -408,33 +427,69 @@ impl Iterator for Chars<'_> {
             self.pos += width;
             return s.chars().next();
         }
-        let esc = *rest.get(1)?;
-        self.pos += 2;
-        let c = match esc {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hi = hex4(rest.get(2..6)?)?;
-                self.pos += 4;
-                if (0xD800..0xDC00).contains(&hi) {
-                    // A checked string always has the low half next: `\uDC00`-`\uDFFF`.
-                    let lo = hex4(rest.get(8..12)?)?;
-                    self.pos += 6;
-                    let cp = 0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
-                    return char::from_u32(cp);
-                }
-                return char::from_u32(u32::from(hi));
-            }
-            _ => return None,
-        };
+        let (c, width) = unescape(rest)?;
+        self.pos += width;
         Some(c)
     }
+}
+
+/// A piece of a [`JsonStr`]: bytes that need no decoding, or one escaped character.
+enum Run<'a> {
+    Text(&'a [u8]),
+    Char(char),
+}
+
+/// Iterator over the [`Run`]s of a string.
+struct Runs<'a> {
+    raw: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Runs<'a> {
+    type Item = Run<'a>;
+
+    fn next(&mut self) -> Option<Run<'a>> {
+        let rest = self.raw.get(self.pos..).filter(|r| !r.is_empty())?;
+        if rest.first() == Some(&b'\\') {
+            let (c, width) = unescape(rest)?;
+            self.pos += width;
+            return Some(Run::Char(c));
+        }
+        let len = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
+        self.pos += len;
+        rest.get(..len).map(Run::Text)
+    }
+}
+
+const fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// Decodes the escape sequence at the start of `rest` (which starts with `\`): the character
+/// and the sequence's length in bytes.
+fn unescape(rest: &[u8]) -> Option<(char, usize)> {
+    let c = match *rest.get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hi = hex4(rest.get(2..6)?)?;
+            if (0xD800..0xDC00).contains(&hi) {
+                // A checked string always has the low half next: `\uDC00`-`\uDFFF`.
+                let lo = hex4(rest.get(8..12)?)?;
+                let cp = 0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
+                return Some((char::from_u32(cp)?, 12));
+            }
+            return Some((char::from_u32(u32::from(hi))?, 6));
+        }
+        _ => return None,
+    };
+    Some((c, 2))
 }
 
 const fn utf8_width(b: u8) -> usize {
@@ -931,6 +986,12 @@ mod test {
         let e = ok(r#""\ud83d\ude00é\n""#).as_str().unwrap();
         assert_eq!(e.chars().collect::<String>(), "😀é\n");
         assert_eq!(e.char_count(), 3);
+        assert_eq!(e.decoded_size(), (3, 7));
+        let mixed = ok(r#""ab\u00e9cd\"ü\\""#).as_str().unwrap();
+        assert_eq!(mixed.decoded_size(), (8, 10));
+        let mut buf = [0u8; 10];
+        assert_eq!(mixed.decode_into(&mut buf), Some("abécd\"ü\\"));
+        assert_eq!(mixed.decode_into(&mut [0u8; 9]), None);
         let mut buf = [0u8; 16];
         assert_eq!(e.decode_into(&mut buf), Some("😀é\n"));
         assert_eq!(e.decode_into(&mut [0u8; 3]), None);
