@@ -110,6 +110,10 @@ impl<'a> Args<'a> {
     where
         'a: 'b,
     {
+        if !self.slots.iter().any(|s| matches!(s, Slot::Escaped(..))) {
+            // Nothing to decode (most calls): the view as it is.
+            return Some(self);
+        }
         let Args { params, slots, raw } = self;
         let mut rest = buf;
         let mut decoded = [const { Slot::Absent }; MAX_PARAMS];
