@@ -134,18 +134,19 @@ impl<'a> Message<'a> {
         let mut result_or_error = false;
         let mut duplicate = false;
         for (key, value) in members {
-            let slot = match key.as_plain() {
-                Some("jsonrpc") => &mut jsonrpc,
-                Some("id") => &mut id,
-                Some("method") => &mut method,
-                Some("params") => &mut params,
-                Some("result" | "error") => {
+            // Raw bytes without a backslash are the key itself; a raw form with escapes never
+            // equals these plain names, and is compared decoded.
+            let slot = match key.raw() {
+                b"jsonrpc" => &mut jsonrpc,
+                b"id" => &mut id,
+                b"method" => &mut method,
+                b"params" => &mut params,
+                b"result" | b"error" => {
                     result_or_error = true;
                     continue;
                 }
-                Some(_) => continue,
-                // Escaped keys: compare decoded.
-                None => {
+                _ if !key.has_escapes() => continue,
+                _ => {
                     if key.eq_str("jsonrpc") {
                         &mut jsonrpc
                     } else if key.eq_str("id") {
