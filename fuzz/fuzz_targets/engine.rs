@@ -2,7 +2,8 @@
 //!
 //! Input: one control byte (output buffer size, page budget, principal), then up to 12 messages
 //! separated by `0xFF`, handled in order by one fresh server, with `poll` between them (tasks
-//! progress, time out and answer parked `tasks/result` requests). Every exchange is checked by
+//! progress, time out and answer parked `tasks/result` requests; `poll` gets the same buffer size
+//! as `handle`, down to `MIN_OUT_LEN`). Every exchange is checked by
 //! `mcp_fuzz::device::Session`: no panic; nothing or exactly one JSON-RPC 2.0 response within
 //! the buffer, as the JSON-RPC rules demand; ids echoed byte for byte; no handler runs on
 //! arguments that an independent validator refuses, nor for notifications, nor for the model
@@ -25,11 +26,11 @@ fuzz_target!(|data: &[u8]| {
             Principal::User
         };
         session.exchange(msg, principal, out_len);
-        session.poll(60);
+        session.poll(60, out_len);
     }
     // Let every task finish or time out, and every parked request be answered.
     for _ in 0..8 {
-        session.poll(100);
+        session.poll(100, out_len);
     }
     assert!(
         session.parked.is_empty(),

@@ -344,9 +344,9 @@ impl Session {
     }
 
     /// Advances the engine's clock by `step_ms` and drains what it owes, checking each message.
-    pub fn poll(&mut self, step_ms: u64) {
+    pub fn poll(&mut self, step_ms: u64, out_len: usize) {
         self.now += step_ms;
-        let mut out = vec![0u8; 2048];
+        let mut out = vec![0u8; out_len];
         for _ in 0..16 {
             let n = self.server.poll(self.now, &mut self.dev, &mut out);
             if n == 0 {
