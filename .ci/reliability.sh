@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
-TARGETS=(engine validator xiaozhi)
+TARGETS=(engine validator xiaozhi http)
 
 step() { printf '\n==> %s (at %ds)\n' "$*" "$SECONDS"; }
 SECONDS=0
@@ -33,7 +33,7 @@ cargo test -p mcu-mcp-core --test pagination
 step "soak: 100,000 calls over the sim board with faults, retransmissions and noise"
 cargo test -p mcp-hal --features sim --test soak -- --nocapture
 
-step "fuzz: each target for ${FUZZ_SECONDS} s (the Streamable HTTP framing target waits for the framing)"
+step "fuzz: each target for ${FUZZ_SECONDS} s"
 (
     cd fuzz
     # AddressSanitizer is off: mcp-core forbids unsafe code, and ASan costs ~13x in throughput

@@ -168,6 +168,9 @@ pub struct Session {
     pub now: u64,
     /// Raw ids of parked `tasks/result` requests, answered later from `poll`.
     pub parked: Vec<String>,
+    /// Messages are handed over with `Input::stateless(true)` (an HTTP request routed to the
+    /// 2026-07-28 rules by its headers).
+    pub stateless: bool,
 }
 
 impl Session {
@@ -177,6 +180,7 @@ impl Session {
             dev: Dev::default(),
             now: 0,
             parked: Vec::new(),
+            stateless: false,
         }
     }
 
@@ -251,6 +255,15 @@ impl Session {
                 }
                 let r = check_response(out);
                 assert_eq!(&r.id, id, "id echo for {}", show());
+                let has_meta = params
+                    .as_deref()
+                    .and_then(|p| entries(p.as_bytes()))
+                    .is_some_and(|p| p.iter().any(|(k, _)| k == "_meta"));
+                if (self.stateless || has_meta) && meta_refusal(&r) {
+                    // Refused on its `_meta` before the method is looked at.
+                    assert!(ran.is_empty(), "a refused request ran a tool: {}", show());
+                    return;
+                }
                 if !KNOWN_METHODS.contains(&method.as_str()) {
                     assert_eq!(r.code, Some(-32601), "unknown method {method:?}");
                 }
@@ -364,6 +377,21 @@ impl Session {
             }
         }
         panic!("poll kept emitting");
+    }
+}
+
+/// A 2026-07-28 request refused before dispatch, as the engine documents: `_meta` missing or
+/// malformed (-32602, naming `_meta` or the bad member) or another revision requested (-32022).
+/// The method and the tool are not looked at then.
+fn meta_refusal(r: &crate::Response) -> bool {
+    match r.code {
+        Some(-32022) => true,
+        Some(-32602) => r.message.as_deref().is_some_and(|m| {
+            m.contains("_meta")
+                || m.contains("io.modelcontextprotocol/")
+                || m.starts_with("Invalid params: level must be")
+        }),
+        _ => false,
     }
 }
 
