@@ -406,14 +406,16 @@ pub fn status_code(status: Status, has_response: bool) -> u16 {
 
 /// Writes one SSE event: optional `id:` and `retry:` lines and one `data:` line (a single JSON
 /// message, or empty for a priming event), then the blank line. Returns the length, 0 if it does
-/// not fit or `data` contains a line break (JSON from the engine never does).
+/// not fit or `data` or `id` contains a line break (JSON from the engine never does; an id with
+/// one would inject lines into the event).
 pub fn write_sse_event(
     out: &mut [u8],
     id: Option<&str>,
     retry_ms: Option<u32>,
     data: &[u8],
 ) -> usize {
-    if data.iter().any(|&c| c == b'\n' || c == b'\r') {
+    let breaks = |b: &[u8]| b.iter().any(|&c| c == b'\n' || c == b'\r');
+    if breaks(data) || id.is_some_and(|id| breaks(id.as_bytes())) {
         return 0;
     }
     let mut w = Writer::new(out);
@@ -668,6 +670,8 @@ mod test {
         let n = write_sse_event(&mut out, None, None, br#"{"a":1}"#);
         assert_eq!(&out[..n], b"data: {\"a\":1}\n\n");
         assert_eq!(write_sse_event(&mut out, None, None, b"a\nb"), 0);
+        assert_eq!(write_sse_event(&mut out, Some("x\ndata: {}"), None, b"{}"), 0);
+        assert_eq!(write_sse_event(&mut out, Some("x\r"), None, b"{}"), 0);
         assert_eq!(status_code(Status::Ok, false), 202);
         assert_eq!(status_code(Status::Ok, true), 200);
         assert_eq!(status_code(Status::BadRequest, true), 400);
