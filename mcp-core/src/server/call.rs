@@ -493,6 +493,7 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
     match value {
         Value::Bool(b) => w.bool(b),
         Value::Int(i) => w.int(i),
+        #[cfg(feature = "float")]
         Value::Number(n) => w.number(n),
         Value::Static(s) => w.text(s),
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),

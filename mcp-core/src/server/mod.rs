@@ -41,7 +41,9 @@ use core::cell::Cell;
 use core::fmt::Write as _;
 
 use crate::registry::{RegisterError, Registry, Tool};
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr, Kind};
+#[cfg(feature = "modern")]
+use crate::wire::json::Kind;
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
 use crate::wire::request::{Id, Message, Request};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
@@ -430,6 +432,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Era<'i> {
     Legacy,
+    #[cfg_attr(not(feature = "modern"), allow(dead_code))]
     Modern(Modern<'i>),
 }
 
@@ -444,6 +447,11 @@ pub(crate) struct Modern<'i> {
     pub(crate) progress_token: Option<Json<'i>>,
     /// `io.modelcontextprotocol/clientCapabilities`.
     pub(crate) caps: Option<Json<'i>>,
+    /// Without the feature `modern` no request follows the 2026-07-28 rules: this field makes
+    /// [`Era::Modern`] uninhabited, so every branch for that era compiles away.
+    #[cfg(not(feature = "modern"))]
+    #[allow(dead_code)]
+    pub(crate) never: core::convert::Infallible,
 }
 
 impl Era<'_> {
@@ -601,9 +609,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     /// A server with no tools. The `tools/list` page budget reserves room for the members a
     /// 2026-07-28 result adds, so the same pages fit both eras.
     pub const fn new(config: Config) -> Self {
+        #[cfg(feature = "modern")]
+        let reserve = modern_reserve(&config);
+        #[cfg(not(feature = "modern"))]
+        let reserve = 0;
         Server {
             config,
-            registry: Registry::new(config.page_bytes.saturating_sub(modern_reserve(&config))),
+            registry: Registry::new(config.page_bytes.saturating_sub(reserve)),
             revision: None,
             cache: RecentCalls::new(),
             tasks: tasks::Tasks::new(),
@@ -798,6 +810,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         };
         match method {
             "initialize" => self.initialize(params, respond, event),
+            #[cfg(feature = "modern")]
             "server/discover" => self.discover(respond),
             "ping" => respond.result(|_| {}),
             "logging/setLevel" => match members(params, ["level"])
@@ -839,6 +852,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         }
     }
 
+    #[cfg(feature = "modern")]
     fn discover(&mut self, respond: Respond<'_, '_>) -> usize {
         let era = respond.era;
         let config = self.config;
@@ -906,6 +920,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
 /// The most bytes the 2026-07-28 members add to a `tools/list` result: `resultType`, the server
 /// identity (each character escaped at most 6 bytes long) and the caching hints.
+#[cfg(feature = "modern")]
 const fn modern_reserve(config: &Config) -> usize {
     const FIXED: usize = r#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}},"ttlMs":4294967295,"cacheScope":"public""#.len();
     FIXED + 6 * (config.name.len() + config.version.len())
@@ -917,6 +932,7 @@ const BAD_LOG_LEVEL: &str = "Invalid params: level must be one of debug, info, n
 pub const MODERN_REVISION: &str = "2026-07-28";
 
 /// `["2026-07-28","2025-11-25",…]`: every revision this engine speaks, newest first.
+#[cfg(feature = "modern")]
 fn write_supported_versions(w: &mut Writer<'_>) {
     w.raw(b"[\"");
     w.raw(MODERN_REVISION.as_bytes());
@@ -940,7 +956,15 @@ enum Refusal<'i> {
     /// A required `_meta` field is missing or malformed: -32602, HTTP 400.
     Meta(&'static str),
     /// The requested version is not spoken: -32022 with the supported list, HTTP 400.
+    #[cfg(feature = "modern")]
     Version(JsonStr<'i>),
+    /// Only the lifetime, without the feature `modern`.
+    #[cfg(not(feature = "modern"))]
+    #[allow(dead_code)]
+    Never(
+        core::marker::PhantomData<JsonStr<'i>>,
+        core::convert::Infallible,
+    ),
 }
 
 impl Refusal<'_> {
@@ -950,6 +974,9 @@ impl Refusal<'_> {
                 respond.status.set(Status::BadRequest);
                 respond.error(ErrorCode::InvalidParams, |w| w.text(msg))
             }
+            #[cfg(not(feature = "modern"))]
+            Refusal::Never(_, never) => match never {},
+            #[cfg(feature = "modern")]
             Refusal::Version(requested) => respond.error_with(
                 ErrorCode::UnsupportedProtocolVersion,
                 |w| w.text("Unsupported protocol version"),
@@ -965,8 +992,19 @@ impl Refusal<'_> {
     }
 }
 
+/// Without the feature `modern` every request is a legacy one (`params._meta` is not read); a
+/// transport that requires the 2026-07-28 rules gets -32602 (HTTP 400).
+#[cfg(not(feature = "modern"))]
+fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+    let refusal = stateless.then_some(Refusal::Meta(
+        "Invalid params: this device does not speak the 2026-07-28 protocol revision",
+    ));
+    (Era::Legacy, refusal)
+}
+
 /// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
 /// 2026-07-28 requires there.
+#[cfg(feature = "modern")]
 fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";

@@ -462,10 +462,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
             w.raw(token);
             w.raw(b",\"progress\":");
-            w.number(p.progress);
+            w.progress_value(p.progress);
             if let Some(total) = p.total {
                 w.raw(b",\"total\":");
-                w.number(total);
+                w.progress_value(total);
             }
             if e.form == TaskForm::Legacy {
                 w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"");
@@ -797,10 +797,17 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
 /// `true` for values a task can keep after the call (no scratch spans, not a new task).
 fn storable(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Bool(_) | Value::Int(_) | Value::Number(_) | Value::Static(_)
-    )
+    matches!(v, Value::Bool(_) | Value::Int(_) | Value::Static(_)) || is_number(v)
+}
+
+#[cfg(feature = "float")]
+fn is_number(v: &Value) -> bool {
+    matches!(v, Value::Number(_))
+}
+
+#[cfg(not(feature = "float"))]
+fn is_number(_: &Value) -> bool {
+    false
 }
 
 fn stop_note(stop: Option<Result<(), ToolError>>) -> Option<&'static str> {
@@ -817,10 +824,10 @@ fn write_status_message(w: &mut Writer<'_>, e: &Entry) {
             w.text("The action is in progress");
             if let Some(p) = e.progress {
                 w.text(" (");
-                w.number(p.progress);
+                w.progress_value(p.progress);
                 if let Some(t) = p.total {
                     w.text(" of ");
-                    w.number(t);
+                    w.progress_value(t);
                 }
                 w.text(")");
             }
@@ -886,9 +893,9 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
             .str("tool", t.tool)
             .str("status", t.status.as_str());
         if let Some(p) = t.progress.filter(|_| t.status == TaskStatus::Working) {
-            o.number("progress", p.progress);
+            o.progress_value("progress", p.progress);
             if let Some(total) = p.total {
-                o.number("total", total);
+                o.progress_value("total", total);
             }
         }
         o.object("started", |o| write_evidence_members(o, &t.started));
@@ -897,6 +904,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                 match out.value {
                     Value::Bool(b) => o.bool("result", b),
                     Value::Int(i) => o.int("result", i),
+                    #[cfg(feature = "float")]
                     Value::Number(n) => o.number("result", n),
                     Value::Static(s) => o.str("result", s),
                     _ => o,
@@ -933,6 +941,7 @@ fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidenc
         match r {
             Some(crate::Reading::Bool(b)) => o.bool(key, b),
             Some(crate::Reading::Int(i)) => o.int(key, i),
+            #[cfg(feature = "float")]
             Some(crate::Reading::Number(n)) => o.number(key, n),
             None => o,
         };
