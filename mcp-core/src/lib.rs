@@ -87,9 +87,9 @@ pub mod server;
 pub mod transport;
 pub mod wire;
 
-pub use registry::{
-    Annotations, Audience, Handler, Prompt, RegisterError, Registry, Resource, TaskSupport, Tool,
-};
+pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
+#[cfg(feature = "resources")]
+pub use registry::{Prompt, Resource};
 pub use result::{
     ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
     TaskInfo, TaskPoll, ToolError, ToolResult,

@@ -30,6 +30,7 @@
 mod cache;
 mod call;
 mod list;
+#[cfg(feature = "resources")]
 mod resources;
 mod tasks;
 
@@ -220,9 +221,11 @@ pub struct Config {
     pub log_level: Option<LogLevel>,
     /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
     pub list_ttl_ms: u32,
-    /// Static text resources (`resources/list`, `resources/read`).
+    /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
+    #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
-    /// Static prompts (`prompts/list`, `prompts/get`).
+    /// Static prompts (`prompts/list`, `prompts/get`). Feature `resources`.
+    #[cfg(feature = "resources")]
     pub prompts: &'static [crate::registry::Prompt],
 }
 
@@ -242,18 +245,22 @@ impl Config {
             task_poll_interval_ms: 500,
             log_level: None,
             list_ttl_ms: 300_000,
+            #[cfg(feature = "resources")]
             resources: &[],
+            #[cfg(feature = "resources")]
             prompts: &[],
         }
     }
 
-    /// Publishes static text resources.
+    /// Publishes static text resources. Feature `resources`.
+    #[cfg(feature = "resources")]
     pub const fn resources(mut self, v: &'static [crate::registry::Resource]) -> Self {
         self.resources = v;
         self
     }
 
-    /// Publishes static prompts.
+    /// Publishes static prompts. Feature `resources`.
+    #[cfg(feature = "resources")]
     pub const fn prompts(mut self, v: &'static [crate::registry::Prompt]) -> Self {
         self.prompts = v;
         self
@@ -789,12 +796,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "prompts/get",
         ];
         let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
-        let config = self.config;
-        let offered = |n: &&&str| {
-            (TASKS > 0 || !n.starts_with("tasks/"))
-                && (!config.resources.is_empty() || !n.starts_with("resources/"))
-                && (!config.prompts.is_empty() || !n.starts_with("prompts/"))
-        };
+        let offered =
+            |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
         let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
         let Some(&method) = known else {
             return respond.error(ErrorCode::MethodNotFound, |w| {
@@ -824,6 +827,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => self.call(req.id, params, principal, ctx, respond, notify),
+            #[cfg(feature = "resources")]
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
                 self.resources(m, params, respond)
             }
@@ -831,13 +835,29 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         }
     }
 
+    /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts
+    /// (or no feature `resources`).
+    fn offers_resources(&self, method: &str) -> bool {
+        #[cfg(feature = "resources")]
+        let (resources, prompts) = (
+            !self.config.resources.is_empty(),
+            !self.config.prompts.is_empty(),
+        );
+        #[cfg(not(feature = "resources"))]
+        let (resources, prompts) = (false, false);
+        (resources || !method.starts_with("resources/"))
+            && (prompts || !method.starts_with("prompts/"))
+    }
+
     /// Capabilities, as members of the `capabilities` object.
     fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
         let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
         w.raw(b"\"tools\":{},\"logging\":{}");
+        #[cfg(feature = "resources")]
         if !self.config.resources.is_empty() {
             w.raw(b",\"resources\":{}");
         }
+        #[cfg(feature = "resources")]
         if !self.config.prompts.is_empty() {
             w.raw(b",\"prompts\":{}");
         }
