@@ -343,6 +343,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     /// it returns 0, and send each message. Task hooks run at most once per distinct `now_ms`.
     pub fn poll(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
         self.now_ms = self.now_ms.max(now_ms);
+        if TASKS == 0 {
+            // No task table: nothing to drive or send (and no task code linked).
+            return 0;
+        }
         if self.last_advance != Some(self.now_ms) {
             self.last_advance = Some(self.now_ms);
             self.advance(ctx);
@@ -671,6 +675,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         respond: Respond<'_, '_>,
         ctx: &mut C,
     ) -> usize {
+        if TASKS == 0 {
+            // Not offered without a task table (see `Server::request`); links no task code.
+            return respond.error(ErrorCode::MethodNotFound, |w| w.text("Method not found"));
+        }
         let era = respond.era;
         if let Era::Modern(m) = era
             && !m.tasks
