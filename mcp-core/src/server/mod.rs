@@ -613,8 +613,8 @@ fn members<'i, const K: usize>(
 impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
     Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
 {
-    /// A server with no tools. The `tools/list` page budget reserves room for the members a
-    /// 2026-07-28 result adds, so the same pages fit both eras.
+    /// A server with no tools. With the feature `modern`, the `tools/list` page budget reserves
+    /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
     pub const fn new(config: Config) -> Self {
         #[cfg(feature = "modern")]
         let reserve = modern_reserve(&config);
