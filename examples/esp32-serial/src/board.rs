@@ -52,12 +52,9 @@ impl<S: Switch> Switch for SettledRelay<S> {
     fn set(&mut self, on: bool) -> Result<(), Self::Error> {
         self.inner.set(on)?;
         let deadline = Instant::now() + Duration::from_millis(u64::from(self.settle_ms));
-        // Done when the contacts agree, there is no feedback, or the settle time is over (the
-        // kit then reports the disagreement).
-        while !matches!(self.inner.feedback(), Ok(Some(v)) if v == on)
-            && matches!(self.inner.feedback(), Ok(Some(_)))
-            && Instant::now() < deadline
-        {
+        // Wait while the contacts still disagree, at most the settle time (the kit then reads the
+        // feedback and reports agreement, a disagreement, no feedback or a read error).
+        while Instant::now() < deadline && self.inner.feedback().is_ok_and(|f| f == Some(!on)) {
             core::hint::spin_loop();
         }
         Ok(())
