@@ -61,11 +61,37 @@
 //! ```
 //!
 //! ## Features
-//! | feature | effect |
-//! |---|---|
-//! | `std` | nothing yet beyond `std` availability for hosts |
-//! | `log` | protocol events through the `log` crate |
-//! | `defmt` | protocol events through `defmt`; `defmt::Format` on public types |
+//! | feature | default | effect |
+//! |---|---|---|
+//! | `float` | yes | fractional JSON numbers: `Param::number` (`ParamType::Number`, `range_f64`, `default_f64`), `Args::number`, `Output::number`, `Reading::Number`, `Json::as_f64`, the writers' `number` |
+//! | `modern` | yes | the 2026-07-28 (stateless) revision: `server/discover`, per-request `_meta`, the tasks extension form |
+//! | `resources` | yes | static resources and prompts: `Config::resources`, `Config::prompts`, [`Resource`], [`Prompt`] |
+//! | `std` | no | nothing yet beyond `std` availability for hosts |
+//! | `log` | no | protocol events through the `log` crate |
+//! | `defmt` | no | protocol events through `defmt`; `defmt::Format` on public types |
+//!
+//! The defaults are the full engine. A firmware that needs the smallest image turns them off
+//! (`default-features = false`) and names what it uses; on the ESP32-C3 example firmware
+//! (`examples/esp32-serial`, opt-level `z`, fat LTO) that saved about 26 KiB of flash without
+//! `float` (no float parser or printer), 8 KiB without `modern` and 3 KiB without `resources`.
+//! Without them:
+//! - **`float`**: nothing Number-typed can be declared or returned. Integer parameters still
+//!   accept every integral spelling (`50`, `5e1`, `50.0`: parsed digit by digit, no float
+//!   involved), and reject `50.5` or `"50"` with the usual error. Task progress
+//!   ([`Progress`], still `f64`) is written with at most six decimals.
+//! - **`modern`**: every request follows the legacy rules (`initialize` negotiation of
+//!   2024-11-05 to 2025-11-25; `params._meta` is not interpreted). `server/discover` is an
+//!   unknown method (-32601; the SDKs then fall back to `initialize`), and a transport that
+//!   requires 2026-07-28 ([`Input::stateless`]) gets -32602 (HTTP 400).
+//! - **`resources`**: `resources/*` and `prompts/*` are unknown methods (-32601).
+//!
+//! `ParamType`, `Literal` and `Reading` have their `Number` variant only with `float`: code that
+//! must build both ways matches them with a wildcard arm.
+//!
+//! Long-running tools (MCP Tasks) are not a feature but a size: a [`Server`] with `TASKS = 0` has
+//! no task table, refuses long-running tools at registration, does not offer `tasks/*`, and
+//! links no task code (about 17 KiB on the same firmware, together with mcp-hal's kits without
+//! their `tasks` feature).
 //!
 //! ## Minimum supported Rust version
 //! Rust 1.88 (the MSRV of `heapless` 0.9; edition 2024). Raising it is a minor-version change,
@@ -87,9 +113,9 @@ pub mod server;
 pub mod transport;
 pub mod wire;
 
-pub use registry::{
-    Annotations, Audience, Handler, Prompt, RegisterError, Registry, Resource, TaskSupport, Tool,
-};
+pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
+#[cfg(feature = "resources")]
+pub use registry::{Prompt, Resource};
 pub use result::{
     ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
     TaskInfo, TaskPoll, ToolError, ToolResult,

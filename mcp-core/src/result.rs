@@ -62,7 +62,8 @@ pub enum Reading {
     Bool(bool),
     /// An integer (register value, percent, position).
     Int(i64),
-    /// A measurement.
+    /// A measurement (feature `float`).
+    #[cfg(feature = "float")]
     Number(f64),
 }
 
@@ -71,6 +72,7 @@ impl Reading {
         match self {
             Reading::Bool(b) => w.bool(b),
             Reading::Int(i) => w.int(i),
+            #[cfg(feature = "float")]
             Reading::Number(n) => w.number(n),
         }
     }
@@ -165,6 +167,7 @@ impl Span {
 pub(crate) enum Value {
     Bool(bool),
     Int(i64),
+    #[cfg(feature = "float")]
     Number(f64),
     Static(&'static str),
     Text(Span),
@@ -200,7 +203,8 @@ impl Output {
         Self::of(Value::Int(v))
     }
 
-    /// A number answer.
+    /// A number answer. Feature `float`.
+    #[cfg(feature = "float")]
     pub const fn number(v: f64) -> Self {
         Self::of(Value::Number(v))
     }
@@ -377,10 +381,10 @@ impl<'s> Reply<'s> {
             w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
             w.raw(token.raw());
             w.raw(b",\"progress\":");
-            w.number(progress);
+            w.progress_value(progress);
             if let Some(total) = total {
                 w.raw(b",\"total\":");
-                w.number(total);
+                w.progress_value(total);
             }
             if let Some(m) = message {
                 w.raw(b",\"message\":");

@@ -25,9 +25,13 @@
 //! | `sim` (feature `sim`) | in-memory devices with fault injection, for simulators and tests |
 //!
 //! ## Features
-//! | feature | effect |
-//! |---|---|
-//! | `sim` | the `sim` module |
+//! | feature | default | effect |
+//! |---|---|---|
+//! | `tasks` | yes | the kits' long-running forms: `kits::motor`, and the settle-time tasks of `kits::audio` and `kits::relay` (see [`kits`]) |
+//! | `sim` | no | the `sim` module |
+//!
+//! This crate depends on `mcp-core` without its default features, so that a firmware that turns
+//! them off (see mcp-core's crate docs) does not get them back through here.
 //!
 //! The relay kit runs its interlock guard and the action inside a `critical-section`; the
 //! firmware (or `critical-section/std` on a host) provides the implementation.

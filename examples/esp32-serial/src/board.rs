@@ -4,10 +4,11 @@
 //! |---|---|---|
 //! | `self.audio_speaker.set_volume` | [`Es8311`] over I2C | `read_back` (DAC volume register) |
 //! | `self.screen.set_brightness` | [`PwmBacklight`] on an LEDC channel | `applied` (PWM cannot be read) |
-//! | `self.relay.set` | [`GpioRelay`] with a feedback input | `measured` (auxiliary contact) |
+//! | `self.relay.set` | [`GpioRelay`] with a feedback input, settle time waited out in [`SettledRelay`] | `measured` (auxiliary contact) |
 //! | `self.reboot` (user-only) | [`EspSystem`]: `software_reset` one second later | `scheduled` |
 //! | `self.get_device_status` | all of the above | — |
-//! | `self.tasks.get_status` | the engine's task table | — |
+//!
+//! No tool is long-running (mcp-hal without its `tasks` feature), so the engine has no task table.
 
 use esp_hal::Blocking;
 use esp_hal::gpio::{Input, Output};
@@ -16,17 +17,56 @@ use esp_hal::ledc::LowSpeed;
 use esp_hal::ledc::channel::Channel;
 use esp_hal::time::{Duration, Instant};
 use mcp_core::Tool;
-use mcp_core::server::status_tool;
 use mcp_hal::backlight::Backlight;
 use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
 use mcp_hal::kits::{audio, relay, screen, status, system};
+use mcp_hal::switch::Switch;
 use mcp_hal::system::System;
 use mcp_hal::{ErrorKind, ErrorType, Percent};
 
 /// The codec on its I2C bus.
 pub type Codec = Es8311<I2c<'static, Blocking>>;
 /// The relay: a coil output and a feedback input.
-pub type Relay = GpioRelay<Output<'static>, Input<'static>>;
+pub type Relay = SettledRelay<GpioRelay<Output<'static>, Input<'static>>>;
+
+/// A relay whose contacts may lag the coil by up to `settle_ms`: `set` waits (at most that long)
+/// until the feedback agrees, so the kit reads settled feedback at once and needs no task.
+pub struct SettledRelay<S> {
+    inner: S,
+    settle_ms: u32,
+}
+
+impl<S: Switch> SettledRelay<S> {
+    /// Wraps `inner`, taking over its declared settle time.
+    pub fn new(inner: S) -> Self {
+        let settle_ms = inner.settle_ms();
+        SettledRelay { inner, settle_ms }
+    }
+}
+
+impl<S: Switch> ErrorType for SettledRelay<S> {
+    type Error = S::Error;
+}
+
+impl<S: Switch> Switch for SettledRelay<S> {
+    fn set(&mut self, on: bool) -> Result<(), Self::Error> {
+        self.inner.set(on)?;
+        let deadline = Instant::now() + Duration::from_millis(u64::from(self.settle_ms));
+        // Wait while the contacts still disagree, at most the settle time (the kit then reads the
+        // feedback and reports agreement, a disagreement, no feedback or a read error).
+        while Instant::now() < deadline && self.inner.feedback().is_ok_and(|f| f == Some(!on)) {
+            core::hint::spin_loop();
+        }
+        Ok(())
+    }
+    fn feedback(&mut self) -> Result<Option<bool>, Self::Error> {
+        self.inner.feedback()
+    }
+    /// 0: `set` has already waited.
+    fn settle_ms(&self) -> u32 {
+        0
+    }
+}
 
 /// The backlight PWM, remembering the last level it was set to (a PWM output cannot be read,
 /// but the status report shows what was commanded).
@@ -145,15 +185,13 @@ static GET_DEVICE_STATUS: Tool<Board> = status::get_device_status().output_schem
 static SET_VOLUME: Tool<Board> = audio::set_volume();
 static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
 static RELAY_SET: Tool<Board> = relay::set();
-static TASK_STATUS: Tool<Board> = status_tool();
 static REBOOT: Tool<Board> = system::reboot();
 
 /// The board's tools, in listing order.
-pub static TOOLS: [&Tool<Board>; 6] = [
+pub static TOOLS: [&Tool<Board>; 5] = [
     &GET_DEVICE_STATUS,
     &SET_VOLUME,
     &SET_BRIGHTNESS,
     &RELAY_SET,
-    &TASK_STATUS,
     &REBOOT,
 ];

@@ -92,8 +92,10 @@ pub const BACKLIGHT_START_PERCENT: u8 = 80;
 
 /// Tool slots in the table (6 used).
 pub const TOOL_CAPACITY: usize = 8;
-/// Long-running actions tracked at once (a relay or codec that is slow to confirm).
-pub const TASKS: usize = 2;
+/// Long-running actions tracked at once: none. This board's actions confirm within the call (the
+/// relay waits out its settle time in `board::SettledRelay`), so the engine needs no task table,
+/// and without one it links no task code.
+pub const TASKS: usize = 0;
 /// Recent calls remembered for retransmissions.
 pub const CACHE: usize = 2;
 /// Response bytes kept per remembered call (this board's action results take 260 to 290 bytes

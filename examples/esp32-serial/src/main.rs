@@ -21,6 +21,7 @@ mod board;
 mod config;
 
 use alloc::boxed::Box;
+use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 
 use board::{Board, EspSystem, Screen, TOOLS};
@@ -46,8 +47,9 @@ const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSIO
     .page_bytes(PAGE_BYTES)
     .max_depth(MAX_DEPTH);
 
-/// The engine and its buffers live in statics, not on the stack.
-static mut ENGINE: Engine = Engine::new(ENGINE_CONFIG);
+/// The engine and its buffers live in statics, not on the stack. The engine is built at start-up
+/// (in `serve`), so that its initial value is not stored in flash as initialized data.
+static mut ENGINE: MaybeUninit<Engine> = MaybeUninit::uninit();
 static mut LINES: LineBuffer<LINE> = LineBuffer::new();
 static mut OUT_BUF: [u8; OUT] = [0; OUT];
 
@@ -87,11 +89,11 @@ fn main() -> ! {
     );
     let relay =
         GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
-    let relay = if RELAY_ACTIVE_LOW {
+    let relay = board::SettledRelay::new(if RELAY_ACTIVE_LOW {
         relay.active_low()
     } else {
         relay
-    };
+    });
 
     // LEDC: the timer must outlive the channel that points at it; both live for the program.
     let ledc: &'static mut Ledc<'static> = Box::leak(Box::new(Ledc::new(p.LEDC)));
@@ -144,7 +146,7 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
     // SAFETY: the only references to these statics, taken once; nothing else runs.
     let (engine, lines, out) = unsafe {
         (
-            &mut *addr_of_mut!(ENGINE),
+            (*addr_of_mut!(ENGINE)).write(Engine::new(ENGINE_CONFIG)),
             &mut *addr_of_mut!(LINES),
             &mut *addr_of_mut!(OUT_BUF),
         )

@@ -34,8 +34,9 @@ use mcp_core::{Config, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
 use measure::{TrackingHeap, Work, measured};
 
-/// Tool slots in the table (9 used). The engine settings match examples/esp32-serial's, so
-/// that what this firmware measures about the engine holds there.
+/// Tool slots in the table (9 used). The buffers and the cache match examples/esp32-serial's;
+/// this firmware keeps the full engine (default features, a task table), so its stack and heap
+/// figures are an upper bound for the minimal engine that esp32-serial builds.
 const TOOL_CAPACITY: usize = 10;
 /// Long-running actions tracked at once (motor moves, slow read-backs).
 const TASKS: usize = 2;

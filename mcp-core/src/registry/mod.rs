@@ -29,8 +29,10 @@
 //! ```
 
 use crate::Reply;
+#[cfg(feature = "resources")]
 mod resources;
 
+#[cfg(feature = "resources")]
 pub use resources::{Prompt, Resource};
 
 use crate::result::{TaskHooks, ToolResult};

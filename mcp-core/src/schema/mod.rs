@@ -34,7 +34,8 @@ pub enum ParamType {
     Boolean,
     /// A JSON Schema integer (any number without a fractional part) that fits `i64`.
     Integer,
-    /// A finite number.
+    /// A finite number (feature `float`).
+    #[cfg(feature = "float")]
     Number,
     /// A string.
     String,
@@ -46,6 +47,7 @@ impl ParamType {
         match self {
             ParamType::Boolean => "boolean",
             ParamType::Integer => "integer",
+            #[cfg(feature = "float")]
             ParamType::Number => "number",
             ParamType::String => "string",
         }
@@ -60,7 +62,8 @@ pub enum Literal {
     Bool(bool),
     /// An integer default.
     Int(i64),
-    /// A number default.
+    /// A number default (feature `float`).
+    #[cfg(feature = "float")]
     Number(f64),
     /// A string default.
     Str(&'static str),
@@ -80,7 +83,9 @@ pub struct Param {
     default: Option<Literal>,
     int_min: Option<i64>,
     int_max: Option<i64>,
+    #[cfg(feature = "float")]
     num_min: Option<f64>,
+    #[cfg(feature = "float")]
     num_max: Option<f64>,
     min_len: Option<u32>,
     max_len: Option<u32>,
@@ -124,7 +129,9 @@ impl Param {
             default: None,
             int_min: None,
             int_max: None,
+            #[cfg(feature = "float")]
             num_min: None,
+            #[cfg(feature = "float")]
             num_max: None,
             min_len: None,
             max_len: None,
@@ -143,7 +150,8 @@ impl Param {
     }
 
     /// A required number parameter (any finite `f64` unless [`range_f64`](Self::range_f64)
-    /// narrows it).
+    /// narrows it). Feature `float`.
+    #[cfg(feature = "float")]
     pub const fn number(name: &'static str, description: &'static str) -> Self {
         Self::new(ParamType::Number, name, description)
     }
@@ -172,7 +180,8 @@ impl Param {
         self
     }
 
-    /// Number: inclusive bounds.
+    /// Number: inclusive bounds. Feature `float`.
+    #[cfg(feature = "float")]
     pub const fn range_f64(mut self, min: f64, max: f64) -> Self {
         self.num_min = Some(min);
         self.num_max = Some(max);
@@ -209,6 +218,8 @@ impl Param {
     }
 
     /// Number: the value used when the argument is absent (makes the parameter optional).
+    /// Feature `float`.
+    #[cfg(feature = "float")]
     pub const fn default_f64(self, v: f64) -> Self {
         self.with_default(Literal::Number(v))
     }
@@ -262,7 +273,9 @@ impl Param {
         )
     }
 
-    /// Effective inclusive number bounds (the finite `f64` range when not narrowed).
+    /// Effective inclusive number bounds (the finite `f64` range when not narrowed). Feature
+    /// `float`.
+    #[cfg(feature = "float")]
     pub fn num_bounds(&self) -> (f64, f64) {
         (
             self.num_min.unwrap_or(f64::MIN),
@@ -284,12 +297,16 @@ impl Param {
             return Err(ParamProblem::BadName);
         }
         let ints = self.int_min.is_some() || self.int_max.is_some();
+        #[cfg(feature = "float")]
         let nums = self.num_min.is_some() || self.num_max.is_some();
+        #[cfg(not(feature = "float"))]
+        let nums = false;
         let lens = self.min_len.is_some() || self.max_len.is_some();
         let choices = !self.choices.is_empty();
         let foreign = match self.ty {
             ParamType::Boolean => ints || nums || lens || choices,
             ParamType::Integer => nums || lens || choices,
+            #[cfg(feature = "float")]
             ParamType::Number => ints || lens || choices,
             ParamType::String => ints || nums,
         };
@@ -297,9 +314,14 @@ impl Param {
             return Err(ParamProblem::ConstraintForOtherType);
         }
         let (imin, imax) = self.int_bounds();
+        #[cfg(feature = "float")]
         let (nmin, nmax) = self.num_bounds();
+        #[cfg(feature = "float")]
+        let nums_ok = nmin.is_finite() && nmax.is_finite() && nmin <= nmax;
+        #[cfg(not(feature = "float"))]
+        let nums_ok = true;
         let (lmin, lmax) = self.len_bounds();
-        if imin > imax || !(nmin.is_finite() && nmax.is_finite() && nmin <= nmax) || lmin > lmax {
+        if imin > imax || !nums_ok || lmin > lmax {
             return Err(ParamProblem::BadRange);
         }
         for (i, c) in self.choices.iter().enumerate() {
@@ -316,6 +338,7 @@ impl Param {
         let in_range = match (self.ty, default) {
             (ParamType::Boolean, Literal::Bool(_)) => true,
             (ParamType::Integer, Literal::Int(v)) => (imin..=imax).contains(&v),
+            #[cfg(feature = "float")]
             (ParamType::Number, Literal::Number(v)) => v.is_finite() && nmin <= v && v <= nmax,
             (ParamType::String, Literal::Str(s)) => {
                 (lmin..=lmax).contains(&s.chars().count())
@@ -345,6 +368,7 @@ impl Param {
                 w.raw(b",\"maximum\":");
                 w.int(max);
             }
+            #[cfg(feature = "float")]
             ParamType::Number => {
                 let (min, max) = self.num_bounds();
                 w.raw(b",\"minimum\":");
@@ -385,6 +409,7 @@ pub(crate) fn write_literal(w: &mut Writer<'_>, v: Literal) {
     match v {
         Literal::Bool(b) => w.bool(b),
         Literal::Int(i) => w.int(i),
+        #[cfg(feature = "float")]
         Literal::Number(n) => w.number(n),
         Literal::Str(s) => w.string(s),
     }

@@ -4,6 +4,7 @@ use core::fmt;
 
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::json::{Integer, Json, JsonStr, Kind};
+#[cfg(feature = "float")]
 use crate::wire::writer::Number;
 
 /// A validated argument value.
@@ -12,6 +13,7 @@ enum Slot<'a> {
     Absent,
     Bool(bool),
     Int(i64),
+    #[cfg(feature = "float")]
     Number(f64),
     Str(&'a str),
     /// A valid free-form string that contains escape sequences, not yet decoded
@@ -153,7 +155,8 @@ impl<'a> Args<'a> {
         self.opt_int(name)?.ok_or(AccessError::Absent)
     }
 
-    /// A number argument.
+    /// A number argument. Feature `float`.
+    #[cfg(feature = "float")]
     pub fn number(&self, name: &str) -> Result<f64, AccessError> {
         self.opt_number(name)?.ok_or(AccessError::Absent)
     }
@@ -179,7 +182,8 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// An optional number argument.
+    /// An optional number argument. Feature `float`.
+    #[cfg(feature = "float")]
     pub fn opt_number(&self, name: &str) -> Result<Option<f64>, AccessError> {
         match self.slot(name, ParamType::Number)? {
             Slot::Number(v) => Ok(Some(*v)),
@@ -336,6 +340,7 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
                 "",
             )
         }
+        #[cfg(feature = "float")]
         ParamType::Number => {
             f.write_str("a number")?;
             let (min, max) = p.num_bounds();
@@ -441,6 +446,7 @@ pub fn validate<'a>(
         *slot = match param.default_value() {
             Some(Literal::Bool(v)) => Slot::Bool(v),
             Some(Literal::Int(v)) => Slot::Int(v),
+            #[cfg(feature = "float")]
             Some(Literal::Number(v)) => Slot::Number(v),
             Some(Literal::Str(v)) => Slot::Str(v),
             None if param.is_required() => {
@@ -483,6 +489,7 @@ fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> 
                 Integer::Fractional => Err(ArgErrorKind::NotAnInteger),
             }
         }
+        #[cfg(feature = "float")]
         ParamType::Number => {
             if v.kind() != Kind::Number {
                 return Err(ArgErrorKind::WrongType);

@@ -165,7 +165,8 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 );
                 let Respond { out, info, era, .. } = respond;
                 return finish(out, Some(id), "; the tool did run", |w| {
-                    if !self.replay_start(task, id, era, info, w) {
+                    // `TASKS > 0`: a server without a task table links no task code.
+                    if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
                         let gone = |w: &mut Writer<'_>| {
                             w.text(
                                 "Retransmission of a call that already ran; its task has expired",
@@ -212,7 +213,9 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 .result(|w| render_result(w, &Err(ToolError::new(TOO_LONG)), &[], 0, None));
         };
 
-        let long_running = tool.task_hooks().copied();
+        // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
+        // compiler drop the task code from such a server.
+        let long_running = tool.task_hooks().copied().filter(|_| TASKS > 0);
         if long_running.is_some() && !self.tasks.has_room() {
             // Refused before the handler runs: nothing is started that could not be tracked.
             const BUSY: &str =
@@ -235,9 +238,13 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             let (scratch, decoded) = out.split_at_mut(room);
             match args.decode_escapes(decoded) {
                 Some(args) => {
-                    let mut reply = Reply::new(scratch, principal, seq)
-                        .with_tasks(&self.tasks)
-                        .with_notify(notify, token, log_level);
+                    let reply = Reply::new(scratch, principal, seq);
+                    let reply = if TASKS > 0 {
+                        reply.with_tasks(&self.tasks)
+                    } else {
+                        reply
+                    };
+                    let mut reply = reply.with_notify(notify, token, log_level);
                     let result = (tool.handler())(ctx, &args, &mut reply);
                     (result, reply.used())
                 }
@@ -493,6 +500,7 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
     match value {
         Value::Bool(b) => w.bool(b),
         Value::Int(i) => w.int(i),
+        #[cfg(feature = "float")]
         Value::Number(n) => w.number(n),
         Value::Static(s) => w.text(s),
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),

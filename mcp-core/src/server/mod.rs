@@ -30,6 +30,7 @@
 mod cache;
 mod call;
 mod list;
+#[cfg(feature = "resources")]
 mod resources;
 mod tasks;
 
@@ -41,7 +42,9 @@ use core::cell::Cell;
 use core::fmt::Write as _;
 
 use crate::registry::{RegisterError, Registry, Tool};
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr, Kind};
+#[cfg(feature = "modern")]
+use crate::wire::json::Kind;
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
 use crate::wire::request::{Id, Message, Request};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
@@ -218,9 +221,11 @@ pub struct Config {
     pub log_level: Option<LogLevel>,
     /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
     pub list_ttl_ms: u32,
-    /// Static text resources (`resources/list`, `resources/read`).
+    /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
+    #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
-    /// Static prompts (`prompts/list`, `prompts/get`).
+    /// Static prompts (`prompts/list`, `prompts/get`). Feature `resources`.
+    #[cfg(feature = "resources")]
     pub prompts: &'static [crate::registry::Prompt],
 }
 
@@ -240,18 +245,22 @@ impl Config {
             task_poll_interval_ms: 500,
             log_level: None,
             list_ttl_ms: 300_000,
+            #[cfg(feature = "resources")]
             resources: &[],
+            #[cfg(feature = "resources")]
             prompts: &[],
         }
     }
 
-    /// Publishes static text resources.
+    /// Publishes static text resources. Feature `resources`.
+    #[cfg(feature = "resources")]
     pub const fn resources(mut self, v: &'static [crate::registry::Resource]) -> Self {
         self.resources = v;
         self
     }
 
-    /// Publishes static prompts.
+    /// Publishes static prompts. Feature `resources`.
+    #[cfg(feature = "resources")]
     pub const fn prompts(mut self, v: &'static [crate::registry::Prompt]) -> Self {
         self.prompts = v;
         self
@@ -430,6 +439,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Era<'i> {
     Legacy,
+    #[cfg_attr(not(feature = "modern"), allow(dead_code))]
     Modern(Modern<'i>),
 }
 
@@ -444,6 +454,11 @@ pub(crate) struct Modern<'i> {
     pub(crate) progress_token: Option<Json<'i>>,
     /// `io.modelcontextprotocol/clientCapabilities`.
     pub(crate) caps: Option<Json<'i>>,
+    /// Without the feature `modern` no request follows the 2026-07-28 rules: this field makes
+    /// [`Era::Modern`] uninhabited, so every branch for that era compiles away.
+    #[cfg(not(feature = "modern"))]
+    #[allow(dead_code)]
+    pub(crate) never: core::convert::Infallible,
 }
 
 impl Era<'_> {
@@ -598,12 +613,16 @@ fn members<'i, const K: usize>(
 impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
     Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
 {
-    /// A server with no tools. The `tools/list` page budget reserves room for the members a
-    /// 2026-07-28 result adds, so the same pages fit both eras.
+    /// A server with no tools. With the feature `modern`, the `tools/list` page budget reserves
+    /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
     pub const fn new(config: Config) -> Self {
+        #[cfg(feature = "modern")]
+        let reserve = modern_reserve(&config);
+        #[cfg(not(feature = "modern"))]
+        let reserve = 0;
         Server {
             config,
-            registry: Registry::new(config.page_bytes.saturating_sub(modern_reserve(&config))),
+            registry: Registry::new(config.page_bytes.saturating_sub(reserve)),
             revision: None,
             cache: RecentCalls::new(),
             tasks: tasks::Tasks::new(),
@@ -777,12 +796,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "prompts/get",
         ];
         let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
-        let config = self.config;
-        let offered = |n: &&&str| {
-            (TASKS > 0 || !n.starts_with("tasks/"))
-                && (!config.resources.is_empty() || !n.starts_with("resources/"))
-                && (!config.prompts.is_empty() || !n.starts_with("prompts/"))
-        };
+        let offered =
+            |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
         let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
         let Some(&method) = known else {
             return respond.error(ErrorCode::MethodNotFound, |w| {
@@ -798,6 +813,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         };
         match method {
             "initialize" => self.initialize(params, respond, event),
+            #[cfg(feature = "modern")]
             "server/discover" => self.discover(respond),
             "ping" => respond.result(|_| {}),
             "logging/setLevel" => match members(params, ["level"])
@@ -811,6 +827,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => self.call(req.id, params, principal, ctx, respond, notify),
+            #[cfg(feature = "resources")]
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
                 self.resources(m, params, respond)
             }
@@ -818,13 +835,29 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         }
     }
 
+    /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts
+    /// (or no feature `resources`).
+    fn offers_resources(&self, method: &str) -> bool {
+        #[cfg(feature = "resources")]
+        let (resources, prompts) = (
+            !self.config.resources.is_empty(),
+            !self.config.prompts.is_empty(),
+        );
+        #[cfg(not(feature = "resources"))]
+        let (resources, prompts) = (false, false);
+        (resources || !method.starts_with("resources/"))
+            && (prompts || !method.starts_with("prompts/"))
+    }
+
     /// Capabilities, as members of the `capabilities` object.
     fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
         let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
         w.raw(b"\"tools\":{},\"logging\":{}");
+        #[cfg(feature = "resources")]
         if !self.config.resources.is_empty() {
             w.raw(b",\"resources\":{}");
         }
+        #[cfg(feature = "resources")]
         if !self.config.prompts.is_empty() {
             w.raw(b",\"prompts\":{}");
         }
@@ -839,6 +872,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         }
     }
 
+    #[cfg(feature = "modern")]
     fn discover(&mut self, respond: Respond<'_, '_>) -> usize {
         let era = respond.era;
         let config = self.config;
@@ -906,6 +940,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
 /// The most bytes the 2026-07-28 members add to a `tools/list` result: `resultType`, the server
 /// identity (each character escaped at most 6 bytes long) and the caching hints.
+#[cfg(feature = "modern")]
 const fn modern_reserve(config: &Config) -> usize {
     const FIXED: usize = r#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}},"ttlMs":4294967295,"cacheScope":"public""#.len();
     FIXED + 6 * (config.name.len() + config.version.len())
@@ -917,6 +952,7 @@ const BAD_LOG_LEVEL: &str = "Invalid params: level must be one of debug, info, n
 pub const MODERN_REVISION: &str = "2026-07-28";
 
 /// `["2026-07-28","2025-11-25",…]`: every revision this engine speaks, newest first.
+#[cfg(feature = "modern")]
 fn write_supported_versions(w: &mut Writer<'_>) {
     w.raw(b"[\"");
     w.raw(MODERN_REVISION.as_bytes());
@@ -940,7 +976,15 @@ enum Refusal<'i> {
     /// A required `_meta` field is missing or malformed: -32602, HTTP 400.
     Meta(&'static str),
     /// The requested version is not spoken: -32022 with the supported list, HTTP 400.
+    #[cfg(feature = "modern")]
     Version(JsonStr<'i>),
+    /// Only the lifetime, without the feature `modern`.
+    #[cfg(not(feature = "modern"))]
+    #[allow(dead_code)]
+    Never(
+        core::marker::PhantomData<JsonStr<'i>>,
+        core::convert::Infallible,
+    ),
 }
 
 impl Refusal<'_> {
@@ -950,6 +994,9 @@ impl Refusal<'_> {
                 respond.status.set(Status::BadRequest);
                 respond.error(ErrorCode::InvalidParams, |w| w.text(msg))
             }
+            #[cfg(not(feature = "modern"))]
+            Refusal::Never(_, never) => match never {},
+            #[cfg(feature = "modern")]
             Refusal::Version(requested) => respond.error_with(
                 ErrorCode::UnsupportedProtocolVersion,
                 |w| w.text("Unsupported protocol version"),
@@ -965,8 +1012,19 @@ impl Refusal<'_> {
     }
 }
 
+/// Without the feature `modern` every request is a legacy one (`params._meta` is not read); a
+/// transport that requires the 2026-07-28 rules gets -32602 (HTTP 400).
+#[cfg(not(feature = "modern"))]
+fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+    let refusal = stateless.then_some(Refusal::Meta(
+        "Invalid params: this device does not speak the 2026-07-28 protocol revision",
+    ));
+    (Era::Legacy, refusal)
+}
+
 /// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
 /// 2026-07-28 requires there.
+#[cfg(feature = "modern")]
 fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";

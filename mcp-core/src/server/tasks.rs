@@ -343,6 +343,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     /// it returns 0, and send each message. Task hooks run at most once per distinct `now_ms`.
     pub fn poll(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
         self.now_ms = self.now_ms.max(now_ms);
+        if TASKS == 0 {
+            // No task table: nothing to drive or send (and no task code linked).
+            return 0;
+        }
         if self.last_advance != Some(self.now_ms) {
             self.last_advance = Some(self.now_ms);
             self.advance(ctx);
@@ -462,10 +466,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
             w.raw(token);
             w.raw(b",\"progress\":");
-            w.number(p.progress);
+            w.progress_value(p.progress);
             if let Some(total) = p.total {
                 w.raw(b",\"total\":");
-                w.number(total);
+                w.progress_value(total);
             }
             if e.form == TaskForm::Legacy {
                 w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"");
@@ -671,6 +675,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         respond: Respond<'_, '_>,
         ctx: &mut C,
     ) -> usize {
+        if TASKS == 0 {
+            // Not offered without a task table (see `Server::request`); links no task code.
+            return respond.error(ErrorCode::MethodNotFound, |w| w.text("Method not found"));
+        }
         let era = respond.era;
         if let Era::Modern(m) = era
             && !m.tasks
@@ -797,10 +805,17 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
 /// `true` for values a task can keep after the call (no scratch spans, not a new task).
 fn storable(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Bool(_) | Value::Int(_) | Value::Number(_) | Value::Static(_)
-    )
+    matches!(v, Value::Bool(_) | Value::Int(_) | Value::Static(_)) || is_number(v)
+}
+
+#[cfg(feature = "float")]
+fn is_number(v: &Value) -> bool {
+    matches!(v, Value::Number(_))
+}
+
+#[cfg(not(feature = "float"))]
+fn is_number(_: &Value) -> bool {
+    false
 }
 
 fn stop_note(stop: Option<Result<(), ToolError>>) -> Option<&'static str> {
@@ -817,10 +832,10 @@ fn write_status_message(w: &mut Writer<'_>, e: &Entry) {
             w.text("The action is in progress");
             if let Some(p) = e.progress {
                 w.text(" (");
-                w.number(p.progress);
+                w.progress_value(p.progress);
                 if let Some(t) = p.total {
                     w.text(" of ");
-                    w.number(t);
+                    w.progress_value(t);
                 }
                 w.text(")");
             }
@@ -886,9 +901,9 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
             .str("tool", t.tool)
             .str("status", t.status.as_str());
         if let Some(p) = t.progress.filter(|_| t.status == TaskStatus::Working) {
-            o.number("progress", p.progress);
+            o.progress_value("progress", p.progress);
             if let Some(total) = p.total {
-                o.number("total", total);
+                o.progress_value("total", total);
             }
         }
         o.object("started", |o| write_evidence_members(o, &t.started));
@@ -897,6 +912,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                 match out.value {
                     Value::Bool(b) => o.bool("result", b),
                     Value::Int(i) => o.int("result", i),
+                    #[cfg(feature = "float")]
                     Value::Number(n) => o.number("result", n),
                     Value::Static(s) => o.str("result", s),
                     _ => o,
@@ -933,6 +949,7 @@ fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidenc
         match r {
             Some(crate::Reading::Bool(b)) => o.bool(key, b),
             Some(crate::Reading::Int(i)) => o.int(key, i),
+            #[cfg(feature = "float")]
             Some(crate::Reading::Number(n)) => o.number(key, n),
             None => o,
         };

@@ -200,6 +200,8 @@ impl<'a> Json<'a> {
     }
 
     /// The number as an `f64`, if it is a number whose magnitude fits an `f64` (`1e400` does not).
+    /// Feature `float` (it links `core`'s decimal-to-float parser).
+    #[cfg(feature = "float")]
     pub fn as_f64(&self) -> Option<f64> {
         if self.kind() != Kind::Number {
             return None;

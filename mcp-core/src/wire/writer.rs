@@ -113,9 +113,54 @@ impl<'b> Writer<'b> {
     }
 
     /// Writes a number; integral values are written as integers (`100`, not `100.0`), and
-    /// non-finite values (which JSON cannot represent) become `null`.
+    /// non-finite values (which JSON cannot represent) become `null`. Feature `float`.
+    #[cfg(feature = "float")]
     pub fn number(&mut self, v: f64) {
         with_number(v, |s| self.raw(s.as_bytes()));
+    }
+
+    /// Writes a progress value (`notifications/progress`, task status): as
+    /// [`number`](Self::number) with the feature `float`; without it, without a float printer:
+    /// integral values exactly, others with at most six decimals (`0.333333`), non-finite ones
+    /// as `null`.
+    pub(crate) fn progress_value(&mut self, v: f64) {
+        #[cfg(feature = "float")]
+        self.number(v);
+        #[cfg(not(feature = "float"))]
+        self.fixed_point(v);
+    }
+
+    /// `v` with at most six decimals, by integer arithmetic (no float printer).
+    #[cfg(any(test, not(feature = "float")))]
+    fn fixed_point(&mut self, v: f64) {
+        const SCALE: u64 = 1_000_000;
+        if !v.is_finite() {
+            self.raw(b"null");
+            return;
+        }
+        let magnitude = if v < 0.0 { -v } else { v };
+        // Saturates beyond u64 (a progress value that large is a tool bug anyway).
+        let micros = (magnitude * SCALE as f64 + 0.5) as u64;
+        if v < 0.0 && micros > 0 {
+            self.raw(b"-");
+        }
+        self.uint(micros / SCALE);
+        let mut frac = micros % SCALE;
+        if frac == 0 {
+            return;
+        }
+        let mut digits = 6;
+        while frac.is_multiple_of(10) {
+            frac /= 10;
+            digits -= 1;
+        }
+        let mut b = itoa::Buffer::new();
+        let text = b.format(frac);
+        self.raw(b".");
+        for _ in text.len()..digits {
+            self.raw(b"0");
+        }
+        self.raw(text.as_bytes());
     }
 
     /// Writes `true` or `false`.
@@ -157,9 +202,11 @@ impl fmt::Write for Writer<'_> {
 
 /// Formats an `f64` the way [`Writer::number`] writes it, without `core`'s float formatting (which
 /// would link a second float printer into the firmware).
+#[cfg(feature = "float")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Number(pub(crate) f64);
 
+#[cfg(feature = "float")]
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         with_number(self.0, |s| f.write_str(s))
@@ -167,6 +214,7 @@ impl fmt::Display for Number {
 }
 
 /// Formats `v` (integral values as integers, non-finite as `null`) and hands the text to `f`.
+#[cfg(feature = "float")]
 fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
     // `f64::fract` is not in `core`: compare with the truncated value instead.
     if v > -1e15 && v < 1e15 && (v as i64) as f64 == v {
@@ -268,7 +316,14 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
         self
     }
 
-    /// Adds a number member (`null` if not finite).
+    /// Adds a progress member (see [`Writer::progress_value`]).
+    pub(crate) fn progress_value(&mut self, key: &str, v: f64) -> &mut Self {
+        self.member(key).progress_value(v);
+        self
+    }
+
+    /// Adds a number member (`null` if not finite). Feature `float`.
+    #[cfg(feature = "float")]
     pub fn number(&mut self, key: &str, v: f64) -> &mut Self {
         self.member(key).number(v);
         self
@@ -337,7 +392,8 @@ impl<'w, 'b> ArrayWriter<'w, 'b> {
         self
     }
 
-    /// Appends a number.
+    /// Appends a number. Feature `float`.
+    #[cfg(feature = "float")]
     pub fn number(&mut self, v: f64) -> &mut Self {
         self.element().number(v);
         self
@@ -417,6 +473,30 @@ mod test {
             w.text("]");
         });
         assert_eq!(out, b"[1]");
+    }
+
+    #[test]
+    fn fixed_point_progress_without_float() {
+        let (out, _) = render(128, |w| {
+            for v in [
+                0.0,
+                3.0,
+                0.5,
+                2.0 / 3.0,
+                -1.25,
+                -0.000_000_4,
+                0.999_999_9,
+                1e3,
+                f64::NAN,
+            ] {
+                w.fixed_point(v);
+                w.text(" ");
+            }
+        });
+        assert_eq!(
+            core::str::from_utf8(&out).unwrap(),
+            "0 3 0.5 0.666667 -1.25 0 1 1000 null "
+        );
     }
 
     #[test]

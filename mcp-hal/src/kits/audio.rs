@@ -13,9 +13,10 @@
 
 use mcp_core::schema::Param;
 use mcp_core::{
-    Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
-    TaskSupport, Tool, ToolError, ToolResult,
+    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
 };
+#[cfg(feature = "tasks")]
+use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
 use super::{device_error, percent};
 use crate::Percent;
@@ -60,13 +61,14 @@ fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     })?;
     if observed == volume {
         Ok(Output::bool(true).with_evidence(evidence(volume, observed)))
-    } else if caps.settle_ms > 0 {
+    } else if cfg!(feature = "tasks") && caps.settle_ms > 0 {
         Ok(Output::task(volume.into()).with_evidence(applied))
     } else {
         Err(ToolError::new(MISMATCH).with_evidence(evidence(volume, observed)))
     }
 }
 
+#[cfg(feature = "tasks")]
 fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let Some(commanded) = Percent::from_i64(task.data) else {
         return TaskPoll::Done(Err(ToolError::new("Tool bug: bad task data")));
@@ -85,14 +87,25 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     }
 }
 
-/// The tool `self.audio_speaker.set_volume` (`volume`: integer 0–100).
+/// The tool `self.audio_speaker.set_volume` (`volume`: integer 0–100). With the feature `tasks`
+/// it is long-running (a codec that declares a settle time is confirmed by a task); without it,
+/// a read-back that disagrees fails the call at once.
 pub const fn set_volume<C: HasCodec>() -> Tool<C> {
-    Tool::new(
+    let tool = Tool::new(
         "self.audio_speaker.set_volume",
         "Set the volume of the audio speaker. If the current volume is unknown, call self.get_device_status first.",
         handler::<C>,
     )
     .params(PARAMS)
-    .annotations(Annotations::new().idempotent(true).destructive(false))
-    .long_running(TaskSupport::Optional, TaskHooks { poll: poll::<C>, stop: None, timeout_ms: 10_000 })
+    .annotations(Annotations::new().idempotent(true).destructive(false));
+    #[cfg(feature = "tasks")]
+    let tool = tool.long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll: poll::<C>,
+            stop: None,
+            timeout_ms: 10_000,
+        },
+    );
+    tool
 }

@@ -41,8 +41,14 @@
 //! evidence arrives through `tasks/get`/`tasks/result` or the status tool
 //! ([`mcp_core::server::status_tool`]). The server therefore needs a task table (`TASKS > 0`, the
 //! default).
+//!
+//! Without this crate's feature `tasks` (on by default) no kit is long-running: `motor` is
+//! absent, and `audio::set_volume` and `relay::set` fail a disagreeing read-back at once, settle
+//! time or not (a driver that needs time should wait it out itself and declare `settle_ms` 0).
+//! They then register on a server without a task table (`TASKS = 0`), which links no task code.
 
 pub mod audio;
+#[cfg(feature = "tasks")]
 pub mod motor;
 pub mod relay;
 pub mod screen;

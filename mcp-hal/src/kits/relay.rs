@@ -11,9 +11,10 @@
 
 use mcp_core::schema::Param;
 use mcp_core::{
-    Annotations, Args, Evidence, Level, Output, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
-    TaskSupport, Tool, ToolError, ToolResult,
+    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
 };
+#[cfg(feature = "tasks")]
+use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
 use super::device_error;
 use crate::switch::Switch;
@@ -79,13 +80,14 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
         Ok(Some(observed)) if observed == on => {
             Ok(Output::bool(true).with_evidence(measured(on, observed)))
         }
-        Ok(Some(_)) if relay.settle_ms() > 0 => {
+        Ok(Some(_)) if cfg!(feature = "tasks") && relay.settle_ms() > 0 => {
             Ok(Output::task(i64::from(on)).with_evidence(applied))
         }
         Ok(Some(observed)) => Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))),
     }
 }
 
+#[cfg(feature = "tasks")]
 fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let on = task.data != 0;
     let relay = ctx.relay();
@@ -106,21 +108,25 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     }
 }
 
-/// The tool `self.relay.set` (`on`: boolean).
+/// The tool `self.relay.set` (`on`: boolean). With the feature `tasks` it is long-running (a
+/// relay that declares a settle time is confirmed by a task); without it, feedback that disagrees
+/// fails the call at once (wait out the settle time in the driver then).
 pub const fn set<C: HasRelay>() -> Tool<C> {
-    Tool::new(
+    let tool = Tool::new(
         "self.relay.set",
         "Switch the relay-controlled load on or off.",
         handler::<C>,
     )
     .params(PARAMS)
-    .annotations(Annotations::new().idempotent(true).destructive(false))
-    .long_running(
+    .annotations(Annotations::new().idempotent(true).destructive(false));
+    #[cfg(feature = "tasks")]
+    let tool = tool.long_running(
         TaskSupport::Optional,
         TaskHooks {
             poll: poll::<C>,
             stop: None,
             timeout_ms: 10_000,
         },
-    )
+    );
+    tool
 }
