@@ -670,7 +670,10 @@ mod test {
         let n = write_sse_event(&mut out, None, None, br#"{"a":1}"#);
         assert_eq!(&out[..n], b"data: {\"a\":1}\n\n");
         assert_eq!(write_sse_event(&mut out, None, None, b"a\nb"), 0);
-        assert_eq!(write_sse_event(&mut out, Some("x\ndata: {}"), None, b"{}"), 0);
+        assert_eq!(
+            write_sse_event(&mut out, Some("x\ndata: {}"), None, b"{}"),
+            0
+        );
         assert_eq!(write_sse_event(&mut out, Some("x\r"), None, b"{}"), 0);
         assert_eq!(status_code(Status::Ok, false), 202);
         assert_eq!(status_code(Status::Ok, true), 200);
