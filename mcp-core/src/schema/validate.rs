@@ -93,50 +93,38 @@ impl<'a> Args<'a> {
     }
 
     /// Decodes the string arguments that were sent with escape sequences into `buf`, which must
-    /// hold [`escaped_len`](Self::escaped_len) bytes, and returns the view that reads them from
-    /// there. `None` when `buf` is too small. Until this is done, [`str`](Self::str) answers
-    /// [`AccessError::NotDecoded`] for such an argument.
+    /// hold [`escaped_len`](Self::escaped_len) bytes, in place: from then on [`str`](Self::str)
+    /// reads them from `buf`. `false` when `buf` is too small (the arguments that did not fit stay
+    /// undecoded). Until this is done, `str` answers [`AccessError::NotDecoded`] for such an
+    /// argument. The view's lifetime shortens to `buf`'s (`let mut args: Args<'_> = args;`).
     ///
     /// ```
     /// use mcp_core::{Param, schema::validate, wire::Json};
     ///
     /// const PARAMS: &[Param] = &[Param::string("text", "Text to show")];
     /// let message = Json::parse(br#"{"text":"caf\u00e9"}"#, 8).unwrap();
-    /// let args = validate(PARAMS, Some(message)).unwrap();
+    /// let mut args = validate(PARAMS, Some(message)).unwrap();
     /// let mut buf = [0u8; 16];
     /// assert_eq!(args.escaped_len(), 5);
-    /// let args = args.decode_escapes(&mut buf).unwrap();
+    /// assert!(args.decode_escapes(&mut buf));
     /// assert_eq!(args.str("text"), Ok("café"));
     /// ```
-    pub fn decode_escapes<'b>(self, buf: &'b mut [u8]) -> Option<Args<'b>>
-    where
-        'a: 'b,
-    {
-        if !self.slots.iter().any(|s| matches!(s, Slot::Escaped(..))) {
-            // Nothing to decode (most calls): the view as it is.
-            return Some(self);
-        }
-        let Args { params, slots, raw } = self;
+    pub fn decode_escapes(&mut self, buf: &'a mut [u8]) -> bool {
         let mut rest = buf;
-        let mut decoded = [const { Slot::Absent }; MAX_PARAMS];
-        for (slot, out) in slots.into_iter().zip(decoded.iter_mut()) {
-            *out = match slot {
-                Slot::Escaped(e, len) => {
-                    if len > rest.len() {
-                        return None;
-                    }
-                    let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
-                    rest = tail;
-                    Slot::Str(e.decode_into(here)?)
+        for slot in &mut self.slots {
+            if let Slot::Escaped(e, len) = *slot {
+                if len > rest.len() {
+                    return false;
                 }
-                other => other,
-            };
+                let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
+                rest = tail;
+                let Some(text) = e.decode_into(here) else {
+                    return false;
+                };
+                *slot = Slot::Str(text);
+            }
         }
-        Some(Args {
-            params,
-            slots: decoded,
-            raw,
-        })
+        true
     }
 
     /// The `arguments` object as sent (after validation). Tools with a hand-written
@@ -564,9 +552,10 @@ mod test {
         // The escaped free-form string waits for a buffer to be decoded into.
         assert_eq!(a.str("label"), Err(AccessError::NotDecoded));
         assert_eq!(a.escaped_len(), "été".len());
-        assert!(a.clone().decode_escapes(&mut [0u8; 4]).is_none());
+        assert!(!a.clone().decode_escapes(&mut [0u8; 4]));
         let mut buf = [0u8; 5];
-        let a = a.decode_escapes(&mut buf).unwrap();
+        let mut a = a;
+        assert!(a.decode_escapes(&mut buf));
         assert_eq!(a.str("label"), Ok("été"));
         assert_eq!(a.str("theme"), Ok("dark"));
         assert_eq!(a.number("gain"), Ok(-1.0));

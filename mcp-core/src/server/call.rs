@@ -11,7 +11,7 @@ use super::{
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport};
 use crate::result::{Message, Output, Span, ToolError, Value};
-use crate::schema::{validate, validate_object};
+use crate::schema::{Args, validate, validate_object};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
@@ -236,20 +236,21 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         let Respond { out, info, .. } = respond;
         let (mut result, used) = {
             let (scratch, decoded) = out.split_at_mut(room);
-            match args.decode_escapes(decoded) {
-                Some(args) => {
-                    let reply = Reply::new(scratch, principal, seq);
-                    let reply = if TASKS > 0 {
-                        reply.with_tasks(&self.tasks)
-                    } else {
-                        reply
-                    };
-                    let mut reply = reply.with_notify(notify, token, log_level);
-                    let result = (tool.handler())(ctx, &args, &mut reply);
-                    (result, reply.used())
-                }
+            // The view now borrows the decoded strings too: its lifetime shortens to theirs.
+            let mut args: Args<'_> = args;
+            if args.decode_escapes(decoded) {
+                let reply = Reply::new(scratch, principal, seq);
+                let reply = if TASKS > 0 {
+                    reply.with_tasks(&self.tasks)
+                } else {
+                    reply
+                };
+                let mut reply = reply.with_notify(notify, token, log_level);
+                let result = (tool.handler())(ctx, &args, &mut reply);
+                (result, reply.used())
+            } else {
                 // Not reached: `room` leaves exactly the bytes the decoding needs.
-                None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+                (Err(ToolError::new("Arguments could not be decoded")), 0)
             }
         };
         if long_running.is_none()
