@@ -389,7 +389,7 @@ def main() -> None:
     add("| without `resources` | 56.0 KiB (−2.7) |")
     add("| no task table (`TASKS = 0`, mcp-hal without `tasks`, no status tool) | 38.6 KiB (−17.4) |")
     add("| the engine built at start-up in `.bss` instead of `.data` | 38.1 KiB (−0.5) |")
-    add("| merged with the engine's escaped-string decoding into the output buffer (no heap) | 38.6 KiB (+0.5) |")
+    add("| merged with the engine's escaped-string decoding into the output buffer (no heap; decoded in place) | 38.0 KiB (−0.1) |")
     add("")
     add("`cargo bloat` attributes each function to the crate in its symbol name: generic code of")
     add("mcp-core instantiated for the board (the kits' handlers, `Tool::write_listing`) counts for")
