@@ -40,6 +40,14 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 w.text("Invalid params: tools/call needs a tool name (a string)");
             });
         };
+        // `arguments` that is not an object (an array, a string) is a malformed request, on every
+        // revision, as the official SDK servers answer it. A tool result with `isError` is for an
+        // object that does not satisfy the tool's schema. `null` counts as absent.
+        if arguments.is_some_and(|a| !matches!(a.kind(), Kind::Object | Kind::Null)) {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: arguments must be an object");
+            });
+        }
         let Some(index) = self.registry.position(name) else {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");

@@ -16,7 +16,8 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
     /// an empty page was refused then: every page holds at least one tool and cursors always
     /// advance. `withUserTools: true` (the JSON literal; anything else counts as absent, as in
     /// xiaozhi) adds the user-only tools, for the user principal only: the model never sees them
-    /// unless [`UserToolPolicy::AllowModel`] lets it call them.
+    /// unless [`UserToolPolicy::AllowModel`] lets it call them. An empty cursor (`""`) asks for
+    /// the first page, as an absent one does; any other unknown cursor is -32602.
     pub(super) fn list(
         &self,
         params: Option<Json<'_>>,
@@ -27,9 +28,12 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             Ok(m) => m,
             Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
         };
-        let start = match cursor {
+        // An empty cursor is the first page: xiaozhi's devices and backends send `"cursor":""`
+        // to start a listing (`{"cursor":"","withUserTools":true}`).
+        let start = match cursor.map(|c| c.as_str()) {
             None => 0,
-            Some(c) => match c.as_str().and_then(|s| self.registry.parse_cursor(s)) {
+            Some(Some(c)) if c.eq_str("") => 0,
+            Some(c) => match c.and_then(|s| self.registry.parse_cursor(s)) {
                 Some(i) => i,
                 None => {
                     return respond.error(ErrorCode::InvalidParams, |w| {

@@ -457,7 +457,6 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
             r#"{"volume":1,"x":2}"#,
             r#"Unknown argument \"x\"; expected: volume"#,
         ),
-        (r#"[]"#, r#"Invalid arguments: expected an object, got []"#),
     ];
     for rev in [
         None,
@@ -765,7 +764,7 @@ fn pagination_by_byte_budget() {
 #[test]
 fn unknown_cursors_are_invalid_params() {
     let mut s = Session::new();
-    for cursor in [r#""self.reboot""#, r#""""#, r#""00010000""#, "5", "null"] {
+    for cursor in [r#""self.reboot""#, r#""00010000""#, r#"" ""#, "5", "null"] {
         assert_eq!(
             s.send(&format!(
                 r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"cursor":{cursor}}}}}"#
@@ -774,6 +773,56 @@ fn unknown_cursors_are_invalid_params() {
             "{cursor}"
         );
     }
+}
+
+#[test]
+fn arguments_that_are_not_an_object_are_a_malformed_request() {
+    for rev in [
+        None,
+        Some("2024-11-05"),
+        Some("2025-06-18"),
+        Some("2025-11-25"),
+    ] {
+        let mut s = Session::new();
+        if let Some(rev) = rev {
+            s.init(rev);
+        }
+        for args in ["[]", "[1]", r#""x""#, "1", "true"] {
+            assert_eq!(
+                s.send(&call("9", "self.audio_speaker.set_volume", args)),
+                r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Invalid params: arguments must be an object"}}"#,
+                "{rev:?} {args}"
+            );
+        }
+        // `null` is an absent object: here a missing required argument, reported per revision.
+        let missing = s.json(&call("9", "self.audio_speaker.set_volume", "null"));
+        let text = missing.to_string();
+        assert!(text.contains("Missing required argument"), "{text}");
+        assert_eq!(s.dev.calls, 0);
+    }
+}
+
+#[test]
+fn an_empty_cursor_is_the_first_page() {
+    // xiaozhi's devices and backends start a listing with `"cursor":""`.
+    let mut s = Session::new();
+    s.principal = Principal::User;
+    let plain =
+        s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    for params in [
+        r#"{"cursor":"","withUserTools":true}"#,
+        r#"{"withUserTools":true,"cursor":""}"#,
+    ] {
+        let page = s.json(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{params}}}"#
+        ));
+        assert_eq!(page, plain, "{params}");
+    }
+    let first = s.json(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":""}}"#);
+    assert_eq!(
+        first["result"]["tools"][0]["name"],
+        "self.get_device_status"
+    );
 }
 
 #[test]
