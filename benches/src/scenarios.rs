@@ -3,9 +3,9 @@
 //! Each scenario is a harness that feeds a fixed cycle of request messages (bytes) to a server
 //! and produces the response bytes; [`Harness::check`] runs one whole cycle and checks every
 //! response (called once, outside the timed loop). A cycle has [`CYCLE`] messages whose request ids
-//! differ (`101`…`108`): the engine answers a retransmission (same id, tool and arguments within
-//! its 4-call window) from its recent-call cache without running the tool, and the benches must
-//! measure real calls, not replays. The rmcp harnesses get the very same bytes.
+//! differ (`101`…`108`): the engine answers a retransmission (same id, tool and arguments from
+//! the same peer, with no call of that tool in between) from its recent-call cache without running
+//! the tool, and the benches must measure real calls, not replays. The rmcp harnesses get the very same bytes.
 
 use mcp_core::registry::{Audience, Tool};
 use mcp_hal::audio::AudioCodec as _;
@@ -21,7 +21,7 @@ pub type Step = Vec<Vec<u8>>;
 /// Checks the responses of step `i` of the cycle.
 pub type Check = fn(usize, &[Value]) -> Result<(), String>;
 
-/// How many distinct messages a cycle has (more than the engine's 4-call retransmission window).
+/// How many distinct messages a cycle has (more than the engine's 4 remembered calls).
 pub const CYCLE: usize = 8;
 
 /// The `initialize` request sent first to every server (`ID` is replaced by the request id).

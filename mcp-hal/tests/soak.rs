@@ -8,8 +8,9 @@
 //!   gets it later from `poll`), notifications and peer responses none, and ids are echoed;
 //! - **at most once**: each distinct action request changes the simulated hardware's counters
 //!   (codec write attempts, backlight writes, relay writes, motor starts, reboots scheduled) by
-//!   exactly what one execution does; a retransmission (same id, tool and arguments, within the
-//!   4-call window) changes nothing and gets the byte-identical response; a malformed message,
+//!   exactly what one execution does; a retransmission (same id, tool and arguments from the same
+//!   peer, with no call of that tool run in between, within the engine's 4 remembered calls)
+//!   changes nothing and gets the byte-identical response; a malformed message,
 //!   a notification, a refused or invalid call changes nothing;
 //! - **evidence follows the fault**: each answer's `isError`, evidence level, commanded and
 //!   observed values are what the active fault set implies (predicted from the board's state
@@ -368,7 +369,8 @@ struct Soak {
     out: Vec<u8>,
     now: u64,
     next_id: i64,
-    /// The engine's window holds the last 4 executed action calls; retransmit from the last 3.
+    /// The engine remembers 4 executed action calls; retransmit from the last 3 whose tool has
+    /// not run since.
     window: VecDeque<Executed>,
     tasks: Vec<Task>,
     /// The hardware counters as the executed requests so far account for them.
@@ -562,6 +564,9 @@ impl Soak {
             });
         }
         let response = self.last.clone();
+        // The handler ran: every remembered answer of this tool is dropped (its evidence may no
+        // longer hold), so none of them is a retransmission any more.
+        self.window.retain(|e| e.action.tool() != action.tool());
         self.window.push_back(Executed {
             id,
             action,

@@ -145,7 +145,7 @@ class WsLink:
         port = self.server.sockets[0].getsockname()[1]
         self.url = f"ws://127.0.0.1:{port}{self.path}"
         self.proc = await asyncio.create_subprocess_exec(
-            DEVICE_SIM, "--xiaozhi-ws", self.url, *self.args,
+            DEVICE_SIM, "--xiaozhi-ws", self.url, "--once", *self.args,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )
         self._err = asyncio.create_task(self._drain_stderr())

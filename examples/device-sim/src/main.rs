@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use board::{Board, TOOLS};
 use clap::{Parser, ValueEnum};
+use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
-use mcp_core::{Config, Event, Principal, Server};
+use mcp_core::{Config, Event, Input, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
 use mcp_host::{HostEvent, HttpHost, HttpOptions};
 
@@ -71,6 +72,10 @@ struct Cli {
     /// With --xiaozhi-ws: a handshake header, "Name: value" (repeatable), e.g. "Device-Id: …".
     #[arg(long = "ws-header", value_name = "HEADER")]
     ws_headers: Vec<String>,
+    /// With --xiaozhi-ws: exit when the backend closes the connection or it fails, instead of
+    /// reconnecting (1 s, doubling to 30 s, with jitter) as a device does.
+    #[arg(long, requires = "xiaozhi_ws")]
+    once: bool,
     /// Wrap messages in a transport envelope (implies --stdio).
     #[arg(long, value_enum)]
     envelope: Option<EnvelopeKind>,
@@ -129,15 +134,17 @@ impl Device {
         msgs
     }
 
-    /// Handles one input line; returns the answer to send, if any.
-    fn line(&mut self, msg: &[u8], principal: Principal) -> Option<Vec<u8>> {
+    /// Handles one input line; returns the answer to send, if any, and its receipt when it
+    /// answers an acting call.
+    fn line(&mut self, msg: &[u8], principal: Principal) -> Option<(Vec<u8>, Option<Receipt>)> {
+        let mut receipt = None;
         let n = match self.envelope {
             None => handle(
                 &mut self.engine,
-                msg,
-                principal,
+                Input::new(msg, principal),
                 &mut self.board,
                 &mut self.out,
+                &mut receipt,
             ),
             Some(EnvelopeKind::Xiaozhi) => {
                 let Ok(env) = Envelope::parse(msg, DEFAULT_MAX_DEPTH) else {
@@ -161,25 +168,48 @@ impl Device {
                     .session_id
                     .clone()
                     .or_else(|| env.session_id.map(|s| s.to_cow().into_owned()));
-                let (engine, board) = (&mut self.engine, &mut self.board);
+                // The backend session is the peer whose retransmissions are recognised.
+                let peer = sid
+                    .as_deref()
+                    .map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
+                let (engine, board, receipt) = (&mut self.engine, &mut self.board, &mut receipt);
                 xiaozhi::wrap(sid.as_deref(), &mut self.out, |buf| {
-                    handle(engine, payload, principal, board, buf)
+                    handle(
+                        engine,
+                        Input::new(payload, principal).peer(peer),
+                        board,
+                        buf,
+                        receipt,
+                    )
                 })
             }
         };
-        (n > 0).then(|| self.out.get(..n).unwrap_or_default().to_vec())
+        (n > 0).then(|| (self.out.get(..n).unwrap_or_default().to_vec(), receipt))
+    }
+
+    /// Records what became of an answer: written to stdout, or lost.
+    fn delivered(&mut self, receipt: Option<Receipt>, written: bool) {
+        if let Some(r) = receipt {
+            let d = if written {
+                Delivery::Written
+            } else {
+                Delivery::Lost
+            };
+            self.engine.delivered(r, d);
+        }
     }
 }
 
-/// Hands one message to the engine; logs events. Returns the response length.
+/// Hands one message to the engine; logs events. Returns the response length; `receipt` gets the
+/// receipt of an acting call's answer.
 fn handle(
     engine: &mut Engine,
-    msg: &[u8],
-    principal: Principal,
+    input: Input<'_>,
     board: &mut Board,
     out: &mut [u8],
+    receipt: &mut Option<Receipt>,
 ) -> usize {
-    match engine.handle(msg, principal, board, out) {
+    match engine.handle_with(input, board, out, &mut |_: &[u8]| {}) {
         Ok(h) => {
             if let Some(Event::Initialized { revision, vision }) = h.event {
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
@@ -187,6 +217,13 @@ fn handle(
                     eprintln!("device-sim: vision endpoint {}", v.url.to_cow());
                 }
             }
+            if let Some(first) = h.replay {
+                eprintln!(
+                    "device-sim: a retransmission answered from the first answer (that one was {}); nothing ran again",
+                    delivery_word(first)
+                );
+            }
+            *receipt = h.receipt;
             h.len
         }
         Err(e) => {
@@ -323,6 +360,14 @@ impl mcp_host::Board for Board {
     }
 }
 
+fn delivery_word(d: Delivery) -> &'static str {
+    match d {
+        Delivery::Pending => "not yet reported",
+        Delivery::Written => "written out",
+        Delivery::Lost => "lost with the link",
+    }
+}
+
 fn log_event(e: &HostEvent) {
     match e {
         HostEvent::Initialized {
@@ -338,6 +383,31 @@ fn log_event(e: &HostEvent) {
             "device-sim: hello from the server, session {:?}",
             session_id.as_deref().unwrap_or("")
         ),
+        HostEvent::Disconnected { reason, retry_in } => match retry_in {
+            Some(t) => eprintln!(
+                "device-sim: disconnected ({reason}); reconnecting in {} ms",
+                t.as_millis()
+            ),
+            None => eprintln!("device-sim: disconnected ({reason})"),
+        },
+        HostEvent::Answered {
+            ran,
+            replay,
+            delivery,
+        } => match (ran, replay) {
+            (_, Some(first)) => eprintln!(
+                "device-sim: a retransmission answered from the first answer (that one was {}); nothing ran again; {}",
+                delivery_word(*first),
+                delivery_word(*delivery)
+            ),
+            (Some(tool), None) => {
+                eprintln!(
+                    "device-sim: {tool} ran; its answer {}",
+                    delivery_word(*delivery)
+                )
+            }
+            (None, None) => {}
+        },
         _ => {}
     }
 }
@@ -351,8 +421,8 @@ fn parse_addr(s: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("--http wants ADDR:PORT (e.g. 127.0.0.1:8080), not {s:?}"))
 }
 
-/// Serves `--http` or `--xiaozhi-ws` through mcp-host until killed (HTTP) or until the backend
-/// closes the connection (WebSocket).
+/// Serves `--http` or `--xiaozhi-ws` through mcp-host until killed (HTTP; WebSocket, which
+/// reconnects) or, with `--once`, until the backend closes the connection.
 fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
     let tools = Tools::new(cli);
     // Check the registration once, loudly, before anything listens.
@@ -372,6 +442,9 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
             .principal(principal(cli))
             .out_len(out_len)
             .on_event(Arc::new(log_event));
+        if !cli.once {
+            opts = opts.reconnect(mcp_host::xiaozhi::Backoff::DEFAULT);
+        }
         for h in &cli.ws_headers {
             let (name, value) = h
                 .split_once(':')
@@ -467,8 +540,10 @@ fn serve(device: &mut Device) -> io::Result<()> {
                 continue;
             }
             let principal = device.principal;
-            if let Some(answer) = device.line(msg, principal) {
-                send(&answer)?;
+            if let Some((answer, receipt)) = device.line(msg, principal) {
+                let written = send(&answer);
+                device.delivered(receipt, written.is_ok());
+                written?;
             }
         }
     }
@@ -515,7 +590,7 @@ fn demo(device: &mut Device) -> io::Result<()> {
         };
         writeln!(stdout, "{}. {title}{who}", i + 1)?;
         writeln!(stdout, "   -> {request}")?;
-        let response = device
+        let (response, _) = device
             .line(request.as_bytes(), *principal)
             .unwrap_or_default();
         let response = String::from_utf8_lossy(&response).into_owned();

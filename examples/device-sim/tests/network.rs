@@ -183,6 +183,7 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         .args([
             "--xiaozhi-ws",
             &url,
+            "--once",
             "--ws-header",
             "Device-Id: 11:22:33:44:55:66",
         ])

@@ -13,12 +13,13 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use mcp_core::Principal;
+use mcp_core::server::Peer;
 use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::wire::request::Message;
 
 use crate::session::{Frames, Session, frame, parse_event_id};
-use crate::{Board, Clock, Done, Engine, EventHook, Factory, Run, Step, lock, pump, run};
+use crate::{Board, Clock, Done, Engine, EventHook, Factory, Run, Step, Touch, lock, pump, run};
 
 /// Settings of an [`HttpHost`].
 #[derive(Clone)]
@@ -315,13 +316,45 @@ async fn post<C: Board, const N: usize, const T: usize>(
     }
 }
 
-fn how<C: Board, const N: usize, const T: usize>(shared: &Shared<C, N, T>, stateless: bool) -> Run {
+/// How to run a message on `engine`: a session's own, or the stateless one. Each legacy session
+/// is one peer with an engine of its own; on the stateless engine only a request's idempotency
+/// key scopes retransmissions. Every engine acts on the one board, so a tool that ran on one is
+/// reported to the others.
+fn how<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    stateless: bool,
+    engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+) -> Run {
     Run {
         principal: shared.opts.principal,
         stateless,
         out_len: shared.opts.out_len,
         prime_at: None,
+        peer: Peer::ONLY,
+        report_delivery: true,
+        touch: Some(touch_others(shared, engine)),
+        on_event: shared.opts.on_event.clone(),
     }
+}
+
+/// Tells every engine but `this` that a tool ran.
+fn touch_others<C: Board, const N: usize, const T: usize>(
+    shared: &Arc<Shared<C, N, T>>,
+    this: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+) -> Touch {
+    let (shared, this) = (Arc::downgrade(shared), Arc::downgrade(this));
+    Arc::new(move |tool| {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let mut engines = vec![shared.stateless.clone()];
+        engines.extend(lock(&shared.sessions).values().map(|s| s.engine.clone()));
+        for engine in engines {
+            if !Weak::ptr_eq(&Arc::downgrade(&engine), &this) {
+                lock(&engine).touched(tool);
+            }
+        }
+    })
 }
 
 /// The 2026-07-28 path: header rules, then the shared engine; JSON, or SSE (no ids, no priming:
@@ -338,7 +371,7 @@ async fn stateless<C: Board, const N: usize, const T: usize>(
         shared.stateless.clone(),
         shared.board.clone(),
         bytes,
-        how(shared, true),
+        how(shared, true, &shared.stateless),
     );
     match rx.recv().await {
         Some(Step::Done(d)) => answer(d, None),
@@ -392,7 +425,7 @@ async fn open<C: Board, const N: usize, const T: usize>(
     }
     let id = uuid::Uuid::new_v4().simple().to_string();
     let session = Arc::new(Session::new(id.clone(), (shared.factory)()));
-    let mut how = how(shared, false);
+    let mut how = how(shared, false, &session.engine);
     how.prime_at = Some(shared.clock.now_ms());
     let mut rx = run(session.engine.clone(), shared.board.clone(), bytes, how);
     let done = loop {
@@ -480,7 +513,7 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
         session.engine.clone(),
         shared.board.clone(),
         bytes,
-        how(shared, false),
+        how(shared, false, &session.engine),
     );
     if close_early {
         // SSE polling: the POST stream ends after its priming event; the result is stored on

@@ -30,11 +30,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use mcp_core::server::Status;
+use mcp_core::server::{Peer, Receipt, Status};
 use mcp_core::{Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
 use tokio::sync::mpsc;
 
 pub use http::{HttpHost, HttpOptions};
+pub use mcp_core::server::Delivery;
 
 /// The device context the tools act on, as the host drives it.
 pub trait Board: Send + 'static {
@@ -152,6 +153,12 @@ pub(crate) struct Done {
     pub(crate) initialized: Option<Revision>,
     /// xiaozhi's `capabilities.vision.url` from that `initialize`.
     pub(crate) vision_url: Option<String>,
+    /// The tool whose handler ran, if one did.
+    pub(crate) ran: Option<&'static str>,
+    /// The remembered answer of an acting call, for delivery reports.
+    pub(crate) receipt: Option<Receipt>,
+    /// The answer is a replay of a retransmitted call; what had become of the first answer.
+    pub(crate) replay: Option<Delivery>,
 }
 
 impl Done {
@@ -180,19 +187,52 @@ pub enum HostEvent {
         /// The session id.
         session_id: Option<String>,
     },
+    /// The link to the xiaozhi backend is gone.
+    Disconnected {
+        /// Why.
+        reason: String,
+        /// When the next attempt starts (`None`: no reconnection).
+        retry_in: Option<std::time::Duration>,
+    },
+    /// The answer to an acting call was written out, or lost with the link. Over xiaozhi
+    /// "written" means the WebSocket send returned; over HTTP, that the answer was handed to the
+    /// HTTP connection (lost: the client had gone before it was ready).
+    Answered {
+        /// The tool whose handler ran; `None` when the answer is a replay (see `replay`).
+        ran: Option<&'static str>,
+        /// `Some` for a retransmission answered from the first answer without running again:
+        /// what had become of that first answer.
+        replay: Option<Delivery>,
+        /// What became of this answer.
+        delivery: Delivery,
+    },
 }
 
 /// Receives [`HostEvent`]s (for logging); called from the host's tasks, keep it short.
 pub type EventHook = Arc<dyn Fn(&HostEvent) + Send + Sync>;
 
+/// Tells the other engines that act on the same board that a tool ran, so that none of them
+/// answers a retransmission with evidence that call made stale ([`Server::touched`]).
+pub(crate) type Touch = Arc<dyn Fn(&'static str) + Send + Sync>;
+
 /// How to run one message.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Run {
     pub(crate) principal: Principal,
     pub(crate) stateless: bool,
     pub(crate) out_len: usize,
     /// Prime the engine first (a fresh one), at this time.
     pub(crate) prime_at: Option<u64>,
+    /// The scope of retransmissions.
+    pub(crate) peer: Peer,
+    /// Report the answer as written once it is handed to the receiver of the returned channel
+    /// (lost when that receiver is gone). A transport that writes to a socket itself reports
+    /// after its write instead.
+    pub(crate) report_delivery: bool,
+    /// The other engines on the board, told when a tool ran.
+    pub(crate) touch: Option<Touch>,
+    /// Where [`HostEvent::Answered`] goes when this run reports delivery itself.
+    pub(crate) on_event: Option<EventHook>,
 }
 
 /// Hands one message to an engine on a blocking thread; notifications and the answer arrive on
@@ -206,6 +246,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::task::spawn_blocking(move || {
         let mut out = vec![0u8; how.out_len.max(MIN_OUT_LEN)];
+        let engine_arc = engine.clone();
         let mut engine = lock(&engine);
         let mut board = lock(&board);
         if let Some(now) = how.prime_at {
@@ -215,7 +256,9 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         let mut notify = move |m: &[u8]| {
             let _ = notes.send(Step::Note(Bytes::copy_from_slice(m)));
         };
-        let input = Input::new(&msg, how.principal).stateless(how.stateless);
+        let input = Input::new(&msg, how.principal)
+            .stateless(how.stateless)
+            .peer(how.peer);
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
             Ok(h) => {
                 let (initialized, vision_url) = match h.event {
@@ -230,6 +273,9 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     deferred: h.deferred,
                     initialized,
                     vision_url,
+                    ran: h.ran,
+                    receipt: h.receipt,
+                    replay: h.replay,
                 }
             }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
@@ -239,9 +285,35 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                 deferred: false,
                 initialized: None,
                 vision_url: None,
+                ran: None,
+                receipt: None,
+                replay: None,
             },
         };
-        let _ = tx.send(Step::Done(done));
+        // Lock order: never an engine while holding the board.
+        drop(board);
+        drop(engine);
+        if let (Some(tool), Some(touch)) = (done.ran, &how.touch) {
+            touch(tool);
+        }
+        let receipt = done.receipt.filter(|_| how.report_delivery);
+        let (ran, replay) = (done.ran, done.replay);
+        let handed = tx.send(Step::Done(done)).is_ok();
+        if let Some(receipt) = receipt {
+            let delivery = if handed {
+                Delivery::Written
+            } else {
+                Delivery::Lost
+            };
+            lock(&engine_arc).delivered(receipt, delivery);
+            if let Some(hook) = &how.on_event {
+                hook(&HostEvent::Answered {
+                    ran,
+                    replay,
+                    delivery,
+                });
+            }
+        }
     });
     rx
 }

@@ -8,8 +8,10 @@
 //! in the session the message names. Other message types (audio, `listen`, `tts`) and binary
 //! frames belong to the firmware's audio pipeline and are ignored here.
 //!
-//! One connection is one MCP session with its own engine; a timer polls it so long-running tools
-//! advance, and what it emits (task status and progress) is sent in the envelope as well.
+//! The engine lives as long as [`run`], across reconnections; a timer polls it so long-running
+//! tools advance, and what it emits (task status and progress) is sent in the envelope as well.
+//! The backend's `session_id` names the peer (`mcp_core::server::Peer`): a call the backend sends
+//! again in the same session is answered without running twice, even after a reconnect.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -18,13 +20,45 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcp_core::Principal;
+use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, wrap};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::{Board, Clock, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
+use crate::{Board, Clock, Done, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
+
+/// How the client reconnects after the link fails: capped exponential backoff with jitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Backoff {
+    /// The wait after the first failure.
+    pub first: Duration,
+    /// The longest wait.
+    pub max: Duration,
+}
+
+impl Backoff {
+    /// 1 s after the first failure, doubling up to 30 s.
+    pub const DEFAULT: Backoff = Backoff {
+        first: Duration::from_secs(1),
+        max: Duration::from_secs(30),
+    };
+
+    /// A backoff from `first` doubling up to `max`.
+    pub const fn new(first: Duration, max: Duration) -> Self {
+        Backoff { first, max }
+    }
+
+    /// The wait after `failures` consecutive failures (1: the first), before jitter.
+    pub fn delay(&self, failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(16);
+        self.first
+            .saturating_mul(1u32 << doublings)
+            .min(self.max.max(self.first))
+    }
+}
 
 /// Settings of the WebSocket client.
 #[derive(Clone)]
@@ -43,6 +77,10 @@ pub struct Options {
     pub tick: Duration,
     /// Receives host events (the hello, an initialized session), for logging.
     pub on_event: Option<EventHook>,
+    /// Reconnect after the link fails or the backend closes it (`None`: return instead).
+    pub reconnect: Option<Backoff>,
+    /// The longest a connection attempt (TCP connect and WebSocket handshake) may take.
+    pub connect_timeout: Duration,
 }
 
 impl fmt::Debug for Options {
@@ -54,13 +92,14 @@ impl fmt::Debug for Options {
                 &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
             .field("principal", &self.principal)
+            .field("reconnect", &self.reconnect)
             .finish_non_exhaustive()
     }
 }
 
 impl Options {
     /// Defaults for `url`: no extra headers, the model on the other end, 16 KiB responses, a
-    /// 20 ms tick.
+    /// 20 ms tick, no reconnection, a 10 s connect timeout.
     pub fn new(url: impl Into<String>) -> Self {
         Options {
             url: url.into(),
@@ -69,6 +108,8 @@ impl Options {
             out_len: 16 * 1024,
             tick: Duration::from_millis(20),
             on_event: None,
+            reconnect: None,
+            connect_timeout: Duration::from_secs(10),
         }
     }
 
@@ -95,6 +136,18 @@ impl Options {
         self.out_len = bytes;
         self
     }
+
+    /// Reconnects forever after a failure or a close, waiting as `backoff` says.
+    pub fn reconnect(mut self, backoff: Backoff) -> Self {
+        self.reconnect = Some(backoff);
+        self
+    }
+
+    /// Sets the connect (and handshake) timeout.
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
 }
 
 /// Why the client stopped.
@@ -105,6 +158,8 @@ pub enum Error {
     Request(String),
     /// The WebSocket failed (connect, read or write).
     WebSocket(tungstenite::Error),
+    /// The connection attempt took longer than [`Options::connect_timeout`].
+    ConnectTimeout,
 }
 
 impl fmt::Display for Error {
@@ -112,6 +167,7 @@ impl fmt::Display for Error {
         match self {
             Error::Request(e) => write!(f, "bad WebSocket request: {e}"),
             Error::WebSocket(e) => write!(f, "WebSocket: {e}"),
+            Error::ConnectTimeout => f.write_str("WebSocket: connection attempt timed out"),
         }
     }
 }
@@ -124,16 +180,9 @@ impl From<tungstenite::Error> for Error {
     }
 }
 
-/// Connects to the backend and serves MCP until the backend closes the connection (`Ok`) or the
-/// connection fails.
-///
-/// # Errors
-/// A bad URL or header, or a WebSocket failure.
-pub async fn run<C: Board, const N: usize, const T: usize>(
-    opts: &Options,
-    engine: Box<Engine<C, N, T>>,
-    board: Arc<Mutex<C>>,
-) -> Result<(), Error> {
+type Request = tungstenite::handshake::client::Request;
+
+fn request(opts: &Options) -> Result<Request, Error> {
     let mut req = opts
         .url
         .as_str()
@@ -145,10 +194,32 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         let value = HeaderValue::from_str(value).map_err(|e| Error::Request(e.to_string()))?;
         req.headers_mut().insert(name, value);
     }
-    let (ws, _) = tokio_tungstenite::connect_async(req).await?;
-    let (mut sink, mut stream) = ws.split();
-    sink.send(Message::text(DEVICE_HELLO)).await?;
+    Ok(req)
+}
 
+/// Connects to the backend and serves MCP.
+///
+/// Without [`Options::reconnect`] it returns when the backend closes the connection (`Ok`) or the
+/// connection fails. With it, it connects again after every failure or close, forever, waiting
+/// as the [`Backoff`] says (reset by a connection that completed its handshake); only a bad URL
+/// or header ends it.
+///
+/// The engine lives across connections, and with it the record of recent calls: a backend that
+/// resumes its session (the same `session_id` in its hello) and sends a call again that already
+/// ran is answered from the first answer, without running it twice — whether that answer was
+/// written out before the link failed or lost with it. Each acting call's answer is reported as
+/// [`HostEvent::Answered`]: written once the WebSocket send returned (the bytes are in the
+/// local send buffer; nothing here can tell whether the backend read them), lost when the send
+/// failed.
+///
+/// # Errors
+/// A bad URL or header; without reconnection also a WebSocket failure or a connect timeout.
+pub async fn run<C: Board, const N: usize, const T: usize>(
+    opts: &Options,
+    engine: Box<Engine<C, N, T>>,
+    board: Arc<Mutex<C>>,
+) -> Result<(), Error> {
+    request(opts)?;
     let clock = Clock::new();
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let engine = Arc::new(Mutex::new(engine));
@@ -161,12 +232,65 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         })
         .await;
     }
-    let how = Run {
-        principal: opts.principal,
-        stateless: false,
-        out_len,
-        prime_at: None,
+    let mut failures = 0u32;
+    loop {
+        let attempt = tokio::time::timeout(
+            opts.connect_timeout,
+            tokio_tungstenite::connect_async(request(opts)?),
+        )
+        .await;
+        let end = match attempt {
+            Ok(Ok((ws, _))) => {
+                failures = 0;
+                serve(opts, &engine, &board, &clock, ws).await
+            }
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(Error::ConnectTimeout),
+        };
+        let Some(backoff) = opts.reconnect else {
+            return end;
+        };
+        failures = failures.saturating_add(1);
+        let wait = jitter(backoff.delay(failures));
+        if let Some(hook) = &opts.on_event {
+            hook(&HostEvent::Disconnected {
+                reason: match &end {
+                    Ok(()) => "the backend closed the connection".into(),
+                    Err(e) => e.to_string(),
+                },
+                retry_in: Some(wait),
+            });
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// Between half the delay and the whole of it ("equal jitter"), so that a fleet that lost its
+/// backend at once does not come back at once.
+fn jitter(delay: Duration) -> Duration {
+    let mut r = [0u8; 4];
+    let r = match getrandom::fill(&mut r) {
+        Ok(()) => u32::from_le_bytes(r),
+        Err(_) => 0,
     };
+    let half = delay / 2;
+    half + half.mul_f64(f64::from(r) / f64::from(u32::MAX))
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Serves one connection until it closes (`Ok`) or fails.
+async fn serve<C: Board, const N: usize, const T: usize>(
+    opts: &Options,
+    engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+    board: &Arc<Mutex<C>>,
+    clock: &Clock,
+    ws: Ws,
+) -> Result<(), Error> {
+    let (mut sink, mut stream) = ws.split();
+    sink.send(Message::text(DEVICE_HELLO)).await?;
+    let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let mut session_id: Option<String> = None;
     let mut ticks = tokio::time::interval(opts.tick);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -191,24 +315,40 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
                     continue;
                 }
                 let Some(payload) = env.mcp_payload() else { continue };
-                // Answer in the session the server gave us, or the one the message names.
+                // Answer in the session the server gave us, or the one the message names. The
+                // backend session is the peer: one resumed after a reconnect is the same peer.
                 let sid = session_id
                     .clone()
                     .or_else(|| env.session_id.map(|s| s.to_cow().into_owned()));
+                let how = Run {
+                    principal: opts.principal,
+                    stateless: false,
+                    out_len,
+                    prime_at: None,
+                    peer: sid.as_deref().map_or(Peer::ONLY, |s| Peer::named(s.as_bytes())),
+                    report_delivery: false,
+                    touch: None,
+                    on_event: None,
+                };
                 let mut rx = crate::run(engine.clone(), board.clone(), Bytes::copy_from_slice(payload), how);
                 while let Some(step) = rx.recv().await {
-                    let data = match step {
-                        Step::Note(n) => n,
+                    let (data, done) = match step {
+                        Step::Note(n) => (n, None),
                         Step::Done(d) => {
                             if let (Some(hook), Some(event)) = (&opts.on_event, d.event()) {
                                 hook(&event);
                             }
-                            d.bytes
+                            (d.bytes.clone(), Some(d))
                         }
                     };
-                    if let Some(frame) = envelope(sid.as_deref(), &data) {
-                        sink.send(Message::text(frame)).await?;
+                    let sent = match envelope(sid.as_deref(), &data) {
+                        Some(frame) => sink.send(Message::text(frame)).await,
+                        None => Ok(()),
+                    };
+                    if let Some(d) = done.filter(|d| d.receipt.is_some()) {
+                        report(opts, engine, &d, sent.is_ok());
                     }
+                    sent?;
                 }
             }
             _ = ticks.tick() => {
@@ -228,6 +368,29 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
                 }
             }
         }
+    }
+}
+
+/// Records what became of an acting call's answer, and tells the application.
+fn report<C, const N: usize, const T: usize>(
+    opts: &Options,
+    engine: &Mutex<Box<Engine<C, N, T>>>,
+    done: &Done,
+    written: bool,
+) {
+    let Some(receipt) = done.receipt else { return };
+    let delivery = if written {
+        Delivery::Written
+    } else {
+        Delivery::Lost
+    };
+    lock(engine).delivered(receipt, delivery);
+    if let Some(hook) = &opts.on_event {
+        hook(&HostEvent::Answered {
+            ran: done.ran,
+            replay: done.replay,
+            delivery,
+        });
     }
 }
 

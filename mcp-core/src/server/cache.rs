@@ -1,12 +1,31 @@
-//! The recent-call cache: answers a retransmitted `tools/call` without running it again.
+//! Retransmissions: a repeated `tools/call` is answered from what the first one produced instead
+//! of running again, and each remembered answer records whether it was written out.
 //!
-//! Only tools that act are remembered: a tool annotated `readOnlyHint: true` runs afresh on every
-//! request (a status query must not be answered with a stale copy).
+//! # What counts as a retransmission
+//! The same request again — same id, tool, arguments and call form — **from the same peer**
+//! ([`Peer`]: one connection, one session, one backend session resumed after a reconnect; on the
+//! 2026-07-28 wire, one client-supplied idempotency key), **with no call in between that touched
+//! the same tool**. An id match alone proves nothing: clients on the stateless wire all start at
+//! `id: 1`, and xiaozhi backends restart their ids after a reconnect. The rule keeps a cached
+//! answer true when it is served: its evidence ("read back 40") was observed by the call itself,
+//! and anything that could since have changed what the tool acts on has dropped the entry.
 //!
-//! The key is a 64-bit FNV-1a hash of the request id, the tool name and the raw `arguments`
-//! bytes: xiaozhi backends reuse small ids across different calls, so the id alone is not
-//! enough. The window is the last `N` executed calls. A response larger than `B` bytes is
-//! remembered as "executed, not replayable", so that a retransmission still never runs twice.
+//! So the key hashes the peer's scope with the id, the tool, the raw `arguments` bytes and the
+//! form (task-augmented or not, the era); an entry remembers its tool; a handler run of a tool
+//! drops every entry of that tool, from every peer, before its own answer is stored; and
+//! [`Server::touched`](super::Server::touched) drops them for changes the engine did not see (a
+//! physical knob, another engine driving the same board). Read-only tools are never remembered
+//! and touch nothing: they run afresh every time.
+//!
+//! # Delivery
+//! The engine writes an answer into the caller's buffer; only the transport knows what became of
+//! it. Each remembered answer carries a [`Delivery`] the transport reports through
+//! [`Server::delivered`](super::Server::delivered), with the [`Receipt`] that
+//! [`Handled`](super::Handled) handed out. A full cache evicts answers known to be written first
+//! and lost ones last, so that the answer a dropped link still owes its peer is kept longest.
+//!
+//! Capacity: `N` entries of up to `B` response bytes. A larger answer is remembered as "executed,
+//! not replayable", so that a retransmission still never runs twice.
 
 const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -23,10 +42,97 @@ pub(crate) fn call_key(parts: &[&[u8]]) -> u64 {
     h
 }
 
+/// Who sent a message, as the transport knows it: the scope within which a repeated request can
+/// be a retransmission.
+///
+/// | transport | peer |
+/// |---|---|
+/// | stdio, a UART: one link, one client | [`Peer::ONLY`] (what [`Input::new`](super::Input::new) sets) |
+/// | Streamable HTTP, 2025 sessions | one engine per session: [`Peer::ONLY`] |
+/// | xiaozhi WebSocket / MQTT | the backend's `session_id`: [`Peer::named`] (a session resumed after a reconnect is the same peer) |
+/// | several clients sharing one engine | one value per connection: [`Peer::new`] |
+///
+/// On the 2026-07-28 wire a request is its own session: only one carrying an idempotency key
+/// (`params._meta["io.github.mcu-mcp/idempotencyKey"]`, a string of at most
+/// [`MAX_IDEMPOTENCY_KEY_LEN`] bytes) can be recognised as a retransmission, and the key joins
+/// the peer in the scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Peer(u64);
+
+impl Peer {
+    /// The one peer of a point-to-point link.
+    pub const ONLY: Peer = Peer(0);
+
+    /// A peer numbered by the transport (a connection counter).
+    pub const fn new(id: u64) -> Self {
+        Peer(id)
+    }
+
+    /// A peer named by bytes it chose or was given (a session id); hashed, so any length will do.
+    pub fn named(name: &[u8]) -> Self {
+        Peer(call_key(&[b"peer", name]))
+    }
+
+    /// The number the scope is built from.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The longest idempotency key accepted in `_meta` (bytes as sent).
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
+
+/// What became of a remembered answer, as the transport reported it.
+///
+/// A device cannot know that the peer *received* an answer — a TCP or WebSocket write returns
+/// once the bytes are in the local send buffer, and the link can fail after that — but it can
+/// know that the answer was handed to the transport, or that the link was gone first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Delivery {
+    /// The answer was produced; the transport has not said what became of it.
+    Pending,
+    /// The transport wrote the answer out (to the socket, the UART, the WebSocket).
+    Written,
+    /// The link failed before the answer could be written: only a retransmission can deliver it.
+    Lost,
+}
+
+/// Names one remembered answer, for [`Server::delivered`](super::Server::delivered). A receipt
+/// whose entry was since replaced is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Receipt {
+    slot: u16,
+    stamp: u32,
+}
+
+/// A remembered call, as [`Server::recent_calls`](super::Server::recent_calls) lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct CallRecord {
+    /// The tool the call ran.
+    pub tool: &'static str,
+    /// What became of the answer, as last reported.
+    pub delivery: Delivery,
+    /// How many retransmissions were answered from this entry.
+    pub replays: u16,
+    /// The call started a task.
+    pub task: bool,
+}
+
 #[derive(Debug)]
 struct Slot<const B: usize> {
     key: u64,
     used: bool,
+    /// The registry index of the tool the call ran.
+    tool: u16,
+    /// Order of storing, for eviction and receipts.
+    stamp: u32,
+    delivery: Delivery,
+    replays: u16,
     /// The call started this task: a retransmission is answered from the task table.
     task: Option<u64>,
     /// `None`: the response did not fit `B` bytes.
@@ -45,11 +151,11 @@ pub(crate) enum Seen<'c> {
     Task(u64),
 }
 
-/// The last `N` executed calls, each with up to `B` bytes of response.
+/// Up to `N` executed calls, each with up to `B` bytes of response.
 #[derive(Debug)]
 pub(crate) struct RecentCalls<const N: usize, const B: usize> {
     slots: [Slot<B>; N],
-    next: usize,
+    stamp: u32,
 }
 
 impl<const N: usize, const B: usize> RecentCalls<N, B> {
@@ -59,50 +165,154 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
                 Slot {
                     key: 0,
                     used: false,
+                    tool: 0,
+                    stamp: 0,
+                    delivery: Delivery::Pending,
+                    replays: 0,
                     task: None,
                     len: None,
                     bytes: [0; B],
                 }
             }; N],
-            next: 0,
+            stamp: 0,
         }
     }
 
-    pub(crate) fn get(&self, key: u64) -> Option<Seen<'_>> {
-        let slot = self.slots.iter().find(|s| s.used && s.key == key)?;
+    /// Looks a key up; a hit counts as a replay. Returns the entry's receipt and delivery too.
+    pub(crate) fn get(&mut self, key: u64) -> Option<(Receipt, Delivery, Seen<'_>)> {
+        let (i, slot) = self
+            .slots
+            .iter_mut()
+            .enumerate()
+            .find(|(_, s)| s.used && s.key == key)?;
+        slot.replays = slot.replays.saturating_add(1);
+        let receipt = Receipt {
+            slot: u16::try_from(i).ok()?,
+            stamp: slot.stamp,
+        };
         if let Some(task) = slot.task {
-            return Some(Seen::Task(task));
+            return Some((receipt, slot.delivery, Seen::Task(task)));
         }
-        Some(match slot.len.and_then(|n| slot.bytes.get(..n)) {
+        let seen = match slot.len.and_then(|n| slot.bytes.get(..n)) {
             Some(bytes) => Seen::Replay(bytes),
             None => Seen::Executed,
-        })
+        };
+        Some((receipt, slot.delivery, seen))
     }
 
-    pub(crate) fn put(&mut self, key: u64, response: &[u8]) {
-        let Some(slot) = self.slots.get_mut(self.next) else {
-            return;
-        };
-        slot.key = key;
-        slot.used = true;
-        slot.task = None;
-        slot.len = slot.bytes.get_mut(..response.len()).map(|dst| {
+    /// Forgets every answer of tool `tool`: something touched what it acts on.
+    pub(crate) fn touch(&mut self, tool: usize) -> usize {
+        let mut dropped = 0;
+        for s in self.slots.iter_mut().filter(|s| s.used) {
+            if usize::from(s.tool) == tool {
+                s.used = false;
+                dropped += 1;
+            }
+        }
+        dropped
+    }
+
+    /// Remembers the answer `response` of the call `key` of tool `tool`.
+    pub(crate) fn put(&mut self, key: u64, tool: usize, response: &[u8]) -> Option<Receipt> {
+        let slot = self.victim()?;
+        let s = self.slots.get_mut(slot)?;
+        s.len = s.bytes.get_mut(..response.len()).map(|dst| {
             dst.copy_from_slice(response);
             response.len()
         });
-        self.next = (self.next + 1) % N.max(1);
+        s.task = None;
+        Some(self.fill(slot, key, tool))
     }
 
-    /// Remembers that the call `key` started task `task`.
-    pub(crate) fn put_task(&mut self, key: u64, task: u64) {
-        let Some(slot) = self.slots.get_mut(self.next) else {
-            return;
+    /// Remembers that the call `key` of tool `tool` started task `task`.
+    pub(crate) fn put_task(&mut self, key: u64, tool: usize, task: u64) -> Option<Receipt> {
+        let slot = self.victim()?;
+        let s = self.slots.get_mut(slot)?;
+        s.len = None;
+        s.task = Some(task);
+        Some(self.fill(slot, key, tool))
+    }
+
+    fn fill(&mut self, slot: usize, key: u64, tool: usize) -> Receipt {
+        self.stamp = self.stamp.wrapping_add(1);
+        let stamp = self.stamp;
+        if let Some(s) = self.slots.get_mut(slot) {
+            s.key = key;
+            s.used = true;
+            s.tool = u16::try_from(tool).unwrap_or(u16::MAX);
+            s.stamp = stamp;
+            s.delivery = Delivery::Pending;
+            s.replays = 0;
+        }
+        Receipt {
+            slot: u16::try_from(slot).unwrap_or(u16::MAX),
+            stamp,
+        }
+    }
+
+    /// The slot to fill: a free one, else the oldest answer known to be written, else the oldest
+    /// one pending, else the oldest lost one.
+    fn victim(&self) -> Option<usize> {
+        if let Some(free) = self.slots.iter().position(|s| !s.used) {
+            return Some(free);
+        }
+        let rank = |d: Delivery| match d {
+            Delivery::Written => 0u8,
+            Delivery::Pending => 1,
+            Delivery::Lost => 2,
         };
-        slot.key = key;
-        slot.used = true;
-        slot.task = Some(task);
-        slot.len = None;
-        self.next = (self.next + 1) % N.max(1);
+        // Age by distance from the newest stamp, so that wrapping does not reorder.
+        let age = |s: &Slot<B>| self.stamp.wrapping_sub(s.stamp);
+        self.slots
+            .iter()
+            .enumerate()
+            .min_by(|(_, a), (_, b)| {
+                rank(a.delivery)
+                    .cmp(&rank(b.delivery))
+                    .then(age(b).cmp(&age(a)))
+            })
+            .map(|(i, _)| i)
+    }
+
+    /// Records what became of the answer named by `receipt`; `false` when it is gone.
+    pub(crate) fn delivered(&mut self, receipt: Receipt, delivery: Delivery) -> bool {
+        match self.slots.get_mut(usize::from(receipt.slot)) {
+            Some(s) if s.used && s.stamp == receipt.stamp => {
+                s.delivery = delivery;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The delivery recorded for `receipt`, while its entry lives.
+    pub(crate) fn delivery(&self, receipt: Receipt) -> Option<Delivery> {
+        self.slots
+            .get(usize::from(receipt.slot))
+            .filter(|s| s.used && s.stamp == receipt.stamp)
+            .map(|s| s.delivery)
+    }
+
+    /// The remembered calls, oldest first; `name` names a tool by its registry index.
+    pub(crate) fn records<'a>(
+        &'a self,
+        name: impl Fn(usize) -> &'static str + 'a,
+    ) -> impl Iterator<Item = CallRecord> + 'a {
+        let mut order: [usize; N] = core::array::from_fn(|i| i);
+        order.sort_unstable_by_key(|&i| {
+            self.slots
+                .get(i)
+                .map_or(u32::MAX, |s| self.stamp.wrapping_sub(s.stamp))
+        });
+        order.into_iter().rev().filter_map(move |i| {
+            let s = self.slots.get(i).filter(|s| s.used)?;
+            Some(CallRecord {
+                tool: name(usize::from(s.tool)),
+                delivery: s.delivery,
+                replays: s.replays,
+                task: s.task.is_some(),
+            })
+        })
     }
 }
 
@@ -111,20 +321,64 @@ mod test {
     use super::*;
 
     #[test]
-    fn remembers_the_last_n() {
+    fn a_replay_is_found_by_key_and_an_oversized_answer_is_only_marked() {
         let mut c: RecentCalls<2, 8> = RecentCalls::new();
-        let (a, b, d) = (
-            call_key(&[b"1", b"x"]),
-            call_key(&[b"2", b"x"]),
-            call_key(&[b"3", b"x"]),
-        );
-        c.put(a, b"resp-a");
-        c.put(b, b"too-long-response");
-        assert_eq!(c.get(a), Some(Seen::Replay(b"resp-a")));
-        assert_eq!(c.get(b), Some(Seen::Executed));
-        c.put(d, b"resp-d");
-        assert_eq!(c.get(a), None);
-        assert_eq!(c.get(d), Some(Seen::Replay(b"resp-d")));
+        let (a, b) = (call_key(&[b"1", b"x"]), call_key(&[b"2", b"x"]));
+        c.put(a, 0, b"resp-a");
+        c.put(b, 1, b"too-long-response");
+        assert_eq!(c.get(a).map(|(_, _, s)| s), Some(Seen::Replay(b"resp-a")));
+        assert_eq!(c.get(b).map(|(_, _, s)| s), Some(Seen::Executed));
+        assert_eq!(c.get(call_key(&[b"3", b"x"])), None);
+    }
+
+    #[test]
+    fn touching_a_tool_forgets_all_its_answers_and_only_those() {
+        let mut c: RecentCalls<4, 8> = RecentCalls::new();
+        c.put(1, 0, b"a");
+        c.put(2, 0, b"b");
+        c.put(3, 1, b"c");
+        assert_eq!(c.touch(0), 2);
+        assert_eq!(c.get(1), None);
+        assert_eq!(c.get(2), None);
+        assert!(c.get(3).is_some());
+        assert_eq!(c.touch(0), 0);
+    }
+
+    #[test]
+    fn eviction_keeps_what_a_lost_link_still_owes() {
+        let mut c: RecentCalls<3, 8> = RecentCalls::new();
+        let lost = c.put(1, 0, b"a").unwrap();
+        let written = c.put(2, 1, b"b").unwrap();
+        c.put(3, 2, b"c").unwrap();
+        c.delivered(lost, Delivery::Lost);
+        c.delivered(written, Delivery::Written);
+        // Full: the written answer goes first, although the lost one is older.
+        c.put(4, 3, b"d").unwrap();
+        assert!(c.get(2).is_none());
+        assert!(c.get(1).is_some());
+        // Then the oldest pending one (3), still not the lost one.
+        c.put(5, 3, b"e").unwrap();
+        assert!(c.get(3).is_none());
+        assert!(c.get(1).is_some());
+        assert_eq!(c.delivery(lost), Some(Delivery::Lost));
+        // A receipt for a replaced entry is ignored.
+        assert!(!c.delivered(written, Delivery::Lost));
+    }
+
+    #[test]
+    fn records_list_oldest_first_with_replays() {
+        let mut c: RecentCalls<3, 8> = RecentCalls::new();
+        for (key, tool) in [(1, 5), (2, 6), (3, 7), (4, 8)] {
+            c.put(key, tool, b"x");
+        }
+        c.get(4);
+        c.get(4);
+        const NAMES: [&str; 9] = ["0", "1", "2", "3", "4", "5", "6", "7", "8"];
+        let tools: Vec<_> = c
+            .records(|i| NAMES[i])
+            .map(|r| (r.tool, r.replays))
+            .collect();
+        assert_eq!(tools, [("6", 0), ("7", 0), ("8", 2)]);
     }
 
     #[test]
@@ -135,7 +389,8 @@ mod test {
     #[test]
     fn zero_capacity_never_remembers() {
         let mut c: RecentCalls<0, 8> = RecentCalls::new();
-        c.put(1, b"x");
+        assert_eq!(c.put(1, 0, b"x"), None);
         assert_eq!(c.get(1), None);
+        assert_eq!(c.records(|_| "").count(), 0);
     }
 }

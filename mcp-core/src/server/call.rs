@@ -5,8 +5,8 @@ use core::fmt::Write as _;
 use super::cache::{Seen, call_key};
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
-    Era, Notify, Principal, Respond, Revision, Server, UserToolPolicy, finish, members,
-    write_object,
+    Caller, Era, Handled, Notify, Principal, Respond, Revision, Server, UserToolPolicy, finish,
+    members, write_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport};
@@ -21,15 +21,21 @@ use crate::{Reply, ToolResult};
 impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
     Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>
 {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the request's parts and where its facts go"
+    )]
     pub(super) fn call(
         &mut self,
         id: Id<'_>,
         params: Option<Json<'_>>,
-        principal: Principal,
+        caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, '_>,
         notify: &mut dyn Notify,
+        handled: &mut Handled<'_>,
     ) -> usize {
+        let principal = caller.principal;
         let [name, arguments, task, meta] =
             match members(params, ["name", "arguments", "task", "_meta"]) {
                 Ok(m) => m,
@@ -134,57 +140,71 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             _ => {}
         }
 
-        let key = call_key(&[
-            id.raw(),
-            name.raw(),
-            arguments.map_or(b"", |a| a.raw()),
-            if augmented { b"task" } else { b"" },
-            if era.is_modern() { b"2026" } else { b"" },
-        ]);
-        // Only actions are deduplicated: a read-only tool is answered afresh every time.
-        let cached = if tool.is_read_only() {
-            None
-        } else {
-            self.cache.get(key)
+        // The retransmission scope (see `cache`): the peer; on the 2026-07-28 wire the peer and
+        // the client's idempotency key, and without a key no scope (a stateless request is
+        // never recognised as a retransmission).
+        let peer = caller.peer.get().to_le_bytes();
+        let scope: Option<&[u8]> = match era {
+            Era::Legacy => Some(b""),
+            Era::Modern(m) => m.idempotency_key.map(|k| k.raw()),
         };
-        match cached {
-            Some(Seen::Replay(bytes)) => {
-                debug!(
-                    "retransmission of a {} call answered from the cache",
-                    tool.name()
-                );
-                if let Some(dst) = respond.out.get_mut(..bytes.len()) {
-                    dst.copy_from_slice(bytes);
-                    return bytes.len();
-                }
-                return respond.error(ErrorCode::InternalError, |w| {
-                    w.text("Retransmission of a call that already ran; its response does not fit this buffer");
-                });
-            }
-            Some(Seen::Executed) => {
-                return respond.error(ErrorCode::InternalError, |w| {
-                    w.text("Retransmission of a call that already ran; its response is too large to replay");
-                });
-            }
-            Some(Seen::Task(task)) => {
-                debug!(
-                    "retransmission of a {} call answered from the task table",
-                    tool.name()
-                );
-                let Respond { out, info, era, .. } = respond;
-                return finish(out, Some(id), "; the tool did run", |w| {
-                    // `TASKS > 0`: a server without a task table links no task code.
-                    if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
-                        let gone = |w: &mut Writer<'_>| {
-                            w.text(
-                                "Retransmission of a call that already ran; its task has expired",
-                            );
-                        };
-                        write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
+        // Only actions are remembered: a read-only tool is answered afresh every time.
+        let key = scope.filter(|_| !tool.is_read_only()).map(|scope| {
+            call_key(&[
+                &peer,
+                scope,
+                id.raw(),
+                &index.to_le_bytes(),
+                arguments.map_or(b"", |a| a.raw()),
+                if augmented { b"task" } else { b"" },
+                if era.is_modern() { b"2026" } else { b"" },
+            ])
+        });
+        let cached = match key {
+            Some(key) => self.cache.get(key),
+            None => None,
+        };
+        if let Some((receipt, delivery, seen)) = cached {
+            handled.replay = Some(delivery);
+            handled.receipt = Some(receipt);
+            match seen {
+                Seen::Replay(bytes) => {
+                    debug!(
+                        "retransmission of a {} call answered from the cache",
+                        tool.name()
+                    );
+                    if let Some(dst) = respond.out.get_mut(..bytes.len()) {
+                        dst.copy_from_slice(bytes);
+                        return bytes.len();
                     }
-                });
+                    return respond.error(ErrorCode::InternalError, |w| {
+                        w.text("Retransmission of a call that already ran; its response does not fit this buffer");
+                    });
+                }
+                Seen::Executed => {
+                    return respond.error(ErrorCode::InternalError, |w| {
+                        w.text("Retransmission of a call that already ran; its response is too large to replay");
+                    });
+                }
+                Seen::Task(task) => {
+                    debug!(
+                        "retransmission of a {} call answered from the task table",
+                        tool.name()
+                    );
+                    let Respond { out, info, era, .. } = respond;
+                    return finish(out, Some(id), "; the tool did run", |w| {
+                        // `TASKS > 0`: a server without a task table links no task code.
+                        if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
+                            let gone = |w: &mut Writer<'_>| {
+                                w.text(
+                                    "Retransmission of a call that already ran; its task has expired",
+                                );
+                            };
+                            write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
+                        }
+                    });
+                }
             }
-            None => {}
         }
 
         let checked = match tool.raw_input_schema() {
@@ -261,6 +281,11 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 (Err(ToolError::new("Arguments could not be decoded")), 0)
             }
         };
+        // The handler ran: whatever was remembered about this tool may no longer be true.
+        handled.ran = Some(tool.name());
+        if !tool.is_read_only() {
+            self.cache.touch(index);
+        }
         if long_running.is_none()
             && matches!(
                 result,
@@ -304,11 +329,12 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 // A retransmission gets the original bytes when they fit a cache slot; a larger
                 // task-start answer is re-rendered from the task table, so that the client still
                 // learns its task id.
-                if let Some(task) = started {
-                    match out.get(..len).filter(|sent| sent.len() <= CACHE_BYTES) {
-                        Some(sent) => self.cache.put(key, sent),
-                        None => self.cache.put_task(key, task),
-                    }
+                if let (Some(task), Some(key)) = (started, key) {
+                    handled.receipt = match out.get(..len).filter(|sent| sent.len() <= CACHE_BYTES)
+                    {
+                        Some(sent) => self.cache.put(key, index, sent),
+                        None => self.cache.put_task(key, index, task),
+                    };
                     return len;
                 }
                 len
@@ -320,8 +346,8 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 render_call(id, era, legacy_error, info, &result, used, seq, out)
             }
         };
-        if let Some(sent) = out.get(..len).filter(|_| !tool.is_read_only()) {
-            self.cache.put(key, sent);
+        if let (Some(sent), Some(key)) = (out.get(..len), key) {
+            handled.receipt = self.cache.put(key, index, sent);
         }
         len
     }

@@ -34,6 +34,7 @@ mod list;
 mod resources;
 mod tasks;
 
+pub use cache::{CallRecord, Delivery, MAX_IDEMPOTENCY_KEY_LEN, Peer, Receipt};
 pub use tasks::{
     MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, TaskLookup, TaskSnapshot, TaskStatus, status_tool,
 };
@@ -344,6 +345,8 @@ pub struct Input<'i> {
     /// (its `MCP-Protocol-Version` header names that revision): a body without the required
     /// `_meta` is then refused with -32602 instead of being served as a legacy request.
     pub stateless: bool,
+    /// Who sent it, as the transport tells peers apart: the scope of retransmissions.
+    pub peer: Peer,
 }
 
 impl<'i> Input<'i> {
@@ -353,7 +356,14 @@ impl<'i> Input<'i> {
             bytes,
             principal,
             stateless: false,
+            peer: Peer::ONLY,
         }
+    }
+
+    /// Names the peer (default [`Peer::ONLY`]: a point-to-point link).
+    pub const fn peer(mut self, peer: Peer) -> Self {
+        self.peer = peer;
+        self
     }
 
     /// Requires the 2026-07-28 rules.
@@ -378,6 +388,16 @@ pub struct Handled<'i> {
     /// A request was accepted but its answer comes later from [`Server::poll`] (a parked
     /// `tasks/result`); a Streamable HTTP transport keeps the response stream open for it.
     pub deferred: bool,
+    /// The tool whose handler ran for this message, if one did. A host whose other engines act
+    /// on the same board passes it to their [`Server::touched`], so that none of them answers a
+    /// later retransmission with evidence this call made stale.
+    pub ran: Option<&'static str>,
+    /// The remembered answer of an acting call (run now, or replayed): tell the engine what
+    /// became of it with [`Server::delivered`].
+    pub receipt: Option<Receipt>,
+    /// `Some` when the answer is a replay: the request was a retransmission and nothing ran
+    /// again. The value is what the transport had reported about the first answer.
+    pub replay: Option<Delivery>,
 }
 
 /// [`Server::handle`] could not write even an error response.
@@ -434,6 +454,13 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
     }
 }
 
+/// Who is calling: the principal the firmware states and the peer the transport tells apart.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Caller {
+    pub(crate) principal: Principal,
+    pub(crate) peer: Peer,
+}
+
 /// The protocol era a request follows: legacy (a session negotiated by `initialize`, or none),
 /// or 2026-07-28 (everything stated per request in `params._meta`).
 #[derive(Debug, Clone, Copy)]
@@ -454,6 +481,8 @@ pub(crate) struct Modern<'i> {
     pub(crate) progress_token: Option<Json<'i>>,
     /// `io.modelcontextprotocol/clientCapabilities`.
     pub(crate) caps: Option<Json<'i>>,
+    /// [`IDEMPOTENCY_KEY`]: the client's word that a repeated request is a retransmission.
+    pub(crate) idempotency_key: Option<JsonStr<'i>>,
     /// Without the feature `modern` no request follows the 2026-07-28 rules: this field makes
     /// [`Era::Modern`] uninhabited, so every branch for that era compiles away.
     #[cfg(not(feature = "modern"))]
@@ -667,6 +696,42 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         self.revision.unwrap_or(Revision::V2024_11_05)
     }
 
+    /// Something outside this engine changed what `tool` acts on (a physical control, a local
+    /// UI, another engine driving the same board): its remembered answers no longer describe the
+    /// device, so a later retransmission runs again instead of being answered with stale
+    /// evidence. Returns how many answers were dropped (0 also for an unknown tool).
+    pub fn touched(&mut self, tool: &str) -> usize {
+        match self.registry.tools().position(|t| t.name() == tool) {
+            Some(index) => self.cache.touch(index),
+            None => 0,
+        }
+    }
+
+    /// Records what became of a remembered answer (see [`Handled::receipt`]): written out by the
+    /// transport, or lost with the link. Returns `false` when the entry has since been replaced.
+    ///
+    /// What a transport can report: a UART or stdio write that returned (written; the peer may
+    /// still miss it), a WebSocket or TCP send that returned (written into the local send
+    /// buffer, not acknowledged by the peer), a send that failed or a link that was already down
+    /// (lost). No transport here can prove that the peer received an answer: only a later
+    /// request from that peer does.
+    pub fn delivered(&mut self, receipt: Receipt, delivery: Delivery) -> bool {
+        self.cache.delivered(receipt, delivery)
+    }
+
+    /// What the transport last reported about a remembered answer, while it is remembered.
+    pub fn delivery(&self, receipt: Receipt) -> Option<Delivery> {
+        self.cache.delivery(receipt)
+    }
+
+    /// The acting calls remembered for retransmissions, oldest first, with what became of their
+    /// answers (for a diagnostics page or a log).
+    pub fn recent_calls(&self) -> impl Iterator<Item = CallRecord> + '_ {
+        let registry = &self.registry;
+        self.cache
+            .records(move |i| registry.get(i).map_or("", |t| t.name()))
+    }
+
     /// Handles one message and writes zero or one response at the start of `out`.
     ///
     /// `principal` is who is on this connection; `ctx` is passed to tool handlers. Returns the
@@ -703,6 +768,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             bytes: input,
             principal,
             stateless,
+            peer,
         } = input;
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
@@ -714,6 +780,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             status: Status::Ok,
             modern: false,
             deferred: false,
+            ran: None,
+            receipt: None,
+            replay: None,
         };
         let info = (self.config.name, self.config.version);
         let respond = |out, id, era| Respond {
@@ -743,8 +812,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 match refusal {
                     Some(refusal) => refusal.answer(respond),
                     None => {
-                        let len =
-                            self.request(req, principal, ctx, respond, &mut handled.event, notify);
+                        let caller = Caller { principal, peer };
+                        let len = self.request(req, caller, ctx, respond, &mut handled, notify);
                         handled.deferred = len == 0;
                         len
                     }
@@ -758,12 +827,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     fn request<'i>(
         &mut self,
         req: Request<'i>,
-        principal: Principal,
+        caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, 'i>,
-        event: &mut Option<Event<'i>>,
+        handled: &mut Handled<'i>,
         notify: &mut dyn Notify,
     ) -> usize {
+        let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
         const LEGACY: [&str; 14] = [
@@ -812,7 +882,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
         };
         match method {
-            "initialize" => self.initialize(params, respond, event),
+            "initialize" => self.initialize(params, respond, &mut handled.event),
             #[cfg(feature = "modern")]
             "server/discover" => self.discover(respond),
             "ping" => respond.result(|_| {}),
@@ -826,7 +896,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
             },
             "tools/list" => self.list(params, principal, respond),
-            "tools/call" => self.call(req.id, params, principal, ctx, respond, notify),
+            "tools/call" => self.call(req.id, params, caller, ctx, respond, notify, handled),
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
                 self.resources(m, params, respond)
@@ -946,6 +1016,15 @@ const fn modern_reserve(config: &Config) -> usize {
     FIXED + 6 * (config.name.len() + config.version.len())
 }
 
+/// The `_meta` member that makes a 2026-07-28 request recognisable when it is sent again: a
+/// string the client chooses per request (a UUID), at most [`MAX_IDEMPOTENCY_KEY_LEN`] bytes.
+/// The same key with the same id, tool and arguments, and nothing in between that touched the
+/// tool, is answered from the first call's answer instead of running again.
+pub const IDEMPOTENCY_KEY: &str = "io.github.mcu-mcp/idempotencyKey";
+
+#[cfg(feature = "modern")]
+const BAD_IDEMPOTENCY_KEY: &str = "Invalid params: io.github.mcu-mcp/idempotencyKey must be a non-empty string of at most 128 bytes";
+
 const BAD_LOG_LEVEL: &str = "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency";
 
 /// The stateless revision, served next to the legacy ones.
@@ -1034,6 +1113,7 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
             log_level: None,
             progress_token: None,
             caps: None,
+            idempotency_key: None,
         };
         (Era::Modern(m), Some(Refusal::Meta(msg)))
     };
@@ -1041,13 +1121,14 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         .params
         .and_then(|p| members(Some(p), ["_meta"]).ok())
         .and_then(|[m]| m);
-    let Ok([version, caps, level, token]) = members(
+    let Ok([version, caps, level, token, key]) = members(
         meta.filter(|m| m.members().is_some()),
         [
             "io.modelcontextprotocol/protocolVersion",
             "io.modelcontextprotocol/clientCapabilities",
             "io.modelcontextprotocol/logLevel",
             "progressToken",
+            IDEMPOTENCY_KEY,
         ],
     ) else {
         return if stateless {
@@ -1068,6 +1149,7 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         log_level: None,
         progress_token: None,
         caps: None,
+        idempotency_key: None,
     };
     let refuse = |r| (Era::Modern(modern), Some(r));
     let Some(version) = version.as_str() else {
@@ -1083,6 +1165,15 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
     if !version.eq_str(MODERN_REVISION) {
         return refuse(Refusal::Version(version));
     }
+    let mut idempotency_key = None;
+    if let Some(key) = key {
+        match key.as_str() {
+            Some(k) if !k.raw().is_empty() && k.raw().len() <= MAX_IDEMPOTENCY_KEY_LEN => {
+                idempotency_key = Some(k);
+            }
+            _ => return refuse(Refusal::Meta(BAD_IDEMPOTENCY_KEY)),
+        }
+    }
     if let Some(level) = level {
         match level.as_str().and_then(LogLevel::parse) {
             Some(l) => modern.log_level = Some(l),
@@ -1090,6 +1181,7 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         }
     }
     modern.caps = Some(caps);
+    modern.idempotency_key = idempotency_key;
     modern.tasks = members(Some(caps), ["extensions"])
         .ok()
         .and_then(|[e]| {

@@ -160,6 +160,28 @@ impl Session {
         text
     }
 
+    /// Sends `msg` from `peer`; returns the answer and what the engine said about the call.
+    fn send_from(&mut self, peer: Peer, msg: &str) -> (String, Facts) {
+        let h = self
+            .server
+            .handle_with(
+                Input::new(msg.as_bytes(), self.principal).peer(peer),
+                &mut self.dev,
+                &mut self.out,
+                &mut |_: &[u8]| {},
+            )
+            .unwrap();
+        let facts = Facts {
+            ran: h.ran,
+            receipt: h.receipt,
+            replay: h.replay,
+        };
+        (
+            String::from_utf8(self.out[..h.len].to_vec()).unwrap(),
+            facts,
+        )
+    }
+
     fn json(&mut self, msg: &str) -> serde_json::Value {
         serde_json::from_str(&self.send(msg)).unwrap()
     }
@@ -167,6 +189,13 @@ impl Session {
     fn init(&mut self, rev: &str) {
         self.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{rev}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#));
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Facts {
+    ran: Option<&'static str>,
+    receipt: Option<Receipt>,
+    replay: Option<Delivery>,
 }
 
 fn call(id: &str, tool: &str, args: &str) -> String {
@@ -587,6 +616,155 @@ fn retransmissions_are_answered_from_the_cache() {
         r#"{"volume":40}"#,
     ));
     assert_eq!(s.dev.register, 40, "evicted from the window: runs again");
+}
+
+const SET_VOLUME: &str = "self.audio_speaker.set_volume";
+
+#[test]
+fn an_id_match_alone_is_not_a_retransmission() {
+    // One peer whose ids restart (a xiaozhi backend after a reconnect, a client that always
+    // sends id 1): 40, 60, 40. The third is a new request: the volume ends at 40, not 60.
+    let mut s = Session::new();
+    for v in [40, 60, 40] {
+        let r = s.json(&call("1", SET_VOLUME, &format!(r#"{{"volume":{v}}}"#)));
+        assert_eq!(r["result"]["evidence"]["observed"], v, "{r}");
+    }
+    assert_eq!((s.dev.calls, s.dev.register), (3, 40));
+}
+
+#[test]
+fn a_retransmission_is_the_same_request_from_the_same_peer_with_nothing_in_between() {
+    let (a, b) = (Peer::new(1), Peer::named(b"backend-session-7"));
+    let volume = |v: i64| call("1", SET_VOLUME, &format!(r#"{{"volume":{v}}}"#));
+    let mut s = Session::new();
+    let (first, facts) = s.send_from(a, &volume(40));
+    assert_eq!(facts.ran, Some(SET_VOLUME));
+    assert_eq!(facts.replay, None);
+    let receipt = facts.receipt.expect("an acting call is remembered");
+
+    // Calls that do not touch the tool in between: another tool, a read-only status.
+    s.send_from(
+        a,
+        &call("2", "self.screen.set_theme", r#"{"theme":"dark"}"#),
+    );
+    s.send_from(a, &call("3", "self.get_device_status", "{}"));
+    s.dev.register = 0; // if it ran again, the register would be 40 again
+    let (again, facts) = s.send_from(a, &volume(40));
+    assert_eq!(again, first);
+    assert_eq!(
+        facts,
+        Facts {
+            ran: None,
+            receipt: Some(receipt),
+            replay: Some(Delivery::Pending)
+        }
+    );
+    assert_eq!(s.dev.register, 0);
+
+    // Another peer with the same id and arguments is another request.
+    s.dev.register = 0;
+    let (_, facts) = s.send_from(b, &volume(40));
+    assert_eq!((facts.ran, facts.replay), (Some(SET_VOLUME), None));
+    assert_eq!(s.dev.register, 40);
+
+    // Peer b touched the tool: peer a's repeat runs again (b's 60 must not hide behind a's
+    // cached "observed 40").
+    s.send_from(b, &volume(60));
+    let (r, facts) = s.send_from(a, &volume(40));
+    assert_eq!(facts.ran, Some(SET_VOLUME));
+    assert!(r.contains(r#""observed":40"#), "{r}");
+    assert_eq!(s.dev.register, 40);
+    // ... and b's retransmission of its 60 too: a touched the tool since.
+    let (r, facts) = s.send_from(b, &volume(60));
+    assert_eq!(facts.ran, Some(SET_VOLUME));
+    assert!(r.contains(r#""observed":60"#), "{r}");
+}
+
+#[test]
+fn a_change_the_engine_did_not_see_drops_the_remembered_answers() {
+    let mut s = Session::new();
+    let msg = call("1", SET_VOLUME, r#"{"volume":40}"#);
+    s.send(&msg);
+    s.dev.register = 55; // someone turned the knob
+    assert_eq!(s.server.touched(SET_VOLUME), 1);
+    assert_eq!(s.server.touched("no.such.tool"), 0);
+    let r = s.json(&msg);
+    assert_eq!(r["result"]["evidence"]["observed"], 40);
+    assert_eq!(s.dev.calls, 2);
+}
+
+#[test]
+fn delivery_is_recorded_and_a_lost_answer_is_delivered_again() {
+    let mut s = Session::new();
+    let peer = Peer::named(b"s-1");
+    let msg = call("5", "self.reboot", "{}");
+    s.principal = Principal::User;
+    let (first, facts) = s.send_from(peer, &msg);
+    let receipt = facts.receipt.unwrap();
+    assert_eq!(s.server.delivery(receipt), Some(Delivery::Pending));
+    // The link went down before the answer was written.
+    assert!(s.server.delivered(receipt, Delivery::Lost));
+    let (again, facts) = s.send_from(peer, &msg);
+    assert_eq!(again, first);
+    assert_eq!(facts.replay, Some(Delivery::Lost));
+    assert_eq!(s.dev.reboots, 1, "executed once");
+    assert!(s.server.delivered(receipt, Delivery::Written));
+    let records: Vec<_> = s.server.recent_calls().collect();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].tool, "self.reboot");
+    assert_eq!(records[0].delivery, Delivery::Written);
+    assert_eq!(records[0].replays, 1);
+    assert!(!records[0].task);
+    // Refused and read-only calls leave no record and no receipt.
+    let (_, facts) = s.send_from(peer, &call("6", SET_VOLUME, r#"{"volume":400}"#));
+    assert_eq!(
+        facts,
+        Facts {
+            ran: None,
+            receipt: None,
+            replay: None
+        }
+    );
+    let (_, facts) = s.send_from(peer, &call("7", "self.get_device_status", "{}"));
+    assert_eq!(facts.ran, Some("self.get_device_status"));
+    assert_eq!(facts.receipt, None);
+    assert_eq!(s.server.recent_calls().count(), 1);
+}
+
+#[cfg(feature = "modern")]
+#[test]
+fn a_stateless_request_is_a_retransmission_only_with_an_idempotency_key() {
+    let modern = |id: &str, v: i64, key: Option<&str>| {
+        let key = key.map_or(String::new(), |k| {
+            format!(r#","io.github.mcu-mcp/idempotencyKey":"{k}""#)
+        });
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{SET_VOLUME}","arguments":{{"volume":{v}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}{key}}}}}}}"#
+        )
+    };
+    let mut s = Session::new();
+    // Two clients, both at id 1, no key: each request runs.
+    s.send(&modern("1", 40, None));
+    s.send(&modern("1", 40, None));
+    assert_eq!(s.dev.calls, 2);
+    // With a key: the repeat is answered from the first answer.
+    let first = s.send(&modern("1", 40, Some("9b2e-1")));
+    s.dev.register = 0;
+    assert_eq!(s.send(&modern("1", 40, Some("9b2e-1"))), first);
+    assert_eq!((s.dev.calls, s.dev.register), (3, 0));
+    // Another key is another request.
+    s.send(&modern("1", 40, Some("9b2e-2")));
+    assert_eq!((s.dev.calls, s.dev.register), (4, 40));
+    // A key that is not a short non-empty string is refused before anything runs.
+    for bad in ["\"\"", "7", &format!("\"{}\"", "k".repeat(129))] {
+        let msg = modern("2", 10, None).replace(
+            r#""io.modelcontextprotocol/clientCapabilities":{}"#,
+            &format!(r#""io.modelcontextprotocol/clientCapabilities":{{}},"io.github.mcu-mcp/idempotencyKey":{bad}"#),
+        );
+        let r = s.json(&msg);
+        assert_eq!(r["error"]["code"], -32602, "{bad}: {r}");
+    }
+    assert_eq!(s.dev.calls, 4);
 }
 
 #[test]
