@@ -309,6 +309,13 @@ async def session(link, tag: str) -> None:
     check(f"{tag} every page's result fits the {PAGE_BYTES}-byte budget (largest {max(sizes)})",
           max(sizes) <= PAGE_BYTES, sizes)
     check(f"{tag} user-only self.reboot is not listed", "self.reboot" not in names)
+    # xiaozhi's own device and backends start a listing with an empty cursor.
+    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+                      "params": {"cursor": "", "withUserTools": True}})
+    page = result_of(await b.answer(2))
+    check(f"{tag} an empty cursor (\"cursor\":\"\") is the first page",
+          [t.get("name") for t in page.get("tools", [])] == EXPECTED_LISTING[:len(page.get("tools", []))]
+          and len(page.get("tools", [])) > 0, page)
 
     # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does).
     _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
