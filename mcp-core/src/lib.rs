@@ -22,9 +22,9 @@
 //! | [`result`] | what handlers return: [`Output`], [`ToolError`], [`Evidence`] | none |
 //!
 //! The engine is sans-IO: bytes in, bytes out, into a buffer the caller owns. It has no clock and
-//! no executor, and the steady-state `tools/call` path performs no heap allocation (the crate links
-//! `alloc` for the rare paths that need it: decoding a free-form string argument that contains
-//! escape sequences, and [`Reply::serialize`]).
+//! no executor, and nothing in it allocates: escaped string arguments are decoded into the
+//! caller's output buffer. Without the feature `alloc` (off by default) the crate does not link
+//! `alloc` at all, so a firmware needs no global allocator.
 //!
 //! ## Quick start
 //! ```
@@ -66,7 +66,8 @@
 //! | `float` | yes | fractional JSON numbers: `Param::number` (`ParamType::Number`, `range_f64`, `default_f64`), `Args::number`, `Output::number`, `Reading::Number`, `Json::as_f64`, the writers' `number` |
 //! | `modern` | yes | the 2026-07-28 (stateless) revision: `server/discover`, per-request `_meta`, the tasks extension form |
 //! | `resources` | yes | static resources and prompts: `Config::resources`, `Config::prompts`, [`Resource`], [`Prompt`] |
-//! | `std` | no | nothing yet beyond `std` availability for hosts |
+//! | `alloc` | no | the two helpers that allocate: `JsonStr::to_cow` and `Reply::serialize` (with `serde`/`serde_json`); without it no `alloc` is linked |
+//! | `std` | no | host builds; implies `alloc` |
 //! | `log` | no | protocol events through the `log` crate |
 //! | `defmt` | no | protocol events through `defmt`; `defmt::Format` on public types |
 //!
@@ -100,6 +101,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 
 #[cfg(all(feature = "log", feature = "defmt"))]

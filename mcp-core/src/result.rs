@@ -472,8 +472,9 @@ impl<'s> Reply<'s> {
 
     /// A JSON object answer from any `serde::Serialize` value whose JSON form is an object.
     ///
-    /// This path serializes with `serde_json` into a temporary `Vec` (it allocates); use
-    /// [`json`](Self::json) on allocation-free paths.
+    /// This path serializes with `serde_json` into a temporary `Vec` (it allocates; feature
+    /// `alloc`); use [`json`](Self::json) on allocation-free paths.
+    #[cfg(feature = "alloc")]
     pub fn serialize<T: serde::Serialize + ?Sized>(&mut self, v: &T) -> Result<Output, ToolError> {
         let bytes = serde_json::to_vec(v)
             .map_err(|_| ToolError::new("Tool bug: the result could not be serialized"))?;

@@ -314,7 +314,8 @@ impl Config {
 /// xiaozhi's `capabilities.vision` from `initialize`: where the device may post camera images.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Vision<'i> {
-    /// The explain endpoint URL (decode with [`JsonStr::decode_into`] or [`JsonStr::to_cow`]).
+    /// The explain endpoint URL (decode with [`JsonStr::decode_into`], or `JsonStr::to_cow` with the
+    /// feature `alloc`).
     pub url: JsonStr<'i>,
     /// The bearer token for it.
     pub token: JsonStr<'i>,

@@ -86,12 +86,14 @@ fn photo(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     r.image("image/png", b"\x89PNG")
 }
 
+#[cfg(feature = "alloc")]
 #[derive(serde::Serialize)]
 struct Info {
     model: &'static str,
     channels: [u8; 2],
 }
 
+#[cfg(feature = "alloc")]
 fn info(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     d.calls += 1;
     r.serialize(&Info {
@@ -101,6 +103,7 @@ fn info(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
 }
 
 const PHOTO: Tool<Dev> = Tool::new("test.photo", "Photo", photo);
+#[cfg(feature = "alloc")]
 const INFO: Tool<Dev> = Tool::new("test.info", "Info", info);
 
 const STATUS: Tool<Dev> = Tool::new("self.get_device_status", "Device status", status)
@@ -375,8 +378,8 @@ fn initialize_hands_xiaozhi_vision_to_the_application() {
         panic!("{:?}", h.event)
     };
     assert_eq!(revision, Revision::V2024_11_05);
-    assert_eq!(v.url.to_cow(), "http://x/v1/explain");
-    assert_eq!(v.token.to_cow(), "tök");
+    assert_eq!(v.url.chars().collect::<String>(), "http://x/v1/explain");
+    assert_eq!(v.token.chars().collect::<String>(), "tök");
 }
 
 #[test]
@@ -1025,11 +1028,14 @@ fn python_style_json_with_spaces_and_unicode_escapes() {
 #[test]
 fn image_and_serialized_results() {
     let mut s = Session::new();
-    s.server.register(&PHOTO).unwrap().register(&INFO).unwrap();
+    s.server.register(&PHOTO).unwrap();
     assert_eq!(
         s.send(&call("1", "test.photo", "{}")),
         r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"image","data":"iVBORw==","mimeType":"image/png"}],"isError":false}}"#
     );
+    #[cfg(feature = "alloc")]
+    s.server.register(&INFO).unwrap();
+    #[cfg(feature = "alloc")]
     assert_eq!(
         s.send(&call("2", "test.info", "{}")),
         concat!(
