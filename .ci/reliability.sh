@@ -39,6 +39,9 @@ step "fuzz: each target for ${FUZZ_SECONDS} s"
     # AddressSanitizer is off: mcp-core forbids unsafe code, and ASan costs ~13x in throughput
     # here. Debug assertions and overflow checks stay on (cargo-fuzz's default build).
     cargo +nightly fuzz build -s none
+    # The oracles' unit tests: their JSON tree (src/json.rs) on serde_json's private keys, and
+    # the model's exact integers.
+    cargo +nightly test --lib
     for t in "${TARGETS[@]}"; do
         mkdir -p "corpus/$t"
         log="target/fuzz-$t.log"

@@ -32,8 +32,9 @@ use mcp_core::server::Status;
 use mcp_core::transport::http::{self, Refusal, Route};
 use mcp_core::{Input, MIN_OUT_LEN, Principal};
 use mcp_fuzz::device::Session;
-use mcp_fuzz::{Expect, check_outgoing, check_response, classify, entries, parse_like_engine};
-use serde_json::Value;
+use mcp_fuzz::{
+    Expect, J, check_outgoing, check_response, classify, entries, json_str, parse_like_engine,
+};
 
 /// The header names the rules read, and one they do not.
 const NAMES: [&str; 10] = [
@@ -271,13 +272,6 @@ fn member(text: &str, name: &str) -> Option<String> {
         .map(|(_, v)| v.get().to_string())
 }
 
-fn json_str(raw: &str) -> Option<String> {
-    serde_json::from_str::<Value>(raw)
-        .ok()?
-        .as_str()
-        .map(str::to_string)
-}
-
 /// The documented routing: stateless when the body's `params._meta` names a protocol version
 /// or `MCP-Protocol-Version` is not a legacy revision; else the session named by
 /// `Mcp-Session-Id` (trimmed).
@@ -446,7 +440,7 @@ fn check_sse(len: usize, id: Option<&str>, retry: Option<u32>, data: &[u8]) {
         );
     }
     if !json.is_empty() {
-        serde_json::from_str::<Value>(json).expect("data: is one JSON message");
+        J::parse_str(json).expect("data: is one JSON message");
     }
 }
 

@@ -1,5 +1,6 @@
 //! The xiaozhi envelope: `Envelope::parse` on arbitrary bytes, checked against serde_json's view
-//! of the same bytes; the MCP payload it extracts is handed to the engine inside `wrap`, and the
+//! of the same bytes (read as `mcp_fuzz::J`, never as `serde_json::Value`: see
+//! `mcp_fuzz::json`); the MCP payload it extracts is handed to the engine inside `wrap`, and the
 //! wrapped answer must be one envelope carrying one JSON-RPC 2.0 response (checked as in the
 //! engine target), with the session id echoed.
 #![no_main]
@@ -8,8 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use mcp_core::Principal;
 use mcp_core::transport::xiaozhi::{Envelope, wrap};
 use mcp_fuzz::device::Session;
-use mcp_fuzz::{MAX_DEPTH, entries, parse_like_engine};
-use serde_json::Value;
+use mcp_fuzz::{J, MAX_DEPTH, entries, parse_like_engine};
 
 fuzz_target!(|data: &[u8]| {
     let (out_len, input) = match data.split_first() {
@@ -30,21 +30,21 @@ fuzz_target!(|data: &[u8]| {
             String::from_utf8_lossy(input)
         );
     };
-    // Later members win, as in serde_json's map.
-    let str_of = |k: &str| root.get(k).and_then(Value::as_str).map(str::to_string);
+    // Later members win, as in serde_json's map (`J::get`).
+    let str_of = |k: &str| root.get(k).and_then(J::as_str).map(str::to_string);
     let decoded = |s: Option<mcp_core::wire::JsonStr<'_>>| s.map(|s| s.to_cow().into_owned());
     assert_eq!(decoded(env.kind), str_of("type"));
     assert_eq!(decoded(env.session_id), str_of("session_id"));
     let expected_payload = root
         .get("payload")
-        .filter(|p| p.is_object() && root.get("type").and_then(Value::as_str) == Some("mcp"));
+        .filter(|p| p.is_object() && root.get("type").and_then(J::as_str) == Some("mcp"));
     let payload = env.mcp_payload();
     assert_eq!(payload.is_some(), expected_payload.is_some());
     let Some(payload) = payload else { return };
     // The payload is a slice of the input, and the same JSON value serde_json sees there.
     let range = input.as_ptr_range();
     assert!(range.contains(&payload.as_ptr()) || payload.is_empty());
-    let seen: Value = serde_json::from_slice(payload).expect("the payload is JSON");
+    let seen = J::parse(payload).expect("the payload is JSON");
     assert_eq!(Some(&seen), expected_payload);
 
     let session_id = str_of("session_id");
@@ -77,9 +77,9 @@ fuzz_target!(|data: &[u8]| {
         }
         return;
     }
-    let env_out: Value = serde_json::from_slice(&out[..n]).unwrap_or_else(|e| {
+    let env_out = J::parse(&out[..n]).unwrap_or_else(|| {
         panic!(
-            "wrapped answer is not JSON ({e}): {:?}",
+            "wrapped answer is not JSON: {:?}",
             String::from_utf8_lossy(&out[..n])
         )
     });
@@ -91,9 +91,9 @@ fuzz_target!(|data: &[u8]| {
         &["type", "payload"]
     };
     assert_eq!(keys, expected_keys);
-    assert_eq!(env_out["type"], "mcp");
+    assert_eq!(env_out["type"].as_str(), Some("mcp"));
     assert_eq!(
-        env_out.get("session_id").and_then(Value::as_str),
+        env_out.get("session_id").and_then(J::as_str),
         session_id.as_deref()
     );
     let inner = members

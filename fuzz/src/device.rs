@@ -1,6 +1,9 @@
 //! A device with one tool of every kind, and [`Session`]: a server that checks every exchange
 //! against the oracles of this crate.
 
+use crate::{
+    Expect, J, KNOWN_METHODS, check_outgoing, check_response, classify, entries, json_str, model,
+};
 use mcp_core::registry::{Annotations, TaskSupport, Tool};
 use mcp_core::schema::Param;
 use mcp_core::server::status_tool;
@@ -8,9 +11,6 @@ use mcp_core::{
     Args, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks, TaskInfo,
     TaskPoll, ToolError, ToolResult,
 };
-use serde_json::Value;
-
-use crate::{Expect, KNOWN_METHODS, check_outgoing, check_response, classify, entries, model};
 
 /// The device: counts handler runs, per tool.
 #[derive(Debug, Default)]
@@ -306,10 +306,7 @@ impl Session {
             );
             return;
         };
-        let Some(name) = serde_json::from_str::<Value>(&name)
-            .ok()
-            .and_then(|n| n.as_str().map(str::to_string))
-        else {
+        let Some(name) = json_str(&name) else {
             assert!(ran.is_empty());
             return;
         };
@@ -335,7 +332,7 @@ impl Session {
             let is_error = r
                 .result
                 .as_ref()
-                .is_some_and(|res| res["isError"] == Value::Bool(true));
+                .is_some_and(|res| res["isError"] == J::Bool(true));
             assert!(
                 r.code.is_some() || is_error,
                 "invalid arguments ({problem:?}) answered as a success: {}",

@@ -1,8 +1,10 @@
 //! Oracles shared by the fuzz targets.
 //!
-//! Every check here is written against serde_json (with `arbitrary_precision` and `raw_value`),
-//! not against `mcp_core`'s own parser, so that a bug in the engine's JSON layer cannot hide
-//! itself by agreeing with its own oracle:
+//! Every check here is written against serde_json (with `raw_value`), not against `mcp_core`'s
+//! own parser, so that a bug in the engine's JSON layer cannot hide itself by agreeing with its
+//! own oracle. Values are read as [`J`] (exact number tokens, members in document order) and
+//! objects as [`entries`] (exact member text), never as `serde_json::Value`, whose visitor turns
+//! objects keyed `$serde_json::private::…` into something else (see [`json`]):
 //!
 //! - [`classify`]: what the engine must answer to a message (nothing, a parse error, an invalid
 //!   request with or without the id, or an answer echoing the id byte for byte), from the
@@ -21,18 +23,22 @@
 #![allow(missing_docs)]
 
 pub mod device;
+pub mod json;
 pub mod model;
 
 use core::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
+
+pub use json::{J, json_str};
 
 /// The engine's default nesting limit (`mcp_core::wire::json::DEFAULT_MAX_DEPTH`).
 pub const MAX_DEPTH: usize = 32;
 
 /// The members of a JSON object in document order, duplicates kept, values as their exact text.
+/// Keys are read as plain `String`s and values as `Box<RawValue>` straight from serde_json's
+/// parser, so no key means anything special here.
 pub struct Entries(pub Vec<(String, Box<RawValue>)>);
 
 impl<'de> Deserialize<'de> for Entries {
@@ -89,9 +95,8 @@ pub fn depth(text: &[u8]) -> usize {
 
 /// `text` as a JSON value, when the engine's checker must accept it: valid JSON (serde_json)
 /// nested at most [`MAX_DEPTH`] levels.
-pub fn parse_like_engine(text: &[u8]) -> Option<Value> {
-    let v = serde_json::from_slice::<Value>(text).ok()?;
-    (depth(text) <= MAX_DEPTH).then_some(v)
+pub fn parse_like_engine(text: &[u8]) -> Option<J> {
+    (depth(text) <= MAX_DEPTH).then(|| J::parse(text)).flatten()
 }
 
 /// `true` for a valid MCP request id token: a string, or a plain integer (no fraction, no
@@ -165,14 +170,8 @@ pub fn classify(input: &[u8]) -> Expect {
         Some(_) => return Expect::Invalid(None),
         None => None,
     };
-    let method_str = method
-        .as_deref()
-        .and_then(|m| serde_json::from_str::<Value>(m).ok())
-        .and_then(|m| m.as_str().map(str::to_string));
-    let version_ok = jsonrpc
-        .as_deref()
-        .and_then(|v| serde_json::from_str::<Value>(v).ok())
-        .is_some_and(|v| v.as_str() == Some("2.0"));
+    let method_str = method.as_deref().and_then(json_str);
+    let version_ok = jsonrpc.as_deref().and_then(json_str).as_deref() == Some("2.0");
     match (valid_id, method_str) {
         (None, Some(_)) => Expect::Silent,
         (Some(_), None) if method.is_none() && result_or_error => Expect::Silent,
@@ -192,7 +191,7 @@ pub struct Response {
     /// The error message, for an error response.
     pub message: Option<String>,
     /// The result, for a success response.
-    pub result: Option<Value>,
+    pub result: Option<J>,
 }
 
 /// Checks that `out` is exactly one JSON-RPC 2.0 response object: `jsonrpc: "2.0"`, an `id`
@@ -200,8 +199,7 @@ pub struct Response {
 /// error with an integer `code` and a string `message`.
 pub fn check_response(out: &[u8]) -> Response {
     let shown = || String::from_utf8_lossy(out).into_owned();
-    let value: Value = serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("response is not JSON ({e}): {}", shown()));
+    let value = J::parse(out).unwrap_or_else(|| panic!("response is not JSON: {}", shown()));
     assert!(value.is_object(), "response is not an object: {}", shown());
     let members = entries(out).expect("an object has entries");
     let mut seen: Vec<&str> = Vec::new();
@@ -218,7 +216,7 @@ pub fn check_response(out: &[u8]) -> Response {
         );
         seen.push(k);
     }
-    assert_eq!(value["jsonrpc"], "2.0", "{}", shown());
+    assert_eq!(value["jsonrpc"].as_str(), Some("2.0"), "{}", shown());
     let id = members
         .iter()
         .find(|(k, _)| k == "id")
@@ -264,14 +262,10 @@ pub fn check_response(out: &[u8]) -> Response {
 /// Checks a server-initiated message from `poll`: a notification (a `method`, no `id`) or a
 /// response. Returns the response, if it is one.
 pub fn check_outgoing(out: &[u8]) -> Option<Response> {
-    let v: Value = serde_json::from_slice(out).unwrap_or_else(|e| {
-        panic!(
-            "poll output is not JSON ({e}): {}",
-            String::from_utf8_lossy(out)
-        )
-    });
+    let v = J::parse(out)
+        .unwrap_or_else(|| panic!("poll output is not JSON: {}", String::from_utf8_lossy(out)));
     if v.get("method").is_some() {
-        assert_eq!(v["jsonrpc"], "2.0");
+        assert_eq!(v["jsonrpc"].as_str(), Some("2.0"));
         assert!(v.get("id").is_none(), "a notification has no id: {v}");
         assert!(
             v["method"]

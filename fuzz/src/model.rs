@@ -1,14 +1,13 @@
 //! An independent model of the strict validator, written from DESIGN.md's rules over the
-//! parameter spec's public getters and serde_json's view of the arguments.
+//! parameter spec's public getters and serde_json's view of the arguments ([`entries`] for the
+//! members, [`J`] for each value: never `serde_json::Value`, see `crate::json`).
 //!
 //! Integers are decided exactly on the decimal token (JSON Schema 2020-12: a number whose value
 //! has no fractional part, whatever its spelling), with a different algorithm than the engine's
 //! (normalise to `digits × 10^exp`, then compare as `i128`).
 
+use crate::{J, entries};
 use mcp_core::schema::{Literal, Param, ParamType};
-use serde_json::Value;
-
-use crate::entries;
 
 /// What the model says is wrong (mirrors `mcp_core::schema::ArgErrorKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +115,7 @@ pub fn validate(
     let members = match arguments {
         None => Vec::new(),
         Some(text) => {
-            let v: Value = serde_json::from_str(text).expect("checked JSON");
+            let v = J::parse_str(text).expect("checked JSON");
             if !v.is_object() {
                 return Err((Problem::NotAnObject, None));
             }
@@ -152,7 +151,7 @@ pub fn validate(
 }
 
 fn check(p: &Param, raw: &str) -> Result<Val, Problem> {
-    let v: Value = serde_json::from_str(raw).expect("checked JSON");
+    let v = J::parse_str(raw).expect("checked JSON");
     match p.ty() {
         ParamType::Boolean => v.as_bool().map(Val::Bool).ok_or(Problem::WrongType),
         ParamType::Integer => {
