@@ -124,6 +124,6 @@ pub use result::{
 };
 pub use schema::{Args, Param};
 pub use server::{
-    Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Principal, Revision,
-    Server, UserToolPolicy, Vision,
+    Call, Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Principal,
+    Revision, Server, UserToolPolicy, Vision,
 };

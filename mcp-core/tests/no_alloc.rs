@@ -187,6 +187,70 @@ fn steady_state_dispatch_allocates_nothing() {
     assert_eq!(dev.decoded_labels, 200);
 }
 
+/// The async tool twin of `set_volume`, served through `handle_async`.
+const ASYNC_VOLUME: Tool<Dev> = Tool::new_async("self.async.set_volume", "Set the volume")
+    .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
+
+/// Polls a future to completion with a no-op waker (the handler here never suspends for long).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+#[test]
+fn the_async_path_allocates_nothing() {
+    let mut server: Server<'_, Dev, 8> = Server::new(Config::new("t", "1"));
+    for t in TOOLS.iter().chain([&ASYNC_VOLUME]) {
+        server.register(t).unwrap();
+    }
+    let mut dev = Dev {
+        volume: 0,
+        on: false,
+        theme_dark: false,
+        decoded_labels: 0,
+    };
+    let mut out = vec![0u8; 9000];
+    let messages: Vec<String> = (0..200)
+        .flat_map(|i| {
+            [
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.async.set_volume","arguments":{{"volume":{}}}}}}}"#,
+                    i % 101
+                ),
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.async.set_volume","arguments":{{"volume":"x"}}}}}}"#),
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.get_device_status","arguments":{{}}}}}}"#),
+            ]
+        })
+        .collect();
+    let (allocs, bytes) = count(|| {
+        for m in &messages {
+            let handled = block_on(server.handle_async(
+                mcp_core::Input::new(m.as_bytes(), Principal::Model),
+                &mut dev,
+                &mut out,
+                &mut |_: &[u8]| {},
+                async |dev: &mut Dev, call: mcp_core::Call<'_, '_>| {
+                    dev.volume = call.args.int("volume")?;
+                    std::future::ready(()).await;
+                    Ok(Output::bool(true))
+                },
+            ))
+            .unwrap();
+            assert!(handled.len > 0);
+        }
+    });
+    assert_eq!(
+        allocs, 0,
+        "the async path allocated {allocs} times ({bytes} bytes)"
+    );
+    assert_eq!(dev.volume, 199 % 101);
+}
+
 #[test]
 fn the_counter_counts() {
     // The harness itself must be able to fail.

@@ -151,7 +151,8 @@ pub struct Tool<C> {
     output_schema: Option<&'static str>,
     input_schema: Option<&'static str>,
     requires: Option<&'static str>,
-    handler: Handler<C>,
+    /// `None`: an async tool, run by the handler [`Server::handle_async`](crate::Server::handle_async) awaits.
+    handler: Option<Handler<C>>,
     task: Option<(TaskSupport, TaskHooks<C>)>,
 }
 
@@ -167,6 +168,22 @@ impl<C> core::fmt::Debug for Tool<C> {
 impl<C> Tool<C> {
     /// A tool with no parameters, visible to the model.
     pub const fn new(name: &'static str, description: &'static str, handler: Handler<C>) -> Self {
+        Self::with_handler(name, description, Some(handler))
+    }
+
+    /// A tool with no parameters whose handler is async: [`Server::handle_async`](crate::Server::handle_async)
+    /// validates the call exactly as for a blocking tool, then awaits the async handler it was
+    /// given with the call (match on [`Call::tool`](crate::Call::tool)). Through the blocking
+    /// [`Server::handle`](crate::Server::handle) such a tool fails with a message saying so.
+    pub const fn new_async(name: &'static str, description: &'static str) -> Self {
+        Self::with_handler(name, description, None)
+    }
+
+    const fn with_handler(
+        name: &'static str,
+        description: &'static str,
+        handler: Option<Handler<C>>,
+    ) -> Self {
         Tool {
             name,
             description,
@@ -266,8 +283,8 @@ impl<C> Tool<C> {
         self.audience
     }
 
-    /// The handler.
-    pub const fn handler(&self) -> Handler<C> {
+    /// The blocking handler (`None` for an async tool).
+    pub const fn handler(&self) -> Option<Handler<C>> {
         self.handler
     }
 

@@ -5,11 +5,11 @@ use core::fmt::Write as _;
 use super::cache::{Seen, call_key};
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
-    Caller, Era, Handled, Notify, Principal, Respond, Revision, Server, UserToolPolicy, finish,
-    members, write_object,
+    Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
+    finish, members, write_object,
 };
 use crate::fmt::debug;
-use crate::registry::{Audience, TaskSupport};
+use crate::registry::{Audience, TaskSupport, Tool};
 use crate::result::{Message, Output, Span, ToolError, Value};
 use crate::schema::{Args, validate, validate_object};
 use crate::wire::json::{Integer, Json, Kind};
@@ -18,63 +18,225 @@ use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use crate::{Reply, ToolResult};
 
-impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>
+/// A validated `tools/call` whose handler has not run yet: what the handler needs, and what the
+/// answer needs afterwards. The output buffer is not in it: it goes back to the caller, who lends
+/// it again to run the handler and to render the answer.
+pub(crate) struct Parked<'i, 't, C> {
+    args: Args<'i>,
+    tail: Tail<'i, 't, C>,
+}
+
+/// The parked call without its arguments: what the reply and the answer need.
+struct Tail<'i, 't, C> {
+    info: (&'static str, &'static str),
+    id: Id<'i>,
+    era: Era<'i>,
+    tool: &'t Tool<C>,
+    index: usize,
+    /// The handler's scratch area is `out[..room]`; escaped string arguments are decoded
+    /// into `out[room..]`.
+    room: usize,
+    key: Option<u64>,
+    augmented: bool,
+    ttl_ms: Option<u64>,
+    token: Option<Json<'i>>,
+    log_level: Option<LogLevel>,
+    principal: Principal,
+}
+
+/// Decodes the escaped string arguments into the tail of `out` (from `room` on); returns the
+/// scratch area in front and the arguments, now borrowing the decoded strings too.
+fn split<'a>(args: Args<'a>, room: usize, out: &'a mut [u8]) -> Option<(&'a mut [u8], Args<'a>)> {
+    let (scratch, decoded) = out.split_at_mut(room.min(out.len()));
+    let mut args = args;
+    // `room` leaves exactly the bytes the decoding needs.
+    args.decode_escapes(decoded).then_some((scratch, args))
+}
+
+/// What dispatching a message came to: an answer of this length, or an async tool's call that
+/// waits for its handler.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "no allocator to box into; the parked call is built once, in the caller's frame"
+)]
+pub(crate) enum Flow<'i, 't, C> {
+    Len(usize),
+    Park(Parked<'i, 't, C>),
+}
+
+/// A call of an async tool, handed to the handler that [`Server::handle_async`] awaits.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Call<'a, 's> {
+    /// The tool's name: match on it to pick the async function to await.
+    pub tool: &'static str,
+    /// The arguments, validated against the tool's schema.
+    pub args: &'a Args<'s>,
+    /// The reply: scratch text and JSON, progress, log messages, who is calling.
+    pub reply: &'a mut Reply<'s>,
+}
+
+impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
+    Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
 {
+    /// `tools/call`. A blocking tool runs here; an async one is parked when the caller can await
+    /// it (`can_await`), and refused otherwise.
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
-    pub(super) fn call(
+    pub(super) fn call<'i>(
         &mut self,
-        id: Id<'_>,
-        params: Option<Json<'_>>,
+        id: Id<'i>,
+        params: Option<Json<'i>>,
         caller: Caller,
         ctx: &mut C,
-        respond: Respond<'_, '_>,
+        respond: Respond<'_, 'i>,
+        notify: &mut dyn Notify,
+        handled: &mut Handled<'_>,
+        can_await: bool,
+    ) -> Flow<'i, 't, C> {
+        match self.prepare(id, params, caller, respond, handled, can_await) {
+            Prepared::Answered(len) => Flow::Len(len),
+            Prepared::Ready(parked, out) => match parked.tail.tool.handler() {
+                Some(handler) => {
+                    Flow::Len(self.run_blocking(parked, handler, ctx, out, notify, handled))
+                }
+                None => Flow::Park(parked),
+            },
+        }
+    }
+
+    /// Runs a parked call's blocking handler and renders its answer.
+    fn run_blocking(
+        &mut self,
+        parked: Parked<'_, 't, C>,
+        handler: crate::Handler<C>,
+        ctx: &mut C,
+        out: &mut [u8],
         notify: &mut dyn Notify,
         handled: &mut Handled<'_>,
     ) -> usize {
+        let Parked { args, tail } = parked;
+        let seq = self.next_seq();
+        let (result, used) = match split(args, tail.room, out) {
+            Some((scratch, args)) => {
+                let mut reply = self.reply(scratch, &tail, seq, notify);
+                let result = handler(ctx, &args, &mut reply);
+                (result, reply.used())
+            }
+            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+        };
+        self.conclude(tail, result, used, seq, out, handled)
+    }
+
+    /// Runs a parked call's async handler with `run` and renders its answer.
+    pub(crate) async fn run_async<F>(
+        &mut self,
+        parked: Parked<'_, 't, C>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        handled: &mut Handled<'_>,
+        run: &mut F,
+    ) -> usize
+    where
+        F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
+    {
+        let Parked { args, tail } = parked;
+        let seq = self.next_seq();
+        let (result, used) = match split(args, tail.room, out) {
+            Some((scratch, args)) => {
+                let mut reply = self.reply(scratch, &tail, seq, notify);
+                let call = Call {
+                    tool: tail.tool.name(),
+                    args: &args,
+                    reply: &mut reply,
+                };
+                let result = run(ctx, call).await;
+                (result, reply.used())
+            }
+            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+        };
+        self.conclude(tail, result, used, seq, out, handled)
+    }
+
+    fn next_seq(&mut self) -> u32 {
+        self.call_seq = self.call_seq.wrapping_add(1);
+        self.call_seq
+    }
+
+    /// The handler's reply over `scratch`.
+    fn reply<'s>(
+        &'s self,
+        scratch: &'s mut [u8],
+        tail: &Tail<'s, 't, C>,
+        seq: u32,
+        notify: &'s mut dyn Notify,
+    ) -> Reply<'s> {
+        let reply = Reply::new(scratch, tail.principal, seq);
+        let reply = if TASKS > 0 {
+            reply.with_tasks(&self.tasks)
+        } else {
+            reply
+        };
+        reply.with_notify(notify, tail.token, tail.log_level)
+    }
+
+    /// Everything before the handler runs: lookup, audience, capability, task form, the
+    /// retransmission cache, validation, room for decoded strings, a free task slot.
+    fn prepare<'o, 'i>(
+        &mut self,
+        id: Id<'i>,
+        params: Option<Json<'i>>,
+        caller: Caller,
+        respond: Respond<'o, 'i>,
+        handled: &mut Handled<'_>,
+        can_await: bool,
+    ) -> Prepared<'o, 'i, 't, C> {
+        let answered = Prepared::Answered;
         let principal = caller.principal;
         let [name, arguments, task, meta] =
             match members(params, ["name", "arguments", "task", "_meta"]) {
                 Ok(m) => m,
-                Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+                Err(msg) => {
+                    return answered(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
+                }
             };
         let Some(name) = name.and_then(|n| n.as_str()) else {
-            return respond.error(ErrorCode::InvalidParams, |w| {
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: tools/call needs a tool name (a string)");
-            });
+            }));
         };
         // `arguments` that is not an object (an array, a string) is a malformed request, on every
         // revision, as the official SDK servers answer it. A tool result with `isError` is for an
         // object that does not satisfy the tool's schema. `null` counts as absent.
         if arguments.is_some_and(|a| !matches!(a.kind(), Kind::Object | Kind::Null)) {
-            return respond.error(ErrorCode::InvalidParams, |w| {
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: arguments must be an object");
-            });
+            }));
         }
         let Some(index) = self.registry.position(name) else {
-            return respond.error(ErrorCode::InvalidParams, |w| {
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");
                 for c in name.chars().take(128) {
                     let _ = w.write_char(c);
                 }
-            });
+            }));
         };
         let Some(tool) = self.registry.get(index) else {
-            return 0;
+            return answered(0);
         };
         if tool.audience() == Audience::User
             && principal == Principal::Model
             && self.config.user_tools == UserToolPolicy::Enforce
         {
             debug!("refused user-only tool {} for the model", tool.name());
-            return respond.error(ErrorCode::InvalidParams, |w| {
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Tool ");
                 w.text(tool.name());
                 w.text(" is only available to the user, not to the model");
-            });
+            }));
         }
 
         if let (Era::Modern(m), Some(cap)) = (respond.era, tool.required_client_capability())
@@ -83,7 +245,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 .and_then(|c| c.members())
                 .is_some_and(|mut c| c.any(|(k, _)| k.eq_str(cap)))
         {
-            return respond.error_with(
+            return answered(respond.error_with(
                 ErrorCode::MissingRequiredClientCapability,
                 |w| {
                     w.text("Missing required client capability: ");
@@ -94,7 +256,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     w.string(cap);
                     w.raw(b":{}}}");
                 }),
-            );
+            ));
         }
 
         // Task augmentation. Legacy (2025-11-25): the client asks with `params.task`. 2026-07-28:
@@ -106,7 +268,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 let augmented = TASKS > 0 && task.is_some();
                 match task.filter(|_| TASKS > 0).map(task_ttl) {
                     Some(Err(msg)) => {
-                        return respond.error(ErrorCode::InvalidParams, |w| w.text(msg));
+                        return answered(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
                     }
                     Some(Ok(ttl)) => (augmented, ttl),
                     None => (augmented, None),
@@ -115,27 +277,27 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         };
         match (tool.task_support(), augmented, era) {
             (TaskSupport::Required, false, Era::Modern(_)) => {
-                return respond.error_with(
+                return answered(respond.error_with(
                     ErrorCode::MissingRequiredClientCapability,
                     |w| w.text("Missing required client capability: this tool runs only as a task"),
                     Some(|w: &mut Writer<'_>| {
                         w.raw(b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}");
                     }),
-                );
+                ));
             }
             (TaskSupport::Forbidden, true, Era::Legacy) => {
-                return respond.error(ErrorCode::MethodNotFound, |w| {
+                return answered(respond.error(ErrorCode::MethodNotFound, |w| {
                     w.text("Tool ");
                     w.text(tool.name());
                     w.text(" does not support task-augmented calls");
-                });
+                }));
             }
             (TaskSupport::Required, false, Era::Legacy) => {
-                return respond.error(ErrorCode::MethodNotFound, |w| {
+                return answered(respond.error(ErrorCode::MethodNotFound, |w| {
                     w.text("Tool ");
                     w.text(tool.name());
                     w.text(" must be called as a task (params.task)");
-                });
+                }));
             }
             _ => {}
         }
@@ -175,16 +337,16 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     );
                     if let Some(dst) = respond.out.get_mut(..bytes.len()) {
                         dst.copy_from_slice(bytes);
-                        return bytes.len();
+                        return answered(bytes.len());
                     }
-                    return respond.error(ErrorCode::InternalError, |w| {
+                    return answered(respond.error(ErrorCode::InternalError, |w| {
                         w.text("Retransmission of a call that already ran; its response does not fit this buffer");
-                    });
+                    }));
                 }
                 Seen::Executed => {
-                    return respond.error(ErrorCode::InternalError, |w| {
+                    return answered(respond.error(ErrorCode::InternalError, |w| {
                         w.text("Retransmission of a call that already ran; its response is too large to replay");
-                    });
+                    }));
                 }
                 Seen::Task(task) => {
                     debug!(
@@ -192,7 +354,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                         tool.name()
                     );
                     let Respond { out, info, era, .. } = respond;
-                    return finish(out, Some(id), "; the tool did run", |w| {
+                    return answered(finish(out, Some(id), "; the tool did run", |w| {
                         // `TASKS > 0`: a server without a task table links no task code.
                         if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
                             let gone = |w: &mut Writer<'_>| {
@@ -202,7 +364,7 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                             };
                             write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
                         }
-                    });
+                    }));
                 }
             }
         }
@@ -217,17 +379,17 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 debug!("refused arguments for {}", tool.name());
                 // The handler does not run. The revision decides how the refusal is reported.
                 if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
-                    return respond.result(|w| {
+                    return answered(respond.result(|w| {
                         w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
                         w.begin_string();
                         let _ = e.render(w);
                         w.end_string();
                         w.raw(b"}],\"isError\":true");
-                    });
+                    }));
                 }
-                return respond.error(ErrorCode::InvalidParams, |w| {
+                return answered(respond.error(ErrorCode::InvalidParams, |w| {
                     let _ = e.render(w);
-                });
+                }));
             }
         };
 
@@ -237,8 +399,9 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         let Some(room) = respond.out.len().checked_sub(args.escaped_len()) else {
             const TOO_LONG: &str = "Arguments too long: the string arguments with escape \
                 sequences do not fit the device's buffer once decoded; the tool did not run";
-            return respond
-                .result(|w| render_result(w, &Err(ToolError::new(TOO_LONG)), &[], 0, None));
+            return answered(
+                respond.result(|w| render_result(w, &Err(ToolError::new(TOO_LONG)), &[], 0, None)),
+            );
         };
 
         // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
@@ -249,38 +412,75 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             const BUSY: &str =
                 "Device busy: every task slot holds a running action; nothing was started";
             if augmented {
-                return respond.error(ErrorCode::InternalError, |w| w.text(BUSY));
+                return answered(respond.error(ErrorCode::InternalError, |w| w.text(BUSY)));
             }
-            return respond.result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None));
+            return answered(
+                respond.result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None)),
+            );
         }
 
-        // Run the handler with the whole output buffer as its scratch area.
+        // An async tool needs a caller that can await its handler.
+        if tool.handler().is_none() && !can_await {
+            const NEEDS_ASYNC: &str = "Tool bug: this tool's handler is async; the firmware must \
+                serve it with Server::handle_async; the tool did not run";
+            return answered(
+                respond
+                    .result(|w| render_result(w, &Err(ToolError::new(NEEDS_ASYNC)), &[], 0, None)),
+            );
+        }
+
         let (token, log_level) = match era {
             Era::Modern(m) => (m.progress_token, m.log_level),
             Era::Legacy => (meta.and_then(progress_token), self.log_level),
         };
-        self.call_seq = self.call_seq.wrapping_add(1);
-        let seq = self.call_seq;
         let Respond { out, info, .. } = respond;
-        let (mut result, used) = {
-            let (scratch, decoded) = out.split_at_mut(room);
-            // The view now borrows the decoded strings too: its lifetime shortens to theirs.
-            let mut args: Args<'_> = args;
-            if args.decode_escapes(decoded) {
-                let reply = Reply::new(scratch, principal, seq);
-                let reply = if TASKS > 0 {
-                    reply.with_tasks(&self.tasks)
-                } else {
-                    reply
-                };
-                let mut reply = reply.with_notify(notify, token, log_level);
-                let result = (tool.handler())(ctx, &args, &mut reply);
-                (result, reply.used())
-            } else {
-                // Not reached: `room` leaves exactly the bytes the decoding needs.
-                (Err(ToolError::new("Arguments could not be decoded")), 0)
-            }
-        };
+        Prepared::Ready(
+            Parked {
+                args,
+                tail: Tail {
+                    info,
+                    id,
+                    era,
+                    tool,
+                    index,
+                    room,
+                    key,
+                    augmented,
+                    ttl_ms,
+                    token,
+                    log_level,
+                    principal,
+                },
+            },
+            out,
+        )
+    }
+
+    /// Everything after the handler ran: the cache, a task start or the rendered result.
+    fn conclude(
+        &mut self,
+        tail: Tail<'_, 't, C>,
+        mut result: ToolResult,
+        used: usize,
+        seq: u32,
+        out: &mut [u8],
+        handled: &mut Handled<'_>,
+    ) -> usize {
+        let Tail {
+            info,
+            id,
+            era,
+            tool,
+            index,
+            key,
+            augmented,
+            ttl_ms,
+            token,
+            ..
+        } = tail;
+        // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
+        // compiler drop the task code from such a server.
+        let long_running = tool.task_hooks().copied().filter(|_| TASKS > 0);
         // The handler ran: whatever was remembered about this tool may no longer be true.
         handled.ran = Some(tool.name());
         if !tool.is_read_only() {
@@ -351,6 +551,17 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
         }
         len
     }
+}
+
+/// What [`Server::prepare`] came to: an answer already written, or a call ready to run, with the
+/// output buffer handed back.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "no allocator to box into; the parked call is built once, in the caller's frame"
+)]
+enum Prepared<'o, 'i, 't, C> {
+    Answered(usize),
+    Ready(Parked<'i, 't, C>, &'o mut [u8]),
 }
 
 /// Renders a handler's result in front of the scratch bytes it wrote.

@@ -42,6 +42,7 @@ pub use tasks::{
 use core::cell::Cell;
 use core::fmt::Write as _;
 
+use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
@@ -50,6 +51,8 @@ use crate::wire::request::{Id, Message, Request};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
+pub use call::Call;
+use call::{Flow, Parked};
 
 /// Who is on the other end of a connection, as stated by the firmware.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -765,6 +768,92 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         out: &mut [u8],
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
+        // Without `can_await` nothing is parked: an async tool is refused in `call`.
+        Ok(self.begin(input, ctx, out, notify, false)?.0)
+    }
+
+    /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
+    /// driving its I2C with `embedded_hal_async`). Everything before and after the handler is the
+    /// same code as the blocking path — validation, the retransmission cache, tasks, rendering —
+    /// and nothing is allocated; for a tool built with [`Tool::new_async`] the engine awaits
+    /// `run(ctx, call)`, where `call` names the tool and carries its validated arguments and
+    /// reply. Blocking tools run as usual.
+    ///
+    /// ```
+    /// use mcp_core::{Call, Config, Input, Output, Principal, Server, Tool, ToolResult};
+    /// use mcp_core::schema::Param;
+    ///
+    /// struct Board { volume: i64 }
+    /// impl Board {
+    ///     async fn set_volume(&mut self, v: i64) -> Result<(), ()> { self.volume = v; Ok(()) }
+    /// }
+    /// const SET_VOLUME: Tool<Board> = Tool::new_async("self.audio_speaker.set_volume", "Set the volume")
+    ///     .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
+    ///
+    /// async fn serve(server: &mut Server<'_, Board, 4>, board: &mut Board, msg: &[u8], out: &mut [u8]) -> usize {
+    ///     let input = Input::new(msg, Principal::Model);
+    ///     let handled = server
+    ///         .handle_async(input, board, out, &mut |_: &[u8]| {}, async |board: &mut Board, call: Call<'_, '_>| {
+    ///             match call.tool {
+    ///                 "self.audio_speaker.set_volume" => {
+    ///                     let v = call.args.int("volume")?;
+    ///                     board.set_volume(v).await.map_err(|()| mcp_core::ToolError::new("codec NACK"))?;
+    ///                     Ok(Output::bool(true))
+    ///                 }
+    ///                 _ => Err(mcp_core::ToolError::new("no such async tool")),
+    ///             }
+    ///         })
+    ///         .await;
+    ///     handled.map_or(0, |h| h.len)
+    /// }
+    /// # let mut server: Server<'_, Board, 4> = Server::new(Config::new("demo", "1"));
+    /// # server.register(&SET_VOLUME).unwrap();
+    /// # let mut board = Board { volume: 0 };
+    /// # let mut out = [0u8; 1024];
+    /// # let msg = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#;
+    /// # fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = core::pin::pin!(f);
+    /// #     let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    /// #     loop {
+    /// #         if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+    /// #     }
+    /// # }
+    /// # let n = block_on(serve(&mut server, &mut board, msg, &mut out));
+    /// # assert_eq!(board.volume, 40);
+    /// # assert!(out[..n].starts_with(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true"}]"#));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`handle`](Self::handle).
+    pub async fn handle_async<'i, F>(
+        &mut self,
+        input: Input<'i>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        mut run: F,
+    ) -> Result<Handled<'i>, HandleError>
+    where
+        F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
+    {
+        let (mut handled, parked) = self.begin(input, ctx, out, notify, true)?;
+        if let Some(parked) = parked {
+            handled.len = self
+                .run_async(parked, ctx, out, notify, &mut handled, &mut run)
+                .await;
+        }
+        Ok(handled)
+    }
+
+    /// Dispatches one message: answers it, or (with `can_await`) parks an async tool's call.
+    fn begin<'i>(
+        &mut self,
+        input: Input<'i>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        can_await: bool,
+    ) -> Result<(Handled<'i>, Option<Parked<'i, 't, C>>), HandleError> {
         let Input {
             bytes: input,
             principal,
@@ -793,6 +882,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             info,
             status: &status,
         };
+        let mut parked = None;
         handled.len = match Message::parse(input, self.config.max_depth) {
             Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
                 crate::fmt::debug!("parse error");
@@ -814,17 +904,37 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                     Some(refusal) => refusal.answer(respond),
                     None => {
                         let caller = Caller { principal, peer };
-                        let len = self.request(req, caller, ctx, respond, &mut handled, notify);
-                        handled.deferred = len == 0;
-                        len
+                        let flow = self.request(
+                            req,
+                            caller,
+                            ctx,
+                            respond,
+                            &mut handled,
+                            notify,
+                            can_await,
+                        );
+                        match flow {
+                            Flow::Len(len) => {
+                                handled.deferred = len == 0;
+                                len
+                            }
+                            Flow::Park(p) => {
+                                parked = Some(p);
+                                0
+                            }
+                        }
                     }
                 }
             }
         };
         handled.status = status.get();
-        Ok(handled)
+        Ok((handled, parked))
     }
 
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the message's parts and where its facts go"
+    )]
     fn request<'i>(
         &mut self,
         req: Request<'i>,
@@ -833,7 +943,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         respond: Respond<'_, 'i>,
         handled: &mut Handled<'i>,
         notify: &mut dyn Notify,
-    ) -> usize {
+        can_await: bool,
+    ) -> Flow<'i, 't, C> {
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
@@ -871,18 +982,20 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
         let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
         let Some(&method) = known else {
-            return respond.error(ErrorCode::MethodNotFound, |w| {
+            return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
                 for c in m.chars().take(64) {
                     let _ = w.write_char(c);
                 }
-            });
+            }));
         };
         let params = match params_object(&req) {
             Ok(p) => p,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => {
+                return Flow::Len(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
+            }
         };
-        match method {
+        Flow::Len(match method {
             "initialize" => self.initialize(params, respond, &mut handled.event),
             #[cfg(feature = "modern")]
             "server/discover" => self.discover(respond),
@@ -897,13 +1010,17 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
             },
             "tools/list" => self.list(params, principal, respond),
-            "tools/call" => self.call(req.id, params, caller, ctx, respond, notify, handled),
+            "tools/call" => {
+                return self.call(
+                    req.id, params, caller, ctx, respond, notify, handled, can_await,
+                );
+            }
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
                 self.resources(m, params, respond)
             }
             task_method => self.task_method(task_method, params, respond, ctx),
-        }
+        })
     }
 
     /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts
@@ -1208,3 +1325,6 @@ mod test_tasks;
 
 #[cfg(test)]
 mod test_modern;
+
+#[cfg(test)]
+mod test_async;

@@ -1,0 +1,190 @@
+//! The async handler path: [`Server::handle_async`] runs the same checks, cache and rendering as
+//! the blocking path around an awaited handler; an async tool through the blocking path fails
+//! with a message saying why, and nothing runs.
+
+use core::future::Future;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+
+use super::*;
+use crate::schema::Param;
+use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
+
+/// Polls a future to completion; `pending` counts the `Pending`s seen (each await point of an
+/// async driver that is not ready at once).
+fn block_on<F: Future>(f: F, pending: &mut u32) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        match f.as_mut().poll(&mut cx) {
+            Poll::Ready(v) => return v,
+            Poll::Pending => *pending += 1,
+        }
+    }
+}
+
+/// A future that is pending once, as an I2C transfer waiting for its interrupt is.
+struct YieldOnce(bool);
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: core::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+#[derive(Default)]
+struct Codec {
+    register: i64,
+    writes: u32,
+    blocking_calls: u32,
+}
+
+impl Codec {
+    async fn write(&mut self, v: i64) {
+        YieldOnce(false).await;
+        self.register = v;
+        self.writes += 1;
+    }
+    async fn read(&mut self) -> i64 {
+        YieldOnce(false).await;
+        self.register
+    }
+}
+
+async fn set_volume(codec: &mut Codec, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    let v = args.int("volume")?;
+    if v == 13 {
+        return Err(reply.error(format_args!("the codec refuses {v}")));
+    }
+    codec.write(v).await;
+    let observed = codec.read().await;
+    Ok(Output::bool(true).with_evidence(
+        Evidence::new(Level::ReadBack)
+            .commanded(Reading::Int(v))
+            .observed(Reading::Int(observed)),
+    ))
+}
+
+fn status(codec: &mut Codec, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    codec.blocking_calls += 1;
+    let v = codec.register;
+    r.json(|o| {
+        o.int("volume", v);
+    })
+}
+
+const VOLUME: Tool<Codec> = Tool::new_async("self.audio_speaker.set_volume", "Set the volume")
+    .params(&[Param::integer("volume", "Volume").range(0, 100)]);
+const STATUS: Tool<Codec> = Tool::new("self.get_device_status", "Status", status)
+    .annotations(crate::Annotations::new().read_only(true));
+
+fn server() -> Server<'static, Codec, 4> {
+    let mut s = Server::new(Config::new("async", "1"));
+    s.register(&VOLUME).unwrap().register(&STATUS).unwrap();
+    s
+}
+
+fn call(id: u32, tool: &str, args: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+    )
+}
+
+/// Sends `msg` through `handle_async`; returns the answer and how often the handler suspended.
+fn send_async(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> (String, u32) {
+    let mut out = [0u8; 1024];
+    let mut pending = 0;
+    let handled = block_on(
+        s.handle_async(
+            Input::new(msg.as_bytes(), Principal::Model),
+            codec,
+            &mut out,
+            &mut |_: &[u8]| {},
+            async |codec: &mut Codec, call: Call<'_, '_>| match call.tool {
+                "self.audio_speaker.set_volume" => set_volume(codec, call.args, call.reply).await,
+                _ => Err(ToolError::new("no such async tool")),
+            },
+        ),
+        &mut pending,
+    )
+    .unwrap();
+    (
+        String::from_utf8(out[..handled.len].to_vec()).unwrap(),
+        pending,
+    )
+}
+
+#[test]
+fn an_async_tool_is_awaited_between_the_same_checks_as_a_blocking_one() {
+    let (mut s, mut codec) = (server(), Codec::default());
+    let (answer, pending) = send_async(
+        &mut s,
+        &mut codec,
+        &call(1, VOLUME.name(), r#"{"volume":40}"#),
+    );
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true"},{"type":"text","text":"evidence: read_back (commanded 40, observed 40)"}],"structuredContent":{"value":true},"isError":false,"evidence":{"level":"read_back","commanded":40,"observed":40}}}"#
+    );
+    assert_eq!(pending, 2, "the handler suspended at each bus transfer");
+    // Validation refuses before the handler: nothing is awaited, nothing written.
+    let (answer, pending) = send_async(
+        &mut s,
+        &mut codec,
+        &call(2, VOLUME.name(), r#"{"volume":"50"}"#),
+    );
+    assert!(answer.contains(r#""code":-32602"#), "{answer}");
+    assert_eq!((pending, codec.writes), (0, 1));
+    // A retransmission is answered from the first answer without awaiting anything.
+    let (again, pending) = send_async(
+        &mut s,
+        &mut codec,
+        &call(1, VOLUME.name(), r#"{"volume":40}"#),
+    );
+    assert!(again.contains(r#""observed":40"#));
+    assert_eq!((pending, codec.writes), (0, 1));
+    // A failure with a scratch message.
+    let (answer, _) = send_async(
+        &mut s,
+        &mut codec,
+        &call(3, VOLUME.name(), r#"{"volume":13}"#),
+    );
+    assert!(
+        answer.contains(r#""text":"the codec refuses 13""#),
+        "{answer}"
+    );
+    assert!(answer.contains(r#""isError":true"#));
+    // Blocking tools run as usual through the async path.
+    let (answer, pending) = send_async(&mut s, &mut codec, &call(4, STATUS.name(), "{}"));
+    assert!(
+        answer.contains(r#""structuredContent":{"volume":40}"#),
+        "{answer}"
+    );
+    assert_eq!((pending, codec.blocking_calls), (0, 1));
+    // Other methods too.
+    let (answer, _) = send_async(
+        &mut s,
+        &mut codec,
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    );
+    assert_eq!(answer, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);
+}
+
+#[test]
+fn an_async_tool_through_the_blocking_path_fails_and_nothing_runs() {
+    let (mut s, mut codec) = (server(), Codec::default());
+    let mut out = [0u8; 1024];
+    let msg = call(1, VOLUME.name(), r#"{"volume":40}"#);
+    let h = s
+        .handle(msg.as_bytes(), Principal::Model, &mut codec, &mut out)
+        .unwrap();
+    let answer = core::str::from_utf8(&out[..h.len]).unwrap();
+    assert!(answer.contains("Server::handle_async"), "{answer}");
+    assert!(answer.contains(r#""isError":true"#));
+    assert_eq!((h.ran, codec.writes), (None, 0));
+}
