@@ -679,6 +679,54 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         Ok(self)
     }
 
+    /// Registers every tool of a set, in order; stops at the first error (the tools before it
+    /// stay registered).
+    ///
+    /// A set is a `&'static [&'static Tool<C>]`, best kept as an associated const of the board:
+    /// that works for a board generic over its drivers too, where a `static` cannot be generic
+    /// and `&kit()` would be a temporary.
+    ///
+    /// ```
+    /// use mcp_core::{Args, Config, Output, Reply, Server, Tool, ToolResult};
+    ///
+    /// trait Codec { fn set(&mut self, v: i64); }
+    /// struct Board<C> { codec: C }
+    /// fn set_volume<C: Codec>(b: &mut Board<C>, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    ///     b.codec.set(a.int("volume")?);
+    ///     Ok(Output::bool(true))
+    /// }
+    /// fn ping<C>(_: &mut Board<C>, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    ///     Ok(Output::bool(true))
+    /// }
+    ///
+    /// impl<C: Codec + 'static> Board<C> {
+    ///     /// Every tool of this board, for any codec.
+    ///     const TOOLS: &'static [&'static Tool<Self>] = &[
+    ///         &Tool::new("self.audio_speaker.set_volume", "Set the volume", set_volume::<C>)
+    ///             .params(&[mcp_core::Param::integer("volume", "Volume").range(0, 100)]),
+    ///         &Tool::new("self.ping", "Ping", ping::<C>),
+    ///     ];
+    /// }
+    ///
+    /// fn engine<C: Codec + 'static>() -> Server<'static, Board<C>, 8> {
+    ///     let mut server = Server::new(Config::new("board", "1.0"));
+    ///     server.register_all(Board::<C>::TOOLS).expect("the tool set fits");
+    ///     server
+    /// }
+    /// # struct Es8311;
+    /// # impl Codec for Es8311 { fn set(&mut self, _: i64) {} }
+    /// assert_eq!(engine::<Es8311>().registry().len(), 2);
+    /// ```
+    ///
+    /// # Errors
+    /// The first tool's [`RegisterError`].
+    pub fn register_all(&mut self, tools: &[&'t Tool<C>]) -> Result<&mut Self, RegisterError> {
+        for tool in tools {
+            self.register(tool)?;
+        }
+        Ok(self)
+    }
+
     /// The tool table.
     pub const fn registry(&self) -> &Registry<'t, C, N> {
         &self.registry
