@@ -141,6 +141,13 @@ impl Annotations {
     }
 }
 
+/// A tool's `outputSchema`: hand-written, or written from member specs.
+#[derive(Debug, Clone, Copy)]
+enum OutputSchema {
+    Raw(&'static str),
+    Fields(&'static [crate::schema::Field]),
+}
+
 /// One tool: its listing and its handler. Build it in a `const` and register a reference.
 pub struct Tool<C> {
     name: &'static str,
@@ -148,7 +155,7 @@ pub struct Tool<C> {
     params: &'static [Param],
     annotations: Annotations,
     audience: Audience,
-    output_schema: Option<&'static str>,
+    output_schema: Option<OutputSchema>,
     input_schema: Option<&'static str>,
     requires: Option<&'static str>,
     /// `None`: an async tool, run by the handler [`Server::handle_async`](crate::Server::handle_async) awaits.
@@ -219,16 +226,29 @@ impl<C> Tool<C> {
         self
     }
 
-    /// Makes the tool user-only.
+    /// Makes the tool user-only: hidden from the model's `tools/list` and refused when the model
+    /// calls it (see [`UserToolPolicy`](crate::UserToolPolicy)). A connection whose principal
+    /// is [`Principal::User`](crate::Principal::User) sees it only when its `tools/list` asks
+    /// with `withUserTools: true` (xiaozhi's convention; the tool then carries
+    /// `"annotations":{"audience":["user"]}`), and may call it either way.
     pub const fn user_only(mut self) -> Self {
         self.audience = Audience::User;
         self
     }
 
     /// Declares an `outputSchema` (a JSON object, as text). The handler's structured results
-    /// must conform: clients validate them against it.
+    /// must conform: clients validate them against it. Prefer [`output`](Self::output), which
+    /// writes the schema from specs.
     pub const fn output_schema(mut self, schema: &'static str) -> Self {
-        self.output_schema = Some(schema);
+        self.output_schema = Some(OutputSchema::Raw(schema));
+        self
+    }
+
+    /// Declares the `outputSchema` of the tool's structured results from member specs (see
+    /// [`Field`](crate::schema::Field)). The handler's results must conform: clients validate
+    /// them against it.
+    pub const fn output(mut self, fields: &'static [crate::schema::Field]) -> Self {
+        self.output_schema = Some(OutputSchema::Fields(fields));
         self
     }
 
@@ -348,9 +368,16 @@ impl<C> Tool<C> {
             }
             w.raw(b"}");
         }
-        if let Some(s) = self.output_schema {
-            w.raw(b",\"outputSchema\":");
-            w.raw(s.as_bytes());
+        match self.output_schema {
+            Some(OutputSchema::Raw(s)) => {
+                w.raw(b",\"outputSchema\":");
+                w.raw(s.as_bytes());
+            }
+            Some(OutputSchema::Fields(fields)) => {
+                w.raw(b",\"outputSchema\":");
+                schema::write_output_schema(w, fields);
+            }
+            None => {}
         }
         if self.task_support() != TaskSupport::Forbidden {
             w.raw(b",\"execution\":{\"taskSupport\":");
@@ -403,8 +430,8 @@ pub enum RegisterErrorKind {
         /// What is wrong with it.
         problem: ParamProblem,
     },
-    /// The declared `outputSchema` is not a JSON object.
-    #[error("outputSchema is not a JSON object")]
+    /// The declared `outputSchema` is not a JSON object, or two of its members share a name.
+    #[error("outputSchema is not a JSON object, or repeats a member name")]
     BadOutputSchema,
     /// A hand-written `inputSchema` that is not an object with `"type":"object"`, or that comes
     /// with parameter specs too.
@@ -516,10 +543,12 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
         }
         schema::check_params(tool.params)
             .map_err(|(param, problem)| err(RegisterErrorKind::Param { param, problem }))?;
-        if tool
-            .output_schema
-            .is_some_and(|s| !schema::is_json_object(s))
-        {
+        let output_ok = match tool.output_schema {
+            Some(OutputSchema::Raw(s)) => schema::is_json_object(s),
+            Some(OutputSchema::Fields(f)) => schema::output_names_are_unique(f),
+            None => true,
+        };
+        if !output_ok {
             return Err(err(RegisterErrorKind::BadOutputSchema));
         }
         if let Some(raw) = tool.input_schema
@@ -697,6 +726,20 @@ mod test {
                 param: "v",
                 problem: ParamProblem::DefaultInvalid
             }
+        );
+        const TWICE: Tool<()> = Tool::new("t", "x", noop).output(&[
+            crate::schema::Field::integer("v"),
+            crate::schema::Field::boolean("v"),
+        ]);
+        assert_eq!(
+            r.register(&TWICE).unwrap_err().kind,
+            RegisterErrorKind::BadOutputSchema
+        );
+        const FROM_SPECS: Tool<()> = Tool::new("specs", "x", noop)
+            .output(&[crate::schema::Field::integer("volume").range(0, 100)]);
+        assert_eq!(
+            listing(&FROM_SPECS)["outputSchema"],
+            serde_json::json!({"type":"object","properties":{"volume":{"type":"integer","minimum":0,"maximum":100}},"required":["volume"]})
         );
         const BAD_SCHEMA: Tool<()> = Tool::new("t", "x", noop).output_schema("[1]");
         assert_eq!(

@@ -16,8 +16,11 @@
 //! assert_eq!(PARAMS[0].name(), "volume");
 //! ```
 
+mod output;
 mod validate;
 
+pub(crate) use output::names_are_unique as output_names_are_unique;
+pub use output::{Field, write_output_schema};
 pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate, validate_object};
 
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};

@@ -154,6 +154,60 @@ impl<'a> Args<'a> {
         self.opt_str(name)?.ok_or(AccessError::Absent)
     }
 
+    /// An integer argument as a narrower type (`args.int_as::<u8>("volume")`). Declare a range
+    /// that fits the type: a value the type cannot hold is a handler bug
+    /// ([`AccessError::WrongType`]), never truncated.
+    pub fn int_as<T: TryFrom<i64>>(&self, name: &str) -> Result<T, AccessError> {
+        T::try_from(self.int(name)?).map_err(|_| AccessError::WrongType)
+    }
+
+    /// An optional integer argument as a narrower type (see [`int_as`](Self::int_as)).
+    pub fn opt_int_as<T: TryFrom<i64>>(&self, name: &str) -> Result<Option<T>, AccessError> {
+        match self.opt_int(name)? {
+            Some(v) => T::try_from(v).map(Some).map_err(|_| AccessError::WrongType),
+            None => Ok(None),
+        }
+    }
+
+    /// The index of a `one_of` string argument in the parameter's choices, so that a handler
+    /// matches on the position instead of repeating the strings (and needs no unreachable arm
+    /// when it maps them to an enum in the same order).
+    ///
+    /// ```
+    /// # use mcp_core::schema::{validate, Param};
+    /// # use mcp_core::wire::json::Json;
+    /// const THEMES: &[&str] = &["light", "dark"];
+    /// const PARAMS: &[Param] = &[Param::string("theme", "Theme").one_of(THEMES)];
+    /// let args = Json::parse(br#"{"theme":"dark"}"#, 8).unwrap();
+    /// let args = validate(PARAMS, Some(args)).unwrap();
+    /// assert_eq!(args.choice("theme"), Ok(1));
+    /// ```
+    pub fn choice(&self, name: &str) -> Result<usize, AccessError> {
+        self.opt_choice(name)?.ok_or(AccessError::Absent)
+    }
+
+    /// The index of an optional `one_of` string argument (see [`choice`](Self::choice)).
+    pub fn opt_choice(&self, name: &str) -> Result<Option<usize>, AccessError> {
+        let choices = self
+            .params
+            .iter()
+            .find(|p| p.name() == name)
+            .map(Param::choices)
+            .ok_or(AccessError::Undeclared)?;
+        if choices.is_empty() {
+            return Err(AccessError::WrongType);
+        }
+        match self.opt_str(name)? {
+            // The validator let only one of the choices through.
+            Some(v) => choices
+                .iter()
+                .position(|c| *c == v)
+                .map(Some)
+                .ok_or(AccessError::WrongType),
+            None => Ok(None),
+        }
+    }
+
     /// An optional boolean argument (`None` when absent and without default).
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, AccessError> {
         match self.slot(name, ParamType::Boolean)? {
@@ -561,6 +615,33 @@ mod test {
         assert_eq!(a.number("gain"), Ok(-1.0));
         assert_eq!(a.bool("on"), Ok(true));
         assert_eq!(run(r#"{"volume":100.0}"#).unwrap().int("volume"), Ok(100));
+    }
+
+    #[test]
+    fn choices_by_index_and_narrow_integers() {
+        const P: &[Param] = &[
+            Param::string("theme", "Theme").one_of(&["light", "dark", "auto"]),
+            Param::string("label", "Label").optional(),
+            Param::integer("volume", "Volume").range(0, 100),
+            Param::integer("offset", "Offset").range(-1000, 1000),
+            Param::string("mode", "Mode").one_of(&["a", "b"]).optional(),
+        ];
+        let j = Json::parse(
+            br#"{"theme":"auto","label":"x","volume":100,"offset":-1000}"#,
+            8,
+        )
+        .unwrap();
+        let a = validate(P, Some(j)).unwrap();
+        assert_eq!(a.choice("theme"), Ok(2));
+        assert_eq!(a.opt_choice("mode"), Ok(None));
+        assert_eq!(a.choice("mode"), Err(AccessError::Absent));
+        assert_eq!(a.choice("label"), Err(AccessError::WrongType));
+        assert_eq!(a.choice("nope"), Err(AccessError::Undeclared));
+        assert_eq!(a.int_as::<u8>("volume"), Ok(100u8));
+        assert_eq!(a.int_as::<i16>("offset"), Ok(-1000i16));
+        // A type that cannot hold the declared range is a handler bug, not a truncation.
+        assert_eq!(a.int_as::<u8>("offset"), Err(AccessError::WrongType));
+        assert_eq!(a.opt_int_as::<u16>("volume"), Ok(Some(100u16)));
     }
 
     #[test]
