@@ -237,9 +237,14 @@ fn check(fault: Option<Fault>, kit: &str) {
         "set_volume" => {
             let r = rig.call("self.audio_speaker.set_volume", json!({"volume": 80}));
             let expected = match fault {
-                None | Some(Fault::RelayStuck | Fault::MotorStall | Fault::QueueFull) => {
-                    c(false, Some("read_back"), json!(80), json!(80))
-                }
+                // 80 % is one of the quantized codec's 64 levels.
+                None
+                | Some(
+                    Fault::RelayStuck
+                    | Fault::MotorStall
+                    | Fault::QueueFull
+                    | Fault::CodecQuantized,
+                ) => c(false, Some("read_back"), json!(80), json!(80)),
                 Some(Fault::CodecNack | Fault::Timeout) => c(true, None, N, N),
                 Some(Fault::CodecClamp) => c(true, Some("read_back"), json!(80), json!(63)),
                 Some(Fault::ReadbackMismatch) => c(true, Some("read_back"), json!(80), json!(87)),
@@ -373,7 +378,7 @@ fn every_kit_under_every_fault() {
             cells += 1;
         }
     }
-    assert_eq!(cells, 6 * 9);
+    assert_eq!(cells, 6 * 10);
 }
 
 #[test]
@@ -542,7 +547,7 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
     assert_eq!(result["result"]["isError"], false);
     assert_eq!(
         result["result"]["evidence"],
-        json!({"level":"measured","commanded":400,"observed":400})
+        json!({"level":"measured","commanded":400,"observed":400,"tolerance":2,"unit":"steps"})
     );
     assert_eq!(
         result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
@@ -614,4 +619,196 @@ fn cancelling_a_motor_task_issues_the_safe_stop_in_both_forms() {
             "a finished task is not stopped again"
         );
     }
+}
+
+/// A codec with a 64-step volume register, as many are: an 8-bit gain code of which the chip
+/// ignores the two low bits. It stores the step at or below the command and reads the step back
+/// as the nearest whole percent: 40 % reads back as 39 %.
+struct Quantized {
+    code: u8,
+}
+
+impl Quantized {
+    fn code(p: mcp_hal::Percent) -> u8 {
+        // round(p * 255 / 100), then the chip drops the low two bits: 64 steps.
+        ((u32::from(p.get()) * 255 * 2 + 100) / 200) as u8 & !3
+    }
+    fn percent(code: u8) -> mcp_hal::Percent {
+        mcp_hal::Percent::new(((u32::from(code) * 100 * 2 + 255) / 510) as u8).unwrap()
+    }
+}
+
+impl mcp_hal::ErrorType for Quantized {
+    type Error = mcp_hal::ErrorKind;
+}
+
+impl mcp_hal::audio::AudioCodec for Quantized {
+    fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
+        mcp_hal::audio::VolumeCaps {
+            max: mcp_hal::Percent::MAX,
+            read_back: true,
+            settle_ms: 0,
+            tolerance: mcp_hal::audio::VolumeCaps::tolerance_for_steps(64),
+        }
+    }
+    fn set_volume(&mut self, v: mcp_hal::Percent) -> Result<(), Self::Error> {
+        self.code = Self::code(v);
+        Ok(())
+    }
+    fn volume(&mut self) -> Result<mcp_hal::Percent, Self::Error> {
+        Ok(Self::percent(self.code))
+    }
+    fn set_mute(&mut self, _: bool) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl audio::HasCodec for Quantized {
+    type Codec = Quantized;
+    fn codec(&mut self) -> &mut Quantized {
+        self
+    }
+}
+
+/// Issue 10 (2): a read-back one step off is the chip's resolution, not a failure. Every one of
+/// the 101 percentages succeeds with `read_back` evidence naming the observed step.
+#[test]
+fn a_quantized_codec_confirms_every_percentage_within_its_step() {
+    static QUANTIZED_VOLUME: Tool<Quantized> = audio::set_volume();
+    let mut server: Server<'static, Quantized, 2> = Server::new(Config::new("quantized", "1"));
+    server.register(&QUANTIZED_VOLUME).unwrap();
+    let mut dev = Quantized { code: 0 };
+    let mut out = vec![0u8; 2048];
+    let mut failed = Vec::new();
+    for v in 0..=100i64 {
+        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
+        let n = server
+            .handle(
+                msg.to_string().as_bytes(),
+                Principal::Model,
+                &mut dev,
+                &mut out,
+            )
+            .unwrap()
+            .len;
+        let r = serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone();
+        let observed = Quantized::percent(Quantized::code(mcp_hal::Percent::new(v as u8).unwrap()));
+        if r["isError"] != false {
+            failed.push(v);
+            continue;
+        }
+        assert_eq!(
+            cell(&r),
+            c(false, Some("read_back"), json!(v), json!(observed.get())),
+            "{v}: {r}"
+        );
+        assert_eq!(r["evidence"]["tolerance"], 2, "{v}: {r}");
+        let text = format!(
+            "evidence: read_back (commanded {v}, observed {}, within ±2)",
+            observed.get()
+        );
+        assert_eq!(r["content"][1]["text"], text.as_str(), "{v}: {r}");
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of 101 failed: {failed:?}",
+        failed.len()
+    );
+}
+
+/// The sim's `codec-quantized` fault through the wire: every percentage is confirmed with the
+/// observed step and the tolerance, and the status tool reports the same step.
+#[test]
+fn the_sim_quantized_codec_confirms_every_percentage_and_the_status_agrees() {
+    let mut rig = Rig::new(Faults::only(Fault::CodecQuantized));
+    for v in 0..=100i64 {
+        let r = rig.call("self.audio_speaker.set_volume", json!({"volume": v}));
+        let observed = i64::from(rig.board.sim.codec.stored_volume().get());
+        assert!((observed - v).abs() <= 2, "{v} stored as {observed}");
+        assert_eq!(
+            cell(&r),
+            c(false, Some("read_back"), json!(v), json!(observed)),
+            "{v}: {r}"
+        );
+        assert_eq!(r["evidence"]["tolerance"], 2, "{v}: {r}");
+        let s = rig.call("self.get_device_status", json!({}));
+        assert_eq!(
+            s["structuredContent"]["audio_speaker"]["volume"], observed,
+            "{v}: {s}"
+        );
+    }
+    let r = rig.call("self.audio_speaker.set_volume", json!({"volume": 40}));
+    assert_eq!(
+        r["evidence"],
+        json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
+    );
+    assert_eq!(
+        r["content"][1]["text"],
+        "evidence: read_back (commanded 40, observed 39, within ±2)"
+    );
+}
+
+/// A backlight whose LED driver reports its level in 32 current steps (the nearest step to the
+/// command), read back as the nearest percent.
+struct CoarseBacklight {
+    step: u32,
+}
+
+impl mcp_hal::ErrorType for CoarseBacklight {
+    type Error = mcp_hal::ErrorKind;
+}
+
+impl mcp_hal::backlight::Backlight for CoarseBacklight {
+    fn set_brightness(&mut self, level: mcp_hal::Percent) -> Result<(), Self::Error> {
+        self.step = (u32::from(level.get()) * 31 * 2 + 100) / 200;
+        Ok(())
+    }
+    fn brightness(&mut self) -> Result<Option<mcp_hal::Percent>, Self::Error> {
+        Ok(mcp_hal::Percent::new(
+            ((self.step * 100 * 2 + 31) / 62) as u8,
+        ))
+    }
+    fn tolerance(&self) -> u8 {
+        mcp_hal::audio::VolumeCaps::tolerance_for_steps(32)
+    }
+}
+
+impl screen::HasBacklight for CoarseBacklight {
+    type Backlight = CoarseBacklight;
+    fn backlight(&mut self) -> &mut CoarseBacklight {
+        self
+    }
+}
+
+/// The screen kit compares a readable backlight within its declared resolution, and carries it.
+#[test]
+fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
+    static COARSE: Tool<CoarseBacklight> = screen::set_brightness();
+    let mut server: Server<'static, CoarseBacklight, 2> = Server::new(Config::new("coarse", "1"));
+    server.register(&COARSE).unwrap();
+    let mut dev = CoarseBacklight { step: 0 };
+    let mut out = vec![0u8; 2048];
+    let mut off = 0;
+    for v in 0..=100i64 {
+        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.screen.set_brightness","arguments":{"brightness":v}}});
+        let n = server
+            .handle(
+                msg.to_string().as_bytes(),
+                Principal::Model,
+                &mut dev,
+                &mut out,
+            )
+            .unwrap()
+            .len;
+        let r = serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone();
+        let observed = r["evidence"]["observed"].as_i64().unwrap();
+        off += usize::from(observed != v);
+        assert_eq!(
+            cell(&r),
+            c(false, Some("read_back"), json!(v), json!(observed)),
+            "{v}: {r}"
+        );
+        assert_eq!(r["evidence"]["tolerance"], 3, "{v}: {r}");
+    }
+    assert!(off > 50, "most percentages read back a step off: {off}");
 }

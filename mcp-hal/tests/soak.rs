@@ -240,6 +240,18 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
                 } else {
                     v
                 };
+                let stored = if f.contains(Fault::CodecQuantized) {
+                    let p = mcp_hal::Percent::new(stored as u8).unwrap();
+                    let level = SimCodec::quantize(SimCodec::percent_to_register(p));
+                    i64::from(SimCodec::register_to_percent(level).get())
+                } else {
+                    stored
+                };
+                let tolerance = if f.contains(Fault::CodecQuantized) {
+                    2
+                } else {
+                    0
+                };
                 // Under `slow` the register still shows the settled value when read back at once.
                 let visible = if f.contains(Fault::Slow) {
                     i64::from(b.sim.codec.stored_volume().get())
@@ -247,7 +259,7 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
                     stored
                 };
                 let observed = reported(visible, f);
-                if observed == v {
+                if (observed - v).abs() <= tolerance {
                     c(false, Some("read_back"), json!(v), json!(observed), false)
                 } else if f.contains(Fault::Slow) {
                     c(false, Some("applied"), json!(v), N, true)
@@ -857,21 +869,33 @@ fn check_final(t: &Task, status: &str, s: &Value, v: &Value) {
     match (t.action, status) {
         (Action::Volume(vol), "completed") => {
             assert_eq!(ev["level"], "read_back", "{v}");
+            assert_eq!(ev["commanded"], vol, "{v}");
+            // Exact, or within the quantized codec's declared step.
+            let tolerance = ev["tolerance"].as_i64().unwrap_or(0);
             assert_eq!(
-                (&ev["commanded"], &ev["observed"]),
-                (&json!(vol), &json!(vol)),
+                tolerance,
+                if f.contains(Fault::CodecQuantized) {
+                    2
+                } else {
+                    0
+                },
                 "{v}"
             );
+            let observed = ev["observed"].as_i64().unwrap();
+            assert!((observed - vol).abs() <= tolerance, "{v}");
             assert!(
-                vol <= 63 || !f.contains(Fault::CodecClamp) || f.contains(Fault::ReadbackMismatch),
+                vol <= 63 + tolerance
+                    || !f.contains(Fault::CodecClamp)
+                    || f.contains(Fault::ReadbackMismatch),
                 "{t:?}: a clamped codec confirmed {vol}: {v}"
             );
         }
         (Action::Volume(vol), "failed") => {
             assert_eq!(ev["level"], "read_back", "{v}");
             assert_eq!(ev["commanded"], vol, "{v}");
+            let tolerance = ev["tolerance"].as_i64().unwrap_or(0);
             assert!(
-                ev["observed"] != vol,
+                (ev["observed"].as_i64().unwrap() - vol).abs() > tolerance,
                 "{t:?} failed with a matching read-back: {v}"
             );
             assert!(

@@ -264,7 +264,7 @@ fn demo_transcript() {
     for needle in [
         r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#,
         r#""structuredContent":{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"},"relay":{"on":false}"#,
-        r#""evidence":{"level":"measured","commanded":600,"observed":600}"#,
+        r#""evidence":{"level":"measured","commanded":600,"observed":600,"tolerance":2,"unit":"steps"}"#,
         r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"loud\""#,
         r#""message":"Tool self.reboot is only available to the user, not to the model""#,
         r#""evidence":{"level":"scheduled"}"#,
@@ -289,6 +289,7 @@ fn faults_change_the_evidence() {
         [
             "codec-nack",
             "codec-clamp",
+            "codec-quantized",
             "readback-mismatch",
             "relay-stuck",
             "motor-stall",
@@ -364,7 +365,36 @@ fn a_motor_task_over_stdio_in_real_time() {
     assert_eq!(result["id"], 2);
     assert_eq!(
         result["result"]["evidence"],
-        json!({"level":"measured","commanded":100,"observed":100})
+        json!({"level":"measured","commanded":100,"observed":100,"tolerance":2,"unit":"steps"})
+    );
+    sim.finish();
+}
+
+/// Issue 10 (2): a 64-step codec confirms 40 % as the nearest step it has, within its declared
+/// tolerance, and the status reports the same step.
+#[test]
+fn a_quantized_codec_confirms_the_nearest_step() {
+    let mut sim = Sim::start(&["--stdio", "--fault", "codec-quantized"]);
+    sim.ask(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#);
+    let r = sim.ask(&call(
+        1,
+        "self.audio_speaker.set_volume",
+        json!({"volume": 40}),
+    ));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(r["result"]["structuredContent"], json!({"value": true}));
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
+    );
+    assert_eq!(
+        r["result"]["content"][1]["text"],
+        "evidence: read_back (commanded 40, observed 39, within ±2)"
+    );
+    let status = sim.ask(&call(2, "self.get_device_status", json!({})));
+    assert_eq!(
+        status["result"]["structuredContent"]["audio_speaker"]["volume"],
+        39
     );
     sim.finish();
 }

@@ -954,6 +954,12 @@ fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidenc
             None => o,
         };
     }
+    if e.tolerance > 0 {
+        o.int("tolerance", i64::from(e.tolerance));
+    }
+    if let Some(u) = e.unit {
+        o.str("unit", u);
+    }
 }
 
 /// The status tool `self.tasks.get_status` for clients without task support (xiaozhi

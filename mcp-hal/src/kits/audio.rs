@@ -1,11 +1,14 @@
 //! `self.audio_speaker.set_volume` over any [`AudioCodec`].
 //!
-//! The kit writes the volume, reads it back from the codec and compares:
+//! The kit writes the volume, reads it back from the codec and compares within the codec's
+//! declared resolution ([`VolumeCaps::tolerance`](crate::audio::VolumeCaps::tolerance)): the
+//! read-back *agrees* when `|observed − commanded| ≤ tolerance` (exactly equal for a codec that
+//! declares 0). The tolerance travels in the evidence.
 //!
 //! | outcome | result |
 //! |---|---|
-//! | read-back equals the command | `true`, evidence `read_back` (commanded, observed) |
-//! | read-back differs, codec declares no settle time | failed, evidence `read_back` (commanded, observed) |
+//! | read-back agrees | `true`, evidence `read_back` (commanded, observed, tolerance) |
+//! | read-back differs, codec declares no settle time | failed, evidence `read_back` (commanded, observed, tolerance) |
 //! | read-back differs, codec declares a settle time | a task (evidence `applied`), finished by read-back within the settle time |
 //! | codec without read-back | `true`, evidence `applied` |
 //! | above the codec's declared maximum | failed, nothing written |
@@ -20,7 +23,7 @@ use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
 use super::{device_error, percent};
 use crate::Percent;
-use crate::audio::AudioCodec;
+use crate::audio::{AudioCodec, VolumeCaps};
 
 /// Access to the board's codec.
 pub trait HasCodec {
@@ -33,10 +36,11 @@ pub trait HasCodec {
 const PARAMS: &[Param] =
     &[Param::integer("volume", "Volume in percent, 0 (silent) to 100 (loudest)").range(0, 100)];
 
-fn evidence(commanded: Percent, observed: Percent) -> Evidence {
+fn evidence(caps: &VolumeCaps, commanded: Percent, observed: Percent) -> Evidence {
     Evidence::new(Level::ReadBack)
         .commanded(Reading::Int(commanded.into()))
         .observed(Reading::Int(observed.into()))
+        .tolerance(u32::from(caps.tolerance))
 }
 
 const MISMATCH: &str = "The codec reports a different volume than commanded";
@@ -59,12 +63,12 @@ fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let observed = codec.volume().map_err(|_| {
         ToolError::new("The volume was written but could not be read back").with_evidence(applied)
     })?;
-    if observed == volume {
-        Ok(Output::bool(true).with_evidence(evidence(volume, observed)))
+    if caps.agrees(volume, observed) {
+        Ok(Output::bool(true).with_evidence(evidence(&caps, volume, observed)))
     } else if cfg!(feature = "tasks") && caps.settle_ms > 0 {
         Ok(Output::task(volume.into()).with_evidence(applied))
     } else {
-        Err(ToolError::new(MISMATCH).with_evidence(evidence(volume, observed)))
+        Err(ToolError::new(MISMATCH).with_evidence(evidence(&caps, volume, observed)))
     }
 }
 
@@ -74,14 +78,15 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
         return TaskPoll::Done(Err(ToolError::new("Tool bug: bad task data")));
     };
     let codec = ctx.codec();
-    let settle = u64::from(codec.volume_caps().settle_ms);
+    let caps = codec.volume_caps();
+    let settle = u64::from(caps.settle_ms);
     match codec.volume() {
         Err(e) => TaskPoll::Done(Err(device_error(&e))),
-        Ok(observed) if observed == commanded => TaskPoll::Done(Ok(
-            Output::bool(true).with_evidence(evidence(commanded, observed))
+        Ok(observed) if caps.agrees(commanded, observed) => TaskPoll::Done(Ok(
+            Output::bool(true).with_evidence(evidence(&caps, commanded, observed))
         )),
         Ok(observed) if task.now_ms.saturating_sub(task.started_ms) >= settle => TaskPoll::Done(
-            Err(ToolError::new(MISMATCH).with_evidence(evidence(commanded, observed))),
+            Err(ToolError::new(MISMATCH).with_evidence(evidence(&caps, commanded, observed))),
         ),
         Ok(_) => TaskPoll::Working(None),
     }

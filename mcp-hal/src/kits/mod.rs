@@ -29,12 +29,20 @@
 //!
 //! | kit | tool | evidence |
 //! |---|---|---|
-//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back`; a disagreeing read-back fails the call |
-//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` where readable, else `applied` |
+//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back` within the codec's tolerance; a disagreeing read-back fails the call |
+//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` |
 //! | [`status::get_device_status`] | `self.get_device_status` | — (a read) |
 //! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` |
 //! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback, else `applied` |
-//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder) |
+//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) |
+//!
+//! **Agreement.** Wherever a kit compares what it reads or measures with what it commanded, the
+//! two agree when `|observed − commanded| ≤ tolerance`, the tolerance being what the device
+//! declares ([`VolumeCaps::tolerance`](crate::audio::VolumeCaps::tolerance),
+//! [`Backlight::tolerance`](crate::backlight::Backlight::tolerance),
+//! [`Actuator::tolerance`](crate::motor::Actuator::tolerance); 0 means exactly). The tolerance is
+//! carried in the evidence (`"tolerance":2`, text `within ±2`), so a reading one step off is
+//! reported as what it is: the nearest value the hardware has.
 //!
 //! Effects that take time (a codec or relay that declares a settle time, every motor move) are
 //! MCP tasks: the call answers at once with a task id and the evidence it has so far; the final
