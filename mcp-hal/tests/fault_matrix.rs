@@ -9,7 +9,7 @@
 )] // a test
 
 use mcp_core::{Config, Principal, Server, Tool, server::status_tool};
-use mcp_hal::kits::{audio, motor, relay, screen, status, system};
+use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
 use mcp_hal::sim::{
     Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
 };
@@ -20,6 +20,12 @@ struct Board {
     door_open: bool,
 }
 
+impl Wait for Board {
+    /// The sim board's delay advances its clock.
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        &mut self.sim
+    }
+}
 impl audio::HasCodec for Board {
     type Codec = SimCodec;
     fn codec(&mut self) -> &mut SimCodec {
@@ -310,15 +316,23 @@ fn check(fault: Option<Fault>, kit: &str) {
             );
         }
         "relay.set" => {
+            let before = rig.board.sim.now_ms();
             let r = rig.call("self.relay.set", json!({"on": true}));
             let expected = match fault {
-                Some(Fault::RelayStuck | Fault::Slow) => c(false, Some("applied"), json!(true), N),
+                // Stuck, 20 ms declared: waited out in the call, then a failure naming both.
+                Some(Fault::RelayStuck) => c(true, Some("measured"), json!(true), json!(false)),
+                // 2000 ms declared, beyond the 200 ms call budget: a task.
+                Some(Fault::Slow) => c(false, Some("applied"), json!(true), N),
                 _ => c(false, Some("measured"), json!(true), json!(true)),
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             assert!(rig.board.sim.relay.coil(), "{ctx}: the coil is driven");
+            let waited = match fault {
+                Some(Fault::RelayStuck) => u64::from(SimRelay::SETTLE_MS),
+                _ => 0,
+            };
+            assert_eq!(rig.board.sim.now_ms() - before, waited, "{ctx}: waited");
             let fin = match fault {
-                Some(Fault::RelayStuck) => f("failed", "measured", json!(true), json!(false), N),
                 Some(Fault::Slow) => f("completed", "measured", json!(true), json!(true), N),
                 _ => None,
             };
@@ -420,6 +434,21 @@ impl mcp_hal::audio::AudioCodec for Capped {
     }
     fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
         self.0.set_mute(mute)
+    }
+}
+
+/// The delay of a test device that declares no settle time: never used.
+struct NeverWaits;
+
+impl DelayNs for NeverWaits {
+    fn delay_ns(&mut self, _: u32) {
+        panic!("a device without a settle time was waited for");
+    }
+}
+
+impl Wait for Capped {
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        NeverWaits
     }
 }
 
@@ -660,6 +689,12 @@ impl mcp_hal::audio::AudioCodec for Quantized {
     }
     fn set_mute(&mut self, _: bool) -> Result<(), Self::Error> {
         Ok(())
+    }
+}
+
+impl Wait for Quantized {
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        NeverWaits
     }
 }
 

@@ -31,7 +31,7 @@ use std::collections::{HashSet, VecDeque};
 use std::time::Instant;
 
 use mcp_core::{Config, Principal, Server, Tool, server::status_tool};
-use mcp_hal::kits::{audio, motor, relay, screen, status, system};
+use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
 use mcp_hal::sim::{
     Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
 };
@@ -42,6 +42,12 @@ struct Board {
     door_open: bool,
 }
 
+impl Wait for Board {
+    /// The sim board's delay advances its clock.
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        &mut self.sim
+    }
+}
 impl audio::HasCodec for Board {
     type Codec = SimCodec;
     fn codec(&mut self) -> &mut SimCodec {
@@ -286,9 +292,12 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
                 };
                 if contacts == on {
                     c(false, Some("measured"), json!(on), json!(on), false)
-                } else {
-                    // Every relay declares a settle time: a disagreement waits for it as a task.
+                } else if f.contains(Fault::Slow) {
+                    // 2000 ms declared, beyond the 200 ms call budget: a task.
                     c(false, Some("applied"), json!(on), N, true)
+                } else {
+                    // Stuck, 20 ms declared: waited out in the call, then a failure.
+                    c(true, Some("measured"), json!(on), json!(contacts), false)
                 }
             }
         }
@@ -439,6 +448,8 @@ impl Soak {
             .unwrap()
             .len;
         assert!(n <= self.out.len());
+        // A call that waited for a settle time advanced the board's clock: keep up with it.
+        self.now = self.now.max(self.board.sim.now_ms());
         if n > 0 {
             self.f.responses += 1;
         }

@@ -322,6 +322,17 @@ fn faults_change_the_evidence() {
     );
     sim.finish();
 
+    // A stuck relay declares 20 ms: the call waits them out and fails at once, naming both.
+    let mut sim = Sim::start(&["--stdio", "--fault", "relay-stuck"]);
+    let r = sim.ask(&call(1, "self.relay.set", json!({"on": true})));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(r["result"]["structuredContent"].is_null(), "no task: {r}");
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"measured","commanded":true,"observed":false})
+    );
+    sim.finish();
+
     let mut sim = Sim::start(&["--stdio", "--door-open"]);
     let r = sim.ask(&call(1, "self.relay.set", json!({"on": true})));
     assert_eq!(
