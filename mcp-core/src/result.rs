@@ -701,9 +701,12 @@ pub type StopHook<C> = fn(&mut C, &TaskInfo) -> Result<(), ToolError>;
 pub struct TaskHooks<C> {
     /// Reads the device's progress; called from [`Server::poll`](crate::Server::poll).
     pub poll: fn(&mut C, &TaskInfo) -> TaskPoll,
-    /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called on
-    /// `tasks/cancel`, on timeout, and after a failure. `Ok` means the stop was issued; the
-    /// result says so.
+    /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called once,
+    /// on `tasks/cancel`, on timeout, and after a failure ([`TaskPoll::Done`] with `Err`, or
+    /// [`TaskPoll::Error`]). `Ok` means the stop was issued. Every form of the outcome says what
+    /// became of it after the failure message (`…; safe-stop issued`, or `safe-stop FAILED`): the
+    /// `tasks/get` status message, `tasks/result`, the 2026-07-28 `tasks/get` result or error,
+    /// and the status tool's `error` (plus its `stop` member).
     pub stop: Option<StopHook<C>>,
     /// How long the action may run before the engine stops it and fails the task.
     pub timeout_ms: u32,

@@ -847,3 +847,99 @@ fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
     }
     assert!(off > 50, "most percentages read back a step off: {off}");
 }
+
+/// Issue 10 (4): a stalled move (a failure after a start) issues the actuator's safe-stop, once,
+/// and every form a client can see the outcome in says so: the plain call's status tool, the
+/// 2025-11-25 `tasks/get` status message, `notifications/tasks/status` and `tasks/result`. (The
+/// 2026-07-28 extension form needs mcp-core's `modern` feature, which this crate does not turn
+/// on: examples/device-sim/tests/stdio.rs checks it.)
+#[test]
+fn a_stalled_move_says_the_safe_stop_was_issued_in_every_form() {
+    const NOTE: &str = "safe-stop issued";
+    const STALLED: &str = "The actuator stopped before reaching its target";
+    let stall_evidence =
+        json!({"level":"measured","commanded":500,"observed":200,"tolerance":2,"unit":"steps"});
+
+    // Plain call (a client without task support): the status tool.
+    let mut rig = Rig::new(Faults::only(Fault::MotorStall));
+    let r = rig.call("self.motor.move_to", json!({"position": 500}));
+    let task = r["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    rig.run_until(rig.now + 5000);
+    assert_eq!(rig.board.sim.motor.stops(), 1, "plain: one safe-stop");
+    let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
+    let s = &s["structuredContent"];
+    assert_eq!(s["status"], "failed", "{s}");
+    assert_eq!(s["stop"], "issued", "{s}");
+    assert_eq!(s["evidence"], stall_evidence, "{s}");
+    assert_eq!(
+        s["error"],
+        format!("{STALLED}; {NOTE}").as_str(),
+        "plain: the error a model reads names the safe-stop: {s}"
+    );
+
+    // 2025-11-25: task-augmented call, parked tasks/result, status notification, tasks/get.
+    let mut rig = Rig::new(Faults::only(Fault::MotorStall));
+    rig.request(
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+    );
+    let created = rig
+        .request(
+            "tools/call",
+            json!({"name":"self.motor.move_to","arguments":{"position":500},"task":{}}),
+        )
+        .unwrap();
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        rig.request("tasks/result", json!({"taskId": task}))
+            .is_none()
+    );
+    let mut status_note = None;
+    let mut result = None;
+    for _ in 0..200 {
+        for m in rig.step() {
+            match m["method"].as_str() {
+                Some("notifications/tasks/status") => status_note = Some(m),
+                Some(_) => {}
+                None => result = Some(m),
+            }
+        }
+        if result.is_some() {
+            break;
+        }
+    }
+    assert_eq!(rig.board.sim.motor.stops(), 1, "2025-11-25: one safe-stop");
+    let note = status_note.expect("a status notification");
+    assert_eq!(note["params"]["status"], "failed");
+    assert!(
+        note["params"]["statusMessage"]
+            .as_str()
+            .unwrap()
+            .ends_with(NOTE),
+        "{note}"
+    );
+    let result = result.expect("the parked tasks/result answered");
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        format!("{STALLED}; {NOTE}").as_str()
+    );
+    assert_eq!(result["result"]["evidence"], stall_evidence);
+    let g = rig.request("tasks/get", json!({"taskId": task})).unwrap();
+    assert_eq!(g["result"]["status"], "failed");
+    assert_eq!(
+        g["result"]["statusMessage"],
+        format!(
+            "{STALLED}; evidence: measured (commanded 500 steps, observed 200 steps, not within \
+             ±2 steps); {NOTE}"
+        )
+        .as_str()
+    );
+    assert_eq!(rig.board.sim.motor.stops(), 1, "never stopped twice");
+}

@@ -409,3 +409,71 @@ fn a_quantized_codec_confirms_the_nearest_step() {
     );
     sim.finish();
 }
+
+/// Issue 10 (4): a stalled move issues the safe-stop and says so, in the 2026-07-28 extension
+/// form (`tasks/get` with the status message and the result) and to a client without task
+/// support (the status tool).
+#[test]
+fn a_stalled_move_says_the_safe_stop_was_issued() {
+    const NOTE: &str = "safe-stop issued";
+    const STALLED: &str = "The actuator stopped before reaching its target";
+    let mut sim = Sim::start(&["--stdio", "--fault", "motor-stall"]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    });
+    // 100 steps, stalling at 40: 160 ms.
+    let created = sim.ask(
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":100},"_meta":meta}})
+            .to_string(),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_string();
+    let mut got = Value::Null;
+    for id in 2..200 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        got = sim.ask(
+            &json!({"jsonrpc":"2.0","id":id,"method":"tasks/get","params":{"taskId":task,"_meta":meta}})
+                .to_string(),
+        );
+        if got["result"]["status"] != "working" {
+            break;
+        }
+    }
+    let g = &got["result"];
+    assert_eq!(g["status"], "completed", "{got}");
+    assert!(
+        g["statusMessage"].as_str().unwrap().ends_with(NOTE),
+        "{got}"
+    );
+    assert_eq!(g["result"]["isError"], true, "{got}");
+    assert_eq!(
+        g["result"]["content"][0]["text"],
+        format!("{STALLED}; {NOTE}").as_str()
+    );
+    assert_eq!(
+        g["result"]["evidence"],
+        json!({"level":"measured","commanded":100,"observed":40,"tolerance":2,"unit":"steps"})
+    );
+
+    // Without task support: the plain call's task, followed with the status tool.
+    sim.ask(r#"{"jsonrpc":"2.0","id":300,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}"#);
+    let r = sim.ask(&call(301, "self.motor.move_to", json!({"position": 0})));
+    let task = r["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut s = Value::Null;
+    for id in 302..500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        s = sim.ask(&call(id, "self.tasks.get_status", json!({"task_id": task})));
+        if s["result"]["structuredContent"]["status"] != "working" {
+            break;
+        }
+    }
+    let s = &s["result"]["structuredContent"];
+    assert_eq!(s["status"], "failed", "{s}");
+    assert_eq!(s["stop"], "issued", "{s}");
+    assert_eq!(s["error"], format!("{STALLED}; {NOTE}").as_str(), "{s}");
+    sim.finish();
+}
