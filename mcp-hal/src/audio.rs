@@ -31,7 +31,9 @@ pub struct VolumeCaps {
     /// `true` when [`AudioCodec::volume`] reads the device (otherwise the kit claims only
     /// `applied`).
     pub read_back: bool,
-    /// Milliseconds a change may take to show in the read-back (0: at once).
+    /// Milliseconds a change may take to show in the read-back (0: at once): how long the kit
+    /// waits for agreement (inside the call when it fits the board's call budget, else as a task)
+    /// before it calls a disagreement a failure.
     pub settle_ms: u32,
     /// The resolution of the read-back, in percent: a read-back `r` after a command `v` agrees
     /// when `|r − v| ≤ tolerance`. 0: every percentage reads back as itself. Compute it from the
