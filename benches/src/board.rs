@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use mcp_core::registry::{Annotations, Tool};
 use mcp_core::server::status_tool;
 use mcp_core::{Args, Evidence, Level, Output, Param, Reply, ToolResult};
-use mcp_hal::kits::{audio, motor, relay, screen, status, system};
+use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
 use mcp_hal::sim::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
 
 /// Everything the tools act on.
@@ -43,6 +43,13 @@ impl Default for Board {
     }
 }
 
+impl Wait for Board {
+    /// The simulated clock: a wait in a call advances the sim board's time (it takes no real
+    /// time), so that a relay's 20 ms settle time is seen exactly.
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        &mut self.sim
+    }
+}
 impl audio::HasCodec for Board {
     type Codec = SimCodec;
     fn codec(&mut self) -> &mut SimCodec {

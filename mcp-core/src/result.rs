@@ -13,7 +13,11 @@
 //!
 //! When evidence is attached, the result gains an `evidence` member
 //! (`{"level":"read_back","commanded":40,"observed":40}`) and a second text block
-//! (`evidence: read_back`) so that a model reading only the text sees it too.
+//! (`evidence: read_back (commanded 40, observed 40)`) so that a model reading only the text sees
+//! it too. Evidence from hardware with a coarser resolution than the command carries its
+//! tolerance (`{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`, read aloud as
+//! `evidence: read_back (commanded 40, observed 39, within ±2)`), and readings that are not
+//! percent or on/off carry their unit (`"unit":"steps"`).
 //!
 //! Dynamic text and JSON are written by the handler into a scratch area through [`Reply`]; the
 //! engine lends the caller's output buffer for that, so nothing is allocated.
@@ -36,9 +40,15 @@ pub enum Level {
     Scheduled,
     /// The driver call returned OK; nothing was read back.
     Applied,
-    /// The state was read back from the device after the write and matches.
+    /// The state was read back from the device after the write and matches the command:
+    /// `|observed − commanded| ≤ tolerance` ([`Evidence::tolerance`]), which is exact equality
+    /// when the evidence carries no tolerance (0). A read-back that does not match is a failed
+    /// call carrying this level with both values.
     ReadBack,
-    /// An independent sensor confirmed the effect.
+    /// An independent sensor confirmed the effect: the measured value matches the command in the
+    /// same sense as [`ReadBack`](Level::ReadBack), `|observed − commanded| ≤ tolerance` (exact
+    /// when there is no tolerance). A measurement that does not match is a failed call carrying
+    /// this level with both values.
     Measured,
 }
 
@@ -78,7 +88,8 @@ impl Reading {
     }
 }
 
-/// Completion evidence: the level, and what was commanded and observed when known.
+/// Completion evidence: the level, what was commanded and observed when known, and how close
+/// the two must be to match.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -89,6 +100,14 @@ pub struct Evidence {
     pub commanded: Option<Reading>,
     /// What the device reported back or a sensor measured.
     pub observed: Option<Reading>,
+    /// The resolution of the comparison, in the readings' unit: the observed value matches the
+    /// command when `|observed − commanded| ≤ tolerance`. 0 (the default) means exactly equal; it
+    /// is then left out of the rendering. A codec with 64 volume steps has a tolerance of 2
+    /// percent; an encoder that counts arrival within 2 steps, 2.
+    pub tolerance: u32,
+    /// The unit of the readings and the tolerance, for readings that are not percent or on/off
+    /// (`"steps"`, `"mm"`); `None` when the tool's parameter already says it.
+    pub unit: Option<&'static str>,
 }
 
 impl Evidence {
@@ -98,6 +117,8 @@ impl Evidence {
             level,
             commanded: None,
             observed: None,
+            tolerance: 0,
+            unit: None,
         }
     }
 
@@ -113,6 +134,35 @@ impl Evidence {
         self
     }
 
+    /// Records the tolerance of the comparison (0: exact), in the readings' unit.
+    pub const fn tolerance(mut self, tolerance: u32) -> Self {
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// Records the unit of the readings (`"steps"`), for readings that are not percent or on/off.
+    pub const fn unit(mut self, unit: &'static str) -> Self {
+        self.unit = Some(unit);
+        self
+    }
+
+    /// Whether the observed value matches the command: `|observed − commanded| ≤ tolerance`
+    /// (equality for on/off readings). `None` when either value is missing or they are of
+    /// different kinds.
+    pub fn matches(&self) -> Option<bool> {
+        match (self.commanded?, self.observed?) {
+            (Reading::Bool(c), Reading::Bool(o)) => Some(c == o),
+            (Reading::Int(c), Reading::Int(o)) => {
+                Some(i128::from(o).abs_diff(i128::from(c)) <= u128::from(self.tolerance))
+            }
+            #[cfg(feature = "float")]
+            (Reading::Number(c), Reading::Number(o)) => {
+                Some((o - c).abs() <= f64::from(self.tolerance))
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
         w.raw(b"{\"level\":");
         w.string(self.level.as_str());
@@ -124,20 +174,49 @@ impl Evidence {
             w.raw(b",\"observed\":");
             o.write(w);
         }
+        if self.tolerance > 0 {
+            w.raw(b",\"tolerance\":");
+            w.uint(u64::from(self.tolerance));
+        }
+        if let Some(u) = self.unit {
+            w.raw(b",\"unit\":");
+            w.string(u);
+        }
         w.raw(b"}");
     }
 
+    /// `evidence: read_back (commanded 40, observed 39, within ±2)`; with a unit,
+    /// `evidence: measured (commanded 500 steps, observed 498 steps, within ±2 steps)`. A
+    /// disagreement outside the tolerance reads `not within ±2`.
     pub(crate) fn write_text(&self, w: &mut Writer<'_>) {
         w.text("evidence: ");
         w.text(self.level.as_str());
+        let unit = |w: &mut Writer<'_>| {
+            if let Some(u) = self.unit {
+                w.text(" ");
+                w.text(u);
+            }
+        };
         let mut sep = " (";
         for (label, r) in [("commanded ", self.commanded), ("observed ", self.observed)] {
             if let Some(r) = r {
                 w.text(sep);
                 w.text(label);
                 r.write(w);
+                unit(w);
                 sep = ", ";
             }
+        }
+        if self.tolerance > 0 {
+            w.text(sep);
+            w.text(match self.matches() {
+                Some(true) => "within ±",
+                Some(false) => "not within ±",
+                None => "tolerance ±",
+            });
+            w.uint(u64::from(self.tolerance));
+            unit(w);
+            sep = ", ";
         }
         if sep == ", " {
             w.text(")");
@@ -623,9 +702,12 @@ pub type StopHook<C> = fn(&mut C, &TaskInfo) -> Result<(), ToolError>;
 pub struct TaskHooks<C> {
     /// Reads the device's progress; called from [`Server::poll`](crate::Server::poll).
     pub poll: fn(&mut C, &TaskInfo) -> TaskPoll,
-    /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called on
-    /// `tasks/cancel`, on timeout, and after a failure. `Ok` means the stop was issued; the
-    /// result says so.
+    /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called once,
+    /// on `tasks/cancel`, on timeout, and after a failure ([`TaskPoll::Done`] with `Err`, or
+    /// [`TaskPoll::Error`]). `Ok` means the stop was issued. Every form of the outcome says what
+    /// became of it after the failure message (`…; safe-stop issued`, or `safe-stop FAILED`): the
+    /// `tasks/get` status message, `tasks/result`, the 2026-07-28 `tasks/get` result or error,
+    /// and the status tool's `error` (plus its `stop` member).
     pub stop: Option<StopHook<C>>,
     /// How long the action may run before the engine stops it and fails the task.
     pub timeout_ms: u32,
@@ -721,5 +803,91 @@ mod test {
         let mut w = Writer::new(&mut buf);
         Evidence::new(Level::Scheduled).write_text(&mut w);
         assert_eq!(w.written().unwrap(), b"evidence: scheduled");
+    }
+
+    fn rendered(e: &Evidence) -> (String, String) {
+        let mut buf = [0u8; 256];
+        let mut w = Writer::new(&mut buf);
+        e.write_json(&mut w);
+        let json = String::from_utf8(w.written().unwrap().to_vec()).unwrap();
+        let mut w = Writer::new(&mut buf);
+        e.write_text(&mut w);
+        (
+            json,
+            String::from_utf8(w.written().unwrap().to_vec()).unwrap(),
+        )
+    }
+
+    #[test]
+    fn tolerance_and_unit_render_as_json_and_readable_text() {
+        let e = Evidence::new(Level::ReadBack)
+            .commanded(Reading::Int(40))
+            .observed(Reading::Int(39))
+            .tolerance(2);
+        assert_eq!(e.matches(), Some(true));
+        assert_eq!(
+            rendered(&e),
+            (
+                r#"{"level":"read_back","commanded":40,"observed":39,"tolerance":2}"#.into(),
+                "evidence: read_back (commanded 40, observed 39, within ±2)".into()
+            )
+        );
+        let e = e.observed(Reading::Int(37));
+        assert_eq!(e.matches(), Some(false));
+        assert_eq!(
+            rendered(&e).1,
+            "evidence: read_back (commanded 40, observed 37, not within ±2)"
+        );
+        let e = Evidence::new(Level::Measured)
+            .commanded(Reading::Int(500))
+            .observed(Reading::Int(498))
+            .tolerance(2)
+            .unit("steps");
+        assert_eq!(
+            rendered(&e),
+            (
+                r#"{"level":"measured","commanded":500,"observed":498,"tolerance":2,"unit":"steps"}"#
+                    .into(),
+                "evidence: measured (commanded 500 steps, observed 498 steps, within ±2 steps)"
+                    .into()
+            )
+        );
+        // Without an observed value the tolerance is stated, not judged.
+        let e = Evidence::new(Level::Applied)
+            .commanded(Reading::Int(40))
+            .tolerance(2);
+        assert_eq!(e.matches(), None);
+        assert_eq!(
+            rendered(&e).1,
+            "evidence: applied (commanded 40, tolerance ±2)"
+        );
+        // A unit alone, and no parentheses without values.
+        assert_eq!(
+            rendered(&Evidence::new(Level::Applied).unit("mm")),
+            (
+                r#"{"level":"applied","unit":"mm"}"#.into(),
+                "evidence: applied".into()
+            )
+        );
+    }
+
+    #[test]
+    fn matching_is_exact_without_a_tolerance() {
+        let e = Evidence::new(Level::ReadBack).commanded(Reading::Int(40));
+        assert_eq!(e.matches(), None);
+        assert_eq!(e.observed(Reading::Int(40)).matches(), Some(true));
+        assert_eq!(e.observed(Reading::Int(39)).matches(), Some(false));
+        assert_eq!(e.observed(Reading::Bool(true)).matches(), None);
+        let b = Evidence::new(Level::Measured).commanded(Reading::Bool(true));
+        assert_eq!(b.observed(Reading::Bool(true)).matches(), Some(true));
+        assert_eq!(
+            b.observed(Reading::Bool(false)).tolerance(5).matches(),
+            Some(false)
+        );
+        let far = Evidence::new(Level::Measured)
+            .commanded(Reading::Int(i64::MIN))
+            .observed(Reading::Int(i64::MAX))
+            .tolerance(u32::MAX);
+        assert_eq!(far.matches(), Some(false));
     }
 }

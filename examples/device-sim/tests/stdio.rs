@@ -264,7 +264,7 @@ fn demo_transcript() {
     for needle in [
         r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#,
         r#""structuredContent":{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"},"relay":{"on":false}"#,
-        r#""evidence":{"level":"measured","commanded":600,"observed":600}"#,
+        r#""evidence":{"level":"measured","commanded":600,"observed":600,"tolerance":2,"unit":"steps"}"#,
         r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"loud\""#,
         r#""message":"Tool self.reboot is only available to the user, not to the model""#,
         r#""evidence":{"level":"scheduled"}"#,
@@ -289,6 +289,7 @@ fn faults_change_the_evidence() {
         [
             "codec-nack",
             "codec-clamp",
+            "codec-quantized",
             "readback-mismatch",
             "relay-stuck",
             "motor-stall",
@@ -318,6 +319,17 @@ fn faults_change_the_evidence() {
     assert_eq!(
         r["result"]["content"][0]["text"],
         "The device is busy: its action queue is full; nothing was started"
+    );
+    sim.finish();
+
+    // A stuck relay declares 20 ms: the call waits them out and fails at once, naming both.
+    let mut sim = Sim::start(&["--stdio", "--fault", "relay-stuck"]);
+    let r = sim.ask(&call(1, "self.relay.set", json!({"on": true})));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(r["result"]["structuredContent"].is_null(), "no task: {r}");
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"measured","commanded":true,"observed":false})
     );
     sim.finish();
 
@@ -364,7 +376,104 @@ fn a_motor_task_over_stdio_in_real_time() {
     assert_eq!(result["id"], 2);
     assert_eq!(
         result["result"]["evidence"],
-        json!({"level":"measured","commanded":100,"observed":100})
+        json!({"level":"measured","commanded":100,"observed":100,"tolerance":2,"unit":"steps"})
     );
+    sim.finish();
+}
+
+/// Issue 10 (2): a 64-step codec confirms 40 % as the nearest step it has, within its declared
+/// tolerance, and the status reports the same step.
+#[test]
+fn a_quantized_codec_confirms_the_nearest_step() {
+    let mut sim = Sim::start(&["--stdio", "--fault", "codec-quantized"]);
+    sim.ask(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#);
+    let r = sim.ask(&call(
+        1,
+        "self.audio_speaker.set_volume",
+        json!({"volume": 40}),
+    ));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(r["result"]["structuredContent"], json!({"value": true}));
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
+    );
+    assert_eq!(
+        r["result"]["content"][1]["text"],
+        "evidence: read_back (commanded 40, observed 39, within ±2)"
+    );
+    let status = sim.ask(&call(2, "self.get_device_status", json!({})));
+    assert_eq!(
+        status["result"]["structuredContent"]["audio_speaker"]["volume"],
+        39
+    );
+    sim.finish();
+}
+
+/// Issue 10 (4): a stalled move issues the safe-stop and says so, in the 2026-07-28 extension
+/// form (`tasks/get` with the status message and the result) and to a client without task
+/// support (the status tool).
+#[test]
+fn a_stalled_move_says_the_safe_stop_was_issued() {
+    const NOTE: &str = "safe-stop issued";
+    const STALLED: &str = "The actuator stopped before reaching its target";
+    let mut sim = Sim::start(&["--stdio", "--fault", "motor-stall"]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    });
+    // 100 steps, stalling at 40: 160 ms.
+    let created = sim.ask(
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":100},"_meta":meta}})
+            .to_string(),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_string();
+    let mut got = Value::Null;
+    for id in 2..200 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        got = sim.ask(
+            &json!({"jsonrpc":"2.0","id":id,"method":"tasks/get","params":{"taskId":task,"_meta":meta}})
+                .to_string(),
+        );
+        if got["result"]["status"] != "working" {
+            break;
+        }
+    }
+    let g = &got["result"];
+    assert_eq!(g["status"], "completed", "{got}");
+    assert!(
+        g["statusMessage"].as_str().unwrap().ends_with(NOTE),
+        "{got}"
+    );
+    assert_eq!(g["result"]["isError"], true, "{got}");
+    assert_eq!(
+        g["result"]["content"][0]["text"],
+        format!("{STALLED}; {NOTE}").as_str()
+    );
+    assert_eq!(
+        g["result"]["evidence"],
+        json!({"level":"measured","commanded":100,"observed":40,"tolerance":2,"unit":"steps"})
+    );
+
+    // Without task support: the plain call's task, followed with the status tool.
+    sim.ask(r#"{"jsonrpc":"2.0","id":300,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}"#);
+    let r = sim.ask(&call(301, "self.motor.move_to", json!({"position": 0})));
+    let task = r["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut s = Value::Null;
+    for id in 302..500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        s = sim.ask(&call(id, "self.tasks.get_status", json!({"task_id": task})));
+        if s["result"]["structuredContent"]["status"] != "working" {
+            break;
+        }
+    }
+    let s = &s["result"]["structuredContent"];
+    assert_eq!(s["status"], "failed", "{s}");
+    assert_eq!(s["stop"], "issued", "{s}");
+    assert_eq!(s["error"], format!("{STALLED}; {NOTE}").as_str(), "{s}");
     sim.finish();
 }

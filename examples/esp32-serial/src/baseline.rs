@@ -8,6 +8,7 @@ use esp_hal::system::software_reset;
 use mcp_hal::Percent;
 use mcp_hal::audio::AudioCodec;
 use mcp_hal::backlight::Backlight;
+use mcp_hal::kits::DelayNs;
 use mcp_hal::switch::Switch;
 use mcp_hal::system::System;
 
@@ -34,7 +35,18 @@ fn command(board: &mut Board, line: &[u8]) -> bool {
         (b'v', Some(p)) => board.codec.set_volume(p).is_ok() && board.codec.volume() == Ok(p),
         (b'b', Some(p)) => board.screen.set_brightness(p).is_ok(),
         (b'r', _) => {
-            board.relay.set(arg != 0).is_ok() && board.relay.feedback() == Ok(Some(arg != 0))
+            let on = arg != 0;
+            // Like the relay kit: wait out the settle time for the feedback to agree.
+            let mut waited = 0;
+            board.relay.set(on).is_ok()
+                && loop {
+                    let agrees = board.relay.feedback() == Ok(Some(on));
+                    if agrees || waited >= board.relay.settle_ms() {
+                        break agrees;
+                    }
+                    board.delay.delay_ms(5);
+                    waited += 5;
+                }
         }
         (b'x', _) => board.system.schedule_reboot(1000).is_ok(),
         _ => false,

@@ -4,13 +4,16 @@
 //! |---|---|---|
 //! | `self.audio_speaker.set_volume` | [`Es8311`] over I2C | `read_back` (DAC volume register) |
 //! | `self.screen.set_brightness` | [`PwmBacklight`] on an LEDC channel | `applied` (PWM cannot be read) |
-//! | `self.relay.set` | [`GpioRelay`] with a feedback input, settle time waited out in [`SettledRelay`] | `measured` (auxiliary contact) |
+//! | `self.relay.set` | [`GpioRelay`] with a feedback input; the kit waits out its settle time in the call, on esp-hal's [`Delay`] | `measured` (auxiliary contact) |
 //! | `self.reboot` (user-only) | [`EspSystem`]: `software_reset` one second later | `scheduled` |
 //! | `self.get_device_status` | all of the above | — |
 //!
-//! No tool is long-running (mcp-hal without its `tasks` feature), so the engine has no task table.
+//! No tool is long-running (mcp-hal without its `tasks` feature), so the engine has no task table:
+//! the relay's 20 ms settle time fits the kits' 200 ms call budget and is waited out inside the
+//! call ([`Wait`]), which answers `measured` or a failure naming the feedback.
 
 use esp_hal::Blocking;
+use esp_hal::delay::Delay;
 use esp_hal::gpio::{Input, Output};
 use esp_hal::i2c::master::I2c;
 use esp_hal::ledc::LowSpeed;
@@ -19,54 +22,14 @@ use esp_hal::time::{Duration, Instant};
 use mcp_core::Tool;
 use mcp_hal::backlight::Backlight;
 use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
-use mcp_hal::kits::{audio, relay, screen, status, system};
-use mcp_hal::switch::Switch;
+use mcp_hal::kits::{DelayNs, Wait, audio, relay, screen, status, system};
 use mcp_hal::system::System;
 use mcp_hal::{ErrorKind, ErrorType, Percent};
 
 /// The codec on its I2C bus.
 pub type Codec = Es8311<I2c<'static, Blocking>>;
 /// The relay: a coil output and a feedback input.
-pub type Relay = SettledRelay<GpioRelay<Output<'static>, Input<'static>>>;
-
-/// A relay whose contacts may lag the coil by up to `settle_ms`: `set` waits (at most that long)
-/// until the feedback agrees, so the kit reads settled feedback at once and needs no task.
-pub struct SettledRelay<S> {
-    inner: S,
-    settle_ms: u32,
-}
-
-impl<S: Switch> SettledRelay<S> {
-    /// Wraps `inner`, taking over its declared settle time.
-    pub fn new(inner: S) -> Self {
-        let settle_ms = inner.settle_ms();
-        SettledRelay { inner, settle_ms }
-    }
-}
-
-impl<S: Switch> ErrorType for SettledRelay<S> {
-    type Error = S::Error;
-}
-
-impl<S: Switch> Switch for SettledRelay<S> {
-    fn set(&mut self, on: bool) -> Result<(), Self::Error> {
-        self.inner.set(on)?;
-        let deadline = Instant::now() + Duration::from_millis(u64::from(self.settle_ms));
-        // Wait while the contacts still disagree, at most the settle time (the kit then reads the
-        // feedback and reports agreement, a disagreement, no feedback or a read error).
-        while Instant::now() < deadline && self.inner.feedback().is_ok_and(|f| f == Some(!on)) {
-            core::hint::spin_loop();
-        }
-        Ok(())
-    }
-    fn feedback(&mut self) -> Result<Option<bool>, Self::Error> {
-        self.inner.feedback()
-    }
-    /// 0: `set` has already waited.
-    fn settle_ms(&self) -> u32 {
-        0
-    }
-}
+pub type Relay = GpioRelay<Output<'static>, Input<'static>>;
 
 /// The backlight PWM, remembering the last level it was set to (a PWM output cannot be read,
 /// but the status report shows what was commanded).
@@ -131,6 +94,15 @@ pub struct Board {
     pub relay: Relay,
     /// The reboot line.
     pub system: EspSystem,
+    /// The blocking delay the kits wait on for settle times.
+    pub delay: Delay,
+}
+
+impl Wait for Board {
+    /// esp-hal's blocking delay (a busy wait on the system timer), at most the 200 ms budget.
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        &mut self.delay
+    }
 }
 
 impl audio::HasCodec for Board {

@@ -93,8 +93,8 @@ pub const BACKLIGHT_START_PERCENT: u8 = 80;
 /// Tool slots in the table (6 used).
 pub const TOOL_CAPACITY: usize = 8;
 /// Long-running actions tracked at once: none. This board's actions confirm within the call (the
-/// relay waits out its settle time in `board::SettledRelay`), so the engine needs no task table,
-/// and without one it links no task code.
+/// relay kit waits out the relay's settle time inside the call, on the board's delay), so the
+/// engine needs no task table, and without one it links no task code.
 pub const TASKS: usize = 0;
 /// Recent calls remembered for retransmissions.
 pub const CACHE: usize = 2;

@@ -89,11 +89,11 @@ fn main() -> ! {
     );
     let relay =
         GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
-    let relay = board::SettledRelay::new(if RELAY_ACTIVE_LOW {
+    let relay = if RELAY_ACTIVE_LOW {
         relay.active_low()
     } else {
         relay
-    });
+    };
 
     // LEDC: the timer must outlive the channel that points at it; both live for the program.
     let ledc: &'static mut Ledc<'static> = Box::leak(Box::new(Ledc::new(p.LEDC)));
@@ -128,6 +128,7 @@ fn main() -> ! {
         screen: Screen::new(PwmBacklight::new(channel), start),
         relay,
         system: EspSystem::default(),
+        delay: esp_hal::delay::Delay::new(),
     };
 
     let usb = UsbSerialJtag::new(p.USB_DEVICE);

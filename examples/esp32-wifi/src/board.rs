@@ -6,7 +6,7 @@
 use mcp_core::registry::{Annotations, Tool};
 use mcp_core::server::status_tool;
 use mcp_core::{Args, Evidence, Level, Output, Param, Reply, ToolResult};
-use mcp_hal::kits::{audio, motor, relay, screen, status, system};
+use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
 use mcp_hal::sim::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
 
 /// When the reboot `self.reboot` armed is due (ms since boot), copied out of the board after
@@ -46,6 +46,25 @@ impl Board {
     }
 }
 
+/// A wait in a call: esp-hal's blocking delay (a busy wait on the system timer; at most the
+/// 200 ms call budget, during which the executor does not run), after which the simulated
+/// devices are brought to the time it now is (they run on the firmware's uptime).
+pub struct EspDelay<'a> {
+    sim: &'a mut SimBoard,
+}
+
+impl DelayNs for EspDelay<'_> {
+    fn delay_ns(&mut self, ns: u32) {
+        esp_hal::delay::Delay::new().delay_ns(ns);
+        self.sim.set_time(crate::uptime_ms());
+    }
+}
+
+impl Wait for Board {
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        EspDelay { sim: &mut self.sim }
+    }
+}
 impl audio::HasCodec for Board {
     type Codec = SimCodec;
     fn codec(&mut self) -> &mut SimCodec {

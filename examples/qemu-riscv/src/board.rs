@@ -5,7 +5,7 @@
 use mcp_core::registry::{Annotations, Tool};
 use mcp_core::server::status_tool;
 use mcp_core::{Args, Evidence, Level, Output, Param, Reply, ToolResult};
-use mcp_hal::kits::{audio, motor, relay, screen, status, system};
+use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
 use mcp_hal::sim::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
 
 use crate::measure;
@@ -31,6 +31,24 @@ impl Board {
     }
 }
 
+/// A wait in a call: a busy wait on the platform timer (`mtime`), after which the simulated
+/// devices are brought to the time it now is (they run on the firmware's uptime).
+pub struct PlatformDelay<'a> {
+    sim: &'a mut SimBoard,
+}
+
+impl DelayNs for PlatformDelay<'_> {
+    fn delay_ns(&mut self, ns: u32) {
+        crate::platform::busy_wait_ns(ns);
+        self.sim.set_time(crate::platform::now_ms());
+    }
+}
+
+impl Wait for Board {
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        PlatformDelay { sim: &mut self.sim }
+    }
+}
 impl audio::HasCodec for Board {
     type Codec = SimCodec;
     fn codec(&mut self) -> &mut SimCodec {

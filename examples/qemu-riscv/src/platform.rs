@@ -105,6 +105,14 @@ pub fn now_ms() -> u64 {
     ticks() / TICKS_PER_MS
 }
 
+/// Busy-waits at least `ns` nanoseconds on `mtime` (10 MHz: 100 ns per tick, rounded up).
+pub fn busy_wait_ns(ns: u32) {
+    let end = ticks().saturating_add(u64::from(ns).div_ceil(100));
+    while ticks() < end {
+        core::hint::spin_loop();
+    }
+}
+
 /// Sleeps until a byte arrives on the UART or `ms` milliseconds pass (`wfi`; it may return
 /// earlier, which is harmless).
 pub fn sleep(ms: u64) {

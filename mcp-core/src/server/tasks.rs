@@ -521,12 +521,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     /// Writes the 2025-11-25 `tasks/result` response for a terminal task.
     fn write_payload(&self, e: &Entry, id: Id<'_>, out: &mut [u8]) -> usize {
         if let Some(message) = e.error {
+            let note = stop_note(e.stop);
             return super::finish(out, Some(id), "", |w| {
                 write_error(
                     w,
                     Some(id),
                     ErrorCode::InternalError,
-                    |w| w.text(message),
+                    |w| write_with_note(w, message, note),
                     NO_DATA,
                 );
             });
@@ -788,7 +789,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 w.raw(b",\"error\":{\"code\":");
                 w.int(i64::from(ErrorCode::InternalError.code()));
                 w.raw(b",\"message\":");
-                w.string(message);
+                match stop_note(e.stop) {
+                    Some(note) => w.string_parts(&[message, "; ", note]),
+                    None => w.string(message),
+                }
                 w.raw(b"}");
             } else if era.is_modern()
                 && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed)
@@ -818,11 +822,23 @@ fn is_number(_: &Value) -> bool {
     false
 }
 
+/// What became of the safe-stop, as every form of a task's outcome says it after the failure
+/// message (`…; safe-stop issued`): the `tasks/get` status message, the `tasks/result` and
+/// 2026-07-28 `tasks/get` result or error, the status tool's `error`, a replayed plain answer.
 fn stop_note(stop: Option<Result<(), ToolError>>) -> Option<&'static str> {
     match stop {
         Some(Ok(())) => Some("safe-stop issued"),
         Some(Err(_)) => Some("safe-stop FAILED: the actuator may still be moving"),
         None => None,
+    }
+}
+
+/// Writes `message` and, when there is one, `; ` and the safe-stop note (text mode).
+fn write_with_note(w: &mut Writer<'_>, message: &str, note: Option<&str>) {
+    w.text(message);
+    if let Some(note) = note {
+        w.text("; ");
+        w.text(note);
     }
 }
 
@@ -922,8 +938,23 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                 }
             }
             Some(Err(err)) => {
-                if let crate::result::Message::Static(m) = err.message {
-                    o.str("error", m);
+                // The failure as a model reads it, with what became of the safe-stop (the
+                // `stop` member below says it again for programs).
+                let m = match (t.error, err.message) {
+                    (Some(m), _) | (None, crate::result::Message::Static(m)) => Some(m),
+                    (None, crate::result::Message::Scratch(_)) => None,
+                };
+                match (m, stop_note(t.stop)) {
+                    (Some(m), Some(note)) => {
+                        o.str_parts("error", &[m, "; ", note]);
+                    }
+                    (Some(m), None) => {
+                        o.str("error", m);
+                    }
+                    (None, Some(note)) => {
+                        o.str_parts("error", &["Failed; ", note]);
+                    }
+                    (None, None) => {}
                 }
                 if let Some(ev) = err.evidence {
                     o.object("evidence", |o| write_evidence_members(o, &ev));
@@ -953,6 +984,12 @@ fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidenc
             Some(crate::Reading::Number(n)) => o.number(key, n),
             None => o,
         };
+    }
+    if e.tolerance > 0 {
+        o.int("tolerance", i64::from(e.tolerance));
+    }
+    if let Some(u) = e.unit {
+        o.str("unit", u);
     }
 }
 

@@ -417,7 +417,10 @@ fn a_timeout_fails_the_task_and_stops_the_actuator() {
     assert_eq!(rig.motor.stops, 1);
     let s = rig.status(&tid(1));
     assert_eq!(s["status"], "failed");
-    assert_eq!(s["error"], "Timed out before the action finished");
+    assert_eq!(
+        s["error"],
+        "Timed out before the action finished; safe-stop issued"
+    );
     assert_eq!(s["stop"], "issued");
 }
 

@@ -92,6 +92,17 @@ impl<'b> Writer<'b> {
         self.raw(b"\"");
     }
 
+    /// Writes one string token made of `parts`, each escaped: `["a", "; b"]` is `"a; b"`.
+    pub(crate) fn string_parts(&mut self, parts: &[&str]) {
+        self.raw(b"\"");
+        for part in parts {
+            for piece in EscapeChunks::new(part.as_bytes()) {
+                self.raw(piece);
+            }
+        }
+        self.raw(b"\"");
+    }
+
     /// Writes a string token whose content is already-escaped JSON (for example a key or an id
     /// taken from the input): byte-exact on the wire.
     pub fn json_str(&mut self, s: JsonStr<'_>) {
@@ -332,6 +343,12 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
     /// Adds a string member.
     pub fn str(&mut self, key: &str, v: &str) -> &mut Self {
         self.member(key).string(v);
+        self
+    }
+
+    /// Adds a string member made of `parts` (see [`Writer::string_parts`]).
+    pub(crate) fn str_parts(&mut self, key: &str, parts: &[&str]) -> &mut Self {
+        self.member(key).string_parts(parts);
         self
     }
 

@@ -12,7 +12,8 @@
 //!
 //! async fn set_and_check<C: AudioCodec>(codec: &mut C, v: Percent) -> Result<bool, C::Error> {
 //!     codec.set_volume(v).await?;
-//!     Ok(codec.volume().await? == v)
+//!     let caps = codec.volume_caps();
+//!     Ok(caps.agrees(v, codec.volume().await?))
 //! }
 //! ```
 

@@ -14,6 +14,11 @@ pub trait Backlight: ErrorType {
     async fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error>;
     /// Reads the brightness back from the hardware, or `None` when it cannot be read.
     async fn brightness(&mut self) -> Result<Option<Percent>, Self::Error>;
+    /// The resolution of [`brightness`](Backlight::brightness), in percent (see the blocking
+    /// [`Backlight::tolerance`](crate::backlight::Backlight::tolerance)). No I/O. Default 0.
+    fn tolerance(&self) -> u8 {
+        0
+    }
 }
 
 impl<T: Backlight + ?Sized> Backlight for &mut T {
@@ -24,5 +29,9 @@ impl<T: Backlight + ?Sized> Backlight for &mut T {
     #[inline]
     async fn brightness(&mut self) -> Result<Option<Percent>, Self::Error> {
         T::brightness(self).await
+    }
+    #[inline]
+    fn tolerance(&self) -> u8 {
+        T::tolerance(self)
     }
 }

@@ -125,6 +125,9 @@ impl<T: crate::backlight::Backlight> backlight::Backlight for BlockingAsync<T> {
     async fn brightness(&mut self) -> Result<Option<Percent>, Self::Error> {
         crate::backlight::Backlight::brightness(&mut self.wrapped)
     }
+    fn tolerance(&self) -> u8 {
+        crate::backlight::Backlight::tolerance(&self.wrapped)
+    }
 }
 
 impl<T: crate::switch::Switch> switch::Switch for BlockingAsync<T> {
@@ -145,6 +148,9 @@ impl<T: crate::motor::Actuator> motor::Actuator for BlockingAsync<T> {
     }
     fn tolerance(&self) -> u32 {
         crate::motor::Actuator::tolerance(&self.wrapped)
+    }
+    fn unit(&self) -> Option<&'static str> {
+        crate::motor::Actuator::unit(&self.wrapped)
     }
     async fn start_move(&mut self, target: i32) -> Result<(), Self::Error> {
         crate::motor::Actuator::start_move(&mut self.wrapped, target)
@@ -230,6 +236,7 @@ mod test {
                 max: Percent::saturating(63),
                 read_back: true,
                 settle_ms: 7,
+                tolerance: 1,
             }
         }
         fn set_volume(&mut self, volume: Percent) -> Result<(), ErrorKind> {
@@ -257,6 +264,9 @@ mod test {
         fn brightness(&mut self) -> Result<Option<Percent>, ErrorKind> {
             self.io(Call::Brightness)?;
             Ok(Some(Percent::saturating(self.brightness)))
+        }
+        fn tolerance(&self) -> u8 {
+            3
         }
     }
 
@@ -322,7 +332,8 @@ mod test {
             VolumeCaps {
                 max: pct(63),
                 read_back: true,
-                settle_ms: 7
+                settle_ms: 7,
+                tolerance: 1
             }
         );
         assert_eq!(poll_once(dev.set_volume(pct(42))), Ok(()));
@@ -357,6 +368,7 @@ mod test {
         let mut dev = BlockingAsync::new(Fake::default());
         assert_eq!(poll_once(dev.set_brightness(pct(75))), Ok(()));
         assert_eq!(poll_once(dev.brightness()), Ok(Some(pct(75))));
+        assert_eq!(dev.tolerance(), 3);
         dev.inner_mut().fail = Some(ErrorKind::Bus);
         assert_eq!(poll_once(dev.brightness()), Err(ErrorKind::Bus));
         assert_eq!(

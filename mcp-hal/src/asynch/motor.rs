@@ -16,6 +16,11 @@ pub trait Actuator: ErrorType {
     fn range(&self) -> (i32, i32);
     /// How close to the target counts as arrived. No I/O.
     fn tolerance(&self) -> u32;
+    /// The unit of positions (see the blocking
+    /// [`Actuator::unit`](crate::motor::Actuator::unit)). No I/O. Default `None`.
+    fn unit(&self) -> Option<&'static str> {
+        None
+    }
     /// Starts moving towards `target`.
     async fn start_move(&mut self, target: i32) -> Result<(), Self::Error>;
     /// Reads the measured state.
@@ -32,6 +37,10 @@ impl<T: Actuator + ?Sized> Actuator for &mut T {
     #[inline]
     fn tolerance(&self) -> u32 {
         T::tolerance(self)
+    }
+    #[inline]
+    fn unit(&self) -> Option<&'static str> {
+        T::unit(self)
     }
     #[inline]
     async fn start_move(&mut self, target: i32) -> Result<(), Self::Error> {

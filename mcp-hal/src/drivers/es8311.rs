@@ -31,6 +31,14 @@
 //! above `0xBF` (set by someone else) report 100 %. Every percent maps to its own register value
 //! and back, exactly.
 //!
+//! # Resolution
+//! The range written has [`DAC_VOLUME_STEPS`] (192) steps of 0.5 dB, about 0.52 % each: finer
+//! than a percent, and the driver writes the step nearest to the command and reads a step back
+//! as the nearest percent. So every percentage reads back as itself, and the caps declare
+//! `tolerance` [`VOLUME_TOLERANCE`] = 0, computed from the two mapping functions at compile time
+//! (the generic [`VolumeCaps::tolerance_for_steps`] bound, 1 for 192 steps, also allows for a
+//! driver that truncates; this one does not).
+//!
 //! 0 % is -95.5 dB, not silence; use [`set_mute`](AudioCodec::set_mute) for silence.
 //!
 //! # Example
@@ -72,6 +80,27 @@ const REG_CHIP_ID2: u8 = 0xFE;
 const DAC_MUTE_BITS: u8 = 0b0110_0000;
 /// Register `0x32` value for 0 dB, the top of the range this driver writes.
 const DAC_VOLUME_0DB: u8 = 0xBF;
+
+/// The register steps from -95.5 dB (`0x00`) to 0 dB (`0xBF`), the range the driver writes.
+pub const DAC_VOLUME_STEPS: u16 = DAC_VOLUME_0DB as u16 + 1;
+
+/// The read-back tolerance of this driver, in percent: the largest difference between a
+/// percentage and what it reads back as after [`percent_to_dac_volume`] and
+/// [`dac_volume_to_percent`], over all 101 of them. Computed at compile time; it is 0.
+pub const VOLUME_TOLERANCE: u8 = {
+    let mut worst = 0;
+    let mut p = 0;
+    while p <= 100 {
+        let v = Percent::saturating(p);
+        let back = dac_volume_to_percent(percent_to_dac_volume(v)).get();
+        let off = back.abs_diff(p);
+        if off > worst {
+            worst = off;
+        }
+        p += 1;
+    }
+    worst
+};
 
 /// The DAC volume register value for `volume`: 0 % is `0x00` (-95.5 dB), 100 % is `0xBF` (0 dB),
 /// rounded to the nearest step.
@@ -212,12 +241,14 @@ impl<I2C: I2c> ErrorType for Es8311<I2C> {
 }
 
 impl<I2C: I2c> AudioCodec for Es8311<I2C> {
-    /// The full 0..=100 % range (0 dB at the top), read back from the register, no settling.
+    /// The full 0..=100 % range (0 dB at the top), read back from the register, no settling,
+    /// exact to the percent (see [Resolution](crate::drivers::es8311#resolution)).
     fn volume_caps(&self) -> VolumeCaps {
         VolumeCaps {
             max: Percent::MAX,
             read_back: true,
             settle_ms: 0,
+            tolerance: VOLUME_TOLERANCE,
         }
     }
 
@@ -470,9 +501,22 @@ mod test {
             VolumeCaps {
                 max: Percent::MAX,
                 read_back: true,
-                settle_ms: 0
+                settle_ms: 0,
+                tolerance: 0
             }
         );
         codec.release().done();
+    }
+
+    #[test]
+    fn resolution_is_192_steps_finer_than_a_percent() {
+        assert_eq!(DAC_VOLUME_STEPS, 192);
+        assert_eq!(VOLUME_TOLERANCE, 0);
+        // The generic bound for 192 steps is looser (it allows for truncating drivers).
+        assert_eq!(VolumeCaps::tolerance_for_steps(DAC_VOLUME_STEPS), 1);
+        // Every register value the driver writes is a distinct step.
+        let steps: std::collections::BTreeSet<u8> =
+            (0..=100).map(|p| percent_to_dac_volume(pct(p))).collect();
+        assert_eq!(steps.len(), 101);
     }
 }

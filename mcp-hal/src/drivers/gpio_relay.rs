@@ -8,9 +8,10 @@
 //!   kit claims only `applied`. Reading the output pin's own latch back would prove nothing about
 //!   the contacts, so this driver does not pretend to.
 //! * **Feedback input** ([`GpioRelay::with_feedback`]): an auxiliary contact, an opto-coupler on
-//!   the load side or a current-sense comparator, read through an [`InputPin`]. The kit waits
-//!   [`settle_ms`](Switch::settle_ms), reads it and claims `measured` when it agrees with the
-//!   command (and fails the call when it does not).
+//!   the load side or a current-sense comparator, read through an [`InputPin`]. The kit reads it
+//!   and claims `measured` as soon as it agrees with the command, waiting up to
+//!   [`settle_ms`](Switch::settle_ms) on the board's delay (in the call when that fits the call
+//!   budget), and fails the call, naming what it read, when it still does not.
 //!
 //! Both the coil driver and the feedback input can be active-high or active-low: many relay
 //! modules switch on when their input is pulled *low* (see [`GpioRelay::active_low`]).

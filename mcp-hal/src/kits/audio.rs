@@ -1,12 +1,20 @@
 //! `self.audio_speaker.set_volume` over any [`AudioCodec`].
 //!
-//! The kit writes the volume, reads it back from the codec and compares:
+//! The kit writes the volume, reads it back from the codec and compares within the codec's
+//! declared resolution ([`VolumeCaps::tolerance`](crate::audio::VolumeCaps::tolerance)): the
+//! read-back *agrees* when `|observed − commanded| ≤ tolerance` (exactly equal for a codec that
+//! declares 0). The tolerance travels in the evidence.
+//!
+//! A codec that declares a settle time is given it: within the board's call budget the kit waits
+//! inside the call ([`Wait`]), beyond it the call becomes a task (see the
+//! [kits docs](super#settle-times-waiting-in-the-call-or-a-task)).
 //!
 //! | outcome | result |
 //! |---|---|
-//! | read-back equals the command | `true`, evidence `read_back` (commanded, observed) |
-//! | read-back differs, codec declares no settle time | failed, evidence `read_back` (commanded, observed) |
-//! | read-back differs, codec declares a settle time | a task (evidence `applied`), finished by read-back within the settle time |
+//! | read-back agrees (at once, or within a settle time that fits the budget) | `true`, evidence `read_back` (commanded, observed, tolerance) |
+//! | read-back still differs once a settle time within the budget (or none) has passed | failed, evidence `read_back` (commanded, observed, tolerance) |
+//! | read-back differs, settle time beyond the budget, feature `tasks` | a task (evidence `applied`), finished by read-back within the settle time |
+//! | read-back differs, settle time beyond the budget, no `tasks` | after waiting the budget: failed, evidence `applied`, the message says it was not confirmed in time |
 //! | codec without read-back | `true`, evidence `applied` |
 //! | above the codec's declared maximum | failed, nothing written |
 //! | bus error | failed, no evidence |
@@ -18,12 +26,12 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
-use super::{device_error, percent};
+use super::{Wait, device_error, percent, settle, wait_limit};
 use crate::Percent;
-use crate::audio::AudioCodec;
+use crate::audio::{AudioCodec, VolumeCaps};
 
-/// Access to the board's codec.
-pub trait HasCodec {
+/// Access to the board's codec, and (through [`Wait`]) its delay for settle times.
+pub trait HasCodec: Wait {
     /// The codec type.
     type Codec: AudioCodec;
     /// The codec.
@@ -33,10 +41,11 @@ pub trait HasCodec {
 const PARAMS: &[Param] =
     &[Param::integer("volume", "Volume in percent, 0 (silent) to 100 (loudest)").range(0, 100)];
 
-fn evidence(commanded: Percent, observed: Percent) -> Evidence {
+fn evidence(caps: &VolumeCaps, commanded: Percent, observed: Percent) -> Evidence {
     Evidence::new(Level::ReadBack)
         .commanded(Reading::Int(commanded.into()))
         .observed(Reading::Int(observed.into()))
+        .tolerance(u32::from(caps.tolerance))
 }
 
 const MISMATCH: &str = "The codec reports a different volume than commanded";
@@ -56,15 +65,32 @@ fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     if !caps.read_back {
         return Ok(Output::bool(true).with_evidence(applied));
     }
-    let observed = codec.volume().map_err(|_| {
+    let budget = ctx.call_budget_ms();
+    let limit = wait_limit(caps.settle_ms, budget);
+    let (observed, agrees) = settle(
+        ctx,
+        limit,
+        |c| c.codec().volume(),
+        |v| caps.agrees(volume, v),
+    )
+    .map_err(|_| {
         ToolError::new("The volume was written but could not be read back").with_evidence(applied)
     })?;
-    if observed == volume {
-        Ok(Output::bool(true).with_evidence(evidence(volume, observed)))
-    } else if cfg!(feature = "tasks") && caps.settle_ms > 0 {
+    if agrees {
+        Ok(Output::bool(true).with_evidence(evidence(&caps, volume, observed)))
+    } else if caps.settle_ms <= budget {
+        Err(ToolError::new(MISMATCH).with_evidence(evidence(&caps, volume, observed)))
+    } else if cfg!(feature = "tasks") {
         Ok(Output::task(volume.into()).with_evidence(applied))
     } else {
-        Err(ToolError::new(MISMATCH).with_evidence(evidence(volume, observed)))
+        Err(reply
+            .error(format_args!(
+                "The volume was written but not confirmed within this device's {budget} ms call \
+                 budget (the codec may take {} ms; it still reads {}%)",
+                caps.settle_ms,
+                observed.get()
+            ))
+            .with_evidence(applied))
     }
 }
 
@@ -74,22 +100,23 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
         return TaskPoll::Done(Err(ToolError::new("Tool bug: bad task data")));
     };
     let codec = ctx.codec();
-    let settle = u64::from(codec.volume_caps().settle_ms);
+    let caps = codec.volume_caps();
+    let settle = u64::from(caps.settle_ms);
     match codec.volume() {
         Err(e) => TaskPoll::Done(Err(device_error(&e))),
-        Ok(observed) if observed == commanded => TaskPoll::Done(Ok(
-            Output::bool(true).with_evidence(evidence(commanded, observed))
+        Ok(observed) if caps.agrees(commanded, observed) => TaskPoll::Done(Ok(
+            Output::bool(true).with_evidence(evidence(&caps, commanded, observed))
         )),
         Ok(observed) if task.now_ms.saturating_sub(task.started_ms) >= settle => TaskPoll::Done(
-            Err(ToolError::new(MISMATCH).with_evidence(evidence(commanded, observed))),
+            Err(ToolError::new(MISMATCH).with_evidence(evidence(&caps, commanded, observed))),
         ),
         Ok(_) => TaskPoll::Working(None),
     }
 }
 
-/// The tool `self.audio_speaker.set_volume` (`volume`: integer 0–100). With the feature `tasks`
-/// it is long-running (a codec that declares a settle time is confirmed by a task); without it,
-/// a read-back that disagrees fails the call at once.
+/// The tool `self.audio_speaker.set_volume` (`volume`: integer 0–100). A settle time within the
+/// board's call budget is waited out in the call; with the feature `tasks` the tool is
+/// long-running, so that a codec declaring a longer one is confirmed by a task.
 pub const fn set_volume<C: HasCodec>() -> Tool<C> {
     let tool = Tool::new(
         "self.audio_speaker.set_volume",

@@ -1,15 +1,20 @@
 //! Ready-made MCP tools that bind a device trait to the standard xiaozhi tool names and schemas.
 //!
 //! Each kit is a `const fn` returning a [`Tool`](mcp_core::Tool) over your board type `C`; your
-//! board implements the small access trait the kit needs (`HasCodec`, `HasRelay`, …):
+//! board implements the small access trait the kit needs (`HasCodec`, `HasRelay`, …), and, for
+//! kits that may wait for an effect inside a call, [`Wait`]: the board's delay and call budget.
 //!
 //! ```
-//! use mcp_hal::kits::{audio, system};
+//! use mcp_hal::kits::{audio, system, DelayNs, Wait};
 //! use mcp_hal::sim::{SimBoard, SimCodec, SimSystem};
 //! use mcp_hal::sim::Faults;
 //! use mcp_core::{Config, Server, Tool};
 //!
 //! struct Board { sim: SimBoard }
+//! impl Wait for Board {
+//!     // The simulated board's delay advances its clock; firmware returns its HAL's delay.
+//!     fn delay(&mut self) -> impl DelayNs + '_ { &mut self.sim }
+//! }
 //! impl audio::HasCodec for Board {
 //!     type Codec = SimCodec;
 //!     fn codec(&mut self) -> &mut SimCodec { &mut self.sim.codec }
@@ -29,23 +34,51 @@
 //!
 //! | kit | tool | evidence |
 //! |---|---|---|
-//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back`; a disagreeing read-back fails the call |
-//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` where readable, else `applied` |
+//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back` within the codec's tolerance, waited for up to the codec's settle time; a disagreeing read-back fails the call |
+//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` |
 //! | [`status::get_device_status`] | `self.get_device_status` | — (a read) |
 //! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` |
-//! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback, else `applied` |
-//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder) |
+//! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` |
+//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) |
 //!
-//! Effects that take time (a codec or relay that declares a settle time, every motor move) are
-//! MCP tasks: the call answers at once with a task id and the evidence it has so far; the final
-//! evidence arrives through `tasks/get`/`tasks/result` or the status tool
-//! ([`mcp_core::server::status_tool`]). The server therefore needs a task table (`TASKS > 0`, the
-//! default).
+//! **Agreement.** Wherever a kit compares what it reads or measures with what it commanded, the
+//! two agree when `|observed − commanded| ≤ tolerance`, the tolerance being what the device
+//! declares ([`VolumeCaps::tolerance`](crate::audio::VolumeCaps::tolerance),
+//! [`Backlight::tolerance`](crate::backlight::Backlight::tolerance),
+//! [`Actuator::tolerance`](crate::motor::Actuator::tolerance); 0 means exactly). The tolerance is
+//! carried in the evidence (`"tolerance":2`, text `within ±2`), so a reading one step off is
+//! reported as what it is: the nearest value the hardware has.
 //!
-//! Without this crate's feature `tasks` (on by default) no kit is long-running: `motor` is
-//! absent, and `audio::set_volume` and `relay::set` fail a disagreeing read-back at once, settle
-//! time or not (a driver that needs time should wait it out itself and declare `settle_ms` 0).
-//! They then register on a server without a task table (`TASKS = 0`), which links no task code.
+//! # Settle times: waiting in the call, or a task
+//! A codec or relay may declare a settle time: how long its read-back or feedback may lag the
+//! command ([`VolumeCaps::settle_ms`](crate::audio::VolumeCaps::settle_ms),
+//! [`Switch::settle_ms`](crate::switch::Switch::settle_ms)). One rule decides what the call
+//! answers, with the board's call budget ([`Wait::call_budget_ms`], default
+//! [`DEFAULT_CALL_BUDGET_MS`] = 200 ms):
+//!
+//! | declared settle time | with feature `tasks` (default) | without it |
+//! |---|---|---|
+//! | 0 | read at once: agreement or a failure with both values | the same |
+//! | ≤ the budget | **waited inside the call** on the board's delay, reading every [`SETTLE_POLL_MS`] ms: agreement as soon as it shows (`read_back`/`measured`), else, once the settle time has passed, a failure with the commanded and observed values | the same |
+//! | > the budget | read once; if it does not agree yet, an MCP task (evidence `applied`) that the engine polls until agreement or the settle time | waited up to the budget; if it still does not agree, a failure with `applied` evidence saying it was not confirmed in time (and what it read) |
+//!
+//! So a 20 ms relay answers `measured` (or fails naming its feedback) in the call that switched
+//! it, and only a 2 s action becomes a task; without `tasks` a call never claims more than it saw
+//! within its budget. Tasks need a task table on the server (`TASKS > 0`, the default): the
+//! final evidence arrives through `tasks/get`/`tasks/result` or the status tool
+//! ([`mcp_core::server::status_tool`]). Every motor move is a task.
+//!
+//! Without this crate's feature `tasks` no kit is long-running: `motor` is absent, and the kits
+//! register on a server without a task table (`TASKS = 0`), which links no task code.
+//!
+//! # The delay
+//! [`Wait`] is the one way a kit waits: it asks the board for an `embedded-hal` 1.0
+//! [`DelayNs`] (re-exported here) each time it pauses. On firmware that is the HAL's blocking
+//! delay (esp-hal's `Delay`, a busy wait on a timer); on a simulated board it is the board
+//! itself, whose delay advances the simulated clock
+//! ([`SimBoard`](crate::sim::SimBoard) implements [`DelayNs`]), so that tests are exact. A wait
+//! blocks the caller for at most the budget; lower [`Wait::call_budget_ms`] where that matters
+//! more than an answer in one call.
 
 pub mod audio;
 #[cfg(feature = "tasks")]
@@ -57,7 +90,67 @@ pub mod system;
 
 use mcp_core::{Args, ToolError};
 
+pub use embedded_hal::delay::DelayNs;
+
 use crate::{Error, Percent};
+
+/// The call budget of a board that does not choose one: 200 ms.
+pub const DEFAULT_CALL_BUDGET_MS: u32 = 200;
+
+/// How often a kit reads the device while it waits for an effect to settle, in milliseconds.
+pub const SETTLE_POLL_MS: u32 = 5;
+
+/// Waiting inside a call: the board's delay and how long a call may wait (see the
+/// [module docs](self#settle-times-waiting-in-the-call-or-a-task)).
+///
+/// Required by the kits whose devices declare settle times ([`audio::HasCodec`],
+/// [`relay::HasRelay`]).
+pub trait Wait {
+    /// A delay on the board's clock, for one pause. Firmware returns its HAL's blocking delay
+    /// (`&mut self.delay`); a simulated board returns something that advances its clock.
+    fn delay(&mut self) -> impl DelayNs + '_;
+
+    /// The longest one call waits for an effect to settle, in milliseconds. Actions that declare
+    /// a longer settle time become tasks (feature `tasks`) or fail unconfirmed. The default is
+    /// [`DEFAULT_CALL_BUDGET_MS`].
+    fn call_budget_ms(&self) -> u32 {
+        DEFAULT_CALL_BUDGET_MS
+    }
+}
+
+/// How long a call waits for agreement, for a device that declares `settle_ms`: all of it when it
+/// fits the budget; nothing when a task takes over (feature `tasks`); else the whole budget.
+pub(crate) const fn wait_limit(settle_ms: u32, budget_ms: u32) -> u32 {
+    if settle_ms <= budget_ms {
+        settle_ms
+    } else if cfg!(feature = "tasks") {
+        0
+    } else {
+        budget_ms
+    }
+}
+
+/// Reads with `read` until `agrees` holds or `limit_ms` have been waited, pausing
+/// [`SETTLE_POLL_MS`] between reads on the board's delay. The first read is immediate. Returns
+/// the last reading and whether it agrees; a read error ends the wait.
+pub(crate) fn settle<C: Wait + ?Sized, T: Copy, E>(
+    ctx: &mut C,
+    limit_ms: u32,
+    mut read: impl FnMut(&mut C) -> Result<T, E>,
+    agrees: impl Fn(T) -> bool,
+) -> Result<(T, bool), E> {
+    let mut waited = 0u32;
+    loop {
+        let value = read(ctx)?;
+        let ok = agrees(value);
+        if ok || waited >= limit_ms {
+            return Ok((value, ok));
+        }
+        let step = SETTLE_POLL_MS.min(limit_ms - waited);
+        ctx.delay().delay_ms(step);
+        waited += step;
+    }
+}
 
 /// The [`ToolError`] for a device error: its kind's message, no evidence (nothing is known to
 /// have happened).

@@ -42,10 +42,16 @@ fn unpack(data: i64) -> (i32, i32) {
     ((data >> 32) as i32, data as u32 as i32)
 }
 
-fn measured(target: i32, position: i32) -> Evidence {
-    Evidence::new(Level::Measured)
+/// `measured` evidence from the encoder, with the actuator's arrival tolerance and unit.
+fn measured<M: Actuator>(motor: &M, target: i32, position: i32) -> Evidence {
+    let e = Evidence::new(Level::Measured)
         .commanded(Reading::Int(target.into()))
         .observed(Reading::Int(position.into()))
+        .tolerance(motor.tolerance());
+    match motor.unit() {
+        Some(unit) => e.unit(unit),
+        None => e,
+    }
 }
 
 fn arrived(position: i32, target: i32, tolerance: u32) -> bool {
@@ -66,7 +72,11 @@ fn handler<C: HasMotor>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     };
     let now = motor.state().map_err(|e| device_error(&e))?;
     if !now.moving && arrived(now.position, target, motor.tolerance()) {
-        return Ok(Output::int(now.position.into()).with_evidence(measured(target, now.position)));
+        return Ok(Output::int(now.position.into()).with_evidence(measured(
+            motor,
+            target,
+            now.position,
+        )));
     }
     motor.start_move(target).map_err(|e| device_error(&e))?;
     Ok(Output::task(pack(now.position, target)))
@@ -88,7 +98,7 @@ fn poll<C: HasMotor>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
             total: Some(total),
         }));
     }
-    let evidence = measured(target, state.position);
+    let evidence = measured(motor, target, state.position);
     if !state.stalled && arrived(state.position, target, tolerance) {
         TaskPoll::Done(Ok(
             Output::int(state.position.into()).with_evidence(evidence)

@@ -6,8 +6,14 @@
 //! guard and why, and nothing is driven.
 //!
 //! Evidence: with a feedback input, the kit reads it after driving the relay — agreement is
-//! `measured`, disagreement a failed call (or, when the relay declares a settle time, a task that
-//! waits that long before deciding); without feedback, `applied`.
+//! `measured`, disagreement a failed call naming the commanded state and the feedback; without
+//! feedback, `applied`. A relay that declares a settle time ([`Switch::settle_ms`]) is given it:
+//! within the board's call budget the kit waits inside the call on the board's delay ([`Wait`])
+//! and answers as soon as the contacts agree (a 20 ms relay, stuck or not, answers in the call
+//! that switched it); a longer one becomes a task (feature `tasks`) or, without it, fails
+//! unconfirmed after waiting the budget, with `applied` evidence (see the
+//! [kits docs](super#settle-times-waiting-in-the-call-or-a-task)). The guard's critical section
+//! covers the check and the drive, never the wait.
 
 use mcp_core::schema::Param;
 use mcp_core::{
@@ -16,7 +22,7 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
-use super::device_error;
+use super::{Wait, device_error, settle, wait_limit};
 use crate::switch::Switch;
 
 /// Why an interlock guard refused.
@@ -28,8 +34,9 @@ pub struct Refusal {
     pub reason: &'static str,
 }
 
-/// Access to the board's relay, and its interlock.
-pub trait HasRelay {
+/// Access to the board's relay, its interlock, and (through [`Wait`]) its delay for the settle
+/// time.
+pub trait HasRelay: Wait {
     /// The relay type.
     type Relay: Switch;
     /// The relay.
@@ -69,21 +76,37 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
         }
         Err(Ok(e)) => return Err(device_error(&e)),
     }
-    let relay = ctx.relay();
     let applied = Evidence::new(Level::Applied).commanded(Reading::Bool(on));
-    match relay.feedback() {
+    let settle_ms = ctx.relay().settle_ms();
+    let budget = ctx.call_budget_ms();
+    let read = settle(
+        ctx,
+        wait_limit(settle_ms, budget),
+        |c| c.relay().feedback(),
+        // No feedback input: nothing to wait for.
+        |f| f.is_none_or(|contacts| contacts == on),
+    );
+    match read {
         Err(_) => Err(
             ToolError::new("The relay was driven but its feedback could not be read")
                 .with_evidence(applied),
         ),
-        Ok(None) => Ok(Output::bool(true).with_evidence(applied)),
-        Ok(Some(observed)) if observed == on => {
-            Ok(Output::bool(true).with_evidence(measured(on, observed)))
+        Ok((None, _)) => Ok(Output::bool(true).with_evidence(applied)),
+        Ok((Some(observed), true)) => Ok(Output::bool(true).with_evidence(measured(on, observed))),
+        Ok((Some(observed), false)) if settle_ms <= budget => {
+            Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed)))
         }
-        Ok(Some(_)) if cfg!(feature = "tasks") && relay.settle_ms() > 0 => {
+        Ok((Some(_), false)) if cfg!(feature = "tasks") => {
             Ok(Output::task(i64::from(on)).with_evidence(applied))
         }
-        Ok(Some(observed)) => Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))),
+        Ok((Some(observed), false)) => Err(reply
+            .error(format_args!(
+                "The relay was driven but its feedback did not confirm it within this device's \
+                 {budget} ms call budget (the relay may take {settle_ms} ms; the feedback still \
+                 reads {})",
+                if observed { "on" } else { "off" }
+            ))
+            .with_evidence(applied)),
     }
 }
 
@@ -108,9 +131,9 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     }
 }
 
-/// The tool `self.relay.set` (`on`: boolean). With the feature `tasks` it is long-running (a
-/// relay that declares a settle time is confirmed by a task); without it, feedback that disagrees
-/// fails the call at once (wait out the settle time in the driver then).
+/// The tool `self.relay.set` (`on`: boolean). A settle time within the board's call budget is
+/// waited out in the call; with the feature `tasks` the tool is long-running, so that a relay
+/// declaring a longer one is confirmed by a task.
 pub const fn set<C: HasRelay>() -> Tool<C> {
     let tool = Tool::new(
         "self.relay.set",

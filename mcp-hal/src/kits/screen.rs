@@ -1,7 +1,9 @@
 //! `self.screen.set_brightness` over any [`Backlight`].
 //!
-//! A backlight that can report its level is read back (`read_back`; a disagreement fails the
-//! call); one that cannot (a PWM output) gets `applied`, never more.
+//! A backlight that can report its level is read back (`read_back`; a reading that does not
+//! agree within the backlight's declared [`tolerance`](Backlight::tolerance), `|observed −
+//! commanded| ≤ tolerance`, fails the call); one that cannot (a PWM output) gets `applied`, never
+//! more.
 
 use mcp_core::schema::Param;
 use mcp_core::{
@@ -38,10 +40,12 @@ fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> 
             Output::bool(true).with_evidence(Evidence::new(Level::Applied).commanded(commanded))
         ),
         Ok(Some(observed)) => {
+            let tolerance = backlight.tolerance();
             let e = Evidence::new(Level::ReadBack)
                 .commanded(commanded)
-                .observed(Reading::Int(observed.into()));
-            if observed == level {
+                .observed(Reading::Int(observed.into()))
+                .tolerance(u32::from(tolerance));
+            if level.get().abs_diff(observed.get()) <= tolerance {
                 Ok(Output::bool(true).with_evidence(e))
             } else {
                 Err(

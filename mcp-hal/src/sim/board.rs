@@ -77,6 +77,24 @@ impl Default for SimBoard {
     }
 }
 
+/// A delay on the simulated clock: it advances every device's time by the delay, at once, so
+/// that a kit waiting for a settle time ([`kits::Wait`](crate::kits::Wait)) sees exactly the
+/// effects due by then. The clock counts whole milliseconds: a delay of a fraction of one counts
+/// as one (a delay is never shorter than asked).
+impl embedded_hal::delay::DelayNs for SimBoard {
+    fn delay_ns(&mut self, ns: u32) {
+        self.delay_ms(ns.div_ceil(1_000_000));
+    }
+
+    fn delay_us(&mut self, us: u32) {
+        self.delay_ms(us.div_ceil(1_000));
+    }
+
+    fn delay_ms(&mut self, ms: u32) {
+        self.set_time(self.now_ms.saturating_add(u64::from(ms)));
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -100,6 +118,7 @@ mod test {
         volume_at_once: Result<Percent, ErrorKind>,
         volume_later: Result<Percent, ErrorKind>,
         codec_settle: u32,
+        codec_tolerance: u8,
         brightness: Result<Option<Percent>, ErrorKind>,
         level: Percent,
         relay_at_once: Result<Option<bool>, ErrorKind>,
@@ -126,6 +145,7 @@ mod test {
             volume_at_once,
             volume_later: b.codec.volume(),
             codec_settle: b.codec.volume_caps().settle_ms,
+            codec_tolerance: b.codec.volume_caps().tolerance,
             brightness: b.backlight.brightness(),
             level: b.backlight.level(),
             relay_at_once,
@@ -144,6 +164,7 @@ mod test {
             volume_at_once: Ok(p(80)),
             volume_later: Ok(p(80)),
             codec_settle: 0,
+            codec_tolerance: 0,
             brightness: Ok(None),
             level: p(30),
             relay_at_once: Ok(Some(true)),
@@ -182,6 +203,11 @@ mod test {
                 Fault::CodecClamp => Outcome {
                     volume_at_once: Ok(p(63)),
                     volume_later: Ok(p(63)),
+                    ..n
+                },
+                // 80 % is one of the 64 levels (register 153): only the caps change.
+                Fault::CodecQuantized => Outcome {
+                    codec_tolerance: 2,
                     ..n
                 },
                 Fault::ReadbackMismatch => Outcome {
@@ -257,6 +283,25 @@ mod test {
         assert_eq!(b.relay.faults(), Faults::NONE);
         assert_eq!(b.motor.faults(), Faults::NONE);
         assert_eq!(b.system.faults(), Faults::NONE);
+    }
+
+    #[test]
+    fn the_delay_advances_the_simulated_clock() {
+        use embedded_hal::delay::DelayNs;
+        let mut b = SimBoard::new(Faults::only(Fault::Slow));
+        b.set_time(100);
+        b.relay.set(true).unwrap();
+        b.delay_ms(1999);
+        assert_eq!(b.now_ms(), 2099);
+        assert_eq!(b.relay.now_ms(), 2099);
+        assert_eq!(b.relay.feedback(), Ok(Some(false)));
+        b.delay_us(1);
+        assert_eq!(b.now_ms(), 2100);
+        assert_eq!(b.relay.feedback(), Ok(Some(true)));
+        b.delay_ns(1_000_001);
+        assert_eq!(b.now_ms(), 2102);
+        b.delay_ns(0);
+        assert_eq!(b.now_ms(), 2102);
     }
 
     #[test]

@@ -18,7 +18,13 @@ use crate::{ErrorKind, ErrorType, Percent};
 /// `readback-mismatch` adds [`MISMATCH_OFFSET`](SimCodec::MISMATCH_OFFSET) to what
 /// [`volume`](AudioCodec::volume) reports, modulo 101; `slow` makes a write reach the register
 /// [`SLOW_MS`] after it was issued (a write issued while an earlier one is still pending replaces
-/// it) and declares `settle_ms: 2000`. Mute is not delayed.
+/// it) and declares `settle_ms: 2000`. Mute is not delayed. `codec-quantized` makes the DAC keep
+/// only [`QUANTIZED_STEPS`](SimCodec::QUANTIZED_STEPS) (64) levels: register values that are
+/// multiples of [`QUANTIZED_STRIDE`](SimCodec::QUANTIZED_STRIDE) (3), `0x00` to `0xBD`, in
+/// 1.5 dB steps. A write stores the level at or below the percentage's register value (see
+/// [`quantize`](SimCodec::quantize)), the read-back converts it to the nearest whole percent as
+/// always (40 % reads back as 39 %, 100 % as 99 %), and the caps declare
+/// `tolerance: VolumeCaps::tolerance_for_steps(64)` (2).
 #[derive(Debug, Clone)]
 pub struct SimCodec {
     faults: Faults,
@@ -43,6 +49,11 @@ impl SimCodec {
     pub const VOLUME_REGISTER: u8 = 0x32;
     /// The register value for 0 dB (100 %).
     pub const REGISTER_MAX: u8 = 0xBF;
+    /// The volume levels the DAC keeps under [`Fault::CodecQuantized`].
+    pub const QUANTIZED_STEPS: u16 = 64;
+    /// The register distance between two levels under [`Fault::CodecQuantized`]: the levels are
+    /// `0, 3, 6, …, 189` (`0xBD`).
+    pub const QUANTIZED_STRIDE: u8 = 3;
 
     /// A codec at [`INITIAL_VOLUME`](SimCodec::INITIAL_VOLUME), unmuted, at time 0.
     pub const fn new(faults: Faults) -> Self {
@@ -74,6 +85,12 @@ impl SimCodec {
             register
         };
         Percent::saturating(((r as u32 * 100 + 0x5F) / Self::REGISTER_MAX as u32) as u8)
+    }
+
+    /// The register value a write of `register` leaves under [`Fault::CodecQuantized`]: the
+    /// level at or below it, a multiple of [`QUANTIZED_STRIDE`](SimCodec::QUANTIZED_STRIDE).
+    pub const fn quantize(register: u8) -> u8 {
+        register / Self::QUANTIZED_STRIDE * Self::QUANTIZED_STRIDE
     }
 
     /// Sets the current time in milliseconds (ignored when earlier than the last one).
@@ -170,6 +187,12 @@ impl AudioCodec for SimCodec {
             } else {
                 0
             },
+            // Nominally every percent has its own register value and reads back as itself.
+            tolerance: if self.faults.contains(Fault::CodecQuantized) {
+                VolumeCaps::tolerance_for_steps(Self::QUANTIZED_STEPS)
+            } else {
+                0
+            },
         }
     }
 
@@ -186,8 +209,13 @@ impl AudioCodec for SimCodec {
         } else {
             0
         };
-        self.register
-            .set(Self::percent_to_register(stored), self.now_ms, delay);
+        let register = Self::percent_to_register(stored);
+        let register = if self.faults.contains(Fault::CodecQuantized) {
+            Self::quantize(register)
+        } else {
+            register
+        };
+        self.register.set(register, self.now_ms, delay);
         self.commanded = Some(volume);
         self.writes = self.writes.saturating_add(1);
         Ok(())
@@ -257,7 +285,8 @@ mod test {
             VolumeCaps {
                 max: Percent::MAX,
                 read_back: true,
-                settle_ms: 0
+                settle_ms: 0,
+                tolerance: 0
             }
         );
         assert_eq!(c.set_volume(p(40)), Ok(()));
@@ -408,6 +437,38 @@ mod test {
             assert_eq!(c.set_mute(true), Ok(()));
             assert!(c.muted());
         }
+    }
+
+    #[test]
+    fn quantized_keeps_64_levels_and_reads_back_within_its_tolerance() {
+        let mut c = codec(Fault::CodecQuantized);
+        let caps = c.volume_caps();
+        assert_eq!(caps.tolerance, 2);
+        assert_eq!(caps.settle_ms, 0);
+        let mut levels = std::collections::BTreeSet::new();
+        let mut off = 0;
+        for v in 0..=100 {
+            c.set_volume(p(v)).unwrap();
+            assert_eq!(c.register() % SimCodec::QUANTIZED_STRIDE, 0, "{v}");
+            assert!(c.register() <= SimCodec::percent_to_register(p(v)), "{v}");
+            levels.insert(c.register());
+            let read = c.volume().unwrap();
+            assert_eq!(read, c.stored_volume());
+            assert!(caps.agrees(p(v), read), "{v} read back as {}", read.get());
+            off += usize::from(read != p(v));
+        }
+        // 64 levels from 0x00 to 0xBD: exactly the 64 reachable ones.
+        assert_eq!(levels.len(), 64);
+        assert_eq!(levels.last(), Some(&0xBD));
+        // Half the percentages read back one off: a strict comparison would fail them.
+        assert_eq!(off, 50);
+        c.set_volume(p(40)).unwrap();
+        assert_eq!(c.register(), 75);
+        assert_eq!(c.volume(), Ok(p(39)));
+        c.set_volume(p(100)).unwrap();
+        assert_eq!(c.volume(), Ok(p(99)));
+        c.set_volume(p(50)).unwrap();
+        assert_eq!(c.volume(), Ok(p(50)));
     }
 
     #[test]

@@ -36,11 +36,17 @@ pub enum Fault {
     /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) and change nothing. Not in
     /// [`Fault::CLI`].
     Timeout = 7,
+    /// `codec-quantized`: an honest codec with a coarse register. The DAC keeps
+    /// [`SimCodec::QUANTIZED_STEPS`](super::SimCodec::QUANTIZED_STEPS) (64) volume levels, keeps
+    /// the level at or below each command, and reads it back as the nearest whole percent
+    /// (40 % reads back as 39 %); its caps declare the matching tolerance (2 %). Not a failure:
+    /// the kit confirms every percentage.
+    CodecQuantized = 8,
 }
 
 impl Fault {
     /// Every fault, in declaration order (the order [`Faults`] iterates in).
-    pub const ALL: [Fault; 8] = [
+    pub const ALL: [Fault; 9] = [
         Fault::CodecNack,
         Fault::CodecClamp,
         Fault::ReadbackMismatch,
@@ -49,13 +55,15 @@ impl Fault {
         Fault::QueueFull,
         Fault::Slow,
         Fault::Timeout,
+        Fault::CodecQuantized,
     ];
 
     /// The board-level faults a simulator's command line offers (device-sim's `--fault` list):
     /// [`ALL`](Fault::ALL) without [`Timeout`](Fault::Timeout).
-    pub const CLI: [Fault; 7] = [
+    pub const CLI: [Fault; 8] = [
         Fault::CodecNack,
         Fault::CodecClamp,
+        Fault::CodecQuantized,
         Fault::ReadbackMismatch,
         Fault::RelayStuck,
         Fault::MotorStall,
@@ -74,6 +82,7 @@ impl Fault {
             Fault::QueueFull => "queue-full",
             Fault::Slow => "slow",
             Fault::Timeout => "timeout",
+            Fault::CodecQuantized => "codec-quantized",
         }
     }
 
@@ -103,6 +112,9 @@ impl Fault {
             }
             Fault::Timeout => {
                 "The codec does not answer: volume and mute calls time out and change nothing"
+            }
+            Fault::CodecQuantized => {
+                "The codec has 64 volume steps: 40 % reads back as 39 % (its capabilities declare a 2 % tolerance)"
             }
         }
     }
@@ -295,7 +307,8 @@ mod test {
                 "motor-stall",
                 "queue-full",
                 "slow",
-                "timeout"
+                "timeout",
+                "codec-quantized"
             ]
         );
         assert_eq!(Fault::from_name("Codec-Nack"), None);
@@ -318,7 +331,7 @@ mod test {
             seen |= fault.bit();
         }
         assert_eq!(Faults::ALL, Faults(seen));
-        assert_eq!(Faults::ALL.len(), 8);
+        assert_eq!(Faults::ALL.len(), 9);
         assert_eq!(Faults::ALL.iter().collect::<Vec<_>>(), Fault::ALL);
     }
 
@@ -358,7 +371,7 @@ mod test {
             assert!(Faults::ALL.contains(fault));
             n += 1;
         }
-        assert_eq!(n, 8);
+        assert_eq!(n, 9);
     }
 
     #[test]

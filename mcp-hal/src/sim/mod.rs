@@ -23,6 +23,7 @@
 //! |---|---|
 //! | `codec-nack` | codec `set_volume`, `volume`, `set_mute` → [`ErrorKind::NoAcknowledge`](crate::ErrorKind::NoAcknowledge), nothing changes |
 //! | `codec-clamp` | codec stores at most 63 % (`set_volume(80)` stores 63); caps still say max 100 |
+//! | `codec-quantized` | codec keeps 64 levels (register multiples of 3, the level at or below the command): `set_volume(40)` reads back 39; caps declare `tolerance` 2 |
 //! | `readback-mismatch` | codec `volume()` reports `(stored + 7) % 101` (never equal to what is stored) |
 //! | `relay-stuck` | relay feedback always reads off (its initial state) |
 //! | `motor-stall` | a move stops at `start + (target - start) * 2 / 5` (40 %, truncated toward the start), `stalled: true` |

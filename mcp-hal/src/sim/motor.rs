@@ -56,7 +56,8 @@ impl Leg {
 
 /// A simulated positioning motor with an encoder.
 ///
-/// Positions run over [`RANGE`](SimMotor::RANGE) (0..=1000), a move counts as arrived within
+/// Positions are encoder steps ([`UNIT`](SimMotor::UNIT)) and run over
+/// [`RANGE`](SimMotor::RANGE) (0..=1000), a move counts as arrived within
 /// [`TOLERANCE`](SimMotor::TOLERANCE) (2), and it powers up at rest at 0. A move runs at
 /// [`SPEED`](SimMotor::SPEED) (250 units/s) in a straight line from the position at
 /// `start_move` to its end: at `t` ms after the start it has covered
@@ -89,6 +90,8 @@ impl SimMotor {
     pub const RANGE: (i32, i32) = (0, 1000);
     /// How close to the target counts as arrived.
     pub const TOLERANCE: u32 = 2;
+    /// The unit of positions: encoder steps.
+    pub const UNIT: &'static str = "steps";
     /// Nominal speed, in units per second.
     pub const SPEED: u32 = 250;
     /// What [`Fault::Slow`] divides the speed by.
@@ -177,6 +180,10 @@ impl Actuator for SimMotor {
 
     fn tolerance(&self) -> u32 {
         Self::TOLERANCE
+    }
+
+    fn unit(&self) -> Option<&'static str> {
+        Some(Self::UNIT)
     }
 
     fn start_move(&mut self, target: i32) -> Result<(), ErrorKind> {
