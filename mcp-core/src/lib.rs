@@ -16,10 +16,13 @@
 //! |---|---|---|
 //! | [`wire`] | JSON checking, borrowed views, JSON-RPC framing, the output [`Writer`](wire::Writer) | none |
 //! | [`schema`] | parameter specs → `inputSchema` and the validator ([`Args`]) | none |
+//! | [`caller`] | who calls ([`Principal`]), log levels, where notifications go ([`Notify`]) | none |
+//! | [`result`] | what handlers return: [`Output`], [`ToolError`], [`Evidence`]; task vocabulary; rendering | none |
 //! | [`registry`] | the [`Tool`] builder and the bounded tool table | tools |
 //! | [`server`] | session state and dispatch ([`Server::handle`]) | session |
-//! | [`transport`] | framing helpers: stdio lines, the xiaozhi envelope | none |
-//! | [`result`] | what handlers return: [`Output`], [`ToolError`], [`Evidence`] | none |
+//! | [`transport`] | framing helpers: stdio lines, the xiaozhi envelope, Streamable HTTP rules | none |
+//!
+//! Each layer uses only the ones above it in this table.
 //!
 //! The engine is sans-IO: bytes in, bytes out, into a buffer the caller owns. It has no clock and
 //! no executor, and nothing in it allocates: escaped string arguments are decoded into the
@@ -107,6 +110,7 @@ extern crate alloc;
 #[cfg(all(feature = "log", feature = "defmt"))]
 compile_error!("features `log` and `defmt` are mutually exclusive");
 
+pub mod caller;
 mod fmt;
 pub mod registry;
 pub mod result;

@@ -34,10 +34,10 @@ mod list;
 mod resources;
 mod tasks;
 
+pub use crate::caller::{LogLevel, Notify, Principal};
+pub use crate::result::{TaskLookup, TaskSnapshot, TaskStatus};
 pub use cache::{CallRecord, Delivery, MAX_IDEMPOTENCY_KEY_LEN, Peer, Receipt};
-pub use tasks::{
-    MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, TaskLookup, TaskSnapshot, TaskStatus, status_tool,
-};
+pub use tasks::{MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, status_tool};
 
 use core::cell::Cell;
 use core::fmt::Write as _;
@@ -53,87 +53,6 @@ use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
 use call::{Flow, Parked};
-
-/// Who is on the other end of a connection, as stated by the firmware.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Principal {
-    /// An LLM acting through an MCP client.
-    Model,
-    /// A person (a companion app, a local UI, a maintenance console).
-    User,
-}
-
-/// Receives the notifications that belong to a request in progress: progress and log messages a
-/// handler emits while it runs ([`Reply::progress`](crate::Reply::progress),
-/// [`Reply::log`](crate::Reply::log)). Each call gets one complete JSON-RPC notification. A
-/// Streamable HTTP transport sends them as SSE events before the response; a stdio or UART
-/// transport writes each as a line.
-pub trait Notify {
-    /// Delivers one notification.
-    fn notify(&mut self, message: &[u8]);
-}
-
-impl<F: FnMut(&[u8])> Notify for F {
-    fn notify(&mut self, message: &[u8]) {
-        self(message);
-    }
-}
-
-/// A log level (RFC 5424 severities, as MCP names them), least severe first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum LogLevel {
-    /// `debug`
-    Debug,
-    /// `info`
-    Info,
-    /// `notice`
-    Notice,
-    /// `warning`
-    Warning,
-    /// `error`
-    Error,
-    /// `critical`
-    Critical,
-    /// `alert`
-    Alert,
-    /// `emergency`
-    Emergency,
-}
-
-impl LogLevel {
-    /// Every level, least severe first.
-    pub const ALL: [LogLevel; 8] = [
-        LogLevel::Debug,
-        LogLevel::Info,
-        LogLevel::Notice,
-        LogLevel::Warning,
-        LogLevel::Error,
-        LogLevel::Critical,
-        LogLevel::Alert,
-        LogLevel::Emergency,
-    ];
-
-    /// The wire name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
-
-    /// The level named by `s`.
-    pub fn parse(s: JsonStr<'_>) -> Option<Self> {
-        Self::ALL.into_iter().find(|l| s.eq_str(l.as_str()))
-    }
-}
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

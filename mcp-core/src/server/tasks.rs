@@ -25,11 +25,11 @@
 use core::fmt::Write as _;
 use core::hash::Hasher as _;
 
-use super::call::render_result;
 use super::{Era, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
-    Evidence, Level, Output, Progress, TaskInfo, TaskPoll, ToolError, ToolResult, Value,
+    Evidence, Level, Output, Progress, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
+    ToolError, ToolResult, Value, render_result,
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
@@ -41,38 +41,6 @@ use crate::{Args, Reply};
 /// Longest `progressToken` (raw JSON bytes) kept for progress notifications.
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 64;
 
-/// The status of a task, as the table keeps it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum TaskStatus {
-    /// Running.
-    Working,
-    /// Finished with a result (`isError: false`).
-    Completed,
-    /// Finished with a failure (`isError: true`), including timeouts. The 2026-07-28 extension
-    /// reports these as `completed` with an `isError` result.
-    Failed,
-    /// Cancelled by request; the safe-stop was called.
-    Cancelled,
-}
-
-impl TaskStatus {
-    /// The wire name (2025-11-25 and the status tool).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Working => "working",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// `true` for completed, failed and cancelled.
-    pub const fn is_terminal(self) -> bool {
-        !matches!(self, TaskStatus::Working)
-    }
-}
-
 /// How a task was started, which decides how it is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TaskForm {
@@ -82,33 +50,6 @@ pub(crate) enum TaskForm {
     Legacy,
     /// 2026-07-28 `io.modelcontextprotocol/tasks`.
     Extension,
-}
-
-/// A read-only view of one task, for status tools.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct TaskSnapshot {
-    /// The tool that started it.
-    pub tool: &'static str,
-    /// Its status.
-    pub status: TaskStatus,
-    /// The latest progress reported.
-    pub progress: Option<Progress>,
-    /// The evidence reported when it started.
-    pub started: Evidence,
-    /// The final result, once terminal.
-    pub outcome: Option<ToolResult>,
-    /// The JSON-RPC error message, when the task ended with one instead of a result.
-    pub error: Option<&'static str>,
-    /// Whether the safe-stop was called and how it went (`Ok`: issued).
-    pub stop: Option<Result<(), ToolError>>,
-}
-
-/// Looks tasks up by id; implemented by the server's task table and handed to handlers through
-/// [`Reply::task`].
-pub trait TaskLookup {
-    /// The task with this id (`task-…`), if it exists.
-    fn snapshot(&self, id: &str) -> Option<TaskSnapshot>;
 }
 
 #[derive(Debug)]

@@ -24,8 +24,16 @@
 
 use core::fmt::{self, Write as _};
 
+mod render;
+mod task;
+
+pub(crate) use render::{render_result, render_result_for};
+pub use task::{
+    Progress, StopHook, TaskHooks, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
+};
+
+use crate::caller::{LogLevel, Notify, Principal};
 use crate::schema::AccessError;
-use crate::server::{LogLevel, Notify, Principal, TaskLookup, TaskSnapshot};
 use crate::wire::json::Json;
 use crate::wire::writer::{ObjectWriter, Writer};
 
@@ -384,12 +392,6 @@ pub struct Reply<'s> {
     log_level: Option<LogLevel>,
 }
 
-impl core::fmt::Debug for dyn Notify + '_ {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Notify")
-    }
-}
-
 impl core::fmt::Debug for dyn TaskLookup + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("TaskLookup")
@@ -656,76 +658,6 @@ impl ContentWriter<'_, '_> {
     /// An audio block (`data` is base64-encoded).
     pub fn audio(&mut self, mime: &str, data: &[u8]) -> &mut Self {
         self.binary("audio", mime, data)
-    }
-}
-
-/// Progress of a task, as `notifications/progress` reports it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Progress {
-    /// Progress so far; increases as work is done.
-    pub progress: f64,
-    /// The total, when known.
-    pub total: Option<f64>,
-}
-
-/// What a long-running tool's [`TaskHooks::poll`] reports.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TaskPoll {
-    /// Still running.
-    Working(Option<Progress>),
-    /// Finished: the final result, as the tool call would have returned it. Use values without
-    /// scratch text (`Output::bool/int/number/text`, `ToolError::new`) plus evidence: the result
-    /// is kept in the task table until the task expires.
-    Done(ToolResult),
-    /// Finished without a tool result: the request itself failed (a JSON-RPC -32603 error with
-    /// this message), as opposed to a tool failure (`Done(Err(..))`, `isError: true`).
-    Error(&'static str),
-}
-
-/// What the engine tells a long-running tool's hooks about its task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TaskInfo {
-    /// The word the handler returned in [`Output::task`].
-    pub data: i64,
-    /// When the task started (caller's clock, ms).
-    pub started_ms: u64,
-    /// Now (caller's clock, ms).
-    pub now_ms: u64,
-}
-
-/// A long-running tool's safe-stop (see [`TaskHooks::stop`]).
-pub type StopHook<C> = fn(&mut C, &TaskInfo) -> Result<(), ToolError>;
-
-/// The hooks through which the engine drives a long-running tool.
-pub struct TaskHooks<C> {
-    /// Reads the device's progress; called from [`Server::poll`](crate::Server::poll).
-    pub poll: fn(&mut C, &TaskInfo) -> TaskPoll,
-    /// The safe-stop, for actions that can be stopped (a motor; not a codec write): called once,
-    /// on `tasks/cancel`, on timeout, and after a failure ([`TaskPoll::Done`] with `Err`, or
-    /// [`TaskPoll::Error`]). `Ok` means the stop was issued. Every form of the outcome says what
-    /// became of it after the failure message (`…; safe-stop issued`, or `safe-stop FAILED`): the
-    /// `tasks/get` status message, `tasks/result`, the 2026-07-28 `tasks/get` result or error,
-    /// and the status tool's `error` (plus its `stop` member).
-    pub stop: Option<StopHook<C>>,
-    /// How long the action may run before the engine stops it and fails the task.
-    pub timeout_ms: u32,
-}
-
-impl<C> Clone for TaskHooks<C> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<C> Copy for TaskHooks<C> {}
-
-impl<C> fmt::Debug for TaskHooks<C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskHooks")
-            .field("timeout_ms", &self.timeout_ms)
-            .finish_non_exhaustive()
     }
 }
 

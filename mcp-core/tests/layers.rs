@@ -1,0 +1,91 @@
+//! The folders are layers (issue 11.6): wire → schema → caller → result → registry → server →
+//! transport. Each module may use only the ones before it; this test reads the sources and fails
+//! on a `crate::` path that reaches forward (in code, not in doc comments).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const LAYERS: [&str; 7] = [
+    "wire",
+    "schema",
+    "caller",
+    "result",
+    "registry",
+    "server",
+    "transport",
+];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The layer a source file belongs to, by its first path component under `src/`.
+fn layer_of(src: &Path, file: &Path) -> Option<usize> {
+    let first = file.strip_prefix(src).ok()?.components().next()?;
+    let name = first.as_os_str().to_str()?.trim_end_matches(".rs");
+    LAYERS.iter().position(|l| *l == name)
+}
+
+/// `crate::name` paths used in code lines (comments and tests excluded).
+fn uses(text: &str) -> Vec<(usize, String)> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        for (at, _) in line.match_indices("crate::") {
+            let rest = &line[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            found.push((n + 1, name));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_layer_reaches_forward() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for file in &all {
+        let Some(mine) = layer_of(&src, file) else {
+            continue;
+        };
+        checked += 1;
+        let text = fs::read_to_string(file).unwrap();
+        for (line, name) in uses(&text) {
+            if let Some(theirs) = LAYERS.iter().position(|l| *l == name)
+                && theirs > mine
+            {
+                problems.push(format!(
+                    "{}:{line}: {} uses crate::{name}",
+                    file.strip_prefix(&src).unwrap().display(),
+                    LAYERS[mine]
+                ));
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} files found under {src:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_check_can_fail() {
+    let forward = "use crate::server::Principal;\n/// crate::server in a doc\nfn f() {}";
+    assert_eq!(uses(forward), vec![(1, "server".to_string())]);
+}
