@@ -605,14 +605,8 @@ fn get<C: Board, const N: usize, const T: usize>(
     shared: &Arc<Shared<C, N, T>>,
     h: &View<'_>,
 ) -> Response {
-    let accept = h.header("Accept").unwrap_or_default();
-    if !String::from_utf8_lossy(accept).contains("text/event-stream") {
-        return error(
-            StatusCode::NOT_ACCEPTABLE,
-            None,
-            -32600,
-            "Not Acceptable: a GET stream needs Accept: text/event-stream",
-        );
+    if let Err(r) = rules::check_get(h) {
+        return refusal(r, b"");
     }
     let session = match find(shared, h) {
         Ok(s) => s,

@@ -617,3 +617,68 @@ async fn concurrent_posts_each_get_their_own_answer_and_sessions_are_bounded() {
         200
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_types_and_origins_are_parsed_not_substring_matched() {
+    let rig = start(default_opts()).await;
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
+    let status = |ct: &'static str, accept: &'static str| {
+        let r = rig.raw(&init, &[("content-type", ct), ("accept", accept)]);
+        async move { r.send().await.unwrap().status() }
+    };
+    // A media type whose parameter mentions JSON is not JSON.
+    assert_eq!(status("text/plain; x=application/json", BOTH).await, 415);
+    assert_eq!(status("application/jsonx", BOTH).await, 415);
+    assert_eq!(status("application/json; charset=utf-8", BOTH).await, 200);
+    // Accept: a parameter naming a type accepts nothing; q=0 excludes.
+    let sneaky = "text/html; x=application/json, text/event-stream";
+    assert_eq!(status("application/json", sneaky).await, 406);
+    let refused = "application/json, text/event-stream;q=0";
+    assert_eq!(status("application/json", refused).await, 406);
+    assert_eq!(
+        status("application/json", "application/*, text/*").await,
+        200
+    );
+    // An origin with userinfo names another host; a path is no serialized origin.
+    let port = rig
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    for (origin, want) in [
+        (format!("http://localhost:{port}@evil.com"), 403),
+        (format!("http://localhost:{port}/@evil.com"), 403),
+        ("http://[::1]@evil.com".to_string(), 403),
+        (format!("http://LOCALHOST:{port}"), 200),
+        ("http://[::1]".to_string(), 200),
+    ] {
+        let r = rig
+            .post(&init)
+            .header("Origin", &origin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), want, "Origin {origin}");
+    }
+    let r = rig
+        .post(&init)
+        .header("Host", format!("localhost:{port}@evil.com"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // A GET stream's Accept is parsed the same way.
+    let sid = rig.initialize("2025-11-25").await;
+    let r = rig
+        .http
+        .get(&rig.url)
+        .header("accept", "text/html; x=text/event-stream")
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 406);
+}
