@@ -21,6 +21,9 @@ use mcp_core::wire::request::Message;
 use crate::session::{Frames, Session, frame, parse_event_id};
 use crate::{Board, Clock, Done, Engine, EventHook, Factory, Run, Step, Touch, lock, pump, run};
 
+/// `Retry-After` (seconds) of a 503 at the session limit.
+const SESSION_RETRY_AFTER_S: u32 = 5;
+
 /// Settings of an [`HttpHost`].
 #[derive(Clone)]
 #[non_exhaustive]
@@ -41,9 +44,13 @@ pub struct HttpOptions {
     /// Tools whose POST stream is closed right after the priming event (SSE polling, 2025-11-25
     /// sessions): the result is delivered when the client reconnects with `Last-Event-ID`.
     pub close_early: Vec<String>,
-    /// The most legacy sessions kept; beyond it the least recently used one is ended.
+    /// The most legacy sessions kept. A new `initialize` beyond it ends the least recently used
+    /// *idle* session (no running task, no open stream, no answer still to come, no request in
+    /// flight); when every session is in use it is refused with 503, `Retry-After` and a
+    /// JSON-RPC error (-32000) saying the device is at its session limit. A session in use is
+    /// never ended to make room.
     pub max_sessions: usize,
-    /// A session unused this long (and with no open stream) is ended.
+    /// A session unused this long is ended, unless it is still in use (as above).
     pub session_idle: Duration,
     /// How often the engines are polled.
     pub tick: Duration,
@@ -235,10 +242,9 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         }
         let idle = shared.opts.session_idle;
         lock(&shared.sessions).retain(|_, s| {
-            let mut state = lock(&s.state);
-            let keep = state.has_live() || state.last_seen.elapsed() < idle;
+            let keep = lock(&s.state).last_seen.elapsed() < idle || !s.is_idle();
             if !keep {
-                state.close();
+                lock(&s.state).close();
             }
             keep
         });
@@ -423,11 +429,21 @@ async fn open<C: Board, const N: usize, const T: usize>(
             );
         }
     }
+    // Refuse at once when the table is full of sessions in use (the check is repeated when the
+    // new session is stored: others may have come meanwhile).
+    if !has_room(shared, &lock(&shared.sessions)) {
+        return at_session_limit(shared, &bytes);
+    }
     let id = uuid::Uuid::new_v4().simple().to_string();
     let session = Arc::new(Session::new(id.clone(), (shared.factory)()));
     let mut how = how(shared, false, &session.engine);
     how.prime_at = Some(shared.clock.now_ms());
-    let mut rx = run(session.engine.clone(), shared.board.clone(), bytes, how);
+    let mut rx = run(
+        session.engine.clone(),
+        shared.board.clone(),
+        bytes.clone(),
+        how,
+    );
     let done = loop {
         match rx.recv().await {
             Some(Step::Done(d)) => break d,
@@ -449,18 +465,56 @@ async fn open<C: Board, const N: usize, const T: usize>(
     {
         let mut sessions = lock(&shared.sessions);
         while sessions.len() >= shared.opts.max_sessions {
+            // Only an idle session may be ended to make room, the least recently used first.
             let oldest = sessions
                 .iter()
+                .filter(|(_, s)| s.is_idle())
                 .min_by_key(|(_, s)| lock(&s.state).last_seen)
                 .map(|(k, _)| k.clone());
             match oldest.and_then(|k| sessions.remove(&k)) {
                 Some(s) => lock(&s.state).close(),
-                None => break,
+                None => {
+                    drop(sessions);
+                    return at_session_limit(shared, &bytes);
+                }
             }
         }
         sessions.insert(id.clone(), session);
     }
     answer(done, Some(&id))
+}
+
+/// `true` when a new session fits: a free slot, or an idle session to end.
+fn has_room<C: Board, const N: usize, const T: usize>(
+    shared: &Shared<C, N, T>,
+    sessions: &HashMap<String, Arc<Session<C, N, T>>>,
+) -> bool {
+    sessions.len() < shared.opts.max_sessions || sessions.values().any(|s| s.is_idle())
+}
+
+/// The answer to an `initialize` when every session is in use: 503 with `Retry-After` and a
+/// JSON-RPC error that says why, echoing the request id.
+fn at_session_limit<C: Board, const N: usize, const T: usize>(
+    shared: &Shared<C, N, T>,
+    bytes: &[u8],
+) -> Response {
+    let id = rules::request_id(bytes).map(|i| i.raw().to_vec());
+    let message = format!(
+        "Service Unavailable: the device is at its session limit ({} sessions, each with a running \
+         task, an open stream or a request in flight); retry later, or end a session with DELETE",
+        shared.opts.max_sessions
+    );
+    let mut r = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id.as_deref(),
+        -32000,
+        &message,
+    );
+    r.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(SESSION_RETRY_AFTER_S),
+    );
+    r
 }
 
 fn find<C: Board, const N: usize, const T: usize>(
@@ -505,6 +559,7 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
         Ok(s) => s,
         Err(r) => return *r,
     };
+    let _busy = session.busy();
     let request_id = rules::request_id(&bytes).map(|i| i.raw().to_vec());
     let resumable = session.resumable();
     let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);

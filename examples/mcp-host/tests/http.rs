@@ -682,3 +682,94 @@ async fn media_types_and_origins_are_parsed_not_substring_matched() {
         .unwrap();
     assert_eq!(r.status(), 406);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_session_table_refuses_new_sessions_instead_of_ending_live_ones() {
+    let mut opts = default_opts().max_sessions(4);
+    // Notice a closed stream soon (a keep-alive comment finds a dead connection).
+    opts.keepalive = Duration::from_millis(100);
+    let rig = start(opts).await;
+    // Two sessions each run a 10 s move as a task; two others hold their GET stream open.
+    let mut moving = Vec::new();
+    for i in 0..2 {
+        let sid = rig.initialize("2025-11-25").await;
+        let call = json!({"jsonrpc":"2.0","id":i,"method":"tools/call",
+            "params":{"name":"move","arguments":{"ms":10_000},"task":{"ttl":60000}}});
+        let v: Value = rig
+            .in_session(&sid, &call)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["result"]["task"]["status"], "working", "{v}");
+        let task = v["result"]["task"]["taskId"].as_str().unwrap().to_string();
+        moving.push((sid, task));
+    }
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let sid = rig.initialize("2025-11-25").await;
+        let get = rig.get(&sid).send().await.unwrap();
+        assert_eq!(get.status(), 200);
+        streams.push((sid, get));
+    }
+    // A fifth client: 503 with Retry-After and a JSON-RPC error, nobody's session ended.
+    let init = json!({"jsonrpc":"2.0","id":"fifth","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let r = rig.post(&init).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["id"], "fifth");
+    assert_eq!(v["error"]["code"], -32000);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session limit"),
+        "{v}"
+    );
+    // The old sessions still work: their tasks answer tasks/get, the streams stay open.
+    for (sid, task) in &moving {
+        let get = json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":task}});
+        let r = rig.in_session(sid, &get).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["result"]["status"], "working", "{v}");
+    }
+    let ping = json!({"jsonrpc":"2.0","id":8,"method":"ping"});
+    for (sid, _) in &streams {
+        let r = rig.in_session(sid, &ping).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    // Once a client closes its stream its session is idle: the next initialize takes its place.
+    let (closed, get) = streams.pop().unwrap();
+    drop(get);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = rig.post(&init).send().await.unwrap();
+        if r.status() == 200 {
+            break;
+        }
+        assert_eq!(r.status(), 503);
+        assert!(tokio::time::Instant::now() < deadline, "never made room");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = rig.in_session(&closed, &ping).send().await.unwrap();
+    assert_eq!(r.status(), 404, "the idle session was the one ended");
+    let others = moving
+        .iter()
+        .map(|(s, _)| s)
+        .chain(streams.iter().map(|(s, _)| s));
+    for sid in others {
+        let r = rig.in_session(sid, &ping).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+}
