@@ -65,6 +65,21 @@ struct Cli {
     /// are). DNS-rebinding protection refuses every other.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
+    /// With --http: the most connections served at once; more wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
+    http_max_connections: usize,
+    /// With --http: seconds a connection has to send a request head, from when it is ready for
+    /// one (also the keep-alive idle timeout).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "http")]
+    http_header_timeout: Duration,
+    /// With --http: seconds a POST body has to arrive in full (then 408 and the connection
+    /// closes).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "http")]
+    http_body_timeout: Duration,
+    /// With --http: the most legacy sessions; at the limit an idle one is ended, and when every
+    /// one is in use (a running task, an open stream) a new initialize gets 503 + Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "http")]
+    max_sessions: usize,
     /// Connect to a xiaozhi backend's WebSocket URL (ws://…), send the device hello and serve MCP
     /// in its envelope until the backend closes the connection.
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope"])]
@@ -412,6 +427,17 @@ fn log_event(e: &HostEvent) {
     }
 }
 
+/// A duration in seconds (fractions allowed: `0.5`), positive and at most a day.
+fn secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(v > 0.0 && v <= 86_400.0) {
+        return Err(format!("{s} s is out of range (above 0, at most 86400)"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -468,6 +494,10 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
         .principal(principal(cli))
         .allow_hosts(&hosts)
         .out_len(out_len)
+        .max_sessions(cli.max_sessions)
+        .max_connections(cli.http_max_connections)
+        .header_timeout(cli.http_header_timeout)
+        .body_timeout(cli.http_body_timeout)
         .on_event(Arc::new(log_event));
     let host = HttpHost::new(opts, tools.factory(), board);
     runtime

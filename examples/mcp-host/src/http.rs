@@ -58,6 +58,18 @@ pub struct HttpOptions {
     pub keepalive: Duration,
     /// Receives host events (initialized sessions), for logging.
     pub on_event: Option<EventHook>,
+    /// The longest a connection may take to send a request head, counted from when it is ready
+    /// for one: just accepted, or its previous response sent. So this is also the keep-alive
+    /// idle timeout (hyper starts its header-read timer as soon as a connection goes idle).
+    /// Slowloris connections (a head never finished) and idle sockets are closed after it.
+    pub header_timeout: Duration,
+    /// The longest a POST body may take to arrive in full, from when the handler starts reading
+    /// it: a body shorter than its `Content-Length` (or a trickle) gets 408 and the connection is
+    /// closed.
+    pub body_timeout: Duration,
+    /// The most connections served at once ([`HttpHost::serve`]); further ones wait in the
+    /// listen backlog until one closes. SSE streams hold theirs while open.
+    pub max_connections: usize,
 }
 
 impl fmt::Debug for HttpOptions {
@@ -69,6 +81,9 @@ impl fmt::Debug for HttpOptions {
             .field("principal", &self.principal)
             .field("close_early", &self.close_early)
             .field("max_sessions", &self.max_sessions)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -88,6 +103,9 @@ impl Default for HttpOptions {
             tick: Duration::from_millis(10),
             keepalive: Duration::from_secs(15),
             on_event: None,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_connections: 128,
         }
     }
 }
@@ -138,6 +156,24 @@ impl HttpOptions {
     /// Sets the session limit.
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n.max(1);
+        self
+    }
+
+    /// Sets the request-head (and keep-alive idle) timeout.
+    pub fn header_timeout(mut self, t: Duration) -> Self {
+        self.header_timeout = t;
+        self
+    }
+
+    /// Sets the request-body timeout.
+    pub fn body_timeout(mut self, t: Duration) -> Self {
+        self.body_timeout = t;
+        self
+    }
+
+    /// Sets the connection limit.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
         self
     }
 }
@@ -199,12 +235,49 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             .with_state(self.shared.clone())
     }
 
-    /// Serves on `listener` until the listener fails.
+    /// Serves HTTP/1.1 on `listener`, forever.
+    ///
+    /// At most [`HttpOptions::max_connections`] connections are served at once: the next one is
+    /// accepted only when one closes (until then it waits in the listen backlog). Each has
+    /// [`HttpOptions::header_timeout`] to send a request head (also the keep-alive idle
+    /// timeout), and each POST [`HttpOptions::body_timeout`] to send its body. A failed accept
+    /// (a reset connection, no file descriptor left) is skipped after a short pause.
+    ///
+    /// [`router`](Self::router) serves the same endpoint under your own server instead (for
+    /// TLS, say); then the connection limit and the header timeout are yours to set.
     ///
     /// # Errors
-    /// The listener's I/O error.
+    /// None so far: the signature leaves room for a listener that can fail for good.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        let router = self.router();
+        let opts = &self.shared.opts;
+        let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(opts.header_timeout)
+            .keep_alive(true);
+        loop {
+            // Take a slot before accepting: beyond the limit, connections wait in the backlog.
+            let Ok(permit) = limit.clone().acquire_owned().await else {
+                return Ok(());
+            };
+            let tcp = match listener.accept().await {
+                Ok((tcp, _)) => tcp,
+                Err(_) => {
+                    // ECONNABORTED, EMFILE, …: nothing to serve; do not spin.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = tcp.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+            tokio::spawn(async move {
+                // An error here is the connection's own end (a timeout, a reset): nothing to do.
+                let _ = conn.await;
+                drop(permit);
+            });
+        }
     }
 
     /// The number of open legacy sessions.
@@ -301,7 +374,22 @@ async fn post<C: Board, const N: usize, const T: usize>(
     if let Err(r) = rules::check_post(h, declared, max) {
         return refusal(r, b"");
     }
-    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
+    // One deadline for the whole body (tower-http's body timeout restarts with every frame, so
+    // a trickle would never end).
+    let Ok(read) =
+        tokio::time::timeout(shared.opts.body_timeout, axum::body::to_bytes(body, max)).await
+    else {
+        let mut r = error(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            -32600,
+            "Request Timeout: the body did not arrive in time",
+        );
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    };
+    let Ok(bytes) = read else {
         return match rules::check_post(h, max.saturating_add(1), max) {
             Err(r) => refusal(r, b""),
             Ok(()) => error(

@@ -773,3 +773,142 @@ async fn a_full_session_table_refuses_new_sessions_instead_of_ending_live_ones()
         assert_eq!(r.status(), 200);
     }
 }
+
+/// Reads from `s` until the server closes the connection or `within` passes; returns what came
+/// and whether the connection was closed.
+async fn read_until_closed(s: &mut tokio::net::TcpStream, within: Duration) -> (String, bool) {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + within;
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&got).into(), true),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => return (String::from_utf8_lossy(&got).into(), false),
+        }
+    }
+}
+
+async fn connect(rig: &Rig) -> (tokio::net::TcpStream, String) {
+    let addr = rig
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    (
+        tokio::net::TcpStream::connect(addr).await.unwrap(),
+        addr.to_string(),
+    )
+}
+
+/// A complete `initialize` POST, written by hand (keep-alive).
+fn init_request(addr: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_heads_short_bodies_and_idle_connections_are_closed_in_time() {
+    use tokio::io::AsyncWriteExt;
+    let opts = default_opts()
+        .header_timeout(Duration::from_millis(600))
+        .body_timeout(Duration::from_millis(600));
+    let rig = start(opts).await;
+    let started = tokio::time::Instant::now();
+    // Slowloris: a head that never ends.
+    let (mut slow, addr) = connect(&rig).await;
+    slow.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nX-A: b\r\n").as_bytes())
+        .await
+        .unwrap();
+    // A silent connection.
+    let (mut silent, _) = connect(&rig).await;
+    // A body shorter than its Content-Length.
+    let (mut short, _) = connect(&rig).await;
+    short
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    // A kept-alive connection after one request.
+    let (mut kept, _) = connect(&rig).await;
+    kept.write_all(init_request(&addr).as_bytes())
+        .await
+        .unwrap();
+    for (name, s) in [
+        ("slowloris", &mut slow),
+        ("silent", &mut silent),
+        ("short body", &mut short),
+        ("idle keep-alive", &mut kept),
+    ] {
+        let (got, closed) = read_until_closed(s, Duration::from_secs(3)).await;
+        assert!(closed, "{name}: still open after 3 s; got {got:?}");
+        match name {
+            "short body" => assert!(got.starts_with("HTTP/1.1 408"), "{got}"),
+            "idle keep-alive" => assert!(got.starts_with("HTTP/1.1 200"), "{got}"),
+            _ => assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}"),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // And the server still serves.
+    let r = rig
+        .post(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_the_connection_limit_a_client_waits_until_one_closes() {
+    use tokio::io::AsyncWriteExt;
+    let rig = start(default_opts().max_connections(8)).await;
+    // Eight clients, each with a kept-alive connection after one answered request.
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let (mut s, addr) = connect(&rig).await;
+        s.write_all(init_request(&addr).as_bytes()).await.unwrap();
+        let mut buf = [0u8; 1024];
+        let n = tokio::time::timeout(Duration::from_secs(5), async {
+            use tokio::io::AsyncReadExt;
+            s.read(&mut buf).await.unwrap()
+        })
+        .await
+        .expect("served within the limit");
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+        held.push(s);
+    }
+    // The ninth is not served while the eight stay open...
+    let (mut ninth, addr) = connect(&rig).await;
+    ninth
+        .write_all(init_request(&addr).as_bytes())
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let early = tokio::time::timeout(Duration::from_millis(500), async {
+        use tokio::io::AsyncReadExt;
+        ninth.read(&mut buf).await
+    })
+    .await;
+    assert!(
+        early.is_err(),
+        "the ninth connection was served beyond the limit"
+    );
+    // ... and is once one of them closes.
+    drop(held.pop());
+    let n = tokio::time::timeout(Duration::from_secs(5), async {
+        use tokio::io::AsyncReadExt;
+        ninth.read(&mut buf).await.unwrap()
+    })
+    .await
+    .expect("served once a connection closed");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+}
