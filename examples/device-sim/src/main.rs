@@ -29,6 +29,9 @@ use mcp_host::{HostEvent, HttpHost, HttpOptions};
 const CAPACITY: usize = 512;
 /// Long-running actions tracked at once.
 const TASKS: usize = 8;
+/// The smallest WebSocket message limit: room for a backend's `initialize` and a call however
+/// small the pages.
+const MIN_WS_MESSAGE: usize = 4096;
 
 type Engine = Server<'static, Board, CAPACITY, TASKS>;
 
@@ -91,6 +94,21 @@ struct Cli {
     /// reconnecting (1 s, doubling to 30 s, with jitter) as a device does.
     #[arg(long, requires = "xiaozhi_ws")]
     once: bool,
+    /// With --xiaozhi-ws: seconds a connection attempt (TCP connect and WebSocket handshake)
+    /// may take before it is abandoned and retried.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_connect_timeout: Duration,
+    /// With --xiaozhi-ws: seconds between WebSocket pings.
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_ping_interval: Duration,
+    /// With --xiaozhi-ws: seconds of silence from the backend (no pong, no message) after which
+    /// the link is declared dead and the device reconnects.
+    #[arg(long, value_name = "SECS", default_value = "45", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_dead_after: Duration,
+    /// With --xiaozhi-ws: the largest message or frame the backend may send, in bytes (default:
+    /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
+    #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
+    ws_max_message: Option<usize>,
     /// Wrap messages in a transport envelope (implies --stdio).
     #[arg(long, value_enum)]
     envelope: Option<EnvelopeKind>,
@@ -167,7 +185,7 @@ impl Device {
                     return None;
                 };
                 if env.is("hello") {
-                    self.session_id = env.session_id.map(|s| s.to_cow().into_owned());
+                    self.session_id = usable_session_id(&env);
                     eprintln!(
                         "device-sim: hello from the server, session {:?}",
                         self.session_id.as_deref().unwrap_or("")
@@ -179,10 +197,7 @@ impl Device {
                     return None;
                 };
                 // Answer in the session the server gave us, or the one the message names.
-                let sid = self
-                    .session_id
-                    .clone()
-                    .or_else(|| env.session_id.map(|s| s.to_cow().into_owned()));
+                let sid = self.session_id.clone().or_else(|| usable_session_id(&env));
                 // The backend session is the peer whose retransmissions are recognised.
                 let peer = sid
                     .as_deref()
@@ -215,6 +230,27 @@ impl Device {
     }
 }
 
+/// A peer's text as the log shows it: at most 200 characters, control characters escaped.
+fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(200).flat_map(char::escape_debug).collect();
+    if s.chars().nth(200).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// The envelope's `session_id` if it may be echoed and logged; an unusable one (too long, control
+/// characters) is ignored, and said so with its length only.
+fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
+    let usable = env.usable_session_id().map(|s| s.to_cow().into_owned());
+    if let (None, Some(raw)) = (&usable, env.session_id) {
+        log_event(&HostEvent::UnusableSessionId {
+            len: raw.raw().len(),
+        });
+    }
+    usable
+}
+
 /// Hands one message to the engine; logs events. Returns the response length; `receipt` gets the
 /// receipt of an acting call's answer.
 fn handle(
@@ -229,7 +265,7 @@ fn handle(
             if let Some(Event::Initialized { revision, vision }) = h.event {
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
-                    eprintln!("device-sim: vision endpoint {}", v.url.to_cow());
+                    eprintln!("device-sim: vision endpoint {}", shown(&v.url.to_cow()));
                 }
             }
             if let Some(first) = h.replay {
@@ -391,12 +427,17 @@ fn log_event(e: &HostEvent) {
         } => {
             eprintln!("device-sim: initialized, protocol {}", revision.as_str());
             if let Some(url) = vision_url {
-                eprintln!("device-sim: vision endpoint {url}");
+                eprintln!("device-sim: vision endpoint {}", shown(url));
             }
         }
         HostEvent::Hello { session_id } => eprintln!(
             "device-sim: hello from the server, session {:?}",
             session_id.as_deref().unwrap_or("")
+        ),
+        HostEvent::UnusableSessionId { len } => eprintln!(
+            "device-sim: ignored a session_id of {len} bytes (more than {} or not printable ASCII); \
+             replies carry none",
+            xiaozhi::MAX_SESSION_ID_LEN
         ),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
@@ -464,9 +505,17 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     if let Some(url) = &cli.xiaozhi_ws {
+        let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
         let mut opts = mcp_host::xiaozhi::Options::new(url.clone())
             .principal(principal(cli))
             .out_len(out_len)
+            .connect_timeout(cli.ws_connect_timeout)
+            .keepalive(Some(keepalive))
+            .max_message(
+                cli.ws_max_message
+                    .unwrap_or(4 * cli.page_bytes)
+                    .max(MIN_WS_MESSAGE),
+            )
             .on_event(Arc::new(log_event));
         if !cli.once {
             opts = opts.reconnect(mcp_host::xiaozhi::Backoff::DEFAULT);

@@ -187,6 +187,13 @@ pub enum HostEvent {
         /// The session id.
         session_id: Option<String>,
     },
+    /// The xiaozhi backend named a `session_id` that is not echoed or logged (longer than
+    /// `mcp_core::transport::xiaozhi::MAX_SESSION_ID_LEN` bytes, or not printable ASCII): it
+    /// was ignored, and the replies carry no `session_id`.
+    UnusableSessionId {
+        /// Its length as sent (bytes of the JSON string's content).
+        len: usize,
+    },
     /// The link to the xiaozhi backend is gone.
     Disconnected {
         /// Why.
