@@ -29,6 +29,9 @@ use mcp_host::{HostEvent, HttpHost, HttpOptions};
 const CAPACITY: usize = 512;
 /// Long-running actions tracked at once.
 const TASKS: usize = 8;
+/// The smallest WebSocket message limit: room for a backend's `initialize` and a call however
+/// small the pages.
+const MIN_WS_MESSAGE: usize = 4096;
 
 type Engine = Server<'static, Board, CAPACITY, TASKS>;
 
@@ -65,6 +68,21 @@ struct Cli {
     /// are). DNS-rebinding protection refuses every other.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
+    /// With --http: the most connections served at once; more wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
+    http_max_connections: usize,
+    /// With --http: seconds a connection has to send a request head, from when it is ready for
+    /// one (also the keep-alive idle timeout).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "http")]
+    http_header_timeout: Duration,
+    /// With --http: seconds a POST body has to arrive in full (then 408 and the connection
+    /// closes).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "http")]
+    http_body_timeout: Duration,
+    /// With --http: the most legacy sessions; at the limit an idle one is ended, and when every
+    /// one is in use (a running task, an open stream) a new initialize gets 503 + Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "http")]
+    max_sessions: usize,
     /// Connect to a xiaozhi backend's WebSocket URL (ws://…), send the device hello and serve MCP
     /// in its envelope until the backend closes the connection.
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope"])]
@@ -76,6 +94,21 @@ struct Cli {
     /// reconnecting (1 s, doubling to 30 s, with jitter) as a device does.
     #[arg(long, requires = "xiaozhi_ws")]
     once: bool,
+    /// With --xiaozhi-ws: seconds a connection attempt (TCP connect and WebSocket handshake)
+    /// may take before it is abandoned and retried.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_connect_timeout: Duration,
+    /// With --xiaozhi-ws: seconds between WebSocket pings.
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_ping_interval: Duration,
+    /// With --xiaozhi-ws: seconds of silence from the backend (no pong, no message) after which
+    /// the link is declared dead and the device reconnects.
+    #[arg(long, value_name = "SECS", default_value = "45", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_dead_after: Duration,
+    /// With --xiaozhi-ws: the largest message or frame the backend may send, in bytes (default:
+    /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
+    #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
+    ws_max_message: Option<usize>,
     /// Wrap messages in a transport envelope (implies --stdio).
     #[arg(long, value_enum)]
     envelope: Option<EnvelopeKind>,
@@ -152,7 +185,7 @@ impl Device {
                     return None;
                 };
                 if env.is("hello") {
-                    self.session_id = env.session_id.map(|s| s.to_cow().into_owned());
+                    self.session_id = usable_session_id(&env);
                     eprintln!(
                         "device-sim: hello from the server, session {:?}",
                         self.session_id.as_deref().unwrap_or("")
@@ -164,10 +197,7 @@ impl Device {
                     return None;
                 };
                 // Answer in the session the server gave us, or the one the message names.
-                let sid = self
-                    .session_id
-                    .clone()
-                    .or_else(|| env.session_id.map(|s| s.to_cow().into_owned()));
+                let sid = self.session_id.clone().or_else(|| usable_session_id(&env));
                 // The backend session is the peer whose retransmissions are recognised.
                 let peer = sid
                     .as_deref()
@@ -200,6 +230,27 @@ impl Device {
     }
 }
 
+/// A peer's text as the log shows it: at most 200 characters, control characters escaped.
+fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(200).flat_map(char::escape_debug).collect();
+    if s.chars().nth(200).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// The envelope's `session_id` if it may be echoed and logged; an unusable one (too long, control
+/// characters) is ignored, and said so with its length only.
+fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
+    let usable = env.usable_session_id().map(|s| s.to_cow().into_owned());
+    if let (None, Some(raw)) = (&usable, env.session_id) {
+        log_event(&HostEvent::UnusableSessionId {
+            len: raw.raw().len(),
+        });
+    }
+    usable
+}
+
 /// Hands one message to the engine; logs events. Returns the response length; `receipt` gets the
 /// receipt of an acting call's answer.
 fn handle(
@@ -214,7 +265,7 @@ fn handle(
             if let Some(Event::Initialized { revision, vision }) = h.event {
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
-                    eprintln!("device-sim: vision endpoint {}", v.url.to_cow());
+                    eprintln!("device-sim: vision endpoint {}", shown(&v.url.to_cow()));
                 }
             }
             if let Some(first) = h.replay {
@@ -376,12 +427,17 @@ fn log_event(e: &HostEvent) {
         } => {
             eprintln!("device-sim: initialized, protocol {}", revision.as_str());
             if let Some(url) = vision_url {
-                eprintln!("device-sim: vision endpoint {url}");
+                eprintln!("device-sim: vision endpoint {}", shown(url));
             }
         }
         HostEvent::Hello { session_id } => eprintln!(
             "device-sim: hello from the server, session {:?}",
             session_id.as_deref().unwrap_or("")
+        ),
+        HostEvent::UnusableSessionId { len } => eprintln!(
+            "device-sim: ignored a session_id of {len} bytes (more than {} or not printable ASCII); \
+             replies carry none",
+            xiaozhi::MAX_SESSION_ID_LEN
         ),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
@@ -412,6 +468,17 @@ fn log_event(e: &HostEvent) {
     }
 }
 
+/// A duration in seconds (fractions allowed: `0.5`), positive and at most a day.
+fn secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(v > 0.0 && v <= 86_400.0) {
+        return Err(format!("{s} s is out of range (above 0, at most 86400)"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -438,9 +505,17 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     if let Some(url) = &cli.xiaozhi_ws {
+        let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
         let mut opts = mcp_host::xiaozhi::Options::new(url.clone())
             .principal(principal(cli))
             .out_len(out_len)
+            .connect_timeout(cli.ws_connect_timeout)
+            .keepalive(Some(keepalive))
+            .max_message(
+                cli.ws_max_message
+                    .unwrap_or(4 * cli.page_bytes)
+                    .max(MIN_WS_MESSAGE),
+            )
             .on_event(Arc::new(log_event));
         if !cli.once {
             opts = opts.reconnect(mcp_host::xiaozhi::Backoff::DEFAULT);
@@ -468,6 +543,10 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
         .principal(principal(cli))
         .allow_hosts(&hosts)
         .out_len(out_len)
+        .max_sessions(cli.max_sessions)
+        .max_connections(cli.http_max_connections)
+        .header_timeout(cli.http_header_timeout)
+        .body_timeout(cli.http_body_timeout)
         .on_event(Arc::new(log_event));
     let host = HttpHost::new(opts, tools.factory(), board);
     runtime

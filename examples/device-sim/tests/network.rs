@@ -165,6 +165,42 @@ fn http_serves_a_legacy_session_and_the_stateless_revision() {
     assert_eq!(status, 404);
 }
 
+/// Reads until the server closes the connection or `within` passes: (what came, closed).
+fn read_until_closed(s: &mut TcpStream, within: Duration) -> (String, bool) {
+    s.set_read_timeout(Some(within)).unwrap();
+    let mut got = Vec::new();
+    let closed = s.read_to_end(&mut got).is_ok();
+    (String::from_utf8_lossy(&got).into_owned(), closed)
+}
+
+#[test]
+fn http_closes_slow_heads_and_short_bodies_within_its_timeouts() {
+    let (_sim, addr) = start_http(&["--http-header-timeout", "0.5", "--http-body-timeout", "0.5"]);
+    let started = std::time::Instant::now();
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+        .unwrap();
+    let mut short = TcpStream::connect(&addr).unwrap();
+    short
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let (got, closed) = read_until_closed(&mut slow, Duration::from_secs(3));
+    assert!(
+        closed && !got.starts_with("HTTP/1.1 2"),
+        "slowloris: {got:?}"
+    );
+    let (got, closed) = read_until_closed(&mut short, Duration::from_secs(3));
+    assert!(closed, "short body: still open");
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
 #[test]
 fn http_refuses_a_bad_address() {
     let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))

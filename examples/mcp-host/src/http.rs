@@ -21,6 +21,9 @@ use mcp_core::wire::request::Message;
 use crate::session::{Frames, Session, frame, parse_event_id};
 use crate::{Board, Clock, Done, Engine, EventHook, Factory, Run, Step, Touch, lock, pump, run};
 
+/// `Retry-After` (seconds) of a 503 at the session limit.
+const SESSION_RETRY_AFTER_S: u32 = 5;
+
 /// Settings of an [`HttpHost`].
 #[derive(Clone)]
 #[non_exhaustive]
@@ -41,9 +44,13 @@ pub struct HttpOptions {
     /// Tools whose POST stream is closed right after the priming event (SSE polling, 2025-11-25
     /// sessions): the result is delivered when the client reconnects with `Last-Event-ID`.
     pub close_early: Vec<String>,
-    /// The most legacy sessions kept; beyond it the least recently used one is ended.
+    /// The most legacy sessions kept. A new `initialize` beyond it ends the least recently used
+    /// *idle* session (no running task, no open stream, no answer still to come, no request in
+    /// flight); when every session is in use it is refused with 503, `Retry-After` and a
+    /// JSON-RPC error (-32000) saying the device is at its session limit. A session in use is
+    /// never ended to make room.
     pub max_sessions: usize,
-    /// A session unused this long (and with no open stream) is ended.
+    /// A session unused this long is ended, unless it is still in use (as above).
     pub session_idle: Duration,
     /// How often the engines are polled.
     pub tick: Duration,
@@ -51,6 +58,18 @@ pub struct HttpOptions {
     pub keepalive: Duration,
     /// Receives host events (initialized sessions), for logging.
     pub on_event: Option<EventHook>,
+    /// The longest a connection may take to send a request head, counted from when it is ready
+    /// for one: just accepted, or its previous response sent. So this is also the keep-alive
+    /// idle timeout (hyper starts its header-read timer as soon as a connection goes idle).
+    /// Slowloris connections (a head never finished) and idle sockets are closed after it.
+    pub header_timeout: Duration,
+    /// The longest a POST body may take to arrive in full, from when the handler starts reading
+    /// it: a body shorter than its `Content-Length` (or a trickle) gets 408 and the connection is
+    /// closed.
+    pub body_timeout: Duration,
+    /// The most connections served at once ([`HttpHost::serve`]); further ones wait in the
+    /// listen backlog until one closes. SSE streams hold theirs while open.
+    pub max_connections: usize,
 }
 
 impl fmt::Debug for HttpOptions {
@@ -62,6 +81,9 @@ impl fmt::Debug for HttpOptions {
             .field("principal", &self.principal)
             .field("close_early", &self.close_early)
             .field("max_sessions", &self.max_sessions)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -81,6 +103,9 @@ impl Default for HttpOptions {
             tick: Duration::from_millis(10),
             keepalive: Duration::from_secs(15),
             on_event: None,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_connections: 128,
         }
     }
 }
@@ -131,6 +156,24 @@ impl HttpOptions {
     /// Sets the session limit.
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n.max(1);
+        self
+    }
+
+    /// Sets the request-head (and keep-alive idle) timeout.
+    pub fn header_timeout(mut self, t: Duration) -> Self {
+        self.header_timeout = t;
+        self
+    }
+
+    /// Sets the request-body timeout.
+    pub fn body_timeout(mut self, t: Duration) -> Self {
+        self.body_timeout = t;
+        self
+    }
+
+    /// Sets the connection limit.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
         self
     }
 }
@@ -192,12 +235,49 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             .with_state(self.shared.clone())
     }
 
-    /// Serves on `listener` until the listener fails.
+    /// Serves HTTP/1.1 on `listener`, forever.
+    ///
+    /// At most [`HttpOptions::max_connections`] connections are served at once: the next one is
+    /// accepted only when one closes (until then it waits in the listen backlog). Each has
+    /// [`HttpOptions::header_timeout`] to send a request head (also the keep-alive idle
+    /// timeout), and each POST [`HttpOptions::body_timeout`] to send its body. A failed accept
+    /// (a reset connection, no file descriptor left) is skipped after a short pause.
+    ///
+    /// [`router`](Self::router) serves the same endpoint under your own server instead (for
+    /// TLS, say); then the connection limit and the header timeout are yours to set.
     ///
     /// # Errors
-    /// The listener's I/O error.
+    /// None so far: the signature leaves room for a listener that can fail for good.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        let router = self.router();
+        let opts = &self.shared.opts;
+        let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(opts.header_timeout)
+            .keep_alive(true);
+        loop {
+            // Take a slot before accepting: beyond the limit, connections wait in the backlog.
+            let Ok(permit) = limit.clone().acquire_owned().await else {
+                return Ok(());
+            };
+            let tcp = match listener.accept().await {
+                Ok((tcp, _)) => tcp,
+                Err(_) => {
+                    // ECONNABORTED, EMFILE, …: nothing to serve; do not spin.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = tcp.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+            tokio::spawn(async move {
+                // An error here is the connection's own end (a timeout, a reset): nothing to do.
+                let _ = conn.await;
+                drop(permit);
+            });
+        }
     }
 
     /// The number of open legacy sessions.
@@ -235,10 +315,9 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         }
         let idle = shared.opts.session_idle;
         lock(&shared.sessions).retain(|_, s| {
-            let mut state = lock(&s.state);
-            let keep = state.has_live() || state.last_seen.elapsed() < idle;
+            let keep = lock(&s.state).last_seen.elapsed() < idle || !s.is_idle();
             if !keep {
-                state.close();
+                lock(&s.state).close();
             }
             keep
         });
@@ -295,7 +374,22 @@ async fn post<C: Board, const N: usize, const T: usize>(
     if let Err(r) = rules::check_post(h, declared, max) {
         return refusal(r, b"");
     }
-    let Ok(bytes) = axum::body::to_bytes(body, max).await else {
+    // One deadline for the whole body (tower-http's body timeout restarts with every frame, so
+    // a trickle would never end).
+    let Ok(read) =
+        tokio::time::timeout(shared.opts.body_timeout, axum::body::to_bytes(body, max)).await
+    else {
+        let mut r = error(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            -32600,
+            "Request Timeout: the body did not arrive in time",
+        );
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    };
+    let Ok(bytes) = read else {
         return match rules::check_post(h, max.saturating_add(1), max) {
             Err(r) => refusal(r, b""),
             Ok(()) => error(
@@ -423,11 +517,21 @@ async fn open<C: Board, const N: usize, const T: usize>(
             );
         }
     }
+    // Refuse at once when the table is full of sessions in use (the check is repeated when the
+    // new session is stored: others may have come meanwhile).
+    if !has_room(shared, &lock(&shared.sessions)) {
+        return at_session_limit(shared, &bytes);
+    }
     let id = uuid::Uuid::new_v4().simple().to_string();
     let session = Arc::new(Session::new(id.clone(), (shared.factory)()));
     let mut how = how(shared, false, &session.engine);
     how.prime_at = Some(shared.clock.now_ms());
-    let mut rx = run(session.engine.clone(), shared.board.clone(), bytes, how);
+    let mut rx = run(
+        session.engine.clone(),
+        shared.board.clone(),
+        bytes.clone(),
+        how,
+    );
     let done = loop {
         match rx.recv().await {
             Some(Step::Done(d)) => break d,
@@ -449,18 +553,56 @@ async fn open<C: Board, const N: usize, const T: usize>(
     {
         let mut sessions = lock(&shared.sessions);
         while sessions.len() >= shared.opts.max_sessions {
+            // Only an idle session may be ended to make room, the least recently used first.
             let oldest = sessions
                 .iter()
+                .filter(|(_, s)| s.is_idle())
                 .min_by_key(|(_, s)| lock(&s.state).last_seen)
                 .map(|(k, _)| k.clone());
             match oldest.and_then(|k| sessions.remove(&k)) {
                 Some(s) => lock(&s.state).close(),
-                None => break,
+                None => {
+                    drop(sessions);
+                    return at_session_limit(shared, &bytes);
+                }
             }
         }
         sessions.insert(id.clone(), session);
     }
     answer(done, Some(&id))
+}
+
+/// `true` when a new session fits: a free slot, or an idle session to end.
+fn has_room<C: Board, const N: usize, const T: usize>(
+    shared: &Shared<C, N, T>,
+    sessions: &HashMap<String, Arc<Session<C, N, T>>>,
+) -> bool {
+    sessions.len() < shared.opts.max_sessions || sessions.values().any(|s| s.is_idle())
+}
+
+/// The answer to an `initialize` when every session is in use: 503 with `Retry-After` and a
+/// JSON-RPC error that says why, echoing the request id.
+fn at_session_limit<C: Board, const N: usize, const T: usize>(
+    shared: &Shared<C, N, T>,
+    bytes: &[u8],
+) -> Response {
+    let id = rules::request_id(bytes).map(|i| i.raw().to_vec());
+    let message = format!(
+        "Service Unavailable: the device is at its session limit ({} sessions, each with a running \
+         task, an open stream or a request in flight); retry later, or end a session with DELETE",
+        shared.opts.max_sessions
+    );
+    let mut r = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id.as_deref(),
+        -32000,
+        &message,
+    );
+    r.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(SESSION_RETRY_AFTER_S),
+    );
+    r
 }
 
 fn find<C: Board, const N: usize, const T: usize>(
@@ -505,6 +647,7 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
         Ok(s) => s,
         Err(r) => return *r,
     };
+    let _busy = session.busy();
     let request_id = rules::request_id(&bytes).map(|i| i.raw().to_vec());
     let resumable = session.resumable();
     let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);
@@ -605,14 +748,8 @@ fn get<C: Board, const N: usize, const T: usize>(
     shared: &Arc<Shared<C, N, T>>,
     h: &View<'_>,
 ) -> Response {
-    let accept = h.header("Accept").unwrap_or_default();
-    if !String::from_utf8_lossy(accept).contains("text/event-stream") {
-        return error(
-            StatusCode::NOT_ACCEPTABLE,
-            None,
-            -32600,
-            "Not Acceptable: a GET stream needs Accept: text/event-stream",
-        );
+    if let Err(r) = rules::check_get(h) {
+        return refusal(r, b"");
     }
     let session = match find(shared, h) {
         Ok(s) => s,

@@ -11,9 +11,12 @@
 //!   get 404, `DELETE` ends a session, `GET` opens an SSE stream. Responses become SSE streams
 //!   when a handler emits notifications; sessions on 2025-11-25 get priming events, `retry:`,
 //!   event ids and an event store that `Last-Event-ID` replays from. Host/Origin checks
-//!   (DNS-rebinding protection) and a body limit (413) come first.
+//!   (DNS-rebinding protection) and a body limit (413) come first. Connections are bounded in
+//!   number and in how long a request head or body may take; a full session table never ends a
+//!   session in use (503 + `Retry-After` instead).
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
-//!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes.
+//!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
+//!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
 //!
 //! Every engine shares one device context `C` (your board) behind a mutex; a timer thread polls
 //! every engine ([`Server::poll`]) so that long-running tools advance, and routes what they emit:
@@ -186,6 +189,13 @@ pub enum HostEvent {
     Hello {
         /// The session id.
         session_id: Option<String>,
+    },
+    /// The xiaozhi backend named a `session_id` that is not echoed or logged (longer than
+    /// `mcp_core::transport::xiaozhi::MAX_SESSION_ID_LEN` bytes, or not printable ASCII): it
+    /// was ignored, and the replies carry no `session_id`.
+    UnusableSessionId {
+        /// Its length as sent (bytes of the JSON string's content).
+        len: usize,
     },
     /// The link to the xiaozhi backend is gone.
     Disconnected {

@@ -10,7 +10,8 @@
 //! choke on an empty `data:`).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -31,6 +32,17 @@ pub(crate) struct Session<C: 'static, const N: usize, const T: usize> {
     pub(crate) id: String,
     pub(crate) engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
     pub(crate) state: Mutex<State>,
+    /// Requests of this session being served now (see [`Session::busy`]).
+    inflight: AtomicUsize,
+}
+
+/// Counts a request as in flight on its session while it lives.
+pub(crate) struct Busy<'a>(&'a AtomicUsize);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
@@ -39,6 +51,33 @@ impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
             id,
             engine: Arc::new(Mutex::new(engine)),
             state: Mutex::new(State::new()),
+            inflight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Marks a request of this session as in flight until the guard is dropped.
+    pub(crate) fn busy(&self) -> Busy<'_> {
+        self.inflight.fetch_add(1, Ordering::Relaxed);
+        Busy(&self.inflight)
+    }
+
+    /// `true` when ending this session loses nothing anyone is using: no request in flight, no
+    /// connection reading one of its streams, no answer still to come, and no long-running
+    /// action still working in its engine (an engine busy with a handler counts as in use).
+    pub(crate) fn is_idle(&self) -> bool {
+        if self.inflight.load(Ordering::Relaxed) > 0 {
+            return false;
+        }
+        {
+            let state = lock(&self.state);
+            if state.has_live() || state.has_pending() {
+                return false;
+            }
+        }
+        match self.engine.try_lock() {
+            Ok(engine) => !engine.has_running_tasks(),
+            Err(TryLockError::Poisoned(p)) => !p.into_inner().has_running_tasks(),
+            Err(TryLockError::WouldBlock) => false,
         }
     }
 
@@ -246,9 +285,19 @@ impl State {
         }
     }
 
-    /// `true` while some connection reads a stream of this session.
+    /// `true` while some connection reads a stream of this session (one whose reader is gone
+    /// no longer counts, even before a write has failed on it).
     pub(crate) fn has_live(&self) -> bool {
-        self.streams.values().any(|s| s.live.is_some())
+        self.streams
+            .values()
+            .any(|s| s.live.as_ref().is_some_and(|l| !l.is_closed()))
+    }
+
+    /// `true` while an answer of this session is still to come: a POST stream that has not sent
+    /// its response (a handler running, a parked `tasks/result`, a close-early result the client
+    /// will fetch with `Last-Event-ID`).
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.waiters.is_empty() || self.streams.values().any(|s| !s.finished && !s.standalone)
     }
 
     /// Ends every stream (the session is over).

@@ -12,6 +12,20 @@
 //! tools advance, and what it emits (task status and progress) is sent in the envelope as well.
 //! The backend's `session_id` names the peer (`mcp_core::server::Peer`): a call the backend sends
 //! again in the same session is answered without running twice, even after a reconnect.
+//!
+//! Links fail, and backends misbehave; the client is built for both ([`Options`]):
+//! - a connection attempt (TCP and the WebSocket upgrade) has [`Options::connect_timeout`]: a
+//!   backend that accepts TCP but never upgrades is abandoned and retried;
+//! - a WebSocket ping goes out every [`Keepalive::interval`], and a backend silent for
+//!   [`Keepalive::timeout`] (no pong, no message) — or a send stuck that long — is a dead link;
+//! - a message or frame beyond [`Options::max_message`] / [`Options::max_frame`] (default
+//!   [`DEFAULT_MAX_MESSAGE`], not tungstenite's 64 MiB) closes the connection with 1009
+//!   "message too big";
+//! - a `session_id` that is not usable (`mcp_core::transport::xiaozhi::is_usable_session_id`:
+//!   more than 128 bytes, or anything but printable ASCII) is ignored, never echoed into a reply
+//!   or handed to the event hook ([`HostEvent::UnusableSessionId`] gives its length only);
+//! - after any of these, with [`Options::reconnect`], the client waits (capped exponential
+//!   backoff with jitter), connects again, sends its hello again and serves as before.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -24,7 +38,11 @@ use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, wrap};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::{Board, Clock, Done, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
@@ -60,6 +78,34 @@ impl Backoff {
     }
 }
 
+/// How the client notices a dead link: a WebSocket ping every `interval`, and the link declared
+/// dead when nothing at all (a pong, a message, a ping) has come from the backend for `timeout`.
+/// A send that cannot complete within `timeout` (the backend stopped reading) is a dead link too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Keepalive {
+    /// How often a ping is sent.
+    pub interval: Duration,
+    /// How long the backend may stay silent before the link is declared dead.
+    pub timeout: Duration,
+}
+
+impl Keepalive {
+    /// A ping every 15 s; dead after 45 s of silence (three pings unanswered).
+    pub const DEFAULT: Keepalive = Keepalive {
+        interval: Duration::from_secs(15),
+        timeout: Duration::from_secs(45),
+    };
+
+    /// Pings every `interval`; dead after `timeout` of silence.
+    pub const fn new(interval: Duration, timeout: Duration) -> Self {
+        Keepalive { interval, timeout }
+    }
+}
+
+/// The close code sent when a message or frame exceeds the limits (RFC 6455 1009).
+pub const CLOSE_TOO_BIG: u16 = 1009;
+
 /// Settings of the WebSocket client.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -81,6 +127,15 @@ pub struct Options {
     pub reconnect: Option<Backoff>,
     /// The longest a connection attempt (TCP connect and WebSocket handshake) may take.
     pub connect_timeout: Duration,
+    /// Pings and dead-link detection (`None`: none; a silent dead link then lasts until TCP
+    /// gives up, which can take hours).
+    pub keepalive: Option<Keepalive>,
+    /// The largest message the backend may send (bytes, after reassembling its frames). A
+    /// larger one closes the connection with 1009 "message too big" (and the client reconnects,
+    /// with [`Options::reconnect`]).
+    pub max_message: usize,
+    /// The largest single frame the backend may send (bytes); as `max_message` when exceeded.
+    pub max_frame: usize,
 }
 
 impl fmt::Debug for Options {
@@ -93,13 +148,18 @@ impl fmt::Debug for Options {
             )
             .field("principal", &self.principal)
             .field("reconnect", &self.reconnect)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("keepalive", &self.keepalive)
+            .field("max_message", &self.max_message)
+            .field("max_frame", &self.max_frame)
             .finish_non_exhaustive()
     }
 }
 
 impl Options {
     /// Defaults for `url`: no extra headers, the model on the other end, 16 KiB responses, a
-    /// 20 ms tick, no reconnection, a 10 s connect timeout.
+    /// 20 ms tick, no reconnection, a 10 s connect timeout, [`Keepalive::DEFAULT`], and
+    /// messages and frames of at most [`DEFAULT_MAX_MESSAGE`] bytes.
     pub fn new(url: impl Into<String>) -> Self {
         Options {
             url: url.into(),
@@ -110,7 +170,23 @@ impl Options {
             on_event: None,
             reconnect: None,
             connect_timeout: Duration::from_secs(10),
+            keepalive: Some(Keepalive::DEFAULT),
+            max_message: DEFAULT_MAX_MESSAGE,
+            max_frame: DEFAULT_MAX_MESSAGE,
         }
+    }
+
+    /// Sets the keep-alive (`None`: no pings, no dead-link detection).
+    pub fn keepalive(mut self, k: Option<Keepalive>) -> Self {
+        self.keepalive = k;
+        self
+    }
+
+    /// Sets the largest message and the largest frame the backend may send (bytes).
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self.max_frame = bytes;
+        self
     }
 
     /// Adds a handshake header.
@@ -150,6 +226,11 @@ impl Options {
     }
 }
 
+/// The default limit of one incoming message or frame: four xiaozhi `tools/list` pages (8000
+/// bytes each). What a backend sends a device — `initialize`, `tools/list`, a call with its
+/// arguments — is far smaller; a device has kilobytes, not tungstenite's 64 MiB.
+pub const DEFAULT_MAX_MESSAGE: usize = 32 * 1024;
+
 /// Why the client stopped.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -160,6 +241,12 @@ pub enum Error {
     WebSocket(tungstenite::Error),
     /// The connection attempt took longer than [`Options::connect_timeout`].
     ConnectTimeout,
+    /// Nothing came from the backend within [`Keepalive::timeout`], or a send could not
+    /// complete within it.
+    DeadLink(Duration),
+    /// The backend sent a message or frame beyond [`Options::max_message`] /
+    /// [`Options::max_frame`]; the client closed the connection with 1009 "message too big".
+    TooBig(String),
 }
 
 impl fmt::Display for Error {
@@ -168,6 +255,12 @@ impl fmt::Display for Error {
             Error::Request(e) => write!(f, "bad WebSocket request: {e}"),
             Error::WebSocket(e) => write!(f, "WebSocket: {e}"),
             Error::ConnectTimeout => f.write_str("WebSocket: connection attempt timed out"),
+            Error::DeadLink(t) => write!(
+                f,
+                "WebSocket: dead link (nothing from the backend, or a send stuck, for {} ms)",
+                t.as_millis()
+            ),
+            Error::TooBig(e) => write!(f, "WebSocket: closed with 1009 message too big ({e})"),
         }
     }
 }
@@ -234,9 +327,12 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
     }
     let mut failures = 0u32;
     loop {
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(opts.max_message))
+            .max_frame_size(Some(opts.max_frame));
         let attempt = tokio::time::timeout(
             opts.connect_timeout,
-            tokio_tungstenite::connect_async(request(opts)?),
+            tokio_tungstenite::connect_async_with_config(request(opts)?, Some(config), false),
         )
         .await;
         let end = match attempt {
@@ -280,6 +376,34 @@ fn jitter(delay: Duration) -> Duration {
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
+type Sink = futures_util::stream::SplitSink<Ws, Message>;
+
+/// Sends one message; with a keep-alive, a send that cannot complete within its timeout (the
+/// backend stopped reading and the socket buffer is full) is a dead link.
+async fn send(sink: &mut Sink, msg: Message, limit: Option<Duration>) -> Result<(), Error> {
+    match limit {
+        Some(t) => match tokio::time::timeout(t, sink.send(msg)).await {
+            Ok(sent) => sent.map_err(Error::from),
+            Err(_) => Err(Error::DeadLink(t)),
+        },
+        None => sink.send(msg).await.map_err(Error::from),
+    }
+}
+
+/// The session a message is answered in: the server's (from its hello), else the one the
+/// message names; a `session_id` that is not
+/// [usable](mcp_core::transport::xiaozhi::is_usable_session_id) is never repeated
+/// (the application hears of it once per message).
+fn session_of(env: &Envelope<'_>, opts: &Options) -> Option<String> {
+    let usable = env.usable_session_id().map(|s| s.to_cow().into_owned());
+    if let (None, Some(raw), Some(hook)) = (&usable, env.session_id, &opts.on_event) {
+        hook(&HostEvent::UnusableSessionId {
+            len: raw.raw().len(),
+        });
+    }
+    usable
+}
+
 /// Serves one connection until it closes (`Ok`) or fails.
 async fn serve<C: Board, const N: usize, const T: usize>(
     opts: &Options,
@@ -289,16 +413,32 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     ws: Ws,
 ) -> Result<(), Error> {
     let (mut sink, mut stream) = ws.split();
-    sink.send(Message::text(DEVICE_HELLO)).await?;
+    let dead_after = opts.keepalive.map(|k| k.timeout);
+    send(&mut sink, Message::text(DEVICE_HELLO), dead_after).await?;
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let mut session_id: Option<String> = None;
     let mut ticks = tokio::time::interval(opts.tick);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Without a keep-alive these never fire (a day is as good as never: they are not polled).
+    let ping_every = opts.keepalive.map_or(Duration::from_secs(86_400), |k| {
+        k.interval.max(Duration::from_millis(1))
+    });
+    let mut pings = tokio::time::interval_at(tokio::time::Instant::now() + ping_every, ping_every);
+    pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let silence = tokio::time::sleep(dead_after.unwrap_or(Duration::from_secs(86_400)));
+    tokio::pin!(silence);
     loop {
         tokio::select! {
             msg = stream.next() => {
+                // Anything from the backend (a message, a pong, a ping) shows the link lives.
+                if let Some(t) = dead_after {
+                    silence.as_mut().reset(tokio::time::Instant::now() + t);
+                }
                 let text = match msg {
                     None | Some(Ok(Message::Close(_))) => return Ok(()),
+                    Some(Err(tungstenite::Error::Capacity(e))) => {
+                        return Err(too_big(&mut sink, e).await);
+                    }
                     Some(Err(e)) => return Err(e.into()),
                     Some(Ok(Message::Text(t))) => t,
                     // Audio frames, pings (answered by tungstenite), pongs.
@@ -308,7 +448,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     continue;
                 };
                 if env.is("hello") {
-                    session_id = env.session_id.map(|s| s.to_cow().into_owned());
+                    session_id = session_of(&env, opts);
                     if let Some(hook) = &opts.on_event {
                         hook(&HostEvent::Hello { session_id: session_id.clone() });
                     }
@@ -317,9 +457,10 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                 let Some(payload) = env.mcp_payload() else { continue };
                 // Answer in the session the server gave us, or the one the message names. The
                 // backend session is the peer: one resumed after a reconnect is the same peer.
-                let sid = session_id
-                    .clone()
-                    .or_else(|| env.session_id.map(|s| s.to_cow().into_owned()));
+                let sid = match &session_id {
+                    Some(s) => Some(s.clone()),
+                    None => session_of(&env, opts),
+                };
                 let how = Run {
                     principal: opts.principal,
                     stateless: false,
@@ -342,7 +483,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                         }
                     };
                     let sent = match envelope(sid.as_deref(), &data) {
-                        Some(frame) => sink.send(Message::text(frame)).await,
+                        Some(frame) => send(&mut sink, Message::text(frame), dead_after).await,
                         None => Ok(()),
                     };
                     if let Some(d) = done.filter(|d| d.receipt.is_some()) {
@@ -363,12 +504,29 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                 .unwrap_or_default();
                 for m in msgs {
                     if let Some(frame) = envelope(session_id.as_deref(), &m) {
-                        sink.send(Message::text(frame)).await?;
+                        send(&mut sink, Message::text(frame), dead_after).await?;
                     }
                 }
             }
+            _ = pings.tick(), if opts.keepalive.is_some() => {
+                send(&mut sink, Message::Ping(Bytes::new()), dead_after).await?;
+            }
+            () = &mut silence, if dead_after.is_some() => {
+                return Err(Error::DeadLink(dead_after.unwrap_or_default()));
+            }
         }
     }
+}
+
+/// Closes the connection with 1009 "message too big" (best effort, briefly: the link may be
+/// unusable) and says why.
+async fn too_big(sink: &mut Sink, e: CapacityError) -> Error {
+    let close = Message::Close(Some(CloseFrame {
+        code: CloseCode::Size,
+        reason: "message too big".into(),
+    }));
+    let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(close)).await;
+    Error::TooBig(e.to_string())
 }
 
 /// Records what became of an acting call's answer, and tells the application.

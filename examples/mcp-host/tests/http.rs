@@ -617,3 +617,298 @@ async fn concurrent_posts_each_get_their_own_answer_and_sessions_are_bounded() {
         200
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_types_and_origins_are_parsed_not_substring_matched() {
+    let rig = start(default_opts()).await;
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
+    let status = |ct: &'static str, accept: &'static str| {
+        let r = rig.raw(&init, &[("content-type", ct), ("accept", accept)]);
+        async move { r.send().await.unwrap().status() }
+    };
+    // A media type whose parameter mentions JSON is not JSON.
+    assert_eq!(status("text/plain; x=application/json", BOTH).await, 415);
+    assert_eq!(status("application/jsonx", BOTH).await, 415);
+    assert_eq!(status("application/json; charset=utf-8", BOTH).await, 200);
+    // Accept: a parameter naming a type accepts nothing; q=0 excludes.
+    let sneaky = "text/html; x=application/json, text/event-stream";
+    assert_eq!(status("application/json", sneaky).await, 406);
+    let refused = "application/json, text/event-stream;q=0";
+    assert_eq!(status("application/json", refused).await, 406);
+    assert_eq!(
+        status("application/json", "application/*, text/*").await,
+        200
+    );
+    // An origin with userinfo names another host; a path is no serialized origin.
+    let port = rig
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    for (origin, want) in [
+        (format!("http://localhost:{port}@evil.com"), 403),
+        (format!("http://localhost:{port}/@evil.com"), 403),
+        ("http://[::1]@evil.com".to_string(), 403),
+        (format!("http://LOCALHOST:{port}"), 200),
+        ("http://[::1]".to_string(), 200),
+    ] {
+        let r = rig
+            .post(&init)
+            .header("Origin", &origin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), want, "Origin {origin}");
+    }
+    let r = rig
+        .post(&init)
+        .header("Host", format!("localhost:{port}@evil.com"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // A GET stream's Accept is parsed the same way.
+    let sid = rig.initialize("2025-11-25").await;
+    let r = rig
+        .http
+        .get(&rig.url)
+        .header("accept", "text/html; x=text/event-stream")
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 406);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_session_table_refuses_new_sessions_instead_of_ending_live_ones() {
+    let mut opts = default_opts().max_sessions(4);
+    // Notice a closed stream soon (a keep-alive comment finds a dead connection).
+    opts.keepalive = Duration::from_millis(100);
+    let rig = start(opts).await;
+    // Two sessions each run a 10 s move as a task; two others hold their GET stream open.
+    let mut moving = Vec::new();
+    for i in 0..2 {
+        let sid = rig.initialize("2025-11-25").await;
+        let call = json!({"jsonrpc":"2.0","id":i,"method":"tools/call",
+            "params":{"name":"move","arguments":{"ms":10_000},"task":{"ttl":60000}}});
+        let v: Value = rig
+            .in_session(&sid, &call)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["result"]["task"]["status"], "working", "{v}");
+        let task = v["result"]["task"]["taskId"].as_str().unwrap().to_string();
+        moving.push((sid, task));
+    }
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let sid = rig.initialize("2025-11-25").await;
+        let get = rig.get(&sid).send().await.unwrap();
+        assert_eq!(get.status(), 200);
+        streams.push((sid, get));
+    }
+    // A fifth client: 503 with Retry-After and a JSON-RPC error, nobody's session ended.
+    let init = json!({"jsonrpc":"2.0","id":"fifth","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let r = rig.post(&init).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["id"], "fifth");
+    assert_eq!(v["error"]["code"], -32000);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session limit"),
+        "{v}"
+    );
+    // The old sessions still work: their tasks answer tasks/get, the streams stay open.
+    for (sid, task) in &moving {
+        let get = json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":task}});
+        let r = rig.in_session(sid, &get).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["result"]["status"], "working", "{v}");
+    }
+    let ping = json!({"jsonrpc":"2.0","id":8,"method":"ping"});
+    for (sid, _) in &streams {
+        let r = rig.in_session(sid, &ping).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    // Once a client closes its stream its session is idle: the next initialize takes its place.
+    let (closed, get) = streams.pop().unwrap();
+    drop(get);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = rig.post(&init).send().await.unwrap();
+        if r.status() == 200 {
+            break;
+        }
+        assert_eq!(r.status(), 503);
+        assert!(tokio::time::Instant::now() < deadline, "never made room");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = rig.in_session(&closed, &ping).send().await.unwrap();
+    assert_eq!(r.status(), 404, "the idle session was the one ended");
+    let others = moving
+        .iter()
+        .map(|(s, _)| s)
+        .chain(streams.iter().map(|(s, _)| s));
+    for sid in others {
+        let r = rig.in_session(sid, &ping).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+}
+
+/// Reads from `s` until the server closes the connection or `within` passes; returns what came
+/// and whether the connection was closed.
+async fn read_until_closed(s: &mut tokio::net::TcpStream, within: Duration) -> (String, bool) {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + within;
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&got).into(), true),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            Err(_) => return (String::from_utf8_lossy(&got).into(), false),
+        }
+    }
+}
+
+async fn connect(rig: &Rig) -> (tokio::net::TcpStream, String) {
+    let addr = rig
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    (
+        tokio::net::TcpStream::connect(addr).await.unwrap(),
+        addr.to_string(),
+    )
+}
+
+/// A complete `initialize` POST, written by hand (keep-alive).
+fn init_request(addr: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_heads_short_bodies_and_idle_connections_are_closed_in_time() {
+    use tokio::io::AsyncWriteExt;
+    let opts = default_opts()
+        .header_timeout(Duration::from_millis(600))
+        .body_timeout(Duration::from_millis(600));
+    let rig = start(opts).await;
+    let started = tokio::time::Instant::now();
+    // Slowloris: a head that never ends.
+    let (mut slow, addr) = connect(&rig).await;
+    slow.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nX-A: b\r\n").as_bytes())
+        .await
+        .unwrap();
+    // A silent connection.
+    let (mut silent, _) = connect(&rig).await;
+    // A body shorter than its Content-Length.
+    let (mut short, _) = connect(&rig).await;
+    short
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    // A kept-alive connection after one request.
+    let (mut kept, _) = connect(&rig).await;
+    kept.write_all(init_request(&addr).as_bytes())
+        .await
+        .unwrap();
+    for (name, s) in [
+        ("slowloris", &mut slow),
+        ("silent", &mut silent),
+        ("short body", &mut short),
+        ("idle keep-alive", &mut kept),
+    ] {
+        let (got, closed) = read_until_closed(s, Duration::from_secs(3)).await;
+        assert!(closed, "{name}: still open after 3 s; got {got:?}");
+        match name {
+            "short body" => assert!(got.starts_with("HTTP/1.1 408"), "{got}"),
+            "idle keep-alive" => assert!(got.starts_with("HTTP/1.1 200"), "{got}"),
+            _ => assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}"),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(3));
+    // And the server still serves.
+    let r = rig
+        .post(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_the_connection_limit_a_client_waits_until_one_closes() {
+    use tokio::io::AsyncWriteExt;
+    let rig = start(default_opts().max_connections(8)).await;
+    // Eight clients, each with a kept-alive connection after one answered request.
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let (mut s, addr) = connect(&rig).await;
+        s.write_all(init_request(&addr).as_bytes()).await.unwrap();
+        let mut buf = [0u8; 1024];
+        let n = tokio::time::timeout(Duration::from_secs(5), async {
+            use tokio::io::AsyncReadExt;
+            s.read(&mut buf).await.unwrap()
+        })
+        .await
+        .expect("served within the limit");
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+        held.push(s);
+    }
+    // The ninth is not served while the eight stay open...
+    let (mut ninth, addr) = connect(&rig).await;
+    ninth
+        .write_all(init_request(&addr).as_bytes())
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let early = tokio::time::timeout(Duration::from_millis(500), async {
+        use tokio::io::AsyncReadExt;
+        ninth.read(&mut buf).await
+    })
+    .await;
+    assert!(
+        early.is_err(),
+        "the ninth connection was served beyond the limit"
+    );
+    // ... and is once one of them closes.
+    drop(held.pop());
+    let n = tokio::time::timeout(Duration::from_secs(5), async {
+        use tokio::io::AsyncReadExt;
+        ninth.read(&mut buf).await.unwrap()
+    })
+    .await
+    .expect("served once a connection closed");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+}

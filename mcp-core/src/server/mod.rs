@@ -703,6 +703,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             .records(move |i| registry.get(i).map_or("", |t| t.name()))
     }
 
+    /// `true` while a long-running action this engine started is still working (a task whose
+    /// status is `working`): a transport that ends sessions to make room must not end this one,
+    /// or the action would go on with nobody able to follow or cancel it.
+    pub fn has_running_tasks(&self) -> bool {
+        self.tasks.any_working()
+    }
+
     /// Handles one message and writes zero or one response at the start of `out`.
     ///
     /// `principal` is who is on this connection; `ctx` is passed to tool handlers. Returns the

@@ -197,6 +197,11 @@ impl<const T: usize> Tasks<T> {
                 .any(|e| e.status.is_terminal() && e.waiter.is_none())
     }
 
+    /// `true` while some task is still working.
+    pub(crate) fn any_working(&self) -> bool {
+        self.entries.iter().any(|e| !e.status.is_terminal())
+    }
+
     fn insert(&mut self, entry: Entry) -> Option<u64> {
         if self.entries.len() == T {
             // Evict the oldest finished task nobody waits for; running tasks are never evicted.

@@ -592,3 +592,20 @@ fn a_replayed_task_start_is_the_original_response() {
     let again = rig.send(msg).unwrap();
     assert_eq!(first, again);
 }
+
+#[test]
+fn has_running_tasks_is_true_exactly_while_a_task_works() {
+    let mut rig: Rig<2> = Rig::new();
+    rig.poll_at(1000);
+    assert!(!rig.server.has_running_tasks());
+    let call = json!({"name":"self.motor.move_to","arguments":{"position":300}});
+    rig.ask(1, "tools/call", call);
+    assert!(rig.server.has_running_tasks());
+    rig.poll_at(1100);
+    assert!(rig.server.has_running_tasks());
+    rig.poll_at(1300);
+    assert!(
+        !rig.server.has_running_tasks(),
+        "completed: no longer running"
+    );
+}

@@ -10,7 +10,9 @@
 //!   requests name it.
 //!
 //! Before either: [`check_host_and_origin`] (DNS-rebinding protection: 403) and [`check_post`]
-//! (`Content-Type`, `Accept`, body size: 415/406/413). After the engine: map
+//! (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`] for a GET stream. Every
+//! header these read is parsed by its grammar (authorities, origins, media types), never searched
+//! for a substring. After the engine: map
 //! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
 //! notifications precede the response.
 //!
@@ -111,21 +113,110 @@ fn trim(v: &[u8]) -> &[u8] {
     v.get(start..end).unwrap_or_default()
 }
 
-/// The host part of a `Host` value or an origin's authority: without port and brackets.
-fn host_name(authority: &[u8]) -> &[u8] {
-    if let Some(rest) = authority.strip_prefix(b"[") {
-        return rest.split(|&c| c == b']').next().unwrap_or_default();
+/// The host of a `Host` value or an origin's authority, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HostName<'a> {
+    /// A registered name or an IPv4 address, without its one optional trailing dot; compared
+    /// case-insensitively.
+    Name(&'a [u8]),
+    /// An IPv6 literal (`[::1]`), compared as an address.
+    V6(core::net::Ipv6Addr),
+}
+
+impl HostName<'_> {
+    fn is_loopback(&self) -> bool {
+        match self {
+            HostName::Name(n) => n.eq_ignore_ascii_case(b"localhost") || *n == b"127.0.0.1",
+            HostName::V6(a) => *a == core::net::Ipv6Addr::LOCALHOST,
+        }
     }
-    authority.split(|&c| c == b':').next().unwrap_or_default()
+
+    /// `true` when `allowed` (a name, an IPv4 address, or an IPv6 address with or without
+    /// brackets; a trailing dot is ignored) names this host.
+    fn is(&self, allowed: &str) -> bool {
+        let a = allowed.trim();
+        match self {
+            HostName::Name(n) => {
+                let a = a.strip_suffix('.').unwrap_or(a);
+                !a.is_empty() && a.as_bytes().eq_ignore_ascii_case(n)
+            }
+            HostName::V6(addr) => {
+                let a = a
+                    .strip_prefix('[')
+                    .and_then(|a| a.strip_suffix(']'))
+                    .unwrap_or(a);
+                a.parse::<core::net::Ipv6Addr>().is_ok_and(|a| a == *addr)
+            }
+        }
+    }
 }
 
-fn is_loopback(host: &[u8]) -> bool {
-    host.eq_ignore_ascii_case(b"localhost") || host == b"127.0.0.1" || host == b"::1"
+/// Parses an authority as `Host` and serialized origins carry it: `host[:port]`, where host is
+/// a name or IPv4 address (letters, digits, `-`, `_`, `.`; no empty label; one trailing dot
+/// allowed) or a bracketed IPv6 literal (no zone), and port is 1 to 5 digits up to 65535.
+/// Anything else — userinfo (`user@`), a path, a query, a fragment, percent-escapes, spaces, an
+/// empty port — is no authority of this device: `None`.
+fn parse_authority(v: &[u8]) -> Option<HostName<'_>> {
+    let (host, port) = if let Some(rest) = v.strip_prefix(b"[") {
+        let end = rest.iter().position(|&c| c == b']')?;
+        let literal = core::str::from_utf8(rest.get(..end)?).ok()?;
+        let addr = literal.parse::<core::net::Ipv6Addr>().ok()?;
+        let after = rest.get(end + 1..)?;
+        let port = match after {
+            [] => None,
+            [b':', port @ ..] => Some(port),
+            _ => return None,
+        };
+        (HostName::V6(addr), port)
+    } else {
+        let (name, port) = match v.iter().position(|&c| c == b':') {
+            Some(i) => (v.get(..i)?, Some(v.get(i + 1..)?)),
+            None => (v, None),
+        };
+        let name = name.strip_suffix(b".").unwrap_or(name);
+        let label_ok = |l: &[u8]| {
+            !l.is_empty()
+                && l.iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+        };
+        if !name.split(|&c| c == b'.').all(label_ok) {
+            return None;
+        }
+        (HostName::Name(name), port)
+    };
+    if let Some(port) = port {
+        let digits = port.len();
+        if !(1..=5).contains(&digits) || !port.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let value = port.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+        if value > 65535 {
+            return None;
+        }
+    }
+    Some(host)
 }
 
-/// DNS-rebinding protection. `Host` must be a loopback name or one of `allowed` (host names
-/// without port, e.g. the device's LAN address or mDNS name); an `Origin`, when present, must
-/// name such a host too. Refusal: 403.
+/// Parses an `Origin` value as RFC 6454 serializes it: `http://` or `https://` (scheme in any
+/// case), then an authority ([`parse_authority`]) and nothing after it. `null`, other schemes,
+/// paths (even a lone `/`) and userinfo are `None`.
+fn parse_origin(v: &[u8]) -> Option<HostName<'_>> {
+    let sep = v.windows(3).position(|w| w == b"://")?;
+    let scheme = v.get(..sep)?;
+    if !(scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https")) {
+        return None;
+    }
+    parse_authority(v.get(sep + 3..)?)
+}
+
+/// DNS-rebinding protection. `Host` must be a loopback name (`localhost`, `127.0.0.1`, `[::1]`)
+/// or one of `allowed` (host names or addresses without port, e.g. the device's LAN address or
+/// mDNS name); an `Origin`, when present, must be `http(s)://` such a host, with an optional
+/// port and nothing else. Both are parsed, not searched: `http://localhost:80@evil.com` (userinfo)
+/// names `evil.com` and is refused, as is anything that is not a plain authority. Names compare
+/// case-insensitively, a trailing dot is ignored (`localhost.` is `localhost`), IPv6 literals
+/// compare as addresses (`[0:0:0:0:0:0:0:1]` is `[::1]`). `Origin: null` is refused.
+/// Refusal: 403.
 pub fn check_host_and_origin(
     headers: &(impl Headers + ?Sized),
     allowed: &[&str],
@@ -140,23 +231,16 @@ pub fn check_host_and_origin(
         ErrorCode::InvalidRequest,
         "Forbidden: Origin is not this device",
     );
-    let ok =
-        |h: &[u8]| is_loopback(h) || allowed.iter().any(|a| a.as_bytes().eq_ignore_ascii_case(h));
+    let ok = |h: HostName<'_>| h.is_loopback() || allowed.iter().any(|a| h.is(a));
     if let Some(host) = headers.header("Host")
-        && !ok(host_name(trim(host)))
+        && !parse_authority(trim(host)).is_some_and(ok)
     {
         return Err(HOST);
     }
-    if let Some(origin) = headers.header("Origin") {
-        let origin = trim(origin);
-        let authority = origin
-            .strip_prefix(b"http://")
-            .or_else(|| origin.strip_prefix(b"https://"))
-            .ok_or(ORIGIN)?;
-        let authority = authority.split(|&c| c == b'/').next().unwrap_or_default();
-        if !ok(host_name(authority)) {
-            return Err(ORIGIN);
-        }
+    if let Some(origin) = headers.header("Origin")
+        && !parse_origin(trim(origin)).is_some_and(ok)
+    {
+        return Err(ORIGIN);
     }
     Ok(())
 }
@@ -164,6 +248,11 @@ pub fn check_host_and_origin(
 /// Checks a POST before its body is read: `Content-Type: application/json` (else 415), an
 /// `Accept` that allows JSON and SSE (else 406), and a body of at most `max_body` bytes (else
 /// 413).
+///
+/// Both headers are parsed as RFC 9110 media types, not searched: `Content-Type` must be exactly
+/// one media type `application/json` (any case), its parameters well-formed, and a `charset`
+/// parameter, if any, `utf-8` (JSON is UTF-8); `text/plain; x=application/json` is refused.
+/// `Accept` is read as [`accepts`] reads it; a missing `Accept` accepts everything.
 pub fn check_post(
     headers: &(impl Headers + ?Sized),
     body_len: usize,
@@ -177,7 +266,7 @@ pub fn check_post(
         ));
     }
     let content_type = headers.header("Content-Type").unwrap_or_default();
-    if !contains_ignore_case(content_type, b"application/json") {
+    if !is_json(content_type) {
         return Err(Refusal::new(
             415,
             ErrorCode::InvalidRequest,
@@ -185,9 +274,7 @@ pub fn check_post(
         ));
     }
     let accept = headers.header("Accept").unwrap_or(b"*/*");
-    let both = contains_ignore_case(accept, b"application/json")
-        && contains_ignore_case(accept, b"text/event-stream");
-    if !(both || contains_ignore_case(accept, b"*/*")) {
+    if !(accepts(accept, "application/json") && accepts(accept, "text/event-stream")) {
         return Err(Refusal::new(
             406,
             ErrorCode::InvalidRequest,
@@ -197,9 +284,203 @@ pub fn check_post(
     Ok(())
 }
 
-fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
+/// Checks a GET (a session's SSE stream): its `Accept` must allow `text/event-stream`, as
+/// [`accepts`] reads it (else 406). A missing `Accept` is refused: the specification requires
+/// the client to name the stream.
+pub fn check_get(headers: &(impl Headers + ?Sized)) -> Result<(), Refusal> {
+    match headers.header("Accept") {
+        Some(a) if accepts(a, "text/event-stream") => Ok(()),
+        _ => Err(Refusal::new(
+            406,
+            ErrorCode::InvalidRequest,
+            "Not Acceptable: a GET stream needs Accept: text/event-stream",
+        )),
+    }
+}
+
+/// `true` when the `Accept` value `accept` allows `media` (`type/subtype`, lower case).
+///
+/// The value is parsed as an RFC 9110 list of media ranges with parameters: the most specific
+/// range that matches (`type/subtype`, then `type/*`, then `*/*`; types compare
+/// case-insensitively) decides, and a `q` of 0 excludes. A malformed value (an element that is
+/// no media range, a bad `q`, an unterminated quoted string) allows nothing.
+pub fn accepts(accept: &[u8], media: &str) -> bool {
+    let Some((want_type, want_sub)) = media.split_once('/') else {
+        return false;
+    };
+    let (want_type, want_sub) = (want_type.as_bytes(), want_sub.as_bytes());
+    // (specificity, acceptable) of the best match so far.
+    let mut best: Option<(u8, bool)> = None;
+    let mut rest = accept;
+    loop {
+        rest = skip_ows(rest);
+        match rest.split_first() {
+            None => break,
+            // Empty list elements are allowed (`a, , b`).
+            Some((b',', tail)) => {
+                rest = tail;
+                continue;
+            }
+            Some(_) => {}
+        }
+        let Some((range, tail)) = MediaType::parse(rest) else {
+            return false;
+        };
+        rest = skip_ows(tail);
+        match rest.split_first() {
+            None => {}
+            Some((b',', tail)) => rest = tail,
+            Some(_) => return false,
+        }
+        let specificity = match (range.kind, range.sub) {
+            (b"*", b"*") => 1,
+            (t, b"*") if t.eq_ignore_ascii_case(want_type) => 2,
+            (t, s) if t.eq_ignore_ascii_case(want_type) && s.eq_ignore_ascii_case(want_sub) => 3,
+            _ => continue,
+        };
+        if best.is_none_or(|(s, _)| specificity > s) {
+            best = Some((specificity, !range.q_zero));
+        }
+    }
+    best.is_some_and(|(_, ok)| ok)
+}
+
+/// `true` when a `Content-Type` value is exactly one media type `application/json` with
+/// well-formed parameters and no charset other than UTF-8.
+fn is_json(content_type: &[u8]) -> bool {
+    let Some((m, rest)) = MediaType::parse(skip_ows(content_type)) else {
+        return false;
+    };
+    skip_ows(rest).is_empty()
+        && m.kind.eq_ignore_ascii_case(b"application")
+        && m.sub.eq_ignore_ascii_case(b"json")
+        && m.charset_utf8
+}
+
+/// One media type or media range, as parsed from a header.
+#[derive(Debug, Clone, Copy)]
+struct MediaType<'a> {
+    kind: &'a [u8],
+    sub: &'a [u8],
+    /// A `q` parameter of 0 (`0`, `0.`, `0.0`…): "not acceptable".
+    q_zero: bool,
+    /// No `charset` parameter, or `utf-8` (any case, quoted or not).
+    charset_utf8: bool,
+}
+
+impl<'a> MediaType<'a> {
+    /// Parses `type/subtype *(OWS ";" OWS name=value)` at the start of `v`; returns it and the
+    /// rest (from the first byte that cannot continue it). `*/*` and `type/*` are media ranges;
+    /// `*/subtype` is malformed.
+    fn parse(v: &'a [u8]) -> Option<(Self, &'a [u8])> {
+        let (kind, rest) = token(v)?;
+        let rest = rest.strip_prefix(b"/")?;
+        let (sub, mut rest) = token(rest)?;
+        if kind == b"*" && sub != b"*" {
+            return None;
+        }
+        let mut m = MediaType {
+            kind,
+            sub,
+            q_zero: false,
+            charset_utf8: true,
+        };
+        loop {
+            let after = skip_ows(rest);
+            let Some(params) = after.strip_prefix(b";") else {
+                return Some((m, rest));
+            };
+            let params = skip_ows(params);
+            // `type/sub;` and `;;` are allowed by the grammar (the parameter is optional).
+            if matches!(params.first(), None | Some(b',' | b';')) {
+                rest = params;
+                continue;
+            }
+            let (name, after_name) = token(params)?;
+            let after_eq = after_name.strip_prefix(b"=")?;
+            let (value, quoted, after_value) = match after_eq.strip_prefix(b"\"") {
+                Some(q) => {
+                    let (v, tail) = quoted_string(q)?;
+                    (v, true, tail)
+                }
+                None => {
+                    let (v, tail) = token(after_eq)?;
+                    (v, false, tail)
+                }
+            };
+            if name.eq_ignore_ascii_case(b"q") {
+                m.q_zero = parse_qvalue(value).filter(|_| !quoted)? == 0;
+            } else if name.eq_ignore_ascii_case(b"charset") {
+                m.charset_utf8 =
+                    value.eq_ignore_ascii_case(b"utf-8") || value.eq_ignore_ascii_case(b"utf8");
+            }
+            rest = after_value;
+        }
+    }
+}
+
+/// A `tchar` of RFC 9110.
+fn is_tchar(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
+}
+
+/// The longest non-empty token at the start of `v`, and the rest.
+fn token(v: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = v.iter().position(|&c| !is_tchar(c)).unwrap_or(v.len());
+    if n == 0 {
+        return None;
+    }
+    Some((v.get(..n)?, v.get(n..)?))
+}
+
+/// The content of a quoted string whose opening quote was consumed (escapes left in place), and
+/// the rest after the closing quote.
+fn quoted_string(v: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut i = 0;
+    loop {
+        match *v.get(i)? {
+            b'"' => return Some((v.get(..i)?, v.get(i + 1..)?)),
+            b'\\' => {
+                let next = *v.get(i + 1)?;
+                if next != b'\t' && !(0x20..0x7f).contains(&next) && next < 0x80 {
+                    return None;
+                }
+                i += 2;
+            }
+            c if c == b'\t' || c >= 0x20 && c != 0x7f => i += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// A `qvalue` (`0`, `0.5`, `1.000`) in thousandths; `None` when malformed.
+fn parse_qvalue(v: &[u8]) -> Option<u16> {
+    let (int, frac) = match v.iter().position(|&c| c == b'.') {
+        Some(i) => (v.get(..i)?, v.get(i + 1..)?),
+        None => (v, &b""[..]),
+    };
+    if frac.len() > 3 || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let thousandths = frac
+        .iter()
+        .chain(core::iter::repeat(&b'0'))
+        .take(3)
+        .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'));
+    match int {
+        b"0" => Some(thousandths),
+        b"1" if thousandths == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+/// Skips optional whitespace (spaces and tabs).
+fn skip_ows(v: &[u8]) -> &[u8] {
+    let n = v
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t'))
+        .unwrap_or(v.len());
+    v.get(n..).unwrap_or_default()
 }
 
 /// Which rules a POST follows.
@@ -481,6 +762,183 @@ mod test {
         let lan = h(&[("Host", "lamp.local:80"), ("Origin", "http://lamp.local")]);
         assert!(check_host_and_origin(lan.as_slice(), &["lamp.local"]).is_ok());
         assert!(check_host_and_origin(lan.as_slice(), &[]).is_err());
+    }
+
+    /// `(Host, Origin, allowed)` cases: host and origin each checked alone.
+    #[test]
+    fn authorities_and_origins_are_parsed_not_searched() {
+        let host_ok = |v: &str, allowed: &[&str]| {
+            check_host_and_origin(h(&[("Host", v)]).as_slice(), allowed).is_ok()
+        };
+        let origin_ok = |v: &str, allowed: &[&str]| {
+            check_host_and_origin(h(&[("Origin", v)]).as_slice(), allowed).is_ok()
+        };
+        for good in [
+            "localhost",
+            "LocalHost:8080",
+            "localhost.",
+            "localhost.:80",
+            "127.0.0.1",
+            "127.0.0.1:65535",
+            "[::1]",
+            "[::1]:9",
+            "[0:0:0:0:0:0:0:1]:80",
+            " localhost\t",
+        ] {
+            assert!(host_ok(good, &[]), "Host {good:?}");
+        }
+        for bad in [
+            "localhost:80@evil.com",
+            "evil.com@localhost",
+            "user@localhost",
+            "localhost/",
+            "localhost:",
+            "localhost:99999",
+            "localhost:123456",
+            "localhost:8o",
+            "localhost..",
+            ".localhost",
+            "local host",
+            "localhost%2e",
+            "localhost.evil.com",
+            "127.0.0.2",
+            "127.1",
+            "[::1",
+            "[::1]x",
+            "[::1]:",
+            "[::2]",
+            "[fe80::1%25eth0]",
+            "[::ffff:127.0.0.1]",
+            "",
+        ] {
+            assert!(!host_ok(bad, &[]), "Host {bad:?}");
+        }
+        for good in [
+            "http://localhost",
+            "https://localhost:5173",
+            "HTTP://LOCALHOST",
+            "http://localhost.",
+            "http://127.0.0.1:8080",
+            "http://[::1]",
+            "https://[::1]:3000",
+        ] {
+            assert!(origin_ok(good, &[]), "Origin {good:?}");
+        }
+        for bad in [
+            "http://localhost:80@evil.com",
+            "http://localhost@evil.com",
+            "http://evil.com#@localhost",
+            "http://evil.com?@localhost",
+            "http://localhost/",
+            "http://localhost/path",
+            "http://localhost:80/@evil.com",
+            "http://[::1]@evil.com",
+            "http://[::1]:80@evil.com",
+            "ftp://localhost",
+            "file://",
+            "localhost",
+            "//localhost",
+            "http:/localhost",
+            "null",
+            "http://",
+            "http://evil.com:80\\@localhost",
+        ] {
+            assert!(!origin_ok(bad, &[]), "Origin {bad:?}");
+        }
+        // Names the device was given: any case, a trailing dot on either side, IPv6 in any form.
+        assert!(host_ok("Lamp.Local.:80", &["lamp.local"]));
+        assert!(origin_ok("http://lamp.local", &["LAMP.LOCAL."]));
+        assert!(host_ok("[fe80::0:1]:80", &["fe80::1"]));
+        assert!(origin_ok("http://[fe80::1]", &["[FE80::1]"]));
+        assert!(!host_ok("lamp.local.evil", &["lamp.local"]));
+        assert!(!origin_ok("http://lamp.local@evil.com", &["lamp.local"]));
+        assert!(!host_ok("anything", &[""]));
+        assert!(!host_ok("192.168.1.20", &["192.168.1.2"]));
+        assert!(host_ok("192.168.1.20:8080", &["192.168.1.20"]));
+    }
+
+    #[test]
+    fn media_types_are_parsed_not_searched() {
+        let ct = |v: &str| is_json(v.as_bytes());
+        for good in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+            "application/json;charset=UTF-8",
+            "application/json; charset=\"utf-8\"",
+            "application/json ; charset=utf8 ; x=\"a;b,c\"",
+            "application/json;",
+            " application/json ",
+        ] {
+            assert!(ct(good), "Content-Type {good:?}");
+        }
+        for bad in [
+            "text/plain; x=application/json",
+            "text/plain;application/json",
+            "application/jsonx",
+            "application/json-seq",
+            "application/vnd.api+json",
+            "xapplication/json",
+            "application/json, text/plain",
+            "application/json text/plain",
+            "application/json; charset=latin1",
+            "application/json; charset",
+            "application/json; x=\"unterminated",
+            "application /json",
+            "application/",
+            "*/*",
+            "",
+        ] {
+            assert!(!ct(bad), "Content-Type {bad:?}");
+        }
+        let both = |v: &str| {
+            accepts(v.as_bytes(), "application/json") && accepts(v.as_bytes(), "text/event-stream")
+        };
+        for good in [
+            "application/json, text/event-stream",
+            "text/event-stream,application/json",
+            "Application/JSON, Text/Event-Stream",
+            "*/*",
+            "application/*, text/*",
+            "application/json;q=0.9, text/event-stream;q=1.0",
+            "application/json, , text/event-stream",
+            "text/html;q=0, */*",
+            "application/json; x=\"a,b\", text/event-stream",
+        ] {
+            assert!(both(good), "Accept {good:?}");
+        }
+        for bad in [
+            "text/html; x=application/json, text/event-stream",
+            "text/html; x=\"application/json, text/event-stream\"",
+            "application/json",
+            "text/event-stream",
+            "application/json, text/event-stream;q=0",
+            "application/json;q=0.000, */*",
+            "application/json, text/event-stream;q=2",
+            "application/json, text/event-stream;q=0.5000",
+            "application/json, text/event-stream;q=\"1\"",
+            "application/json text/event-stream",
+            "application/jsonx, text/event-streams",
+            "*/json, text/event-stream",
+            "",
+        ] {
+            assert!(!both(bad), "Accept {bad:?}");
+        }
+        assert!(accepts(b"text/event-stream;q=0.001", "text/event-stream"));
+        assert!(!accepts(b"application/json", "nonsense"));
+        let get = |v: Option<&str>| {
+            let pairs: Vec<(&str, &str)> = v.map(|v| ("Accept", v)).into_iter().collect();
+            check_get(h(&pairs).as_slice()).map_err(|r| r.status)
+        };
+        assert_eq!(get(Some("text/event-stream")), Ok(()));
+        assert_eq!(get(Some("text/*")), Ok(()));
+        assert_eq!(get(Some("text/html; x=text/event-stream")), Err(406));
+        assert_eq!(get(None), Err(406));
+        assert_eq!(parse_qvalue(b"0."), Some(0));
+        assert_eq!(parse_qvalue(b"0.5"), Some(500));
+        assert_eq!(parse_qvalue(b"1.000"), Some(1000));
+        assert_eq!(parse_qvalue(b"1.001"), None);
+        assert_eq!(parse_qvalue(b".5"), None);
     }
 
     #[test]

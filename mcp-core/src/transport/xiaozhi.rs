@@ -18,6 +18,30 @@ pub const DEVICE_HELLO: &str = concat!(
     r#""audio_params":{"format":"opus","sample_rate":16000,"channels":1,"frame_duration":60}}"#
 );
 
+/// The longest backend `session_id` (decoded bytes) a device echoes in its replies or logs.
+/// Backends name sessions with UUIDs (36 bytes) or similar tokens.
+pub const MAX_SESSION_ID_LEN: usize = 128;
+
+/// `true` when a backend's `session_id` may be echoed and logged: 1 to [`MAX_SESSION_ID_LEN`]
+/// bytes once decoded, every character printable ASCII (space to `~`). Anything else — a 1 MiB
+/// id, control characters (a line break or an escape sequence in a log), non-ASCII (look-alike
+/// and bidirectional characters) — is no session id a device should repeat; the transport
+/// ignores it (replies carry no `session_id` then). Work is bounded: a raw form longer than six
+/// times the limit (every character a `\uXXXX` escape) is refused without decoding.
+pub fn is_usable_session_id(id: JsonStr<'_>) -> bool {
+    if id.raw().is_empty() || id.raw().len() > 6 * MAX_SESSION_ID_LEN {
+        return false;
+    }
+    let mut len = 0;
+    for c in id.chars() {
+        if !(' '..='~').contains(&c) {
+            return false;
+        }
+        len += 1;
+    }
+    len <= MAX_SESSION_ID_LEN
+}
+
 /// A parsed envelope (any `type`).
 #[derive(Debug, Clone, Copy)]
 pub struct Envelope<'a> {
@@ -48,6 +72,13 @@ impl<'a> Envelope<'a> {
             }
         }
         Ok(env)
+    }
+
+    /// The `session_id` when it is present and usable ([`is_usable_session_id`]); `None` when it
+    /// is absent, not a string, or unusable (compare with [`session_id`](Self::session_id) to
+    /// tell an unusable one apart).
+    pub fn usable_session_id(&self) -> Option<JsonStr<'a>> {
+        self.session_id.filter(|s| is_usable_session_id(*s))
     }
 
     /// `true` when `type` is `kind`.
@@ -139,6 +170,44 @@ mod test {
         assert_eq!(e.mcp_payload(), None);
         let hello: serde_json::Value = serde_json::from_str(DEVICE_HELLO).unwrap();
         assert_eq!(hello["features"]["mcp"], true);
+    }
+
+    #[test]
+    fn session_ids_are_bounded_before_anyone_echoes_them() {
+        let sid = |json: &str| {
+            let text = format!(r#"{{"type":"hello","session_id":{json}}}"#);
+            let e = Envelope::parse(text.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+            (e.session_id.is_some(), e.usable_session_id().is_some())
+        };
+        assert_eq!(
+            sid(r#""3f2b9a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b""#),
+            (true, true)
+        );
+        assert_eq!(sid(r#""a b~!""#), (true, true));
+        assert_eq!(sid(&format!(r#""{}""#, "x".repeat(128))), (true, true));
+        assert_eq!(sid(&format!(r#""{}""#, "x".repeat(129))), (true, false));
+        // Escapes count as what they decode to.
+        assert_eq!(
+            sid(&format!(r#""{}""#, "\\u0041".repeat(128))),
+            (true, true)
+        );
+        assert_eq!(
+            sid(&format!(r#""{}""#, "\\u0041".repeat(129))),
+            (true, false)
+        );
+        assert_eq!(sid(&format!(r#""{}""#, "y".repeat(1 << 20))), (true, false));
+        for bad in [
+            r#""""#,
+            r#""a\nb""#,
+            r#""a\u001b[31mb""#,
+            r#""tab\there""#,
+            r#""del\u007f""#,
+            r#""\u202eevil""#,
+            r#""会话""#,
+        ] {
+            assert_eq!(sid(bad), (true, false), "{bad}");
+        }
+        assert_eq!(sid("42"), (false, false));
     }
 
     #[test]
