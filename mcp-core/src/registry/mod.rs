@@ -33,7 +33,7 @@ use crate::Reply;
 mod resources;
 
 #[cfg(feature = "resources")]
-pub use resources::{Prompt, Resource};
+pub use resources::{LiveResource, Prompt, Reader, Resource};
 
 use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};

@@ -87,3 +87,88 @@ impl Prompt {
         self.text
     }
 }
+
+/// Reads a live resource's current contents into the reply: `reply.json(…)`, `reply.text(…)`,
+/// `Output::int(…)`. A failure is answered as a JSON-RPC error with its message.
+pub type Reader<C> = fn(&mut C, &mut crate::Reply<'_>) -> crate::ToolResult;
+
+/// A resource whose contents are read from the device when a client asks (a sensor, a button's
+/// press count, the battery), and which the firmware *publishes* when it changes
+/// ([`Server::publish`](crate::Server::publish)): subscribed clients then get
+/// `notifications/resources/updated` (2025 revisions: after `resources/subscribe`; 2026-07-28: on a
+/// `subscriptions/listen` stream that names it). Register it with
+/// [`Server::register_resource`](crate::Server::register_resource).
+///
+/// ```
+/// use mcp_core::{Output, Reply, ToolResult};
+/// use mcp_core::registry::LiveResource;
+///
+/// struct Board { millicelsius: i32 }
+/// fn temperature(b: &mut Board, r: &mut Reply<'_>) -> ToolResult {
+///     let t = b.millicelsius;
+///     r.json(|o| { o.int("millicelsius", t.into()); })
+/// }
+/// static TEMPERATURE: LiveResource<Board> = LiveResource::new(
+///     "device://sensors/temperature", "temperature", "application/json", temperature,
+/// ).description("Board temperature");
+/// ```
+pub struct LiveResource<C> {
+    uri: &'static str,
+    name: &'static str,
+    description: Option<&'static str>,
+    mime_type: &'static str,
+    read: Reader<C>,
+}
+
+impl<C> core::fmt::Debug for LiveResource<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LiveResource")
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C> LiveResource<C> {
+    /// A live resource at `uri` whose contents `read` produces.
+    pub const fn new(
+        uri: &'static str,
+        name: &'static str,
+        mime_type: &'static str,
+        read: Reader<C>,
+    ) -> Self {
+        LiveResource {
+            uri,
+            name,
+            description: None,
+            mime_type,
+            read,
+        }
+    }
+
+    /// A description for the client.
+    pub const fn description(mut self, v: &'static str) -> Self {
+        self.description = Some(v);
+        self
+    }
+
+    /// The URI.
+    pub const fn uri(&self) -> &'static str {
+        self.uri
+    }
+
+    pub(crate) const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub(crate) const fn describe(&self) -> Option<&'static str> {
+        self.description
+    }
+
+    pub(crate) const fn mime_type(&self) -> &'static str {
+        self.mime_type
+    }
+
+    pub(crate) const fn reader(&self) -> Reader<C> {
+        self.read
+    }
+}

@@ -27,6 +27,8 @@ use core::fmt::{self, Write as _};
 mod render;
 mod task;
 
+#[cfg(feature = "resources")]
+pub(crate) use render::{render_error_text, render_plain_string};
 pub(crate) use render::{render_result, render_result_for};
 pub use task::{
     Progress, StopHook, TaskHooks, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,

@@ -17,6 +17,25 @@ pub(crate) fn render_result(
     render_result_for(w, result, scratch, seq, note, false);
 }
 
+#[cfg(feature = "resources")]
+/// A successful result's plain rendering as a JSON string (`"true"`, `"40"`, the text, the JSON
+/// object's text): the text of a live resource's contents.
+pub(crate) fn render_plain_string(w: &mut Writer<'_>, output: &Output, scratch: &[u8], seq: u32) {
+    let span = |s: Span| s.resolve(scratch, seq);
+    w.begin_string();
+    write_plain(w, output.value, &span);
+    w.end_string();
+}
+
+#[cfg(feature = "resources")]
+/// A failure's message as plain text (for a JSON-RPC error message).
+pub(crate) fn render_error_text(w: &mut Writer<'_>, error: &ToolError, scratch: &[u8], seq: u32) {
+    match error.message {
+        Message::Static(s) => w.text(s),
+        Message::Scratch(s) => w.raw(s.resolve(scratch, seq).unwrap_or(b"Tool failed")),
+    }
+}
+
 /// [`render_result`], with `error_member`: a failure also carries its message as an `error`
 /// string member, where xiaozhi's backends (2024-11-05) look for it.
 pub(crate) fn render_result_for(

@@ -76,8 +76,16 @@ pub struct Call<'a, 's> {
     pub reply: &'a mut Reply<'s>,
 }
 
-impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
+impl<
+    't,
+    C,
+    const N: usize,
+    const TASKS: usize,
+    const CACHE: usize,
+    const CACHE_BYTES: usize,
+    const RES: usize,
+    const LISTEN: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
 {
     /// `tools/call`. A blocking tool runs here; an async one is parked when the caller can await
     /// it (`can_await`), and refused otherwise.
@@ -161,7 +169,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         self.conclude(tail, result, used, seq, out, handled)
     }
 
-    fn next_seq(&mut self) -> u32 {
+    pub(super) fn next_seq(&mut self) -> u32 {
         self.call_seq = self.call_seq.wrapping_add(1);
         self.call_seq
     }

@@ -5,8 +5,15 @@ use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::response::ErrorCode;
 
-impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>
+impl<
+    C,
+    const N: usize,
+    const TASKS: usize,
+    const CACHE: usize,
+    const CACHE_BYTES: usize,
+    const RES: usize,
+    const LISTEN: usize,
+> Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
 {
     /// Answers `tools/list`.
     ///

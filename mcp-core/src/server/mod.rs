@@ -37,6 +37,8 @@ mod tasks;
 pub use crate::caller::{LogLevel, Notify, Principal};
 pub use crate::result::{TaskLookup, TaskSnapshot, TaskStatus};
 pub use cache::{CallRecord, Delivery, MAX_IDEMPOTENCY_KEY_LEN, Peer, Receipt};
+#[cfg(feature = "resources")]
+pub use resources::MAX_LIVE_RESOURCES;
 pub use tasks::{MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, status_tool};
 
 use core::cell::Cell;
@@ -340,8 +342,11 @@ pub const MIN_OUT_LEN: usize = 320;
 ///
 /// `N` is the tool capacity; `TASKS` long-running actions can be tracked at once (0 disables MCP
 /// Tasks); `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are kept for
-/// retransmissions (0 disables). The whole server lives in one value (a `static` is fine): about
-/// `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 100` bytes.
+/// retransmissions (0 disables); `RES` live resources can be registered (at most 64) and
+/// `LISTEN` 2026-07-28 `subscriptions/listen` streams served at once (both with the feature
+/// `resources`; without it they cost nothing). The whole server lives in one value (a `static`
+/// is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN + 100`
+/// bytes.
 pub struct Server<
     't,
     C,
@@ -349,9 +354,15 @@ pub struct Server<
     const TASKS: usize = 2,
     const CACHE: usize = 4,
     const CACHE_BYTES: usize = 384,
+    const RES: usize = 4,
+    const LISTEN: usize = 2,
 > {
     config: Config,
     registry: Registry<'t, C, N>,
+    /// Live resources, their subscriptions and the 2026-07-28 listen streams (feature
+    /// `resources`).
+    #[cfg(feature = "resources")]
+    live: resources::Live<'t, C, RES, LISTEN>,
     revision: Option<Revision>,
     cache: RecentCalls<CACHE, CACHE_BYTES>,
     tasks: tasks::Tasks<TASKS>,
@@ -365,8 +376,15 @@ pub struct Server<
     call_seq: u32,
 }
 
-impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>
+impl<
+    C,
+    const N: usize,
+    const TASKS: usize,
+    const CACHE: usize,
+    const CACHE_BYTES: usize,
+    const RES: usize,
+    const LISTEN: usize,
+> core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Server")
@@ -562,8 +580,16 @@ fn members<'i, const K: usize>(
     Ok(found)
 }
 
-impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
+impl<
+    't,
+    C,
+    const N: usize,
+    const TASKS: usize,
+    const CACHE: usize,
+    const CACHE_BYTES: usize,
+    const RES: usize,
+    const LISTEN: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
 {
     /// A server with no tools. With the feature `modern`, the `tools/list` page budget reserves
     /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
@@ -583,6 +609,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             unix_offset_ms: 0,
             log_level: config.log_level,
             call_seq: 0,
+            #[cfg(feature = "resources")]
+            live: resources::Live::new(),
         }
     }
 
@@ -867,6 +895,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                     e => write!(w, "Parse error: {e}"),
                 };
             }),
+            #[cfg(feature = "resources")]
+            Ok(Message::Notification { method, params })
+                if method.eq_str("notifications/cancelled") =>
+            {
+                self.on_cancelled(params);
+                0
+            }
             Ok(Message::Notification { .. } | Message::Response) => 0,
             Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
@@ -889,7 +924,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                         );
                         match flow {
                             Flow::Len(len) => {
-                                handled.deferred = len == 0;
+                                handled.deferred = handled.deferred || len == 0;
                                 len
                             }
                             Flow::Park(p) => {
@@ -922,7 +957,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
-        const LEGACY: [&str; 14] = [
+        const LEGACY: [&str; 16] = [
             "initialize",
             "ping",
             "logging/setLevel",
@@ -935,10 +970,12 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "resources/list",
             "resources/templates/list",
             "resources/read",
+            "resources/subscribe",
+            "resources/unsubscribe",
             "prompts/list",
             "prompts/get",
         ];
-        const MODERN: [&str; 11] = [
+        const MODERN: [&str; 12] = [
             "server/discover",
             "tools/list",
             "tools/call",
@@ -948,6 +985,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "resources/list",
             "resources/templates/list",
             "resources/read",
+            "subscriptions/listen",
             "prompts/list",
             "prompts/get",
         ];
@@ -990,25 +1028,34 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 );
             }
             #[cfg(feature = "resources")]
-            m if m.starts_with("resources/") || m.starts_with("prompts/") => {
-                self.resources(m, params, respond)
+            m if m.starts_with("resources/")
+                || m.starts_with("prompts/")
+                || m == "subscriptions/listen" =>
+            {
+                self.resources(m, params, caller, ctx, respond, handled)
             }
             task_method => self.task_method(task_method, params, respond, ctx),
         })
     }
 
     /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts
-    /// (or no feature `resources`).
+    /// (or no feature `resources`), and for the subscription methods without live resources.
     fn offers_resources(&self, method: &str) -> bool {
         #[cfg(feature = "resources")]
-        let (resources, prompts) = (
-            !self.config.resources.is_empty(),
+        let (resources, prompts, live) = (
+            !self.config.resources.is_empty() || self.has_live_resources(),
             !self.config.prompts.is_empty(),
+            self.has_live_resources(),
         );
         #[cfg(not(feature = "resources"))]
-        let (resources, prompts) = (false, false);
+        let (resources, prompts, live) = (false, false, false);
+        let subscription = matches!(
+            method,
+            "resources/subscribe" | "resources/unsubscribe" | "subscriptions/listen"
+        );
         (resources || !method.starts_with("resources/"))
             && (prompts || !method.starts_with("prompts/"))
+            && (live || !subscription)
     }
 
     /// Capabilities, as members of the `capabilities` object.
@@ -1016,7 +1063,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
         w.raw(b"\"tools\":{},\"logging\":{}");
         #[cfg(feature = "resources")]
-        if !self.config.resources.is_empty() {
+        if self.has_live_resources() {
+            w.raw(b",\"resources\":{\"subscribe\":true}");
+        } else if !self.config.resources.is_empty() {
             w.raw(b",\"resources\":{}");
         }
         #[cfg(feature = "resources")]
@@ -1302,3 +1351,7 @@ mod test_modern;
 
 #[cfg(test)]
 mod test_async;
+
+#[cfg(test)]
+#[cfg(feature = "resources")]
+mod test_resources;

@@ -1,18 +1,240 @@
-//! `resources/list`, `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get`
-//! over the static items of [`Config`](super::Config).
+//! Resources and prompts: `resources/list`, `resources/templates/list`, `resources/read`,
+//! `prompts/list`, `prompts/get` over the static items of [`Config`](super::Config) and the live
+//! resources registered on the server; and the device speaking first — a published change of a
+//! live resource reaches the clients that subscribed to it.
+//!
+//! # Subscriptions, per revision
+//! - **2024-11-05 … 2025-11-25**: `resources/subscribe` / `resources/unsubscribe` with a `uri`; the
+//!   engine is one session, so it keeps a set of subscribed resources. A published change is
+//!   written by [`Server::poll`] as `notifications/resources/updated {"uri":…}` — on stdio a line,
+//!   over Streamable HTTP an event of the session's `GET` stream, over xiaozhi's WebSocket an
+//!   envelope. A client that cannot subscribe (xiaozhi backends never do) can be subscribed by
+//!   the firmware with [`Server::subscribe`].
+//! - **2026-07-28**: `subscriptions/listen` with `notifications.resourceSubscriptions: [uri…]`.
+//!   The engine answers at once with `notifications/subscriptions/acknowledged` (the URIs it
+//!   honours; the request's own response comes only when the stream ends) and keeps the stream
+//!   in a table of `LISTEN` slots; every notification on it carries
+//!   `_meta["io.modelcontextprotocol/subscriptionId"]` (the listen request's id), which is how a
+//!   transport routes it. The client ends it with `notifications/cancelled` (stdio) or by closing
+//!   its stream (HTTP: the transport calls [`Server::cancelled`]).
+//!
+//! Publishing only marks the resource: the notifications are written by `poll`, one per call,
+//! so a noisy sensor costs one bit until the main loop drains it (and a sensor kit with
+//! hysteresis and a minimum interval decides when to publish at all).
 
-use super::{Respond, Server, members, write_cache_hints};
-use crate::wire::json::Json;
-use crate::wire::response::ErrorCode;
+use super::{Caller, Handled, Respond, Server, finish, members, write_cache_hints, write_object};
+use crate::registry::LiveResource;
+use crate::result::{Output, Reply, ToolResult, render_error_text, render_plain_string};
+use crate::wire::json::{Json, JsonStr};
+use crate::wire::request::MAX_ID_LEN;
+use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
+use crate::wire::writer::Writer;
 
-impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>
+/// The most live resources one server can hold (the subscription sets are 64-bit masks).
+pub const MAX_LIVE_RESOURCES: usize = 64;
+
+/// The `_meta` key that tags a notification with the listen stream it belongs to.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// One 2026-07-28 `subscriptions/listen` stream.
+#[derive(Debug, Default)]
+struct Listen {
+    /// The listen request's id (raw JSON), `None` for a free slot.
+    id: Option<heapless::Vec<u8, MAX_ID_LEN>>,
+    /// The live resources it listens to.
+    resources: u64,
+    /// Published changes not yet written on it.
+    pending: u64,
+}
+
+/// Live resources, the session's subscriptions and the listen streams.
+pub(crate) struct Live<'t, C, const RES: usize, const LISTEN: usize> {
+    resources: heapless::Vec<&'t LiveResource<C>, RES>,
+    /// Subscribed through `resources/subscribe` (or [`Server::subscribe`]).
+    subscribed: u64,
+    /// Published changes not yet written to the session.
+    pending: u64,
+    listens: [Listen; LISTEN],
+}
+
+impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
+    pub(crate) const fn new() -> Self {
+        Live {
+            resources: heapless::Vec::new(),
+            subscribed: 0,
+            pending: 0,
+            listens: [const {
+                Listen {
+                    id: None,
+                    resources: 0,
+                    pending: 0,
+                }
+            }; LISTEN],
+        }
+    }
+
+    fn position(&self, uri: &str) -> Option<usize> {
+        self.resources.iter().position(|r| r.uri() == uri)
+    }
+
+    fn position_json(&self, uri: JsonStr<'_>) -> Option<usize> {
+        self.resources.iter().position(|r| uri.eq_str(r.uri()))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+    }
+
+    /// Writes the next owed notification into `out`; 0 when nothing is owed.
+    pub(crate) fn emit(&mut self, out: &mut [u8]) -> usize {
+        if self.pending != 0 {
+            let bit = self.pending.trailing_zeros() as usize;
+            self.pending &= !(1u64 << bit);
+            return self.updated(bit, None, out);
+        }
+        let Some(k) = self.listens.iter().position(|l| l.pending != 0) else {
+            return 0;
+        };
+        let Some(l) = self.listens.get_mut(k) else {
+            return 0;
+        };
+        let bit = l.pending.trailing_zeros() as usize;
+        l.pending &= !(1u64 << bit);
+        let id = l.id.clone().unwrap_or_default();
+        self.updated(bit, Some(&id), out)
+    }
+
+    /// `notifications/resources/updated` for resource `bit`, tagged with a listen stream's id.
+    fn updated(&self, bit: usize, listen: Option<&[u8]>, out: &mut [u8]) -> usize {
+        let Some(r) = self.resources.get(bit) else {
+            return 0;
+        };
+        let mut w = Writer::new(out);
+        w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{");
+        if let Some(id) = listen {
+            write_subscription_meta(&mut w, id);
+            w.raw(b",");
+        }
+        w.raw(b"\"uri\":");
+        w.string(r.uri());
+        w.raw(b"}}");
+        if w.fits() { w.needed() } else { 0 }
+    }
+}
+
+/// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
+fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
+    w.raw(b"\"_meta\":{");
+    w.string(SUBSCRIPTION_ID);
+    w.raw(b":");
+    w.raw(id);
+    w.raw(b"}");
+}
+
+impl<
+    't,
+    C,
+    const N: usize,
+    const TASKS: usize,
+    const CACHE: usize,
+    const CACHE_BYTES: usize,
+    const RES: usize,
+    const LISTEN: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
 {
+    /// Registers a live resource (see [`LiveResource`]). `resources/*` are then offered, with
+    /// `"resources":{"subscribe":true}` in the capabilities.
+    ///
+    /// # Errors
+    /// The URI is already registered (or a static resource has it), or the table holds `RES`
+    /// resources (at most [`MAX_LIVE_RESOURCES`]); the resource is handed back.
+    pub fn register_resource(
+        &mut self,
+        resource: &'t LiveResource<C>,
+    ) -> Result<&mut Self, &'t LiveResource<C>> {
+        let taken = self.live.position(resource.uri()).is_some()
+            || self
+                .config
+                .resources
+                .iter()
+                .any(|r| r.uri() == resource.uri());
+        if taken || self.live.resources.len() >= MAX_LIVE_RESOURCES {
+            return Err(resource);
+        }
+        self.live.resources.push(resource)?;
+        Ok(self)
+    }
+
+    /// The live resource at `uri` changed: every client subscribed to it gets
+    /// `notifications/resources/updated` from the next calls of [`poll`](Self::poll). Returns
+    /// `false` for a URI that is not a registered live resource.
+    pub fn publish(&mut self, uri: &str) -> bool {
+        let Some(i) = self.live.position(uri) else {
+            return false;
+        };
+        let bit = 1u64 << i;
+        if self.live.subscribed & bit != 0 {
+            self.live.pending |= bit;
+        }
+        for l in self.live.listens.iter_mut().filter(|l| l.id.is_some()) {
+            if l.resources & bit != 0 {
+                l.pending |= bit;
+            }
+        }
+        true
+    }
+
+    /// Subscribes this session to the live resource at `uri` on the client's behalf, for clients
+    /// that cannot subscribe themselves (xiaozhi backends: they log the updates they get).
+    /// Returns `false` for an unknown URI.
+    pub fn subscribe(&mut self, uri: &str) -> bool {
+        match self.live.position(uri) {
+            Some(i) => {
+                self.live.subscribed |= 1u64 << i;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The client is gone from the request with this id (raw JSON, as sent): a 2026-07-28 listen
+    /// stream it held ends. An HTTP transport calls it when the client closes the stream; on
+    /// stdio the client's `notifications/cancelled` does it. Returns whether a stream ended.
+    pub fn cancelled(&mut self, request_id: &[u8]) -> bool {
+        match self
+            .live
+            .listens
+            .iter_mut()
+            .find(|l| l.id.as_deref() == Some(request_id))
+        {
+            Some(l) => {
+                *l = Listen::default();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `notifications/cancelled`: ends a listen stream.
+    pub(super) fn on_cancelled(&mut self, params: Option<Json<'_>>) {
+        if let Ok([Some(id)]) = members(params, ["requestId"]) {
+            self.cancelled(id.raw());
+        }
+    }
+
+    /// `true` when something can be published.
+    pub(super) fn has_live_resources(&self) -> bool {
+        !self.live.is_empty()
+    }
+
     pub(super) fn resources(
-        &self,
+        &mut self,
         method: &str,
         params: Option<Json<'_>>,
+        caller: Caller,
+        ctx: &mut C,
         respond: Respond<'_, '_>,
+        handled: &mut Handled<'_>,
     ) -> usize {
         let config = self.config;
         let modern = respond.era.is_modern();
@@ -21,43 +243,53 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                 write_cache_hints(w, &config);
             }
         };
+        let uri_param = || {
+            members(params, ["uri"])
+                .ok()
+                .and_then(|[u]| u)
+                .and_then(|u| u.as_str())
+        };
         match method {
-            "resources/list" => respond.result(|w| {
-                w.raw(b"\"resources\":[");
-                for (i, r) in config.resources.iter().enumerate() {
-                    w.raw(if i > 0 { b",{\"uri\":" } else { b"{\"uri\":" });
-                    w.string(r.uri());
-                    w.raw(b",\"name\":");
-                    w.string(r.name());
-                    if let Some(d) = r.describe() {
-                        w.raw(b",\"description\":");
-                        w.string(d);
+            "resources/list" => {
+                let live = &self.live.resources;
+                respond.result(|w| {
+                    w.raw(b"\"resources\":[");
+                    let statics = config
+                        .resources
+                        .iter()
+                        .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
+                    let lives = live
+                        .iter()
+                        .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
+                    for (i, (uri, name, description, mime)) in statics.chain(lives).enumerate() {
+                        w.raw(if i > 0 { b",{\"uri\":" } else { b"{\"uri\":" });
+                        w.string(uri);
+                        w.raw(b",\"name\":");
+                        w.string(name);
+                        if let Some(d) = description {
+                            w.raw(b",\"description\":");
+                            w.string(d);
+                        }
+                        w.raw(b",\"mimeType\":");
+                        w.string(mime);
+                        w.raw(b"}");
                     }
-                    w.raw(b",\"mimeType\":");
-                    w.string(r.mime_type());
-                    w.raw(b"}");
-                }
-                w.raw(b"]");
-                hints(w);
-            }),
+                    w.raw(b"]");
+                    hints(w);
+                })
+            }
             "resources/templates/list" => respond.result(|w| {
                 w.raw(b"\"resourceTemplates\":[]");
                 hints(w);
             }),
             "resources/read" => {
-                let uri = members(params, ["uri"])
-                    .ok()
-                    .and_then(|[u]| u)
-                    .and_then(|u| u.as_str());
+                let uri = uri_param();
+                if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
+                    return self.read_live(i, caller, ctx, respond);
+                }
                 let Some(r) = uri.and_then(|u| config.resources.iter().find(|r| u.eq_str(r.uri())))
                 else {
-                    // 2026-07-28 made resource-not-found a plain invalid-params error.
-                    let code = if modern {
-                        ErrorCode::InvalidParams
-                    } else {
-                        ErrorCode::ResourceNotFound
-                    };
-                    return respond.error(code, |w| w.text("Resource not found"));
+                    return not_found(respond, uri, modern);
                 };
                 respond.result(|w| {
                     w.raw(b"\"contents\":[{\"uri\":");
@@ -70,6 +302,20 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
                     hints(w);
                 })
             }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let Some(i) = uri_param().and_then(|u| self.live.position_json(u)) else {
+                    return not_found(respond, uri_param(), modern);
+                };
+                let bit = 1u64 << i;
+                if method == "resources/subscribe" {
+                    self.live.subscribed |= bit;
+                } else {
+                    self.live.subscribed &= !bit;
+                    self.live.pending &= !bit;
+                }
+                respond.result(|_| {})
+            }
+            "subscriptions/listen" => self.listen(params, respond, handled),
             "prompts/list" => respond.result(|w| {
                 w.raw(b"\"prompts\":[");
                 for (i, p) in config.prompts.iter().enumerate() {
@@ -104,4 +350,169 @@ impl<C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTE
             }
         }
     }
+
+    /// `resources/read` of a live resource: its reader runs with the output buffer as scratch,
+    /// then the contents are rendered in front of what it wrote.
+    fn read_live(
+        &mut self,
+        index: usize,
+        caller: Caller,
+        ctx: &mut C,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let Some(&r) = self.live.resources.get(index) else {
+            return 0;
+        };
+        let seq = self.next_seq();
+        let Respond {
+            out, id, era, info, ..
+        } = respond;
+        let Some(id) = id else { return 0 };
+        let (result, used): (ToolResult, usize) = {
+            let mut reply = Reply::new(out, caller.principal, seq);
+            let result = (r.reader())(ctx, &mut reply);
+            (result, reply.used())
+        };
+        let tail = out.len().saturating_sub(used);
+        out.copy_within(..used.min(out.len()), tail);
+        let (head, scratch) = out.split_at_mut(tail);
+        let config = self.config;
+        finish(head, Some(id), "", |w| match &result {
+            Ok(output) => write_result(w, id, |w| {
+                write_object(w, era, info, "complete", |w| {
+                    write_contents(w, r, output, scratch, seq);
+                    if era.is_modern() {
+                        write_cache_hints(w, &config);
+                    }
+                });
+            }),
+            Err(e) => {
+                let message = |w: &mut Writer<'_>| {
+                    w.text("Resource read failed: ");
+                    render_error_text(w, e, scratch, seq);
+                };
+                write_error(w, Some(id), ErrorCode::InternalError, message, NO_DATA);
+            }
+        })
+    }
+
+    /// `subscriptions/listen`: takes a slot, writes the acknowledgement now; the request's
+    /// response comes when the stream ends.
+    fn listen(
+        &mut self,
+        params: Option<Json<'_>>,
+        respond: Respond<'_, '_>,
+        handled: &mut Handled<'_>,
+    ) -> usize {
+        const BAD: &str = "Invalid params: subscriptions/listen needs notifications (an object; \
+                           resourceSubscriptions an array of URIs)";
+        let Some(id) = respond.id else { return 0 };
+        let Ok([Some(filter)]) = members(params, ["notifications"]) else {
+            return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+        };
+        let Ok([uris]) = members(
+            Some(filter).filter(|f| f.members().is_some()),
+            ["resourceSubscriptions"],
+        ) else {
+            return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+        };
+        let mut mask = 0u64;
+        if let Some(uris) = uris {
+            let Some(elements) = uris.elements() else {
+                return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+            };
+            for uri in elements {
+                let Some(uri) = uri.as_str() else {
+                    return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+                };
+                // A URI that is not a live resource is not honoured (left out of the ack).
+                if let Some(i) = self.live.position_json(uri) {
+                    mask |= 1u64 << i;
+                }
+            }
+        }
+        let raw = id.raw();
+        let Ok(stored) = heapless::Vec::<u8, MAX_ID_LEN>::from_slice(raw) else {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: id too long")
+            });
+        };
+        if self
+            .live
+            .listens
+            .iter()
+            .any(|l| l.id.as_deref() == Some(raw))
+        {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: a subscription with this id is already open")
+            });
+        }
+        let Some(slot) = self.live.listens.iter_mut().find(|l| l.id.is_none()) else {
+            return respond.error(ErrorCode::InternalError, |w| {
+                w.text("Device busy: every subscription slot is in use; close one and listen again")
+            });
+        };
+        *slot = Listen {
+            id: Some(stored),
+            resources: mask,
+            pending: 0,
+        };
+        handled.deferred = true;
+        let resources = &self.live.resources;
+        let Respond { out, .. } = respond;
+        finish(out, None, "", |w| {
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{");
+            write_subscription_meta(w, raw);
+            w.raw(b",\"notifications\":{");
+            if mask != 0 {
+                w.raw(b"\"resourceSubscriptions\":[");
+                let honoured = resources
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| mask & (1u64 << i) != 0);
+                for (k, (_, r)) in honoured.enumerate() {
+                    if k > 0 {
+                        w.raw(b",");
+                    }
+                    w.string(r.uri());
+                }
+                w.raw(b"]");
+            }
+            w.raw(b"}}}");
+        })
+    }
+}
+
+/// Resource not found: -32002 with `data.uri` before 2026-07-28, -32602 from then on.
+fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>, modern: bool) -> usize {
+    let code = if modern {
+        ErrorCode::InvalidParams
+    } else {
+        ErrorCode::ResourceNotFound
+    };
+    let data = uri.map(|u| {
+        move |w: &mut Writer<'_>| {
+            w.raw(b"{\"uri\":");
+            w.json_str(u);
+            w.raw(b"}");
+        }
+    });
+    respond.error_with(code, |w| w.text("Resource not found"), data)
+}
+
+/// `"contents":[{"uri":…,"mimeType":…,"text":…}]` for a live resource's reading.
+fn write_contents<C>(
+    w: &mut Writer<'_>,
+    r: &LiveResource<C>,
+    output: &Output,
+    scratch: &[u8],
+    seq: u32,
+) {
+    w.raw(b"\"contents\":[{\"uri\":");
+    w.string(r.uri());
+    w.raw(b",\"mimeType\":");
+    w.string(r.mime_type());
+    w.raw(b",\"text\":");
+    render_plain_string(w, output, scratch, seq);
+    w.raw(b"}]");
 }

@@ -259,8 +259,16 @@ pub(crate) fn write_timestamp(w: &mut Writer<'_>, ms: i64) {
 const CAPABILITY_DATA: &[u8] =
     b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}";
 
-impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_BYTES: usize>
-    Server<'t, C, N, TASKS, CACHE, CACHE_BYTES>
+impl<
+    't,
+    C,
+    const N: usize,
+    const TASKS: usize,
+    const CACHE: usize,
+    const CACHE_BYTES: usize,
+    const RES: usize,
+    const LISTEN: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
 {
     /// Tells the engine the wall-clock time: `unix_ms` (milliseconds since the Unix epoch) is
     /// now, as of the last [`poll`](Self::poll). Task timestamps use it from then on.
@@ -282,12 +290,21 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     }
 
     /// Advances time and long-running tools, and writes at most one message the engine owes the
-    /// client into `out`: a deferred `tasks/result` response, a `notifications/tasks/status`, or a
-    /// `notifications/progress`. Returns its length, 0 when nothing is owed.
+    /// client into `out`: a deferred `tasks/result` response, a `notifications/tasks/status`, a
+    /// `notifications/progress`, or (feature `resources`) a `notifications/resources/updated` for
+    /// a published resource. Returns its length, 0 when nothing is owed.
     ///
     /// Call it from the firmware's main loop with a monotonic millisecond clock, repeatedly until
     /// it returns 0, and send each message. Task hooks run at most once per distinct `now_ms`.
     pub fn poll(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
+        match self.poll_tasks(now_ms, ctx, out) {
+            #[cfg(feature = "resources")]
+            0 if out.len() >= super::MIN_OUT_LEN => self.live.emit(out),
+            n => n,
+        }
+    }
+
+    fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
         self.now_ms = self.now_ms.max(now_ms);
         if TASKS == 0 {
             // No task table: nothing to drive or send (and no task code linked).

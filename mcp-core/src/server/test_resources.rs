@@ -1,0 +1,281 @@
+//! Live resources and the device speaking first: `resources/read` of a reading, subscriptions per
+//! revision (`resources/subscribe` in a session, `subscriptions/listen` on the 2026-07-28 wire),
+//! `Server::publish` and the notifications `Server::poll` writes.
+
+use serde_json::{Value as J, json};
+
+use super::*;
+use crate::registry::LiveResource;
+use crate::{Output, Reply, ToolResult};
+
+#[derive(Default)]
+struct Sensors {
+    millicelsius: i64,
+    presses: i64,
+    broken: bool,
+}
+
+fn temperature(s: &mut Sensors, r: &mut Reply<'_>) -> ToolResult {
+    if s.broken {
+        return Err(r.error(format_args!("sensor at 0x{:x} did not answer", 0x48)));
+    }
+    let t = s.millicelsius;
+    r.json(|o| {
+        o.int("millicelsius", t);
+    })
+}
+
+fn presses(s: &mut Sensors, _: &mut Reply<'_>) -> ToolResult {
+    Ok(Output::int(s.presses))
+}
+
+const TEMP_URI: &str = "device://sensors/temperature";
+const BUTTON_URI: &str = "device://buttons/main";
+static TEMPERATURE: LiveResource<Sensors> =
+    LiveResource::new(TEMP_URI, "temperature", "application/json", temperature)
+        .description("Board temperature");
+static BUTTON: LiveResource<Sensors> =
+    LiveResource::new(BUTTON_URI, "button", "text/plain", presses);
+
+type S = Server<'static, Sensors, 4, 2, 4, 384, 4, 2>;
+
+fn server() -> S {
+    let mut s = S::new(Config::new("sensors", "1"));
+    s.register_resource(&TEMPERATURE)
+        .unwrap()
+        .register_resource(&BUTTON)
+        .unwrap();
+    s
+}
+
+struct Dev {
+    s: S,
+    sensors: Sensors,
+    out: Vec<u8>,
+}
+
+impl Dev {
+    fn new() -> Self {
+        Dev {
+            s: server(),
+            sensors: Sensors::default(),
+            out: vec![0; 2048],
+        }
+    }
+
+    fn send(&mut self, msg: &J) -> (Option<J>, bool) {
+        let bytes = msg.to_string();
+        let h = self
+            .s
+            .handle(
+                bytes.as_bytes(),
+                Principal::Model,
+                &mut self.sensors,
+                &mut self.out,
+            )
+            .unwrap();
+        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
+        (v, h.deferred)
+    }
+
+    fn ask(&mut self, msg: J) -> J {
+        self.send(&msg).0.expect("an answer")
+    }
+
+    /// Everything `poll` owes now.
+    fn drain(&mut self) -> Vec<J> {
+        let mut msgs = Vec::new();
+        loop {
+            let n = self.s.poll(0, &mut self.sensors, &mut self.out);
+            if n == 0 {
+                return msgs;
+            }
+            msgs.push(serde_json::from_slice(&self.out[..n]).unwrap());
+        }
+    }
+}
+
+fn req(id: i64, method: &str, params: J) -> J {
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
+fn updated(uri: &str) -> J {
+    json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":uri}})
+}
+
+#[test]
+fn a_live_resource_is_listed_and_read_from_the_device_each_time() {
+    let mut d = Dev::new();
+    let init = d.ask(req(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-06-18","capabilities":{}}),
+    ));
+    assert_eq!(
+        init["result"]["capabilities"]["resources"],
+        json!({"subscribe": true})
+    );
+    let list = d.ask(req(1, "resources/list", json!({})));
+    assert_eq!(
+        list["result"]["resources"],
+        json!([
+            {"uri":TEMP_URI,"name":"temperature","description":"Board temperature","mimeType":"application/json"},
+            {"uri":BUTTON_URI,"name":"button","mimeType":"text/plain"}
+        ])
+    );
+    d.sensors.millicelsius = 21_500;
+    let read = d.ask(req(2, "resources/read", json!({"uri":TEMP_URI})));
+    assert_eq!(
+        read["result"]["contents"],
+        json!([{"uri":TEMP_URI,"mimeType":"application/json","text":"{\"millicelsius\":21500}"}])
+    );
+    d.sensors.presses = 3;
+    let read = d.ask(req(3, "resources/read", json!({"uri":BUTTON_URI})));
+    assert_eq!(read["result"]["contents"][0]["text"], "3");
+    // A reader's failure is a JSON-RPC error with its message; unknown URIs are not found.
+    d.sensors.broken = true;
+    let err = d.ask(req(4, "resources/read", json!({"uri":TEMP_URI})));
+    assert_eq!(err["error"]["code"], -32603);
+    assert_eq!(
+        err["error"]["message"],
+        "Resource read failed: sensor at 0x48 did not answer"
+    );
+    let err = d.ask(req(5, "resources/read", json!({"uri":"device://nope"})));
+    assert_eq!(err["error"]["code"], -32002);
+    assert_eq!(err["error"]["data"], json!({"uri":"device://nope"}));
+}
+
+#[test]
+fn a_session_gets_updates_only_for_what_it_subscribed_to() {
+    let mut d = Dev::new();
+    // Published before anyone subscribed: nothing is owed.
+    assert!(d.s.publish(TEMP_URI));
+    assert!(!d.s.publish("device://nope"));
+    assert!(d.drain().is_empty());
+    assert_eq!(
+        d.ask(req(1, "resources/subscribe", json!({"uri":TEMP_URI}))),
+        json!({"jsonrpc":"2.0","id":1,"result":{}})
+    );
+    d.s.publish(TEMP_URI);
+    d.s.publish(TEMP_URI); // a second change before the drain: one notification
+    d.s.publish(BUTTON_URI); // not subscribed
+    assert_eq!(d.drain(), vec![updated(TEMP_URI)]);
+    assert!(d.drain().is_empty());
+    // The firmware subscribes a client that cannot (a xiaozhi backend).
+    assert!(d.s.subscribe(BUTTON_URI));
+    d.s.publish(BUTTON_URI);
+    d.s.publish(TEMP_URI);
+    assert_eq!(d.drain(), vec![updated(TEMP_URI), updated(BUTTON_URI)]);
+    // Unsubscribed: a pending update is dropped too.
+    d.s.publish(TEMP_URI);
+    d.ask(req(2, "resources/unsubscribe", json!({"uri":TEMP_URI})));
+    assert!(d.drain().is_empty());
+    let err = d.ask(req(
+        3,
+        "resources/subscribe",
+        json!({"uri":"device://nope"}),
+    ));
+    assert_eq!(err["error"]["code"], -32002);
+}
+
+#[cfg(feature = "modern")]
+fn modern(id: J, method: &str, mut params: J) -> J {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
+#[cfg(feature = "modern")]
+#[test]
+fn a_listen_stream_is_acknowledged_tagged_and_ended_by_the_client() {
+    let mut d = Dev::new();
+    let listen = modern(
+        json!("listen-1"),
+        "subscriptions/listen",
+        json!({"notifications":{"resourceSubscriptions":[TEMP_URI,"device://nope"],"toolsListChanged":true}}),
+    );
+    let (ack, deferred) = d.send(&listen);
+    assert!(
+        deferred,
+        "the listen request's response comes when the stream ends"
+    );
+    assert_eq!(
+        ack.unwrap(),
+        json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{
+            "_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"},
+            "notifications":{"resourceSubscriptions":[TEMP_URI]}}})
+    );
+    // A second stream at once, for the button, with a numeric id.
+    let (ack, _) = d.send(&modern(
+        json!(7),
+        "subscriptions/listen",
+        json!({"notifications":{"resourceSubscriptions":[BUTTON_URI]}}),
+    ));
+    assert_eq!(
+        ack.unwrap()["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    d.s.publish(TEMP_URI);
+    d.s.publish(BUTTON_URI);
+    let tagged = |id: J, uri: &str| {
+        json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{
+            "_meta":{"io.modelcontextprotocol/subscriptionId":id},"uri":uri}})
+    };
+    assert_eq!(
+        d.drain(),
+        vec![
+            tagged(json!("listen-1"), TEMP_URI),
+            tagged(json!(7), BUTTON_URI)
+        ]
+    );
+    // Both slots taken: a third stream is refused, clearly.
+    let (busy, _) = d.send(&modern(
+        json!(8),
+        "subscriptions/listen",
+        json!({"notifications":{}}),
+    ));
+    assert_eq!(busy.unwrap()["error"]["code"], -32603);
+    // The client ends the first stream (stdio: notifications/cancelled).
+    let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen-1"}});
+    assert_eq!(d.send(&cancel).0, None);
+    d.s.publish(TEMP_URI);
+    assert!(d.drain().is_empty());
+    // An HTTP transport ends the other when the client closes its stream.
+    assert!(d.s.cancelled(b"7"));
+    assert!(!d.s.cancelled(b"7"));
+    // A malformed filter is refused; resources/subscribe is gone on this wire.
+    let (bad, _) = d.send(&modern(
+        json!(9),
+        "subscriptions/listen",
+        json!({"notifications":{"resourceSubscriptions":TEMP_URI}}),
+    ));
+    assert_eq!(bad.unwrap()["error"]["code"], -32602);
+    let (gone, _) = d.send(&modern(
+        json!(10),
+        "resources/subscribe",
+        json!({"uri":TEMP_URI}),
+    ));
+    assert_eq!(gone.unwrap()["error"]["code"], -32601);
+}
+
+#[test]
+fn without_live_resources_nothing_about_subscriptions_is_offered() {
+    let mut s: S = S::new(Config::new("plain", "1"));
+    let mut sensors = Sensors::default();
+    let mut out = [0u8; 1024];
+    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"x"}}"#;
+    let n = s
+        .handle(msg, Principal::Model, &mut sensors, &mut out)
+        .unwrap()
+        .len;
+    let v: J = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(v["error"]["code"], -32601);
+    // Registration refuses a second resource at the same URI, and a full table.
+    let mut s = server();
+    assert!(s.register_resource(&TEMPERATURE).is_err());
+    let mut tiny: Server<'static, Sensors, 4, 2, 4, 384, 1, 1> = Server::new(Config::new("t", "1"));
+    tiny.register_resource(&TEMPERATURE).unwrap();
+    assert!(tiny.register_resource(&BUTTON).is_err());
+}
