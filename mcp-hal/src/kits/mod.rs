@@ -83,12 +83,15 @@
 pub mod audio;
 #[cfg(feature = "tasks")]
 pub mod motor;
+pub mod mute;
 pub mod relay;
 pub mod screen;
 pub mod status;
 pub mod system;
 
-use mcp_core::{Args, ToolError};
+use mcp_core::{Args, Handler, Tool, ToolError};
+#[cfg(feature = "tasks")]
+use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
 pub use embedded_hal::delay::DelayNs;
 
@@ -118,38 +121,151 @@ pub trait Wait {
     }
 }
 
-/// How long a call waits for agreement, for a device that declares `settle_ms`: all of it when it
-/// fits the budget; nothing when a task takes over (feature `tasks`); else the whole budget.
-pub(crate) const fn wait_limit(settle_ms: u32, budget_ms: u32) -> u32 {
-    if settle_ms <= budget_ms {
-        settle_ms
-    } else if cfg!(feature = "tasks") {
-        0
-    } else {
-        budget_ms
+/// `true` when the blocking kits may hand a long settle time to a task (feature `tasks`).
+pub(crate) const TASKS: bool = cfg!(feature = "tasks");
+
+/// How a call waits for a device that declares a settle time, and what it concludes from the last
+/// reading: the table of the [module docs](self#settle-times-waiting-in-the-call-or-a-task), as
+/// data. Shared by the blocking kits and the [async ones](asynch), which differ only in how they
+/// read and pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The device's declared settle time.
+    pub(crate) settle_ms: u32,
+    /// The board's call budget.
+    pub(crate) budget_ms: u32,
+    /// A task may take over a settle time beyond the budget: the blocking kits with feature
+    /// `tasks`. Never for the async kits (the engine's task hooks are blocking).
+    pub(crate) tasks: bool,
+}
+
+/// What a kit concludes from its last reading (see [`Window::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The reading agrees with the command: confirmed.
+    Agrees,
+    /// The whole settle time was waited and the reading still disagrees: a failed call.
+    Disagrees,
+    /// The settle time exceeds the budget and a task takes over.
+    Task,
+    /// The settle time exceeds the budget, no task can take over, and the budget has been
+    /// waited: not confirmed in time.
+    Unconfirmed,
+}
+
+impl Window {
+    /// The window of a device declaring `settle_ms`, on a board with `budget_ms`.
+    pub(crate) const fn new(settle_ms: u32, budget_ms: u32, tasks: bool) -> Self {
+        Window {
+            settle_ms,
+            budget_ms,
+            tasks,
+        }
+    }
+
+    /// How long the call waits for agreement: all of the settle time when it fits the budget;
+    /// nothing when a task takes over; else the whole budget.
+    pub(crate) const fn limit(&self) -> u32 {
+        if self.settle_ms <= self.budget_ms {
+            self.settle_ms
+        } else if self.tasks {
+            0
+        } else {
+            self.budget_ms
+        }
+    }
+
+    /// The verdict on the last reading, once the wait is over.
+    pub(crate) const fn verdict(&self, agrees: bool) -> Verdict {
+        if agrees {
+            Verdict::Agrees
+        } else if self.settle_ms <= self.budget_ms {
+            Verdict::Disagrees
+        } else if self.tasks {
+            Verdict::Task
+        } else {
+            Verdict::Unconfirmed
+        }
+    }
+
+    /// The pacing of the wait, from the first reading on.
+    pub(crate) const fn pacer(&self) -> Pacer {
+        Pacer {
+            limit: self.limit(),
+            waited: 0,
+        }
     }
 }
 
-/// Reads with `read` until `agrees` holds or `limit_ms` have been waited, pausing
-/// [`SETTLE_POLL_MS`] between reads on the board's delay. The first read is immediate. Returns
-/// the last reading and whether it agrees; a read error ends the wait.
+/// Paces the readings of a wait: the first is immediate, then one every [`SETTLE_POLL_MS`] until
+/// agreement or the window's limit.
+#[derive(Debug)]
+pub(crate) struct Pacer {
+    limit: u32,
+    waited: u32,
+}
+
+impl Pacer {
+    /// After a reading that `agrees` or not: the pause before the next reading, or `None` when
+    /// the wait is over.
+    pub(crate) fn pause(&mut self, agrees: bool) -> Option<u32> {
+        if agrees || self.waited >= self.limit {
+            return None;
+        }
+        let step = SETTLE_POLL_MS.min(self.limit - self.waited);
+        self.waited += step;
+        Some(step)
+    }
+}
+
+/// Reads with `read` until `agrees` holds or the window's limit has been waited, pausing on the
+/// board's delay (see [`Pacer`]). Returns the last reading and the verdict on it; a read error
+/// ends the wait.
 pub(crate) fn settle<C: Wait + ?Sized, T: Copy, E>(
     ctx: &mut C,
-    limit_ms: u32,
+    window: Window,
     mut read: impl FnMut(&mut C) -> Result<T, E>,
     agrees: impl Fn(T) -> bool,
-) -> Result<(T, bool), E> {
-    let mut waited = 0u32;
+) -> Result<(T, Verdict), E> {
+    let mut pacer = window.pacer();
     loop {
         let value = read(ctx)?;
         let ok = agrees(value);
-        if ok || waited >= limit_ms {
-            return Ok((value, ok));
+        match pacer.pause(ok) {
+            Some(ms) => ctx.delay().delay_ms(ms),
+            None => return Ok((value, window.verdict(ok))),
         }
-        let step = SETTLE_POLL_MS.min(limit_ms - waited);
-        ctx.delay().delay_ms(step);
-        waited += step;
     }
+}
+
+/// A kit's tool before its parameters and annotations: blocking with `Some(handler)`, async
+/// ([`Tool::new_async`]) with `None`. Each kit builds its listing once on this, for both forms.
+pub(crate) const fn declare<C>(
+    name: &'static str,
+    description: &'static str,
+    handler: Option<Handler<C>>,
+) -> Tool<C> {
+    match handler {
+        Some(handler) => Tool::new(name, description, handler),
+        None => Tool::new_async(name, description),
+    }
+}
+
+/// Makes a blocking kit long-running, so that a settle time beyond the call budget is confirmed
+/// by a task that `poll` drives (nothing to stop: the write is done).
+#[cfg(feature = "tasks")]
+pub(crate) const fn settle_task<C>(
+    tool: Tool<C>,
+    poll: fn(&mut C, &TaskInfo) -> TaskPoll,
+) -> Tool<C> {
+    tool.long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll,
+            stop: None,
+            timeout_ms: 10_000,
+        },
+    )
 }
 
 /// The [`ToolError`] for a device error: its kind's message, no evidence (nothing is known to
