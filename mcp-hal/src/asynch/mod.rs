@@ -169,6 +169,21 @@ impl<T: crate::system::System> system::System for BlockingAsync<T> {
     }
 }
 
+/// A blocking delay where an async one is wanted (the async kits' [`Wait`](crate::kits::asynch::Wait)
+/// on a board whose delay is blocking, or a simulated clock): the pause happens in the first
+/// poll, blocking the executor for its length.
+impl<T: embedded_hal::delay::DelayNs> embedded_hal_async::delay::DelayNs for BlockingAsync<T> {
+    async fn delay_ns(&mut self, ns: u32) {
+        self.wrapped.delay_ns(ns);
+    }
+    async fn delay_us(&mut self, us: u32) {
+        self.wrapped.delay_us(us);
+    }
+    async fn delay_ms(&mut self, ms: u32) {
+        self.wrapped.delay_ms(ms);
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;

@@ -80,6 +80,7 @@
 //! blocks the caller for at most the budget; lower [`Wait::call_budget_ms`] where that matters
 //! more than an answer in one call.
 
+pub mod asynch;
 pub mod audio;
 #[cfg(feature = "tasks")]
 pub mod motor;

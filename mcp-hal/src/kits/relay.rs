@@ -24,7 +24,6 @@ use mcp_core::{
 use mcp_core::{TaskInfo, TaskPoll};
 
 use super::{TASKS, Verdict, Wait, Window, declare, device_error, settle};
-use crate::Error;
 use crate::switch::Switch;
 
 /// Why an interlock guard refused.
@@ -73,21 +72,21 @@ const MISMATCH: &str = "The relay's feedback contact disagrees with the command"
 
 /// Why the relay was not driven: the interlock refused, or the driver failed.
 #[derive(Debug)]
-pub(crate) enum Undriven<E> {
+pub(crate) enum Undriven {
     /// The interlock guard refused; nothing was driven.
     Refused(Refusal),
-    /// The driver failed.
-    Failed(E),
+    /// The driver failed (its [`device_error`]).
+    Failed(ToolError),
 }
 
 /// The failed call for a relay that was not driven.
-pub(crate) fn undriven<E: Error>(why: Undriven<E>, reply: &mut Reply<'_>) -> ToolError {
+pub(crate) fn undriven(why: Undriven, reply: &mut Reply<'_>) -> ToolError {
     match why {
         Undriven::Refused(refusal) => reply.error(format_args!(
             "Refused by interlock \"{}\": {}; the relay was not switched",
             refusal.guard, refusal.reason
         )),
-        Undriven::Failed(e) => device_error(&e),
+        Undriven::Failed(e) => e,
     }
 }
 
@@ -140,7 +139,9 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     // Guard and action in one critical section.
     critical_section::with(|_| {
         ctx.interlock(on).map_err(Undriven::Refused)?;
-        ctx.relay().set(on).map_err(Undriven::Failed)
+        ctx.relay()
+            .set(on)
+            .map_err(|e| Undriven::Failed(device_error(&e)))
     })
     .map_err(|why| undriven(why, reply))?;
     let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), TASKS);
