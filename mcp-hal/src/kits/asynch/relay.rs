@@ -26,7 +26,6 @@
 
 use core::future::{Future, poll_fn};
 use core::pin::pin;
-use core::task::Poll;
 
 use mcp_core::{Args, Reply, Tool, ToolResult};
 
@@ -68,7 +67,7 @@ pub async fn call<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'
     conclude(on, read, window, reply)
 }
 
-/// The guard, then the drive, the guard and the drive's first poll in one critical section.
+/// The guard, then the drive; the guard and the drive's first poll in one critical section.
 async fn drive<C: HasRelay>(ctx: &mut C, on: bool) -> Result<(), Undriven> {
     let mut guarded = pin!(async {
         ctx.interlock(on).map_err(Undriven::Refused)?;
@@ -77,10 +76,13 @@ async fn drive<C: HasRelay>(ctx: &mut C, on: bool) -> Result<(), Undriven> {
             .await
             .map_err(|e| Undriven::Failed(device_error(&e)))
     });
-    let first =
-        poll_fn(|cx| Poll::Ready(critical_section::with(|_| guarded.as_mut().poll(cx)))).await;
-    match first {
-        Poll::Ready(driven) => driven,
-        Poll::Pending => guarded.await,
-    }
+    let mut first = true;
+    poll_fn(|cx| {
+        if core::mem::replace(&mut first, false) {
+            critical_section::with(|_| guarded.as_mut().poll(cx))
+        } else {
+            guarded.as_mut().poll(cx)
+        }
+    })
+    .await
 }
