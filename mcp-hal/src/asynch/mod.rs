@@ -20,6 +20,9 @@
 //! The contract does not change with `async`: a resolved `Ok(())` still means "issued", not
 //! "physically done" (see the blocking modules).
 //!
+//! The tool kits over these twins are in [`kits::asynch`](crate::kits::asynch); the async
+//! drivers in [`drivers::asynch`](crate::drivers::asynch).
+//!
 //! # For HAL users: `BlockingAsync`
 //! A device that only has a blocking driver can be used where an async twin is expected by
 //! wrapping it in [`BlockingAsync`]:
@@ -70,6 +73,9 @@ use crate::motor::Motion;
 /// any executor, and also its cost: the executor is blocked for as long as the blocking call
 /// takes (an I2C register write, a GPIO toggle). Use it for short operations; a driver whose
 /// calls take milliseconds should implement the async twin natively.
+///
+/// It also turns a blocking `embedded-hal` delay into an `embedded-hal-async` one, for the async
+/// kits' [`Wait`](crate::kits::asynch::Wait).
 ///
 /// Modelled on `embassy-embedded-hal`'s `adapter::BlockingAsync`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,8 +1,17 @@
 //! Ready-made MCP tools that bind a device trait to the standard xiaozhi tool names and schemas.
 //!
-//! Each kit is a `const fn` returning a [`Tool`](mcp_core::Tool) over your board type `C`; your
+//! Each kit is a `const fn` returning a [`Tool`] over your board type `C`; your
 //! board implements the small access trait the kit needs (`HasCodec`, `HasRelay`, …), and, for
 //! kits that may wait for an effect inside a call, [`Wait`]: the board's delay and call budget.
+//! Every kit's tool name is its module's `NAME`.
+//!
+//! **Async firmware** (embassy, esp-hal's async drivers) uses the twins in [`asynch`]: the same
+//! tools over the [async device traits](crate::asynch), served by
+//! [`Server::handle_async`](mcp_core::Server::handle_async) and dispatched with
+//! [`dispatch_kits!`](crate::dispatch_kits). They share everything but the I/O with the kits
+//! here (the listings, evidence, verdicts and messages are one code), so their answers are
+//! byte-identical for the same device state; they cannot be long-running (see
+//! [`asynch`](asynch#settle-times)).
 //!
 //! ```
 //! use mcp_hal::kits::{audio, system, DelayNs, Wait};
@@ -32,14 +41,15 @@
 //! # let _ = Board { sim: SimBoard::new(Faults::NONE) };
 //! ```
 //!
-//! | kit | tool | evidence |
-//! |---|---|---|
-//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back` within the codec's tolerance, waited for up to the codec's settle time; a disagreeing read-back fails the call |
-//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` |
-//! | [`status::get_device_status`] | `self.get_device_status` | — (a read) |
-//! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` |
-//! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` |
-//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) |
+//! | kit | tool | evidence | async twin |
+//! |---|---|---|---|
+//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back` within the codec's tolerance, waited for up to the codec's settle time; a disagreeing read-back fails the call | [`asynch::audio`] |
+//! | [`mute::set_mute`] | `self.audio_speaker.set_mute` | `applied` (the trait cannot read the mute state back) | [`asynch::mute`] |
+//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` | [`asynch::screen`] |
+//! | [`status::get_device_status`] | `self.get_device_status` | — (a read) | [`asynch::status`] |
+//! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` | [`asynch::system`] |
+//! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` | [`asynch::relay`] |
+//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
 //!
 //! **Agreement.** Wherever a kit compares what it reads or measures with what it commanded, the
 //! two agree when `|observed − commanded| ≤ tolerance`, the tolerance being what the device
@@ -71,6 +81,9 @@
 //! Without this crate's feature `tasks` no kit is long-running: `motor` is absent, and the kits
 //! register on a server without a task table (`TASKS = 0`), which links no task code.
 //!
+//! The [async kits](asynch) always answer by the right-hand column: an async tool cannot be
+//! long-running (the engine's task hooks are blocking `fn`s), whatever the features.
+//!
 //! # The delay
 //! [`Wait`] is the one way a kit waits: it asks the board for an `embedded-hal` 1.0
 //! [`DelayNs`] (re-exported here) each time it pauses. On firmware that is the HAL's blocking
@@ -78,7 +91,9 @@
 //! itself, whose delay advances the simulated clock
 //! ([`SimBoard`](crate::sim::SimBoard) implements [`DelayNs`]), so that tests are exact. A wait
 //! blocks the caller for at most the budget; lower [`Wait::call_budget_ms`] where that matters
-//! more than an answer in one call.
+//! more than an answer in one call. The async kits' twin, [`asynch::Wait`], asks for an
+//! `embedded-hal-async` delay instead (`embassy_time::Delay`) and awaits it, so the executor runs
+//! other tasks while a call waits.
 
 pub mod asynch;
 pub mod audio;

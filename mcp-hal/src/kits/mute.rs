@@ -1,4 +1,4 @@
-//! `self.audio_speaker.set_mute` over any [`AudioCodec`](crate::audio::AudioCodec).
+//! `self.audio_speaker.set_mute` over any [`AudioCodec`].
 //!
 //! The trait can mute and unmute, but it has no way to read the mute state back, so the kit
 //! claims what it can prove and no more: `applied` (the driver returned OK), with the commanded

@@ -1,4 +1,4 @@
-//! `self.audio_speaker.set_mute` over any async [`AudioCodec`](crate::asynch::audio::AudioCodec):
+//! `self.audio_speaker.set_mute` over any async [`AudioCodec`]:
 //! the blocking [`kits::mute`](crate::kits::mute) kit, awaited. Evidence `applied`: the trait
 //! cannot read the mute state back. The access trait is the async volume kit's [`HasCodec`].
 
