@@ -565,40 +565,37 @@ fn set_volume_is_read_back_after_awaiting_the_codec() {
     assert_eq!(b.blocking.codec.stored_volume().get(), 40);
 }
 
+/// A quantized codec agrees within its tolerance; a read-back that disagrees fails the call with
+/// commanded and observed.
 #[test]
-fn a_quantized_codec_agrees_within_its_tolerance() {
-    let b = both(
-        || sim_parts(Faults::only(Fault::CodecQuantized)),
-        Principal::Model,
-        ak::audio::NAME,
-        json!({"volume": 40}),
-    );
-    let r = b.result();
-    assert_eq!(r["isError"], false, "{r}");
-    assert_eq!(
-        r["evidence"],
-        json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
-    );
-}
-
-#[test]
-fn a_read_back_mismatch_fails_with_commanded_and_observed() {
-    let b = both(
-        || sim_parts(Faults::only(Fault::ReadbackMismatch)),
-        Principal::Model,
-        ak::audio::NAME,
-        json!({"volume": 40}),
-    );
-    let r = b.result();
-    assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(
-        r["evidence"],
-        json!({"level":"read_back","commanded":40,"observed":47})
-    );
-    assert_eq!(
-        r["content"][0]["text"],
-        "The codec reports a different volume than commanded"
-    );
+fn read_back_is_judged_within_the_codecs_tolerance() {
+    let cases = [
+        (
+            Fault::CodecQuantized,
+            false,
+            json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2}),
+            "true",
+        ),
+        (
+            Fault::ReadbackMismatch,
+            true,
+            json!({"level":"read_back","commanded":40,"observed":47}),
+            "The codec reports a different volume than commanded",
+        ),
+    ];
+    for (fault, failed, evidence, text) in cases {
+        let start = || sim_parts(Faults::only(fault));
+        let r = both(
+            start,
+            Principal::Model,
+            ak::audio::NAME,
+            json!({"volume": 40}),
+        )
+        .result();
+        assert_eq!(r["isError"], failed, "{r}");
+        assert_eq!(r["evidence"], evidence);
+        assert_eq!(r["content"][0]["text"], text);
+    }
 }
 
 #[test]
