@@ -20,8 +20,8 @@
 //! |---|---|
 //! | [`audio`], [`backlight`], [`switch`], [`motor`], [`system`] | the blocking device traits |
 //! | [`asynch`] | async twins, and `BlockingAsync` to use a blocking driver where async is wanted |
-//! | [`drivers`] | reference drivers: ES8311 codec (I2C), GPIO relay with feedback, PWM backlight |
-//! | [`kits`] | ready-made MCP tools over the traits (`self.audio_speaker.set_volume`, `self.motor.move_to`, …) |
+//! | [`drivers`] | reference drivers: ES8311 codec (I2C; async in [`drivers::asynch`]), GPIO relay with feedback (blocking and async), PWM backlight |
+//! | [`kits`] | ready-made MCP tools over the traits (`self.audio_speaker.set_volume`, `self.motor.move_to`, …); [`kits::asynch`]: the same over the async twins, for `Server::handle_async`, dispatched with [`dispatch_kits!`] |
 //! | `sim` (feature `sim`) | in-memory devices with fault injection, for simulators and tests |
 //!
 //! ## Features

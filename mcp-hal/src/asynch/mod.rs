@@ -20,6 +20,9 @@
 //! The contract does not change with `async`: a resolved `Ok(())` still means "issued", not
 //! "physically done" (see the blocking modules).
 //!
+//! The tool kits over these twins are in [`kits::asynch`](crate::kits::asynch); the async
+//! drivers in [`drivers::asynch`](crate::drivers::asynch).
+//!
 //! # For HAL users: `BlockingAsync`
 //! A device that only has a blocking driver can be used where an async twin is expected by
 //! wrapping it in [`BlockingAsync`]:
@@ -70,6 +73,9 @@ use crate::motor::Motion;
 /// any executor, and also its cost: the executor is blocked for as long as the blocking call
 /// takes (an I2C register write, a GPIO toggle). Use it for short operations; a driver whose
 /// calls take milliseconds should implement the async twin natively.
+///
+/// It also turns a blocking `embedded-hal` delay into an `embedded-hal-async` one, for the async
+/// kits' [`Wait`](crate::kits::asynch::Wait).
 ///
 /// Modelled on `embassy-embedded-hal`'s `adapter::BlockingAsync`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -166,6 +172,21 @@ impl<T: crate::motor::Actuator> motor::Actuator for BlockingAsync<T> {
 impl<T: crate::system::System> system::System for BlockingAsync<T> {
     async fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error> {
         crate::system::System::schedule_reboot(&mut self.wrapped, delay_ms)
+    }
+}
+
+/// A blocking delay where an async one is wanted (the async kits' [`Wait`](crate::kits::asynch::Wait)
+/// on a board whose delay is blocking, or a simulated clock): the pause happens in the first
+/// poll, blocking the executor for its length.
+impl<T: embedded_hal::delay::DelayNs> embedded_hal_async::delay::DelayNs for BlockingAsync<T> {
+    async fn delay_ns(&mut self, ns: u32) {
+        self.wrapped.delay_ns(ns);
+    }
+    async fn delay_us(&mut self, us: u32) {
+        self.wrapped.delay_us(us);
+    }
+    async fn delay_ms(&mut self, ms: u32) {
+        self.wrapped.delay_ms(ms);
     }
 }
 

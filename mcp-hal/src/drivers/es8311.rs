@@ -67,6 +67,8 @@ use embedded_hal::i2c::{self, I2c};
 use crate::audio::{AudioCodec, VolumeCaps};
 use crate::{ErrorKind, ErrorType, Percent};
 
+pub(super) mod asynch;
+
 /// Register `0x31` (DAC1): DAC mute bits, among others.
 const REG_DAC_MUTE: u8 = 0x31;
 /// Register `0x32` (DAC2): DAC digital volume.
@@ -125,6 +127,30 @@ pub const fn dac_volume_to_percent(reg: u8) -> Percent {
     // reg < 0xBF, so the quotient is < 100 and the cast is lossless.
     let p = (reg as u16 * 100 + DAC_VOLUME_0DB as u16 / 2) / DAC_VOLUME_0DB as u16;
     Percent::saturating(p as u8)
+}
+
+/// What the driver declares (both the blocking and the async one): the full 0..=100 % range
+/// (0 dB at the top), read back from the register, no settling, exact to the percent (see
+/// [Resolution](crate::drivers::es8311#resolution)).
+const CAPS: VolumeCaps = VolumeCaps {
+    max: Percent::MAX,
+    read_back: true,
+    settle_ms: 0,
+    tolerance: VOLUME_TOLERANCE,
+};
+
+/// Register `0x31` with the mute bits set (`mute`) or cleared, the other bits kept.
+const fn with_mute(reg: u8, mute: bool) -> u8 {
+    if mute {
+        reg | DAC_MUTE_BITS
+    } else {
+        reg & !DAC_MUTE_BITS
+    }
+}
+
+/// `true` when register `0x31` has both mute bits set.
+const fn is_mute(reg: u8) -> bool {
+    reg & DAC_MUTE_BITS == DAC_MUTE_BITS
 }
 
 /// An ES8311 error: the I2C bus failed.
@@ -232,7 +258,7 @@ impl<I2C: I2c> Es8311<I2C> {
 
     /// Reads the DAC mute bits back: `true` when both are set.
     pub fn is_muted(&mut self) -> Result<bool, Es8311Error<I2C::Error>> {
-        Ok(self.read_reg(REG_DAC_MUTE)? & DAC_MUTE_BITS == DAC_MUTE_BITS)
+        self.read_reg(REG_DAC_MUTE).map(is_mute)
     }
 }
 
@@ -244,12 +270,7 @@ impl<I2C: I2c> AudioCodec for Es8311<I2C> {
     /// The full 0..=100 % range (0 dB at the top), read back from the register, no settling,
     /// exact to the percent (see [Resolution](crate::drivers::es8311#resolution)).
     fn volume_caps(&self) -> VolumeCaps {
-        VolumeCaps {
-            max: Percent::MAX,
-            read_back: true,
-            settle_ms: 0,
-            tolerance: VOLUME_TOLERANCE,
-        }
+        CAPS
     }
 
     /// Writes register `0x32` (one I2C write, `[0x32, value]`).
@@ -266,12 +287,7 @@ impl<I2C: I2c> AudioCodec for Es8311<I2C> {
     /// If the read fails nothing is written.
     fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
         let reg = self.read_reg(REG_DAC_MUTE)?;
-        let reg = if mute {
-            reg | DAC_MUTE_BITS
-        } else {
-            reg & !DAC_MUTE_BITS
-        };
-        self.write_reg(REG_DAC_MUTE, reg)
+        self.write_reg(REG_DAC_MUTE, with_mute(reg, mute))
     }
 }
 
@@ -279,6 +295,7 @@ impl<I2C: I2c> AudioCodec for Es8311<I2C> {
 mod test {
     use super::*;
     use crate::Error as _;
+    use crate::asynch::audio::AudioCodec as AsyncCodec;
     use embedded_hal::i2c::{ErrorKind as I2cErrorKind, NoAcknowledgeSource};
     use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
 
@@ -288,10 +305,136 @@ mod test {
         Percent::new(v).unwrap()
     }
 
+    type Result<T> = core::result::Result<T, Es8311Error<I2cErrorKind>>;
+
+    /// A driver under test, blocking or async, each call run to completion. The bus scenarios
+    /// below are written once and run against both drivers ([`for_both_drivers`]): the async
+    /// driver must make exactly the blocking driver's transactions.
+    trait Driver {
+        fn on(i2c: Mock, address: u8) -> Self;
+        fn address(&self) -> u8;
+        fn caps(&self) -> VolumeCaps;
+        fn set_volume(&mut self, v: Percent) -> Result<()>;
+        fn volume(&mut self) -> Result<Percent>;
+        fn set_mute(&mut self, mute: bool) -> Result<()>;
+        fn is_muted(&mut self) -> Result<bool>;
+        fn chip_id(&mut self) -> Result<[u8; 2]>;
+        fn release(self) -> Mock;
+    }
+
+    impl Driver for Es8311<Mock> {
+        fn on(i2c: Mock, address: u8) -> Self {
+            Es8311::new(i2c, address)
+        }
+        fn address(&self) -> u8 {
+            Es8311::address(self)
+        }
+        fn caps(&self) -> VolumeCaps {
+            AudioCodec::volume_caps(self)
+        }
+        fn set_volume(&mut self, v: Percent) -> Result<()> {
+            AudioCodec::set_volume(self, v)
+        }
+        fn volume(&mut self) -> Result<Percent> {
+            AudioCodec::volume(self)
+        }
+        fn set_mute(&mut self, mute: bool) -> Result<()> {
+            AudioCodec::set_mute(self, mute)
+        }
+        fn is_muted(&mut self) -> Result<bool> {
+            Es8311::is_muted(self)
+        }
+        fn chip_id(&mut self) -> Result<[u8; 2]> {
+            Es8311::chip_id(self)
+        }
+        fn release(self) -> Mock {
+            Es8311::release(self)
+        }
+    }
+
+    /// Runs an async driver call; embedded-hal-mock's futures are ready when first polled.
+    fn ready<F: core::future::Future>(f: F) -> F::Output {
+        use core::task::{Context, Poll, Waker};
+        match core::pin::pin!(f).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("the mock bus was pending"),
+        }
+    }
+
+    impl Driver for asynch::Es8311<Mock> {
+        fn on(i2c: Mock, address: u8) -> Self {
+            asynch::Es8311::new(i2c, address)
+        }
+        fn address(&self) -> u8 {
+            asynch::Es8311::address(self)
+        }
+        fn caps(&self) -> VolumeCaps {
+            AsyncCodec::volume_caps(self)
+        }
+        fn set_volume(&mut self, v: Percent) -> Result<()> {
+            ready(AsyncCodec::set_volume(self, v))
+        }
+        fn volume(&mut self) -> Result<Percent> {
+            ready(AsyncCodec::volume(self))
+        }
+        fn set_mute(&mut self, mute: bool) -> Result<()> {
+            ready(AsyncCodec::set_mute(self, mute))
+        }
+        fn is_muted(&mut self) -> Result<bool> {
+            ready(asynch::Es8311::is_muted(self))
+        }
+        fn chip_id(&mut self) -> Result<[u8; 2]> {
+            ready(asynch::Es8311::chip_id(self))
+        }
+        fn release(self) -> Mock {
+            asynch::Es8311::release(self)
+        }
+    }
+
+    fn codec<D: Driver>(expectations: &[Transaction]) -> D {
+        D::on(Mock::new(expectations), ADDR)
+    }
+
+    /// One `#[test]` per scenario and driver: `blocking::name` and `async_driver::name`.
+    macro_rules! for_both_drivers {
+        ($($scenario:ident),* $(,)?) => {
+            mod blocking {
+                $(#[test]
+                fn $scenario() {
+                    super::$scenario::<super::Es8311<super::Mock>>();
+                })*
+            }
+            mod async_driver {
+                $(#[test]
+                fn $scenario() {
+                    super::$scenario::<super::asynch::Es8311<super::Mock>>();
+                })*
+            }
+        };
+    }
+
+    for_both_drivers!(
+        set_volume_writes_register_0x32,
+        uses_the_address_it_was_given,
+        volume_reads_register_0x32_every_time,
+        set_then_read_back_agrees,
+        mute_sets_bits_6_and_5_keeping_the_others,
+        unmute_clears_bits_6_and_5_keeping_the_others,
+        is_muted_needs_both_bits,
+        chip_id_reads_0xfd_and_0xfe,
+        nack_on_write_is_an_error_of_kind_no_acknowledge,
+        nack_on_read_is_an_error_not_a_volume,
+        failed_mute_read_writes_nothing,
+        caps_claim_full_range_with_read_back,
+    );
+
     #[test]
     fn addresses_match_the_datasheet() {
         assert_eq!(Es8311::ADDRESS_CE_LOW, 0x18);
         assert_eq!(Es8311::ADDRESS_CE_HIGH, 0x19);
+        assert_eq!(asynch::Es8311::ADDRESS_CE_LOW, 0x18);
+        assert_eq!(asynch::Es8311::ADDRESS_CE_HIGH, 0x19);
+        assert_eq!(asynch::Es8311::CHIP_ID, Es8311::CHIP_ID);
     }
 
     #[test]
@@ -337,141 +480,135 @@ mod test {
         }
     }
 
-    #[test]
-    fn set_volume_writes_register_0x32() {
-        let expectations = [
+    fn set_volume_writes_register_0x32<D: Driver>() {
+        let mut codec: D = codec(&[
             Transaction::write(ADDR, vec![0x32, 0x00]),
             Transaction::write(ADDR, vec![0x32, 0x4C]),
             Transaction::write(ADDR, vec![0x32, 0xBF]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         codec.set_volume(pct(0)).unwrap();
         codec.set_volume(pct(40)).unwrap();
         codec.set_volume(pct(100)).unwrap();
         codec.release().done();
     }
 
-    #[test]
-    fn uses_the_address_it_was_given() {
+    fn uses_the_address_it_was_given<D: Driver>() {
         let high = Es8311::ADDRESS_CE_HIGH;
         let expectations = [Transaction::write(high, vec![0x32, 0x60])];
-        let mut codec = Es8311::new(Mock::new(&expectations), high);
+        let mut codec = D::on(Mock::new(&expectations), high);
         assert_eq!(codec.address(), 0x19);
         codec.set_volume(pct(50)).unwrap();
         codec.release().done();
     }
 
-    #[test]
-    fn volume_reads_register_0x32_every_time() {
-        // Two reads, two bus transactions, different answers: nothing is cached.
-        let expectations = [
+    fn volume_reads_register_0x32_every_time<D: Driver>() {
+        // Three reads, three bus transactions, different answers: nothing is cached.
+        let mut codec: D = codec(&[
             Transaction::write_read(ADDR, vec![0x32], vec![0x4C]),
             Transaction::write_read(ADDR, vec![0x32], vec![0x00]),
             Transaction::write_read(ADDR, vec![0x32], vec![0xFF]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         assert_eq!(codec.volume().unwrap(), pct(40));
         assert_eq!(codec.volume().unwrap(), pct(0));
         assert_eq!(codec.volume().unwrap(), pct(100));
         codec.release().done();
     }
 
-    #[test]
-    fn set_then_read_back_agrees() {
-        let expectations = [
+    fn set_then_read_back_agrees<D: Driver>() {
+        let mut codec: D = codec(&[
             Transaction::write(ADDR, vec![0x32, 0x9B]),
             Transaction::write_read(ADDR, vec![0x32], vec![0x9B]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         codec.set_volume(pct(81)).unwrap();
         assert_eq!(codec.volume().unwrap(), pct(81));
         codec.release().done();
     }
 
-    #[test]
-    fn mute_sets_bits_6_and_5_keeping_the_others() {
-        let expectations = [
+    fn mute_sets_bits_6_and_5_keeping_the_others<D: Driver>() {
+        let mut codec: D = codec(&[
             Transaction::write_read(ADDR, vec![0x31], vec![0x0A]),
             Transaction::write(ADDR, vec![0x31, 0x6A]),
             // Already partly muted: the other bit is added, bit 7 kept.
             Transaction::write_read(ADDR, vec![0x31], vec![0xA0]),
             Transaction::write(ADDR, vec![0x31, 0xE0]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         codec.set_mute(true).unwrap();
         codec.set_mute(true).unwrap();
         codec.release().done();
     }
 
-    #[test]
-    fn unmute_clears_bits_6_and_5_keeping_the_others() {
-        let expectations = [
+    fn unmute_clears_bits_6_and_5_keeping_the_others<D: Driver>() {
+        let mut codec: D = codec(&[
             Transaction::write_read(ADDR, vec![0x31], vec![0xFF]),
             Transaction::write(ADDR, vec![0x31, 0x9F]),
             Transaction::write_read(ADDR, vec![0x31], vec![0x6A]),
             Transaction::write(ADDR, vec![0x31, 0x0A]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         codec.set_mute(false).unwrap();
         codec.set_mute(false).unwrap();
         codec.release().done();
     }
 
-    #[test]
-    fn is_muted_needs_both_bits() {
-        let expectations = [
+    fn is_muted_needs_both_bits<D: Driver>() {
+        let mut codec: D = codec(&[
             Transaction::write_read(ADDR, vec![0x31], vec![0x60]),
             Transaction::write_read(ADDR, vec![0x31], vec![0x40]),
             Transaction::write_read(ADDR, vec![0x31], vec![0x9F]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         assert!(codec.is_muted().unwrap());
         assert!(!codec.is_muted().unwrap());
         assert!(!codec.is_muted().unwrap());
         codec.release().done();
     }
 
-    #[test]
-    fn chip_id_reads_0xfd_and_0xfe() {
-        let expectations = [
+    fn chip_id_reads_0xfd_and_0xfe<D: Driver>() {
+        let mut codec: D = codec(&[
             Transaction::write_read(ADDR, vec![0xFD], vec![0x83]),
             Transaction::write_read(ADDR, vec![0xFE], vec![0x11]),
-        ];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        ]);
         assert_eq!(codec.chip_id().unwrap(), Es8311::CHIP_ID);
         codec.release().done();
     }
 
-    #[test]
-    fn nack_on_write_is_an_error_of_kind_no_acknowledge() {
+    fn nack_on_write_is_an_error_of_kind_no_acknowledge<D: Driver>() {
         let nack = I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
-        let expectations = [Transaction::write(ADDR, vec![0x32, 0xBF]).with_error(nack)];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        let mut codec: D = codec(&[Transaction::write(ADDR, vec![0x32, 0xBF]).with_error(nack)]);
         let err = codec.set_volume(pct(100)).unwrap_err();
         assert_eq!(err, Es8311Error::I2c(nack));
         assert_eq!(err.kind(), ErrorKind::NoAcknowledge);
         codec.release().done();
     }
 
-    #[test]
-    fn nack_on_read_is_an_error_not_a_volume() {
+    fn nack_on_read_is_an_error_not_a_volume<D: Driver>() {
         let nack = I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Data);
-        let expectations = [Transaction::write_read(ADDR, vec![0x32], vec![0x00]).with_error(nack)];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        let mut codec: D =
+            codec(&[Transaction::write_read(ADDR, vec![0x32], vec![0x00]).with_error(nack)]);
         let err = codec.volume().unwrap_err();
         assert_eq!(err.kind(), ErrorKind::NoAcknowledge);
         codec.release().done();
     }
 
-    #[test]
-    fn failed_mute_read_writes_nothing() {
+    fn failed_mute_read_writes_nothing<D: Driver>() {
         // Only the read is expected; a write after it would fail `done()`.
-        let expectations = [Transaction::write_read(ADDR, vec![0x31], vec![0x00])
-            .with_error(I2cErrorKind::ArbitrationLoss)];
-        let mut codec = Es8311::new(Mock::new(&expectations), ADDR);
+        let mut codec: D = codec(&[Transaction::write_read(ADDR, vec![0x31], vec![0x00])
+            .with_error(I2cErrorKind::ArbitrationLoss)]);
         let err = codec.set_mute(true).unwrap_err();
         assert_eq!(err, Es8311Error::I2c(I2cErrorKind::ArbitrationLoss));
         assert_eq!(err.kind(), ErrorKind::Bus);
+        codec.release().done();
+    }
+
+    fn caps_claim_full_range_with_read_back<D: Driver>() {
+        let codec: D = codec(&[]);
+        assert_eq!(
+            codec.caps(),
+            VolumeCaps {
+                max: Percent::MAX,
+                read_back: true,
+                settle_ms: 0,
+                tolerance: 0
+            }
+        );
         codec.release().done();
     }
 
@@ -491,21 +628,6 @@ mod test {
             assert_eq!(Es8311Error::I2c(bus).kind(), want, "{bus:?}");
             assert_eq!(Es8311Error::I2c(bus).into_inner(), bus);
         }
-    }
-
-    #[test]
-    fn caps_claim_full_range_with_read_back() {
-        let codec = Es8311::new(Mock::new(&[]), ADDR);
-        assert_eq!(
-            codec.volume_caps(),
-            VolumeCaps {
-                max: Percent::MAX,
-                read_back: true,
-                settle_ms: 0,
-                tolerance: 0
-            }
-        );
-        codec.release().done();
     }
 
     #[test]

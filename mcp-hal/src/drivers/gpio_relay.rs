@@ -190,6 +190,27 @@ impl<O: OutputPin, I: InputPin> Switch for GpioRelay<O, I> {
     }
 }
 
+/// The async twin, for async firmware: GPIO writes and reads complete at once, so each method
+/// does its work when first polled and is never `Pending`. That keeps the async relay kit's
+/// interlock and drive in one critical section
+/// (see [`kits::asynch::relay`](crate::kits::asynch::relay)).
+impl<O, F> crate::asynch::switch::Switch for GpioRelay<O, F>
+where
+    Self: Switch,
+{
+    async fn set(&mut self, on: bool) -> Result<(), Self::Error> {
+        Switch::set(self, on)
+    }
+
+    async fn feedback(&mut self) -> Result<Option<bool>, Self::Error> {
+        Switch::feedback(self)
+    }
+
+    fn settle_ms(&self) -> u32 {
+        Switch::settle_ms(self)
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -298,5 +319,35 @@ mod test {
         let (mut coil, mut aux) = relay.release();
         coil.done();
         aux.done();
+    }
+
+    /// The async twin drives the same pins, and every future is ready when first polled.
+    #[test]
+    fn the_async_twin_drives_the_same_pins_at_once() {
+        use crate::asynch::switch::Switch as AsyncSwitch;
+        use core::future::Future;
+        use core::task::{Context, Poll, Waker};
+
+        fn at_once<F: Future>(f: F) -> F::Output {
+            match core::pin::pin!(f).poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(v) => v,
+                Poll::Pending => panic!("a GPIO relay future was pending"),
+            }
+        }
+        let coil = Mock::new(&[Transaction::set(State::Low), Transaction::set(State::High)]);
+        let aux = Mock::new(&[Transaction::get(State::Low), Transaction::get(State::Low)]);
+        let mut relay = GpioRelay::with_feedback(coil, aux, false, 12).active_low();
+        assert_eq!(AsyncSwitch::settle_ms(&relay), 12);
+        assert_eq!(at_once(AsyncSwitch::set(&mut relay, true)), Ok(()));
+        assert_eq!(at_once(AsyncSwitch::feedback(&mut relay)), Ok(Some(true)));
+        assert_eq!(at_once(AsyncSwitch::set(&mut relay, false)), Ok(()));
+        // Welded: still reads closed.
+        assert_eq!(at_once(AsyncSwitch::feedback(&mut relay)), Ok(Some(true)));
+        let (mut coil, mut aux) = relay.release();
+        coil.done();
+        aux.done();
+        let mut bare = GpioRelay::new(Mock::new(&[]));
+        assert_eq!(at_once(AsyncSwitch::feedback(&mut bare)), Ok(None));
+        bare.release().0.done();
     }
 }

@@ -14,8 +14,11 @@
 //! a read-back method either reads the device or says it cannot (`Ok(None)`), never returns a
 //! cached copy of the last command.
 //!
-//! For async code, wrap any of them in [`BlockingAsync`](crate::asynch::BlockingAsync).
+//! For async code: [`asynch`] has the async ES8311 (over `embedded-hal-async` I2C), the
+//! [`GpioRelay`] implements the async [`Switch`](crate::asynch::switch::Switch) twin itself, and
+//! any other driver can be wrapped in [`BlockingAsync`](crate::asynch::BlockingAsync).
 
+pub mod asynch;
 pub mod es8311;
 pub mod gpio_relay;
 pub mod pwm_backlight;

@@ -21,12 +21,13 @@
 
 use mcp_core::schema::Param;
 use mcp_core::{
-    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
+    Annotations, Args, Evidence, Handler, Level, Output, Reading, Reply, Tool, ToolError,
+    ToolResult,
 };
 #[cfg(feature = "tasks")]
-use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
+use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{Wait, device_error, percent, settle, wait_limit};
+use super::{TASKS, Verdict, Wait, Window, declare, device_error, percent, settle};
 use crate::Percent;
 use crate::audio::{AudioCodec, VolumeCaps};
 
@@ -38,8 +39,22 @@ pub trait HasCodec: Wait {
     fn codec(&mut self) -> &mut Self::Codec;
 }
 
+/// The tool's name.
+pub const NAME: &str = "self.audio_speaker.set_volume";
+
 const PARAMS: &[Param] =
     &[Param::integer("volume", "Volume in percent, 0 (silent) to 100 (loudest)").range(0, 100)];
+
+/// The tool as listed, for the blocking kit (`Some(handler)`) and the async one (`None`).
+pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
+    declare(
+        NAME,
+        "Set the volume of the audio speaker. If the current volume is unknown, call self.get_device_status first.",
+        handler,
+    )
+    .params(PARAMS)
+    .annotations(Annotations::new().idempotent(true).destructive(false))
+}
 
 fn evidence(caps: &VolumeCaps, commanded: Percent, observed: Percent) -> Evidence {
     Evidence::new(Level::ReadBack)
@@ -50,48 +65,76 @@ fn evidence(caps: &VolumeCaps, commanded: Percent, observed: Percent) -> Evidenc
 
 const MISMATCH: &str = "The codec reports a different volume than commanded";
 
-fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+/// The commanded volume, refused (nothing written) above the codec's declared maximum.
+pub(crate) fn accept(
+    caps: &VolumeCaps,
+    args: &Args<'_>,
+    reply: &mut Reply<'_>,
+) -> Result<Percent, ToolError> {
     let volume = percent(args, "volume")?;
-    let codec = ctx.codec();
-    let caps = codec.volume_caps();
     if volume > caps.max {
         return Err(reply.error(format_args!(
             "This codec's maximum volume is {}%; nothing was changed",
             caps.max.get()
         )));
     }
-    codec.set_volume(volume).map_err(|e| device_error(&e))?;
+    Ok(volume)
+}
+
+/// The answer once `volume` is written: `read` is `None` for a codec without read-back, else the
+/// last read-back and its verdict (or the read error).
+pub(crate) fn conclude<E>(
+    caps: &VolumeCaps,
+    volume: Percent,
+    read: Option<Result<(Percent, Verdict), E>>,
+    window: Window,
+    reply: &mut Reply<'_>,
+) -> ToolResult {
     let applied = Evidence::new(Level::Applied).commanded(Reading::Int(volume.into()));
-    if !caps.read_back {
-        return Ok(Output::bool(true).with_evidence(applied));
-    }
-    let budget = ctx.call_budget_ms();
-    let limit = wait_limit(caps.settle_ms, budget);
-    let (observed, agrees) = settle(
-        ctx,
-        limit,
-        |c| c.codec().volume(),
-        |v| caps.agrees(volume, v),
-    )
-    .map_err(|_| {
-        ToolError::new("The volume was written but could not be read back").with_evidence(applied)
-    })?;
-    if agrees {
-        Ok(Output::bool(true).with_evidence(evidence(&caps, volume, observed)))
-    } else if caps.settle_ms <= budget {
-        Err(ToolError::new(MISMATCH).with_evidence(evidence(&caps, volume, observed)))
-    } else if cfg!(feature = "tasks") {
-        Ok(Output::task(volume.into()).with_evidence(applied))
-    } else {
-        Err(reply
+    let (observed, verdict) = match read {
+        None => return Ok(Output::bool(true).with_evidence(applied)),
+        Some(Err(_)) => {
+            return Err(
+                ToolError::new("The volume was written but could not be read back")
+                    .with_evidence(applied),
+            );
+        }
+        Some(Ok(read)) => read,
+    };
+    match verdict {
+        Verdict::Agrees => Ok(Output::bool(true).with_evidence(evidence(caps, volume, observed))),
+        Verdict::Disagrees => {
+            Err(ToolError::new(MISMATCH).with_evidence(evidence(caps, volume, observed)))
+        }
+        Verdict::Task => Ok(Output::task(volume.into()).with_evidence(applied)),
+        Verdict::Unconfirmed => Err(reply
             .error(format_args!(
-                "The volume was written but not confirmed within this device's {budget} ms call \
+                "The volume was written but not confirmed within this device's {} ms call \
                  budget (the codec may take {} ms; it still reads {}%)",
-                caps.settle_ms,
+                window.budget_ms,
+                window.settle_ms,
                 observed.get()
             ))
-            .with_evidence(applied))
+            .with_evidence(applied)),
     }
+}
+
+fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    let caps = ctx.codec().volume_caps();
+    let volume = accept(&caps, args, reply)?;
+    ctx.codec()
+        .set_volume(volume)
+        .map_err(|e| device_error(&e))?;
+    let window = Window::new(caps.settle_ms, ctx.call_budget_ms(), TASKS);
+    let read = caps.read_back.then(|| {
+        settle(
+            ctx,
+            window,
+            |c| c.codec().volume(),
+            |v| caps.agrees(volume, v),
+        )
+    });
+    conclude(&caps, volume, read, window, reply)
 }
 
 #[cfg(feature = "tasks")]
@@ -118,21 +161,8 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
 /// board's call budget is waited out in the call; with the feature `tasks` the tool is
 /// long-running, so that a codec declaring a longer one is confirmed by a task.
 pub const fn set_volume<C: HasCodec>() -> Tool<C> {
-    let tool = Tool::new(
-        "self.audio_speaker.set_volume",
-        "Set the volume of the audio speaker. If the current volume is unknown, call self.get_device_status first.",
-        handler::<C>,
-    )
-    .params(PARAMS)
-    .annotations(Annotations::new().idempotent(true).destructive(false));
+    let tool = listing(Some(handler::<C>));
     #[cfg(feature = "tasks")]
-    let tool = tool.long_running(
-        TaskSupport::Optional,
-        TaskHooks {
-            poll: poll::<C>,
-            stop: None,
-            timeout_ms: 10_000,
-        },
-    );
+    let tool = super::settle_task(tool, poll::<C>);
     tool
 }

@@ -1,8 +1,17 @@
 //! Ready-made MCP tools that bind a device trait to the standard xiaozhi tool names and schemas.
 //!
-//! Each kit is a `const fn` returning a [`Tool`](mcp_core::Tool) over your board type `C`; your
+//! Each kit is a `const fn` returning a [`Tool`] over your board type `C`; your
 //! board implements the small access trait the kit needs (`HasCodec`, `HasRelay`, …), and, for
 //! kits that may wait for an effect inside a call, [`Wait`]: the board's delay and call budget.
+//! Every kit's tool name is its module's `NAME`.
+//!
+//! **Async firmware** (embassy, esp-hal's async drivers) uses the twins in [`asynch`]: the same
+//! tools over the [async device traits](crate::asynch), served by
+//! [`Server::handle_async`](mcp_core::Server::handle_async) and dispatched with
+//! [`dispatch_kits!`](crate::dispatch_kits). They share everything but the I/O with the kits
+//! here (the listings, evidence, verdicts and messages are one code), so their answers are
+//! byte-identical for the same device state; they cannot be long-running (see
+//! [`asynch`](asynch#settle-times)).
 //!
 //! ```
 //! use mcp_hal::kits::{audio, system, DelayNs, Wait};
@@ -32,14 +41,15 @@
 //! # let _ = Board { sim: SimBoard::new(Faults::NONE) };
 //! ```
 //!
-//! | kit | tool | evidence |
-//! |---|---|---|
-//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back` within the codec's tolerance, waited for up to the codec's settle time; a disagreeing read-back fails the call |
-//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` |
-//! | [`status::get_device_status`] | `self.get_device_status` | — (a read) |
-//! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` |
-//! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` |
-//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) |
+//! | kit | tool | evidence | async twin |
+//! |---|---|---|---|
+//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | `read_back` within the codec's tolerance, waited for up to the codec's settle time; a disagreeing read-back fails the call | [`asynch::audio`] |
+//! | [`mute::set_mute`] | `self.audio_speaker.set_mute` | `applied` (the trait cannot read the mute state back) | [`asynch::mute`] |
+//! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` | [`asynch::screen`] |
+//! | [`status::get_device_status`] | `self.get_device_status` | — (a read) | [`asynch::status`] |
+//! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` | [`asynch::system`] |
+//! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` | [`asynch::relay`] |
+//! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
 //!
 //! **Agreement.** Wherever a kit compares what it reads or measures with what it commanded, the
 //! two agree when `|observed − commanded| ≤ tolerance`, the tolerance being what the device
@@ -71,6 +81,9 @@
 //! Without this crate's feature `tasks` no kit is long-running: `motor` is absent, and the kits
 //! register on a server without a task table (`TASKS = 0`), which links no task code.
 //!
+//! The [async kits](asynch) always answer by the right-hand column: an async tool cannot be
+//! long-running (the engine's task hooks are blocking `fn`s), whatever the features.
+//!
 //! # The delay
 //! [`Wait`] is the one way a kit waits: it asks the board for an `embedded-hal` 1.0
 //! [`DelayNs`] (re-exported here) each time it pauses. On firmware that is the HAL's blocking
@@ -78,17 +91,23 @@
 //! itself, whose delay advances the simulated clock
 //! ([`SimBoard`](crate::sim::SimBoard) implements [`DelayNs`]), so that tests are exact. A wait
 //! blocks the caller for at most the budget; lower [`Wait::call_budget_ms`] where that matters
-//! more than an answer in one call.
+//! more than an answer in one call. The async kits' twin, [`asynch::Wait`], asks for an
+//! `embedded-hal-async` delay instead (`embassy_time::Delay`) and awaits it, so the executor runs
+//! other tasks while a call waits.
 
+pub mod asynch;
 pub mod audio;
 #[cfg(feature = "tasks")]
 pub mod motor;
+pub mod mute;
 pub mod relay;
 pub mod screen;
 pub mod status;
 pub mod system;
 
-use mcp_core::{Args, ToolError};
+use mcp_core::{Args, Handler, Tool, ToolError};
+#[cfg(feature = "tasks")]
+use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
 pub use embedded_hal::delay::DelayNs;
 
@@ -118,38 +137,151 @@ pub trait Wait {
     }
 }
 
-/// How long a call waits for agreement, for a device that declares `settle_ms`: all of it when it
-/// fits the budget; nothing when a task takes over (feature `tasks`); else the whole budget.
-pub(crate) const fn wait_limit(settle_ms: u32, budget_ms: u32) -> u32 {
-    if settle_ms <= budget_ms {
-        settle_ms
-    } else if cfg!(feature = "tasks") {
-        0
-    } else {
-        budget_ms
+/// `true` when the blocking kits may hand a long settle time to a task (feature `tasks`).
+pub(crate) const TASKS: bool = cfg!(feature = "tasks");
+
+/// How a call waits for a device that declares a settle time, and what it concludes from the last
+/// reading: the table of the [module docs](self#settle-times-waiting-in-the-call-or-a-task), as
+/// data. Shared by the blocking kits and the [async ones](asynch), which differ only in how they
+/// read and pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The device's declared settle time.
+    pub(crate) settle_ms: u32,
+    /// The board's call budget.
+    pub(crate) budget_ms: u32,
+    /// A task may take over a settle time beyond the budget: the blocking kits with feature
+    /// `tasks`. Never for the async kits (the engine's task hooks are blocking).
+    pub(crate) tasks: bool,
+}
+
+/// What a kit concludes from its last reading (see [`Window::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The reading agrees with the command: confirmed.
+    Agrees,
+    /// The whole settle time was waited and the reading still disagrees: a failed call.
+    Disagrees,
+    /// The settle time exceeds the budget and a task takes over.
+    Task,
+    /// The settle time exceeds the budget, no task can take over, and the budget has been
+    /// waited: not confirmed in time.
+    Unconfirmed,
+}
+
+impl Window {
+    /// The window of a device declaring `settle_ms`, on a board with `budget_ms`.
+    pub(crate) const fn new(settle_ms: u32, budget_ms: u32, tasks: bool) -> Self {
+        Window {
+            settle_ms,
+            budget_ms,
+            tasks,
+        }
+    }
+
+    /// How long the call waits for agreement: all of the settle time when it fits the budget;
+    /// nothing when a task takes over; else the whole budget.
+    pub(crate) const fn limit(&self) -> u32 {
+        if self.settle_ms <= self.budget_ms {
+            self.settle_ms
+        } else if self.tasks {
+            0
+        } else {
+            self.budget_ms
+        }
+    }
+
+    /// The verdict on the last reading, once the wait is over.
+    pub(crate) const fn verdict(&self, agrees: bool) -> Verdict {
+        if agrees {
+            Verdict::Agrees
+        } else if self.settle_ms <= self.budget_ms {
+            Verdict::Disagrees
+        } else if self.tasks {
+            Verdict::Task
+        } else {
+            Verdict::Unconfirmed
+        }
+    }
+
+    /// The pacing of the wait, from the first reading on.
+    pub(crate) const fn pacer(&self) -> Pacer {
+        Pacer {
+            limit: self.limit(),
+            waited: 0,
+        }
     }
 }
 
-/// Reads with `read` until `agrees` holds or `limit_ms` have been waited, pausing
-/// [`SETTLE_POLL_MS`] between reads on the board's delay. The first read is immediate. Returns
-/// the last reading and whether it agrees; a read error ends the wait.
+/// Paces the readings of a wait: the first is immediate, then one every [`SETTLE_POLL_MS`] until
+/// agreement or the window's limit.
+#[derive(Debug)]
+pub(crate) struct Pacer {
+    limit: u32,
+    waited: u32,
+}
+
+impl Pacer {
+    /// After a reading that `agrees` or not: the pause before the next reading, or `None` when
+    /// the wait is over.
+    pub(crate) fn pause(&mut self, agrees: bool) -> Option<u32> {
+        if agrees || self.waited >= self.limit {
+            return None;
+        }
+        let step = SETTLE_POLL_MS.min(self.limit - self.waited);
+        self.waited += step;
+        Some(step)
+    }
+}
+
+/// Reads with `read` until `agrees` holds or the window's limit has been waited, pausing on the
+/// board's delay (see [`Pacer`]). Returns the last reading and the verdict on it; a read error
+/// ends the wait.
 pub(crate) fn settle<C: Wait + ?Sized, T: Copy, E>(
     ctx: &mut C,
-    limit_ms: u32,
+    window: Window,
     mut read: impl FnMut(&mut C) -> Result<T, E>,
     agrees: impl Fn(T) -> bool,
-) -> Result<(T, bool), E> {
-    let mut waited = 0u32;
+) -> Result<(T, Verdict), E> {
+    let mut pacer = window.pacer();
     loop {
         let value = read(ctx)?;
         let ok = agrees(value);
-        if ok || waited >= limit_ms {
-            return Ok((value, ok));
+        match pacer.pause(ok) {
+            Some(ms) => ctx.delay().delay_ms(ms),
+            None => return Ok((value, window.verdict(ok))),
         }
-        let step = SETTLE_POLL_MS.min(limit_ms - waited);
-        ctx.delay().delay_ms(step);
-        waited += step;
     }
+}
+
+/// A kit's tool before its parameters and annotations: blocking with `Some(handler)`, async
+/// ([`Tool::new_async`]) with `None`. Each kit builds its listing once on this, for both forms.
+pub(crate) const fn declare<C>(
+    name: &'static str,
+    description: &'static str,
+    handler: Option<Handler<C>>,
+) -> Tool<C> {
+    match handler {
+        Some(handler) => Tool::new(name, description, handler),
+        None => Tool::new_async(name, description),
+    }
+}
+
+/// Makes a blocking kit long-running, so that a settle time beyond the call budget is confirmed
+/// by a task that `poll` drives (nothing to stop: the write is done).
+#[cfg(feature = "tasks")]
+pub(crate) const fn settle_task<C>(
+    tool: Tool<C>,
+    poll: fn(&mut C, &TaskInfo) -> TaskPoll,
+) -> Tool<C> {
+    tool.long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll,
+            stop: None,
+            timeout_ms: 10_000,
+        },
+    )
 }
 
 /// The [`ToolError`] for a device error: its kind's message, no evidence (nothing is known to

@@ -17,12 +17,13 @@
 
 use mcp_core::schema::Param;
 use mcp_core::{
-    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
+    Annotations, Args, Evidence, Handler, Level, Output, Reading, Reply, Tool, ToolError,
+    ToolResult,
 };
 #[cfg(feature = "tasks")]
-use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
+use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{Wait, device_error, settle, wait_limit};
+use super::{TASKS, Verdict, Wait, Window, declare, device_error, settle};
 use crate::switch::Switch;
 
 /// Why an interlock guard refused.
@@ -46,10 +47,20 @@ pub trait HasRelay: Wait {
     fn interlock(&mut self, on: bool) -> Result<(), Refusal>;
 }
 
+/// The tool's name.
+pub const NAME: &str = "self.relay.set";
+
 const PARAMS: &[Param] = &[Param::boolean(
     "on",
     "true to switch the load on, false to switch it off",
 )];
+
+/// The tool as listed, for the blocking kit (`Some(handler)`) and the async one (`None`).
+pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
+    declare(NAME, "Switch the relay-controlled load on or off.", handler)
+        .params(PARAMS)
+        .annotations(Annotations::new().idempotent(true).destructive(false))
+}
 
 fn measured(commanded: bool, observed: bool) -> Evidence {
     Evidence::new(Level::Measured)
@@ -59,55 +70,83 @@ fn measured(commanded: bool, observed: bool) -> Evidence {
 
 const MISMATCH: &str = "The relay's feedback contact disagrees with the command";
 
-fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
-    let on = args.bool("on")?;
-    // Guard and action in one critical section.
-    let driven = critical_section::with(|_| {
-        ctx.interlock(on).map_err(Err)?;
-        ctx.relay().set(on).map_err(Ok)
-    });
-    match driven {
-        Ok(()) => {}
-        Err(Err(refusal)) => {
-            return Err(reply.error(format_args!(
-                "Refused by interlock \"{}\": {}; the relay was not switched",
-                refusal.guard, refusal.reason
-            )));
-        }
-        Err(Ok(e)) => return Err(device_error(&e)),
+/// Why the relay was not driven: the interlock refused, or the driver failed.
+#[derive(Debug)]
+pub(crate) enum Undriven {
+    /// The interlock guard refused; nothing was driven.
+    Refused(Refusal),
+    /// The driver failed (its [`device_error`]).
+    Failed(ToolError),
+}
+
+/// The failed call for a relay that was not driven.
+pub(crate) fn undriven(why: Undriven, reply: &mut Reply<'_>) -> ToolError {
+    match why {
+        Undriven::Refused(refusal) => reply.error(format_args!(
+            "Refused by interlock \"{}\": {}; the relay was not switched",
+            refusal.guard, refusal.reason
+        )),
+        Undriven::Failed(e) => e,
     }
+}
+
+/// `true` when the feedback agrees with the command `on` (no feedback input: nothing to wait
+/// for).
+pub(crate) const fn agrees(on: bool, feedback: Option<bool>) -> bool {
+    match feedback {
+        Some(contacts) => contacts == on,
+        None => true,
+    }
+}
+
+/// The answer once the relay is driven to `on`: the last feedback reading and its verdict (or
+/// the read error).
+pub(crate) fn conclude<E>(
+    on: bool,
+    read: Result<(Option<bool>, Verdict), E>,
+    window: Window,
+    reply: &mut Reply<'_>,
+) -> ToolResult {
     let applied = Evidence::new(Level::Applied).commanded(Reading::Bool(on));
-    let settle_ms = ctx.relay().settle_ms();
-    let budget = ctx.call_budget_ms();
-    let read = settle(
-        ctx,
-        wait_limit(settle_ms, budget),
-        |c| c.relay().feedback(),
-        // No feedback input: nothing to wait for.
-        |f| f.is_none_or(|contacts| contacts == on),
-    );
-    match read {
-        Err(_) => Err(
-            ToolError::new("The relay was driven but its feedback could not be read")
-                .with_evidence(applied),
-        ),
-        Ok((None, _)) => Ok(Output::bool(true).with_evidence(applied)),
-        Ok((Some(observed), true)) => Ok(Output::bool(true).with_evidence(measured(on, observed))),
-        Ok((Some(observed), false)) if settle_ms <= budget => {
-            Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed)))
+    let (observed, verdict) = match read {
+        Err(_) => {
+            return Err(
+                ToolError::new("The relay was driven but its feedback could not be read")
+                    .with_evidence(applied),
+            );
         }
-        Ok((Some(_), false)) if cfg!(feature = "tasks") => {
-            Ok(Output::task(i64::from(on)).with_evidence(applied))
-        }
-        Ok((Some(observed), false)) => Err(reply
+        Ok((None, _)) => return Ok(Output::bool(true).with_evidence(applied)),
+        Ok((Some(observed), verdict)) => (observed, verdict),
+    };
+    match verdict {
+        Verdict::Agrees => Ok(Output::bool(true).with_evidence(measured(on, observed))),
+        Verdict::Disagrees => Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))),
+        Verdict::Task => Ok(Output::task(i64::from(on)).with_evidence(applied)),
+        Verdict::Unconfirmed => Err(reply
             .error(format_args!(
                 "The relay was driven but its feedback did not confirm it within this device's \
-                 {budget} ms call budget (the relay may take {settle_ms} ms; the feedback still \
-                 reads {})",
+                 {} ms call budget (the relay may take {} ms; the feedback still reads {})",
+                window.budget_ms,
+                window.settle_ms,
                 if observed { "on" } else { "off" }
             ))
             .with_evidence(applied)),
     }
+}
+
+fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    let on = args.bool("on")?;
+    // Guard and action in one critical section.
+    critical_section::with(|_| {
+        ctx.interlock(on).map_err(Undriven::Refused)?;
+        ctx.relay()
+            .set(on)
+            .map_err(|e| Undriven::Failed(device_error(&e)))
+    })
+    .map_err(|why| undriven(why, reply))?;
+    let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), TASKS);
+    let read = settle(ctx, window, |c| c.relay().feedback(), |f| agrees(on, f));
+    conclude(on, read, window, reply)
 }
 
 #[cfg(feature = "tasks")]
@@ -135,21 +174,8 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
 /// waited out in the call; with the feature `tasks` the tool is long-running, so that a relay
 /// declaring a longer one is confirmed by a task.
 pub const fn set<C: HasRelay>() -> Tool<C> {
-    let tool = Tool::new(
-        "self.relay.set",
-        "Switch the relay-controlled load on or off.",
-        handler::<C>,
-    )
-    .params(PARAMS)
-    .annotations(Annotations::new().idempotent(true).destructive(false));
+    let tool = listing(Some(handler::<C>));
     #[cfg(feature = "tasks")]
-    let tool = tool.long_running(
-        TaskSupport::Optional,
-        TaskHooks {
-            poll: poll::<C>,
-            stop: None,
-            timeout_ms: 10_000,
-        },
-    );
+    let tool = super::settle_task(tool, poll::<C>);
     tool
 }

@@ -7,10 +7,12 @@
 
 use mcp_core::schema::Param;
 use mcp_core::{
-    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
+    Annotations, Args, Evidence, Handler, Level, Output, Reading, Reply, Tool, ToolError,
+    ToolResult,
 };
 
-use super::{device_error, percent};
+use super::{declare, device_error, percent};
+use crate::Percent;
 use crate::backlight::Backlight;
 
 /// Access to the board's backlight.
@@ -21,26 +23,40 @@ pub trait HasBacklight {
     fn backlight(&mut self) -> &mut Self::Backlight;
 }
 
+/// The tool's name.
+pub const NAME: &str = "self.screen.set_brightness";
+
 const PARAMS: &[Param] =
     &[Param::integer("brightness", "Brightness in percent, 0 (off) to 100").range(0, 100)];
 
-fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
-    let level = percent(args, "brightness")?;
-    let backlight = ctx.backlight();
-    backlight
-        .set_brightness(level)
-        .map_err(|e| device_error(&e))?;
+/// The tool as listed, for the blocking kit (`Some(handler)`) and the async one (`None`).
+pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
+    declare(NAME, "Set the brightness of the screen backlight.", handler)
+        .params(PARAMS)
+        .annotations(Annotations::new().idempotent(true).destructive(false))
+}
+
+/// The commanded level.
+pub(crate) fn accept(args: &Args<'_>) -> Result<Percent, ToolError> {
+    percent(args, "brightness")
+}
+
+/// The answer once `level` is set: what the backlight reads back (`None`: it cannot), or the
+/// read error, and its declared tolerance.
+pub(crate) fn conclude<E>(
+    level: Percent,
+    read: Result<Option<Percent>, E>,
+    tolerance: u8,
+) -> ToolResult {
     let commanded = Reading::Int(level.into());
-    match backlight.brightness() {
+    let applied = Evidence::new(Level::Applied).commanded(commanded);
+    match read {
         Err(_) => Err(
             ToolError::new("The brightness was set but could not be read back")
-                .with_evidence(Evidence::new(Level::Applied).commanded(commanded)),
+                .with_evidence(applied),
         ),
-        Ok(None) => Ok(
-            Output::bool(true).with_evidence(Evidence::new(Level::Applied).commanded(commanded))
-        ),
+        Ok(None) => Ok(Output::bool(true).with_evidence(applied)),
         Ok(Some(observed)) => {
-            let tolerance = backlight.tolerance();
             let e = Evidence::new(Level::ReadBack)
                 .commanded(commanded)
                 .observed(Reading::Int(observed.into()))
@@ -57,13 +73,16 @@ fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> 
     }
 }
 
+fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    let level = accept(args)?;
+    let backlight = ctx.backlight();
+    backlight
+        .set_brightness(level)
+        .map_err(|e| device_error(&e))?;
+    conclude(level, backlight.brightness(), backlight.tolerance())
+}
+
 /// The tool `self.screen.set_brightness` (`brightness`: integer 0–100).
 pub const fn set_brightness<C: HasBacklight>() -> Tool<C> {
-    Tool::new(
-        "self.screen.set_brightness",
-        "Set the brightness of the screen backlight.",
-        handler::<C>,
-    )
-    .params(PARAMS)
-    .annotations(Annotations::new().idempotent(true).destructive(false))
+    listing(Some(handler::<C>))
 }

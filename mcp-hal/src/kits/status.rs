@@ -6,12 +6,80 @@
 //! and as `structuredContent`. Every value is read from the device at the time of the call.
 
 use mcp_core::wire::ObjectWriter;
-use mcp_core::{Annotations, Args, Reply, Tool, ToolError, ToolResult};
+use mcp_core::{Annotations, Args, Handler, Output, Reply, Tool, ToolError, ToolResult};
 
+use super::declare;
 use crate::audio::AudioCodec;
-use crate::motor::Actuator;
+use crate::motor::{Actuator, Motion};
 use crate::switch::Switch;
 use crate::{Error, Percent};
+
+/// One member of the status object, as read from its part: the blocking [`Status`] writes it at
+/// once, the async one keeps it until every part is read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Member<'a> {
+    /// `"audio_speaker":{"volume":N}`
+    AudioSpeaker(Percent),
+    /// `"screen":{"brightness":N,"theme":"…"}`
+    Screen(Percent, &'a str),
+    /// `"relay":{"on":bool}`
+    Relay(bool),
+    /// `"motor":{"position":N,"moving":bool}`
+    Motor(Motion),
+}
+
+impl Member<'_> {
+    /// The audio member, from a volume read back.
+    pub(crate) const fn audio_speaker(volume: Percent) -> Option<Self> {
+        Some(Member::AudioSpeaker(volume))
+    }
+
+    /// The relay member, from the feedback input (none without one).
+    pub(crate) const fn relay(feedback: Option<bool>) -> Option<Self> {
+        match feedback {
+            Some(on) => Some(Member::Relay(on)),
+            None => None,
+        }
+    }
+
+    /// The motor member, from the encoder.
+    pub(crate) const fn motor(state: Motion) -> Option<Self> {
+        Some(Member::Motor(state))
+    }
+
+    /// Writes the member into the status object.
+    pub(crate) fn write(&self, o: &mut ObjectWriter<'_, '_>) {
+        match *self {
+            Member::AudioSpeaker(v) => o.object("audio_speaker", |o| {
+                o.int("volume", v.into());
+            }),
+            Member::Screen(brightness, theme) => o.object("screen", |o| {
+                o.int("brightness", brightness.into()).str("theme", theme);
+            }),
+            Member::Relay(on) => o.object("relay", |o| {
+                o.bool("on", on);
+            }),
+            Member::Motor(s) => o.object("motor", |o| {
+                o.int("position", s.position.into())
+                    .bool("moving", s.moving);
+            }),
+        };
+    }
+}
+
+/// Keeps the first device error of a report (the tool fails with it once the object is done).
+pub(crate) fn keep<E: Error>(error: &mut Option<ToolError>, e: &E) {
+    error.get_or_insert(ToolError::new(e.kind().message()));
+}
+
+/// The answer: the object written, unless a part failed to read.
+pub(crate) fn conclude(written: Result<Output, ToolError>, error: Option<ToolError>) -> ToolResult {
+    let output = written?;
+    match error {
+        Some(e) => Err(e),
+        None => Ok(output),
+    }
+}
 
 /// Writes the status members; errors are kept and reported after the object is written.
 pub struct Status<'w, 'o, 'b> {
@@ -28,58 +96,35 @@ impl core::fmt::Debug for Status<'_, '_, '_> {
 }
 
 impl<'o, 'b> Status<'_, 'o, 'b> {
-    fn fail<E: Error>(&mut self, e: &E) {
-        self.error.get_or_insert(ToolError::new(e.kind().message()));
+    fn put<E: Error>(&mut self, read: Result<Option<Member<'_>>, E>) -> &mut Self {
+        match read {
+            Ok(Some(member)) => member.write(self.o),
+            Ok(None) => {}
+            Err(e) => keep(&mut self.error, &e),
+        }
+        self
     }
 
     /// `"audio_speaker":{"volume":N}`, read back from the codec.
     pub fn audio_speaker<A: AudioCodec>(&mut self, codec: &mut A) -> &mut Self {
-        match codec.volume() {
-            Ok(v) => {
-                self.o.object("audio_speaker", |o| {
-                    o.int("volume", v.into());
-                });
-            }
-            Err(e) => self.fail(&e),
-        }
-        self
+        self.put(codec.volume().map(Member::audio_speaker))
     }
 
     /// `"screen":{"brightness":N,"theme":"…"}`. `brightness` is what the backlight reports, or
     /// the last commanded level for one that cannot be read.
     pub fn screen(&mut self, brightness: Percent, theme: &str) -> &mut Self {
-        self.o.object("screen", |o| {
-            o.int("brightness", brightness.into()).str("theme", theme);
-        });
+        Member::Screen(brightness, theme).write(self.o);
         self
     }
 
     /// `"relay":{"on":bool}` from the feedback input (omitted when the relay has none).
     pub fn relay<S: Switch>(&mut self, relay: &mut S) -> &mut Self {
-        match relay.feedback() {
-            Ok(Some(on)) => {
-                self.o.object("relay", |o| {
-                    o.bool("on", on);
-                });
-            }
-            Ok(None) => {}
-            Err(e) => self.fail(&e),
-        }
-        self
+        self.put(relay.feedback().map(Member::relay))
     }
 
     /// `"motor":{"position":N,"moving":bool}` from the encoder.
     pub fn motor<M: Actuator>(&mut self, motor: &mut M) -> &mut Self {
-        match motor.state() {
-            Ok(s) => {
-                self.o.object("motor", |o| {
-                    o.int("position", s.position.into())
-                        .bool("moving", s.moving);
-                });
-            }
-            Err(e) => self.fail(&e),
-        }
-        self
+        self.put(motor.state().map(Member::motor))
     }
 
     /// Any other member, for parts the kits do not know.
@@ -94,26 +139,31 @@ pub trait StatusReport {
     fn report(&mut self, status: &mut Status<'_, '_, '_>);
 }
 
+/// The tool's name.
+pub const NAME: &str = "self.get_device_status";
+
+/// The tool as listed, for the blocking kit (`Some(handler)`) and the async one (`None`).
+pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
+    declare(
+        NAME,
+        "Provides the real-time information of the device, including the current status of the audio speaker and screen. \
+         Use this tool before adjusting the volume or brightness relative to the current value.",
+        handler,
+    )
+    .annotations(Annotations::new().read_only(true))
+}
+
 fn handler<C: StatusReport>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
     let mut error = None;
-    let output = reply.json(|o| {
+    let written = reply.json(|o| {
         let mut s = Status { o, error: None };
         ctx.report(&mut s);
         error = s.error;
-    })?;
-    match error {
-        Some(e) => Err(e),
-        None => Ok(output),
-    }
+    });
+    conclude(written, error)
 }
 
 /// The read-only tool `self.get_device_status` (no parameters).
 pub const fn get_device_status<C: StatusReport>() -> Tool<C> {
-    Tool::new(
-        "self.get_device_status",
-        "Provides the real-time information of the device, including the current status of the audio speaker and screen. \
-         Use this tool before adjusting the volume or brightness relative to the current value.",
-        handler::<C>,
-    )
-    .annotations(Annotations::new().read_only(true))
+    listing(Some(handler::<C>))
 }

@@ -1,9 +1,9 @@
 //! `self.reboot` (user-only) over any [`System`]: the restart is armed with a delay so that the
 //! answer can still be sent, and the evidence is `scheduled` — a reboot never confirms itself.
 
-use mcp_core::{Annotations, Args, Evidence, Level, Output, Reply, Tool, ToolResult};
+use mcp_core::{Annotations, Args, Evidence, Handler, Level, Output, Reply, Tool, ToolResult};
 
-use super::device_error;
+use super::{declare, device_error};
 use crate::system::System;
 
 /// Access to the board's system control.
@@ -14,19 +14,36 @@ pub trait HasSystem {
     fn system(&mut self) -> &mut Self::System;
 }
 
+/// The tool's name.
+pub const NAME: &str = "self.reboot";
+
 /// How long after the answer the device restarts.
 pub const REBOOT_DELAY_MS: u32 = 1000;
+
+/// The tool as listed, for the blocking kit (`Some(handler)`) and the async one (`None`).
+pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
+    declare(
+        NAME,
+        "Reboot the device. It restarts one second after answering and is offline for a few seconds.",
+        handler,
+    )
+    .user_only()
+    .annotations(Annotations::new().destructive(true))
+}
+
+/// The answer once the restart is armed: `scheduled`, never more.
+pub(crate) const fn scheduled() -> ToolResult {
+    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
+}
 
 fn handler<C: HasSystem>(ctx: &mut C, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     ctx.system()
         .schedule_reboot(REBOOT_DELAY_MS)
         .map_err(|e| device_error(&e))?;
-    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
+    scheduled()
 }
 
 /// The user-only tool `self.reboot` (no parameters).
 pub const fn reboot<C: HasSystem>() -> Tool<C> {
-    Tool::new("self.reboot", "Reboot the device. It restarts one second after answering and is offline for a few seconds.", handler::<C>)
-        .user_only()
-        .annotations(Annotations::new().destructive(true))
+    listing(Some(handler::<C>))
 }
