@@ -49,6 +49,10 @@ step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/
 (cd examples/qemu-riscv && cargo build --release)
 python3 examples/qemu-riscv/tests/client_session.py </dev/null
 
+step "custom-board: public API only, async, no allocator: build, then the Python SDK against it"
+(cd examples/custom-board && cargo build --release)
+python3 examples/custom-board/tests/session.py </dev/null
+
 step "footprint (examples/footprint.sh; committed as docs/FOOTPRINT.md)"
 examples/footprint.sh </dev/null
 

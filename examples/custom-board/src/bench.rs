@@ -1,0 +1,139 @@
+//! The parts on the bench, for running in QEMU, which has no I2C controller or relay: the
+//! amplifier as a register file behind an async I2C bus (each transfer is pending once, as one
+//! that waits for its interrupt is), and the relay's coils and auxiliary contact as pins over one
+//! shared contact state. The drivers in `amp.rs` and `latch.rs` cannot tell them from hardware.
+
+use core::cell::Cell;
+use core::convert::Infallible;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use embedded_hal::i2c::{ErrorKind, ErrorType, NoAcknowledgeSource, Operation};
+
+use crate::amp::CHIP_ID;
+
+/// Pending once, then ready: the shape of an interrupt-driven transfer.
+struct Yield(bool);
+
+impl Future for Yield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// The amplifier's registers, on an I2C bus at one address.
+#[derive(Debug)]
+pub struct AmpBus {
+    address: u8,
+    registers: [u8; 8],
+    /// The register a write-then-read reads from.
+    pointer: usize,
+}
+
+impl AmpBus {
+    /// An amplifier at `address`, at volume 0, unmuted.
+    pub const fn new(address: u8) -> Self {
+        let mut registers = [0u8; 8];
+        registers[0] = CHIP_ID;
+        AmpBus {
+            address,
+            registers,
+            pointer: 0,
+        }
+    }
+}
+
+impl ErrorType for AmpBus {
+    type Error = ErrorKind;
+}
+
+impl embedded_hal_async::i2c::I2c for AmpBus {
+    async fn transaction(
+        &mut self,
+        address: u8,
+        operations: &mut [Operation<'_>],
+    ) -> Result<(), ErrorKind> {
+        Yield(false).await;
+        if address != self.address {
+            return Err(ErrorKind::NoAcknowledge(NoAcknowledgeSource::Address));
+        }
+        for op in operations {
+            match op {
+                Operation::Write(bytes) => {
+                    let Some((&register, data)) = bytes.split_first() else {
+                        continue;
+                    };
+                    self.pointer = usize::from(register);
+                    for &b in data {
+                        // The chip keeps six bits of volume (register 4).
+                        let b = if self.pointer == 4 { b & 0xFC } else { b };
+                        if let Some(r) = self.registers.get_mut(self.pointer) {
+                            *r = b;
+                        }
+                        self.pointer += 1;
+                    }
+                }
+                Operation::Read(buf) => {
+                    for b in buf.iter_mut() {
+                        *b = self.registers.get(self.pointer).copied().unwrap_or(0xFF);
+                        self.pointer += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where the relay's contacts are (true: closed).
+pub static CONTACTS: critical_section::Mutex<Cell<bool>> =
+    critical_section::Mutex::new(Cell::new(false));
+
+fn contacts(closed: bool) {
+    critical_section::with(|cs| CONTACTS.borrow(cs).set(closed));
+}
+
+/// A coil: energising it moves the contacts to its side.
+#[derive(Debug)]
+pub struct Coil {
+    /// `true` for the set coil (closes), `false` for the reset coil (opens).
+    pub closes: bool,
+}
+
+impl embedded_hal::digital::ErrorType for Coil {
+    type Error = Infallible;
+}
+
+impl embedded_hal::digital::OutputPin for Coil {
+    fn set_high(&mut self) -> Result<(), Infallible> {
+        contacts(self.closes);
+        Ok(())
+    }
+    fn set_low(&mut self) -> Result<(), Infallible> {
+        Ok(())
+    }
+}
+
+/// The auxiliary contact.
+#[derive(Debug)]
+pub struct AuxContact;
+
+impl embedded_hal::digital::ErrorType for AuxContact {
+    type Error = Infallible;
+}
+
+impl embedded_hal::digital::InputPin for AuxContact {
+    fn is_high(&mut self) -> Result<bool, Infallible> {
+        Ok(critical_section::with(|cs| CONTACTS.borrow(cs).get()))
+    }
+    fn is_low(&mut self) -> Result<bool, Infallible> {
+        self.is_high().map(|h| !h)
+    }
+}

@@ -1,0 +1,52 @@
+//! The board: generic over its codec, its relay and its delay, so the same tool set serves the
+//! QEMU bench parts here and real peripherals on a chip. Its tools are an associated const —
+//! a `static` cannot be generic, and `&audio::tool()` outside a const would be a temporary.
+
+use embedded_hal_async::delay::DelayNs;
+use mcp_core::Tool;
+use mcp_hal::asynch::audio::AudioCodec;
+use mcp_hal::asynch::switch::Switch;
+use mcp_hal::kits::asynch::{Wait, audio, mute, relay};
+use mcp_hal::kits::relay::Refusal;
+
+/// A codec, a relay and a delay.
+#[derive(Debug)]
+pub struct Board<C, R, D> {
+    /// The codec.
+    pub codec: C,
+    /// The relay.
+    pub relay: R,
+    /// The delay the kits wait with (settle times).
+    pub delay: D,
+}
+
+impl<C, R, D: DelayNs> Wait for Board<C, R, D> {
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        &mut self.delay
+    }
+}
+
+impl<C: AudioCodec, R, D: DelayNs> audio::HasCodec for Board<C, R, D> {
+    type Codec = C;
+    fn codec(&mut self) -> &mut C {
+        &mut self.codec
+    }
+}
+
+impl<C, R: Switch, D: DelayNs> relay::HasRelay for Board<C, R, D> {
+    type Relay = R;
+    fn relay(&mut self) -> &mut R {
+        &mut self.relay
+    }
+    fn interlock(&mut self, _on: bool) -> Result<(), Refusal> {
+        // Nothing on this board can make switching unsafe.
+        Ok(())
+    }
+}
+
+impl<C: AudioCodec + 'static, R: Switch + 'static, D: DelayNs + 'static> Board<C, R, D> {
+    /// Every tool of this board, in listing order.
+    pub const TOOLS: &'static [&'static Tool<Self>] =
+        &[&audio::tool(), &mute::tool(), &relay::tool()];
+}
+

@@ -1,0 +1,121 @@
+//! custom-board: a firmware for a board of its own, written the way a firmware author outside
+//! this repository writes one — against the public API of `mcp-core` and `mcp-hal` only.
+//!
+//! - a codec mcp-hal has no driver for ([`amp`]: 8-bit register, 64 real levels, so its read-back
+//!   is quantized) and a latching relay ([`latch`]: two coils and an auxiliary contact), both
+//!   async (`embedded-hal-async`);
+//! - a [`board::Board`] generic over its codec, relay and delay, whose tools are the async kits
+//!   (`self.audio_speaker.set_volume`, `self.audio_speaker.set_mute`, `self.relay.set`),
+//!   registered with `Server::register_all` and served with `Server::handle_async`;
+//! - no heap: neither crate links `alloc` with these features, and there is no global allocator
+//!   (a build that needed one would not link);
+//! - a minimal executor: the one future in flight is polled until it is ready.
+//!
+//! It runs on `qemu-system-riscv32 -machine virt` (riscv32imc, the ESP32-C3's instruction set),
+//! with the parts of [`bench`] standing in for the I2C bus and the relay; MCP goes over the UART,
+//! one JSON message per line. On a chip, the board takes the HAL's async I2C, its GPIOs and its
+//! timer instead, and nothing else changes.
+#![no_std]
+#![no_main]
+
+mod amp;
+mod bench;
+mod board;
+mod latch;
+mod platform;
+
+use core::future::Future;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+
+use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
+use mcp_core::{Call, Config, Input, Principal, Server};
+use mcp_hal::kits::asynch::{audio, mute, relay};
+
+use amp::Amp;
+use bench::{AmpBus, AuxContact, Coil};
+use board::Board;
+use latch::LatchingRelay;
+use platform::Delay;
+
+/// The amplifier's I2C address.
+const AMP_ADDRESS: u8 = 0x2C;
+/// The longest message accepted.
+const LINE: usize = 1024;
+/// The response buffer.
+const OUT: usize = 2048;
+
+type MyBoard = Board<Amp<AmpBus>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
+/// Three tools, no task table (mcp-hal without `tasks`), two remembered calls.
+type Engine = Server<'static, MyBoard, 4, 0, 2, 320>;
+
+/// Polls `f` until it is ready: the whole executor of a firmware with one thing to do.
+fn block_on<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        core::hint::spin_loop();
+    }
+}
+
+#[riscv_rt::entry]
+fn main() -> ! {
+    let Ok(relay) = LatchingRelay::new(
+        Coil { closes: true },
+        Coil { closes: false },
+        AuxContact,
+        Delay,
+    ) else {
+        platform::exit_failure(2)
+    };
+    let mut board: MyBoard = Board {
+        codec: Amp::new(AmpBus::new(AMP_ADDRESS), AMP_ADDRESS),
+        relay,
+        delay: Delay,
+    };
+    if block_on(board.codec.chip_id()) != Ok(amp::CHIP_ID) {
+        platform::exit_failure(3);
+    }
+    let mut engine = Engine::new(Config::new("custom-board", env!("CARGO_PKG_VERSION")).page_bytes(1024));
+    if engine.register_all(MyBoard::TOOLS).is_err() {
+        platform::exit_failure(4);
+    }
+    let mut lines: LineBuffer<LINE> = LineBuffer::new();
+    let mut out = [0u8; OUT];
+    loop {
+        let Some(byte) = platform::read_byte() else {
+            core::hint::spin_loop();
+            continue;
+        };
+        let n = match lines.push(byte) {
+            Some(Line::Message(msg)) => {
+                let input = Input::new(msg, Principal::Model);
+                let run = async |board: &mut MyBoard, call: Call<'_, '_>| {
+                    mcp_hal::dispatch_kits!(board, call, [audio, mute, relay])
+                };
+                let handled = block_on(engine.handle_async(
+                    input,
+                    &mut board,
+                    &mut out,
+                    &mut |_: &[u8]| {},
+                    run,
+                ));
+                handled.map_or(0, |h| h.len)
+            }
+            Some(Line::TooLong) => write_too_long(&mut out, LINE),
+            None => 0,
+        };
+        if let Some(answer) = out.get(..n).filter(|a| !a.is_empty()) {
+            platform::write(answer);
+            platform::write(b"\n");
+        }
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    platform::exit_failure(101)
+}

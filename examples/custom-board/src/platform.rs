@@ -1,0 +1,85 @@
+//! The few devices of `qemu-system-riscv32 -machine virt` this firmware needs, as plain MMIO:
+//! the 16550 UART at `0x1000_0000` (MCP, one message per line), the CLINT's `mtime` (10 MHz) for
+//! the async delay, and the SiFive test device at `0x10_0000` to exit.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::ptr::{read_volatile, write_volatile};
+use core::task::{Context, Poll};
+
+const UART: usize = 0x1000_0000;
+const UART_LSR: usize = UART + 5;
+const MTIME: usize = 0x0200_0000 + 0xBFF8;
+const TEST: usize = 0x0010_0000;
+
+fn read8(addr: usize) -> u8 {
+    // SAFETY: a device register of QEMU's virt machine.
+    unsafe { read_volatile(addr as *const u8) }
+}
+
+fn write8(addr: usize, v: u8) {
+    // SAFETY: as in `read8`.
+    unsafe { write_volatile(addr as *mut u8, v) }
+}
+
+fn read32(addr: usize) -> u32 {
+    // SAFETY: as in `read8`; 4-byte aligned.
+    unsafe { read_volatile(addr as *const u32) }
+}
+
+/// The next received byte, if one is waiting.
+pub fn read_byte() -> Option<u8> {
+    (read8(UART_LSR) & 0x01 != 0).then(|| read8(UART))
+}
+
+/// Writes bytes, waiting for room.
+pub fn write(bytes: &[u8]) {
+    for &b in bytes {
+        while read8(UART_LSR) & 0x20 == 0 {}
+        write8(UART, b);
+    }
+}
+
+/// `mtime`.
+fn ticks() -> u64 {
+    loop {
+        let hi = read32(MTIME + 4);
+        let lo = read32(MTIME);
+        if read32(MTIME + 4) == hi {
+            return (u64::from(hi) << 32) | u64::from(lo);
+        }
+    }
+}
+
+/// Ends QEMU with a failure status.
+pub fn exit_failure(code: u16) -> ! {
+    // SAFETY: the SiFive test device.
+    unsafe { write_volatile(TEST as *mut u32, (u32::from(code) << 16) | 0x3333) };
+    loop {}
+}
+
+/// An async delay on `mtime`: each wait is a future that is pending until its time has come.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Delay;
+
+/// The future of one wait.
+#[derive(Debug)]
+pub struct Until(u64);
+
+impl Future for Until {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if ticks() >= self.0 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl embedded_hal_async::delay::DelayNs for Delay {
+    async fn delay_ns(&mut self, ns: u32) {
+        // 10 MHz: 100 ns per tick, rounded up.
+        Until(ticks() + u64::from(ns).div_ceil(100)).await;
+    }
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""custom-board in QEMU, driven by the official MCP Python SDK (mcp==2.3.0), unmodified.
+
+The firmware has no heap, runs its tools as async kits over drivers written outside mcp-hal (a
+quantized amplifier and a latching relay), and speaks only the legacy revisions (its engine is
+built without `modern`): the SDK in `mode="auto"` probes `server/discover`, gets -32601, and falls
+back to `initialize`. Prints one line per check and exits non-zero on any failure.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+RUN = str(Path(__file__).resolve().parent.parent / "run")
+passed = failed = 0
+
+
+def check(name: str, ok: bool, detail: object = "") -> None:
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   - {name}")
+    else:
+        failed += 1
+        print(f"FAIL - {name}: {detail}")
+
+
+def evidence(result) -> dict:
+    return (result.model_extra or {}).get("evidence") or {}
+
+
+async def session() -> None:
+    params = StdioServerParameters(command=RUN, args=[])
+    async with Client(params, mode="auto") as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        check("the board lists its three async kits",
+              tools == {"self.audio_speaker.set_volume", "self.audio_speaker.set_mute", "self.relay.set"}, tools)
+        r = await client.call_tool("self.audio_speaker.set_volume", {"volume": 40})
+        ev = evidence(r)
+        check("set_volume 40 on a 64-level amplifier: read_back, observed the level below (39), within its tolerance",
+              not r.is_error and ev.get("level") == "read_back" and ev.get("commanded") == 40
+              and ev.get("observed") == 39 and ev.get("tolerance") == 2, (r.is_error, ev))
+        r = await client.call_tool("self.audio_speaker.set_volume", {"volume": 100})
+        check("set_volume 100: observed 99 (register 252 of 255)", evidence(r).get("observed") == 99, evidence(r))
+        r = await client.call_tool("self.audio_speaker.set_mute", {"mute": True})
+        check("set_mute: applied (the amplifier's mute cannot be read back through the trait)",
+              not r.is_error and evidence(r).get("level") == "applied", (r.is_error, evidence(r)))
+        for on in (True, False, True):
+            r = await client.call_tool("self.relay.set", {"on": on})
+            ev = evidence(r)
+            check(f"latching relay {'on' if on else 'off'}: measured by the auxiliary contact",
+                  not r.is_error and ev.get("level") == "measured" and ev.get("observed") is on, (r.is_error, ev))
+        try:
+            r = await client.call_tool("self.audio_speaker.set_volume", {"volume": "40"})
+            check("a string volume is refused before any driver runs", r.is_error, r)
+        except MCPError as e:
+            check("a string volume is refused before any driver runs (-32602)", e.error.code == -32602, e.error)
+
+
+def main() -> int:
+    try:
+        anyio.run(session)
+    except BaseException as e:  # noqa: BLE001 - report, do not hide
+        check("the session ran to the end", False, repr(e))
+    print(f"custom-board: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
