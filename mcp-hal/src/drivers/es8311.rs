@@ -150,13 +150,7 @@ impl<E> Es8311Error<E> {
 impl<E: i2c::Error> crate::Error for Es8311Error<E> {
     fn kind(&self) -> ErrorKind {
         match self {
-            Es8311Error::I2c(e) => match e.kind() {
-                i2c::ErrorKind::NoAcknowledge(_) => ErrorKind::NoAcknowledge,
-                i2c::ErrorKind::Bus | i2c::ErrorKind::ArbitrationLoss | i2c::ErrorKind::Overrun => {
-                    ErrorKind::Bus
-                }
-                _ => ErrorKind::Other,
-            },
+            Es8311Error::I2c(e) => e.kind().into(),
         }
     }
 }
