@@ -11,7 +11,7 @@ use mcp_core::registry::{Audience, Tool};
 use mcp_hal::audio::AudioCodec as _;
 use serde_json::Value;
 
-use crate::board::{Board, SET_VOLUME, SHOW_TEXT, TOOLS, fillers};
+use crate::board::{Board, SET_VOLUME, SHOW_TEXT, TOOLS, fillers, shown_chars};
 use crate::ours::{Ours, server};
 use crate::rmcp_side::{RmcpDirect, RmcpServed};
 
@@ -378,11 +378,12 @@ fn board_volume_set(b: &mut Board) -> Result<(), String> {
     }
 }
 
-fn board_text_shown(b: &mut Board) -> Result<(), String> {
-    if b.shown_chars == escaped_text_chars() {
+fn board_text_shown(_: &mut Board) -> Result<(), String> {
+    let shown = shown_chars();
+    if shown == escaped_text_chars() {
         Ok(())
     } else {
-        Err(format!("shown {} characters", b.shown_chars))
+        Err(format!("shown {shown} characters"))
     }
 }
 
