@@ -107,4 +107,3 @@ pub static DIAGNOSTICS: Tool<Board> = Tool::new(
 .user_only()
 .output_schema(DIAGNOSTICS_SCHEMA)
 .annotations(Annotations::new().read_only(true));
-
