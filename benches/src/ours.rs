@@ -42,7 +42,7 @@ pub fn server<const N: usize>(
             panic!("registering {}: {e:?}", tool.name());
         }
     }
-    let mut board = Board::new();
+    let mut board = Board::default();
     let mut out = vec![0u8; OUT_LEN];
     let init = INITIALIZE.replace("ID", "0");
     match server.handle(init.as_bytes(), Principal::Model, &mut board, &mut out) {

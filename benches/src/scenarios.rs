@@ -11,7 +11,7 @@ use mcp_core::registry::{Audience, Tool};
 use mcp_hal::audio::AudioCodec as _;
 use serde_json::Value;
 
-use crate::board::{Board, SET_VOLUME, SHOW_TEXT, TOOLS, fillers};
+use crate::board::{Board, SET_VOLUME, SHOW_TEXT, TOOLS, fillers, shown_chars};
 use crate::ours::{Ours, server};
 use crate::rmcp_side::{RmcpDirect, RmcpServed};
 
@@ -224,7 +224,7 @@ fn expect_first_page(i: usize, responses: &[Value]) -> Result<(), String> {
     let r = one(responses)?;
     envelope(i, r)?;
     let names = tool_names(r)?;
-    let want = model_visible(&TOOLS);
+    let want = model_visible(TOOLS);
     if names != want {
         return Err(format!("listed {names:?}, want {want:?}"));
     }
@@ -378,11 +378,12 @@ fn board_volume_set(b: &mut Board) -> Result<(), String> {
     }
 }
 
-fn board_text_shown(b: &mut Board) -> Result<(), String> {
-    if b.shown_chars == escaped_text_chars() {
+fn board_text_shown(_: &mut Board) -> Result<(), String> {
+    let shown = shown_chars();
+    if shown == escaped_text_chars() {
         Ok(())
     } else {
-        Err(format!("shown {} characters", b.shown_chars))
+        Err(format!("shown {shown} characters"))
     }
 }
 
@@ -394,7 +395,7 @@ fn no_board_check(_: &mut Board) -> Result<(), String> {
 
 fn ours_initialize() -> Box<dyn Harness> {
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         initialize_messages(),
         expect_initialize,
         no_board_check,
@@ -403,7 +404,7 @@ fn ours_initialize() -> Box<dyn Harness> {
 
 fn ours_ping() -> Box<dyn Harness> {
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         ping_messages(),
         expect_ping,
         no_board_check,
@@ -412,7 +413,7 @@ fn ours_ping() -> Box<dyn Harness> {
 
 fn ours_first_page() -> Box<dyn Harness> {
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         cycle(|_| r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list"}"#.to_string()),
         expect_first_page,
         no_board_check,
@@ -464,7 +465,7 @@ fn ours_all_pages() -> Box<dyn Harness> {
 
 fn ours_set_volume() -> Box<dyn Harness> {
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         set_volume_messages(),
         expect_set_volume,
         board_volume_set,
@@ -488,7 +489,7 @@ fn ours_escaped() -> Box<dyn Harness> {
 
 fn ours_out_of_range() -> Box<dyn Harness> {
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         out_of_range_messages(),
         expect_out_of_range,
         board_untouched,
@@ -497,7 +498,7 @@ fn ours_out_of_range() -> Box<dyn Harness> {
 
 fn ours_unknown_tool() -> Box<dyn Harness> {
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         unknown_tool_messages(),
         expect_unknown_tool,
         board_untouched,
@@ -507,7 +508,7 @@ fn ours_unknown_tool() -> Box<dyn Harness> {
 fn ours_parse_error() -> Box<dyn Harness> {
     // A frame cut short: the whole message is scanned before the error is found.
     Box::new(Ours::<8>::new(
-        server(&TOOLS),
+        server(TOOLS),
         cycle(|_| {
             let full = call(SET_VOLUME.name(), r#"{"volume":40}"#);
             full.get(..full.len() - 2).unwrap_or_default().to_string()

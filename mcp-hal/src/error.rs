@@ -47,6 +47,33 @@ impl ErrorKind {
     }
 }
 
+/// An `embedded-hal` I2C error kind in this crate's terms: a NACK (address or data) stays a NACK;
+/// bus errors, arbitration loss and receive overruns are [`ErrorKind::Bus`]; anything else
+/// (including kinds a later `embedded-hal` adds) is [`ErrorKind::Other`].
+///
+/// A driver over an I2C bus maps its bus error with `e.kind().into()`.
+impl From<embedded_hal::i2c::ErrorKind> for ErrorKind {
+    fn from(kind: embedded_hal::i2c::ErrorKind) -> Self {
+        use embedded_hal::i2c::ErrorKind as I2c;
+        match kind {
+            I2c::NoAcknowledge(_) => ErrorKind::NoAcknowledge,
+            I2c::Bus | I2c::ArbitrationLoss | I2c::Overrun => ErrorKind::Bus,
+            _ => ErrorKind::Other,
+        }
+    }
+}
+
+/// An `embedded-hal` digital (GPIO) error kind in this crate's terms: [`ErrorKind::Other`], the
+/// only kind `embedded-hal` defines for pins (and the answer for any it adds later).
+impl From<embedded_hal::digital::ErrorKind> for ErrorKind {
+    fn from(kind: embedded_hal::digital::ErrorKind) -> Self {
+        match kind {
+            embedded_hal::digital::ErrorKind::Other => ErrorKind::Other,
+            _ => ErrorKind::Other,
+        }
+    }
+}
+
 /// A device error that can say which [`ErrorKind`] it is.
 pub trait Error: Debug {
     /// The kind of error.
@@ -73,4 +100,49 @@ pub trait ErrorType {
 
 impl<T: ErrorType + ?Sized> ErrorType for &mut T {
     type Error = T::Error;
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use embedded_hal::digital::ErrorKind as Digital;
+    use embedded_hal::i2c::{ErrorKind as I2c, NoAcknowledgeSource};
+
+    #[test]
+    fn every_i2c_kind_maps() {
+        for (i2c, want) in [
+            (
+                I2c::NoAcknowledge(NoAcknowledgeSource::Address),
+                ErrorKind::NoAcknowledge,
+            ),
+            (
+                I2c::NoAcknowledge(NoAcknowledgeSource::Data),
+                ErrorKind::NoAcknowledge,
+            ),
+            (
+                I2c::NoAcknowledge(NoAcknowledgeSource::Unknown),
+                ErrorKind::NoAcknowledge,
+            ),
+            (I2c::Bus, ErrorKind::Bus),
+            (I2c::ArbitrationLoss, ErrorKind::Bus),
+            (I2c::Overrun, ErrorKind::Bus),
+            (I2c::Other, ErrorKind::Other),
+        ] {
+            assert_eq!(ErrorKind::from(i2c), want, "{i2c:?}");
+        }
+    }
+
+    #[test]
+    fn every_digital_kind_maps() {
+        assert_eq!(ErrorKind::from(Digital::Other), ErrorKind::Other);
+    }
+
+    /// The `_` arms (`embedded-hal`'s kinds are `#[non_exhaustive]`): in the I2C match, `Other`
+    /// is not named and reaches the fallback, which is `Other`; a digital kind added later (none
+    /// can be built today) gets the same answer.
+    #[test]
+    fn unnamed_kinds_fall_back_to_other() {
+        assert_eq!(ErrorKind::from(I2c::Other), ErrorKind::Other);
+        assert_eq!(ErrorKind::from(Digital::Other), ErrorKind::Other);
+    }
 }

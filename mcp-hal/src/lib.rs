@@ -22,7 +22,7 @@
 //! | [`asynch`] | async twins, and `BlockingAsync` to use a blocking driver where async is wanted |
 //! | [`drivers`] | reference drivers: ES8311 codec (I2C; async in [`drivers::asynch`]), GPIO relay with feedback (blocking and async), PWM backlight |
 //! | [`kits`] | ready-made MCP tools over the traits (`self.audio_speaker.set_volume`, `self.motor.move_to`, …); [`kits::asynch`]: the same over the async twins, for `Server::handle_async`, dispatched with [`dispatch_kits!`] |
-//! | `sim` (feature `sim`) | in-memory devices with fault injection, for simulators and tests |
+//! | `sim` (feature `sim`) | in-memory devices with fault injection, and `DemoBoard` (them bound to every kit, with the standard tool set), for simulators, emulator firmwares and tests |
 //!
 //! ## Features
 //! | feature | default | effect |

@@ -8,80 +8,13 @@
     clippy::indexing_slicing
 )] // a test
 
-use mcp_core::{Config, Principal, Server, Tool, server::status_tool};
-use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
-use mcp_hal::sim::{
-    Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
-};
+use mcp_core::{Config, Principal, Server, Tool};
+use mcp_hal::kits::{DelayNs, Wait, audio, screen};
+use mcp_hal::sim::{DemoBoard, Fault, Faults, SimCodec, SimRelay};
 use serde_json::{Value, json};
 
-struct Board {
-    sim: SimBoard,
-    door_open: bool,
-}
-
-impl Wait for Board {
-    /// The sim board's delay advances its clock.
-    fn delay(&mut self) -> impl DelayNs + '_ {
-        &mut self.sim
-    }
-}
-impl audio::HasCodec for Board {
-    type Codec = SimCodec;
-    fn codec(&mut self) -> &mut SimCodec {
-        &mut self.sim.codec
-    }
-}
-impl screen::HasBacklight for Board {
-    type Backlight = SimBacklight;
-    fn backlight(&mut self) -> &mut SimBacklight {
-        &mut self.sim.backlight
-    }
-}
-impl relay::HasRelay for Board {
-    type Relay = SimRelay;
-    fn relay(&mut self) -> &mut SimRelay {
-        &mut self.sim.relay
-    }
-    fn interlock(&mut self, on: bool) -> Result<(), relay::Refusal> {
-        if on && self.door_open {
-            return Err(relay::Refusal {
-                guard: "door-closed",
-                reason: "the door is open",
-            });
-        }
-        Ok(())
-    }
-}
-impl motor::HasMotor for Board {
-    type Motor = SimMotor;
-    fn motor(&mut self) -> &mut SimMotor {
-        &mut self.sim.motor
-    }
-}
-impl system::HasSystem for Board {
-    type System = SimSystem;
-    fn system(&mut self) -> &mut SimSystem {
-        &mut self.sim.system
-    }
-}
-impl status::StatusReport for Board {
-    fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
-        let level = self.sim.backlight.level();
-        s.audio_speaker(&mut self.sim.codec)
-            .screen(level, "light")
-            .relay(&mut self.sim.relay)
-            .motor(&mut self.sim.motor);
-    }
-}
-
-static SET_VOLUME: Tool<Board> = audio::set_volume();
-static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
-static STATUS: Tool<Board> = status::get_device_status();
-static REBOOT: Tool<Board> = system::reboot();
-static RELAY: Tool<Board> = relay::set();
-static MOVE: Tool<Board> = motor::move_to::<Board, 0, 1000>();
-static TASK_STATUS: Tool<Board> = status_tool();
+/// The demo board: the sim devices behind every kit, with the door-sensor interlock.
+type Board = DemoBoard;
 
 struct Rig {
     server: Server<'static, Board, 16>,
@@ -94,23 +27,10 @@ struct Rig {
 impl Rig {
     fn new(faults: Faults) -> Rig {
         let mut server = Server::new(Config::new("matrix", "1"));
-        for t in [
-            &SET_VOLUME,
-            &SET_BRIGHTNESS,
-            &STATUS,
-            &REBOOT,
-            &RELAY,
-            &MOVE,
-            &TASK_STATUS,
-        ] {
-            server.register(t).unwrap();
-        }
+        server.register_all(Board::TOOLS).unwrap();
         Rig {
             server,
-            board: Board {
-                sim: SimBoard::new(faults),
-                door_open: false,
-            },
+            board: Board::new(faults, false),
             out: vec![0; 8192],
             now: 0,
             id: 0,
@@ -403,7 +323,7 @@ fn the_interlock_refuses_by_name_and_drives_nothing() {
     assert_eq!(r["isError"], true);
     assert_eq!(
         r["content"][0]["text"],
-        "Refused by interlock \"door-closed\": the door is open; the relay was not switched"
+        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not switched"
     );
     assert_eq!(rig.board.sim.relay.writes(), 0);
     // Switching off is allowed.

@@ -31,80 +31,12 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::Instant;
 
-use mcp_core::{Config, Principal, Server, Tool, server::status_tool};
-use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
-use mcp_hal::sim::{
-    Fault, Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
-};
+use mcp_core::{Config, Principal, Server};
+use mcp_hal::sim::{DemoBoard, Fault, Faults, SimBoard, SimCodec, SimMotor};
 use serde_json::{Value, json};
 
-struct Board {
-    sim: SimBoard,
-    door_open: bool,
-}
-
-impl Wait for Board {
-    /// The sim board's delay advances its clock.
-    fn delay(&mut self) -> impl DelayNs + '_ {
-        &mut self.sim
-    }
-}
-impl audio::HasCodec for Board {
-    type Codec = SimCodec;
-    fn codec(&mut self) -> &mut SimCodec {
-        &mut self.sim.codec
-    }
-}
-impl screen::HasBacklight for Board {
-    type Backlight = SimBacklight;
-    fn backlight(&mut self) -> &mut SimBacklight {
-        &mut self.sim.backlight
-    }
-}
-impl relay::HasRelay for Board {
-    type Relay = SimRelay;
-    fn relay(&mut self) -> &mut SimRelay {
-        &mut self.sim.relay
-    }
-    fn interlock(&mut self, on: bool) -> Result<(), relay::Refusal> {
-        if on && self.door_open {
-            return Err(relay::Refusal {
-                guard: "door-closed",
-                reason: "the door is open",
-            });
-        }
-        Ok(())
-    }
-}
-impl motor::HasMotor for Board {
-    type Motor = SimMotor;
-    fn motor(&mut self) -> &mut SimMotor {
-        &mut self.sim.motor
-    }
-}
-impl system::HasSystem for Board {
-    type System = SimSystem;
-    fn system(&mut self) -> &mut SimSystem {
-        &mut self.sim.system
-    }
-}
-impl status::StatusReport for Board {
-    fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
-        let level = self.sim.backlight.level();
-        s.audio_speaker(&mut self.sim.codec)
-            .screen(level, "light")
-            .relay(&mut self.sim.relay)
-            .motor(&mut self.sim.motor);
-    }
-}
-
-static SET_VOLUME: Tool<Board> = audio::set_volume();
-static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
-static STATUS: Tool<Board> = status::get_device_status();
-static REBOOT: Tool<Board> = system::reboot();
-static RELAY: Tool<Board> = relay::set();
-static MOVE: Tool<Board> = motor::move_to::<Board, 0, 1000>();
-static TASK_STATUS: Tool<Board> = status_tool();
+/// The demo board: the sim devices behind every kit, with the door-sensor interlock.
+type Board = DemoBoard;
 
 struct Rng(u64);
 
@@ -407,24 +339,11 @@ struct Soak {
 impl Soak {
     fn new(seed: u64) -> Soak {
         let mut server = Server::new(Config::new("soak", "1"));
-        for t in [
-            &SET_VOLUME,
-            &SET_BRIGHTNESS,
-            &STATUS,
-            &REBOOT,
-            &RELAY,
-            &MOVE,
-            &TASK_STATUS,
-        ] {
-            server.register(t).unwrap();
-        }
+        server.register_all(Board::TOOLS).unwrap();
         Soak {
             rng: Rng(seed),
             server,
-            board: Board {
-                sim: SimBoard::new(Faults::NONE),
-                door_open: false,
-            },
+            board: Board::new(Faults::NONE, false),
             out: vec![0; 8192],
             now: 0,
             next_id: 1,

@@ -16,7 +16,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use board::{Board, TOOLS};
+use board::Board;
 use clap::{Parser, ValueEnum};
 use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
@@ -301,7 +301,11 @@ impl Tools {
     /// An engine with every tool registered.
     fn engine(&self) -> Result<Box<Engine>, String> {
         let mut engine = Box::new(Engine::new(self.config));
-        for tool in TOOLS.iter().copied().chain(self.fillers.iter().copied()) {
+        for tool in Board::TOOLS
+            .iter()
+            .copied()
+            .chain(self.fillers.iter().copied())
+        {
             engine.register(tool).map_err(|e| e.to_string())?;
         }
         Ok(engine)
@@ -398,15 +402,6 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("device-sim: {e}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-impl mcp_host::Board for Board {
-    fn tick(&mut self, now_ms: u64) {
-        self.sim.set_time(now_ms);
-        if self.sim.system.take_reboot() {
-            eprintln!("device-sim: reboot due (a simulator only logs it and keeps running)");
         }
     }
 }

@@ -124,10 +124,8 @@ impl relay::HasRelay for Board {
     fn relay(&mut self) -> &mut Relay {
         &mut self.relay
     }
-    /// No interlock on this board: wire a door or limit switch in here.
-    fn interlock(&mut self, _on: bool) -> Result<(), relay::Refusal> {
-        Ok(())
-    }
+    // No interlock on this board (the default allows every command): wire a door or limit
+    // switch in by implementing `interlock`.
 }
 
 impl system::HasSystem for Board {
@@ -145,25 +143,18 @@ impl status::StatusReport for Board {
     }
 }
 
-const STATUS_SCHEMA: &str = concat!(
-    r#"{"type":"object","properties":{"#,
-    r#""audio_speaker":{"type":"object","properties":{"volume":{"type":"integer","minimum":0,"maximum":100}},"required":["volume"]},"#,
-    r#""screen":{"type":"object","properties":{"brightness":{"type":"integer","minimum":0,"maximum":100},"theme":{"type":"string"}},"required":["brightness"]},"#,
-    r#""relay":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}},"#,
-    r#""required":["screen"]}"#
-);
-
-static GET_DEVICE_STATUS: Tool<Board> = status::get_device_status().output_schema(STATUS_SCHEMA);
-static SET_VOLUME: Tool<Board> = audio::set_volume();
-static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
-static RELAY_SET: Tool<Board> = relay::set();
-static REBOOT: Tool<Board> = system::reboot();
-
-/// The board's tools, in listing order.
-pub static TOOLS: [&Tool<Board>; 5] = [
-    &GET_DEVICE_STATUS,
-    &SET_VOLUME,
-    &SET_BRIGHTNESS,
-    &RELAY_SET,
-    &REBOOT,
-];
+impl Board {
+    /// The board's tools, in listing order; registered with `Server::register_all`.
+    pub const TOOLS: &'static [&'static Tool<Self>] = &[
+        // Every member the report writes; the relay is left out when its feedback is absent.
+        &status::get_device_status().output(&[
+            status::schema::AUDIO_SPEAKER,
+            status::schema::SCREEN,
+            status::schema::RELAY.optional(),
+        ]),
+        &audio::set_volume(),
+        &screen::set_brightness(),
+        &relay::set(),
+        &system::reboot(),
+    ];
+}

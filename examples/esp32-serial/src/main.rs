@@ -24,7 +24,7 @@ use alloc::boxed::Box;
 use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 
-use board::{Board, EspSystem, Screen, TOOLS};
+use board::{Board, EspSystem, Screen};
 use config::*;
 use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
 use esp_hal::i2c::master::{Config as I2cConfig, I2c};
@@ -152,10 +152,8 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
             &mut *addr_of_mut!(OUT_BUF),
         )
     };
-    for tool in TOOLS {
-        if engine.register(tool).is_err() {
-            halt();
-        }
+    if engine.register_all(Board::TOOLS).is_err() {
+        halt();
     }
 
     let boot = Instant::now();

@@ -24,7 +24,7 @@ mod xiaozhi;
 
 use core::fmt::Write as _;
 
-use board::{Board, TOOLS};
+use board::{Board, EspTime};
 use embassy_executor::Spawner;
 use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{Duration, Timer};
@@ -121,12 +121,10 @@ async fn main(spawner: Spawner) -> ! {
     spawner.spawn(reboot_watch().unwrap_or_else(|_| halt()));
 
     let engine = ENGINE.init(Engine::new(ENGINE_CONFIG));
-    for tool in TOOLS {
-        if engine.register(tool).is_err() {
-            halt();
-        }
+    if engine.register_all(Board::TOOLS).is_err() {
+        halt();
     }
-    let board = BOARD.init(Board::new(Faults::NONE, false));
+    let board = BOARD.init(Board::with_timebase(EspTime, Faults::NONE, false));
 
     stack.wait_config_up().await;
     let mut host = heapless::String::<16>::new();

@@ -49,6 +49,20 @@ pub trait Board: Send + 'static {
     }
 }
 
+/// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
+/// that comes due is logged, and the host keeps running (a simulator has nothing to reset).
+#[cfg(feature = "sim")]
+impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoard<T> {
+    fn tick(&mut self, now_ms: u64) {
+        self.sim.set_time(now_ms);
+        if self.sim.system.take_reboot() {
+            eprintln!(
+                "mcp-host: the simulated board's reboot is due (only logged; the host keeps running)"
+            );
+        }
+    }
+}
+
 /// The engine type the host drives: tool capacity `N`, task capacity `T`.
 pub type Engine<C, const N: usize, const T: usize> = Server<'static, C, N, T>;
 

@@ -1,127 +1,26 @@
-//! The emulated board: mcp-hal's sim devices behind the standard tool kits — the same tools as
-//! `examples/device-sim` — plus a user-only diagnostics tool through which the firmware reports
-//! its own stack and heap use.
+//! The emulated board: mcp-hal's demo board (`mcp_hal::sim::DemoBoard`, the sim devices behind
+//! the standard tool kits — the same tools as `examples/device-sim`) on the platform timer, plus
+//! a user-only diagnostics tool through which the firmware reports its own stack and heap use.
 
 use mcp_core::registry::{Annotations, Tool};
-use mcp_core::server::status_tool;
-use mcp_core::{Args, Evidence, Level, Output, Param, Reply, ToolResult};
-use mcp_hal::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
-use mcp_hal::sim::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
+use mcp_core::{Args, Reply, ToolResult};
+use mcp_hal::sim::{DemoBoard, SimBoard, Timebase};
 
 use crate::measure;
 
-/// Everything the tools act on.
-pub struct Board {
-    /// The simulated devices.
-    pub sim: SimBoard,
-    /// Screen theme: `"light"` or `"dark"`.
-    pub theme: &'static str,
-    /// The door sensor: the relay may not switch on while it reads open.
-    pub door_open: bool,
-}
-
-impl Board {
-    /// A board in its power-up state with `faults` injected.
-    pub const fn new(faults: Faults, door_open: bool) -> Self {
-        Board {
-            sim: SimBoard::new(faults),
-            theme: "light",
-            door_open,
-        }
-    }
-}
+/// Everything the tools act on: mcp-hal's demo board, waiting on the platform timer.
+pub type Board = DemoBoard<PlatformTime>;
 
 /// A wait in a call: a busy wait on the platform timer (`mtime`), after which the simulated
 /// devices are brought to the time it now is (they run on the firmware's uptime).
-pub struct PlatformDelay<'a> {
-    sim: &'a mut SimBoard,
-}
+pub struct PlatformTime;
 
-impl DelayNs for PlatformDelay<'_> {
-    fn delay_ns(&mut self, ns: u32) {
+impl Timebase for PlatformTime {
+    fn delay_ns(&mut self, sim: &mut SimBoard, ns: u32) {
         crate::platform::busy_wait_ns(ns);
-        self.sim.set_time(crate::platform::now_ms());
+        sim.set_time(crate::platform::now_ms());
     }
 }
-
-impl Wait for Board {
-    fn delay(&mut self) -> impl DelayNs + '_ {
-        PlatformDelay { sim: &mut self.sim }
-    }
-}
-impl audio::HasCodec for Board {
-    type Codec = SimCodec;
-    fn codec(&mut self) -> &mut SimCodec {
-        &mut self.sim.codec
-    }
-}
-
-impl screen::HasBacklight for Board {
-    type Backlight = SimBacklight;
-    fn backlight(&mut self) -> &mut SimBacklight {
-        &mut self.sim.backlight
-    }
-}
-
-impl relay::HasRelay for Board {
-    type Relay = SimRelay;
-    fn relay(&mut self) -> &mut SimRelay {
-        &mut self.sim.relay
-    }
-    fn interlock(&mut self, on: bool) -> Result<(), relay::Refusal> {
-        if on && self.door_open {
-            return Err(relay::Refusal {
-                guard: "door-closed",
-                reason: "the door sensor reads open",
-            });
-        }
-        Ok(())
-    }
-}
-
-impl motor::HasMotor for Board {
-    type Motor = SimMotor;
-    fn motor(&mut self) -> &mut SimMotor {
-        &mut self.sim.motor
-    }
-}
-
-impl system::HasSystem for Board {
-    type System = SimSystem;
-    fn system(&mut self) -> &mut SimSystem {
-        &mut self.sim.system
-    }
-}
-
-impl status::StatusReport for Board {
-    fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
-        // A PWM backlight cannot be read back: the status shows its commanded level.
-        let brightness = self.sim.backlight.level();
-        s.audio_speaker(&mut self.sim.codec)
-            .screen(brightness, self.theme)
-            .relay(&mut self.sim.relay)
-            .motor(&mut self.sim.motor);
-    }
-}
-
-fn set_theme(board: &mut Board, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
-    board.theme = if args.str("theme")? == "dark" {
-        "dark"
-    } else {
-        "light"
-    };
-    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied)))
-}
-
-const STATUS_SCHEMA: &str = concat!(
-    r#"{"type":"object","properties":{"#,
-    r#""audio_speaker":{"type":"object","properties":{"volume":{"type":"integer","minimum":0,"maximum":100}},"required":["volume"]},"#,
-    r#""screen":{"type":"object","properties":{"brightness":{"type":"integer","minimum":0,"maximum":100},"#,
-    r#""theme":{"type":"string","enum":["light","dark"]}},"required":["brightness","theme"]},"#,
-    r#""relay":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]},"#,
-    r#""motor":{"type":"object","properties":{"position":{"type":"integer"},"moving":{"type":"boolean"}},"required":["position","moving"]}},"#,
-    r#""required":["audio_speaker","screen"]}"#
-);
 
 /// The engine's memory, computed by the firmware for its own target (see `main.rs`).
 #[derive(Clone, Copy)]
@@ -198,21 +97,8 @@ const DIAGNOSTICS_SCHEMA: &str = concat!(
     r#""required":["stack","heap"]}"#
 );
 
-static GET_DEVICE_STATUS: Tool<Board> = status::get_device_status().output_schema(STATUS_SCHEMA);
-static SET_VOLUME: Tool<Board> = audio::set_volume();
-static SET_BRIGHTNESS: Tool<Board> = screen::set_brightness();
-static SET_THEME: Tool<Board> = Tool::new(
-    "self.screen.set_theme",
-    "Set the theme of the screen.",
-    set_theme,
-)
-.params(&[Param::string("theme", "The theme of the screen").one_of(&["light", "dark"])])
-.annotations(Annotations::new().idempotent(true).destructive(false));
-static RELAY_SET: Tool<Board> = relay::set();
-static MOVE_TO: Tool<Board> = motor::move_to::<Board, 0, 1000>();
-static TASK_STATUS: Tool<Board> = status_tool();
-static REBOOT: Tool<Board> = system::reboot();
-static DIAGNOSTICS: Tool<Board> = Tool::new(
+/// `self.device.get_diagnostics` (user-only): the firmware's own measurements.
+pub static DIAGNOSTICS: Tool<Board> = Tool::new(
     "self.device.get_diagnostics",
     "The firmware's own measurements since boot: peak stack use (painted stack) per message and \
      overall, heap use and its high-water mark, and the engine's memory.",
@@ -221,16 +107,3 @@ static DIAGNOSTICS: Tool<Board> = Tool::new(
 .user_only()
 .output_schema(DIAGNOSTICS_SCHEMA)
 .annotations(Annotations::new().read_only(true));
-
-/// The board's tools, in listing order: device-sim's eight, then the diagnostics.
-pub static TOOLS: [&Tool<Board>; 9] = [
-    &GET_DEVICE_STATUS,
-    &SET_VOLUME,
-    &SET_BRIGHTNESS,
-    &SET_THEME,
-    &RELAY_SET,
-    &MOVE_TO,
-    &TASK_STATUS,
-    &REBOOT,
-    &DIAGNOSTICS,
-];

@@ -28,7 +28,7 @@ mod platform;
 use core::mem::{MaybeUninit, size_of};
 use core::ptr::addr_of_mut;
 
-use board::{Board, ENGINE_SIZES, EngineSizes, TOOLS};
+use board::{Board, DIAGNOSTICS, ENGINE_SIZES, EngineSizes, PlatformTime};
 use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
 use mcp_core::{Config, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
@@ -92,7 +92,7 @@ struct Firmware {
 
 static mut FIRMWARE: Firmware = Firmware {
     engine: Engine::new(CONFIG),
-    board: Board::new(Faults::NONE, false),
+    board: Board::with_timebase(PlatformTime, Faults::NONE, false),
     lines: LineBuffer::new(),
     out: [0; OUT],
 };
@@ -158,10 +158,13 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
     // SAFETY: `fdt` is the value QEMU's reset code put in `a1`.
     let cmdline = unsafe { platform::bootargs(fdt) };
     let principal = options(cmdline, &mut fw.board);
-    for tool in TOOLS {
-        if fw.engine.register(tool).is_err() {
-            platform::exit_failure(3);
-        }
+    // The demo board's eight tools, then the diagnostics.
+    let registered = fw
+        .engine
+        .register_all(Board::TOOLS)
+        .and_then(|e| e.register(&DIAGNOSTICS));
+    if registered.is_err() {
+        platform::exit_failure(3);
     }
 
     loop {

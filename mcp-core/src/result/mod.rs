@@ -85,15 +85,28 @@ pub enum Reading {
     /// A measurement (feature `float`).
     #[cfg(feature = "float")]
     Number(f64),
+    /// A named setting (a theme, a mode, an input source): a JSON string in the evidence JSON,
+    /// the bare word in its text.
+    Str(&'static str),
 }
 
 impl Reading {
-    fn write(self, w: &mut Writer<'_>) {
+    /// The value as a JSON token.
+    fn write_json(self, w: &mut Writer<'_>) {
         match self {
             Reading::Bool(b) => w.bool(b),
             Reading::Int(i) => w.int(i),
             #[cfg(feature = "float")]
             Reading::Number(n) => w.number(n),
+            Reading::Str(s) => w.string(s),
+        }
+    }
+
+    /// The value as text for a reader: as in JSON, but a string without quotes.
+    fn write_text(self, w: &mut Writer<'_>) {
+        match self {
+            Reading::Str(s) => w.text(s),
+            other => other.write_json(w),
         }
     }
 }
@@ -162,6 +175,7 @@ impl Evidence {
     pub fn matches(&self) -> Option<bool> {
         match (self.commanded?, self.observed?) {
             (Reading::Bool(c), Reading::Bool(o)) => Some(c == o),
+            (Reading::Str(c), Reading::Str(o)) => Some(c == o),
             (Reading::Int(c), Reading::Int(o)) => {
                 Some(i128::from(o).abs_diff(i128::from(c)) <= u128::from(self.tolerance))
             }
@@ -178,11 +192,11 @@ impl Evidence {
         w.string(self.level.as_str());
         if let Some(c) = self.commanded {
             w.raw(b",\"commanded\":");
-            c.write(w);
+            c.write_json(w);
         }
         if let Some(o) = self.observed {
             w.raw(b",\"observed\":");
-            o.write(w);
+            o.write_json(w);
         }
         if self.tolerance > 0 {
             w.raw(b",\"tolerance\":");
@@ -212,7 +226,7 @@ impl Evidence {
             if let Some(r) = r {
                 w.text(sep);
                 w.text(label);
-                r.write(w);
+                r.write_text(w);
                 unit(w);
                 sep = ", ";
             }
@@ -803,6 +817,32 @@ mod test {
                 "evidence: applied".into()
             )
         );
+    }
+
+    #[test]
+    fn a_string_reading_is_a_json_string_and_a_bare_word() {
+        let e = Evidence::new(Level::ReadBack)
+            .commanded(Reading::Str("dark"))
+            .observed(Reading::Str("dark"));
+        assert_eq!(e.matches(), Some(true));
+        assert_eq!(
+            rendered(&e),
+            (
+                r#"{"level":"read_back","commanded":"dark","observed":"dark"}"#.into(),
+                "evidence: read_back (commanded dark, observed dark)".into()
+            )
+        );
+        // Escaped in JSON like any string; compared exactly; never equal to another kind.
+        let e = Evidence::new(Level::Applied).commanded(Reading::Str("say \"hi\""));
+        assert_eq!(
+            rendered(&e),
+            (
+                r#"{"level":"applied","commanded":"say \"hi\""}"#.into(),
+                "evidence: applied (commanded say \"hi\")".into()
+            )
+        );
+        assert_eq!(e.observed(Reading::Str("say hi")).matches(), Some(false));
+        assert_eq!(e.observed(Reading::Int(0)).matches(), None);
     }
 
     #[test]

@@ -945,6 +945,7 @@ fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidenc
             Some(crate::Reading::Int(i)) => o.int(key, i),
             #[cfg(feature = "float")]
             Some(crate::Reading::Number(n)) => o.number(key, n),
+            Some(crate::Reading::Str(s)) => o.str(key, s),
             None => o,
         };
     }

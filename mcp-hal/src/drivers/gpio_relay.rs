@@ -62,9 +62,13 @@ pub enum GpioRelayError<O, I = Infallible> {
 }
 
 impl<O: digital::Error, I: digital::Error> crate::Error for GpioRelayError<O, I> {
-    /// [`ErrorKind::Other`]: `embedded-hal`'s digital errors carry no finer kind.
+    /// The failed pin's kind (see `From<digital::ErrorKind>` for [`ErrorKind`]: today always
+    /// [`ErrorKind::Other`], `embedded-hal`'s digital errors carry no finer kind).
     fn kind(&self) -> ErrorKind {
-        ErrorKind::Other
+        match self {
+            GpioRelayError::Coil(e) => e.kind().into(),
+            GpioRelayError::Feedback(e) => e.kind().into(),
+        }
     }
 }
 

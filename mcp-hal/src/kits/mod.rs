@@ -290,8 +290,25 @@ pub fn device_error<E: Error>(e: &E) -> ToolError {
     ToolError::new(e.kind().message())
 }
 
-/// Reads a validated 0..=100 integer argument as a [`Percent`].
-pub(crate) fn percent(args: &Args<'_>, name: &str) -> Result<Percent, ToolError> {
+/// Reads a 0..=100 integer argument as a [`Percent`], for a kit of your own: declare the
+/// parameter with `.range(0, 100)` and the validator has already refused anything else, so the
+/// value always fits. Errors are the argument's [`AccessError`](mcp_core::schema::AccessError)
+/// (absent, wrong type) or, when the declared range is wider than 0..=100, a tool-bug message;
+/// either way a failed call, never a truncated value.
+///
+/// ```
+/// use mcp_core::{Args, Output, Param, Reply, Tool, ToolResult};
+/// use mcp_hal::Percent;
+///
+/// struct Board { fan: Percent }
+/// fn set_fan(board: &mut Board, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+///     board.fan = mcp_hal::kits::percent(args, "speed")?;
+///     Ok(Output::bool(true))
+/// }
+/// static SET_FAN: Tool<Board> = Tool::new("self.fan.set_speed", "Set the fan speed.", set_fan)
+///     .params(&[Param::integer("speed", "Fan speed, percent").range(0, 100)]);
+/// ```
+pub fn percent(args: &Args<'_>, name: &str) -> Result<Percent, ToolError> {
     Percent::from_i64(args.int(name)?).ok_or(ToolError::new(
         "Tool bug: the schema let a value outside 0..=100 through",
     ))

@@ -43,8 +43,14 @@ pub trait HasRelay: Wait {
     /// The relay.
     fn relay(&mut self) -> &mut Self::Relay;
     /// The interlock guard, asked before the relay is driven to `on`. Runs inside a critical
-    /// section together with the action. Allow everything by returning `Ok(())`.
-    fn interlock(&mut self, on: bool) -> Result<(), Refusal>;
+    /// section together with the action.
+    ///
+    /// The default allows everything: a board that switches anything dangerous (mains, a heater,
+    /// a door lock) must override it, or the model can switch it whatever the sensors say.
+    fn interlock(&mut self, on: bool) -> Result<(), Refusal> {
+        let _ = on;
+        Ok(())
+    }
 }
 
 /// The tool's name.

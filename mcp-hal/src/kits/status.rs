@@ -167,3 +167,44 @@ fn handler<C: StatusReport>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'_>) ->
 pub const fn get_device_status<C: StatusReport>() -> Tool<C> {
     listing(Some(handler::<C>))
 }
+
+/// The `outputSchema` members of what [`Status`] writes, for
+/// [`Tool::output`](mcp_core::Tool::output): list the parts your [`StatusReport`] writes, in its
+/// order, and mark `.optional()` those it may leave out (a relay without feedback, a motor the
+/// board may not have). The schema the clients validate against then comes from the same
+/// definitions as the members written.
+///
+/// ```
+/// use mcp_hal::kits::status::{self, schema};
+/// # struct Board;
+/// # impl status::StatusReport for Board { fn report(&mut self, _: &mut status::Status<'_, '_, '_>) {} }
+/// static STATUS: mcp_core::Tool<Board> = status::get_device_status()
+///     .output(&[schema::AUDIO_SPEAKER, schema::SCREEN, schema::RELAY.optional()]);
+/// ```
+pub mod schema {
+    use mcp_core::schema::Field;
+
+    /// `"audio_speaker":{"volume":0..=100}` ([`Status::audio_speaker`](super::Status::audio_speaker)).
+    pub const AUDIO_SPEAKER: Field =
+        Field::object("audio_speaker", &[Field::integer("volume").range(0, 100)]);
+
+    /// `"screen":{"brightness":0..=100,"theme":"light"|"dark"}`
+    /// ([`Status::screen`](super::Status::screen) with xiaozhi's two themes).
+    pub const SCREEN: Field = Field::object(
+        "screen",
+        &[
+            Field::integer("brightness").range(0, 100),
+            Field::string("theme").one_of(&["light", "dark"]),
+        ],
+    );
+
+    /// `"relay":{"on":bool}` ([`Status::relay`](super::Status::relay); absent without a feedback
+    /// input, so usually `.optional()`).
+    pub const RELAY: Field = Field::object("relay", &[Field::boolean("on")]);
+
+    /// `"motor":{"position":int,"moving":bool}` ([`Status::motor`](super::Status::motor)).
+    pub const MOTOR: Field = Field::object(
+        "motor",
+        &[Field::integer("position"), Field::boolean("moving")],
+    );
+}

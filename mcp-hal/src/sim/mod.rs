@@ -43,6 +43,11 @@
 //! Everything is `no_std`, allocation-free and `const`-constructible, so a board can live in a
 //! `static` of an emulator firmware.
 //!
+//! **The demo board.** [`DemoBoard`] (with the default feature `tasks`) is a [`SimBoard`] bound
+//! to every kit, with a door-sensor interlock, a screen theme and the standard tool set
+//! ([`DemoBoard::TOOLS`]): what a simulator, an emulator firmware or a test registers instead of
+//! writing the bindings again (see [`demo`]).
+//!
 //! ```
 //! use mcp_hal::audio::AudioCodec;
 //! use mcp_hal::sim::{Fault, Faults, SimBoard};
@@ -60,6 +65,8 @@
 mod backlight;
 mod board;
 mod codec;
+#[cfg(feature = "tasks")]
+pub mod demo;
 mod fault;
 mod motor;
 mod relay;
@@ -68,6 +75,8 @@ mod system;
 pub use backlight::SimBacklight;
 pub use board::SimBoard;
 pub use codec::SimCodec;
+#[cfg(feature = "tasks")]
+pub use demo::{DemoBoard, SimTime, Timebase};
 pub use fault::{Fault, Faults, FaultsIter, UnknownFault};
 pub use motor::SimMotor;
 pub use relay::SimRelay;

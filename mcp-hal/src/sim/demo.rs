@@ -1,0 +1,360 @@
+//! [`DemoBoard`]: the simulated devices behind every kit, with a door sensor, a screen theme and
+//! the standard tool set — the board that `examples/device-sim`, the emulator and Wi-Fi
+//! firmwares, the benches and this crate's tests all run, defined once.
+//!
+//! | tool ([`DemoBoard::TOOLS`], in listing order) | from |
+//! |---|---|
+//! | `self.get_device_status` | [`status::get_device_status`], `outputSchema` [`STATUS_SCHEMA`] |
+//! | `self.audio_speaker.set_volume` | [`audio::set_volume`] over the [`SimCodec`] |
+//! | `self.screen.set_brightness` | [`screen::set_brightness`] over the [`SimBacklight`] |
+//! | `self.screen.set_theme` | [`DemoBoard::SET_THEME`]: `light` or `dark`, a UI setting (`applied`) |
+//! | `self.relay.set` | [`relay::set`] over the [`SimRelay`], interlocked with the door sensor |
+//! | `self.motor.move_to` | [`motor::move_to`] (0..=1000 steps) over the [`SimMotor`] |
+//! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
+//! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
+//!
+//! **The interlock.** `self.relay.set` with `on: true` is refused (guard `door-closed`) while
+//! [`door_open`](DemoBoard::door_open) is set; switching off is always allowed.
+//!
+//! **Time.** A kit that waits for a settle time waits on the board's [`Timebase`]. The default,
+//! [`SimTime`], advances the simulated clock by the wait and takes no real time, so that tests
+//! are exact (a relay's 20 ms is seen exactly). A firmware running the demo board on real
+//! hardware (an emulator, a bare DevKit) gives its own: a busy wait on its timer, then the
+//! simulated devices brought to the time it now is.
+//!
+//! A firmware with real drivers does not use this board (its devices are not simulated), but
+//! the pieces that apply carry over: the status members ([`status::schema`]) and the tool-set
+//! shape (an associated const registered with [`Server::register_all`](mcp_core::Server::register_all)).
+//!
+//! ```
+//! use mcp_core::{Config, Principal, Server};
+//! use mcp_hal::sim::{DemoBoard, Faults};
+//!
+//! let mut board = DemoBoard::new(Faults::NONE, true);
+//! let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1.0"));
+//! server.register_all(DemoBoard::TOOLS).unwrap();
+//! let mut out = [0u8; 2048];
+//! let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}}"#;
+//! let n = server.handle(call, Principal::Model, &mut board, &mut out).unwrap().len;
+//! let answer = core::str::from_utf8(&out[..n]).unwrap();
+//! assert!(answer.contains(r#"Refused by interlock \"door-closed\""#), "{answer}");
+//! assert!(!board.sim.relay.coil());
+//! ```
+
+use mcp_core::schema::{Field, Param};
+use mcp_core::server::status_tool;
+use mcp_core::{Annotations, Args, Evidence, Level, Output, Reply, Tool, ToolResult};
+
+use super::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
+use crate::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
+
+/// How a [`DemoBoard`] waits inside a call (a kit waiting for a settle time).
+pub trait Timebase {
+    /// Pauses for `ns` nanoseconds, and leaves `sim` at the time it now is.
+    fn delay_ns(&mut self, sim: &mut SimBoard, ns: u32);
+}
+
+/// The simulated clock alone: a wait advances the board's time by exactly the wait (see
+/// [`SimBoard`]'s `DelayNs`) and takes no real time. For simulators and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimTime;
+
+impl Timebase for SimTime {
+    fn delay_ns(&mut self, sim: &mut SimBoard, ns: u32) {
+        sim.delay_ns(ns);
+    }
+}
+
+/// The `outputSchema` of the demo board's `self.get_device_status`: the speaker and the screen
+/// always, the relay (it has a feedback contact) and the motor as the report writes them.
+pub const STATUS_SCHEMA: &[Field] = &[
+    status::schema::AUDIO_SPEAKER,
+    status::schema::SCREEN,
+    status::schema::RELAY.optional(),
+    status::schema::MOTOR.optional(),
+];
+
+/// The screen themes `self.screen.set_theme` accepts; the first is the power-up theme.
+pub const THEMES: &[&str] = &["light", "dark"];
+
+/// Everything the demo board's tools act on (see the [module docs](self)).
+#[derive(Debug, Clone)]
+pub struct DemoBoard<T = SimTime> {
+    /// The simulated devices.
+    pub sim: SimBoard,
+    /// The screen theme, one of [`THEMES`].
+    pub theme: &'static str,
+    /// The door sensor: while it reads open, the relay may not switch on.
+    pub door_open: bool,
+    /// How a wait in a call passes.
+    pub timebase: T,
+}
+
+impl DemoBoard {
+    /// A board in its power-up state with `faults` injected, on the simulated clock.
+    pub const fn new(faults: Faults, door_open: bool) -> Self {
+        Self::with_timebase(SimTime, faults, door_open)
+    }
+}
+
+impl<T> DemoBoard<T> {
+    /// A board in its power-up state with `faults` injected, waiting on `timebase`.
+    pub const fn with_timebase(timebase: T, faults: Faults, door_open: bool) -> Self {
+        DemoBoard {
+            sim: SimBoard::new(faults),
+            theme: "light",
+            door_open,
+            timebase,
+        }
+    }
+}
+
+impl Default for DemoBoard {
+    /// No faults, the door closed.
+    fn default() -> Self {
+        Self::new(Faults::NONE, false)
+    }
+}
+
+/// A wait in a call: the board's [`Timebase`] with its simulated devices.
+struct DemoDelay<'a, T> {
+    sim: &'a mut SimBoard,
+    timebase: &'a mut T,
+}
+
+impl<T: Timebase> DelayNs for DemoDelay<'_, T> {
+    fn delay_ns(&mut self, ns: u32) {
+        self.timebase.delay_ns(self.sim, ns);
+    }
+}
+
+impl<T: Timebase> Wait for DemoBoard<T> {
+    fn delay(&mut self) -> impl DelayNs + '_ {
+        DemoDelay {
+            sim: &mut self.sim,
+            timebase: &mut self.timebase,
+        }
+    }
+}
+
+impl<T: Timebase> audio::HasCodec for DemoBoard<T> {
+    type Codec = SimCodec;
+    fn codec(&mut self) -> &mut SimCodec {
+        &mut self.sim.codec
+    }
+}
+
+impl<T> screen::HasBacklight for DemoBoard<T> {
+    type Backlight = SimBacklight;
+    fn backlight(&mut self) -> &mut SimBacklight {
+        &mut self.sim.backlight
+    }
+}
+
+impl<T: Timebase> relay::HasRelay for DemoBoard<T> {
+    type Relay = SimRelay;
+    fn relay(&mut self) -> &mut SimRelay {
+        &mut self.sim.relay
+    }
+    fn interlock(&mut self, on: bool) -> Result<(), relay::Refusal> {
+        if on && self.door_open {
+            return Err(relay::Refusal {
+                guard: "door-closed",
+                reason: "the door sensor reads open",
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<T> motor::HasMotor for DemoBoard<T> {
+    type Motor = SimMotor;
+    fn motor(&mut self) -> &mut SimMotor {
+        &mut self.sim.motor
+    }
+}
+
+impl<T> system::HasSystem for DemoBoard<T> {
+    type System = SimSystem;
+    fn system(&mut self) -> &mut SimSystem {
+        &mut self.sim.system
+    }
+}
+
+impl<T> status::StatusReport for DemoBoard<T> {
+    fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
+        // A PWM backlight cannot be read back: the status shows its commanded level.
+        let brightness = self.sim.backlight.level();
+        s.audio_speaker(&mut self.sim.codec)
+            .screen(brightness, self.theme)
+            .relay(&mut self.sim.relay)
+            .motor(&mut self.sim.motor);
+    }
+}
+
+fn set_theme<T>(board: &mut DemoBoard<T>, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    let theme = args.str("theme")?;
+    // The validator admits only THEMES, so the search always finds it.
+    if let Some(t) = THEMES.iter().find(|t| **t == theme) {
+        board.theme = *t;
+    }
+    Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied)))
+}
+
+fn filler<T>(_: &mut DemoBoard<T>, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    Ok(Output::text("This filler tool has no effect."))
+}
+
+const FILLER_PARAMS: &[Param] = &[
+    Param::integer("level", "Ignored")
+        .range(0, 10)
+        .default_int(0),
+    Param::string("label", "Ignored").length(0, 32).optional(),
+];
+
+impl<T: Timebase + 'static> DemoBoard<T> {
+    /// `self.screen.set_theme` (`theme`: one of [`THEMES`]): a UI setting, `applied`.
+    pub const SET_THEME: Tool<Self> = Tool::new(
+        "self.screen.set_theme",
+        "Set the theme of the screen.",
+        set_theme::<T>,
+    )
+    .params(&[Param::string("theme", "The theme of the screen").one_of(THEMES)])
+    .annotations(Annotations::new().idempotent(true).destructive(false));
+
+    /// The standard tool set, in listing order (see the [module docs](self)); register it with
+    /// [`Server::register_all`](mcp_core::Server::register_all). It needs a server with a task
+    /// table (`self.motor.move_to` is long-running).
+    pub const TOOLS: &'static [&'static Tool<Self>] = &[
+        &status::get_device_status().output(STATUS_SCHEMA),
+        &audio::set_volume(),
+        &screen::set_brightness(),
+        &Self::SET_THEME,
+        &relay::set(),
+        &motor::move_to::<Self, 0, 1000>(),
+        &status_tool(),
+        &system::reboot(),
+    ];
+
+    /// A filler tool named `name`: no effect, about 300 bytes of `tools/list`, so that paging
+    /// can be seen and measured (`device-sim --extra-tools`, the benches).
+    pub const fn filler(name: &'static str) -> Tool<Self> {
+        Tool::new(
+            name,
+            "Filler tool (device-sim --extra-tools); no effect.",
+            filler::<T>,
+        )
+        .params(FILLER_PARAMS)
+        .annotations(Annotations::new().read_only(true))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
+
+    use mcp_core::wire::Writer;
+    use mcp_core::{Config, Principal, Server};
+
+    use super::*;
+
+    /// The status schema as the four example boards wrote it by hand before it was built from
+    /// [`status::schema`]: clients validate `structuredContent` against it, so it must not move.
+    const HAND_WRITTEN: &str = concat!(
+        r#"{"type":"object","properties":{"#,
+        r#""audio_speaker":{"type":"object","properties":{"volume":{"type":"integer","minimum":0,"maximum":100}},"required":["volume"]},"#,
+        r#""screen":{"type":"object","properties":{"brightness":{"type":"integer","minimum":0,"maximum":100},"#,
+        r#""theme":{"type":"string","enum":["light","dark"]}},"required":["brightness","theme"]},"#,
+        r#""relay":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]},"#,
+        r#""motor":{"type":"object","properties":{"position":{"type":"integer"},"moving":{"type":"boolean"}},"required":["position","moving"]}},"#,
+        r#""required":["audio_speaker","screen"]}"#
+    );
+
+    #[test]
+    fn the_status_schema_is_the_hand_written_one() {
+        let mut buf = [0u8; 1024];
+        let mut w = Writer::new(&mut buf);
+        mcp_core::schema::write_output_schema(&mut w, STATUS_SCHEMA);
+        assert_eq!(
+            core::str::from_utf8(w.written().unwrap()).unwrap(),
+            HAND_WRITTEN
+        );
+    }
+
+    fn call(
+        server: &mut Server<'static, DemoBoard, 16>,
+        board: &mut DemoBoard,
+        msg: &str,
+    ) -> String {
+        let mut out = [0u8; 4096];
+        let n = server
+            .handle(msg.as_bytes(), Principal::User, board, &mut out)
+            .unwrap()
+            .len;
+        String::from_utf8(out[..n].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn the_tool_set_lists_in_order_and_the_theme_and_interlock_work() {
+        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        server.register_all(DemoBoard::TOOLS).unwrap();
+        let names: Vec<_> = server.registry().tools().map(|t| t.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "self.get_device_status",
+                "self.audio_speaker.set_volume",
+                "self.screen.set_brightness",
+                "self.screen.set_theme",
+                "self.relay.set",
+                "self.motor.move_to",
+                "self.tasks.get_status",
+                "self.reboot",
+            ]
+        );
+        let mut board = DemoBoard::default();
+        let theme = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.screen.set_theme","arguments":{"theme":"dark"}}}"#;
+        assert!(call(&mut server, &mut board, theme).contains(r#""isError":false"#));
+        assert_eq!(board.theme, "dark");
+        let status = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.get_device_status","arguments":{}}}"#;
+        let answer = call(&mut server, &mut board, status);
+        assert!(
+            answer.contains(r#""screen":{"brightness":80,"theme":"dark"},"relay":{"on":false},"motor":{"position":0,"moving":false}"#),
+            "{answer}"
+        );
+        board.door_open = true;
+        let on = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}}"#;
+        assert!(call(&mut server, &mut board, on).contains(
+            r#"Refused by interlock \"door-closed\": the door sensor reads open; the relay was not switched"#
+        ));
+        board.door_open = false;
+        let on = on.replace(r#""id":3"#, r#""id":4"#);
+        let answer = call(&mut server, &mut board, &on);
+        assert!(answer.contains(r#""level":"measured""#), "{answer}");
+        assert!(board.sim.relay.coil());
+    }
+
+    /// A firmware's timebase: the wait goes through it, and it sets the time.
+    #[test]
+    fn a_wait_goes_through_the_timebase() {
+        struct Stepped(u64, u32);
+        impl Timebase for Stepped {
+            fn delay_ns(&mut self, sim: &mut SimBoard, ns: u32) {
+                self.1 += 1;
+                self.0 += u64::from(ns.div_ceil(1_000_000));
+                sim.set_time(self.0);
+            }
+        }
+        let mut board = DemoBoard::with_timebase(Stepped(1000, 0), Faults::NONE, false);
+        board.delay().delay_ms(5);
+        assert_eq!(board.sim.now_ms(), 1005);
+        assert_eq!(board.timebase.1, 1);
+    }
+
+    #[test]
+    fn fillers_are_about_300_bytes() {
+        const FILLER: Tool<DemoBoard> = DemoBoard::filler("self.extra.filler_001");
+        let size = FILLER.listing_size();
+        assert!((250..=400).contains(&size), "{size}");
+    }
+}
