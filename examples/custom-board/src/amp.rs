@@ -58,7 +58,7 @@ impl<B: I2c> Amp<B> {
         self.bus
             .write_read(self.address, &[register], &mut value)
             .await
-            .map_err(|e| embedded_hal::i2c::Error::kind(&e).into())?;
+            .map_err(bus)?;
         Ok(value[0])
     }
 
@@ -66,8 +66,13 @@ impl<B: I2c> Amp<B> {
         self.bus
             .write(self.address, &[register, value])
             .await
-            .map_err(|e| embedded_hal::i2c::Error::kind(&e).into())
+            .map_err(bus)
     }
+}
+
+/// The crate's error kind for a bus error (`From<embedded_hal::i2c::ErrorKind>`).
+fn bus<E: embedded_hal::i2c::Error>(e: E) -> ErrorKind {
+    ErrorKind::from(e.kind())
 }
 
 impl<B> ErrorType for Amp<B> {
@@ -94,7 +99,11 @@ impl<B: I2c> AudioCodec for Amp<B> {
 
     async fn set_mute(&mut self, mute: bool) -> Result<(), ErrorKind> {
         let control = self.read(CONTROL).await?;
-        let control = if mute { control | MUTE } else { control & !MUTE };
+        let control = if mute {
+            control | MUTE
+        } else {
+            control & !MUTE
+        };
         self.write(CONTROL, control).await
     }
 }

@@ -49,4 +49,3 @@ impl<C: AudioCodec + 'static, R: Switch + 'static, D: DelayNs + 'static> Board<C
     pub const TOOLS: &'static [&'static Tool<Self>] =
         &[&audio::tool(), &mute::tool(), &relay::tool()];
 }
-

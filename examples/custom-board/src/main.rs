@@ -42,8 +42,10 @@ use platform::Delay;
 const AMP_ADDRESS: u8 = 0x2C;
 /// The longest message accepted.
 const LINE: usize = 1024;
-/// The response buffer.
-const OUT: usize = 2048;
+/// The response buffer: a `tools/list` page and its envelope.
+const OUT: usize = 4096;
+/// The `tools/list` page budget.
+const PAGE_BYTES: usize = 1024;
 
 type MyBoard = Board<Amp<AmpBus>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
 /// Three tools, no task table (mcp-hal without `tasks`), two remembered calls.
@@ -79,7 +81,8 @@ fn main() -> ! {
     if block_on(board.codec.chip_id()) != Ok(amp::CHIP_ID) {
         platform::exit_failure(3);
     }
-    let mut engine = Engine::new(Config::new("custom-board", env!("CARGO_PKG_VERSION")).page_bytes(1024));
+    let mut engine =
+        Engine::new(Config::new("custom-board", env!("CARGO_PKG_VERSION")).page_bytes(PAGE_BYTES));
     if engine.register_all(MyBoard::TOOLS).is_err() {
         platform::exit_failure(4);
     }
