@@ -49,6 +49,9 @@ step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/
 (cd examples/qemu-riscv && cargo build --release)
 python3 examples/qemu-riscv/tests/client_session.py </dev/null
 
+step "qemu-riscv --async: the same session through Server::handle_async and the async kits"
+python3 examples/qemu-riscv/tests/client_session.py --async </dev/null
+
 step "custom-board: public API only, async, no allocator: build, then the Python SDK against it"
 (cd examples/custom-board && cargo build --release)
 python3 examples/custom-board/tests/session.py </dev/null

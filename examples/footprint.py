@@ -31,9 +31,10 @@ TARGETS = {"flash": 48 * 1024, "engine_ram": 2 * 1024, "dispatch_stack": 3 * 102
 class Device:
     """The QEMU firmware over its UART (stdin/stdout of the run script), as the user."""
 
-    def __init__(self) -> None:
+    def __init__(self, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            [str(RUN), "--principal", "user"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            [str(RUN), *extra, "--principal", "user"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         self.next_id = 1000
 
@@ -285,6 +286,9 @@ def main() -> None:
     ap.add_argument("--baseline-elf", type=Path, required=True, help="the same firmware without MCP (feature _footprint-baseline)")
     ap.add_argument("--llvm-bin", type=Path, required=True, help="directory of llvm-size and llvm-nm")
     ap.add_argument("--write", type=Path, help="write the report there instead of only printing it")
+    ap.add_argument("--qemu-elf", type=Path, required=True, help="the release qemu-riscv ELF (blocking)")
+    ap.add_argument("--qemu-async-elf", type=Path, required=True, help="the same firmware, feature async")
+    ap.add_argument("--custom-elf", type=Path, required=True, help="the release custom-board ELF")
     args = ap.parse_args()
 
     # ---- flash
@@ -315,6 +319,17 @@ def main() -> None:
         final = dev.diagnostics()
     finally:
         dev.close()
+    # ---- the same messages through Server::handle_async (qemu-riscv --async)
+    adev = Device("--async")
+    try:
+        async_rows = dict(per_message(adev))
+        async_session = adev.diagnostics()
+    finally:
+        adev.close()
+    size_tool = str(args.llvm_bin / "llvm-size")
+    qemu_image = flash_image(sections(args.qemu_elf, size_tool))
+    qemu_async_image = flash_image(sections(args.qemu_async_elf, size_tool))
+    custom_secs = sections(args.custom_elf, size_tool)
     stack, heap, engine = session["stack"], session["heap"], session["engine"]
 
     ok = lambda good: "✅" if good else "❌"
@@ -426,10 +441,28 @@ def main() -> None:
     add(f"of the method (the painter's margin). Session peak from the top of the stack: {stack['peak']} B")
     add(f"(boot, main loop and the deepest dispatch){'; the stack was exhausted!' if stack['exhausted'] else ''}.")
     add("")
-    add("| one message | stack bytes |")
-    add("|---|---|")
+    add("| one message | stack bytes, `Server::handle` | stack bytes, `Server::handle_async` |")
+    add("|---|---|---|")
     for name, n in rows:
-        add(f"| {name} | {n} |")
+        add(f"| {name} | {n} | {async_rows.get(name, '—')} |")
+    add("")
+    add("## The async path")
+    add("")
+    add("`examples/qemu-riscv` built with its feature `async` serves the same tools through")
+    add("`Server::handle_async` and mcp-hal's async kits (`kits::asynch`), run by a minimal executor that")
+    add("polls the one future in flight (the Python SDK session of `.ci/firmware.sh` passes on both builds).")
+    add("The stack figures above include that future, which a minimal executor keeps on the stack; an")
+    add("embassy task keeps it in the task's static storage instead, so there the dispatch's own frames")
+    add("are what the stack pays for.")
+    add("")
+    add("| | blocking | async |")
+    add("|---|---|---|")
+    add(f"| peak stack of one dispatch (max over the session) | {stack['handle_peak']} B | {async_session['stack']['handle_peak']} B |")
+    add(f"| flash image of `qemu-riscv` (full engine, every kit) | {kib(qemu_image)} | {kib(qemu_async_image)} (+{qemu_async_image - qemu_image} B) |")
+    add("")
+    add(f"`examples/custom-board` — the minimal engine (no default features), three async kits over its")
+    add(f"own drivers, a minimal executor, no allocator at all — is {kib(flash_image(custom_secs))} of flash")
+    add(f"and {custom_secs.get('.bss', 0) + custom_secs.get('.data', 0)} B of static RAM (its 16 KiB stack region aside), engine and buffers on the stack.")
     add("")
     add("### JSON nesting")
     add("")
@@ -463,7 +496,7 @@ def main() -> None:
     add("## Reproduce")
     add("")
     add("```sh")
-    add("examples/footprint.sh            # builds esp32-serial (C3) and qemu-riscv, prints this report")
+    add("examples/footprint.sh            # builds esp32-serial (C3), qemu-riscv (both ways) and custom-board, prints this report")
     add("examples/footprint.sh --write    # and rewrites docs/FOOTPRINT.md")
     add("```")
     report = "\n".join(lines) + "\n"

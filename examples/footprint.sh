@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The footprint report of issue 5: flash share of mcp-core + mcp-hal in the release esp32-serial
 # firmware (ESP32-C3), the engine's static RAM, and the stack and heap the qemu-riscv firmware
-# measures on itself during a 1000-request session and a JSON nesting sweep.
+# measures on itself during a 1000-request session and a JSON nesting sweep, next to the same
+# firmware's async build (issue 11) and the custom-board firmware.
 #
 #   examples/footprint.sh            # print the report (Markdown)
 #   examples/footprint.sh --write    # and rewrite docs/FOOTPRINT.md
@@ -27,9 +28,15 @@ elf="$serial/target/riscv32imc-unknown-none-elf/release/esp32-serial"
 (cd "$serial" && cargo build --release --quiet --features _footprint-baseline)
 cp "$elf" "$tmp/baseline.elf"
 (cd "$serial" && cargo build --release --quiet && cargo bloat --release --crates -n 40) > "$tmp/bloat.txt"
-(cd "$root/examples/qemu-riscv" && cargo build --release --quiet)
+qemu="$root/examples/qemu-riscv"
+(cd "$qemu" && cargo build --release --quiet \
+    && cargo build --release --quiet --features async --target-dir target/async)
+(cd "$root/examples/custom-board" && cargo build --release --quiet)
 
 python3 "$root/examples/footprint.py" \
     --bloat "$tmp/bloat.txt" \
     --elf "$elf" --baseline-elf "$tmp/baseline.elf" \
+    --qemu-elf "$qemu/target/riscv32imc-unknown-none-elf/release/qemu-riscv" \
+    --qemu-async-elf "$qemu/target/async/riscv32imc-unknown-none-elf/release/qemu-riscv" \
+    --custom-elf "$root/examples/custom-board/target/riscv32imc-unknown-none-elf/release/custom-board" \
     --llvm-bin "$llvm_bin" "${write[@]}"

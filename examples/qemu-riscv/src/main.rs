@@ -161,7 +161,7 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
     // The demo board's eight tools, then the diagnostics.
     let registered = fw
         .engine
-        .register_all(Board::TOOLS)
+        .register_all(TOOLS)
         .and_then(|e| e.register(&DIAGNOSTICS));
     if registered.is_err() {
         platform::exit_failure(3);
@@ -192,9 +192,9 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
                 Some(Line::Message(msg)) => {
                     let (engine, board, out) = (&mut fw.engine, &mut fw.board, &mut fw.out);
                     let handled =
-                        measured(Work::Handle, || engine.handle(msg, principal, board, out));
-                    if let Ok(h) = handled {
-                        if let Some(answer) = out.get(..h.len).filter(|a| !a.is_empty()) {
+                        measured(Work::Handle, || dispatch(engine, msg, principal, board, out));
+                    if let Ok(n) = handled {
+                        if let Some(answer) = out.get(..n).filter(|a| !a.is_empty()) {
                             send(answer);
                         }
                     }
@@ -214,6 +214,53 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
             // Sleep until a byte arrives, or 10 ms for the next poll of running tasks.
             platform::sleep(10);
         }
+    }
+}
+
+/// The tool set: the demo board's blocking kits, or (feature `async`) its async kits.
+#[cfg(not(feature = "async"))]
+const TOOLS: &[&mcp_core::Tool<Board>] = Board::TOOLS;
+#[cfg(feature = "async")]
+const TOOLS: &[&mcp_core::Tool<Board>] = Board::ASYNC_TOOLS;
+
+/// One message through the engine: `Server::handle`, or with the feature `async`
+/// `Server::handle_async` run to completion by [`block_on`].
+#[cfg(not(feature = "async"))]
+fn dispatch(
+    engine: &mut Engine,
+    msg: &[u8],
+    principal: Principal,
+    board: &mut Board,
+    out: &mut [u8],
+) -> Result<usize, mcp_core::HandleError> {
+    engine.handle(msg, principal, board, out).map(|h| h.len)
+}
+
+#[cfg(feature = "async")]
+fn dispatch(
+    engine: &mut Engine,
+    msg: &[u8],
+    principal: Principal,
+    board: &mut Board,
+    out: &mut [u8],
+) -> Result<usize, mcp_core::HandleError> {
+    let input = mcp_core::Input::new(msg, principal);
+    let run = async |board: &mut Board, call: mcp_core::Call<'_, '_>| board.call_async(call).await;
+    block_on(engine.handle_async(input, board, out, &mut |_: &[u8]| {}, run)).map(|h| h.len)
+}
+
+/// The whole executor of this firmware: polls the one future in flight until it is ready,
+/// sleeping on `wfi` (up to 1 ms) between polls. Nothing here needs a waker: the future is polled
+/// again after every wake-up.
+#[cfg(feature = "async")]
+fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    let mut f = core::pin::pin!(f);
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    loop {
+        if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        platform::sleep(1);
     }
 }
 

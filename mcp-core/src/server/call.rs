@@ -44,24 +44,45 @@ struct Tail<'i, 't, C> {
     principal: Principal,
 }
 
-/// Decodes the escaped string arguments into the tail of `out` (from `room` on); returns the
-/// scratch area in front and the arguments, now borrowing the decoded strings too.
-fn split<'a>(args: Args<'a>, room: usize, out: &'a mut [u8]) -> Option<(&'a mut [u8], Args<'a>)> {
-    let (scratch, decoded) = out.split_at_mut(room.min(out.len()));
-    let mut args = args;
-    // `room` leaves exactly the bytes the decoding needs.
-    args.decode_escapes(decoded).then_some((scratch, args))
+/// What dispatching a message came to: an answer of this length, or an async tool's call that
+/// waits for its handler (`P`: [`Parked`] on the async path; on the blocking path an empty type,
+/// so that its frames carry no parked call).
+pub(crate) enum Flow<P> {
+    Len(usize),
+    Park(P),
 }
 
-/// What dispatching a message came to: an answer of this length, or an async tool's call that
-/// waits for its handler.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "no allocator to box into; the parked call is built once, in the caller's frame"
-)]
-pub(crate) enum Flow<'i, 't, C> {
-    Len(usize),
-    Park(Parked<'i, 't, C>),
+/// Whether the caller can await an async tool's handler: the blocking path ([`Blocking`]) or
+/// [`Server::handle_async`] ([`Awaiting`]).
+pub(crate) trait Mode<'i, 't, C> {
+    /// What a parked call becomes.
+    type Parked;
+    /// `true` when async tools may be parked.
+    const CAN_AWAIT: bool;
+    /// Keeps a parked call (`None`: this mode cannot).
+    fn park(parked: Parked<'i, 't, C>) -> Option<Self::Parked>;
+}
+
+/// The blocking path: nothing is parked.
+pub(crate) struct Blocking;
+
+impl<'i, 't, C> Mode<'i, 't, C> for Blocking {
+    type Parked = core::convert::Infallible;
+    const CAN_AWAIT: bool = false;
+    fn park(_: Parked<'i, 't, C>) -> Option<Self::Parked> {
+        None
+    }
+}
+
+/// The async path: an async tool's call is parked for its handler.
+pub(crate) struct Awaiting;
+
+impl<'i, 't, C: 't> Mode<'i, 't, C> for Awaiting {
+    type Parked = Parked<'i, 't, C>;
+    const CAN_AWAIT: bool = true;
+    fn park(parked: Parked<'i, 't, C>) -> Option<Self::Parked> {
+        Some(parked)
+    }
 }
 
 /// A call of an async tool, handed to the handler that [`Server::handle_async`] awaits.
@@ -93,7 +114,7 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
-    pub(super) fn call<'i>(
+    pub(super) fn call<'i, M: Mode<'i, 't, C>>(
         &mut self,
         id: Id<'i>,
         params: Option<Json<'i>>,
@@ -102,20 +123,21 @@ impl<
         respond: Respond<'_, 'i>,
         notify: &mut dyn Notify,
         handled: &mut Handled<'_>,
-        can_await: bool,
-    ) -> Flow<'i, 't, C> {
-        match self.prepare(id, params, caller, respond, handled, can_await) {
+    ) -> Flow<M::Parked> {
+        match self.prepare(id, params, caller, respond, handled, M::CAN_AWAIT) {
             Prepared::Answered(len) => Flow::Len(len),
             Prepared::Ready(parked, out) => match parked.tail.tool.handler() {
                 Some(handler) => {
                     Flow::Len(self.run_blocking(parked, handler, ctx, out, notify, handled))
                 }
-                None => Flow::Park(parked),
+                // Not reached on the blocking path: `prepare` refused the async tool there.
+                None => M::park(parked).map_or(Flow::Len(0), Flow::Park),
             },
         }
     }
 
     /// Runs a parked call's blocking handler and renders its answer.
+    #[inline(always)]
     fn run_blocking(
         &mut self,
         parked: Parked<'_, 't, C>,
@@ -127,46 +149,67 @@ impl<
     ) -> usize {
         let Parked { args, tail } = parked;
         let seq = self.next_seq();
-        let (result, used) = match split(args, tail.room, out) {
-            Some((scratch, args)) => {
+        let (result, used) = {
+            // Decoded in place (no second copy of the arguments on this path's stack).
+            let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
+            let mut args: Args<'_> = args;
+            if args.decode_escapes(decoded) {
                 let mut reply = self.reply(scratch, &tail, seq, notify);
                 let result = handler(ctx, &args, &mut reply);
                 (result, reply.used())
+            } else {
+                // Not reached: `room` leaves exactly the bytes the decoding needs.
+                (Err(ToolError::new("Arguments could not be decoded")), 0)
             }
-            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
         self.conclude(tail, result, used, seq, out, handled)
     }
 
-    /// Runs a parked call's async handler with `run` and renders its answer.
-    pub(crate) async fn run_async<F>(
-        &mut self,
-        parked: Parked<'_, 't, C>,
-        ctx: &mut C,
-        out: &mut [u8],
-        notify: &mut dyn Notify,
-        handled: &mut Handled<'_>,
-        run: &mut F,
-    ) -> usize
+    /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
+    /// async tool's call parked; the returned future only awaits its handler and renders the
+    /// answer.
+    ///
+    /// The future is what a firmware's executor keeps while the handler waits, so its size is
+    /// task RAM (or dispatch stack): the dispatch runs before it exists, and the parked call's
+    /// arguments are kept once (the pattern below moves them out of the parked call before
+    /// anything is awaited).
+    pub(super) fn dispatch_async<'a, 'i, F>(
+        &'a mut self,
+        input: super::Input<'i>,
+        ctx: &'a mut C,
+        out: &'a mut [u8],
+        notify: &'a mut dyn Notify,
+        mut run: F,
+    ) -> impl core::future::Future<Output = Result<Handled<'i>, super::HandleError>>
     where
         F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
     {
-        let Parked { args, tail } = parked;
-        let seq = self.next_seq();
-        let (result, used) = match split(args, tail.room, out) {
-            Some((scratch, args)) => {
-                let mut reply = self.reply(scratch, &tail, seq, notify);
-                let call = Call {
-                    tool: tail.tool.name(),
-                    args: &args,
-                    reply: &mut reply,
-                };
-                let result = run(ctx, call).await;
-                (result, reply.used())
-            }
-            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
-        };
-        self.conclude(tail, result, used, seq, out, handled)
+        let begun = self.begin::<Awaiting>(input, ctx, out, notify);
+        async move {
+            let (mut handled, parked) = begun?;
+            let Some(Parked { args, tail }) = parked else {
+                return Ok(handled);
+            };
+            let seq = self.next_seq();
+            let (result, used) = {
+                let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
+                let mut args: Args<'_> = args;
+                if args.decode_escapes(decoded) {
+                    let mut reply = self.reply(scratch, &tail, seq, notify);
+                    let call = Call {
+                        tool: tail.tool.name(),
+                        args: &args,
+                        reply: &mut reply,
+                    };
+                    let result = run(ctx, call).await;
+                    (result, reply.used())
+                } else {
+                    (Err(ToolError::new("Arguments could not be decoded")), 0)
+                }
+            };
+            handled.len = self.conclude(tail, result, used, seq, out, &mut handled);
+            Ok(handled)
+        }
     }
 
     pub(super) fn next_seq(&mut self) -> u32 {
@@ -193,6 +236,7 @@ impl<
 
     /// Everything before the handler runs: lookup, audience, capability, task form, the
     /// retransmission cache, validation, room for decoded strings, a free task slot.
+    #[inline(always)]
     fn prepare<'o, 'i>(
         &mut self,
         id: Id<'i>,
@@ -465,6 +509,7 @@ impl<
     }
 
     /// Everything after the handler ran: the cache, a task start or the rendered result.
+    #[inline(always)]
     fn conclude(
         &mut self,
         tail: Tail<'_, 't, C>,

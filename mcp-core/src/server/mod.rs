@@ -54,7 +54,7 @@ use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
-use call::{Flow, Parked};
+use call::{Blocking, Flow, Mode};
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -355,7 +355,7 @@ pub struct Server<
     const CACHE: usize = 4,
     const CACHE_BYTES: usize = 384,
     const RES: usize = 4,
-    const LISTEN: usize = 2,
+    const LISTEN: usize = 1,
 > {
     config: Config,
     registry: Registry<'t, C, N>,
@@ -771,7 +771,7 @@ impl<
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
         // Without `can_await` nothing is parked: an async tool is refused in `call`.
-        Ok(self.begin(input, ctx, out, notify, false)?.0)
+        Ok(self.begin::<Blocking>(input, ctx, out, notify)?.0)
     }
 
     /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
@@ -780,6 +780,11 @@ impl<
     /// and nothing is allocated; for a tool built with [`Tool::new_async`] the engine awaits
     /// `run(ctx, call)`, where `call` names the tool and carries its validated arguments and
     /// reply. Blocking tools run as usual.
+    ///
+    /// The message is dispatched when this is *called*; the returned future holds only what the
+    /// async handler needs while it waits (its arguments, the reply, the answer's parts: about
+    /// 1 KiB on riscv32 besides the handler's own future), so that an executor keeping it does
+    /// not also keep the dispatch's frames.
     ///
     /// ```
     /// use mcp_core::{Call, Config, Input, Output, Principal, Server, Tool, ToolResult};
@@ -827,35 +832,28 @@ impl<
     ///
     /// # Errors
     /// As [`handle`](Self::handle).
-    pub async fn handle_async<'i, F>(
-        &mut self,
+    pub fn handle_async<'a, 'i, F>(
+        &'a mut self,
         input: Input<'i>,
-        ctx: &mut C,
-        out: &mut [u8],
-        notify: &mut dyn Notify,
-        mut run: F,
-    ) -> Result<Handled<'i>, HandleError>
+        ctx: &'a mut C,
+        out: &'a mut [u8],
+        notify: &'a mut dyn Notify,
+        run: F,
+    ) -> impl core::future::Future<Output = Result<Handled<'i>, HandleError>>
     where
         F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
     {
-        let (mut handled, parked) = self.begin(input, ctx, out, notify, true)?;
-        if let Some(parked) = parked {
-            handled.len = self
-                .run_async(parked, ctx, out, notify, &mut handled, &mut run)
-                .await;
-        }
-        Ok(handled)
+        self.dispatch_async(input, ctx, out, notify, run)
     }
 
     /// Dispatches one message: answers it, or (with `can_await`) parks an async tool's call.
-    fn begin<'i>(
+    pub(crate) fn begin<'i, M: Mode<'i, 't, C>>(
         &mut self,
         input: Input<'i>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
-        can_await: bool,
-    ) -> Result<(Handled<'i>, Option<Parked<'i, 't, C>>), HandleError> {
+    ) -> Result<(Handled<'i>, Option<M::Parked>), HandleError> {
         let Input {
             bytes: input,
             principal,
@@ -913,15 +911,8 @@ impl<
                     Some(refusal) => refusal.answer(respond),
                     None => {
                         let caller = Caller { principal, peer };
-                        let flow = self.request(
-                            req,
-                            caller,
-                            ctx,
-                            respond,
-                            &mut handled,
-                            notify,
-                            can_await,
-                        );
+                        let flow =
+                            self.request::<M>(req, caller, ctx, respond, &mut handled, notify);
                         match flow {
                             Flow::Len(len) => {
                                 handled.deferred = handled.deferred || len == 0;
@@ -944,7 +935,7 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the message's parts and where its facts go"
     )]
-    fn request<'i>(
+    fn request<'i, M: Mode<'i, 't, C>>(
         &mut self,
         req: Request<'i>,
         caller: Caller,
@@ -952,8 +943,7 @@ impl<
         respond: Respond<'_, 'i>,
         handled: &mut Handled<'i>,
         notify: &mut dyn Notify,
-        can_await: bool,
-    ) -> Flow<'i, 't, C> {
+    ) -> Flow<M::Parked> {
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
@@ -1023,9 +1013,7 @@ impl<
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => {
-                return self.call(
-                    req.id, params, caller, ctx, respond, notify, handled, can_await,
-                );
+                return self.call::<M>(req.id, params, caller, ctx, respond, notify, handled);
             }
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/")

@@ -249,6 +249,100 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     }
 }
 
+/// The async side: the same simulated devices behind the [async kits](crate::kits::asynch), for
+/// firmware that serves its tools with [`Server::handle_async`](mcp_core::Server::handle_async)
+/// (the simulated devices complete every call at once; a wait passes as the [`Timebase`] says).
+mod async_kits {
+    use super::{DemoBoard, SimBacklight, SimCodec, SimRelay, SimSystem, Timebase};
+    use crate::kits::asynch::{self as ak, DelayNs};
+    use crate::kits::relay::Refusal;
+
+    /// An async wait: the blocking [`Timebase`] wait, done when first polled.
+    struct AsyncDelay<'a, T> {
+        board: &'a mut DemoBoard<T>,
+    }
+
+    impl<T: Timebase> DelayNs for AsyncDelay<'_, T> {
+        async fn delay_ns(&mut self, ns: u32) {
+            let board = &mut *self.board;
+            board.timebase.delay_ns(&mut board.sim, ns);
+        }
+    }
+
+    impl<T: Timebase> ak::Wait for DemoBoard<T> {
+        fn delay(&mut self) -> impl DelayNs + '_ {
+            AsyncDelay { board: self }
+        }
+    }
+
+    impl<T: Timebase> ak::audio::HasCodec for DemoBoard<T> {
+        type Codec = SimCodec;
+        fn codec(&mut self) -> &mut SimCodec {
+            &mut self.sim.codec
+        }
+    }
+
+    impl<T> ak::screen::HasBacklight for DemoBoard<T> {
+        type Backlight = SimBacklight;
+        fn backlight(&mut self) -> &mut SimBacklight {
+            &mut self.sim.backlight
+        }
+    }
+
+    impl<T: Timebase> ak::relay::HasRelay for DemoBoard<T> {
+        type Relay = SimRelay;
+        fn relay(&mut self) -> &mut SimRelay {
+            &mut self.sim.relay
+        }
+        fn interlock(&mut self, on: bool) -> Result<(), Refusal> {
+            crate::kits::relay::HasRelay::interlock(self, on)
+        }
+    }
+
+    impl<T> ak::system::HasSystem for DemoBoard<T> {
+        type System = SimSystem;
+        fn system(&mut self) -> &mut SimSystem {
+            &mut self.sim.system
+        }
+    }
+
+    impl<T> ak::status::StatusReport for DemoBoard<T> {
+        async fn report(&mut self, s: &mut ak::status::Status<'_>) {
+            let brightness = self.sim.backlight.level();
+            s.audio_speaker(&mut self.sim.codec).await;
+            s.screen(brightness, self.theme);
+            s.relay(&mut self.sim.relay).await;
+            s.motor(&mut self.sim.motor).await;
+        }
+    }
+}
+
+impl<T: Timebase + 'static> DemoBoard<T> {
+    /// [`TOOLS`](Self::TOOLS) for async firmware: the same tools in the same order, the kits
+    /// that have an async form ([`kits::asynch`](crate::kits::asynch): status, volume,
+    /// brightness, relay, reboot) as async tools, the others (theme, the long-running motor, the
+    /// task status tool) blocking. Serve it with [`Server::handle_async`](mcp_core::Server::handle_async)
+    /// and [`DemoBoard::call_async`]. The listing differs from the blocking set in one member:
+    /// async tools cannot be tasks, so volume and relay carry no `execution.taskSupport`.
+    pub const ASYNC_TOOLS: &'static [&'static Tool<Self>] = &[
+        &crate::kits::asynch::status::tool().output(STATUS_SCHEMA),
+        &crate::kits::asynch::audio::tool(),
+        &crate::kits::asynch::screen::tool(),
+        &Self::SET_THEME,
+        &crate::kits::asynch::relay::tool(),
+        &motor::move_to::<Self, 0, 1000>(),
+        &status_tool(),
+        &crate::kits::asynch::system::tool(),
+    ];
+
+    /// Runs one call of an async tool of [`ASYNC_TOOLS`](Self::ASYNC_TOOLS): the handler to
+    /// give [`Server::handle_async`](mcp_core::Server::handle_async).
+    pub async fn call_async(&mut self, call: mcp_core::Call<'_, '_>) -> ToolResult {
+        use crate::kits::asynch::{audio, relay, screen, status, system};
+        crate::dispatch_kits!(self, call, [status, audio, screen, relay, system])
+    }
+}
+
 #[cfg(test)]
 mod test {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
@@ -349,6 +443,61 @@ mod test {
         board.delay().delay_ms(5);
         assert_eq!(board.sim.now_ms(), 1005);
         assert_eq!(board.timebase.1, 1);
+    }
+
+    #[test]
+    fn the_async_tool_set_answers_as_the_blocking_one() {
+        use mcp_core::Input;
+        let mut blocking: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        blocking.register_all(DemoBoard::TOOLS).unwrap();
+        let mut asynch: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        asynch.register_all(DemoBoard::ASYNC_TOOLS).unwrap();
+        let names = |s: &Server<'static, DemoBoard, 16>| {
+            s.registry().tools().map(|t| t.name()).collect::<Vec<_>>()
+        };
+        assert_eq!(names(&blocking), names(&asynch));
+        let (mut b1, mut b2) = (DemoBoard::default(), DemoBoard::default());
+        b2.door_open = true;
+        b1.door_open = true;
+        let calls = [
+            r#"{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}"#,
+            r#"{"name":"self.audio_speaker.set_volume","arguments":{"volume":"40"}}"#,
+            r#"{"name":"self.screen.set_brightness","arguments":{"brightness":20}}"#,
+            r#"{"name":"self.screen.set_theme","arguments":{"theme":"dark"}}"#,
+            r#"{"name":"self.relay.set","arguments":{"on":true}}"#,
+            r#"{"name":"self.relay.set","arguments":{"on":false}}"#,
+            r#"{"name":"self.get_device_status","arguments":{}}"#,
+            r#"{"name":"self.reboot","arguments":{}}"#,
+        ];
+        for (i, params) in calls.iter().enumerate() {
+            let msg =
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{params}}}"#);
+            let want = call(&mut blocking, &mut b1, &msg);
+            let mut out = [0u8; 4096];
+            let mut notify = |_: &[u8]| {};
+            let run = async |board: &mut DemoBoard, call: mcp_core::Call<'_, '_>| {
+                board.call_async(call).await
+            };
+            let n = {
+                let fut = asynch.handle_async(
+                    Input::new(msg.as_bytes(), Principal::User),
+                    &mut b2,
+                    &mut out,
+                    &mut notify,
+                    run,
+                );
+                let mut fut = core::pin::pin!(fut);
+                let cx = &mut core::task::Context::from_waker(core::task::Waker::noop());
+                loop {
+                    if let core::task::Poll::Ready(h) = fut.as_mut().poll(cx) {
+                        break h.unwrap().len;
+                    }
+                }
+            };
+            assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), want, "{params}");
+        }
+        assert_eq!(b1.sim.codec.writes(), b2.sim.codec.writes());
+        assert_eq!(b1.theme, b2.theme);
     }
 
     #[test]

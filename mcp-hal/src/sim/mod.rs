@@ -62,6 +62,7 @@
 //! assert_eq!(board.codec.volume().unwrap().get(), 40);
 //! ```
 
+mod asynch;
 mod backlight;
 mod board;
 mod codec;
