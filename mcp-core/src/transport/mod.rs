@@ -4,7 +4,9 @@
 //! - [`stdio`]: one JSON message per line (UART, USB serial, a process's stdin/stdout).
 //! - [`xiaozhi`]: the xiaozhi envelope `{"session_id":…,"type":"mcp","payload":{…}}`.
 //! - [`http`]: Streamable HTTP rules (routing both eras, header and Origin checks, SSE events).
+//! - [`mqtt`]: MCP over MQTT (EMQX's convention): topics, presence payloads, who sent a message.
 
 pub mod http;
+pub mod mqtt;
 pub mod stdio;
 pub mod xiaozhi;
