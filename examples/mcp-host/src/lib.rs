@@ -17,6 +17,10 @@
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
 //!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
 //!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
+//! - [`mqtt::run`]: the MQTT client mode (EMQX's "MCP over MQTT"): the device connects out to a
+//!   broker, announces itself with a retained presence (a will clears it), and serves each
+//!   client on that client's RPC topic; it reconnects, and reports an answer delivered when the
+//!   broker acknowledges it.
 //!
 //! Every engine shares one device context `C` (your board) behind a mutex; a timer thread polls
 //! every engine ([`Server::poll`]) so that long-running tools advance, and routes what they emit:
@@ -26,6 +30,7 @@
 //! Lock order, everywhere: an engine, then the board.
 
 mod http;
+pub mod mqtt;
 mod session;
 pub mod xiaozhi;
 
@@ -211,7 +216,12 @@ pub enum HostEvent {
         /// Its length as sent (bytes of the JSON string's content).
         len: usize,
     },
-    /// The link to the xiaozhi backend is gone.
+    /// The link to the broker (MQTT) is up.
+    Connected {
+        /// Where, and as whom.
+        to: String,
+    },
+    /// The link to the xiaozhi backend or the MQTT broker is gone.
     Disconnected {
         /// Why.
         reason: String,
@@ -220,7 +230,9 @@ pub enum HostEvent {
     },
     /// The answer to an acting call was written out, or lost with the link. Over xiaozhi
     /// "written" means the WebSocket send returned; over HTTP, that the answer was handed to the
-    /// HTTP connection (lost: the client had gone before it was ready).
+    /// HTTP connection (lost: the client had gone before it was ready); over MQTT, that the
+    /// broker acknowledged it (lost: the link failed first, or the broker said no one was
+    /// subscribed).
     Answered {
         /// The tool whose handler ran; `None` when the answer is a replay (see `replay`).
         ran: Option<&'static str>,

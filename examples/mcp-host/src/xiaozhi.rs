@@ -363,7 +363,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
 
 /// Between half the delay and the whole of it ("equal jitter"), so that a fleet that lost its
 /// backend at once does not come back at once.
-fn jitter(delay: Duration) -> Duration {
+pub(crate) fn jitter(delay: Duration) -> Duration {
     let mut r = [0u8; 4];
     let r = match getrandom::fill(&mut r) {
         Ok(()) => u32::from_le_bytes(r),

@@ -1,0 +1,884 @@
+//! The MQTT client mode: a device serves MCP through an MQTT broker, after EMQX's "MCP over
+//! MQTT" convention (the topics, presence and routing are `mcp_core::transport::mqtt`'s; its
+//! module docs cite the specification and say why this convention).
+//!
+//! The device connects out to the broker with MQTT 5 (clean start, session expiry 0), its device
+//! id as MQTT client id (the `server-id`), the user property `MCP-COMPONENT-TYPE: mcp-server`,
+//! and a **will**: an empty retained message on its presence topic, so that a device that
+//! vanishes leaves the list of devices by itself. On every connection it
+//!
+//! 1. subscribes to its control topic `$mcp-server/{server-id}/{server-name}` (QoS 1);
+//! 2. subscribes again to the topics of every client session it still serves (the broker forgot
+//!    them with the old connection): `$mcp-rpc/{client}/{server-id}/{server-name}` (No Local),
+//!    `$mcp-client/presence/{client}`, `$mcp-client/capability/{client}`;
+//! 3. publishes its retained presence (`notifications/server/online`) — discovery for every
+//!    client subscribed to `$mcp-server/presence/+/#`;
+//! 4. sends what it owed while the link was down ([`Options::offline_queue`]).
+//!
+//! An `initialize` on the control topic names its client in the `MCP-MQTT-CLIENT-ID` user
+//! property; the device subscribes to that client's topics and answers on its RPC topic. Every
+//! later message of the session travels on the RPC topic. A client that publishes
+//! `notifications/disconnected` on its presence topic (its will says so when it vanishes) is
+//! forgotten. Everything is published with QoS 1 and the convention's user properties.
+//!
+//! # One engine per device
+//! The engine lives as long as [`run`], across reconnections, as it does on a firmware. Clients
+//! are told apart by their MQTT client id (`Peer::named`): a request that arrives twice — a QoS 1
+//! redelivery, or the client sending it again after a reconnect, on the same RPC topic — is
+//! answered from the first answer and never runs twice, and two clients that both use `id: 1`
+//! never get each other's answers. All clients share the engine's negotiated revision (the last
+//! `initialize` sets it), as they share the device. What the engine emits on its own
+//! (`Server::poll`: task status, progress, deferred `tasks/result`) goes to the client that spoke
+//! last; resource updates and list changes go to the capability topic, for everyone.
+//!
+//! # Delivery
+//! An acting call's answer is reported to the engine (`Server::delivered`) and as
+//! [`HostEvent::Answered`] when the broker acknowledges it: **written** on a PUBACK with success
+//! (the broker has it and has passed it on to the subscribers of the RPC topic); **lost** on a
+//! PUBACK that says no one was subscribed (the client had gone), when the link failed before the
+//! PUBACK, or when an answer owed while offline was pushed out of the queue. rumqttc reports
+//! each publish's packet id as it writes it (`Outgoing::Publish`) and each PUBACK; the device
+//! matches them in order (one task per device issues every publish).
+//!
+//! # Links fail
+//! rumqttc's event loop connects (within [`Options::connect_timeout`]) and pings
+//! ([`Options::keep_alive`]: a broker silent for one and a half keep-alives is a dead link); on
+//! any failure the device waits (capped exponential backoff with jitter, [`Backoff`]) and
+//! connects again, forever, and the poll timer keeps running meanwhile. The broker is told the
+//! largest packet the device accepts ([`Options::max_message`], MQTT 5 Maximum Packet Size): it
+//! does not deliver a larger one.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mcp_core::Principal;
+use mcp_core::server::{Delivery, Peer, Receipt};
+use mcp_core::transport::mqtt::{
+    self as conv, ClientId, Incoming, MAX_TOPIC_LEN, Route, ServerTopics,
+};
+use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
+use mcp_core::wire::request::Message;
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet, PubAckReason, PublishProperties};
+use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
+use rumqttc::{NetworkOptions, Outgoing};
+
+pub use crate::xiaozhi::Backoff;
+use crate::{Board, Clock, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
+
+/// The default limit of one incoming MQTT packet: four xiaozhi `tools/list` pages, as over
+/// WebSocket ([`crate::xiaozhi::DEFAULT_MAX_MESSAGE`]).
+pub const DEFAULT_MAX_MESSAGE: usize = crate::xiaozhi::DEFAULT_MAX_MESSAGE;
+
+/// The shortest keep-alive rumqttc accepts (a shorter one is raised to it).
+pub const MIN_KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// Settings of one device's MQTT client.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Options {
+    /// The broker: `mqtt://HOST:PORT` (or `tcp://`; port 1883 when absent).
+    pub broker: String,
+    /// The device id: its MQTT client id and `server-id`.
+    pub server_id: String,
+    /// The `server-name` (a `/`-separated type path, e.g. `devices/demo-board`).
+    pub server_name: String,
+    /// The short description in the presence message.
+    pub description: String,
+    /// Extra metadata in the presence message (a JSON object), if any.
+    pub meta: Option<String>,
+    /// MQTT user name and password, if the broker wants them.
+    pub credentials: Option<(String, String)>,
+    /// Who is on the other end (every client of the device).
+    pub principal: Principal,
+    /// The engine's output buffer (bytes).
+    pub out_len: usize,
+    /// How often the engine is polled.
+    pub tick: Duration,
+    /// Receives host events, for logging.
+    pub on_event: Option<EventHook>,
+    /// Reconnect after the link fails (`None`: return instead).
+    pub reconnect: Option<Backoff>,
+    /// The longest a connection attempt (TCP and CONNACK) may take (whole seconds, at least 1).
+    pub connect_timeout: Duration,
+    /// The MQTT keep-alive: a ping when idle this long; a broker silent for 1.5 times it is a
+    /// dead link. At least [`MIN_KEEP_ALIVE`] (rumqttc's floor).
+    pub keep_alive: Duration,
+    /// The largest MQTT packet the broker may send the device (bytes).
+    pub max_message: usize,
+    /// The most client sessions served at once. A new client beyond it ends the session of the
+    /// one idle longest, if that one has been idle for [`Options::client_idle`]; otherwise its
+    /// `initialize` is refused with an error.
+    pub max_clients: usize,
+    /// How long a client session must have been idle before a new client may take its place.
+    pub client_idle: Duration,
+    /// How many messages are kept while the link is down, to send once it is back (the oldest
+    /// is dropped first).
+    pub offline_queue: usize,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("broker", &self.broker)
+            .field("server_id", &self.server_id)
+            .field("server_name", &self.server_name)
+            .field("principal", &self.principal)
+            .field("reconnect", &self.reconnect)
+            .field("keep_alive", &self.keep_alive)
+            .field("max_message", &self.max_message)
+            .field("max_clients", &self.max_clients)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    /// Defaults for a device `server_id` on `broker`: server name `devices/mcu-mcp`, the model on
+    /// the other end, 16 KiB responses, a 20 ms tick, no reconnection, a 10 s connect timeout, a
+    /// 15 s keep-alive, packets of at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (one idle
+    /// for 10 minutes may be replaced), 64 messages kept while offline.
+    pub fn new(broker: impl Into<String>, server_id: impl Into<String>) -> Self {
+        Options {
+            broker: broker.into(),
+            server_id: server_id.into(),
+            server_name: "devices/mcu-mcp".into(),
+            description: "A device serving MCP tools".into(),
+            meta: None,
+            credentials: None,
+            principal: Principal::Model,
+            out_len: 16 * 1024,
+            tick: Duration::from_millis(20),
+            on_event: None,
+            reconnect: None,
+            connect_timeout: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(15),
+            max_message: DEFAULT_MAX_MESSAGE,
+            max_clients: 16,
+            client_idle: Duration::from_secs(600),
+            offline_queue: 64,
+        }
+    }
+
+    /// Sets the server name and the description in the presence message.
+    pub fn server_name(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
+        self.server_name = name.into();
+        self.description = description.into();
+        self
+    }
+
+    /// Sets who is on the other end.
+    pub fn principal(mut self, p: Principal) -> Self {
+        self.principal = p;
+        self
+    }
+
+    /// Sets the output buffer size.
+    pub fn out_len(mut self, bytes: usize) -> Self {
+        self.out_len = bytes;
+        self
+    }
+
+    /// Sets the poll interval.
+    pub fn tick(mut self, t: Duration) -> Self {
+        self.tick = t;
+        self
+    }
+
+    /// Sets the event hook.
+    pub fn on_event(mut self, hook: EventHook) -> Self {
+        self.on_event = Some(hook);
+        self
+    }
+
+    /// Reconnects forever after a failure, waiting as `backoff` says.
+    pub fn reconnect(mut self, backoff: Backoff) -> Self {
+        self.reconnect = Some(backoff);
+        self
+    }
+
+    /// Sets the connect timeout.
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+
+    /// Sets the MQTT keep-alive.
+    pub fn keep_alive(mut self, t: Duration) -> Self {
+        self.keep_alive = t;
+        self
+    }
+
+    /// Sets the largest packet the broker may send the device.
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// Sets the number of client sessions and how long one must be idle to be replaced.
+    pub fn max_clients(mut self, n: usize, idle: Duration) -> Self {
+        self.max_clients = n;
+        self.client_idle = idle;
+        self
+    }
+}
+
+/// Why the client stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The broker URL, the device id or the server name cannot be used.
+    Options(String),
+    /// The link failed (without [`Options::reconnect`]).
+    Connection(ConnectionError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Options(e) => write!(f, "MQTT: {e}"),
+            Error::Connection(e) => write!(f, "MQTT: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A topic the checked names always fit ([`MAX_TOPIC_LEN`]).
+fn owned(topic: Result<&str, conv::BufferTooSmall>) -> String {
+    topic.map(str::to_owned).unwrap_or_default()
+}
+
+/// `mqtt://host:port` → (host, port).
+fn broker_address(url: &str) -> Result<(String, u16), Error> {
+    let rest = url
+        .strip_prefix("mqtt://")
+        .or_else(|| url.strip_prefix("tcp://"))
+        .ok_or_else(|| {
+            Error::Options(format!(
+                "the broker URL must be mqtt://HOST:PORT, not {url:?}"
+            ))
+        })?;
+    let rest = rest.trim_end_matches('/');
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
+            let port = p
+                .parse::<u16>()
+                .map_err(|_| Error::Options(format!("bad port in {url:?}")))?;
+            (h.trim_start_matches('[').trim_end_matches(']'), port)
+        }
+        _ => (rest, 1883),
+    };
+    if host.is_empty() {
+        return Err(Error::Options(format!("no host in {url:?}")));
+    }
+    Ok((host.to_string(), port))
+}
+
+/// The device's topics, as strings.
+struct Topics {
+    control: String,
+    presence: String,
+    capability: String,
+}
+
+/// An answer that the engine waits to hear about.
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    receipt: Receipt,
+    ran: Option<&'static str>,
+    replay: Option<Delivery>,
+}
+
+/// A message waiting for the link.
+struct Queued {
+    topic: String,
+    payload: Bytes,
+    retain: bool,
+    tracked: Option<Tracked>,
+}
+
+/// One client session the device serves.
+struct Client {
+    last_active: Instant,
+}
+
+/// Everything one device's task keeps.
+struct Device<'o, C: 'static, const N: usize, const T: usize> {
+    opts: &'o Options,
+    me: ServerTopics<'o>,
+    topics: Topics,
+    online: Bytes,
+    client: AsyncClient,
+    engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    board: Arc<Mutex<C>>,
+    clock: Clock,
+    out_len: usize,
+    connected: bool,
+    clients: HashMap<String, Client>,
+    /// The client that spoke last: where what `poll` emits goes.
+    current: Option<String>,
+    /// Publishes handed to rumqttc, in order, until it names their packet id.
+    handed: VecDeque<Option<Tracked>>,
+    /// A publish rumqttc holds back until its packet id is free (`Outgoing::AwaitAck`).
+    collided: Option<(u16, Option<Tracked>)>,
+    /// Publishes written, waiting for their PUBACK.
+    inflight: HashMap<u16, Tracked>,
+    offline: VecDeque<Queued>,
+}
+
+/// Connects to the broker and serves MCP, forever with [`Options::reconnect`] (only bad options
+/// end it), else until the link fails.
+///
+/// # Errors
+/// Bad options; without reconnection also the first link failure.
+pub async fn run<C: Board, const N: usize, const T: usize>(
+    opts: &Options,
+    engine: Box<Engine<C, N, T>>,
+    board: Arc<Mutex<C>>,
+) -> Result<(), Error> {
+    run_until(opts, engine, board, std::future::pending()).await
+}
+
+/// As [`run`], until `stop` completes: then the device clears its presence (an empty retained
+/// message, as the convention asks of a server that leaves) and disconnects.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_until<C: Board, const N: usize, const T: usize>(
+    opts: &Options,
+    engine: Box<Engine<C, N, T>>,
+    board: Arc<Mutex<C>>,
+    stop: impl Future<Output = ()>,
+) -> Result<(), Error> {
+    let me = ServerTopics::new(&opts.server_id, &opts.server_name).map_err(|e| {
+        Error::Options(format!(
+            "device id {:?} / server name {:?}: {e}",
+            opts.server_id, opts.server_name
+        ))
+    })?;
+    let (host, port) = broker_address(&opts.broker)?;
+    let mut buf = [0u8; MAX_TOPIC_LEN];
+    let topics = Topics {
+        control: owned(me.control(&mut buf)),
+        presence: owned(me.presence(&mut buf)),
+        capability: owned(me.capability(&mut buf)),
+    };
+    let meta = match &opts.meta {
+        Some(m) => Some(
+            Json::parse(m.as_bytes(), DEFAULT_MAX_DEPTH)
+                .ok()
+                .filter(|j| j.members().is_some())
+                .ok_or_else(|| Error::Options("the presence meta is not a JSON object".into()))?,
+        ),
+        None => None,
+    };
+    let mut online = vec![
+        0u8;
+        512 + opts.server_name.len()
+            + 6 * opts.description.len()
+            + opts.meta.as_ref().map_or(0, String::len)
+    ];
+    let n = conv::write_online(&mut online, &opts.server_name, &opts.description, meta)
+        .map_err(|e| Error::Options(e.to_string()))?;
+    online.truncate(n);
+
+    let mut mqtt = MqttOptions::new(opts.server_id.clone(), host, port);
+    mqtt.set_keep_alive(opts.keep_alive.max(MIN_KEEP_ALIVE))
+        .set_clean_start(true)
+        .set_session_expiry_interval(Some(0))
+        .set_connection_timeout(opts.connect_timeout.as_secs().max(1))
+        .set_max_packet_size(Some(u32::try_from(opts.max_message).unwrap_or(u32::MAX)))
+        .set_user_properties(vec![
+            (conv::COMPONENT_TYPE.into(), conv::SERVER_COMPONENT.into()),
+            (
+                conv::META.into(),
+                format!(
+                    r#"{{"implementation":"mcu-mcp mcp-host","version":"{}"}}"#,
+                    env!("CARGO_PKG_VERSION")
+                ),
+            ),
+        ])
+        .set_last_will(LastWill::new(
+            topics.presence.clone(),
+            conv::OFFLINE.to_vec(),
+            QoS::AtLeastOnce,
+            true,
+            None,
+        ));
+    // Requests and answers are small and latency-bound: no Nagle delay.
+    let mut net = NetworkOptions::new();
+    net.set_tcp_nodelay(true);
+    net.set_connection_timeout(opts.connect_timeout.as_secs().max(1));
+    mqtt.set_network_options(net);
+    if let Some((user, password)) = &opts.credentials {
+        mqtt.set_credentials(user.clone(), password.clone());
+    }
+    let (client, mut eventloop) = AsyncClient::new(mqtt, 256);
+
+    let clock = Clock::new();
+    let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
+    let engine = Arc::new(Mutex::new(engine));
+    {
+        let (engine, board) = (engine.clone(), board.clone());
+        let now = clock.now_ms();
+        let _ = tokio::task::spawn_blocking(move || {
+            let mut out = vec![0u8; out_len];
+            prime(&mut lock(&engine), &mut lock(&board), now, &mut out);
+        })
+        .await;
+    }
+    let mut dev = Device {
+        opts,
+        me,
+        topics,
+        online: Bytes::from(online),
+        client,
+        engine,
+        board,
+        clock,
+        out_len,
+        connected: false,
+        clients: HashMap::new(),
+        current: None,
+        handed: VecDeque::new(),
+        collided: None,
+        inflight: HashMap::new(),
+        offline: VecDeque::new(),
+    };
+    let mut ticks = tokio::time::interval(opts.tick.max(Duration::from_millis(1)));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(stop);
+    let mut failures = 0u32;
+    let mut retry_at: Option<tokio::time::Instant> = None;
+    loop {
+        // Waiting out the backoff: the engine keeps running, what it owes is queued.
+        if let Some(at) = retry_at.take() {
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => break,
+                    _ = ticks.tick() => dev.tick(),
+                    () = &mut stop => return Ok(()),
+                }
+            }
+        }
+        // One poll of the event loop, never cancelled (a connection attempt or a read dropped
+        // half-way would be started again from scratch); the timer runs beside it.
+        let event = {
+            let poll = eventloop.poll();
+            tokio::pin!(poll);
+            loop {
+                tokio::select! {
+                    ev = &mut poll => break Some(ev),
+                    _ = ticks.tick() => dev.tick(),
+                    () = &mut stop => break None,
+                }
+            }
+        };
+        let Some(event) = event else {
+            dev.leave(&mut eventloop).await;
+            return Ok(());
+        };
+        match event {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                failures = 0;
+                dev.on_connect();
+            }
+            Ok(Event::Incoming(Packet::Publish(p))) => dev.on_publish(p).await,
+            Ok(Event::Incoming(Packet::PubAck(ack))) => dev.on_puback(ack.pkid, ack.reason),
+            Ok(Event::Outgoing(Outgoing::Publish(pkid))) => dev.on_written(pkid),
+            Ok(Event::Outgoing(Outgoing::AwaitAck(pkid))) => {
+                let front = dev.handed.pop_front().flatten();
+                dev.collided = Some((pkid, front));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                dev.on_link_lost();
+                let Some(backoff) = opts.reconnect else {
+                    return Err(Error::Connection(e));
+                };
+                failures = failures.saturating_add(1);
+                let wait = crate::xiaozhi::jitter(backoff.delay(failures));
+                if let Some(hook) = &opts.on_event {
+                    hook(&HostEvent::Disconnected {
+                        reason: format!("MQTT: {e}"),
+                        retry_in: Some(wait),
+                    });
+                }
+                retry_at = Some(tokio::time::Instant::now() + wait);
+            }
+        }
+    }
+}
+
+impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
+    /// The link is up: subscribe, announce, send what waited.
+    fn on_connect(&mut self) {
+        self.connected = true;
+        let mut filters = vec![Filter::new(self.topics.control.clone(), QoS::AtLeastOnce)];
+        let known: Vec<String> = self.clients.keys().cloned().collect();
+        for id in &known {
+            if let Ok(c) = ClientId::new(id) {
+                filters.extend(self.client_filters(c));
+            }
+        }
+        for chunk in filters.chunks(32) {
+            let _ = self.client.try_subscribe_many(chunk.to_vec());
+        }
+        let (presence, online) = (self.topics.presence.clone(), self.online.clone());
+        self.publish(presence, online, true, None);
+        while let Some(q) = self.offline.pop_front() {
+            self.publish(q.topic, q.payload, q.retain, q.tracked);
+        }
+        if let Some(hook) = &self.opts.on_event {
+            hook(&HostEvent::Connected {
+                to: format!(
+                    "MQTT broker {} as {}",
+                    self.opts.broker, self.opts.server_id
+                ),
+            });
+        }
+    }
+
+    /// The three subscriptions of a client session.
+    fn client_filters(&self, c: ClientId<'_>) -> [Filter; 3] {
+        let mut buf = [0u8; MAX_TOPIC_LEN];
+        let mut rpc = Filter::new(owned(self.me.rpc(c, &mut buf)), QoS::AtLeastOnce);
+        rpc.nolocal = true;
+        let presence = Filter::new(
+            owned(self.me.client_presence(c, &mut buf)),
+            QoS::AtLeastOnce,
+        );
+        let capability = Filter::new(
+            owned(self.me.client_capability(c, &mut buf)),
+            QoS::AtLeastOnce,
+        );
+        [rpc, presence, capability]
+    }
+
+    fn rpc_topic(&self, c: ClientId<'_>) -> String {
+        let mut buf = [0u8; MAX_TOPIC_LEN];
+        owned(self.me.rpc(c, &mut buf))
+    }
+
+    /// The link failed: rumqttc drops every request it had not written and, with a clean
+    /// session, everything unacknowledged. Each tracked answer among them is lost.
+    fn on_link_lost(&mut self) {
+        self.connected = false;
+        let lost: Vec<Tracked> = self
+            .handed
+            .drain(..)
+            .flatten()
+            .chain(self.collided.take().and_then(|(_, t)| t))
+            .chain(self.inflight.drain().map(|(_, t)| t))
+            .collect();
+        for t in lost {
+            self.report(t, Delivery::Lost);
+        }
+    }
+
+    /// rumqttc wrote the oldest publish it was handed, as packet `pkid`.
+    fn on_written(&mut self, pkid: u16) {
+        let tracked = match self.collided.take() {
+            Some((id, t)) if id == pkid => t,
+            other => {
+                self.collided = other;
+                self.handed.pop_front().flatten()
+            }
+        };
+        if let Some(t) = tracked {
+            self.inflight.insert(pkid, t);
+        }
+    }
+
+    /// The broker acknowledged packet `pkid`.
+    fn on_puback(&mut self, pkid: u16, reason: PubAckReason) {
+        if let Some(t) = self.inflight.remove(&pkid) {
+            let delivery = if reason == PubAckReason::Success {
+                Delivery::Written
+            } else {
+                Delivery::Lost
+            };
+            self.report(t, delivery);
+        }
+    }
+
+    fn report(&self, t: Tracked, delivery: Delivery) {
+        lock(&self.engine).delivered(t.receipt, delivery);
+        if let Some(hook) = &self.opts.on_event {
+            hook(&HostEvent::Answered {
+                ran: t.ran,
+                replay: t.replay,
+                delivery,
+            });
+        }
+    }
+
+    /// Publishes (QoS 1, with the convention's user properties), or queues while offline.
+    fn publish(&mut self, topic: String, payload: Bytes, retain: bool, tracked: Option<Tracked>) {
+        if !self.connected {
+            if self.offline.len() >= self.opts.offline_queue.max(1) {
+                if let Some(old) = self.offline.pop_front().and_then(|q| q.tracked) {
+                    self.report(old, Delivery::Lost);
+                }
+            }
+            self.offline.push_back(Queued {
+                topic,
+                payload,
+                retain,
+                tracked,
+            });
+            return;
+        }
+        let props = PublishProperties {
+            user_properties: vec![
+                (conv::COMPONENT_TYPE.into(), conv::SERVER_COMPONENT.into()),
+                (conv::MQTT_CLIENT_ID.into(), self.opts.server_id.clone()),
+            ],
+            ..PublishProperties::default()
+        };
+        match self.client.try_publish_with_properties(
+            topic,
+            QoS::AtLeastOnce,
+            retain,
+            payload,
+            props,
+        ) {
+            Ok(()) => self.handed.push_back(tracked),
+            Err(_) => {
+                if let Some(t) = tracked {
+                    self.report(t, Delivery::Lost);
+                }
+            }
+        }
+    }
+
+    /// The timer: the board's clock, then everything the engine owes.
+    fn tick(&mut self) {
+        let now = self.clock.now_ms();
+        lock(&self.board).tick(now);
+        let mut out = vec![0u8; self.out_len];
+        for msg in pump(&self.engine, &self.board, now, &mut out) {
+            self.emit(msg);
+        }
+    }
+
+    /// Publishes something the engine emitted by itself, where the convention routes it.
+    fn emit(&mut self, msg: Bytes) {
+        let topic = match conv::route(&msg) {
+            Route::Capability => self.topics.capability.clone(),
+            Route::Rpc => match self.current.as_deref().map(ClientId::new) {
+                Some(Ok(c)) => self.rpc_topic(c),
+                _ => return,
+            },
+        };
+        self.publish(topic, msg, false, None);
+    }
+
+    /// A message from the broker.
+    async fn on_publish(&mut self, p: rumqttc::v5::mqttbytes::v5::Publish) {
+        let Ok(topic) = std::str::from_utf8(&p.topic) else {
+            return;
+        };
+        let Some(incoming) = self.me.parse(topic) else {
+            return;
+        };
+        match incoming {
+            Incoming::Control => {
+                let sender = p.properties.as_ref().and_then(|props| {
+                    props
+                        .user_properties
+                        .iter()
+                        .find(|(k, _)| k == conv::MQTT_CLIENT_ID)
+                        .map(|(_, v)| v.as_str())
+                });
+                let Some(Ok(client)) = sender.map(ClientId::new) else {
+                    // Without a usable sender id there is no topic to answer on.
+                    return;
+                };
+                let client = client.as_str().to_owned();
+                if !self.admit(&client, &p.payload) {
+                    return;
+                }
+                self.serve(client, p.payload).await;
+            }
+            Incoming::Rpc(client) => {
+                let client = client.as_str().to_owned();
+                if conv::is_disconnected(&p.payload) {
+                    self.forget(&client);
+                    return;
+                }
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.last_active = Instant::now();
+                }
+                self.serve(client, p.payload).await;
+            }
+            Incoming::ClientPresence(client) => {
+                if conv::is_disconnected(&p.payload) {
+                    let client = client.as_str().to_owned();
+                    self.forget(&client);
+                }
+            }
+            // The device uses no client capability (roots, sampling).
+            Incoming::ClientCapability(_) => {}
+        }
+    }
+
+    /// A client starts (or restarts) a session: remember it and subscribe to its topics. A full
+    /// table ends the session idle longest, if idle long enough; otherwise the `initialize` is
+    /// refused (answered with an error on the client's RPC topic) and `false` returned.
+    fn admit(&mut self, client: &str, payload: &[u8]) -> bool {
+        let now = Instant::now();
+        if let Some(c) = self.clients.get_mut(client) {
+            c.last_active = now;
+            return true;
+        }
+        if self.clients.len() >= self.opts.max_clients.max(1) {
+            let idlest = self
+                .clients
+                .iter()
+                .min_by_key(|(_, c)| c.last_active)
+                .filter(|(_, c)| now.duration_since(c.last_active) >= self.opts.client_idle)
+                .map(|(id, _)| id.clone());
+            match idlest {
+                Some(id) => self.forget(&id),
+                None => {
+                    self.refuse(client, payload);
+                    return false;
+                }
+            }
+        }
+        self.clients
+            .insert(client.to_owned(), Client { last_active: now });
+        if let Ok(c) = ClientId::new(client) {
+            let filters = self.client_filters(c);
+            let _ = self.client.try_subscribe_many(filters);
+        }
+        true
+    }
+
+    /// Answers an `initialize` the device cannot take: every client session is in use.
+    fn refuse(&mut self, client: &str, payload: &[u8]) {
+        let Ok(Message::Request(req)) = Message::parse(payload, DEFAULT_MAX_DEPTH) else {
+            return;
+        };
+        let Ok(c) = ClientId::new(client) else { return };
+        let id = String::from_utf8_lossy(req.id.raw()).into_owned();
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32000,"message":"Device busy: all {} client sessions are in use; try again later"}}}}"#,
+            self.opts.max_clients.max(1)
+        );
+        let topic = self.rpc_topic(c);
+        self.publish(topic, Bytes::from(answer), false, None);
+    }
+
+    /// Ends a client session: unsubscribe from its topics.
+    fn forget(&mut self, client: &str) {
+        if self.clients.remove(client).is_none() {
+            return;
+        }
+        if self.current.as_deref() == Some(client) {
+            self.current = None;
+        }
+        if let Ok(c) = ClientId::new(client) {
+            for f in self.client_filters(c) {
+                let _ = self.client.try_unsubscribe(f.path);
+            }
+        }
+    }
+
+    /// Hands one message of `client`'s session to the engine and publishes what it produces.
+    async fn serve(&mut self, client: String, payload: Bytes) {
+        let Ok(c) = ClientId::new(&client) else {
+            return;
+        };
+        let peer: Peer = c.peer();
+        let rpc = self.rpc_topic(c);
+        self.current = Some(client.clone());
+        let how = Run {
+            principal: self.opts.principal,
+            stateless: false,
+            out_len: self.out_len,
+            prime_at: None,
+            peer,
+            report_delivery: false,
+            touch: None,
+            on_event: None,
+        };
+        let mut rx = crate::run(self.engine.clone(), self.board.clone(), payload, how);
+        while let Some(step) = rx.recv().await {
+            match step {
+                Step::Note(n) => {
+                    let topic = match conv::route(&n) {
+                        Route::Capability => self.topics.capability.clone(),
+                        Route::Rpc => rpc.clone(),
+                    };
+                    self.publish(topic, n, false, None);
+                }
+                Step::Done(d) => {
+                    if let (Some(hook), Some(event)) = (&self.opts.on_event, d.event()) {
+                        hook(&event);
+                    }
+                    let tracked = d.receipt.map(|receipt| Tracked {
+                        receipt,
+                        ran: d.ran,
+                        replay: d.replay,
+                    });
+                    if d.bytes.is_empty() {
+                        continue;
+                    }
+                    self.publish(rpc.clone(), d.bytes, false, tracked);
+                }
+            }
+        }
+    }
+
+    /// Leaves on purpose: clear the presence, disconnect, and let the event loop write both.
+    async fn leave(&mut self, eventloop: &mut EventLoop) {
+        if !self.connected {
+            return;
+        }
+        let (presence, offline) = (
+            self.topics.presence.clone(),
+            Bytes::from_static(conv::OFFLINE),
+        );
+        self.publish(presence, offline, true, None);
+        let _ = self.client.try_disconnect();
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Outgoing(Outgoing::Disconnect)) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn broker_urls() {
+        assert_eq!(
+            broker_address("mqtt://127.0.0.1:1884").unwrap(),
+            ("127.0.0.1".into(), 1884)
+        );
+        assert_eq!(
+            broker_address("tcp://broker/").unwrap(),
+            ("broker".into(), 1883)
+        );
+        assert_eq!(
+            broker_address("mqtt://[::1]:1883").unwrap(),
+            ("::1".into(), 1883)
+        );
+        assert!(broker_address("http://x").is_err());
+        assert!(broker_address("mqtt://:1883").is_err());
+        assert!(broker_address("mqtt://h:99999").is_err());
+    }
+}

@@ -1,0 +1,2 @@
+//! The fleet benchmark (stub).
+fn main() {}

@@ -1,0 +1,169 @@
+//! A mosquitto broker for tests and benchmarks: started from a config file of its own on an
+//! ephemeral loopback port (never as a system service), killed and restarted at will, stopped
+//! when dropped.
+
+use std::fs;
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A running (or killed) mosquitto.
+#[derive(Debug)]
+pub struct Broker {
+    binary: PathBuf,
+    dir: PathBuf,
+    port: u16,
+    child: Option<Child>,
+}
+
+/// Where mosquitto is, installing the Debian package when it is missing and this process may
+/// (`apt-get`, as root). `Err` says why there is none.
+pub fn mosquitto() -> Result<PathBuf, String> {
+    if let Some(p) = find() {
+        return Ok(p);
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if root {
+        let quiet = |args: &[&str]| {
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !quiet(&["install", "-y", "-qq", "mosquitto"]) {
+            quiet(&["update", "-qq"]);
+            quiet(&["install", "-y", "-qq", "mosquitto"]);
+        }
+        if let Some(p) = find() {
+            return Ok(p);
+        }
+    }
+    Err("mosquitto is not installed and could not be installed (apt-get install mosquitto)".into())
+}
+
+fn find() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/usr/local/sbin".into()])
+        .map(|d| d.join("mosquitto"))
+        .find(|p| p.is_file())
+}
+
+/// A loopback port nobody listens on (bound and released: a tiny race, fine for tests).
+fn free_port() -> io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+impl Broker {
+    /// Starts mosquitto on a free loopback port and waits until it accepts connections.
+    ///
+    /// # Errors
+    /// No mosquitto binary (see [`mosquitto`]), or it did not start.
+    pub fn start() -> Result<Broker, String> {
+        let binary = mosquitto()?;
+        let port = free_port().map_err(|e| e.to_string())?;
+        let dir = std::env::temp_dir().join(format!(
+            "mqtt-fleet-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        // No persistence: a restarted broker has forgotten every retained presence, and the
+        // devices must announce themselves again. Queues sized for a fleet benchmark.
+        let conf = format!(
+            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n\
+             set_tcp_nodelay true\nmax_queued_messages 100000\n\
+             log_dest stdout\nlog_type error\nlog_type warning\n"
+        );
+        fs::write(dir.join("mosquitto.conf"), conf).map_err(|e| e.to_string())?;
+        let mut b = Broker {
+            binary,
+            dir,
+            port,
+            child: None,
+        };
+        b.restart()?;
+        Ok(b)
+    }
+
+    /// `mqtt://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("mqtt://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on (the same after a restart).
+    pub const fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The folder with its config and log.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Kills it (SIGKILL: no will messages, no goodbye) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts it again on the same port (after [`kill`](Self::kill)), and waits until it
+    /// accepts connections.
+    ///
+    /// # Errors
+    /// It did not start within 10 s.
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.kill();
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("mosquitto.log"))
+            .map_err(|e| e.to_string())?;
+        let err = log.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(&self.binary)
+            .arg("-c")
+            .arg(self.dir.join("mosquitto.conf"))
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("start {}: {e}", self.binary.display()))?;
+        self.child = Some(child);
+        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                let log = fs::read_to_string(self.dir.join("mosquitto.log")).unwrap_or_default();
+                return Err(format!("mosquitto exited ({status}): {log}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(format!(
+            "mosquitto did not listen on port {} within 10 s",
+            self.port
+        ))
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}

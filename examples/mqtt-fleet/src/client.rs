@@ -1,0 +1,405 @@
+//! A fleet client of EMQX's "MCP over MQTT": it discovers every device on the broker from the
+//! retained presence messages (`$mcp-server/presence/+/#`), initializes a session with any of
+//! them on the control topic, and calls them on its RPC topics.
+//!
+//! It reconnects by itself (a fixed 200 ms pause between attempts: a test client, not a device)
+//! and restores its subscriptions; a request whose answer does not come in time is sent again,
+//! byte for byte ([`Client::call`]), as a client would after a broken link, and reported lost
+//! when no attempt is answered.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use mcp_core::transport::mqtt::{
+    self as conv, CLIENT_COMPONENT, COMPONENT_TYPE, MQTT_CLIENT_ID, Presence as Announced,
+    ServerTopics,
+};
+use rumqttc::NetworkOptions;
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet, PublishProperties};
+use rumqttc::v5::{AsyncClient, Event, MqttOptions};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, oneshot};
+
+/// What the client knows of one device from its presence topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presence {
+    /// The `server-name` from the topic.
+    pub server_name: String,
+    /// The description in the online message.
+    pub description: String,
+    /// Online now (its last presence message was `notifications/server/online`).
+    pub online: bool,
+    /// How many online messages came (the retained one counts).
+    pub onlines: u32,
+    /// How many empty (offline) messages came.
+    pub offlines: u32,
+}
+
+/// Why a request got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// No device with this id has been seen.
+    Unknown(String),
+    /// No answer within the time given (after every attempt).
+    Lost,
+    /// The MQTT client is gone.
+    Closed,
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Unknown(d) => write!(f, "unknown device {d}"),
+            CallError::Lost => f.write_str("no answer (lost)"),
+            CallError::Closed => f.write_str("client closed"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+type Key = (String, String);
+
+#[derive(Default)]
+struct Shared {
+    devices: Mutex<BTreeMap<String, Presence>>,
+    changed: Notify,
+    pending: Mutex<HashMap<Key, oneshot::Sender<Value>>>,
+    answers: Mutex<HashMap<Key, u32>>,
+    connacks: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An MCP-over-MQTT client (see the [module docs](self)).
+pub struct Client {
+    id: String,
+    mqtt: AsyncClient,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects to `broker` (`mqtt://HOST:PORT`) as `id` (its `mcp-client-id`) and subscribes to
+    /// every device's presence and to its own RPC topics.
+    ///
+    /// # Errors
+    /// A bad URL or id.
+    pub fn connect(broker: &str, id: &str) -> Result<Client, String> {
+        conv::check_id(id).map_err(|e| format!("client id {id:?}: {e}"))?;
+        let rest = broker
+            .strip_prefix("mqtt://")
+            .ok_or_else(|| format!("not an mqtt:// URL: {broker}"))?;
+        let (host, port) = rest
+            .rsplit_once(':')
+            .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
+            .ok_or_else(|| format!("no port in {broker}"))?;
+        let mut opts = MqttOptions::new(id, host, port);
+        opts.set_keep_alive(Duration::from_secs(5))
+            .set_clean_start(true)
+            .set_session_expiry_interval(Some(0))
+            .set_max_packet_size(Some(1 << 20))
+            .set_connection_timeout(2)
+            .set_user_properties(vec![(COMPONENT_TYPE.into(), CLIENT_COMPONENT.into())])
+            .set_last_will(LastWill::new(
+                format!("$mcp-client/presence/{id}"),
+                conv::DISCONNECTED.as_bytes().to_vec(),
+                QoS::AtLeastOnce,
+                false,
+                None,
+            ));
+        let mut net = NetworkOptions::new();
+        net.set_tcp_nodelay(true);
+        net.set_connection_timeout(2);
+        opts.set_network_options(net);
+        let (mqtt, mut eventloop) = AsyncClient::new(opts, 100_000);
+        let shared = Arc::new(Shared::default());
+        let (sub, me, sh) = (mqtt.clone(), id.to_string(), shared.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                        sh.connacks.fetch_add(1, Ordering::Relaxed);
+                        let mut rpc = Filter::new(format!("$mcp-rpc/{me}/+/#"), QoS::AtLeastOnce);
+                        rpc.nolocal = true;
+                        let presence = Filter::new(conv::PRESENCE_FILTER, QoS::AtLeastOnce);
+                        let _ = sub.try_subscribe_many([rpc, presence]);
+                    }
+                    Ok(Event::Incoming(Packet::Publish(p))) => {
+                        sh.dispatch(&me, &p.topic, &p.payload)
+                    }
+                    Ok(_) => {}
+                    Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+                }
+            }
+        });
+        Ok(Client {
+            id: id.to_string(),
+            mqtt,
+            shared,
+            task,
+        })
+    }
+
+    /// The client's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// How many times the client has (re)connected.
+    pub fn connections(&self) -> u64 {
+        self.shared.connacks.load(Ordering::Relaxed)
+    }
+
+    /// Every device seen so far, online or not, by id.
+    pub fn devices(&self) -> BTreeMap<String, Presence> {
+        lock(&self.shared.devices).clone()
+    }
+
+    /// Waits until `done` holds for the devices seen (`true`), or `timeout` passes (`false`).
+    pub async fn wait_until(
+        &self,
+        timeout: Duration,
+        done: impl Fn(&BTreeMap<String, Presence>) -> bool,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let changed = self.shared.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if done(&lock(&self.shared.devices)) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return done(&lock(&self.shared.devices));
+            }
+        }
+    }
+
+    /// Waits until at least `n` devices are online; `false` on timeout.
+    pub async fn wait_for_online(&self, n: usize, timeout: Duration) -> bool {
+        self.wait_until(timeout, |d| d.values().filter(|p| p.online).count() >= n)
+            .await
+    }
+
+    fn server_name(&self, device: &str) -> Result<String, CallError> {
+        lock(&self.shared.devices)
+            .get(device)
+            .map(|p| p.server_name.clone())
+            .ok_or_else(|| CallError::Unknown(device.to_string()))
+    }
+
+    fn props(&self) -> PublishProperties {
+        PublishProperties {
+            user_properties: vec![
+                (COMPONENT_TYPE.into(), CLIENT_COMPONENT.into()),
+                (MQTT_CLIENT_ID.into(), self.id.clone()),
+            ],
+            ..PublishProperties::default()
+        }
+    }
+
+    /// Publishes `text` on `device`'s control topic (an `initialize`).
+    ///
+    /// # Errors
+    /// An unknown device, or a closed client.
+    pub async fn send_control(&self, device: &str, text: String) -> Result<(), CallError> {
+        let name = self.server_name(device)?;
+        let topic = format!("$mcp-server/{device}/{name}");
+        self.mqtt
+            .publish_with_properties(topic, QoS::AtLeastOnce, false, text, self.props())
+            .await
+            .map_err(|_| CallError::Closed)
+    }
+
+    /// Publishes `text` on the RPC topic with `device`, as it is (send the same bytes twice to
+    /// play a QoS 1 redelivery).
+    ///
+    /// # Errors
+    /// An unknown device, or a closed client.
+    pub async fn send(&self, device: &str, text: String) -> Result<(), CallError> {
+        let name = self.server_name(device)?;
+        let topic = format!("$mcp-rpc/{}/{device}/{name}", self.id);
+        self.mqtt
+            .publish_with_properties(topic, QoS::AtLeastOnce, false, text, self.props())
+            .await
+            .map_err(|_| CallError::Closed)
+    }
+
+    /// Registers interest in the answer to `id` from `device`.
+    fn expect(&self, device: &str, id: &Value) -> oneshot::Receiver<Value> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.shared.pending).insert((device.to_string(), id.to_string()), tx);
+        rx
+    }
+
+    /// How many answers to `id` came from `device` (a redelivered request is answered twice).
+    pub fn answers(&self, device: &str, id: &Value) -> u32 {
+        lock(&self.shared.answers)
+            .get(&(device.to_string(), id.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Opens a session with `device`: `initialize` on its control topic (answered on the RPC
+    /// topic), then `notifications/initialized`. Returns the `initialize` result.
+    ///
+    /// # Errors
+    /// An unknown device, no answer within `timeout`, a closed client.
+    pub async fn initialize(&self, device: &str, timeout: Duration) -> Result<Value, CallError> {
+        let id = json!(0);
+        let rx = self.expect(device, &id);
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"mqtt-fleet","version":env!("CARGO_PKG_VERSION")}}});
+        self.send_control(device, req.to_string()).await?;
+        let answer = tokio::time::timeout(timeout, rx)
+            .await
+            .map_err(|_| CallError::Lost)?
+            .map_err(|_| CallError::Closed)?;
+        self.send(
+            device,
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string(),
+        )
+        .await?;
+        Ok(answer)
+    }
+
+    /// One request, one attempt: the whole response object.
+    ///
+    /// # Errors
+    /// As [`call`](Self::call) with one attempt.
+    pub async fn request(
+        &self,
+        device: &str,
+        id: i64,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        self.call(device, id, method, params, 1, timeout).await
+    }
+
+    /// A request, sent again (the same bytes, the same id) up to `attempts` times while no
+    /// answer comes within `timeout`; the whole response object.
+    ///
+    /// # Errors
+    /// An unknown device, [`CallError::Lost`] when no attempt was answered, a closed client.
+    pub async fn call(
+        &self,
+        device: &str,
+        id: i64,
+        method: &str,
+        params: Value,
+        attempts: u32,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let idv = json!(id);
+        let text = json!({"jsonrpc":"2.0","id":idv,"method":method,"params":params}).to_string();
+        let mut rx = self.expect(device, &idv);
+        for _ in 0..attempts.max(1) {
+            if self.send(device, text.clone()).await.is_err() {
+                return Err(CallError::Closed);
+            }
+            match tokio::time::timeout(timeout, &mut rx).await {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(_)) => return Err(CallError::Closed),
+                Err(_) => {}
+            }
+        }
+        lock(&self.shared.pending).remove(&(device.to_string(), idv.to_string()));
+        Err(CallError::Lost)
+    }
+
+    /// Says goodbye (`notifications/disconnected` on its presence topic) and disconnects.
+    pub async fn close(self) {
+        let _ = self
+            .mqtt
+            .publish(
+                format!("$mcp-client/presence/{}", self.id),
+                QoS::AtLeastOnce,
+                false,
+                conv::DISCONNECTED,
+            )
+            .await;
+        let _ = self.mqtt.disconnect().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.task.abort();
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Shared {
+    fn dispatch(&self, me: &str, topic: &[u8], payload: &[u8]) {
+        let Ok(topic) = std::str::from_utf8(topic) else {
+            return;
+        };
+        if let Some(server) = ServerTopics::from_presence(topic) {
+            let mut devices = lock(&self.devices);
+            let entry = devices
+                .entry(server.server_id().to_string())
+                .or_insert_with(|| Presence {
+                    server_name: server.server_name().to_string(),
+                    description: String::new(),
+                    online: false,
+                    onlines: 0,
+                    offlines: 0,
+                });
+            match conv::parse_presence(payload) {
+                Some(Announced::Online { description, .. }) => {
+                    entry.online = true;
+                    entry.onlines += 1;
+                    entry.server_name = server.server_name().to_string();
+                    if let Some(d) = description {
+                        entry.description = d.to_cow().into_owned();
+                    }
+                }
+                Some(Announced::Offline) => {
+                    entry.online = false;
+                    entry.offlines += 1;
+                }
+                _ => return,
+            }
+            drop(devices);
+            self.changed.notify_waiters();
+            return;
+        }
+        let Some(rest) = topic
+            .strip_prefix("$mcp-rpc/")
+            .and_then(|r| r.strip_prefix(me))
+            .and_then(|r| r.strip_prefix('/'))
+        else {
+            return;
+        };
+        let device = rest.split('/').next().unwrap_or_default().to_string();
+        let Ok(msg) = serde_json::from_slice::<Value>(payload) else {
+            return;
+        };
+        let Some(id) = msg.get("id").filter(|_| msg.get("method").is_none()) else {
+            return;
+        };
+        let key = (device, id.to_string());
+        *lock(&self.answers).entry(key.clone()).or_insert(0) += 1;
+        if let Some(tx) = lock(&self.pending).remove(&key) {
+            let _ = tx.send(msg);
+        }
+    }
+}
