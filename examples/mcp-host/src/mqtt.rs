@@ -34,9 +34,11 @@
 //! # Delivery
 //! An acting call's answer is reported to the engine (`Server::delivered`) and as
 //! [`HostEvent::Answered`] when the broker acknowledges it: **written** on a PUBACK with success
-//! (the broker has it and has passed it on to the subscribers of the RPC topic); **lost** on a
-//! PUBACK that says no one was subscribed (the client had gone), when the link failed before the
-//! PUBACK, or when an answer owed while offline was pushed out of the queue. rumqttc reports
+//! (the broker took it over for the subscribers of the RPC topic); **lost** when the link failed
+//! before the PUBACK (rumqttc drops what a clean session did not get acknowledged), when an
+//! answer owed while offline was pushed out of the queue, or on a PUBACK that says no one was
+//! subscribed (the client had gone; brokers such as EMQX say so, mosquitto 2.0 acknowledges with
+//! success regardless). Nothing on the device can tell that the client itself read it. rumqttc reports
 //! each publish's packet id as it writes it (`Outgoing::Publish`) and each PUBACK; the device
 //! matches them in order (one task per device issues every publish).
 //!

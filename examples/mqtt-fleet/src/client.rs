@@ -239,6 +239,34 @@ impl Client {
             .map_err(|_| CallError::Closed)
     }
 
+    /// Publishes `text` on any topic with the given user properties (to play a misbehaving or
+    /// spoofing peer).
+    ///
+    /// # Errors
+    /// A closed client.
+    pub async fn publish_raw(
+        &self,
+        topic: String,
+        text: String,
+        user_properties: Vec<(String, String)>,
+    ) -> Result<(), CallError> {
+        let props = PublishProperties {
+            user_properties,
+            ..PublishProperties::default()
+        };
+        self.mqtt
+            .publish_with_properties(topic, QoS::AtLeastOnce, false, text, props)
+            .await
+            .map_err(|_| CallError::Closed)
+    }
+
+    /// Registers interest in the answer to `id` from `device`, for a request sent with
+    /// [`send`](Self::send) or [`publish_raw`](Self::publish_raw); the receiver gets the first
+    /// answer.
+    pub fn expect_answer(&self, device: &str, id: &Value) -> oneshot::Receiver<Value> {
+        self.expect(device, id)
+    }
+
     /// Registers interest in the answer to `id` from `device`.
     fn expect(&self, device: &str, id: &Value) -> oneshot::Receiver<Value> {
         let (tx, rx) = oneshot::channel();

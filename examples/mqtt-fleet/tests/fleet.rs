@@ -103,3 +103,204 @@ async fn a_client_discovers_every_device_by_presence_and_calls_each() {
         d.stop().await.unwrap();
     }
 }
+
+/// Collects the device's host events.
+fn recorder() -> (mcp_host::EventHook, Arc<Mutex<Vec<HostEvent>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let e = events.clone();
+    (
+        Arc::new(move |ev: &HostEvent| e.lock().unwrap().push(ev.clone())),
+        events,
+    )
+}
+
+fn answered(
+    events: &Mutex<Vec<HostEvent>>,
+) -> Vec<(Option<&'static str>, Option<Delivery>, Delivery)> {
+    events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            HostEvent::Answered {
+                ran,
+                replay,
+                delivery,
+            } => Some((*ran, *replay, *delivery)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn append(entry: i64) -> Value {
+    json!({"name":"self.ledger.append","arguments":{"entry":entry}})
+}
+
+async fn ledger_device(
+    url: &str,
+    id: &str,
+    tweak: impl FnOnce(Options) -> Options,
+) -> Device<Ledger> {
+    let opts = tweak(devices::quick(url, id, "devices/ledger"));
+    Device::spawn(opts, devices::ledger_engine(), Ledger::default())
+}
+
+/// Waits (briefly) until `f` holds.
+async fn eventually(f: impl Fn() -> bool) -> bool {
+    for _ in 0..100 {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    f()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqtt_id() {
+    let Some(broker) = broker() else { return };
+    let url = broker.url();
+    let (hook, events) = recorder();
+    let dev = ledger_device(&url, "ledger-1", |o| o.on_event(hook)).await;
+    let a = Client::connect(&url, "client-a").unwrap();
+    assert!(a.wait_for_online(1, T).await);
+    a.initialize("ledger-1", T).await.unwrap();
+
+    // QoS 1 may deliver a request twice: the same bytes arrive again.
+    let request =
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":append(7)}).to_string();
+    let first = a.expect_answer("ledger-1", &json!(1));
+    a.send("ledger-1", request.clone()).await.unwrap();
+    a.send("ledger-1", request).await.unwrap();
+    let first = tokio::time::timeout(T, first).await.unwrap().unwrap();
+    assert!(
+        eventually(|| a.answers("ledger-1", &json!(1)) == 2).await,
+        "two answers"
+    );
+    assert_eq!(result(&first)["structuredContent"]["value"], 1);
+    assert_eq!(dev.board.lock().unwrap().entries, [7], "ran once");
+
+    // Another client on the same device also starts its ids at 1: its call runs, and neither
+    // gets the other's answer.
+    let b = Client::connect(&url, "client-b").unwrap();
+    assert!(b.wait_for_online(1, T).await);
+    b.initialize("ledger-1", T).await.unwrap();
+    let answer = b
+        .request("ledger-1", 1, "tools/call", append(8), T)
+        .await
+        .unwrap();
+    assert_eq!(result(&answer)["evidence"]["observed"], 8);
+    assert_eq!(dev.board.lock().unwrap().entries, [7, 8]);
+    assert_eq!(a.answers("ledger-1", &json!(1)), 2, "a got nothing of b's");
+
+    // The device reported both runs written (the broker acknowledged them) and the duplicate as
+    // a replay of a written answer.
+    assert!(
+        eventually(|| answered(&events).len() == 3).await,
+        "{:?}",
+        answered(&events)
+    );
+    let reports = answered(&events);
+    assert!(reports.contains(&(Some("self.ledger.append"), None, Delivery::Written)));
+    assert!(
+        reports.contains(&(None, Some(Delivery::Written), Delivery::Written)),
+        "{reports:?}"
+    );
+    a.close().await;
+    b.close().await;
+    dev.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_from_peers_are_checked_and_a_full_client_table_says_so() {
+    let Some(broker) = broker() else { return };
+    let url = broker.url();
+    let dev = ledger_device(&url, "ledger-3", |o| {
+        o.max_clients(1, Duration::from_secs(600))
+    })
+    .await;
+    let c = Client::connect(&url, "checker").unwrap();
+    assert!(c.wait_for_online(1, T).await);
+    let init = |id: i64| {
+        json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}).to_string()
+    };
+    let control = "$mcp-server/ledger-3/devices/ledger".to_string();
+    // No sender id, and ids that would inject topic levels or wildcards: not served, and no
+    // subscription is made from them (the device would otherwise listen on other topics).
+    for bad in [
+        None,
+        Some("a/+"),
+        Some("#"),
+        Some("x/ledger-3/devices"),
+        Some(""),
+    ] {
+        let mut props = vec![("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string())];
+        if let Some(b) = bad {
+            props.push(("MCP-MQTT-CLIENT-ID".to_string(), b.to_string()));
+        }
+        c.publish_raw(control.clone(), init(9), props)
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The one client session the device allows.
+    let answer = c.initialize("ledger-3", T).await.unwrap();
+    assert!(answer.get("result").is_some(), "{answer}");
+    // A second client: the table is full and its one session is not idle: a clear error.
+    let other = Client::connect(&url, "latecomer").unwrap();
+    assert!(other.wait_for_online(1, T).await);
+    let refused = other.initialize("ledger-3", T).await.unwrap();
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("busy")
+    );
+    // The first session still works.
+    let ok = c
+        .request("ledger-3", 1, "tools/call", append(1), T)
+        .await
+        .unwrap();
+    assert_eq!(result(&ok)["structuredContent"]["value"], 1);
+    // When it leaves (notifications/disconnected on its presence topic), the latecomer fits.
+    c.close().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let now = other.initialize("ledger-3", T).await.unwrap();
+    assert!(now.get("result").is_some(), "{now}");
+    other.close().await;
+    dev.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_that_leaves_clears_its_presence() {
+    let Some(broker) = broker() else { return };
+    let url = broker.url();
+    let dev = ledger_device(&url, "ledger-4", |o| o).await;
+    let c = Client::connect(&url, "watcher").unwrap();
+    assert!(c.wait_for_online(1, T).await);
+    dev.stop().await.unwrap();
+    assert!(
+        c.wait_until(T, |d| d
+            .get("ledger-4")
+            .is_some_and(|p| !p.online && p.offlines == 1))
+            .await,
+        "{:?}",
+        c.devices()
+    );
+    // Nothing retained is left: a newcomer sees no device.
+    let late = Client::connect(&url, "newcomer").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(late.devices().is_empty(), "{:?}", late.devices());
+    assert_eq!(
+        c.request(
+            "ledger-4",
+            1,
+            "tools/call",
+            append(1),
+            Duration::from_millis(300)
+        )
+        .await,
+        Err(CallError::Lost)
+    );
+}
