@@ -4,8 +4,11 @@
 //! With no arguments it prints a short transcript of a demo session against itself. With
 //! `--stdio` it is an MCP server on stdin/stdout (one JSON message per line, logs on stderr), so
 //! that any MCP client can drive the engine as a black box. With `--http 127.0.0.1:PORT` it serves
-//! Streamable HTTP at `/mcp` (both protocol eras), and with `--xiaozhi-ws URL` it connects out to a
-//! xiaozhi backend over WebSocket, as a xiaozhi device does (both through mcp-host).
+//! Streamable HTTP at `/mcp` (both protocol eras), with `--xiaozhi-ws URL` it connects out to a
+//! xiaozhi backend over WebSocket, as a xiaozhi device does, and with `--mqtt URL` it serves MCP
+//! through an MQTT broker (EMQX's "MCP over MQTT": retained presence, per-client RPC topics), as
+//! one device (`--device-id ID`) or a fleet of them in one process (`--devices N`); all through
+//! mcp-host.
 
 mod board;
 
@@ -109,6 +112,37 @@ struct Cli {
     /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
     #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
     ws_max_message: Option<usize>,
+    /// Connect to an MQTT broker (mqtt://HOST:PORT) and serve MCP over MQTT after EMQX's
+    /// convention: a retained presence on $mcp-server/presence/ID/NAME (cleared by the will),
+    /// initialize on $mcp-server/ID/NAME, each client on $mcp-rpc/CLIENT/ID/NAME. Reconnects
+    /// forever (1 s, doubling to 30 s, with jitter).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope", "xiaozhi_ws", "http"])]
+    mqtt: Option<String>,
+    /// With --mqtt: the device id (its MQTT client id and server-id). With --devices N > 1 the
+    /// devices are ID-1 … ID-N (zero-padded).
+    #[arg(
+        long,
+        value_name = "ID",
+        default_value = "device-sim",
+        requires = "mqtt"
+    )]
+    device_id: String,
+    /// With --mqtt: host N simulated devices in this process, each with its own board, engine and
+    /// MQTT connection (a fleet on one broker).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "mqtt")]
+    devices: usize,
+    /// With --mqtt: the server name the devices offer (a /-separated type path).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "devices/device-sim",
+        requires = "mqtt"
+    )]
+    server_name: String,
+    /// With --mqtt: seconds between MQTT keep-alive pings (at least 5); a broker silent for one
+    /// and a half of them is a dead link.
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "mqtt")]
+    mqtt_keep_alive: Duration,
     /// Wrap messages in a transport envelope (implies --stdio).
     #[arg(long, value_enum)]
     envelope: Option<EnvelopeKind>,
@@ -371,7 +405,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if cli.http.is_some() || cli.xiaozhi_ws.is_some() {
+    if cli.http.is_some() || cli.xiaozhi_ws.is_some() || cli.mqtt.is_some() {
         return match serve_network(&cli, faults) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -434,6 +468,7 @@ fn log_event(e: &HostEvent) {
              replies carry none",
             xiaozhi::MAX_SESSION_ID_LEN
         ),
+        HostEvent::Connected { to } => eprintln!("device-sim: connected to {to}"),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
                 "device-sim: disconnected ({reason}); reconnecting in {} ms",
@@ -483,8 +518,8 @@ fn parse_addr(s: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("--http wants ADDR:PORT (e.g. 127.0.0.1:8080), not {s:?}"))
 }
 
-/// Serves `--http` or `--xiaozhi-ws` through mcp-host until killed (HTTP; WebSocket, which
-/// reconnects) or, with `--once`, until the backend closes the connection.
+/// Serves `--http`, `--xiaozhi-ws` or `--mqtt` through mcp-host until killed (HTTP; WebSocket and
+/// MQTT, which reconnect) or, with `--once`, until the backend closes the connection.
 fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
     let tools = Tools::new(cli);
     // Check the registration once, loudly, before anything listens.
@@ -499,6 +534,9 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    if let Some(url) = &cli.mqtt {
+        return runtime.block_on(serve_mqtt(cli, url, &tools, faults, out_len));
+    }
     if let Some(url) = &cli.xiaozhi_ws {
         let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
         let mut opts = mcp_host::xiaozhi::Options::new(url.clone())
@@ -554,6 +592,67 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
             host.serve(listener).await
         })
         .map_err(|e| e.to_string())
+}
+
+/// The id of device `i` (from 1) of `n`: `ID` alone, or `ID-i` zero-padded to the width of `n`.
+fn fleet_id(base: &str, i: usize, n: usize) -> String {
+    if n <= 1 {
+        base.to_string()
+    } else {
+        format!("{base}-{i:0width$}", width = n.to_string().len())
+    }
+}
+
+/// `--mqtt`: one device, or `--devices N` of them, each with its own board, engine and MQTT
+/// connection, until killed. Only options the broker client cannot use end it.
+async fn serve_mqtt(
+    cli: &Cli,
+    url: &str,
+    tools: &Tools,
+    faults: Faults,
+    out_len: usize,
+) -> Result<(), String> {
+    let n = cli.devices.max(1);
+    let mut fleet = tokio::task::JoinSet::new();
+    for i in 1..=n {
+        let id = fleet_id(&cli.device_id, i, n);
+        let engine = tools.engine()?;
+        let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+        let hook: mcp_host::EventHook = if n == 1 {
+            Arc::new(log_event)
+        } else {
+            // A fleet logs its links only, each line naming its device.
+            let who = id.clone();
+            Arc::new(move |e: &HostEvent| match e {
+                HostEvent::Connected { .. } | HostEvent::Disconnected { .. } => {
+                    eprint!("device-sim: [{who}] ");
+                    log_event(e);
+                }
+                _ => {}
+            })
+        };
+        let opts = mcp_host::mqtt::Options::new(url, id)
+            .server_name(
+                cli.server_name.clone(),
+                "A simulated xiaozhi-style device: speaker, screen, relay, motor, reboot",
+            )
+            .principal(principal(cli))
+            .out_len(out_len)
+            .keep_alive(cli.mqtt_keep_alive)
+            .max_message((4 * cli.page_bytes).max(MIN_WS_MESSAGE))
+            .reconnect(mcp_host::xiaozhi::Backoff::DEFAULT)
+            .on_event(hook);
+        fleet.spawn(async move { mcp_host::mqtt::run(&opts, engine, board).await });
+    }
+    eprintln!("device-sim: {n} device(s) serving MCP over MQTT on {url}");
+    while let Some(done) = fleet.join_next().await {
+        match done {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(())
 }
 
 /// 16 random bytes from the standard library's per-process random hasher keys.
