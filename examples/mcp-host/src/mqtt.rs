@@ -79,6 +79,9 @@ pub const DEFAULT_MAX_MESSAGE: usize = crate::xiaozhi::DEFAULT_MAX_MESSAGE;
 /// The shortest keep-alive rumqttc accepts (a shorter one is raised to it).
 pub const MIN_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
+/// The most QoS 1 publishes in flight (unacknowledged) each way on a device's connection.
+pub const MAX_INFLIGHT: u16 = 16;
+
 /// Settings of one device's MQTT client.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -394,6 +397,11 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         .set_session_expiry_interval(Some(0))
         .set_connection_timeout(opts.connect_timeout.as_secs().max(1))
         .set_max_packet_size(Some(u32::try_from(opts.max_message).unwrap_or(u32::MAX)))
+        // What a device holds in flight, both ways: rumqttc sizes its table of unacknowledged
+        // publishes by this (its default, 65,535, costs megabytes per connection), and the
+        // broker sends no more unacknowledged requests than the Receive Maximum.
+        .set_outgoing_inflight_upper_limit(MAX_INFLIGHT)
+        .set_receive_maximum(Some(MAX_INFLIGHT))
         .set_user_properties(vec![
             (conv::COMPONENT_TYPE.into(), conv::SERVER_COMPONENT.into()),
             (

@@ -113,6 +113,7 @@ impl Client {
             .set_session_expiry_interval(Some(0))
             .set_max_packet_size(Some(1 << 20))
             .set_connection_timeout(2)
+            .set_outgoing_inflight_upper_limit(1024)
             .set_user_properties(vec![(COMPONENT_TYPE.into(), CLIENT_COMPONENT.into())])
             .set_last_will(LastWill::new(
                 format!("$mcp-client/presence/{id}"),
