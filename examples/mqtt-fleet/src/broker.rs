@@ -72,6 +72,19 @@ impl Broker {
     /// No mosquitto binary (see [`mosquitto`]), or it did not start.
     pub fn start() -> Result<Broker, String> {
         let binary = mosquitto()?;
+        // Another process may take the port between its release and mosquitto's bind: try again
+        // on a new one.
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::start_on(binary.clone()) {
+                Ok(b) => return Ok(b),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    fn start_on(binary: PathBuf) -> Result<Broker, String> {
         let port = free_port().map_err(|e| e.to_string())?;
         let dir = std::env::temp_dir().join(format!(
             "mqtt-fleet-{}-{}",
