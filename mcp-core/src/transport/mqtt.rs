@@ -46,6 +46,19 @@
 //! the first answer instead of running twice, and two clients that both use `id: 1` never see
 //! each other's answers.
 //!
+//! # For firmware authors
+//! The firmware owns the MQTT client and one engine. It needs an MQTT **5** client that can set a
+//! will, user properties (on CONNECT and PUBLISH, and read them on an incoming PUBLISH: the
+//! `initialize` names its sender only there), the No Local subscription option and a Maximum
+//! Packet Size. On each connection: subscribe to [`ServerTopics::control`], subscribe again to the
+//! three topics of every client session it keeps ([`ServerTopics::rpc`] with No Local,
+//! [`ServerTopics::client_presence`], [`ServerTopics::client_capability`]: the broker forgot them
+//! with the old connection), then publish [`write_online`] retained on
+//! [`ServerTopics::presence`]. For each message, [`ServerTopics::parse`] the topic, hand the
+//! payload to the engine with [`ClientId::peer`], and publish the answer (QoS 1) on that client's
+//! RPC topic; report it delivered when its PUBACK arrives. `mcp_host::mqtt` (in
+//! `examples/mcp-host`) is this loop on a host.
+//!
 //! # Untrusted input
 //! Topic names come from the broker and client ids from peers. Every id and name is checked
 //! ([`check_id`], [`check_server_name`]) before it is put into a topic, logged or echoed: at
