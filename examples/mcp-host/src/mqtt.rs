@@ -630,10 +630,10 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// Publishes (QoS 1, with the convention's user properties), or queues while offline.
     fn publish(&mut self, topic: String, payload: Bytes, retain: bool, tracked: Option<Tracked>) {
         if !self.connected {
-            if self.offline.len() >= self.opts.offline_queue.max(1) {
-                if let Some(old) = self.offline.pop_front().and_then(|q| q.tracked) {
-                    self.report(old, Delivery::Lost);
-                }
+            if self.offline.len() >= self.opts.offline_queue.max(1)
+                && let Some(old) = self.offline.pop_front().and_then(|q| q.tracked)
+            {
+                self.report(old, Delivery::Lost);
             }
             self.offline.push_back(Queued {
                 topic,

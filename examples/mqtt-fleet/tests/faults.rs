@@ -39,10 +39,13 @@ fn append(entry: i64) -> Value {
     json!({"name":"self.ledger.append","arguments":{"entry":entry}})
 }
 
+/// One proxied connection: its task, "swallow what the device sends", "silence both ways".
+type Conn = (JoinHandle<()>, Arc<AtomicBool>, Arc<AtomicBool>);
+
 /// A TCP proxy between devices and the broker, whose connections the test can cut or silence.
 struct Proxy {
     port: u16,
-    conns: Arc<Mutex<Vec<(JoinHandle<()>, Arc<AtomicBool>, Arc<AtomicBool>)>>>,
+    conns: Arc<Mutex<Vec<Conn>>>,
     accept: JoinHandle<()>,
 }
 

@@ -150,7 +150,11 @@ async fn round(url: &str, n: usize, args: &Args) -> Result<Row, String> {
                     .request(id, 1, "tools/list", json!({}), t)
                     .await
                     .map_err(|e| format!("{id}: {e}"))?;
-                if list["result"]["tools"].as_array().is_none_or(Vec::is_empty) {
+                if list
+                    .pointer("/result/tools")
+                    .and_then(serde_json::Value::as_array)
+                    .is_none_or(Vec::is_empty)
+                {
                     return Err(format!("{id}: no tools: {list}"));
                 }
             }
@@ -190,7 +194,7 @@ async fn round(url: &str, n: usize, args: &Args) -> Result<Row, String> {
                     .await;
                 let took = sent.elapsed();
                 match r {
-                    Ok(v) if v["result"]["evidence"]["observed"] == volume => {
+                    Ok(v) if v.pointer("/result/evidence/observed") == Some(&json!(volume)) => {
                         if let Ok(mut l) = latencies.lock() {
                             l.push(took);
                         }
