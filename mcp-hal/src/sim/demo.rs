@@ -1,5 +1,5 @@
 //! [`DemoBoard`]: the simulated devices behind every kit, with a door sensor, a screen theme and
-//! the standard tool set — the board that `examples/device-sim`, the emulator and Wi-Fi
+//! the standard tool set — the board that `examples/device-sim`, the emulator
 //! firmwares, the benches and this crate's tests all run, defined once.
 //!
 //! | tool ([`DemoBoard::TOOLS`], in listing order) | from |
