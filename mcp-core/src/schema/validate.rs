@@ -440,6 +440,17 @@ pub fn validate<'a>(
     params: &'a [Param],
     arguments: Option<Json<'a>>,
 ) -> Result<Args<'a>, ArgError<'a>> {
+    validate_indexed(params, arguments, None)
+}
+
+/// [`validate`], reading the members of `arguments` from `indexed` — the table the checking pass
+/// recorded ([`Frame::arguments`](crate::wire::Frame::arguments)) — instead of walking its
+/// bytes again; `None` walks them.
+pub(crate) fn validate_indexed<'a>(
+    params: &'a [Param],
+    arguments: Option<Json<'a>>,
+    indexed: Option<&[(JsonStr<'a>, Json<'a>)]>,
+) -> Result<Args<'a>, ArgError<'a>> {
     let mut args = Args {
         params,
         slots: [const { Slot::Absent }; MAX_PARAMS],
@@ -453,16 +464,28 @@ pub fn validate<'a>(
         params,
     };
     let arguments = arguments.filter(|a| a.kind() != Kind::Null);
-    let members = match arguments {
-        None => None,
-        Some(a) => Some(
-            a.members()
-                .ok_or_else(|| err(ArgErrorKind::NotAnObject, None, None, Some(a)))?,
-        ),
+    let mut walked;
+    let mut table;
+    let members: &mut dyn Iterator<Item = (JsonStr<'a>, Json<'a>)> = match (arguments, indexed) {
+        (None, _) => {
+            table = [].iter().copied();
+            &mut table
+        }
+        (Some(a), _) if a.kind() != Kind::Object => {
+            return Err(err(ArgErrorKind::NotAnObject, None, None, Some(a)));
+        }
+        (Some(_), Some(indexed)) => {
+            table = indexed.iter().copied();
+            &mut table
+        }
+        (Some(a), None) => {
+            walked = a.members().into_iter().flatten();
+            &mut walked
+        }
     };
     args.raw = arguments;
     let mut seen: u32 = 0;
-    for (key, value) in members.into_iter().flatten() {
+    for (key, value) in members {
         let Some(i) = params.iter().position(|p| key.eq_str(p.name())) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };

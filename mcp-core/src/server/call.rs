@@ -6,12 +6,13 @@ use super::cache::{Seen, call_key};
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
     Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
-    finish, members, write_object,
+    finish, members, once, write_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
 use crate::result::{Output, ToolError, Value, render_result, render_result_for};
-use crate::schema::{Args, validate, validate_object};
+use crate::schema::{Args, validate_indexed, validate_object};
+use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
@@ -88,7 +89,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     pub(super) fn call<'i>(
         &mut self,
         id: Id<'i>,
-        params: Option<Json<'i>>,
+        frame: &Frame<'i>,
         caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, 'i>,
@@ -96,7 +97,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         handled: &mut Handled<'_>,
         can_await: bool,
     ) -> Flow<'i, 't, C> {
-        match self.prepare(id, params, caller, respond, handled, can_await) {
+        match self.prepare(id, frame, caller, respond, handled, can_await) {
             Prepared::Answered(len) => Flow::Len(len),
             Prepared::Ready(parked, out) => match parked.tail.tool.handler() {
                 Some(handler) => {
@@ -188,7 +189,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     fn prepare<'o, 'i>(
         &mut self,
         id: Id<'i>,
-        params: Option<Json<'i>>,
+        frame: &Frame<'i>,
         caller: Caller,
         respond: Respond<'o, 'i>,
         handled: &mut Handled<'_>,
@@ -196,13 +197,13 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     ) -> Prepared<'o, 'i, 't, C> {
         let answered = Prepared::Answered;
         let principal = caller.principal;
-        let [name, arguments, task, meta] =
-            match members(params, ["name", "arguments", "task", "_meta"]) {
-                Ok(m) => m,
-                Err(msg) => {
-                    return answered(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
-                }
-            };
+        // The checking pass recorded these members of `params` (an object, or absent).
+        let found = [Member::Name, Member::Arguments, Member::Task, Member::Meta];
+        let Some([name, arguments, task, _]) = once(found.map(|m| frame.get(m))) else {
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: duplicate member");
+            }));
+        };
         let Some(name) = name.and_then(|n| n.as_str()) else {
             return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: tools/call needs a tool name (a string)");
@@ -371,7 +372,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
         let checked = match tool.raw_input_schema() {
             Some(_) => validate_object(arguments),
-            None => validate(tool.param_specs(), arguments),
+            // From the members the checking pass recorded (walked again only past its table).
+            None => validate_indexed(tool.param_specs(), arguments, frame.arguments()),
         };
         let args = match checked {
             Ok(args) => args,
@@ -431,7 +433,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 
         let (token, log_level) = match era {
             Era::Modern(m) => (m.progress_token, m.log_level),
-            Era::Legacy => (meta.and_then(progress_token), self.log_level),
+            Era::Legacy => (progress_token(frame), self.log_level),
         };
         let Respond { out, info, .. } = respond;
         Prepared::Ready(
@@ -618,12 +620,8 @@ fn task_ttl(task: Json<'_>) -> Result<Option<u64>, &'static str> {
 }
 
 /// `params._meta.progressToken`: a string or an integer, kept when short enough.
-fn progress_token(meta: Json<'_>) -> Option<Json<'_>> {
-    let [token] = members(
-        Some(meta).filter(|m| m.kind() == Kind::Object),
-        ["progressToken"],
-    )
-    .ok()?;
+fn progress_token<'i>(frame: &Frame<'i>) -> Option<Json<'i>> {
+    let token = frame.get(Member::ProgressToken).once();
     token.filter(|t| {
         t.raw().len() <= MAX_PROGRESS_TOKEN_LEN
             && (t.kind() == Kind::String || t.is_plain_integer())

@@ -44,6 +44,7 @@ use core::fmt::Write as _;
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
+use crate::wire::frame::{Found, Frame, Member};
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
@@ -544,6 +545,18 @@ fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str
     }
 }
 
+/// The values of members the checking pass recorded; `None` when one of them is repeated.
+pub(crate) fn once<'i, const K: usize>(found: [Found<'i>; K]) -> Option<[Option<Json<'i>>; K]> {
+    let mut values = [None; K];
+    for (value, f) in values.iter_mut().zip(found) {
+        match f {
+            Found::Repeated => return None,
+            f => *value = f.once(),
+        }
+    }
+    Some(values)
+}
+
 /// Looks up members of a params object; a duplicate of a looked-up member is an error.
 fn members<'i, const K: usize>(
     params: Option<Json<'i>>,
@@ -850,7 +863,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             status: &status,
         };
         let mut parked = None;
-        handled.len = match Message::parse(input, self.config.max_depth) {
+        // One pass checks the whole message and indexes what dispatch reads.
+        let frame = Frame::parse(input, self.config.max_depth);
+        let message = frame.as_ref().map(|f| (f.message(), f));
+        handled.len = match message {
             Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
                 crate::fmt::debug!("parse error");
                 let _ = match e {
@@ -860,11 +876,11 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                     e => write!(w, "Parse error: {e}"),
                 };
             }),
-            Ok(Message::Notification { .. } | Message::Response) => 0,
-            Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
+            Ok((Message::Notification { .. } | Message::Response, _)) => 0,
+            Ok((Message::Invalid { id, why }, _)) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
-            Ok(Message::Request(req)) => {
-                let (era, refusal) = classify(&req, stateless);
+            Ok((Message::Request(req), frame)) => {
+                let (era, refusal) = classify(frame, stateless);
                 handled.modern = era.is_modern();
                 let respond = respond(out, Some(req.id), era);
                 match refusal {
@@ -873,6 +889,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                         let caller = Caller { principal, peer };
                         let flow = self.request(
                             req,
+                            frame,
                             caller,
                             ctx,
                             respond,
@@ -905,6 +922,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     fn request<'i>(
         &mut self,
         req: Request<'i>,
+        frame: &Frame<'i>,
         caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, 'i>,
@@ -979,7 +997,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => {
                 return self.call(
-                    req.id, params, caller, ctx, respond, notify, handled, can_await,
+                    req.id, frame, caller, ctx, respond, notify, handled, can_await,
                 );
             }
             #[cfg(feature = "resources")]
@@ -1105,7 +1123,7 @@ const fn modern_reserve(config: &Config) -> usize {
 /// string the client chooses per request (a UUID), at most [`MAX_IDEMPOTENCY_KEY_LEN`] bytes.
 /// The same key with the same id, tool and arguments, and nothing in between that touched the
 /// tool, is answered from the first call's answer instead of running again.
-pub const IDEMPOTENCY_KEY: &str = "io.github.mcu-mcp/idempotencyKey";
+pub const IDEMPOTENCY_KEY: &str = Member::IdempotencyKey.key();
 
 #[cfg(feature = "modern")]
 const BAD_IDEMPOTENCY_KEY: &str = "Invalid params: io.github.mcu-mcp/idempotencyKey must be a non-empty string of at most 128 bytes";
@@ -1179,7 +1197,7 @@ impl Refusal<'_> {
 /// Without the feature `modern` every request is a legacy one (`params._meta` is not read); a
 /// transport that requires the 2026-07-28 rules gets -32602 (HTTP 400).
 #[cfg(not(feature = "modern"))]
-fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+fn classify<'i>(_: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     let refusal = stateless.then_some(Refusal::Meta(
         "Invalid params: this device does not speak the 2026-07-28 protocol revision",
     ));
@@ -1189,7 +1207,7 @@ fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i
 /// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
 /// 2026-07-28 requires there.
 #[cfg(feature = "modern")]
-fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";
     let modern_refusal = |msg| {
@@ -1202,20 +1220,18 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         };
         (Era::Modern(m), Some(Refusal::Meta(msg)))
     };
-    let meta = req
-        .params
-        .and_then(|p| members(Some(p), ["_meta"]).ok())
-        .and_then(|[m]| m);
-    let Ok([version, caps, level, token, key]) = members(
-        meta.filter(|m| m.members().is_some()),
+    // The checking pass recorded `params._meta`'s members (those of an object, once each).
+    let Some([version, caps, level, token, key]) = once(
         [
-            "io.modelcontextprotocol/protocolVersion",
-            "io.modelcontextprotocol/clientCapabilities",
-            "io.modelcontextprotocol/logLevel",
-            "progressToken",
-            IDEMPOTENCY_KEY,
-        ],
-    ) else {
+            Member::ProtocolVersion,
+            Member::ClientCapabilities,
+            Member::LogLevel,
+            Member::ProgressToken,
+            Member::IdempotencyKey,
+        ]
+        .map(|m| frame.get(m)),
+    )
+    .filter(|_| frame.get(Member::Meta) != Found::Repeated) else {
         return if stateless {
             modern_refusal(NO_META)
         } else {
