@@ -36,6 +36,8 @@ pub struct Args<'a> {
     params: &'a [Param],
     slots: [Slot<'a>; MAX_PARAMS],
     raw: Option<Json<'a>>,
+    /// The bytes [`decode_escapes`](Self::decode_escapes) needs (the sum over `Escaped` slots).
+    escaped: usize,
 }
 
 /// A handler asked [`Args`] for something the tool's spec cannot provide.
@@ -64,6 +66,7 @@ impl<'a> Args<'a> {
             params: &[],
             slots: [const { Slot::Absent }; MAX_PARAMS],
             raw: None,
+            escaped: 0,
         }
     }
 
@@ -83,13 +86,7 @@ impl<'a> Args<'a> {
     /// The number of bytes [`decode_escapes`](Self::decode_escapes) needs: the decoded length
     /// of every free-form string argument that was sent with escape sequences (0 for most calls).
     pub fn escaped_len(&self) -> usize {
-        self.slots
-            .iter()
-            .map(|s| match s {
-                Slot::Escaped(_, len) => *len,
-                _ => 0,
-            })
-            .sum()
+        self.escaped
     }
 
     /// Decodes the string arguments that were sent with escape sequences into `buf`, which must
@@ -122,6 +119,7 @@ impl<'a> Args<'a> {
                     return false;
                 };
                 *slot = Slot::Str(text);
+                self.escaped -= len;
             }
         }
         true
@@ -455,6 +453,7 @@ pub(crate) fn validate_indexed<'a>(
         params,
         slots: [const { Slot::Absent }; MAX_PARAMS],
         raw: None,
+        escaped: 0,
     };
     let err = |kind, param, key, got| ArgError {
         kind,
@@ -486,7 +485,12 @@ pub(crate) fn validate_indexed<'a>(
     args.raw = arguments;
     let mut seen: u32 = 0;
     for (key, value) in members {
-        let Some(i) = params.iter().position(|p| key.eq_str(p.name())) else {
+        // Parameter names are plain ASCII (registration checks them): a key without escapes
+        // equals one byte for byte, a key with escapes only decoded.
+        let Some(i) = (match key.raw().contains(&b'\\') {
+            false => params.iter().position(|p| p.name().as_bytes() == key.raw()),
+            true => params.iter().position(|p| key.eq_str(p.name())),
+        }) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
         let (Some(param), Some(slot)) = (params.get(i), args.slots.get_mut(i)) else {
@@ -503,6 +507,9 @@ pub(crate) fn validate_indexed<'a>(
         seen |= 1 << i;
         *slot = check_value(param, value)
             .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
+        if let Slot::Escaped(_, len) = slot {
+            args.escaped += *len;
+        }
     }
     for ((param, slot), i) in params.iter().zip(args.slots.iter_mut()).zip(0..) {
         if seen & (1 << i) != 0 {
@@ -539,6 +546,7 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
             params: &[],
             slots: [const { Slot::Absent }; MAX_PARAMS],
             raw: arguments,
+            escaped: 0,
         }),
     }
 }

@@ -101,7 +101,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             Prepared::Answered(len) => Flow::Len(len),
             Prepared::Ready(parked, out) => match parked.tail.tool.handler() {
                 Some(handler) => {
-                    Flow::Len(self.run_blocking(parked, handler, ctx, out, notify, handled))
+                    Flow::Len(self.run_blocking(&parked, handler, ctx, out, notify, handled))
                 }
                 None => Flow::Park(parked),
             },
@@ -111,7 +111,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     /// Runs a parked call's blocking handler and renders its answer.
     fn run_blocking(
         &mut self,
-        parked: Parked<'_, 't, C>,
+        parked: &Parked<'_, 't, C>,
         handler: crate::Handler<C>,
         ctx: &mut C,
         out: &mut [u8],
@@ -120,10 +120,21 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     ) -> usize {
         let Parked { args, tail } = parked;
         let seq = self.next_seq();
-        let (result, used) = match split(args, tail.room, out) {
-            Some((scratch, args)) => {
-                let mut reply = self.reply(scratch, &tail, seq, notify);
-                let result = handler(ctx, &args, &mut reply);
+        let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
+        // Arguments without escaped strings are used where they are; others are copied and
+        // decoded into the tail of `out` (`room` leaves exactly the bytes that needs).
+        let mut copy;
+        let args = match args.escaped_len() {
+            0 => Some(args),
+            _ => {
+                copy = args.clone();
+                copy.decode_escapes(decoded).then_some(&copy)
+            }
+        };
+        let (result, used) = match args {
+            Some(args) => {
+                let mut reply = self.reply(scratch, tail, seq, notify);
+                let result = handler(ctx, args, &mut reply);
                 (result, reply.used())
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
@@ -159,7 +170,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
-        self.conclude(tail, result, used, seq, out, handled)
+        self.conclude(&tail, result, used, seq, out, handled)
     }
 
     fn next_seq(&mut self) -> u32 {
@@ -461,14 +472,14 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     /// Everything after the handler ran: the cache, a task start or the rendered result.
     fn conclude(
         &mut self,
-        tail: Tail<'_, 't, C>,
+        tail: &Tail<'_, 't, C>,
         mut result: ToolResult,
         used: usize,
         seq: u32,
         out: &mut [u8],
         handled: &mut Handled<'_>,
     ) -> usize {
-        let Tail {
+        let &Tail {
             info,
             id,
             era,

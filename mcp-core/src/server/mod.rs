@@ -965,7 +965,16 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
         let offered =
             |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
-        let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
+        // Names are unique in each list: find the name (comparing bytes unless the name was sent
+        // with escapes), then ask whether it is offered.
+        let escaped = m.has_escapes();
+        let known = methods
+            .iter()
+            .find(|n| match escaped {
+                false => m.raw() == n.as_bytes(),
+                true => m.eq_str(n),
+            })
+            .filter(offered);
         let Some(&method) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");

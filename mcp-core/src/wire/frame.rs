@@ -17,7 +17,8 @@
 //! JSON text.
 
 use super::json::{
-    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_string_escapes, check_value, skip_ws,
+    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_number, check_string_escapes, check_value,
+    skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -332,18 +333,22 @@ impl<'a> Pass<'a> {
                 _ => member_of(level, key, escaped, &mut frame.result_or_error),
             };
             let child = match member {
-                Some(m) => {
+                Some(m @ (3 | 5 | 7)) => {
                     frame.clear_below(m);
                     match m {
                         3 => Level::Params,
                         5 => Level::Arguments,
-                        7 => Level::Meta,
-                        _ => Level::Other,
+                        _ => Level::Meta,
                     }
                 }
-                None => Level::Other,
+                _ => Level::Other,
             };
-            let end = self.value(frame, start, child, depth + 1)?;
+            let end = match b.get(start) {
+                // Strings and numbers, the most common values, directly.
+                Some(b'"') => check_string_escapes(b, start)?.0,
+                Some(b'-' | b'0'..=b'9') => check_number(b, start)?,
+                _ => self.value(frame, start, child, depth + 1)?,
+            };
             let value = Json::from_checked(b.get(start..end).unwrap_or_default());
             match member {
                 Some(m) => {
@@ -381,19 +386,35 @@ fn member_of(
     escaped: bool,
     result_or_error: &mut bool,
 ) -> Option<usize> {
+    if !escaped {
+        // A match on the bytes: a jump on the length, then a comparison or two.
+        let found = match (level, key.raw()) {
+            (Level::Message, b"jsonrpc") => 0,
+            (Level::Message, b"id") => 1,
+            (Level::Message, b"method") => 2,
+            (Level::Message, b"params") => 3,
+            (Level::Message, b"result" | b"error") => {
+                *result_or_error = true;
+                return None;
+            }
+            (Level::Params, b"name") => 4,
+            (Level::Params, b"arguments") => 5,
+            (Level::Params, b"task") => 6,
+            (Level::Params, b"_meta") => 7,
+            (Level::Meta, b"io.modelcontextprotocol/protocolVersion") => 8,
+            (Level::Meta, b"io.modelcontextprotocol/clientCapabilities") => 9,
+            (Level::Meta, b"io.modelcontextprotocol/logLevel") => 10,
+            (Level::Meta, b"progressToken") => 11,
+            (Level::Meta, b"io.github.mcu-mcp/idempotencyKey") => 12,
+            _ => return None,
+        };
+        return Some(found);
+    }
     let (from, to) = level.keys();
     let keys = KEYS.get(from..to).unwrap_or_default();
-    let found = if escaped {
-        keys.iter().position(|k| key.eq_str(k))
-    } else {
-        keys.iter().position(|k| k.as_bytes() == key.raw())
-    };
+    let found = keys.iter().position(|k| key.eq_str(k));
     if found.is_none() && level == Level::Message {
-        *result_or_error |= if escaped {
-            key.eq_str("result") || key.eq_str("error")
-        } else {
-            matches!(key.raw(), b"result" | b"error")
-        };
+        *result_or_error |= key.eq_str("result") || key.eq_str("error");
     }
     found.map(|i| i + from)
 }

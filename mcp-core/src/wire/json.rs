@@ -196,6 +196,19 @@ impl<'a> Json<'a> {
         if self.kind() != Kind::Number {
             return None;
         }
+        // The common spelling, `-?[0-9]{1,18}`, always fits: read it directly.
+        let digits = self.raw.strip_prefix(b"-").unwrap_or(self.raw);
+        if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+            let magnitude = digits
+                .iter()
+                .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
+            let negative = digits.len() < self.raw.len();
+            return Some(Integer::Exact(if negative {
+                -magnitude
+            } else {
+                magnitude
+            }));
+        }
         Some(number_as_integer(self.raw))
     }
 
@@ -346,14 +359,15 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the decoded string equals `s` (so `"vol\u0075me"` equals `"volume"`).
     pub fn eq_str(&self, s: &str) -> bool {
-        if !self.has_escapes() {
-            // The raw bytes are the string's UTF-8 (checked when the document was parsed).
-            return self.raw == s.as_bytes();
-        }
         // Every escape sequence is longer than the UTF-8 of the character it stands for, so a
-        // string with escapes decodes to fewer bytes than its raw form: only a longer raw form
-        // can equal `s`.
-        self.raw.len() > s.len() && self.chars().eq(s.chars())
+        // string with escapes decodes to fewer bytes than its raw form: a raw form no longer than
+        // `s` equals it only byte for byte and without escapes (the raw bytes are then the
+        // string's UTF-8, checked when the document was parsed), and a longer one only decoded.
+        if self.raw.len() <= s.len() {
+            self.raw == s.as_bytes() && !self.has_escapes()
+        } else {
+            self.has_escapes() && self.chars().eq(s.chars())
+        }
     }
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
