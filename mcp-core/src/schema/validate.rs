@@ -313,22 +313,35 @@ impl ArgError<'_> {
                     Ok(())
                 }
             }
-            ArgErrorKind::Duplicate => write!(f, "Duplicate argument \"{name}\""),
+            // Pieces and integers written directly: no `core::fmt` formatting on this path.
+            ArgErrorKind::Duplicate => {
+                f.write_str("Duplicate argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\"")
+            }
             ArgErrorKind::Missing => {
-                write!(f, "Missing required argument \"{name}\": expected ")?;
+                f.write_str("Missing required argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))
             }
             ArgErrorKind::BadLength => {
-                write!(f, "Invalid argument \"{name}\": expected ")?;
+                f.write_str("Invalid argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
                 let n = self
                     .got
                     .and_then(|g| g.as_str())
                     .map_or(0, |s| s.char_count());
-                write!(f, ", got {n} characters")
+                f.write_str(", got ")?;
+                f.write_str(itoa::Buffer::new().format(n))?;
+                f.write_str(" characters")
             }
             _ => {
-                write!(f, "Invalid argument \"{name}\": expected ")?;
+                f.write_str("Invalid argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
                 got(f, self.got)
             }
@@ -397,17 +410,21 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write!(f, "\"{c}\"")?;
+                f.write_str("\"")?;
+                f.write_str(c)?;
+                f.write_str("\"")?;
             }
             Ok(())
         }
         ParamType::String => {
             f.write_str("a string")?;
             let (min, max) = p.len_bounds();
+            // Length bounds come from `u32`s: they fit `i64`.
+            let len = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
             bounds(
                 f,
-                (min != 0).then_some(min),
-                (max != usize::MAX).then_some(max),
+                (min != 0).then(|| len(min)),
+                (max != usize::MAX).then(|| len(max)),
                 "of",
                 " characters",
             )
@@ -415,19 +432,35 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
     }
 }
 
-fn bounds<T: fmt::Display>(
+/// " from 0 to 100", " of at least 1 characters", …
+fn bounds(
     f: &mut dyn fmt::Write,
-    min: Option<T>,
-    max: Option<T>,
+    min: Option<i64>,
+    max: Option<i64>,
     between: &str,
     unit: &str,
 ) -> fmt::Result {
+    let int = |f: &mut dyn fmt::Write, v: i64| f.write_str(itoa::Buffer::new().format(v));
     match (min, max) {
-        (Some(a), Some(b)) => write!(f, " {between} {a} to {b}{unit}"),
-        (Some(a), None) => write!(f, " of at least {a}{unit}"),
-        (None, Some(b)) => write!(f, " of at most {b}{unit}"),
-        (None, None) => Ok(()),
+        (Some(a), Some(b)) => {
+            f.write_str(" ")?;
+            f.write_str(between)?;
+            f.write_str(" ")?;
+            int(f, a)?;
+            f.write_str(" to ")?;
+            int(f, b)?;
+        }
+        (Some(a), None) => {
+            f.write_str(" of at least ")?;
+            int(f, a)?;
+        }
+        (None, Some(b)) => {
+            f.write_str(" of at most ")?;
+            int(f, b)?;
+        }
+        (None, None) => return Ok(()),
     }
+    f.write_str(unit)
 }
 
 /// Validates `arguments` (absent and `null` both mean "no arguments") against `params`.

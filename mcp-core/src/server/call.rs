@@ -1,7 +1,5 @@
 //! `tools/call`: look up, refuse by audience, replay retransmissions, validate, run, render.
 
-use core::fmt::Write as _;
-
 use super::cache::{Seen, call_key};
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
@@ -231,9 +229,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let Some(index) = self.registry.position(name) else {
             return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");
-                for c in name.chars().take(128) {
-                    let _ = w.write_char(c);
-                }
+                w.decoded(name, 128);
             }));
         };
         let Some(tool) = self.registry.get(index) else {

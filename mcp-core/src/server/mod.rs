@@ -978,9 +978,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         let Some(&method) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
-                for c in m.chars().take(64) {
-                    let _ = w.write_char(c);
-                }
+                w.decoded(m, 64);
             }));
         };
         let params = match params_object(&req) {

@@ -179,6 +179,8 @@ pub struct Frame<'a> {
     values: [Option<Json<'a>>; 13],
     /// Bit `m` set: member `m` occurs more than once in its object.
     repeated: u16,
+    /// Bit `m` set: member `m` is a string with escape sequences.
+    escaped: u16,
     result_or_error: bool,
     arguments: [(JsonStr<'a>, Json<'a>); INDEXED_ARGUMENTS],
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
@@ -209,6 +211,7 @@ impl<'a> Frame<'a> {
             root: Json::from_checked(&[]),
             values: [None; 13],
             repeated: 0,
+            escaped: 0,
             result_or_error: false,
             arguments: [empty; INDEXED_ARGUMENTS],
             argument_count: 0,
@@ -239,6 +242,12 @@ impl<'a> Frame<'a> {
             Some(_) if self.repeated & (1 << i) != 0 => Found::Repeated,
             Some(v) => Found::Once(v),
         }
+    }
+
+    /// `true` when `member` is a string sent with escape sequences (compare it decoded; without
+    /// escapes its raw bytes are its text).
+    pub fn has_escapes(&self, member: Member) -> bool {
+        self.escaped & (1 << member as usize) != 0
     }
 
     /// The members of `params.arguments` in document order, when it is an object of at most
@@ -278,6 +287,7 @@ impl<'a> Frame<'a> {
                 *v = None;
             }
             self.repeated &= !(1 << i);
+            self.escaped &= !(1 << i);
         }
         if member == 3 || member == 5 {
             self.argument_count = 0;
@@ -290,6 +300,13 @@ struct Pass<'a> {
     b: &'a [u8],
     max_depth: u8,
 }
+
+/// Member numbers (indices into [`KEYS`]) of the objects the pass descends into.
+const PARAMS: usize = 3;
+const ARGUMENTS: usize = 5;
+const META: usize = 7;
+/// No recorded member.
+const NONE: usize = usize::MAX;
 
 impl<'a> Pass<'a> {
     /// Checks the value at `p` (not whitespace), `depth` containers deep; an object at one of
@@ -322,51 +339,57 @@ impl<'a> Pass<'a> {
                 return Err(JsonError::Syntax(p));
             }
             let (key_end, escaped) = check_string_escapes(b, p)?;
-            let key = JsonStr::from_checked(b.get(p + 1..key_end - 1).unwrap_or_default());
+            let key_start = p + 1;
+            let raw = b.get(key_start..key_end - 1).unwrap_or_default();
             p = skip_ws(b, key_end);
             if b.get(p) != Some(&b':') {
                 return Err(JsonError::Syntax(p));
             }
             let start = skip_ws(b, p + 1);
-            let member = match level {
-                Level::Arguments => None,
-                _ => member_of(level, key, escaped, &mut frame.result_or_error),
+            let member = match (level, escaped) {
+                (Level::Arguments, _) => NONE,
+                (_, false) => member_of_plain(level, b, key_start, raw, frame),
+                (_, true) => member_of_escaped(level, JsonStr::from_checked(raw), frame),
             };
             let child = match member {
-                Some(m @ (3 | 5 | 7)) => {
-                    frame.clear_below(m);
-                    match m {
-                        3 => Level::Params,
-                        5 => Level::Arguments,
-                        _ => Level::Meta,
-                    }
-                }
+                PARAMS => Level::Params,
+                ARGUMENTS => Level::Arguments,
+                META => Level::Meta,
                 _ => Level::Other,
             };
+            if child != Level::Other && frame.values.get(member).is_some_and(Option::is_some) {
+                // Seen before: what is recorded below describes the last occurrence.
+                frame.clear_below(member);
+            }
+            let mut value_escaped = false;
             let end = match b.get(start) {
                 // Strings and numbers, the most common values, directly.
-                Some(b'"') => check_string_escapes(b, start)?.0,
+                Some(b'"') => {
+                    let (end, escaped) = check_string_escapes(b, start)?;
+                    value_escaped = escaped;
+                    end
+                }
                 Some(b'-' | b'0'..=b'9') => check_number(b, start)?,
                 _ => self.value(frame, start, child, depth + 1)?,
             };
             let value = Json::from_checked(b.get(start..end).unwrap_or_default());
-            match member {
-                Some(m) => {
-                    if let Some(slot) = frame.values.get_mut(m) {
-                        if slot.is_some() {
-                            frame.repeated |= 1 << m;
-                        }
-                        *slot = Some(value);
-                    }
+            if let Some(slot) = frame.values.get_mut(member) {
+                if slot.is_some() {
+                    frame.repeated |= 1 << member;
                 }
-                None if level == Level::Arguments => {
-                    let n = usize::from(frame.argument_count);
-                    if let Some(entry) = frame.arguments.get_mut(n) {
-                        *entry = (key, value);
-                    }
-                    frame.argument_count = frame.argument_count.saturating_add(1);
+                *slot = Some(value);
+                let bit = 1 << member;
+                frame.escaped = if value_escaped {
+                    frame.escaped | bit
+                } else {
+                    frame.escaped & !bit
+                };
+            } else if level == Level::Arguments {
+                let n = usize::from(frame.argument_count);
+                if let Some(entry) = frame.arguments.get_mut(n) {
+                    *entry = (JsonStr::from_checked(raw), value);
                 }
-                None => {}
+                frame.argument_count = frame.argument_count.saturating_add(1);
             }
             p = skip_ws(b, end);
             match b.get(p) {
@@ -378,45 +401,83 @@ impl<'a> Pass<'a> {
     }
 }
 
-/// The recorded member `key` names at `level`, if any (`result` and `error` at the top level set
-/// `result_or_error`). Keys without escapes are compared as bytes, others decoded.
-fn member_of(
-    level: Level,
-    key: JsonStr<'_>,
-    escaped: bool,
-    result_or_error: &mut bool,
-) -> Option<usize> {
-    if !escaped {
-        // A match on the bytes: a jump on the length, then a comparison or two.
-        let found = match (level, key.raw()) {
-            (Level::Message, b"jsonrpc") => 0,
-            (Level::Message, b"id") => 1,
-            (Level::Message, b"method") => 2,
-            (Level::Message, b"params") => 3,
-            (Level::Message, b"result" | b"error") => {
-                *result_or_error = true;
-                return None;
-            }
-            (Level::Params, b"name") => 4,
-            (Level::Params, b"arguments") => 5,
-            (Level::Params, b"task") => 6,
-            (Level::Params, b"_meta") => 7,
-            (Level::Meta, b"io.modelcontextprotocol/protocolVersion") => 8,
-            (Level::Meta, b"io.modelcontextprotocol/clientCapabilities") => 9,
-            (Level::Meta, b"io.modelcontextprotocol/logLevel") => 10,
-            (Level::Meta, b"progressToken") => 11,
-            (Level::Meta, b"io.github.mcu-mcp/idempotencyKey") => 12,
-            _ => return None,
-        };
-        return Some(found);
+/// Up to the first 8 bytes of `s` as a little-endian word, zero-padded.
+const fn pack(s: &[u8]) -> u64 {
+    let mut word = 0u64;
+    let mut shift = 0;
+    let mut rest = s;
+    while let [c, tail @ ..] = rest {
+        if shift == 64 {
+            break;
+        }
+        word |= (*c as u64) << shift;
+        shift += 8;
+        rest = tail;
     }
+    word
+}
+
+/// The recorded member a key without escapes names at `level`, if any; `result` and `error` at
+/// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
+/// word (read from the message where 8 bytes remain, else packed), switched on the key's length:
+/// a few instructions per key.
+fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Frame<'_>) -> usize {
+    let len = raw.len();
+    let word = match b.get(at..at + 8) {
+        Some(w) => {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(w);
+            let mask = if len >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * len)) - 1
+            };
+            u64::from_le_bytes(bytes) & mask
+        }
+        None => pack(raw),
+    };
+    match (level, len) {
+        (Level::Message, 7) if word == pack(b"jsonrpc") => 0,
+        (Level::Message, 2) if word == pack(b"id") => 1,
+        (Level::Message, 6) if word == pack(b"method") => 2,
+        (Level::Message, 6) if word == pack(b"params") => PARAMS,
+        (Level::Message, 6) if word == pack(b"result") => {
+            frame.result_or_error = true;
+            NONE
+        }
+        (Level::Message, 5) if word == pack(b"error") => {
+            frame.result_or_error = true;
+            NONE
+        }
+        (Level::Params, 4) if word == pack(b"name") => 4,
+        (Level::Params, 9) if word == pack(b"arguments") && raw.last() == Some(&b's') => ARGUMENTS,
+        (Level::Params, 4) if word == pack(b"task") => 6,
+        (Level::Params, 5) if word == pack(b"_meta") => META,
+        (Level::Meta, _) => {
+            let (from, to) = Level::Meta.keys();
+            KEYS.get(from..to)
+                .unwrap_or_default()
+                .iter()
+                .position(|k| k.as_bytes() == raw)
+                .map_or(NONE, |i| i + from)
+        }
+        _ => NONE,
+    }
+}
+
+/// [`member_of_plain`] for a key sent with escapes: compared decoded.
+fn member_of_escaped(level: Level, key: JsonStr<'_>, frame: &mut Frame<'_>) -> usize {
     let (from, to) = level.keys();
     let keys = KEYS.get(from..to).unwrap_or_default();
-    let found = keys.iter().position(|k| key.eq_str(k));
-    if found.is_none() && level == Level::Message {
-        *result_or_error |= key.eq_str("result") || key.eq_str("error");
+    match keys.iter().position(|k| key.eq_str(k)) {
+        Some(i) => i + from,
+        None => {
+            if level == Level::Message && (key.eq_str("result") || key.eq_str("error")) {
+                frame.result_or_error = true;
+            }
+            NONE
+        }
     }
-    found.map(|i| i + from)
 }
 
 #[cfg(test)]

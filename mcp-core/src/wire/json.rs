@@ -372,7 +372,17 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        self.raw.contains(&b'\\')
+        // A word at a time: the zero-byte test on the word xor a word of backslashes.
+        let mut words = self.raw.chunks_exact(WORD);
+        for w in &mut words {
+            let mut word = [0u8; WORD];
+            word.copy_from_slice(w);
+            let x = usize::from_le_bytes(word) ^ (ONES * usize::from(b'\\'));
+            if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+                return true;
+            }
+        }
+        words.remainder().contains(&b'\\')
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -542,7 +552,17 @@ const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-pub(super) fn skip_ws(b: &[u8], mut p: usize) -> usize {
+#[inline]
+pub(super) fn skip_ws(b: &[u8], p: usize) -> usize {
+    // Most messages have no whitespace between tokens: one comparison (every whitespace byte is
+    // at most a space).
+    match b.get(p) {
+        Some(&c) if c > b' ' => p,
+        _ => skip_ws_run(b, p),
+    }
+}
+
+fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
     while let Some(&c) = b.get(p) {
         if !is_ws(c) {
             break;
@@ -737,7 +757,7 @@ pub(super) fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
 }
 
 /// The word the string scanner reads at a time.
-const WORD: usize = core::mem::size_of::<usize>();
+pub(super) const WORD: usize = core::mem::size_of::<usize>();
 /// `0x0101…01`: one in every byte of a word.
 const ONES: usize = usize::MAX / 255;
 /// `0x8080…80`: the high bit of every byte of a word.
@@ -746,7 +766,7 @@ const HIGHS: usize = ONES << 7;
 /// The high bit of every byte of `w` that may be `"`, `\` or a control character (below 0x20):
 /// the lowest flagged byte is always one of them (bytes above it may be flagged falsely, from a
 /// borrow). The zero-byte test of *Bit Twiddling Hacks*, three times.
-const fn specials(w: usize) -> usize {
+pub(super) const fn specials(w: usize) -> usize {
     let quote = w ^ (ONES * b'"' as usize);
     let backslash = w ^ (ONES * b'\\' as usize);
     ((quote.wrapping_sub(ONES) & !quote)
