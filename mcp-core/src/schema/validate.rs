@@ -7,20 +7,6 @@ use crate::wire::json::{Integer, Json, JsonStr, Kind};
 #[cfg(feature = "float")]
 use crate::wire::writer::Number;
 
-/// A validated argument value.
-#[derive(Debug, Clone, PartialEq)]
-enum Slot<'a> {
-    Absent,
-    Bool(bool),
-    Int(i64),
-    #[cfg(feature = "float")]
-    Number(f64),
-    Str(&'a str),
-    /// A valid free-form string that contains escape sequences, not yet decoded
-    /// ([`Args::decode_escapes`]), and its decoded length in bytes.
-    Escaped(JsonStr<'a>, usize),
-}
-
 /// The validated arguments of one call: every declared parameter is present with the right type
 /// and within its constraints, defaults are filled in, and nothing else is there.
 ///
@@ -34,9 +20,17 @@ enum Slot<'a> {
 #[derive(Debug, Clone)]
 pub struct Args<'a> {
     params: &'a [Param],
-    slots: [Slot<'a>; MAX_PARAMS],
+    /// Per declared parameter, its value as sent — a checked JSON token, read again (cheaply) on
+    /// access — or, once decoded, the text of a string sent with escapes; empty when absent (the
+    /// default applies). Two words per parameter: the view stays small to move and to keep on a
+    /// microcontroller's stack.
+    values: [&'a [u8]; MAX_PARAMS],
+    /// Bit `i`: `values[i]` is a free-form string sent with escape sequences.
+    escaped_strings: u16,
+    /// Bit `i`: `values[i]` is decoded text ([`decode_escapes`](Self::decode_escapes)).
+    decoded: u16,
     raw: Option<Json<'a>>,
-    /// The bytes [`decode_escapes`](Self::decode_escapes) needs (the sum over `Escaped` slots).
+    /// The bytes [`decode_escapes`](Self::decode_escapes) still needs.
     escaped: usize,
 }
 
@@ -64,23 +58,31 @@ impl<'a> Args<'a> {
     pub const fn empty() -> Args<'static> {
         Args {
             params: &[],
-            slots: [const { Slot::Absent }; MAX_PARAMS],
+            values: [&[]; MAX_PARAMS],
+            escaped_strings: 0,
+            decoded: 0,
             raw: None,
             escaped: 0,
         }
     }
 
-    fn slot(&self, name: &str, ty: ParamType) -> Result<&Slot<'a>, AccessError> {
-        let i = self
-            .params
+    /// The parameter `name` (of type `ty`), its index, and its value as sent (`None`: absent).
+    fn slot(
+        &self,
+        name: &str,
+        ty: ParamType,
+    ) -> Result<(&'a Param, usize, Option<&'a [u8]>), AccessError> {
+        let params = self.params;
+        let i = params
             .iter()
             .position(|p| p.name() == name)
             .ok_or(AccessError::Undeclared)?;
-        let p = self.params.get(i).ok_or(AccessError::Undeclared)?;
+        let p = params.get(i).ok_or(AccessError::Undeclared)?;
         if p.ty() != ty {
             return Err(AccessError::WrongType);
         }
-        self.slots.get(i).ok_or(AccessError::Undeclared)
+        let value = self.values.get(i).copied().filter(|v| !v.is_empty());
+        Ok((p, i, value))
     }
 
     /// The number of bytes [`decode_escapes`](Self::decode_escapes) needs: the decoded length
@@ -108,19 +110,21 @@ impl<'a> Args<'a> {
     /// ```
     pub fn decode_escapes(&mut self, buf: &'a mut [u8]) -> bool {
         let mut rest = buf;
-        for slot in &mut self.slots {
-            if let Slot::Escaped(e, len) = *slot {
-                if len > rest.len() {
-                    return false;
-                }
-                let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
-                rest = tail;
-                let Some(text) = e.decode_into(here) else {
-                    return false;
-                };
-                *slot = Slot::Str(text);
-                self.escaped -= len;
+        for (i, value) in self.values.iter_mut().enumerate() {
+            let bit = 1 << i;
+            if self.escaped_strings & !self.decoded & bit == 0 {
+                continue;
             }
+            let token = Json::from_checked(value);
+            let Some(text) = token.as_str().and_then(|s| s.decode_into(rest)) else {
+                return false;
+            };
+            let len = text.len();
+            let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            *value = here;
+            self.decoded |= bit;
+            self.escaped = self.escaped.saturating_sub(len);
         }
         true
     }
@@ -209,16 +213,26 @@ impl<'a> Args<'a> {
     /// An optional boolean argument (`None` when absent and without default).
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, AccessError> {
         match self.slot(name, ParamType::Boolean)? {
-            Slot::Bool(v) => Ok(Some(*v)),
-            _ => Ok(None),
+            (_, _, Some(v)) => Ok(Some(v == b"true")),
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Bool(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            },
         }
     }
 
     /// An optional integer argument.
     pub fn opt_int(&self, name: &str) -> Result<Option<i64>, AccessError> {
         match self.slot(name, ParamType::Integer)? {
-            Slot::Int(v) => Ok(Some(*v)),
-            _ => Ok(None),
+            // Validated: an exact integer in range.
+            (_, _, Some(v)) => match Json::from_checked(v).as_integer() {
+                Some(Integer::Exact(n)) => Ok(Some(n)),
+                _ => Err(AccessError::WrongType),
+            },
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Int(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            },
         }
     }
 
@@ -226,18 +240,52 @@ impl<'a> Args<'a> {
     #[cfg(feature = "float")]
     pub fn opt_number(&self, name: &str) -> Result<Option<f64>, AccessError> {
         match self.slot(name, ParamType::Number)? {
-            Slot::Number(v) => Ok(Some(*v)),
-            _ => Ok(None),
+            // Validated: a finite number in range.
+            (_, _, Some(v)) => Json::from_checked(v)
+                .as_f64()
+                .map(Some)
+                .ok_or(AccessError::WrongType),
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Number(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            },
         }
     }
 
     /// An optional string argument.
     pub fn opt_str(&self, name: &str) -> Result<Option<&str>, AccessError> {
-        match self.slot(name, ParamType::String)? {
-            Slot::Str(v) => Ok(Some(v)),
-            Slot::Escaped(..) => Err(AccessError::NotDecoded),
-            _ => Ok(None),
+        let (p, i, value) = self.slot(name, ParamType::String)?;
+        let Some(v) = value else {
+            return match p.default_value() {
+                Some(Literal::Str(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            };
+        };
+        let bit = 1 << i;
+        if self.decoded & bit != 0 {
+            return core::str::from_utf8(v)
+                .map(Some)
+                .map_err(|_| AccessError::NotDecoded);
         }
+        if self.escaped_strings & bit != 0 {
+            return Err(AccessError::NotDecoded);
+        }
+        let s = Json::from_checked(v)
+            .as_str()
+            .ok_or(AccessError::WrongType)?;
+        if !p.choices().is_empty() {
+            // Hand out the spec's own string: no copy even when the input used escapes.
+            return p
+                .choices()
+                .iter()
+                .find(|c| s.eq_str(c))
+                .map(|c| Some(*c))
+                .ok_or(AccessError::WrongType);
+        }
+        // A free-form string without escapes: its bytes are its text.
+        core::str::from_utf8(s.raw())
+            .map(Some)
+            .map_err(|_| AccessError::WrongType)
     }
 }
 
@@ -484,7 +532,9 @@ pub(crate) fn validate_indexed<'a>(
 ) -> Result<Args<'a>, ArgError<'a>> {
     let mut args = Args {
         params,
-        slots: [const { Slot::Absent }; MAX_PARAMS],
+        values: [&[]; MAX_PARAMS],
+        escaped_strings: 0,
+        decoded: 0,
         raw: None,
         escaped: 0,
     };
@@ -526,7 +576,7 @@ pub(crate) fn validate_indexed<'a>(
         }) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
-        let (Some(param), Some(slot)) = (params.get(i), args.slots.get_mut(i)) else {
+        let (Some(param), Some(slot)) = (params.get(i), args.values.get_mut(i)) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
         if seen & (1 << i) != 0 {
@@ -538,27 +588,19 @@ pub(crate) fn validate_indexed<'a>(
             ));
         }
         seen |= 1 << i;
-        *slot = check_value(param, value)
+        let escaped = check_value(param, value)
             .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
-        if let Slot::Escaped(_, len) = slot {
-            args.escaped += *len;
+        *slot = value.raw();
+        if let Some(len) = escaped {
+            args.escaped_strings |= 1 << i;
+            args.escaped += len;
         }
     }
-    for ((param, slot), i) in params.iter().zip(args.slots.iter_mut()).zip(0..) {
-        if seen & (1 << i) != 0 {
-            continue;
+    // An absent parameter reads as its default; only a required one is missing.
+    for (param, i) in params.iter().zip(0..) {
+        if seen & (1 << i) == 0 && param.is_required() {
+            return Err(err(ArgErrorKind::Missing, Some(param), None, None));
         }
-        *slot = match param.default_value() {
-            Some(Literal::Bool(v)) => Slot::Bool(v),
-            Some(Literal::Int(v)) => Slot::Int(v),
-            #[cfg(feature = "float")]
-            Some(Literal::Number(v)) => Slot::Number(v),
-            Some(Literal::Str(v)) => Slot::Str(v),
-            None if param.is_required() => {
-                return Err(err(ArgErrorKind::Missing, Some(param), None, None));
-            }
-            None => Slot::Absent,
-        };
     }
     Ok(args)
 }
@@ -576,21 +618,21 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
             params: &[],
         }),
         _ => Ok(Args {
-            params: &[],
-            slots: [const { Slot::Absent }; MAX_PARAMS],
             raw: arguments,
-            escaped: 0,
+            ..Args::empty()
         }),
     }
 }
 
-fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> {
+/// Checks one value against its parameter. `Ok(Some(n))`: a free-form string sent with escape
+/// sequences, `n` bytes once decoded.
+fn check_value(p: &Param, v: Json<'_>) -> Result<Option<usize>, ArgErrorKind> {
     match p.ty() {
-        ParamType::Boolean => v.as_bool().map(Slot::Bool).ok_or(ArgErrorKind::WrongType),
+        ParamType::Boolean => v.as_bool().map(|_| None).ok_or(ArgErrorKind::WrongType),
         ParamType::Integer => {
             let (min, max) = p.int_bounds();
             match v.as_integer().ok_or(ArgErrorKind::WrongType)? {
-                Integer::Exact(n) if (min..=max).contains(&n) => Ok(Slot::Int(n)),
+                Integer::Exact(n) if (min..=max).contains(&n) => Ok(None),
                 Integer::Exact(_) | Integer::OutOfRange => Err(ArgErrorKind::OutOfRange),
                 Integer::Fractional => Err(ArgErrorKind::NotAnInteger),
             }
@@ -602,33 +644,30 @@ fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> 
             }
             let (min, max) = p.num_bounds();
             match v.as_f64() {
-                Some(n) if min <= n && n <= max => Ok(Slot::Number(n)),
+                Some(n) if min <= n && n <= max => Ok(None),
                 _ => Err(ArgErrorKind::OutOfRange),
             }
         }
         ParamType::String => {
             let s = v.as_str().ok_or(ArgErrorKind::WrongType)?;
             if !p.choices().is_empty() {
-                // Hand out the spec's own string: no copy even when the input used escapes.
-                return p
-                    .choices()
-                    .iter()
-                    .find(|c| s.eq_str(c))
-                    .map(|c| Slot::Str(c))
-                    .ok_or(ArgErrorKind::NotAChoice);
+                return match p.choices().iter().any(|c| s.eq_str(c)) {
+                    true => Ok(None),
+                    false => Err(ArgErrorKind::NotAChoice),
+                };
             }
             let (min, max) = p.len_bounds();
             if let Some(plain) = s.as_plain() {
                 if !(min..=max).contains(&plain.chars().count()) {
                     return Err(ArgErrorKind::BadLength);
                 }
-                return Ok(Slot::Str(plain));
+                return Ok(None);
             }
             let (chars, bytes) = s.decoded_size();
             if !(min..=max).contains(&chars) {
                 return Err(ArgErrorKind::BadLength);
             }
-            Ok(Slot::Escaped(s, bytes))
+            Ok(Some(bytes))
         }
     }
 }

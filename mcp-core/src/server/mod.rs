@@ -864,8 +864,11 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         };
         let mut parked = None;
         // One pass checks the whole message and indexes what dispatch reads.
-        let frame = Frame::parse(input, self.config.max_depth);
-        let message = frame.as_ref().map(|f| (f.message(), f));
+        let mut frame = Frame::new();
+        let message = match frame.index(input, self.config.max_depth) {
+            Ok(()) => Ok(frame.message()),
+            Err(e) => Err(e),
+        };
         handled.len = match message {
             Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
                 crate::fmt::debug!("parse error");
@@ -876,10 +879,11 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                     e => write!(w, "Parse error: {e}"),
                 };
             }),
-            Ok((Message::Notification { .. } | Message::Response, _)) => 0,
-            Ok((Message::Invalid { id, why }, _)) => respond(out, id, Era::Legacy)
+            Ok(Message::Notification { .. } | Message::Response) => 0,
+            Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
-            Ok((Message::Request(req), frame)) => {
+            Ok(Message::Request(req)) => {
+                let frame = &frame;
                 let (era, refusal) = classify(frame, stateless);
                 handled.modern = era.is_modern();
                 let respond = respond(out, Some(req.id), era);

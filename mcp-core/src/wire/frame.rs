@@ -17,8 +17,8 @@
 //! JSON text.
 
 use super::json::{
-    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_number, check_string_escapes, check_value,
-    skip_ws,
+    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_number, check_string_escapes, check_utf8,
+    check_value, skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -198,16 +198,16 @@ impl<'a> Frame<'a> {
     /// Linear in the length of `bytes`; the recursion is at most four objects deep whatever the
     /// input (deeper values go to the iterative checker).
     pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        if let Err(e) = core::str::from_utf8(bytes) {
-            return Err(JsonError::Utf8(e.valid_up_to()));
-        }
-        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
-        let start = skip_ws(bytes, 0);
-        if start >= bytes.len() {
-            return Err(JsonError::Empty);
-        }
+        let mut frame = Frame::new();
+        frame.index(bytes, max_depth)?;
+        Ok(frame)
+    }
+
+    /// An empty index, for [`index`](Self::index) to fill where it lies (the engine keeps it in
+    /// its dispatch frame instead of moving it there).
+    pub(crate) const fn new() -> Self {
         let empty = (JsonStr::from_checked(&[]), Json::from_checked(&[]));
-        let mut frame = Frame {
+        Frame {
             root: Json::from_checked(&[]),
             values: [None; 13],
             repeated: 0,
@@ -215,18 +215,28 @@ impl<'a> Frame<'a> {
             result_or_error: false,
             arguments: [empty; INDEXED_ARGUMENTS],
             argument_count: 0,
-        };
+        }
+    }
+
+    /// [`parse`](Self::parse) into a [`new`](Self::new) frame.
+    pub(crate) fn index(&mut self, bytes: &'a [u8], max_depth: u8) -> Result<(), JsonError> {
+        check_utf8(bytes)?;
+        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
+        let start = skip_ws(bytes, 0);
+        if start >= bytes.len() {
+            return Err(JsonError::Empty);
+        }
         let mut pass = Pass {
             b: bytes,
             max_depth,
         };
-        let end = pass.value(&mut frame, start, Level::Message, 0)?;
+        let end = pass.value(self, start, Level::Message, 0)?;
         let after = skip_ws(bytes, end);
         if after != bytes.len() {
             return Err(JsonError::Syntax(after));
         }
-        frame.root = Json::from_checked(bytes.get(start..end).unwrap_or_default());
-        Ok(frame)
+        self.root = Json::from_checked(bytes.get(start..end).unwrap_or_default());
+        Ok(())
     }
 
     /// The whole message (without surrounding whitespace).

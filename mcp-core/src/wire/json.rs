@@ -104,9 +104,7 @@ impl<'a> Json<'a> {
     /// Checks `text` as one complete JSON value (surrounding whitespace allowed) nested at most
     /// `max_depth` levels, and returns a view of the value.
     pub fn parse(text: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        if let Err(e) = core::str::from_utf8(text) {
-            return Err(JsonError::Utf8(e.valid_up_to()));
-        }
+        check_utf8(text)?;
         let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
         let start = skip_ws(text, 0);
         if start >= text.len() {
@@ -572,6 +570,17 @@ fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
     p
 }
 
+/// Checks that `text` is UTF-8 (ASCII, the common case, is told a word at a time).
+pub(super) fn check_utf8(text: &[u8]) -> Result<(), JsonError> {
+    if text.is_ascii() {
+        return Ok(());
+    }
+    match core::str::from_utf8(text) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(JsonError::Utf8(e.valid_up_to())),
+    }
+}
+
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
 /// rather than panicking.
 pub(super) fn skip_checked(b: &[u8], p: usize) -> usize {
@@ -778,8 +787,30 @@ pub(super) const fn specials(w: usize) -> usize {
 /// [`check_string`], also saying whether the string contains an escape sequence. Runs of
 /// ordinary bytes are skipped a word at a time; the errors and their offsets are those of a
 /// byte-by-byte scan.
+#[inline]
 pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
+    // The common case, inline: a run of ordinary bytes up to the closing quote.
     let mut q = p + 1;
+    while let Some(chunk) = b.get(q..q + WORD) {
+        let mut word = [0u8; WORD];
+        word.copy_from_slice(chunk);
+        let found = specials(usize::from_le_bytes(word));
+        if found != 0 {
+            q += (found.trailing_zeros() / 8) as usize;
+            break;
+        }
+        q += WORD;
+    }
+    if b.get(q) == Some(&b'"') {
+        return Ok((q + 1, false));
+    }
+    string_rest(b, q)
+}
+
+/// The rest of a string from `q` (escapes, control characters, the last bytes of the input),
+/// byte by byte where it must be.
+#[inline(never)]
+fn string_rest(b: &[u8], mut q: usize) -> Result<(usize, bool), JsonError> {
     let mut escaped = false;
     loop {
         while let Some(chunk) = b.get(q..q + WORD) {
