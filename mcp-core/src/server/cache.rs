@@ -47,12 +47,12 @@ pub(crate) fn call_key(parts: &[&[u8]]) -> u64 {
             h = mix(h, u64::from_le_bytes(b));
         }
         // The last 0-7 bytes, and the part's length in the top byte.
-        let rest = words.remainder();
-        let mut last = [0u8; 8];
-        if let Some(dst) = last.get_mut(..rest.len()) {
-            dst.copy_from_slice(rest);
-        }
-        h = mix(h, u64::from_le_bytes(last) ^ ((part.len() as u64) << 56));
+        let last = words
+            .remainder()
+            .iter()
+            .rev()
+            .fold(0u64, |w, &c| (w << 8) | u64::from(c));
+        h = mix(h, last ^ ((part.len() as u64) << 56));
     }
     h
 }

@@ -226,7 +226,10 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                 w.text("Invalid params: arguments must be an object");
             }));
         }
-        let Some(index) = self.registry.position(name) else {
+        let Some(index) = self
+            .registry
+            .position(name, frame.has_escapes(Member::Name))
+        else {
             return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");
                 w.decoded(name, 128);

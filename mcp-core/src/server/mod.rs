@@ -971,7 +971,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
         // Names are unique in each list: find the name (comparing bytes unless the name was sent
         // with escapes), then ask whether it is offered.
-        let escaped = m.has_escapes();
+        let escaped = frame.has_escapes(Member::Method);
         let known = methods
             .iter()
             .find(|n| match escaped {

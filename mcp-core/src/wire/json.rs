@@ -194,18 +194,25 @@ impl<'a> Json<'a> {
         if self.kind() != Kind::Number {
             return None;
         }
-        // The common spelling, `-?[0-9]{1,18}`, always fits: read it directly.
-        let digits = self.raw.strip_prefix(b"-").unwrap_or(self.raw);
-        if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
-            let magnitude = digits
-                .iter()
-                .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
-            let negative = digits.len() < self.raw.len();
-            return Some(Integer::Exact(if negative {
-                -magnitude
-            } else {
-                magnitude
-            }));
+        // The common spelling, `-?[0-9]{1,18}`, always fits: read it in one loop.
+        let (negative, digits) = match self.raw {
+            [b'-', digits @ ..] => (true, digits),
+            digits => (false, digits),
+        };
+        if (1..=18).contains(&digits.len()) {
+            let mut v: i64 = 0;
+            let mut plain = true;
+            for &c in digits {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    plain = false;
+                    break;
+                }
+                v = v * 10 + i64::from(d);
+            }
+            if plain {
+                return Some(Integer::Exact(if negative { -v } else { v }));
+            }
         }
         Some(number_as_integer(self.raw))
     }
