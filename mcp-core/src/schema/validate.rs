@@ -519,24 +519,23 @@ pub fn validate<'a>(
     params: &'a [Param],
     arguments: Option<Json<'a>>,
 ) -> Result<Args<'a>, ArgError<'a>> {
-    validate_indexed(params, arguments, None)
+    let mut args = Args::empty();
+    validate_into(&mut args, params, arguments, None).map(|()| args)
 }
 
-/// [`validate`], reading the members of `arguments` from `indexed` — the table the checking pass
-/// recorded ([`Frame::arguments`](crate::wire::Frame::arguments)) — instead of walking its
-/// bytes again; `None` walks them.
-pub(crate) fn validate_indexed<'a>(
+/// [`validate`] into `args` (the engine validates where the handler reads them: no copy),
+/// reading the members of `arguments` from `indexed` — the table the checking pass recorded
+/// ([`Frame::arguments`](crate::wire::Frame::arguments)) — instead of walking its bytes again;
+/// `None` walks them.
+pub(crate) fn validate_into<'a>(
+    args: &mut Args<'a>,
     params: &'a [Param],
     arguments: Option<Json<'a>>,
     indexed: Option<&[(JsonStr<'a>, Json<'a>)]>,
-) -> Result<Args<'a>, ArgError<'a>> {
-    let mut args = Args {
+) -> Result<(), ArgError<'a>> {
+    *args = Args {
         params,
-        values: [&[]; MAX_PARAMS],
-        escaped_strings: 0,
-        decoded: 0,
-        raw: None,
-        escaped: 0,
+        ..Args::empty()
     };
     let err = |kind, param, key, got| ArgError {
         kind,
@@ -602,7 +601,7 @@ pub(crate) fn validate_indexed<'a>(
             return Err(err(ArgErrorKind::Missing, Some(param), None, None));
         }
     }
-    Ok(args)
+    Ok(())
 }
 
 /// For tools with a hand-written `inputSchema`: checks only that `arguments` is an object (or

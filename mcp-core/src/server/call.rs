@@ -9,7 +9,7 @@ use super::{
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
 use crate::result::{Output, ToolError, Value, render_result, render_result_for};
-use crate::schema::{Args, validate_indexed, validate_object};
+use crate::schema::{Args, validate_into, validate_object};
 use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
@@ -95,28 +95,35 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         handled: &mut Handled<'_>,
         can_await: bool,
     ) -> Flow<'i, 't, C> {
-        match self.prepare(id, frame, caller, respond, handled, can_await) {
+        // Validated where the handler reads them: the arguments are not moved on the blocking
+        // path (a parked call takes them along).
+        let mut args = Args::empty();
+        match self.prepare(id, frame, caller, respond, handled, can_await, &mut args) {
             Prepared::Answered(len) => Flow::Len(len),
-            Prepared::Ready(parked, out) => match parked.tail.tool.handler() {
+            Prepared::Ready(tail, out) => match tail.tool.handler() {
                 Some(handler) => {
-                    Flow::Len(self.run_blocking(&parked, handler, ctx, out, notify, handled))
+                    Flow::Len(self.run_blocking(&args, &tail, handler, ctx, out, notify, handled))
                 }
-                None => Flow::Park(parked),
+                None => Flow::Park(Parked { args, tail }),
             },
         }
     }
 
     /// Runs a parked call's blocking handler and renders its answer.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the call's parts and where its answer goes"
+    )]
     fn run_blocking(
         &mut self,
-        parked: &Parked<'_, 't, C>,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
         handler: crate::Handler<C>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
         handled: &mut Handled<'_>,
     ) -> usize {
-        let Parked { args, tail } = parked;
         let seq = self.next_seq();
         let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
         // Arguments without escaped strings are used where they are; others are copied and
@@ -194,7 +201,12 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     }
 
     /// Everything before the handler runs: lookup, audience, capability, task form, the
-    /// retransmission cache, validation, room for decoded strings, a free task slot.
+    /// retransmission cache, validation (into `args`), room for decoded strings, a free task
+    /// slot.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the request's parts and where its facts go"
+    )]
     fn prepare<'o, 'i>(
         &mut self,
         id: Id<'i>,
@@ -203,6 +215,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         respond: Respond<'o, 'i>,
         handled: &mut Handled<'_>,
         can_await: bool,
+        args: &mut Args<'i>,
     ) -> Prepared<'o, 'i, 't, C> {
         let answered = Prepared::Answered;
         let principal = caller.principal;
@@ -381,29 +394,24 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         }
 
         let checked = match tool.raw_input_schema() {
-            Some(_) => validate_object(arguments),
+            Some(_) => validate_object(arguments).map(|a| *args = a),
             // From the members the checking pass recorded (walked again only past its table).
-            None => validate_indexed(tool.param_specs(), arguments, frame.arguments()),
+            None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
         };
-        let args = match checked {
-            Ok(args) => args,
-            Err(e) => {
-                debug!("refused arguments for {}", tool.name());
-                // The handler does not run. The revision decides how the refusal is reported.
-                if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
-                    return answered(respond.result(|w| {
-                        w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
-                        w.begin_string();
-                        let _ = e.render(w);
-                        w.end_string();
-                        w.raw(b"}],\"isError\":true");
-                    }));
-                }
-                return answered(respond.error(ErrorCode::InvalidParams, |w| {
+        if let Err(e) = checked {
+            debug!("refused arguments for {}", tool.name());
+            // The handler does not run. The revision decides how the refusal is reported.
+            if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
+                return answered(respond.result(|w| {
+                    w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
                     let _ = e.render(w);
+                    w.close_string(b"\"}],\"isError\":true");
                 }));
             }
-        };
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
+                let _ = e.render(w);
+            }));
+        }
 
         // String arguments sent with escape sequences are decoded into the tail of the output
         // buffer while the handler runs (nothing is allocated); the handler's scratch area is
@@ -447,22 +455,19 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         };
         let Respond { out, info, .. } = respond;
         Prepared::Ready(
-            Parked {
-                args,
-                tail: Tail {
-                    info,
-                    id,
-                    era,
-                    tool,
-                    index,
-                    room,
-                    key,
-                    augmented,
-                    ttl_ms,
-                    token,
-                    log_level,
-                    principal,
-                },
+            Tail {
+                info,
+                id,
+                era,
+                tool,
+                index,
+                room,
+                key,
+                augmented,
+                ttl_ms,
+                token,
+                log_level,
+                principal,
             },
             out,
         )
@@ -573,7 +578,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
 )]
 enum Prepared<'o, 'i, 't, C> {
     Answered(usize),
-    Ready(Parked<'i, 't, C>, &'o mut [u8]),
+    Ready(Tail<'i, 't, C>, &'o mut [u8]),
 }
 
 /// Renders a handler's result in front of the scratch bytes it wrote.

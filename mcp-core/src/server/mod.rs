@@ -749,7 +749,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
         // Without `can_await` nothing is parked: an async tool is refused in `call`.
-        Ok(self.begin(input, ctx, out, notify, false)?.0)
+        self.begin(input, ctx, out, notify, None)
     }
 
     /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
@@ -816,7 +816,8 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
     where
         F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
     {
-        let (mut handled, parked) = self.begin(input, ctx, out, notify, true)?;
+        let mut parked = None;
+        let mut handled = self.begin(input, ctx, out, notify, Some(&mut parked))?;
         if let Some(parked) = parked {
             handled.len = self
                 .run_async(parked, ctx, out, notify, &mut handled, &mut run)
@@ -825,15 +826,16 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
         Ok(handled)
     }
 
-    /// Dispatches one message: answers it, or (with `can_await`) parks an async tool's call.
+    /// Dispatches one message: answers it, or (given `park`, a caller that can await) parks an
+    /// async tool's call there.
     fn begin<'i>(
         &mut self,
         input: Input<'i>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
-        can_await: bool,
-    ) -> Result<(Handled<'i>, Option<Parked<'i, 't, C>>), HandleError> {
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Result<Handled<'i>, HandleError> {
         let Input {
             bytes: input,
             principal,
@@ -862,7 +864,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             info,
             status: &status,
         };
-        let mut parked = None;
+        let can_await = park.is_some();
         // One pass checks the whole message and indexes what dispatch reads.
         let mut frame = Frame::new();
         let message = match frame.index(input, self.config.max_depth) {
@@ -907,7 +909,9 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
                                 len
                             }
                             Flow::Park(p) => {
-                                parked = Some(p);
+                                if let Some(park) = park {
+                                    *park = Some(p);
+                                }
                                 0
                             }
                         }
@@ -916,7 +920,7 @@ impl<'t, C, const N: usize, const TASKS: usize, const CACHE: usize, const CACHE_
             }
         };
         handled.status = status.get();
-        Ok((handled, parked))
+        Ok(handled)
     }
 
     #[allow(
