@@ -582,12 +582,13 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
 
     /// The tool named `name`.
     pub fn find(&self, name: JsonStr<'_>) -> Option<&'t Tool<C>> {
-        self.position(name).and_then(|i| self.get(i))
+        self.position(name, name.has_escapes())
+            .and_then(|i| self.get(i))
     }
 
-    /// The index of the tool named `name`.
-    pub(crate) fn position(&self, name: JsonStr<'_>) -> Option<usize> {
-        if name.has_escapes() {
+    /// The index of the tool named `name` (`escaped`: sent with escape sequences).
+    pub(crate) fn position(&self, name: JsonStr<'_>, escaped: bool) -> Option<usize> {
+        if escaped {
             return self.entries.iter().position(|e| name.eq_str(e.tool.name));
         }
         // The common case: compare bytes, without looking for escapes once per tool.

@@ -46,6 +46,7 @@ use core::fmt::Write as _;
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
+use crate::wire::frame::{Found, Frame, Member};
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
@@ -54,7 +55,7 @@ use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
-use call::{Blocking, Flow, Mode};
+use call::{Flow, Parked};
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -562,6 +563,18 @@ fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str
     }
 }
 
+/// The values of members the checking pass recorded; `None` when one of them is repeated.
+pub(crate) fn once<'i, const K: usize>(found: [Found<'i>; K]) -> Option<[Option<Json<'i>>; K]> {
+    let mut values = [None; K];
+    for (value, f) in values.iter_mut().zip(found) {
+        match f {
+            Found::Repeated => return None,
+            f => *value = f.once(),
+        }
+    }
+    Some(values)
+}
+
 /// Looks up members of a params object; a duplicate of a looked-up member is an error.
 fn members<'i, const K: usize>(
     params: Option<Json<'i>>,
@@ -771,7 +784,7 @@ impl<
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
         // Without `can_await` nothing is parked: an async tool is refused in `call`.
-        Ok(self.begin::<Blocking>(input, ctx, out, notify)?.0)
+        self.begin(input, ctx, out, notify, None)
     }
 
     /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
@@ -846,14 +859,16 @@ impl<
         self.dispatch_async(input, ctx, out, notify, run)
     }
 
-    /// Dispatches one message: answers it, or (with `can_await`) parks an async tool's call.
-    pub(crate) fn begin<'i, M: Mode<'i, 't, C>>(
+    /// Dispatches one message: answers it, or (given `park`, a caller that can await) parks an
+    /// async tool's call there.
+    pub(crate) fn begin<'i>(
         &mut self,
         input: Input<'i>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
-    ) -> Result<(Handled<'i>, Option<M::Parked>), HandleError> {
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Result<Handled<'i>, HandleError> {
         let Input {
             bytes: input,
             principal,
@@ -882,8 +897,14 @@ impl<
             info,
             status: &status,
         };
-        let mut parked = None;
-        handled.len = match Message::parse(input, self.config.max_depth) {
+        let can_await = park.is_some();
+        // One pass checks the whole message and indexes what dispatch reads.
+        let mut frame = Frame::new();
+        let message = match frame.index(input, self.config.max_depth) {
+            Ok(()) => Ok(frame.message()),
+            Err(e) => Err(e),
+        };
+        handled.len = match message {
             Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
                 crate::fmt::debug!("parse error");
                 let _ = match e {
@@ -904,22 +925,33 @@ impl<
             Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
             Ok(Message::Request(req)) => {
-                let (era, refusal) = classify(&req, stateless);
+                let frame = &frame;
+                let (era, refusal) = classify(frame, stateless);
                 handled.modern = era.is_modern();
                 let respond = respond(out, Some(req.id), era);
                 match refusal {
                     Some(refusal) => refusal.answer(respond),
                     None => {
                         let caller = Caller { principal, peer };
-                        let flow =
-                            self.request::<M>(req, caller, ctx, respond, &mut handled, notify);
+                        let flow = self.request(
+                            req,
+                            frame,
+                            caller,
+                            ctx,
+                            respond,
+                            &mut handled,
+                            notify,
+                            can_await,
+                        );
                         match flow {
                             Flow::Len(len) => {
                                 handled.deferred = handled.deferred || len == 0;
                                 len
                             }
                             Flow::Park(p) => {
-                                parked = Some(p);
+                                if let Some(park) = park {
+                                    *park = Some(p);
+                                }
                                 0
                             }
                         }
@@ -928,22 +960,24 @@ impl<
             }
         };
         handled.status = status.get();
-        Ok((handled, parked))
+        Ok(handled)
     }
 
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the message's parts and where its facts go"
     )]
-    fn request<'i, M: Mode<'i, 't, C>>(
+    fn request<'i>(
         &mut self,
         req: Request<'i>,
+        frame: &Frame<'i>,
         caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, 'i>,
         handled: &mut Handled<'i>,
         notify: &mut dyn Notify,
-    ) -> Flow<M::Parked> {
+        can_await: bool,
+    ) -> Flow<'i, 't, C> {
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
@@ -982,13 +1016,20 @@ impl<
         let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
         let offered =
             |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
-        let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
+        // Names are unique in each list: find the name (comparing bytes unless the name was sent
+        // with escapes), then ask whether it is offered.
+        let escaped = frame.has_escapes(Member::Method);
+        let known = methods
+            .iter()
+            .find(|n| match escaped {
+                false => m.raw() == n.as_bytes(),
+                true => m.eq_str(n),
+            })
+            .filter(offered);
         let Some(&method) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
-                for c in m.chars().take(64) {
-                    let _ = w.write_char(c);
-                }
+                w.decoded(m, 64);
             }));
         };
         let params = match params_object(&req) {
@@ -1013,7 +1054,9 @@ impl<
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => {
-                return self.call::<M>(req.id, params, caller, ctx, respond, notify, handled);
+                return self.call(
+                    req.id, frame, caller, ctx, respond, notify, handled, can_await,
+                );
             }
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/")
@@ -1149,7 +1192,7 @@ const fn modern_reserve(config: &Config) -> usize {
 /// string the client chooses per request (a UUID), at most [`MAX_IDEMPOTENCY_KEY_LEN`] bytes.
 /// The same key with the same id, tool and arguments, and nothing in between that touched the
 /// tool, is answered from the first call's answer instead of running again.
-pub const IDEMPOTENCY_KEY: &str = "io.github.mcu-mcp/idempotencyKey";
+pub const IDEMPOTENCY_KEY: &str = Member::IdempotencyKey.key();
 
 #[cfg(feature = "modern")]
 const BAD_IDEMPOTENCY_KEY: &str = "Invalid params: io.github.mcu-mcp/idempotencyKey must be a non-empty string of at most 128 bytes";
@@ -1223,7 +1266,7 @@ impl Refusal<'_> {
 /// Without the feature `modern` every request is a legacy one (`params._meta` is not read); a
 /// transport that requires the 2026-07-28 rules gets -32602 (HTTP 400).
 #[cfg(not(feature = "modern"))]
-fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+fn classify<'i>(_: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     let refusal = stateless.then_some(Refusal::Meta(
         "Invalid params: this device does not speak the 2026-07-28 protocol revision",
     ));
@@ -1233,7 +1276,7 @@ fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i
 /// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
 /// 2026-07-28 requires there.
 #[cfg(feature = "modern")]
-fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";
     let modern_refusal = |msg| {
@@ -1246,20 +1289,18 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         };
         (Era::Modern(m), Some(Refusal::Meta(msg)))
     };
-    let meta = req
-        .params
-        .and_then(|p| members(Some(p), ["_meta"]).ok())
-        .and_then(|[m]| m);
-    let Ok([version, caps, level, token, key]) = members(
-        meta.filter(|m| m.members().is_some()),
+    // The checking pass recorded `params._meta`'s members (those of an object, once each).
+    let Some([version, caps, level, token, key]) = once(
         [
-            "io.modelcontextprotocol/protocolVersion",
-            "io.modelcontextprotocol/clientCapabilities",
-            "io.modelcontextprotocol/logLevel",
-            "progressToken",
-            IDEMPOTENCY_KEY,
-        ],
-    ) else {
+            Member::ProtocolVersion,
+            Member::ClientCapabilities,
+            Member::LogLevel,
+            Member::ProgressToken,
+            Member::IdempotencyKey,
+        ]
+        .map(|m| frame.get(m)),
+    )
+    .filter(|_| frame.get(Member::Meta) != Found::Repeated) else {
         return if stateless {
             modern_refusal(NO_META)
         } else {
