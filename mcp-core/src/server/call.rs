@@ -1,6 +1,8 @@
 //! `tools/call`: look up, refuse by audience, replay retransmissions, validate, run, render.
 
 use super::cache::{Seen, call_key};
+#[cfg(feature = "confirm")]
+use super::confirm::Gate;
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
     Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
@@ -84,7 +86,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// `tools/call`. A blocking tool runs here; an async one is parked when the caller can await
     /// it (`can_await`), and refused otherwise.
@@ -470,6 +473,24 @@ impl<
                     .result(|w| render_result(w, &Err(ToolError::new(NEEDS_ASYNC)), &[], 0, None)),
             );
         }
+
+        // A person's yes, where the tool asks for one (after every other check: a call that is
+        // held or asked about would otherwise run).
+        #[cfg(feature = "confirm")]
+        let respond = match tool.confirmation().filter(|c| c.applies(args)) {
+            None => respond,
+            Some(confirm) => {
+                let params = once([frame.get(Member::Params)]).and_then(|[p]| p);
+                match self.confirm_gate(confirm, tool.name(), arguments, params, &caller, respond) {
+                    Gate::Pass(respond) => respond,
+                    Gate::Answered(len) => return answered(len),
+                    Gate::Asked(len) => {
+                        handled.deferred = true;
+                        return answered(len);
+                    }
+                }
+            }
+        };
 
         let (token, log_level) = match era {
             Era::Modern(m) => (m.progress_token, m.log_level),

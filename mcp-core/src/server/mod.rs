@@ -29,6 +29,8 @@
 
 mod cache;
 mod call;
+#[cfg(feature = "confirm")]
+mod confirm;
 mod list;
 #[cfg(feature = "resources")]
 mod resources;
@@ -56,6 +58,8 @@ use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
 use call::{Flow, Parked};
+#[cfg(feature = "confirm")]
+pub use confirm::Pending;
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +151,8 @@ pub struct Config {
     pub log_level: Option<LogLevel>,
     /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
     pub list_ttl_ms: u32,
+    /// How long a person has to answer a confirmation (ms; feature `confirm`).
+    pub confirm_timeout_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -171,6 +177,7 @@ impl Config {
             task_poll_interval_ms: 500,
             log_level: None,
             list_ttl_ms: 300_000,
+            confirm_timeout_ms: 30_000,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -189,6 +196,12 @@ impl Config {
     #[cfg(feature = "resources")]
     pub const fn prompts(mut self, v: &'static [crate::registry::Prompt]) -> Self {
         self.prompts = v;
+        self
+    }
+
+    /// Sets how long a person has to answer a confirmation (ms).
+    pub const fn confirm_timeout(mut self, ms: u32) -> Self {
+        self.confirm_timeout_ms = ms;
         self
     }
 
@@ -273,6 +286,8 @@ pub struct Input<'i> {
     pub stateless: bool,
     /// Who sent it, as the transport tells peers apart: the scope of retransmissions.
     pub peer: Peer,
+    /// A held call dispatched again after a person said yes.
+    pub(crate) confirmed: bool,
 }
 
 impl<'i> Input<'i> {
@@ -283,6 +298,7 @@ impl<'i> Input<'i> {
             principal,
             stateless: false,
             peer: Peer::ONLY,
+            confirmed: false,
         }
     }
 
@@ -326,6 +342,22 @@ pub struct Handled<'i> {
     pub replay: Option<Delivery>,
 }
 
+impl Handled<'_> {
+    /// Nothing written, nothing to report.
+    pub(crate) const fn empty() -> Self {
+        Handled {
+            len: 0,
+            event: None,
+            status: Status::Ok,
+            modern: false,
+            deferred: false,
+            ran: None,
+            receipt: None,
+            replay: None,
+        }
+    }
+}
+
 /// [`Server::handle`] could not write even an error response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -345,9 +377,10 @@ pub const MIN_OUT_LEN: usize = 320;
 /// Tasks); `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are kept for
 /// retransmissions (0 disables); `RES` live resources can be registered (at most 64) and
 /// `LISTEN` 2026-07-28 `subscriptions/listen` streams served at once (both with the feature
-/// `resources`; without it they cost nothing). The whole server lives in one value (a `static`
-/// is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN + 100`
-/// bytes.
+/// `resources`; without it they cost nothing); a call of up to `HOLD` bytes can be held while a
+/// person is asked to confirm it (feature `confirm`). The whole server lives in one value (a
+/// `static` is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN +
+/// HOLD + 100` bytes.
 pub struct Server<
     't,
     C,
@@ -357,8 +390,15 @@ pub struct Server<
     const CACHE_BYTES: usize = 384,
     const RES: usize = 4,
     const LISTEN: usize = 1,
+    const HOLD: usize = 256,
 > {
     config: Config,
+    /// A call held for a person's confirmation (feature `confirm`).
+    #[cfg(feature = "confirm")]
+    confirm: confirm::Confirmations<HOLD>,
+    /// The client declared `elicitation` at `initialize` (2025-06-18 or later).
+    #[cfg(feature = "confirm")]
+    client_elicits: bool,
     registry: Registry<'t, C, N>,
     /// Live resources, their subscriptions and the 2026-07-28 listen streams (feature
     /// `resources`).
@@ -385,7 +425,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Server")
@@ -398,9 +439,15 @@ impl<
 
 /// Who is calling: the principal the firmware states and the peer the transport tells apart.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Caller {
+pub(crate) struct Caller<'i> {
     pub(crate) principal: Principal,
     pub(crate) peer: Peer,
+    /// The whole message, for a call held while a person is asked.
+    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    pub(crate) raw: &'i [u8],
+    /// A person already confirmed this call (it is being dispatched again).
+    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    pub(crate) confirmed: bool,
 }
 
 /// The protocol era a request follows: legacy (a session negotiated by `initialize`, or none),
@@ -602,7 +649,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// A server with no tools. With the feature `modern`, the `tools/list` page budget reserves
     /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
@@ -624,6 +672,10 @@ impl<
             call_seq: 0,
             #[cfg(feature = "resources")]
             live: resources::Live::new(),
+            #[cfg(feature = "confirm")]
+            confirm: confirm::Confirmations::new(),
+            #[cfg(feature = "confirm")]
+            client_elicits: false,
         }
     }
 
@@ -633,6 +685,13 @@ impl<
             return Err(RegisterError {
                 tool: tool.name(),
                 kind: crate::registry::RegisterErrorKind::NoTaskTable,
+            });
+        }
+        #[cfg(not(feature = "confirm"))]
+        if tool.confirmation().is_some() {
+            return Err(RegisterError {
+                tool: tool.name(),
+                kind: crate::registry::RegisterErrorKind::NoConfirmation,
             });
         }
         self.registry.register(tool)?;
@@ -787,6 +846,22 @@ impl<
         self.begin(input, ctx, out, notify, None)
     }
 
+    /// A held call, dispatched again after a person said yes.
+    #[cfg(feature = "confirm")]
+    pub(crate) fn dispatch_confirmed<'i>(
+        &mut self,
+        input: Input<'i>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+    ) -> Result<Handled<'i>, HandleError> {
+        let input = Input {
+            confirmed: true,
+            ..input
+        };
+        self.begin(input, ctx, out, notify, None)
+    }
+
     /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
     /// driving its I2C with `embedded_hal_async`). Everything before and after the handler is the
     /// same code as the blocking path — validation, the retransmission cache, tasks, rendering —
@@ -874,21 +949,13 @@ impl<
             principal,
             stateless,
             peer,
+            confirmed,
         } = input;
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
         }
         let status = Cell::new(Status::Ok);
-        let mut handled = Handled {
-            len: 0,
-            event: None,
-            status: Status::Ok,
-            modern: false,
-            deferred: false,
-            ran: None,
-            receipt: None,
-            replay: None,
-        };
+        let mut handled = Handled::empty();
         let info = (self.config.name, self.config.version);
         let respond = |out, id, era| Respond {
             out,
@@ -921,7 +988,12 @@ impl<
                 self.on_cancelled(params);
                 0
             }
-            Ok(Message::Notification { .. } | Message::Response) => 0,
+            // A client's response: the answer to a question this engine asked, if any.
+            #[cfg(feature = "confirm")]
+            Ok(Message::Response) => self.on_response(input, ctx, out, notify, &mut handled),
+            Ok(Message::Notification { .. }) => 0,
+            #[cfg(not(feature = "confirm"))]
+            Ok(Message::Response) => 0,
             Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
             Ok(Message::Request(req)) => {
@@ -932,7 +1004,12 @@ impl<
                 match refusal {
                     Some(refusal) => refusal.answer(respond),
                     None => {
-                        let caller = Caller { principal, peer };
+                        let caller = Caller {
+                            principal,
+                            peer,
+                            raw: input,
+                            confirmed,
+                        };
                         let flow = self.request(
                             req,
                             frame,
@@ -1150,6 +1227,14 @@ impl<
         // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
         self.revision = Some(revision);
+        // Elicitation (2025-06-18 on): a confirmation can be asked of the client's user.
+        #[cfg(feature = "confirm")]
+        {
+            self.client_elicits = revision >= Revision::V2025_06_18
+                && capabilities
+                    .and_then(|c| members(Some(c), ["elicitation"]).ok())
+                    .is_some_and(|[e]| e.is_some_and(|e| e.kind() == Kind::Object));
+        }
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())
@@ -1384,3 +1469,7 @@ mod test_async;
 #[cfg(test)]
 #[cfg(feature = "resources")]
 mod test_resources;
+
+#[cfg(test)]
+#[cfg(feature = "confirm")]
+mod test_confirm;
