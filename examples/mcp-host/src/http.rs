@@ -649,6 +649,12 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
     };
     let _busy = session.busy();
     let request_id = rules::request_id(&bytes).map(|i| i.raw().to_vec());
+    // A client's response (to a question the device asked: a confirmation) gets 202; what the
+    // engine answers to it belongs to the call that asked, and goes to that call's stream.
+    let is_request = matches!(
+        Message::parse(&bytes, DEFAULT_MAX_DEPTH),
+        Ok(Message::Request(_))
+    );
     let resumable = session.resumable();
     let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);
     let retry = shared.opts.retry_ms;
@@ -674,11 +680,19 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
         Some(Step::Done(d)) if d.deferred => {
             let mut state = lock(&session.state);
             let (k, frames) = state.open(resumable, retry, false);
+            // A request the device sends first (`elicitation/create`) goes out on this stream.
+            if !d.bytes.is_empty() {
+                state.push(k, &d.bytes, false);
+            }
             if let Some(rid) = request_id {
                 state.wait(rid, k);
             }
             drop(state);
             sse(frames, Some(&session.id))
+        }
+        Some(Step::Done(d)) if !is_request && !d.bytes.is_empty() => {
+            lock(&session.state).route(&d.bytes);
+            empty(StatusCode::ACCEPTED)
         }
         Some(Step::Done(d)) => {
             if let Some(r) = d.initialized {
