@@ -384,7 +384,7 @@ mod test {
             if t < down_at || t >= up_at + 5 {
                 false
             } else if t < down_at + 5 || t >= up_at {
-                t % 2 == 0
+                t.is_multiple_of(2)
             } else {
                 true
             }
@@ -408,7 +408,7 @@ mod test {
         // Bounces alone (shorter than the steady time) never count.
         let mut d = Debouncer::new(20);
         for t in 0..1000 {
-            d.update(t, t % 7 == 0);
+            d.update(t, t.is_multiple_of(7));
         }
         assert_eq!(d.presses(), 0);
     }

@@ -288,7 +288,11 @@ mod test {
         let pin = Mock::new(&[Transaction::get(State::Low), Transaction::get(State::High)]);
         let mut b = GpioButton::active_low(pin);
         assert_eq!(b.is_pressed(), Ok(true));
-        assert_eq!((&mut b).is_pressed(), Ok(false));
+        // Through the blanket `&mut T` impl.
+        fn sample<B: Button>(mut button: B) -> Result<bool, B::Error> {
+            button.is_pressed()
+        }
+        assert_eq!(sample(&mut b), Ok(false));
         b.release().done();
         let pin = Mock::new(&[Transaction::get(State::High)]);
         let mut b = GpioButton::active_high(pin);

@@ -15,8 +15,8 @@
 //! The error model is shared: every twin has the blocking [`ErrorType`] as its supertrait (it is
 //! re-exported here and in each submodule), so a device has one error type whether it is driven
 //! blocking or async. Methods that are pure queries with no I/O in the blocking trait
-//! (`volume_caps`, `range`, `tolerance`, `settle_ms`, a sensor's `unit`) stay plain `fn`s. Every twin has a blanket
-//! `impl<T: Trait + ?Sized> Trait for &mut T`.
+//! (`volume_caps`, `range`, `tolerance`, `settle_ms`, a sensor's `unit`) stay plain `fn`s. Every
+//! twin has a blanket `impl<T: Trait + ?Sized> Trait for &mut T`.
 //!
 //! The contract does not change with `async`: a resolved `Ok(())` still means "issued", not
 //! "physically done" (see the blocking modules).

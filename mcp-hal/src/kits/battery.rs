@@ -3,7 +3,7 @@
 //! | item | what |
 //! |---|---|
 //! | [`URI`] | `device://sensors/battery` |
-//! | [`resource`] | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `resources/read` reads the fuel gauge **now** and answers `{"percent":87}` (`application/json`); a read error is the resource's error |
+//! | `resource()` | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `resources/read` reads the fuel gauge **now** and answers `{"percent":87}` (`application/json`); a read error is the resource's error |
 //! | [`watch`] | its [`Watch`] with [`POLICY`]: poll it from the main loop and publish what it returns |
 //!
 //! The board implements [`HasBattery`] with any [`Sensor`] whose unit is

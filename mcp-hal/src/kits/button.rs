@@ -4,7 +4,7 @@
 //! |---|---|
 //! | [`URI`] | `device://buttons/main` |
 //! | [`Presses`] | the button's debounced state and press count, and the publish gate over the count: the board keeps it, the main loop polls it with the button |
-//! | [`resource`] | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `{"presses":3}` (`application/json`), the presses counted since power-up |
+//! | `resource()` | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `{"presses":3}` (`application/json`), the presses counted since power-up |
 //!
 //! A press is counted once the button has been steadily down for [`DEBOUNCE_MS`] (see
 //! [`Debouncer`]), and published by [`POLICY`]: each press at once, but at most one

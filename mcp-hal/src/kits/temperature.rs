@@ -3,7 +3,7 @@
 //! | item | what |
 //! |---|---|
 //! | [`URI`] | `device://sensors/temperature` |
-//! | [`resource`] | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `resources/read` reads the thermometer **now** and answers `{"celsius":21.5}` (`application/json`); a read error is the resource's error |
+//! | `resource()` | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `resources/read` reads the thermometer **now** and answers `{"celsius":21.5}` (`application/json`); a read error is the resource's error |
 //! | [`watch`] | its [`Watch`] with [`POLICY`]: poll it from the main loop and publish what it returns |
 //!
 //! The board implements [`HasThermometer`] with any [`Sensor`] whose unit is

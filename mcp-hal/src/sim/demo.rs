@@ -13,11 +13,11 @@
 //! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
 //! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
 //!
-//! | resource ([`DemoBoard::RESOURCES`], feature `resources`) | from | contents |
+//! | resource (`DemoBoard::RESOURCES`, feature `resources`) | from | contents |
 //! |---|---|---|
-//! | `device://sensors/temperature` | [`temperature::resource`] over the [`SimThermometer`] | `{"celsius":21.5}` |
-//! | `device://sensors/battery` | [`battery::resource`] over the [`SimBattery`] | `{"percent":87}` |
-//! | `device://buttons/main` | [`button::resource`]: the presses of the [`SimButton`] | `{"presses":3}` |
+//! | `device://sensors/temperature` | [`temperature`]`::resource()` over the [`SimThermometer`] | `{"celsius":21.5}` |
+//! | `device://sensors/battery` | [`battery`]`::resource()` over the [`SimBattery`] | `{"percent":87}` |
+//! | `device://buttons/main` | [`button`]`::resource()`: the presses of the [`SimButton`](super::SimButton) | `{"presses":3}` |
 //!
 //! **Readings and publishing.** A simulator moves the readings on the simulated devices —
 //! `board.sim.thermometer.set_millicelsius(31_500)`, `board.sim.battery.set_percent(…)`,

@@ -308,11 +308,11 @@ impl SimButton {
         }
         let phase = dt % Self::PERIOD_MS;
         if phase < Self::BOUNCE_MS {
-            phase % 2 == 0
+            phase.is_multiple_of(2)
         } else if phase < Self::HOLD_MS {
             true
         } else if phase < Self::HOLD_MS + Self::BOUNCE_MS {
-            phase % 2 == 1
+            !phase.is_multiple_of(2)
         } else {
             false
         }
