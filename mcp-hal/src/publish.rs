@@ -96,21 +96,6 @@ impl Policy {
     pub const fn threshold(&self) -> u32 {
         self.threshold
     }
-
-    /// The hysteresis.
-    pub const fn hysteresis_of(&self) -> u32 {
-        self.hysteresis
-    }
-
-    /// The minimum interval, in milliseconds.
-    pub const fn min_interval(&self) -> u32 {
-        self.min_interval_ms
-    }
-
-    /// The heartbeat, in milliseconds (0: none).
-    pub const fn heartbeat(&self) -> u32 {
-        self.heartbeat_ms
-    }
 }
 
 /// Applies a [`Policy`] to a stream of samples: [`update`](Gate::update) says which to publish.
