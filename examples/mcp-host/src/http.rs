@@ -295,12 +295,15 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         let tick = shared.opts.tick;
         out.resize(shared.opts.out_len.max(mcp_core::MIN_OUT_LEN), 0);
         let now = shared.clock.now_ms();
-        lock(&shared.board).tick(now);
-        // The stateless engine owes nothing to anyone: its tasks are read with tasks/get.
+        let changed = crate::tick(&shared.board, now);
+        // The stateless engine owes nothing to anyone: its tasks are read with tasks/get (and
+        // its 2026-07-28 listen streams are not served over HTTP yet: what it owes is dropped).
+        crate::publish(&shared.stateless, &changed);
         drop(pump(&shared.stateless, &shared.board, now, &mut out));
         let sessions: Vec<_> = lock(&shared.sessions).values().cloned().collect();
         let keepalive = last_keepalive.elapsed() >= shared.opts.keepalive;
         for s in &sessions {
+            crate::publish(&s.engine, &changed);
             let msgs = pump(&s.engine, &shared.board, now, &mut out);
             let mut state = lock(&s.state);
             for m in &msgs {
