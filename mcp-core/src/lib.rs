@@ -119,7 +119,9 @@ pub mod server;
 pub mod transport;
 pub mod wire;
 
-pub use registry::{Annotations, Audience, Handler, RegisterError, Registry, TaskSupport, Tool};
+pub use registry::{
+    Annotations, Audience, Confirm, Handler, RegisterError, Registry, TaskSupport, Tool,
+};
 #[cfg(feature = "resources")]
 pub use registry::{Prompt, Resource};
 pub use result::{

@@ -11,6 +11,7 @@
 //! | [`switch::Switch`] | `measured` with a feedback input, else `applied` |
 //! | [`motor::Actuator`] | `measured` (encoder position at the end of a move, as an MCP task) |
 //! | [`system::System`] | `scheduled` (a reboot never confirms itself) |
+//! | [`sensor::Sensor`], [`sensor::Button`] | — (readings: live resources that publish their changes) |
 //!
 //! Every trait method is fallible; every trait has a blanket `&mut T` impl and an async twin in
 //! [`asynch`]. Errors share one [`ErrorKind`].
@@ -18,16 +19,18 @@
 //! ## Modules
 //! | module | what |
 //! |---|---|
-//! | [`audio`], [`backlight`], [`switch`], [`motor`], [`system`] | the blocking device traits |
+//! | [`audio`], [`backlight`], [`switch`], [`motor`], [`system`], [`sensor`] | the blocking device traits |
+//! | [`publish`] | when a reading is worth telling clients: threshold, hysteresis, minimum interval, heartbeat; a button debouncer |
 //! | [`asynch`] | async twins, and `BlockingAsync` to use a blocking driver where async is wanted |
 //! | [`drivers`] | reference drivers: ES8311 codec (I2C; async in [`drivers::asynch`]), GPIO relay with feedback (blocking and async), PWM backlight |
-//! | [`kits`] | ready-made MCP tools over the traits (`self.audio_speaker.set_volume`, `self.motor.move_to`, …); [`kits::asynch`]: the same over the async twins, for `Server::handle_async`, dispatched with [`dispatch_kits!`] |
+//! | [`kits`] | ready-made MCP tools over the traits (`self.audio_speaker.set_volume`, `self.motor.move_to`, …), and live resources (`device://sensors/temperature`, `device://sensors/battery`, `device://buttons/main`); [`kits::asynch`]: the same over the async twins, for `Server::handle_async`, dispatched with [`dispatch_kits!`] |
 //! | `sim` (feature `sim`) | in-memory devices with fault injection, and `DemoBoard` (them bound to every kit, with the standard tool set), for simulators, emulator firmwares and tests |
 //!
 //! ## Features
 //! | feature | default | effect |
 //! |---|---|---|
 //! | `tasks` | yes | the kits' long-running forms: `kits::motor`, and the settle-time tasks of `kits::audio` and `kits::relay` (see [`kits`]) |
+//! | `resources` | no | the resource kits' `resource()` (and `sim::DemoBoard::RESOURCES`): turns on mcp-core's feature `resources` (live resources, subscriptions, `Server::publish`) |
 //! | `sim` | no | the `sim` module |
 //!
 //! This crate depends on `mcp-core` without its default features, so that a firmware that turns
@@ -50,6 +53,8 @@ mod error;
 pub mod kits;
 pub mod motor;
 mod percent;
+pub mod publish;
+pub mod sensor;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod switch;

@@ -169,7 +169,8 @@ fn check(fault: Option<Fault>, kit: &str) {
                     Fault::RelayStuck
                     | Fault::MotorStall
                     | Fault::QueueFull
-                    | Fault::CodecQuantized,
+                    | Fault::CodecQuantized
+                    | Fault::SensorNack,
                 ) => c(false, Some("read_back"), json!(80), json!(80)),
                 Some(Fault::CodecNack | Fault::Timeout) => c(true, None, N, N),
                 Some(Fault::CodecClamp) => c(true, Some("read_back"), json!(80), json!(63)),
@@ -312,7 +313,7 @@ fn every_kit_under_every_fault() {
             cells += 1;
         }
     }
-    assert_eq!(cells, 6 * 10);
+    assert_eq!(cells, 6 * 11);
 }
 
 #[test]

@@ -7,7 +7,6 @@ use mcp_core::Tool;
 use mcp_hal::asynch::audio::AudioCodec;
 use mcp_hal::asynch::switch::Switch;
 use mcp_hal::kits::asynch::{Wait, audio, mute, relay};
-use mcp_hal::kits::relay::Refusal;
 
 /// A codec, a relay and a delay.
 #[derive(Debug)]
@@ -33,14 +32,11 @@ impl<C: AudioCodec, R, D: DelayNs> audio::HasCodec for Board<C, R, D> {
     }
 }
 
+/// Nothing on this board can make switching unsafe: the default interlock (allow) stands.
 impl<C, R: Switch, D: DelayNs> relay::HasRelay for Board<C, R, D> {
     type Relay = R;
     fn relay(&mut self) -> &mut R {
         &mut self.relay
-    }
-    fn interlock(&mut self, _on: bool) -> Result<(), Refusal> {
-        // Nothing on this board can make switching unsafe.
-        Ok(())
     }
 }
 

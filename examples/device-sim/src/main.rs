@@ -11,6 +11,7 @@
 //! mcp-host.
 
 mod board;
+mod sensors;
 
 use std::io::{self, BufRead, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -177,6 +178,7 @@ impl Device {
     /// Sets the time of the board and the engine, and returns every message the engine owes.
     fn tick(&mut self, now_ms: u64) -> Vec<Vec<u8>> {
         self.board.sim.set_time(now_ms);
+        sensors::publish(&mut self.board, &mut self.engine, now_ms);
         let mut msgs = Vec::new();
         loop {
             let (engine, board, sid) = (
@@ -342,6 +344,7 @@ impl Tools {
         {
             engine.register(tool).map_err(|e| e.to_string())?;
         }
+        sensors::register(&mut engine)?;
         Ok(engine)
     }
 

@@ -294,7 +294,8 @@ fn faults_change_the_evidence() {
             "relay-stuck",
             "motor-stall",
             "queue-full",
-            "slow"
+            "slow",
+            "sensor-nack"
         ]
     );
     let bad = Command::new(env!("CARGO_BIN_EXE_device-sim"))

@@ -2,35 +2,37 @@
 //! embassy-net TCP socket.
 //!
 //! This file only reads and writes HTTP messages. The MCP rules around them — Host/Origin
-//! checks, POST preconditions, the choice between the 2026-07-28 (stateless) and the legacy
-//! (session) rules, header/body agreement, the status codes — come from
-//! `mcp_core::transport::http`, and the message itself goes to `Server::handle_with`.
+//! checks (parsed, not substring-matched), POST preconditions (media types parsed), the choice
+//! between the 2026-07-28 (stateless) and the legacy (session) rules, header/body agreement,
+//! the status codes — come from `mcp_core::transport::http`, and the message itself goes to
+//! `Server::handle_async`.
 //!
-//! Scope, kept small for a microcontroller: one connection at a time (keep-alive), bodies with
-//! `Content-Length` (no chunked uploads), JSON responses (no SSE stream: `GET /mcp` is 405, which
-//! the specification allows), one legacy session at a time (a new `initialize` replaces it).
+//! Scope, kept small for a microcontroller: bodies with `Content-Length` (no chunked uploads),
+//! JSON responses (no SSE stream: `GET /mcp` is 405, which the specification allows), one
+//! legacy session at a time (a new `initialize` replaces it).
+//!
+//! **One connection at a time.** There is one TCP socket (`config::SOCKETS`: DHCP, this one, a
+//! spare); while it serves a client, another client's connection attempt is refused (RST) and
+//! retried by that client. So that a slow or silent client cannot hold the only socket, every
+//! stage has one deadline (`config::http`): the whole request head `HEADER_TIMEOUT` (also the
+//! keep-alive idle time), the whole body `BODY_TIMEOUT` (408 and close), the whole response
+//! `WRITE_TIMEOUT`.
 
 use core::fmt::Write as _;
 
 use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
-use embassy_time::Duration;
+use embassy_time::with_timeout;
 use embedded_io_async::Write as _;
-use mcp_core::server::Input;
+use mcp_core::server::{Delivery, Input, Peer};
 use mcp_core::transport::http::{self, Headers, Route};
 use mcp_core::{Event, Principal};
 
-use crate::board::Board;
-use crate::{Engine, LINE, OUT};
-
-/// The TCP port.
-pub const PORT: u16 = 80;
-/// The request head (request line and headers) must fit here.
-const HEAD: usize = 1024;
-/// Headers kept per request; more are ignored.
-const MAX_HEADERS: usize = 24;
-/// A connection idle this long is closed.
-const IDLE: Duration = Duration::from_secs(30);
+use crate::config::http::{
+    BODY_TIMEOUT, HEAD, HEADER_TIMEOUT, MAX_HEADERS, PORT, TCP_BUFFER, WRITE_TIMEOUT,
+};
+use crate::config::{LINE, OUT};
+use crate::{Engine, EspBoard};
 
 /// Parsed request head, borrowing the head buffer.
 struct Request<'h> {
@@ -45,25 +47,54 @@ impl Headers for Request<'_> {
     }
 }
 
-fn parse_head(head: &[u8]) -> Option<Request<'_>> {
+impl Request<'_> {
+    /// How many times header `name` appears.
+    fn count(&self, name: &str) -> usize {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .count()
+    }
+}
+
+/// Why a request head is refused.
+enum BadHead {
+    /// 400: not an HTTP/1.x request head.
+    Malformed,
+    /// 431: more than [`MAX_HEADERS`] headers.
+    TooManyHeaders,
+}
+
+fn parse_head(head: &[u8]) -> Result<Request<'_>, BadHead> {
     let mut lines = head
         .split(|&c| c == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-    let mut first = lines.next()?.split(|&c| c == b' ');
-    let method = first.next()?;
-    let path = first.next()?;
-    let version = first.next()?;
+    let mut first = lines
+        .next()
+        .ok_or(BadHead::Malformed)?
+        .split(|&c| c == b' ');
+    let method = first.next().ok_or(BadHead::Malformed)?;
+    let path = first.next().ok_or(BadHead::Malformed)?;
+    let version = first.next().ok_or(BadHead::Malformed)?;
     if !version.starts_with(b"HTTP/1.") {
-        return None;
+        return Err(BadHead::Malformed);
     }
     let mut headers = heapless::Vec::new();
     for line in lines.take_while(|l| !l.is_empty()) {
-        let colon = line.iter().position(|&c| c == b':')?;
-        let name = core::str::from_utf8(line.get(..colon)?).ok()?;
-        let value = line.get(colon + 1..)?;
-        let _ = headers.push((name.trim(), value));
+        let colon = line
+            .iter()
+            .position(|&c| c == b':')
+            .ok_or(BadHead::Malformed)?;
+        let name = line
+            .get(..colon)
+            .and_then(|n| core::str::from_utf8(n).ok())
+            .ok_or(BadHead::Malformed)?;
+        let value = line.get(colon + 1..).ok_or(BadHead::Malformed)?;
+        headers
+            .push((name.trim(), value))
+            .map_err(|_| BadHead::TooManyHeaders)?;
     }
-    Some(Request {
+    Ok(Request {
         method,
         path,
         headers,
@@ -84,10 +115,12 @@ fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         406 => "Not Acceptable",
+        408 => "Request Timeout",
         411 => "Length Required",
         413 => "Payload Too Large",
         415 => "Unsupported Media Type",
         431 => "Request Header Fields Too Large",
+        501 => "Not Implemented",
         _ => "Error",
     }
 }
@@ -103,7 +136,7 @@ pub struct Endpoint<'a> {
     /// The engine.
     pub engine: &'a mut Engine,
     /// The tools' context.
-    pub board: &'a mut Board,
+    pub board: &'a mut EspBoard,
     /// The device's address, accepted in `Host` (DNS-rebinding protection).
     pub host: heapless::String<16>,
     /// A source of session ids.
@@ -115,7 +148,7 @@ impl<'a> Endpoint<'a> {
     /// An endpoint with no session yet.
     pub fn new(
         engine: &'a mut Engine,
-        board: &'a mut Board,
+        board: &'a mut EspBoard,
         host: heapless::String<16>,
         random: fn() -> u64,
     ) -> Self {
@@ -131,22 +164,66 @@ impl<'a> Endpoint<'a> {
 
 /// Serves `POST /mcp` forever, one connection at a time.
 pub async fn serve(stack: Stack<'static>, ep: &mut Endpoint<'_>, now_ms: fn() -> u64) -> ! {
-    let mut rx = [0u8; 1536];
-    let mut tx = [0u8; 1536];
+    let mut rx = [0u8; TCP_BUFFER];
+    let mut tx = [0u8; TCP_BUFFER];
     let mut head = [0u8; HEAD];
     let mut body = [0u8; LINE];
     let mut out = [0u8; OUT];
     loop {
         let mut socket = TcpSocket::new(stack, &mut rx, &mut tx);
-        socket.set_timeout(Some(IDLE));
+        // Unacknowledged data older than this aborts the connection (a client that vanished).
+        socket.set_timeout(Some(WRITE_TIMEOUT));
         if socket.accept(PORT).await.is_err() {
             continue;
         }
         while connection_step(&mut socket, ep, &mut head, &mut body, &mut out, now_ms).await {}
         socket.close();
-        let _ = socket.flush().await;
+        let _ = with_timeout(WRITE_TIMEOUT, socket.flush()).await;
         socket.abort();
     }
+}
+
+/// How reading a request head ended.
+enum HeadRead {
+    /// The head is `head[..end]`; `head[end..filled]` is the start of the body.
+    Done { end: usize, filled: usize },
+    /// The client closed the connection, or it failed.
+    Gone,
+    /// The head does not fit [`HEAD`] bytes.
+    TooLarge,
+}
+
+/// Reads until the blank line that ends a request head. `filled` says how much arrived, also
+/// when the caller's deadline cuts this short.
+async fn read_head(socket: &mut TcpSocket<'_>, head: &mut [u8], filled: &mut usize) -> HeadRead {
+    loop {
+        let Some(free) = head.get_mut(*filled..).filter(|f| !f.is_empty()) else {
+            return HeadRead::TooLarge;
+        };
+        match socket.read(free).await {
+            Ok(0) | Err(_) => return HeadRead::Gone,
+            Ok(n) => *filled += n,
+        }
+        let got = head.get(..*filled).unwrap_or_default();
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            return HeadRead::Done {
+                end: end + 4,
+                filled: *filled,
+            };
+        }
+    }
+}
+
+/// Reads `buf.len()` bytes; `false` when the connection ended first.
+async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        match socket.read(buf.get_mut(got..).unwrap_or_default()).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => got += n,
+        }
+    }
+    true
 }
 
 /// Reads one request and answers it; `false` when the connection is done.
@@ -158,39 +235,38 @@ async fn connection_step(
     out: &mut [u8; OUT],
     now_ms: fn() -> u64,
 ) -> bool {
-    // Read the head; keep what follows it (the start of the body).
+    // The head, within one deadline that also bounds the keep-alive wait before it.
     let mut filled = 0;
-    let head_end = loop {
-        let Some(free) = head.get_mut(filled..) else {
-            return false;
-        };
-        if free.is_empty() {
-            let _ = respond(socket, 431, &[], b"", true).await;
-            return false;
-        }
-        match socket.read(free).await {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => filled += n,
-        }
-        if let Some(end) = head
-            .get(..filled)
-            .and_then(|h| h.windows(4).position(|w| w == b"\r\n\r\n"))
-        {
-            break end + 4;
-        }
+    let read = with_timeout(HEADER_TIMEOUT, read_head(socket, head, &mut filled)).await;
+    let (head_end, filled) = match read {
+        Ok(HeadRead::Done { end, filled }) => (end, filled),
+        Ok(HeadRead::Gone) => return false,
+        Ok(HeadRead::TooLarge) => return refuse(socket, 431).await,
+        // An idle kept-alive connection just closes; a head cut short gets a 408.
+        Err(_) if filled == 0 => return false,
+        Err(_) => return refuse(socket, 408).await,
     };
     let (head_bytes, rest) = head.split_at(head_end);
-    let early = rest.get(..filled - head_end).unwrap_or_default();
-    let Some(req) = parse_head(head_bytes) else {
-        let _ = respond(socket, 400, &[], b"", true).await;
-        return false;
+    let early = rest
+        .get(..filled.saturating_sub(head_end))
+        .unwrap_or_default();
+    let req = match parse_head(head_bytes) {
+        Ok(req) => req,
+        Err(BadHead::Malformed) => return refuse(socket, 400).await,
+        Err(BadHead::TooManyHeaders) => return refuse(socket, 431).await,
     };
+    // HTTP/1.1 requires exactly one Host; the headers the checks below rely on must not be
+    // repeated (a second Origin or Content-Length could mean something else to a proxy).
+    let single = ["Host", "Origin", "Content-Length", "Content-Type"];
+    if req.count("Host") != 1 || single.iter().any(|h| req.count(h) > 1) {
+        return refuse(socket, 400).await;
+    }
     let close = req
         .header("Connection")
-        .is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
+        .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"close"));
 
     if req.path != b"/mcp" {
-        return respond(socket, 404, &[], b"", close).await.is_ok() && !close;
+        return respond(socket, 404, &[], b"", close).await && !close;
     }
     let allowed = [ep.host.as_str()];
     if let Err(refusal) = http::check_host_and_origin(&req, &allowed) {
@@ -217,18 +293,19 @@ async fn connection_step(
             } else {
                 404
             };
-            return respond(socket, status, &[], b"", close).await.is_ok() && !close;
+            return respond(socket, status, &[], b"", close).await && !close;
         }
         _ => {
-            return respond(socket, 405, &[("Allow", "POST, DELETE")], b"", close)
-                .await
-                .is_ok()
-                && !close;
+            return respond(socket, 405, &[("Allow", "POST, DELETE")], b"", close).await && !close;
         }
     }
+    if req.header("Transfer-Encoding").is_some() {
+        // Chunked uploads are not supported; with a Content-Length as well, the two could
+        // disagree about where the body ends.
+        return refuse(socket, 501).await;
+    }
     let Some(len) = content_length(&req) else {
-        let _ = respond(socket, 411, &[], b"", true).await;
-        return false;
+        return refuse(socket, 411).await;
     };
     if let Err(refusal) = http::check_post(&req, len, LINE) {
         let n = refusal.write_body(b"", out);
@@ -243,7 +320,7 @@ async fn connection_step(
         .await;
         return false;
     }
-    // The body: what came with the head, then the rest from the socket.
+    // The body: what came with the head, then the rest from the socket, within one deadline.
     let Some(body) = body.get_mut(..len) else {
         return false;
     };
@@ -251,64 +328,60 @@ async fn connection_step(
     if let (Some(dst), Some(src)) = (body.get_mut(..first), early.get(..first)) {
         dst.copy_from_slice(src);
     }
-    let mut got = first;
-    while got < len {
-        match socket.read(body.get_mut(got..).unwrap_or_default()).await {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => got += n,
-        }
+    let rest = body.get_mut(first..).unwrap_or_default();
+    match with_timeout(BODY_TIMEOUT, read_exact(socket, rest)).await {
+        Ok(true) => {}
+        Ok(false) => return false,
+        Err(_) => return refuse(socket, 408).await,
     }
     let body: &[u8] = body;
 
-    // Bring the board and the engine's tasks up to date. Without a standalone SSE stream, what
-    // `poll` emits (progress and status notifications) has no receiver here; task results are
-    // still there for `tasks/get`, `tasks/result` and the status tool.
+    // Bring the engine's tasks up to date (none on this board; kept for a board that adds a
+    // long-running tool). Without a standalone SSE stream, what `poll` emits has no receiver
+    // here; task results are still there for `tasks/get` and `tasks/result`.
     let now = now_ms();
-    ep.board.sim.set_time(now);
     while ep.engine.poll(now, ep.board, out) > 0 {}
 
-    let stateless = match http::route(&req, body) {
+    let (stateless, peer) = match http::route(&req, body) {
         Route::Stateless => {
             if let Err(refusal) = http::check_stateless_headers(&req, body) {
                 let n = refusal.write_body(body, out);
-                return respond(
-                    socket,
-                    refusal.status,
-                    &[],
-                    out.get(..n).unwrap_or_default(),
-                    close,
-                )
-                .await
-                .is_ok()
-                    && !close;
+                let answer = out.get(..n).unwrap_or_default();
+                return respond(socket, refusal.status, &[], answer, close).await && !close;
             }
-            true
+            // Stateless requests scope retransmissions by their idempotency key alone.
+            (true, Peer::ONLY)
         }
         Route::Session(named) => {
             // A request naming a session that is not (or no longer) ours: 404, the client
             // starts again with `initialize`.
             let ours = ep.session.id.as_ref().map(|s| s.as_bytes());
-            if let Some(named) = named {
-                if Some(named) != ours {
-                    return respond(socket, 404, &[], b"", close).await.is_ok() && !close;
+            match named {
+                Some(named) if Some(named) != ours => {
+                    return respond(socket, 404, &[], b"", close).await && !close;
                 }
+                // The session names the peer: a retransmission is recognised within it.
+                Some(named) => (false, Peer::named(named)),
+                None => (false, Peer::ONLY),
             }
-            false
         }
     };
-    let input = Input::new(body, Principal::Model).stateless(stateless);
+    let input = Input::new(body, Principal::Model)
+        .stateless(stateless)
+        .peer(peer);
     let Ok(handled) = ep
         .engine
-        .handle_with(input, ep.board, out, &mut |_: &[u8]| {})
+        .handle_async(input, ep.board, out, &mut |_: &[u8]| {}, EspBoard::run)
+        .await
     else {
         return false;
     };
     let mut session_header = heapless::String::<16>::new();
-    if let Some(Event::Initialized { .. }) = handled.event {
-        if !handled.modern {
-            let _ = write!(session_header, "{:016x}", (ep.random)());
-            ep.session.id = Some(session_header.clone());
-        }
+    if let Some(Event::Initialized { .. }) = handled.event
+        && !handled.modern
+    {
+        let _ = write!(session_header, "{:016x}", (ep.random)());
+        ep.session.id = Some(session_header.clone());
     }
     let status = http::status_code(handled.status, handled.len > 0);
     let extra: &[(&str, &str)] = if session_header.is_empty() {
@@ -318,18 +391,40 @@ async fn connection_step(
     };
     let answer = out.get(..handled.len).unwrap_or_default();
     // The device reboots a second after answering `self.reboot`: `main`'s watcher does it.
-    crate::board::note_reboot(ep.board);
-    respond(socket, status, extra, answer, close).await.is_ok() && !close
+    let written = respond(socket, status, extra, answer, close).await;
+    if let Some(receipt) = handled.receipt {
+        let delivery = if written {
+            Delivery::Written
+        } else {
+            Delivery::Lost
+        };
+        ep.engine.delivered(receipt, delivery);
+    }
+    written && !close
 }
 
-/// Writes a response with a JSON body (or none).
+/// Answers `status` with a JSON-RPC error body (a refusal before the engine) and closes: returns
+/// `false`, the connection is done.
+async fn refuse(socket: &mut TcpSocket<'_>, status: u16) -> bool {
+    let mut body = heapless::String::<128>::new();
+    let _ = write!(
+        body,
+        r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"{}"}}}}"#,
+        reason(status)
+    );
+    let _ = respond(socket, status, &[], body.as_bytes(), true).await;
+    false
+}
+
+/// Writes a response with a JSON body (or none) within [`WRITE_TIMEOUT`]; `true` when it was
+/// written out.
 async fn respond(
     socket: &mut TcpSocket<'_>,
     status: u16,
     extra: &[(&str, &str)],
     body: &[u8],
     close: bool,
-) -> Result<(), embassy_net::tcp::Error> {
+) -> bool {
     let mut head = heapless::String::<256>::new();
     let _ = write!(head, "HTTP/1.1 {status} {}\r\n", reason(status));
     if !body.is_empty() {
@@ -343,7 +438,10 @@ async fn respond(
         let _ = write!(head, "Connection: close\r\n");
     }
     let _ = write!(head, "\r\n");
-    socket.write_all(head.as_bytes()).await?;
-    socket.write_all(body).await?;
-    socket.flush().await
+    let write = async {
+        socket.write_all(head.as_bytes()).await?;
+        socket.write_all(body).await?;
+        socket.flush().await
+    };
+    matches!(with_timeout(WRITE_TIMEOUT, write).await, Ok(Ok(())))
 }

@@ -1,22 +1,27 @@
-//! esp32-wifi: an MCP device on the LAN. An ESP32-C3 (C6, or S3 with the Xtensa toolchain) joins a
-//! Wi-Fi network as a station (esp-radio + embassy-net, DHCP) and serves MCP over Streamable HTTP
-//! at `http://<its address>/mcp`, so an MCP client on a laptop connects to the board directly.
+//! esp32-wifi: an MCP device on Wi-Fi. An ESP32-C3 (C6, or S3 with the Xtensa toolchain) joins a
+//! network as a station (esp-radio + embassy-net, DHCP) and serves MCP over Streamable HTTP at
+//! `http://<its address>/mcp`, so an MCP client on a laptop connects to the board directly.
+//!
+//! The hardware is real and async (`src/board.rs`): an ES8311 codec on esp-hal's async I2C
+//! (volume read back from its register), a relay on a GPIO with a feedback contact, an LEDC PWM
+//! backlight, a screen theme and `self.reboot` (`software_reset` a second after answering),
+//! served by mcp-hal's async kits through `Server::handle_async`. Pins, sizes, limits and
+//! timings: `src/config.rs`.
 //!
 //! Credentials are read at build time from the environment (`WIFI_SSID`, `WIFI_PASSWORD`); a
 //! build without them runs but never joins a network.
 //!
-//! The tools are device-sim's, over mcp-hal's simulated devices (`src/board.rs`), so a bare
-//! DevKit can be driven end to end; `examples/esp32-serial` shows the same kits on real drivers.
-//!
 //! With the feature `xiaozhi` the device instead connects out to a xiaozhi server over WebSocket
 //! (`XIAOZHI_URL`, `XIAOZHI_TOKEN` at build time), sends its hello with `features.mcp` and answers
-//! the MCP messages wrapped in xiaozhi's envelope (`src/xiaozhi.rs`).
+//! the MCP messages wrapped in xiaozhi's envelope, reconnecting forever (`src/xiaozhi.rs`).
+//!
+//! The engine allocates nothing: mcp-core is built without its `alloc` feature, and nothing in
+//! this crate allocates either (it does not link `alloc`). The heap is the Wi-Fi driver's.
 #![no_std]
 #![no_main]
 
-extern crate alloc;
-
 mod board;
+mod config;
 #[cfg(not(feature = "xiaozhi"))]
 mod http;
 #[cfg(feature = "xiaozhi")]
@@ -24,19 +29,31 @@ mod xiaozhi;
 
 use core::fmt::Write as _;
 
-use board::{Board, EspTime};
+use board::{Board, EspSystem, Screen};
+use config::*;
 use embassy_executor::Spawner;
 use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{Duration, Timer};
+use esp_hal::Async;
 use esp_hal::clock::CpuClock;
+use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
+use esp_hal::i2c::master::{Config as I2cConfig, I2c};
+use esp_hal::ledc::channel::{self, Channel, ChannelIFace};
+use esp_hal::ledc::timer::{self, TimerIFace};
+use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
+use esp_hal::peripherals::{I2C0, LEDC};
 use esp_hal::rng::Rng;
+use esp_hal::time::Rate;
 use esp_hal::timer::timg::TimerGroup;
 use esp_radio::wifi::sta::StationConfig;
 use esp_radio::wifi::{
     AuthenticationMethodConfig, Config as WifiConfig, Interface, WifiController,
 };
 use mcp_core::{Config, Server};
-use mcp_hal::sim::Faults;
+use mcp_hal::Percent;
+use mcp_hal::asynch::BlockingAsync;
+use mcp_hal::drivers::asynch::Es8311;
+use mcp_hal::drivers::{GpioRelay, PwmBacklight};
 use static_cell::StaticCell;
 
 esp_bootloader_esp_idf::esp_app_desc!();
@@ -52,31 +69,26 @@ const PASSWORD: &str = match option_env!("WIFI_PASSWORD") {
     None => "",
 };
 
-/// Tool slots (8 used).
-const TOOL_CAPACITY: usize = 10;
-/// Long-running actions tracked at once (motor moves).
-const TASKS: usize = 2;
-/// Recent calls remembered for retransmissions.
-const CACHE: usize = 2;
-/// Response bytes kept per remembered call.
-const CACHE_BYTES: usize = 320;
-/// The largest request body accepted.
-pub const LINE: usize = 2048;
-/// The response buffer: a `tools/list` page or the largest tool result.
-pub const OUT: usize = 3072;
-/// The `tools/list` page budget.
-const PAGE_BYTES: usize = 2048;
+/// This firmware's board: the ES8311 on the async I2C bus, the relay on two GPIOs, the LEDC
+/// backlight (a register write: the blocking driver behind `BlockingAsync`).
+pub type EspBoard = Board<
+    Es8311<I2c<'static, Async>>,
+    GpioRelay<Output<'static>, Input<'static>>,
+    BlockingAsync<PwmBacklight<Channel<'static, LowSpeed>>>,
+>;
 
 /// The engine type.
-pub type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
+pub type Engine = Server<'static, EspBoard, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-wifi", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)
-    .max_depth(128);
+    .max_depth(MAX_DEPTH);
 
 static ENGINE: StaticCell<Engine> = StaticCell::new();
-static BOARD: StaticCell<Board> = StaticCell::new();
-static RESOURCES: StaticCell<StackResources<3>> = StaticCell::new();
+static BOARD: StaticCell<EspBoard> = StaticCell::new();
+static RESOURCES: StaticCell<StackResources<SOCKETS>> = StaticCell::new();
+/// The LEDC timer must outlive the channel that points at it.
+static LEDC_TIMER: StaticCell<timer::Timer<'static, LowSpeed>> = StaticCell::new();
 
 /// 64 random bits from the hardware RNG (fed by the radio's noise once Wi-Fi runs).
 pub fn random() -> u64 {
@@ -87,12 +99,18 @@ pub fn random() -> u64 {
 #[esp_rtos::main]
 async fn main(spawner: Spawner) -> ! {
     let p = esp_hal::init(esp_hal::Config::default().with_cpu_clock(CpuClock::max()));
-    // The Wi-Fi driver needs about 50 KiB of heap (esp-radio's documentation); the engine none.
-    esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: 64 * 1024);
-    esp_alloc::heap_allocator!(size: 32 * 1024);
+    esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: WIFI_HEAP_RECLAIMED);
+    esp_alloc::heap_allocator!(size: WIFI_HEAP);
 
     let timg0 = TimerGroup::new(p.TIMG0);
     esp_rtos::start(timg0.timer0, p.FROM_CPU_INTR0);
+
+    let pins = config::board_pins!(p);
+    let board = BOARD.init(board(pins, p.I2C0, p.LEDC));
+    let engine = ENGINE.init(Engine::new(ENGINE_CONFIG));
+    if engine.register_all(EspBoard::TOOLS).is_err() {
+        halt();
+    }
 
     let Ok(mut controller) = WifiController::new(p.WIFI, Default::default()) else {
         halt()
@@ -120,12 +138,6 @@ async fn main(spawner: Spawner) -> ! {
     spawner.spawn(net_task(runner).unwrap_or_else(|_| halt()));
     spawner.spawn(reboot_watch().unwrap_or_else(|_| halt()));
 
-    let engine = ENGINE.init(Engine::new(ENGINE_CONFIG));
-    if engine.register_all(Board::TOOLS).is_err() {
-        halt();
-    }
-    let board = BOARD.init(Board::with_timebase(EspTime, Faults::NONE, false));
-
     stack.wait_config_up().await;
     let mut host = heapless::String::<16>::new();
     if let Some(config) = stack.config_v4() {
@@ -134,11 +146,73 @@ async fn main(spawner: Spawner) -> ! {
     serve(stack, engine, board, host, mac).await
 }
 
+/// The board on its peripherals. A codec that is absent or answers wrongly is not fatal: the
+/// volume tool then reports the bus error.
+fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
+    let Ok(i2c) = I2c::new(
+        i2c,
+        I2cConfig::default().with_frequency(Rate::from_khz(I2C_KHZ)),
+    ) else {
+        halt()
+    };
+    let i2c = i2c
+        .with_sda(pins.i2c_sda)
+        .with_scl(pins.i2c_scl)
+        .into_async();
+    let codec = Es8311::new(i2c, CODEC_ADDRESS);
+
+    let coil = Output::new(
+        pins.relay_coil,
+        Level::from(RELAY_ACTIVE_LOW),
+        OutputConfig::default(),
+    );
+    let feedback = Input::new(
+        pins.relay_feedback,
+        InputConfig::default().with_pull(Pull::Up),
+    );
+    let relay =
+        GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
+    let relay = if RELAY_ACTIVE_LOW {
+        relay.active_low()
+    } else {
+        relay
+    };
+
+    let mut ledc = Ledc::new(ledc);
+    ledc.set_global_slow_clock(LSGlobalClkSource::APBClk);
+    let timer = LEDC_TIMER.init(ledc.timer::<LowSpeed>(timer::Number::Timer0));
+    if timer
+        .configure(timer::config::Config {
+            duty: timer::config::Duty::Duty10Bit,
+            clock_source: timer::LSClockSource::APBClk,
+            frequency: Rate::from_khz(BACKLIGHT_KHZ),
+        })
+        .is_err()
+    {
+        halt();
+    }
+    let mut pwm = ledc.channel(channel::Number::Channel0, pins.backlight);
+    if pwm
+        .configure(channel::config::Config {
+            timer: &*timer,
+            duty_pct: BACKLIGHT_START_PERCENT,
+            drive_mode: DriveMode::PushPull,
+        })
+        .is_err()
+    {
+        halt();
+    }
+    let start = Percent::new(BACKLIGHT_START_PERCENT).unwrap_or(Percent::MAX);
+    let screen = Screen::new(BlockingAsync::new(PwmBacklight::new(pwm)), start);
+
+    Board::new(codec, relay, screen)
+}
+
 #[cfg(not(feature = "xiaozhi"))]
 async fn serve(
     stack: Stack<'static>,
     engine: &'static mut Engine,
-    board: &'static mut Board,
+    board: &'static mut EspBoard,
     host: heapless::String<16>,
     _mac: [u8; 6],
 ) -> ! {
@@ -150,7 +224,7 @@ async fn serve(
 async fn serve(
     stack: Stack<'static>,
     engine: &'static mut Engine,
-    board: &'static mut Board,
+    board: &'static mut EspBoard,
     _host: heapless::String<16>,
     mac: [u8; 6],
 ) -> ! {
@@ -167,7 +241,7 @@ pub fn uptime_ms() -> u64 {
 async fn reboot_watch() {
     loop {
         Timer::after(Duration::from_millis(100)).await;
-        if board::reboot_due(embassy_time::Instant::now().as_millis()) {
+        if EspSystem::reboot_due() {
             esp_hal::system::software_reset();
         }
     }
@@ -196,7 +270,8 @@ async fn net_task(mut runner: Runner<'static, Interface>) {
     runner.run().await
 }
 
-/// A start-up failure (the radio or the tool table): nothing can work.
+/// A start-up failure (the radio, a peripheral's configuration, the tool table): nothing can
+/// work.
 fn halt() -> ! {
     loop {
         core::hint::spin_loop();

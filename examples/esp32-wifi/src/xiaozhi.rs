@@ -3,29 +3,62 @@
 //! in `{"session_id":…,"type":"mcp","payload":{…}}`.
 //!
 //! The envelope and the hello come from `mcp_core::transport::xiaozhi`; this file is the
-//! WebSocket client (RFC 6455: the HTTP upgrade, masked client frames, ping/pong, close) over an
-//! embassy-net TCP socket. Plain `ws://` to an IPv4 address (a self-hosted xiaozhi server on the
-//! LAN); `wss://` would need a TLS stack in the firmware.
+//! WebSocket client (RFC 6455: the HTTP upgrade, masked client frames, fragments, ping/pong,
+//! close) over an embassy-net TCP socket. Plain `ws://` to an IPv4 address (a self-hosted xiaozhi
+//! server on the LAN); `wss://` would need a TLS stack in the firmware.
 //!
 //! Build-time settings: `XIAOZHI_URL` (`ws://192.168.1.10:8000/xiaozhi/v1/`), `XIAOZHI_TOKEN`
 //! (sent as `Authorization: Bearer …`, optional).
 //!
 //! The connection is the model's (`Principal::Model`); xiaozhi backends may send MCP messages
 //! before the hello exchange completes, and this client answers them.
+//!
+//! # A link that survives
+//! The limits and timings are in `config::xiaozhi`.
+//! - **Reconnect forever.** After any failure or close the client waits — `BACKOFF_FIRST`
+//!   doubling up to `BACKOFF_MAX`, each wait drawn between half and all of it from the hardware
+//!   RNG — and connects again. A connection that got the backend's hello resets the backoff.
+//! - **Bounded attempts.** The TCP connect has `CONNECT_TIMEOUT`, the WebSocket upgrade
+//!   `HANDSHAKE_TIMEOUT`: a backend that accepts TCP but never upgrades is abandoned.
+//! - **Dead links are noticed.** A ping goes out after `PING_INTERVAL` without hearing from the
+//!   backend; a backend silent for `DEAD_AFTER` (no pong, no message, no ping), a send stuck
+//!   that long, or a frame that began and did not arrive within `FRAME_TIMEOUT` ends the link.
+//! - **Sized to the device.** A message (fragments reassembled) or frame beyond `MAX_MESSAGE`
+//!   bytes closes the connection with 1009 "message too big"; a control frame that breaks the
+//!   protocol, with 1002.
+//! - **Hello again.** Every connection starts with the device's hello; the backend then
+//!   initializes and lists the tools again, as it does with any xiaozhi device.
+//! - **Nothing runs twice.** The engine (and its record of recent calls) is a `static` and
+//!   outlives every connection. The backend's `session_id` names the peer
+//!   (`Peer::named`): a call the backend sends again in the same session after a reconnect is
+//!   answered from the first answer, not run again. Without a usable session id the connection
+//!   is the peer (nothing else tells two backend sessions apart). A `session_id` that is not
+//!   usable (`is_usable_session_id`: over 128 bytes, or anything but printable ASCII) is never
+//!   echoed; replies then carry none.
+//! - **Delivery is reported.** Each remembered answer is reported to the engine after the
+//!   socket write: `Delivery::Written` when the frame went into the TCP send buffer,
+//!   `Delivery::Lost` when the write failed (the link died first).
 
+use core::convert::Infallible;
 use core::fmt::Write as _;
 use core::net::Ipv4Addr;
+use core::ops::Range;
 
 use embassy_net::tcp::TcpSocket;
 use embassy_net::{IpAddress, Stack};
-use embassy_time::{Duration, Timer};
+use embassy_time::{Duration, Instant, Timer, with_deadline, with_timeout};
 use embedded_io_async::Write as _;
-use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
+use mcp_core::Principal;
+use mcp_core::server::{Delivery, Input, Peer};
+use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
-use mcp_core::{Principal, Server};
 
-use crate::board::{Board, note_reboot};
-use crate::{Engine, LINE, OUT};
+use crate::config::OUT;
+use crate::config::xiaozhi::{
+    BACKOFF_FIRST, BACKOFF_MAX, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DEAD_AFTER, FRAME_TIMEOUT,
+    HANDSHAKE_TIMEOUT, MAX_MESSAGE, PING_INTERVAL, TCP_BUFFER,
+};
+use crate::{Engine, EspBoard};
 
 const URL: &str = match option_env!("XIAOZHI_URL") {
     Some(u) => u,
@@ -36,14 +69,51 @@ const TOKEN: &str = match option_env!("XIAOZHI_TOKEN") {
     None => "",
 };
 
-/// Why a connection ended.
-#[derive(Debug)]
+/// Frame opcodes (RFC 6455 §5.2).
+const OP_CONTINUATION: u8 = 0x0;
+const OP_TEXT: u8 = 0x1;
+const OP_BINARY: u8 = 0x2;
+const OP_CLOSE: u8 = 0x8;
+const OP_PING: u8 = 0x9;
+const OP_PONG: u8 = 0xA;
+
+/// Close codes (RFC 6455 §7.4.1).
+const CLOSE_NORMAL: u16 = 1000;
+const CLOSE_PROTOCOL_ERROR: u16 = 1002;
+const CLOSE_TOO_BIG: u16 = 1009;
+
+/// The longest control frame payload (RFC 6455 §5.5).
+const MAX_CONTROL: usize = 125;
+
+/// Room kept in front of an answer for the envelope's head,
+/// `{"session_id":"…","type":"mcp","payload":`, with a session id of up to
+/// [`MAX_SESSION_ID_LEN`] printable characters, each at most two bytes escaped.
+const HEAD_ROOM: usize = 2 * MAX_SESSION_ID_LEN + 48;
+
+/// A backend session id that may be echoed (see [`usable_session`]).
+type SessionId = heapless::String<MAX_SESSION_ID_LEN>;
+
+/// Why a connection ended (what a log would say; this firmware prints nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ended {
-    Url,
+    /// The TCP connect failed.
     Connect,
-    Io,
+    /// The TCP connect took longer than `CONNECT_TIMEOUT`.
+    ConnectTimeout,
+    /// The backend did not answer the upgrade with `101`.
     Handshake,
+    /// The upgrade took longer than `HANDSHAKE_TIMEOUT`.
+    HandshakeTimeout,
+    /// A read or write failed (reset, TCP timeout).
+    Io,
+    /// Nothing from the backend for `DEAD_AFTER`, a send stuck that long, or a frame that did
+    /// not arrive whole within `FRAME_TIMEOUT`.
+    DeadLink,
+    /// The backend sent more than `MAX_MESSAGE` bytes in one message (closed with 1009).
+    TooBig,
+    /// The backend broke the framing rules (closed with 1002).
     Protocol,
+    /// The backend closed the connection (a close frame, or the TCP stream ended).
     Closed,
 }
 
@@ -87,139 +157,278 @@ fn base64_16(bytes: &[u8; 16]) -> heapless::String<24> {
     s
 }
 
-/// Connects, runs one xiaozhi session, and reconnects after a pause, forever.
+/// The wait before the next attempt after `failures` consecutive failures (1: the first):
+/// [`BACKOFF_FIRST`] doubling up to [`BACKOFF_MAX`], then drawn between half of that and all of
+/// it ("equal jitter") with the hardware RNG.
+fn backoff(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    let full = BACKOFF_FIRST
+        .as_millis()
+        .saturating_mul(1 << doublings)
+        .min(BACKOFF_MAX.as_millis());
+    let half = full / 2;
+    let jitter = crate::random() % (full - half + 1);
+    Duration::from_millis(half + jitter)
+}
+
+/// Connects, runs one xiaozhi session, and reconnects after a backoff, forever.
 pub async fn run(
     stack: Stack<'static>,
     engine: &'static mut Engine,
-    board: &'static mut Board,
+    board: &'static mut EspBoard,
     mac: [u8; 6],
 ) -> ! {
-    let mut rx = [0u8; 2048];
-    let mut tx = [0u8; 2048];
-    let mut frame = [0u8; LINE + 256];
-    let mut out = [0u8; OUT + 256];
+    let Some(target) = parse_url(URL) else {
+        // Built without a usable XIAOZHI_URL: there is nothing to connect to.
+        loop {
+            Timer::after(Duration::from_secs(3600)).await;
+        }
+    };
+    let mut rx = [0u8; TCP_BUFFER];
+    let mut tx = [0u8; TCP_BUFFER];
+    let mut msg = [0u8; MAX_MESSAGE];
+    let mut out = [0u8; HEAD_ROOM + OUT + 1];
+    let mut failures = 0u32;
+    let mut connection = 0u64;
     loop {
+        stack.wait_link_up().await;
+        stack.wait_config_up().await;
+        connection += 1;
         let mut socket = TcpSocket::new(stack, &mut rx, &mut tx);
-        let _ended = session(&mut socket, engine, board, mac, &mut frame, &mut out).await;
+        // Unacknowledged data older than this aborts the connection.
+        socket.set_timeout(Some(DEAD_AFTER));
+        let mut greeted = false;
+        let link = Link {
+            target,
+            mac,
+            unnamed: Peer::new(connection),
+        };
+        let _ended = link
+            .session(&mut socket, engine, board, &mut msg, &mut out, &mut greeted)
+            .await;
         socket.abort();
-        let _ = socket.flush().await;
-        Timer::after(Duration::from_secs(5)).await;
+        let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
+        drop(socket);
+        failures = if greeted {
+            1
+        } else {
+            failures.saturating_add(1)
+        };
+        Timer::after(backoff(failures)).await;
     }
 }
 
-async fn session(
-    socket: &mut TcpSocket<'_>,
-    engine: &mut Engine,
-    board: &mut Board,
+/// One connection's settings.
+struct Link<'u> {
+    /// The backend's address, port and path.
+    target: (Ipv4Addr, u16, &'u str),
+    /// The station MAC (the `Device-Id`).
     mac: [u8; 6],
-    frame: &mut [u8],
-    out: &mut [u8],
-) -> Result<(), Ended> {
-    let (addr, port, path) = parse_url(URL).ok_or(Ended::Url)?;
-    socket.set_timeout(Some(Duration::from_secs(120)));
-    socket
-        .connect((IpAddress::Ipv4(addr), port))
-        .await
-        .map_err(|_| Ended::Connect)?;
+    /// The peer of messages that name no usable session: this connection.
+    unnamed: Peer,
+}
 
-    // The upgrade request, with xiaozhi's headers.
-    let mut key = [0u8; 16];
-    for (i, b) in key.iter_mut().enumerate() {
-        *b = (crate::random() >> (8 * (i % 8))) as u8;
-    }
-    let mut req = heapless::String::<512>::new();
-    let _ = write!(
-        req,
-        "GET {path} HTTP/1.1\r\nHost: {addr}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\nProtocol-Version: 1\r\n\
-         Device-Id: {}\r\nClient-Id: esp32-wifi-mcp\r\n",
-        base64_16(&key),
-        device_id(mac),
-    );
-    if !TOKEN.is_empty() {
-        let _ = write!(req, "Authorization: Bearer {TOKEN}\r\n");
-    }
-    let _ = write!(req, "\r\n");
-    socket
-        .write_all(req.as_bytes())
+impl Link<'_> {
+    /// Connects, upgrades, and serves until the link ends; says why. `greeted` is set once the
+    /// backend's hello arrived.
+    async fn session(
+        &self,
+        socket: &mut TcpSocket<'_>,
+        engine: &mut Engine,
+        board: &mut EspBoard,
+        msg: &mut [u8],
+        out: &mut [u8],
+        greeted: &mut bool,
+    ) -> Ended {
+        let (addr, port, _) = self.target;
+        match with_timeout(
+            CONNECT_TIMEOUT,
+            socket.connect((IpAddress::Ipv4(addr), port)),
+        )
         .await
-        .map_err(|_| Ended::Io)?;
-
-    // The answer must be 101; its head ends with a blank line.
-    let mut head = [0u8; 512];
-    let mut got = 0;
-    loop {
-        let n = socket
-            .read(head.get_mut(got..).ok_or(Ended::Handshake)?)
-            .await
-            .map_err(|_| Ended::Io)?;
-        if n == 0 {
-            return Err(Ended::Closed);
-        }
-        got += n;
-        // Byte by byte is not needed: a server sends nothing before our hello.
-        if head
-            .get(..got)
-            .is_some_and(|h| h.windows(4).any(|w| w == b"\r\n\r\n"))
         {
-            break;
+            Err(_) => return Ended::ConnectTimeout,
+            Ok(Err(_)) => return Ended::Connect,
+            Ok(Ok(())) => {}
         }
-    }
-    if !head.starts_with(b"HTTP/1.1 101") {
-        return Err(Ended::Handshake);
+        match with_timeout(HANDSHAKE_TIMEOUT, self.upgrade(socket)).await {
+            Err(_) => return Ended::HandshakeTimeout,
+            Ok(Err(e)) => return e,
+            Ok(Ok(())) => {}
+        }
+        let mut ws = Ws::new(socket);
+        let Err(ended) = self.serve(&mut ws, engine, board, msg, out, greeted).await;
+        ended
     }
 
-    send_text(socket, DEVICE_HELLO.as_bytes()).await?;
-    let mut session_id: heapless::String<64> = heapless::String::new();
-    loop {
-        // Drive long-running actions; what the engine owes goes out wrapped.
-        let now = crate::uptime_ms();
-        board.sim.set_time(now);
+    /// The HTTP upgrade with xiaozhi's headers; the answer must be `101`.
+    async fn upgrade(&self, socket: &mut TcpSocket<'_>) -> Result<(), Ended> {
+        let (addr, port, path) = self.target;
+        let mut key = [0u8; 16];
+        for (i, b) in key.iter_mut().enumerate() {
+            *b = (crate::random() >> (8 * (i % 8))) as u8;
+        }
+        let mut req = heapless::String::<384>::new();
+        let written = write!(
+            req,
+            "GET {path} HTTP/1.1\r\nHost: {addr}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\nProtocol-Version: 1\r\n\
+             Device-Id: {}\r\nClient-Id: esp32-wifi-mcp\r\n",
+            base64_16(&key),
+            device_id(self.mac),
+        );
+        if written.is_err() {
+            // A path too long for the request buffer: no upgrade can be sent.
+            return Err(Ended::Handshake);
+        }
+        let io = |_| Ended::Io;
+        socket.write_all(req.as_bytes()).await.map_err(io)?;
+        if !TOKEN.is_empty() {
+            // Written as it is, whatever its length.
+            socket
+                .write_all(b"Authorization: Bearer ")
+                .await
+                .map_err(io)?;
+            socket.write_all(TOKEN.as_bytes()).await.map_err(io)?;
+            socket.write_all(b"\r\n").await.map_err(io)?;
+        }
+        socket.write_all(b"\r\n").await.map_err(io)?;
+        socket.flush().await.map_err(io)?;
+
+        // The answer's head, byte by byte up to its blank line, so that nothing after it (a
+        // frame the backend sends at once) is consumed.
+        let mut head = [0u8; 512];
+        let mut got = 0;
         loop {
-            let sid = (!session_id.is_empty()).then_some(session_id.as_str());
-            let n = xiaozhi::wrap(sid, out, |buf| engine.poll(now, board, buf));
-            match out.get(..n) {
-                Some(msg) if n > 0 => send_text(socket, msg).await?,
-                _ => break,
+            let slot = head.get_mut(got..got + 1).ok_or(Ended::Handshake)?;
+            match socket.read(slot).await {
+                Ok(0) => return Err(Ended::Closed),
+                Ok(_) => got += 1,
+                Err(_) => return Err(Ended::Io),
+            }
+            if head.get(..got).is_some_and(|h| h.ends_with(b"\r\n\r\n")) {
+                break;
             }
         }
-        let Some((opcode, len)) = read_frame(socket, frame).await? else {
-            continue; // a fragment we do not handle was skipped
-        };
-        let payload = frame.get(..len).unwrap_or_default();
-        match opcode {
-            0x1 => {}
-            0x8 => return Err(Ended::Closed),
-            0x9 => {
-                send_frame(socket, 0xA, payload).await?;
-                continue;
-            }
-            _ => continue, // binary (audio) and pong frames are not for MCP
+        if head.starts_with(b"HTTP/1.1 101") {
+            Ok(())
+        } else {
+            Err(Ended::Handshake)
         }
-        let Ok(env) = Envelope::parse(payload, DEFAULT_MAX_DEPTH) else {
-            continue;
-        };
-        if env.is("hello") {
-            if let Some(sid) = env.session_id {
-                session_id.clear();
-                for c in sid.chars().take(64) {
-                    let _ = session_id.push(c);
+    }
+
+    /// Sends the hello, then answers what comes until the link ends.
+    async fn serve(
+        &self,
+        ws: &mut Ws<'_, '_>,
+        engine: &mut Engine,
+        board: &mut EspBoard,
+        msg: &mut [u8],
+        out: &mut [u8],
+        greeted: &mut bool,
+    ) -> Result<Infallible, Ended> {
+        ws.send(OP_TEXT, DEVICE_HELLO.as_bytes()).await?;
+        // The backend's session, from its hello: the peer, and the `session_id` of replies.
+        let mut session: Option<SessionId> = None;
+        loop {
+            // What the engine owes (task status and results; nothing on this board, which has
+            // no long-running tool, but a board that adds one needs it sent).
+            loop {
+                let now = crate::uptime_ms();
+                let sid = session.as_deref();
+                let n = xiaozhi::wrap(sid, out, |buf| engine.poll(now, board, buf));
+                match out.get(..n) {
+                    Some(m) if n > 0 => ws.send(OP_TEXT, m).await?,
+                    _ => break,
                 }
             }
-            continue;
-        }
-        let Some(mcp) = env.mcp_payload() else {
-            continue;
-        };
-        let sid = (!session_id.is_empty()).then_some(session_id.as_str());
-        let n = xiaozhi::wrap(sid, out, |buf| {
-            Server::handle(engine, mcp, Principal::Model, board, buf).map_or(0, |h| h.len)
-        });
-        note_reboot(board);
-        if let Some(answer) = out.get(..n).filter(|a| !a.is_empty()) {
-            send_text(socket, answer).await?;
+
+            let n = ws.next_text(msg).await?;
+            let Ok(env) = Envelope::parse(msg.get(..n).unwrap_or_default(), DEFAULT_MAX_DEPTH)
+            else {
+                continue;
+            };
+            if env.is("hello") {
+                session = usable_session(&env);
+                *greeted = true;
+                continue;
+            }
+            let Some(payload) = env.mcp_payload() else {
+                continue;
+            };
+            // Answer in the backend's session, or the one the message names (a message before
+            // the hello); the session is the peer.
+            let named;
+            let sid = match &session {
+                Some(s) => Some(s.as_str()),
+                None => {
+                    named = usable_session(&env);
+                    named.as_deref()
+                }
+            };
+            let peer = sid.map_or(self.unnamed, |s| Peer::named(s.as_bytes()));
+            let input = Input::new(payload, Principal::Model).peer(peer);
+            let end = out.len().saturating_sub(1);
+            let Some(body) = out.get_mut(HEAD_ROOM..end) else {
+                continue;
+            };
+            let Ok(handled) = engine
+                .handle_async(input, board, body, &mut |_: &[u8]| {}, EspBoard::run)
+                .await
+            else {
+                continue;
+            };
+            let Some(frame) = enclose(sid, out, handled.len) else {
+                continue;
+            };
+            // The device reboots a second after answering `self.reboot`: `main`'s watcher.
+            let sent = ws.send(OP_TEXT, out.get(frame).unwrap_or_default()).await;
+            if let Some(receipt) = handled.receipt {
+                let delivery = if sent.is_ok() {
+                    Delivery::Written
+                } else {
+                    Delivery::Lost
+                };
+                engine.delivered(receipt, delivery);
+            }
+            sent?;
         }
     }
+}
+
+/// The envelope's `session_id` when it is usable (`is_usable_session_id`: 1 to 128 printable
+/// ASCII characters once decoded); an unusable one is dropped, never echoed.
+fn usable_session(env: &Envelope<'_>) -> Option<SessionId> {
+    let id = env.usable_session_id()?;
+    let mut s = SessionId::new();
+    for c in id.chars() {
+        s.push(c).ok()?;
+    }
+    Some(s)
+}
+
+/// Wraps the answer of `len` bytes at `out[HEAD_ROOM..]` in the `mcp` envelope, in place: the
+/// head goes into the room before it, the closing brace after it. Returns where the envelope
+/// is, or `None` for no answer (`len` 0) or one that does not fit.
+fn enclose(sid: Option<&str>, out: &mut [u8], len: usize) -> Option<Range<usize>> {
+    if len == 0 {
+        return None;
+    }
+    // The envelope around a one-byte payload, to learn its head.
+    let mut probe = [0u8; HEAD_ROOM + 2];
+    let n = xiaozhi::wrap(sid, &mut probe, |buf| match buf.first_mut() {
+        Some(b) => {
+            *b = b'0';
+            1
+        }
+        None => 0,
+    });
+    let head_len = n.checked_sub(2)?;
+    let start = HEAD_ROOM.checked_sub(head_len)?;
+    out.get_mut(start..HEAD_ROOM)?
+        .copy_from_slice(probe.get(..head_len)?);
+    *out.get_mut(HEAD_ROOM + len)? = b'}';
+    Some(start..HEAD_ROOM + len + 1)
 }
 
 /// The MAC-style device id xiaozhi servers key devices by.
@@ -229,6 +438,166 @@ fn device_id(mac: [u8; 6]) -> heapless::String<17> {
         let _ = write!(s, "{}{b:02x}", if i > 0 { ":" } else { "" });
     }
     s
+}
+
+/// A frame's header.
+struct Head {
+    fin: bool,
+    opcode: u8,
+    len: u64,
+    mask: Option<[u8; 4]>,
+}
+
+/// The WebSocket on an upgraded connection: frames in and out, and the keep-alive clock.
+struct Ws<'s, 'b> {
+    socket: &'s mut TcpSocket<'b>,
+    /// When the last frame from the backend arrived (or the link opened).
+    heard: Instant,
+    /// When the last ping went out (or the link opened).
+    pinged: Instant,
+}
+
+impl<'s, 'b> Ws<'s, 'b> {
+    fn new(socket: &'s mut TcpSocket<'b>) -> Self {
+        let now = Instant::now();
+        Ws {
+            socket,
+            heard: now,
+            pinged: now,
+        }
+    }
+
+    /// Sends one frame; one that cannot go out within [`DEAD_AFTER`] is a dead link.
+    async fn send(&mut self, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
+        match with_timeout(DEAD_AFTER, write_frame(self.socket, opcode, payload)).await {
+            Ok(sent) => sent,
+            Err(_) => Err(Ended::DeadLink),
+        }
+    }
+
+    /// Sends a close frame with `code` and `reason` (best effort, within [`CLOSE_TIMEOUT`]) and
+    /// returns `why`.
+    async fn close(&mut self, code: u16, reason: &str, why: Ended) -> Ended {
+        let mut payload = heapless::Vec::<u8, MAX_CONTROL>::new();
+        let _ = payload.extend_from_slice(&code.to_be_bytes());
+        let _ = payload.extend_from_slice(reason.as_bytes());
+        let _ = with_timeout(CLOSE_TIMEOUT, write_frame(self.socket, OP_CLOSE, &payload)).await;
+        why
+    }
+
+    /// Waits for the first byte of the next frame, pinging while the backend is quiet; a
+    /// backend silent for [`DEAD_AFTER`] is a dead link.
+    async fn first_byte(&mut self) -> Result<u8, Ended> {
+        loop {
+            let dead_at = self.heard + DEAD_AFTER;
+            let ping_at = self.heard.max(self.pinged) + PING_INTERVAL;
+            let mut byte = [0u8; 1];
+            // `read` takes nothing from the socket unless it completes: a timeout loses nothing.
+            match with_deadline(dead_at.min(ping_at), self.socket.read(&mut byte)).await {
+                Ok(Ok(0)) => return Err(Ended::Closed),
+                Ok(Ok(_)) => {
+                    let [b] = byte;
+                    return Ok(b);
+                }
+                Ok(Err(_)) => return Err(Ended::Io),
+                Err(_) => {
+                    let now = Instant::now();
+                    if now >= dead_at {
+                        return Err(Ended::DeadLink);
+                    }
+                    if now >= ping_at {
+                        self.pinged = now;
+                        self.send(OP_PING, b"").await?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads frames until a whole text message is in `msg`; returns its length. Answers pings,
+    /// notes pongs, skips binary (audio) messages, reassembles fragments; a message larger
+    /// than `msg` closes with 1009, a framing error with 1002, the backend's close is answered.
+    async fn next_text(&mut self, msg: &mut [u8]) -> Result<usize, Ended> {
+        // The data message being reassembled: its opcode and the bytes so far.
+        let mut partial: Option<(u8, usize)> = None;
+        loop {
+            let b0 = self.first_byte().await?;
+            let deadline = Instant::now() + FRAME_TIMEOUT;
+            let head = match with_deadline(deadline, read_head(self.socket, b0)).await {
+                Ok(head) => head?,
+                Err(_) => return Err(Ended::DeadLink),
+            };
+
+            if head.opcode & 0x8 != 0 {
+                // A control frame: short, whole, allowed between a message's fragments.
+                let len = usize::try_from(head.len)
+                    .ok()
+                    .filter(|&n| n <= MAX_CONTROL && head.fin);
+                let Some(len) = len else {
+                    let why = Ended::Protocol;
+                    return Err(self
+                        .close(CLOSE_PROTOCOL_ERROR, "bad control frame", why)
+                        .await);
+                };
+                let mut buf = [0u8; MAX_CONTROL];
+                let payload = buf.get_mut(..len).unwrap_or_default();
+                match with_deadline(deadline, read_payload(self.socket, head.mask, payload)).await {
+                    Ok(read) => read?,
+                    Err(_) => return Err(Ended::DeadLink),
+                }
+                self.heard = Instant::now();
+                match head.opcode {
+                    OP_PING => self.send(OP_PONG, payload).await?,
+                    OP_PONG => {}
+                    // Answer the backend's close (RFC 6455 §5.5.1); the link is over.
+                    OP_CLOSE => return Err(self.close(CLOSE_NORMAL, "", Ended::Closed).await),
+                    _ => {
+                        let why = Ended::Protocol;
+                        return Err(self
+                            .close(CLOSE_PROTOCOL_ERROR, "unknown opcode", why)
+                            .await);
+                    }
+                }
+                continue;
+            }
+
+            let (kind, filled) = match (head.opcode, partial) {
+                (OP_TEXT | OP_BINARY, None) => (head.opcode, 0),
+                (OP_CONTINUATION, Some(started)) => started,
+                _ => {
+                    let why = Ended::Protocol;
+                    return Err(self.close(CLOSE_PROTOCOL_ERROR, "bad fragment", why).await);
+                }
+            };
+            // The whole message, fragments included, must fit the buffer: binary (audio)
+            // messages too, although their bytes are skipped rather than kept.
+            let total = usize::try_from(head.len)
+                .ok()
+                .and_then(|n| n.checked_add(filled))
+                .filter(|&total| total <= msg.len());
+            let Some(total) = total else {
+                let why = Ended::TooBig;
+                return Err(self.close(CLOSE_TOO_BIG, "message too big", why).await);
+            };
+            let read = if kind == OP_TEXT {
+                let dst = msg.get_mut(filled..total).unwrap_or_default();
+                with_deadline(deadline, read_payload(self.socket, head.mask, dst)).await
+            } else {
+                with_deadline(deadline, skip(self.socket, total - filled)).await
+            };
+            match read {
+                Ok(read) => read?,
+                Err(_) => return Err(Ended::DeadLink),
+            }
+            self.heard = Instant::now();
+            match (head.fin, kind) {
+                (false, _) => partial = Some((kind, total)),
+                (true, OP_TEXT) => return Ok(total),
+                // A whole binary (audio) message: not MCP.
+                (true, _) => partial = None,
+            }
+        }
+    }
 }
 
 async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<(), Ended> {
@@ -246,16 +615,11 @@ async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<(), En
     Ok(())
 }
 
-/// Reads one frame into `buf`: `Some((opcode, length))`, or `None` for a frame that was too large
-/// or fragmented (its bytes are skipped).
-async fn read_frame(
-    socket: &mut TcpSocket<'_>,
-    buf: &mut [u8],
-) -> Result<Option<(u8, usize)>, Ended> {
-    let mut h = [0u8; 2];
-    read_exact(socket, &mut h).await?;
-    let [b0, b1] = h;
-    let (fin, opcode, masked) = (b0 & 0x80 != 0, b0 & 0x0F, b1 & 0x80 != 0);
+/// The rest of a frame's header after its first byte `b0`.
+async fn read_head(socket: &mut TcpSocket<'_>, b0: u8) -> Result<Head, Ended> {
+    let mut b1 = [0u8; 1];
+    read_exact(socket, &mut b1).await?;
+    let [b1] = b1;
     let len = match b1 & 0x7F {
         126 => {
             let mut e = [0u8; 2];
@@ -269,42 +633,50 @@ async fn read_frame(
         }
         n => u64::from(n),
     };
-    let mut mask = [0u8; 4];
-    if masked {
-        read_exact(socket, &mut mask).await?;
-    }
-    let fits = usize::try_from(len).ok().filter(|&n| n <= buf.len());
-    let Some(n) = fits.filter(|_| fin) else {
-        // Skip it.
-        let mut left = len;
-        let mut sink = [0u8; 64];
-        while left > 0 {
-            let take = left.min(sink.len() as u64) as usize;
-            read_exact(socket, sink.get_mut(..take).unwrap_or_default()).await?;
-            left -= take as u64;
-        }
-        return if opcode == 0x8 {
-            Err(Ended::Closed)
-        } else {
-            Ok(None)
-        };
+    // A server does not mask its frames (RFC 6455 §5.1); one that does is tolerated.
+    let mask = if b1 & 0x80 != 0 {
+        let mut m = [0u8; 4];
+        read_exact(socket, &mut m).await?;
+        Some(m)
+    } else {
+        None
     };
-    let payload = buf.get_mut(..n).ok_or(Ended::Protocol)?;
-    read_exact(socket, payload).await?;
-    if masked {
-        for (i, b) in payload.iter_mut().enumerate() {
-            *b ^= mask.get(i % 4).copied().unwrap_or(0);
+    Ok(Head {
+        fin: b0 & 0x80 != 0,
+        opcode: b0 & 0x0F,
+        len,
+        mask,
+    })
+}
+
+/// Reads a frame's payload into `dst` (its exact length) and unmasks it.
+async fn read_payload(
+    socket: &mut TcpSocket<'_>,
+    mask: Option<[u8; 4]>,
+    dst: &mut [u8],
+) -> Result<(), Ended> {
+    read_exact(socket, dst).await?;
+    if let Some(mask) = mask {
+        for (b, m) in dst.iter_mut().zip(mask.iter().cycle()) {
+            *b ^= m;
         }
     }
-    Ok(Some((opcode, n)))
+    Ok(())
 }
 
-async fn send_text(socket: &mut TcpSocket<'_>, payload: &[u8]) -> Result<(), Ended> {
-    send_frame(socket, 0x1, payload).await
+/// Reads and drops `len` bytes (a binary frame's payload).
+async fn skip(socket: &mut TcpSocket<'_>, mut len: usize) -> Result<(), Ended> {
+    let mut sink = [0u8; 64];
+    while len > 0 {
+        let take = len.min(sink.len());
+        read_exact(socket, sink.get_mut(..take).unwrap_or_default()).await?;
+        len -= take;
+    }
+    Ok(())
 }
 
-/// Sends one final frame; a client masks what it sends (RFC 6455 §5.3).
-async fn send_frame(socket: &mut TcpSocket<'_>, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
+/// Writes one final frame; a client masks what it sends (RFC 6455 §5.3).
+async fn write_frame(socket: &mut TcpSocket<'_>, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
     let mut head = heapless::Vec::<u8, 14>::new();
     let _ = head.push(0x80 | opcode);
     match payload.len() {
@@ -322,16 +694,18 @@ async fn send_frame(socket: &mut TcpSocket<'_>, opcode: u8, payload: &[u8]) -> R
     }
     let mask = (crate::random() as u32).to_be_bytes();
     let _ = head.extend_from_slice(&mask);
-    socket.write_all(&head).await.map_err(|_| Ended::Io)?;
+    let io = |_| Ended::Io;
+    socket.write_all(&head).await.map_err(io)?;
     let mut chunk = [0u8; 128];
-    for (k, part) in payload.chunks(chunk.len()).enumerate() {
-        for (i, (dst, src)) in chunk.iter_mut().zip(part).enumerate() {
-            *dst = src ^ mask.get((k * 128 + i) % 4).copied().unwrap_or(0);
+    for part in payload.chunks(chunk.len()) {
+        // Chunks are a multiple of 4 bytes long: the mask stays in step.
+        for ((dst, src), m) in chunk.iter_mut().zip(part).zip(mask.iter().cycle()) {
+            *dst = src ^ m;
         }
         socket
             .write_all(chunk.get(..part.len()).unwrap_or_default())
             .await
-            .map_err(|_| Ended::Io)?;
+            .map_err(io)?;
     }
-    socket.flush().await.map_err(|_| Ended::Io)
+    socket.flush().await.map_err(io)
 }

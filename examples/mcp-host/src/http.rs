@@ -295,12 +295,15 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         let tick = shared.opts.tick;
         out.resize(shared.opts.out_len.max(mcp_core::MIN_OUT_LEN), 0);
         let now = shared.clock.now_ms();
-        lock(&shared.board).tick(now);
-        // The stateless engine owes nothing to anyone: its tasks are read with tasks/get.
+        let changed = crate::tick(&shared.board, now);
+        // The stateless engine owes nothing to anyone: its tasks are read with tasks/get (and
+        // its 2026-07-28 listen streams are not served over HTTP yet: what it owes is dropped).
+        crate::publish(&shared.stateless, &changed);
         drop(pump(&shared.stateless, &shared.board, now, &mut out));
         let sessions: Vec<_> = lock(&shared.sessions).values().cloned().collect();
         let keepalive = last_keepalive.elapsed() >= shared.opts.keepalive;
         for s in &sessions {
+            crate::publish(&s.engine, &changed);
             let msgs = pump(&s.engine, &shared.board, now, &mut out);
             let mut state = lock(&s.state);
             for m in &msgs {
@@ -649,6 +652,12 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
     };
     let _busy = session.busy();
     let request_id = rules::request_id(&bytes).map(|i| i.raw().to_vec());
+    // A client's response (to a question the device asked: a confirmation) gets 202; what the
+    // engine answers to it belongs to the call that asked, and goes to that call's stream.
+    let is_request = matches!(
+        Message::parse(&bytes, DEFAULT_MAX_DEPTH),
+        Ok(Message::Request(_))
+    );
     let resumable = session.resumable();
     let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);
     let retry = shared.opts.retry_ms;
@@ -674,11 +683,19 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
         Some(Step::Done(d)) if d.deferred => {
             let mut state = lock(&session.state);
             let (k, frames) = state.open(resumable, retry, false);
+            // A request the device sends first (`elicitation/create`) goes out on this stream.
+            if !d.bytes.is_empty() {
+                state.push(k, &d.bytes, false);
+            }
             if let Some(rid) = request_id {
                 state.wait(rid, k);
             }
             drop(state);
             sse(frames, Some(&session.id))
+        }
+        Some(Step::Done(d)) if !is_request && !d.bytes.is_empty() => {
+            lock(&session.state).route(&d.bytes);
+            empty(StatusCode::ACCEPTED)
         }
         Some(Step::Done(d)) => {
             if let Some(r) = d.initialized {

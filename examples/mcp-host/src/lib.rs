@@ -22,10 +22,11 @@
 //!   client on that client's RPC topic; it reconnects, and reports an answer delivered when the
 //!   broker acknowledges it.
 //!
-//! Every engine shares one device context `C` (your board) behind a mutex; a timer thread polls
-//! every engine ([`Server::poll`]) so that long-running tools advance, and routes what they emit:
-//! deferred responses to the HTTP request waiting for that id, notifications to the session's
-//! `GET` stream.
+//! Every engine shares one device context `C` (your board) behind a mutex; a timer thread ticks
+//! the board ([`Board::tick`]), publishes on every engine the live resources the board says
+//! [`changed`](Board::changed), polls every engine ([`Server::poll`]) so that long-running
+//! tools advance, and routes what they emit: deferred responses to the HTTP request waiting for
+//! that id, notifications (progress, resource updates) to the session's `GET` stream.
 //!
 //! Lock order, everywhere: an engine, then the board.
 
@@ -52,10 +53,25 @@ pub trait Board: Send + 'static {
     fn tick(&mut self, now_ms: u64) {
         let _ = now_ms;
     }
+
+    /// Called by the host's timer right after [`tick`](Self::tick), with the same time: the URIs
+    /// of the live resources that changed and are to be published (a sensor's watch said so;
+    /// see mcp-hal's `kits::Watch`). The host publishes each on every engine
+    /// ([`Server::publish`]) before it polls them, so each subscribed client gets one
+    /// `notifications/resources/updated` (a 2025 session on its `GET` stream; over xiaozhi in
+    /// the envelope, once something subscribed the engine: a backend that cannot subscribe needs
+    /// the factory to call [`Server::subscribe`]). The default: nothing changes.
+    fn changed(&mut self, now_ms: u64) -> Vec<&'static str> {
+        let _ = now_ms;
+        Vec::new()
+    }
 }
 
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
-/// that comes due is logged, and the host keeps running (a simulator has nothing to reset).
+/// that comes due is logged, and the host keeps running (a simulator has nothing to reset). Its
+/// sensors and button are sampled at each tick and publish by their kits' policies
+/// (`DemoBoard::poll_resources`); register `DemoBoard::RESOURCES` on the engines the factory
+/// builds to serve them.
 #[cfg(feature = "sim")]
 impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoard<T> {
     fn tick(&mut self, now_ms: u64) {
@@ -65,6 +81,31 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
                 "mcp-host: the simulated board's reboot is due (only logged; the host keeps running)"
             );
         }
+    }
+
+    fn changed(&mut self, now_ms: u64) -> Vec<&'static str> {
+        self.poll_resources(now_ms).collect()
+    }
+}
+
+/// The timer's turn on the board: [`Board::tick`], then what [`Board::changed`].
+pub(crate) fn tick<C: Board>(board: &Mutex<C>, now_ms: u64) -> Vec<&'static str> {
+    let mut board = lock(board);
+    board.tick(now_ms);
+    board.changed(now_ms)
+}
+
+/// Publishes each changed resource on an engine (before it is pumped).
+pub(crate) fn publish<C, const N: usize, const T: usize>(
+    engine: &Mutex<Box<Engine<C, N, T>>>,
+    changed: &[&'static str],
+) {
+    if changed.is_empty() {
+        return;
+    }
+    let mut engine = lock(engine);
+    for uri in changed {
+        engine.publish(uri);
     }
 }
 

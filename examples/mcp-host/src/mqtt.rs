@@ -666,10 +666,12 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// The timer: the board's clock, then everything the engine owes.
+    /// The timer: the board's clock and the resources it says changed (published on the
+    /// engine), then everything the engine owes.
     fn tick(&mut self) {
         let now = self.clock.now_ms();
-        lock(&self.board).tick(now);
+        let changed = crate::tick(&self.board, now);
+        crate::publish(&self.engine, &changed);
         let mut out = vec![0u8; self.out_len];
         for msg in pump(&self.engine, &self.board, now, &mut out) {
             self.emit(msg);

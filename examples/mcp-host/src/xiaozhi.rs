@@ -496,7 +496,8 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                 let (e, b) = (engine.clone(), board.clone());
                 let now = clock.now_ms();
                 let msgs = tokio::task::spawn_blocking(move || {
-                    lock(&b).tick(now);
+                    let changed = crate::tick(&b, now);
+                    crate::publish(&e, &changed);
                     let mut out = vec![0u8; out_len];
                     pump(&e, &b, now, &mut out)
                 })

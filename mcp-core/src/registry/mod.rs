@@ -161,6 +161,41 @@ pub struct Tool<C> {
     /// `None`: an async tool, run by the handler [`Server::handle_async`](crate::Server::handle_async) awaits.
     handler: Option<Handler<C>>,
     task: Option<(TaskSupport, TaskHooks<C>)>,
+    confirm: Option<Confirm>,
+}
+
+/// A person's yes, obtained by the engine before a tool acts (see [`Tool::confirm`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Confirm {
+    message: &'static str,
+    when: Option<fn(&Args<'_>) -> bool>,
+}
+
+impl Confirm {
+    /// Ask `message` (a yes/no question a person can answer: "Reboot the device?").
+    pub const fn new(message: &'static str) -> Self {
+        Confirm {
+            message,
+            when: None,
+        }
+    }
+
+    /// Ask only for calls whose (validated) arguments satisfy `when`: a relay switched on, not
+    /// off.
+    pub const fn when(mut self, when: fn(&Args<'_>) -> bool) -> Self {
+        self.when = Some(when);
+        self
+    }
+
+    /// The question.
+    pub const fn message(&self) -> &'static str {
+        self.message
+    }
+
+    /// `true` when a call with `args` needs the person's yes.
+    pub fn applies(&self, args: &Args<'_>) -> bool {
+        self.when.is_none_or(|f| f(args))
+    }
 }
 
 impl<C> core::fmt::Debug for Tool<C> {
@@ -202,6 +237,7 @@ impl<C> Tool<C> {
             requires: None,
             handler,
             task: None,
+            confirm: None,
         }
     }
 
@@ -212,6 +248,27 @@ impl<C> Tool<C> {
     pub const fn long_running(mut self, support: TaskSupport, hooks: TaskHooks<C>) -> Self {
         self.task = Some((support, hooks));
         self
+    }
+
+    /// Asks a person before the handler runs (feature `confirm`). After validation, for a call
+    /// from the model ([`Principal::Model`](crate::Principal::Model); a person calling needs no
+    /// second yes), the engine obtains the person's answer the way the client allows:
+    ///
+    /// | client | how |
+    /// |---|---|
+    /// | 2025-06-18 or later, declared `elicitation` | `elicitation/create` (form mode, one boolean); the call runs on `accept` with `true` |
+    /// | 2026-07-28 with `elicitation` in its capabilities | an `input_required` result carrying the same question and a signed `requestState`; the retry runs on `accept` with `true` |
+    /// | without elicitation (xiaozhi, 2024-11-05) | on the device: the call is held and answered "press the button on the device to confirm"; the firmware reports the press with [`Server::confirm_on_device`](crate::Server::confirm_on_device), and the outcome follows as a notification |
+    ///
+    /// Decline, cancel and timeout run nothing, and the answer says which.
+    pub const fn confirm(mut self, confirm: Confirm) -> Self {
+        self.confirm = Some(confirm);
+        self
+    }
+
+    /// The confirmation the tool asks for, if any.
+    pub const fn confirmation(&self) -> Option<&Confirm> {
+        self.confirm.as_ref()
     }
 
     /// The parameters (at most [`MAX_PARAMS`]).
@@ -440,6 +497,10 @@ pub enum RegisterErrorKind {
     /// A long-running tool on a server without a task table (`TASKS = 0`).
     #[error("a long-running tool needs a server with a task table")]
     NoTaskTable,
+    /// A tool that asks for confirmation ([`Tool::confirm`]) on an engine built without the
+    /// feature `confirm`.
+    #[error("this tool asks a person to confirm; build mcp-core with the feature confirm")]
+    NoConfirmation,
     /// `long_running` with [`TaskSupport::Forbidden`].
     #[error("a long-running tool needs task support optional or required")]
     BadTaskSupport,
@@ -582,12 +643,13 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
 
     /// The tool named `name`.
     pub fn find(&self, name: JsonStr<'_>) -> Option<&'t Tool<C>> {
-        self.position(name).and_then(|i| self.get(i))
+        self.position(name, name.has_escapes())
+            .and_then(|i| self.get(i))
     }
 
-    /// The index of the tool named `name`.
-    pub(crate) fn position(&self, name: JsonStr<'_>) -> Option<usize> {
-        if name.has_escapes() {
+    /// The index of the tool named `name` (`escaped`: sent with escape sequences).
+    pub(crate) fn position(&self, name: JsonStr<'_>, escaped: bool) -> Option<usize> {
+        if escaped {
             return self.entries.iter().position(|e| name.eq_str(e.tool.name));
         }
         // The common case: compare bytes, without looking for escapes once per tool.

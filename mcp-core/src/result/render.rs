@@ -2,7 +2,7 @@
 //! `structuredContent`, `isError`, and the evidence as JSON and as text — the same for a call's
 //! answer, a task's final result and a status tool's report.
 
-use super::{Message, Output, Span, ToolError, ToolResult, Value};
+use super::{Evidence, Level, Message, Output, Reading, Span, ToolError, ToolResult, Value};
 use crate::wire::writer::Writer;
 
 /// Writes the members of a `CallToolResult` (no braces). `note` is appended to a failure's
@@ -38,6 +38,9 @@ pub(crate) fn render_error_text(w: &mut Writer<'_>, error: &ToolError, scratch: 
 
 /// [`render_result`], with `error_member`: a failure also carries its message as an `error`
 /// string member, where xiaozhi's backends (2024-11-05) look for it.
+///
+/// The constant parts are written as few, large pieces (`"},{"type":"text","text":"` is one);
+/// only the value, the messages and the evidence are formatted per call.
 pub(crate) fn render_result_for(
     w: &mut Writer<'_>,
     result: &ToolResult,
@@ -46,93 +49,187 @@ pub(crate) fn render_result_for(
     note: Option<&str>,
     error_member: bool,
 ) {
+    const TEXT_BLOCK: &[u8] = b"\"content\":[{\"type\":\"text\",\"text\":\"";
     let span = |s: Span| s.resolve(scratch, seq);
     let evidence = match result {
         Ok(o) => o.evidence,
         Err(e) => e.evidence,
     };
-    w.raw(b"\"content\":[");
     match result {
         Ok(Output {
             value: Value::Content(blocks),
             ..
         }) => {
+            w.raw(b"\"content\":[");
             w.raw(span(*blocks).unwrap_or(b"{\"type\":\"text\",\"text\":\"\"}"));
         }
         Ok(Output { value, .. }) => {
-            w.raw(b"{\"type\":\"text\",\"text\":");
-            w.begin_string();
+            w.open_string(TEXT_BLOCK);
             write_plain(w, *value, &span);
-            w.end_string();
-            w.raw(b"}");
+            w.close_string(b"\"}");
         }
         Err(ToolError { message, .. }) => {
-            w.raw(b"{\"type\":\"text\",\"text\":");
-            w.begin_string();
+            w.open_string(TEXT_BLOCK);
             match *message {
                 Message::Static(s) => w.text(s),
                 Message::Scratch(s) => w.raw(span(s).unwrap_or(b"Tool failed")),
             }
             if let Some(note) = note {
-                w.text("; ");
+                w.plain(b"; ");
                 w.text(note);
             }
-            w.end_string();
-            w.raw(b"}");
+            w.close_string(b"\"}");
         }
     }
     if let Some(e) = evidence {
-        w.raw(b",{\"type\":\"text\",\"text\":");
-        w.begin_string();
-        e.write_text(w);
-        w.end_string();
-        w.raw(b"}");
+        evidence_text_block(w, &e);
     }
-    w.raw(b"]");
     if let Ok(Output { value, .. }) = result {
         match *value {
-            Value::Content(_) | Value::Task(_) => {}
+            Value::Content(_) | Value::Task(_) => w.plain(b"]"),
             Value::Json(s) => {
-                w.raw(b",\"structuredContent\":");
+                w.plain(b"],\"structuredContent\":");
                 w.raw(span(s).unwrap_or(b"{}"));
             }
             Value::Text(_) | Value::Static(_) => {
-                w.raw(b",\"structuredContent\":{\"value\":");
-                w.begin_string();
+                w.open_string(b"],\"structuredContent\":{\"value\":\"");
                 write_plain(w, *value, &span);
-                w.end_string();
-                w.raw(b"}");
+                w.close_string(b"\"}");
             }
             value => {
-                w.raw(b",\"structuredContent\":{\"value\":");
+                w.plain(b"],\"structuredContent\":{\"value\":");
                 write_plain(w, value, &span);
-                w.raw(b"}");
+                w.plain(b"}");
             }
         }
-    }
-    w.raw(if result.is_ok() {
-        b",\"isError\":false"
+        w.plain(b",\"isError\":false");
     } else {
-        b",\"isError\":true"
-    });
+        w.plain(b"],\"isError\":true");
+    }
     if let (true, Err(ToolError { message, evidence })) = (error_member, result) {
         // What a xiaozhi backend says to the user: the reason and what the device observed.
-        w.raw(b",\"error\":");
-        w.begin_string();
+        w.open_string(b",\"error\":\"");
         match *message {
             Message::Static(s) => w.text(s),
             Message::Scratch(s) => w.raw(span(s).unwrap_or(b"Tool failed")),
         }
         if let Some(e) = evidence {
-            w.text("; ");
+            w.plain(b"; ");
             e.write_text(w);
         }
-        w.end_string();
+        w.close_string(b"\"");
     }
     if let Some(e) = evidence {
-        w.raw(b",\"evidence\":");
-        e.write_json(w);
+        evidence_member(w, &e);
     }
+}
+
+/// Evidence the fragments below can write: readings absent, integers or on/off, no tolerance, no
+/// unit (what most kits report). Anything else is written by [`Evidence::write_text`] and
+/// [`Evidence::write_json`].
+fn is_common(e: &Evidence) -> bool {
+    let plain = |r: Option<Reading>| matches!(r, None | Some(Reading::Int(_) | Reading::Bool(_)));
+    e.tolerance == 0 && e.unit.is_none() && plain(e.commanded) && plain(e.observed)
+}
+
+/// `,{"type":"text","text":"evidence: <level>` for each [`Level`], in its order.
+const TEXT_HEADS: [&[u8]; 4] = [
+    concat!(r#",{"type":"text","text":"evidence: "#, "scheduled").as_bytes(),
+    concat!(r#",{"type":"text","text":"evidence: "#, "applied").as_bytes(),
+    concat!(r#",{"type":"text","text":"evidence: "#, "read_back").as_bytes(),
+    concat!(r#",{"type":"text","text":"evidence: "#, "measured").as_bytes(),
+];
+
+/// `,"evidence":{"level":"<level>"` for each [`Level`], in its order.
+const JSON_HEADS: [&[u8]; 4] = [
+    concat!(r#","evidence":{"level":""#, "scheduled", "\"").as_bytes(),
+    concat!(r#","evidence":{"level":""#, "applied", "\"").as_bytes(),
+    concat!(r#","evidence":{"level":""#, "read_back", "\"").as_bytes(),
+    concat!(r#","evidence":{"level":""#, "measured", "\"").as_bytes(),
+];
+
+const fn level_index(level: Level) -> usize {
+    match level {
+        Level::Scheduled => 0,
+        Level::Applied => 1,
+        Level::ReadBack => 2,
+        Level::Measured => 3,
+    }
+}
+
+/// A reading the fragments can write (see [`is_common`]).
+fn write_reading(w: &mut Writer<'_>, r: Reading) {
+    match r {
+        Reading::Bool(b) => w.bool(b),
+        Reading::Int(i) => w.int(i),
+        #[allow(
+            unreachable_patterns,
+            reason = "other readings never get here (is_common)"
+        )]
+        _ => {}
+    }
+}
+
+/// The evidence as a second text block: `,{"type":"text","text":"evidence: read_back (commanded
+/// 40, observed 40)"}`, the common form from precomputed fragments.
+fn evidence_text_block(w: &mut Writer<'_>, e: &Evidence) {
+    if !is_common(e) {
+        w.open_string(br#",{"type":"text","text":""#);
+        e.write_text(w);
+        w.close_string(b"\"}");
+        return;
+    }
+    w.plain(
+        TEXT_HEADS
+            .get(level_index(e.level))
+            .copied()
+            .unwrap_or_default(),
+    );
+    match (e.commanded, e.observed) {
+        (Some(c), Some(o)) => {
+            w.plain(b" (commanded ");
+            write_reading(w, c);
+            w.plain(b", observed ");
+            write_reading(w, o);
+            w.plain(b")\"}");
+        }
+        (Some(c), None) => {
+            w.plain(b" (commanded ");
+            write_reading(w, c);
+            w.plain(b")\"}");
+        }
+        (None, Some(o)) => {
+            w.plain(b" (observed ");
+            write_reading(w, o);
+            w.plain(b")\"}");
+        }
+        (None, None) => w.plain(b"\"}"),
+    }
+}
+
+/// The `evidence` member: `,"evidence":{"level":"read_back","commanded":40,"observed":40}`, the
+/// common form from precomputed fragments.
+fn evidence_member(w: &mut Writer<'_>, e: &Evidence) {
+    if !is_common(e) {
+        w.plain(b",\"evidence\":");
+        e.write_json(w);
+        return;
+    }
+    w.plain(
+        JSON_HEADS
+            .get(level_index(e.level))
+            .copied()
+            .unwrap_or_default(),
+    );
+    if let Some(c) = e.commanded {
+        w.plain(b",\"commanded\":");
+        write_reading(w, c);
+    }
+    if let Some(o) = e.observed {
+        w.plain(b",\"observed\":");
+        write_reading(w, o);
+    }
+    w.plain(b"}");
 }
 
 /// The value's plain rendering (`true`, `40`, the text, the JSON text).
@@ -145,5 +242,59 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
         Value::Static(s) => w.text(s),
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),
         Value::Content(_) | Value::Task(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// The fragments write exactly what `Evidence::write_text` and `write_json` write.
+    #[test]
+    fn fragments_match_the_general_rendering() {
+        let readings = [
+            None,
+            Some(Reading::Int(40)),
+            Some(Reading::Int(-7)),
+            Some(Reading::Int(i64::MIN)),
+            Some(Reading::Bool(true)),
+            Some(Reading::Bool(false)),
+        ];
+        for level in [
+            Level::Scheduled,
+            Level::Applied,
+            Level::ReadBack,
+            Level::Measured,
+        ] {
+            for c in readings {
+                for o in readings {
+                    let mut e = Evidence::new(level);
+                    e.commanded = c;
+                    e.observed = o;
+                    assert!(is_common(&e));
+                    let render = |f: &dyn Fn(&mut Writer<'_>)| {
+                        let mut buf = [0u8; 256];
+                        let mut w = Writer::new(&mut buf);
+                        f(&mut w);
+                        w.written().unwrap().to_vec()
+                    };
+                    let fast = render(&|w| evidence_text_block(w, &e));
+                    let slow = render(&|w| {
+                        w.open_string(br#",{"type":"text","text":""#);
+                        e.write_text(w);
+                        w.close_string(b"\"}");
+                    });
+                    assert_eq!(fast, slow, "{e:?}");
+                    let fast = render(&|w| evidence_member(w, &e));
+                    let slow = render(&|w| {
+                        w.plain(b",\"evidence\":");
+                        e.write_json(w);
+                    });
+                    assert_eq!(fast, slow, "{e:?}");
+                }
+            }
+        }
+        assert!(!is_common(&Evidence::new(Level::Applied).tolerance(2)));
+        assert!(!is_common(&Evidence::new(Level::Applied).unit("mm")));
     }
 }

@@ -21,6 +21,7 @@ mod validate;
 
 pub(crate) use output::names_are_unique as output_names_are_unique;
 pub use output::{Field, write_output_schema};
+pub(crate) use validate::validate_into;
 pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate, validate_object};
 
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};

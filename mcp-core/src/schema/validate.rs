@@ -7,20 +7,6 @@ use crate::wire::json::{Integer, Json, JsonStr, Kind};
 #[cfg(feature = "float")]
 use crate::wire::writer::Number;
 
-/// A validated argument value.
-#[derive(Debug, Clone, PartialEq)]
-enum Slot<'a> {
-    Absent,
-    Bool(bool),
-    Int(i64),
-    #[cfg(feature = "float")]
-    Number(f64),
-    Str(&'a str),
-    /// A valid free-form string that contains escape sequences, not yet decoded
-    /// ([`Args::decode_escapes`]), and its decoded length in bytes.
-    Escaped(JsonStr<'a>, usize),
-}
-
 /// The validated arguments of one call: every declared parameter is present with the right type
 /// and within its constraints, defaults are filled in, and nothing else is there.
 ///
@@ -34,8 +20,18 @@ enum Slot<'a> {
 #[derive(Debug, Clone)]
 pub struct Args<'a> {
     params: &'a [Param],
-    slots: [Slot<'a>; MAX_PARAMS],
+    /// Per declared parameter, its value as sent — a checked JSON token, read again (cheaply) on
+    /// access — or, once decoded, the text of a string sent with escapes; empty when absent (the
+    /// default applies). Two words per parameter: the view stays small to move and to keep on a
+    /// microcontroller's stack.
+    values: [&'a [u8]; MAX_PARAMS],
+    /// Bit `i`: `values[i]` is a free-form string sent with escape sequences.
+    escaped_strings: u16,
+    /// Bit `i`: `values[i]` is decoded text ([`decode_escapes`](Self::decode_escapes)).
+    decoded: u16,
     raw: Option<Json<'a>>,
+    /// The bytes [`decode_escapes`](Self::decode_escapes) still needs.
+    escaped: usize,
 }
 
 /// A handler asked [`Args`] for something the tool's spec cannot provide.
@@ -62,34 +58,37 @@ impl<'a> Args<'a> {
     pub const fn empty() -> Args<'static> {
         Args {
             params: &[],
-            slots: [const { Slot::Absent }; MAX_PARAMS],
+            values: [&[]; MAX_PARAMS],
+            escaped_strings: 0,
+            decoded: 0,
             raw: None,
+            escaped: 0,
         }
     }
 
-    fn slot(&self, name: &str, ty: ParamType) -> Result<&Slot<'a>, AccessError> {
-        let i = self
-            .params
+    /// The parameter `name` (of type `ty`), its index, and its value as sent (`None`: absent).
+    fn slot(
+        &self,
+        name: &str,
+        ty: ParamType,
+    ) -> Result<(&'a Param, usize, Option<&'a [u8]>), AccessError> {
+        let params = self.params;
+        let i = params
             .iter()
             .position(|p| p.name() == name)
             .ok_or(AccessError::Undeclared)?;
-        let p = self.params.get(i).ok_or(AccessError::Undeclared)?;
+        let p = params.get(i).ok_or(AccessError::Undeclared)?;
         if p.ty() != ty {
             return Err(AccessError::WrongType);
         }
-        self.slots.get(i).ok_or(AccessError::Undeclared)
+        let value = self.values.get(i).copied().filter(|v| !v.is_empty());
+        Ok((p, i, value))
     }
 
     /// The number of bytes [`decode_escapes`](Self::decode_escapes) needs: the decoded length
     /// of every free-form string argument that was sent with escape sequences (0 for most calls).
     pub fn escaped_len(&self) -> usize {
-        self.slots
-            .iter()
-            .map(|s| match s {
-                Slot::Escaped(_, len) => *len,
-                _ => 0,
-            })
-            .sum()
+        self.escaped
     }
 
     /// Decodes the string arguments that were sent with escape sequences into `buf`, which must
@@ -111,18 +110,21 @@ impl<'a> Args<'a> {
     /// ```
     pub fn decode_escapes(&mut self, buf: &'a mut [u8]) -> bool {
         let mut rest = buf;
-        for slot in &mut self.slots {
-            if let Slot::Escaped(e, len) = *slot {
-                if len > rest.len() {
-                    return false;
-                }
-                let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
-                rest = tail;
-                let Some(text) = e.decode_into(here) else {
-                    return false;
-                };
-                *slot = Slot::Str(text);
+        for (i, value) in self.values.iter_mut().enumerate() {
+            let bit = 1 << i;
+            if self.escaped_strings & !self.decoded & bit == 0 {
+                continue;
             }
+            let token = Json::from_checked(value);
+            let Some(text) = token.as_str().and_then(|s| s.decode_into(rest)) else {
+                return false;
+            };
+            let len = text.len();
+            let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            *value = here;
+            self.decoded |= bit;
+            self.escaped = self.escaped.saturating_sub(len);
         }
         true
     }
@@ -211,16 +213,26 @@ impl<'a> Args<'a> {
     /// An optional boolean argument (`None` when absent and without default).
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, AccessError> {
         match self.slot(name, ParamType::Boolean)? {
-            Slot::Bool(v) => Ok(Some(*v)),
-            _ => Ok(None),
+            (_, _, Some(v)) => Ok(Some(v == b"true")),
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Bool(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            },
         }
     }
 
     /// An optional integer argument.
     pub fn opt_int(&self, name: &str) -> Result<Option<i64>, AccessError> {
         match self.slot(name, ParamType::Integer)? {
-            Slot::Int(v) => Ok(Some(*v)),
-            _ => Ok(None),
+            // Validated: an exact integer in range.
+            (_, _, Some(v)) => match Json::from_checked(v).as_integer() {
+                Some(Integer::Exact(n)) => Ok(Some(n)),
+                _ => Err(AccessError::WrongType),
+            },
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Int(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            },
         }
     }
 
@@ -228,18 +240,52 @@ impl<'a> Args<'a> {
     #[cfg(feature = "float")]
     pub fn opt_number(&self, name: &str) -> Result<Option<f64>, AccessError> {
         match self.slot(name, ParamType::Number)? {
-            Slot::Number(v) => Ok(Some(*v)),
-            _ => Ok(None),
+            // Validated: a finite number in range.
+            (_, _, Some(v)) => Json::from_checked(v)
+                .as_f64()
+                .map(Some)
+                .ok_or(AccessError::WrongType),
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Number(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            },
         }
     }
 
     /// An optional string argument.
     pub fn opt_str(&self, name: &str) -> Result<Option<&str>, AccessError> {
-        match self.slot(name, ParamType::String)? {
-            Slot::Str(v) => Ok(Some(v)),
-            Slot::Escaped(..) => Err(AccessError::NotDecoded),
-            _ => Ok(None),
+        let (p, i, value) = self.slot(name, ParamType::String)?;
+        let Some(v) = value else {
+            return match p.default_value() {
+                Some(Literal::Str(v)) => Ok(Some(v)),
+                _ => Ok(None),
+            };
+        };
+        let bit = 1 << i;
+        if self.decoded & bit != 0 {
+            return core::str::from_utf8(v)
+                .map(Some)
+                .map_err(|_| AccessError::NotDecoded);
         }
+        if self.escaped_strings & bit != 0 {
+            return Err(AccessError::NotDecoded);
+        }
+        let s = Json::from_checked(v)
+            .as_str()
+            .ok_or(AccessError::WrongType)?;
+        if !p.choices().is_empty() {
+            // Hand out the spec's own string: no copy even when the input used escapes.
+            return p
+                .choices()
+                .iter()
+                .find(|c| s.eq_str(c))
+                .map(|c| Some(*c))
+                .ok_or(AccessError::WrongType);
+        }
+        // A free-form string without escapes: its bytes are its text.
+        core::str::from_utf8(s.raw())
+            .map(Some)
+            .map_err(|_| AccessError::WrongType)
     }
 }
 
@@ -315,22 +361,35 @@ impl ArgError<'_> {
                     Ok(())
                 }
             }
-            ArgErrorKind::Duplicate => write!(f, "Duplicate argument \"{name}\""),
+            // Pieces and integers written directly: no `core::fmt` formatting on this path.
+            ArgErrorKind::Duplicate => {
+                f.write_str("Duplicate argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\"")
+            }
             ArgErrorKind::Missing => {
-                write!(f, "Missing required argument \"{name}\": expected ")?;
+                f.write_str("Missing required argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))
             }
             ArgErrorKind::BadLength => {
-                write!(f, "Invalid argument \"{name}\": expected ")?;
+                f.write_str("Invalid argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
                 let n = self
                     .got
                     .and_then(|g| g.as_str())
                     .map_or(0, |s| s.char_count());
-                write!(f, ", got {n} characters")
+                f.write_str(", got ")?;
+                f.write_str(itoa::Buffer::new().format(n))?;
+                f.write_str(" characters")
             }
             _ => {
-                write!(f, "Invalid argument \"{name}\": expected ")?;
+                f.write_str("Invalid argument \"")?;
+                f.write_str(name)?;
+                f.write_str("\": expected ")?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
                 got(f, self.got)
             }
@@ -399,17 +458,21 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write!(f, "\"{c}\"")?;
+                f.write_str("\"")?;
+                f.write_str(c)?;
+                f.write_str("\"")?;
             }
             Ok(())
         }
         ParamType::String => {
             f.write_str("a string")?;
             let (min, max) = p.len_bounds();
+            // Length bounds come from `u32`s: they fit `i64`.
+            let len = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
             bounds(
                 f,
-                (min != 0).then_some(min),
-                (max != usize::MAX).then_some(max),
+                (min != 0).then(|| len(min)),
+                (max != usize::MAX).then(|| len(max)),
                 "of",
                 " characters",
             )
@@ -417,19 +480,35 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
     }
 }
 
-fn bounds<T: fmt::Display>(
+/// " from 0 to 100", " of at least 1 characters", …
+fn bounds(
     f: &mut dyn fmt::Write,
-    min: Option<T>,
-    max: Option<T>,
+    min: Option<i64>,
+    max: Option<i64>,
     between: &str,
     unit: &str,
 ) -> fmt::Result {
+    let int = |f: &mut dyn fmt::Write, v: i64| f.write_str(itoa::Buffer::new().format(v));
     match (min, max) {
-        (Some(a), Some(b)) => write!(f, " {between} {a} to {b}{unit}"),
-        (Some(a), None) => write!(f, " of at least {a}{unit}"),
-        (None, Some(b)) => write!(f, " of at most {b}{unit}"),
-        (None, None) => Ok(()),
+        (Some(a), Some(b)) => {
+            f.write_str(" ")?;
+            f.write_str(between)?;
+            f.write_str(" ")?;
+            int(f, a)?;
+            f.write_str(" to ")?;
+            int(f, b)?;
+        }
+        (Some(a), None) => {
+            f.write_str(" of at least ")?;
+            int(f, a)?;
+        }
+        (None, Some(b)) => {
+            f.write_str(" of at most ")?;
+            int(f, b)?;
+        }
+        (None, None) => return Ok(()),
     }
+    f.write_str(unit)
 }
 
 /// Validates `arguments` (absent and `null` both mean "no arguments") against `params`.
@@ -440,10 +519,23 @@ pub fn validate<'a>(
     params: &'a [Param],
     arguments: Option<Json<'a>>,
 ) -> Result<Args<'a>, ArgError<'a>> {
-    let mut args = Args {
+    let mut args = Args::empty();
+    validate_into(&mut args, params, arguments, None).map(|()| args)
+}
+
+/// [`validate`] into `args` (the engine validates where the handler reads them: no copy),
+/// reading the members of `arguments` from `indexed` — the table the checking pass recorded
+/// ([`Frame::arguments`](crate::wire::Frame::arguments)) — instead of walking its bytes again;
+/// `None` walks them.
+pub(crate) fn validate_into<'a>(
+    args: &mut Args<'a>,
+    params: &'a [Param],
+    arguments: Option<Json<'a>>,
+    indexed: Option<&[(JsonStr<'a>, Json<'a>)]>,
+) -> Result<(), ArgError<'a>> {
+    *args = Args {
         params,
-        slots: [const { Slot::Absent }; MAX_PARAMS],
-        raw: None,
+        ..Args::empty()
     };
     let err = |kind, param, key, got| ArgError {
         kind,
@@ -453,20 +545,37 @@ pub fn validate<'a>(
         params,
     };
     let arguments = arguments.filter(|a| a.kind() != Kind::Null);
-    let members = match arguments {
-        None => None,
-        Some(a) => Some(
-            a.members()
-                .ok_or_else(|| err(ArgErrorKind::NotAnObject, None, None, Some(a)))?,
-        ),
+    let mut walked;
+    let mut table;
+    let members: &mut dyn Iterator<Item = (JsonStr<'a>, Json<'a>)> = match (arguments, indexed) {
+        (None, _) => {
+            table = [].iter().copied();
+            &mut table
+        }
+        (Some(a), _) if a.kind() != Kind::Object => {
+            return Err(err(ArgErrorKind::NotAnObject, None, None, Some(a)));
+        }
+        (Some(_), Some(indexed)) => {
+            table = indexed.iter().copied();
+            &mut table
+        }
+        (Some(a), None) => {
+            walked = a.members().into_iter().flatten();
+            &mut walked
+        }
     };
     args.raw = arguments;
     let mut seen: u32 = 0;
-    for (key, value) in members.into_iter().flatten() {
-        let Some(i) = params.iter().position(|p| key.eq_str(p.name())) else {
+    for (key, value) in members {
+        // Parameter names are plain ASCII (registration checks them): a key without escapes
+        // equals one byte for byte, a key with escapes only decoded.
+        let Some(i) = (match key.raw().contains(&b'\\') {
+            false => params.iter().position(|p| p.name().as_bytes() == key.raw()),
+            true => params.iter().position(|p| key.eq_str(p.name())),
+        }) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
-        let (Some(param), Some(slot)) = (params.get(i), args.slots.get_mut(i)) else {
+        let (Some(param), Some(slot)) = (params.get(i), args.values.get_mut(i)) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
         if seen & (1 << i) != 0 {
@@ -478,26 +587,21 @@ pub fn validate<'a>(
             ));
         }
         seen |= 1 << i;
-        *slot = check_value(param, value)
+        let escaped = check_value(param, value)
             .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
-    }
-    for ((param, slot), i) in params.iter().zip(args.slots.iter_mut()).zip(0..) {
-        if seen & (1 << i) != 0 {
-            continue;
+        *slot = value.raw();
+        if let Some(len) = escaped {
+            args.escaped_strings |= 1 << i;
+            args.escaped += len;
         }
-        *slot = match param.default_value() {
-            Some(Literal::Bool(v)) => Slot::Bool(v),
-            Some(Literal::Int(v)) => Slot::Int(v),
-            #[cfg(feature = "float")]
-            Some(Literal::Number(v)) => Slot::Number(v),
-            Some(Literal::Str(v)) => Slot::Str(v),
-            None if param.is_required() => {
-                return Err(err(ArgErrorKind::Missing, Some(param), None, None));
-            }
-            None => Slot::Absent,
-        };
     }
-    Ok(args)
+    // An absent parameter reads as its default; only a required one is missing.
+    for (param, i) in params.iter().zip(0..) {
+        if seen & (1 << i) == 0 && param.is_required() {
+            return Err(err(ArgErrorKind::Missing, Some(param), None, None));
+        }
+    }
+    Ok(())
 }
 
 /// For tools with a hand-written `inputSchema`: checks only that `arguments` is an object (or
@@ -513,20 +617,21 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
             params: &[],
         }),
         _ => Ok(Args {
-            params: &[],
-            slots: [const { Slot::Absent }; MAX_PARAMS],
             raw: arguments,
+            ..Args::empty()
         }),
     }
 }
 
-fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> {
+/// Checks one value against its parameter. `Ok(Some(n))`: a free-form string sent with escape
+/// sequences, `n` bytes once decoded.
+fn check_value(p: &Param, v: Json<'_>) -> Result<Option<usize>, ArgErrorKind> {
     match p.ty() {
-        ParamType::Boolean => v.as_bool().map(Slot::Bool).ok_or(ArgErrorKind::WrongType),
+        ParamType::Boolean => v.as_bool().map(|_| None).ok_or(ArgErrorKind::WrongType),
         ParamType::Integer => {
             let (min, max) = p.int_bounds();
             match v.as_integer().ok_or(ArgErrorKind::WrongType)? {
-                Integer::Exact(n) if (min..=max).contains(&n) => Ok(Slot::Int(n)),
+                Integer::Exact(n) if (min..=max).contains(&n) => Ok(None),
                 Integer::Exact(_) | Integer::OutOfRange => Err(ArgErrorKind::OutOfRange),
                 Integer::Fractional => Err(ArgErrorKind::NotAnInteger),
             }
@@ -538,33 +643,30 @@ fn check_value<'a>(p: &'a Param, v: Json<'a>) -> Result<Slot<'a>, ArgErrorKind> 
             }
             let (min, max) = p.num_bounds();
             match v.as_f64() {
-                Some(n) if min <= n && n <= max => Ok(Slot::Number(n)),
+                Some(n) if min <= n && n <= max => Ok(None),
                 _ => Err(ArgErrorKind::OutOfRange),
             }
         }
         ParamType::String => {
             let s = v.as_str().ok_or(ArgErrorKind::WrongType)?;
             if !p.choices().is_empty() {
-                // Hand out the spec's own string: no copy even when the input used escapes.
-                return p
-                    .choices()
-                    .iter()
-                    .find(|c| s.eq_str(c))
-                    .map(|c| Slot::Str(c))
-                    .ok_or(ArgErrorKind::NotAChoice);
+                return match p.choices().iter().any(|c| s.eq_str(c)) {
+                    true => Ok(None),
+                    false => Err(ArgErrorKind::NotAChoice),
+                };
             }
             let (min, max) = p.len_bounds();
             if let Some(plain) = s.as_plain() {
                 if !(min..=max).contains(&plain.chars().count()) {
                     return Err(ArgErrorKind::BadLength);
                 }
-                return Ok(Slot::Str(plain));
+                return Ok(None);
             }
             let (chars, bytes) = s.decoded_size();
             if !(min..=max).contains(&chars) {
                 return Err(ArgErrorKind::BadLength);
             }
-            Ok(Slot::Escaped(s, bytes))
+            Ok(Some(bytes))
         }
     }
 }

@@ -27,17 +27,32 @@
 //! Capacity: `N` entries of up to `B` response bytes. A larger answer is remembered as "executed,
 //! not replayable", so that a retransmission still never runs twice.
 
-const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// Hashes the parts of a call key, with a separator between parts.
+/// Hashes the parts of a call key, each part a word (8 bytes) at a time with its length in the
+/// last word, so that `["1", "2x"]` and `["12", "x"]` differ. Every step is a bijection of the
+/// state (xor, an odd multiplier, an xor-shift), so two keys that differ in a single word never
+/// collide; it is the multiply-xorshift mix of FxHash and the splitmix finalizer, about 8
+/// instructions per 8 bytes (byte-wise FNV-1a, before, cost 4 per byte).
 pub(crate) fn call_key(parts: &[&[u8]]) -> u64 {
-    let mut h = FNV64_OFFSET;
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mix = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(K);
+        h ^ (h >> 29)
+    };
+    let mut h = 0xCBF2_9CE4_8422_2325;
     for part in parts {
-        for &b in *part {
-            h = (h ^ u64::from(b)).wrapping_mul(FNV64_PRIME);
+        let mut words = part.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            h = mix(h, u64::from_le_bytes(b));
         }
-        h = (h ^ 0xFF).wrapping_mul(FNV64_PRIME);
+        // The last 0-7 bytes, and the part's length in the top byte.
+        let last = words
+            .remainder()
+            .iter()
+            .rev()
+            .fold(0u64, |w, &c| (w << 8) | u64::from(c));
+        h = mix(h, last ^ ((part.len() as u64) << 56));
     }
     h
 }

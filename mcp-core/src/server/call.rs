@@ -1,17 +1,18 @@
 //! `tools/call`: look up, refuse by audience, replay retransmissions, validate, run, render.
 
-use core::fmt::Write as _;
-
 use super::cache::{Seen, call_key};
+#[cfg(feature = "confirm")]
+use super::confirm::Gate;
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
     Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
-    finish, members, write_object,
+    finish, members, once, write_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
 use crate::result::{Output, ToolError, Value, render_result, render_result_for};
-use crate::schema::{Args, validate, validate_object};
+use crate::schema::{Args, validate_into, validate_object};
+use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
@@ -44,45 +45,24 @@ struct Tail<'i, 't, C> {
     principal: Principal,
 }
 
+/// Decodes the escaped string arguments into the tail of `out` (from `room` on); returns the
+/// scratch area in front and the arguments, now borrowing the decoded strings too.
+fn split<'a>(args: Args<'a>, room: usize, out: &'a mut [u8]) -> Option<(&'a mut [u8], Args<'a>)> {
+    let (scratch, decoded) = out.split_at_mut(room.min(out.len()));
+    let mut args = args;
+    // `room` leaves exactly the bytes the decoding needs.
+    args.decode_escapes(decoded).then_some((scratch, args))
+}
+
 /// What dispatching a message came to: an answer of this length, or an async tool's call that
-/// waits for its handler (`P`: [`Parked`] on the async path; on the blocking path an empty type,
-/// so that its frames carry no parked call).
-pub(crate) enum Flow<P> {
+/// waits for its handler.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "no allocator to box into; the parked call is built once, in the caller's frame"
+)]
+pub(crate) enum Flow<'i, 't, C> {
     Len(usize),
-    Park(P),
-}
-
-/// Whether the caller can await an async tool's handler: the blocking path ([`Blocking`]) or
-/// [`Server::handle_async`] ([`Awaiting`]).
-pub(crate) trait Mode<'i, 't, C> {
-    /// What a parked call becomes.
-    type Parked;
-    /// `true` when async tools may be parked.
-    const CAN_AWAIT: bool;
-    /// Keeps a parked call (`None`: this mode cannot).
-    fn park(parked: Parked<'i, 't, C>) -> Option<Self::Parked>;
-}
-
-/// The blocking path: nothing is parked.
-pub(crate) struct Blocking;
-
-impl<'i, 't, C> Mode<'i, 't, C> for Blocking {
-    type Parked = core::convert::Infallible;
-    const CAN_AWAIT: bool = false;
-    fn park(_: Parked<'i, 't, C>) -> Option<Self::Parked> {
-        None
-    }
-}
-
-/// The async path: an async tool's call is parked for its handler.
-pub(crate) struct Awaiting;
-
-impl<'i, 't, C: 't> Mode<'i, 't, C> for Awaiting {
-    type Parked = Parked<'i, 't, C>;
-    const CAN_AWAIT: bool = true;
-    fn park(parked: Parked<'i, 't, C>) -> Option<Self::Parked> {
-        Some(parked)
-    }
+    Park(Parked<'i, 't, C>),
 }
 
 /// A call of an async tool, handed to the handler that [`Server::handle_async`] awaits.
@@ -106,7 +86,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// `tools/call`. A blocking tool runs here; an async one is parked when the caller can await
     /// it (`can_await`), and refused otherwise.
@@ -114,53 +95,65 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
-    pub(super) fn call<'i, M: Mode<'i, 't, C>>(
+    pub(super) fn call<'i>(
         &mut self,
         id: Id<'i>,
-        params: Option<Json<'i>>,
+        frame: &Frame<'i>,
         caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, 'i>,
         notify: &mut dyn Notify,
         handled: &mut Handled<'_>,
-    ) -> Flow<M::Parked> {
-        match self.prepare(id, params, caller, respond, handled, M::CAN_AWAIT) {
+        can_await: bool,
+    ) -> Flow<'i, 't, C> {
+        // Validated where the handler reads them: the arguments are not moved on the blocking
+        // path (a parked call takes them along).
+        let mut args = Args::empty();
+        match self.prepare(id, frame, caller, respond, handled, can_await, &mut args) {
             Prepared::Answered(len) => Flow::Len(len),
-            Prepared::Ready(parked, out) => match parked.tail.tool.handler() {
+            Prepared::Ready(tail, out) => match tail.tool.handler() {
                 Some(handler) => {
-                    Flow::Len(self.run_blocking(parked, handler, ctx, out, notify, handled))
+                    Flow::Len(self.run_blocking(&args, &tail, handler, ctx, out, notify, handled))
                 }
-                // Not reached on the blocking path: `prepare` refused the async tool there.
-                None => M::park(parked).map_or(Flow::Len(0), Flow::Park),
+                None => Flow::Park(Parked { args, tail }),
             },
         }
     }
 
     /// Runs a parked call's blocking handler and renders its answer.
-    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the call's parts and where its answer goes"
+    )]
     fn run_blocking(
         &mut self,
-        parked: Parked<'_, 't, C>,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
         handler: crate::Handler<C>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
         handled: &mut Handled<'_>,
     ) -> usize {
-        let Parked { args, tail } = parked;
         let seq = self.next_seq();
-        let (result, used) = {
-            // Decoded in place (no second copy of the arguments on this path's stack).
-            let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
-            let mut args: Args<'_> = args;
-            if args.decode_escapes(decoded) {
-                let mut reply = self.reply(scratch, &tail, seq, notify);
-                let result = handler(ctx, &args, &mut reply);
-                (result, reply.used())
-            } else {
-                // Not reached: `room` leaves exactly the bytes the decoding needs.
-                (Err(ToolError::new("Arguments could not be decoded")), 0)
+        let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
+        // Arguments without escaped strings are used where they are; others are copied and
+        // decoded into the tail of `out` (`room` leaves exactly the bytes that needs).
+        let mut copy;
+        let args = match args.escaped_len() {
+            0 => Some(args),
+            _ => {
+                copy = args.clone();
+                copy.decode_escapes(decoded).then_some(&copy)
             }
+        };
+        let (result, used) = match args {
+            Some(args) => {
+                let mut reply = self.reply(scratch, tail, seq, notify);
+                let result = handler(ctx, args, &mut reply);
+                (result, reply.used())
+            }
+            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
         self.conclude(tail, result, used, seq, out, handled)
     }
@@ -184,17 +177,16 @@ impl<
     where
         F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
     {
-        let begun = self.begin::<Awaiting>(input, ctx, out, notify);
+        let mut parked = None;
+        let begun = self.begin(input, ctx, out, notify, Some(&mut parked));
         async move {
-            let (mut handled, parked) = begun?;
+            let mut handled = begun?;
             let Some(Parked { args, tail }) = parked else {
                 return Ok(handled);
             };
             let seq = self.next_seq();
-            let (result, used) = {
-                let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
-                let mut args: Args<'_> = args;
-                if args.decode_escapes(decoded) {
+            let (result, used) = match split(args, tail.room, out) {
+                Some((scratch, args)) => {
                     let mut reply = self.reply(scratch, &tail, seq, notify);
                     let call = Call {
                         tool: tail.tool.name(),
@@ -203,11 +195,10 @@ impl<
                     };
                     let result = run(ctx, call).await;
                     (result, reply.used())
-                } else {
-                    (Err(ToolError::new("Arguments could not be decoded")), 0)
                 }
+                None => (Err(ToolError::new("Arguments could not be decoded")), 0),
             };
-            handled.len = self.conclude(tail, result, used, seq, out, &mut handled);
+            handled.len = self.conclude(&tail, result, used, seq, out, &mut handled);
             Ok(handled)
         }
     }
@@ -235,26 +226,31 @@ impl<
     }
 
     /// Everything before the handler runs: lookup, audience, capability, task form, the
-    /// retransmission cache, validation, room for decoded strings, a free task slot.
-    #[inline(always)]
+    /// retransmission cache, validation (into `args`), room for decoded strings, a free task
+    /// slot.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the request's parts and where its facts go"
+    )]
     fn prepare<'o, 'i>(
         &mut self,
         id: Id<'i>,
-        params: Option<Json<'i>>,
+        frame: &Frame<'i>,
         caller: Caller,
         respond: Respond<'o, 'i>,
         handled: &mut Handled<'_>,
         can_await: bool,
+        args: &mut Args<'i>,
     ) -> Prepared<'o, 'i, 't, C> {
         let answered = Prepared::Answered;
         let principal = caller.principal;
-        let [name, arguments, task, meta] =
-            match members(params, ["name", "arguments", "task", "_meta"]) {
-                Ok(m) => m,
-                Err(msg) => {
-                    return answered(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
-                }
-            };
+        // The checking pass recorded these members of `params` (an object, or absent).
+        let found = [Member::Name, Member::Arguments, Member::Task, Member::Meta];
+        let Some([name, arguments, task, _]) = once(found.map(|m| frame.get(m))) else {
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: duplicate member");
+            }));
+        };
         let Some(name) = name.and_then(|n| n.as_str()) else {
             return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: tools/call needs a tool name (a string)");
@@ -268,12 +264,13 @@ impl<
                 w.text("Invalid params: arguments must be an object");
             }));
         }
-        let Some(index) = self.registry.position(name) else {
+        let Some(index) = self
+            .registry
+            .position(name, frame.has_escapes(Member::Name))
+        else {
             return answered(respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");
-                for c in name.chars().take(128) {
-                    let _ = w.write_char(c);
-                }
+                w.decoded(name, 128);
             }));
         };
         let Some(tool) = self.registry.get(index) else {
@@ -422,28 +419,24 @@ impl<
         }
 
         let checked = match tool.raw_input_schema() {
-            Some(_) => validate_object(arguments),
-            None => validate(tool.param_specs(), arguments),
+            Some(_) => validate_object(arguments).map(|a| *args = a),
+            // From the members the checking pass recorded (walked again only past its table).
+            None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
         };
-        let args = match checked {
-            Ok(args) => args,
-            Err(e) => {
-                debug!("refused arguments for {}", tool.name());
-                // The handler does not run. The revision decides how the refusal is reported.
-                if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
-                    return answered(respond.result(|w| {
-                        w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
-                        w.begin_string();
-                        let _ = e.render(w);
-                        w.end_string();
-                        w.raw(b"}],\"isError\":true");
-                    }));
-                }
-                return answered(respond.error(ErrorCode::InvalidParams, |w| {
+        if let Err(e) = checked {
+            debug!("refused arguments for {}", tool.name());
+            // The handler does not run. The revision decides how the refusal is reported.
+            if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
+                return answered(respond.result(|w| {
+                    w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
                     let _ = e.render(w);
+                    w.close_string(b"\"}],\"isError\":true");
                 }));
             }
-        };
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
+                let _ = e.render(w);
+            }));
+        }
 
         // String arguments sent with escape sequences are decoded into the tail of the output
         // buffer while the handler runs (nothing is allocated); the handler's scratch area is
@@ -481,45 +474,59 @@ impl<
             );
         }
 
+        // A person's yes, where the tool asks for one (after every other check: a call that is
+        // held or asked about would otherwise run).
+        #[cfg(feature = "confirm")]
+        let respond = match tool.confirmation().filter(|c| c.applies(args)) {
+            None => respond,
+            Some(confirm) => {
+                let params = once([frame.get(Member::Params)]).and_then(|[p]| p);
+                match self.confirm_gate(confirm, tool.name(), arguments, params, &caller, respond) {
+                    Gate::Pass(respond) => respond,
+                    Gate::Answered(len) => return answered(len),
+                    Gate::Asked(len) => {
+                        handled.deferred = true;
+                        return answered(len);
+                    }
+                }
+            }
+        };
+
         let (token, log_level) = match era {
             Era::Modern(m) => (m.progress_token, m.log_level),
-            Era::Legacy => (meta.and_then(progress_token), self.log_level),
+            Era::Legacy => (progress_token(frame), self.log_level),
         };
         let Respond { out, info, .. } = respond;
         Prepared::Ready(
-            Parked {
-                args,
-                tail: Tail {
-                    info,
-                    id,
-                    era,
-                    tool,
-                    index,
-                    room,
-                    key,
-                    augmented,
-                    ttl_ms,
-                    token,
-                    log_level,
-                    principal,
-                },
+            Tail {
+                info,
+                id,
+                era,
+                tool,
+                index,
+                room,
+                key,
+                augmented,
+                ttl_ms,
+                token,
+                log_level,
+                principal,
             },
             out,
         )
     }
 
     /// Everything after the handler ran: the cache, a task start or the rendered result.
-    #[inline(always)]
     fn conclude(
         &mut self,
-        tail: Tail<'_, 't, C>,
+        tail: &Tail<'_, 't, C>,
         mut result: ToolResult,
         used: usize,
         seq: u32,
         out: &mut [u8],
         handled: &mut Handled<'_>,
     ) -> usize {
-        let Tail {
+        let &Tail {
             info,
             id,
             era,
@@ -614,7 +621,7 @@ impl<
 )]
 enum Prepared<'o, 'i, 't, C> {
     Answered(usize),
-    Ready(Parked<'i, 't, C>, &'o mut [u8]),
+    Ready(Tail<'i, 't, C>, &'o mut [u8]),
 }
 
 /// Renders a handler's result in front of the scratch bytes it wrote.
@@ -671,12 +678,8 @@ fn task_ttl(task: Json<'_>) -> Result<Option<u64>, &'static str> {
 }
 
 /// `params._meta.progressToken`: a string or an integer, kept when short enough.
-fn progress_token(meta: Json<'_>) -> Option<Json<'_>> {
-    let [token] = members(
-        Some(meta).filter(|m| m.kind() == Kind::Object),
-        ["progressToken"],
-    )
-    .ok()?;
+fn progress_token<'i>(frame: &Frame<'i>) -> Option<Json<'i>> {
+    let token = frame.get(Member::ProgressToken).once();
     token.filter(|t| {
         t.raw().len() <= MAX_PROGRESS_TOKEN_LEN
             && (t.kind() == Kind::String || t.is_plain_integer())

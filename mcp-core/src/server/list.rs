@@ -13,7 +13,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// Answers `tools/list`.
     ///

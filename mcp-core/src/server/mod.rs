@@ -29,6 +29,8 @@
 
 mod cache;
 mod call;
+#[cfg(feature = "confirm")]
+mod confirm;
 mod list;
 #[cfg(feature = "resources")]
 mod resources;
@@ -46,6 +48,7 @@ use core::fmt::Write as _;
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
+use crate::wire::frame::{Found, Frame, Member};
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
@@ -54,7 +57,9 @@ use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
-use call::{Blocking, Flow, Mode};
+use call::{Flow, Parked};
+#[cfg(feature = "confirm")]
+pub use confirm::Pending;
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +151,8 @@ pub struct Config {
     pub log_level: Option<LogLevel>,
     /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
     pub list_ttl_ms: u32,
+    /// How long a person has to answer a confirmation (ms; feature `confirm`).
+    pub confirm_timeout_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -170,6 +177,7 @@ impl Config {
             task_poll_interval_ms: 500,
             log_level: None,
             list_ttl_ms: 300_000,
+            confirm_timeout_ms: 30_000,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -188,6 +196,12 @@ impl Config {
     #[cfg(feature = "resources")]
     pub const fn prompts(mut self, v: &'static [crate::registry::Prompt]) -> Self {
         self.prompts = v;
+        self
+    }
+
+    /// Sets how long a person has to answer a confirmation (ms).
+    pub const fn confirm_timeout(mut self, ms: u32) -> Self {
+        self.confirm_timeout_ms = ms;
         self
     }
 
@@ -272,6 +286,8 @@ pub struct Input<'i> {
     pub stateless: bool,
     /// Who sent it, as the transport tells peers apart: the scope of retransmissions.
     pub peer: Peer,
+    /// A held call dispatched again after a person said yes.
+    pub(crate) confirmed: bool,
 }
 
 impl<'i> Input<'i> {
@@ -282,6 +298,7 @@ impl<'i> Input<'i> {
             principal,
             stateless: false,
             peer: Peer::ONLY,
+            confirmed: false,
         }
     }
 
@@ -325,6 +342,22 @@ pub struct Handled<'i> {
     pub replay: Option<Delivery>,
 }
 
+impl Handled<'_> {
+    /// Nothing written, nothing to report.
+    pub(crate) const fn empty() -> Self {
+        Handled {
+            len: 0,
+            event: None,
+            status: Status::Ok,
+            modern: false,
+            deferred: false,
+            ran: None,
+            receipt: None,
+            replay: None,
+        }
+    }
+}
+
 /// [`Server::handle`] could not write even an error response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -344,9 +377,10 @@ pub const MIN_OUT_LEN: usize = 320;
 /// Tasks); `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are kept for
 /// retransmissions (0 disables); `RES` live resources can be registered (at most 64) and
 /// `LISTEN` 2026-07-28 `subscriptions/listen` streams served at once (both with the feature
-/// `resources`; without it they cost nothing). The whole server lives in one value (a `static`
-/// is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN + 100`
-/// bytes.
+/// `resources`; without it they cost nothing); a call of up to `HOLD` bytes can be held while a
+/// person is asked to confirm it (feature `confirm`). The whole server lives in one value (a
+/// `static` is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN +
+/// HOLD + 100` bytes.
 pub struct Server<
     't,
     C,
@@ -356,8 +390,15 @@ pub struct Server<
     const CACHE_BYTES: usize = 384,
     const RES: usize = 4,
     const LISTEN: usize = 1,
+    const HOLD: usize = 256,
 > {
     config: Config,
+    /// A call held for a person's confirmation (feature `confirm`).
+    #[cfg(feature = "confirm")]
+    confirm: confirm::Confirmations<HOLD>,
+    /// The client declared `elicitation` at `initialize` (2025-06-18 or later).
+    #[cfg(feature = "confirm")]
+    client_elicits: bool,
     registry: Registry<'t, C, N>,
     /// Live resources, their subscriptions and the 2026-07-28 listen streams (feature
     /// `resources`).
@@ -384,7 +425,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Server")
@@ -397,9 +439,15 @@ impl<
 
 /// Who is calling: the principal the firmware states and the peer the transport tells apart.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Caller {
+pub(crate) struct Caller<'i> {
     pub(crate) principal: Principal,
     pub(crate) peer: Peer,
+    /// The whole message, for a call held while a person is asked.
+    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    pub(crate) raw: &'i [u8],
+    /// A person already confirmed this call (it is being dispatched again).
+    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    pub(crate) confirmed: bool,
 }
 
 /// The protocol era a request follows: legacy (a session negotiated by `initialize`, or none),
@@ -562,6 +610,18 @@ fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str
     }
 }
 
+/// The values of members the checking pass recorded; `None` when one of them is repeated.
+pub(crate) fn once<'i, const K: usize>(found: [Found<'i>; K]) -> Option<[Option<Json<'i>>; K]> {
+    let mut values = [None; K];
+    for (value, f) in values.iter_mut().zip(found) {
+        match f {
+            Found::Repeated => return None,
+            f => *value = f.once(),
+        }
+    }
+    Some(values)
+}
+
 /// Looks up members of a params object; a duplicate of a looked-up member is an error.
 fn members<'i, const K: usize>(
     params: Option<Json<'i>>,
@@ -589,7 +649,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// A server with no tools. With the feature `modern`, the `tools/list` page budget reserves
     /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
@@ -611,6 +672,10 @@ impl<
             call_seq: 0,
             #[cfg(feature = "resources")]
             live: resources::Live::new(),
+            #[cfg(feature = "confirm")]
+            confirm: confirm::Confirmations::new(),
+            #[cfg(feature = "confirm")]
+            client_elicits: false,
         }
     }
 
@@ -620,6 +685,13 @@ impl<
             return Err(RegisterError {
                 tool: tool.name(),
                 kind: crate::registry::RegisterErrorKind::NoTaskTable,
+            });
+        }
+        #[cfg(not(feature = "confirm"))]
+        if tool.confirmation().is_some() {
+            return Err(RegisterError {
+                tool: tool.name(),
+                kind: crate::registry::RegisterErrorKind::NoConfirmation,
             });
         }
         self.registry.register(tool)?;
@@ -771,7 +843,23 @@ impl<
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
         // Without `can_await` nothing is parked: an async tool is refused in `call`.
-        Ok(self.begin::<Blocking>(input, ctx, out, notify)?.0)
+        self.begin(input, ctx, out, notify, None)
+    }
+
+    /// A held call, dispatched again after a person said yes.
+    #[cfg(feature = "confirm")]
+    pub(crate) fn dispatch_confirmed<'i>(
+        &mut self,
+        input: Input<'i>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+    ) -> Result<Handled<'i>, HandleError> {
+        let input = Input {
+            confirmed: true,
+            ..input
+        };
+        self.begin(input, ctx, out, notify, None)
     }
 
     /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
@@ -846,34 +934,28 @@ impl<
         self.dispatch_async(input, ctx, out, notify, run)
     }
 
-    /// Dispatches one message: answers it, or (with `can_await`) parks an async tool's call.
-    pub(crate) fn begin<'i, M: Mode<'i, 't, C>>(
+    /// Dispatches one message: answers it, or (given `park`, a caller that can await) parks an
+    /// async tool's call there.
+    pub(crate) fn begin<'i>(
         &mut self,
         input: Input<'i>,
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn Notify,
-    ) -> Result<(Handled<'i>, Option<M::Parked>), HandleError> {
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Result<Handled<'i>, HandleError> {
         let Input {
             bytes: input,
             principal,
             stateless,
             peer,
+            confirmed,
         } = input;
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
         }
         let status = Cell::new(Status::Ok);
-        let mut handled = Handled {
-            len: 0,
-            event: None,
-            status: Status::Ok,
-            modern: false,
-            deferred: false,
-            ran: None,
-            receipt: None,
-            replay: None,
-        };
+        let mut handled = Handled::empty();
         let info = (self.config.name, self.config.version);
         let respond = |out, id, era| Respond {
             out,
@@ -882,8 +964,14 @@ impl<
             info,
             status: &status,
         };
-        let mut parked = None;
-        handled.len = match Message::parse(input, self.config.max_depth) {
+        let can_await = park.is_some();
+        // One pass checks the whole message and indexes what dispatch reads.
+        let mut frame = Frame::new();
+        let message = match frame.index(input, self.config.max_depth) {
+            Ok(()) => Ok(frame.message()),
+            Err(e) => Err(e),
+        };
+        handled.len = match message {
             Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
                 crate::fmt::debug!("parse error");
                 let _ = match e {
@@ -900,26 +988,47 @@ impl<
                 self.on_cancelled(params);
                 0
             }
-            Ok(Message::Notification { .. } | Message::Response) => 0,
+            // A client's response: the answer to a question this engine asked, if any.
+            #[cfg(feature = "confirm")]
+            Ok(Message::Response) => self.on_response(input, ctx, out, notify, &mut handled),
+            Ok(Message::Notification { .. }) => 0,
+            #[cfg(not(feature = "confirm"))]
+            Ok(Message::Response) => 0,
             Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
             Ok(Message::Request(req)) => {
-                let (era, refusal) = classify(&req, stateless);
+                let frame = &frame;
+                let (era, refusal) = classify(frame, stateless);
                 handled.modern = era.is_modern();
                 let respond = respond(out, Some(req.id), era);
                 match refusal {
                     Some(refusal) => refusal.answer(respond),
                     None => {
-                        let caller = Caller { principal, peer };
-                        let flow =
-                            self.request::<M>(req, caller, ctx, respond, &mut handled, notify);
+                        let caller = Caller {
+                            principal,
+                            peer,
+                            raw: input,
+                            confirmed,
+                        };
+                        let flow = self.request(
+                            req,
+                            frame,
+                            caller,
+                            ctx,
+                            respond,
+                            &mut handled,
+                            notify,
+                            can_await,
+                        );
                         match flow {
                             Flow::Len(len) => {
                                 handled.deferred = handled.deferred || len == 0;
                                 len
                             }
                             Flow::Park(p) => {
-                                parked = Some(p);
+                                if let Some(park) = park {
+                                    *park = Some(p);
+                                }
                                 0
                             }
                         }
@@ -928,22 +1037,24 @@ impl<
             }
         };
         handled.status = status.get();
-        Ok((handled, parked))
+        Ok(handled)
     }
 
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the message's parts and where its facts go"
     )]
-    fn request<'i, M: Mode<'i, 't, C>>(
+    fn request<'i>(
         &mut self,
         req: Request<'i>,
+        frame: &Frame<'i>,
         caller: Caller,
         ctx: &mut C,
         respond: Respond<'_, 'i>,
         handled: &mut Handled<'i>,
         notify: &mut dyn Notify,
-    ) -> Flow<M::Parked> {
+        can_await: bool,
+    ) -> Flow<'i, 't, C> {
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
@@ -982,13 +1093,20 @@ impl<
         let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
         let offered =
             |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
-        let known = methods.iter().filter(offered).find(|n| m.eq_str(n));
+        // Names are unique in each list: find the name (comparing bytes unless the name was sent
+        // with escapes), then ask whether it is offered.
+        let escaped = frame.has_escapes(Member::Method);
+        let known = methods
+            .iter()
+            .find(|n| match escaped {
+                false => m.raw() == n.as_bytes(),
+                true => m.eq_str(n),
+            })
+            .filter(offered);
         let Some(&method) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
-                for c in m.chars().take(64) {
-                    let _ = w.write_char(c);
-                }
+                w.decoded(m, 64);
             }));
         };
         let params = match params_object(&req) {
@@ -1013,7 +1131,9 @@ impl<
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => {
-                return self.call::<M>(req.id, params, caller, ctx, respond, notify, handled);
+                return self.call(
+                    req.id, frame, caller, ctx, respond, notify, handled, can_await,
+                );
             }
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/")
@@ -1107,6 +1227,14 @@ impl<
         // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
         self.revision = Some(revision);
+        // Elicitation (2025-06-18 on): a confirmation can be asked of the client's user.
+        #[cfg(feature = "confirm")]
+        {
+            self.client_elicits = revision >= Revision::V2025_06_18
+                && capabilities
+                    .and_then(|c| members(Some(c), ["elicitation"]).ok())
+                    .is_some_and(|[e]| e.is_some_and(|e| e.kind() == Kind::Object));
+        }
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())
@@ -1149,7 +1277,7 @@ const fn modern_reserve(config: &Config) -> usize {
 /// string the client chooses per request (a UUID), at most [`MAX_IDEMPOTENCY_KEY_LEN`] bytes.
 /// The same key with the same id, tool and arguments, and nothing in between that touched the
 /// tool, is answered from the first call's answer instead of running again.
-pub const IDEMPOTENCY_KEY: &str = "io.github.mcu-mcp/idempotencyKey";
+pub const IDEMPOTENCY_KEY: &str = Member::IdempotencyKey.key();
 
 #[cfg(feature = "modern")]
 const BAD_IDEMPOTENCY_KEY: &str = "Invalid params: io.github.mcu-mcp/idempotencyKey must be a non-empty string of at most 128 bytes";
@@ -1223,7 +1351,7 @@ impl Refusal<'_> {
 /// Without the feature `modern` every request is a legacy one (`params._meta` is not read); a
 /// transport that requires the 2026-07-28 rules gets -32602 (HTTP 400).
 #[cfg(not(feature = "modern"))]
-fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+fn classify<'i>(_: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     let refusal = stateless.then_some(Refusal::Meta(
         "Invalid params: this device does not speak the 2026-07-28 protocol revision",
     ));
@@ -1233,7 +1361,7 @@ fn classify<'i>(_: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i
 /// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
 /// 2026-07-28 requires there.
 #[cfg(feature = "modern")]
-fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
+fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";
     let modern_refusal = |msg| {
@@ -1246,20 +1374,18 @@ fn classify<'i>(req: &Request<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<
         };
         (Era::Modern(m), Some(Refusal::Meta(msg)))
     };
-    let meta = req
-        .params
-        .and_then(|p| members(Some(p), ["_meta"]).ok())
-        .and_then(|[m]| m);
-    let Ok([version, caps, level, token, key]) = members(
-        meta.filter(|m| m.members().is_some()),
+    // The checking pass recorded `params._meta`'s members (those of an object, once each).
+    let Some([version, caps, level, token, key]) = once(
         [
-            "io.modelcontextprotocol/protocolVersion",
-            "io.modelcontextprotocol/clientCapabilities",
-            "io.modelcontextprotocol/logLevel",
-            "progressToken",
-            IDEMPOTENCY_KEY,
-        ],
-    ) else {
+            Member::ProtocolVersion,
+            Member::ClientCapabilities,
+            Member::LogLevel,
+            Member::ProgressToken,
+            Member::IdempotencyKey,
+        ]
+        .map(|m| frame.get(m)),
+    )
+    .filter(|_| frame.get(Member::Meta) != Found::Repeated) else {
         return if stateless {
             modern_refusal(NO_META)
         } else {
@@ -1343,3 +1469,7 @@ mod test_async;
 #[cfg(test)]
 #[cfg(feature = "resources")]
 mod test_resources;
+
+#[cfg(test)]
+#[cfg(feature = "confirm")]
+mod test_confirm;

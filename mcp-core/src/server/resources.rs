@@ -140,7 +140,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// Registers a live resource (see [`LiveResource`]). `resources/*` are then offered, with
     /// `"resources":{"subscribe":true}` in the capabilities.

@@ -268,7 +268,8 @@ impl<
     const CACHE_BYTES: usize,
     const RES: usize,
     const LISTEN: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN>
+    const HOLD: usize,
+> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
     /// Tells the engine the wall-clock time: `unix_ms` (milliseconds since the Unix epoch) is
     /// now, as of the last [`poll`](Self::poll). Task timestamps use it from then on.
@@ -281,6 +282,8 @@ impl<
     /// number generator at start-up.
     pub fn set_entropy(&mut self, seed: [u8; 16]) {
         self.tasks.set_key(seed);
+        #[cfg(feature = "confirm")]
+        self.confirm.set_key(seed);
     }
 
     fn wall(&self, ms: u64) -> i64 {
@@ -297,11 +300,20 @@ impl<
     /// Call it from the firmware's main loop with a monotonic millisecond clock, repeatedly until
     /// it returns 0, and send each message. Task hooks run at most once per distinct `now_ms`.
     pub fn poll(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
-        match self.poll_tasks(now_ms, ctx, out) {
-            #[cfg(feature = "resources")]
-            0 if out.len() >= super::MIN_OUT_LEN => self.live.emit(out),
-            n => n,
+        #[allow(
+            unused_mut,
+            reason = "reassigned with the features confirm and resources"
+        )]
+        let mut n = self.poll_tasks(now_ms, ctx, out);
+        #[cfg(feature = "confirm")]
+        if n == 0 && out.len() >= super::MIN_OUT_LEN {
+            n = self.poll_confirmation(ctx, out);
         }
+        #[cfg(feature = "resources")]
+        if n == 0 && out.len() >= super::MIN_OUT_LEN {
+            n = self.live.emit(out);
+        }
+        n
     }
 
     fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {

@@ -104,9 +104,7 @@ impl<'a> Json<'a> {
     /// Checks `text` as one complete JSON value (surrounding whitespace allowed) nested at most
     /// `max_depth` levels, and returns a view of the value.
     pub fn parse(text: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        if let Err(e) = core::str::from_utf8(text) {
-            return Err(JsonError::Utf8(e.valid_up_to()));
-        }
+        check_utf8(text)?;
         let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
         let start = skip_ws(text, 0);
         if start >= text.len() {
@@ -121,8 +119,8 @@ impl<'a> Json<'a> {
         })
     }
 
-    /// A view over bytes that were never checked (tests: views must not panic on them).
-    #[cfg(test)]
+    /// A view over bytes that were checked as one value (the index of [`Frame`](super::Frame);
+    /// in tests, bytes that were never checked: views must not panic on them).
     pub(crate) const fn from_checked(raw: &'a [u8]) -> Self {
         Json { raw }
     }
@@ -195,6 +193,26 @@ impl<'a> Json<'a> {
     pub fn as_integer(&self) -> Option<Integer> {
         if self.kind() != Kind::Number {
             return None;
+        }
+        // The common spelling, `-?[0-9]{1,18}`, always fits: read it in one loop.
+        let (negative, digits) = match self.raw {
+            [b'-', digits @ ..] => (true, digits),
+            digits => (false, digits),
+        };
+        if (1..=18).contains(&digits.len()) {
+            let mut v: i64 = 0;
+            let mut plain = true;
+            for &c in digits {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    plain = false;
+                    break;
+                }
+                v = v * 10 + i64::from(d);
+            }
+            if plain {
+                return Some(Integer::Exact(if negative { -v } else { v }));
+            }
         }
         Some(number_as_integer(self.raw))
     }
@@ -316,6 +334,11 @@ impl fmt::Debug for JsonStr<'_> {
 }
 
 impl<'a> JsonStr<'a> {
+    /// A view over the content of a checked string token.
+    pub(crate) const fn from_checked(raw: &'a [u8]) -> Self {
+        JsonStr { raw }
+    }
+
     /// The escaped content between the quotes, as on the wire. It is valid JSON string content:
     /// writing `"` + raw + `"` reproduces the original string token.
     pub const fn raw(&self) -> &'a [u8] {
@@ -341,19 +364,30 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the decoded string equals `s` (so `"vol\u0075me"` equals `"volume"`).
     pub fn eq_str(&self, s: &str) -> bool {
-        if !self.has_escapes() {
-            // The raw bytes are the string's UTF-8 (checked when the document was parsed).
-            return self.raw == s.as_bytes();
-        }
         // Every escape sequence is longer than the UTF-8 of the character it stands for, so a
-        // string with escapes decodes to fewer bytes than its raw form: only a longer raw form
-        // can equal `s`.
-        self.raw.len() > s.len() && self.chars().eq(s.chars())
+        // string with escapes decodes to fewer bytes than its raw form: a raw form no longer than
+        // `s` equals it only byte for byte and without escapes (the raw bytes are then the
+        // string's UTF-8, checked when the document was parsed), and a longer one only decoded.
+        if self.raw.len() <= s.len() {
+            self.raw == s.as_bytes() && !self.has_escapes()
+        } else {
+            self.has_escapes() && self.chars().eq(s.chars())
+        }
     }
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        self.raw.contains(&b'\\')
+        // A word at a time: the zero-byte test on the word xor a word of backslashes.
+        let mut words = self.raw.chunks_exact(WORD);
+        for w in &mut words {
+            let mut word = [0u8; WORD];
+            word.copy_from_slice(w);
+            let x = usize::from_le_bytes(word) ^ (ONES * usize::from(b'\\'));
+            if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+                return true;
+            }
+        }
+        words.remainder().contains(&b'\\')
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -523,7 +557,17 @@ const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn skip_ws(b: &[u8], mut p: usize) -> usize {
+#[inline]
+pub(super) fn skip_ws(b: &[u8], p: usize) -> usize {
+    // Most messages have no whitespace between tokens: one comparison (every whitespace byte is
+    // at most a space).
+    match b.get(p) {
+        Some(&c) if c > b' ' => p,
+        _ => skip_ws_run(b, p),
+    }
+}
+
+fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
     while let Some(&c) = b.get(p) {
         if !is_ws(c) {
             break;
@@ -533,9 +577,20 @@ fn skip_ws(b: &[u8], mut p: usize) -> usize {
     p
 }
 
+/// Checks that `text` is UTF-8 (ASCII, the common case, is told a word at a time).
+pub(super) fn check_utf8(text: &[u8]) -> Result<(), JsonError> {
+    if text.is_ascii() {
+        return Ok(());
+    }
+    match core::str::from_utf8(text) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(JsonError::Utf8(e.valid_up_to())),
+    }
+}
+
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
 /// rather than panicking.
-fn skip_checked(b: &[u8], p: usize) -> usize {
+pub(super) fn skip_checked(b: &[u8], p: usize) -> usize {
     match b.get(p) {
         Some(b'"') => skip_string_checked(b, p),
         Some(b'{' | b'[') => {
@@ -587,7 +642,7 @@ fn skip_string_checked(b: &[u8], p: usize) -> usize {
 }
 
 /// Checks one value starting at `start` (not whitespace); returns the offset just past it.
-fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize, JsonError> {
+pub(super) fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize, JsonError> {
     // Bit `d` of `objects` is set when the container at depth `d` (1-based) is an object.
     let mut objects: u128 = 0;
     let mut depth: u8 = 0;
@@ -670,7 +725,7 @@ fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
     Ok(p + 1)
 }
 
-fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, JsonError> {
+pub(super) fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, JsonError> {
     if b.get(p..p + lit.len()) == Some(lit) {
         Ok(p + lit.len())
     } else {
@@ -690,7 +745,7 @@ fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     }
 }
 
-fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
+pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     if b.get(p) == Some(&b'-') {
         p += 1;
     }
@@ -713,38 +768,100 @@ fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
 }
 
 /// Checks a string token at `p` (on its opening quote); returns the offset after the closing one.
-fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
+pub(super) fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
+    check_string_escapes(b, p).map(|(end, _)| end)
+}
+
+/// The word the string scanner reads at a time.
+pub(super) const WORD: usize = core::mem::size_of::<usize>();
+/// `0x0101…01`: one in every byte of a word.
+const ONES: usize = usize::MAX / 255;
+/// `0x8080…80`: the high bit of every byte of a word.
+const HIGHS: usize = ONES << 7;
+
+/// The high bit of every byte of `w` that may be `"`, `\` or a control character (below 0x20):
+/// the lowest flagged byte is always one of them (bytes above it may be flagged falsely, from a
+/// borrow). The zero-byte test of *Bit Twiddling Hacks*, three times.
+pub(super) const fn specials(w: usize) -> usize {
+    let quote = w ^ (ONES * b'"' as usize);
+    let backslash = w ^ (ONES * b'\\' as usize);
+    ((quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash)
+        | (w.wrapping_sub(ONES * 0x20) & !w))
+        & HIGHS
+}
+
+/// [`check_string`], also saying whether the string contains an escape sequence. Runs of
+/// ordinary bytes are skipped a word at a time; the errors and their offsets are those of a
+/// byte-by-byte scan.
+#[inline]
+pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
+    // The common case, inline: a run of ordinary bytes up to the closing quote.
     let mut q = p + 1;
+    while let Some(chunk) = b.get(q..q + WORD) {
+        let mut word = [0u8; WORD];
+        word.copy_from_slice(chunk);
+        let found = specials(usize::from_le_bytes(word));
+        if found != 0 {
+            q += (found.trailing_zeros() / 8) as usize;
+            break;
+        }
+        q += WORD;
+    }
+    if b.get(q) == Some(&b'"') {
+        return Ok((q + 1, false));
+    }
+    string_rest(b, q)
+}
+
+/// The rest of a string from `q` (escapes, control characters, the last bytes of the input),
+/// byte by byte where it must be.
+#[inline(never)]
+fn string_rest(b: &[u8], mut q: usize) -> Result<(usize, bool), JsonError> {
+    let mut escaped = false;
     loop {
+        while let Some(chunk) = b.get(q..q + WORD) {
+            let mut word = [0u8; WORD];
+            word.copy_from_slice(chunk);
+            let found = specials(usize::from_le_bytes(word));
+            if found != 0 {
+                q += (found.trailing_zeros() / 8) as usize;
+                break;
+            }
+            q += WORD;
+        }
         match b.get(q) {
             None => return Err(JsonError::Syntax(q)),
-            Some(b'"') => return Ok(q + 1),
-            Some(b'\\') => match b.get(q + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => q += 2,
-                Some(b'u') => {
-                    let unit = b
-                        .get(q + 2..q + 6)
-                        .and_then(hex4)
-                        .ok_or(JsonError::Syntax(q))?;
-                    q += 6;
-                    match unit {
-                        0xD800..=0xDBFF => {
-                            // A high surrogate must be followed by an escaped low surrogate.
-                            let low = match b.get(q..q + 2) {
-                                Some(br"\u") => b.get(q + 2..q + 6).and_then(hex4),
-                                _ => None,
-                            };
-                            match low {
-                                Some(0xDC00..=0xDFFF) => q += 6,
-                                _ => return Err(JsonError::Syntax(q)),
+            Some(b'"') => return Ok((q + 1, escaped)),
+            Some(b'\\') => {
+                escaped = true;
+                match b.get(q + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => q += 2,
+                    Some(b'u') => {
+                        let unit = b
+                            .get(q + 2..q + 6)
+                            .and_then(hex4)
+                            .ok_or(JsonError::Syntax(q))?;
+                        q += 6;
+                        match unit {
+                            0xD800..=0xDBFF => {
+                                // A high surrogate must be followed by an escaped low surrogate.
+                                let low = match b.get(q..q + 2) {
+                                    Some(br"\u") => b.get(q + 2..q + 6).and_then(hex4),
+                                    _ => None,
+                                };
+                                match low {
+                                    Some(0xDC00..=0xDFFF) => q += 6,
+                                    _ => return Err(JsonError::Syntax(q)),
+                                }
                             }
+                            0xDC00..=0xDFFF => return Err(JsonError::Syntax(q - 6)),
+                            _ => {}
                         }
-                        0xDC00..=0xDFFF => return Err(JsonError::Syntax(q - 6)),
-                        _ => {}
                     }
+                    _ => return Err(JsonError::Syntax(q)),
                 }
-                _ => return Err(JsonError::Syntax(q)),
-            },
+            }
             Some(&c) if c < 0x20 => return Err(JsonError::Syntax(q)),
             Some(_) => q += 1,
         }

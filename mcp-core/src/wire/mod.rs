@@ -1,15 +1,18 @@
 //! JSON-RPC 2.0 framing: bytes ⇄ typed views. No state, no I/O, no allocation.
 //!
 //! - [`json`]: the strict JSON checker and borrowed views ([`Json`], [`JsonStr`]).
+//! - [`frame`]: the checking pass that also indexes a message ([`Frame`]).
 //! - [`request`]: classifying a message ([`Message`]: request, notification, response, invalid).
 //! - [`writer`]: the escaping, counting [`Writer`] over a caller's buffer.
 //! - [`response`]: result and error envelopes.
 
+pub mod frame;
 pub mod json;
 pub mod request;
 pub mod response;
 pub mod writer;
 
+pub use frame::{Found, Frame, Member};
 pub use json::{Integer, Json, JsonError, JsonStr, Kind};
 pub use request::{Id, Invalid, Message, Request};
 pub use response::ErrorCode;

@@ -35,9 +35,11 @@ impl<'a> Id<'a> {
         }
         let ok = match v.kind() {
             Kind::String => true,
+            // Up to 18 digits always fit `i64`; longer ones are read exactly.
             Kind::Number => {
                 v.is_plain_integer()
-                    && matches!(v.as_integer(), Some(super::json::Integer::Exact(_)))
+                    && (v.raw().len() <= 18
+                        || matches!(v.as_integer(), Some(super::json::Integer::Exact(_))))
             }
             _ => false,
         };
@@ -116,54 +118,85 @@ pub enum Message<'a> {
 impl<'a> Message<'a> {
     /// Checks and classifies one message. An `Err` is a parse error (-32700, `id: null`).
     pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        let root = Json::parse(bytes, max_depth)?;
-        Ok(Self::classify(root))
+        Ok(super::Frame::parse(bytes, max_depth)?.message())
     }
 
     /// Classifies a checked JSON value.
     pub fn classify(root: Json<'a>) -> Self {
         let Some(members) = root.members() else {
-            let why = if root.kind() == Kind::Array {
-                Invalid::Batch
-            } else {
-                Invalid::NotAnObject
-            };
-            return Message::Invalid { id: None, why };
+            return Self::not_an_object(root);
         };
-        let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None, None);
-        let mut result_or_error = false;
-        let mut duplicate = false;
+        let mut top = Top::default();
         for (key, value) in members {
             // Raw bytes without a backslash are the key itself; a raw form with escapes never
             // equals these plain names, and is compared decoded.
             let slot = match key.raw() {
-                b"jsonrpc" => &mut jsonrpc,
-                b"id" => &mut id,
-                b"method" => &mut method,
-                b"params" => &mut params,
+                b"jsonrpc" => &mut top.jsonrpc,
+                b"id" => &mut top.id,
+                b"method" => &mut top.method,
+                b"params" => &mut top.params,
                 b"result" | b"error" => {
-                    result_or_error = true;
+                    top.result_or_error = true;
                     continue;
                 }
                 _ if !key.has_escapes() => continue,
                 _ => {
                     if key.eq_str("jsonrpc") {
-                        &mut jsonrpc
+                        &mut top.jsonrpc
                     } else if key.eq_str("id") {
-                        &mut id
+                        &mut top.id
                     } else if key.eq_str("method") {
-                        &mut method
+                        &mut top.method
                     } else if key.eq_str("params") {
-                        &mut params
+                        &mut top.params
                     } else {
-                        result_or_error |= key.eq_str("result") || key.eq_str("error");
+                        top.result_or_error |= key.eq_str("result") || key.eq_str("error");
                         continue;
                     }
                 }
             };
-            duplicate |= slot.is_some();
+            top.duplicate |= slot.is_some();
             *slot = Some(value);
         }
+        top.classify()
+    }
+
+    /// A checked value that is not an object: a batch, or not a message at all.
+    pub(crate) fn not_an_object(root: Json<'a>) -> Self {
+        let why = if root.kind() == Kind::Array {
+            Invalid::Batch
+        } else {
+            Invalid::NotAnObject
+        };
+        Message::Invalid { id: None, why }
+    }
+}
+
+/// The top-level members that decide what a message is (the last of each when repeated), however
+/// they were found: by walking the members ([`Message::classify`]) or from the index of the
+/// checking pass ([`Frame::message`](super::Frame::message)).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Top<'a> {
+    pub(crate) jsonrpc: Option<Json<'a>>,
+    pub(crate) id: Option<Json<'a>>,
+    pub(crate) method: Option<Json<'a>>,
+    pub(crate) params: Option<Json<'a>>,
+    /// One of the four members above occurs more than once.
+    pub(crate) duplicate: bool,
+    /// A `result` or `error` member occurs (a response from the peer).
+    pub(crate) result_or_error: bool,
+}
+
+impl<'a> Top<'a> {
+    pub(crate) fn classify(self) -> Message<'a> {
+        let Top {
+            jsonrpc,
+            id,
+            method,
+            params,
+            duplicate,
+            result_or_error,
+        } = self;
         let valid_id = id.and_then(Id::from_json);
         if duplicate {
             return Message::Invalid {
@@ -179,8 +212,7 @@ impl<'a> Message<'a> {
         }
         let method = method.map(|m| m.as_str());
         let version_ok = jsonrpc
-            .and_then(|v| v.as_str())
-            .is_some_and(|v| v.eq_str("2.0"));
+            .is_some_and(|v| v.raw() == b"\"2.0\"" || v.as_str().is_some_and(|v| v.eq_str("2.0")));
         match (valid_id, method) {
             // A well-formed notification, or something that looks like one: never answered.
             (None, Some(Some(method))) => Message::Notification { method, params },

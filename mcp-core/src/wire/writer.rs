@@ -11,7 +11,7 @@
 
 use core::fmt;
 
-use super::json::JsonStr;
+use super::json::{JsonStr, WORD, specials};
 
 /// An escaping, counting JSON writer over `&mut [u8]`.
 #[derive(Debug)]
@@ -61,32 +61,70 @@ impl<'b> Writer<'b> {
         self.len = self.len.min(mark);
     }
 
+    #[inline]
     fn put(&mut self, bytes: &[u8]) {
-        if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
+        let end = self.len + bytes.len();
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
             dst.copy_from_slice(bytes);
         } else if let Some(dst) = self.buf.get_mut(self.len..) {
             // Partly fits: keep what fits; the writer is overflowed from now on anyway.
             let n = dst.len();
             dst.copy_from_slice(bytes.get(..n).unwrap_or_default());
         }
-        self.len += bytes.len();
+        self.len = end;
+    }
+
+    /// Writes bytes that read the same escaped or not (digits, `true`, ASCII text without `"`,
+    /// `\` or control characters), in either mode, without looking at them.
+    #[inline]
+    pub(crate) fn plain(&mut self, bytes: &[u8]) {
+        self.put(bytes);
+    }
+
+    /// Writes `prefix` (JSON text ending with the opening `"` of a string) and switches to string
+    /// mode: [`begin_string`](Self::begin_string) with what comes before it, in one piece.
+    pub(crate) fn open_string(&mut self, prefix: &[u8]) {
+        self.raw(prefix);
+        self.in_string = true;
+    }
+
+    /// Leaves string mode and writes `suffix` (JSON text starting with the closing `"`):
+    /// [`end_string`](Self::end_string) with what comes after it, in one piece.
+    pub(crate) fn close_string(&mut self, suffix: &[u8]) {
+        self.in_string = false;
+        self.put(suffix);
     }
 
     /// Writes JSON text as is (escaped when in string mode).
+    #[inline]
     pub fn raw(&mut self, bytes: &[u8]) {
-        if self.in_string {
-            for piece in EscapeChunks::new(bytes) {
-                self.put(piece);
-            }
+        if self.in_string && needs_escape(bytes) {
+            self.escaped(bytes);
         } else {
             self.put(bytes);
         }
     }
 
+    /// Writes `bytes` escaped, piece by piece (the rare path of [`raw`](Self::raw)).
+    #[inline(never)]
+    fn escaped(&mut self, bytes: &[u8]) {
+        for piece in EscapeChunks::new(bytes) {
+            self.put(piece);
+        }
+    }
+
     /// Writes a JSON string token for `s` (escaped once more when in string mode).
     pub fn string(&mut self, s: &str) {
+        let s = s.as_bytes();
+        if !self.in_string && !needs_escape(s) {
+            // The common case: three pieces, nothing to escape.
+            self.put(b"\"");
+            self.put(s);
+            self.put(b"\"");
+            return;
+        }
         self.raw(b"\"");
-        for piece in EscapeChunks::new(s.as_bytes()) {
+        for piece in EscapeChunks::new(s) {
             self.raw(piece);
         }
         self.raw(b"\"");
@@ -111,16 +149,32 @@ impl<'b> Writer<'b> {
         self.raw(b"\"");
     }
 
+    /// Writes the first `max_chars` characters of a JSON string, decoded (escaped again in string
+    /// mode): a name sent by the peer, quoted in a message.
+    pub(crate) fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) {
+        let raw = s.raw();
+        if raw.len() <= max_chars && !raw.contains(&b'\\') {
+            // Content without escape sequences holds no `"`, `\` or control character, and has
+            // no more characters than bytes.
+            self.put(raw);
+            return;
+        }
+        for c in s.chars().take(max_chars) {
+            let mut utf8 = [0u8; 4];
+            self.raw(c.encode_utf8(&mut utf8).as_bytes());
+        }
+    }
+
     /// Writes a decimal integer.
     pub fn int(&mut self, v: i64) {
         let mut b = itoa::Buffer::new();
-        self.raw(b.format(v).as_bytes());
+        self.put(b.format(v).as_bytes());
     }
 
     /// Writes an unsigned decimal integer.
     pub fn uint(&mut self, v: u64) {
         let mut b = itoa::Buffer::new();
-        self.raw(b.format(v).as_bytes());
+        self.put(b.format(v).as_bytes());
     }
 
     /// Writes a number; integral values are written as integers (`100`, not `100.0`), and
@@ -176,7 +230,7 @@ impl<'b> Writer<'b> {
 
     /// Writes `true` or `false`.
     pub fn bool(&mut self, v: bool) {
-        self.raw(if v { b"true" } else { b"false" });
+        self.put(if v { b"true" } else { b"false" });
     }
 
     /// Opens a string token and switches to string mode: everything written until
@@ -235,6 +289,23 @@ fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
     } else {
         f("null")
     }
+}
+
+/// `true` when `bytes` holds a `"`, a `\` or a control character (JSON string content must escape
+/// them); a word at a time.
+fn needs_escape(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(WORD);
+    for w in &mut words {
+        let mut word = [0u8; WORD];
+        word.copy_from_slice(w);
+        if specials(usize::from_le_bytes(word)) != 0 {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&c| c == b'"' || c == b'\\' || c < 0x20)
 }
 
 /// Splits bytes into their JSON-escaped pieces: runs of bytes that need no escape, and the escape

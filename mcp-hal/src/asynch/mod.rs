@@ -10,12 +10,13 @@
 //! | [`crate::switch::Switch`] | [`switch::Switch`] |
 //! | [`crate::motor::Actuator`] | [`motor::Actuator`] |
 //! | [`crate::system::System`] | [`system::System`] |
+//! | [`crate::sensor::Sensor`], [`crate::sensor::Button`] | [`sensor::Sensor`], [`sensor::Button`] |
 //!
 //! The error model is shared: every twin has the blocking [`ErrorType`] as its supertrait (it is
 //! re-exported here and in each submodule), so a device has one error type whether it is driven
 //! blocking or async. Methods that are pure queries with no I/O in the blocking trait
-//! (`volume_caps`, `range`, `tolerance`, `settle_ms`) stay plain `fn`s. Every twin has a blanket
-//! `impl<T: Trait + ?Sized> Trait for &mut T`.
+//! (`volume_caps`, `range`, `tolerance`, `settle_ms`, a sensor's `unit`) stay plain `fn`s. Every
+//! twin has a blanket `impl<T: Trait + ?Sized> Trait for &mut T`.
 //!
 //! The contract does not change with `async`: a resolved `Ok(())` still means "issued", not
 //! "physically done" (see the blocking modules).
@@ -57,6 +58,7 @@
 pub mod audio;
 pub mod backlight;
 pub mod motor;
+pub mod sensor;
 pub mod switch;
 pub mod system;
 
@@ -172,6 +174,21 @@ impl<T: crate::motor::Actuator> motor::Actuator for BlockingAsync<T> {
 impl<T: crate::system::System> system::System for BlockingAsync<T> {
     async fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error> {
         crate::system::System::schedule_reboot(&mut self.wrapped, delay_ms)
+    }
+}
+
+impl<T: crate::sensor::Sensor> sensor::Sensor for BlockingAsync<T> {
+    fn unit(&self) -> crate::sensor::Unit {
+        crate::sensor::Sensor::unit(&self.wrapped)
+    }
+    async fn read(&mut self) -> Result<i32, Self::Error> {
+        crate::sensor::Sensor::read(&mut self.wrapped)
+    }
+}
+
+impl<T: crate::sensor::Button> sensor::Button for BlockingAsync<T> {
+    async fn is_pressed(&mut self) -> Result<bool, Self::Error> {
+        crate::sensor::Button::is_pressed(&mut self.wrapped)
     }
 }
 

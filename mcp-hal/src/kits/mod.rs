@@ -51,6 +51,58 @@
 //! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` | [`asynch::relay`] |
 //! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
 //!
+//! and three resources (see [below](self#resources-sensors-and-buttons-that-speak-first)).
+//!
+//! # Resources: sensors and buttons that speak first
+//! Three kits bind a reading to a live resource
+//! ([`LiveResource`](mcp_core::registry::LiveResource), registered with
+//! `Server::register_resource`; the resources need this crate's feature `resources`, which
+//! turns on mcp-core's). Each module has the resource's `URI`, a `const fn resource<C>()`
+//! over a small access trait, and the state the main loop polls to decide when a change is
+//! published ([`publish`](crate::publish): threshold, hysteresis, minimum interval):
+//!
+//! | kit | resource | contents | board implements | main loop polls |
+//! |---|---|---|---|---|
+//! | [`temperature`] | `device://sensors/temperature` | `{"celsius":21.5}` | [`temperature::HasThermometer`] ([`Sensor`](crate::sensor::Sensor) in °C) | a [`Watch`] ([`temperature::watch`]) |
+//! | [`battery`] | `device://sensors/battery` | `{"percent":87}` | [`battery::HasBattery`] ([`Sensor`](crate::sensor::Sensor) in %) | a [`Watch`] ([`battery::watch`]) |
+//! | [`button`] | `device://buttons/main` | `{"presses":3}` | [`button::HasButton`] (its [`Presses`](button::Presses)) | the [`Presses`](button::Presses), with the [`Button`](crate::sensor::Button) |
+//!
+//! Readings are milli-units printed as decimals without floats ([`Milli`](crate::sensor::Milli)):
+//! the contents are the same bytes with or without mcp-core's feature `float`. Publishing is one
+//! line per sensor in the main loop:
+//!
+//! ```
+//! # #[cfg(feature = "resources")] {
+//! use mcp_core::{Config, Server};
+//! use mcp_core::registry::LiveResource;
+//! use mcp_hal::kits::{temperature, Watch};
+//! use mcp_hal::sim::{Faults, SimThermometer};
+//!
+//! struct Board { thermometer: SimThermometer }
+//! impl temperature::HasThermometer for Board {
+//!     type Thermometer = SimThermometer;
+//!     fn thermometer(&mut self) -> &mut SimThermometer { &mut self.thermometer }
+//! }
+//! static TEMPERATURE: LiveResource<Board> = temperature::resource();
+//!
+//! let mut board = Board { thermometer: SimThermometer::new(Faults::NONE) };
+//! let mut server: Server<'_, Board, 8> = Server::new(Config::new("board", "1.0"));
+//! server.register_resource(&TEMPERATURE).unwrap();
+//! server.subscribe(temperature::URI); // or a client's resources/subscribe
+//! let mut watch: Watch = temperature::watch();
+//! let mut out = [0u8; 512];
+//! for now in (0..5_000).step_by(10) {
+//!     if now == 2_000 { board.thermometer.set_millicelsius(30_000); }
+//!     if let Some(uri) = watch.poll(now, &mut board.thermometer) { server.publish(uri); }
+//!     let n = server.poll(now, &mut board, &mut out);
+//!     if n > 0 {
+//!         assert_eq!(now, 2_000);
+//!         assert!(core::str::from_utf8(&out[..n]).unwrap().contains("notifications/resources/updated"));
+//!     }
+//! }
+//! # }
+//! ```
+//!
 //! **Agreement.** Wherever a kit compares what it reads or measures with what it commanded, the
 //! two agree when `|observed − commanded| ≤ tolerance`, the tolerance being what the device
 //! declares ([`VolumeCaps::tolerance`](crate::audio::VolumeCaps::tolerance),
@@ -97,6 +149,8 @@
 
 pub mod asynch;
 pub mod audio;
+pub mod battery;
+pub mod button;
 #[cfg(feature = "tasks")]
 pub mod motor;
 pub mod mute;
@@ -104,6 +158,10 @@ pub mod relay;
 pub mod screen;
 pub mod status;
 pub mod system;
+pub mod temperature;
+mod watch;
+
+pub use watch::{Sample, Watch};
 
 use mcp_core::{Args, Handler, Tool, ToolError};
 #[cfg(feature = "tasks")]

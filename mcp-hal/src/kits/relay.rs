@@ -176,6 +176,16 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     }
 }
 
+/// The question switching the load on asks a person (`set().confirm(relay::CONFIRM_ON)`;
+/// mcp-core's feature `confirm`): switching on from the model then runs only after a person's
+/// yes; switching off never asks.
+pub const CONFIRM_ON: mcp_core::Confirm =
+    mcp_core::Confirm::new("Switch the relay-controlled load on?").when(switches_on);
+
+fn switches_on(args: &Args<'_>) -> bool {
+    args.bool("on") == Ok(true)
+}
+
 /// The tool `self.relay.set` (`on`: boolean). A settle time within the board's call budget is
 /// waited out in the call; with the feature `tasks` the tool is long-running, so that a relay
 /// declaring a longer one is confirmed by a task.

@@ -43,6 +43,10 @@ fn handler<C: HasSystem>(ctx: &mut C, _: &Args<'_>, _: &mut Reply<'_>) -> ToolRe
     scheduled()
 }
 
+/// The question a reboot asks a person (`reboot().confirm(system::CONFIRM)`; mcp-core's feature
+/// `confirm`): a call from the model then runs only after a person's yes.
+pub const CONFIRM: mcp_core::Confirm = mcp_core::Confirm::new("Reboot the device?");
+
 /// The user-only tool `self.reboot` (no parameters).
 pub const fn reboot<C: HasSystem>() -> Tool<C> {
     listing(Some(handler::<C>))

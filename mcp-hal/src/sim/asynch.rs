@@ -2,10 +2,13 @@
 //! once (a simulated device never waits), with the same effects, counters and faults as the
 //! blocking call. So one simulated board serves the async kits as well as the blocking ones.
 
-use super::{SimBacklight, SimCodec, SimMotor, SimRelay, SimSystem};
+use super::{
+    SimBacklight, SimBattery, SimButton, SimCodec, SimMotor, SimRelay, SimSystem, SimThermometer,
+};
 use crate::asynch::audio::{AudioCodec, VolumeCaps};
 use crate::asynch::backlight::Backlight;
 use crate::asynch::motor::Actuator;
+use crate::asynch::sensor::{Button, Sensor, Unit};
 use crate::asynch::switch::Switch;
 use crate::asynch::system::System;
 use crate::motor::Motion;
@@ -74,5 +77,29 @@ impl Actuator for SimMotor {
 impl System for SimSystem {
     async fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), ErrorKind> {
         crate::system::System::schedule_reboot(self, delay_ms)
+    }
+}
+
+impl Sensor for SimThermometer {
+    fn unit(&self) -> Unit {
+        crate::sensor::Sensor::unit(self)
+    }
+    async fn read(&mut self) -> Result<i32, ErrorKind> {
+        crate::sensor::Sensor::read(self)
+    }
+}
+
+impl Sensor for SimBattery {
+    fn unit(&self) -> Unit {
+        crate::sensor::Sensor::unit(self)
+    }
+    async fn read(&mut self) -> Result<i32, ErrorKind> {
+        crate::sensor::Sensor::read(self)
+    }
+}
+
+impl Button for SimButton {
+    async fn is_pressed(&mut self) -> Result<bool, ErrorKind> {
+        crate::sensor::Button::is_pressed(self)
     }
 }

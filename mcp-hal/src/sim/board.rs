@@ -1,6 +1,9 @@
 //! [`SimBoard`]: all simulated devices, one clock and one fault set.
 
-use super::{Faults, SimBacklight, SimCodec, SimMotor, SimRelay, SimSystem};
+use super::{
+    Faults, SimBacklight, SimBattery, SimButton, SimCodec, SimMotor, SimRelay, SimSystem,
+    SimThermometer,
+};
 
 /// A whole simulated board: one device per trait, sharing a fault set and a time.
 ///
@@ -21,6 +24,12 @@ pub struct SimBoard {
     pub motor: SimMotor,
     /// The reboot line.
     pub system: SimSystem,
+    /// The thermometer (I2C).
+    pub thermometer: SimThermometer,
+    /// The battery's fuel gauge (I2C).
+    pub battery: SimBattery,
+    /// The main button (GPIO).
+    pub button: SimButton,
 }
 
 impl SimBoard {
@@ -34,6 +43,9 @@ impl SimBoard {
             relay: SimRelay::new(faults),
             motor: SimMotor::new(faults),
             system: SimSystem::new(faults),
+            thermometer: SimThermometer::new(faults),
+            battery: SimBattery::new(faults),
+            button: SimButton::new(faults),
         }
     }
 
@@ -47,6 +59,9 @@ impl SimBoard {
         self.relay.set_time(now);
         self.motor.set_time(now);
         self.system.set_time(now);
+        self.thermometer.set_time(now);
+        self.battery.set_time(now);
+        self.button.set_time(now);
     }
 
     /// The time last set on the board.
@@ -68,6 +83,9 @@ impl SimBoard {
         self.relay.set_faults(faults);
         self.motor.set_faults(faults);
         self.system.set_faults(faults);
+        self.thermometer.set_faults(faults);
+        self.battery.set_faults(faults);
+        self.button.set_faults(faults);
     }
 }
 
@@ -103,6 +121,7 @@ mod test {
     use crate::audio::AudioCodec;
     use crate::backlight::Backlight;
     use crate::motor::{Actuator, Motion};
+    use crate::sensor::Sensor;
     use crate::sim::Fault;
     use crate::switch::Switch;
     use crate::system::System;
@@ -128,6 +147,8 @@ mod test {
         motion_later: Motion,
         reboot: Result<(), ErrorKind>,
         scheduled_at: Option<u64>,
+        temperature: Result<i32, ErrorKind>,
+        battery: Result<i32, ErrorKind>,
     }
 
     fn run(faults: Faults) -> Outcome {
@@ -155,6 +176,8 @@ mod test {
             motion_later: b.motor.state().unwrap(),
             reboot,
             scheduled_at: b.system.scheduled_at(),
+            temperature: b.thermometer.read(),
+            battery: b.battery.read(),
         }
     }
 
@@ -178,6 +201,8 @@ mod test {
             },
             reboot: Ok(()),
             scheduled_at: Some(1000),
+            temperature: Ok(21_500),
+            battery: Ok(87_000),
         }
     }
 
@@ -239,6 +264,11 @@ mod test {
                     scheduled_at: None,
                     ..n
                 },
+                Fault::SensorNack => Outcome {
+                    temperature: Err(ErrorKind::NoAcknowledge),
+                    battery: Err(ErrorKind::NoAcknowledge),
+                    ..n
+                },
                 Fault::Slow => Outcome {
                     volume_at_once: Ok(p(70)),
                     codec_settle: 2000,
@@ -267,6 +297,9 @@ mod test {
         assert_eq!(b.relay.now_ms(), 1234);
         assert_eq!(b.motor.now_ms(), 1234);
         assert_eq!(b.system.now_ms(), 1234);
+        assert_eq!(b.thermometer.now_ms(), 1234);
+        assert_eq!(b.battery.now_ms(), 1234);
+        assert_eq!(b.button.now_ms(), 1234);
     }
 
     #[test]
@@ -283,6 +316,9 @@ mod test {
         assert_eq!(b.relay.faults(), Faults::NONE);
         assert_eq!(b.motor.faults(), Faults::NONE);
         assert_eq!(b.system.faults(), Faults::NONE);
+        assert_eq!(b.thermometer.faults(), Faults::NONE);
+        assert_eq!(b.battery.faults(), Faults::NONE);
+        assert_eq!(b.button.faults(), Faults::NONE);
     }
 
     #[test]

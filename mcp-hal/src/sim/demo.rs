@@ -1,5 +1,5 @@
 //! [`DemoBoard`]: the simulated devices behind every kit, with a door sensor, a screen theme and
-//! the standard tool set — the board that `examples/device-sim`, the emulator and Wi-Fi
+//! the standard tool set — the board that `examples/device-sim`, the emulator
 //! firmwares, the benches and this crate's tests all run, defined once.
 //!
 //! | tool ([`DemoBoard::TOOLS`], in listing order) | from |
@@ -12,6 +12,45 @@
 //! | `self.motor.move_to` | [`motor::move_to`] (0..=1000 steps) over the [`SimMotor`] |
 //! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
 //! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
+//!
+//! | resource (`DemoBoard::RESOURCES`, feature `resources`) | from | contents |
+//! |---|---|---|
+//! | `device://sensors/temperature` | [`temperature`]`::resource()` over the [`SimThermometer`] | `{"celsius":21.5}` |
+//! | `device://sensors/battery` | [`battery`]`::resource()` over the [`SimBattery`] | `{"percent":87}` |
+//! | `device://buttons/main` | [`button`]`::resource()`: the presses of the [`SimButton`](super::SimButton) | `{"presses":3}` |
+//!
+//! **Readings and publishing.** A simulator moves the readings on the simulated devices —
+//! `board.sim.thermometer.set_millicelsius(31_500)`, `board.sim.battery.set_percent(…)`,
+//! `board.sim.button.press(now_ms)` (a click, with bounce) — and, from its clock tick (after
+//! [`SimBoard::set_time`]), calls [`poll_resources`](DemoBoard::poll_resources), which samples
+//! them through the [`watch`](DemoBoard::watch)es ([`temperature::POLICY`],
+//! [`battery::POLICY`], the button debounced and [`button::POLICY`]) and yields the URI of each
+//! resource to [`publish`](mcp_core::Server::publish):
+//!
+//! ```
+//! # #[cfg(feature = "resources")] {
+//! use mcp_core::{Config, Principal, Server};
+//! use mcp_hal::sim::{DemoBoard, Faults};
+//!
+//! let mut board = DemoBoard::default();
+//! let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1.0"));
+//! server.register_all(DemoBoard::TOOLS).unwrap();
+//! for r in DemoBoard::RESOURCES { server.register_resource(r).unwrap(); }
+//! let mut out = [0u8; 1024];
+//! let subscribe = br#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"device://buttons/main"}}"#;
+//! server.handle(subscribe, Principal::Model, &mut board, &mut out).unwrap();
+//! let mut notes = Vec::new();
+//! for now in (0..1_000).step_by(10) {
+//!     if now == 300 { board.sim.button.press(now); }
+//!     board.sim.set_time(now);
+//!     for uri in board.poll_resources(now) { server.publish(uri); }
+//!     let n = server.poll(now, &mut board, &mut out);
+//!     if n > 0 { notes.push(String::from_utf8(out[..n].to_vec()).unwrap()); }
+//! }
+//! assert_eq!(notes, [r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"device://buttons/main"}}"#]);
+//! assert_eq!(board.watch.button.count(), 1);
+//! # }
+//! ```
 //!
 //! **The interlock.** `self.relay.set` with `on: true` is refused (guard `door-closed`) while
 //! [`door_open`](DemoBoard::door_open) is set; switching off is always allowed.
@@ -41,12 +80,19 @@
 //! assert!(!board.sim.relay.coil());
 //! ```
 
+#[cfg(feature = "resources")]
+use mcp_core::registry::LiveResource;
 use mcp_core::schema::{Field, Param};
 use mcp_core::server::status_tool;
 use mcp_core::{Annotations, Args, Evidence, Level, Output, Reply, Tool, ToolResult};
 
-use super::{Faults, SimBacklight, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem};
-use crate::kits::{DelayNs, Wait, audio, motor, relay, screen, status, system};
+use super::{
+    Faults, SimBacklight, SimBattery, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
+    SimThermometer,
+};
+use crate::kits::{
+    DelayNs, Wait, Watch, audio, battery, button, motor, relay, screen, status, system, temperature,
+};
 
 /// How a [`DemoBoard`] waits inside a call (a kit waiting for a settle time).
 pub trait Timebase {
@@ -77,11 +123,42 @@ pub const STATUS_SCHEMA: &[Field] = &[
 /// The screen themes `self.screen.set_theme` accepts; the first is the power-up theme.
 pub const THEMES: &[&str] = &["light", "dark"];
 
+/// What the demo board keeps to publish its resources: a [`Watch`] per sensor and the button's
+/// [`Presses`](button::Presses) (see [`DemoBoard::poll_resources`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DemoWatch {
+    /// `device://sensors/temperature`, by [`temperature::POLICY`].
+    pub temperature: Watch,
+    /// `device://sensors/battery`, by [`battery::POLICY`].
+    pub battery: Watch,
+    /// `device://buttons/main`: debounced over [`button::DEBOUNCE_MS`], by [`button::POLICY`].
+    pub button: button::Presses,
+}
+
+impl DemoWatch {
+    /// No baseline yet, no press counted.
+    pub const fn new() -> Self {
+        DemoWatch {
+            temperature: temperature::watch(),
+            battery: battery::watch(),
+            button: button::Presses::new(),
+        }
+    }
+}
+
+impl Default for DemoWatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Everything the demo board's tools act on (see the [module docs](self)).
 #[derive(Debug, Clone)]
 pub struct DemoBoard<T = SimTime> {
     /// The simulated devices.
     pub sim: SimBoard,
+    /// The publish state of the resources (the baselines, the press count).
+    pub watch: DemoWatch,
     /// The screen theme, one of [`THEMES`].
     pub theme: &'static str,
     /// The door sensor: while it reads open, the relay may not switch on.
@@ -102,6 +179,7 @@ impl<T> DemoBoard<T> {
     pub const fn with_timebase(timebase: T, faults: Faults, door_open: bool) -> Self {
         DemoBoard {
             sim: SimBoard::new(faults),
+            watch: DemoWatch::new(),
             theme: "light",
             door_open,
             timebase,
@@ -181,6 +259,43 @@ impl<T> system::HasSystem for DemoBoard<T> {
     }
 }
 
+impl<T> DemoBoard<T> {
+    /// Samples the thermometer, the battery and the button at `now_ms` (set the simulated time
+    /// first) and yields the URI of every resource whose change is to be published, by the
+    /// policies of the [`watch`](Self::watch): `for uri in board.poll_resources(now) {
+    /// server.publish(uri); }`. Call it every 10–20 ms, so that button presses are seen.
+    pub fn poll_resources(&mut self, now_ms: u64) -> impl Iterator<Item = &'static str> + use<T> {
+        let w = &mut self.watch;
+        [
+            w.temperature.poll(now_ms, &mut self.sim.thermometer),
+            w.battery.poll(now_ms, &mut self.sim.battery),
+            w.button.poll(now_ms, &mut self.sim.button),
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+impl<T> temperature::HasThermometer for DemoBoard<T> {
+    type Thermometer = SimThermometer;
+    fn thermometer(&mut self) -> &mut SimThermometer {
+        &mut self.sim.thermometer
+    }
+}
+
+impl<T> battery::HasBattery for DemoBoard<T> {
+    type Battery = SimBattery;
+    fn battery(&mut self) -> &mut SimBattery {
+        &mut self.sim.battery
+    }
+}
+
+impl<T> button::HasButton for DemoBoard<T> {
+    fn presses(&self) -> &button::Presses {
+        &self.watch.button
+    }
+}
+
 impl<T> status::StatusReport for DemoBoard<T> {
     fn report(&mut self, s: &mut status::Status<'_, '_, '_>) {
         // A PWM backlight cannot be read back: the status shows its commanded level.
@@ -234,6 +349,16 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         &motor::move_to::<Self, 0, 1000>(),
         &status_tool(),
         &system::reboot(),
+    ];
+
+    /// The three live resources, in listing order (see the [module docs](self)); register each
+    /// with [`Server::register_resource`](mcp_core::Server::register_resource), and publish
+    /// what [`poll_resources`](Self::poll_resources) yields. Feature `resources`.
+    #[cfg(feature = "resources")]
+    pub const RESOURCES: &'static [&'static LiveResource<Self>] = &[
+        &temperature::resource(),
+        &battery::resource(),
+        &button::resource(),
     ];
 
     /// A filler tool named `name`: no effect, about 300 bytes of `tools/list`, so that paging
@@ -306,6 +431,18 @@ mod async_kits {
         }
     }
 
+    impl<T> ak::temperature::HasThermometer for DemoBoard<T> {
+        fn thermometer(&self) -> &crate::kits::Watch {
+            &self.watch.temperature
+        }
+    }
+
+    impl<T> ak::battery::HasBattery for DemoBoard<T> {
+        fn battery(&self) -> &crate::kits::Watch {
+            &self.watch.battery
+        }
+    }
+
     impl<T> ak::status::StatusReport for DemoBoard<T> {
         async fn report(&mut self, s: &mut ak::status::Status<'_>) {
             let brightness = self.sim.backlight.level();
@@ -334,6 +471,36 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         &status_tool(),
         &crate::kits::asynch::system::tool(),
     ];
+
+    /// [`RESOURCES`](Self::RESOURCES) for async firmware: the temperature and the battery
+    /// answered from the last sample the [`watch`](Self::watch) took (a resource reader cannot
+    /// await; see [`kits::asynch::temperature`](crate::kits::asynch::temperature)), the button
+    /// as it is. Poll with [`poll_resources_async`](Self::poll_resources_async). Feature
+    /// `resources`.
+    #[cfg(feature = "resources")]
+    pub const ASYNC_RESOURCES: &'static [&'static LiveResource<Self>] = &[
+        &crate::kits::asynch::temperature::resource(),
+        &crate::kits::asynch::battery::resource(),
+        &crate::kits::asynch::button::resource(),
+    ];
+
+    /// [`poll_resources`](Self::poll_resources) through the async twins (the simulated devices
+    /// answer at once).
+    pub async fn poll_resources_async(
+        &mut self,
+        now_ms: u64,
+    ) -> impl Iterator<Item = &'static str> + use<T> {
+        let w = &mut self.watch;
+        [
+            w.temperature
+                .poll_async(now_ms, &mut self.sim.thermometer)
+                .await,
+            w.battery.poll_async(now_ms, &mut self.sim.battery).await,
+            w.button.poll_async(now_ms, &mut self.sim.button).await,
+        ]
+        .into_iter()
+        .flatten()
+    }
 
     /// Runs one call of an async tool of [`ASYNC_TOOLS`](Self::ASYNC_TOOLS): the handler to
     /// give [`Server::handle_async`](mcp_core::Server::handle_async).

@@ -42,11 +42,16 @@ pub enum Fault {
     /// (40 % reads back as 39 %); its caps declare the matching tolerance (2 %). Not a failure:
     /// the kit confirms every percentage.
     CodecQuantized = 8,
+    /// `sensor-nack`: the sensors' I2C bus NACKs. [`SimThermometer`](super::SimThermometer) and
+    /// [`SimBattery`](super::SimBattery) reads fail with
+    /// [`ErrorKind::NoAcknowledge`](crate::ErrorKind::NoAcknowledge) (their resources answer
+    /// errors, and nothing is published). The button, a GPIO, is unaffected.
+    SensorNack = 9,
 }
 
 impl Fault {
     /// Every fault, in declaration order (the order [`Faults`] iterates in).
-    pub const ALL: [Fault; 9] = [
+    pub const ALL: [Fault; 10] = [
         Fault::CodecNack,
         Fault::CodecClamp,
         Fault::ReadbackMismatch,
@@ -56,11 +61,12 @@ impl Fault {
         Fault::Slow,
         Fault::Timeout,
         Fault::CodecQuantized,
+        Fault::SensorNack,
     ];
 
     /// The board-level faults a simulator's command line offers (device-sim's `--fault` list):
     /// [`ALL`](Fault::ALL) without [`Timeout`](Fault::Timeout).
-    pub const CLI: [Fault; 8] = [
+    pub const CLI: [Fault; 9] = [
         Fault::CodecNack,
         Fault::CodecClamp,
         Fault::CodecQuantized,
@@ -69,6 +75,7 @@ impl Fault {
         Fault::MotorStall,
         Fault::QueueFull,
         Fault::Slow,
+        Fault::SensorNack,
     ];
 
     /// The command-line name, e.g. `"codec-nack"`.
@@ -83,6 +90,7 @@ impl Fault {
             Fault::Slow => "slow",
             Fault::Timeout => "timeout",
             Fault::CodecQuantized => "codec-quantized",
+            Fault::SensorNack => "sensor-nack",
         }
     }
 
@@ -115,6 +123,9 @@ impl Fault {
             }
             Fault::CodecQuantized => {
                 "The codec has 64 volume steps: 40 % reads back as 39 % (its capabilities declare a 2 % tolerance)"
+            }
+            Fault::SensorNack => {
+                "The sensors' I2C bus NACKs: temperature and battery reads fail (the button still works)"
             }
         }
     }
@@ -308,7 +319,8 @@ mod test {
                 "queue-full",
                 "slow",
                 "timeout",
-                "codec-quantized"
+                "codec-quantized",
+                "sensor-nack"
             ]
         );
         assert_eq!(Fault::from_name("Codec-Nack"), None);
@@ -331,7 +343,7 @@ mod test {
             seen |= fault.bit();
         }
         assert_eq!(Faults::ALL, Faults(seen));
-        assert_eq!(Faults::ALL.len(), 9);
+        assert_eq!(Faults::ALL.len(), 10);
         assert_eq!(Faults::ALL.iter().collect::<Vec<_>>(), Fault::ALL);
     }
 
@@ -371,7 +383,7 @@ mod test {
             assert!(Faults::ALL.contains(fault));
             n += 1;
         }
-        assert_eq!(n, 9);
+        assert_eq!(n, 10);
     }
 
     #[test]

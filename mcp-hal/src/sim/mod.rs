@@ -5,7 +5,10 @@
 //! ([`AudioCodec`](crate::audio::AudioCodec)), a [`SimBacklight`]
 //! ([`Backlight`](crate::backlight::Backlight)), a [`SimRelay`] ([`Switch`](crate::switch::Switch)),
 //! a [`SimMotor`] ([`Actuator`](crate::motor::Actuator)) and a [`SimSystem`]
-//! ([`System`](crate::system::System)). Each behaves like the hardware it stands for, including
+//! ([`System`](crate::system::System)), and the readings: a [`SimThermometer`] and a [`SimBattery`]
+//! ([`Sensor`](crate::sensor::Sensor)s) and a [`SimButton`] ([`Button`](crate::sensor::Button)),
+//! which the simulator sets (`board.thermometer.set_millicelsius(31_500)`,
+//! `board.button.press(now_ms)`). Each behaves like the hardware it stands for, including
 //! what that hardware can *not* prove: the codec has a real volume register that is read back,
 //! the backlight is a PWM output that cannot be read, the relay has a feedback contact, the motor
 //! is measured by an encoder, and a reboot only ever gets scheduled.
@@ -30,6 +33,7 @@
 //! | `queue-full` | motor `start_move` and system `schedule_reboot` → [`ErrorKind::QueueFull`](crate::ErrorKind::QueueFull), nothing starts |
 //! | `slow` | codec read-back and relay feedback lag the write by [`SLOW_MS`]; motor at quarter speed; codec `settle_ms` 2000, relay `settle_ms` 2000 |
 //! | `timeout` | codec `set_volume`, `volume`, `set_mute` → [`ErrorKind::Timeout`](crate::ErrorKind::Timeout), nothing changes |
+//! | `sensor-nack` | thermometer and battery `read` → [`ErrorKind::NoAcknowledge`](crate::ErrorKind::NoAcknowledge) |
 //!
 //! A fault touches only the devices listed; every other device behaves nominally under it. When
 //! both `codec-nack` and `timeout` are active, the NACK wins (the address phase fails first).
@@ -71,6 +75,7 @@ pub mod demo;
 mod fault;
 mod motor;
 mod relay;
+mod sensor;
 mod system;
 
 pub use backlight::SimBacklight;
@@ -81,6 +86,7 @@ pub use demo::{DemoBoard, SimTime, Timebase};
 pub use fault::{Fault, Faults, FaultsIter, UnknownFault};
 pub use motor::SimMotor;
 pub use relay::SimRelay;
+pub use sensor::{SimBattery, SimButton, SimThermometer};
 pub use system::SimSystem;
 
 /// How late effects appear under [`Fault::Slow`], in milliseconds.

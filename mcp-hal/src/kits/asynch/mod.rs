@@ -25,6 +25,12 @@
 //! | [`status`] | `self.get_device_status` | [`status::StatusReport`] | — (a read) |
 //! | [`system`] | `self.reboot` (user-only) | [`system::HasSystem`] | `scheduled` |
 //!
+//! **Resources.** [`temperature`], [`battery`] and [`button`] are the blocking resource kits
+//! for async firmware: the main loop polls the [`Watch`](crate::kits::Watch) with
+//! [`poll_async`](crate::kits::Watch::poll_async) (the button's
+//! [`Presses`](crate::kits::button::Presses) likewise), and since a resource reader cannot await,
+//! `resources/read` answers the last sample instead of reading the sensor then.
+//!
 //! **No motor kit.** `self.motor.move_to` is a long-running task, and the engine drives tasks
 //! through blocking poll hooks ([`TaskHooks`](mcp_core::TaskHooks)); an async tool cannot be
 //! long-running. Serve the motor with the blocking [`kits::motor`](crate::kits::motor) next to
@@ -126,11 +132,14 @@
 //! fails with a message naming it ([`not_served`]).
 
 pub mod audio;
+pub mod battery;
+pub mod button;
 pub mod mute;
 pub mod relay;
 pub mod screen;
 pub mod status;
 pub mod system;
+pub mod temperature;
 
 use mcp_core::{Reply, ToolError};
 

@@ -47,8 +47,14 @@ pub trait HasRelay: Wait {
     /// section together with the first poll of the drive (see the
     /// [module docs](self#the-interlock-and-the-critical-section)), so it is a plain `fn`: read
     /// the guarded condition from what the firmware already knows (a flag an interrupt or a
-    /// task keeps), never from a bus. Allow everything by returning `Ok(())`.
-    fn interlock(&mut self, on: bool) -> Result<(), Refusal>;
+    /// task keeps), never from a bus.
+    ///
+    /// The default allows everything: a board that switches anything dangerous (mains, a heater,
+    /// a door lock) must override it, or the model can switch it whatever the sensors say.
+    fn interlock(&mut self, on: bool) -> Result<(), Refusal> {
+        let _ = on;
+        Ok(())
+    }
 }
 
 /// The async tool `self.relay.set` (`on`: boolean); serve it with [`call`].

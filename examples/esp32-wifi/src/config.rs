@@ -1,0 +1,192 @@
+//! The board's wiring, the engine's sizes and the link's limits and timings: the one place to
+//! edit for another board or another network.
+//!
+//! | signal | ESP32-C3 | ESP32-C6 | ESP32-S3 | notes |
+//! |---|---|---|---|---|
+//! | ES8311 I2C SDA | GPIO4 | GPIO6 | GPIO1 | 4.7 kΩ pull-ups on the codec board |
+//! | ES8311 I2C SCL | GPIO5 | GPIO7 | GPIO2 | |
+//! | relay coil driver | GPIO6 | GPIO18 | GPIO10 | high = coil on (see `RELAY_ACTIVE_LOW`) |
+//! | relay feedback contact | GPIO7 | GPIO19 | GPIO11 | pulled up; contact to GND reads low = closed |
+//! | backlight PWM (LEDC) | GPIO10 | GPIO20 | GPIO42 | high = lit |
+//!
+//! The same wiring as `examples/esp32-serial` (one codec board, one relay module, one display
+//! fits both firmwares). Pins avoided: strapping pins (C3: 2, 8, 9; C6: 8, 9, 15; S3: 0, 3, 45,
+//! 46), the USB pins (C3: 18, 19; C6: 12, 13; S3: 19, 20) and the SPI flash pins.
+
+use esp_hal::gpio::AnyPin;
+
+/// The pins this firmware uses, type-erased so that the rest of the code is chip-independent.
+pub struct Pins {
+    /// I2C data line to the ES8311.
+    pub i2c_sda: AnyPin<'static>,
+    /// I2C clock line to the ES8311.
+    pub i2c_scl: AnyPin<'static>,
+    /// Relay coil driver (a transistor or a relay module input).
+    pub relay_coil: AnyPin<'static>,
+    /// The relay's auxiliary contact, read back after switching.
+    pub relay_feedback: AnyPin<'static>,
+    /// Backlight PWM output.
+    pub backlight: AnyPin<'static>,
+}
+
+/// Takes the board's pins out of `esp_hal::init`'s peripherals.
+#[cfg(feature = "esp32c3")]
+macro_rules! board_pins {
+    ($p:ident) => {
+        $crate::config::Pins {
+            i2c_sda: $p.GPIO4.into(),
+            i2c_scl: $p.GPIO5.into(),
+            relay_coil: $p.GPIO6.into(),
+            relay_feedback: $p.GPIO7.into(),
+            backlight: $p.GPIO10.into(),
+        }
+    };
+}
+
+/// Takes the board's pins out of `esp_hal::init`'s peripherals.
+#[cfg(feature = "esp32c6")]
+macro_rules! board_pins {
+    ($p:ident) => {
+        $crate::config::Pins {
+            i2c_sda: $p.GPIO6.into(),
+            i2c_scl: $p.GPIO7.into(),
+            relay_coil: $p.GPIO18.into(),
+            relay_feedback: $p.GPIO19.into(),
+            backlight: $p.GPIO20.into(),
+        }
+    };
+}
+
+/// Takes the board's pins out of `esp_hal::init`'s peripherals.
+#[cfg(feature = "esp32s3")]
+macro_rules! board_pins {
+    ($p:ident) => {
+        $crate::config::Pins {
+            i2c_sda: $p.GPIO1.into(),
+            i2c_scl: $p.GPIO2.into(),
+            relay_coil: $p.GPIO10.into(),
+            relay_feedback: $p.GPIO11.into(),
+            backlight: $p.GPIO42.into(),
+        }
+    };
+}
+
+#[cfg(not(any(feature = "esp32c3", feature = "esp32c6", feature = "esp32s3")))]
+compile_error!("choose a chip: --features esp32c3, esp32c6 or esp32s3");
+
+pub(crate) use board_pins;
+
+// ---- The parts ----------------------------------------------------------------------------
+
+/// ES8311 7-bit address: `0x18` with its CE pin low (most boards), `0x19` with CE high.
+pub const CODEC_ADDRESS: u8 = 0x18;
+/// I2C clock for the codec's control port.
+pub const I2C_KHZ: u32 = 100;
+/// `true` for relay modules whose input switches the coil on when driven *low*.
+pub const RELAY_ACTIVE_LOW: bool = false;
+/// How long the feedback contact may lag the coil (a mechanical relay needs 5 to 20 ms). The
+/// relay kit waits it out inside the call, on embassy-time: the executor (Wi-Fi included) runs
+/// meanwhile.
+pub const RELAY_SETTLE_MS: u32 = 20;
+/// `true` when the feedback input reads high while the load is on. With the input pulled up
+/// and the contact switching it to GND, "on" reads low.
+pub const RELAY_FEEDBACK_ACTIVE_HIGH: bool = false;
+/// Backlight PWM frequency.
+pub const BACKLIGHT_KHZ: u32 = 24;
+/// Backlight brightness at power-up, in percent.
+pub const BACKLIGHT_START_PERCENT: u8 = 80;
+
+// ---- The engine ---------------------------------------------------------------------------
+
+/// Tool slots in the table (6 used).
+pub const TOOL_CAPACITY: usize = 8;
+/// Long-running actions tracked at once: none. Every action on this board confirms within the
+/// call (the relay's 20 ms settle time is awaited inside it), so the engine has no task table.
+pub const TASKS: usize = 0;
+/// Recent acting calls remembered for retransmissions. The engine lives as long as the
+/// firmware, so these survive reconnections: a call the backend sends again after a reconnect
+/// (same session) is answered from here instead of running twice.
+pub const CACHE: usize = 4;
+/// Response bytes kept per remembered call (this board's action results take 260 to 300 bytes
+/// with a short id).
+pub const CACHE_BYTES: usize = 384;
+/// The largest MCP message accepted (an HTTP body; the payload of a xiaozhi envelope).
+pub const LINE: usize = 2048;
+/// The response buffer: a `tools/list` page or the largest tool result.
+pub const OUT: usize = 3072;
+/// The `tools/list` page budget.
+pub const PAGE_BYTES: usize = 2048;
+/// The JSON nesting limit (nesting costs the engine no stack).
+pub const MAX_DEPTH: u8 = 128;
+/// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener or
+/// the WebSocket client), and one spare.
+pub const SOCKETS: usize = 3;
+
+/// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
+/// bootloader used is reclaimed for it). The MCP engine allocates nothing: mcp-core is built
+/// without its `alloc` feature and links no `alloc` at all.
+pub const WIFI_HEAP_RECLAIMED: usize = 64 * 1024;
+/// More heap for the Wi-Fi driver, in ordinary RAM.
+pub const WIFI_HEAP: usize = 32 * 1024;
+
+/// Streamable HTTP server mode (the default).
+#[cfg(not(feature = "xiaozhi"))]
+pub mod http {
+    use embassy_time::Duration;
+
+    /// The TCP port.
+    pub const PORT: u16 = 80;
+    /// The TCP socket's receive and send buffers (bytes each).
+    pub const TCP_BUFFER: usize = 1536;
+    /// The request head (request line and headers) must fit here, else 431.
+    pub const HEAD: usize = 1024;
+    /// Headers per request; a request with more is refused with 431 (never read partly: a
+    /// header past the limit could be the `Origin` the checks must see).
+    pub const MAX_HEADERS: usize = 24;
+    /// One deadline for a whole request head, counted from the moment the server waits for it
+    /// (after the accept, or after the previous response on a kept-alive connection): a client
+    /// that sends nothing, or trickles its head, loses the connection after this long. There is
+    /// one connection at a time, so this is how long a slow client can hold the device.
+    pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+    /// One deadline for a whole body (after the head): 408 and close when it passes.
+    pub const BODY_TIMEOUT: Duration = Duration::from_secs(5);
+    /// One deadline for writing a response (a client that does not read loses the connection);
+    /// also the TCP timeout of unacknowledged data.
+    pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+}
+
+/// xiaozhi WebSocket client mode (feature `xiaozhi`): the link's limits and timings.
+#[cfg(feature = "xiaozhi")]
+pub mod xiaozhi {
+    use embassy_time::Duration;
+
+    /// The TCP socket's receive and send buffers (bytes each).
+    pub const TCP_BUFFER: usize = 2048;
+    /// The largest message the backend may send, fragments reassembled, and so the largest
+    /// frame: an MCP payload of [`LINE`](super::LINE) bytes in its envelope (a session id of up
+    /// to 128 characters, escaped). A larger text or binary message closes the connection with
+    /// 1009 "message too big" (then the client reconnects).
+    pub const MAX_MESSAGE: usize = super::LINE + 512;
+    /// The first wait before reconnecting; it doubles with every failed attempt...
+    pub const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+    /// ...up to this. Each wait is drawn between half of it and all of it from the hardware RNG
+    /// ("equal jitter"), so that devices that lost their backend together do not return
+    /// together. A connection that got the backend's hello resets the count.
+    pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+    /// The longest a TCP connect may take.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The longest the WebSocket upgrade (request out, `101` head in) may take: a backend that
+    /// accepts TCP but never upgrades is abandoned.
+    pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+    /// A WebSocket ping goes out after this long without hearing from the backend, and again
+    /// every this long while it stays silent.
+    pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+    /// A backend silent this long (no pong, no message, no ping) is a dead link; a send that
+    /// cannot complete within it (the backend stopped reading) is one too. Also the TCP timeout
+    /// of unacknowledged data.
+    pub const DEAD_AFTER: Duration = Duration::from_secs(45);
+    /// A frame that has begun must arrive whole within this long (a trickle is a dead link).
+    pub const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How long a close frame (ours, or the echo of the backend's) may take to go out.
+    pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+}

@@ -1,0 +1,458 @@
+//! Issue 12: the resource kits (temperature, battery, button) through a real `mcp_core::Server`
+//! on the demo board: listed, read from the simulated devices, subscribed, published after a
+//! change by the kits' policies — and not flooded by a noisy sensor or a bouncing button. The
+//! async side: the same resources answered from the last sample, polled through sensors whose
+//! reads are `Pending` once.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+use core::future::Future;
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll, Waker};
+
+use mcp_core::{Config, Principal, Server};
+use mcp_hal::asynch::sensor::{Button as AsyncButton, Sensor as AsyncSensor, Unit};
+use mcp_hal::kits::{Watch, battery, button, temperature};
+use mcp_hal::publish::Policy;
+use mcp_hal::sim::{DemoBoard, Fault, Faults, SimButton, SimThermometer};
+use mcp_hal::{ErrorKind, ErrorType, Percent};
+use serde_json::{Value, json};
+
+type S = Server<'static, DemoBoard, 16>;
+
+/// A 2025-06-18 session on the demo board, its resources registered, and a clock.
+struct Device {
+    server: S,
+    board: DemoBoard,
+    now: u64,
+    out: Vec<u8>,
+}
+
+impl Device {
+    fn new(resources: &'static [&'static mcp_core::registry::LiveResource<DemoBoard>]) -> Self {
+        let mut server = S::new(Config::new("sensors", "1"));
+        server.register_all(DemoBoard::TOOLS).unwrap();
+        for r in resources {
+            server.register_resource(r).unwrap();
+        }
+        let mut d = Device {
+            server,
+            board: DemoBoard::default(),
+            now: 0,
+            out: vec![0; 4096],
+        };
+        d.ask(
+            "initialize",
+            json!({"protocolVersion":"2025-06-18","capabilities":{}}),
+        );
+        // The first tick takes the baselines.
+        assert!(d.tick(0).is_empty());
+        d
+    }
+
+    fn ask(&mut self, method: &str, params: Value) -> Value {
+        let msg = json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}).to_string();
+        let n = self
+            .server
+            .handle(
+                msg.as_bytes(),
+                Principal::Model,
+                &mut self.board,
+                &mut self.out,
+            )
+            .unwrap()
+            .len;
+        serde_json::from_slice(&self.out[..n]).unwrap()
+    }
+
+    /// The contents text of a resource, or the error.
+    fn read(&mut self, uri: &str) -> Result<String, Value> {
+        let r = self.ask("resources/read", json!({"uri":uri}));
+        match r.get("result") {
+            Some(res) => {
+                assert_eq!(res["contents"][0]["uri"], uri);
+                assert_eq!(res["contents"][0]["mimeType"], "application/json");
+                Ok(res["contents"][0]["text"].as_str().unwrap().to_owned())
+            }
+            None => Err(r["error"].clone()),
+        }
+    }
+
+    /// A firmware's main loop turn at `now`: the board's time, the kits' polls, the engine's.
+    /// Returns the URIs of the updates written.
+    fn tick(&mut self, now: u64) -> Vec<String> {
+        self.now = now;
+        self.board.sim.set_time(now);
+        for uri in self.board.poll_resources(now) {
+            assert!(self.server.publish(uri));
+        }
+        let mut updates = Vec::new();
+        loop {
+            let n = self.server.poll(now, &mut self.board, &mut self.out);
+            if n == 0 {
+                return updates;
+            }
+            let v: Value = serde_json::from_slice(&self.out[..n]).unwrap();
+            assert_eq!(v["method"], "notifications/resources/updated", "{v}");
+            updates.push(v["params"]["uri"].as_str().unwrap().to_owned());
+        }
+    }
+
+    /// Ticks every 10 ms until `until`; every update written, with its time.
+    fn run_until(&mut self, until: u64) -> Vec<(u64, String)> {
+        let mut all = Vec::new();
+        while self.now < until {
+            let now = self.now + 10;
+            for uri in self.tick(now) {
+                all.push((now, uri));
+            }
+        }
+        all
+    }
+}
+
+#[test]
+fn the_three_resources_are_listed_and_read_from_the_devices() {
+    let mut d = Device::new(DemoBoard::RESOURCES);
+    let list = d.ask("resources/list", json!({}));
+    let listed: Vec<(&str, &str, &str)> = list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(r["description"].as_str().is_some());
+            (
+                r["uri"].as_str().unwrap(),
+                r["name"].as_str().unwrap(),
+                r["mimeType"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "device://sensors/temperature",
+                "temperature",
+                "application/json"
+            ),
+            ("device://sensors/battery", "battery", "application/json"),
+            ("device://buttons/main", "button", "application/json"),
+        ]
+    );
+    assert_eq!(d.read(temperature::URI).unwrap(), r#"{"celsius":21.5}"#);
+    assert_eq!(d.read(battery::URI).unwrap(), r#"{"percent":87}"#);
+    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":0}"#);
+    // Read at each request: a new value shows at once, without a poll; fractions and signs are
+    // exact decimals.
+    d.board.sim.thermometer.set_millicelsius(-3_125);
+    assert_eq!(d.read(temperature::URI).unwrap(), r#"{"celsius":-3.125}"#);
+    d.board.sim.battery.set_millipercent(42_500);
+    assert_eq!(d.read(battery::URI).unwrap(), r#"{"percent":42.5}"#);
+    // The contents are JSON a client can parse.
+    let t: Value = serde_json::from_str(&d.read(temperature::URI).unwrap()).unwrap();
+    assert_eq!(t, json!({"celsius": -3.125}));
+    // A sensor that NACKs: the resource answers an error with the reason; the button still works.
+    d.board.sim.set_faults(Faults::only(Fault::SensorNack));
+    for uri in [temperature::URI, battery::URI] {
+        let e = d.read(uri).unwrap_err();
+        assert_eq!(e["code"], -32603);
+        assert_eq!(
+            e["message"],
+            "Resource read failed: The sensor did not acknowledge (I2C NACK)"
+        );
+    }
+    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":0}"#);
+}
+
+#[test]
+fn a_change_is_published_once_to_a_subscriber_and_noise_never() {
+    let mut d = Device::new(DemoBoard::RESOURCES);
+    assert_eq!(
+        d.ask("resources/subscribe", json!({"uri": temperature::URI}))["result"],
+        json!({})
+    );
+    // A noisy ADC (±0.2 °C) for a minute: nothing to say.
+    d.board.sim.thermometer.set_noise(200);
+    assert_eq!(d.run_until(60_000), []);
+    // 25 °C: one update, at the next tick; then steady (noise and all) for a minute: nothing.
+    d.board.sim.thermometer.set_millicelsius(25_000);
+    assert_eq!(
+        d.run_until(120_000),
+        [(60_010, temperature::URI.to_owned())]
+    );
+    // The client reads the new value on the update.
+    let t: Value = serde_json::from_str(&d.read(temperature::URI).unwrap()).unwrap();
+    assert!((t["celsius"].as_f64().unwrap() - 25.0).abs() <= 0.2, "{t}");
+    // The battery and the button change too, but this session did not subscribe to them.
+    d.board.sim.battery.set_percent(Percent::new(20).unwrap());
+    d.board.sim.button.press(d.now);
+    assert_eq!(d.run_until(130_000), []);
+    assert_eq!(d.board.watch.button.count(), 1);
+    // Unsubscribed: the next change is not written.
+    d.ask("resources/unsubscribe", json!({"uri": temperature::URI}));
+    d.board.sim.thermometer.set_millicelsius(30_000);
+    assert_eq!(d.run_until(140_000), []);
+}
+
+#[test]
+fn a_noisy_sensor_cannot_flood_the_link() {
+    let mut d = Device::new(DemoBoard::RESOURCES);
+    d.server.subscribe(temperature::URI);
+    // Noise of ±2 °C, far beyond the 0.5 °C threshold, for 60 s of 10 ms ticks (6000 samples):
+    // at most one update per second (the policy's minimum interval).
+    d.board.sim.thermometer.set_noise(2_000);
+    let updates = d.run_until(60_000);
+    assert!(
+        (30..=60).contains(&updates.len()),
+        "{} updates",
+        updates.len()
+    );
+    assert!(updates.windows(2).all(|w| w[1].0 - w[0].0 >= 1000));
+    // A sensor that fails publishes nothing, and the next good reading is compared with the
+    // last published one.
+    d.board.sim.thermometer.set_noise(0);
+    d.board.sim.set_faults(Faults::only(Fault::SensorNack));
+    assert_eq!(d.run_until(70_000), []);
+    let last = d.board.watch.temperature.gate().reference().unwrap();
+    assert_eq!(
+        d.board.watch.temperature.latest().unwrap().value,
+        Err(ErrorKind::NoAcknowledge)
+    );
+    d.board.sim.set_faults(Faults::NONE);
+    d.board.sim.thermometer.set_millicelsius(last);
+    assert_eq!(d.run_until(80_000), []);
+}
+
+#[test]
+fn each_press_is_published_and_the_count_read() {
+    let mut d = Device::new(DemoBoard::RESOURCES);
+    d.ask("resources/subscribe", json!({"uri": button::URI}));
+    // Three clicks in quick succession (they queue, 200 ms apart, each bouncing): three
+    // presses counted, one update each (the policy allows one per 200 ms).
+    for _ in 0..3 {
+        d.board.sim.button.press(d.now);
+    }
+    let updates = d.run_until(2_000);
+    assert_eq!(updates.len(), 3, "{updates:?}");
+    assert!(updates.iter().all(|(_, uri)| uri == button::URI));
+    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":3}"#);
+    // Held down for a second: one press, not one per sample.
+    d.board.sim.button.hold(true);
+    let held = d.run_until(3_000);
+    d.board.sim.button.hold(false);
+    let after = d.run_until(4_000);
+    assert_eq!((held.len(), after.len()), (1, 0));
+    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":4}"#);
+}
+
+#[test]
+fn a_heartbeat_policy_publishes_a_steady_value() {
+    // A board of one's own: a thermometer and a watch with a 5 s heartbeat.
+    struct Board {
+        thermometer: SimThermometer,
+    }
+    impl temperature::HasThermometer for Board {
+        type Thermometer = SimThermometer;
+        fn thermometer(&mut self) -> &mut SimThermometer {
+            &mut self.thermometer
+        }
+    }
+    static TEMPERATURE: mcp_core::registry::LiveResource<Board> = temperature::resource();
+    let mut server: Server<'static, Board, 4> = Server::new(Config::new("b", "1"));
+    server.register_resource(&TEMPERATURE).unwrap();
+    server.subscribe(temperature::URI);
+    let mut board = Board {
+        thermometer: SimThermometer::new(Faults::NONE),
+    };
+    let mut watch: Watch = temperature::watch().policy(temperature::POLICY.heartbeat_ms(5_000));
+    let mut out = [0u8; 512];
+    let mut at = Vec::new();
+    for now in (0..=20_000).step_by(100) {
+        if let Some(uri) = watch.poll(now, &mut board.thermometer) {
+            server.publish(uri);
+        }
+        while server.poll(now, &mut board, &mut out) > 0 {
+            at.push(now);
+        }
+    }
+    assert_eq!(at, [5_000, 10_000, 15_000, 20_000]);
+}
+
+/// An async sensor or button whose every read is `Pending` once (a bus transfer waiting for its
+/// interrupt), over a blocking sim device.
+struct Pend<T> {
+    inner: T,
+    pending: u32,
+}
+
+impl<T: ErrorType> ErrorType for Pend<T> {
+    type Error = T::Error;
+}
+
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+impl<T: mcp_hal::sensor::Sensor> AsyncSensor for Pend<T> {
+    fn unit(&self) -> Unit {
+        self.inner.unit()
+    }
+    async fn read(&mut self) -> Result<i32, Self::Error> {
+        YieldOnce(false).await;
+        self.pending += 1;
+        self.inner.read()
+    }
+}
+
+impl<T: mcp_hal::sensor::Button> AsyncButton for Pend<T> {
+    async fn is_pressed(&mut self) -> Result<bool, Self::Error> {
+        YieldOnce(false).await;
+        self.pending += 1;
+        self.inner.is_pressed()
+    }
+}
+
+/// Runs a future to completion with a no-op waker; the number of polls it took.
+fn block_on<F: Future>(f: F) -> (F::Output, u32) {
+    let mut f = pin!(f);
+    let cx = &mut Context::from_waker(Waker::noop());
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if let Poll::Ready(v) = f.as_mut().poll(cx) {
+            return (v, polls);
+        }
+        assert!(polls < 100, "never ready");
+    }
+}
+
+#[test]
+fn the_async_watch_awaits_a_pending_read_and_publishes_by_the_same_policy() {
+    let mut sensor = Pend {
+        inner: SimThermometer::new(Faults::NONE),
+        pending: 0,
+    };
+    let mut button = Pend {
+        inner: SimButton::new(Faults::NONE),
+        pending: 0,
+    };
+    let mut watch = temperature::watch();
+    let mut blocking = temperature::watch();
+    let mut presses = button::Presses::new();
+    let mut published = Vec::new();
+    sensor.inner.set_noise(200);
+    let mut reference = SimThermometer::new(Faults::NONE);
+    reference.set_noise(200);
+    for now in (0..10_000u64).step_by(10) {
+        if now == 4_000 {
+            sensor.inner.set_millicelsius(30_000);
+            reference.set_millicelsius(30_000);
+            button.inner.press(now);
+        }
+        button.inner.set_time(now);
+        let (uri, polls) = block_on(watch.poll_async(now, &mut sensor));
+        assert_eq!(polls, 2, "suspended once, then done");
+        // The blocking watch over the same readings decides the same.
+        assert_eq!(uri, blocking.poll(now, &mut reference));
+        published.extend(uri.map(|u| (now, u)));
+        let (uri, polls) = block_on(presses.poll_async(now, &mut button));
+        assert_eq!(polls, 2);
+        published.extend(uri.map(|u| (now, u)));
+    }
+    assert_eq!(sensor.pending, 1000);
+    assert_eq!(
+        published,
+        // The press is sampled from 4000 and steady 20 ms later.
+        [(4_000, temperature::URI), (4_020, button::URI)]
+    );
+    assert_eq!(presses.count(), 1);
+    assert_eq!(watch.latest(), blocking.latest());
+}
+
+#[test]
+fn async_resources_answer_the_last_sample_like_the_blocking_ones() {
+    let mut blocking = Device::new(DemoBoard::RESOURCES);
+    let mut asynch = Device::new(DemoBoard::ASYNC_RESOURCES);
+    for d in [&mut blocking, &mut asynch] {
+        d.board.sim.thermometer.set_millicelsius(18_250);
+        d.board.sim.battery.set_percent(Percent::new(64).unwrap());
+        d.board.sim.button.press(d.now);
+    }
+    // Until polled, the async board answers its last sample (the baseline).
+    assert_eq!(
+        asynch.read(temperature::URI).unwrap(),
+        r#"{"celsius":21.5}"#
+    );
+    blocking.run_until(1_000);
+    // The async board polls through the async twins.
+    while asynch.now < 1_000 {
+        let now = asynch.now + 10;
+        asynch.now = now;
+        asynch.board.sim.set_time(now);
+        let (uris, _) = block_on(asynch.board.poll_resources_async(now));
+        for uri in uris {
+            asynch.server.publish(uri);
+        }
+    }
+    for uri in [temperature::URI, battery::URI, button::URI] {
+        assert_eq!(blocking.read(uri), asynch.read(uri), "{uri}");
+    }
+    assert_eq!(asynch.read(battery::URI).unwrap(), r#"{"percent":64}"#);
+    // A failed sample is the async resource's error, with the same message.
+    asynch.board.sim.set_faults(Faults::only(Fault::SensorNack));
+    let (_published, _) = block_on(asynch.board.poll_resources_async(1_010));
+    blocking
+        .board
+        .sim
+        .set_faults(Faults::only(Fault::SensorNack));
+    assert_eq!(
+        blocking.read(temperature::URI),
+        asynch.read(temperature::URI)
+    );
+    // Before any sample at all: a clear error.
+    let mut fresh = S::new(Config::new("fresh", "1"));
+    fresh
+        .register_resource(DemoBoard::ASYNC_RESOURCES[0])
+        .unwrap();
+    let mut board = DemoBoard::default();
+    let mut out = [0u8; 1024];
+    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"device://sensors/temperature"}}"#;
+    let n = fresh
+        .handle(msg, Principal::Model, &mut board, &mut out)
+        .unwrap()
+        .len;
+    let v: Value = serde_json::from_slice(&out[..n]).unwrap();
+    assert_eq!(
+        v["error"]["message"],
+        "Resource read failed: The sensor has not been read yet"
+    );
+}
+
+#[test]
+fn a_custom_policy_and_uri() {
+    // The same kit types serve a second thermometer at a URI of one's own.
+    let mut w = Watch::new("device://sensors/outdoor", Policy::new(2_000));
+    let mut t = SimThermometer::new(Faults::NONE);
+    assert_eq!(w.poll(0, &mut t), None);
+    t.set_millicelsius(23_000);
+    assert_eq!(w.poll(10, &mut t), None);
+    t.set_millicelsius(24_000);
+    assert_eq!(w.poll(20, &mut t), Some("device://sensors/outdoor"));
+    assert_eq!(w.uri(), "device://sensors/outdoor");
+}
