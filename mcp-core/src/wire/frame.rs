@@ -152,8 +152,6 @@ enum Level {
     Params,
     Arguments,
     Meta,
-    /// A recorded member's value that is not one of the objects above.
-    Other,
 }
 
 impl Level {
@@ -163,7 +161,7 @@ impl Level {
             Level::Message => (0, 4),
             Level::Params => (4, 8),
             Level::Meta => (8, 13),
-            Level::Arguments | Level::Other => (0, 0),
+            Level::Arguments => (0, 0),
         }
     }
 }
@@ -226,11 +224,7 @@ impl<'a> Frame<'a> {
         if start >= bytes.len() {
             return Err(JsonError::Empty);
         }
-        let mut pass = Pass {
-            b: bytes,
-            max_depth,
-        };
-        let end = pass.value(self, start, Level::Message, 0)?;
+        let end = pass(self, bytes, start, max_depth)?;
         let after = skip_ws(bytes, end);
         if after != bytes.len() {
             return Err(JsonError::Syntax(after));
@@ -305,12 +299,6 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// The state of one checking pass.
-struct Pass<'a> {
-    b: &'a [u8],
-    max_depth: u8,
-}
-
 /// Member numbers (indices into [`KEYS`]) of the objects the pass descends into.
 const PARAMS: usize = 3;
 const ARGUMENTS: usize = 5;
@@ -318,95 +306,196 @@ const META: usize = 7;
 /// No recorded member.
 const NONE: usize = usize::MAX;
 
-impl<'a> Pass<'a> {
-    /// Checks the value at `p` (not whitespace), `depth` containers deep; an object at one of
-    /// the recorded levels has its members recorded. Returns the offset just past the value.
-    fn value(
-        &mut self,
-        frame: &mut Frame<'a>,
-        p: usize,
-        level: Level,
-        depth: u8,
-    ) -> Result<usize, JsonError> {
-        if level == Level::Other || self.b.get(p) != Some(&b'{') {
-            // The iterative checker, with what is left of the nesting limit.
-            let left = self.max_depth.saturating_sub(depth);
-            return check_value(self.b, p, left).map_err(|e| match e {
-                JsonError::TooDeep(_) => JsonError::TooDeep(self.max_depth),
-                e => e,
-            });
-        }
-        if depth >= self.max_depth {
-            return Err(JsonError::TooDeep(self.max_depth));
-        }
-        let b = self.b;
-        let mut p = skip_ws(b, p + 1);
-        if b.get(p) == Some(&b'}') {
-            return Ok(p + 1);
-        }
-        loop {
+/// An object the pass is inside of, below the message: its level, the member it is the value of,
+/// and where that value starts.
+#[derive(Clone, Copy)]
+struct Open {
+    level: Level,
+    member: usize,
+    start: usize,
+}
+
+/// Checks and indexes the message at `start` (not whitespace) into `frame`; returns the offset
+/// just past it.
+///
+/// One loop over the members of the recorded objects (the message, `params`, its `arguments`
+/// and `_meta`), with an explicit stack of at most three open objects; every other value is
+/// checked where it lies: strings and numbers inline, anything else by the iterative checker
+/// with what is left of the nesting limit. The grammar, the errors and their offsets are those of
+/// [`check_value`].
+fn pass<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    start: usize,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
+    let too_deep = |e| match e {
+        JsonError::TooDeep(_) => JsonError::TooDeep(max_depth),
+        e => e,
+    };
+    if b.get(start) != Some(&b'{') {
+        return check_value(b, start, max_depth).map_err(too_deep);
+    }
+    if max_depth == 0 {
+        return Err(JsonError::TooDeep(max_depth));
+    }
+    let mut stack = [Open {
+        level: Level::Message,
+        member: NONE,
+        start,
+    }; 3];
+    // `open` objects are open below the message (so `open + 1` containers in all).
+    let mut open = 0usize;
+    let mut level = Level::Message;
+    let mut p = skip_ws(b, start + 1);
+    let mut empty = b.get(p) == Some(&b'}');
+    loop {
+        // At a key, or at the `}` of an object just opened (then the loop below closes it).
+        let mut end = p;
+        if !empty {
+            // The key.
             if b.get(p) != Some(&b'"') {
                 return Err(JsonError::Syntax(p));
             }
-            let (key_end, escaped) = check_string_escapes(b, p)?;
             let key_start = p + 1;
-            let raw = b.get(key_start..key_end - 1).unwrap_or_default();
+            let (key_end, escaped) = scan_string(b, p)?;
             p = skip_ws(b, key_end);
             if b.get(p) != Some(&b':') {
                 return Err(JsonError::Syntax(p));
             }
-            let start = skip_ws(b, p + 1);
+            p = skip_ws(b, p + 1);
+            let key_len = key_end - 1 - key_start;
             let member = match (level, escaped) {
                 (Level::Arguments, _) => NONE,
-                (_, false) => member_of_plain(level, b, key_start, raw, frame),
-                (_, true) => member_of_escaped(level, JsonStr::from_checked(raw), frame),
+                (_, false) => member_of_plain(level, b, key_start, key_len, frame),
+                (_, true) => member_of_escaped(
+                    level,
+                    JsonStr::from_checked(b.get(key_start..key_end - 1).unwrap_or_default()),
+                    frame,
+                ),
             };
-            let child = match member {
-                PARAMS => Level::Params,
-                ARGUMENTS => Level::Arguments,
-                META => Level::Meta,
-                _ => Level::Other,
-            };
-            if child != Level::Other && frame.values.get(member).is_some_and(Option::is_some) {
+            // The value.
+            let value_start = p;
+            let mut value_escaped = false;
+            let holder = matches!(member, PARAMS | ARGUMENTS | META);
+            if holder && frame.values.get(member).is_some_and(Option::is_some) {
                 // Seen before: what is recorded below describes the last occurrence.
                 frame.clear_below(member);
             }
-            let mut value_escaped = false;
-            let end = match b.get(start) {
-                // Strings and numbers, the most common values, directly.
-                Some(b'"') => {
-                    let (end, escaped) = check_string_escapes(b, start)?;
-                    value_escaped = escaped;
-                    end
+            match b.get(p) {
+                Some(b'"') => (end, value_escaped) = scan_string(b, p)?,
+                Some(b'-' | b'0'..=b'9') => end = check_number(b, p)?,
+                Some(b'{') if holder => {
+                    let depth = open + 2;
+                    if depth > usize::from(max_depth) {
+                        return Err(JsonError::TooDeep(max_depth));
+                    }
+                    if let Some(slot) = stack.get_mut(open) {
+                        *slot = Open {
+                            level,
+                            member,
+                            start: value_start,
+                        };
+                    }
+                    open += 1;
+                    level = match member {
+                        PARAMS => Level::Params,
+                        ARGUMENTS => Level::Arguments,
+                        _ => Level::Meta,
+                    };
+                    p = skip_ws(b, p + 1);
+                    empty = b.get(p) == Some(&b'}');
+                    continue;
                 }
-                Some(b'-' | b'0'..=b'9') => check_number(b, start)?,
-                _ => self.value(frame, start, child, depth + 1)?,
-            };
-            let value = Json::from_checked(b.get(start..end).unwrap_or_default());
-            if let Some(slot) = frame.values.get_mut(member) {
-                if slot.is_some() {
-                    frame.repeated |= 1 << member;
+                _ => {
+                    let left = max_depth.saturating_sub(u8::try_from(open + 1).unwrap_or(u8::MAX));
+                    end = check_value(b, p, left).map_err(too_deep)?;
                 }
-                *slot = Some(value);
-                let bit = 1 << member;
-                frame.escaped = if value_escaped {
-                    frame.escaped | bit
-                } else {
-                    frame.escaped & !bit
-                };
-            } else if level == Level::Arguments {
-                let n = usize::from(frame.argument_count);
-                if let Some(entry) = frame.arguments.get_mut(n) {
-                    *entry = (JsonStr::from_checked(raw), value);
-                }
-                frame.argument_count = frame.argument_count.saturating_add(1);
             }
+            frame.record(
+                level,
+                member,
+                b,
+                key_start,
+                key_len,
+                value_start,
+                end,
+                value_escaped,
+            );
+        }
+        // After a value: the next member, or the end of this object (and of those it closes).
+        loop {
             p = skip_ws(b, end);
             match b.get(p) {
-                Some(b',') => p = skip_ws(b, p + 1),
-                Some(b'}') => return Ok(p + 1),
+                Some(b',') => {
+                    p = skip_ws(b, p + 1);
+                    empty = false;
+                    break;
+                }
+                Some(b'}') => {
+                    if open == 0 {
+                        return Ok(p + 1);
+                    }
+                    open -= 1;
+                    let outer = stack.get(open).copied().unwrap_or(Open {
+                        level: Level::Message,
+                        member: NONE,
+                        start,
+                    });
+                    end = p + 1;
+                    level = outer.level;
+                    frame.record(level, outer.member, b, 0, 0, outer.start, end, false);
+                }
                 _ => return Err(JsonError::Syntax(p)),
             }
+        }
+    }
+}
+
+/// Scans a string token at `p` (on its opening quote) as [`check_string_escapes`] does, with the
+/// common case — a run of ordinary bytes up to the closing quote — inline.
+#[inline]
+fn scan_string(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
+    check_string_escapes(b, p)
+}
+
+impl<'a> Frame<'a> {
+    /// Records a value: a recorded member's, or (in `arguments`) a member with its key.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one member, kept as offsets until here"
+    )]
+    #[inline]
+    fn record(
+        &mut self,
+        level: Level,
+        member: usize,
+        b: &'a [u8],
+        key_start: usize,
+        key_len: usize,
+        start: usize,
+        end: usize,
+        escaped: bool,
+    ) {
+        let value = Json::from_checked(b.get(start..end).unwrap_or_default());
+        if let Some(slot) = self.values.get_mut(member) {
+            let bit = 1 << member;
+            if slot.is_some() {
+                self.repeated |= bit;
+            }
+            *slot = Some(value);
+            if escaped {
+                self.escaped |= bit;
+            } else {
+                self.escaped &= !bit;
+            }
+        } else if level == Level::Arguments {
+            let n = usize::from(self.argument_count);
+            if let Some(entry) = self.arguments.get_mut(n) {
+                let key = b.get(key_start..key_start + key_len).unwrap_or_default();
+                *entry = (JsonStr::from_checked(key), value);
+            }
+            self.argument_count = self.argument_count.saturating_add(1);
         }
     }
 }
@@ -431,8 +520,7 @@ const fn pack(s: &[u8]) -> u64 {
 /// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
 /// word (read from the message where 8 bytes remain, else packed), switched on the key's length:
 /// a few instructions per key.
-fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Frame<'_>) -> usize {
-    let len = raw.len();
+fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Frame<'_>) -> usize {
     let word = match b.get(at..at + 8) {
         Some(w) => {
             let mut bytes = [0u8; 8];
@@ -444,7 +532,7 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Fr
             };
             u64::from_le_bytes(bytes) & mask
         }
-        None => pack(raw),
+        None => pack(b.get(at..at + len).unwrap_or_default()),
     };
     match (level, len) {
         (Level::Message, 7) if word == pack(b"jsonrpc") => 0,
@@ -460,10 +548,13 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Fr
             NONE
         }
         (Level::Params, 4) if word == pack(b"name") => 4,
-        (Level::Params, 9) if word == pack(b"arguments") && raw.last() == Some(&b's') => ARGUMENTS,
+        (Level::Params, 9) if word == pack(b"arguments") && b.get(at + 8) == Some(&b's') => {
+            ARGUMENTS
+        }
         (Level::Params, 4) if word == pack(b"task") => 6,
         (Level::Params, 5) if word == pack(b"_meta") => META,
         (Level::Meta, _) => {
+            let raw = b.get(at..at + len).unwrap_or_default();
             let (from, to) = Level::Meta.keys();
             KEYS.get(from..to)
                 .unwrap_or_default()
@@ -593,6 +684,26 @@ mod test {
                 );
             }
         }
+        for case in [
+            r#"{}"#,
+            r#"{"params":{}}"#,
+            r#"{"params":{"arguments":{}}}"#,
+            r#"{"params":{"_meta":{}},"id":1}"#,
+            r#"{"params":{"arguments":{},"_meta":{}}}"#,
+            r#"{ "params" : { "arguments" : { } , "_meta" : { } } , "x" : [ ] }"#,
+            r#"{"params":{"arguments":{"a":{}}}}"#,
+            r#"{"params":{"arguments":{"a":{}}}"#,
+            r#"{"params":{"arguments":{}}}}"#,
+            r#"{"params":{"arguments":{},}}"#,
+        ] {
+            for depth in [0, 1, 2, 3, 4] {
+                assert_eq!(
+                    Frame::parse(case.as_bytes(), depth).map(|f| f.root()),
+                    Json::parse(case.as_bytes(), depth),
+                    "{case} at depth {depth}"
+                );
+            }
+        }
         let deep = |n: usize| {
             format!(
                 r#"{{"params":{{"arguments":{{"x":{}{}}}}}}}"#,
@@ -610,5 +721,149 @@ mod test {
                 );
             }
         }
+    }
+
+    /// What the index should hold, found by walking the checked value (the pre-index way).
+    fn walked<'a>(root: Json<'a>, member: Member) -> Found<'a> {
+        let object =
+            |v: Option<Json<'a>>| v.filter(|v| v.kind() == crate::wire::json::Kind::Object);
+        let parent = match member.parent() {
+            None => Some(root).filter(|r| r.kind() == crate::wire::json::Kind::Object),
+            Some(p) => object(last(walked_value(root, p))),
+        };
+        let Some(parent) = parent else {
+            return Found::Absent;
+        };
+        let values: Vec<Json<'a>> = parent
+            .members()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.eq_str(member.key()))
+            .map(|(_, v)| v)
+            .collect();
+        match values.as_slice() {
+            [] => Found::Absent,
+            [v] => Found::Once(*v),
+            _ => Found::Repeated,
+        }
+    }
+
+    /// Every value of `member` (all occurrences), walking from the root.
+    fn walked_value<'a>(root: Json<'a>, member: Member) -> Vec<Json<'a>> {
+        let parents = match member.parent() {
+            None => vec![root],
+            Some(p) => last(walked_value(root, p)).into_iter().collect(),
+        };
+        parents
+            .into_iter()
+            .flat_map(|p| p.members().into_iter().flatten())
+            .filter(|(k, _)| k.eq_str(member.key()))
+            .map(|(_, v)| v)
+            .collect()
+    }
+
+    fn last(v: Vec<Json<'_>>) -> Option<Json<'_>> {
+        v.last().copied()
+    }
+
+    /// A message-shaped document: the recorded keys (sometimes escaped, repeated, or with other
+    /// values), other keys, whitespace, nesting.
+    fn message() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        // The recorded keys, most often, so that objects nest where the index looks.
+        let key = prop::sample::select(vec![
+            "jsonrpc",
+            "id",
+            "method",
+            "params",
+            "params",
+            "params",
+            "name",
+            "arguments",
+            "arguments",
+            "arguments",
+            "task",
+            "_meta",
+            "_meta",
+            "_meta",
+            "progressToken",
+            "io.modelcontextprotocol/logLevel",
+            "result",
+            "error",
+            "x",
+            "argument",
+            "n\\u0061me",
+            "\\u0069d",
+            "p\\u0061rams",
+            "ids",
+            "param",
+        ]);
+        let leaf = prop::sample::select(vec![
+            "1",
+            "-0",
+            "2.5e3",
+            "true",
+            "null",
+            "\"s\"",
+            "\"a\\\"b\"",
+            "\"\\u00e9\"",
+            "\"longer string of text\"",
+            "[]",
+            "[1,[2]]",
+            "{}",
+        ])
+        .prop_map(String::from);
+        let value = leaf.prop_recursive(4, 24, 6, move |inner| {
+            prop::collection::vec((key.clone(), inner), 0..6).prop_map(|members| {
+                let body: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\" : {v}"))
+                    .collect();
+                format!("{{ {} }}", body.join(" ,"))
+            })
+        });
+        (value, prop::bool::ANY).prop_map(
+            |(v, compact)| {
+                if compact { v.replace(' ', "") } else { v }
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        #[test]
+        fn index_agrees_with_walking(text in message(), cut in 0usize..4, depth in 0u8..7) {
+            // Whole documents, and documents cut short (errors must agree too).
+            let bytes = text.as_bytes();
+            let bytes = &bytes[..bytes.len() - cut.min(bytes.len())];
+            let frame = Frame::parse(bytes, depth);
+            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), Json::parse(bytes, depth));
+            if let Ok(f) = frame {
+                for m in Member::ALL {
+                    proptest::prop_assert_eq!(f.get(m), walked(f.root(), m), "{:?} in {}", m, text);
+                }
+                let args = last(walked_value(f.root(), Member::Arguments))
+                    .filter(|a| a.kind() == crate::wire::json::Kind::Object);
+                let all: Vec<_> = args.and_then(|a| a.members()).into_iter().flatten().collect();
+                match f.arguments() {
+                    Some(table) => proptest::prop_assert_eq!(table, all.as_slice()),
+                    None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
+                }
+                proptest::prop_assert_eq!(
+                    format!("{:?}", f.message()),
+                    format!("{:?}", Message::classify(f.root()))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn what_is_below_a_repeated_member_is_its_last_occurrence() {
+        let f = frame(r#"{"params":{"name":"a","arguments":{"v":1}},"params":1}"#);
+        assert_eq!(f.get(Member::Params), Found::Repeated);
+        assert_eq!(f.get(Member::Name), Found::Absent);
+        assert_eq!(f.arguments(), Some(&[][..]));
+        let f = frame(r#"{"params":{"_meta":{"progressToken":1},"_meta":"x"}}"#);
+        assert_eq!(f.get(Member::ProgressToken), Found::Absent);
     }
 }

@@ -745,7 +745,22 @@ fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     }
 }
 
-pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
+#[inline]
+pub(super) fn check_number(b: &[u8], p: usize) -> Result<usize, JsonError> {
+    // The common case inline: a short integer `[1-9][0-9]*` (or `0`) that ends there.
+    if let Some(b'1'..=b'9') = b.get(p) {
+        let mut q = p + 1;
+        while b.get(q).is_some_and(u8::is_ascii_digit) {
+            q += 1;
+        }
+        if !matches!(b.get(q), Some(b'.' | b'e' | b'E')) {
+            return Ok(q);
+        }
+    }
+    check_number_full(b, p)
+}
+
+fn check_number_full(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     if b.get(p) == Some(&b'-') {
         p += 1;
     }
@@ -796,17 +811,28 @@ pub(super) const fn specials(w: usize) -> usize {
 /// byte-by-byte scan.
 #[inline]
 pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
-    // The common case, inline: a run of ordinary bytes up to the closing quote.
+    // The common case, inline: a run of ordinary bytes up to the closing quote, a word at a
+    // time, then byte by byte near the end of the input.
     let mut q = p + 1;
-    while let Some(chunk) = b.get(q..q + WORD) {
-        let mut word = [0u8; WORD];
-        word.copy_from_slice(chunk);
-        let found = specials(usize::from_le_bytes(word));
-        if found != 0 {
+    loop {
+        if let Some(chunk) = b.get(q..q + WORD) {
+            let mut word = [0u8; WORD];
+            word.copy_from_slice(chunk);
+            let found = specials(usize::from_le_bytes(word));
+            if found == 0 {
+                q += WORD;
+                continue;
+            }
             q += (found.trailing_zeros() / 8) as usize;
-            break;
+        } else {
+            while b
+                .get(q)
+                .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
+            {
+                q += 1;
+            }
         }
-        q += WORD;
+        break;
     }
     if b.get(q) == Some(&b'"') {
         return Ok((q + 1, false));
