@@ -116,10 +116,9 @@ impl<'a> Args<'a> {
                 continue;
             }
             let token = Json::from_checked(value);
-            let Some(text) = token.as_str().and_then(|s| s.decode_into(rest)) else {
+            let Some(len) = token.as_str().and_then(|s| s.decode_bytes(rest)) else {
                 return false;
             };
-            let len = text.len();
             let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
             rest = tail;
             *value = here;
