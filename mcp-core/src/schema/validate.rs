@@ -558,10 +558,13 @@ pub(crate) fn validate_into<'a>(
             table = indexed.iter().copied();
             &mut table
         }
-        (Some(a), None) => {
-            walked = a.members().into_iter().flatten();
-            &mut walked
-        }
+        (Some(a), None) => match a.members() {
+            Some(members) => {
+                walked = members;
+                &mut walked
+            }
+            None => return Err(err(ArgErrorKind::NotAnObject, None, None, Some(a))),
+        },
     };
     args.raw = arguments;
     let mut seen: u32 = 0;

@@ -17,8 +17,8 @@
 //! JSON text.
 
 use super::json::{
-    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_number, check_string_escapes, check_utf8,
-    check_value, skip_ws,
+    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number, check_string_escapes,
+    check_utf8, skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -183,6 +183,8 @@ pub struct Frame<'a> {
     arguments: [(JsonStr<'a>, Json<'a>); INDEXED_ARGUMENTS],
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
     argument_count: u8,
+    /// The key just read, while checking (start and length).
+    key: (usize, usize),
 }
 
 impl<'a> Frame<'a> {
@@ -213,6 +215,7 @@ impl<'a> Frame<'a> {
             result_or_error: false,
             arguments: [empty; INDEXED_ARGUMENTS],
             argument_count: 0,
+            key: (0, 0),
         }
     }
 
@@ -224,7 +227,7 @@ impl<'a> Frame<'a> {
         if start >= bytes.len() {
             return Err(JsonError::Empty);
         }
-        let end = pass(self, bytes, start, max_depth)?;
+        let end = pass(self, bytes, start, max_depth, true)?;
         let after = skip_ws(bytes, end);
         if after != bytes.len() {
             return Err(JsonError::Syntax(after));
@@ -306,8 +309,8 @@ const META: usize = 7;
 /// No recorded member.
 const NONE: usize = usize::MAX;
 
-/// An object the pass is inside of, below the message: its level, the member it is the value of,
-/// and where that value starts.
+/// A recorded object the pass is inside of: the level of the object around it, the member it
+/// is the value of, and where that value starts.
 #[derive(Clone, Copy)]
 struct Open {
     level: Level,
@@ -315,148 +318,202 @@ struct Open {
     start: usize,
 }
 
-/// Checks and indexes the message at `start` (not whitespace) into `frame`; returns the offset
-/// just past it.
+/// Checks the JSON value at `start` (not whitespace) — the whole grammar, escapes, surrogates,
+/// numbers, the nesting limit — and returns the offset just past it. With `record`, the members
+/// of the objects the index covers (the message, `params`, its `arguments` and `_meta`) are
+/// recorded into `frame` as their values end.
 ///
-/// One loop over the members of the recorded objects (the message, `params`, its `arguments`
-/// and `_meta`), with an explicit stack of at most three open objects; every other value is
-/// checked where it lies: strings and numbers inline, anything else by the iterative checker
-/// with what is left of the nesting limit. The grammar, the errors and their offsets are those of
-/// [`check_value`].
-fn pass<'a>(
+/// One iterative loop for every value (no recursion: a deeply nested text costs no stack, it is
+/// refused past the limit), as [`Json::parse`] uses it too: bit `d` of `objects` says whether the
+/// container at depth `d + 1` is an object; the first `recorded` open containers are recorded
+/// objects, the innermost at `level`.
+pub(super) fn pass<'a>(
     frame: &mut Frame<'a>,
     b: &'a [u8],
     start: usize,
     max_depth: u8,
+    record: bool,
 ) -> Result<usize, JsonError> {
-    let too_deep = |e| match e {
-        JsonError::TooDeep(_) => JsonError::TooDeep(max_depth),
-        e => e,
-    };
-    if b.get(start) != Some(&b'{') {
-        return check_value(b, start, max_depth).map_err(too_deep);
-    }
-    if max_depth == 0 {
-        return Err(JsonError::TooDeep(max_depth));
-    }
+    let mut objects: u128 = 0;
+    let mut depth: u8 = 0;
     let mut stack = [Open {
         level: Level::Message,
         member: NONE,
         start,
     }; 3];
-    // `open` objects are open below the message (so `open + 1` containers in all).
-    let mut open = 0usize;
+    let mut recorded: u8 = 0;
     let mut level = Level::Message;
-    let mut p = skip_ws(b, start + 1);
-    let mut empty = b.get(p) == Some(&b'}');
-    loop {
-        // At a key, or at the `}` of an object just opened (then the loop below closes it).
-        let mut end = p;
-        if !empty {
-            // The key.
-            if b.get(p) != Some(&b'"') {
-                return Err(JsonError::Syntax(p));
-            }
-            let key_start = p + 1;
-            let (key_end, escaped) = scan_string(b, p)?;
-            p = skip_ws(b, key_end);
-            if b.get(p) != Some(&b':') {
-                return Err(JsonError::Syntax(p));
-            }
-            p = skip_ws(b, p + 1);
-            let key_len = key_end - 1 - key_start;
-            let member = match (level, escaped) {
-                (Level::Arguments, _) => NONE,
-                (_, false) => member_of_plain(level, b, key_start, key_len, frame),
-                (_, true) => member_of_escaped(
-                    level,
-                    JsonStr::from_checked(b.get(key_start..key_end - 1).unwrap_or_default()),
-                    frame,
-                ),
-            };
-            // The value.
-            let value_start = p;
-            let mut value_escaped = false;
-            let holder = matches!(member, PARAMS | ARGUMENTS | META);
-            if holder && frame.values.get(member).is_some_and(Option::is_some) {
-                // Seen before: what is recorded below describes the last occurrence.
-                frame.clear_below(member);
-            }
-            match b.get(p) {
-                Some(b'"') => (end, value_escaped) = scan_string(b, p)?,
-                Some(b'-' | b'0'..=b'9') => end = check_number(b, p)?,
-                Some(b'{') if holder => {
-                    let depth = open + 2;
-                    if depth > usize::from(max_depth) {
-                        return Err(JsonError::TooDeep(max_depth));
+    // The member whose value comes next (in a recorded object; its key is `frame.key`).
+    let mut member = NONE;
+    // The outermost container that is a value in a recorded object but not recorded itself:
+    // its member and start, recorded when it closes.
+    let mut pending = Open {
+        level: Level::Message,
+        member: NONE,
+        start,
+    };
+    let mut p = start;
+    // A key comes first (after `{` or `,` in an object): one place reads keys.
+    let mut expect_key = false;
+    'value: loop {
+        if expect_key {
+            p = key(frame, b, p, record && recorded == depth, level, &mut member)?;
+        }
+        // A value is expected at `p`.
+        p = skip_ws(b, p);
+        let value_start = p;
+        let mut escaped = false;
+        let mut container = false;
+        let end = match b.get(p) {
+            Some(&open @ (b'{' | b'[')) => {
+                if depth >= max_depth {
+                    return Err(JsonError::TooDeep(max_depth));
+                }
+                let in_recorded = record && recorded == depth;
+                let child = match (open, depth, member) {
+                    (b'{', 0, _) => Some(Level::Message),
+                    (b'{', _, PARAMS) => Some(Level::Params),
+                    (b'{', _, ARGUMENTS) => Some(Level::Arguments),
+                    (b'{', _, META) => Some(Level::Meta),
+                    _ => None,
+                };
+                match child.filter(|_| in_recorded) {
+                    Some(child) => {
+                        if let Some(slot) = stack.get_mut(usize::from(recorded)) {
+                            *slot = Open {
+                                level,
+                                member,
+                                start: value_start,
+                            };
+                        }
+                        recorded += 1;
+                        level = child;
                     }
-                    if let Some(slot) = stack.get_mut(open) {
-                        *slot = Open {
+                    None if in_recorded && depth > 0 => {
+                        pending = Open {
                             level,
                             member,
                             start: value_start,
                         };
                     }
-                    open += 1;
-                    level = match member {
-                        PARAMS => Level::Params,
-                        ARGUMENTS => Level::Arguments,
-                        _ => Level::Meta,
-                    };
-                    p = skip_ws(b, p + 1);
-                    empty = b.get(p) == Some(&b'}');
-                    continue;
+                    None => {}
                 }
-                _ => {
-                    let left = max_depth.saturating_sub(u8::try_from(open + 1).unwrap_or(u8::MAX));
-                    end = check_value(b, p, left).map_err(too_deep)?;
+                depth += 1;
+                container = true;
+                let bit = 1u128 << (depth - 1);
+                p = skip_ws(b, p + 1);
+                if open == b'{' {
+                    objects |= bit;
+                    if b.get(p) != Some(&b'}') {
+                        expect_key = true;
+                        continue 'value;
+                    }
+                } else {
+                    objects &= !bit;
+                    member = NONE;
+                    if b.get(p) != Some(&b']') {
+                        expect_key = false;
+                        continue 'value;
+                    }
                 }
+                // An empty container: the loop below closes it at `p`.
+                p
             }
-            frame.record(
-                level,
-                member,
-                b,
-                key_start,
-                key_len,
-                value_start,
-                end,
-                value_escaped,
-            );
+            Some(b'"') => {
+                let (end, esc) = check_string_escapes(b, p)?;
+                escaped = esc;
+                end
+            }
+            Some(b't') => check_literal(b, p, b"true")?,
+            Some(b'f') => check_literal(b, p, b"false")?,
+            Some(b'n') => check_literal(b, p, b"null")?,
+            Some(b'-' | b'0'..=b'9') => check_number(b, p)?,
+            _ => return Err(JsonError::Syntax(p)),
+        };
+        if !container && depth > 0 && depth == recorded {
+            // A scalar in a recorded object.
+            frame.record(level, member, b, value_start, end, escaped);
         }
-        // After a value: the next member, or the end of this object (and of those it closes).
+        p = end;
+        // A value ended at `p` (or an empty container is about to close there): close
+        // containers until one continues.
         loop {
-            p = skip_ws(b, end);
+            if depth == 0 {
+                return Ok(p);
+            }
+            let in_object = objects & (1u128 << (depth - 1)) != 0;
+            p = skip_ws(b, p);
             match b.get(p) {
                 Some(b',') => {
                     p = skip_ws(b, p + 1);
-                    empty = false;
-                    break;
+                    expect_key = in_object;
+                    continue 'value;
                 }
-                Some(b'}') => {
-                    if open == 0 {
-                        return Ok(p + 1);
-                    }
-                    open -= 1;
-                    let outer = stack.get(open).copied().unwrap_or(Open {
-                        level: Level::Message,
-                        member: NONE,
-                        start,
-                    });
-                    end = p + 1;
-                    level = outer.level;
-                    frame.record(level, outer.member, b, 0, 0, outer.start, end, false);
-                }
+                Some(b'}') if in_object => {}
+                Some(b']') if !in_object => {}
                 _ => return Err(JsonError::Syntax(p)),
+            }
+            p += 1;
+            // The container at `depth` closed at `p`: record it as a value where it is one.
+            let closed = if record && recorded == depth {
+                recorded -= 1;
+                let open = stack.get(usize::from(recorded)).copied().unwrap_or(pending);
+                level = open.level;
+                Some(open)
+            } else if record && recorded + 1 == depth {
+                Some(pending)
+            } else {
+                None
+            };
+            depth -= 1;
+            if let Some(open) = closed.filter(|_| depth > 0) {
+                frame.record(level, open.member, b, open.start, p, false);
             }
         }
     }
 }
 
-/// Scans a string token at `p` (on its opening quote) as [`check_string_escapes`] does, with the
-/// common case — a run of ordinary bytes up to the closing quote — inline.
+/// Checks `"key" :` at `p` (after `{` or `,`) and returns the offset after the colon. In a
+/// recorded object (`recording`), `member` becomes the member it names and `frame.key` its
+/// content; a `params`, `arguments` or `_meta` seen before forgets what was recorded below it.
 #[inline]
-fn scan_string(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
-    check_string_escapes(b, p)
+fn key<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    recording: bool,
+    level: Level,
+    member: &mut usize,
+) -> Result<usize, JsonError> {
+    if b.get(p) != Some(&b'"') {
+        return Err(JsonError::Syntax(p));
+    }
+    let (key_end, escaped) = check_string_escapes(b, p)?;
+    let colon = skip_ws(b, key_end);
+    if b.get(colon) != Some(&b':') {
+        return Err(JsonError::Syntax(colon));
+    }
+    *member = NONE;
+    if recording {
+        let (start, len) = (p + 1, key_end - p - 2);
+        frame.key = (start, len);
+        *member = match (level, escaped) {
+            (Level::Arguments, _) => NONE,
+            (_, false) => member_of_plain(level, b, start, len, frame),
+            (_, true) => member_of_escaped(
+                level,
+                JsonStr::from_checked(b.get(start..start + len).unwrap_or_default()),
+                frame,
+            ),
+        };
+        if matches!(*member, PARAMS | ARGUMENTS | META)
+            && frame.values.get(*member).is_some_and(Option::is_some)
+        {
+            // Seen before: what is recorded below describes the last occurrence.
+            frame.clear_below(*member);
+        }
+    }
+    Ok(colon + 1)
 }
 
 impl<'a> Frame<'a> {
@@ -471,8 +528,6 @@ impl<'a> Frame<'a> {
         level: Level,
         member: usize,
         b: &'a [u8],
-        key_start: usize,
-        key_len: usize,
         start: usize,
         end: usize,
         escaped: bool,
@@ -492,6 +547,7 @@ impl<'a> Frame<'a> {
         } else if level == Level::Arguments {
             let n = usize::from(self.argument_count);
             if let Some(entry) = self.arguments.get_mut(n) {
+                let (key_start, key_len) = self.key;
                 let key = b.get(key_start..key_start + key_len).unwrap_or_default();
                 *entry = (JsonStr::from_checked(key), value);
             }
@@ -590,6 +646,23 @@ mod test {
         Frame::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
     }
 
+    /// `Json::parse` as it was before the checking pass: the reference for errors and offsets.
+    fn reference(text: &[u8], max_depth: u8) -> Result<Json<'_>, JsonError> {
+        if let Err(e) = core::str::from_utf8(text) {
+            return Err(JsonError::Utf8(e.valid_up_to()));
+        }
+        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
+        let start = skip_ws(text, 0);
+        if start >= text.len() {
+            return Err(JsonError::Empty);
+        }
+        let end = crate::wire::json::reference_check_value(text, start, max_depth)?;
+        if skip_ws(text, end) != text.len() {
+            return Err(JsonError::Syntax(skip_ws(text, end)));
+        }
+        Ok(Json::from_checked(&text[start..end]))
+    }
+
     fn text(f: Found<'_>) -> Option<&str> {
         f.once().map(|v| v.as_text())
     }
@@ -678,7 +751,7 @@ mod test {
             for depth in [0, 1, 2, 3, 4, 32] {
                 assert_eq!(
                     Frame::parse(case, depth).map(|f| f.root()),
-                    Json::parse(case, depth),
+                    reference(case, depth),
                     "{:?} at depth {depth}",
                     String::from_utf8_lossy(case)
                 );
@@ -699,7 +772,7 @@ mod test {
             for depth in [0, 1, 2, 3, 4] {
                 assert_eq!(
                     Frame::parse(case.as_bytes(), depth).map(|f| f.root()),
-                    Json::parse(case.as_bytes(), depth),
+                    reference(case.as_bytes(), depth),
                     "{case} at depth {depth}"
                 );
             }
@@ -716,7 +789,7 @@ mod test {
             for depth in [3, 4, 32, 128] {
                 assert_eq!(
                     Frame::parse(s.as_bytes(), depth).map(|f| f.root()),
-                    Json::parse(s.as_bytes(), depth),
+                    reference(s.as_bytes(), depth),
                     "{n} at {depth}"
                 );
             }
@@ -837,7 +910,8 @@ mod test {
             let bytes = text.as_bytes();
             let bytes = &bytes[..bytes.len() - cut.min(bytes.len())];
             let frame = Frame::parse(bytes, depth);
-            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), Json::parse(bytes, depth));
+            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), reference(bytes, depth));
+            proptest::prop_assert_eq!(Json::parse(bytes, depth), reference(bytes, depth));
             if let Ok(f) = frame {
                 for m in Member::ALL {
                     proptest::prop_assert_eq!(f.get(m), walked(f.root(), m), "{:?} in {}", m, text);

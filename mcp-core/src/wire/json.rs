@@ -110,7 +110,8 @@ impl<'a> Json<'a> {
         if start >= text.len() {
             return Err(JsonError::Empty);
         }
-        let end = check_value(text, start, max_depth)?;
+        // The checking pass of `Frame`, recording nothing.
+        let end = super::frame::pass(&mut super::Frame::new(), text, start, max_depth, false)?;
         if skip_ws(text, end) != text.len() {
             return Err(JsonError::Syntax(skip_ws(text, end)));
         }
@@ -377,17 +378,7 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        // A word at a time: the zero-byte test on the word xor a word of backslashes.
-        let mut words = self.raw.chunks_exact(WORD);
-        for w in &mut words {
-            let mut word = [0u8; WORD];
-            word.copy_from_slice(w);
-            let x = usize::from_le_bytes(word) ^ (ONES * usize::from(b'\\'));
-            if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
-                return true;
-            }
-        }
-        words.remainder().contains(&b'\\')
+        self.raw.contains(&b'\\')
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -649,8 +640,14 @@ fn skip_string_checked(b: &[u8], p: usize) -> usize {
     q
 }
 
-/// Checks one value starting at `start` (not whitespace); returns the offset just past it.
-pub(super) fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize, JsonError> {
+#[cfg(test)]
+/// The checker before the index (a loop of its own): the reference the checking pass is tested
+/// against (errors, offsets, nesting limit).
+pub(crate) fn reference_check_value(
+    b: &[u8],
+    start: usize,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
     // Bit `d` of `objects` is set when the container at depth `d` (1-based) is an object.
     let mut objects: u128 = 0;
     let mut depth: u8 = 0;
@@ -722,6 +719,7 @@ pub(super) fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize
 }
 
 /// Checks `"key" :` at `p`, returning the offset after the colon.
+#[cfg(test)]
 fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
     if b.get(p) != Some(&b'"') {
         return Err(JsonError::Syntax(p));
@@ -753,22 +751,7 @@ fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     }
 }
 
-#[inline]
-pub(super) fn check_number(b: &[u8], p: usize) -> Result<usize, JsonError> {
-    // The common case inline: a short integer `[1-9][0-9]*` (or `0`) that ends there.
-    if let Some(b'1'..=b'9') = b.get(p) {
-        let mut q = p + 1;
-        while b.get(q).is_some_and(u8::is_ascii_digit) {
-            q += 1;
-        }
-        if !matches!(b.get(q), Some(b'.' | b'e' | b'E')) {
-            return Ok(q);
-        }
-    }
-    check_number_full(b, p)
-}
-
-fn check_number_full(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
+pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     if b.get(p) == Some(&b'-') {
         p += 1;
     }
@@ -791,7 +774,8 @@ fn check_number_full(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
 }
 
 /// Checks a string token at `p` (on its opening quote); returns the offset after the closing one.
-pub(super) fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
+#[cfg(test)]
+fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
     check_string_escapes(b, p).map(|(end, _)| end)
 }
 
@@ -854,16 +838,6 @@ pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), 
 fn string_rest(b: &[u8], mut q: usize) -> Result<(usize, bool), JsonError> {
     let mut escaped = false;
     loop {
-        while let Some(chunk) = b.get(q..q + WORD) {
-            let mut word = [0u8; WORD];
-            word.copy_from_slice(chunk);
-            let found = specials(usize::from_le_bytes(word));
-            if found != 0 {
-                q += (found.trailing_zeros() / 8) as usize;
-                break;
-            }
-            q += WORD;
-        }
         match b.get(q) {
             None => return Err(JsonError::Syntax(q)),
             Some(b'"') => return Ok((q + 1, escaped)),
