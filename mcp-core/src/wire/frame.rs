@@ -180,7 +180,8 @@ pub struct Frame<'a> {
     /// Bit `m` set: member `m` is a string with escape sequences.
     escaped: u16,
     result_or_error: bool,
-    arguments: [(JsonStr<'a>, Json<'a>); INDEXED_ARGUMENTS],
+    /// (Elements are written as they are recorded; the engine keeps no unused ones.)
+    arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
     argument_count: u8,
     /// The key just read, while checking (start and length).
@@ -206,14 +207,13 @@ impl<'a> Frame<'a> {
     /// An empty index, for [`index`](Self::index) to fill where it lies (the engine keeps it in
     /// its dispatch frame instead of moving it there).
     pub(crate) const fn new() -> Self {
-        let empty = (JsonStr::from_checked(&[]), Json::from_checked(&[]));
         Frame {
             root: Json::from_checked(&[]),
             values: [None; 13],
             repeated: 0,
             escaped: 0,
             result_or_error: false,
-            arguments: [empty; INDEXED_ARGUMENTS],
+            arguments: heapless::Vec::new(),
             argument_count: 0,
             key: (0, 0),
         }
@@ -261,7 +261,7 @@ impl<'a> Frame<'a> {
     /// [`INDEXED_ARGUMENTS`] members (empty when it is absent or not an object); `None` when it
     /// has more (walk [`Json::members`] then).
     pub fn arguments(&self) -> Option<&[(JsonStr<'a>, Json<'a>)]> {
-        self.arguments.get(..usize::from(self.argument_count))
+        (usize::from(self.argument_count) <= INDEXED_ARGUMENTS).then_some(&self.arguments[..])
     }
 
     /// Classifies the message, as [`Message::classify`] does from the root.
@@ -298,6 +298,7 @@ impl<'a> Frame<'a> {
         }
         if member == 3 || member == 5 {
             self.argument_count = 0;
+            self.arguments.clear();
         }
     }
 }
@@ -545,12 +546,10 @@ impl<'a> Frame<'a> {
                 self.escaped &= !bit;
             }
         } else if level == Level::Arguments {
-            let n = usize::from(self.argument_count);
-            if let Some(entry) = self.arguments.get_mut(n) {
-                let (key_start, key_len) = self.key;
-                let key = b.get(key_start..key_start + key_len).unwrap_or_default();
-                *entry = (JsonStr::from_checked(key), value);
-            }
+            let (key_start, key_len) = self.key;
+            let key = b.get(key_start..key_start + key_len).unwrap_or_default();
+            // Past the table only the count goes on (`arguments` then says to walk).
+            let _ = self.arguments.push((JsonStr::from_checked(key), value));
             self.argument_count = self.argument_count.saturating_add(1);
         }
     }
