@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # CI smoke run of the dispatch-path benches (issue 6), on a fresh machine with rustup's stable
-# toolchain; nothing else is needed. Every scenario checks its responses once before it is timed,
-# so a wrong answer fails the run. No thresholds: timings on shared CI machines are noise (the
-# numbers that count are in BENCHMARKS.md). Run from the repository root.
+# toolchain, then the instruction-count check (issue 14). Every scenario checks its responses once
+# before it is timed, so a wrong answer fails the run. Timings get no thresholds: on shared CI
+# machines they are noise. Instruction counts repeat exactly, so they do: the last step fails
+# when a scenario of this engine needs more than 10 % above its committed figure
+# (benches/callgrind-figures.md; valgrind is installed with apt-get when missing). Run from the
+# repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -34,5 +37,15 @@ loop=${CARGO_TARGET_DIR:-target}/release/dispatch-loop
 for scenario in $("$loop" --list | awk '{print $1}'); do
     "$loop" "$scenario" 100
 done
+
+step "callgrind: instructions per call against benches/callgrind-figures.md (fails above +10 %)"
+# The figures describe the bench profile (opt-level 3): callgrind.sh builds it whatever
+# CARGO_PROFILE_BENCH_OPT_LEVEL says above (a second build; about 3 minutes on 2 cores).
+if ! command -v valgrind >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends valgrind
+fi
+N=200 benches/callgrind.sh --check benches/callgrind-figures.md
 
 step "done in $(($(date +%s) - start)) s"

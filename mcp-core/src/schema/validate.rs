@@ -116,10 +116,9 @@ impl<'a> Args<'a> {
                 continue;
             }
             let token = Json::from_checked(value);
-            let Some(text) = token.as_str().and_then(|s| s.decode_into(rest)) else {
+            let Some(len) = token.as_str().and_then(|s| s.decode_bytes(rest)) else {
                 return false;
             };
-            let len = text.len();
             let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
             rest = tail;
             *value = here;
@@ -559,10 +558,13 @@ pub(crate) fn validate_into<'a>(
             table = indexed.iter().copied();
             &mut table
         }
-        (Some(a), None) => {
-            walked = a.members().into_iter().flatten();
-            &mut walked
-        }
+        (Some(a), None) => match a.members() {
+            Some(members) => {
+                walked = members;
+                &mut walked
+            }
+            None => return Err(err(ArgErrorKind::NotAnObject, None, None, Some(a))),
+        },
     };
     args.raw = arguments;
     let mut seen: u32 = 0;

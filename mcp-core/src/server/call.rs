@@ -361,14 +361,14 @@ impl<
         };
         // Only actions are remembered: a read-only tool is answered afresh every time.
         let key = scope.filter(|_| !tool.is_read_only()).map(|scope| {
+            // The tool and the call form in one word: index, task-augmented, 2026-07-28.
+            let form = (index as u64) << 2 | u64::from(augmented) << 1 | u64::from(era.is_modern());
             call_key(&[
                 &peer,
                 scope,
                 id.raw(),
-                &index.to_le_bytes(),
+                &form.to_le_bytes(),
                 arguments.map_or(b"", |a| a.raw()),
-                if augmented { b"task" } else { b"" },
-                if era.is_modern() { b"2026" } else { b"" },
             ])
         });
         let cached = match key {

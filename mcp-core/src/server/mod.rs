@@ -1364,6 +1364,10 @@ fn classify<'i>(_: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>
 fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";
+    if !stateless && frame.get(Member::Meta) == Found::Absent {
+        // The common case: no `_meta`, no transport rule: a legacy request.
+        return (Era::Legacy, None);
+    }
     let modern_refusal = |msg| {
         let m = Modern {
             tasks: false,

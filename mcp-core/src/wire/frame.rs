@@ -17,8 +17,8 @@
 //! JSON text.
 
 use super::json::{
-    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_number, check_string_escapes, check_utf8,
-    check_value, skip_ws,
+    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number, check_string_escapes,
+    check_utf8, skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -152,8 +152,6 @@ enum Level {
     Params,
     Arguments,
     Meta,
-    /// A recorded member's value that is not one of the objects above.
-    Other,
 }
 
 impl Level {
@@ -163,7 +161,7 @@ impl Level {
             Level::Message => (0, 4),
             Level::Params => (4, 8),
             Level::Meta => (8, 13),
-            Level::Arguments | Level::Other => (0, 0),
+            Level::Arguments => (0, 0),
         }
     }
 }
@@ -182,9 +180,12 @@ pub struct Frame<'a> {
     /// Bit `m` set: member `m` is a string with escape sequences.
     escaped: u16,
     result_or_error: bool,
-    arguments: [(JsonStr<'a>, Json<'a>); INDEXED_ARGUMENTS],
+    /// (Elements are written as they are recorded; the engine keeps no unused ones.)
+    arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
     argument_count: u8,
+    /// The key just read, while checking (start and length).
+    key: (usize, usize),
 }
 
 impl<'a> Frame<'a> {
@@ -206,15 +207,15 @@ impl<'a> Frame<'a> {
     /// An empty index, for [`index`](Self::index) to fill where it lies (the engine keeps it in
     /// its dispatch frame instead of moving it there).
     pub(crate) const fn new() -> Self {
-        let empty = (JsonStr::from_checked(&[]), Json::from_checked(&[]));
         Frame {
             root: Json::from_checked(&[]),
             values: [None; 13],
             repeated: 0,
             escaped: 0,
             result_or_error: false,
-            arguments: [empty; INDEXED_ARGUMENTS],
+            arguments: heapless::Vec::new(),
             argument_count: 0,
+            key: (0, 0),
         }
     }
 
@@ -226,11 +227,7 @@ impl<'a> Frame<'a> {
         if start >= bytes.len() {
             return Err(JsonError::Empty);
         }
-        let mut pass = Pass {
-            b: bytes,
-            max_depth,
-        };
-        let end = pass.value(self, start, Level::Message, 0)?;
+        let end = pass(self, bytes, start, max_depth, true)?;
         let after = skip_ws(bytes, end);
         if after != bytes.len() {
             return Err(JsonError::Syntax(after));
@@ -264,7 +261,7 @@ impl<'a> Frame<'a> {
     /// [`INDEXED_ARGUMENTS`] members (empty when it is absent or not an object); `None` when it
     /// has more (walk [`Json::members`] then).
     pub fn arguments(&self) -> Option<&[(JsonStr<'a>, Json<'a>)]> {
-        self.arguments.get(..usize::from(self.argument_count))
+        (usize::from(self.argument_count) <= INDEXED_ARGUMENTS).then_some(&self.arguments[..])
     }
 
     /// Classifies the message, as [`Message::classify`] does from the root.
@@ -301,14 +298,9 @@ impl<'a> Frame<'a> {
         }
         if member == 3 || member == 5 {
             self.argument_count = 0;
+            self.arguments.clear();
         }
     }
-}
-
-/// The state of one checking pass.
-struct Pass<'a> {
-    b: &'a [u8],
-    max_depth: u8,
 }
 
 /// Member numbers (indices into [`KEYS`]) of the objects the pass descends into.
@@ -318,95 +310,247 @@ const META: usize = 7;
 /// No recorded member.
 const NONE: usize = usize::MAX;
 
-impl<'a> Pass<'a> {
-    /// Checks the value at `p` (not whitespace), `depth` containers deep; an object at one of
-    /// the recorded levels has its members recorded. Returns the offset just past the value.
-    fn value(
-        &mut self,
-        frame: &mut Frame<'a>,
-        p: usize,
-        level: Level,
-        depth: u8,
-    ) -> Result<usize, JsonError> {
-        if level == Level::Other || self.b.get(p) != Some(&b'{') {
-            // The iterative checker, with what is left of the nesting limit.
-            let left = self.max_depth.saturating_sub(depth);
-            return check_value(self.b, p, left).map_err(|e| match e {
-                JsonError::TooDeep(_) => JsonError::TooDeep(self.max_depth),
-                e => e,
-            });
+/// A recorded object the pass is inside of: the level of the object around it, the member it
+/// is the value of, and where that value starts.
+#[derive(Clone, Copy)]
+struct Open {
+    level: Level,
+    member: usize,
+    start: usize,
+}
+
+/// Checks the JSON value at `start` (not whitespace) — the whole grammar, escapes, surrogates,
+/// numbers, the nesting limit — and returns the offset just past it. With `record`, the members
+/// of the objects the index covers (the message, `params`, its `arguments` and `_meta`) are
+/// recorded into `frame` as their values end.
+///
+/// One iterative loop for every value (no recursion: a deeply nested text costs no stack, it is
+/// refused past the limit), as [`Json::parse`] uses it too: bit `d` of `objects` says whether the
+/// container at depth `d + 1` is an object; the first `recorded` open containers are recorded
+/// objects, the innermost at `level`.
+pub(super) fn pass<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    start: usize,
+    max_depth: u8,
+    record: bool,
+) -> Result<usize, JsonError> {
+    let mut objects: u128 = 0;
+    let mut depth: u8 = 0;
+    let mut stack = [Open {
+        level: Level::Message,
+        member: NONE,
+        start,
+    }; 3];
+    let mut recorded: u8 = 0;
+    let mut level = Level::Message;
+    // The member whose value comes next (in a recorded object; its key is `frame.key`).
+    let mut member = NONE;
+    // The outermost container that is a value in a recorded object but not recorded itself:
+    // its member and start, recorded when it closes.
+    let mut pending = Open {
+        level: Level::Message,
+        member: NONE,
+        start,
+    };
+    let mut p = start;
+    // A key comes first (after `{` or `,` in an object): one place reads keys.
+    let mut expect_key = false;
+    'value: loop {
+        if expect_key {
+            p = key(frame, b, p, record && recorded == depth, level, &mut member)?;
         }
-        if depth >= self.max_depth {
-            return Err(JsonError::TooDeep(self.max_depth));
-        }
-        let b = self.b;
-        let mut p = skip_ws(b, p + 1);
-        if b.get(p) == Some(&b'}') {
-            return Ok(p + 1);
-        }
-        loop {
-            if b.get(p) != Some(&b'"') {
-                return Err(JsonError::Syntax(p));
-            }
-            let (key_end, escaped) = check_string_escapes(b, p)?;
-            let key_start = p + 1;
-            let raw = b.get(key_start..key_end - 1).unwrap_or_default();
-            p = skip_ws(b, key_end);
-            if b.get(p) != Some(&b':') {
-                return Err(JsonError::Syntax(p));
-            }
-            let start = skip_ws(b, p + 1);
-            let member = match (level, escaped) {
-                (Level::Arguments, _) => NONE,
-                (_, false) => member_of_plain(level, b, key_start, raw, frame),
-                (_, true) => member_of_escaped(level, JsonStr::from_checked(raw), frame),
-            };
-            let child = match member {
-                PARAMS => Level::Params,
-                ARGUMENTS => Level::Arguments,
-                META => Level::Meta,
-                _ => Level::Other,
-            };
-            if child != Level::Other && frame.values.get(member).is_some_and(Option::is_some) {
-                // Seen before: what is recorded below describes the last occurrence.
-                frame.clear_below(member);
-            }
-            let mut value_escaped = false;
-            let end = match b.get(start) {
-                // Strings and numbers, the most common values, directly.
-                Some(b'"') => {
-                    let (end, escaped) = check_string_escapes(b, start)?;
-                    value_escaped = escaped;
-                    end
+        // A value is expected at `p`.
+        p = skip_ws(b, p);
+        let value_start = p;
+        let mut escaped = false;
+        let mut container = false;
+        let end = match b.get(p) {
+            Some(&open @ (b'{' | b'[')) => {
+                if depth >= max_depth {
+                    return Err(JsonError::TooDeep(max_depth));
                 }
-                Some(b'-' | b'0'..=b'9') => check_number(b, start)?,
-                _ => self.value(frame, start, child, depth + 1)?,
-            };
-            let value = Json::from_checked(b.get(start..end).unwrap_or_default());
-            if let Some(slot) = frame.values.get_mut(member) {
-                if slot.is_some() {
-                    frame.repeated |= 1 << member;
-                }
-                *slot = Some(value);
-                let bit = 1 << member;
-                frame.escaped = if value_escaped {
-                    frame.escaped | bit
-                } else {
-                    frame.escaped & !bit
+                let in_recorded = record && recorded == depth;
+                let child = match (open, depth, member) {
+                    (b'{', 0, _) => Some(Level::Message),
+                    (b'{', _, PARAMS) => Some(Level::Params),
+                    (b'{', _, ARGUMENTS) => Some(Level::Arguments),
+                    (b'{', _, META) => Some(Level::Meta),
+                    _ => None,
                 };
-            } else if level == Level::Arguments {
-                let n = usize::from(frame.argument_count);
-                if let Some(entry) = frame.arguments.get_mut(n) {
-                    *entry = (JsonStr::from_checked(raw), value);
+                match child.filter(|_| in_recorded) {
+                    Some(child) => {
+                        if let Some(slot) = stack.get_mut(usize::from(recorded)) {
+                            *slot = Open {
+                                level,
+                                member,
+                                start: value_start,
+                            };
+                        }
+                        recorded += 1;
+                        level = child;
+                    }
+                    None if in_recorded && depth > 0 => {
+                        pending = Open {
+                            level,
+                            member,
+                            start: value_start,
+                        };
+                    }
+                    None => {}
                 }
-                frame.argument_count = frame.argument_count.saturating_add(1);
+                depth += 1;
+                container = true;
+                let bit = 1u128 << (depth - 1);
+                p = skip_ws(b, p + 1);
+                if open == b'{' {
+                    objects |= bit;
+                    if b.get(p) != Some(&b'}') {
+                        expect_key = true;
+                        continue 'value;
+                    }
+                } else {
+                    objects &= !bit;
+                    member = NONE;
+                    if b.get(p) != Some(&b']') {
+                        expect_key = false;
+                        continue 'value;
+                    }
+                }
+                // An empty container: the loop below closes it at `p`.
+                p
             }
-            p = skip_ws(b, end);
+            Some(b'"') => {
+                let (end, esc) = check_string_escapes(b, p)?;
+                escaped = esc;
+                end
+            }
+            Some(b't') => check_literal(b, p, b"true")?,
+            Some(b'f') => check_literal(b, p, b"false")?,
+            Some(b'n') => check_literal(b, p, b"null")?,
+            Some(b'-' | b'0'..=b'9') => check_number(b, p)?,
+            _ => return Err(JsonError::Syntax(p)),
+        };
+        if !container && depth > 0 && depth == recorded {
+            // A scalar in a recorded object.
+            frame.record(level, member, b, value_start, end, escaped);
+        }
+        p = end;
+        // A value ended at `p` (or an empty container is about to close there): close
+        // containers until one continues.
+        loop {
+            if depth == 0 {
+                return Ok(p);
+            }
+            let in_object = objects & (1u128 << (depth - 1)) != 0;
+            p = skip_ws(b, p);
             match b.get(p) {
-                Some(b',') => p = skip_ws(b, p + 1),
-                Some(b'}') => return Ok(p + 1),
+                Some(b',') => {
+                    p = skip_ws(b, p + 1);
+                    expect_key = in_object;
+                    continue 'value;
+                }
+                Some(b'}') if in_object => {}
+                Some(b']') if !in_object => {}
                 _ => return Err(JsonError::Syntax(p)),
             }
+            p += 1;
+            // The container at `depth` closed at `p`: record it as a value where it is one.
+            let closed = if record && recorded == depth {
+                recorded -= 1;
+                let open = stack.get(usize::from(recorded)).copied().unwrap_or(pending);
+                level = open.level;
+                Some(open)
+            } else if record && recorded + 1 == depth {
+                Some(pending)
+            } else {
+                None
+            };
+            depth -= 1;
+            if let Some(open) = closed.filter(|_| depth > 0) {
+                frame.record(level, open.member, b, open.start, p, false);
+            }
+        }
+    }
+}
+
+/// Checks `"key" :` at `p` (after `{` or `,`) and returns the offset after the colon. In a
+/// recorded object (`recording`), `member` becomes the member it names and `frame.key` its
+/// content; a `params`, `arguments` or `_meta` seen before forgets what was recorded below it.
+#[inline]
+fn key<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    recording: bool,
+    level: Level,
+    member: &mut usize,
+) -> Result<usize, JsonError> {
+    if b.get(p) != Some(&b'"') {
+        return Err(JsonError::Syntax(p));
+    }
+    let (key_end, escaped) = check_string_escapes(b, p)?;
+    let colon = skip_ws(b, key_end);
+    if b.get(colon) != Some(&b':') {
+        return Err(JsonError::Syntax(colon));
+    }
+    *member = NONE;
+    if recording {
+        let (start, len) = (p + 1, key_end - p - 2);
+        frame.key = (start, len);
+        *member = match (level, escaped) {
+            (Level::Arguments, _) => NONE,
+            (_, false) => member_of_plain(level, b, start, len, frame),
+            (_, true) => member_of_escaped(
+                level,
+                JsonStr::from_checked(b.get(start..start + len).unwrap_or_default()),
+                frame,
+            ),
+        };
+        if matches!(*member, PARAMS | ARGUMENTS | META)
+            && frame.values.get(*member).is_some_and(Option::is_some)
+        {
+            // Seen before: what is recorded below describes the last occurrence.
+            frame.clear_below(*member);
+        }
+    }
+    Ok(colon + 1)
+}
+
+impl<'a> Frame<'a> {
+    /// Records a value: a recorded member's, or (in `arguments`) a member with its key.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one member, kept as offsets until here"
+    )]
+    #[inline]
+    fn record(
+        &mut self,
+        level: Level,
+        member: usize,
+        b: &'a [u8],
+        start: usize,
+        end: usize,
+        escaped: bool,
+    ) {
+        let value = Json::from_checked(b.get(start..end).unwrap_or_default());
+        if let Some(slot) = self.values.get_mut(member) {
+            let bit = 1 << member;
+            if slot.is_some() {
+                self.repeated |= bit;
+            }
+            *slot = Some(value);
+            if escaped {
+                self.escaped |= bit;
+            } else {
+                self.escaped &= !bit;
+            }
+        } else if level == Level::Arguments {
+            let (key_start, key_len) = self.key;
+            let key = b.get(key_start..key_start + key_len).unwrap_or_default();
+            // Past the table only the count goes on (`arguments` then says to walk).
+            let _ = self.arguments.push((JsonStr::from_checked(key), value));
+            self.argument_count = self.argument_count.saturating_add(1);
         }
     }
 }
@@ -431,8 +575,7 @@ const fn pack(s: &[u8]) -> u64 {
 /// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
 /// word (read from the message where 8 bytes remain, else packed), switched on the key's length:
 /// a few instructions per key.
-fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Frame<'_>) -> usize {
-    let len = raw.len();
+fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Frame<'_>) -> usize {
     let word = match b.get(at..at + 8) {
         Some(w) => {
             let mut bytes = [0u8; 8];
@@ -444,7 +587,7 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Fr
             };
             u64::from_le_bytes(bytes) & mask
         }
-        None => pack(raw),
+        None => pack(b.get(at..at + len).unwrap_or_default()),
     };
     match (level, len) {
         (Level::Message, 7) if word == pack(b"jsonrpc") => 0,
@@ -460,10 +603,13 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, raw: &[u8], frame: &mut Fr
             NONE
         }
         (Level::Params, 4) if word == pack(b"name") => 4,
-        (Level::Params, 9) if word == pack(b"arguments") && raw.last() == Some(&b's') => ARGUMENTS,
+        (Level::Params, 9) if word == pack(b"arguments") && b.get(at + 8) == Some(&b's') => {
+            ARGUMENTS
+        }
         (Level::Params, 4) if word == pack(b"task") => 6,
         (Level::Params, 5) if word == pack(b"_meta") => META,
         (Level::Meta, _) => {
+            let raw = b.get(at..at + len).unwrap_or_default();
             let (from, to) = Level::Meta.keys();
             KEYS.get(from..to)
                 .unwrap_or_default()
@@ -497,6 +643,23 @@ mod test {
 
     fn frame(s: &str) -> Frame<'_> {
         Frame::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
+    }
+
+    /// `Json::parse` as it was before the checking pass: the reference for errors and offsets.
+    fn reference(text: &[u8], max_depth: u8) -> Result<Json<'_>, JsonError> {
+        if let Err(e) = core::str::from_utf8(text) {
+            return Err(JsonError::Utf8(e.valid_up_to()));
+        }
+        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
+        let start = skip_ws(text, 0);
+        if start >= text.len() {
+            return Err(JsonError::Empty);
+        }
+        let end = crate::wire::json::reference_check_value(text, start, max_depth)?;
+        if skip_ws(text, end) != text.len() {
+            return Err(JsonError::Syntax(skip_ws(text, end)));
+        }
+        Ok(Json::from_checked(&text[start..end]))
     }
 
     fn text(f: Found<'_>) -> Option<&str> {
@@ -587,9 +750,29 @@ mod test {
             for depth in [0, 1, 2, 3, 4, 32] {
                 assert_eq!(
                     Frame::parse(case, depth).map(|f| f.root()),
-                    Json::parse(case, depth),
+                    reference(case, depth),
                     "{:?} at depth {depth}",
                     String::from_utf8_lossy(case)
+                );
+            }
+        }
+        for case in [
+            r#"{}"#,
+            r#"{"params":{}}"#,
+            r#"{"params":{"arguments":{}}}"#,
+            r#"{"params":{"_meta":{}},"id":1}"#,
+            r#"{"params":{"arguments":{},"_meta":{}}}"#,
+            r#"{ "params" : { "arguments" : { } , "_meta" : { } } , "x" : [ ] }"#,
+            r#"{"params":{"arguments":{"a":{}}}}"#,
+            r#"{"params":{"arguments":{"a":{}}}"#,
+            r#"{"params":{"arguments":{}}}}"#,
+            r#"{"params":{"arguments":{},}}"#,
+        ] {
+            for depth in [0, 1, 2, 3, 4] {
+                assert_eq!(
+                    Frame::parse(case.as_bytes(), depth).map(|f| f.root()),
+                    reference(case.as_bytes(), depth),
+                    "{case} at depth {depth}"
                 );
             }
         }
@@ -605,10 +788,155 @@ mod test {
             for depth in [3, 4, 32, 128] {
                 assert_eq!(
                     Frame::parse(s.as_bytes(), depth).map(|f| f.root()),
-                    Json::parse(s.as_bytes(), depth),
+                    reference(s.as_bytes(), depth),
                     "{n} at {depth}"
                 );
             }
         }
+    }
+
+    /// What the index should hold, found by walking the checked value (the pre-index way).
+    fn walked<'a>(root: Json<'a>, member: Member) -> Found<'a> {
+        let object =
+            |v: Option<Json<'a>>| v.filter(|v| v.kind() == crate::wire::json::Kind::Object);
+        let parent = match member.parent() {
+            None => Some(root).filter(|r| r.kind() == crate::wire::json::Kind::Object),
+            Some(p) => object(last(walked_value(root, p))),
+        };
+        let Some(parent) = parent else {
+            return Found::Absent;
+        };
+        let values: Vec<Json<'a>> = parent
+            .members()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.eq_str(member.key()))
+            .map(|(_, v)| v)
+            .collect();
+        match values.as_slice() {
+            [] => Found::Absent,
+            [v] => Found::Once(*v),
+            _ => Found::Repeated,
+        }
+    }
+
+    /// Every value of `member` (all occurrences), walking from the root.
+    fn walked_value<'a>(root: Json<'a>, member: Member) -> Vec<Json<'a>> {
+        let parents = match member.parent() {
+            None => vec![root],
+            Some(p) => last(walked_value(root, p)).into_iter().collect(),
+        };
+        parents
+            .into_iter()
+            .flat_map(|p| p.members().into_iter().flatten())
+            .filter(|(k, _)| k.eq_str(member.key()))
+            .map(|(_, v)| v)
+            .collect()
+    }
+
+    fn last(v: Vec<Json<'_>>) -> Option<Json<'_>> {
+        v.last().copied()
+    }
+
+    /// A message-shaped document: the recorded keys (sometimes escaped, repeated, or with other
+    /// values), other keys, whitespace, nesting.
+    fn message() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        // The recorded keys, most often, so that objects nest where the index looks.
+        let key = prop::sample::select(vec![
+            "jsonrpc",
+            "id",
+            "method",
+            "params",
+            "params",
+            "params",
+            "name",
+            "arguments",
+            "arguments",
+            "arguments",
+            "task",
+            "_meta",
+            "_meta",
+            "_meta",
+            "progressToken",
+            "io.modelcontextprotocol/logLevel",
+            "result",
+            "error",
+            "x",
+            "argument",
+            "n\\u0061me",
+            "\\u0069d",
+            "p\\u0061rams",
+            "ids",
+            "param",
+        ]);
+        let leaf = prop::sample::select(vec![
+            "1",
+            "-0",
+            "2.5e3",
+            "true",
+            "null",
+            "\"s\"",
+            "\"a\\\"b\"",
+            "\"\\u00e9\"",
+            "\"longer string of text\"",
+            "[]",
+            "[1,[2]]",
+            "{}",
+        ])
+        .prop_map(String::from);
+        let value = leaf.prop_recursive(4, 24, 6, move |inner| {
+            prop::collection::vec((key.clone(), inner), 0..6).prop_map(|members| {
+                let body: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\" : {v}"))
+                    .collect();
+                format!("{{ {} }}", body.join(" ,"))
+            })
+        });
+        (value, prop::bool::ANY).prop_map(
+            |(v, compact)| {
+                if compact { v.replace(' ', "") } else { v }
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        #[test]
+        fn index_agrees_with_walking(text in message(), cut in 0usize..4, depth in 0u8..7) {
+            // Whole documents, and documents cut short (errors must agree too).
+            let bytes = text.as_bytes();
+            let bytes = &bytes[..bytes.len() - cut.min(bytes.len())];
+            let frame = Frame::parse(bytes, depth);
+            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), reference(bytes, depth));
+            proptest::prop_assert_eq!(Json::parse(bytes, depth), reference(bytes, depth));
+            if let Ok(f) = frame {
+                for m in Member::ALL {
+                    proptest::prop_assert_eq!(f.get(m), walked(f.root(), m), "{:?} in {}", m, text);
+                }
+                let args = last(walked_value(f.root(), Member::Arguments))
+                    .filter(|a| a.kind() == crate::wire::json::Kind::Object);
+                let all: Vec<_> = args.and_then(|a| a.members()).into_iter().flatten().collect();
+                match f.arguments() {
+                    Some(table) => proptest::prop_assert_eq!(table, all.as_slice()),
+                    None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
+                }
+                proptest::prop_assert_eq!(
+                    format!("{:?}", f.message()),
+                    format!("{:?}", Message::classify(f.root()))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn what_is_below_a_repeated_member_is_its_last_occurrence() {
+        let f = frame(r#"{"params":{"name":"a","arguments":{"v":1}},"params":1}"#);
+        assert_eq!(f.get(Member::Params), Found::Repeated);
+        assert_eq!(f.get(Member::Name), Found::Absent);
+        assert_eq!(f.arguments(), Some(&[][..]));
+        let f = frame(r#"{"params":{"_meta":{"progressToken":1},"_meta":"x"}}"#);
+        assert_eq!(f.get(Member::ProgressToken), Found::Absent);
     }
 }

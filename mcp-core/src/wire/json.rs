@@ -110,7 +110,8 @@ impl<'a> Json<'a> {
         if start >= text.len() {
             return Err(JsonError::Empty);
         }
-        let end = check_value(text, start, max_depth)?;
+        // The checking pass of `Frame`, recording nothing.
+        let end = super::frame::pass(&mut super::Frame::new(), text, start, max_depth, false)?;
         if skip_ws(text, end) != text.len() {
             return Err(JsonError::Syntax(skip_ws(text, end)));
         }
@@ -377,17 +378,7 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        // A word at a time: the zero-byte test on the word xor a word of backslashes.
-        let mut words = self.raw.chunks_exact(WORD);
-        for w in &mut words {
-            let mut word = [0u8; WORD];
-            word.copy_from_slice(w);
-            let x = usize::from_le_bytes(word) ^ (ONES * usize::from(b'\\'));
-            if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
-                return true;
-            }
-        }
-        words.remainder().contains(&b'\\')
+        self.raw.contains(&b'\\')
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -397,36 +388,54 @@ impl<'a> JsonStr<'a> {
 
     /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, in one pass.
     pub fn decoded_size(&self) -> (usize, usize) {
-        self.runs().fold((0, 0), |(chars, bytes), run| match run {
-            Run::Text(t) => (
-                chars + t.iter().filter(|&&b| !is_continuation(b)).count(),
-                bytes + t.len(),
-            ),
-            Run::Char(c) => (chars + 1, bytes + c.len_utf8()),
-        })
+        let raw = self.raw;
+        let (mut chars, mut bytes, mut i) = (0, 0, 0);
+        while let Some(&c) = raw.get(i) {
+            if c == b'\\' {
+                let Some((code, width)) = escape_at(raw.get(i..).unwrap_or_default()) else {
+                    break;
+                };
+                chars += 1;
+                bytes += utf8_len(code);
+                i += width;
+            } else {
+                chars += usize::from(!is_continuation(c));
+                bytes += 1;
+                i += 1;
+            }
+        }
+        (chars, bytes)
     }
 
     /// Decodes into `buf`, returning the decoded text, or `None` when it does not fit.
     pub fn decode_into<'b>(&self, buf: &'b mut [u8]) -> Option<&'b str> {
-        let mut len = 0;
-        for run in self.runs() {
-            let mut tmp = [0u8; 4];
-            let bytes = match run {
-                Run::Text(t) => t,
-                Run::Char(c) => c.encode_utf8(&mut tmp).as_bytes(),
-            };
-            buf.get_mut(len..len + bytes.len())?.copy_from_slice(bytes);
-            len += bytes.len();
-        }
+        let len = self.decode_bytes(buf)?;
         core::str::from_utf8(buf.get(..len)?).ok()
     }
 
-    /// The string as runs of text without escapes (copied as they are) and escaped characters.
-    fn runs(&self) -> Runs<'a> {
-        Runs {
-            raw: self.raw,
-            pos: 0,
+    /// Decodes into `buf`, returning the decoded length (the bytes are UTF-8: runs of checked
+    /// text and encoded characters; the caller reads them as text when it needs to).
+    pub(crate) fn decode_bytes(&self, buf: &mut [u8]) -> Option<usize> {
+        let raw = self.raw;
+        let (mut len, mut i) = (0, 0);
+        while let Some(rest) = raw.get(i..).filter(|r| !r.is_empty()) {
+            if rest.first() == Some(&b'\\') {
+                let (code, width) = escape_at(rest)?;
+                let c = char::from_u32(code)?;
+                let n = c.len_utf8();
+                c.encode_utf8(buf.get_mut(len..len + n)?);
+                len += n;
+                i += width;
+            } else {
+                // A run without escapes, copied as it is.
+                let run = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
+                buf.get_mut(len..len + run)?
+                    .copy_from_slice(rest.get(..run)?);
+                len += run;
+                i += run;
+            }
         }
+        Some(len)
     }
 
     /// The decoded string, borrowed when there are no escapes. Allocates when there are; feature
@@ -471,34 +480,6 @@ impl Iterator for Chars<'_> {
     }
 }
 
-/// A piece of a [`JsonStr`]: bytes that need no decoding, or one escaped character.
-enum Run<'a> {
-    Text(&'a [u8]),
-    Char(char),
-}
-
-/// Iterator over the [`Run`]s of a string.
-struct Runs<'a> {
-    raw: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Iterator for Runs<'a> {
-    type Item = Run<'a>;
-
-    fn next(&mut self) -> Option<Run<'a>> {
-        let rest = self.raw.get(self.pos..).filter(|r| !r.is_empty())?;
-        if rest.first() == Some(&b'\\') {
-            let (c, width) = unescape(rest)?;
-            self.pos += width;
-            return Some(Run::Char(c));
-        }
-        let len = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
-        self.pos += len;
-        rest.get(..len).map(Run::Text)
-    }
-}
-
 const fn is_continuation(b: u8) -> bool {
     b & 0xC0 == 0x80
 }
@@ -506,28 +487,45 @@ const fn is_continuation(b: u8) -> bool {
 /// Decodes the escape sequence at the start of `rest` (which starts with `\`): the character
 /// and the sequence's length in bytes.
 fn unescape(rest: &[u8]) -> Option<(char, usize)> {
-    let c = match *rest.get(1)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
+    let (code, width) = escape_at(rest)?;
+    Some((char::from_u32(code)?, width))
+}
+
+/// The code point of the escape sequence at the start of `rest` (which starts with `\`), and
+/// the sequence's length in bytes.
+#[inline]
+fn escape_at(rest: &[u8]) -> Option<(u32, usize)> {
+    let code = match *rest.get(1)? {
+        b'"' => 0x22,
+        b'\\' => 0x5C,
+        b'/' => 0x2F,
+        b'b' => 0x08,
+        b'f' => 0x0C,
+        b'n' => 0x0A,
+        b'r' => 0x0D,
+        b't' => 0x09,
         b'u' => {
-            let hi = hex4(rest.get(2..6)?)?;
+            let hi = u32::from(hex4(rest.get(2..)?)?);
             if (0xD800..0xDC00).contains(&hi) {
                 // A checked string always has the low half next: `\uDC00`-`\uDFFF`.
-                let lo = hex4(rest.get(8..12)?)?;
-                let cp = 0x10000 + ((u32::from(hi) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
-                return Some((char::from_u32(cp)?, 12));
+                let lo = u32::from(hex4(rest.get(8..)?)?).checked_sub(0xDC00)?;
+                return Some((0x10000 + ((hi - 0xD800) << 10) + lo, 12));
             }
-            return Some((char::from_u32(u32::from(hi))?, 6));
+            return Some((hi, 6));
         }
         _ => return None,
     };
-    Some((c, 2))
+    Some((code, 2))
+}
+
+/// The length of a code point in UTF-8.
+const fn utf8_len(code: u32) -> usize {
+    match code {
+        0..0x80 => 1,
+        0x80..0x800 => 2,
+        0x800..0x10000 => 3,
+        _ => 4,
+    }
 }
 
 const fn utf8_width(b: u8) -> usize {
@@ -539,18 +537,19 @@ const fn utf8_width(b: u8) -> usize {
     }
 }
 
+#[inline]
 fn hex4(b: &[u8]) -> Option<u16> {
-    let mut v: u16 = 0;
-    for &c in b.get(..4)? {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        v = (v << 4) | u16::from(d);
+    const fn digit(c: u8) -> Option<u16> {
+        // `c | 0x20` folds `A-F` onto `a-f` (and leaves digits alone).
+        let lower = c | 0x20;
+        match c {
+            b'0'..=b'9' => Some((c - b'0') as u16),
+            _ if matches!(lower, b'a'..=b'f') => Some((lower - b'a' + 10) as u16),
+            _ => None,
+        }
     }
-    Some(v)
+    let &[a, b, c, d] = b.first_chunk::<4>()?;
+    Some((digit(a)? << 12) | (digit(b)? << 8) | (digit(c)? << 4) | digit(d)?)
 }
 
 const fn is_ws(b: u8) -> bool {
@@ -641,8 +640,14 @@ fn skip_string_checked(b: &[u8], p: usize) -> usize {
     q
 }
 
-/// Checks one value starting at `start` (not whitespace); returns the offset just past it.
-pub(super) fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize, JsonError> {
+#[cfg(test)]
+/// The checker before the index (a loop of its own): the reference the checking pass is tested
+/// against (errors, offsets, nesting limit).
+pub(crate) fn reference_check_value(
+    b: &[u8],
+    start: usize,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
     // Bit `d` of `objects` is set when the container at depth `d` (1-based) is an object.
     let mut objects: u128 = 0;
     let mut depth: u8 = 0;
@@ -714,6 +719,7 @@ pub(super) fn check_value(b: &[u8], start: usize, max_depth: u8) -> Result<usize
 }
 
 /// Checks `"key" :` at `p`, returning the offset after the colon.
+#[cfg(test)]
 fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
     if b.get(p) != Some(&b'"') {
         return Err(JsonError::Syntax(p));
@@ -768,7 +774,8 @@ pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
 }
 
 /// Checks a string token at `p` (on its opening quote); returns the offset after the closing one.
-pub(super) fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
+#[cfg(test)]
+fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
     check_string_escapes(b, p).map(|(end, _)| end)
 }
 
@@ -796,17 +803,28 @@ pub(super) const fn specials(w: usize) -> usize {
 /// byte-by-byte scan.
 #[inline]
 pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
-    // The common case, inline: a run of ordinary bytes up to the closing quote.
+    // The common case, inline: a run of ordinary bytes up to the closing quote, a word at a
+    // time, then byte by byte near the end of the input.
     let mut q = p + 1;
-    while let Some(chunk) = b.get(q..q + WORD) {
-        let mut word = [0u8; WORD];
-        word.copy_from_slice(chunk);
-        let found = specials(usize::from_le_bytes(word));
-        if found != 0 {
+    loop {
+        if let Some(chunk) = b.get(q..q + WORD) {
+            let mut word = [0u8; WORD];
+            word.copy_from_slice(chunk);
+            let found = specials(usize::from_le_bytes(word));
+            if found == 0 {
+                q += WORD;
+                continue;
+            }
             q += (found.trailing_zeros() / 8) as usize;
-            break;
+        } else {
+            while b
+                .get(q)
+                .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
+            {
+                q += 1;
+            }
         }
-        q += WORD;
+        break;
     }
     if b.get(q) == Some(&b'"') {
         return Ok((q + 1, false));
@@ -820,16 +838,6 @@ pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), 
 fn string_rest(b: &[u8], mut q: usize) -> Result<(usize, bool), JsonError> {
     let mut escaped = false;
     loop {
-        while let Some(chunk) = b.get(q..q + WORD) {
-            let mut word = [0u8; WORD];
-            word.copy_from_slice(chunk);
-            let found = specials(usize::from_le_bytes(word));
-            if found != 0 {
-                q += (found.trailing_zeros() / 8) as usize;
-                break;
-            }
-            q += WORD;
-        }
         match b.get(q) {
             None => return Err(JsonError::Syntax(q)),
             Some(b'"') => return Ok((q + 1, escaped)),
