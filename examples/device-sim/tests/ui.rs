@@ -30,6 +30,10 @@ impl Session {
     fn open(addr: &str) -> Session {
         let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
             "capabilities":{},"clientInfo":{"name":"ui-test","version":"1"}}});
+        Self::open_with(addr, &init)
+    }
+
+    fn open_with(addr: &str, init: &Value) -> Session {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         use std::io::{Read, Write};
         let body = init.to_string();
@@ -306,4 +310,51 @@ fn the_timeline_is_bounded() {
     assert_eq!(tl[0]["seq"], 21, "the oldest went first");
     assert_eq!(s["next_seq"], 121);
     assert_eq!(s["device"]["transports"], json!(["stdio"]));
+}
+
+#[test]
+fn a_client_that_elicits_is_asked_and_the_timeline_shows_its_answer() {
+    let sim = start(&["--http", "127.0.0.1:0", "--confirm"]);
+    let http = sim.http.clone().unwrap();
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
+        "capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"ui-test","version":"1"}}});
+    let mcp = Session::open_with(&http, &init);
+    // The call's POST stream carries the question first.
+    let call = json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"self.reboot","arguments":{}}});
+    let stream = Events::open(&http, "POST", &mcp.headers(), &call.to_string());
+    let ask = stream.next_where("elicitation/create", |m| {
+        m["method"] == "elicitation/create"
+    });
+    assert_eq!(ask["params"]["message"], "Reboot the device?");
+    let s = state_until(&sim, "the question shown", |s| {
+        s["confirmation"]["on_device"] == false
+    });
+    assert_eq!(s["confirmation"]["tool"], "self.reboot");
+    // The person says yes through the client: the call's answer comes on the call's stream.
+    mcp.post(&json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}}));
+    let answer = stream.next_where("the call's answer", |m| m["id"] == 5);
+    assert_eq!(answer["result"]["evidence"]["level"], "scheduled");
+    let s = state_until(&sim, "the reboot scheduled", |s| {
+        s["reboot"]["scheduled"] == 1 && s["confirmation"].is_null()
+    });
+    let calls = entries(&s, "call");
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(
+        (&calls[0]["outcome"], &calls[0]["text"]),
+        (&json!("asked_client"), &json!("Reboot the device?"))
+    );
+    assert_eq!(
+        (
+            &calls[1]["tool"],
+            &calls[1]["id"],
+            &calls[1]["confirmed"],
+            &calls[1]["evidence"]
+        ),
+        (
+            &json!("self.reboot"),
+            &json!("5"),
+            &json!(true),
+            &json!("scheduled")
+        )
+    );
 }

@@ -138,13 +138,18 @@ fn dechunk(mut body: &str) -> String {
 
 /// A JSON request to the UI's API.
 pub fn api(sim: &Sim, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    api_at(&sim.ui, method, path, body)
+}
+
+/// A JSON request to the UI's API at `ui` (host:port).
+pub fn api_at(ui: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     let text = body.map(Value::to_string).unwrap_or_default();
     let headers: &[(&str, &str)] = if body.is_some() {
         &[("Content-Type", "application/json")]
     } else {
         &[]
     };
-    let (status, body) = request(&sim.ui, method, path, headers, &text);
+    let (status, body) = request(ui, method, path, headers, &text);
     (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
