@@ -85,6 +85,8 @@ pub struct Sim {
     started: Instant,
     log: Mutex<Log>,
     allowed_hosts: Vec<String>,
+    /// Presses for the finger (see [`finger`]).
+    presses: std::sync::mpsc::Sender<()>,
 }
 
 struct Log {
@@ -112,7 +114,11 @@ impl Sim {
         about.insert("version".into(), env!("CARGO_PKG_VERSION").into());
         about.insert("confirm".into(), confirm.into());
         about.insert("principal".into(), principal.into());
+        let (presses, queue) = std::sync::mpsc::channel();
+        let pressed = board.clone();
+        std::thread::spawn(move || finger(&pressed, &queue));
         Arc::new(Sim {
+            presses,
             board,
             started: Instant::now(),
             log: Mutex::new(Log {
@@ -202,11 +208,7 @@ impl Sim {
     /// One press of the device's button.
     fn press(&self) -> Value {
         let answers = self.answered_by_press();
-        {
-            let mut board = lock(&self.board);
-            let now = board.sim.now_ms();
-            board.sim.button.press(now);
-        }
+        let _ = self.presses.send(());
         self.push(
             "press",
             json!({"answers": answers.as_ref().map(|a| a["tool"].clone())}),
@@ -326,6 +328,31 @@ impl Sim {
         state.insert("timeline".into(), json!(timeline));
         state.insert("next_seq".into(), log.next_seq.into());
         Value::Object(state)
+    }
+}
+
+/// The finger on the simulated button: holds it down until the board's debouncer has counted
+/// the press, then lets go until it has seen the release, one press after the other. A timed
+/// click ([`mcp_hal::sim::SimButton::press`]) is lost when no sample falls within it — a clock
+/// tick late on a loaded machine — and a press through the API must always count.
+fn finger(board: &Mutex<Board>, presses: &std::sync::mpsc::Receiver<()>) {
+    /// How long the finger waits for the debouncer before it gives up on a press.
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+    let until = |done: &dyn Fn(&Board) -> bool| {
+        let deadline = Instant::now() + PATIENCE;
+        while !done(&lock(board)) && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    };
+    while presses.recv().is_ok() {
+        let before = {
+            let mut b = lock(board);
+            b.sim.button.hold(true);
+            b.watch.button.count()
+        };
+        until(&|b| b.watch.button.count() != before);
+        lock(board).sim.button.hold(false);
+        until(&|b| !b.watch.button.is_pressed());
     }
 }
 
