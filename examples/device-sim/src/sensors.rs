@@ -6,7 +6,8 @@
 //! Over stdio a subscribed client gets a `notifications/resources/updated` line per change;
 //! over HTTP mcp-host does the same from its timer (`Board::changed`) on each session's `GET`
 //! stream. What moves the readings is the simulated hardware (`board.sim.thermometer`,
-//! `board.sim.battery`, `board.sim.button`): nothing on the command line does yet.
+//! `board.sim.battery`, `board.sim.button`), which `--ui`'s `POST /sim/sensor` and
+//! `POST /sim/button` drive (see `ui.rs`).
 
 use mcp_host::Engine;
 
