@@ -9,9 +9,15 @@
 //! through an MQTT broker (EMQX's "MCP over MQTT": retained presence, per-client RPC topics), as
 //! one device (`--device-id ID`) or a fleet of them in one process (`--devices N`); all through
 //! mcp-host.
+//!
+//! `--confirm` serves the tool set with a person in the loop (`DemoBoard::CONFIRMED_TOOLS`:
+//! `self.reboot` and switching the relay on ask first), and `--ui 127.0.0.1:PORT` (with any
+//! transport) serves a live page of the device and the JSON API that drives its physical side:
+//! the button, the sensors (see `ui.rs`).
 
 mod board;
 mod sensors;
+mod ui;
 
 use std::io::{self, BufRead, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -22,12 +28,14 @@ use std::time::{Duration, Instant};
 
 use board::Board;
 use clap::{Parser, ValueEnum};
-use mcp_core::server::{Delivery, Peer, Receipt};
+use mcp_core::server::{Delivery, Peer, Pending, Receipt};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
-use mcp_core::{Config, Event, Input, Principal, Server};
+use mcp_core::{Config, Event, Input, Principal, Revision};
 use mcp_hal::sim::{Fault, Faults};
-use mcp_host::{HostEvent, HttpHost, HttpOptions};
+use mcp_host::Board as _;
+use mcp_host::report::{self, CallReport};
+use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
 
 /// The most tools the simulator's table holds (built-in + fillers).
 const CAPACITY: usize = 512;
@@ -37,7 +45,7 @@ const TASKS: usize = 8;
 /// small the pages.
 const MIN_WS_MESSAGE: usize = 4096;
 
-type Engine = Server<'static, Board, CAPACITY, TASKS>;
+type Engine = mcp_host::Engine<Board, CAPACITY, TASKS>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EnvelopeKind {
@@ -162,59 +170,146 @@ struct Cli {
     /// Start with the door sensor reading open: the relay's interlock refuses to switch on.
     #[arg(long)]
     door_open: bool,
+    /// Put a person in the loop: self.reboot (then open to the model) and switching the relay on
+    /// ask for confirmation first — through the client's elicitation when it has it, else by a
+    /// press of the device's button (--ui's POST /sim/button) within 30 s.
+    #[arg(long)]
+    confirm: bool,
+    /// Serve a live page of the simulated device at http://ADDR/ (ADDR: 127.0.0.1:PORT, or a bare
+    /// PORT for loopback), with its JSON API: GET /sim/state, POST /sim/button, POST /sim/sensor.
+    /// Works with every transport.
+    #[arg(long, value_name = "ADDR")]
+    ui: Option<String>,
+    /// With --http: seconds between keep-alive comments on open SSE streams (a 2026-07-28 listen
+    /// stream whose client has gone is ended within about two of them).
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "http")]
+    sse_keepalive: Duration,
 }
 
 /// The engine, the board and the transport state.
 struct Device {
     engine: Box<Engine>,
-    board: Board,
+    /// Shared with `--ui`, which moves the sensors and presses the button.
+    board: Arc<Mutex<Board>>,
     principal: Principal,
     out: Vec<u8>,
     envelope: Option<EnvelopeKind>,
     session_id: Option<String>,
+    /// The button's presses when last seen: a new one answers a confirmation on the device.
+    presses: u32,
+    /// The call waiting for a person, as last reported.
+    waiting: Option<Pending>,
+    /// Where calls, updates and confirmations are reported (`--ui`'s timeline).
+    on_event: Option<EventHook>,
+}
+
+/// What one input line came to.
+struct Answer {
+    bytes: Vec<u8>,
+    receipt: Option<Receipt>,
+    call: Option<CallReport>,
 }
 
 impl Device {
-    /// Sets the time of the board and the engine, and returns every message the engine owes.
+    fn transport(&self) -> &'static str {
+        match self.envelope {
+            None => "stdio",
+            Some(EnvelopeKind::Xiaozhi) => "stdio-xiaozhi",
+        }
+    }
+
+    fn report(&self, e: &HostEvent) {
+        if let Some(hook) = &self.on_event {
+            hook(e);
+        }
+    }
+
+    /// Sets the time of the board and the engine, and returns every message the engine owes. A
+    /// new press of the button is a yes to a call waiting for one on the device.
     fn tick(&mut self, now_ms: u64) -> Vec<Vec<u8>> {
-        self.board.sim.set_time(now_ms);
-        sensors::publish(&mut self.board, &mut self.engine, now_ms);
+        let transport = self.transport();
+        let board_arc = self.board.clone();
+        let mut board = lock(&board_arc);
+        board.sim.set_time(now_ms);
+        sensors::publish(&mut board, &mut self.engine, now_ms);
+        let presses = board.confirm_presses();
+        if presses != self.presses {
+            self.presses = presses;
+            if self.engine.confirmation().is_some_and(|p| p.on_device) {
+                self.engine.confirm_on_device(true);
+            }
+        }
+        let held_before = self.engine.confirmation();
         let mut msgs = Vec::new();
+        let mut payloads = Vec::new();
         loop {
-            let (engine, board, sid) = (
-                &mut self.engine,
-                &mut self.board,
-                self.session_id.as_deref(),
-            );
+            let (engine, sid) = (&mut self.engine, self.session_id.as_deref());
+            let board = &mut *board;
             let n = match self.envelope {
-                None => engine.poll(now_ms, board, &mut self.out),
-                Some(EnvelopeKind::Xiaozhi) => {
-                    xiaozhi::wrap(sid, &mut self.out, |buf| engine.poll(now_ms, board, buf))
+                None => {
+                    let n = engine.poll(now_ms, board, &mut self.out);
+                    payloads.push(self.out.get(..n).unwrap_or_default().to_vec());
+                    n
                 }
+                Some(EnvelopeKind::Xiaozhi) => xiaozhi::wrap(sid, &mut self.out, |buf| {
+                    let n = engine.poll(now_ms, board, buf);
+                    payloads.push(buf.get(..n).unwrap_or_default().to_vec());
+                    n
+                }),
             };
             if n == 0 {
+                payloads.pop();
                 break;
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
         }
-        if self.board.sim.system.take_reboot() {
+        if board.sim.system.take_reboot() {
             eprintln!("device-sim: reboot due (a simulator only logs it and keeps running)");
+        }
+        drop(board);
+        let held_after = self.engine.confirmation();
+        for p in &payloads {
+            if let Some(e) = report::emitted(transport, held_before, held_after, p, true) {
+                self.report(&e);
+            }
+        }
+        if held_after != self.waiting {
+            self.waiting = held_after;
+            let w = held_after.iter().map(|p| Waiting::new(p, now_ms)).collect();
+            self.report(&HostEvent::Waiting(w));
         }
         msgs
     }
 
-    /// Handles one input line; returns the answer to send, if any, and its receipt when it
-    /// answers an acting call.
-    fn line(&mut self, msg: &[u8], principal: Principal) -> Option<(Vec<u8>, Option<Receipt>)> {
+    /// Handles one input line; returns the answer to send, if any, its receipt when it answers
+    /// an acting call, and what it says when it answers a `tools/call`.
+    fn line(&mut self, msg: &[u8], principal: Principal) -> Option<Answer> {
+        let transport = self.transport();
         let mut receipt = None;
+        let mut revision = None;
+        let mut payload_in: &[u8] = msg;
+        let mut payload_out = Vec::new();
+        // A client's answer may settle a call held for its user: remember which.
+        let held = self
+            .engine
+            .confirmation()
+            .filter(|p| !p.on_device)
+            .map(|p| p.tool);
+        let board_arc = self.board.clone();
+        let mut board = lock(&board_arc);
         let n = match self.envelope {
-            None => handle(
-                &mut self.engine,
-                Input::new(msg, principal),
-                &mut self.board,
-                &mut self.out,
-                &mut receipt,
-            ),
+            None => {
+                let n = handle(
+                    &mut self.engine,
+                    Input::new(msg, principal),
+                    &mut board,
+                    &mut self.out,
+                    &mut receipt,
+                    &mut revision,
+                );
+                payload_out = self.out.get(..n).unwrap_or_default().to_vec();
+                n
+            }
             Some(EnvelopeKind::Xiaozhi) => {
                 let Ok(env) = Envelope::parse(msg, DEFAULT_MAX_DEPTH) else {
                     eprintln!("device-sim: ignoring a line that is not a JSON envelope");
@@ -226,44 +321,82 @@ impl Device {
                         "device-sim: hello from the server, session {:?}",
                         self.session_id.as_deref().unwrap_or("")
                     );
+                    // A backend cannot subscribe: the device subscribes it to everything live,
+                    // and the updates go out in the envelope (the xiaozhi convention).
+                    for uri in board.live_resources() {
+                        self.engine.subscribe(uri);
+                    }
+                    drop(board);
+                    self.report(&HostEvent::Hello {
+                        session_id: self.session_id.clone(),
+                    });
                     return None;
                 }
                 let Some(payload) = env.mcp_payload() else {
                     eprintln!("device-sim: ignoring a non-MCP message");
                     return None;
                 };
+                payload_in = payload;
                 // Answer in the session the server gave us, or the one the message names.
                 let sid = self.session_id.clone().or_else(|| usable_session_id(&env));
                 // The backend session is the peer whose retransmissions are recognised.
                 let peer = sid
                     .as_deref()
                     .map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
-                let (engine, board, receipt) = (&mut self.engine, &mut self.board, &mut receipt);
+                let (engine, receipt, revision) = (&mut self.engine, &mut receipt, &mut revision);
+                let board = &mut *board;
+                let payload_out = &mut payload_out;
                 xiaozhi::wrap(sid.as_deref(), &mut self.out, |buf| {
-                    handle(
+                    let n = handle(
                         engine,
                         Input::new(payload, principal).peer(peer),
                         board,
                         buf,
                         receipt,
-                    )
+                        revision,
+                    );
+                    *payload_out = buf.get(..n).unwrap_or_default().to_vec();
+                    n
                 })
             }
         };
-        (n > 0).then(|| (self.out.get(..n).unwrap_or_default().to_vec(), receipt))
+        drop(board);
+        if let Some(revision) = revision {
+            self.report(&HostEvent::Initialized {
+                revision,
+                vision_url: None,
+            });
+        }
+        let call = report::call_report(transport, payload_in, &payload_out).or_else(|| {
+            let tool = held.filter(|_| self.engine.confirmation().is_none())?;
+            report::settled_report(transport, tool, &payload_out)
+        });
+        (n > 0).then(|| Answer {
+            bytes: self.out.get(..n).unwrap_or_default().to_vec(),
+            receipt,
+            call,
+        })
     }
 
     /// Records what became of an answer: written to stdout, or lost.
-    fn delivered(&mut self, receipt: Option<Receipt>, written: bool) {
-        if let Some(r) = receipt {
-            let d = if written {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            };
+    fn delivered(&mut self, answer: Answer, written: bool) {
+        let d = if written {
+            Delivery::Written
+        } else {
+            Delivery::Lost
+        };
+        if let Some(r) = answer.receipt {
             self.engine.delivered(r, d);
         }
+        if let Some(mut call) = answer.call {
+            call.delivery = Some(d);
+            self.report(&HostEvent::Call(call));
+        }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A peer's text as the log shows it: at most 200 characters, control characters escaped.
@@ -288,17 +421,19 @@ fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
 }
 
 /// Hands one message to the engine; logs events. Returns the response length; `receipt` gets the
-/// receipt of an acting call's answer.
+/// receipt of an acting call's answer, `initialized` the revision an `initialize` settled on.
 fn handle(
     engine: &mut Engine,
     input: Input<'_>,
     board: &mut Board,
     out: &mut [u8],
     receipt: &mut Option<Receipt>,
+    initialized: &mut Option<Revision>,
 ) -> usize {
     match engine.handle_with(input, board, out, &mut |_: &[u8]| {}) {
         Ok(h) => {
             if let Some(Event::Initialized { revision, vision }) = h.event {
+                *initialized = Some(revision);
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
                     eprintln!("device-sim: vision endpoint {}", shown(&v.url.to_cow()));
@@ -324,6 +459,7 @@ fn handle(
 struct Tools {
     config: Config,
     fillers: Vec<&'static mcp_core::Tool<Board>>,
+    confirm: bool,
 }
 
 impl Tools {
@@ -331,17 +467,19 @@ impl Tools {
         Tools {
             config: Config::new("device-sim", env!("CARGO_PKG_VERSION")).page_bytes(cli.page_bytes),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
+            confirm: cli.confirm,
         }
     }
 
-    /// An engine with every tool registered.
+    /// An engine with every tool registered (`--confirm`: the confirmed set).
     fn engine(&self) -> Result<Box<Engine>, String> {
         let mut engine = Box::new(Engine::new(self.config));
-        for tool in Board::TOOLS
-            .iter()
-            .copied()
-            .chain(self.fillers.iter().copied())
-        {
+        let tools = if self.confirm {
+            Board::CONFIRMED_TOOLS
+        } else {
+            Board::TOOLS
+        };
+        for tool in tools.iter().copied().chain(self.fillers.iter().copied()) {
             engine.register(tool).map_err(|e| e.to_string())?;
         }
         sensors::register(&mut engine)?;
@@ -365,17 +503,25 @@ fn principal(cli: &Cli) -> Principal {
     }
 }
 
-fn build(cli: &Cli, faults: Faults) -> Result<Device, String> {
+fn build(
+    cli: &Cli,
+    board: Arc<Mutex<Board>>,
+    on_event: Option<EventHook>,
+) -> Result<Device, String> {
     let engine = Tools::new(cli).engine()?;
     let principal = principal(cli);
+    let presses = lock(&board).confirm_presses();
     Ok(Device {
         engine,
-        board: Board::new(faults, cli.door_open),
+        board,
         principal,
         // A page plus its envelope, the JSON-RPC head and an id always fit.
         out: vec![0u8; cli.page_bytes + 1024],
         envelope: cli.envelope,
         session_id: None,
+        presses,
+        waiting: None,
+        on_event,
     })
 }
 
@@ -408,8 +554,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+    let sim = match &cli.ui {
+        Some(addr) => match start_ui(&cli, addr, board.clone()) {
+            Ok(sim) => Some(sim),
+            Err(e) => {
+                eprintln!("device-sim: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     if cli.http.is_some() || cli.xiaozhi_ws.is_some() || cli.mqtt.is_some() {
-        return match serve_network(&cli, faults) {
+        return match serve_network(&cli, faults, board, sim) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("device-sim: {e}");
@@ -417,7 +574,17 @@ fn main() -> ExitCode {
             }
         };
     }
-    let mut device = match build(&cli, faults) {
+    let on_event = sim
+        .clone()
+        .map(|sim| -> EventHook { Arc::new(move |e| sim.event(e)) });
+    if let Some(sim) = &sim {
+        sim.add_transport(match cli.envelope {
+            Some(EnvelopeKind::Xiaozhi) => "stdio (xiaozhi envelope)".into(),
+            None if cli.stdio => "stdio".into(),
+            None => "demo transcript".into(),
+        });
+    }
+    let mut device = match build(&cli, board, on_event) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("device-sim: {e}");
@@ -479,6 +646,21 @@ fn log_event(e: &HostEvent) {
             ),
             None => eprintln!("device-sim: disconnected ({reason})"),
         },
+        HostEvent::Call(c) if c.id.is_empty() => eprintln!(
+            "device-sim: {} {} on the device: {}",
+            c.tool,
+            if c.confirmed == Some(true) {
+                "confirmed"
+            } else {
+                "not confirmed"
+            },
+            shown(&c.text)
+        ),
+        HostEvent::Listen { id, open } => eprintln!(
+            "device-sim: 2026-07-28 listen stream {} {}",
+            shown(id),
+            if *open { "opened" } else { "closed" }
+        ),
         HostEvent::Answered {
             ran,
             replay,
@@ -521,13 +703,60 @@ fn parse_addr(s: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("--http wants ADDR:PORT (e.g. 127.0.0.1:8080), not {s:?}"))
 }
 
+/// Binds `--ui` and serves it on a thread of its own; prints where.
+fn start_ui(cli: &Cli, addr: &str, board: Arc<Mutex<Board>>) -> Result<Arc<ui::Sim>, String> {
+    let addr = ui::parse_addr(addr)?;
+    if !addr.ip().is_loopback() && cli.allow_hosts.is_empty() {
+        eprintln!(
+            "device-sim: the UI listens beyond loopback; only Host: localhost/127.0.0.1/[::1] is accepted \
+             until you name this machine with --allow-host (the UI has no authentication)"
+        );
+    }
+    let who = match cli.principal {
+        Who::Model => "model",
+        Who::User => "user",
+    };
+    let sim = ui::Sim::new(board, cli.confirm, who, &cli.allow_hosts);
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| format!("--ui {addr}: {e}"))?;
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let served = sim.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        let result = runtime.and_then(|rt| {
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                ui::serve(served, listener).await
+            })
+        });
+        if let Err(e) = result {
+            eprintln!("device-sim: the UI stopped: {e}");
+        }
+    });
+    eprintln!("device-sim: UI at http://{bound}/");
+    Ok(sim)
+}
+
 /// Serves `--http`, `--xiaozhi-ws` or `--mqtt` through mcp-host until killed (HTTP; WebSocket and
 /// MQTT, which reconnect) or, with `--once`, until the backend closes the connection.
-fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
+fn serve_network(
+    cli: &Cli,
+    faults: Faults,
+    board: Arc<Mutex<Board>>,
+    sim: Option<Arc<ui::Sim>>,
+) -> Result<(), String> {
     let tools = Tools::new(cli);
     // Check the registration once, loudly, before anything listens.
     let engine = tools.engine()?;
-    let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+    let on_event: EventHook = match sim.clone() {
+        Some(sim) => Arc::new(move |e| {
+            log_event(e);
+            sim.event(e);
+        }),
+        None => Arc::new(log_event),
+    };
     if !faults.is_empty() {
         eprintln!("device-sim: injected faults: {faults}");
     }
@@ -552,7 +781,7 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
                     .unwrap_or(4 * cli.page_bytes)
                     .max(MIN_WS_MESSAGE),
             )
-            .on_event(Arc::new(log_event));
+            .on_event(on_event);
         if !cli.once {
             opts = opts.reconnect(mcp_host::xiaozhi::Backoff::DEFAULT);
         }
@@ -563,6 +792,9 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
             opts = opts.header(name.trim(), value.trim());
         }
         eprintln!("device-sim: connecting to {url}");
+        if let Some(sim) = &sim {
+            sim.add_transport(format!("xiaozhi-ws {url}"));
+        }
         return runtime
             .block_on(mcp_host::xiaozhi::run(&opts, engine, board))
             .map_err(|e| e.to_string());
@@ -583,15 +815,17 @@ fn serve_network(cli: &Cli, faults: Faults) -> Result<(), String> {
         .max_connections(cli.http_max_connections)
         .header_timeout(cli.http_header_timeout)
         .body_timeout(cli.http_body_timeout)
-        .on_event(Arc::new(log_event));
+        .keepalive(cli.sse_keepalive)
+        .on_event(on_event);
     let host = HttpHost::new(opts, tools.factory(), board);
     runtime
         .block_on(async {
             let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!(
-                "device-sim: serving MCP (Streamable HTTP) at http://{}/mcp",
-                listener.local_addr()?
-            );
+            let bound = listener.local_addr()?;
+            if let Some(sim) = &sim {
+                sim.add_transport(format!("http://{bound}/mcp"));
+            }
+            eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
             host.serve(listener).await
         })
         .map_err(|e| e.to_string())
@@ -716,9 +950,9 @@ fn serve(device: &mut Device) -> io::Result<()> {
                 continue;
             }
             let principal = device.principal;
-            if let Some((answer, receipt)) = device.line(msg, principal) {
-                let written = send(&answer);
-                device.delivered(receipt, written.is_ok());
+            if let Some(answer) = device.line(msg, principal) {
+                let written = send(&answer.bytes);
+                device.delivered(answer, written.is_ok());
                 written?;
             }
         }
@@ -754,7 +988,7 @@ fn demo(device: &mut Device) -> io::Result<()> {
         // A task id comes from an earlier answer.
         let request = request.replace("{TASK}", &task_id);
         // Advance the simulated clock in small steps, as a firmware main loop would.
-        let mut t = device.board.sim.now_ms();
+        let mut t = lock(&device.board).sim.now_ms();
         while t < *at {
             t = (t + 50).min(*at);
             device.tick(t);
@@ -766,8 +1000,9 @@ fn demo(device: &mut Device) -> io::Result<()> {
         };
         writeln!(stdout, "{}. {title}{who}", i + 1)?;
         writeln!(stdout, "   -> {request}")?;
-        let (response, _) = device
+        let response = device
             .line(request.as_bytes(), *principal)
+            .map(|a| a.bytes)
             .unwrap_or_default();
         let response = String::from_utf8_lossy(&response).into_owned();
         if let Some(rest) = response.split("\"task_id\":\"").nth(1) {

@@ -6,15 +6,16 @@
 //! Over stdio a subscribed client gets a `notifications/resources/updated` line per change;
 //! over HTTP mcp-host does the same from its timer (`Board::changed`) on each session's `GET`
 //! stream. What moves the readings is the simulated hardware (`board.sim.thermometer`,
-//! `board.sim.battery`, `board.sim.button`): nothing on the command line does yet.
+//! `board.sim.battery`, `board.sim.button`), which `--ui`'s `POST /sim/sensor` and
+//! `POST /sim/button` drive (see `ui.rs`).
 
-use mcp_core::Server;
+use mcp_host::Engine;
 
 use crate::board::Board;
 
 /// Registers the board's live resources on `engine`.
 pub fn register<const N: usize, const T: usize>(
-    engine: &mut Server<'static, Board, N, T>,
+    engine: &mut Engine<Board, N, T>,
 ) -> Result<(), String> {
     for r in Board::RESOURCES {
         engine
@@ -28,7 +29,7 @@ pub fn register<const N: usize, const T: usize>(
 /// publishes on `engine` what changed.
 pub fn publish<const N: usize, const T: usize>(
     board: &mut Board,
-    engine: &mut Server<'static, Board, N, T>,
+    engine: &mut Engine<Board, N, T>,
     now_ms: u64,
 ) {
     for uri in board.poll_resources(now_ms) {
@@ -46,7 +47,7 @@ mod test {
 
     use super::*;
 
-    type Engine = Server<'static, Board, 16, 2>;
+    type Engine = mcp_host::Engine<Board, 16, 2>;
 
     /// The stdio device's clock tick, as `Device::tick` does it: time, publish, poll.
     fn tick(engine: &mut Engine, board: &mut Board, now: u64) -> Vec<Value> {

@@ -19,7 +19,9 @@ use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::wire::request::Message;
 
 use crate::session::{Frames, Session, frame, parse_event_id};
-use crate::{Board, Clock, Done, Engine, EventHook, Factory, Run, Step, Touch, lock, pump, run};
+use crate::{
+    Board, Clock, Done, Engine, EventHook, Factory, HostEvent, Run, Step, Touch, lock, run,
+};
 
 /// `Retry-After` (seconds) of a 503 at the session limit.
 const SESSION_RETRY_AFTER_S: u32 = 5;
@@ -54,7 +56,8 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// How often the engines are polled.
     pub tick: Duration,
-    /// How often open SSE connections get a comment (to notice dead ones).
+    /// How often open SSE connections get a comment (to notice dead ones; a 2026-07-28 listen
+    /// stream whose client has gone ends at the latest one or two comments later).
     pub keepalive: Duration,
     /// Receives host events (initialized sessions), for logging.
     pub on_event: Option<EventHook>,
@@ -176,6 +179,19 @@ impl HttpOptions {
         self.max_connections = n.max(1);
         self
     }
+
+    /// Sets how often open SSE connections get a keep-alive comment.
+    pub fn keepalive(mut self, every: Duration) -> Self {
+        self.keepalive = every.max(Duration::from_millis(10));
+        self
+    }
+}
+
+/// A 2026-07-28 listen stream: where the stateless engine's updates tagged with its id go.
+struct Listener {
+    tx: tokio::sync::mpsc::UnboundedSender<Bytes>,
+    /// Tells this registration from a later one with the same id.
+    generation: u64,
 }
 
 struct Shared<C: 'static, const N: usize, const T: usize> {
@@ -184,6 +200,9 @@ struct Shared<C: 'static, const N: usize, const T: usize> {
     board: Arc<Mutex<C>>,
     stateless: Arc<Mutex<Box<Engine<C, N, T>>>>,
     sessions: Mutex<HashMap<String, Arc<Session<C, N, T>>>>,
+    /// The open listen streams of the stateless engine, by request id (raw JSON).
+    listens: Mutex<HashMap<Vec<u8>, Listener>>,
+    next_generation: std::sync::atomic::AtomicU64,
     clock: Clock,
 }
 
@@ -218,6 +237,8 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             board,
             stateless: Arc::new(Mutex::new(stateless)),
             sessions: Mutex::new(HashMap::new()),
+            listens: Mutex::new(HashMap::new()),
+            next_generation: std::sync::atomic::AtomicU64::new(1),
             clock,
         });
         let weak = Arc::downgrade(&shared);
@@ -287,32 +308,70 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
 }
 
 /// Polls every engine, routes what they emit, keeps connections alive and ends idle sessions.
+/// A new press of the board's confirmation button is a yes to the call that has waited longest
+/// for one on the device, on whichever engine holds it; that engine's outcome notification goes
+/// out in the same turn.
 fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) {
     let mut out = Vec::new();
     let mut last_keepalive = Instant::now();
+    let mut presses = match weak.upgrade() {
+        Some(shared) => lock(&shared.board).confirm_presses(),
+        None => return,
+    };
+    let mut waiting = Vec::new();
     loop {
         let Some(shared) = weak.upgrade() else { return };
         let tick = shared.opts.tick;
+        let hook = shared.opts.on_event.as_ref();
         out.resize(shared.opts.out_len.max(mcp_core::MIN_OUT_LEN), 0);
         let now = shared.clock.now_ms();
-        let changed = crate::tick(&shared.board, now);
-        // The stateless engine owes nothing to anyone: its tasks are read with tasks/get (and
-        // its 2026-07-28 listen streams are not served over HTTP yet: what it owes is dropped).
-        crate::publish(&shared.stateless, &changed);
-        drop(pump(&shared.stateless, &shared.board, now, &mut out));
+        let (changed, pressed) = crate::tick(&shared.board, now);
         let sessions: Vec<_> = lock(&shared.sessions).values().cloned().collect();
+        if pressed != presses {
+            presses = pressed;
+            let engines =
+                std::iter::once(&*shared.stateless).chain(sessions.iter().map(|s| &*s.engine));
+            crate::answer_on_device(engines);
+        }
         let keepalive = last_keepalive.elapsed() >= shared.opts.keepalive;
+        let mut held = Vec::new();
+        // The stateless engine owes its listen streams their updates (tagged with the stream's
+        // id); its tasks are read with tasks/get, so nothing else it emits has a reader.
+        let turn = crate::turn(&shared.stateless, &shared.board, &changed, now, &mut out);
+        held.extend(turn.held_after);
+        {
+            let listens = lock(&shared.listens);
+            for m in &turn.msgs {
+                let delivered = crate::report::subscription_of(m)
+                    .and_then(|id| listens.get(&id))
+                    .is_some_and(|l| l.tx.send(frame(None, None, m)).is_ok());
+                if let (Some(hook), Some(e)) =
+                    (hook, crate::observe("http-2026", &turn, m, delivered))
+                {
+                    hook(&e);
+                }
+            }
+            if keepalive {
+                for l in listens.values() {
+                    let _ = l.tx.send(Bytes::from_static(b": keepalive\n\n"));
+                }
+            }
+        }
         for s in &sessions {
-            crate::publish(&s.engine, &changed);
-            let msgs = pump(&s.engine, &shared.board, now, &mut out);
+            let turn = crate::turn(&s.engine, &shared.board, &changed, now, &mut out);
+            held.extend(turn.held_after);
             let mut state = lock(&s.state);
-            for m in &msgs {
-                state.route(m);
+            for m in &turn.msgs {
+                let delivered = state.route(m);
+                if let (Some(hook), Some(e)) = (hook, crate::observe("http", &turn, m, delivered)) {
+                    hook(&e);
+                }
             }
             if keepalive {
                 state.keepalive();
             }
         }
+        crate::waiting_changed(held, &mut waiting, now, hook);
         if keepalive {
             last_keepalive = Instant::now();
         }
@@ -431,6 +490,7 @@ fn how<C: Board, const N: usize, const T: usize>(
         report_delivery: true,
         touch: Some(touch_others(shared, engine)),
         on_event: shared.opts.on_event.clone(),
+        transport: if stateless { "http-2026" } else { "http" },
     }
 }
 
@@ -456,6 +516,11 @@ fn touch_others<C: Board, const N: usize, const T: usize>(
 
 /// The 2026-07-28 path: header rules, then the shared engine; JSON, or SSE (no ids, no priming:
 /// this revision has no resumption) when the handler emits notifications.
+///
+/// `subscriptions/listen` is answered with an SSE stream that starts with the engine's
+/// acknowledgement and stays open (keep-alive comments): the timer sends it every update the
+/// engine tags with its id. When the client closes it, the host ends the subscription
+/// ([`Server::cancelled`](mcp_core::Server::cancelled)), and the id may be used again.
 async fn stateless<C: Board, const N: usize, const T: usize>(
     shared: &Arc<Shared<C, N, T>>,
     h: &View<'_>,
@@ -464,6 +529,26 @@ async fn stateless<C: Board, const N: usize, const T: usize>(
     if let Err(r) = rules::check_stateless_headers(h, &bytes) {
         return refusal(r, &bytes);
     }
+    // A listen stream's route exists before the engine acknowledges it, so that no update
+    // tagged with its id can come before it (an id already open is refused by the engine).
+    let listen = listen_id(&bytes).and_then(|id| {
+        let mut listens = lock(&shared.listens);
+        if listens.contains_key(&id) {
+            return None;
+        }
+        let generation = shared
+            .next_generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        listens.insert(id.clone(), Listener { tx, generation });
+        Some(ListenGuard {
+            shared: Arc::downgrade(shared),
+            id,
+            generation,
+            frames: Some(rx),
+            acknowledged: false,
+        })
+    });
     let mut rx = run(
         shared.stateless.clone(),
         shared.board.clone(),
@@ -471,6 +556,19 @@ async fn stateless<C: Board, const N: usize, const T: usize>(
         how(shared, true, &shared.stateless),
     );
     match rx.recv().await {
+        Some(Step::Done(d)) if d.deferred && listen.is_some() => {
+            let Some(mut guard) = listen else {
+                return internal();
+            };
+            guard.acknowledged = true;
+            if let Some(hook) = &shared.opts.on_event {
+                hook(&HostEvent::Listen {
+                    id: String::from_utf8_lossy(&guard.id).into_owned(),
+                    open: true,
+                });
+            }
+            listen_stream(frame(None, None, &d.bytes), guard)
+        }
         Some(Step::Done(d)) => answer(d, None),
         Some(Step::Note(first)) => {
             let (tx, frames) = tokio::sync::mpsc::unbounded_channel();
@@ -493,6 +591,74 @@ async fn stateless<C: Board, const N: usize, const T: usize>(
         }
         None => internal(),
     }
+}
+
+/// The id (raw JSON) of a `subscriptions/listen` request.
+fn listen_id(bytes: &[u8]) -> Option<Vec<u8>> {
+    match Message::parse(bytes, DEFAULT_MAX_DEPTH) {
+        Ok(Message::Request(r)) if r.method.eq_str("subscriptions/listen") => {
+            Some(r.id.raw().to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// Holds a listen stream's route while its response body lives. Dropped (the client closed the
+/// stream, or the engine refused the listen): the route goes and, once acknowledged, the
+/// engine's subscription ends.
+struct ListenGuard<C: 'static, const N: usize, const T: usize> {
+    shared: Weak<Shared<C, N, T>>,
+    id: Vec<u8>,
+    generation: u64,
+    frames: Option<Frames>,
+    acknowledged: bool,
+}
+
+impl<C: 'static, const N: usize, const T: usize> Drop for ListenGuard<C, N, T> {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        {
+            let mut listens = lock(&shared.listens);
+            if listens
+                .get(&self.id)
+                .is_some_and(|l| l.generation == self.generation)
+            {
+                listens.remove(&self.id);
+            }
+        }
+        if self.acknowledged {
+            lock(&shared.stateless).cancelled(&self.id);
+            if let Some(hook) = &shared.opts.on_event {
+                hook(&HostEvent::Listen {
+                    id: String::from_utf8_lossy(&self.id).into_owned(),
+                    open: false,
+                });
+            }
+        }
+    }
+}
+
+/// The SSE response of a listen stream: the acknowledgement, then what the timer routes to it,
+/// until the client closes it (which drops the guard).
+fn listen_stream<C: 'static + Send, const N: usize, const T: usize>(
+    ack: Bytes,
+    mut guard: ListenGuard<C, N, T>,
+) -> Response {
+    let Some(frames) = guard.frames.take() else {
+        return internal();
+    };
+    let rest = futures_util::stream::unfold((frames, guard), |(mut rx, guard)| async move {
+        rx.recv()
+            .await
+            .map(|f| (Ok::<_, Infallible>(f), (rx, guard)))
+    });
+    let stream = futures_util::StreamExt::chain(
+        futures_util::stream::once(async move { Ok::<_, Infallible>(ack) }),
+        rest,
+    );
+    sse_body(Body::from_stream(stream), None)
 }
 
 /// A POST without a session: `initialize` opens one; anything else is refused (400).
@@ -841,7 +1007,11 @@ fn sse(frames: Frames, session: Option<&str>) -> Response {
     let stream = futures_util::stream::unfold(frames, |mut rx| async move {
         rx.recv().await.map(|f| (Ok::<_, Infallible>(f), rx))
     });
-    let mut r = Response::new(Body::from_stream(stream));
+    sse_body(Body::from_stream(stream), session)
+}
+
+fn sse_body(body: Body, session: Option<&str>) -> Response {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

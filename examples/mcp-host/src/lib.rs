@@ -26,12 +26,31 @@
 //! the board ([`Board::tick`]), publishes on every engine the live resources the board says
 //! [`changed`](Board::changed), polls every engine ([`Server::poll`]) so that long-running
 //! tools advance, and routes what they emit: deferred responses to the HTTP request waiting for
-//! that id, notifications (progress, resource updates) to the session's `GET` stream.
+//! that id, notifications (progress, resource updates) to the session's `GET` stream, updates
+//! tagged with a 2026-07-28 `subscriptionId` to that listen stream.
+//!
+//! **The device speaks first.** A live resource the board reports [`changed`](Board::changed)
+//! reaches every subscriber: a 2025 session that sent `resources/subscribe` (on its `GET`
+//! stream), a 2026-07-28 client on its `subscriptions/listen` stream (an SSE response that stays
+//! open; closing it ends the subscription), and a xiaozhi backend — which cannot subscribe, so
+//! after its hello the host subscribes the engine to every live resource of the board
+//! ([`Board::live_resources`]) and the updates go out in the envelope (the backend logs them).
+//!
+//! **A person in the loop.** A tool that asks for confirmation (`Tool::confirm`) is held for a
+//! press of the device's button when the client cannot ask its user: the timer watches the
+//! board's [`confirm_presses`](Board::confirm_presses) and hands a new press, as a yes, to the
+//! engine holding such a call ([`Server::confirm_on_device`]), then polls it in the same turn, so
+//! the outcome goes out at once on that engine's transport (the session's `GET` stream, the
+//! xiaozhi envelope).
+//!
+//! The application hears of it all through [`HostEvent`]s (calls with their evidence and
+//! delivery, confirmations, resource updates, listen streams; see [`report`]).
 //!
 //! Lock order, everywhere: an engine, then the board.
 
 mod http;
 pub mod mqtt;
+pub mod report;
 mod session;
 pub mod xiaozhi;
 
@@ -39,12 +58,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use mcp_core::server::{Peer, Receipt, Status};
+use mcp_core::server::{Peer, Pending, Receipt, Status};
 use mcp_core::{Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
 use tokio::sync::mpsc;
 
 pub use http::{HttpHost, HttpOptions};
 pub use mcp_core::server::Delivery;
+pub use report::{CallReport, Outcome, Waiting};
 
 /// The device context the tools act on, as the host drives it.
 pub trait Board: Send + 'static {
@@ -65,13 +85,31 @@ pub trait Board: Send + 'static {
         let _ = now_ms;
         Vec::new()
     }
+
+    /// The presses so far of the device's button that answers confirmations (a count that only
+    /// goes up; read by the host's timer right after [`changed`](Self::changed)). When it goes
+    /// up, the host takes the press as a person's yes to the call that has waited longest for an
+    /// answer on the device ([`Server::confirm_on_device`]) and polls that engine in the same
+    /// turn, so that the outcome goes out on its transport at once. A press while nothing waits
+    /// is only a press. The default: no such button (0).
+    fn confirm_presses(&self) -> u32 {
+        0
+    }
+
+    /// The URIs of the board's live resources. Over xiaozhi (a backend cannot subscribe) the
+    /// host subscribes the engine to each after the backend's hello ([`Server::subscribe`]),
+    /// so that every update goes out in the envelope. The default: none.
+    fn live_resources(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
 /// that comes due is logged, and the host keeps running (a simulator has nothing to reset). Its
 /// sensors and button are sampled at each tick and publish by their kits' policies
 /// (`DemoBoard::poll_resources`); register `DemoBoard::RESOURCES` on the engines the factory
-/// builds to serve them.
+/// builds to serve them. Its button (`device://buttons/main`) also answers confirmations: one
+/// press is counted *and* is a person's yes to a call waiting for one on the device.
 #[cfg(feature = "sim")]
 impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoard<T> {
     fn tick(&mut self, now_ms: u64) {
@@ -86,31 +124,122 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
     fn changed(&mut self, now_ms: u64) -> Vec<&'static str> {
         self.poll_resources(now_ms).collect()
     }
+
+    fn confirm_presses(&self) -> u32 {
+        self.watch.button.count()
+    }
+
+    fn live_resources(&self) -> Vec<&'static str> {
+        Self::RESOURCES.iter().map(|r| r.uri()).collect()
+    }
 }
 
-/// The timer's turn on the board: [`Board::tick`], then what [`Board::changed`].
-pub(crate) fn tick<C: Board>(board: &Mutex<C>, now_ms: u64) -> Vec<&'static str> {
+/// The timer's turn on the board: [`Board::tick`], then what [`Board::changed`], and the
+/// confirmation button's presses so far.
+pub(crate) fn tick<C: Board>(board: &Mutex<C>, now_ms: u64) -> (Vec<&'static str>, u32) {
     let mut board = lock(board);
     board.tick(now_ms);
-    board.changed(now_ms)
+    let changed = board.changed(now_ms);
+    (changed, board.confirm_presses())
 }
 
-/// Publishes each changed resource on an engine (before it is pumped).
-pub(crate) fn publish<C, const N: usize, const T: usize>(
+/// 2026-07-28 listen streams one engine serves at once (the host's stateless engine is shared
+/// by every 2026 client).
+pub const LISTEN_STREAMS: usize = 8;
+
+/// The largest call (bytes) an engine holds while a person is asked to confirm it.
+pub const HOLD_BYTES: usize = 1024;
+
+/// The engine type the host drives: tool capacity `N`, task capacity `T`; four recent calls of
+/// up to 384 bytes for retransmissions and four live resources (mcp-core's defaults),
+/// [`LISTEN_STREAMS`] listen streams, calls up to [`HOLD_BYTES`] held for a confirmation.
+pub type Engine<C, const N: usize, const T: usize> =
+    Server<'static, C, N, T, 4, 384, 4, LISTEN_STREAMS, HOLD_BYTES>;
+
+/// One engine's turn in the timer: what it emitted, and the call it held for a person's answer
+/// before and after.
+pub(crate) struct Turn {
+    pub(crate) msgs: Vec<Bytes>,
+    pub(crate) held_before: Option<Pending>,
+    pub(crate) held_after: Option<Pending>,
+}
+
+/// Publishes each changed resource on an engine, then polls it until it owes nothing.
+pub(crate) fn turn<C, const N: usize, const T: usize>(
     engine: &Mutex<Box<Engine<C, N, T>>>,
+    board: &Mutex<C>,
     changed: &[&'static str],
-) {
-    if changed.is_empty() {
-        return;
-    }
+    now_ms: u64,
+    out: &mut [u8],
+) -> Turn {
     let mut engine = lock(engine);
     for uri in changed {
         engine.publish(uri);
     }
+    let held_before = engine.confirmation();
+    let mut board = lock(board);
+    let mut msgs = Vec::new();
+    loop {
+        let n = engine.poll(now_ms, &mut board, out);
+        match out.get(..n) {
+            Some(m) if n > 0 => msgs.push(Bytes::copy_from_slice(m)),
+            _ => break,
+        }
+    }
+    Turn {
+        msgs,
+        held_before,
+        held_after: engine.confirmation(),
+    }
 }
 
-/// The engine type the host drives: tool capacity `N`, task capacity `T`.
-pub type Engine<C, const N: usize, const T: usize> = Server<'static, C, N, T>;
+/// A press of the device's button: a yes to the call that has waited longest for an answer on
+/// the device, on whichever engine holds it. Returns that tool; `None` when nothing waits.
+pub(crate) fn answer_on_device<'e, C: 'static, const N: usize, const T: usize>(
+    engines: impl IntoIterator<Item = &'e Mutex<Box<Engine<C, N, T>>>>,
+) -> Option<&'static str> {
+    let mut oldest: Option<(u64, &Mutex<Box<Engine<C, N, T>>>)> = None;
+    for e in engines {
+        if let Some(p) = lock(e).confirmation().filter(|p| p.on_device)
+            && oldest.is_none_or(|(d, _)| p.deadline_ms < d)
+        {
+            oldest = Some((p.deadline_ms, e));
+        }
+    }
+    let (_, engine) = oldest?;
+    let mut engine = lock(engine);
+    let tool = engine.confirmation().map(|p| p.tool);
+    engine.confirm_on_device(true).then_some(tool).flatten()
+}
+
+/// What the application hears of one message a timer turn emitted (see [`report::emitted`]).
+pub(crate) fn observe(
+    transport: &'static str,
+    turn: &Turn,
+    msg: &[u8],
+    delivered: bool,
+) -> Option<HostEvent> {
+    report::emitted(transport, turn.held_before, turn.held_after, msg, delivered)
+}
+
+/// Tells the application when the calls waiting for a person changed; `last` is what it was
+/// told before.
+pub(crate) fn waiting_changed(
+    held: Vec<Pending>,
+    last: &mut Vec<Pending>,
+    now_ms: u64,
+    hook: Option<&EventHook>,
+) {
+    if held == *last {
+        return;
+    }
+    if let Some(hook) = hook {
+        hook(&HostEvent::Waiting(
+            held.iter().map(|p| Waiting::new(p, now_ms)).collect(),
+        ));
+    }
+    *last = held;
+}
 
 /// Builds a fresh engine with its tools registered: one per legacy session, one for the
 /// stateless path, one per WebSocket connection.
@@ -175,25 +304,6 @@ pub(crate) fn prime<C, const N: usize, const T: usize>(
     engine.set_entropy(entropy());
 }
 
-/// Polls an engine until it owes nothing; returns what it emitted.
-pub(crate) fn pump<C, const N: usize, const T: usize>(
-    engine: &Mutex<Box<Engine<C, N, T>>>,
-    board: &Mutex<C>,
-    now_ms: u64,
-    out: &mut [u8],
-) -> Vec<Bytes> {
-    let mut engine = lock(engine);
-    let mut board = lock(board);
-    let mut msgs = Vec::new();
-    loop {
-        let n = engine.poll(now_ms, &mut board, out);
-        match out.get(..n) {
-            Some(m) if n > 0 => msgs.push(Bytes::copy_from_slice(m)),
-            _ => return msgs,
-        }
-    }
-}
-
 /// What a handler run produces, in order: its notifications, then the outcome.
 #[derive(Debug)]
 pub(crate) enum Step {
@@ -222,6 +332,9 @@ pub(crate) struct Done {
     pub(crate) receipt: Option<Receipt>,
     /// The answer is a replay of a retransmitted call; what had become of the first answer.
     pub(crate) replay: Option<Delivery>,
+    /// What the answer says, when the message was a `tools/call` (or a client's answer that
+    /// settled a held one).
+    pub(crate) call: Option<CallReport>,
 }
 
 impl Done {
@@ -283,6 +396,33 @@ pub enum HostEvent {
         /// What became of this answer.
         delivery: Delivery,
     },
+    /// A `tools/call` was answered — or a held one settled by a person (through the client or
+    /// on the device) or by a timeout: which tool, the outcome, the evidence level, the text,
+    /// and what became of the answer (see [`CallReport`]).
+    Call(CallReport),
+    /// The calls waiting for a person's answer changed (on every engine of this host; empty:
+    /// none waits any more).
+    Waiting(Vec<Waiting>),
+    /// A `notifications/resources/updated` went out (or had nowhere to go: a 2025 session
+    /// without a `GET` stream, a listen stream already closed).
+    Updated {
+        /// The transport (`"http"`, `"http-2026"`, `"xiaozhi-ws"`, …).
+        transport: &'static str,
+        /// The resource.
+        uri: String,
+        /// The 2026-07-28 listen stream it was tagged for (its request id, raw JSON).
+        subscription: Option<String>,
+        /// It went to a stream or a socket.
+        delivered: bool,
+    },
+    /// A 2026-07-28 `subscriptions/listen` stream over HTTP opened (acknowledged) or ended (the
+    /// client closed it; the host called [`Server::cancelled`]).
+    Listen {
+        /// The listen request's id (raw JSON).
+        id: String,
+        /// `true` when it opened.
+        open: bool,
+    },
 }
 
 /// Receives [`HostEvent`]s (for logging); called from the host's tasks, keep it short.
@@ -308,8 +448,11 @@ pub(crate) struct Run {
     pub(crate) report_delivery: bool,
     /// The other engines on the board, told when a tool ran.
     pub(crate) touch: Option<Touch>,
-    /// Where [`HostEvent::Answered`] goes when this run reports delivery itself.
+    /// Where [`HostEvent::Answered`] and [`HostEvent::Call`] go when this run reports delivery
+    /// itself.
     pub(crate) on_event: Option<EventHook>,
+    /// The transport's name in [`CallReport`]s.
+    pub(crate) transport: &'static str,
 }
 
 /// Hands one message to an engine on a blocking thread; notifications and the answer arrive on
@@ -333,6 +476,11 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         let mut notify = move |m: &[u8]| {
             let _ = notes.send(Step::Note(Bytes::copy_from_slice(m)));
         };
+        // A client's answer may settle a call held for its user: remember which.
+        let held = engine
+            .confirmation()
+            .filter(|p| !p.on_device)
+            .map(|p| p.tool);
         let input = Input::new(&msg, how.principal)
             .stateless(how.stateless)
             .peer(how.peer);
@@ -344,8 +492,19 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     }
                     _ => (None, None),
                 };
+                let bytes = out.get(..h.len).unwrap_or_default();
+                let call = report::call_report(how.transport, &msg, bytes)
+                    .or_else(|| {
+                        let settled = engine.confirmation().is_none();
+                        let tool = held.filter(|_| settled)?;
+                        report::settled_report(how.transport, tool, bytes)
+                    })
+                    .map(|mut r| {
+                        r.replay = h.replay.is_some();
+                        r
+                    });
                 Done {
-                    bytes: Bytes::copy_from_slice(out.get(..h.len).unwrap_or_default()),
+                    bytes: Bytes::copy_from_slice(bytes),
                     status: h.status,
                     deferred: h.deferred,
                     initialized,
@@ -353,6 +512,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     ran: h.ran,
                     receipt: h.receipt,
                     replay: h.replay,
+                    call,
                 }
             }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
@@ -365,6 +525,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                 ran: None,
                 receipt: None,
                 replay: None,
+                call: None,
             },
         };
         // Lock order: never an engine while holding the board.
@@ -375,7 +536,16 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         }
         let receipt = done.receipt.filter(|_| how.report_delivery);
         let (ran, replay) = (done.ran, done.replay);
+        let call = done.call.clone().filter(|_| how.report_delivery);
         let handed = tx.send(Step::Done(done)).is_ok();
+        if let (Some(mut call), Some(hook)) = (call, &how.on_event) {
+            call.delivery = Some(if handed {
+                Delivery::Written
+            } else {
+                Delivery::Lost
+            });
+            hook(&HostEvent::Call(call));
+        }
         if let Some(receipt) = receipt {
             let delivery = if handed {
                 Delivery::Written

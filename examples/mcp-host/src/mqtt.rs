@@ -70,7 +70,7 @@ use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
 use rumqttc::{NetworkOptions, Outgoing};
 
 pub use crate::xiaozhi::Backoff;
-use crate::{Board, Clock, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
+use crate::{Board, Clock, Engine, EventHook, HostEvent, Run, Step, lock, prime};
 
 /// The default limit of one incoming MQTT packet: four xiaozhi `tools/list` pages, as over
 /// WebSocket ([`crate::xiaozhi::DEFAULT_MAX_MESSAGE`]).
@@ -328,6 +328,8 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     current: Option<String>,
     /// Publishes handed to rumqttc, in order, until it names their packet id.
     handed: VecDeque<Option<Tracked>>,
+    /// Button presses the board had counted at the last tick.
+    presses: u32,
     /// A publish rumqttc holds back until its packet id is free (`Outgoing::AwaitAck`).
     collided: Option<(u16, Option<Tracked>)>,
     /// Publishes written, waiting for their PUBACK.
@@ -455,6 +457,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         clients: HashMap::new(),
         current: None,
         handed: VecDeque::new(),
+        presses: 0,
         collided: None,
         inflight: HashMap::new(),
         offline: VecDeque::new(),
@@ -628,7 +631,15 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 
     /// Publishes (QoS 1, with the convention's user properties), or queues while offline.
-    fn publish(&mut self, topic: String, payload: Bytes, retain: bool, tracked: Option<Tracked>) {
+    ///
+    /// Whether it was handed to the MQTT client now.
+    fn publish(
+        &mut self,
+        topic: String,
+        payload: Bytes,
+        retain: bool,
+        tracked: Option<Tracked>,
+    ) -> bool {
         if !self.connected {
             if self.offline.len() >= self.opts.offline_queue.max(1)
                 && let Some(old) = self.offline.pop_front().and_then(|q| q.tracked)
@@ -641,7 +652,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                 retain,
                 tracked,
             });
-            return;
+            return false;
         }
         let props = PublishProperties {
             user_properties: vec![
@@ -657,11 +668,15 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             payload,
             props,
         ) {
-            Ok(()) => self.handed.push_back(tracked),
+            Ok(()) => {
+                self.handed.push_back(tracked);
+                true
+            }
             Err(_) => {
                 if let Some(t) = tracked {
                     self.report(t, Delivery::Lost);
                 }
+                false
             }
         }
     }
@@ -670,24 +685,36 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// engine), then everything the engine owes.
     fn tick(&mut self) {
         let now = self.clock.now_ms();
-        let changed = crate::tick(&self.board, now);
-        crate::publish(&self.engine, &changed);
+        let (changed, pressed) = crate::tick(&self.board, now);
+        if pressed != self.presses {
+            // A press is a yes to a call held for one on the device.
+            self.presses = pressed;
+            crate::answer_on_device([&*self.engine]);
+        }
         let mut out = vec![0u8; self.out_len];
-        for msg in pump(&self.engine, &self.board, now, &mut out) {
-            self.emit(msg);
+        let turn = crate::turn(&self.engine, &self.board, &changed, now, &mut out);
+        for msg in &turn.msgs {
+            let handed = self.emit(msg.clone());
+            if let (Some(hook), Some(event)) = (
+                &self.opts.on_event,
+                crate::observe("mqtt", &turn, msg, handed),
+            ) {
+                hook(&event);
+            }
         }
     }
 
     /// Publishes something the engine emitted by itself, where the convention routes it.
-    fn emit(&mut self, msg: Bytes) {
+    /// Whether it was handed to the MQTT client (not dropped, not only queued offline).
+    fn emit(&mut self, msg: Bytes) -> bool {
         let topic = match conv::route(&msg) {
             Route::Capability => self.topics.capability.clone(),
             Route::Rpc => match self.current.as_deref().map(ClientId::new) {
                 Some(Ok(c)) => self.rpc_topic(c),
-                _ => return,
+                _ => return false,
             },
         };
-        self.publish(topic, msg, false, None);
+        self.publish(topic, msg, false, None)
     }
 
     /// A message from the broker.
@@ -819,6 +846,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             report_delivery: false,
             touch: None,
             on_event: None,
+            transport: "mqtt",
         };
         let mut rx = crate::run(self.engine.clone(), self.board.clone(), payload, how);
         while let Some(step) = rx.recv().await {

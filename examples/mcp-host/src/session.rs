@@ -252,13 +252,17 @@ impl State {
 
     /// Routes a message the engine's `poll` emitted: a response to the stream waiting for its
     /// id, a notification to the standalone stream (dropped when none is open: each message goes
-    /// to one stream only, never broadcast).
-    pub(crate) fn route(&mut self, msg: &[u8]) {
+    /// to one stream only, never broadcast). `false` when it was dropped.
+    pub(crate) fn route(&mut self, msg: &[u8]) -> bool {
         match response_id(msg) {
             Some(id) => match self.waiters.remove(&id) {
-                Some(k) => self.push(k, msg, true),
+                Some(k) => {
+                    self.push(k, msg, true);
+                    true
+                }
                 None => {
                     self.orphans.insert(id, Bytes::copy_from_slice(msg));
+                    true
                 }
             },
             None => {
@@ -267,8 +271,12 @@ impl State {
                     .iter()
                     .find(|(_, s)| s.standalone)
                     .map(|(k, _)| *k);
-                if let Some(k) = standalone {
-                    self.push(k, msg, false);
+                match standalone {
+                    Some(k) => {
+                        self.push(k, msg, false);
+                        true
+                    }
+                    None => false,
                 }
             }
         }

@@ -10,6 +10,16 @@
 //!
 //! The engine lives as long as [`run`], across reconnections; a timer polls it so long-running
 //! tools advance, and what it emits (task status and progress) is sent in the envelope as well.
+//!
+//! **Device-initiated messages, the xiaozhi convention.** A backend cannot subscribe to
+//! resources, so after its hello the device subscribes its engine to every live resource of the
+//! board ([`Board::live_resources`], [`Server::subscribe`](mcp_core::Server::subscribe)): each
+//! update the board reports goes out as `{"session_id":…,"type":"mcp","payload":
+//! {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":…}}}` (backends
+//! log it; one that wants the value sends `resources/read`). A call held for a person's yes on
+//! the device ("press the button on the device to confirm") settles when the board's button is
+//! pressed ([`Board::confirm_presses`]); its outcome follows in the envelope as a
+//! `notifications/message` (logger `confirmation`).
 //! The backend's `session_id` names the peer (`mcp_core::server::Peer`): a call the backend sends
 //! again in the same session is answered without running twice, even after a reconnect.
 //!
@@ -45,7 +55,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::{Board, Clock, Done, Engine, EventHook, HostEvent, Run, Step, lock, prime, pump};
+use crate::{Board, Clock, Done, Engine, EventHook, HostEvent, Run, Step, lock, prime};
 
 /// How the client reconnects after the link fails: capped exponential backoff with jitter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,6 +336,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         .await;
     }
     let mut failures = 0u32;
+    let mut presses = lock(&board).confirm_presses();
     loop {
         let config = WebSocketConfig::default()
             .max_message_size(Some(opts.max_message))
@@ -338,7 +349,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         let end = match attempt {
             Ok(Ok((ws, _))) => {
                 failures = 0;
-                serve(opts, &engine, &board, &clock, ws).await
+                serve(opts, &engine, &board, &clock, &mut presses, ws).await
             }
             Ok(Err(e)) => Err(e.into()),
             Err(_) => Err(Error::ConnectTimeout),
@@ -410,6 +421,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
     board: &Arc<Mutex<C>>,
     clock: &Clock,
+    presses: &mut u32,
     ws: Ws,
 ) -> Result<(), Error> {
     let (mut sink, mut stream) = ws.split();
@@ -417,6 +429,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     send(&mut sink, Message::text(DEVICE_HELLO), dead_after).await?;
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let mut session_id: Option<String> = None;
+    let mut waiting = Vec::new();
     let mut ticks = tokio::time::interval(opts.tick);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Without a keep-alive these never fire (a day is as good as never: they are not polled).
@@ -452,6 +465,12 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     if let Some(hook) = &opts.on_event {
                         hook(&HostEvent::Hello { session_id: session_id.clone() });
                     }
+                    // The backend cannot subscribe: the device subscribes it to everything live.
+                    let uris = lock(board).live_resources();
+                    let mut engine = lock(engine);
+                    for uri in uris {
+                        engine.subscribe(uri);
+                    }
                     continue;
                 }
                 let Some(payload) = env.mcp_payload() else { continue };
@@ -470,6 +489,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     report_delivery: false,
                     touch: None,
                     on_event: None,
+                    transport: "xiaozhi-ws",
                 };
                 let mut rx = crate::run(engine.clone(), board.clone(), Bytes::copy_from_slice(payload), how);
                 while let Some(step) = rx.recv().await {
@@ -486,7 +506,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                         Some(frame) => send(&mut sink, Message::text(frame), dead_after).await,
                         None => Ok(()),
                     };
-                    if let Some(d) = done.filter(|d| d.receipt.is_some()) {
+                    if let Some(d) = done {
                         report(opts, engine, &d, sent.is_ok());
                     }
                     sent?;
@@ -495,19 +515,39 @@ async fn serve<C: Board, const N: usize, const T: usize>(
             _ = ticks.tick() => {
                 let (e, b) = (engine.clone(), board.clone());
                 let now = clock.now_ms();
-                let msgs = tokio::task::spawn_blocking(move || {
-                    let changed = crate::tick(&b, now);
-                    crate::publish(&e, &changed);
+                let last = *presses;
+                let Ok((turn, pressed)) = tokio::task::spawn_blocking(move || {
+                    let (changed, pressed) = crate::tick(&b, now);
+                    if pressed != last {
+                        // A press is a yes to a call held for one on the device.
+                        crate::answer_on_device([&*e]);
+                    }
                     let mut out = vec![0u8; out_len];
-                    pump(&e, &b, now, &mut out)
+                    (crate::turn(&e, &b, &changed, now, &mut out), pressed)
                 })
                 .await
-                .unwrap_or_default();
-                for m in msgs {
-                    if let Some(frame) = envelope(session_id.as_deref(), &m) {
-                        send(&mut sink, Message::text(frame), dead_after).await?;
+                else {
+                    continue;
+                };
+                *presses = pressed;
+                for m in &turn.msgs {
+                    let sent = match envelope(session_id.as_deref(), m) {
+                        Some(frame) => send(&mut sink, Message::text(frame), dead_after).await,
+                        None => Ok(()),
+                    };
+                    if let (Some(hook), Some(event)) =
+                        (&opts.on_event, crate::observe("xiaozhi-ws", &turn, m, sent.is_ok()))
+                    {
+                        hook(&event);
                     }
+                    sent?;
                 }
+                crate::waiting_changed(
+                    turn.held_after.into_iter().collect(),
+                    &mut waiting,
+                    now,
+                    opts.on_event.as_ref(),
+                );
             }
             _ = pings.tick(), if opts.keepalive.is_some() => {
                 send(&mut sink, Message::Ping(Bytes::new()), dead_after).await?;
@@ -530,19 +570,24 @@ async fn too_big(sink: &mut Sink, e: CapacityError) -> Error {
     Error::TooBig(e.to_string())
 }
 
-/// Records what became of an acting call's answer, and tells the application.
+/// Records what became of an acting call's answer, and tells the application (of every call's
+/// answer).
 fn report<C, const N: usize, const T: usize>(
     opts: &Options,
     engine: &Mutex<Box<Engine<C, N, T>>>,
     done: &Done,
     written: bool,
 ) {
-    let Some(receipt) = done.receipt else { return };
     let delivery = if written {
         Delivery::Written
     } else {
         Delivery::Lost
     };
+    if let (Some(mut call), Some(hook)) = (done.call.clone(), &opts.on_event) {
+        call.delivery = Some(delivery);
+        hook(&HostEvent::Call(call));
+    }
+    let Some(receipt) = done.receipt else { return };
     lock(engine).delivered(receipt, delivery);
     if let Some(hook) = &opts.on_event {
         hook(&HostEvent::Answered {

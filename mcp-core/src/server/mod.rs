@@ -49,7 +49,7 @@ use core::fmt::Write as _;
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
 use crate::wire::frame::{Found, Frame, Member};
-#[cfg(feature = "modern")]
+#[cfg(any(feature = "modern", feature = "confirm"))]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
 use crate::wire::request::{Id, Message, Request};

@@ -47,7 +47,7 @@
 //! | [`mute::set_mute`] | `self.audio_speaker.set_mute` | `applied` (the trait cannot read the mute state back) | [`asynch::mute`] |
 //! | [`screen::set_brightness`] | `self.screen.set_brightness` | `read_back` (within the backlight's tolerance) where readable, else `applied` | [`asynch::screen`] |
 //! | [`status::get_device_status`] | `self.get_device_status` | — (a read) | [`asynch::status`] |
-//! | [`system::reboot`] | `self.reboot` (user-only) | `scheduled` | [`asynch::system`] |
+//! | [`system::reboot`] | `self.reboot` (user-only; [`system::confirmed`]: open to the model, a person confirms first) | `scheduled` | [`asynch::system`] |
 //! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` | [`asynch::relay`] |
 //! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
 //!

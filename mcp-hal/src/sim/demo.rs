@@ -13,6 +13,9 @@
 //! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
 //! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
 //!
+//! [`DemoBoard::CONFIRMED_TOOLS`] is the same set with a person in the loop: `self.reboot` open
+//! to the model but confirmed first, `self.relay.set` confirmed when it switches on.
+//!
 //! | resource (`DemoBoard::RESOURCES`, feature `resources`) | from | contents |
 //! |---|---|---|
 //! | `device://sensors/temperature` | [`temperature`]`::resource()` over the [`SimThermometer`] | `{"celsius":21.5}` |
@@ -351,6 +354,23 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         &system::reboot(),
     ];
 
+    /// [`TOOLS`](Self::TOOLS) with a person in the loop (feature `confirm`): the same
+    /// tools in the same order, but `self.reboot` is open to the model and asks first
+    /// ([`system::confirmed`], [`system::CONFIRM`]: "Reboot the device?"), and `self.relay.set`
+    /// asks before switching on ([`relay::CONFIRM_ON`]; switching off never asks). A person
+    /// calling ([`Principal::User`](mcp_core::Principal::User)) is not asked again.
+    /// `device-sim --confirm` serves this set.
+    pub const CONFIRMED_TOOLS: &'static [&'static Tool<Self>] = &[
+        &status::get_device_status().output(STATUS_SCHEMA),
+        &audio::set_volume(),
+        &screen::set_brightness(),
+        &Self::SET_THEME,
+        &relay::set().confirm(relay::CONFIRM_ON),
+        &motor::move_to::<Self, 0, 1000>(),
+        &status_tool(),
+        &system::confirmed(),
+    ];
+
     /// The three live resources, in listing order (see the [module docs](self)); register each
     /// with [`Server::register_resource`](mcp_core::Server::register_resource), and publish
     /// what [`poll_resources`](Self::poll_resources) yields. Feature `resources`.
@@ -593,6 +613,59 @@ mod test {
         let answer = call(&mut server, &mut board, &on);
         assert!(answer.contains(r#""level":"measured""#), "{answer}");
         assert!(board.sim.relay.coil());
+    }
+
+    #[cfg(feature = "confirm")]
+    #[test]
+    fn the_confirmed_set_asks_before_a_reboot_and_before_switching_on() {
+        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        server.register_all(DemoBoard::CONFIRMED_TOOLS).unwrap();
+        let names: Vec<_> = server.registry().tools().map(|t| t.name()).collect();
+        let plain: Vec<_> = DemoBoard::<SimTime>::TOOLS
+            .iter()
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(names, plain);
+        let mut board = DemoBoard::default();
+        let ask =
+            |server: &mut Server<'static, DemoBoard, 16>, board: &mut DemoBoard, msg: &str| {
+                let mut out = [0u8; 4096];
+                let n = server
+                    .handle(msg.as_bytes(), Principal::Model, board, &mut out)
+                    .unwrap()
+                    .len;
+                String::from_utf8(out[..n].to_vec()).unwrap()
+            };
+        // Switching off never asks.
+        let off = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":false}}}"#;
+        assert!(ask(&mut server, &mut board, off).contains(r#""isError":false"#));
+        assert!(server.confirmation().is_none());
+        // The model's reboot is held for the button, not refused as user-only.
+        let reboot = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.reboot","arguments":{}}}"#;
+        let answer = ask(&mut server, &mut board, reboot);
+        assert!(answer.contains("awaiting_confirmation"), "{answer}");
+        let pending = server.confirmation().unwrap();
+        assert_eq!(
+            (pending.tool, pending.message),
+            ("self.reboot", "Reboot the device?")
+        );
+        assert!(pending.on_device);
+        assert_eq!(board.sim.system.scheduled_at(), None);
+        assert!(server.confirm_on_device(true));
+        let mut out = [0u8; 4096];
+        let n = server.poll(0, &mut board, &mut out);
+        let outcome = core::str::from_utf8(&out[..n]).unwrap();
+        assert!(outcome.contains(r#""logger":"confirmation""#), "{outcome}");
+        assert!(outcome.contains(r#""confirmed":true"#), "{outcome}");
+        assert!(board.sim.system.scheduled_at().is_some());
+        // Switching on asks.
+        let on = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}}"#;
+        let answer = ask(&mut server, &mut board, on);
+        assert!(
+            answer.contains("Switch the relay-controlled load on?"),
+            "{answer}"
+        );
+        assert!(!board.sim.relay.coil());
     }
 
     /// A firmware's timebase: the wait goes through it, and it sets the time.

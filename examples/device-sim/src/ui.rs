@@ -1,0 +1,517 @@
+//! `--ui ADDR`: a live view of the simulated device, and the JSON API that drives its physical
+//! side (the page is a client of the same API; tests and scripts use it directly).
+//!
+//! | request | body | answer |
+//! |---|---|---|
+//! | `GET /` | — | the page (one HTML file with inline CSS and JS, no build step) |
+//! | `GET /sim/state` | — | everything the page shows (below); `?since=SEQ` keeps only timeline entries after `SEQ` |
+//! | `POST /sim/button` | none, or `{}` | one press of the device's button: `{"pressed":true,"answers":null}` or `"answers":{"tool":…,"question":…}` |
+//! | `POST /sim/sensor` | `{"temperature": 31.5}`, `{"battery": 20}`, or both | `{"sensors":{"temperature":31.5,"battery":20}}` (what they read now) |
+//!
+//! **The physical button does both.** A press is counted — the resource `device://buttons/main`
+//! goes up by one, and its subscribers hear of it — *and*, when a call is held for a person's
+//! yes on the device ("press the button on the device to confirm"), it is that yes: the host
+//! confirms it on the engine holding it (whichever transport that engine serves), runs it, and
+//! sends the outcome there (a `notifications/message`, logger `confirmation`). `answers` says
+//! which call the press will confirm.
+//!
+//! `POST /sim/sensor` sets the simulated readings: `temperature` in °C (a number, −40 to 125),
+//! `battery` in % (a number, 0 to 100). Unknown members, wrong types and values out of range
+//! are refused (400 with `{"error": "…"}`). The readings are sampled at the next clock tick, and
+//! published to subscribers by the kits' policies (0.5 °C and at most one a second; 1 % and at
+//! most one per 5 s).
+//!
+//! The page polls `GET /sim/state` (every 300 ms). Its shape:
+//!
+//! ```text
+//! {"device":{"name":"device-sim","version":"0.1.0","confirm":true,"principal":"model",
+//!            "transports":["http://127.0.0.1:8080/mcp"]},
+//!  "uptime_ms":1234,
+//!  "speaker":{"volume":50,"muted":false}, "screen":{"brightness":80,"theme":"light"},
+//!  "relay":{"on":false}, "motor":{"position":0,"target":0,"moving":false},
+//!  "sensors":{"temperature":21.5,"battery":87}, "button":{"presses":0,"down":false},
+//!  "door_open":false, "reboot":{"scheduled":0,"due_in_ms":null},
+//!  "confirmation":null | {"tool":"self.reboot","question":"Reboot the device?",
+//!                         "on_device":true,"expires_in_ms":28750},
+//!  "timeline":[{"seq":7,"t_ms":1200,"kind":"call",…}, …], "next_seq":8}
+//! ```
+//!
+//! The timeline keeps the last [`TIMELINE_LEN`] entries, oldest first; each has `seq` (rising),
+//! `t_ms` (since device-sim started) and `kind`:
+//! - `call`: `transport`, `id` (raw JSON; `""` for an outcome given on the device), `tool`,
+//!   `outcome` (`ok`, `failed`, `error`, `awaiting_confirmation`, `asked_client`,
+//!   `input_required`, `task`), `evidence` (level or null), `text`, `confirmed` (true/false:
+//!   a person's answer decided it; null: nobody was asked), `replay`, `delivery` (`written`,
+//!   `lost`, or null when not known);
+//! - `update`: `transport`, `uri`, `subscription` (a 2026 listen stream's id, or null),
+//!   `delivered`;
+//! - `press`: `answers` (the tool the press confirms, or null); `sensor`: `temperature` and/or
+//!   `battery`; `session`: `text` (initialized, hello, disconnected); `listen`: `id`, `open`.
+//!
+//! It listens on loopback unless told otherwise, and refuses requests whose `Host` or `Origin`
+//! is not a loopback name (or one given with `--allow-host`): a web page elsewhere cannot press
+//! the button.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::Response;
+use mcp_core::transport::http::{Headers, check_host_and_origin};
+use mcp_host::{CallReport, HostEvent, Waiting};
+use serde_json::{Map, Value, json};
+
+use crate::board::Board;
+
+/// Timeline entries kept.
+pub const TIMELINE_LEN: usize = 100;
+
+/// The page.
+const PAGE: &str = include_str!("ui.html");
+
+/// The sensors' accepted ranges.
+const TEMPERATURE_C: (f64, f64) = (-40.0, 125.0);
+const BATTERY_PERCENT: (f64, f64) = (0.0, 100.0);
+
+/// The simulated device as the page sees it: the board, the calls waiting for a person, and the
+/// timeline.
+pub struct Sim {
+    board: Arc<Mutex<Board>>,
+    started: Instant,
+    log: Mutex<Log>,
+    allowed_hosts: Vec<String>,
+    /// Presses for the finger (see [`finger`]).
+    presses: std::sync::mpsc::Sender<()>,
+}
+
+struct Log {
+    entries: VecDeque<Value>,
+    next_seq: u64,
+    waiting: Vec<(Waiting, Instant)>,
+    about: Map<String, Value>,
+    transports: Vec<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Sim {
+    /// A view of `board`; `confirm`/`principal` describe the served tool set.
+    pub fn new(
+        board: Arc<Mutex<Board>>,
+        confirm: bool,
+        principal: &str,
+        allowed_hosts: &[String],
+    ) -> Arc<Self> {
+        let mut about = Map::new();
+        about.insert("name".into(), "device-sim".into());
+        about.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+        about.insert("confirm".into(), confirm.into());
+        about.insert("principal".into(), principal.into());
+        let (presses, queue) = std::sync::mpsc::channel();
+        let pressed = board.clone();
+        std::thread::spawn(move || finger(&pressed, &queue));
+        Arc::new(Sim {
+            presses,
+            board,
+            started: Instant::now(),
+            log: Mutex::new(Log {
+                entries: VecDeque::new(),
+                next_seq: 1,
+                waiting: Vec::new(),
+                about,
+                transports: Vec::new(),
+            }),
+            allowed_hosts: allowed_hosts.to_vec(),
+        })
+    }
+
+    /// Names a transport device-sim serves (shown on the page).
+    pub fn add_transport(&self, t: String) {
+        lock(&self.log).transports.push(t);
+    }
+
+    fn t_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Adds a timeline entry (`kind` and the members of `fields`).
+    fn push(&self, kind: &str, fields: Value) {
+        let t_ms = self.t_ms();
+        let mut log = lock(&self.log);
+        let mut entry = match fields {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        entry.insert("seq".into(), log.next_seq.into());
+        entry.insert("t_ms".into(), t_ms.into());
+        entry.insert("kind".into(), kind.into());
+        log.next_seq += 1;
+        if log.entries.len() == TIMELINE_LEN {
+            log.entries.pop_front();
+        }
+        log.entries.push_back(Value::Object(entry));
+    }
+
+    /// Takes what the host (or the stdio loop) reports into the timeline and the waiting list.
+    pub fn event(&self, e: &HostEvent) {
+        match e {
+            HostEvent::Call(c) => self.push("call", call_fields(c)),
+            HostEvent::Updated {
+                transport,
+                uri,
+                subscription,
+                delivered,
+            } => self.push(
+                "update",
+                json!({"transport": transport, "uri": uri, "subscription": subscription, "delivered": delivered}),
+            ),
+            HostEvent::Waiting(w) => {
+                let now = Instant::now();
+                lock(&self.log).waiting = w.iter().map(|w| (w.clone(), now)).collect();
+            }
+            HostEvent::Listen { id, open } => {
+                self.push("listen", json!({"id": id, "open": open}));
+            }
+            HostEvent::Initialized { revision, .. } => self.push(
+                "session",
+                json!({"text": format!("initialized, protocol {}", revision.as_str())}),
+            ),
+            HostEvent::Hello { session_id } => self.push(
+                "session",
+                json!({"text": format!("hello from the backend, session {}", session_id.as_deref().unwrap_or("(none)"))}),
+            ),
+            HostEvent::Disconnected { reason, .. } => self.push(
+                "session",
+                json!({"text": format!("disconnected: {reason}")}),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The call a press answers now: the on-device one that expires first.
+    fn answered_by_press(&self) -> Option<Value> {
+        let log = lock(&self.log);
+        log.waiting
+            .iter()
+            .filter(|(w, _)| w.on_device)
+            .min_by_key(|(w, at)| *at + w.expires_in)
+            .map(|(w, _)| json!({"tool": w.tool, "question": w.question}))
+    }
+
+    /// One press of the device's button.
+    fn press(&self) -> Value {
+        let answers = self.answered_by_press();
+        let _ = self.presses.send(());
+        self.push(
+            "press",
+            json!({"answers": answers.as_ref().map(|a| a["tool"].clone())}),
+        );
+        json!({"pressed": true, "answers": answers})
+    }
+
+    /// Sets the sensors named in `body` (strictly checked); the readings after.
+    fn set_sensors(&self, body: &[u8]) -> Result<Value, String> {
+        let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+            return Err("send {\"temperature\": °C} and/or {\"battery\": %}".into());
+        } else {
+            serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?
+        };
+        let Value::Object(fields) = body else {
+            return Err("send a JSON object: {\"temperature\": 31.5, \"battery\": 20}".into());
+        };
+        if fields.is_empty() {
+            return Err("name a sensor: temperature (°C) or battery (%)".into());
+        }
+        let mut temperature = None;
+        let mut battery = None;
+        for (k, v) in &fields {
+            let (slot, (lo, hi), unit) = match k.as_str() {
+                "temperature" => (&mut temperature, TEMPERATURE_C, "°C"),
+                "battery" => (&mut battery, BATTERY_PERCENT, "%"),
+                other => {
+                    return Err(format!(
+                        "unknown sensor {other:?}: the sensors are temperature and battery"
+                    ));
+                }
+            };
+            let x = v
+                .as_f64()
+                .filter(|_| v.is_number())
+                .ok_or_else(|| format!("{k}: expected a number, got {v}"))?;
+            if !(lo..=hi).contains(&x) {
+                return Err(format!("{k}: {x} {unit} is out of range ({lo} to {hi})"));
+            }
+            *slot = Some(x);
+        }
+        let mut board = lock(&self.board);
+        // In range, so the products fit an i32.
+        #[allow(clippy::cast_possible_truncation)]
+        if let Some(t) = temperature {
+            board
+                .sim
+                .thermometer
+                .set_millicelsius((t * 1000.0).round() as i32);
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        if let Some(b) = battery {
+            board
+                .sim
+                .battery
+                .set_millipercent((b * 1000.0).round() as i32);
+        }
+        let now = sensors(&board);
+        drop(board);
+        let mut set = Map::new();
+        if let Some(t) = temperature {
+            set.insert("temperature".into(), t.into());
+        }
+        if let Some(b) = battery {
+            set.insert("battery".into(), b.into());
+        }
+        self.push("sensor", Value::Object(set));
+        Ok(json!({ "sensors": now }))
+    }
+
+    /// Everything the page shows; timeline entries after `since` only.
+    pub fn state(&self, since: u64) -> Value {
+        let board = lock(&self.board);
+        let now = board.sim.now_ms();
+        let motion = board.sim.motor.motion();
+        let reboot_due = board
+            .sim
+            .system
+            .scheduled_at()
+            .map(|at| at.saturating_sub(now));
+        let device = json!({
+            "speaker": {"volume": board.sim.codec.stored_volume().get(), "muted": board.sim.codec.muted()},
+            "screen": {"brightness": board.sim.backlight.level().get(), "theme": board.theme},
+            "relay": {"on": board.sim.relay.contacts()},
+            "motor": {"position": motion.position, "target": board.sim.motor.target(), "moving": motion.moving},
+            "sensors": sensors(&board),
+            "button": {"presses": board.watch.button.count(), "down": board.sim.button.is_down()},
+            "door_open": board.door_open,
+            "reboot": {"scheduled": board.sim.system.schedules(), "due_in_ms": reboot_due},
+        });
+        drop(board);
+        let log = lock(&self.log);
+        let now = Instant::now();
+        let confirmation = log
+            .waiting
+            .iter()
+            .min_by_key(|(w, at)| *at + w.expires_in)
+            .map(|(w, at)| {
+                let left = (*at + w.expires_in).saturating_duration_since(now);
+                json!({"tool": w.tool, "question": w.question, "on_device": w.on_device,
+                       "expires_in_ms": u64::try_from(left.as_millis()).unwrap_or(u64::MAX)})
+            });
+        let mut about = log.about.clone();
+        about.insert("transports".into(), json!(log.transports));
+        let timeline: Vec<&Value> = log
+            .entries
+            .iter()
+            .filter(|e| e["seq"].as_u64().is_some_and(|s| s > since))
+            .collect();
+        let mut state = match device {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        state.insert("device".into(), Value::Object(about));
+        state.insert("uptime_ms".into(), self.t_ms().into());
+        state.insert("confirmation".into(), confirmation.unwrap_or(Value::Null));
+        state.insert("timeline".into(), json!(timeline));
+        state.insert("next_seq".into(), log.next_seq.into());
+        Value::Object(state)
+    }
+}
+
+/// The finger on the simulated button: holds it down until the board's debouncer has counted
+/// the press, then lets go until it has seen the release, one press after the other. A timed
+/// click ([`mcp_hal::sim::SimButton::press`]) is lost when no sample falls within it — a clock
+/// tick late on a loaded machine — and a press through the API must always count.
+fn finger(board: &Mutex<Board>, presses: &std::sync::mpsc::Receiver<()>) {
+    /// How long the finger waits for the debouncer before it gives up on a press.
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+    let until = |done: &dyn Fn(&Board) -> bool| {
+        let deadline = Instant::now() + PATIENCE;
+        while !done(&lock(board)) && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    };
+    while presses.recv().is_ok() {
+        let before = {
+            let mut b = lock(board);
+            b.sim.button.hold(true);
+            b.watch.button.count()
+        };
+        until(&|b| b.watch.button.count() != before);
+        lock(board).sim.button.hold(false);
+        until(&|b| !b.watch.button.is_pressed());
+    }
+}
+
+/// The readings: °C and %.
+fn sensors(board: &Board) -> Value {
+    json!({
+        "temperature": f64::from(board.sim.thermometer.millicelsius()) / 1000.0,
+        "battery": f64::from(board.sim.battery.millipercent()) / 1000.0,
+    })
+}
+
+fn call_fields(c: &CallReport) -> Value {
+    let delivery = c.delivery.map(|d| match d {
+        mcp_host::Delivery::Written => "written",
+        mcp_host::Delivery::Lost => "lost",
+        _ => "pending",
+    });
+    json!({
+        "transport": c.transport, "id": c.id, "tool": c.tool, "outcome": c.outcome.as_str(),
+        "evidence": c.evidence, "text": c.text, "confirmed": c.confirmed, "replay": c.replay,
+        "delivery": delivery,
+    })
+}
+
+/// How a request's headers are looked up for the Host/Origin check.
+struct View<'a>(&'a HeaderMap);
+
+impl Headers for View<'_> {
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        self.0.get(name).map(HeaderValue::as_bytes)
+    }
+}
+
+fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
+    let mut r = Response::new(body.into());
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn json_reply(status: StatusCode, v: &Value) -> Response {
+    reply(status, "application/json", v.to_string())
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    json_reply(status, &json!({ "error": why }))
+}
+
+/// The Host/Origin check (DNS-rebinding protection), then the route.
+fn guard(sim: &Sim, headers: &HeaderMap) -> Option<Response> {
+    let allowed: Vec<&str> = sim.allowed_hosts.iter().map(String::as_str).collect();
+    check_host_and_origin(&View(headers), &allowed)
+        .err()
+        .map(|r| refuse(StatusCode::FORBIDDEN, r.message))
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+async fn page(State(sim): State<Arc<Sim>>, headers: HeaderMap) -> Response {
+    if let Some(r) = guard(&sim, &headers) {
+        return r;
+    }
+    reply(StatusCode::OK, "text/html; charset=utf-8", PAGE)
+}
+
+async fn state(State(sim): State<Arc<Sim>>, headers: HeaderMap, uri: Uri) -> Response {
+    if let Some(r) = guard(&sim, &headers) {
+        return r;
+    }
+    let mut since = 0;
+    for pair in uri.query().unwrap_or_default().split('&') {
+        match pair.split_once('=') {
+            Some(("since", v)) => match v.parse() {
+                Ok(n) => since = n,
+                Err(_) => {
+                    return refuse(StatusCode::BAD_REQUEST, "since: expected a sequence number");
+                }
+            },
+            _ if pair.is_empty() => {}
+            _ => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    "GET /sim/state takes only ?since=SEQ",
+                );
+            }
+        }
+    }
+    json_reply(StatusCode::OK, &sim.state(since))
+}
+
+async fn button(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(r) = guard(&sim, &headers) {
+        return r;
+    }
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    let ok = empty
+        || (is_json(&headers)
+            && serde_json::from_slice::<Value>(&body)
+                .is_ok_and(|v| v.as_object().is_some_and(Map::is_empty)));
+    if !ok {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "POST /sim/button takes no body, or the JSON object {}",
+        );
+    }
+    json_reply(StatusCode::OK, &sim.press())
+}
+
+async fn sensor(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(r) = guard(&sim, &headers) {
+        return r;
+    }
+    if !is_json(&headers) {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send Content-Type: application/json",
+        );
+    }
+    match sim.set_sensors(&body) {
+        Ok(v) => json_reply(StatusCode::OK, &v),
+        Err(why) => refuse(StatusCode::BAD_REQUEST, &why),
+    }
+}
+
+/// The page and the API.
+pub fn router(sim: Arc<Sim>) -> Router {
+    use axum::routing::{get, post};
+    Router::new()
+        .route("/", get(page))
+        .route("/sim/state", get(state))
+        .route("/sim/button", post(button))
+        .route("/sim/sensor", post(sensor))
+        .fallback(|| async {
+            refuse(
+                StatusCode::NOT_FOUND,
+                "not found: see GET /, GET /sim/state, POST /sim/button, POST /sim/sensor",
+            )
+        })
+        .with_state(sim)
+}
+
+/// Binds `addr` and serves the page and the API (on the current tokio runtime), forever.
+pub async fn serve(sim: Arc<Sim>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    axum::serve(listener, router(sim)).await
+}
+
+/// Parses `--ui`: `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)));
+    }
+    s.parse()
+        .map_err(|_| format!("--ui wants ADDR:PORT (e.g. 127.0.0.1:8081), not {s:?}"))
+}

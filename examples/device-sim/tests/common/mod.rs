@@ -1,0 +1,293 @@
+//! What the `--ui` tests share: starting the real device-sim binary, plain HTTP/1.1 requests
+//! written by hand, and SSE streams read on a thread.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // test helpers; each test file uses some
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A running device-sim, killed when dropped.
+pub struct Sim {
+    pub child: Child,
+    /// The `--ui` address (host:port).
+    pub ui: String,
+    /// The `--http` address (host:port), if served.
+    pub http: Option<String>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `device-sim --ui 127.0.0.1:0 ARGS` and waits until it says where it serves (the UI,
+/// and `--http` when given). stdin/stdout are piped (for `--stdio`); stderr is drained.
+pub fn start(args: &[&str]) -> Sim {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--ui", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start device-sim");
+    let wants_http = args.contains(&"--http");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (mut ui, mut http) = (None, None);
+    let mut line = String::new();
+    while ui.is_none() || (wants_http && http.is_none()) {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "device-sim exited"
+        );
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("device-sim: UI at http://") {
+            ui = Some(rest.trim_end_matches('/').to_string());
+        }
+        if let Some(rest) = l.strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://") {
+            http = Some(rest.strip_suffix("/mcp").unwrap().to_string());
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Sim {
+        child,
+        ui: ui.unwrap(),
+        http,
+    }
+}
+
+/// One HTTP/1.1 request (`Connection: close`); returns the status and the body (a chunked body
+/// decoded).
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(head(addr, method, path, headers, body, true).as_bytes())
+        .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    (
+        status,
+        if chunked {
+            dechunk(body)
+        } else {
+            body.to_string()
+        },
+    )
+}
+
+fn head(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    close: bool,
+) -> String {
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if close {
+        req.push_str("Connection: close\r\n");
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    req
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A JSON request to the UI's API.
+pub fn api(sim: &Sim, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    api_at(&sim.ui, method, path, body)
+}
+
+/// A JSON request to the UI's API at `ui` (host:port).
+pub fn api_at(ui: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let text = body.map(Value::to_string).unwrap_or_default();
+    let headers: &[(&str, &str)] = if body.is_some() {
+        &[("Content-Type", "application/json")]
+    } else {
+        &[]
+    };
+    let (status, body) = request(ui, method, path, headers, &text);
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+/// `GET /sim/state`.
+pub fn state(sim: &Sim) -> Value {
+    let (status, v) = api(sim, "GET", "/sim/state", None);
+    assert_eq!(status, 200);
+    v
+}
+
+/// Polls `GET /sim/state` until `ok` holds (at most 5 s); returns that state.
+pub fn state_until(sim: &Sim, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let s = state(sim);
+        if ok(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "waited 5 s for {what}: {s:#}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// An SSE response read on a thread: its status, then each `data:` JSON as it comes. Dropping
+/// it (or [`close`](Self::close)) closes the connection.
+pub struct Events {
+    pub status: u16,
+    pub content_type: String,
+    rx: mpsc::Receiver<Value>,
+    stream: TcpStream,
+}
+
+impl Events {
+    /// Sends the request and reads the response head.
+    pub fn open(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) -> Events {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(head(addr, method, "/mcp", headers, body, false).as_bytes())
+            .unwrap();
+        let mut reader = BufReader::new(s.try_clone().unwrap());
+        let mut status_line = String::new();
+        reader.read_line(&mut status_line).unwrap();
+        let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut content_type = String::new();
+        loop {
+            let mut l = String::new();
+            reader.read_line(&mut l).unwrap();
+            if l.trim().is_empty() {
+                break;
+            }
+            if let Some((k, v)) = l.split_once(':')
+                && k.eq_ignore_ascii_case("content-type")
+            {
+                content_type = v.trim().to_string();
+            }
+        }
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+                if let Some(data) = line.trim_end().strip_prefix("data: ")
+                    && let Ok(v) = serde_json::from_str::<Value>(data)
+                    && tx.send(v).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        Events {
+            status,
+            content_type,
+            rx,
+            stream: s,
+        }
+    }
+
+    /// The next message that satisfies `ok` (others are skipped), within 5 s.
+    pub fn next_where(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(v) if ok(&v) => return v,
+                Ok(_) => {}
+                Err(_) => panic!("no {what} within 5 s"),
+            }
+        }
+    }
+
+    /// Closes the connection (the client goes away).
+    pub fn close(self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// A line-oriented stdio peer of a `--stdio` device-sim.
+pub struct Lines {
+    pub stdin: ChildStdin,
+    rx: mpsc::Receiver<Value>,
+}
+
+impl Lines {
+    pub fn new(sim: &mut Sim) -> Lines {
+        let stdin = sim.child.stdin.take().unwrap();
+        let stdout: ChildStdout = sim.child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if let Ok(v) = serde_json::from_str::<Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        Lines { stdin, rx }
+    }
+
+    pub fn send(&mut self, v: &Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line that satisfies `ok` (others are skipped), within 5 s.
+    pub fn next_where(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(v) if ok(&v) => return v,
+                Ok(_) => {}
+                Err(_) => panic!("no {what} within 5 s"),
+            }
+        }
+    }
+}

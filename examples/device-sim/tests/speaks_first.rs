@@ -1,0 +1,327 @@
+//! The device speaks first, on each wire device-sim serves, driven through `--ui`'s JSON API:
+//! a 2026-07-28 `subscriptions/listen` over Streamable HTTP (acknowledged, tagged updates, ended
+//! when the client closes the stream), and the xiaozhi envelope — over stdio and over the
+//! WebSocket — where the backend hears of every update after its hello without subscribing, and
+//! a call held for the device's button completes after `POST /sim/button`.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Events, Lines, api, start, state_until};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+const TEMP: &str = "device://sensors/temperature";
+const BATTERY: &str = "device://sensors/battery";
+const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+
+fn listen_request(id: &Value) -> String {
+    json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{
+        "notifications":{"resourceSubscriptions":[TEMP]},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{}}}})
+    .to_string()
+}
+
+const LISTEN_HEADERS: [(&str, &str); 4] = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+    ("MCP-Protocol-Version", "2026-07-28"),
+    ("Mcp-Method", "subscriptions/listen"),
+];
+
+#[test]
+fn a_listen_stream_over_http_is_acknowledged_gets_tagged_updates_and_ends_when_closed() {
+    let sim = start(&["--http", "127.0.0.1:0"]);
+    let http = sim.http.clone().unwrap();
+    let id = json!("l-1");
+    let stream = Events::open(&http, "POST", &LISTEN_HEADERS, &listen_request(&id));
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.content_type, "text/event-stream");
+    let ack = stream.next_where("the acknowledgement", |_| true);
+    assert_eq!(
+        ack,
+        json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{
+            "_meta":{SUB:"l-1"},"notifications":{"resourceSubscriptions":[TEMP]}}})
+    );
+    // The sensor moves: the stream carries the update, tagged with the listen request's id.
+    api(
+        &sim,
+        "POST",
+        "/sim/sensor",
+        Some(&json!({"temperature": 30.0, "battery": 10})),
+    );
+    let update = stream.next_where("the temperature update", |_| true);
+    assert_eq!(
+        update,
+        json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{
+            "_meta":{SUB:"l-1"},"uri":TEMP}})
+    );
+    // While it is open, its id is taken.
+    let (status, body) =
+        common::request(&http, "POST", "/mcp", &LISTEN_HEADERS, &listen_request(&id));
+    assert_eq!(status, 200);
+    let busy: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already open"),
+        "{busy}"
+    );
+    // The client closes the stream: the host cancels the subscription, and the id is free.
+    stream.close();
+    let s = state_until(&sim, "the listen stream closed", |s| {
+        s["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "listen" && e["open"] == false)
+    });
+    let listens: Vec<_> = s["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "listen")
+        .collect();
+    assert_eq!(listens.len(), 2);
+    assert_eq!(
+        (&listens[0]["id"], &listens[0]["open"]),
+        (&json!("\"l-1\""), &json!(true))
+    );
+    let updates: Vec<_> = s["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "update")
+        .collect();
+    assert_eq!(
+        updates.len(),
+        1,
+        "the battery was not listened to: {updates:#?}"
+    );
+    assert_eq!(
+        (
+            &updates[0]["uri"],
+            &updates[0]["subscription"],
+            &updates[0]["delivered"]
+        ),
+        (&json!(TEMP), &json!("\"l-1\""), &json!(true))
+    );
+    let again = Events::open(&http, "POST", &LISTEN_HEADERS, &listen_request(&id));
+    let ack = again.next_where("the second acknowledgement", |_| true);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    api(
+        &sim,
+        "POST",
+        "/sim/sensor",
+        Some(&json!({"temperature": 35.0})),
+    );
+    assert_eq!(
+        again.next_where("an update", |_| true)["params"]["uri"],
+        TEMP
+    );
+}
+
+fn envelope(session: &str, payload: Value) -> Value {
+    json!({"session_id": session, "type": "mcp", "payload": payload})
+}
+
+fn is_update(m: &Value, uri: &str) -> bool {
+    m["payload"]["method"] == "notifications/resources/updated"
+        && m["payload"]["params"]["uri"] == uri
+}
+
+fn is_outcome(m: &Value) -> bool {
+    m["payload"]["method"] == "notifications/message"
+        && m["payload"]["params"]["logger"] == "confirmation"
+}
+
+#[test]
+fn the_xiaozhi_envelope_over_stdio_carries_updates_after_the_hello_and_confirms_on_the_device() {
+    let mut sim = start(&["--envelope", "xiaozhi", "--confirm"]);
+    let mut lines = Lines::new(&mut sim);
+    let hello = lines.next_where("the device hello", |_| true);
+    assert_eq!(hello["type"], "hello");
+    lines.send(&json!({"type":"hello","session_id":"s-1"}));
+    lines.send(&envelope("s-1", json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"backend","version":"1"}}})));
+    let init = lines.next_where("the initialize answer", |m| m["payload"]["id"] == 1);
+    assert_eq!(init["payload"]["result"]["protocolVersion"], "2024-11-05");
+    // After the hello, without any subscribe: the temperature's update arrives in the envelope.
+    let started = Instant::now();
+    api(
+        &sim,
+        "POST",
+        "/sim/sensor",
+        Some(&json!({"temperature": 33.0})),
+    );
+    let update = lines.next_where("the temperature update", |m| is_update(m, TEMP));
+    assert_eq!(update["session_id"], "s-1");
+    assert_eq!(update["type"], "mcp");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // A reboot from the model waits for the button; the press completes it.
+    lines.send(&envelope(
+        "s-1",
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"self.reboot","arguments":{}}}),
+    ));
+    let held = lines.next_where("the held answer", |m| m["payload"]["id"] == 2);
+    assert_eq!(
+        held["payload"]["result"]["structuredContent"]["status"],
+        "awaiting_confirmation"
+    );
+    assert_eq!(
+        held["payload"]["result"]["structuredContent"]["question"],
+        "Reboot the device?"
+    );
+    state_until(&sim, "the confirmation shown", |s| {
+        s["confirmation"]["tool"] == "self.reboot"
+    });
+    let (_, pressed) = api(&sim, "POST", "/sim/button", None);
+    assert_eq!(pressed["answers"]["tool"], "self.reboot");
+    let outcome = lines.next_where("the outcome", is_outcome);
+    assert_eq!(outcome["session_id"], "s-1");
+    let data = &outcome["payload"]["params"]["data"];
+    assert_eq!(
+        (&data["tool"], &data["confirmed"]),
+        (&json!("self.reboot"), &json!(true))
+    );
+    assert_eq!(data["result"]["evidence"]["level"], "scheduled");
+    // The press is counted as well, and its update goes out too.
+    lines.next_where("the button update", |m| {
+        is_update(m, "device://buttons/main")
+    });
+    let s = state_until(&sim, "the reboot scheduled", |s| {
+        s["reboot"]["scheduled"] == 1
+    });
+    let calls: Vec<_> = s["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "call")
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(
+        (&calls[0]["transport"], &calls[0]["outcome"]),
+        (&json!("stdio-xiaozhi"), &json!("awaiting_confirmation"))
+    );
+    assert_eq!(
+        (&calls[1]["confirmed"], &calls[1]["evidence"]),
+        (&json!(true), &json!("scheduled"))
+    );
+}
+
+async fn next_json(
+    ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>,
+    what: &str,
+    ok: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let m = tokio::time::timeout_at(deadline, ws.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {what} within 5 s"))
+            .unwrap()
+            .unwrap();
+        if let Message::Text(t) = m {
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            if ok(&v) {
+                return v;
+            }
+        }
+    }
+}
+
+/// The blocking JSON API from async code.
+async fn api_async(
+    sim: &common::Sim,
+    method: &'static str,
+    path: &'static str,
+    body: Option<Value>,
+) -> Value {
+    let ui = sim.ui.clone();
+    tokio::task::spawn_blocking(move || common::api_at(&ui, method, path, body.as_ref()).1)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_xiaozhi_backend_hears_updates_without_subscribing_and_a_press_confirms() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
+    let sim =
+        tokio::task::spawn_blocking(move || start(&["--xiaozhi-ws", &url, "--once", "--confirm"]))
+            .await
+            .unwrap();
+    let (tcp, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+    let hello = next_json(&mut ws, "the device hello", |_| true).await;
+    assert_eq!(hello["features"]["mcp"], true);
+    ws.send(Message::text(
+        json!({"type":"hello","session_id":"b-7"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let init = envelope(
+        "b-7",
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"backend","version":"1"}}}),
+    );
+    ws.send(Message::text(init.to_string())).await.unwrap();
+    next_json(&mut ws, "the initialize answer", |m| {
+        m["payload"]["id"] == 1
+    })
+    .await;
+    // No resources/subscribe: the device subscribed the backend after the hello.
+    api_async(&sim, "POST", "/sim/sensor", Some(json!({"battery": 15}))).await;
+    let update = next_json(&mut ws, "the battery update", |m| is_update(m, BATTERY)).await;
+    assert_eq!(update["session_id"], "b-7");
+    // Switching the relay on waits for the device's button; the press completes it.
+    let call = envelope(
+        "b-7",
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"self.relay.set","arguments":{"on":true}}}),
+    );
+    ws.send(Message::text(call.to_string())).await.unwrap();
+    let held = next_json(&mut ws, "the held answer", |m| m["payload"]["id"] == 2).await;
+    assert_eq!(
+        held["payload"]["result"]["structuredContent"]["status"],
+        "awaiting_confirmation"
+    );
+    // The host reports the waiting call within a tick; the press answers it.
+    let answers = {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let s = api_async(&sim, "GET", "/sim/state", None).await;
+            if s["confirmation"]["tool"] == "self.relay.set" {
+                break api_async(&sim, "POST", "/sim/button", None).await;
+            }
+            assert!(Instant::now() < deadline, "no confirmation shown: {s:#}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    assert_eq!(answers["answers"]["tool"], "self.relay.set");
+    let outcome = next_json(&mut ws, "the outcome", is_outcome).await;
+    assert_eq!(outcome["session_id"], "b-7");
+    let data = &outcome["payload"]["params"]["data"];
+    assert_eq!(
+        (&data["tool"], &data["confirmed"]),
+        (&json!("self.relay.set"), &json!(true))
+    );
+    assert_eq!(data["result"]["evidence"]["level"], "measured");
+    ws.close(None).await.unwrap();
+    drop(sim);
+}
