@@ -10,7 +10,8 @@
 //!
 //! Build-time settings:
 //! - `MQTT_BROKER`: `mqtt://192.168.1.10[:1883]` — plain TCP to an IPv4 address (a broker on the
-//!   LAN; `mqtts://` would need a TLS stack, names would need DNS);
+//!   LAN; `mqtts://` would need a TLS stack, names would need DNS); `build.rs` refuses anything
+//!   else, and a build without it never connects;
 //! - `MQTT_USER`, `MQTT_PASSWORD`: the broker's credentials, optional;
 //! - `MQTT_DEVICE_ID`: the MQTT client id and `server-id`, optional: `esp32-` and the station MAC
 //!   in hex by default;
@@ -152,7 +153,7 @@ pub async fn run(
     mac: [u8; 6],
 ) -> ! {
     let Some(broker) = parse_url(BROKER) else {
-        // Built without a usable MQTT_BROKER: there is nothing to connect to.
+        // Built without MQTT_BROKER (build.rs refuses an unusable one): nothing to connect to.
         idle().await
     };
     let default = default_id(mac);
