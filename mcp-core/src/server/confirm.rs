@@ -138,7 +138,8 @@ pub(crate) enum Answer {
     No,
     /// `cancel` (the dialog was dismissed).
     Cancel,
-    /// Not an `ElicitResult`.
+    /// Not an `ElicitResult`, or an `accept` whose content does not answer the question (no
+    /// boolean `confirm`): not a person's no, and not a yes either.
     Malformed,
     /// No answer in time.
     Timeout,
@@ -161,10 +162,11 @@ impl Answer {
                 .ok()
                 .and_then(|[c]| c)
                 .and_then(|c| c.as_bool());
-            if confirmed == Some(true) {
-                Answer::Yes
-            } else {
-                Answer::No
+            match confirmed {
+                Some(true) => Answer::Yes,
+                Some(false) => Answer::No,
+                // Content that is not the schema's: the client's bug, not the person's decline.
+                None => Answer::Malformed,
             }
         } else if action.eq_str("decline") {
             Answer::No

@@ -145,6 +145,69 @@ fn a_live_resource_is_listed_and_read_from_the_device_each_time() {
     assert_eq!(err["error"]["data"], json!({"uri":"device://nope"}));
 }
 
+/// A reader that answers with content blocks (an image) is served as `blob` contents; before,
+/// `resources/read` answered an empty `text`.
+#[test]
+fn a_live_resource_read_as_an_image_is_served_as_a_blob() {
+    fn snapshot(_: &mut Sensors, r: &mut Reply<'_>) -> ToolResult {
+        r.image("image/png", b"\x89PNG")
+    }
+    fn annotated(_: &mut Sensors, r: &mut Reply<'_>) -> ToolResult {
+        r.content(|c| {
+            c.text("frame 7, \"cam\" 0").audio("audio/wav", b"RIFF");
+        })
+    }
+    static SNAPSHOT: LiveResource<Sensors> = LiveResource::new(
+        "device://camera/snapshot",
+        "snapshot",
+        "image/png",
+        snapshot,
+    );
+    static ANNOTATED: LiveResource<Sensors> = LiveResource::new(
+        "device://camera/annotated",
+        "annotated",
+        "text/plain",
+        annotated,
+    );
+    let mut d = Dev::new();
+    d.s.register_resource(&SNAPSHOT)
+        .unwrap()
+        .register_resource(&ANNOTATED)
+        .unwrap();
+    let read = d.ask(req(
+        1,
+        "resources/read",
+        json!({"uri":"device://camera/snapshot"}),
+    ));
+    assert_eq!(
+        read["result"]["contents"],
+        json!([{"uri":"device://camera/snapshot","mimeType":"image/png","blob":"iVBORw=="}])
+    );
+    let read = d.ask(req(
+        2,
+        "resources/read",
+        json!({"uri":"device://camera/annotated"}),
+    ));
+    assert_eq!(
+        read["result"]["contents"],
+        json!([
+            {"uri":"device://camera/annotated","mimeType":"text/plain","text":"frame 7, \"cam\" 0"},
+            {"uri":"device://camera/annotated","mimeType":"audio/wav","blob":"UklGRg=="}
+        ])
+    );
+    // The same on the 2026-07-28 wire, with its caching hints.
+    #[cfg(feature = "modern")]
+    {
+        let read = d.ask(modern(
+            json!(3),
+            "resources/read",
+            json!({"uri":"device://camera/snapshot"}),
+        ));
+        assert_eq!(read["result"]["contents"][0]["blob"], "iVBORw==", "{read}");
+        assert_eq!(read["result"]["resultType"], "complete");
+    }
+}
+
 #[test]
 fn a_session_gets_updates_only_for_what_it_subscribed_to() {
     let mut d = Dev::new();
