@@ -561,7 +561,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+    let board = Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open)));
     let sim = match &cli.ui {
         Some(addr) => match start_ui(&cli, addr, board.clone()) {
             Ok(sim) => Some(sim),
@@ -861,7 +861,7 @@ async fn serve_mqtt(
     for i in 1..=n {
         let id = fleet_id(&cli.device_id, i, n);
         let engine = tools.engine()?;
-        let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+        let board = Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open)));
         let hook: mcp_host::EventHook = if n == 1 {
             Arc::new(log_event)
         } else {
