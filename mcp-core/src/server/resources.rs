@@ -36,6 +36,10 @@ pub const MAX_LIVE_RESOURCES: usize = 64;
 /// The `_meta` key that tags a notification with the listen stream it belongs to.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// The caching hints of a live resource's `resources/read` on the 2026-07-28 wire: a reading is
+/// stale at once (`ttlMs: 0`) and kept to the caller (`private`).
+const LIVE_CACHE_HINTS: &[u8] = b",\"ttlMs\":0,\"cacheScope\":\"private\"";
+
 /// One 2026-07-28 `subscriptions/listen` stream.
 #[derive(Debug, Default)]
 struct Listen {
@@ -377,13 +381,14 @@ impl<
         let tail = out.len().saturating_sub(used);
         out.copy_within(..used.min(out.len()), tail);
         let (head, scratch) = out.split_at_mut(tail);
-        let config = self.config;
         finish(head, Some(id), "", |w| match &result {
             Ok(output) => write_result(w, id, |w| {
                 write_object(w, era, info, "complete", |w| {
                     write_contents(w, r, output, scratch, seq);
                     if era.is_modern() {
-                        write_cache_hints(w, &config);
+                        // Read from the device now, and it may change the next moment: never
+                        // cacheable (not the listing's TTL: a client would serve it stale).
+                        w.raw(LIVE_CACHE_HINTS);
                     }
                 });
             }),

@@ -422,3 +422,26 @@ fn a_confirmed_long_running_tool_starts_its_task_after_the_yes() {
     assert!(r["result"].get("requestState").is_none());
     assert_eq!(t.dev.reboots, 1);
 }
+
+/// At 2024-11-05 a refused call's reason is also in `result.error`, where xiaozhi's backends read
+/// it (they speak "the tool failed, no details" otherwise) — as for any failed call, so for the
+/// refusals of the confirmation gate too.
+#[test]
+fn a_xiaozhi_backend_hears_why_a_confirmed_call_was_refused() {
+    let mut t = T::new();
+    t.init("2024-11-05", json!({}));
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
+    let text = busy["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Another action is waiting"), "{busy}");
+    assert_eq!(busy["result"]["isError"], true);
+    assert_eq!(busy["result"]["error"], text, "{busy}");
+    assert_eq!(t.dev.relay_writes, 0);
+    // Later revisions keep the result as the specification has it.
+    let mut t = T::new();
+    t.init("2025-11-25", json!({}));
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
+    assert_eq!(busy["result"]["isError"], true);
+    assert!(busy["result"].get("error").is_none(), "{busy}");
+}

@@ -323,6 +323,36 @@ fn a_listen_stream_is_acknowledged_tagged_and_ended_by_the_client() {
     assert_eq!(gone.unwrap()["error"]["code"], -32601);
 }
 
+/// A live resource is read from the device each time, so a 2026-07-28 client must not cache it:
+/// its read says `ttlMs: 0` (the Python SDK's `Client` caches `resources/read` by the hints, and
+/// served a temperature 5 minutes stale when the read carried the listing's 300 s). The listing
+/// itself stays cacheable.
+#[cfg(feature = "modern")]
+#[test]
+fn a_live_reading_is_never_cacheable_on_the_2026_wire() {
+    let mut d = Dev::new();
+    d.sensors.millicelsius = 21_500;
+    let (read, _) = d.send(&modern(json!(1), "resources/read", json!({"uri":TEMP_URI})));
+    let read = read.unwrap();
+    assert_eq!(
+        read["result"]["contents"][0]["text"],
+        "{\"millicelsius\":21500}"
+    );
+    assert_eq!(read["result"]["resultType"], "complete");
+    assert_eq!(read["result"]["ttlMs"], 0, "{read}");
+    assert_eq!(read["result"]["cacheScope"], "private", "{read}");
+    d.sensors.millicelsius = 40_000;
+    let (again, _) = d.send(&modern(json!(2), "resources/read", json!({"uri":TEMP_URI})));
+    assert_eq!(
+        again.unwrap()["result"]["contents"][0]["text"],
+        "{\"millicelsius\":40000}"
+    );
+    let (list, _) = d.send(&modern(json!(3), "resources/list", json!({})));
+    let list = list.unwrap();
+    assert_eq!(list["result"]["ttlMs"], 300_000);
+    assert_eq!(list["result"]["cacheScope"], "public");
+}
+
 #[test]
 fn without_live_resources_nothing_about_subscriptions_is_offered() {
     let mut s: S = S::new(Config::new("plain", "1"));
