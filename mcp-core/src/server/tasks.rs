@@ -141,7 +141,6 @@ fn parse_id(id: &str) -> Option<u64> {
 pub(crate) struct Tasks<const T: usize> {
     entries: heapless::Vec<Entry, T>,
     counter: u64,
-    key: (u64, u64),
 }
 
 impl<const T: usize> TaskLookup for Tasks<T> {
@@ -159,20 +158,14 @@ impl<const T: usize> Tasks<T> {
         Tasks {
             entries: heapless::Vec::new(),
             counter: 0,
-            key: (0, 0),
         }
     }
 
-    pub(crate) fn set_key(&mut self, seed: [u8; 16]) {
-        let (a, b) = seed.split_at(8);
-        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
-        self.key = (word(a), word(b));
-    }
-
-    fn next_id(&mut self) -> u64 {
+    /// A fresh task id, unguessable under the server's `key` ([`Server::set_entropy`]).
+    fn next_id(&mut self, key: (u64, u64)) -> u64 {
         loop {
             self.counter = self.counter.wrapping_add(1);
-            let mut h = siphasher::sip::SipHasher13::new_with_keys(self.key.0, self.key.1);
+            let mut h = siphasher::sip::SipHasher13::new_with_keys(key.0, key.1);
             h.write_u64(self.counter);
             let id = h.finish();
             if !self.entries.iter().any(|e| e.id == id) {
@@ -281,9 +274,9 @@ impl<
     /// Seeds the key that makes task ids unguessable; take the 16 bytes from a hardware random
     /// number generator at start-up.
     pub fn set_entropy(&mut self, seed: [u8; 16]) {
-        self.tasks.set_key(seed);
-        #[cfg(feature = "confirm")]
-        self.confirm.set_key(seed);
+        let (a, b) = seed.split_at(8);
+        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
+        self.entropy = (word(a), word(b));
     }
 
     fn wall(&self, ms: u64) -> i64 {
@@ -557,7 +550,7 @@ impl<
             ),
             Err(e) => (TaskStatus::Failed, 0, Some(Err(e))),
         };
-        let task_id = self.tasks.next_id();
+        let task_id = self.tasks.next_id(self.entropy);
         let token = new
             .token
             .and_then(|t| heapless::Vec::from_slice(t.raw()).ok());
@@ -1029,9 +1022,8 @@ mod test {
     fn task_ids_depend_on_the_key() {
         let mut a: Tasks<1> = Tasks::new();
         let mut b: Tasks<1> = Tasks::new();
-        b.set_key([7; 16]);
-        let (x, y) = (a.next_id(), b.next_id());
+        let (x, y) = (a.next_id((0, 0)), b.next_id((7, 7)));
         assert_ne!(x, y);
-        assert_ne!(a.next_id(), x);
+        assert_ne!(a.next_id((0, 0)), x);
     }
 }
