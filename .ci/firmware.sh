@@ -50,6 +50,9 @@ step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/
 python3 examples/qemu-riscv/tests/client_session.py </dev/null
 
 step "qemu-riscv --async: the same session through Server::handle_async and the async kits"
+# Build first: examples/qemu-riscv/run builds on demand, but a cold build on 2 cores outlasts the
+# client's initialize timeout (the CI run of fe2bfe2 failed that way).
+(cd examples/qemu-riscv && cargo build --release --features async --target-dir target/async)
 python3 examples/qemu-riscv/tests/client_session.py --async </dev/null
 
 step "custom-board: public API only, async, no allocator: build, then the Python SDK against it"
