@@ -476,12 +476,11 @@ impl<
         }
 
         // A person's yes, where the tool asks for one (after every other check: a call that is
-        // held or asked about would otherwise run).
+        // held or asked about would otherwise run). Only where `HOLD > 0`: registration refuses
+        // such a tool otherwise, and this lets the compiler drop the confirmation code from a
+        // server that holds nothing.
         #[cfg(feature = "confirm")]
-        // (`HOLD > 0`: registration refuses such a tool otherwise, and this lets the compiler
-        // drop the confirmation code from a server that holds nothing.)
-        let confirmation = tool.confirmation().filter(|_| HOLD > 0);
-        let respond = match confirmation.filter(|c| c.applies(args)) {
+        let respond = match tool.confirmation().filter(|c| HOLD > 0 && c.applies(args)) {
             None => respond,
             Some(confirm) => {
                 let params = once([frame.get(Member::Params)]).and_then(|[p]| p);

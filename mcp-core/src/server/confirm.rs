@@ -253,7 +253,10 @@ impl<
     /// confirm: Reboot the device?").
     pub fn confirmation(&self) -> Option<Pending> {
         let c = &self.confirm;
-        let tool = self.registry.get(usize::from(c.tool)).filter(|_| c.holds())?;
+        let tool = self
+            .registry
+            .get(usize::from(c.tool))
+            .filter(|_| c.holds())?;
         Some(Pending {
             tool: tool.name(),
             message: tool.confirmation().map_or("", Confirm::message),
@@ -501,7 +504,10 @@ impl<
         let (principal, peer, (id_start, id_len)) = (c.principal, c.peer, c.id);
         c.len = 0;
         c.device_answer = None;
-        let tool = self.registry.get(usize::from(c.tool)).map_or("", |t| t.name());
+        let tool = self
+            .registry
+            .get(usize::from(c.tool))
+            .map_or("", |t| t.name());
         if answer == Answer::Yes {
             let at = out.len().saturating_sub(held);
             let (head, tail) = out.split_at_mut(at);

@@ -1013,9 +1013,9 @@ impl<
         }
         match self.dispatch::<AWAIT>(input, ctx, out, notify, park) {
             Some(handled) => Ok(handled),
+            // (Only a server that can hold a call asks a client anything.)
             #[cfg(feature = "confirm")]
-            None => Ok(self.on_response(input.bytes, ctx, out, notify)),
-            #[cfg(not(feature = "confirm"))]
+            None if HOLD > 0 => Ok(self.on_response(input.bytes, ctx, out, notify)),
             None => Ok(Handled::empty()),
         }
     }
@@ -1202,9 +1202,8 @@ impl<
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => {
-                return self.call::<AWAIT>(
-                    req.id, frame, caller, ctx, respond, notify, handled, park,
-                );
+                return self
+                    .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
             }
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/")

@@ -292,8 +292,7 @@ impl<
                 if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
                     return self.read_live(i, caller, ctx, respond);
                 }
-                let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri())))
-                else {
+                let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
                     return not_found(respond, uri, modern);
                 };
                 respond.result(|w| {
@@ -339,8 +338,7 @@ impl<
                     .ok()
                     .and_then(|[n]| n)
                     .and_then(|n| n.as_str());
-                let Some(p) = name.and_then(|n| prompts.iter().find(|p| n.eq_str(p.name())))
-                else {
+                let Some(p) = name.and_then(|n| prompts.iter().find(|p| n.eq_str(p.name()))) else {
                     return respond.error(ErrorCode::InvalidParams, |w| {
                         w.text("Invalid params: unknown prompt")
                     });

@@ -298,8 +298,9 @@ impl<
             reason = "reassigned with the features confirm and resources"
         )]
         let mut n = self.poll_tasks(now_ms, ctx, out);
+        // (`HOLD > 0`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
-        if n == 0 && out.len() >= super::MIN_OUT_LEN {
+        if HOLD > 0 && n == 0 && out.len() >= super::MIN_OUT_LEN {
             n = self.poll_confirmation(ctx, out);
         }
         #[cfg(feature = "resources")]
