@@ -121,7 +121,10 @@ impl<
         }
     }
 
-    /// Runs a parked call's blocking handler and renders its answer.
+    /// Runs a parked call's blocking handler and renders its answer. (Not inlined, nor is
+    /// [`prepare`](Self::prepare): each frame is on the stack only while it runs, not both of
+    /// them under the handler.)
+    #[inline(never)]
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the call's parts and where its answer goes"
@@ -233,6 +236,7 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
+    #[inline(never)]
     fn prepare<'o, 'i>(
         &mut self,
         id: Id<'i>,

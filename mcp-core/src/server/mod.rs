@@ -1279,6 +1279,9 @@ impl<
         })
     }
 
+    /// `initialize`: the revision, the client's capabilities, the server's answer. (Not inlined:
+    /// its locals stay out of the dispatch's frame.)
+    #[inline(never)]
     fn initialize<'i>(
         &mut self,
         params: Option<Json<'i>>,

@@ -77,6 +77,29 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// What [`Tasks::slot`] fills in.
+    const BLANK: Entry = Entry {
+        id: 0,
+        tool: 0,
+        tool_name: "",
+        form: TaskForm::Plain,
+        status: TaskStatus::Working,
+        data: 0,
+        created_ms: 0,
+        updated_ms: 0,
+        ttl_ms: 0,
+        deadline_ms: 0,
+        started: Evidence::new(Level::Scheduled),
+        progress: None,
+        outcome: None,
+        error: None,
+        stop: None,
+        token: None,
+        waiter: None,
+        send_status: false,
+        send_progress: false,
+    };
+
     fn snapshot(&self) -> TaskSnapshot {
         TaskSnapshot {
             tool: self.tool_name,
@@ -195,9 +218,12 @@ impl<const T: usize> Tasks<T> {
         self.entries.iter().any(|e| !e.status.is_terminal())
     }
 
-    fn insert(&mut self, entry: Entry) -> Option<u64> {
+    /// The slot of a new task, blank: the next free one, after evicting the oldest finished task
+    /// nobody waits for when the table is full (running tasks are never evicted). The caller
+    /// writes the entry where it stays (an entry is some 500 bytes: built on the stack and moved
+    /// in, it would cost that much stack under every call that starts a task).
+    fn slot(&mut self) -> Option<&mut Entry> {
         if self.entries.len() == T {
-            // Evict the oldest finished task nobody waits for; running tasks are never evicted.
             let victim = self
                 .entries
                 .iter()
@@ -207,9 +233,8 @@ impl<const T: usize> Tasks<T> {
                 .map(|(i, _)| i)?;
             self.entries.remove(victim);
         }
-        let id = entry.id;
-        self.entries.push(entry).ok()?;
-        Some(id)
+        self.entries.push(Entry::BLANK).ok()?;
+        self.entries.last_mut()
     }
 }
 
@@ -515,7 +540,9 @@ impl<
     }
 
     /// Creates a task for a started long-running action, writes the response
-    /// ([`write_start`](Self::write_start)) and returns the task's id.
+    /// ([`write_start`](Self::write_start)) and returns the task's id. (Not inlined: the task
+    /// entry it builds stays out of the frame every call's handler runs under.)
+    #[inline(never)]
     pub(super) fn start_task(
         &mut self,
         new: NewTask<'_>,
@@ -555,29 +582,30 @@ impl<
         let token = new
             .token
             .and_then(|t| heapless::Vec::from_slice(t.raw()).ok());
-        let entry = Entry {
-            id: task_id,
-            tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
-            tool_name: new.tool_name,
-            form: new.form,
-            status,
-            data,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: ttl,
-            deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
-            started,
-            progress: None,
-            outcome,
-            error: None,
-            stop: None,
-            token: token.filter(|_| new.form == TaskForm::Legacy),
-            waiter: None,
-            send_status: false,
-            send_progress: false,
-        };
         // Room was checked before the handler ran.
-        let _ = self.tasks.insert(entry);
+        if let Some(slot) = self.tasks.slot() {
+            *slot = Entry {
+                id: task_id,
+                tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
+                tool_name: new.tool_name,
+                form: new.form,
+                status,
+                data,
+                created_ms: now,
+                updated_ms: now,
+                ttl_ms: ttl,
+                deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
+                started,
+                progress: None,
+                outcome,
+                error: None,
+                stop: None,
+                token: token.filter(|_| new.form == TaskForm::Legacy),
+                waiter: None,
+                send_status: false,
+                send_progress: false,
+            };
+        }
         let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
             write_error(
                 w,
