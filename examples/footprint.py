@@ -489,7 +489,7 @@ def main() -> None:
     add("feature `_footprint-use`, which registers what the feature offers; see its Cargo.toml). Flash")
     add("is code and constants (`.text` + `.rodata`); RAM is `size_of` the firmware's `Server`.")
     add("")
-    add("| build | flash | MCP's part vs neither | `Server` RAM | vs neither |")
+    add("| build | flash | vs neither | `Server` RAM | vs neither |")
     add("|---|---|---|---|---|")
     base_code, base_ram = live[0][1], live[0][2]
     for name, code, ram in live:
