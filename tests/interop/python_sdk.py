@@ -20,6 +20,9 @@ so that `tools/list` pages):
    errors there, raised by the SDK as `MCPError`.
 3. `--principal user`: the person may reboot (evidence `scheduled`, never "done").
 4. `--fault readback-mismatch`: a read-back that disagrees with the command fails the call.
+5. The device speaks first (python_speaks_first.py, `device-sim --confirm --ui`): resources,
+   subscriptions and their updates, the confirmed tool through the SDK's elicitation callback — on
+   2025-11-25 and on 2026-07-28 (`Client.listen`, input_required), each over stdio and HTTP.
 
 The `evidence` member of a result is not part of the SDK's `CallToolResult` model, which drops
 unknown members; the structured evidence is read here through `session.send_request` with a
@@ -40,6 +43,7 @@ import anyio
 import jsonschema
 from pydantic import ConfigDict
 
+import python_speaks_first
 from harness import DEVICE_SIM, EXPECTED_LISTING, FILLERS, MODEL_TOOLS, PAGING, PAGE_BYTES, check, finish
 from mcp import types
 from mcp.client.client import Client
@@ -380,8 +384,12 @@ async def fault_session() -> None:
         )
 
 
-async def main(transports: list[str]) -> None:
+async def main(transports: list[str], parts: list[str]) -> None:
     print(f"device-sim: {DEVICE_SIM}; page budget {PAGE_BYTES} bytes", flush=True)
+    if "speaks-first" in parts:
+        await python_speaks_first.run(transports)
+    if "tools" not in parts:
+        return
     if "stdio" in transports:
         for mode in ("auto", "legacy"):
             await model_session(mode)
@@ -401,9 +409,12 @@ async def main(transports: list[str]) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
+    ap.add_argument("--part", choices=["tools", "speaks-first", "all"], default="all",
+                    help="tools: sessions 1-4; speaks-first: session 5; all: both")
     a = ap.parse_args()
     try:
-        anyio.run(main, ["stdio", "http"] if a.transport == "both" else [a.transport])
+        anyio.run(main, ["stdio", "http"] if a.transport == "both" else [a.transport],
+                  ["tools", "speaks-first"] if a.part == "all" else [a.part])
     except BaseException as e:  # a crash is a failure with its reason, not a bare traceback
         import traceback
 

@@ -10,7 +10,16 @@
 // validator, validation failures as isError results (2025-11-25), the motor move both as a task-less
 // call (task id + status tool) and as an MCP Task through the SDK's experimental callToolStream.
 //
+// The device speaks first (device-sim --confirm --ui, its JSON API playing the person next to it),
+// over stdio and Streamable HTTP: resources/list and read, subscribeResource to the temperature, a
+// sensor move through POST /sim/sensor, the notifications/resources/updated through the SDK's
+// setNotificationHandler, the new value read; unsubscribed, no more updates (the subscribed
+// battery's still come). self.relay.set on: true asks through the SDK's elicitation handler
+// (setRequestHandler(ElicitRequestSchema), form mode): accept(true) switches the relay on
+// (measured), decline, accept(false), cancel and a throwing handler leave it off and say why.
+//
 // Usage: INTEROP_NODE_DIR=<dir with node_modules> DEVICE_SIM=<binary> node ts_sdk.mjs [stdio|http|both]
+//        [tools|speaks-first|all]
 // Prints one line per check and a summary; exits non-zero on any failure.
 
 import { spawn, spawnSync } from "node:child_process";
@@ -26,7 +35,8 @@ const require = createRequire(path.join(nodeDir, "package.json"));
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { McpError } = require("@modelcontextprotocol/sdk/types.js");
+const { McpError, ElicitRequestSchema, ResourceUpdatedNotificationSchema, LoggingMessageNotificationSchema } =
+  require("@modelcontextprotocol/sdk/types.js");
 const Ajv2020 = require("ajv/dist/2020").default;
 
 const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
@@ -325,8 +335,234 @@ async function httpSession() {
   }
 }
 
+// --- The device speaks first ---------------------------------------------------------------------
+
+const TEMPERATURE = "device://sensors/temperature";
+const BATTERY = "device://sensors/battery";
+const LIVE = [TEMPERATURE, BATTERY, "device://buttons/main"];
+const RELAY = "self.relay.set";
+const QUESTION = "Switch the relay-controlled load on?";
+
+/** device-sim's --ui JSON API: the person next to the device. */
+function simApi(addr) {
+  const call = async (method, pathname, body) => {
+    const res = await fetch(`http://${addr}${pathname}`, {
+      method,
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  return {
+    addr,
+    state: () => call("GET", "/sim/state"),
+    sensor: (values) => call("POST", "/sim/sensor", values),
+    press: () => call("POST", "/sim/button"),
+    async ready(ms = 15000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        try {
+          return await call("GET", "/sim/state");
+        } catch (e) {
+          if (Date.now() > deadline) throw e;
+          await sleep(50);
+        }
+      }
+    },
+  };
+}
+
+/** Starts device-sim with `--ui 127.0.0.1:0` (and `--http 127.0.0.1:0`); resolves when it says where. */
+function startSim(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(DEVICE_SIM, ["--ui", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    const wantsHttp = args.includes("--http");
+    const lines = [];
+    let ui;
+    let url;
+    let buf = "";
+    const timer = setTimeout(() => reject(new Error(`device-sim did not start: ${lines.slice(-5)}`)), 15000);
+    child.on("exit", (code) => reject(new Error(`device-sim exited with ${code}: ${lines.slice(-5)}`)));
+    child.stderr.on("data", (d) => {
+      buf += String(d);
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        if (line.startsWith("device-sim: UI at http://")) ui = line.slice("device-sim: UI at http://".length).replace(/\/$/, "");
+        if (line.startsWith("device-sim: serving MCP (Streamable HTTP) at ")) url = line.slice("device-sim: serving MCP (Streamable HTTP) at ".length);
+        if (ui && (url || !wantsHttp)) {
+          clearTimeout(timer);
+          resolve({ child, api: simApi(ui), url, stderr: lines });
+        }
+      }
+    });
+  });
+}
+
+/** The person at the client: answers elicitation/create as told, remembers the questions. */
+function person() {
+  const p = { answer: "accept", asked: [] };
+  p.handler = async (request) => {
+    p.asked.push(request.params);
+    switch (p.answer) {
+      case "accept": return { action: "accept", content: { confirm: true } };
+      case "accept-false": return { action: "accept", content: { confirm: false } };
+      case "throw": throw new Error("the dialog could not be shown");
+      default: return { action: p.answer };
+    }
+  };
+  return p;
+}
+
+const questionOk = (params) => params?.mode === "form" && params?.message === QUESTION
+  && params?.requestedSchema?.properties?.confirm?.type === "boolean"
+  && same(params?.requestedSchema?.required, ["confirm"]);
+
+const reading = (r) => {
+  try {
+    return JSON.parse(r.contents[0].text);
+  } catch {
+    return undefined;
+  }
+};
+
+async function waitFor(list, ok, ms = 5000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = list.find(ok);
+    if (found || Date.now() > deadline) return found;
+    await sleep(20);
+  }
+}
+
+async function speaksFirst(client, api, updates, p, tag) {
+  const caps = client.getServerCapabilities()?.resources;
+  check(`${tag} resources capability with subscribe`, caps?.subscribe === true, caps);
+  const listed = await client.listResources();
+  check(`${tag} resources/list: the three live resources, application/json`,
+    same(listed.resources.map((r) => r.uri), LIVE) && listed.resources.every((r) => r.mimeType === "application/json"),
+    listed);
+  const start = (await api.state()).sensors.temperature;
+  let r = await client.readResource({ uri: TEMPERATURE });
+  check(`${tag} resources/read: the thermometer now (${start} °C)`, same(reading(r), { celsius: start }), r);
+
+  await client.subscribeResource({ uri: TEMPERATURE });
+  let mark = updates.length;
+  const moved = await api.sensor({ temperature: 31.5 });
+  check(`${tag} POST /sim/sensor moves the thermometer to 31.5 °C`, moved.sensors.temperature === 31.5, moved);
+  const t0 = Date.now();
+  const note = await waitFor(updates, (u, i) => i >= mark && u === TEMPERATURE);
+  check(`${tag} subscribed: notifications/resources/updated reaches the SDK's notification handler (${Date.now() - t0} ms)`,
+    note === TEMPERATURE, updates.slice(mark));
+  r = await client.readResource({ uri: TEMPERATURE });
+  check(`${tag} the read after the update: 31.5 °C`, same(reading(r), { celsius: 31.5 }), r);
+
+  await client.subscribeResource({ uri: BATTERY });
+  await client.unsubscribeResource({ uri: TEMPERATURE });
+  mark = updates.length;
+  await api.sensor({ temperature: 36.0, battery: 20 });
+  const battery = await waitFor(updates, (u, i) => i >= mark && u === BATTERY, 7000);
+  await sleep(1500);
+  check(`${tag} unsubscribed: another move brings no temperature update (the subscribed battery's does)`,
+    battery === BATTERY && !updates.slice(mark).includes(TEMPERATURE), updates.slice(mark));
+  r = await client.readResource({ uri: TEMPERATURE });
+  const b = await client.readResource({ uri: BATTERY });
+  check(`${tag} ...though the thermometer did move: 36.0 °C, the battery 20 %`,
+    same(reading(r), { celsius: 36 }) && same(reading(b), { percent: 20 }), [r, b]);
+
+  const relayOn = async () => (await api.state()).relay.on;
+  check(`${tag} the relay starts off`, (await relayOn()) === false);
+  p.answer = "accept";
+  r = await client.callTool({ name: RELAY, arguments: { on: true } });
+  let on = await relayOn();
+  check(`${tag} self.relay.set on: the person is asked (form mode, the relay's question, one boolean)`,
+    p.asked.length === 1 && questionOk(p.asked[0]), p.asked);
+  check(`${tag} accept(true): the relay switched on, measured by its feedback contact`,
+    r.isError === false && same(r.structuredContent, { value: true })
+      && same(r.evidence, { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
+  let asked = p.asked.length;
+  r = await client.callTool({ name: RELAY, arguments: { on: false } });
+  check(`${tag} switching off asks nothing and runs`, r.isError === false && p.asked.length === asked
+    && (await relayOn()) === false, r);
+  for (const [answer, words] of [
+    ["decline", "declined"],
+    ["accept-false", "declined"],
+    ["cancel", "dismissed the question"],
+    ["throw", "dismissed the question"],
+  ]) {
+    p.answer = answer;
+    asked = p.asked.length;
+    try {
+      r = await client.callTool({ name: RELAY, arguments: { on: true } });
+    } catch (e) {
+      r = { thrown: String(e) };
+    }
+    on = await relayOn();
+    check(`${tag} the person answers ${answer}: asked once, nothing ran (relay off), the result says "${words}"`,
+      p.asked.length === asked + 1 && r.isError === true && texts(r).includes(words)
+        && texts(r).includes("nothing was done") && r.structuredContent === undefined && on === false,
+      { r, on, asked: p.asked.length - asked });
+  }
+  const s = await api.state();
+  const decided = s.timeline.filter((e) => e.kind === "call" && e.tool === RELAY && e.confirmed !== null)
+    .map((e) => e.confirmed);
+  check(`${tag} the device's timeline: one yes, then four refusals`, same(decided, [true, false, false, false, false]),
+    s.timeline.filter((e) => e.kind === "call"));
+}
+
+async function speaksFirstSession(transportName) {
+  const tag = `[ts sdk, ${transportName}, --confirm]`;
+  let sim;
+  let transport;
+  let api;
+  try {
+    if (transportName === "stdio") {
+      api = simApi(`127.0.0.1:${await freePort()}`);
+      transport = new StdioClientTransport({ command: DEVICE_SIM, args: ["--stdio", "--confirm", "--ui", api.addr],
+        stderr: "ignore" });
+    } else {
+      sim = await startSim(["--http", "127.0.0.1:0", "--confirm"]);
+      api = sim.api;
+      transport = new StreamableHTTPClientTransport(new URL(sim.url));
+    }
+  } catch (e) {
+    check(`${tag} device-sim started`, false, String(e));
+    return;
+  }
+  const client = new Client({ name: "interop-ts-sdk", version: "1.32.2" }, { capabilities: { elicitation: { form: {} } } });
+  const updates = [];
+  const others = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updates.push(n.params.uri); });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { others.push(n); });
+  const p = person();
+  client.setRequestHandler(ElicitRequestSchema, p.handler);
+  try {
+    await client.connect(transport);
+    await api.ready();
+    await speaksFirst(client, api, updates, p, tag);
+    check(`${tag} no log notifications arrived (a client that elicits is never asked on the device)`,
+      others.length === 0, others);
+  } catch (e) {
+    check(`${tag} the session ran to the end`, false, `${e?.stack ?? e}\n${(sim?.stderr ?? []).slice(-10).join("\n")}`);
+  } finally {
+    await client.close().catch(() => {});
+    sim?.child.kill("SIGTERM");
+  }
+}
+
 const which = process.argv[2] ?? "both";
-if (which === "stdio" || which === "both") await stdioSession();
-if (which === "http" || which === "both") await httpSession();
+const part = process.argv[3] ?? "all";
+if (part !== "speaks-first") {
+  if (which === "stdio" || which === "both") await stdioSession();
+  if (which === "http" || which === "both") await httpSession();
+}
+if (part !== "tools") {
+  if (which === "stdio" || which === "both") await speaksFirstSession("stdio");
+  if (which === "http" || which === "both") await speaksFirstSession("streamable http");
+}
 console.log(`ts sdk (@modelcontextprotocol/sdk 1.32.2): ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 process.exit(failed || !passed ? 1 : 0);

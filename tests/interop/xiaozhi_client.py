@@ -13,6 +13,13 @@
 - every message is `json.dumps({"type": "mcp", "payload": ...})` with the defaults: ", " and
   ": " separators, non-ASCII as `\\uXXXX`, no `session_id` in the envelope.
 
+The device speaks first (`--confirm --confirm-timeout 2 --ui`, whose JSON API moves the sensors
+and presses the button): without ever subscribing, the backend gets `notifications/resources/updated`
+in the envelope after a move (and reads the value); `self.relay.set` on is answered at once with
+`awaiting_confirmation` and a text to speak, a press runs it and the outcome follows as a
+`notifications/message` (logger `confirmation`); with no press within the timeout nothing runs and the
+outcome says so.
+
 Transports: the stdio envelope (`device-sim --envelope xiaozhi`) and the WebSocket one (this
 client runs a WebSocket server on 127.0.0.1 and starts `device-sim --xiaozhi-ws URL`, which
 connects out to it). Run with `--transport stdio|ws|both` (default both).
@@ -34,7 +41,20 @@ import sys
 import uuid
 from typing import Any
 
-from harness import DEVICE_SIM, EXPECTED_LISTING, FILLERS, PAGING, PAGE_BYTES, check, finish
+from harness import (
+    BATTERY,
+    BUTTON,
+    DEVICE_SIM,
+    EXPECTED_LISTING,
+    FILLERS,
+    PAGE_BYTES,
+    PAGING,
+    RELAY_QUESTION,
+    TEMPERATURE,
+    SimApi,
+    check,
+    finish,
+)
 
 TIMEOUT = 10.0
 VISION = {"url": "http://127.0.0.1:8003/mcp/vision/explain", "token": "eyJ0eXAi.\u4ee4\u724c.sig"}
@@ -197,6 +217,9 @@ class Backend:
         self.sent: list[str] = []
         self.stray: list[dict] = []
         self.bad_session: list[Any] = []
+        #: Every notification envelope, whole (session_id and all), in arrival order.
+        self.notes: list[dict] = []
+        self.seen_notes = 0
 
     async def send(self, obj: dict) -> str:
         text = dumps(obj)
@@ -222,7 +245,32 @@ class Backend:
                 self.bad_session.append(env.get("session_id"))
             if payload.get("id") == want_id and ("result" in payload or "error" in payload):
                 return payload
+            if "method" in payload and "id" not in payload:
+                self.notes.append(env)
             self.stray.append(payload)
+
+    async def note(self, ok, timeout: float = 5.0) -> dict | None:
+        """The next notification envelope (after those already taken) whose payload satisfies `ok`;
+        others are passed over. None if none comes within `timeout`."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            while self.seen_notes < len(self.notes):
+                env = self.notes[self.seen_notes]
+                self.seen_notes += 1
+                if ok(env["payload"]):
+                    return env
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return None
+            try:
+                env = json.loads(await asyncio.wait_for(self.link.recv(), left))
+            except asyncio.TimeoutError:
+                return None
+            payload = env.get("payload") if env.get("type") == "mcp" else None
+            if isinstance(payload, dict) and "method" in payload and "id" not in payload:
+                self.notes.append(env)
+            else:
+                self.stray.append(env)
 
     async def call(self, name: str, arguments: dict) -> tuple[str, dict]:
         call_id = self.next_id
@@ -442,6 +490,131 @@ async def fault_session(link, tag: str) -> None:
           "47" in said and "different volume" in said, said)
 
 
+def is_update(uri: str):
+    return lambda p: p.get("method") == "notifications/resources/updated" and (p.get("params") or {}).get("uri") == uri
+
+
+def is_outcome(p: dict) -> bool:
+    return p.get("method") == "notifications/message" and (p.get("params") or {}).get("logger") == "confirmation"
+
+
+async def ui_of(link) -> SimApi:
+    """The `--ui` address device-sim logged on its stderr."""
+    for _ in range(300):
+        for line in link.stderr:
+            if line.startswith("device-sim: UI at http://"):
+                api = SimApi(line.removeprefix("device-sim: UI at http://").rstrip("/"))
+                await asyncio.to_thread(api.wait_ready)
+                return api
+        await asyncio.sleep(0.02)
+    raise RuntimeError(f"device-sim logged no UI address: {link.stderr[-5:]}")
+
+
+#: With --confirm: the seconds a person has to press the button (device-sim --confirm-timeout).
+CONFIRM_TIMEOUT_S = 2
+
+
+async def speaks_first_session(link, tag: str) -> None:
+    """The device speaks first: updates in the envelope without subscribing; a confirmed call held
+    for the device's button, completed by a press, or dropped when no press comes in time."""
+    b = Backend(link, tag)
+    api = await ui_of(link)
+    call = lambda fn, *a, **k: asyncio.to_thread(lambda: fn(*a, **k))  # noqa: E731  (blocking API, off the loop)
+    await b.recv_json()  # the device hello
+    await b.send({"type": "hello", "version": 1, "transport": "websocket", "session_id": b.session_id})
+    b.hello_sent = True
+    await b.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2024-11-05", "capabilities": {"vision": VISION},
+                                 "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"}}})
+    init = await b.answer(1)
+    check(f"{tag} initialize 2024-11-05: the device offers resources with subscribe",
+          (result_of(init).get("capabilities") or {}).get("resources") == {"subscribe": True}, init)
+
+    # 1. Updates in the envelope, though the backend never subscribes.
+    moved = await call(api.sensor, temperature=31.5, battery=20)
+    check(f"{tag} POST /sim/sensor: 31.5 °C, 20 %", moved["sensors"] == {"temperature": 31.5, "battery": 20}, moved)
+    temp = await b.note(is_update(TEMPERATURE))
+    check(f"{tag} without subscribing, the temperature's update arrives in the envelope with our session_id",
+          temp == {"session_id": b.session_id, "type": "mcp", "payload": {
+              "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": TEMPERATURE}}},
+          temp or b.notes[-3:])
+    b.seen_notes = 0
+    battery = await b.note(is_update(BATTERY))
+    check(f"{tag} ...and the battery's", battery is not None and battery.get("session_id") == b.session_id,
+          b.notes[-3:])
+    b.next_id = 2
+    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": TEMPERATURE}})
+    read = result_of(await b.answer(2))
+    try:
+        value = json.loads(read["contents"][0]["text"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        value = None
+    check(f"{tag} the backend reads it: {{\"celsius\": 31.5}}", value == {"celsius": 31.5}, read)
+    b.seen_notes = len(b.notes)
+    pressed = await call(api.press)
+    check(f"{tag} a press with nothing waiting confirms nothing", pressed == {"pressed": True, "answers": None}, pressed)
+    press = await b.note(is_update(BUTTON))
+    check(f"{tag} ...and is heard: device://buttons/main updated in the envelope", press is not None, b.notes[-3:])
+
+    # 2. A confirmed call waits for the button; the press runs it.
+    b.next_id = 3
+    _, p = await b.call("self.relay.set", {"on": True})
+    r = result_of(p)
+    sc = r.get("structuredContent") or {}
+    said = backend_view(p)
+    check(f"{tag} self.relay.set on: answered at once, awaiting_confirmation, the question, {CONFIRM_TIMEOUT_S} s",
+          r.get("isError") is False and sc.get("status") == "awaiting_confirmation"
+          and sc.get("question") == RELAY_QUESTION and sc.get("confirm_on_device_within_s") == CONFIRM_TIMEOUT_S, p)
+    check(f"{tag} ...and the text the backend speaks says to press the button, nothing done yet",
+          f"press the button on the device within {CONFIRM_TIMEOUT_S} s" in said
+          and RELAY_QUESTION in said and "Nothing has been done yet" in said, said)
+    ok, s = await call(api.state_until, lambda s: (s.get("confirmation") or {}).get("tool") == "self.relay.set")
+    check(f"{tag} the device shows the waiting call (on the device), the relay still off",
+          ok and s["confirmation"]["on_device"] is True and s["relay"]["on"] is False, s.get("confirmation"))
+    pressed = await call(api.press)
+    check(f"{tag} POST /sim/button answers the waiting call", (pressed.get("answers") or {}).get("tool")
+          == "self.relay.set", pressed)
+    outcome = await b.note(is_outcome)
+    data = ((outcome or {}).get("payload") or {}).get("params", {}).get("data") or {}
+    check(f"{tag} the outcome follows in the envelope: confirmed, ran, measured true == true",
+          outcome is not None and outcome.get("session_id") == b.session_id and data.get("tool") == "self.relay.set"
+          and data.get("confirmed") is True
+          and (data.get("result") or {}).get("evidence") == {"level": "measured", "commanded": True, "observed": True},
+          outcome)
+    ok, s = await call(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
+    check(f"{tag} the relay is on", ok, s["relay"])
+    _, p = await b.call("self.relay.set", {"on": False})
+    check(f"{tag} switching off needs no press: true, measured", backend_view(p) == "true"
+          and (result_of(p).get("evidence") or {}).get("observed") is False, p)
+
+    # 3. No press within the timeout: nothing runs.
+    started = asyncio.get_running_loop().time()
+    _, p = await b.call("self.relay.set", {"on": True})
+    check(f"{tag} asked again: awaiting_confirmation",
+          (result_of(p).get("structuredContent") or {}).get("status") == "awaiting_confirmation", p)
+    _, p = await b.call("self.reboot", {})
+    check(f"{tag} a second confirmed call meanwhile is refused, and the backend can say why (result.error)",
+          result_of(p).get("isError") is True and "Another action is waiting" in backend_view(p), p)
+    outcome = await b.note(is_outcome, timeout=CONFIRM_TIMEOUT_S + 4)
+    waited = asyncio.get_running_loop().time() - started
+    data = ((outcome or {}).get("payload") or {}).get("params", {}).get("data") or {}
+    check(f"{tag} no press: after {waited:.1f} s the outcome says not confirmed, no answer in time, nothing done",
+          outcome is not None and waited >= CONFIRM_TIMEOUT_S - 0.2 and data.get("confirmed") is False
+          and "no answer in time" in data.get("reason", "") and "nothing was done" in data.get("reason", "")
+          and "result" not in data, outcome)
+    s = await call(api.state)
+    check(f"{tag} the relay stayed off, nothing waits", s["relay"]["on"] is False and s["confirmation"] is None,
+          (s["relay"], s["confirmation"]))
+    pressed = await call(api.press)
+    await asyncio.sleep(0.3)
+    s = await call(api.state)
+    check(f"{tag} a late press confirms nothing; the relay stays off",
+          pressed.get("answers") is None and s["relay"]["on"] is False, (pressed, s["relay"]))
+    check(f"{tag} the backend never sent resources/subscribe", not any("resources/subscribe" in t for t in b.sent))
+    unexpected = [m for m in b.stray if not (isinstance(m, dict) and "method" in m and "id" not in m)]
+    check(f"{tag} nothing unexpected arrived", not unexpected, unexpected[:3])
+
+
 #: What a xiaozhi device sends in its WebSocket handshake; xinnan's backend identifies (and, with
 #: auth on, admits) devices by these, and turns away a connection without a device id.
 WS_HEADERS = {
@@ -478,6 +651,12 @@ async def run(transport: str) -> None:
             await fault_session(link, tag + "[fault readback-mismatch]")
         except Exception as e:
             check(f"{tag} the fault session ran to the end", False, repr(e))
+    confirm = ["--confirm", "--confirm-timeout", str(CONFIRM_TIMEOUT_S), "--ui", "127.0.0.1:0"]
+    async with link_type(*confirm) as link:
+        try:
+            await speaks_first_session(link, tag + "[--confirm]")
+        except Exception as e:
+            check(f"{tag} the speaks-first session ran to the end", False, repr(e))
 
 
 def has_ws_option() -> bool:

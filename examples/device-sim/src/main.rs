@@ -172,9 +172,14 @@ struct Cli {
     door_open: bool,
     /// Put a person in the loop: self.reboot (then open to the model) and switching the relay on
     /// ask for confirmation first — through the client's elicitation when it has it, else by a
-    /// press of the device's button (--ui's POST /sim/button) within 30 s.
+    /// press of the device's button (--ui's POST /sim/button) within 30 s (--confirm-timeout).
     #[arg(long)]
     confirm: bool,
+    /// With --confirm: whole seconds a person has to answer (the client's question or the
+    /// device's button) before the call is dropped, nothing done.
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=3600), requires = "confirm")]
+    confirm_timeout: u32,
     /// Serve a live page of the simulated device at http://ADDR/ (ADDR: 127.0.0.1:PORT, or a bare
     /// PORT for loopback), with its JSON API: GET /sim/state, POST /sim/button, POST /sim/sensor.
     /// Works with every transport.
@@ -465,7 +470,9 @@ struct Tools {
 impl Tools {
     fn new(cli: &Cli) -> Self {
         Tools {
-            config: Config::new("device-sim", env!("CARGO_PKG_VERSION")).page_bytes(cli.page_bytes),
+            config: Config::new("device-sim", env!("CARGO_PKG_VERSION"))
+                .page_bytes(cli.page_bytes)
+                .confirm_timeout(cli.confirm_timeout.saturating_mul(1000)),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
             confirm: cli.confirm,
         }
@@ -554,7 +561,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+    let board = Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open)));
     let sim = match &cli.ui {
         Some(addr) => match start_ui(&cli, addr, board.clone()) {
             Ok(sim) => Some(sim),
@@ -854,7 +861,7 @@ async fn serve_mqtt(
     for i in 1..=n {
         let id = fleet_id(&cli.device_id, i, n);
         let engine = tools.engine()?;
-        let board = Arc::new(Mutex::new(Board::new(faults, cli.door_open)));
+        let board = Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open)));
         let hook: mcp_host::EventHook = if n == 1 {
             Arc::new(log_event)
         } else {

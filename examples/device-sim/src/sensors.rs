@@ -9,9 +9,20 @@
 //! `board.sim.battery`, `board.sim.button`), which `--ui`'s `POST /sim/sensor` and
 //! `POST /sim/button` drive (see `ui.rs`).
 
+use mcp_hal::sim::Faults;
 use mcp_host::Engine;
 
 use crate::board::Board;
+
+/// The board at power-up, its readings already sampled once (at time 0) as the kits' baselines.
+/// A reading moved before the first clock tick (`--ui`'s `POST /sim/sensor` can come before the
+/// HTTP host's timer first runs, on a loaded machine) is then a change that gets published, not
+/// the baseline the next changes are measured from.
+pub fn power_up(faults: Faults, door_open: bool) -> Board {
+    let mut board = Board::new(faults, door_open);
+    board.poll_resources(0).for_each(drop);
+    board
+}
 
 /// Registers the board's live resources on `engine`.
 pub fn register<const N: usize, const T: usize>(
@@ -42,7 +53,6 @@ mod test {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
 
     use mcp_core::{Config, Principal};
-    use mcp_hal::sim::Faults;
     use serde_json::{Value, json};
 
     use super::*;
@@ -72,6 +82,21 @@ mod test {
             .unwrap()
             .len;
         serde_json::from_slice(&out[..n]).unwrap()
+    }
+
+    #[test]
+    fn a_reading_moved_before_the_first_tick_is_published() {
+        // As the API moves it: right after start, before any clock tick.
+        let mut board = power_up(Faults::NONE, false);
+        board.sim.thermometer.set_millicelsius(30_000);
+        board.sim.set_time(20);
+        let uris: Vec<_> = board.poll_resources(20).collect();
+        assert_eq!(uris, ["device://sensors/temperature"]);
+        // A board without its baseline takes that first sample as the baseline: the move is lost.
+        let mut bare = Board::new(Faults::NONE, false);
+        bare.sim.thermometer.set_millicelsius(30_000);
+        bare.sim.set_time(20);
+        assert_eq!(bare.poll_resources(20).count(), 0);
     }
 
     #[test]

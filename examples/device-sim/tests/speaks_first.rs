@@ -325,3 +325,60 @@ async fn a_xiaozhi_backend_hears_updates_without_subscribing_and_a_press_confirm
     ws.close(None).await.unwrap();
     drop(sim);
 }
+
+#[test]
+fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told() {
+    let mut sim = start(&[
+        "--envelope",
+        "xiaozhi",
+        "--confirm",
+        "--confirm-timeout",
+        "1",
+    ]);
+    let mut lines = Lines::new(&mut sim);
+    lines.next_where("the device hello", |_| true);
+    lines.send(&json!({"type":"hello","session_id":"s-2"}));
+    lines.send(&envelope("s-2", json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"backend","version":"1"}}})));
+    lines.next_where("the initialize answer", |m| m["payload"]["id"] == 1);
+    let asked = Instant::now();
+    lines.send(&envelope(
+        "s-2",
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"self.relay.set","arguments":{"on":true}}}),
+    ));
+    let held = lines.next_where("the held answer", |m| m["payload"]["id"] == 2);
+    let result = &held["payload"]["result"];
+    assert_eq!(result["structuredContent"]["confirm_on_device_within_s"], 1);
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("within 1 s"),
+        "{result}"
+    );
+    // Nobody presses: after the second, the call is dropped and the backend hears why.
+    let outcome = lines.next_where("the outcome", is_outcome);
+    let waited = asked.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(4),
+        "{waited:?}"
+    );
+    let data = &outcome["payload"]["params"]["data"];
+    assert_eq!(
+        (&data["tool"], &data["confirmed"]),
+        (&json!("self.relay.set"), &json!(false))
+    );
+    assert_eq!(
+        data["reason"],
+        "Not confirmed: no answer in time; nothing was done"
+    );
+    assert!(data.get("result").is_none(), "{data}");
+    let s = state_until(&sim, "nothing waiting", |s| s["confirmation"].is_null());
+    assert_eq!(s["relay"]["on"], false);
+    // A press now is only a press.
+    let (_, pressed) = api(&sim, "POST", "/sim/button", None);
+    assert_eq!(pressed["answers"], Value::Null);
+    let s = state_until(&sim, "the press counted", |s| s["button"]["presses"] == 1);
+    assert_eq!(s["relay"]["on"], false);
+}

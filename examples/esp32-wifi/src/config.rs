@@ -110,7 +110,8 @@ pub const CACHE: usize = 4;
 /// Response bytes kept per remembered call (this board's action results take 260 to 300 bytes
 /// with a short id).
 pub const CACHE_BYTES: usize = 384;
-/// The largest MCP message accepted (an HTTP body; the payload of a xiaozhi envelope).
+/// The largest MCP message accepted (an HTTP body; the payload of a xiaozhi envelope or of an
+/// MQTT message).
 pub const LINE: usize = 2048;
 /// The response buffer: a `tools/list` page or the largest tool result.
 pub const OUT: usize = 3072;
@@ -118,8 +119,8 @@ pub const OUT: usize = 3072;
 pub const PAGE_BYTES: usize = 2048;
 /// The JSON nesting limit (nesting costs the engine no stack).
 pub const MAX_DEPTH: u8 = 128;
-/// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener or
-/// the WebSocket client), and one spare.
+/// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener, the
+/// WebSocket client or the MQTT client), and one spare.
 pub const SOCKETS: usize = 3;
 
 /// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
@@ -130,7 +131,7 @@ pub const WIFI_HEAP_RECLAIMED: usize = 64 * 1024;
 pub const WIFI_HEAP: usize = 32 * 1024;
 
 /// Streamable HTTP server mode (the default).
-#[cfg(not(feature = "xiaozhi"))]
+#[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
 pub mod http {
     use embassy_time::Duration;
 
@@ -188,5 +189,51 @@ pub mod xiaozhi {
     /// A frame that has begun must arrive whole within this long (a trickle is a dead link).
     pub const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
     /// How long a close frame (ours, or the echo of the backend's) may take to go out.
+    pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+}
+
+/// MQTT mode (feature `mqtt`): the device's identity on the broker, its buffers, limits and
+/// timings.
+#[cfg(feature = "mqtt")]
+pub mod mqtt {
+    use embassy_time::Duration;
+
+    /// The `server-name` when `MQTT_SERVER_NAME` is not set at build time: a `/`-separated type
+    /// path that clients discover in the presence topic.
+    pub const SERVER_NAME: &str = "devices/esp32-wifi";
+    /// The description in the presence message (short: clients read the tools with
+    /// `tools/list`).
+    pub const DESCRIPTION: &str =
+        "An ESP32 board: speaker volume, screen brightness and theme, a relay";
+    /// The MQTT port when the broker URL names none.
+    pub const PORT: u16 = 1883;
+    /// The TCP socket's receive and send buffers (bytes each).
+    pub const TCP_BUFFER: usize = 2048;
+    /// The largest MQTT packet the broker may send the device (MQTT 5 Maximum Packet Size; the
+    /// broker drops larger messages for it): an MCP message of [`LINE`](super::LINE) bytes, its
+    /// topic (up to 267 bytes) and the user properties. Each incoming packet's fields are read
+    /// into a buffer of this size.
+    pub const PACKET: usize = super::LINE + 512;
+    /// Client sessions served at once (at most `mqtt_device::MAX_CLIENTS`). A new client
+    /// beyond them takes the place of one idle for [`CLIENT_IDLE`], or is refused "busy".
+    pub const CLIENTS: usize = 4;
+    /// How long a client session must have been idle before a new client may take its place.
+    pub const CLIENT_IDLE: Duration = Duration::from_secs(600);
+    /// The MQTT keep-alive: a PINGREQ after half of it without traffic; a broker silent for all
+    /// of it is a dead link. Also the TCP timeout of unacknowledged data.
+    pub const KEEP_ALIVE: Duration = Duration::from_secs(30);
+    /// The longest the TCP connect and the CONNACK may take.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// A packet whose header came must arrive whole, and a publish must go out, within this.
+    pub const PACKET_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How often the engine is polled for what it owes (resource updates, task status) while
+    /// the link is quiet.
+    pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+    /// The first wait before reconnecting; it doubles with every failed attempt...
+    pub const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+    /// ...up to this. Each wait is drawn between half of it and all of it from the hardware RNG
+    /// ("equal jitter"). A connection that got its CONNACK resets the count.
+    pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+    /// How long the RST of a failed connection may take to go out.
     pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 }

@@ -15,6 +15,10 @@
 //! (`XIAOZHI_URL`, `XIAOZHI_TOKEN` at build time), sends its hello with `features.mcp` and answers
 //! the MCP messages wrapped in xiaozhi's envelope, reconnecting forever (`src/xiaozhi.rs`).
 //!
+//! With the feature `mqtt` it serves MCP through an MQTT broker (`MQTT_BROKER` at build time)
+//! after EMQX's "MCP over MQTT" convention: retained presence with a will, a control topic, an
+//! RPC topic per client, QoS 1, reconnecting forever (`src/mqtt.rs`, over `mqtt-device`).
+//!
 //! The engine allocates nothing: mcp-core is built without its `alloc` feature, and nothing in
 //! this crate allocates either (it does not link `alloc`). The heap is the Wi-Fi driver's.
 #![no_std]
@@ -22,10 +26,17 @@
 
 mod board;
 mod config;
-#[cfg(not(feature = "xiaozhi"))]
+#[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
 mod http;
+#[cfg(feature = "mqtt")]
+mod mqtt;
 #[cfg(feature = "xiaozhi")]
 mod xiaozhi;
+
+#[cfg(all(feature = "xiaozhi", feature = "mqtt"))]
+compile_error!(
+    "choose one transport: the feature `xiaozhi` or `mqtt` (or neither: Streamable HTTP)"
+);
 
 use core::fmt::Write as _;
 
@@ -210,7 +221,7 @@ fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
     Board::new(codec, relay, screen)
 }
 
-#[cfg(not(feature = "xiaozhi"))]
+#[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
 async fn serve(
     stack: Stack<'static>,
     engine: &'static mut Engine,
@@ -231,6 +242,17 @@ async fn serve(
     mac: [u8; 6],
 ) -> ! {
     xiaozhi::run(stack, engine, board, mac).await
+}
+
+#[cfg(feature = "mqtt")]
+async fn serve(
+    stack: Stack<'static>,
+    engine: &'static mut Engine,
+    board: &'static mut EspBoard,
+    _host: heapless::String<16>,
+    mac: [u8; 6],
+) -> ! {
+    mqtt::run(stack, engine, board, mac).await
 }
 
 /// Milliseconds since boot, from embassy-time.

@@ -63,7 +63,6 @@ use mcp_core::transport::mqtt::{
     self as conv, ClientId, Incoming, MAX_TOPIC_LEN, Route, ServerTopics,
 };
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
-use mcp_core::wire::request::Message;
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet, PubAckReason, PublishProperties};
 use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
@@ -801,15 +800,14 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
 
     /// Answers an `initialize` the device cannot take: every client session is in use.
     fn refuse(&mut self, client: &str, payload: &[u8]) {
-        let Ok(Message::Request(req)) = Message::parse(payload, DEFAULT_MAX_DEPTH) else {
-            return;
-        };
         let Ok(c) = ClientId::new(client) else { return };
-        let id = String::from_utf8_lossy(req.id.raw()).into_owned();
-        let answer = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32000,"message":"Device busy: all {} client sessions are in use; try again later"}}}}"#,
-            self.opts.max_clients.max(1)
-        );
+        // An id is at most 128 bytes (`wire::request::MAX_ID_LEN`): 256 bytes always fit.
+        let mut answer = vec![0u8; 256];
+        let n = conv::write_busy(&mut answer, payload, self.opts.max_clients.max(1)).unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        answer.truncate(n);
         let topic = self.rpc_topic(c);
         self.publish(topic, Bytes::from(answer), false, None);
     }

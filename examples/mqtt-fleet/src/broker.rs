@@ -84,6 +84,25 @@ impl Broker {
         Err(last)
     }
 
+    /// [`start`](Self::start) for a test: `None` (and a `SKIPPED` line on stderr) when mosquitto
+    /// cannot be had on this machine, so `cargo test` works without it; but with `CI` set (CI
+    /// installs mosquitto first, `.ci/mqtt.sh install`) no broker is a failure, not a skip that
+    /// would pass without testing anything.
+    ///
+    /// # Panics
+    /// No broker while the environment variable `CI` is set.
+    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
+    pub fn for_test() -> Option<Broker> {
+        match Self::start() {
+            Ok(b) => Some(b),
+            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
+            Err(e) => {
+                eprintln!("SKIPPED: no MQTT broker: {e}");
+                None
+            }
+        }
+    }
+
     fn start_on(binary: PathBuf) -> Result<Broker, String> {
         let port = free_port().map_err(|e| e.to_string())?;
         let dir = std::env::temp_dir().join(format!(

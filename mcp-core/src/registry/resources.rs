@@ -89,7 +89,10 @@ impl Prompt {
 }
 
 /// Reads a live resource's current contents into the reply: `reply.json(…)`, `reply.text(…)`,
-/// `Output::int(…)`. A failure is answered as a JSON-RPC error with its message.
+/// `Output::int(…)` (served as `text`), or `reply.image(…)` / `reply.content(…)` for binary
+/// contents (a camera frame: each image or audio block is served as a base64 `blob` with its
+/// own `mimeType`, each text block as `text`). A failure is answered as a JSON-RPC error with
+/// its message.
 pub type Reader<C> = fn(&mut C, &mut crate::Reply<'_>) -> crate::ToolResult;
 
 /// A resource whose contents are read from the device when a client asks (a sensor, a button's

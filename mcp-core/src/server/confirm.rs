@@ -154,7 +154,8 @@ pub(crate) enum Answer {
     No,
     /// `cancel` (the dialog was dismissed).
     Cancel,
-    /// Not an `ElicitResult`.
+    /// Not an `ElicitResult`, or an `accept` whose content does not answer the question (no
+    /// boolean `confirm`): not a person's no, and not a yes either.
     Malformed,
     /// No answer in time.
     Timeout,
@@ -177,10 +178,11 @@ impl Answer {
                 .ok()
                 .and_then(|[c]| c)
                 .and_then(|c| c.as_bool());
-            if confirmed == Some(true) {
-                Answer::Yes
-            } else {
-                Answer::No
+            match confirmed {
+                Some(true) => Answer::Yes,
+                Some(false) => Answer::No,
+                // Content that is not the schema's: the client's bug, not the person's decline.
+                None => Answer::Malformed,
             }
         } else if action.eq_str("decline") {
             Answer::No
@@ -352,7 +354,7 @@ impl<
             match answer.map(|a| Answer::read(Some(a))) {
                 Some(Answer::Yes) => return Gate::Pass(respond),
                 Some(other) => {
-                    return Gate::Answered(respond.result(|w| refusal(w, other.refusal())));
+                    return Gate::Answered(respond.result(|w| refusal(w, other.refusal(), false)));
                 }
                 // A valid state without the answer: ask again.
                 None => {}
@@ -380,9 +382,10 @@ impl<
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
     ) -> Gate<'o, 'i> {
+        let error_member = self.effective_revision() == super::Revision::V2024_11_05;
         if self.confirm.holds() {
             return Gate::Answered(respond.result(|w| {
-                refusal(w, "Another action is waiting for a person's confirmation; answer that one first. Nothing was done");
+                refusal(w, "Another action is waiting for a person's confirmation; answer that one first. Nothing was done", error_member);
             }));
         }
         let raw = caller.raw;
@@ -400,7 +403,7 @@ impl<
         );
         let (Ok(len), Ok(id_start), Ok(id_len), Ok(tool), Some(dst)) = fits else {
             return Gate::Answered(respond.result(|w| {
-                refusal(w, "This call is too large for the device to hold while it asks for confirmation; nothing was done");
+                refusal(w, "This call is too large for the device to hold while it asks for confirmation; nothing was done", error_member);
             }));
         };
         dst.copy_from_slice(raw);
@@ -541,10 +544,11 @@ impl<
         };
         let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
+        let error_member = self.effective_revision() == super::Revision::V2024_11_05;
         super::finish(out, Some(id), "", |w| {
             crate::wire::response::write_result(w, id, |w| {
                 super::write_object(w, Era::Legacy, info, "complete", |w| {
-                    refusal(w, answer.refusal());
+                    refusal(w, answer.refusal(), error_member);
                 });
             });
         })
@@ -578,11 +582,17 @@ impl<
     }
 }
 
-/// A refusal result's members: the reason, `isError: true`.
-fn refusal(w: &mut Writer<'_>, why: &str) {
+/// A refusal result's members: the reason, `isError: true`; with `error_member` (2024-11-05) the
+/// reason again as `error`, where xiaozhi's backends read a failed call's reason (as
+/// `render_result_for` writes it for any failed call).
+fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
     w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
     w.string(why);
     w.raw(b"}],\"isError\":true");
+    if error_member {
+        w.raw(b",\"error\":");
+        w.string(why);
+    }
 }
 
 /// The immediate answer of a call held for the device's button.

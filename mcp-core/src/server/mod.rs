@@ -149,7 +149,8 @@ pub struct Config {
     /// The log level in force before the client sets one with `logging/setLevel` (`None`: send no
     /// log messages until asked).
     pub log_level: Option<LogLevel>,
-    /// The `ttlMs` caching hint of 2026-07-28 list results (ms).
+    /// The `ttlMs` caching hint of 2026-07-28 list results (ms), and of reads of static
+    /// resources. A live resource's read is always `ttlMs: 0` (a reading is stale at once).
     pub list_ttl_ms: u32,
     /// How long a person has to answer a confirmation (ms; feature `confirm`).
     pub confirm_timeout_ms: u32,

@@ -24,8 +24,8 @@
 
 use super::{Caller, Handled, Respond, Server, finish, members, write_cache_hints, write_object};
 use crate::registry::LiveResource;
-use crate::result::{Output, Reply, ToolResult, render_error_text, render_plain_string};
-use crate::wire::json::{Json, JsonStr};
+use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
 use crate::wire::request::MAX_ID_LEN;
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
@@ -35,6 +35,10 @@ pub const MAX_LIVE_RESOURCES: usize = 64;
 
 /// The `_meta` key that tags a notification with the listen stream it belongs to.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The caching hints of a live resource's `resources/read` on the 2026-07-28 wire: a reading is
+/// stale at once (`ttlMs: 0`) and kept to the caller (`private`).
+const LIVE_CACHE_HINTS: &[u8] = b",\"ttlMs\":0,\"cacheScope\":\"private\"";
 
 /// One 2026-07-28 `subscriptions/listen` stream.
 #[derive(Debug, Default)]
@@ -379,13 +383,14 @@ impl<
         let tail = out.len().saturating_sub(used);
         out.copy_within(..used.min(out.len()), tail);
         let (head, scratch) = out.split_at_mut(tail);
-        let ttl = self.config.list_ttl_ms;
         finish(head, Some(id), "", |w| match &result {
             Ok(output) => write_result(w, id, |w| {
                 write_object(w, era, info, "complete", |w| {
                     write_contents(w, r, output, scratch, seq);
                     if era.is_modern() {
-                        write_cache_hints(w, ttl);
+                        // Read from the device now, and it may change the next moment: never
+                        // cacheable (not the listing's TTL: a client would serve it stale).
+                        w.raw(LIVE_CACHE_HINTS);
                     }
                 });
             }),
@@ -503,7 +508,10 @@ fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>, modern: bool) -
     respond.error_with(code, |w| w.text("Resource not found"), data)
 }
 
-/// `"contents":[{"uri":…,"mimeType":…,"text":…}]` for a live resource's reading.
+/// `"contents":[…]` for a live resource's reading: `[{"uri":…,"mimeType":…,"text":…}]`, or one
+/// entry per content block when the reader answered with blocks ([`Reply::image`],
+/// [`Reply::content`]): an image or audio block as `blob` (with the block's `mimeType`), a text
+/// block as `text`, an embedded resource as the resource it embeds.
 fn write_contents<C>(
     w: &mut Writer<'_>,
     r: &LiveResource<C>,
@@ -511,11 +519,67 @@ fn write_contents<C>(
     scratch: &[u8],
     seq: u32,
 ) {
-    w.raw(b"\"contents\":[{\"uri\":");
-    w.string(r.uri());
-    w.raw(b",\"mimeType\":");
-    w.string(r.mime_type());
-    w.raw(b",\"text\":");
-    render_plain_string(w, output, scratch, seq);
-    w.raw(b"}]");
+    w.raw(b"\"contents\":[");
+    let blocks = match output.value {
+        Value::Content(span) => span.resolve(scratch, seq),
+        _ => None,
+    };
+    let written = blocks.is_some_and(|b| write_blocks(w, r, b));
+    if !written {
+        w.raw(b"{\"uri\":");
+        w.string(r.uri());
+        w.raw(b",\"mimeType\":");
+        w.string(r.mime_type());
+        w.raw(b",\"text\":");
+        render_plain_string(w, output, scratch, seq);
+        w.raw(b"}");
+    }
+    w.raw(b"]");
+}
+
+/// The entries of [`write_contents`] for content blocks (`{…},{…}`, as the reply keeps them);
+/// `false` when there was none to write.
+fn write_blocks<C>(w: &mut Writer<'_>, r: &LiveResource<C>, mut blocks: &[u8]) -> bool {
+    let mut first = true;
+    while let Ok((block, rest)) = Json::parse_first(blocks, DEFAULT_MAX_DEPTH) {
+        blocks = rest;
+        let Ok([text, data, mime, resource]) =
+            members(Some(block), ["text", "data", "mimeType", "resource"])
+        else {
+            continue;
+        };
+        let entry = |w: &mut Writer<'_>, mime: Option<Json<'_>>, key: &[u8], value: Json<'_>| {
+            w.raw(b"{\"uri\":");
+            w.string(r.uri());
+            w.raw(b",\"mimeType\":");
+            match mime.filter(|m| m.kind() == Kind::String) {
+                Some(m) => w.raw(m.raw()),
+                None => w.string(r.mime_type()),
+            }
+            w.raw(key);
+            w.raw(value.raw());
+            w.raw(b"}");
+        };
+        let separator = |w: &mut Writer<'_>, first: &mut bool| {
+            if !core::mem::take(first) {
+                w.raw(b",");
+            }
+        };
+        match (resource, data, text) {
+            (Some(embedded), _, _) if embedded.kind() == Kind::Object => {
+                separator(w, &mut first);
+                w.raw(embedded.raw());
+            }
+            (_, Some(data), _) if data.kind() == Kind::String => {
+                separator(w, &mut first);
+                entry(w, mime, b",\"blob\":", data);
+            }
+            (_, _, Some(text)) if text.kind() == Kind::String => {
+                separator(w, &mut first);
+                entry(w, None, b",\"text\":", text);
+            }
+            _ => {}
+        }
+    }
+    !first
 }

@@ -302,3 +302,146 @@ fn on_the_stateless_wire_the_question_travels_in_an_input_required_result() {
     assert_eq!(r["result"]["isError"], false);
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
 }
+
+/// An `accept` whose content lacks the boolean the question asked for (the conformance suite
+/// answers `{"ok":true}`) is not understood: nothing runs, and the refusal does not say the
+/// person declined. `confirm: false` is still a decline.
+#[test]
+fn an_accept_without_the_boolean_is_not_reported_as_a_decline() {
+    const NOT_UNDERSTOOD: &str =
+        "Not confirmed: the client's answer was not understood; nothing was done";
+    const DECLINED: &str = "Not confirmed: the person declined; nothing was done";
+    let cases = [
+        (
+            json!({"action":"accept","content":{"ok":true}}),
+            NOT_UNDERSTOOD,
+        ),
+        (
+            json!({"action":"accept","content":{"confirm":"yes"}}),
+            NOT_UNDERSTOOD,
+        ),
+        (json!({"action":"accept"}), NOT_UNDERSTOOD),
+        (
+            json!({"action":"accept","content":{"confirm":false}}),
+            DECLINED,
+        ),
+    ];
+    // 2025-06-18: the answer to `elicitation/create`.
+    let mut t = T::new();
+    t.init("2025-06-18", json!({"elicitation":{}}));
+    for (n, (answer, why)) in cases.iter().enumerate() {
+        let (ask, _) = t.send(&call(json!(n), "self.reboot", json!({})));
+        let id = ask.unwrap()["id"].clone();
+        let refused = t.ask(json!({"jsonrpc":"2.0","id":id,"result":answer}));
+        assert_eq!(refused["result"]["isError"], true, "{answer}");
+        assert_eq!(refused["result"]["content"][0]["text"], *why, "{answer}");
+    }
+    assert_eq!(t.dev.reboots, 0);
+    // 2026-07-28: the retry's `inputResponses`.
+    #[cfg(feature = "modern")]
+    {
+        let mut t = T::new();
+        let on = json!({"on":true});
+        let caps = json!({"elicitation":{}});
+        let r = t.ask(modern_call(1, on.clone(), caps.clone(), json!({})));
+        let state = r["result"]["requestState"].clone();
+        for (n, (answer, why)) in cases.iter().enumerate() {
+            let extra = json!({"requestState":state,"inputResponses":{"confirm":answer}});
+            let r = t.ask(modern_call(2 + n as i64, on.clone(), caps.clone(), extra));
+            assert_eq!(r["result"]["resultType"], "complete", "{r}");
+            assert_eq!(r["result"]["content"][0]["text"], *why, "{answer}");
+        }
+        assert_eq!(t.dev.relay_writes, 0);
+    }
+}
+
+/// Members of `inputResponses` other than the engine's `confirm` are ignored (SEP-2322: a server
+/// ignores what it does not recognise); the answer under `confirm` decides.
+#[cfg(feature = "modern")]
+#[test]
+fn other_input_responses_beside_the_answer_are_ignored() {
+    let mut t = T::new();
+    let on = json!({"on":true});
+    let caps = json!({"elicitation":{}});
+    let r = t.ask(modern_call(1, on.clone(), caps.clone(), json!({})));
+    let state = r["result"]["requestState"].clone();
+    let responses = json!({
+        "user_name":{"action":"accept","content":{"name":"Alice"}},
+        "confirm":{"action":"accept","content":{"confirm":true}},
+        "extra":12345,
+    });
+    let r = t.ask(modern_call(
+        2,
+        on,
+        caps,
+        json!({"requestState":state,"inputResponses":responses}),
+    ));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(t.dev.relay_writes, 1);
+}
+
+/// A long-running tool that asks first: the question, then — after the yes — the task
+/// (`CreateTaskResult`, which carries no `requestState`).
+#[cfg(feature = "modern")]
+#[test]
+fn a_confirmed_long_running_tool_starts_its_task_after_the_yes() {
+    use crate::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
+    fn start(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+        d.reboots += 1;
+        Ok(Output::task(0))
+    }
+    fn poll(_: &mut Dev, _: &TaskInfo) -> TaskPoll {
+        TaskPoll::Working(None)
+    }
+    const FLASH: Tool<Dev> = Tool::new("self.flash", "Flash the firmware", start)
+        .long_running(
+            TaskSupport::Required,
+            TaskHooks {
+                poll,
+                stop: None,
+                timeout_ms: 60_000,
+            },
+        )
+        .confirm(Confirm::new("Flash the new firmware?"));
+    let mut t = T::new();
+    t.s.register(&FLASH).unwrap();
+    let caps = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
+    let flash = |id: i64, extra: J| {
+        let mut c = modern_call(id, json!({}), caps.clone(), extra);
+        c["params"]["name"] = json!("self.flash");
+        c
+    };
+    let r = t.ask(flash(1, json!({})));
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    assert!(r["result"].get("taskId").is_none());
+    let yes = json!({"confirm":{"action":"accept","content":{"confirm":true}}});
+    let extra = json!({"requestState":r["result"]["requestState"],"inputResponses":yes});
+    let r = t.ask(flash(2, extra));
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    assert!(r["result"]["taskId"].is_string());
+    assert!(r["result"].get("requestState").is_none());
+    assert_eq!(t.dev.reboots, 1);
+}
+
+/// At 2024-11-05 a refused call's reason is also in `result.error`, where xiaozhi's backends read
+/// it (they speak "the tool failed, no details" otherwise) — as for any failed call, so for the
+/// refusals of the confirmation gate too.
+#[test]
+fn a_xiaozhi_backend_hears_why_a_confirmed_call_was_refused() {
+    let mut t = T::new();
+    t.init("2024-11-05", json!({}));
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
+    let text = busy["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Another action is waiting"), "{busy}");
+    assert_eq!(busy["result"]["isError"], true);
+    assert_eq!(busy["result"]["error"], text, "{busy}");
+    assert_eq!(t.dev.relay_writes, 0);
+    // Later revisions keep the result as the specification has it.
+    let mut t = T::new();
+    t.init("2025-11-25", json!({}));
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
+    assert_eq!(busy["result"]["isError"], true);
+    assert!(busy["result"].get("error").is_none(), "{busy}");
+}

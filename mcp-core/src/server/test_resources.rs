@@ -145,6 +145,69 @@ fn a_live_resource_is_listed_and_read_from_the_device_each_time() {
     assert_eq!(err["error"]["data"], json!({"uri":"device://nope"}));
 }
 
+/// A reader that answers with content blocks (an image) is served as `blob` contents; before,
+/// `resources/read` answered an empty `text`.
+#[test]
+fn a_live_resource_read_as_an_image_is_served_as_a_blob() {
+    fn snapshot(_: &mut Sensors, r: &mut Reply<'_>) -> ToolResult {
+        r.image("image/png", b"\x89PNG")
+    }
+    fn annotated(_: &mut Sensors, r: &mut Reply<'_>) -> ToolResult {
+        r.content(|c| {
+            c.text("frame 7, \"cam\" 0").audio("audio/wav", b"RIFF");
+        })
+    }
+    static SNAPSHOT: LiveResource<Sensors> = LiveResource::new(
+        "device://camera/snapshot",
+        "snapshot",
+        "image/png",
+        snapshot,
+    );
+    static ANNOTATED: LiveResource<Sensors> = LiveResource::new(
+        "device://camera/annotated",
+        "annotated",
+        "text/plain",
+        annotated,
+    );
+    let mut d = Dev::new();
+    d.s.register_resource(&SNAPSHOT)
+        .unwrap()
+        .register_resource(&ANNOTATED)
+        .unwrap();
+    let read = d.ask(req(
+        1,
+        "resources/read",
+        json!({"uri":"device://camera/snapshot"}),
+    ));
+    assert_eq!(
+        read["result"]["contents"],
+        json!([{"uri":"device://camera/snapshot","mimeType":"image/png","blob":"iVBORw=="}])
+    );
+    let read = d.ask(req(
+        2,
+        "resources/read",
+        json!({"uri":"device://camera/annotated"}),
+    ));
+    assert_eq!(
+        read["result"]["contents"],
+        json!([
+            {"uri":"device://camera/annotated","mimeType":"text/plain","text":"frame 7, \"cam\" 0"},
+            {"uri":"device://camera/annotated","mimeType":"audio/wav","blob":"UklGRg=="}
+        ])
+    );
+    // The same on the 2026-07-28 wire, with its caching hints.
+    #[cfg(feature = "modern")]
+    {
+        let read = d.ask(modern(
+            json!(3),
+            "resources/read",
+            json!({"uri":"device://camera/snapshot"}),
+        ));
+        assert_eq!(read["result"]["contents"][0]["blob"], "iVBORw==", "{read}");
+        assert_eq!(read["result"]["resultType"], "complete");
+    }
+}
+
 #[test]
 fn a_session_gets_updates_only_for_what_it_subscribed_to() {
     let mut d = Dev::new();
@@ -258,6 +321,36 @@ fn a_listen_stream_is_acknowledged_tagged_and_ended_by_the_client() {
         json!({"uri":TEMP_URI}),
     ));
     assert_eq!(gone.unwrap()["error"]["code"], -32601);
+}
+
+/// A live resource is read from the device each time, so a 2026-07-28 client must not cache it:
+/// its read says `ttlMs: 0` (the Python SDK's `Client` caches `resources/read` by the hints, and
+/// served a temperature 5 minutes stale when the read carried the listing's 300 s). The listing
+/// itself stays cacheable.
+#[cfg(feature = "modern")]
+#[test]
+fn a_live_reading_is_never_cacheable_on_the_2026_wire() {
+    let mut d = Dev::new();
+    d.sensors.millicelsius = 21_500;
+    let (read, _) = d.send(&modern(json!(1), "resources/read", json!({"uri":TEMP_URI})));
+    let read = read.unwrap();
+    assert_eq!(
+        read["result"]["contents"][0]["text"],
+        "{\"millicelsius\":21500}"
+    );
+    assert_eq!(read["result"]["resultType"], "complete");
+    assert_eq!(read["result"]["ttlMs"], 0, "{read}");
+    assert_eq!(read["result"]["cacheScope"], "private", "{read}");
+    d.sensors.millicelsius = 40_000;
+    let (again, _) = d.send(&modern(json!(2), "resources/read", json!({"uri":TEMP_URI})));
+    assert_eq!(
+        again.unwrap()["result"]["contents"][0]["text"],
+        "{\"millicelsius\":40000}"
+    );
+    let (list, _) = d.send(&modern(json!(3), "resources/list", json!({})));
+    let list = list.unwrap();
+    assert_eq!(list["result"]["ttlMs"], 300_000);
+    assert_eq!(list["result"]["cacheScope"], "public");
 }
 
 #[test]

@@ -470,6 +470,45 @@ pub fn is_disconnected(payload: &[u8]) -> bool {
         )
 }
 
+/// The JSON-RPC error code of [`write_busy`]: -32000, from the range JSON-RPC leaves to servers.
+pub const BUSY_CODE: i32 = -32000;
+
+/// Writes the refusal of a request (an `initialize` on the control topic) that a server cannot
+/// take because every one of its `sessions` client sessions is in use, to publish on that
+/// client's RPC topic:
+/// `{"jsonrpc":"2.0","id":…,"error":{"code":-32000,"message":"Device busy: all N client sessions are in use; try again later"}}`,
+/// with the request's id echoed byte for byte. Returns the length, 0 when `request` is not a
+/// request (a notification or a message that does not parse is not answered).
+///
+/// ```
+/// use mcp_core::transport::mqtt::write_busy;
+/// let mut out = [0u8; 160];
+/// let n = write_busy(&mut out, br#"{"jsonrpc":"2.0","id":7,"method":"initialize"}"#, 4).unwrap();
+/// assert!(out[..n].starts_with(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"#));
+/// ```
+pub fn write_busy(
+    out: &mut [u8],
+    request: &[u8],
+    sessions: usize,
+) -> Result<usize, BufferTooSmall> {
+    let Ok(Message::Request(req)) = Message::parse(request, DEFAULT_MAX_DEPTH) else {
+        return Ok(0);
+    };
+    let mut w = Writer::new(out);
+    w.raw(br#"{"jsonrpc":"2.0","id":"#);
+    w.raw(req.id.raw());
+    w.raw(br#","error":{"code":"#);
+    w.int(i64::from(BUSY_CODE));
+    w.raw(br#","message":"Device busy: all "#);
+    w.uint(u64::try_from(sessions).unwrap_or(u64::MAX));
+    w.raw(br#" client sessions are in use; try again later"}}"#);
+    if w.fits() {
+        Ok(w.needed())
+    } else {
+        Err(BufferTooSmall { needed: w.needed() })
+    }
+}
+
 /// Which topic a message the engine emitted goes to ([`route`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -722,6 +761,31 @@ mod test {
             Route::Rpc
         );
         assert_eq!(route(b"not json"), Route::Rpc);
+    }
+
+    #[test]
+    fn a_full_device_refuses_with_the_request_id() {
+        let mut out = [0u8; 256];
+        let n = write_busy(
+            &mut out,
+            br#"{"jsonrpc":"2.0","id":"a\"b","method":"initialize","params":{}}"#,
+            16,
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+        assert_eq!(v["id"], "a\"b");
+        assert_eq!(v["error"]["code"], BUSY_CODE);
+        assert_eq!(
+            v["error"]["message"],
+            "Device busy: all 16 client sessions are in use; try again later"
+        );
+        // Nothing to answer: a notification, garbage.
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(write_busy(&mut out, note, 1), Ok(0));
+        assert_eq!(write_busy(&mut out, b"{", 1), Ok(0));
+        // Too small a buffer is an error, never a cut answer.
+        let req = br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#;
+        assert!(write_busy(&mut [0u8; 40], req, 1).is_err());
     }
 
     #[test]

@@ -120,6 +120,37 @@ impl<'a> Json<'a> {
         })
     }
 
+    /// The first value of a comma-separated run of values (`{…},{…}`: content blocks as a
+    /// [`Reply`](crate::Reply) keeps them), checked as [`parse`](Self::parse) checks one, and
+    /// the bytes after its comma (empty after the last value).
+    ///
+    /// # Errors
+    /// As [`parse`](Self::parse); [`JsonError::Syntax`] when something other than a comma
+    /// follows the value.
+    #[cfg_attr(not(feature = "resources"), allow(dead_code))]
+    pub(crate) fn parse_first(
+        text: &'a [u8],
+        max_depth: u8,
+    ) -> Result<(Self, &'a [u8]), JsonError> {
+        check_utf8(text)?;
+        let start = skip_ws(text, 0);
+        if start >= text.len() {
+            return Err(JsonError::Empty);
+        }
+        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
+        let end = super::frame::pass(None, text, start, max_depth)?;
+        let after = skip_ws(text, end);
+        let rest = match text.get(after) {
+            None => &[][..],
+            Some(b',') => text.get(after + 1..).unwrap_or_default(),
+            Some(_) => return Err(JsonError::Syntax(after)),
+        };
+        let value = Json {
+            raw: text.get(start..end).unwrap_or_default(),
+        };
+        Ok((value, rest))
+    }
+
     /// A view over bytes that were checked as one value (the index of [`Frame`](super::Frame);
     /// in tests, bytes that were never checked: views must not panic on them).
     pub(crate) const fn from_checked(raw: &'a [u8]) -> Self {
@@ -970,6 +1001,35 @@ mod test {
 
     fn ok(s: &str) -> Json<'_> {
         Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
+    }
+
+    #[test]
+    fn parse_first_walks_a_comma_separated_run() {
+        let mut rest: &[u8] = br#"{"type":"text","text":"a,}"} , {"b":[1,{"c":2}]},3"#;
+        let mut seen = Vec::new();
+        while !rest.is_empty() {
+            let (v, r) = Json::parse_first(rest, DEFAULT_MAX_DEPTH).unwrap();
+            seen.push(v.as_text().to_string());
+            rest = r;
+        }
+        assert_eq!(
+            seen,
+            [
+                r#"{"type":"text","text":"a,}"}"#,
+                r#"{"b":[1,{"c":2}]}"#,
+                "3"
+            ]
+        );
+        assert_eq!(Json::parse_first(b"  ", 8).unwrap_err(), JsonError::Empty);
+        assert!(matches!(
+            Json::parse_first(b"{} {}", 8),
+            Err(JsonError::Syntax(3))
+        ));
+        assert!(Json::parse_first(b"{\"a\":", 8).is_err());
+        assert!(matches!(
+            Json::parse_first(b"[[1]]", 1),
+            Err(JsonError::TooDeep(1))
+        ));
     }
 
     #[test]

@@ -1,0 +1,203 @@
+//! MQTT mode (feature `mqtt`): the device serves MCP through an MQTT broker, after EMQX's "MCP
+//! over MQTT" convention (topics, presence and routing: `mcp_core::transport::mqtt`).
+//!
+//! The session logic — CONNECT with a will, the control topic, a topic set per client, retained
+//! presence, QoS 1 publishes with the convention's user properties, delivery on PUBACK, the
+//! keep-alive, reconnecting forever with capped exponential backoff and jitter — is
+//! `mqtt-device` (`examples/mqtt-device`), the same code its tests run against mosquitto on a
+//! host. This file gives it an embassy-net TCP socket ([`Tcp`]) and the engine with its board
+//! ([`EspApp`]); the limits and timings are in `config::mqtt`.
+//!
+//! Build-time settings:
+//! - `MQTT_BROKER`: `mqtt://192.168.1.10[:1883]` — plain TCP to an IPv4 address (a broker on the
+//!   LAN; `mqtts://` would need a TLS stack, names would need DNS); `build.rs` refuses anything
+//!   else, and a build without it never connects;
+//! - `MQTT_USER`, `MQTT_PASSWORD`: the broker's credentials, optional;
+//! - `MQTT_DEVICE_ID`: the MQTT client id and `server-id`, optional: `esp32-` and the station MAC
+//!   in hex by default;
+//! - `MQTT_SERVER_NAME`: the `server-name`, optional: `devices/esp32-wifi` by default.
+//!
+//! Every client is the model (`Principal::Model`); its MQTT client id is its peer, so the
+//! engine's retransmission cache is scoped per client and outlives reconnections (the engine is
+//! a static). The engine allocates nothing, and neither does the MQTT client (rust-mqtt without
+//! its `alloc` feature: each incoming packet is read into one buffer of `config::mqtt::PACKET`
+//! bytes).
+
+use core::fmt::Write as _;
+use core::net::Ipv4Addr;
+
+use embassy_net::tcp::TcpSocket;
+use embassy_net::{IpAddress, Stack};
+use embassy_time::{Duration, Timer, with_timeout};
+use mcp_core::server::{Delivery, Input, Receipt};
+use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
+
+use crate::config::mqtt::{
+    BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
+    KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, PORT, SERVER_NAME, TCP_BUFFER,
+};
+use crate::config::{LINE, OUT};
+use crate::{Engine, EspBoard};
+
+const BROKER: &str = match option_env!("MQTT_BROKER") {
+    Some(u) => u,
+    None => "",
+};
+const USER: Option<&str> = option_env!("MQTT_USER");
+const PASSWORD: &str = match option_env!("MQTT_PASSWORD") {
+    Some(p) => p,
+    None => "",
+};
+const DEVICE_ID: Option<&str> = option_env!("MQTT_DEVICE_ID");
+const NAME: &str = match option_env!("MQTT_SERVER_NAME") {
+    Some(n) => n,
+    None => SERVER_NAME,
+};
+
+/// `MCP-META` on CONNECT: what runs here.
+const META: &str = concat!(
+    r#"{"implementation":"mcu-mcp esp32-wifi","version":""#,
+    env!("CARGO_PKG_VERSION"),
+    r#""}"#
+);
+
+/// `mqtt://a.b.c.d[:port][/]` → address, port.
+fn parse_url(url: &str) -> Option<(Ipv4Addr, u16)> {
+    let rest = url
+        .strip_prefix("mqtt://")
+        .or_else(|| url.strip_prefix("tcp://"))?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match rest.split_once(':') {
+        Some((h, p)) => (h, p.parse().ok()?),
+        None => (rest, PORT),
+    };
+    Some((host.parse().ok()?, port))
+}
+
+/// The default device id: `esp32-` and the station MAC in hex.
+fn default_id(mac: [u8; 6]) -> heapless::String<18> {
+    let mut s = heapless::String::new();
+    let _ = s.push_str("esp32-");
+    for b in mac {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The TCP connection to the broker, on embassy-net; one socket at a time, on these buffers.
+struct Tcp {
+    stack: Stack<'static>,
+    broker: (Ipv4Addr, u16),
+    rx: [u8; TCP_BUFFER],
+    tx: [u8; TCP_BUFFER],
+}
+
+impl Connect for Tcp {
+    type Conn<'a> = TcpSocket<'a>;
+
+    async fn connect(&mut self) -> Option<TcpSocket<'_>> {
+        self.stack.wait_link_up().await;
+        self.stack.wait_config_up().await;
+        let mut socket = TcpSocket::new(self.stack, &mut self.rx, &mut self.tx);
+        // Unacknowledged data older than this aborts the connection.
+        socket.set_timeout(Some(KEEP_ALIVE));
+        let (addr, port) = self.broker;
+        socket.connect((IpAddress::Ipv4(addr), port)).await.ok()?;
+        Some(socket)
+    }
+
+    async fn close(socket: &mut Self::Conn<'_>) {
+        // A reset: the broker learns at once that the device is gone (and publishes its will).
+        socket.abort();
+        let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
+    }
+}
+
+/// The engine and its board, as `mqtt-device` drives them.
+struct EspApp {
+    engine: &'static mut Engine,
+    board: &'static mut EspBoard,
+}
+
+impl App for EspApp {
+    async fn handle(&mut self, input: Input<'_>, out: &mut [u8]) -> Answer {
+        // Notifications a handler emits while it runs (progress) are not sent: no tool on this
+        // board emits any. The device reboots a second after answering `self.reboot`.
+        match self
+            .engine
+            .handle_async(input, self.board, out, &mut |_: &[u8]| {}, EspBoard::run)
+            .await
+        {
+            Ok(handled) => Answer {
+                len: handled.len,
+                receipt: handled.receipt,
+            },
+            Err(_) => Answer::default(),
+        }
+    }
+
+    fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> usize {
+        self.engine.poll(now_ms, self.board, out)
+    }
+
+    fn delivered(&mut self, receipt: Receipt, delivery: Delivery) {
+        self.engine.delivered(receipt, delivery);
+    }
+}
+
+/// Serves MCP through the broker, forever.
+pub async fn run(
+    stack: Stack<'static>,
+    engine: &'static mut Engine,
+    board: &'static mut EspBoard,
+    mac: [u8; 6],
+) -> ! {
+    let Some(broker) = parse_url(BROKER) else {
+        // Built without MQTT_BROKER (build.rs refuses an unusable one): nothing to connect to.
+        idle().await
+    };
+    let default = default_id(mac);
+    let mut settings = Settings::new(DEVICE_ID.unwrap_or(&default), NAME);
+    settings.description = DESCRIPTION;
+    settings.meta = Some(META);
+    settings.credentials = USER.map(|user| (user, PASSWORD.as_bytes()));
+    settings.keep_alive = KEEP_ALIVE;
+    settings.connect_timeout = CONNECT_TIMEOUT;
+    settings.packet_timeout = PACKET_TIMEOUT;
+    settings.poll_interval = POLL_INTERVAL;
+    settings.backoff = Backoff::new(BACKOFF_FIRST, BACKOFF_MAX);
+    settings.client_idle = CLIENT_IDLE;
+
+    let mut tcp = Tcp {
+        stack,
+        broker,
+        rx: [0; TCP_BUFFER],
+        tx: [0; TCP_BUFFER],
+    };
+    let mut app = EspApp { engine, board };
+    let mut packet = [0u8; PACKET];
+    let mut message = [0u8; LINE];
+    let mut out = [0u8; OUT];
+    let buffers = Buffers {
+        packet: &mut packet,
+        message: &mut message,
+        out: &mut out,
+    };
+    // Returns only for a device id or server name that cannot be used in topics.
+    let _ = mqtt_device::run::<_, _, CLIENTS>(
+        &mut tcp,
+        &mut app,
+        &settings,
+        buffers,
+        crate::random,
+        |_ended, _wait| {},
+    )
+    .await;
+    idle().await
+}
+
+async fn idle() -> ! {
+    loop {
+        Timer::after(Duration::from_secs(3600)).await;
+    }
+}

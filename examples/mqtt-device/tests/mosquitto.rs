@@ -1,0 +1,300 @@
+//! The device loop of `mqtt-device` — the code `examples/esp32-wifi --features mqtt` runs —
+//! against a real mosquitto, over a tokio TCP stream behind `embedded-io-adapters`, with
+//! embassy-time's std driver. The other end is `mqtt-fleet`'s client (rumqttc), which discovers
+//! devices by their retained presence.
+//!
+//! One scenario, a few seconds: presence and discovery, `initialize` on the control topic and
+//! calls on the RPC topic, a QoS 1-style resend answered from the engine's cache (nothing runs
+//! twice), two clients with the same request id, delivery reported on PUBACK, a full client
+//! table refusing with "busy", a client leaving, the keep-alive holding an idle link, the
+//! connection cut (the will clears the presence, the device comes back by itself and serves
+//! the known clients without a new `initialize`; a resend across the cut runs nothing).
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+use std::net::Shutdown;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use embedded_io_adapters::tokio_1::FromTokio;
+use mcp_core::server::{Delivery, Input, Receipt};
+use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Ended, Settings};
+use mqtt_fleet::devices::{Ledger, LedgerEngine, ledger_engine};
+use mqtt_fleet::{Broker, Client};
+use serde_json::{Value, json};
+
+const T: Duration = Duration::from_secs(5);
+const DEVICE: &str = "esp-test-1";
+const CLIENTS: usize = 2;
+
+/// The engine and its board, as a firmware holds them.
+struct Device {
+    engine: Box<LedgerEngine>,
+    board: Arc<Mutex<Ledger>>,
+    deliveries: Arc<Mutex<Vec<Delivery>>>,
+}
+
+impl App for Device {
+    async fn handle(&mut self, input: Input<'_>, out: &mut [u8]) -> Answer {
+        let mut board = self.board.lock().unwrap();
+        match self
+            .engine
+            .handle_with(input, &mut board, out, &mut |_: &[u8]| {})
+        {
+            Ok(h) => Answer {
+                len: h.len,
+                receipt: h.receipt,
+            },
+            Err(_) => Answer::default(),
+        }
+    }
+
+    fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> usize {
+        self.engine
+            .poll(now_ms, &mut self.board.lock().unwrap(), out)
+    }
+
+    fn delivered(&mut self, receipt: Receipt, delivery: Delivery) {
+        self.engine.delivered(receipt, delivery);
+        self.deliveries.lock().unwrap().push(delivery);
+    }
+}
+
+/// TCP to the broker; the test can cut the current connection (both directions shut down: the
+/// broker sees the device go without a DISCONNECT and publishes its will).
+struct Tcp {
+    port: u16,
+    current: Arc<Mutex<Option<std::net::TcpStream>>>,
+}
+
+impl Connect for Tcp {
+    type Conn<'a> = FromTokio<tokio::net::TcpStream>;
+
+    async fn connect(&mut self) -> Option<Self::Conn<'_>> {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+            .await
+            .ok()?;
+        stream.set_nodelay(true).ok()?;
+        let std = stream.into_std().ok()?;
+        *self.current.lock().unwrap() = Some(std.try_clone().ok()?);
+        Some(FromTokio::new(tokio::net::TcpStream::from_std(std).ok()?))
+    }
+}
+
+fn cut(current: &Mutex<Option<std::net::TcpStream>>) {
+    if let Some(s) = current.lock().unwrap().take() {
+        let _ = s.shutdown(Shutdown::Both);
+    }
+}
+
+fn append(entry: i64) -> Value {
+    json!({"name":"self.ledger.append","arguments":{"entry":entry}})
+}
+
+/// The tool's answer: the ledger's length, as `structuredContent` or text.
+fn result_text(v: &Value) -> String {
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_device_on_mosquitto() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let port: u16 = broker
+        .url()
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap();
+    let board = Arc::new(Mutex::new(Ledger::default()));
+    let deliveries = Arc::new(Mutex::new(Vec::new()));
+    let ends = Arc::new(Mutex::new(Vec::<Ended>::new()));
+    let current = Arc::new(Mutex::new(None));
+
+    let local = tokio::task::LocalSet::new();
+    let device = {
+        let (board, deliveries, ends, current) = (
+            board.clone(),
+            deliveries.clone(),
+            ends.clone(),
+            current.clone(),
+        );
+        local.spawn_local(async move {
+            let mut app = Device {
+                engine: ledger_engine(),
+                board,
+                deliveries,
+            };
+            let mut tcp = Tcp { port, current };
+            let mut settings = Settings::new(DEVICE, "devices/ledger");
+            settings.description = "A ledger on a test bench";
+            settings.keep_alive = embassy_time::Duration::from_secs(2);
+            settings.connect_timeout = embassy_time::Duration::from_secs(2);
+            settings.packet_timeout = embassy_time::Duration::from_secs(2);
+            settings.client_idle = embassy_time::Duration::from_secs(3600);
+            settings.backoff = Backoff::new(
+                embassy_time::Duration::from_millis(100),
+                embassy_time::Duration::from_millis(400),
+            );
+            let (mut packet, mut message, mut out) =
+                (vec![0u8; 2560], vec![0u8; 2048], vec![0u8; 3072]);
+            let buffers = Buffers {
+                packet: &mut packet,
+                message: &mut message,
+                out: &mut out,
+            };
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            let random = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            let on_end = move |why, _wait| ends.lock().unwrap().push(why);
+            let r = mqtt_device::run::<_, _, CLIENTS>(
+                &mut tcp, &mut app, &settings, buffers, random, on_end,
+            )
+            .await;
+            panic!("run returned: {r:?}");
+        })
+    };
+
+    local
+        .run_until(async {
+            let alice = Client::connect(&broker.url(), "alice").unwrap();
+            assert!(alice.wait_for_online(1, T).await, "the device's presence");
+            let seen = alice.devices()[DEVICE].clone();
+            assert_eq!(seen.server_name, "devices/ledger");
+            assert_eq!(seen.description, "A ledger on a test bench");
+
+            // A session: initialize on the control topic, answered on alice's RPC topic.
+            let init = alice.initialize(DEVICE, T).await.unwrap();
+            assert_eq!(init["result"]["serverInfo"]["name"], "ledger", "{init}");
+            let listed = alice
+                .request(DEVICE, 1, "tools/list", json!({}), T)
+                .await
+                .unwrap();
+            assert_eq!(listed["result"]["tools"][0]["name"], "self.ledger.append");
+
+            // An acting call, then the same request again (a resend): one execution.
+            let first = alice
+                .request(DEVICE, 2, "tools/call", append(7), T)
+                .await
+                .unwrap();
+            assert_eq!(result_text(&first), "1", "{first}");
+            let again = alice
+                .request(DEVICE, 2, "tools/call", append(7), T)
+                .await
+                .unwrap();
+            assert_eq!(again, first, "a resend is answered from the first answer");
+            assert_eq!(board.lock().unwrap().entries, [7]);
+
+            // Another client with the same id is another peer: its call runs.
+            let bob = Client::connect(&broker.url(), "bob").unwrap();
+            assert!(bob.wait_for_online(1, T).await);
+            bob.initialize(DEVICE, T).await.unwrap();
+            let bobs = bob
+                .request(DEVICE, 2, "tools/call", append(8), T)
+                .await
+                .unwrap();
+            assert_eq!(result_text(&bobs), "2", "{bobs}");
+            assert_eq!(board.lock().unwrap().entries, [7, 8]);
+
+            // The broker acknowledged each acting answer (mosquitto: PUBACK Success).
+            let written = || {
+                deliveries
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|d| **d == Delivery::Written)
+                    .count()
+            };
+            let deadline = tokio::time::Instant::now() + T;
+            while written() < 3 && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert_eq!(written(), 3, "{:?}", deliveries.lock().unwrap());
+
+            // Two sessions of two: a third client is refused, with its request id.
+            let carol = Client::connect(&broker.url(), "carol").unwrap();
+            assert!(carol.wait_for_online(1, T).await);
+            let refused = carol.initialize(DEVICE, T).await.unwrap();
+            assert_eq!(refused["error"]["code"], -32000, "{refused}");
+            assert_eq!(refused["id"], 0);
+            // Bob leaves (notifications/disconnected on his presence topic): his place is free.
+            bob.close().await;
+            let mut admitted = None;
+            for _ in 0..50 {
+                let v = carol.initialize(DEVICE, T).await.unwrap();
+                if v.get("result").is_some() {
+                    admitted = Some(v);
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert!(admitted.is_some(), "carol admitted once bob left");
+
+            // An idle link stays up: the device pings within the 2 s keep-alive (mosquitto
+            // drops a client silent for 3 s), and hears the PINGRESP.
+            tokio::time::sleep(Duration::from_millis(3500)).await;
+            assert_eq!(
+                alice.devices()[DEVICE].onlines,
+                1,
+                "no reconnection while idle"
+            );
+            assert!(
+                ends.lock().unwrap().is_empty(),
+                "{:?}",
+                ends.lock().unwrap()
+            );
+
+            // Alice acts once more, then the link is cut before she can know it was answered.
+            let before = alice
+                .request(DEVICE, 3, "tools/call", append(9), T)
+                .await
+                .unwrap();
+            assert_eq!(result_text(&before), "3", "{before}");
+            cut(&current);
+            // The will clears the presence; the device comes back by itself.
+            assert!(
+                alice
+                    .wait_until(T, |d| d[DEVICE].offlines >= 1 && d[DEVICE].onlines >= 2)
+                    .await,
+                "offline by the will, then online again: {:?}",
+                alice.devices()
+            );
+            assert!(
+                matches!(ends.lock().unwrap().first(), Some(Ended::Io)),
+                "{:?}",
+                ends.lock().unwrap()
+            );
+            // Alice's session survives: her topics were subscribed again, no new initialize.
+            // Her resend of call 3 is answered from the first answer (nothing touched the
+            // ledger since); a new call runs.
+            let resent = alice
+                .request(DEVICE, 3, "tools/call", append(9), T)
+                .await
+                .unwrap();
+            assert_eq!(resent, before);
+            let next = alice
+                .request(DEVICE, 4, "tools/call", append(10), T)
+                .await
+                .unwrap();
+            assert_eq!(result_text(&next), "4", "{next}");
+            assert_eq!(board.lock().unwrap().entries, [7, 8, 9, 10]);
+
+            alice.close().await;
+            carol.close().await;
+        })
+        .await;
+    device.abort();
+    drop(broker);
+}

@@ -1,0 +1,383 @@
+// The device speaks first on the 2026-07-28 wire, driven by the official TypeScript SDK's v2 client
+// (@modelcontextprotocol/client 2.4.0, unmodified): the v1 package @modelcontextprotocol/sdk 1.32.2
+// (ts_sdk.mjs) stops at 2025-11-25 and has no subscriptions/listen or input_required.
+//
+// device-sim runs with --confirm and --ui (its JSON API plays the person next to the device:
+// POST /sim/sensor moves the thermometer, GET /sim/state shows the relay and what was sent), over
+// stdio and Streamable HTTP; the client negotiates with versionNegotiation { mode: "auto" }
+// (server/discover), so every check here is on 2026-07-28:
+//
+// 1. resources/list and read: a reading says ttlMs 0, and a read after a move is not served from the
+//    SDK's response cache. client.listen({ resourceSubscriptions }) (subscriptions/listen):
+//    acknowledged, a move arrives through setNotificationHandler("notifications/resources/updated")
+//    tagged with the listen's subscription id, the read shows it; subscription.close() ends it
+//    (on the device too, over HTTP) and a later move reaches no one.
+// 2. self.relay.set on: true through the SDK's input_required auto-fulfilment, answered by
+//    setRequestHandler("elicitation/create"): accept(true) switches the relay on (measured);
+//    decline, accept(false), cancel leave it off and say why; a throwing handler fails the call and
+//    nothing runs.
+// 3. Manual mode (inputRequired: { autoFulfill: false }, allowInputRequired): the first round is an
+//    input_required result (an elicitation/create, a requestState; nothing ran), a tampered
+//    requestState is refused (-32602), the echoed one with a yes runs it. A client that declares no
+//    elicitation is told it needs it (-32021), nothing ran.
+//
+// Usage: INTEROP_NODE_DIR=<dir with node_modules> DEVICE_SIM=<binary> node ts_sdk_v2.mjs [stdio|http|both]
+// Prints one line per check and a summary; exits non-zero on any failure.
+
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..", "..");
+const nodeDir = process.env.INTEROP_NODE_DIR ?? path.join(repo, "target", "interop", "node");
+const require = createRequire(path.join(nodeDir, "package.json"));
+const { Client, StreamableHTTPClientTransport, ProtocolError } = require("@modelcontextprotocol/client");
+const { StdioClientTransport } = require("@modelcontextprotocol/client/stdio");
+const SDK_VERSION = JSON.parse(readFileSync(path.join(nodeDir, "node_modules", "@modelcontextprotocol", "client", "package.json"), "utf8")).version;
+
+const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
+const TEMPERATURE = "device://sensors/temperature";
+const LIVE = [TEMPERATURE, "device://sensors/battery", "device://buttons/main"];
+const RELAY = "self.relay.set";
+const QUESTION = "Switch the relay-controlled load on?";
+const MODERN = "2026-07-28";
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+
+let passed = 0;
+let failed = 0;
+const started = Date.now();
+
+function check(name, ok, detail = "") {
+  if (ok) {
+    passed++;
+    console.log(`ok   - ${name}`);
+  } else {
+    failed++;
+    let text = typeof detail === "string" ? detail : JSON.stringify(detail);
+    if (text && text.length > 1500) text = text.slice(0, 1500) + "...";
+    console.log(`FAIL - ${name}: ${text}`);
+  }
+  return !!ok;
+}
+
+const texts = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n");
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const reading = (r) => {
+  try {
+    return JSON.parse(r.contents[0].text);
+  } catch {
+    return undefined;
+  }
+};
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** device-sim's --ui JSON API: the person next to the device. */
+function simApi(addr) {
+  const call = async (method, pathname, body) => {
+    const res = await fetch(`http://${addr}${pathname}`, {
+      method,
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const api = {
+    addr,
+    state: () => call("GET", "/sim/state"),
+    sensor: (values) => call("POST", "/sim/sensor", values),
+    relayOn: async () => (await api.state()).relay.on,
+    async ready(ms = 15000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        try {
+          return await call("GET", "/sim/state");
+        } catch (e) {
+          if (Date.now() > deadline) throw e;
+          await sleep(50);
+        }
+      }
+    },
+    /** Polls the state until `ok` holds (or `ms` pass); resolves to [held, last state]. */
+    async until(ok, ms = 5000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const s = await api.state();
+        if (ok(s) || Date.now() > deadline) return [!!ok(s), s];
+        await sleep(20);
+      }
+    },
+  };
+  return api;
+}
+
+const timeline = (s, kind, after = 0) => (s.timeline ?? []).filter((e) => e.kind === kind && (e.seq ?? 0) > after);
+
+/** Starts device-sim with `--ui 127.0.0.1:0 --http 127.0.0.1:0 ARGS`; resolves when it says where. */
+function startHttpSim(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(DEVICE_SIM, ["--ui", "127.0.0.1:0", "--http", "127.0.0.1:0", ...args],
+      { stdio: ["ignore", "ignore", "pipe"] });
+    const lines = [];
+    let ui;
+    let url;
+    let buf = "";
+    const timer = setTimeout(() => reject(new Error(`device-sim did not start: ${lines.slice(-5)}`)), 15000);
+    child.on("exit", (code) => reject(new Error(`device-sim exited with ${code}: ${lines.slice(-5)}`)));
+    child.stderr.on("data", (d) => {
+      buf += String(d);
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        if (line.startsWith("device-sim: UI at http://")) ui = line.slice("device-sim: UI at http://".length).replace(/\/$/, "");
+        if (line.startsWith("device-sim: serving MCP (Streamable HTTP) at ")) url = line.slice("device-sim: serving MCP (Streamable HTTP) at ".length);
+        if (ui && url) {
+          clearTimeout(timer);
+          resolve({ child, api: simApi(ui), url, stderr: lines });
+        }
+      }
+    });
+  });
+}
+
+/** The person at the client: answers elicitation/create as told, remembers the questions. */
+function person() {
+  const p = { answer: "accept", asked: [] };
+  p.handler = async (request) => {
+    p.asked.push(request.params);
+    switch (p.answer) {
+      case "accept": return { action: "accept", content: { confirm: true } };
+      case "accept-false": return { action: "accept", content: { confirm: false } };
+      case "throw": throw new Error("the dialog could not be shown");
+      default: return { action: p.answer };
+    }
+  };
+  return p;
+}
+
+const questionOk = (params) => params?.mode === "form" && params?.message === QUESTION
+  && params?.requestedSchema?.properties?.confirm?.type === "boolean"
+  && same(params?.requestedSchema?.required, ["confirm"]);
+
+/** A v2 Client negotiating with server/discover; `elicit` declares form elicitation. */
+function newClient({ elicit = true, autoFulfill = true } = {}) {
+  return new Client({ name: "interop-ts-sdk-v2", version: SDK_VERSION }, {
+    capabilities: elicit ? { elicitation: { form: {} } } : {},
+    versionNegotiation: { mode: "auto" },
+    inputRequired: { autoFulfill },
+  });
+}
+
+/** One device-sim for the whole of `body(sim)`: over stdio a fresh child per client (its transport
+ *  starts it), over HTTP one server all clients of the transport share. */
+async function withDevice(transportName, body) {
+  if (transportName === "stdio") {
+    const connect = async (client) => {
+      const api = simApi(`127.0.0.1:${await freePort()}`);
+      await client.connect(new StdioClientTransport({ command: DEVICE_SIM,
+        args: ["--stdio", "--confirm", "--ui", api.addr], stderr: "ignore" }));
+      await api.ready();
+      return api;
+    };
+    return body({ connect });
+  }
+  const sim = await startHttpSim(["--confirm"]);
+  try {
+    const connect = async (client) => {
+      await client.connect(new StreamableHTTPClientTransport(new URL(sim.url)));
+      return sim.api;
+    };
+    return await body({ connect, http: true });
+  } finally {
+    sim.child.kill("SIGTERM");
+  }
+}
+
+async function autoSession(dev, tag) {
+  const client = newClient();
+  const updates = [];
+  client.setNotificationHandler("notifications/resources/updated", (n) => { updates.push(n); });
+  const p = person();
+  client.setRequestHandler("elicitation/create", p.handler);
+  const api = await dev.connect(client);
+  try {
+    check(`${tag} negotiated ${MODERN} through server/discover`, client.getNegotiatedProtocolVersion() === MODERN,
+      client.getNegotiatedProtocolVersion());
+    const listed = await client.listResources();
+    check(`${tag} resources/list: the three live resources, application/json`,
+      same(listed.resources.map((r) => r.uri), LIVE) && listed.resources.every((r) => r.mimeType === "application/json"),
+      listed);
+
+    // The SDK caches resources/read by the server's hints: a reading must never be served stale.
+    let r = await client.readResource({ uri: TEMPERATURE });
+    check(`${tag} resources/read: 21.5 °C, not cacheable (ttlMs 0)`, same(reading(r), { celsius: 21.5 }) && r.ttlMs === 0, r);
+    await api.sensor({ temperature: 25.0 });
+    r = await client.readResource({ uri: TEMPERATURE });
+    check(`${tag} a move, then a read through the SDK's response cache: 25.0 °C, not the cached 21.5`,
+      same(reading(r), { celsius: 25 }), r);
+
+    const sub = await client.listen({ resourceSubscriptions: [TEMPERATURE] });
+    check(`${tag} client.listen (subscriptions/listen) acknowledged, the temperature honoured`,
+      same(sub.honoredFilter?.resourceSubscriptions, [TEMPERATURE]), sub.honoredFilter);
+    const mark = updates.length;
+    await api.sensor({ temperature: 31.5 });
+    const t0 = Date.now();
+    let note;
+    while (!(note = updates.slice(mark).find((n) => n.params?.uri === TEMPERATURE)) && Date.now() - t0 < 5000) await sleep(20);
+    const id = note?.params?._meta?.[SUBSCRIPTION_ID];
+    check(`${tag} the move arrives through setNotificationHandler, tagged with the listen's subscription id `
+      + `(${Date.now() - t0} ms)`, note !== undefined && typeof id === "string" && id.length > 0, updates.slice(mark));
+    r = await client.readResource({ uri: TEMPERATURE });
+    check(`${tag} the read after the update: 31.5 °C`, same(reading(r), { celsius: 31.5 }), r);
+
+    await sub.close();
+    check(`${tag} subscription.close(): closed locally`, (await sub.closed) === "local");
+    if (dev.http) {
+      // The device's log of listen streams: this one (its id is the SDK's string id) ended.
+      const [closed, s] = await api.until((s) => timeline(s, "listen").some((e) => e.id === JSON.stringify(id) && e.open === false));
+      check(`${tag} ...and the stream ended on the device`, closed, timeline(s, "listen"));
+    }
+    let s = await api.state();
+    const seq = s.next_seq - 1;
+    const after = updates.length;
+    await sleep(1100); // past the temperature's 1 s minimum interval
+    await api.sensor({ temperature: 36.0 });
+    await sleep(1500);
+    s = await api.state();
+    check(`${tag} after close a move reaches no one (no update sent, none received)`,
+      updates.length === after && timeline(s, "update", seq).length === 0,
+      { received: updates.slice(after), sent: timeline(s, "update", seq) });
+    r = await client.readResource({ uri: TEMPERATURE });
+    check(`${tag} ...though the thermometer moved: 36.0 °C`, same(reading(r), { celsius: 36 }), r);
+
+    // The confirmed tool through the SDK's input_required auto-fulfilment.
+    check(`${tag} the relay starts off`, (await api.relayOn()) === false);
+    p.answer = "accept";
+    r = await client.callTool({ name: RELAY, arguments: { on: true } });
+    let on = await api.relayOn();
+    check(`${tag} self.relay.set on: the input_required driver asks the person (form mode, the relay's question, one boolean)`,
+      p.asked.length === 1 && questionOk(p.asked[0]), p.asked);
+    check(`${tag} accept(true): the retried call switched the relay on, measured by its feedback contact`,
+      r.isError === false && same(r.structuredContent, { value: true })
+        && same(r.evidence, { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
+    let asked = p.asked.length;
+    r = await client.callTool({ name: RELAY, arguments: { on: false } });
+    check(`${tag} switching off asks nothing and runs`, r.isError === false && p.asked.length === asked
+      && (await api.relayOn()) === false, r);
+    for (const [answer, words] of [["decline", "declined"], ["accept-false", "declined"], ["cancel", "dismissed the question"]]) {
+      p.answer = answer;
+      asked = p.asked.length;
+      r = await client.callTool({ name: RELAY, arguments: { on: true } });
+      on = await api.relayOn();
+      check(`${tag} the person answers ${answer}: asked once, nothing ran (relay off), the result says "${words}"`,
+        p.asked.length === asked + 1 && r.isError === true && texts(r).includes(words)
+          && texts(r).includes("nothing was done") && r.structuredContent === undefined && on === false,
+        { r, on, asked: p.asked.length - asked });
+    }
+    p.answer = "throw";
+    asked = p.asked.length;
+    let thrown;
+    try {
+      r = await client.callTool({ name: RELAY, arguments: { on: true } });
+    } catch (e) {
+      thrown = e;
+    }
+    on = await api.relayOn();
+    check(`${tag} a handler that throws: the SDK fails the call with its error, does not retry, nothing ran (relay off)`,
+      thrown !== undefined && String(thrown?.message ?? thrown).includes("could not be shown")
+        && p.asked.length === asked + 1 && on === false, { thrown: String(thrown), r, on });
+    // What the device did, call by call: each "on" is asked first (input_required); only the yes ran.
+    s = await api.state();
+    const calls = timeline(s, "call").filter((e) => e.tool === RELAY).map((e) => [e.outcome, e.evidence ?? e.text]);
+    const asks = ["input_required", QUESTION];
+    const expected = [asks, ["ok", "measured"], ["ok", "measured"],
+      asks, ["failed", "Not confirmed: the person declined; nothing was done"],
+      asks, ["failed", "Not confirmed: the person declined; nothing was done"],
+      asks, ["failed", "Not confirmed: the person dismissed the question; nothing was done"],
+      asks];
+    check(`${tag} the device's timeline: on asked, yes ran, off ran, three refusals, and the failed handler's call never came back`,
+      same(calls, expected), calls);
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+async function manualSession(dev, tag) {
+  const client = newClient({ autoFulfill: false });
+  const api = await dev.connect(client);
+  const call = (params) => client.callTool(params, { allowInputRequired: true });
+  try {
+    check(`${tag} negotiated ${MODERN}`, client.getNegotiatedProtocolVersion() === MODERN, client.getNegotiatedProtocolVersion());
+    const first = await call({ name: RELAY, arguments: { on: true } });
+    const ask = first?.inputRequests?.confirm;
+    check(`${tag} self.relay.set on: input_required with an elicitation/create for the relay's question, a requestState, `
+      + "and nothing ran", first?.resultType === "input_required" && ask?.method === "elicitation/create"
+      && questionOk(ask?.params) && typeof first?.requestState === "string" && first.requestState.startsWith("v1.")
+      && (await api.relayOn()) === false, first);
+    const state = first?.requestState ?? "";
+    const yes = { confirm: { action: "accept", content: { confirm: true } } };
+    const tampered = state.slice(0, -1) + (state.endsWith("0") ? "1" : "0");
+    try {
+      const r = await call({ name: RELAY, arguments: { on: true }, inputResponses: yes, requestState: tampered });
+      check(`${tag} a tampered requestState is refused (-32602)`, false, r);
+    } catch (e) {
+      check(`${tag} a tampered requestState is refused (-32602), nothing ran`,
+        e?.code === -32602 && (await api.relayOn()) === false, String(e));
+    }
+    const r = await call({ name: RELAY, arguments: { on: true }, inputResponses: yes, requestState: state });
+    check(`${tag} the echoed requestState with a yes: the relay switched on, measured`,
+      r?.isError === false && same(r?.structuredContent, { value: true }) && (await api.relayOn()) === true, r);
+    await call({ name: RELAY, arguments: { on: false } });
+  } finally {
+    await client.close().catch(() => {});
+  }
+
+  const bare = newClient({ elicit: false });
+  const api2 = await dev.connect(bare);
+  try {
+    const r = await bare.callTool({ name: RELAY, arguments: { on: true } });
+    check(`${tag} a client without elicitation: -32021, it needs elicitation`, false, r);
+  } catch (e) {
+    check(`${tag} a client without elicitation: -32021, it needs elicitation (nothing ran)`,
+      e?.code === -32021 && /elicitation/.test(e?.message ?? "") && (await api2.relayOn()) === false, String(e));
+  } finally {
+    await bare.close().catch(() => {});
+  }
+}
+
+async function session(transportName) {
+  const tag = `[ts sdk v2, ${transportName}, ${MODERN}, --confirm]`;
+  try {
+    await withDevice(transportName, async (dev) => {
+      await autoSession(dev, tag);
+      await manualSession(dev, `${tag}[manual]`);
+    });
+  } catch (e) {
+    check(`${tag} the session ran to the end`, false, `${e?.stack ?? e}`);
+  }
+}
+
+const which = process.argv[2] ?? "both";
+if (which === "stdio" || which === "both") await session("stdio");
+if (which === "http" || which === "both") await session("streamable http");
+console.log(`ts sdk v2 (@modelcontextprotocol/client ${SDK_VERSION}): ${passed} passed, ${failed} failed `
+  + `(${((Date.now() - started) / 1000).toFixed(1)} s)`);
+process.exit(failed || !passed ? 1 : 0);
