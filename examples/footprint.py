@@ -7,6 +7,9 @@ Measures, and prints as Markdown (or writes docs/FOOTPRINT.md with --write):
   `cargo bloat --crates` (given as a file), with the ELF's section sizes for the total;
 - static RAM: the engine's statics in the same ELF (llvm-nm symbol sizes), and what each const
   generic of `Server` costs (computed by the compiler for riscv32imc inside the QEMU firmware);
+- resources, subscriptions and confirmation (issue 12): the QEMU firmware built without mcp-core's
+  features `resources` and `confirm`, with both on and unused (its default), and with each on and
+  used; the flash and `Server` RAM of each, and what each `RES`/`LISTEN`/`HOLD` unit costs;
 - stack and heap: the QEMU firmware (riscv32imc, the C3's instruction set) measures itself while
   this script drives 1000 mixed requests over its UART; then the stack a dispatch uses at each
   JSON nesting depth, up to the limit and one past it.
@@ -31,10 +34,14 @@ TARGETS = {"flash": 48 * 1024, "engine_ram": 2 * 1024, "dispatch_stack": 3 * 102
 class Device:
     """The QEMU firmware over its UART (stdin/stdout of the run script), as the user."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, elf: Path | None = None) -> None:
+        # Given an ELF, QEMU runs it directly (the run script's command, without its build).
+        command = [str(RUN), *extra, "--principal", "user"] if elf is None else [
+            "qemu-system-riscv32", "-machine", "virt", "-nographic", "-bios", "none",
+            "-serial", "stdio", "-monitor", "none", "-append", "principal=user door=closed",
+            "-kernel", str(elf)]
         self.proc = subprocess.Popen(
-            [str(RUN), *extra, "--principal", "user"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         self.next_id = 1000
 
@@ -275,6 +282,26 @@ def flash_image(secs: dict[str, int]) -> int:
     return sum(secs.get(s, 0) for s in (".text", ".rodata", ".data", ".rwtext", ".trap", ".flash.appdesc"))
 
 
+def code_size(elf: Path, size_tool: str) -> int:
+    """Code and constants (.text + .rodata): the QEMU firmware keeps its initialized data, the
+    engine among it, in RAM, so its .data is not compared."""
+    secs = sections(elf, size_tool)
+    return secs.get(".text", 0) + secs.get(".rodata", 0)
+
+
+def engine_of(elf: Path) -> dict:
+    """The engine sizes a QEMU build reports about itself (one diagnostics call)."""
+    dev = Device(elf=elf)
+    try:
+        return dev.diagnostics()["engine"]
+    finally:
+        dev.close()
+
+
+def signed(n: int) -> str:
+    return f"+{n}" if n >= 0 else f"−{-n}"
+
+
 def kib(n: int) -> str:
     return f"{n / 1024:.1f} KiB"
 
@@ -289,6 +316,9 @@ def main() -> None:
     ap.add_argument("--qemu-elf", type=Path, required=True, help="the release qemu-riscv ELF (blocking)")
     ap.add_argument("--qemu-async-elf", type=Path, required=True, help="the same firmware, feature async")
     ap.add_argument("--custom-elf", type=Path, required=True, help="the release custom-board ELF")
+    ap.add_argument("--qemu-none-elf", type=Path, required=True, help="qemu-riscv without the features resources and confirm")
+    ap.add_argument("--qemu-resources-elf", type=Path, required=True, help="qemu-riscv with resources only, used (_footprint-use)")
+    ap.add_argument("--qemu-confirm-elf", type=Path, required=True, help="qemu-riscv with confirm only, used (_footprint-use)")
     args = ap.parse_args()
 
     # ---- flash
@@ -330,6 +360,14 @@ def main() -> None:
     qemu_image = flash_image(sections(args.qemu_elf, size_tool))
     qemu_async_image = flash_image(sections(args.qemu_async_elf, size_tool))
     custom_secs = sections(args.custom_elf, size_tool)
+    # ---- resources, subscriptions and confirmation: the same firmware, four builds
+    live_builds = [
+        ("neither feature (`--no-default-features`)", args.qemu_none_elf),
+        ("both on, nothing used: this firmware (RES = LISTEN = HOLD = 0)", args.qemu_elf),
+        ("`resources` on and used: the demo board's 3 live resources registered and published (RES = 3, LISTEN = 1)", args.qemu_resources_elf),
+        ("`confirm` on and used: the tools that ask a person first (HOLD = 256)", args.qemu_confirm_elf),
+    ]
+    live = [(name, code_size(elf, size_tool), engine_of(elf)["server"]) for name, elf in live_builds]
     stack, heap, engine = session["stack"], session["heap"], session["engine"]
 
     ok = lambda good: "✅" if good else "❌"
@@ -354,7 +392,7 @@ def main() -> None:
     dep_sum = sum(deps.values())
     add(f"| … plus the crates they pull in (serde_json, serde, heapless, itoa, zmij, …) | {kib(share + dep_sum)} | — | |")
     add(f"| mcp-core + mcp-hal share of flash: everything MCP adds to the image (with/without build) | {kib(delta)} ({kib(image)} − {kib(base_image)}) | ≤ 48 KiB | {ok(delta <= TARGETS['flash'])} |")
-    add(f"| engine static RAM (QEMU firmware, full engine): `Server` (TASKS={engine_tasks(engine)}, CACHE=2, CACHE_BYTES=320) | {engine_state} B | ≤ 2 KiB + buffers | {ok(engine_state <= TARGETS['engine_ram'])} |")
+    add(f"| engine static RAM (QEMU firmware, full engine): `Server` (TASKS={engine_tasks(engine)}, CACHE=2, CACHE_BYTES=320, RES = LISTEN = HOLD = 0) | {engine_state} B | ≤ 2 KiB + buffers | {ok(engine_state <= TARGETS['engine_ram'])} |")
     add(f"| buffers: line {engine['line_buffer']} B + output {engine['out_buffer']} B | {engine['line_buffer'] + engine['out_buffer']} B | (caller's) | |")
     add(f"| peak stack of one dispatch (max over {session['messages']} messages) | {stack['handle_peak']} B | ≤ 3 KiB | {ok(stack['handle_peak'] <= TARGETS['dispatch_stack'])} |")
     add(f"| peak stack of `Server::poll` | {stack['poll_peak']} B | — | |")
@@ -422,7 +460,7 @@ def main() -> None:
     for name, n in sorted(statics.items()):
         add(f"| `{name}` | {n} |")
     add("")
-    add("What the const generics of `Server<'_, C, N, TASKS, CACHE, CACHE_BYTES>` cost on riscv32imc")
+    add("What the const generics of `Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>` cost on riscv32imc")
     add("(`size_of`, computed by the compiler inside the QEMU firmware):")
     add("")
     add("| part | bytes |")
@@ -431,7 +469,35 @@ def main() -> None:
     add(f"| each tool slot (`N`) | {engine['per_tool']} |")
     add(f"| each task slot (`TASKS`) | {engine['per_task']} |")
     add(f"| each recent-call slot (`CACHE`, with `CACHE_BYTES` = 320) | {engine['per_cache_slot']} |")
-    add(f"| the firmware's choice: N = 10, TASKS = 2, CACHE = 2 | {engine['server']} |")
+    add(f"| each live-resource slot (`RES`, feature `resources`) | {engine['per_resource']} |")
+    add(f"| each `subscriptions/listen` stream (`LISTEN`, feature `resources`) | {engine['per_listen']} |")
+    add(f"| each byte of a call held for a person's confirmation (`HOLD`, feature `confirm`; HOLD = 256: {engine['hold_256']} B) | {engine['hold_256'] / 256:g} |")
+    add(f"| the firmware's choice: N = 10, TASKS = 2, CACHE = 2, RES = LISTEN = HOLD = 0 | {engine['server']} |")
+    add("")
+    add("A firmware that uses no live resource, listen stream or confirmation sets `RES`, `LISTEN` and")
+    add("`HOLD` to 0 and pays nothing for them (the defaults, 4, 1 and 256, are for firmware that does);")
+    add("with `HOLD = 0` a tool that asks a person first is refused at registration")
+    add("(`RegisterErrorKind::NoHold`). Without the features `resources` and `confirm` they cost nothing")
+    add("whatever their values.")
+    add("")
+    add("## Resources, subscriptions and confirmation")
+    add("")
+    add("What mcp-core's features `resources` (static resources and prompts, live resources,")
+    add("`resources/subscribe` and 2026-07-28 `subscriptions/listen`) and `confirm` (a person's yes")
+    add("before a tool acts) cost: `examples/qemu-riscv` (riscv32imc, opt-level `s`, fat LTO, the full")
+    add("engine otherwise) built four ways (`--no-default-features`, its default, and with the private")
+    add("feature `_footprint-use`, which registers what the feature offers; see its Cargo.toml). Flash")
+    add("is code and constants (`.text` + `.rodata`); RAM is `size_of` the firmware's `Server`.")
+    add("")
+    add("| build | flash | vs neither | `Server` RAM | vs neither |")
+    add("|---|---|---|---|---|")
+    base_code, base_ram = live[0][1], live[0][2]
+    for name, code, ram in live:
+        add(f"| {name} | {kib(code)} | {signed(code - base_code)} B | {ram} B | {signed(ram - base_ram)} B |")
+    add("")
+    add("The used builds' flash includes the kits' own code for the feature (the sensors' watches and")
+    add("resource readers, the confirmed tools' questions); their RAM is the slots above (3 × RES, one")
+    add("listen stream, 256 B of held call) and the fixed state of each feature.")
     add("")
     add("## Stack")
     add("")

@@ -2,7 +2,8 @@
 # The footprint report of issue 5: flash share of mcp-core + mcp-hal in the release esp32-serial
 # firmware (ESP32-C3), the engine's static RAM, and the stack and heap the qemu-riscv firmware
 # measures on itself during a 1000-request session and a JSON nesting sweep, next to the same
-# firmware's async build (issue 11) and the custom-board firmware.
+# firmware's async build (issue 11) and the custom-board firmware; and what resources,
+# subscriptions and confirmation cost (issue 12: qemu-riscv with and without them).
 #
 #   examples/footprint.sh            # print the report (Markdown)
 #   examples/footprint.sh --write    # and rewrite docs/FOOTPRINT.md
@@ -32,6 +33,15 @@ qemu="$root/examples/qemu-riscv"
 (cd "$qemu" && cargo build --release --quiet \
     && cargo build --release --quiet --features async --target-dir target/async)
 (cd "$root/examples/custom-board" && cargo build --release --quiet)
+# Resources, subscriptions and confirmation (issue 12): qemu-riscv without the features
+# `resources` and `confirm`, and with each on its own and used (`_footprint-use`).
+qelf() { echo "$qemu/target/footprint-$1/riscv32imc-unknown-none-elf/release/qemu-riscv"; }
+(cd "$qemu" \
+    && cargo build --release --quiet --no-default-features --target-dir target/footprint-none \
+    && cargo build --release --quiet --no-default-features --features resources,_footprint-use \
+        --target-dir target/footprint-resources \
+    && cargo build --release --quiet --no-default-features --features confirm,_footprint-use \
+        --target-dir target/footprint-confirm)
 
 python3 "$root/examples/footprint.py" \
     --bloat "$tmp/bloat.txt" \
@@ -39,4 +49,6 @@ python3 "$root/examples/footprint.py" \
     --qemu-elf "$qemu/target/riscv32imc-unknown-none-elf/release/qemu-riscv" \
     --qemu-async-elf "$qemu/target/async/riscv32imc-unknown-none-elf/release/qemu-riscv" \
     --custom-elf "$root/examples/custom-board/target/riscv32imc-unknown-none-elf/release/custom-board" \
+    --qemu-none-elf "$(qelf none)" --qemu-resources-elf "$(qelf resources)" \
+    --qemu-confirm-elf "$(qelf confirm)" \
     --llvm-bin "$llvm_bin" "${write[@]}"

@@ -48,8 +48,9 @@ const OUT: usize = 4096;
 const PAGE_BYTES: usize = 1024;
 
 type MyBoard = Board<Amp<AmpBus>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
-/// Three tools, no task table (mcp-hal without `tasks`), two remembered calls.
-type Engine = Server<'static, MyBoard, 4, 0, 2, 320>;
+/// Three tools, no task table (mcp-hal without `tasks`), two remembered calls; no live
+/// resources, listen streams nor held calls.
+type Engine = Server<'static, MyBoard, 4, 0, 2, 320, 0, 0, 0>;
 
 /// Polls `f` until it is ready: the whole executor of a firmware with one thing to do.
 fn block_on<F: Future>(f: F) -> F::Output {

@@ -41,7 +41,9 @@ use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
 
 esp_bootloader_esp_idf::esp_app_desc!();
 
-type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
+// No live resources, listen streams nor held calls (`RES`, `LISTEN`, `HOLD` = 0; without the
+// features `resources` and `confirm` they would cost nothing anyway).
+type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)

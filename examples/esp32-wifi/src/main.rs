@@ -88,8 +88,10 @@ pub type EspBoard = Board<
     BlockingAsync<PwmBacklight<Channel<'static, LowSpeed>>>,
 >;
 
-/// The engine type.
-pub type Engine = Server<'static, EspBoard, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
+/// The engine type. No live resources, `subscriptions/listen` streams nor calls held for a
+/// person's confirmation (`RES`, `LISTEN`, `HOLD` = 0): this firmware uses none, so they cost no
+/// RAM, though mcp-core's default features are on.
+pub type Engine = Server<'static, EspBoard, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-wifi", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)

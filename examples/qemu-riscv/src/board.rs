@@ -35,6 +35,13 @@ pub struct EngineSizes {
     pub per_cache_slot: usize,
     /// `size_of` a server with no task table and no recent-call cache.
     pub server_without_tasks_and_cache: usize,
+    /// What a live-resource slot (`RES`) costs (feature `resources`).
+    pub per_resource: usize,
+    /// What one more `subscriptions/listen` stream (`LISTEN`) costs (feature `resources`).
+    pub per_listen: usize,
+    /// What holding a call of up to 256 bytes for a person's confirmation (`HOLD = 256`) costs
+    /// next to `HOLD = 0` (feature `confirm`).
+    pub hold_256: usize,
     /// The line buffer (`LineBuffer<LINE>`).
     pub line_buffer: usize,
     /// The output buffer.
@@ -79,6 +86,9 @@ fn diagnostics(_: &mut Board, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult
                     .int("per_tool", n(s.per_tool))
                     .int("per_task", n(s.per_task))
                     .int("per_cache_slot", n(s.per_cache_slot))
+                    .int("per_resource", n(s.per_resource))
+                    .int("per_listen", n(s.per_listen))
+                    .int("hold_256", n(s.hold_256))
                     .int("line_buffer", n(s.line_buffer))
                     .int("out_buffer", n(s.out_buffer))
                     .int("max_depth", i64::from(s.max_depth));

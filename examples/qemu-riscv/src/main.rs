@@ -60,23 +60,60 @@ const MAX_DEPTH: u8 = 128;
 /// The heap given to `embedded-alloc`.
 const HEAP_SIZE: usize = 16 * 1024;
 
-type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES>;
+/// Live resources registered, `subscriptions/listen` streams, and bytes of a call held for a
+/// person's confirmation: none. This firmware serves tools only, so these const generics are 0
+/// and cost no RAM, though the features `resources` and `confirm` are on (a tool that asks a
+/// person first would be refused at registration: `HOLD = 0`).
+#[cfg(not(feature = "_footprint-use"))]
+const RES: usize = 0;
+#[cfg(not(feature = "_footprint-use"))]
+const LISTEN: usize = 0;
+#[cfg(not(feature = "_footprint-use"))]
+const HOLD: usize = 0;
+// examples/footprint.sh's builds that use them (see Cargo.toml).
+#[cfg(feature = "_footprint-use")]
+const RES: usize = if cfg!(feature = "resources") { 3 } else { 0 };
+#[cfg(feature = "_footprint-use")]
+const LISTEN: usize = if cfg!(feature = "resources") { 1 } else { 0 };
+#[cfg(feature = "_footprint-use")]
+const HOLD: usize = if cfg!(feature = "confirm") { 256 } else { 0 };
+#[cfg(all(feature = "_footprint-use", feature = "async"))]
+compile_error!("_footprint-use is for the blocking build");
+
+type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>;
 
 const CONFIG: Config = Config::new("qemu-riscv", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)
     .max_depth(MAX_DEPTH);
 
+/// The firmware's `Server` with other capacities (for [`SIZES`]).
+type With<
+    const N: usize,
+    const T: usize,
+    const CA: usize,
+    const R: usize,
+    const L: usize,
+    const H: usize,
+> = Server<'static, Board, N, T, CA, CACHE_BYTES, R, L, H>;
+
 /// What the engine costs, computed for this target by the compiler.
 const SIZES: EngineSizes = EngineSizes {
     server: size_of::<Engine>(),
-    per_tool: size_of::<Server<'static, Board, { TOOL_CAPACITY + 1 }, TASKS, CACHE, CACHE_BYTES>>()
+    per_tool: size_of::<With<{ TOOL_CAPACITY + 1 }, TASKS, CACHE, RES, LISTEN, HOLD>>()
         - size_of::<Engine>(),
-    per_task: size_of::<Server<'static, Board, TOOL_CAPACITY, { TASKS + 1 }, CACHE, CACHE_BYTES>>()
+    per_task: size_of::<With<TOOL_CAPACITY, { TASKS + 1 }, CACHE, RES, LISTEN, HOLD>>()
         - size_of::<Engine>(),
-    per_cache_slot: size_of::<
-        Server<'static, Board, TOOL_CAPACITY, TASKS, { CACHE + 1 }, CACHE_BYTES>,
-    >() - size_of::<Engine>(),
-    server_without_tasks_and_cache: size_of::<Server<'static, Board, TOOL_CAPACITY, 0, 0, 0>>(),
+    per_cache_slot: size_of::<With<TOOL_CAPACITY, TASKS, { CACHE + 1 }, RES, LISTEN, HOLD>>()
+        - size_of::<Engine>(),
+    server_without_tasks_and_cache: size_of::<With<TOOL_CAPACITY, 0, 0, RES, LISTEN, HOLD>>(),
+    // (Eight slots, divided: one may fit in padding.)
+    per_resource: (size_of::<With<TOOL_CAPACITY, TASKS, CACHE, { RES + 8 }, LISTEN, HOLD>>()
+        - size_of::<Engine>())
+        / 8,
+    per_listen: size_of::<With<TOOL_CAPACITY, TASKS, CACHE, RES, { LISTEN + 1 }, HOLD>>()
+        - size_of::<Engine>(),
+    hold_256: size_of::<With<TOOL_CAPACITY, TASKS, CACHE, RES, LISTEN, { HOLD + 256 }>>()
+        - size_of::<Engine>(),
     line_buffer: size_of::<LineBuffer<LINE>>(),
     out_buffer: OUT,
     max_depth: MAX_DEPTH,
@@ -166,10 +203,20 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
     if registered.is_err() {
         platform::exit_failure(3);
     }
+    #[cfg(all(feature = "_footprint-use", feature = "resources"))]
+    for r in Board::RESOURCES {
+        if fw.engine.register_resource(r).is_err() {
+            platform::exit_failure(3);
+        }
+    }
 
     loop {
         let now = platform::now_ms();
         fw.board.sim.set_time(now);
+        #[cfg(all(feature = "_footprint-use", feature = "resources"))]
+        for uri in fw.board.poll_resources(now) {
+            fw.engine.publish(uri);
+        }
         // Drive long-running actions and send what the engine owes (task results, progress).
         loop {
             let n = measured(Work::Poll, || {
@@ -218,8 +265,13 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
 }
 
 /// The tool set: the demo board's blocking kits, or (feature `async`) its async kits.
-#[cfg(not(feature = "async"))]
+#[cfg(not(any(
+    feature = "async",
+    all(feature = "_footprint-use", feature = "confirm")
+)))]
 const TOOLS: &[&mcp_core::Tool<Board>] = Board::TOOLS;
+#[cfg(all(feature = "_footprint-use", feature = "confirm"))]
+const TOOLS: &[&mcp_core::Tool<Board>] = Board::CONFIRMED_TOOLS;
 #[cfg(feature = "async")]
 const TOOLS: &[&mcp_core::Tool<Board>] = Board::ASYNC_TOOLS;
 

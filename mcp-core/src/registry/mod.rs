@@ -501,6 +501,10 @@ pub enum RegisterErrorKind {
     /// feature `confirm`.
     #[error("this tool asks a person to confirm; build mcp-core with the feature confirm")]
     NoConfirmation,
+    /// A tool that asks for confirmation on a server that cannot hold a call while it asks
+    /// (`HOLD = 0`).
+    #[error("this tool asks a person to confirm; the server needs HOLD > 0 to hold the call")]
+    NoHold,
     /// `long_running` with [`TaskSupport::Forbidden`].
     #[error("a long-running tool needs task support optional or required")]
     BadTaskSupport,

@@ -54,15 +54,11 @@ fn split<'a>(args: Args<'a>, room: usize, out: &'a mut [u8]) -> Option<(&'a mut 
     args.decode_escapes(decoded).then_some((scratch, args))
 }
 
-/// What dispatching a message came to: an answer of this length, or an async tool's call that
-/// waits for its handler.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "no allocator to box into; the parked call is built once, in the caller's frame"
-)]
-pub(crate) enum Flow<'i, 't, C> {
+/// What dispatching a message came to: an answer of this length, or an async tool's call
+/// parked in the caller's slot, waiting for its handler.
+pub(crate) enum Flow {
     Len(usize),
-    Park(Parked<'i, 't, C>),
+    Parked,
 }
 
 /// A call of an async tool, handed to the handler that [`Server::handle_async`] awaits.
@@ -89,13 +85,13 @@ impl<
     const HOLD: usize,
 > Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
 {
-    /// `tools/call`. A blocking tool runs here; an async one is parked when the caller can await
-    /// it (`can_await`), and refused otherwise.
+    /// `tools/call`. A blocking tool runs here; an async one is parked in `park` when the caller
+    /// can await it (`AWAIT`), and refused otherwise.
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
-    pub(super) fn call<'i>(
+    pub(super) fn call<'i, const AWAIT: bool>(
         &mut self,
         id: Id<'i>,
         frame: &Frame<'i>,
@@ -104,23 +100,31 @@ impl<
         respond: Respond<'_, 'i>,
         notify: &mut dyn Notify,
         handled: &mut Handled<'_>,
-        can_await: bool,
-    ) -> Flow<'i, 't, C> {
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Flow {
         // Validated where the handler reads them: the arguments are not moved on the blocking
         // path (a parked call takes them along).
         let mut args = Args::empty();
-        match self.prepare(id, frame, caller, respond, handled, can_await, &mut args) {
+        match self.prepare(id, frame, caller, respond, handled, AWAIT, &mut args) {
             Prepared::Answered(len) => Flow::Len(len),
-            Prepared::Ready(tail, out) => match tail.tool.handler() {
-                Some(handler) => {
+            Prepared::Ready(tail, out) => match (tail.tool.handler(), park.filter(|_| AWAIT)) {
+                (Some(handler), _) => {
                     Flow::Len(self.run_blocking(&args, &tail, handler, ctx, out, notify, handled))
                 }
-                None => Flow::Park(Parked { args, tail }),
+                (None, Some(park)) => {
+                    *park = Some(Parked { args, tail });
+                    Flow::Parked
+                }
+                // `prepare` refuses an async tool when the caller cannot await it.
+                (None, None) => Flow::Len(0),
             },
         }
     }
 
-    /// Runs a parked call's blocking handler and renders its answer.
+    /// Runs a parked call's blocking handler and renders its answer. (Not inlined, nor is
+    /// [`prepare`](Self::prepare): each frame is on the stack only while it runs, not both of
+    /// them under the handler.)
+    #[inline(never)]
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the call's parts and where its answer goes"
@@ -178,7 +182,7 @@ impl<
         F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
     {
         let mut parked = None;
-        let begun = self.begin(input, ctx, out, notify, Some(&mut parked));
+        let begun = self.begin::<true>(input, ctx, out, notify, Some(&mut parked));
         async move {
             let mut handled = begun?;
             let Some(Parked { args, tail }) = parked else {
@@ -232,6 +236,7 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
+    #[inline(never)]
     fn prepare<'o, 'i>(
         &mut self,
         id: Id<'i>,
@@ -475,13 +480,15 @@ impl<
         }
 
         // A person's yes, where the tool asks for one (after every other check: a call that is
-        // held or asked about would otherwise run).
+        // held or asked about would otherwise run). Only where `HOLD > 0`: registration refuses
+        // such a tool otherwise, and this lets the compiler drop the confirmation code from a
+        // server that holds nothing.
         #[cfg(feature = "confirm")]
-        let respond = match tool.confirmation().filter(|c| c.applies(args)) {
+        let respond = match tool.confirmation().filter(|c| HOLD > 0 && c.applies(args)) {
             None => respond,
             Some(confirm) => {
                 let params = once([frame.get(Member::Params)]).and_then(|[p]| p);
-                match self.confirm_gate(confirm, tool.name(), arguments, params, &caller, respond) {
+                match self.confirm_gate(confirm, index, arguments, params, &caller, respond) {
                     Gate::Pass(respond) => respond,
                     Gate::Answered(len) => return answered(len),
                     Gate::Asked(len) => {

@@ -28,61 +28,77 @@
 use super::{Caller, Era, Handled, Peer, Principal, Respond, members};
 use crate::registry::Confirm;
 use crate::wire::json::{Json, JsonStr, Kind};
+use crate::wire::request::Id;
 use crate::wire::writer::Writer;
 
 /// The `inputRequests` / `inputResponses` key and the boolean property of the question.
 pub(crate) const KEY: &str = "confirm";
 
-/// A call held for a person's answer.
-pub(crate) struct Held<const B: usize> {
+/// The confirmation state of a server: at most one call held for a person's answer.
+///
+/// Kept compact, since a firmware pays for it whether or not a call waits: the held message
+/// (`HOLD` bytes) and 32 bytes around it. The question and the tool's name are not stored; they
+/// are the registered tool's (`tool` is its index).
+pub(crate) struct Confirmations<const B: usize> {
+    /// The held call's message, `bytes[..len]`.
     bytes: [u8; B],
-    len: usize,
-    principal: Principal,
-    peer: Peer,
-    tool: &'static str,
-    message: &'static str,
-    /// `Some(n)`: `elicitation/create` went out with id `"confirm-n"`; `None`: on the device.
-    elicitation: Option<u32>,
     /// When the engine gives up (ms, engine clock).
     deadline_ms: u64,
-}
-
-/// The confirmation state of a server.
-pub(crate) struct Confirmations<const B: usize> {
-    held: Option<Held<B>>,
+    peer: Peer,
+    /// The number of the last `elicitation/create` sent (its id is `"confirm-<next>"`).
+    next: u32,
+    /// The held message's length; 0 when no call is held.
+    len: u16,
+    /// Where the call's id is in `bytes` (start, length), for its refusal.
+    id: (u16, u16),
+    /// The held tool's index in the registry.
+    tool: u16,
+    principal: Principal,
+    /// `true`: the question went to the client as `elicitation/create` number `next`; `false`:
+    /// the answer comes from the device.
+    asked: bool,
     /// The device's answer to a held call, reported by the firmware, acted on by `poll`.
     device_answer: Option<bool>,
-    next: u32,
-    key: (u64, u64),
 }
 
 impl<const B: usize> Confirmations<B> {
     pub(crate) const fn new() -> Self {
         Confirmations {
-            held: None,
-            device_answer: None,
+            bytes: [0; B],
+            deadline_ms: 0,
+            peer: Peer::ONLY,
             next: 0,
-            key: (0, 0),
+            len: 0,
+            id: (0, 0),
+            tool: 0,
+            principal: Principal::Model,
+            asked: false,
+            device_answer: None,
         }
     }
 
-    pub(crate) fn set_key(&mut self, seed: [u8; 16]) {
-        let (a, b) = seed.split_at(8);
-        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
-        self.key = (word(a) ^ 0x636f_6e66_6972_6d21, word(b));
+    /// `true` while a call waits for a person.
+    const fn holds(&self) -> bool {
+        self.len != 0
     }
 
-    /// The MAC of a `requestState`: tool, arguments as sent, expiry.
-    fn mac(&self, tool: &str, arguments: &[u8], expiry_ms: u64) -> u64 {
-        use core::hash::Hasher as _;
-        let mut h = siphasher::sip::SipHasher24::new_with_keys(self.key.0, self.key.1);
-        h.write(tool.as_bytes());
-        h.write_u8(0xFF);
-        h.write(arguments);
-        h.write_u8(0xFF);
-        h.write_u64(expiry_ms);
-        h.finish()
+    /// The first `len` bytes held (the message, when `len` is the length it was held with).
+    fn message_at(&self, len: usize) -> &[u8] {
+        self.bytes.get(..len).unwrap_or_default()
     }
+}
+
+/// The MAC of a `requestState`: tool, arguments as sent, expiry; keyed by the server's entropy
+/// (with its own domain constant: task ids use the same seed).
+fn mac(key: (u64, u64), tool: &str, arguments: &[u8], expiry_ms: u64) -> u64 {
+    use core::hash::Hasher as _;
+    let mut h = siphasher::sip::SipHasher24::new_with_keys(key.0 ^ 0x636f_6e66_6972_6d21, key.1);
+    h.write(tool.as_bytes());
+    h.write_u8(0xFF);
+    h.write(arguments);
+    h.write_u8(0xFF);
+    h.write_u64(expiry_ms);
+    h.finish()
 }
 
 /// What a person is being asked, for a firmware's display (see
@@ -238,11 +254,16 @@ impl<
     /// The call waiting for a person's answer, if any (for a display: "Press the button to
     /// confirm: Reboot the device?").
     pub fn confirmation(&self) -> Option<Pending> {
-        self.confirm.held.as_ref().map(|h| Pending {
-            tool: h.tool,
-            message: h.message,
-            on_device: h.elicitation.is_none(),
-            deadline_ms: h.deadline_ms,
+        let c = &self.confirm;
+        let tool = self
+            .registry
+            .get(usize::from(c.tool))
+            .filter(|_| c.holds())?;
+        Some(Pending {
+            tool: tool.name(),
+            message: tool.confirmation().map_or("", Confirm::message),
+            on_device: !c.asked,
+            deadline_ms: c.deadline_ms,
         })
     }
 
@@ -250,24 +271,24 @@ impl<
     /// [`poll`](Self::poll) runs the held call when `yes`, or drops it, and writes the outcome.
     /// Returns `false` when no call waits for an answer on the device.
     pub fn confirm_on_device(&mut self, yes: bool) -> bool {
-        match &self.confirm.held {
-            Some(h) if h.elicitation.is_none() => {
-                self.confirm.device_answer = Some(yes);
-                true
-            }
-            _ => false,
+        let waits = self.confirm.holds() && !self.confirm.asked;
+        if waits {
+            self.confirm.device_answer = Some(yes);
         }
+        waits
     }
 
-    /// The gate of `tools/call`: after validation, before the handler.
+    /// The gate of `tools/call`: after validation, before the handler. `tool` is the tool's
+    /// index in the registry.
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site in `prepare`; the call's parts"
     )]
+    #[inline(never)]
     pub(super) fn confirm_gate<'o, 'i>(
         &mut self,
         confirm: &Confirm,
-        tool: &'static str,
+        tool: usize,
         arguments: Option<Json<'i>>,
         params: Option<Json<'i>>,
         caller: &Caller<'i>,
@@ -281,12 +302,12 @@ impl<
                 let elicits = m.caps.and_then(|c| c.members()).is_some_and(|mut c| {
                     c.any(|(k, v)| k.eq_str("elicitation") && v.kind() == Kind::Object)
                 });
-                self.modern_gate(confirm, tool, arguments, params, elicits, respond)
+                let name = self.registry.get(tool).map_or("", |t| t.name());
+                self.modern_gate(confirm, name, arguments, params, elicits, respond)
             }
             Era::Legacy => self.hold(confirm, tool, caller, respond),
         }
     }
-
     /// 2026-07-28: `input_required` with a signed state, or the retry that carries the answer.
     fn modern_gate<'o, 'i>(
         &mut self,
@@ -309,6 +330,7 @@ impl<
             ));
         }
         let arguments = arguments.map_or(&b""[..], |a| a.raw());
+        let key = self.entropy;
         let Ok([state, responses]) = members(params, ["requestState", "inputResponses"]) else {
             return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: duplicate member");
@@ -319,7 +341,7 @@ impl<
                 .as_str()
                 .and_then(read_state)
                 .filter(|&(expiry, mac)| {
-                    mac == self.confirm.mac(tool, arguments, expiry) && self.now_ms <= expiry
+                    mac == self::mac(key, tool, arguments, expiry) && self.now_ms <= expiry
                 });
             if verified.is_none() {
                 return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
@@ -341,7 +363,7 @@ impl<
         let expiry = self
             .now_ms
             .saturating_add(u64::from(self.config.confirm_timeout_ms));
-        let mac = self.confirm.mac(tool, arguments, expiry);
+        let mac = self::mac(key, tool, arguments, expiry);
         Gate::Answered(respond.result_typed("input_required", |w| {
             w.raw(
                 b"\"inputRequests\":{\"confirm\":{\"method\":\"elicitation/create\",\"params\":{",
@@ -356,110 +378,118 @@ impl<
     fn hold<'o, 'i>(
         &mut self,
         confirm: &Confirm,
-        tool: &'static str,
+        tool: usize,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
     ) -> Gate<'o, 'i> {
         let error_member = self.effective_revision() == super::Revision::V2024_11_05;
-        if self.confirm.held.is_some() {
+        if self.confirm.holds() {
             return Gate::Answered(respond.result(|w| {
                 refusal(w, "Another action is waiting for a person's confirmation; answer that one first. Nothing was done", error_member);
             }));
         }
         let raw = caller.raw;
-        let mut bytes = [0u8; HOLD];
-        let Some(dst) = bytes.get_mut(..raw.len()) else {
+        // The id is a part of the message: kept as its place there.
+        let id = respond.id.map_or((0, 0), |id| {
+            let start = (id.raw().as_ptr() as usize).wrapping_sub(raw.as_ptr() as usize);
+            (start, id.raw().len())
+        });
+        let fits = (
+            u16::try_from(raw.len()),
+            u16::try_from(id.0),
+            u16::try_from(id.1),
+            u16::try_from(tool),
+            self.confirm.bytes.get_mut(..raw.len()),
+        );
+        let (Ok(len), Ok(id_start), Ok(id_len), Ok(tool), Some(dst)) = fits else {
             return Gate::Answered(respond.result(|w| {
                 refusal(w, "This call is too large for the device to hold while it asks for confirmation; nothing was done", error_member);
             }));
         };
         dst.copy_from_slice(raw);
-        let elicits = self.client_elicits;
-        let elicitation = elicits.then(|| {
-            self.confirm.next = self.confirm.next.wrapping_add(1);
-            self.confirm.next
-        });
+        let asked = self.client_elicits;
         let timeout = self.config.confirm_timeout_ms;
-        self.confirm.held = Some(Held {
-            bytes,
-            len: raw.len(),
-            principal: caller.principal,
-            peer: caller.peer,
-            tool,
-            message: confirm.message(),
-            elicitation,
-            deadline_ms: self.now_ms.saturating_add(u64::from(timeout)),
-        });
-        self.confirm.device_answer = None;
-        let Respond { out, .. } = respond;
-        match elicitation {
-            Some(n) => {
-                // The request to the client is this message's answer; the call's comes later.
-                let mut w = Writer::new(out);
-                w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":\"confirm-");
-                w.uint(u64::from(n));
-                w.raw(b"\",\"method\":\"elicitation/create\",\"params\":{");
-                let form = self.effective_revision() >= super::Revision::V2025_11_25;
-                write_elicitation_params(&mut w, confirm.message(), form);
-                w.raw(b"}}");
-                Gate::Asked(if w.fits() { w.needed() } else { 0 })
-            }
-            None => {
-                let id = respond.id;
-                let (era, info) = (respond.era, respond.info);
-                Gate::Answered(super::finish(out, id, "", |w| {
-                    if let Some(id) = id {
-                        crate::wire::response::write_result(w, id, |w| {
-                            super::write_object(w, era, info, "complete", |w| {
-                                awaiting(w, confirm.message(), timeout);
-                            });
-                        });
-                    }
-                }))
-            }
+        let c = &mut self.confirm;
+        if asked {
+            c.next = c.next.wrapping_add(1);
         }
+        (c.len, c.id, c.tool) = (len, (id_start, id_len), tool);
+        (c.principal, c.peer, c.asked) = (caller.principal, caller.peer, asked);
+        c.deadline_ms = self.now_ms.saturating_add(u64::from(timeout));
+        c.device_answer = None;
+        let n = c.next;
+        let Respond { out, .. } = respond;
+        if asked {
+            // The request to the client is this message's answer; the call's comes later.
+            let mut w = Writer::new(out);
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":\"confirm-");
+            w.uint(u64::from(n));
+            w.raw(b"\",\"method\":\"elicitation/create\",\"params\":{");
+            let form = self.effective_revision() >= super::Revision::V2025_11_25;
+            write_elicitation_params(&mut w, confirm.message(), form);
+            w.raw(b"}}");
+            return Gate::Asked(if w.fits() { w.needed() } else { 0 });
+        }
+        let id = respond.id;
+        let (era, info) = (respond.era, respond.info);
+        Gate::Answered(super::finish(out, id, "", |w| {
+            if let Some(id) = id {
+                crate::wire::response::write_result(w, id, |w| {
+                    super::write_object(w, era, info, "complete", |w| {
+                        awaiting(w, confirm.message(), timeout);
+                    });
+                });
+            }
+        }))
     }
 
-    /// A client's response: the answer to `elicitation/create`, when one is awaited.
-    pub(super) fn on_response(
+    /// A client's response: the answer to `elicitation/create`, when one is awaited. Called by
+    /// `begin` after the message's own dispatch returned.
+    #[inline(never)]
+    pub(super) fn on_response<'i>(
         &mut self,
         message: &[u8],
         ctx: &mut C,
         out: &mut [u8],
         notify: &mut dyn super::Notify,
-        handled: &mut Handled<'_>,
-    ) -> usize {
-        let Some(n) = self.confirm.held.as_ref().and_then(|h| h.elicitation) else {
-            return 0;
-        };
+    ) -> Handled<'i> {
+        let mut handled = Handled::empty();
+        if !(self.confirm.holds() && self.confirm.asked) {
+            return handled;
+        }
         let Ok(root) = Json::parse(message, self.config.max_depth) else {
-            return 0;
+            return handled;
         };
         let Ok([id, result, error]) = members(Some(root), ["id", "result", "error"]) else {
-            return 0;
+            return handled;
         };
         let mut want = [0u8; 24];
         let mut w = Writer::new(&mut want);
         w.raw(b"\"confirm-");
-        w.uint(u64::from(n));
+        w.uint(u64::from(self.confirm.next));
         w.raw(b"\"");
         let matches = w
             .written()
             .zip(id)
             .is_some_and(|(want, id)| id.raw() == want);
         if !matches {
-            return 0;
+            return handled;
         }
         let answer = if error.is_some() {
             Answer::Cancel
         } else {
             Answer::read(result)
         };
-        self.settle(answer, ctx, out, notify, handled, false)
+        handled.len = self.settle(answer, ctx, out, notify, &mut handled, false);
+        handled
     }
 
     /// Ends a held call: runs it on `Yes`, else answers why not. `on_device`: the outcome is a
     /// notification (the call was answered already).
+    ///
+    /// The held message is copied to the end of `out` and dispatched from there, the call's
+    /// answer written in front of it: nothing of the size of `HOLD` goes on the stack, and the
+    /// answer of a confirmed call has the output buffer less the held message's length.
     pub(super) fn settle(
         &mut self,
         answer: Answer,
@@ -469,15 +499,28 @@ impl<
         handled: &mut Handled<'_>,
         on_device: bool,
     ) -> usize {
-        let Some(held) = self.confirm.held.take() else {
+        let c = &mut self.confirm;
+        if !c.holds() {
             return 0;
-        };
-        self.confirm.device_answer = None;
-        let bytes = held.bytes.get(..held.len).unwrap_or_default();
+        }
+        let held = usize::from(c.len);
+        let (principal, peer, (id_start, id_len)) = (c.principal, c.peer, c.id);
+        c.len = 0;
+        c.device_answer = None;
+        let tool = self
+            .registry
+            .get(usize::from(c.tool))
+            .map_or("", |t| t.name());
         if answer == Answer::Yes {
-            let input = super::Input::new(bytes, held.principal).peer(held.peer);
+            let at = out.len().saturating_sub(held);
+            let (head, tail) = out.split_at_mut(at);
+            let Some(tail) = tail.get_mut(..held) else {
+                return 0;
+            };
+            tail.copy_from_slice(self.confirm.message_at(held));
+            let input = super::Input::new(tail, principal).peer(peer);
             let mut ran = None;
-            let n = match self.dispatch_confirmed(input, ctx, out, notify) {
+            let n = match self.dispatch_confirmed(input, ctx, head, notify) {
                 Ok(h) => {
                     ran = h.ran;
                     handled.receipt = h.receipt;
@@ -487,20 +530,19 @@ impl<
             };
             handled.ran = ran;
             if on_device {
-                return wrap_outcome(out, n, held.tool, true, "");
+                return wrap_outcome(out, n, tool, true, "");
             }
             return n;
         }
         if on_device {
-            return wrap_outcome(out, 0, held.tool, false, answer.refusal());
+            return wrap_outcome(out, 0, tool, false, answer.refusal());
         }
         // The call's own response: a refusal, for the id it was sent with.
-        let Ok(crate::wire::request::Message::Request(req)) =
-            crate::wire::request::Message::parse(bytes, self.config.max_depth)
-        else {
+        let (start, len) = (usize::from(id_start), usize::from(id_len));
+        let Some(id) = self.confirm.message_at(held).get(start..start + len) else {
             return 0;
         };
-        let id = req.id;
+        let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
         let error_member = self.effective_revision() == super::Revision::V2024_11_05;
         super::finish(out, Some(id), "", |w| {
@@ -514,14 +556,15 @@ impl<
 
     /// `poll`'s part: a device answer to act on, or a held call that timed out.
     pub(super) fn poll_confirmation(&mut self, ctx: &mut C, out: &mut [u8]) -> usize {
-        let Some(held) = &self.confirm.held else {
+        let c = &self.confirm;
+        if !c.holds() {
             return 0;
-        };
-        let on_device = held.elicitation.is_none();
-        let expired = self.now_ms >= held.deadline_ms;
+        }
+        let on_device = !c.asked;
+        let expired = self.now_ms >= c.deadline_ms;
         let mut handled = Handled::empty();
         let mut ignore = |_: &[u8]| {};
-        match (self.confirm.device_answer, expired) {
+        match (c.device_answer, expired) {
             (Some(yes), _) if on_device => {
                 let answer = if yes { Answer::Yes } else { Answer::No };
                 self.settle(answer, ctx, out, &mut ignore, &mut handled, true)

@@ -90,7 +90,7 @@ impl<
         let end = next.unwrap_or(entries.len());
         let cursor = next.map(|i| self.registry.cursor(i));
         let modern = respond.era.is_modern();
-        let config = self.config;
+        let ttl = self.config.list_ttl_ms;
         respond.result(|w| {
             w.raw(b"\"tools\":[");
             let mut first = true;
@@ -108,7 +108,7 @@ impl<
                 w.raw(b"\"");
             }
             if modern {
-                write_cache_hints(w, &config);
+                write_cache_hints(w, ttl);
             }
         })
     }

@@ -416,6 +416,8 @@ pub struct Server<
     log_level: Option<LogLevel>,
     /// Incremented per handler call; stamps the scratch spans of that call.
     call_seq: u32,
+    /// The key of task ids and confirmation states ([`set_entropy`](Self::set_entropy)).
+    entropy: (u64, u64),
 }
 
 impl<
@@ -511,15 +513,31 @@ struct Respond<'o, 'i> {
 }
 
 impl Respond<'_, '_> {
-    fn error(self, code: ErrorCode, message: impl FnOnce(&mut Writer<'_>)) -> usize {
-        self.error_with(code, message, None::<fn(&mut Writer<'_>)>)
+    fn error(self, code: ErrorCode, mut message: impl FnMut(&mut Writer<'_>)) -> usize {
+        self.error_dyn(code, &mut message, None)
     }
 
     fn error_with(
         self,
         code: ErrorCode,
-        message: impl FnOnce(&mut Writer<'_>),
-        data: Option<impl FnOnce(&mut Writer<'_>)>,
+        mut message: impl FnMut(&mut Writer<'_>),
+        data: Option<impl FnMut(&mut Writer<'_>)>,
+    ) -> usize {
+        match data {
+            Some(mut data) => self.error_dyn(code, &mut message, Some(&mut data)),
+            None => self.error_dyn(code, &mut message, None),
+        }
+    }
+
+    /// The one instance of the error writer: the message and data writers come as trait
+    /// objects, so that the envelope is compiled once, not once per message (and its frame is
+    /// paid only while an error is written).
+    #[inline(never)]
+    fn error_dyn(
+        self,
+        code: ErrorCode,
+        message: &mut dyn FnMut(&mut Writer<'_>),
+        data: Option<&mut dyn FnMut(&mut Writer<'_>)>,
     ) -> usize {
         if self.era.is_modern() {
             self.status.set(match code {
@@ -538,11 +556,17 @@ impl Respond<'_, '_> {
 
     /// Writes a result object: `members` writes the members (without braces); the era's own
     /// members follow.
-    fn result(self, members: impl FnOnce(&mut Writer<'_>)) -> usize {
+    fn result(self, members: impl FnMut(&mut Writer<'_>)) -> usize {
         self.result_typed("complete", members)
     }
 
-    fn result_typed(self, result_type: &str, members: impl FnOnce(&mut Writer<'_>)) -> usize {
+    fn result_typed(self, result_type: &str, mut members: impl FnMut(&mut Writer<'_>)) -> usize {
+        self.result_dyn(result_type, &mut members)
+    }
+
+    /// The one instance of the result writer (see [`error_dyn`](Self::error_dyn)).
+    #[inline(never)]
+    fn result_dyn(self, result_type: &str, members: &mut dyn FnMut(&mut Writer<'_>)) -> usize {
         let Some(id) = self.id else { return 0 };
         let (era, info) = (self.era, self.info);
         finish(self.out, Some(id), "", |w| {
@@ -585,13 +609,21 @@ fn finish(
     ran: &str,
     render: impl FnOnce(&mut Writer<'_>),
 ) -> usize {
-    let cap = out.len();
     let mut w = Writer::new(out);
     render(&mut w);
     if w.fits() {
         return w.needed();
     }
     let needed = w.needed();
+    too_large(out, id, needed, ran)
+}
+
+/// [`finish`]'s answer when the response needs `needed` bytes and `out` holds fewer: a -32603
+/// error that says so (formatted here, once, out of every caller's frame).
+#[cold]
+#[inline(never)]
+fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> usize {
+    let cap = out.len();
     let mut w = Writer::new(out);
     let message = |w: &mut Writer<'_>| {
         let _ = write!(
@@ -601,6 +633,25 @@ fn finish(
     };
     write_error(&mut w, id, ErrorCode::InternalError, message, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
+}
+
+/// The -32700 answer to bytes that are not a JSON message (formatting the error is kept out of
+/// the dispatch's frame).
+#[cold]
+#[inline(never)]
+fn parse_error(out: &mut [u8], e: JsonError) -> usize {
+    crate::fmt::debug!("parse error");
+    finish(out, None, "", |w| {
+        let message = |w: &mut Writer<'_>| {
+            let _ = match e {
+                JsonError::TooDeep(d) => {
+                    write!(w, "Parse error: JSON nested deeper than {d} levels")
+                }
+                e => write!(w, "Parse error: {e}"),
+            };
+        };
+        write_error(w, None, ErrorCode::ParseError, message, NO_DATA);
+    })
 }
 
 fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str> {
@@ -671,6 +722,7 @@ impl<
             unix_offset_ms: 0,
             log_level: config.log_level,
             call_seq: 0,
+            entropy: (0, 0),
             #[cfg(feature = "resources")]
             live: resources::Live::new(),
             #[cfg(feature = "confirm")]
@@ -693,6 +745,13 @@ impl<
             return Err(RegisterError {
                 tool: tool.name(),
                 kind: crate::registry::RegisterErrorKind::NoConfirmation,
+            });
+        }
+        #[cfg(feature = "confirm")]
+        if HOLD == 0 && tool.confirmation().is_some() {
+            return Err(RegisterError {
+                tool: tool.name(),
+                kind: crate::registry::RegisterErrorKind::NoHold,
             });
         }
         self.registry.register(tool)?;
@@ -843,8 +902,8 @@ impl<
         out: &mut [u8],
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
-        // Without `can_await` nothing is parked: an async tool is refused in `call`.
-        self.begin(input, ctx, out, notify, None)
+        // Without `AWAIT` nothing is parked: an async tool is refused in `call`.
+        self.begin::<false>(input, ctx, out, notify, None)
     }
 
     /// A held call, dispatched again after a person said yes.
@@ -860,7 +919,7 @@ impl<
             confirmed: true,
             ..input
         };
-        self.begin(input, ctx, out, notify, None)
+        self.begin::<false>(input, ctx, out, notify, None)
     }
 
     /// [`handle_with`](Self::handle_with) for firmware whose tools are async (an embassy program
@@ -935,9 +994,14 @@ impl<
         self.dispatch_async(input, ctx, out, notify, run)
     }
 
-    /// Dispatches one message: answers it, or (given `park`, a caller that can await) parks an
-    /// async tool's call there.
-    pub(crate) fn begin<'i>(
+    /// Dispatches one message: answers it, or (`AWAIT`: a caller that can await, given `park`)
+    /// parks an async tool's call there. The blocking path (`AWAIT = false`) is compiled without
+    /// the parking code: none of its frames holds room for a parked call.
+    ///
+    /// A client's response (the answer to a question this engine asked) is acted on here, after
+    /// [`dispatch`](Self::dispatch) returned: a confirmed call it releases is dispatched again,
+    /// and this way that second dispatch does not sit on the stack below the first one's frame.
+    pub(crate) fn begin<'i, const AWAIT: bool>(
         &mut self,
         input: Input<'i>,
         ctx: &mut C,
@@ -945,6 +1009,33 @@ impl<
         notify: &mut dyn Notify,
         park: Option<&mut Option<Parked<'i, 't, C>>>,
     ) -> Result<Handled<'i>, HandleError> {
+        if out.len() < MIN_OUT_LEN {
+            return Err(HandleError::OutputTooSmall);
+        }
+        match self.dispatch::<AWAIT>(input, ctx, out, notify, park) {
+            Some(handled) => Ok(handled),
+            // (Only a server that can hold a call asks a client anything.)
+            #[cfg(feature = "confirm")]
+            None if HOLD > 0 => Ok(self.on_response(input.bytes, ctx, out, notify)),
+            None => Ok(Handled::empty()),
+        }
+    }
+
+    /// Checks and indexes one message and answers it; `None` for a client's response, which
+    /// [`begin`](Self::begin) hands to the confirmation code.
+    ///
+    /// Its frame holds the message's index ([`Frame`]) for the whole dispatch; whatever else is
+    /// large and not on every message's path (formatting a parse error, the confirmation code)
+    /// is kept out of it.
+    #[inline(never)]
+    fn dispatch<'i, const AWAIT: bool>(
+        &mut self,
+        input: Input<'i>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Option<Handled<'i>> {
         let Input {
             bytes: input,
             principal,
@@ -952,9 +1043,6 @@ impl<
             peer,
             confirmed,
         } = input;
-        if out.len() < MIN_OUT_LEN {
-            return Err(HandleError::OutputTooSmall);
-        }
         let status = Cell::new(Status::Ok);
         let mut handled = Handled::empty();
         let info = (self.config.name, self.config.version);
@@ -965,39 +1053,26 @@ impl<
             info,
             status: &status,
         };
-        let can_await = park.is_some();
         // One pass checks the whole message and indexes what dispatch reads.
         let mut frame = Frame::new();
-        let message = match frame.index(input, self.config.max_depth) {
-            Ok(()) => Ok(frame.message()),
-            Err(e) => Err(e),
-        };
-        handled.len = match message {
-            Err(e) => respond(out, None, Era::Legacy).error(ErrorCode::ParseError, |w| {
-                crate::fmt::debug!("parse error");
-                let _ = match e {
-                    JsonError::TooDeep(d) => {
-                        write!(w, "Parse error: JSON nested deeper than {d} levels")
-                    }
-                    e => write!(w, "Parse error: {e}"),
-                };
-            }),
+        if let Err(e) = frame.index(input, self.config.max_depth) {
+            handled.len = parse_error(out, e);
+            return Some(handled);
+        }
+        handled.len = match frame.message() {
             #[cfg(feature = "resources")]
-            Ok(Message::Notification { method, params })
+            Message::Notification { method, params }
                 if method.eq_str("notifications/cancelled") =>
             {
                 self.on_cancelled(params);
                 0
             }
             // A client's response: the answer to a question this engine asked, if any.
-            #[cfg(feature = "confirm")]
-            Ok(Message::Response) => self.on_response(input, ctx, out, notify, &mut handled),
-            Ok(Message::Notification { .. }) => 0,
-            #[cfg(not(feature = "confirm"))]
-            Ok(Message::Response) => 0,
-            Ok(Message::Invalid { id, why }) => respond(out, id, Era::Legacy)
+            Message::Response => return None,
+            Message::Notification { .. } => 0,
+            Message::Invalid { id, why } => respond(out, id, Era::Legacy)
                 .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
-            Ok(Message::Request(req)) => {
+            Message::Request(req) => {
                 let frame = &frame;
                 let (era, refusal) = classify(frame, stateless);
                 handled.modern = era.is_modern();
@@ -1011,7 +1086,7 @@ impl<
                             raw: input,
                             confirmed,
                         };
-                        let flow = self.request(
+                        let flow = self.request::<AWAIT>(
                             req,
                             frame,
                             caller,
@@ -1019,33 +1094,29 @@ impl<
                             respond,
                             &mut handled,
                             notify,
-                            can_await,
+                            park,
                         );
                         match flow {
                             Flow::Len(len) => {
                                 handled.deferred = handled.deferred || len == 0;
                                 len
                             }
-                            Flow::Park(p) => {
-                                if let Some(park) = park {
-                                    *park = Some(p);
-                                }
-                                0
-                            }
+                            Flow::Parked => 0,
                         }
                     }
                 }
             }
         };
         handled.status = status.get();
-        Ok(handled)
+        Some(handled)
     }
 
     #[allow(
         clippy::too_many_arguments,
         reason = "one call site; the message's parts and where its facts go"
     )]
-    fn request<'i>(
+    #[inline(never)]
+    fn request<'i, const AWAIT: bool>(
         &mut self,
         req: Request<'i>,
         frame: &Frame<'i>,
@@ -1054,8 +1125,8 @@ impl<
         respond: Respond<'_, 'i>,
         handled: &mut Handled<'i>,
         notify: &mut dyn Notify,
-        can_await: bool,
-    ) -> Flow<'i, 't, C> {
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Flow {
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
@@ -1132,9 +1203,8 @@ impl<
             },
             "tools/list" => self.list(params, principal, respond),
             "tools/call" => {
-                return self.call(
-                    req.id, frame, caller, ctx, respond, notify, handled, can_await,
-                );
+                return self
+                    .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
             }
             #[cfg(feature = "resources")]
             m if m.starts_with("resources/")
@@ -1195,7 +1265,7 @@ impl<
     #[cfg(feature = "modern")]
     fn discover(&mut self, respond: Respond<'_, '_>) -> usize {
         let era = respond.era;
-        let config = self.config;
+        let config = &self.config;
         respond.result(|w| {
             w.raw(b"\"supportedVersions\":");
             write_supported_versions(w);
@@ -1206,10 +1276,13 @@ impl<
                 w.raw(b",\"instructions\":");
                 w.string(text);
             }
-            write_cache_hints(w, &config);
+            write_cache_hints(w, config.list_ttl_ms);
         })
     }
 
+    /// `initialize`: the revision, the client's capabilities, the server's answer. (Not inlined:
+    /// its locals stay out of the dispatch's frame.)
+    #[inline(never)]
     fn initialize<'i>(
         &mut self,
         params: Option<Json<'i>>,
@@ -1246,7 +1319,7 @@ impl<
                 })
             });
         *event = Some(Event::Initialized { revision, vision });
-        let config = self.config;
+        let config = &self.config;
         let era = respond.era;
         respond.result(|w| {
             w.raw(b"\"protocolVersion\":");
@@ -1302,9 +1375,9 @@ fn write_supported_versions(w: &mut Writer<'_>) {
 
 /// `,"ttlMs":N,"cacheScope":"public"` for cacheable 2026-07-28 results (the tool set is the same
 /// for every client, so it may be shared).
-pub(crate) fn write_cache_hints(w: &mut Writer<'_>, config: &Config) {
+pub(crate) fn write_cache_hints(w: &mut Writer<'_>, ttl_ms: u32) {
     w.raw(b",\"ttlMs\":");
-    w.uint(u64::from(config.list_ttl_ms));
+    w.uint(u64::from(ttl_ms));
     w.raw(b",\"cacheScope\":\"public\"");
 }
 
@@ -1325,6 +1398,7 @@ enum Refusal<'i> {
 }
 
 impl Refusal<'_> {
+    #[inline(never)]
     fn answer(self, respond: Respond<'_, '_>) -> usize {
         match self {
             Refusal::Meta(msg) => {
@@ -1360,8 +1434,9 @@ fn classify<'i>(_: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>
 }
 
 /// Sorts a request into its era from `params._meta` (or the transport's word), and checks what
-/// 2026-07-28 requires there.
+/// 2026-07-28 requires there. (Not inlined: its temporaries stay out of the dispatch's frame.)
 #[cfg(feature = "modern")]
+#[inline(never)]
 fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Option<Refusal<'i>>) {
     const NO_META: &str = "Invalid params: a 2026-07-28 request needs params._meta with \
                            io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities";

@@ -221,6 +221,7 @@ impl<
     }
 
     /// `notifications/cancelled`: ends a listen stream.
+    #[inline(never)]
     pub(super) fn on_cancelled(&mut self, params: Option<Json<'_>>) {
         if let Ok([Some(id)]) = members(params, ["requestId"]) {
             self.cancelled(id.raw());
@@ -241,11 +242,15 @@ impl<
         respond: Respond<'_, '_>,
         handled: &mut Handled<'_>,
     ) -> usize {
-        let config = self.config;
+        let (statics, prompts, ttl) = (
+            self.config.resources,
+            self.config.prompts,
+            self.config.list_ttl_ms,
+        );
         let modern = respond.era.is_modern();
         let hints = |w: &mut crate::wire::Writer<'_>| {
             if modern {
-                write_cache_hints(w, &config);
+                write_cache_hints(w, ttl);
             }
         };
         let uri_param = || {
@@ -259,8 +264,7 @@ impl<
                 let live = &self.live.resources;
                 respond.result(|w| {
                     w.raw(b"\"resources\":[");
-                    let statics = config
-                        .resources
+                    let statics = statics
                         .iter()
                         .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
                     let lives = live
@@ -292,8 +296,7 @@ impl<
                 if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
                     return self.read_live(i, caller, ctx, respond);
                 }
-                let Some(r) = uri.and_then(|u| config.resources.iter().find(|r| u.eq_str(r.uri())))
-                else {
+                let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
                     return not_found(respond, uri, modern);
                 };
                 respond.result(|w| {
@@ -323,7 +326,7 @@ impl<
             "subscriptions/listen" => self.listen(params, respond, handled),
             "prompts/list" => respond.result(|w| {
                 w.raw(b"\"prompts\":[");
-                for (i, p) in config.prompts.iter().enumerate() {
+                for (i, p) in prompts.iter().enumerate() {
                     w.raw(if i > 0 { b",{\"name\":" } else { b"{\"name\":" });
                     w.string(p.name());
                     w.raw(b",\"description\":");
@@ -339,8 +342,7 @@ impl<
                     .ok()
                     .and_then(|[n]| n)
                     .and_then(|n| n.as_str());
-                let Some(p) = name.and_then(|n| config.prompts.iter().find(|p| n.eq_str(p.name())))
-                else {
+                let Some(p) = name.and_then(|n| prompts.iter().find(|p| n.eq_str(p.name()))) else {
                     return respond.error(ErrorCode::InvalidParams, |w| {
                         w.text("Invalid params: unknown prompt")
                     });

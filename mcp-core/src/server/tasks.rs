@@ -77,6 +77,29 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// What [`Tasks::slot`] fills in.
+    const BLANK: Entry = Entry {
+        id: 0,
+        tool: 0,
+        tool_name: "",
+        form: TaskForm::Plain,
+        status: TaskStatus::Working,
+        data: 0,
+        created_ms: 0,
+        updated_ms: 0,
+        ttl_ms: 0,
+        deadline_ms: 0,
+        started: Evidence::new(Level::Scheduled),
+        progress: None,
+        outcome: None,
+        error: None,
+        stop: None,
+        token: None,
+        waiter: None,
+        send_status: false,
+        send_progress: false,
+    };
+
     fn snapshot(&self) -> TaskSnapshot {
         TaskSnapshot {
             tool: self.tool_name,
@@ -141,7 +164,6 @@ fn parse_id(id: &str) -> Option<u64> {
 pub(crate) struct Tasks<const T: usize> {
     entries: heapless::Vec<Entry, T>,
     counter: u64,
-    key: (u64, u64),
 }
 
 impl<const T: usize> TaskLookup for Tasks<T> {
@@ -159,20 +181,14 @@ impl<const T: usize> Tasks<T> {
         Tasks {
             entries: heapless::Vec::new(),
             counter: 0,
-            key: (0, 0),
         }
     }
 
-    pub(crate) fn set_key(&mut self, seed: [u8; 16]) {
-        let (a, b) = seed.split_at(8);
-        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
-        self.key = (word(a), word(b));
-    }
-
-    fn next_id(&mut self) -> u64 {
+    /// A fresh task id, unguessable under the server's `key` ([`Server::set_entropy`]).
+    fn next_id(&mut self, key: (u64, u64)) -> u64 {
         loop {
             self.counter = self.counter.wrapping_add(1);
-            let mut h = siphasher::sip::SipHasher13::new_with_keys(self.key.0, self.key.1);
+            let mut h = siphasher::sip::SipHasher13::new_with_keys(key.0, key.1);
             h.write_u64(self.counter);
             let id = h.finish();
             if !self.entries.iter().any(|e| e.id == id) {
@@ -202,9 +218,12 @@ impl<const T: usize> Tasks<T> {
         self.entries.iter().any(|e| !e.status.is_terminal())
     }
 
-    fn insert(&mut self, entry: Entry) -> Option<u64> {
+    /// The slot of a new task, blank: the next free one, after evicting the oldest finished task
+    /// nobody waits for when the table is full (running tasks are never evicted). The caller
+    /// writes the entry where it stays (an entry is some 500 bytes: built on the stack and moved
+    /// in, it would cost that much stack under every call that starts a task).
+    fn slot(&mut self) -> Option<&mut Entry> {
         if self.entries.len() == T {
-            // Evict the oldest finished task nobody waits for; running tasks are never evicted.
             let victim = self
                 .entries
                 .iter()
@@ -214,9 +233,8 @@ impl<const T: usize> Tasks<T> {
                 .map(|(i, _)| i)?;
             self.entries.remove(victim);
         }
-        let id = entry.id;
-        self.entries.push(entry).ok()?;
-        Some(id)
+        self.entries.push(Entry::BLANK).ok()?;
+        self.entries.last_mut()
     }
 }
 
@@ -281,9 +299,9 @@ impl<
     /// Seeds the key that makes task ids unguessable; take the 16 bytes from a hardware random
     /// number generator at start-up.
     pub fn set_entropy(&mut self, seed: [u8; 16]) {
-        self.tasks.set_key(seed);
-        #[cfg(feature = "confirm")]
-        self.confirm.set_key(seed);
+        let (a, b) = seed.split_at(8);
+        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
+        self.entropy = (word(a), word(b));
     }
 
     fn wall(&self, ms: u64) -> i64 {
@@ -305,8 +323,9 @@ impl<
             reason = "reassigned with the features confirm and resources"
         )]
         let mut n = self.poll_tasks(now_ms, ctx, out);
+        // (`HOLD > 0`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
-        if n == 0 && out.len() >= super::MIN_OUT_LEN {
+        if HOLD > 0 && n == 0 && out.len() >= super::MIN_OUT_LEN {
             n = self.poll_confirmation(ctx, out);
         }
         #[cfg(feature = "resources")]
@@ -521,7 +540,9 @@ impl<
     }
 
     /// Creates a task for a started long-running action, writes the response
-    /// ([`write_start`](Self::write_start)) and returns the task's id.
+    /// ([`write_start`](Self::write_start)) and returns the task's id. (Not inlined: the task
+    /// entry it builds stays out of the frame every call's handler runs under.)
+    #[inline(never)]
     pub(super) fn start_task(
         &mut self,
         new: NewTask<'_>,
@@ -557,33 +578,34 @@ impl<
             ),
             Err(e) => (TaskStatus::Failed, 0, Some(Err(e))),
         };
-        let task_id = self.tasks.next_id();
+        let task_id = self.tasks.next_id(self.entropy);
         let token = new
             .token
             .and_then(|t| heapless::Vec::from_slice(t.raw()).ok());
-        let entry = Entry {
-            id: task_id,
-            tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
-            tool_name: new.tool_name,
-            form: new.form,
-            status,
-            data,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: ttl,
-            deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
-            started,
-            progress: None,
-            outcome,
-            error: None,
-            stop: None,
-            token: token.filter(|_| new.form == TaskForm::Legacy),
-            waiter: None,
-            send_status: false,
-            send_progress: false,
-        };
         // Room was checked before the handler ran.
-        let _ = self.tasks.insert(entry);
+        if let Some(slot) = self.tasks.slot() {
+            *slot = Entry {
+                id: task_id,
+                tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
+                tool_name: new.tool_name,
+                form: new.form,
+                status,
+                data,
+                created_ms: now,
+                updated_ms: now,
+                ttl_ms: ttl,
+                deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
+                started,
+                progress: None,
+                outcome,
+                error: None,
+                stop: None,
+                token: token.filter(|_| new.form == TaskForm::Legacy),
+                waiter: None,
+                send_status: false,
+                send_progress: false,
+            };
+        }
         let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
             write_error(
                 w,
@@ -1029,9 +1051,8 @@ mod test {
     fn task_ids_depend_on_the_key() {
         let mut a: Tasks<1> = Tasks::new();
         let mut b: Tasks<1> = Tasks::new();
-        b.set_key([7; 16]);
-        let (x, y) = (a.next_id(), b.next_id());
+        let (x, y) = (a.next_id((0, 0)), b.next_id((7, 7)));
         assert_ne!(x, y);
-        assert_ne!(a.next_id(), x);
+        assert_ne!(a.next_id((0, 0)), x);
     }
 }

@@ -1211,3 +1211,21 @@ fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handle
         "{v}"
     );
 }
+
+/// A server that cannot hold a call (`HOLD = 0`, the choice of a firmware without confirmed
+/// tools) refuses a tool that asks a person first, at registration, and says why.
+#[cfg(feature = "confirm")]
+#[test]
+fn a_confirmed_tool_needs_hold_room() {
+    const ASKS: Tool<Dev> = Tool::new("self.asks", "Asks first", set_volume)
+        .confirm(crate::registry::Confirm::new("Go ahead?"));
+    let mut none: Server<'static, Dev, 2, 0, 0, 0, 0, 0, 0> = Server::new(Config::new("t", "1"));
+    let err = none.register(&ASKS).map(|_| ()).unwrap_err();
+    assert_eq!(err.tool, "self.asks");
+    assert_eq!(err.kind, crate::registry::RegisterErrorKind::NoHold);
+    assert!(err.to_string().contains("HOLD > 0"), "{err}");
+    // A tool that asks nothing registers there; a server with room takes the confirmed one.
+    assert!(none.register(&VOLUME).is_ok());
+    let mut some: Server<'static, Dev, 2, 0, 0, 0, 0, 0, 64> = Server::new(Config::new("t", "1"));
+    assert!(some.register(&ASKS).is_ok());
+}

@@ -227,7 +227,7 @@ impl<'a> Frame<'a> {
         if start >= bytes.len() {
             return Err(JsonError::Empty);
         }
-        let end = pass(self, bytes, start, max_depth, true)?;
+        let end = pass(Some(self), bytes, start, max_depth)?;
         let after = skip_ws(bytes, end);
         if after != bytes.len() {
             return Err(JsonError::Syntax(after));
@@ -320,7 +320,7 @@ struct Open {
 }
 
 /// Checks the JSON value at `start` (not whitespace) — the whole grammar, escapes, surrogates,
-/// numbers, the nesting limit — and returns the offset just past it. With `record`, the members
+/// numbers, the nesting limit — and returns the offset just past it. Given a `frame`, the members
 /// of the objects the index covers (the message, `params`, its `arguments` and `_meta`) are
 /// recorded into `frame` as their values end.
 ///
@@ -329,12 +329,12 @@ struct Open {
 /// container at depth `d + 1` is an object; the first `recorded` open containers are recorded
 /// objects, the innermost at `level`.
 pub(super) fn pass<'a>(
-    frame: &mut Frame<'a>,
+    mut frame: Option<&mut Frame<'a>>,
     b: &'a [u8],
     start: usize,
     max_depth: u8,
-    record: bool,
 ) -> Result<usize, JsonError> {
+    let record = frame.is_some();
     let mut objects: u128 = 0;
     let mut depth: u8 = 0;
     let mut stack = [Open {
@@ -358,7 +358,8 @@ pub(super) fn pass<'a>(
     let mut expect_key = false;
     'value: loop {
         if expect_key {
-            p = key(frame, b, p, record && recorded == depth, level, &mut member)?;
+            let recording = frame.as_deref_mut().filter(|_| recorded == depth);
+            p = key(recording, b, p, level, &mut member)?;
         }
         // A value is expected at `p`.
         p = skip_ws(b, p);
@@ -431,7 +432,10 @@ pub(super) fn pass<'a>(
             Some(b'-' | b'0'..=b'9') => check_number(b, p)?,
             _ => return Err(JsonError::Syntax(p)),
         };
-        if !container && depth > 0 && depth == recorded {
+        if let Some(frame) = frame
+            .as_deref_mut()
+            .filter(|_| !container && depth > 0 && depth == recorded)
+        {
             // A scalar in a recorded object.
             frame.record(level, member, b, value_start, end, escaped);
         }
@@ -467,7 +471,8 @@ pub(super) fn pass<'a>(
                 None
             };
             depth -= 1;
-            if let Some(open) = closed.filter(|_| depth > 0) {
+            if let (Some(open), Some(frame)) = (closed.filter(|_| depth > 0), frame.as_deref_mut())
+            {
                 frame.record(level, open.member, b, open.start, p, false);
             }
         }
@@ -479,10 +484,9 @@ pub(super) fn pass<'a>(
 /// content; a `params`, `arguments` or `_meta` seen before forgets what was recorded below it.
 #[inline]
 fn key<'a>(
-    frame: &mut Frame<'a>,
+    recording: Option<&mut Frame<'a>>,
     b: &'a [u8],
     p: usize,
-    recording: bool,
     level: Level,
     member: &mut usize,
 ) -> Result<usize, JsonError> {
@@ -495,7 +499,7 @@ fn key<'a>(
         return Err(JsonError::Syntax(colon));
     }
     *member = NONE;
-    if recording {
+    if let Some(frame) = recording {
         let (start, len) = (p + 1, key_end - p - 2);
         frame.key = (start, len);
         *member = match (level, escaped) {

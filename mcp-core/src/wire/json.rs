@@ -110,8 +110,8 @@ impl<'a> Json<'a> {
         if start >= text.len() {
             return Err(JsonError::Empty);
         }
-        // The checking pass of `Frame`, recording nothing.
-        let end = super::frame::pass(&mut super::Frame::new(), text, start, max_depth, false)?;
+        // The checking pass of `Frame`, recording nothing (and needing no index).
+        let end = super::frame::pass(None, text, start, max_depth)?;
         if skip_ws(text, end) != text.len() {
             return Err(JsonError::Syntax(skip_ws(text, end)));
         }
@@ -138,7 +138,7 @@ impl<'a> Json<'a> {
             return Err(JsonError::Empty);
         }
         let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
-        let end = super::frame::pass(&mut super::Frame::new(), text, start, max_depth, false)?;
+        let end = super::frame::pass(None, text, start, max_depth)?;
         let after = skip_ws(text, end);
         let rest = match text.get(after) {
             None => &[][..],
