@@ -609,13 +609,37 @@ fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
 
 /// Checks that `text` is UTF-8 (ASCII, the common case, is told a word at a time).
 pub(super) fn check_utf8(text: &[u8]) -> Result<(), JsonError> {
-    if text.is_ascii() {
+    if is_ascii(text) {
         return Ok(());
     }
     match core::str::from_utf8(text) {
         Ok(_) => Ok(()),
         Err(e) => Err(JsonError::Utf8(e.valid_up_to())),
     }
+}
+
+/// `true` when every byte of `text` is ASCII: the high bits of all its words ORed together
+/// (two words a step, then the last word), without an early exit (a message is ASCII or goes on to the full UTF-8 check anyway).
+/// `<[u8]>::is_ascii` walks short slices a byte at a time.
+#[inline]
+fn is_ascii(text: &[u8]) -> bool {
+    let mut words = text.chunks_exact(2 * WORD);
+    let mut acc = 0usize;
+    for pair in &mut words {
+        if let (Some(&a), Some(&b)) = (pair.first_chunk::<WORD>(), pair.last_chunk::<WORD>()) {
+            acc |= usize::from_ne_bytes(a) | usize::from_ne_bytes(b);
+        }
+    }
+    // The rest (under two words): its first word, then the text's last word (which may overlap
+    // words already read), or its bytes when the text is shorter than a word.
+    if let Some(&first) = words.remainder().first_chunk::<WORD>() {
+        acc |= usize::from_ne_bytes(first);
+    }
+    match text.last_chunk::<WORD>() {
+        Some(&last) => acc |= usize::from_ne_bytes(last),
+        None => acc |= usize::from(words.remainder().iter().fold(0u8, |t, &c| t | c)),
+    }
+    acc & HIGHS == 0
 }
 
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
@@ -770,15 +794,23 @@ pub(super) fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, Jso
     }
 }
 
-fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
-    let start = p;
-    while b.get(p).is_some_and(u8::is_ascii_digit) {
-        p += 1;
-    }
-    if p == start {
+/// The offset after the run of digits at `p` (`p` itself when there is none).
+#[inline]
+fn digits_end(b: &[u8], p: usize) -> usize {
+    p + b
+        .get(p..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count()
+}
+
+fn check_digits(b: &[u8], p: usize) -> Result<usize, JsonError> {
+    let end = digits_end(b, p);
+    if end == p {
         Err(JsonError::Syntax(p))
     } else {
-        Ok(p)
+        Ok(end)
     }
 }
 
@@ -788,9 +820,18 @@ pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     }
     match b.get(p) {
         Some(b'0') => p += 1,
-        Some(b'1'..=b'9') => p = check_digits(b, p)?,
+        Some(b'1'..=b'9') => p = digits_end(b, p + 1),
         _ => return Err(JsonError::Syntax(p)),
     }
+    // An integer (the common case) ends here.
+    match b.get(p) {
+        Some(b'.' | b'e' | b'E') => number_rest(b, p),
+        _ => Ok(p),
+    }
+}
+
+/// The fraction and exponent of a number from `p` (on `.`, `e` or `E`).
+fn number_rest(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     if b.get(p) == Some(&b'.') {
         p = check_digits(b, p + 1)?;
     }
@@ -1001,6 +1042,19 @@ mod test {
 
     fn ok(s: &str) -> Json<'_> {
         Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
+    }
+
+    #[test]
+    fn ascii_is_told_at_every_length_and_position() {
+        for len in 0..48 {
+            let mut text = vec![b'a'; len];
+            assert!(is_ascii(&text), "{len}");
+            for at in 0..len {
+                text[at] = 0x80;
+                assert!(!is_ascii(&text), "{len} {at}");
+                text[at] = b'a';
+            }
+        }
     }
 
     #[test]
