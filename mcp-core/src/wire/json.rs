@@ -379,7 +379,7 @@ impl<'a> JsonStr<'a> {
 
     /// The string itself when it contains no escape sequences (no copy needed).
     pub fn as_plain(&self) -> Option<&'a str> {
-        if self.raw.contains(&b'\\') {
+        if has_backslash(self.raw) {
             None
         } else {
             core::str::from_utf8(self.raw).ok()
@@ -409,7 +409,7 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        self.raw.contains(&b'\\')
+        has_backslash(self.raw)
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -640,6 +640,31 @@ fn is_ascii(text: &[u8]) -> bool {
         None => acc |= usize::from(words.remainder().iter().fold(0u8, |t, &c| t | c)),
     }
     acc & HIGHS == 0
+}
+
+/// `true` when `bytes` holds a backslash (a string's raw form: an escape sequence). A word at a
+/// time, the last bytes as the last word (overlapping); `<[u8]>::contains` walks short slices a
+/// byte at a time.
+#[inline]
+pub(crate) fn has_backslash(bytes: &[u8]) -> bool {
+    const BACKSLASHES: usize = ONES * b'\\' as usize;
+    let zero_byte = |w: usize| {
+        let x = w ^ BACKSLASHES;
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
+    let Some(&last) = bytes.last_chunk::<WORD>() else {
+        // Shorter than a word (a key, a short name).
+        return bytes.contains(&b'\\');
+    };
+    let mut words = bytes.chunks_exact(WORD);
+    for word in &mut words {
+        if let Some(&word) = word.first_chunk::<WORD>()
+            && zero_byte(usize::from_ne_bytes(word)) != 0
+        {
+            return true;
+        }
+    }
+    !words.remainder().is_empty() && zero_byte(usize::from_ne_bytes(last)) != 0
 }
 
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
@@ -1052,6 +1077,21 @@ mod test {
             for at in 0..len {
                 text[at] = 0x80;
                 assert!(!is_ascii(&text), "{len} {at}");
+                text[at] = b'a';
+            }
+        }
+    }
+
+    #[test]
+    fn backslashes_are_found_at_every_length_and_position() {
+        for len in 0..40 {
+            let mut text = vec![b'a'; len];
+            assert!(!has_backslash(&text), "{len}");
+            for at in 0..len {
+                text[at] = b'\\';
+                assert!(has_backslash(&text), "{len} {at}");
+                text[at] = b'\\' ^ 0x80;
+                assert!(!has_backslash(&text), "{len} {at}");
                 text[at] = b'a';
             }
         }

@@ -153,7 +153,7 @@ impl<'b> Writer<'b> {
     /// mode): a name sent by the peer, quoted in a message.
     pub(crate) fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) {
         let raw = s.raw();
-        if raw.len() <= max_chars && !raw.contains(&b'\\') {
+        if raw.len() <= max_chars && !s.has_escapes() {
             // Content without escape sequences holds no `"`, `\` or control character, and has
             // no more characters than bytes.
             self.put(raw);
