@@ -56,6 +56,15 @@ pub(crate) fn render_result_for(
         Err(e) => e.evidence,
     };
     match result {
+        // A boolean (most actions' answer): its text block is a constant.
+        Ok(Output {
+            value: Value::Bool(b),
+            ..
+        }) => w.plain(if *b {
+            b"\"content\":[{\"type\":\"text\",\"text\":\"true\"}"
+        } else {
+            b"\"content\":[{\"type\":\"text\",\"text\":\"false\"}"
+        }),
         Ok(Output {
             value: Value::Content(blocks),
             ..
@@ -86,23 +95,31 @@ pub(crate) fn render_result_for(
     }
     if let Ok(Output { value, .. }) = result {
         match *value {
-            Value::Content(_) | Value::Task(_) => w.plain(b"]"),
+            // As constant as its text block.
+            Value::Bool(b) => {
+                w.plain(if b {
+                    b"],\"structuredContent\":{\"value\":true},\"isError\":false"
+                } else {
+                    b"],\"structuredContent\":{\"value\":false},\"isError\":false"
+                });
+            }
+            Value::Content(_) | Value::Task(_) => w.plain(b"],\"isError\":false"),
             Value::Json(s) => {
                 w.plain(b"],\"structuredContent\":");
                 w.raw(span(s).unwrap_or(b"{}"));
+                w.plain(b",\"isError\":false");
             }
             Value::Text(_) | Value::Static(_) => {
                 w.open_string(b"],\"structuredContent\":{\"value\":\"");
                 write_plain(w, *value, &span);
-                w.close_string(b"\"}");
+                w.close_string(b"\"},\"isError\":false");
             }
             value => {
                 w.plain(b"],\"structuredContent\":{\"value\":");
                 write_plain(w, value, &span);
-                w.plain(b"}");
+                w.plain(b"},\"isError\":false");
             }
         }
-        w.plain(b",\"isError\":false");
     } else {
         w.plain(b"],\"isError\":true");
     }

@@ -571,7 +571,7 @@ pub(crate) fn validate_into<'a>(
     for (key, value) in members {
         // Parameter names are plain ASCII (registration checks them): a key without escapes
         // equals one byte for byte, a key with escapes only decoded.
-        let Some(i) = (match key.raw().contains(&b'\\') {
+        let Some(i) = (match key.has_escapes() {
             false => params.iter().position(|p| p.name().as_bytes() == key.raw()),
             true => params.iter().position(|p| key.eq_str(p.name())),
         }) else {

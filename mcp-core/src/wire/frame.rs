@@ -184,8 +184,6 @@ pub struct Frame<'a> {
     arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
     argument_count: u8,
-    /// The key just read, while checking (start and length).
-    key: (usize, usize),
 }
 
 impl<'a> Frame<'a> {
@@ -196,7 +194,7 @@ impl<'a> Frame<'a> {
     /// The [`JsonError`] [`Json::parse`] would give.
     ///
     /// # DoS warning
-    /// Linear in the length of `bytes`; the recursion is at most four objects deep whatever the
+    /// Linear in the length of `bytes`; the recursion is at most three objects deep whatever the
     /// input (deeper values go to the iterative checker).
     pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
         let mut frame = Frame::new();
@@ -215,7 +213,6 @@ impl<'a> Frame<'a> {
             result_or_error: false,
             arguments: heapless::Vec::new(),
             argument_count: 0,
-            key: (0, 0),
         }
     }
 
@@ -227,7 +224,7 @@ impl<'a> Frame<'a> {
         if start >= bytes.len() {
             return Err(JsonError::Empty);
         }
-        let end = pass(Some(self), bytes, start, max_depth)?;
+        let end = pass(self, bytes, start, max_depth)?;
         let after = skip_ws(bytes, end);
         if after != bytes.len() {
             return Err(JsonError::Syntax(after));
@@ -310,148 +307,162 @@ const META: usize = 7;
 /// No recorded member.
 const NONE: usize = usize::MAX;
 
-/// A recorded object the pass is inside of: the level of the object around it, the member it
-/// is the value of, and where that value starts.
-#[derive(Clone, Copy)]
-struct Open {
-    level: Level,
-    member: usize,
-    start: usize,
-}
-
 /// Checks the JSON value at `start` (not whitespace) — the whole grammar, escapes, surrogates,
-/// numbers, the nesting limit — and returns the offset just past it. Given a `frame`, the members
-/// of the objects the index covers (the message, `params`, its `arguments` and `_meta`) are
-/// recorded into `frame` as their values end.
+/// numbers, the nesting limit — and returns the offset just past it; the members of the objects
+/// the index covers (the message, `params`, its `arguments` and `_meta`) are recorded into
+/// `frame`. ([`Json::parse`](super::Json::parse) checks with [`check_value`] alone: no frame.)
 ///
-/// One iterative loop for every value (no recursion: a deeply nested text costs no stack, it is
-/// refused past the limit), as [`Json::parse`] uses it too: bit `d` of `objects` says whether the
-/// container at depth `d + 1` is an object; the first `recorded` open containers are recorded
-/// objects, the innermost at `level`.
-pub(super) fn pass<'a>(
-    mut frame: Option<&mut Frame<'a>>,
+/// The recorded objects are walked by [`object`] (at most three deep: the message, `params`,
+/// `arguments` or `_meta`); every other container, at any depth, by the iterative [`check_value`]
+/// (no recursion: a deeply nested text costs no stack, it is refused past the limit).
+fn pass<'a>(
+    frame: &mut Frame<'a>,
     b: &'a [u8],
     start: usize,
     max_depth: u8,
 ) -> Result<usize, JsonError> {
-    let record = frame.is_some();
-    let mut objects: u128 = 0;
-    let mut depth: u8 = 0;
-    let mut stack = [Open {
-        level: Level::Message,
-        member: NONE,
-        start,
-    }; 3];
-    let mut recorded: u8 = 0;
-    let mut level = Level::Message;
-    // The member whose value comes next (in a recorded object; its key is `frame.key`).
-    let mut member = NONE;
-    // The outermost container that is a value in a recorded object but not recorded itself:
-    // its member and start, recorded when it closes.
-    let mut pending = Open {
-        level: Level::Message,
-        member: NONE,
-        start,
-    };
-    let mut p = start;
-    // A key comes first (after `{` or `,` in an object): one place reads keys.
-    let mut expect_key = false;
-    'value: loop {
-        if expect_key {
-            let recording = frame.as_deref_mut().filter(|_| recorded == depth);
-            p = key(recording, b, p, level, &mut member)?;
+    if b.get(start) == Some(&b'{') {
+        if max_depth == 0 {
+            return Err(JsonError::TooDeep(max_depth));
         }
-        // A value is expected at `p`.
-        p = skip_ws(b, p);
-        let value_start = p;
+        object(frame, b, start, Level::Message, 1, max_depth)
+    } else {
+        check_value(b, start, 0, max_depth)
+    }
+}
+
+/// Checks the recorded object at `p` (on its `{`), the object of `level`, `depth` containers
+/// deep counting itself (the caller checked `depth` against `max_depth`), recording its members;
+/// returns the offset after its `}`. A `params`, `arguments` or `_meta` seen again forgets what
+/// was recorded below it: what is recorded describes the last occurrence.
+fn object<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    level: Level,
+    depth: u8,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
+    let mut p = skip_ws(b, p + 1);
+    if b.get(p) == Some(&b'}') {
+        return Ok(p + 1);
+    }
+    loop {
+        // `"key" :`
+        if b.get(p) != Some(&b'"') {
+            return Err(JsonError::Syntax(p));
+        }
+        let (key_end, key_escaped) = check_string_escapes(b, p)?;
+        let colon = skip_ws(b, key_end);
+        if b.get(colon) != Some(&b':') {
+            return Err(JsonError::Syntax(colon));
+        }
+        let key = (p + 1, key_end - p - 2);
+        let member = match (level, key_escaped) {
+            (Level::Arguments, _) => NONE,
+            (_, false) => member_of_plain(level, b, key.0, key.1, frame),
+            (_, true) => member_of_escaped(
+                level,
+                JsonStr::from_checked(b.get(key.0..key.0 + key.1).unwrap_or_default()),
+                frame,
+            ),
+        };
+        let child = match member {
+            PARAMS => Some(Level::Params),
+            ARGUMENTS => Some(Level::Arguments),
+            META => Some(Level::Meta),
+            _ => None,
+        };
+        if child.is_some() && frame.values.get(member).is_some_and(Option::is_some) {
+            frame.clear_below(member);
+        }
+        // The value.
+        p = skip_ws(b, colon + 1);
+        let start = p;
         let mut escaped = false;
-        let mut container = false;
-        let end = match b.get(p) {
-            Some(&open @ (b'{' | b'[')) => {
-                if depth >= max_depth {
-                    return Err(JsonError::TooDeep(max_depth));
-                }
-                let in_recorded = record && recorded == depth;
-                let child = match (open, depth, member) {
-                    (b'{', 0, _) => Some(Level::Message),
-                    (b'{', _, PARAMS) => Some(Level::Params),
-                    (b'{', _, ARGUMENTS) => Some(Level::Arguments),
-                    (b'{', _, META) => Some(Level::Meta),
-                    _ => None,
-                };
-                match child.filter(|_| in_recorded) {
-                    Some(child) => {
-                        if let Some(slot) = stack.get_mut(usize::from(recorded)) {
-                            *slot = Open {
-                                level,
-                                member,
-                                start: value_start,
-                            };
-                        }
-                        recorded += 1;
-                        level = child;
-                    }
-                    None if in_recorded && depth > 0 => {
-                        pending = Open {
-                            level,
-                            member,
-                            start: value_start,
-                        };
-                    }
-                    None => {}
-                }
-                depth += 1;
-                container = true;
-                let bit = 1u128 << (depth - 1);
-                p = skip_ws(b, p + 1);
-                if open == b'{' {
-                    objects |= bit;
-                    if b.get(p) != Some(&b'}') {
-                        expect_key = true;
-                        continue 'value;
-                    }
-                } else {
-                    objects &= !bit;
-                    member = NONE;
-                    if b.get(p) != Some(&b']') {
-                        expect_key = false;
-                        continue 'value;
-                    }
-                }
-                // An empty container: the loop below closes it at `p`.
-                p
-            }
-            Some(b'"') => {
+        let end = match (b.get(p), child) {
+            (Some(b'"'), _) => {
                 let (end, esc) = check_string_escapes(b, p)?;
                 escaped = esc;
                 end
             }
-            Some(b't') => check_literal(b, p, b"true")?,
-            Some(b'f') => check_literal(b, p, b"false")?,
-            Some(b'n') => check_literal(b, p, b"null")?,
-            Some(b'-' | b'0'..=b'9') => check_number(b, p)?,
+            (Some(b'-' | b'0'..=b'9'), _) => check_number(b, p)?,
+            (Some(b'{'), Some(child)) => {
+                if depth >= max_depth {
+                    return Err(JsonError::TooDeep(max_depth));
+                }
+                object(frame, b, p, child, depth + 1, max_depth)?
+            }
+            (Some(b'{' | b'['), _) => check_value(b, p, depth, max_depth)?,
+            (Some(b't'), _) => check_literal(b, p, b"true")?,
+            (Some(b'f'), _) => check_literal(b, p, b"false")?,
+            (Some(b'n'), _) => check_literal(b, p, b"null")?,
             _ => return Err(JsonError::Syntax(p)),
         };
-        if let Some(frame) = frame
-            .as_deref_mut()
-            .filter(|_| !container && depth > 0 && depth == recorded)
-        {
-            // A scalar in a recorded object.
-            frame.record(level, member, b, value_start, end, escaped);
+        frame.record(level, member, key, b, start, end, escaped);
+        p = skip_ws(b, end);
+        match b.get(p) {
+            Some(b',') => p = skip_ws(b, p + 1),
+            Some(b'}') => return Ok(p + 1),
+            _ => return Err(JsonError::Syntax(p)),
         }
-        p = end;
+    }
+}
+
+/// Checks the value at `p` (not whitespace) inside `depth` open containers, recording nothing;
+/// returns the offset just past it. One iterative loop: `objects` is a shift register of the
+/// containers it opened, bit 0 set when the innermost is an object (128 bits hold
+/// [`MAX_DEPTH_LIMIT`] levels).
+pub(super) fn check_value(
+    b: &[u8],
+    mut p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
+    let base = depth;
+    let mut depth = depth;
+    let mut objects: u128 = 0;
+    'value: loop {
+        // A value is expected at `p`.
+        match b.get(p) {
+            Some(&open @ (b'{' | b'[')) => {
+                if depth >= max_depth {
+                    return Err(JsonError::TooDeep(max_depth));
+                }
+                depth += 1;
+                objects = (objects << 1) | u128::from(open == b'{');
+                p = skip_ws(b, p + 1);
+                if open == b'{' {
+                    if b.get(p) != Some(&b'}') {
+                        p = check_key(b, p)?;
+                        continue 'value;
+                    }
+                } else if b.get(p) != Some(&b']') {
+                    continue 'value;
+                }
+                // An empty container: the loop below closes it at `p`.
+            }
+            Some(b'"') => p = check_string_escapes(b, p)?.0,
+            Some(b'-' | b'0'..=b'9') => p = check_number(b, p)?,
+            Some(b't') => p = check_literal(b, p, b"true")?,
+            Some(b'f') => p = check_literal(b, p, b"false")?,
+            Some(b'n') => p = check_literal(b, p, b"null")?,
+            _ => return Err(JsonError::Syntax(p)),
+        }
         // A value ended at `p` (or an empty container is about to close there): close
         // containers until one continues.
         loop {
-            if depth == 0 {
+            if depth == base {
                 return Ok(p);
             }
-            let in_object = objects & (1u128 << (depth - 1)) != 0;
+            let in_object = objects & 1 != 0;
             p = skip_ws(b, p);
             match b.get(p) {
                 Some(b',') => {
                     p = skip_ws(b, p + 1);
-                    expect_key = in_object;
+                    if in_object {
+                        p = check_key(b, p)?;
+                    }
                     continue 'value;
                 }
                 Some(b'}') if in_object => {}
@@ -459,70 +470,29 @@ pub(super) fn pass<'a>(
                 _ => return Err(JsonError::Syntax(p)),
             }
             p += 1;
-            // The container at `depth` closed at `p`: record it as a value where it is one.
-            let closed = if record && recorded == depth {
-                recorded -= 1;
-                let open = stack.get(usize::from(recorded)).copied().unwrap_or(pending);
-                level = open.level;
-                Some(open)
-            } else if record && recorded + 1 == depth {
-                Some(pending)
-            } else {
-                None
-            };
             depth -= 1;
-            if let (Some(open), Some(frame)) = (closed.filter(|_| depth > 0), frame.as_deref_mut())
-            {
-                frame.record(level, open.member, b, open.start, p, false);
-            }
+            objects >>= 1;
         }
     }
 }
 
-/// Checks `"key" :` at `p` (after `{` or `,`) and returns the offset after the colon. In a
-/// recorded object (`recording`), `member` becomes the member it names and `frame.key` its
-/// content; a `params`, `arguments` or `_meta` seen before forgets what was recorded below it.
+/// Checks `"key" :` at `p` (after `{` or `,`) and returns the offset of the value after the
+/// colon (whitespace skipped).
 #[inline]
-fn key<'a>(
-    recording: Option<&mut Frame<'a>>,
-    b: &'a [u8],
-    p: usize,
-    level: Level,
-    member: &mut usize,
-) -> Result<usize, JsonError> {
+fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
     if b.get(p) != Some(&b'"') {
         return Err(JsonError::Syntax(p));
     }
-    let (key_end, escaped) = check_string_escapes(b, p)?;
-    let colon = skip_ws(b, key_end);
+    let colon = skip_ws(b, check_string_escapes(b, p)?.0);
     if b.get(colon) != Some(&b':') {
         return Err(JsonError::Syntax(colon));
     }
-    *member = NONE;
-    if let Some(frame) = recording {
-        let (start, len) = (p + 1, key_end - p - 2);
-        frame.key = (start, len);
-        *member = match (level, escaped) {
-            (Level::Arguments, _) => NONE,
-            (_, false) => member_of_plain(level, b, start, len, frame),
-            (_, true) => member_of_escaped(
-                level,
-                JsonStr::from_checked(b.get(start..start + len).unwrap_or_default()),
-                frame,
-            ),
-        };
-        if matches!(*member, PARAMS | ARGUMENTS | META)
-            && frame.values.get(*member).is_some_and(Option::is_some)
-        {
-            // Seen before: what is recorded below describes the last occurrence.
-            frame.clear_below(*member);
-        }
-    }
-    Ok(colon + 1)
+    Ok(skip_ws(b, colon + 1))
 }
 
 impl<'a> Frame<'a> {
-    /// Records a value: a recorded member's, or (in `arguments`) a member with its key.
+    /// Records a value: a recorded member's, or (in `arguments`) a member with its key (start
+    /// and length).
     #[allow(
         clippy::too_many_arguments,
         reason = "the parts of one member, kept as offsets until here"
@@ -532,6 +502,7 @@ impl<'a> Frame<'a> {
         &mut self,
         level: Level,
         member: usize,
+        key: (usize, usize),
         b: &'a [u8],
         start: usize,
         end: usize,
@@ -550,7 +521,7 @@ impl<'a> Frame<'a> {
                 self.escaped &= !bit;
             }
         } else if level == Level::Arguments {
-            let (key_start, key_len) = self.key;
+            let (key_start, key_len) = key;
             let key = b.get(key_start..key_start + key_len).unwrap_or_default();
             // Past the table only the count goes on (`arguments` then says to walk).
             let _ = self.arguments.push((JsonStr::from_checked(key), value));

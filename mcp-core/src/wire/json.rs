@@ -110,8 +110,8 @@ impl<'a> Json<'a> {
         if start >= text.len() {
             return Err(JsonError::Empty);
         }
-        // The checking pass of `Frame`, recording nothing (and needing no index).
-        let end = super::frame::pass(None, text, start, max_depth)?;
+        // The checker of `Frame`'s pass for what it does not record (no index needed).
+        let end = super::frame::check_value(text, start, 0, max_depth)?;
         if skip_ws(text, end) != text.len() {
             return Err(JsonError::Syntax(skip_ws(text, end)));
         }
@@ -138,7 +138,7 @@ impl<'a> Json<'a> {
             return Err(JsonError::Empty);
         }
         let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
-        let end = super::frame::pass(None, text, start, max_depth)?;
+        let end = super::frame::check_value(text, start, 0, max_depth)?;
         let after = skip_ws(text, end);
         let rest = match text.get(after) {
             None => &[][..],
@@ -379,7 +379,7 @@ impl<'a> JsonStr<'a> {
 
     /// The string itself when it contains no escape sequences (no copy needed).
     pub fn as_plain(&self) -> Option<&'a str> {
-        if self.raw.contains(&b'\\') {
+        if has_backslash(self.raw) {
             None
         } else {
             core::str::from_utf8(self.raw).ok()
@@ -409,7 +409,7 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        self.raw.contains(&b'\\')
+        has_backslash(self.raw)
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -609,13 +609,62 @@ fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
 
 /// Checks that `text` is UTF-8 (ASCII, the common case, is told a word at a time).
 pub(super) fn check_utf8(text: &[u8]) -> Result<(), JsonError> {
-    if text.is_ascii() {
+    if is_ascii(text) {
         return Ok(());
     }
     match core::str::from_utf8(text) {
         Ok(_) => Ok(()),
         Err(e) => Err(JsonError::Utf8(e.valid_up_to())),
     }
+}
+
+/// `true` when every byte of `text` is ASCII: the high bits of all its words ORed together
+/// (two words a step, then the last word), without an early exit (a message is ASCII or goes on to the full UTF-8 check anyway).
+/// `<[u8]>::is_ascii` walks short slices a byte at a time.
+#[inline]
+fn is_ascii(text: &[u8]) -> bool {
+    let mut words = text.chunks_exact(2 * WORD);
+    let mut acc = 0usize;
+    for pair in &mut words {
+        if let (Some(&a), Some(&b)) = (pair.first_chunk::<WORD>(), pair.last_chunk::<WORD>()) {
+            acc |= usize::from_ne_bytes(a) | usize::from_ne_bytes(b);
+        }
+    }
+    // The rest (under two words): its first word, then the text's last word (which may overlap
+    // words already read), or its bytes when the text is shorter than a word.
+    if let Some(&first) = words.remainder().first_chunk::<WORD>() {
+        acc |= usize::from_ne_bytes(first);
+    }
+    match text.last_chunk::<WORD>() {
+        Some(&last) => acc |= usize::from_ne_bytes(last),
+        None => acc |= usize::from(words.remainder().iter().fold(0u8, |t, &c| t | c)),
+    }
+    acc & HIGHS == 0
+}
+
+/// `true` when `bytes` holds a backslash (a string's raw form: an escape sequence). A word at a
+/// time, the last bytes as the last word (overlapping); `<[u8]>::contains` walks short slices a
+/// byte at a time.
+#[inline]
+pub(crate) fn has_backslash(bytes: &[u8]) -> bool {
+    const BACKSLASHES: usize = ONES * b'\\' as usize;
+    let zero_byte = |w: usize| {
+        let x = w ^ BACKSLASHES;
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
+    let Some(&last) = bytes.last_chunk::<WORD>() else {
+        // Shorter than a word (a key, a short name).
+        return bytes.contains(&b'\\');
+    };
+    let mut words = bytes.chunks_exact(WORD);
+    for word in &mut words {
+        if let Some(&word) = word.first_chunk::<WORD>()
+            && zero_byte(usize::from_ne_bytes(word)) != 0
+        {
+            return true;
+        }
+    }
+    !words.remainder().is_empty() && zero_byte(usize::from_ne_bytes(last)) != 0
 }
 
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
@@ -770,15 +819,23 @@ pub(super) fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, Jso
     }
 }
 
-fn check_digits(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
-    let start = p;
-    while b.get(p).is_some_and(u8::is_ascii_digit) {
-        p += 1;
-    }
-    if p == start {
+/// The offset after the run of digits at `p` (`p` itself when there is none).
+#[inline]
+fn digits_end(b: &[u8], p: usize) -> usize {
+    p + b
+        .get(p..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count()
+}
+
+fn check_digits(b: &[u8], p: usize) -> Result<usize, JsonError> {
+    let end = digits_end(b, p);
+    if end == p {
         Err(JsonError::Syntax(p))
     } else {
-        Ok(p)
+        Ok(end)
     }
 }
 
@@ -788,9 +845,18 @@ pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     }
     match b.get(p) {
         Some(b'0') => p += 1,
-        Some(b'1'..=b'9') => p = check_digits(b, p)?,
+        Some(b'1'..=b'9') => p = digits_end(b, p + 1),
         _ => return Err(JsonError::Syntax(p)),
     }
+    // An integer (the common case) ends here.
+    match b.get(p) {
+        Some(b'.' | b'e' | b'E') => number_rest(b, p),
+        _ => Ok(p),
+    }
+}
+
+/// The fraction and exponent of a number from `p` (on `.`, `e` or `E`).
+fn number_rest(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
     if b.get(p) == Some(&b'.') {
         p = check_digits(b, p + 1)?;
     }
@@ -1001,6 +1067,34 @@ mod test {
 
     fn ok(s: &str) -> Json<'_> {
         Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
+    }
+
+    #[test]
+    fn ascii_is_told_at_every_length_and_position() {
+        for len in 0..48 {
+            let mut text = vec![b'a'; len];
+            assert!(is_ascii(&text), "{len}");
+            for at in 0..len {
+                text[at] = 0x80;
+                assert!(!is_ascii(&text), "{len} {at}");
+                text[at] = b'a';
+            }
+        }
+    }
+
+    #[test]
+    fn backslashes_are_found_at_every_length_and_position() {
+        for len in 0..40 {
+            let mut text = vec![b'a'; len];
+            assert!(!has_backslash(&text), "{len}");
+            for at in 0..len {
+                text[at] = b'\\';
+                assert!(has_backslash(&text), "{len} {at}");
+                text[at] = b'\\' ^ 0x80;
+                assert!(!has_backslash(&text), "{len} {at}");
+                text[at] = b'a';
+            }
+        }
     }
 
     #[test]

@@ -44,6 +44,26 @@ impl ErrorCode {
             ErrorCode::UnsupportedProtocolVersion => -32022,
         }
     }
+
+    /// `,"error":{"code":N,"message":` for this code, as one constant piece.
+    const fn error_head(self) -> &'static [u8] {
+        macro_rules! head {
+            ($n:literal) => {
+                concat!(",\"error\":{\"code\":", $n, ",\"message\":").as_bytes()
+            };
+        }
+        match self {
+            ErrorCode::ParseError => head!("-32700"),
+            ErrorCode::InvalidRequest => head!("-32600"),
+            ErrorCode::MethodNotFound => head!("-32601"),
+            ErrorCode::InvalidParams => head!("-32602"),
+            ErrorCode::InternalError => head!("-32603"),
+            ErrorCode::ResourceNotFound => head!("-32002"),
+            ErrorCode::HeaderMismatch => head!("-32020"),
+            ErrorCode::MissingRequiredClientCapability => head!("-32021"),
+            ErrorCode::UnsupportedProtocolVersion => head!("-32022"),
+        }
+    }
 }
 
 fn head(w: &mut Writer<'_>, id: Option<Id<'_>>) {
@@ -72,9 +92,7 @@ pub fn write_error(
     data: Option<impl FnOnce(&mut Writer<'_>)>,
 ) {
     head(w, id);
-    w.raw(b",\"error\":{\"code\":");
-    w.int(i64::from(code.code()));
-    w.raw(b",\"message\":");
+    w.raw(code.error_head());
     w.begin_string();
     message(w);
     w.end_string();
@@ -92,6 +110,24 @@ pub const NO_DATA: Option<fn(&mut Writer<'_>)> = None;
 mod test {
     use super::*;
     use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
+
+    #[test]
+    fn error_heads_carry_the_codes() {
+        for code in [
+            ErrorCode::ParseError,
+            ErrorCode::InvalidRequest,
+            ErrorCode::MethodNotFound,
+            ErrorCode::InvalidParams,
+            ErrorCode::InternalError,
+            ErrorCode::ResourceNotFound,
+            ErrorCode::HeaderMismatch,
+            ErrorCode::MissingRequiredClientCapability,
+            ErrorCode::UnsupportedProtocolVersion,
+        ] {
+            let expected = format!(",\"error\":{{\"code\":{},\"message\":", code.code());
+            assert_eq!(code.error_head(), expected.as_bytes(), "{code:?}");
+        }
+    }
 
     #[test]
     fn envelopes() {

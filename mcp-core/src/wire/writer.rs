@@ -153,7 +153,7 @@ impl<'b> Writer<'b> {
     /// mode): a name sent by the peer, quoted in a message.
     pub(crate) fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) {
         let raw = s.raw();
-        if raw.len() <= max_chars && !raw.contains(&b'\\') {
+        if raw.len() <= max_chars && !s.has_escapes() {
             // Content without escape sequences holds no `"`, `\` or control character, and has
             // no more characters than bytes.
             self.put(raw);
@@ -167,6 +167,34 @@ impl<'b> Writer<'b> {
 
     /// Writes a decimal integer.
     pub fn int(&mut self, v: i64) {
+        // Volumes, percentages, counts: 0 to 999 as one 3-byte store (the bytes after the
+        // number's are scratch, overwritten by what comes next), without the general formatter.
+        if let Ok(small @ 0..1000) = u32::try_from(v) {
+            let skip = u32::from(small < 100) + u32::from(small < 10);
+            let digits = u32::from_le_bytes([
+                b'0' + (small / 100) as u8,
+                b'0' + (small / 10 % 10) as u8,
+                b'0' + (small % 10) as u8,
+                0,
+            ]) >> (8 * skip);
+            let end = self.len + 3 - skip as usize;
+            if let Some(dst) = self
+                .buf
+                .get_mut(self.len..)
+                .and_then(<[u8]>::first_chunk_mut::<3>)
+            {
+                if let Some(bytes) = digits.to_le_bytes().first_chunk::<3>() {
+                    *dst = *bytes;
+                }
+                self.len = end;
+                return;
+            }
+        }
+        self.int_general(v);
+    }
+
+    #[inline(never)]
+    fn int_general(&mut self, v: i64) {
         let mut b = itoa::Buffer::new();
         self.put(b.format(v).as_bytes());
     }
@@ -513,6 +541,20 @@ mod test {
         let needed = w.needed();
         let out = w.written().map(<[u8]>::to_vec).unwrap_or_default();
         (out, needed)
+    }
+
+    #[test]
+    fn integers_are_written_as_itoa_writes_them() {
+        let values = (-1100..1100).chain([i64::MIN, i64::MAX, -1, 9_999, 65_535, 65_536]);
+        for v in values {
+            let (out, needed) = render(24, |w| w.int(v));
+            assert_eq!(out, v.to_string().as_bytes(), "{v}");
+            assert_eq!(needed, out.len());
+        }
+        // Near the end of the buffer the 3-byte store does not fit: the general path.
+        assert_eq!(render(2, |w| w.int(5)), (b"5".to_vec(), 1));
+        assert_eq!(render(2, |w| w.int(42)), (b"42".to_vec(), 2));
+        assert_eq!(render(2, |w| w.int(123)), (Vec::new(), 3));
     }
 
     #[test]
