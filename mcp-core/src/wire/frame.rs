@@ -877,7 +877,16 @@ mod test {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        // Under Miri: a few cases (each costs seconds there) and no failure file
+        // (proptest-regressions/, replayed elsewhere: Miri's isolation has no working directory
+        // to resolve it against).
+        #![proptest_config({
+            let mut config = proptest::prelude::ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 4000 });
+            if cfg!(miri) {
+                config.failure_persistence = None;
+            }
+            config
+        })]
         #[test]
         fn index_agrees_with_walking(text in message(), cut in 0usize..4, depth in 0u8..7) {
             // Whole documents, and documents cut short (errors must agree too).
