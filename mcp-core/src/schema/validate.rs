@@ -430,13 +430,13 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
     match p.ty() {
         ParamType::Boolean => f.write_str("true or false"),
         ParamType::Integer => {
-            f.write_str("an integer")?;
             let (min, max) = p.int_bounds();
             bounds(
                 f,
+                "an integer",
                 (min != i64::MIN).then_some(min),
                 (max != i64::MAX).then_some(max),
-                "from",
+                " from ",
                 "",
             )
         }
@@ -464,35 +464,35 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
             Ok(())
         }
         ParamType::String => {
-            f.write_str("a string")?;
             let (min, max) = p.len_bounds();
             // Length bounds come from `u32`s: they fit `i64`.
             let len = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
             bounds(
                 f,
+                "a string",
                 (min != 0).then(|| len(min)),
                 (max != usize::MAX).then(|| len(max)),
-                "of",
+                " of ",
                 " characters",
             )
         }
     }
 }
 
-/// " from 0 to 100", " of at least 1 characters", …
+/// `what` and its bounds: "an integer from 0 to 100", "a string of at least 1 characters", …
 fn bounds(
     f: &mut dyn fmt::Write,
+    what: &str,
     min: Option<i64>,
     max: Option<i64>,
     between: &str,
     unit: &str,
 ) -> fmt::Result {
+    f.write_str(what)?;
     let int = |f: &mut dyn fmt::Write, v: i64| f.write_str(itoa::Buffer::new().format(v));
     match (min, max) {
         (Some(a), Some(b)) => {
-            f.write_str(" ")?;
             f.write_str(between)?;
-            f.write_str(" ")?;
             int(f, a)?;
             f.write_str(" to ")?;
             int(f, b)?;
@@ -506,6 +506,9 @@ fn bounds(
             int(f, b)?;
         }
         (None, None) => return Ok(()),
+    }
+    if unit.is_empty() {
+        return Ok(());
     }
     f.write_str(unit)
 }

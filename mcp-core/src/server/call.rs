@@ -356,6 +356,28 @@ impl<
             _ => {}
         }
 
+        // Arguments are checked before the retransmission cache is consulted: a call that does not
+        // satisfy the schema never ran, so it can never be answered from the cache.
+        let checked = match tool.raw_input_schema() {
+            Some(_) => validate_object(arguments).map(|a| *args = a),
+            // From the members the checking pass recorded (walked again only past its table).
+            None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
+        };
+        if let Err(e) = checked {
+            debug!("refused arguments for {}", tool.name());
+            // The handler does not run. The revision decides how the refusal is reported.
+            if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
+                return answered(respond.result(|w| {
+                    w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
+                    let _ = e.render(w);
+                    w.close_string(b"\"}],\"isError\":true");
+                }));
+            }
+            return answered(respond.error(ErrorCode::InvalidParams, |w| {
+                let _ = e.render(w);
+            }));
+        }
+
         // The retransmission scope (see `cache`): the peer; on the 2026-07-28 wire the peer and
         // the client's idempotency key, and without a key no scope (a stateless request is
         // never recognised as a retransmission).
@@ -421,26 +443,6 @@ impl<
                     }));
                 }
             }
-        }
-
-        let checked = match tool.raw_input_schema() {
-            Some(_) => validate_object(arguments).map(|a| *args = a),
-            // From the members the checking pass recorded (walked again only past its table).
-            None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
-        };
-        if let Err(e) = checked {
-            debug!("refused arguments for {}", tool.name());
-            // The handler does not run. The revision decides how the refusal is reported.
-            if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
-                return answered(respond.result(|w| {
-                    w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
-                    let _ = e.render(w);
-                    w.close_string(b"\"}],\"isError\":true");
-                }));
-            }
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                let _ = e.render(w);
-            }));
         }
 
         // String arguments sent with escape sequences are decoded into the tail of the output

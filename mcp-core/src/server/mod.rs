@@ -1130,52 +1130,56 @@ impl<
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
-        const LEGACY: [&str; 16] = [
-            "initialize",
-            "ping",
-            "logging/setLevel",
-            "tools/list",
-            "tools/call",
-            "tasks/get",
-            "tasks/result",
-            "tasks/list",
-            "tasks/cancel",
-            "resources/list",
-            "resources/templates/list",
-            "resources/read",
-            "resources/subscribe",
-            "resources/unsubscribe",
-            "prompts/list",
-            "prompts/get",
+        // The methods of each wire, the hottest first (a call, a ping, a listing).
+        const LEGACY: [(&str, Route); 16] = [
+            ("tools/call", Route::Call),
+            ("ping", Route::Ping),
+            ("tools/list", Route::List),
+            ("initialize", Route::Initialize),
+            ("logging/setLevel", Route::SetLevel),
+            ("tasks/get", Route::Task),
+            ("tasks/result", Route::Task),
+            ("tasks/list", Route::Task),
+            ("tasks/cancel", Route::Task),
+            ("resources/list", Route::Resources),
+            ("resources/templates/list", Route::Resources),
+            ("resources/read", Route::Resources),
+            ("resources/subscribe", Route::Resources),
+            ("resources/unsubscribe", Route::Resources),
+            ("prompts/list", Route::Resources),
+            ("prompts/get", Route::Resources),
         ];
-        const MODERN: [&str; 12] = [
-            "server/discover",
-            "tools/list",
-            "tools/call",
-            "tasks/get",
-            "tasks/update",
-            "tasks/cancel",
-            "resources/list",
-            "resources/templates/list",
-            "resources/read",
-            "subscriptions/listen",
-            "prompts/list",
-            "prompts/get",
+        const MODERN: [(&str, Route); 12] = [
+            ("tools/call", Route::Call),
+            ("tools/list", Route::List),
+            ("server/discover", Route::Discover),
+            ("tasks/get", Route::Task),
+            ("tasks/update", Route::Task),
+            ("tasks/cancel", Route::Task),
+            ("resources/list", Route::Resources),
+            ("resources/templates/list", Route::Resources),
+            ("resources/read", Route::Resources),
+            ("subscriptions/listen", Route::Resources),
+            ("prompts/list", Route::Resources),
+            ("prompts/get", Route::Resources),
         ];
-        let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
-        let offered =
-            |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
+        let methods: &[(&str, Route)] = if era.is_modern() { &MODERN } else { &LEGACY };
+        let offered = |&&(n, route): &&(&str, Route)| match route {
+            Route::Task => TASKS > 0,
+            Route::Resources => self.offers_resources(n),
+            _ => true,
+        };
         // Names are unique in each list: find the name (comparing bytes unless the name was sent
         // with escapes), then ask whether it is offered.
         let escaped = frame.has_escapes(Member::Method);
         let known = methods
             .iter()
-            .find(|n| match escaped {
+            .find(|(n, _)| match escaped {
                 false => m.raw() == n.as_bytes(),
                 true => m.eq_str(n),
             })
             .filter(offered);
-        let Some(&method) = known else {
+        let Some(&(method, route)) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
                 w.decoded(m, 64);
@@ -1187,12 +1191,17 @@ impl<
                 return Flow::Len(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
             }
         };
-        Flow::Len(match method {
-            "initialize" => self.initialize(params, respond, &mut handled.event),
+        Flow::Len(match route {
+            Route::Call => {
+                return self
+                    .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
+            }
+            Route::Ping => respond.result(|_| {}),
+            Route::List => self.list(params, principal, respond),
+            Route::Initialize => self.initialize(params, respond, &mut handled.event),
             #[cfg(feature = "modern")]
-            "server/discover" => self.discover(respond),
-            "ping" => respond.result(|_| {}),
-            "logging/setLevel" => match members(params, ["level"])
+            Route::Discover => self.discover(respond),
+            Route::SetLevel => match members(params, ["level"])
                 .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse))
             {
                 Ok(Some(level)) => {
@@ -1201,19 +1210,10 @@ impl<
                 }
                 _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
             },
-            "tools/list" => self.list(params, principal, respond),
-            "tools/call" => {
-                return self
-                    .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
-            }
             #[cfg(feature = "resources")]
-            m if m.starts_with("resources/")
-                || m.starts_with("prompts/")
-                || m == "subscriptions/listen" =>
-            {
-                self.resources(m, params, caller, ctx, respond, handled)
-            }
-            task_method => self.task_method(task_method, params, respond, ctx),
+            Route::Resources => self.resources(method, params, caller, ctx, respond, handled),
+            // Tasks (and, without the features, what is never offered).
+            _ => self.task_method(method, params, respond, ctx),
         })
     }
 
@@ -1395,6 +1395,19 @@ enum Refusal<'i> {
         core::marker::PhantomData<JsonStr<'i>>,
         core::convert::Infallible,
     ),
+}
+
+/// Where a known method goes (see `Server::request`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Call,
+    Ping,
+    List,
+    Initialize,
+    Discover,
+    SetLevel,
+    Task,
+    Resources,
 }
 
 impl Refusal<'_> {

@@ -98,35 +98,29 @@ impl<'b> Writer<'b> {
     /// Writes JSON text as is (escaped when in string mode).
     #[inline]
     pub fn raw(&mut self, bytes: &[u8]) {
-        if self.in_string && needs_escape(bytes) {
-            self.escaped(bytes);
-        } else {
-            self.put(bytes);
+        if self.in_string {
+            let plain = plain_len(bytes);
+            if plain < bytes.len() {
+                self.escaped(bytes, plain);
+                return;
+            }
         }
+        self.put(bytes);
     }
 
-    /// Writes `bytes` escaped, piece by piece (the rare path of [`raw`](Self::raw)).
+    /// Writes `bytes`, whose first `plain` bytes need no escape and the next one does, escaped
+    /// (the rare path of [`raw`](Self::raw)).
     #[inline(never)]
-    fn escaped(&mut self, bytes: &[u8]) {
-        for piece in EscapeChunks::new(bytes) {
-            self.put(piece);
-        }
+    fn escaped(&mut self, bytes: &[u8], plain: usize) {
+        let (run, rest) = bytes.split_at(plain);
+        self.put(run);
+        escape_pieces(rest, |piece| self.put(piece));
     }
 
     /// Writes a JSON string token for `s` (escaped once more when in string mode).
     pub fn string(&mut self, s: &str) {
-        let s = s.as_bytes();
-        if !self.in_string && !needs_escape(s) {
-            // The common case: three pieces, nothing to escape.
-            self.put(b"\"");
-            self.put(s);
-            self.put(b"\"");
-            return;
-        }
         self.raw(b"\"");
-        for piece in EscapeChunks::new(s) {
-            self.raw(piece);
-        }
+        escape_pieces(s.as_bytes(), |piece| self.raw(piece));
         self.raw(b"\"");
     }
 
@@ -134,9 +128,7 @@ impl<'b> Writer<'b> {
     pub(crate) fn string_parts(&mut self, parts: &[&str]) {
         self.raw(b"\"");
         for part in parts {
-            for piece in EscapeChunks::new(part.as_bytes()) {
-                self.raw(piece);
-            }
+            escape_pieces(part.as_bytes(), |piece| self.raw(piece));
         }
         self.raw(b"\"");
     }
@@ -319,65 +311,79 @@ fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
     }
 }
 
-/// `true` when `bytes` holds a `"`, a `\` or a control character (JSON string content must escape
-/// them); a word at a time.
-fn needs_escape(bytes: &[u8]) -> bool {
-    let mut words = bytes.chunks_exact(WORD);
-    for w in &mut words {
-        let mut word = [0u8; WORD];
-        word.copy_from_slice(w);
-        if specials(usize::from_le_bytes(word)) != 0 {
-            return true;
+/// The length of the longest prefix of `bytes` that needs no escape (no `"`, `\` or control
+/// character): `bytes.len()` when nothing does. A word at a time; the last (partial) word is read
+/// overlapping the one before it; shorter texts as two overlapping halves of a word (64-bit) or
+/// byte by byte.
+#[inline]
+fn plain_len(bytes: &[u8]) -> usize {
+    let first_special = |at: usize, w: [u8; WORD]| {
+        let s = specials(usize::from_le_bytes(w));
+        // The lowest flagged byte is always a special one (see `specials`).
+        (s != 0).then(|| at + (s.trailing_zeros() / 8) as usize)
+    };
+    let mut at = 0;
+    while let Some(w) = bytes.get(at..).and_then(<[u8]>::first_chunk::<WORD>) {
+        if let Some(i) = first_special(at, *w) {
+            return i;
         }
+        at += WORD;
     }
-    words
-        .remainder()
+    if at == bytes.len() {
+        return at;
+    }
+    if let Some(w) = bytes.last_chunk::<WORD>() {
+        // Overlaps checked bytes, which hold no special one: the lowest flagged byte is new.
+        return first_special(bytes.len() - WORD, *w).unwrap_or(bytes.len());
+    }
+    // Shorter than a word.
+    #[cfg(target_pointer_width = "64")]
+    if let (Some(lo), Some(hi)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        // Two overlapping halves: the first four bytes, then the last four at 4..8 (a special
+        // byte in both is found in the first half; a borrow only flags bytes above a special).
+        let w = u64::from(u32::from_le_bytes(*lo)) | (u64::from(u32::from_le_bytes(*hi)) << 32);
+        return match first_special(0, w.to_le_bytes()) {
+            Some(i @ 0..4) => i,
+            Some(i) => i - 4 + (bytes.len() - 4),
+            None => bytes.len(),
+        };
+    }
+    bytes
         .iter()
-        .any(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .unwrap_or(bytes.len())
 }
 
-/// Splits bytes into their JSON-escaped pieces: runs of bytes that need no escape, and the escape
-/// sequence of each byte that does.
-struct EscapeChunks<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> EscapeChunks<'a> {
-    fn new(rest: &'a [u8]) -> Self {
-        EscapeChunks { rest }
+/// Hands `bytes` JSON-escaped to `put`, piece by piece: each run of bytes that needs no escape,
+/// and the escape sequence of each byte that does.
+#[inline]
+fn escape_pieces(bytes: &[u8], mut put: impl FnMut(&[u8])) {
+    let mut rest = bytes;
+    while let Some((&c, tail)) = rest.split_first() {
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            put(escape_of(c));
+            rest = tail;
+        }
+        let (run, tail) = rest.split_at(plain_len(rest));
+        if !run.is_empty() {
+            put(run);
+        }
+        rest = tail;
     }
 }
 
-impl<'a> Iterator for EscapeChunks<'a> {
-    type Item = &'a [u8];
-
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let (&first, tail) = self.rest.split_first()?;
-        let special = |c: u8| c == b'"' || c == b'\\' || c < 0x20;
-        if special(first) {
-            self.rest = tail;
-            return Some(match first {
-                b'"' => b"\\\"",
-                b'\\' => b"\\\\",
-                b'\n' => b"\\n",
-                b'\r' => b"\\r",
-                b'\t' => b"\\t",
-                0x08 => b"\\b",
-                0x0C => b"\\f",
-                _ => CONTROL
-                    .get(usize::from(first))
-                    .copied()
-                    .unwrap_or(b"\\u0000"),
-            });
-        }
-        let n = self
-            .rest
-            .iter()
-            .position(|&c| special(c))
-            .unwrap_or(self.rest.len());
-        let (chunk, rest) = self.rest.split_at(n);
-        self.rest = rest;
-        Some(chunk)
+/// The escape sequence of a byte that needs one.
+#[inline(never)]
+fn escape_of(c: u8) -> &'static [u8] {
+    match c {
+        b'"' => b"\\\"",
+        b'\\' => b"\\\\",
+        b'\n' => b"\\n",
+        b'\r' => b"\\r",
+        b'\t' => b"\\t",
+        0x08 => b"\\b",
+        0x0C => b"\\f",
+        _ => CONTROL.get(usize::from(c)).copied().unwrap_or(b"\\u0000"),
     }
 }
 
@@ -561,6 +567,37 @@ mod test {
     fn escapes_strings() {
         let (out, _) = render(64, |w| w.string("a\"b\\c\n\u{1}é"));
         assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: if cfg!(miri) { 16 } else { 2000 },
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+        /// The word-at-a-time escaping writes what serde_json writes, for every length around
+        /// the word size and wherever the special bytes fall, once and twice (string mode).
+        #[test]
+        fn escaping_matches_serde_json(
+            s in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::char::range(' ', '~'),
+                    proptest::sample::select(vec!['"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '\u{7f}']),
+                ],
+                0..40,
+            )
+        ) {
+            let s: String = s.into_iter().collect();
+            let (once, _) = render(512, |w| w.string(&s));
+            proptest::prop_assert_eq!(&once, &serde_json::to_vec(&s).unwrap());
+            let (twice, _) = render(1024, |w| {
+                w.begin_string();
+                w.string(&s);
+                w.end_string();
+            });
+            let once_text = String::from_utf8(once).unwrap();
+            proptest::prop_assert_eq!(twice, serde_json::to_vec(&once_text).unwrap());
+        }
     }
 
     #[test]
