@@ -417,23 +417,26 @@ impl<'a> JsonStr<'a> {
         self.decoded_size().0
     }
 
-    /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, in one pass.
+    /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, in one pass
+    /// that decodes nothing: an escape's size follows from its first hex digits (the string was
+    /// checked: every escape is valid).
     pub fn decoded_size(&self) -> (usize, usize) {
         let raw = self.raw;
         let (mut chars, mut bytes, mut i) = (0, 0, 0);
-        while let Some(&c) = raw.get(i) {
-            if c == b'\\' {
-                let Some((code, width)) = escape_at(raw.get(i..).unwrap_or_default()) else {
-                    break;
-                };
-                chars += 1;
-                bytes += utf8_len(code);
-                i += width;
-            } else {
-                chars += usize::from(!is_continuation(c));
-                bytes += 1;
-                i += 1;
-            }
+        while let Some(rest) = raw.get(i..) {
+            // (raw bytes, characters, decoded bytes) of what starts at `i`.
+            let (width, c, b) = match rest {
+                [b'\\', b'u', x, y, z, ..] => {
+                    let (width, len) = unicode_escape_size(*x, *y, *z);
+                    (width, 1, len)
+                }
+                [b'\\', ..] => (2, 1, 1),
+                [byte, ..] => (1, usize::from(!is_continuation(*byte)), 1),
+                [] => break,
+            };
+            chars += c;
+            bytes += b;
+            i += width;
         }
         (chars, bytes)
     }
@@ -451,15 +454,12 @@ impl<'a> JsonStr<'a> {
         let (mut len, mut i) = (0, 0);
         while let Some(rest) = raw.get(i..).filter(|r| !r.is_empty()) {
             if rest.first() == Some(&b'\\') {
-                let (code, width) = escape_at(rest)?;
-                let c = char::from_u32(code)?;
-                let n = c.len_utf8();
-                c.encode_utf8(buf.get_mut(len..len + n)?);
-                len += n;
+                let (code, width) = checked_escape_at(rest);
+                len += encode_utf8(code, buf.get_mut(len..)?)?;
                 i += width;
             } else {
                 // A run without escapes, copied as it is.
-                let run = rest.iter().position(|&b| b == b'\\').unwrap_or(rest.len());
+                let run = backslash_from(rest, 0);
                 buf.get_mut(len..len + run)?
                     .copy_from_slice(rest.get(..run)?);
                 len += run;
@@ -483,6 +483,42 @@ impl<'a> JsonStr<'a> {
             }
         }
     }
+}
+
+/// The width of a checked `\uXXXX` escape whose first three hex digits are `a b c` and the
+/// UTF-8 length of what it stands for: a high surrogate (`D800`–`DBFF`) with its low half is 12
+/// bytes for a 4-byte character; below `0080` one byte, below `0800` two, else three.
+const fn unicode_escape_size(a: u8, b: u8, c: u8) -> (usize, usize) {
+    // `| 0x20` folds `A-F` onto `a-f` and leaves digits alone.
+    let (a, b) = (a | 0x20, b | 0x20);
+    if a == b'd' && matches!(b, b'8' | b'9' | b'a' | b'b') {
+        (12, 4)
+    } else if a == b'0' && b == b'0' && c < b'8' {
+        (6, 1)
+    } else if a == b'0' && b < b'8' {
+        (6, 2)
+    } else {
+        (6, 3)
+    }
+}
+
+/// The offset of the first `\` in `bytes` at or after `from` (`bytes.len()` if none), a word
+/// at a time.
+fn backslash_from(bytes: &[u8], mut from: usize) -> usize {
+    const BACKSLASHES: usize = ONES * b'\\' as usize;
+    while let Some(&w) = bytes.get(from..).and_then(<[u8]>::first_chunk::<WORD>) {
+        let x = usize::from_le_bytes(w) ^ BACKSLASHES;
+        // The lowest flagged byte is a backslash (a borrow only flags bytes above one).
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return from + (found.trailing_zeros() / 8) as usize;
+        }
+        from += WORD;
+    }
+    while bytes.get(from).is_some_and(|&c| c != b'\\') {
+        from += 1;
+    }
+    from.min(bytes.len())
 }
 
 /// Decoding iterator over a [`JsonStr`], created by [`JsonStr::chars`].
@@ -522,6 +558,78 @@ fn unescape(rest: &[u8]) -> Option<(char, usize)> {
     Some((char::from_u32(code)?, width))
 }
 
+/// [`escape_at`] for an escape sequence of a checked string (valid, with the low half after a
+/// high surrogate): the hex digits are read without a check. On bytes that were not checked the
+/// answer is wrong but nothing panics (0 and the rest's length when `rest` is too short).
+#[inline]
+fn checked_escape_at(rest: &[u8]) -> (u32, usize) {
+    match rest {
+        [_, b'u', ..] => {
+            let hi = checked_hex4(rest.get(2..).unwrap_or_default());
+            if (0xD800..0xDC00).contains(&hi) {
+                let lo = checked_hex4(rest.get(8..).unwrap_or_default());
+                let code = 0x10000 + ((hi - 0xD800) << 10) + lo.wrapping_sub(0xDC00);
+                (code, 12)
+            } else {
+                (hi, 6)
+            }
+        }
+        [_, e, ..] => {
+            let code = match e {
+                b'b' => 0x08,
+                b'f' => 0x0C,
+                b'n' => 0x0A,
+                b'r' => 0x0D,
+                b't' => 0x09,
+                // `"`, `\` and `/` stand for themselves.
+                other => u32::from(*other),
+            };
+            (code, 2)
+        }
+        _ => (0, rest.len().max(1)),
+    }
+}
+
+/// Writes the UTF-8 encoding of the scalar value `code` at the start of `buf`; its length, or
+/// `None` when `code` is a surrogate or beyond U+10FFFF or `buf` is too short.
+#[inline]
+fn encode_utf8(code: u32, buf: &mut [u8]) -> Option<usize> {
+    // The leading byte's marker, then six bits per continuation byte.
+    let cont = |shift: u32| 0x80 | ((code >> shift) & 0x3F) as u8;
+    match code {
+        0..0x80 => *buf.first_mut()? = code as u8,
+        0x80..0x800 => *buf.first_chunk_mut::<2>()? = [0xC0 | (code >> 6) as u8, cont(0)],
+        0xD800..0xE000 => return None,
+        0x800..0x10000 => {
+            *buf.first_chunk_mut::<3>()? = [0xE0 | (code >> 12) as u8, cont(6), cont(0)];
+        }
+        0x10000..0x110000 => {
+            *buf.first_chunk_mut::<4>()? = [0xF0 | (code >> 18) as u8, cont(12), cont(6), cont(0)];
+        }
+        _ => return None,
+    }
+    Some(match code {
+        0..0x80 => 1,
+        0x80..0x800 => 2,
+        0x800..0x10000 => 3,
+        _ => 4,
+    })
+}
+
+/// The value of four checked hex digits, all at once: a digit's low nibble is its value, plus 9
+/// for a letter (bit 6 set). 0 when fewer than four bytes remain.
+#[inline]
+fn checked_hex4(b: &[u8]) -> u32 {
+    const ONES: u32 = 0x0101_0101;
+    let Some(&digits) = b.first_chunk::<4>() else {
+        return 0;
+    };
+    let x = u32::from_le_bytes(digits);
+    let n = (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
+    let [a, b, c, d] = n.to_le_bytes();
+    u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(d)
+}
+
 /// The code point of the escape sequence at the start of `rest` (which starts with `\`), and
 /// the sequence's length in bytes.
 #[inline]
@@ -547,16 +655,6 @@ fn escape_at(rest: &[u8]) -> Option<(u32, usize)> {
         _ => return None,
     };
     Some((code, 2))
-}
-
-/// The length of a code point in UTF-8.
-const fn utf8_len(code: u32) -> usize {
-    match code {
-        0..0x80 => 1,
-        0x80..0x800 => 2,
-        0x800..0x10000 => 3,
-        _ => 4,
-    }
 }
 
 const fn utf8_width(b: u8) -> usize {
@@ -1064,6 +1162,108 @@ fn number_as_integer(raw: &[u8]) -> Integer {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    /// Every byte value in every position of four digits, against a digit-by-digit reading.
+    #[test]
+    fn hex4_reads_every_byte_as_a_digit_by_digit_reading_does() {
+        let reference = |d: [u8; 4]| -> Option<u16> {
+            d.iter().try_fold(0u16, |v, &c| {
+                Some(v << 4 | u16::try_from(char::from(c).to_digit(16)?).ok()?)
+            })
+        };
+        for lane in 0..4 {
+            for base in [*b"0000", *b"9fA0", *b"dC0e", *b"FFFF"] {
+                for c in 0..=255u8 {
+                    let mut d = base;
+                    d[lane] = c;
+                    assert_eq!(hex4(&d), reference(d), "{d:?}");
+                    if let Some(v) = reference(d) {
+                        assert_eq!(checked_hex4(&d), u32::from(v), "{d:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The encoder writes what `char::encode_utf8` writes, for every scalar value, and refuses
+    /// surrogates and values past U+10FFFF.
+    #[test]
+    fn utf8_is_encoded_as_core_encodes_it() {
+        let step = if cfg!(miri) { 997 } else { 1 };
+        for code in (0..0x11_0000u32)
+            .step_by(step)
+            .chain([0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x1_0000, 0x10_FFFF])
+        {
+            let mut buf = [0u8; 4];
+            let mut expected = [0u8; 4];
+            match char::from_u32(code) {
+                Some(c) => {
+                    let n = c.encode_utf8(&mut expected).len();
+                    assert_eq!(encode_utf8(code, &mut buf), Some(n), "{code:x}");
+                    assert_eq!(buf, expected, "{code:x}");
+                    assert_eq!(encode_utf8(code, &mut buf[..n - 1]), None, "{code:x}");
+                }
+                None => assert_eq!(encode_utf8(code, &mut buf), None, "{code:x}"),
+            }
+        }
+        assert_eq!(encode_utf8(0x11_0000, &mut [0u8; 4]), None);
+    }
+
+    /// How a generated character is spelled in the raw string.
+    fn spell(c: char, how: u8, raw: &mut String) {
+        use core::fmt::Write as _;
+        match (c, how % 4) {
+            ('"', _) => raw.push_str("\\\""),
+            ('\\', _) => raw.push_str("\\\\"),
+            ('\n', 0) => raw.push_str("\\n"),
+            (c, 1) | (c @ '\0'..='\u{1f}', _) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    let _ = write!(raw, "\\u{u:04x}");
+                }
+            }
+            (c, 3) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    let _ = write!(raw, "\\u{u:04X}");
+                }
+            }
+            (c, _) => raw.push(c),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: if cfg!(miri) { 16 } else { 2000 },
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+        /// Strings spelled with and without escapes, wherever they fall against the word size:
+        /// the check accepts them, and the decoded size and text are those of the characters.
+        #[test]
+        fn escaped_strings_decode_to_their_characters(
+            chars in proptest::collection::vec(
+                (proptest::prop_oneof![
+                    proptest::char::range(' ', '~'),
+                    proptest::sample::select(vec!['"', '\\', '\n', '\u{1}', '\u{7f}', '\u{80}', 'é', '\u{7ff}', '\u{800}', '你', '\u{ffff}', '\u{10000}', '\u{1F600}', '\u{10ffff}']),
+                ], proptest::num::u8::ANY),
+                0..40,
+            )
+        ) {
+            let mut raw = String::from("\"");
+            for &(c, how) in &chars {
+                spell(c, how, &mut raw);
+            }
+            raw.push('"');
+            let text: String = chars.iter().map(|&(c, _)| c).collect();
+            let v = Json::parse(raw.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+            let s = v.as_str().unwrap();
+            proptest::prop_assert_eq!(s.decoded_size(), (text.chars().count(), text.len()));
+            let mut buf = [0u8; 256];
+            proptest::prop_assert_eq!(s.decode_into(&mut buf), Some(text.as_str()));
+            proptest::prop_assert!(s.chars().eq(text.chars()));
+        }
+    }
 
     fn ok(s: &str) -> Json<'_> {
         Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
