@@ -315,7 +315,7 @@ fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
 /// character): `bytes.len()` when nothing does. A word at a time; the last (partial) word is read
 /// overlapping the one before it; shorter texts as two overlapping halves of a word (64-bit) or
 /// byte by byte.
-#[inline]
+#[inline(always)]
 fn plain_len(bytes: &[u8]) -> usize {
     let first_special = |at: usize, w: [u8; WORD]| {
         let s = specials(usize::from_le_bytes(w));
