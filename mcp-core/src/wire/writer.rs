@@ -571,7 +571,7 @@ mod test {
 
     proptest::proptest! {
         #![proptest_config(proptest::test_runner::Config {
-            cases: if cfg!(miri) { 16 } else { 2000 },
+            cases: if cfg!(miri) { 4 } else { 2000 },
             failure_persistence: None,
             ..proptest::test_runner::Config::default()
         })]
