@@ -1071,7 +1071,10 @@ fn string_rest(b: &[u8], mut q: usize) -> Result<(usize, bool), JsonError> {
     }
 }
 
-/// Reads a checked number token as a JSON Schema integer, exactly.
+/// Reads a checked number token as a JSON Schema integer, exactly (the rare spellings:
+/// fractions, exponents, more than 18 digits).
+#[cold]
+#[inline(never)]
 fn number_as_integer(raw: &[u8]) -> Integer {
     let (neg, rest) = match raw.split_first() {
         Some((b'-', rest)) => (true, rest),
