@@ -520,7 +520,7 @@ impl<'s> Reply<'s> {
     }
 
     /// The state of a task of this server, by its id (for a status tool).
-    pub fn task(&self, id: &str) -> Option<TaskSnapshot> {
+    pub fn task(&self, id: &str) -> Option<&'s TaskSnapshot> {
         self.tasks.and_then(|t| t.snapshot(id))
     }
 

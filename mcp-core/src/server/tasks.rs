@@ -28,8 +28,8 @@ use core::hash::Hasher as _;
 use super::{Era, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
-    Evidence, Level, Output, Progress, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
-    ToolError, ToolResult, Value, render_result,
+    Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
+    ToolResult, Value, render_result,
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
@@ -52,28 +52,38 @@ pub(crate) enum TaskForm {
     Extension,
 }
 
+/// A task of the table. What a status tool reads (the tool's name, status, progress, evidence,
+/// outcome, error and safe-stop) is kept as the public [`TaskSnapshot`] itself, so that
+/// [`TaskLookup::snapshot`] lends it instead of copying some 250 bytes under the handler; the
+/// entry derefs to it, so those fields read as the entry's own.
 #[derive(Debug)]
 pub(crate) struct Entry {
     id: u64,
     tool: u16,
-    tool_name: &'static str,
+    view: TaskSnapshot,
     form: TaskForm,
-    status: TaskStatus,
     data: i64,
     created_ms: u64,
     updated_ms: u64,
     ttl_ms: u64,
     deadline_ms: u64,
-    started: Evidence,
-    progress: Option<Progress>,
-    outcome: Option<ToolResult>,
-    /// Set when the task ended with a JSON-RPC error instead of a tool result.
-    error: Option<&'static str>,
-    stop: Option<Result<(), ToolError>>,
     token: Option<heapless::Vec<u8, MAX_PROGRESS_TOKEN_LEN>>,
     waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
     send_status: bool,
     send_progress: bool,
+}
+
+impl core::ops::Deref for Entry {
+    type Target = TaskSnapshot;
+    fn deref(&self) -> &TaskSnapshot {
+        &self.view
+    }
+}
+
+impl core::ops::DerefMut for Entry {
+    fn deref_mut(&mut self) -> &mut TaskSnapshot {
+        &mut self.view
+    }
 }
 
 impl Entry {
@@ -81,36 +91,26 @@ impl Entry {
     const BLANK: Entry = Entry {
         id: 0,
         tool: 0,
-        tool_name: "",
+        view: TaskSnapshot {
+            tool: "",
+            status: TaskStatus::Working,
+            progress: None,
+            started: Evidence::new(Level::Scheduled),
+            outcome: None,
+            error: None,
+            stop: None,
+        },
         form: TaskForm::Plain,
-        status: TaskStatus::Working,
         data: 0,
         created_ms: 0,
         updated_ms: 0,
         ttl_ms: 0,
         deadline_ms: 0,
-        started: Evidence::new(Level::Scheduled),
-        progress: None,
-        outcome: None,
-        error: None,
-        stop: None,
         token: None,
         waiter: None,
         send_status: false,
         send_progress: false,
     };
-
-    fn snapshot(&self) -> TaskSnapshot {
-        TaskSnapshot {
-            tool: self.tool_name,
-            status: self.status,
-            progress: self.progress,
-            started: self.started,
-            outcome: self.outcome,
-            error: self.error,
-            stop: self.stop,
-        }
-    }
 
     fn info(&self, now_ms: u64) -> TaskInfo {
         TaskInfo {
@@ -167,12 +167,9 @@ pub(crate) struct Tasks<const T: usize> {
 }
 
 impl<const T: usize> TaskLookup for Tasks<T> {
-    fn snapshot(&self, id: &str) -> Option<TaskSnapshot> {
+    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot> {
         let id = parse_id(id)?;
-        self.entries
-            .iter()
-            .find(|e| e.id == id)
-            .map(Entry::snapshot)
+        self.entries.iter().find(|e| e.id == id).map(|e| &e.view)
     }
 }
 
@@ -587,19 +584,21 @@ impl<
             *slot = Entry {
                 id: task_id,
                 tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
-                tool_name: new.tool_name,
+                view: TaskSnapshot {
+                    tool: new.tool_name,
+                    status,
+                    progress: None,
+                    started,
+                    outcome,
+                    error: None,
+                    stop: None,
+                },
                 form: new.form,
-                status,
                 data,
                 created_ms: now,
                 updated_ms: now,
                 ttl_ms: ttl,
                 deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
-                started,
-                progress: None,
-                outcome,
-                error: None,
-                stop: None,
                 token: token.filter(|_| new.form == TaskForm::Legacy),
                 waiter: None,
                 send_status: false,
@@ -913,14 +912,19 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
         o.str("task_id", id)
             .str("tool", t.tool)
             .str("status", t.status.as_str());
-        if let Some(p) = t.progress.filter(|_| t.status == TaskStatus::Working) {
+        if let Some(p) = t
+            .progress
+            .as_ref()
+            .filter(|_| t.status == TaskStatus::Working)
+        {
             o.progress_value("progress", p.progress);
             if let Some(total) = p.total {
                 o.progress_value("total", total);
             }
         }
         o.object("started", |o| write_evidence_members(o, &t.started));
-        match t.outcome {
+        // Read where it is: the outcome and its evidence are not copied onto the stack.
+        match &t.outcome {
             Some(Ok(out)) => {
                 match out.value {
                     Value::Bool(b) => o.bool("result", b),
@@ -930,8 +934,8 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     Value::Static(s) => o.str("result", s),
                     _ => o,
                 };
-                if let Some(ev) = out.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, &ev));
+                if let Some(ev) = &out.evidence {
+                    o.object("evidence", |o| write_evidence_members(o, ev));
                 }
             }
             Some(Err(err)) => {
@@ -953,8 +957,8 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     }
                     (None, None) => {}
                 }
-                if let Some(ev) = err.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, &ev));
+                if let Some(ev) = &err.evidence {
+                    o.object("evidence", |o| write_evidence_members(o, ev));
                 }
             }
             None => {}
