@@ -142,24 +142,59 @@ impl<
         let seq = self.next_seq();
         let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
         // Arguments without escaped strings are used where they are; others are copied and
-        // decoded into the tail of `out` (`room` leaves exactly the bytes that needs).
-        let mut copy;
-        let args = match args.escaped_len() {
-            0 => Some(args),
-            _ => {
-                copy = args.clone();
-                copy.decode_escapes(decoded).then_some(&copy)
-            }
-        };
-        let (result, used) = match args {
-            Some(args) => {
-                let mut reply = self.reply(scratch, tail, seq, notify);
-                let result = handler(ctx, args, &mut reply);
-                (result, reply.used())
-            }
-            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+        // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
+        // of their own: the copy is not on the stack under every other call.
+        let (result, used) = match args.escaped_len() {
+            0 => self.invoke(handler, ctx, args, tail, scratch, seq, notify),
+            _ => self.invoke_decoded(handler, ctx, args, tail, scratch, decoded, seq, notify),
         };
         self.conclude(tail, result, used, seq, out, handled)
+    }
+
+    /// Runs the handler over `scratch`; the result and the scratch bytes it wrote.
+    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "two call sites; the handler's inputs and the reply's parts"
+    )]
+    fn invoke(
+        &self,
+        handler: crate::Handler<C>,
+        ctx: &mut C,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
+        scratch: &mut [u8],
+        seq: u32,
+        notify: &mut dyn Notify,
+    ) -> (ToolResult, usize) {
+        let mut reply = self.reply(scratch, tail, seq, notify);
+        let result = handler(ctx, args, &mut reply);
+        (result, reply.used())
+    }
+
+    /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
+    /// into `decoded`. (Not inlined: see [`run_blocking`](Self::run_blocking).)
+    #[inline(never)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the handler's inputs and the reply's parts"
+    )]
+    fn invoke_decoded(
+        &self,
+        handler: crate::Handler<C>,
+        ctx: &mut C,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
+        scratch: &mut [u8],
+        decoded: &mut [u8],
+        seq: u32,
+        notify: &mut dyn Notify,
+    ) -> (ToolResult, usize) {
+        let mut copy = args.clone();
+        if !copy.decode_escapes(decoded) {
+            return (Err(ToolError::new("Arguments could not be decoded")), 0);
+        }
+        self.invoke(handler, ctx, &copy, tail, scratch, seq, notify)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -383,48 +418,26 @@ impl<
         if let Some((receipt, delivery, seen)) = cached {
             handled.replay = Some(delivery);
             handled.receipt = Some(receipt);
-            match seen {
-                Seen::Replay(bytes) => {
-                    debug!(
-                        "retransmission of a {} call answered from the cache",
-                        tool.name()
-                    );
-                    if let Some(dst) = respond.out.get_mut(..bytes.len()) {
+            let seen = match seen {
+                Seen::Replay(bytes) => match respond.out.get_mut(..bytes.len()) {
+                    Some(dst) => {
+                        debug!(
+                            "retransmission of a {} call answered from the cache",
+                            tool.name()
+                        );
                         dst.copy_from_slice(bytes);
                         return answered(bytes.len());
                     }
-                    return answered(respond.error(ErrorCode::InternalError, |w| {
-                        w.text("Retransmission of a call that already ran; its response does not fit this buffer");
-                    }));
-                }
-                Seen::Executed => {
-                    return answered(respond.error(ErrorCode::InternalError, |w| {
-                        w.text("Retransmission of a call that already ran; its response is too large to replay");
-                    }));
-                }
-                Seen::Task(task) => {
-                    debug!(
-                        "retransmission of a {} call answered from the task table",
-                        tool.name()
-                    );
-                    let Respond { out, info, era, .. } = respond;
-                    return answered(finish(out, Some(id), "; the tool did run", |w| {
-                        // `TASKS > 0`: a server without a task table links no task code.
-                        if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
-                            let gone = |w: &mut Writer<'_>| {
-                                w.text(
-                                    "Retransmission of a call that already ran; its task has expired",
-                                );
-                            };
-                            write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
-                        }
-                    }));
-                }
-            }
+                    None => Seen::Replay(&[]),
+                },
+                Seen::Executed => Seen::Executed,
+                Seen::Task(task) => Seen::Task(task),
+            };
+            return answered(self.replay(seen, tool.name(), id, respond));
         }
 
         let checked = match tool.raw_input_schema() {
-            Some(_) => validate_object(arguments).map(|a| *args = a),
+            Some(_) => validate_raw(arguments, args),
             // From the members the checking pass recorded (walked again only past its table).
             None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
         };
@@ -521,6 +534,37 @@ impl<
             },
             out,
         )
+    }
+
+    /// Answers a retransmission of a call that already ran whose remembered bytes do not fit
+    /// `respond`'s buffer, or from the task table. (Not inlined: its writer stays out of [`prepare`](Self::prepare)'s frame, which is on the
+    /// stack under validation.)
+    #[inline(never)]
+    fn replay(&self, seen: Seen<'_>, tool: &str, id: Id<'_>, respond: Respond<'_, '_>) -> usize {
+        match seen {
+            // (The remembered bytes that fit were copied by the caller.)
+            Seen::Replay(_) => respond.error(ErrorCode::InternalError, |w| {
+                w.text("Retransmission of a call that already ran; its response does not fit this buffer");
+            }),
+            Seen::Executed => respond.error(ErrorCode::InternalError, |w| {
+                w.text("Retransmission of a call that already ran; its response is too large to replay");
+            }),
+            Seen::Task(task) => {
+                debug!("retransmission of a {} call answered from the task table", tool);
+                let Respond { out, info, era, .. } = respond;
+                finish(out, Some(id), "; the tool did run", |w| {
+                    // `TASKS > 0`: a server without a task table links no task code.
+                    if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
+                        let gone = |w: &mut Writer<'_>| {
+                            w.text(
+                                "Retransmission of a call that already ran; its task has expired",
+                            );
+                        };
+                        write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
+                    }
+                })
+            }
+        }
     }
 
     /// Everything after the handler ran: the cache, a task start or the rendered result.
@@ -667,6 +711,17 @@ fn render_call(
     };
     write_error(&mut w, Some(id), ErrorCode::InternalError, msg, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
+}
+
+/// Validation for a tool that declares a raw input schema (only that `arguments` is an object),
+/// into `args`. (Not inlined: the view it builds is not kept in [`Server::prepare`]'s frame,
+/// which is on the stack under validation.)
+#[inline(never)]
+fn validate_raw<'i>(
+    arguments: Option<Json<'i>>,
+    args: &mut Args<'i>,
+) -> Result<(), crate::schema::ArgError<'i>> {
+    validate_object(arguments).map(|a| *args = a)
 }
 
 /// `params.task`: an object with an optional non-negative integer `ttl` (ms).

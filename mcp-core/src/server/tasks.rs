@@ -538,7 +538,9 @@ impl<
 
     /// Creates a task for a started long-running action, writes the response
     /// ([`write_start`](Self::write_start)) and returns the task's id. (Not inlined: the task
-    /// entry it builds stays out of the frame every call's handler runs under.)
+    /// entry it builds stays out of the frame every call's handler runs under; and the entry is
+    /// built in [`create_task`](Self::create_task), whose frame is gone before the response is
+    /// written.)
     #[inline(never)]
     pub(super) fn start_task(
         &mut self,
@@ -549,6 +551,25 @@ impl<
         info: (&'static str, &'static str),
         w: &mut Writer<'_>,
     ) -> Option<u64> {
+        let task_id = self.create_task(new, result);
+        let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
+            write_error(
+                w,
+                Some(id),
+                ErrorCode::InternalError,
+                |w| w.text("The task table is full"),
+                NO_DATA,
+            );
+            return None;
+        };
+        self.write_start(e, id, era, info, w);
+        Some(task_id)
+    }
+
+    /// Fills a slot of the table with the new task (room was checked before the handler ran);
+    /// returns its id.
+    #[inline(never)]
+    fn create_task(&mut self, new: NewTask<'_>, result: ToolResult) -> u64 {
         let now = self.now_ms;
         let ttl = new
             .ttl_ms
@@ -605,18 +626,7 @@ impl<
                 send_progress: false,
             };
         }
-        let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
-            write_error(
-                w,
-                Some(id),
-                ErrorCode::InternalError,
-                |w| w.text("The task table is full"),
-                NO_DATA,
-            );
-            return None;
-        };
-        self.write_start(e, id, era, info, w);
-        Some(task_id)
+        task_id
     }
 
     /// Writes the answer to the call that started task `e`: a `CreateTaskResult` in the form the
