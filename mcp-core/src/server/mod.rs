@@ -44,7 +44,6 @@ pub use resources::MAX_LIVE_RESOURCES;
 pub use tasks::{MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, status_tool};
 
 use core::cell::Cell;
-use core::fmt::Write as _;
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
@@ -625,11 +624,14 @@ fn finish(
 fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> usize {
     let cap = out.len();
     let mut w = Writer::new(out);
+    // (Written piece by piece: no `core::fmt` in the firmware for it.)
     let message = |w: &mut Writer<'_>| {
-        let _ = write!(
-            w,
-            "Response too large for the device's output buffer ({needed} > {cap} bytes){ran}"
-        );
+        w.text("Response too large for the device's output buffer (");
+        w.uint(needed as u64);
+        w.text(" > ");
+        w.uint(cap as u64);
+        w.text(" bytes)");
+        w.text(ran);
     };
     write_error(&mut w, id, ErrorCode::InternalError, message, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
@@ -642,13 +644,22 @@ fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> us
 fn parse_error(out: &mut [u8], e: JsonError) -> usize {
     crate::fmt::debug!("parse error");
     finish(out, None, "", |w| {
+        // `JsonError`'s `Display`, written piece by piece: no `core::fmt` in the firmware for it.
         let message = |w: &mut Writer<'_>| {
-            let _ = match e {
+            w.text("Parse error: ");
+            let (what, at) = match e {
+                JsonError::Utf8(at) => ("invalid UTF-8 at byte ", at),
+                JsonError::Syntax(at) => ("invalid JSON at byte ", at),
                 JsonError::TooDeep(d) => {
-                    write!(w, "Parse error: JSON nested deeper than {d} levels")
+                    w.text("JSON nested deeper than ");
+                    w.uint(d.into());
+                    w.text(" levels");
+                    return;
                 }
-                e => write!(w, "Parse error: {e}"),
+                JsonError::Empty => return w.text("empty message"),
             };
+            w.text(what);
+            w.uint(at as u64);
         };
         write_error(w, None, ErrorCode::ParseError, message, NO_DATA);
     })
