@@ -691,6 +691,15 @@ fn members<'i, const K: usize>(
     names: [&str; K],
 ) -> Result<[Option<Json<'i>>; K], &'static str> {
     let mut found = [None; K];
+    members_into(params, &names, &mut found).map(|()| found)
+}
+
+/// [`members`] for any number of names: one copy of the code, not one per `K`.
+fn members_into<'i>(
+    params: Option<Json<'i>>,
+    names: &[&str],
+    found: &mut [Option<Json<'i>>],
+) -> Result<(), &'static str> {
     for (key, value) in params.and_then(|p| p.members()).into_iter().flatten() {
         if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
             let slot = found.get_mut(i).ok_or("Invalid params")?;
@@ -700,7 +709,7 @@ fn members<'i, const K: usize>(
             *slot = Some(value);
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 impl<
@@ -1141,52 +1150,53 @@ impl<
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
-        const LEGACY: [&str; 16] = [
-            "initialize",
-            "ping",
-            "logging/setLevel",
-            "tools/list",
-            "tools/call",
-            "tasks/get",
-            "tasks/result",
-            "tasks/list",
-            "tasks/cancel",
-            "resources/list",
-            "resources/templates/list",
-            "resources/read",
-            "resources/subscribe",
-            "resources/unsubscribe",
-            "prompts/list",
-            "prompts/get",
+        const LEGACY: [(&str, Method); 16] = [
+            ("initialize", Method::Initialize),
+            ("ping", Method::Ping),
+            ("logging/setLevel", Method::SetLevel),
+            ("tools/list", Method::ToolsList),
+            ("tools/call", Method::ToolsCall),
+            ("tasks/get", Method::Task),
+            ("tasks/result", Method::Task),
+            ("tasks/list", Method::Task),
+            ("tasks/cancel", Method::Task),
+            ("resources/list", Method::Resources),
+            ("resources/templates/list", Method::Resources),
+            ("resources/read", Method::Resources),
+            ("resources/subscribe", Method::Resources),
+            ("resources/unsubscribe", Method::Resources),
+            ("prompts/list", Method::Resources),
+            ("prompts/get", Method::Resources),
         ];
-        const MODERN: [&str; 12] = [
-            "server/discover",
-            "tools/list",
-            "tools/call",
-            "tasks/get",
-            "tasks/update",
-            "tasks/cancel",
-            "resources/list",
-            "resources/templates/list",
-            "resources/read",
-            "subscriptions/listen",
-            "prompts/list",
-            "prompts/get",
+        const MODERN: [(&str, Method); 12] = [
+            ("server/discover", Method::Discover),
+            ("tools/list", Method::ToolsList),
+            ("tools/call", Method::ToolsCall),
+            ("tasks/get", Method::Task),
+            ("tasks/update", Method::Task),
+            ("tasks/cancel", Method::Task),
+            ("resources/list", Method::Resources),
+            ("resources/templates/list", Method::Resources),
+            ("resources/read", Method::Resources),
+            ("subscriptions/listen", Method::Resources),
+            ("prompts/list", Method::Resources),
+            ("prompts/get", Method::Resources),
         ];
-        let methods: &[&str] = if era.is_modern() { &MODERN } else { &LEGACY };
-        let offered =
-            |n: &&&str| (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n);
+        let methods: &[(&str, Method)] = if era.is_modern() { &MODERN } else { &LEGACY };
+        let offered = |(n, _): &&(&str, Method)| {
+            (TASKS > 0 || !n.starts_with("tasks/")) && self.offers_resources(n)
+        };
         // Names are unique in each list: find the name (comparing bytes unless the name was sent
         // with escapes), then ask whether it is offered.
         let escaped = frame.has_escapes(Member::Method);
         let known = methods
             .iter()
-            .find(|n| match escaped {
+            .find(|(n, _)| match escaped {
                 false => m.raw() == n.as_bytes(),
                 true => m.eq_str(n),
             })
             .filter(offered);
-        let Some(&method) = known else {
+        let Some(&(method, kind)) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
                 w.decoded(m, 64);
@@ -1198,12 +1208,13 @@ impl<
                 return Flow::Len(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
             }
         };
-        Flow::Len(match method {
-            "initialize" => self.initialize(params, respond, &mut handled.event),
+        // Dispatched by the kind found with the name (the name is not compared again).
+        Flow::Len(match kind {
+            Method::Initialize => self.initialize(params, respond, &mut handled.event),
             #[cfg(feature = "modern")]
-            "server/discover" => self.discover(respond),
-            "ping" => respond.result(|_| {}),
-            "logging/setLevel" => match members(params, ["level"])
+            Method::Discover => self.discover(respond),
+            Method::Ping => respond.result(|_| {}),
+            Method::SetLevel => match members(params, ["level"])
                 .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse))
             {
                 Ok(Some(level)) => {
@@ -1212,19 +1223,16 @@ impl<
                 }
                 _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
             },
-            "tools/list" => self.list(params, principal, respond),
-            "tools/call" => {
+            Method::ToolsList => self.list(params, principal, respond),
+            Method::ToolsCall => {
                 return self
                     .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
             }
             #[cfg(feature = "resources")]
-            m if m.starts_with("resources/")
-                || m.starts_with("prompts/")
-                || m == "subscriptions/listen" =>
-            {
-                self.resources(m, params, caller, ctx, respond, handled)
-            }
-            task_method => self.task_method(task_method, params, respond, ctx),
+            Method::Resources => self.resources(method, params, caller, ctx, respond, handled),
+            // (Also `server/discover` without the feature `modern` and the resource methods
+            // without `resources`, which are never offered then.)
+            _ => self.task_method(method, params, respond, ctx),
         })
     }
 
@@ -1432,6 +1440,21 @@ impl Refusal<'_> {
             ),
         }
     }
+}
+
+/// What [`Server::request`] does with a method it knows, found with its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Initialize,
+    #[cfg_attr(not(feature = "modern"), allow(dead_code))]
+    Discover,
+    Ping,
+    SetLevel,
+    ToolsList,
+    ToolsCall,
+    #[cfg_attr(not(feature = "resources"), allow(dead_code))]
+    Resources,
+    Task,
 }
 
 /// Without the feature `modern` every request is a legacy one (`params._meta` is not read); a
