@@ -91,6 +91,8 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
+    // Not inlined into `Server::request`: its frame would be under every handler.
+    #[inline(never)]
     pub(super) fn call<'i, const AWAIT: bool>(
         &mut self,
         id: Id<'i>,

@@ -26,6 +26,8 @@ impl<
     /// xiaozhi) adds the user-only tools, for the user principal only: the model never sees them
     /// unless [`UserToolPolicy::AllowModel`] lets it call them. An empty cursor (`""`) asks for
     /// the first page, as an absent one does; any other unknown cursor is -32602.
+    // Not inlined into `Server::request` (whose frame is under every tools/call).
+    #[inline(never)]
     pub(super) fn list(
         &self,
         params: Option<Json<'_>>,

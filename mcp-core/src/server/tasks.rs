@@ -675,6 +675,8 @@ impl<
 
     /// Answers the `tasks/*` methods. Returns 0 when a 2025-11-25 `tasks/result` is parked until
     /// the task ends.
+    // Not inlined into `Server::request` (whose frame is under every tools/call).
+    #[inline(never)]
     pub(super) fn task_method(
         &mut self,
         method: &str,
