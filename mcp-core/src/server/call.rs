@@ -289,9 +289,9 @@ impl<
         // The checking pass recorded these members of `params` (an object, or absent).
         let found = [Member::Name, Member::Arguments, Member::Task, Member::Meta];
         let Some([name, arguments, task, _]) = once(found.map(|m| frame.get(m))) else {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: duplicate member");
-            }));
+            return answered(
+                respond.error_text(ErrorCode::InvalidParams, "Invalid params: duplicate member"),
+            );
         };
         let Some(name) = name.and_then(|n| n.as_str()) else {
             return answered(respond.error(ErrorCode::InvalidParams, |w| {
@@ -302,9 +302,10 @@ impl<
         // revision, as the official SDK servers answer it. A tool result with `isError` is for an
         // object that does not satisfy the tool's schema. `null` counts as absent.
         if arguments.is_some_and(|a| !matches!(a.kind(), Kind::Object | Kind::Null)) {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: arguments must be an object");
-            }));
+            return answered(respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: arguments must be an object",
+            ));
         }
         let Some(index) = self
             .registry
@@ -359,7 +360,7 @@ impl<
                 let augmented = TASKS > 0 && task.is_some();
                 match task.filter(|_| TASKS > 0).map(task_ttl) {
                     Some(Err(msg)) => {
-                        return answered(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
+                        return answered(respond.error_text(ErrorCode::InvalidParams, msg));
                     }
                     Some(Ok(ttl)) => (augmented, ttl),
                     None => (augmented, None),
@@ -477,7 +478,7 @@ impl<
             const BUSY: &str =
                 "Device busy: every task slot holds a running action; nothing was started";
             if augmented {
-                return answered(respond.error(ErrorCode::InternalError, |w| w.text(BUSY)));
+                return answered(respond.error_text(ErrorCode::InternalError, BUSY));
             }
             return answered(
                 respond.result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None)),
@@ -545,14 +546,19 @@ impl<
     fn replay(&self, seen: Seen<'_>, tool: &str, id: Id<'_>, respond: Respond<'_, '_>) -> usize {
         match seen {
             // (The remembered bytes that fit were copied by the caller.)
-            Seen::Replay(_) => respond.error(ErrorCode::InternalError, |w| {
-                w.text("Retransmission of a call that already ran; its response does not fit this buffer");
-            }),
-            Seen::Executed => respond.error(ErrorCode::InternalError, |w| {
-                w.text("Retransmission of a call that already ran; its response is too large to replay");
-            }),
+            Seen::Replay(_) => respond.error_text(
+                ErrorCode::InternalError,
+                "Retransmission of a call that already ran; its response does not fit this buffer",
+            ),
+            Seen::Executed => respond.error_text(
+                ErrorCode::InternalError,
+                "Retransmission of a call that already ran; its response is too large to replay",
+            ),
             Seen::Task(task) => {
-                debug!("retransmission of a {} call answered from the task table", tool);
+                debug!(
+                    "retransmission of a {} call answered from the task table",
+                    tool
+                );
                 let Respond { out, info, era, .. } = respond;
                 finish(out, Some(id), "; the tool did run", |w| {
                     // `TASKS > 0`: a server without a task table links no task code.

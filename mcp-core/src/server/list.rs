@@ -36,7 +36,7 @@ impl<
     ) -> usize {
         let [cursor, with_user] = match members(params, ["cursor", "withUserTools"]) {
             Ok(m) => m,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         // An empty cursor is the first page: xiaozhi's devices and backends send `"cursor":""`
         // to start a listing (`{"cursor":"","withUserTools":true}`).

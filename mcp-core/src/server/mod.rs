@@ -516,6 +516,12 @@ impl Respond<'_, '_> {
         self.error_dyn(code, &mut message, None)
     }
 
+    /// [`error`](Self::error) whose message is one piece of text: one closure for all of them
+    /// (each closure passed to `error` is a function of its own in the firmware).
+    fn error_text(self, code: ErrorCode, message: &str) -> usize {
+        self.error(code, |w| w.text(message))
+    }
+
     fn error_with(
         self,
         code: ErrorCode,
@@ -1205,7 +1211,7 @@ impl<
         let params = match params_object(&req) {
             Ok(p) => p,
             Err(msg) => {
-                return Flow::Len(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
+                return Flow::Len(respond.error_text(ErrorCode::InvalidParams, msg));
             }
         };
         // Dispatched by the kind found with the name (the name is not compared again).
@@ -1221,7 +1227,7 @@ impl<
                     self.log_level = Some(level);
                     respond.result(|_| {})
                 }
-                _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
+                _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
             },
             Method::ToolsList => self.list(params, principal, respond),
             Method::ToolsCall => {
@@ -1310,7 +1316,7 @@ impl<
     ) -> usize {
         let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
             Ok(m) => m,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         let Some(version) = version.and_then(|v| v.as_str()) else {
             return respond.error(ErrorCode::InvalidParams, |w| {
@@ -1422,7 +1428,7 @@ impl Refusal<'_> {
         match self {
             Refusal::Meta(msg) => {
                 respond.status.set(Status::BadRequest);
-                respond.error(ErrorCode::InvalidParams, |w| w.text(msg))
+                respond.error_text(ErrorCode::InvalidParams, msg)
             }
             #[cfg(not(feature = "modern"))]
             Refusal::Never(_, never) => match never {},

@@ -686,7 +686,7 @@ impl<
     ) -> usize {
         if TASKS == 0 {
             // Not offered without a task table (see `Server::request`); links no task code.
-            return respond.error(ErrorCode::MethodNotFound, |w| w.text("Method not found"));
+            return respond.error_text(ErrorCode::MethodNotFound, "Method not found");
         }
         let era = respond.era;
         if let Era::Modern(m) = era
@@ -700,7 +700,7 @@ impl<
         }
         let [task_id, cursor] = match members(params, ["taskId", "cursor"]) {
             Ok(m) => m,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         if method == "tasks/list" {
             if cursor.is_some() {
@@ -770,9 +770,10 @@ impl<
                 };
                 if !e.status.is_terminal() {
                     if e.waiter.is_some() {
-                        return respond.error(ErrorCode::InvalidRequest, |w| {
-                            w.text("Another tasks/result request is already waiting for this task");
-                        });
+                        return respond.error_text(
+                            ErrorCode::InvalidRequest,
+                            "Another tasks/result request is already waiting for this task",
+                        );
                     }
                     let id = respond.id.map(|id| id.raw()).unwrap_or_default();
                     e.waiter = heapless::Vec::from_slice(id).ok();
