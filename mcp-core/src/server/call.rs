@@ -294,9 +294,10 @@ impl<
             );
         };
         let Some(name) = name.and_then(|n| n.as_str()) else {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: tools/call needs a tool name (a string)");
-            }));
+            return answered(respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: tools/call needs a tool name (a string)",
+            ));
         };
         // `arguments` that is not an object (an array, a string) is a malformed request, on every
         // revision, as the official SDK servers answer it. A tool result with `isError` is for an
@@ -324,11 +325,14 @@ impl<
             && self.config.user_tools == UserToolPolicy::Enforce
         {
             debug!("refused user-only tool {} for the model", tool.name());
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Tool ");
-                w.text(tool.name());
-                w.text(" is only available to the user, not to the model");
-            }));
+            return answered(respond.error_parts(
+                ErrorCode::InvalidParams,
+                &[
+                    "Tool ",
+                    tool.name(),
+                    " is only available to the user, not to the model",
+                ],
+            ));
         }
 
         if let (Era::Modern(m), Some(cap)) = (respond.era, tool.required_client_capability())
@@ -378,18 +382,24 @@ impl<
                 ));
             }
             (TaskSupport::Forbidden, true, Era::Legacy) => {
-                return answered(respond.error(ErrorCode::MethodNotFound, |w| {
-                    w.text("Tool ");
-                    w.text(tool.name());
-                    w.text(" does not support task-augmented calls");
-                }));
+                return answered(respond.error_parts(
+                    ErrorCode::MethodNotFound,
+                    &[
+                        "Tool ",
+                        tool.name(),
+                        " does not support task-augmented calls",
+                    ],
+                ));
             }
             (TaskSupport::Required, false, Era::Legacy) => {
-                return answered(respond.error(ErrorCode::MethodNotFound, |w| {
-                    w.text("Tool ");
-                    w.text(tool.name());
-                    w.text(" must be called as a task (params.task)");
-                }));
+                return answered(respond.error_parts(
+                    ErrorCode::MethodNotFound,
+                    &[
+                        "Tool ",
+                        tool.name(),
+                        " must be called as a task (params.task)",
+                    ],
+                ));
             }
             _ => {}
         }

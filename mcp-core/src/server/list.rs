@@ -46,9 +46,10 @@ impl<
             Some(c) => match c.and_then(|s| self.registry.parse_cursor(s)) {
                 Some(i) => i,
                 None => {
-                    return respond.error(ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: unknown cursor (start again without one)");
-                    });
+                    return respond.error_text(
+                        ErrorCode::InvalidParams,
+                        "Invalid params: unknown cursor (start again without one)",
+                    );
                 }
             },
         };

@@ -522,6 +522,11 @@ impl Respond<'_, '_> {
         self.error(code, |w| w.text(message))
     }
 
+    /// [`error`](Self::error) whose message is these pieces of text, in order.
+    fn error_parts(self, code: ErrorCode, parts: &[&str]) -> usize {
+        self.error(code, |w| parts.iter().for_each(|p| w.text(p)))
+    }
+
     fn error_with(
         self,
         code: ErrorCode,
