@@ -455,6 +455,7 @@ def main() -> None:
     add("| no `core::fmt`: the messages with numbers written piece by piece (the parse, too-large and too-long errors; `Reply::error_with` in the kits) | 44.2 KiB (−2.1) |")
     add("| string lengths counted without `core`'s word-at-a-time counter, one `members()` for any number of names, methods dispatched by the kind found with the name (`call`, `list` and `task_method` kept out of `request`'s frame) | 43.7 KiB (−0.5) |")
     add("| the engine's one-text error answers share one closure (`Respond::error_text`) instead of a function each | 43.4 KiB (−0.3) |")
+    add("| the \"Tool X …\" refusals share one closure too (`Respond::error_parts`) | 43.2 KiB (−0.2) |")
     add("")
     add("`cargo bloat` attributes each function to the crate in its symbol name: generic code of")
     add("mcp-core instantiated for the board (the kits' handlers, `Tool::write_listing`) counts for")
