@@ -1324,9 +1324,10 @@ impl<
             Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         let Some(version) = version.and_then(|v| v.as_str()) else {
-            return respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: initialize needs protocolVersion (a string)");
-            });
+            return respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: initialize needs protocolVersion (a string)",
+            );
         };
         // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
