@@ -520,7 +520,7 @@ impl<'s> Reply<'s> {
     }
 
     /// The state of a task of this server, by its id (for a status tool).
-    pub fn task(&self, id: &str) -> Option<TaskSnapshot> {
+    pub fn task(&self, id: &str) -> Option<&'s TaskSnapshot> {
         self.tasks.and_then(|t| t.snapshot(id))
     }
 
@@ -603,10 +603,18 @@ impl<'s> Reply<'s> {
     }
 
     /// A failure with a formatted message: `Err(reply.error(format_args!("codec NACK at {addr:#x}")))`.
+    /// ([`error_with`](Self::error_with) writes the same without `core::fmt`.)
     pub fn error(&mut self, args: fmt::Arguments<'_>) -> ToolError {
-        let span = self.span(|w| {
+        self.error_with(|w| {
             let _ = w.write_fmt(args);
-        });
+        })
+    }
+
+    /// A failure whose message `f` writes piece by piece (`w.text`, `w.int`, `w.uint`), for
+    /// firmware that links no `core::fmt` (its formatting machinery costs some 2.5 KiB of flash):
+    /// `Err(reply.error_with(|w| { w.text("codec NACK at "); w.uint(addr.into()); }))`.
+    pub fn error_with(&mut self, f: impl FnOnce(&mut Writer<'s>)) -> ToolError {
+        let span = self.span(f);
         match span {
             Some(s) => ToolError {
                 message: Message::Scratch(s),

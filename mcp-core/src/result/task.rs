@@ -131,6 +131,7 @@ pub struct TaskSnapshot {
 /// Looks tasks up by id; implemented by the server's task table and handed to handlers through
 /// [`Reply::task`](super::Reply::task).
 pub trait TaskLookup {
-    /// The task with this id (`task-…`), if it exists.
-    fn snapshot(&self, id: &str) -> Option<TaskSnapshot>;
+    /// The task with this id (`task-…`), if it exists: lent, not copied (a snapshot is some
+    /// 250 bytes, which a status tool would otherwise hold on the stack under its handler).
+    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot>;
 }

@@ -662,7 +662,7 @@ fn check_value(p: &Param, v: Json<'_>) -> Result<Option<usize>, ArgErrorKind> {
             }
             let (min, max) = p.len_bounds();
             if let Some(plain) = s.as_plain() {
-                if !(min..=max).contains(&plain.chars().count()) {
+                if !(min..=max).contains(&super::char_count(plain)) {
                     return Err(ArgErrorKind::BadLength);
                 }
                 return Ok(None);

@@ -91,6 +91,8 @@ impl<
         clippy::too_many_arguments,
         reason = "one call site; the request's parts and where its facts go"
     )]
+    // Not inlined into `Server::request`: its frame would be under every handler.
+    #[inline(never)]
     pub(super) fn call<'i, const AWAIT: bool>(
         &mut self,
         id: Id<'i>,
@@ -142,24 +144,59 @@ impl<
         let seq = self.next_seq();
         let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
         // Arguments without escaped strings are used where they are; others are copied and
-        // decoded into the tail of `out` (`room` leaves exactly the bytes that needs).
-        let mut copy;
-        let args = match args.escaped_len() {
-            0 => Some(args),
-            _ => {
-                copy = args.clone();
-                copy.decode_escapes(decoded).then_some(&copy)
-            }
-        };
-        let (result, used) = match args {
-            Some(args) => {
-                let mut reply = self.reply(scratch, tail, seq, notify);
-                let result = handler(ctx, args, &mut reply);
-                (result, reply.used())
-            }
-            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+        // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
+        // of their own: the copy is not on the stack under every other call.
+        let (result, used) = match args.escaped_len() {
+            0 => self.invoke(handler, ctx, args, tail, scratch, seq, notify),
+            _ => self.invoke_decoded(handler, ctx, args, tail, scratch, decoded, seq, notify),
         };
         self.conclude(tail, result, used, seq, out, handled)
+    }
+
+    /// Runs the handler over `scratch`; the result and the scratch bytes it wrote.
+    #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "two call sites; the handler's inputs and the reply's parts"
+    )]
+    fn invoke(
+        &self,
+        handler: crate::Handler<C>,
+        ctx: &mut C,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
+        scratch: &mut [u8],
+        seq: u32,
+        notify: &mut dyn Notify,
+    ) -> (ToolResult, usize) {
+        let mut reply = self.reply(scratch, tail, seq, notify);
+        let result = handler(ctx, args, &mut reply);
+        (result, reply.used())
+    }
+
+    /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
+    /// into `decoded`. (Not inlined: see [`run_blocking`](Self::run_blocking).)
+    #[inline(never)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the handler's inputs and the reply's parts"
+    )]
+    fn invoke_decoded(
+        &self,
+        handler: crate::Handler<C>,
+        ctx: &mut C,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
+        scratch: &mut [u8],
+        decoded: &mut [u8],
+        seq: u32,
+        notify: &mut dyn Notify,
+    ) -> (ToolResult, usize) {
+        let mut copy = args.clone();
+        if !copy.decode_escapes(decoded) {
+            return (Err(ToolError::new("Arguments could not be decoded")), 0);
+        }
+        self.invoke(handler, ctx, &copy, tail, scratch, seq, notify)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -252,22 +289,24 @@ impl<
         // The checking pass recorded these members of `params` (an object, or absent).
         let found = [Member::Name, Member::Arguments, Member::Task, Member::Meta];
         let Some([name, arguments, task, _]) = once(found.map(|m| frame.get(m))) else {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: duplicate member");
-            }));
+            return answered(
+                respond.error_text(ErrorCode::InvalidParams, "Invalid params: duplicate member"),
+            );
         };
         let Some(name) = name.and_then(|n| n.as_str()) else {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: tools/call needs a tool name (a string)");
-            }));
+            return answered(respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: tools/call needs a tool name (a string)",
+            ));
         };
         // `arguments` that is not an object (an array, a string) is a malformed request, on every
         // revision, as the official SDK servers answer it. A tool result with `isError` is for an
         // object that does not satisfy the tool's schema. `null` counts as absent.
         if arguments.is_some_and(|a| !matches!(a.kind(), Kind::Object | Kind::Null)) {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: arguments must be an object");
-            }));
+            return answered(respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: arguments must be an object",
+            ));
         }
         let Some(index) = self
             .registry
@@ -286,11 +325,14 @@ impl<
             && self.config.user_tools == UserToolPolicy::Enforce
         {
             debug!("refused user-only tool {} for the model", tool.name());
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Tool ");
-                w.text(tool.name());
-                w.text(" is only available to the user, not to the model");
-            }));
+            return answered(respond.error_parts(
+                ErrorCode::InvalidParams,
+                &[
+                    "Tool ",
+                    tool.name(),
+                    " is only available to the user, not to the model",
+                ],
+            ));
         }
 
         if let (Era::Modern(m), Some(cap)) = (respond.era, tool.required_client_capability())
@@ -322,7 +364,7 @@ impl<
                 let augmented = TASKS > 0 && task.is_some();
                 match task.filter(|_| TASKS > 0).map(task_ttl) {
                     Some(Err(msg)) => {
-                        return answered(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
+                        return answered(respond.error_text(ErrorCode::InvalidParams, msg));
                     }
                     Some(Ok(ttl)) => (augmented, ttl),
                     None => (augmented, None),
@@ -340,18 +382,24 @@ impl<
                 ));
             }
             (TaskSupport::Forbidden, true, Era::Legacy) => {
-                return answered(respond.error(ErrorCode::MethodNotFound, |w| {
-                    w.text("Tool ");
-                    w.text(tool.name());
-                    w.text(" does not support task-augmented calls");
-                }));
+                return answered(respond.error_parts(
+                    ErrorCode::MethodNotFound,
+                    &[
+                        "Tool ",
+                        tool.name(),
+                        " does not support task-augmented calls",
+                    ],
+                ));
             }
             (TaskSupport::Required, false, Era::Legacy) => {
-                return answered(respond.error(ErrorCode::MethodNotFound, |w| {
-                    w.text("Tool ");
-                    w.text(tool.name());
-                    w.text(" must be called as a task (params.task)");
-                }));
+                return answered(respond.error_parts(
+                    ErrorCode::MethodNotFound,
+                    &[
+                        "Tool ",
+                        tool.name(),
+                        " must be called as a task (params.task)",
+                    ],
+                ));
             }
             _ => {}
         }
@@ -359,7 +407,7 @@ impl<
         // Arguments are checked before the retransmission cache is consulted: a call that does not
         // satisfy the schema never ran, so it can never be answered from the cache.
         let checked = match tool.raw_input_schema() {
-            Some(_) => validate_object(arguments).map(|a| *args = a),
+            Some(_) => validate_raw(arguments, args),
             // From the members the checking pass recorded (walked again only past its table).
             None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
         };
@@ -405,44 +453,22 @@ impl<
         if let Some((receipt, delivery, seen)) = cached {
             handled.replay = Some(delivery);
             handled.receipt = Some(receipt);
-            match seen {
-                Seen::Replay(bytes) => {
-                    debug!(
-                        "retransmission of a {} call answered from the cache",
-                        tool.name()
-                    );
-                    if let Some(dst) = respond.out.get_mut(..bytes.len()) {
+            let seen = match seen {
+                Seen::Replay(bytes) => match respond.out.get_mut(..bytes.len()) {
+                    Some(dst) => {
+                        debug!(
+                            "retransmission of a {} call answered from the cache",
+                            tool.name()
+                        );
                         dst.copy_from_slice(bytes);
                         return answered(bytes.len());
                     }
-                    return answered(respond.error(ErrorCode::InternalError, |w| {
-                        w.text("Retransmission of a call that already ran; its response does not fit this buffer");
-                    }));
-                }
-                Seen::Executed => {
-                    return answered(respond.error(ErrorCode::InternalError, |w| {
-                        w.text("Retransmission of a call that already ran; its response is too large to replay");
-                    }));
-                }
-                Seen::Task(task) => {
-                    debug!(
-                        "retransmission of a {} call answered from the task table",
-                        tool.name()
-                    );
-                    let Respond { out, info, era, .. } = respond;
-                    return answered(finish(out, Some(id), "; the tool did run", |w| {
-                        // `TASKS > 0`: a server without a task table links no task code.
-                        if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
-                            let gone = |w: &mut Writer<'_>| {
-                                w.text(
-                                    "Retransmission of a call that already ran; its task has expired",
-                                );
-                            };
-                            write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
-                        }
-                    }));
-                }
-            }
+                    None => Seen::Replay(&[]),
+                },
+                Seen::Executed => Seen::Executed,
+                Seen::Task(task) => Seen::Task(task),
+            };
+            return answered(self.replay(seen, tool.name(), id, respond));
         }
 
         // String arguments sent with escape sequences are decoded into the tail of the output
@@ -464,7 +490,7 @@ impl<
             const BUSY: &str =
                 "Device busy: every task slot holds a running action; nothing was started";
             if augmented {
-                return answered(respond.error(ErrorCode::InternalError, |w| w.text(BUSY)));
+                return answered(respond.error_text(ErrorCode::InternalError, BUSY));
             }
             return answered(
                 respond.result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None)),
@@ -523,6 +549,42 @@ impl<
             },
             out,
         )
+    }
+
+    /// Answers a retransmission of a call that already ran whose remembered bytes do not fit
+    /// `respond`'s buffer, or from the task table. (Not inlined: its writer stays out of [`prepare`](Self::prepare)'s frame, which is on the
+    /// stack under validation.)
+    #[inline(never)]
+    fn replay(&self, seen: Seen<'_>, tool: &str, id: Id<'_>, respond: Respond<'_, '_>) -> usize {
+        match seen {
+            // (The remembered bytes that fit were copied by the caller.)
+            Seen::Replay(_) => respond.error_text(
+                ErrorCode::InternalError,
+                "Retransmission of a call that already ran; its response does not fit this buffer",
+            ),
+            Seen::Executed => respond.error_text(
+                ErrorCode::InternalError,
+                "Retransmission of a call that already ran; its response is too large to replay",
+            ),
+            Seen::Task(task) => {
+                debug!(
+                    "retransmission of a {} call answered from the task table",
+                    tool
+                );
+                let Respond { out, info, era, .. } = respond;
+                finish(out, Some(id), "; the tool did run", |w| {
+                    // `TASKS > 0`: a server without a task table links no task code.
+                    if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
+                        let gone = |w: &mut Writer<'_>| {
+                            w.text(
+                                "Retransmission of a call that already ran; its task has expired",
+                            );
+                        };
+                        write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
+                    }
+                })
+            }
+        }
     }
 
     /// Everything after the handler ran: the cache, a task start or the rendered result.
@@ -669,6 +731,17 @@ fn render_call(
     };
     write_error(&mut w, Some(id), ErrorCode::InternalError, msg, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
+}
+
+/// Validation for a tool that declares a raw input schema (only that `arguments` is an object),
+/// into `args`. (Not inlined: the view it builds is not kept in [`Server::prepare`]'s frame,
+/// which is on the stack under validation.)
+#[inline(never)]
+fn validate_raw<'i>(
+    arguments: Option<Json<'i>>,
+    args: &mut Args<'i>,
+) -> Result<(), crate::schema::ArgError<'i>> {
+    validate_object(arguments).map(|a| *args = a)
 }
 
 /// `params.task`: an object with an optional non-negative integer `ttl` (ms).

@@ -26,6 +26,8 @@ impl<
     /// xiaozhi) adds the user-only tools, for the user principal only: the model never sees them
     /// unless [`UserToolPolicy::AllowModel`] lets it call them. An empty cursor (`""`) asks for
     /// the first page, as an absent one does; any other unknown cursor is -32602.
+    // Not inlined into `Server::request` (whose frame is under every tools/call).
+    #[inline(never)]
     pub(super) fn list(
         &self,
         params: Option<Json<'_>>,
@@ -34,7 +36,7 @@ impl<
     ) -> usize {
         let [cursor, with_user] = match members(params, ["cursor", "withUserTools"]) {
             Ok(m) => m,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         // An empty cursor is the first page: xiaozhi's devices and backends send `"cursor":""`
         // to start a listing (`{"cursor":"","withUserTools":true}`).
@@ -44,9 +46,10 @@ impl<
             Some(c) => match c.and_then(|s| self.registry.parse_cursor(s)) {
                 Some(i) => i,
                 None => {
-                    return respond.error(ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: unknown cursor (start again without one)");
-                    });
+                    return respond.error_text(
+                        ErrorCode::InvalidParams,
+                        "Invalid params: unknown cursor (start again without one)",
+                    );
                 }
             },
         };

@@ -44,7 +44,6 @@ pub use resources::MAX_LIVE_RESOURCES;
 pub use tasks::{MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, status_tool};
 
 use core::cell::Cell;
-use core::fmt::Write as _;
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
@@ -517,6 +516,17 @@ impl Respond<'_, '_> {
         self.error_dyn(code, &mut message, None)
     }
 
+    /// [`error`](Self::error) whose message is one piece of text: one closure for all of them
+    /// (each closure passed to `error` is a function of its own in the firmware).
+    fn error_text(self, code: ErrorCode, message: &str) -> usize {
+        self.error(code, |w| w.text(message))
+    }
+
+    /// [`error`](Self::error) whose message is these pieces of text, in order.
+    fn error_parts(self, code: ErrorCode, parts: &[&str]) -> usize {
+        self.error(code, |w| parts.iter().for_each(|p| w.text(p)))
+    }
+
     fn error_with(
         self,
         code: ErrorCode,
@@ -625,11 +635,14 @@ fn finish(
 fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> usize {
     let cap = out.len();
     let mut w = Writer::new(out);
+    // (Written piece by piece: no `core::fmt` in the firmware for it.)
     let message = |w: &mut Writer<'_>| {
-        let _ = write!(
-            w,
-            "Response too large for the device's output buffer ({needed} > {cap} bytes){ran}"
-        );
+        w.text("Response too large for the device's output buffer (");
+        w.uint(needed as u64);
+        w.text(" > ");
+        w.uint(cap as u64);
+        w.text(" bytes)");
+        w.text(ran);
     };
     write_error(&mut w, id, ErrorCode::InternalError, message, NO_DATA);
     if w.fits() { w.needed() } else { 0 }
@@ -642,13 +655,22 @@ fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> us
 fn parse_error(out: &mut [u8], e: JsonError) -> usize {
     crate::fmt::debug!("parse error");
     finish(out, None, "", |w| {
+        // `JsonError`'s `Display`, written piece by piece: no `core::fmt` in the firmware for it.
         let message = |w: &mut Writer<'_>| {
-            let _ = match e {
+            w.text("Parse error: ");
+            let (what, at) = match e {
+                JsonError::Utf8(at) => ("invalid UTF-8 at byte ", at),
+                JsonError::Syntax(at) => ("invalid JSON at byte ", at),
                 JsonError::TooDeep(d) => {
-                    write!(w, "Parse error: JSON nested deeper than {d} levels")
+                    w.text("JSON nested deeper than ");
+                    w.uint(d.into());
+                    w.text(" levels");
+                    return;
                 }
-                e => write!(w, "Parse error: {e}"),
+                JsonError::Empty => return w.text("empty message"),
             };
+            w.text(what);
+            w.uint(at as u64);
         };
         write_error(w, None, ErrorCode::ParseError, message, NO_DATA);
     })
@@ -680,6 +702,15 @@ fn members<'i, const K: usize>(
     names: [&str; K],
 ) -> Result<[Option<Json<'i>>; K], &'static str> {
     let mut found = [None; K];
+    members_into(params, &names, &mut found).map(|()| found)
+}
+
+/// [`members`] for any number of names: one copy of the code, not one per `K`.
+fn members_into<'i>(
+    params: Option<Json<'i>>,
+    names: &[&str],
+    found: &mut [Option<Json<'i>>],
+) -> Result<(), &'static str> {
     for (key, value) in params.and_then(|p| p.members()).into_iter().flatten() {
         if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
             let slot = found.get_mut(i).ok_or("Invalid params")?;
@@ -689,7 +720,7 @@ fn members<'i, const K: usize>(
             *slot = Some(value);
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 impl<
@@ -1188,7 +1219,7 @@ impl<
         let params = match params_object(&req) {
             Ok(p) => p,
             Err(msg) => {
-                return Flow::Len(respond.error(ErrorCode::InvalidParams, |w| w.text(msg)));
+                return Flow::Len(respond.error_text(ErrorCode::InvalidParams, msg));
             }
         };
         Flow::Len(match route {
@@ -1208,7 +1239,7 @@ impl<
                     self.log_level = Some(level);
                     respond.result(|_| {})
                 }
-                _ => respond.error(ErrorCode::InvalidParams, |w| w.text(BAD_LOG_LEVEL)),
+                _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
             },
             #[cfg(feature = "resources")]
             Route::Resources => self.resources(method, params, caller, ctx, respond, handled),
@@ -1291,12 +1322,13 @@ impl<
     ) -> usize {
         let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
             Ok(m) => m,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         let Some(version) = version.and_then(|v| v.as_str()) else {
-            return respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: initialize needs protocolVersion (a string)");
-            });
+            return respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: initialize needs protocolVersion (a string)",
+            );
         };
         // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
@@ -1397,7 +1429,8 @@ enum Refusal<'i> {
     ),
 }
 
-/// Where a known method goes (see `Server::request`).
+/// What [`Server::request`] does with a method it knows, found with its name (the name is not
+/// compared again).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Route {
     Call,
@@ -1416,7 +1449,7 @@ impl Refusal<'_> {
         match self {
             Refusal::Meta(msg) => {
                 respond.status.set(Status::BadRequest);
-                respond.error(ErrorCode::InvalidParams, |w| w.text(msg))
+                respond.error_text(ErrorCode::InvalidParams, msg)
             }
             #[cfg(not(feature = "modern"))]
             Refusal::Never(_, never) => match never {},

@@ -416,22 +416,22 @@ impl<
                            resourceSubscriptions an array of URIs)";
         let Some(id) = respond.id else { return 0 };
         let Ok([Some(filter)]) = members(params, ["notifications"]) else {
-            return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+            return respond.error_text(ErrorCode::InvalidParams, BAD);
         };
         let Ok([uris]) = members(
             Some(filter).filter(|f| f.members().is_some()),
             ["resourceSubscriptions"],
         ) else {
-            return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+            return respond.error_text(ErrorCode::InvalidParams, BAD);
         };
         let mut mask = 0u64;
         if let Some(uris) = uris {
             let Some(elements) = uris.elements() else {
-                return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+                return respond.error_text(ErrorCode::InvalidParams, BAD);
             };
             for uri in elements {
                 let Some(uri) = uri.as_str() else {
-                    return respond.error(ErrorCode::InvalidParams, |w| w.text(BAD));
+                    return respond.error_text(ErrorCode::InvalidParams, BAD);
                 };
                 // A URI that is not a live resource is not honoured (left out of the ack).
                 if let Some(i) = self.live.position_json(uri) {

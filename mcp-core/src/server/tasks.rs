@@ -28,8 +28,8 @@ use core::hash::Hasher as _;
 use super::{Era, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
-    Evidence, Level, Output, Progress, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
-    ToolError, ToolResult, Value, render_result,
+    Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
+    ToolResult, Value, render_result,
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
@@ -52,28 +52,38 @@ pub(crate) enum TaskForm {
     Extension,
 }
 
+/// A task of the table. What a status tool reads (the tool's name, status, progress, evidence,
+/// outcome, error and safe-stop) is kept as the public [`TaskSnapshot`] itself, so that
+/// [`TaskLookup::snapshot`] lends it instead of copying some 250 bytes under the handler; the
+/// entry derefs to it, so those fields read as the entry's own.
 #[derive(Debug)]
 pub(crate) struct Entry {
     id: u64,
     tool: u16,
-    tool_name: &'static str,
+    view: TaskSnapshot,
     form: TaskForm,
-    status: TaskStatus,
     data: i64,
     created_ms: u64,
     updated_ms: u64,
     ttl_ms: u64,
     deadline_ms: u64,
-    started: Evidence,
-    progress: Option<Progress>,
-    outcome: Option<ToolResult>,
-    /// Set when the task ended with a JSON-RPC error instead of a tool result.
-    error: Option<&'static str>,
-    stop: Option<Result<(), ToolError>>,
     token: Option<heapless::Vec<u8, MAX_PROGRESS_TOKEN_LEN>>,
     waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
     send_status: bool,
     send_progress: bool,
+}
+
+impl core::ops::Deref for Entry {
+    type Target = TaskSnapshot;
+    fn deref(&self) -> &TaskSnapshot {
+        &self.view
+    }
+}
+
+impl core::ops::DerefMut for Entry {
+    fn deref_mut(&mut self) -> &mut TaskSnapshot {
+        &mut self.view
+    }
 }
 
 impl Entry {
@@ -81,36 +91,26 @@ impl Entry {
     const BLANK: Entry = Entry {
         id: 0,
         tool: 0,
-        tool_name: "",
+        view: TaskSnapshot {
+            tool: "",
+            status: TaskStatus::Working,
+            progress: None,
+            started: Evidence::new(Level::Scheduled),
+            outcome: None,
+            error: None,
+            stop: None,
+        },
         form: TaskForm::Plain,
-        status: TaskStatus::Working,
         data: 0,
         created_ms: 0,
         updated_ms: 0,
         ttl_ms: 0,
         deadline_ms: 0,
-        started: Evidence::new(Level::Scheduled),
-        progress: None,
-        outcome: None,
-        error: None,
-        stop: None,
         token: None,
         waiter: None,
         send_status: false,
         send_progress: false,
     };
-
-    fn snapshot(&self) -> TaskSnapshot {
-        TaskSnapshot {
-            tool: self.tool_name,
-            status: self.status,
-            progress: self.progress,
-            started: self.started,
-            outcome: self.outcome,
-            error: self.error,
-            stop: self.stop,
-        }
-    }
 
     fn info(&self, now_ms: u64) -> TaskInfo {
         TaskInfo {
@@ -167,12 +167,9 @@ pub(crate) struct Tasks<const T: usize> {
 }
 
 impl<const T: usize> TaskLookup for Tasks<T> {
-    fn snapshot(&self, id: &str) -> Option<TaskSnapshot> {
+    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot> {
         let id = parse_id(id)?;
-        self.entries
-            .iter()
-            .find(|e| e.id == id)
-            .map(Entry::snapshot)
+        self.entries.iter().find(|e| e.id == id).map(|e| &e.view)
     }
 }
 
@@ -541,7 +538,9 @@ impl<
 
     /// Creates a task for a started long-running action, writes the response
     /// ([`write_start`](Self::write_start)) and returns the task's id. (Not inlined: the task
-    /// entry it builds stays out of the frame every call's handler runs under.)
+    /// entry it builds stays out of the frame every call's handler runs under; and the entry is
+    /// built in [`create_task`](Self::create_task), whose frame is gone before the response is
+    /// written.)
     #[inline(never)]
     pub(super) fn start_task(
         &mut self,
@@ -552,6 +551,25 @@ impl<
         info: (&'static str, &'static str),
         w: &mut Writer<'_>,
     ) -> Option<u64> {
+        let task_id = self.create_task(new, result);
+        let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
+            write_error(
+                w,
+                Some(id),
+                ErrorCode::InternalError,
+                |w| w.text("The task table is full"),
+                NO_DATA,
+            );
+            return None;
+        };
+        self.write_start(e, id, era, info, w);
+        Some(task_id)
+    }
+
+    /// Fills a slot of the table with the new task (room was checked before the handler ran);
+    /// returns its id.
+    #[inline(never)]
+    fn create_task(&mut self, new: NewTask<'_>, result: ToolResult) -> u64 {
         let now = self.now_ms;
         let ttl = new
             .ttl_ms
@@ -587,37 +605,28 @@ impl<
             *slot = Entry {
                 id: task_id,
                 tool: u16::try_from(new.tool).unwrap_or(u16::MAX),
-                tool_name: new.tool_name,
+                view: TaskSnapshot {
+                    tool: new.tool_name,
+                    status,
+                    progress: None,
+                    started,
+                    outcome,
+                    error: None,
+                    stop: None,
+                },
                 form: new.form,
-                status,
                 data,
                 created_ms: now,
                 updated_ms: now,
                 ttl_ms: ttl,
                 deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
-                started,
-                progress: None,
-                outcome,
-                error: None,
-                stop: None,
                 token: token.filter(|_| new.form == TaskForm::Legacy),
                 waiter: None,
                 send_status: false,
                 send_progress: false,
             };
         }
-        let Some(e) = self.tasks.entries.iter().find(|e| e.id == task_id) else {
-            write_error(
-                w,
-                Some(id),
-                ErrorCode::InternalError,
-                |w| w.text("The task table is full"),
-                NO_DATA,
-            );
-            return None;
-        };
-        self.write_start(e, id, era, info, w);
-        Some(task_id)
+        task_id
     }
 
     /// Writes the answer to the call that started task `e`: a `CreateTaskResult` in the form the
@@ -666,6 +675,8 @@ impl<
 
     /// Answers the `tasks/*` methods. Returns 0 when a 2025-11-25 `tasks/result` is parked until
     /// the task ends.
+    // Not inlined into `Server::request` (whose frame is under every tools/call).
+    #[inline(never)]
     pub(super) fn task_method(
         &mut self,
         method: &str,
@@ -675,7 +686,7 @@ impl<
     ) -> usize {
         if TASKS == 0 {
             // Not offered without a task table (see `Server::request`); links no task code.
-            return respond.error(ErrorCode::MethodNotFound, |w| w.text("Method not found"));
+            return respond.error_text(ErrorCode::MethodNotFound, "Method not found");
         }
         let era = respond.era;
         if let Era::Modern(m) = era
@@ -689,7 +700,7 @@ impl<
         }
         let [task_id, cursor] = match members(params, ["taskId", "cursor"]) {
             Ok(m) => m,
-            Err(msg) => return respond.error(ErrorCode::InvalidParams, |w| w.text(msg)),
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         if method == "tasks/list" {
             if cursor.is_some() {
@@ -759,9 +770,10 @@ impl<
                 };
                 if !e.status.is_terminal() {
                     if e.waiter.is_some() {
-                        return respond.error(ErrorCode::InvalidRequest, |w| {
-                            w.text("Another tasks/result request is already waiting for this task");
-                        });
+                        return respond.error_text(
+                            ErrorCode::InvalidRequest,
+                            "Another tasks/result request is already waiting for this task",
+                        );
                     }
                     let id = respond.id.map(|id| id.raw()).unwrap_or_default();
                     e.waiter = heapless::Vec::from_slice(id).ok();
@@ -913,14 +925,19 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
         o.str("task_id", id)
             .str("tool", t.tool)
             .str("status", t.status.as_str());
-        if let Some(p) = t.progress.filter(|_| t.status == TaskStatus::Working) {
+        if let Some(p) = t
+            .progress
+            .as_ref()
+            .filter(|_| t.status == TaskStatus::Working)
+        {
             o.progress_value("progress", p.progress);
             if let Some(total) = p.total {
                 o.progress_value("total", total);
             }
         }
         o.object("started", |o| write_evidence_members(o, &t.started));
-        match t.outcome {
+        // Read where it is: the outcome and its evidence are not copied onto the stack.
+        match &t.outcome {
             Some(Ok(out)) => {
                 match out.value {
                     Value::Bool(b) => o.bool("result", b),
@@ -930,8 +947,8 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     Value::Static(s) => o.str("result", s),
                     _ => o,
                 };
-                if let Some(ev) = out.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, &ev));
+                if let Some(ev) = &out.evidence {
+                    o.object("evidence", |o| write_evidence_members(o, ev));
                 }
             }
             Some(Err(err)) => {
@@ -953,8 +970,8 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     }
                     (None, None) => {}
                 }
-                if let Some(ev) = err.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, &ev));
+                if let Some(ev) = &err.evidence {
+                    o.object("evidence", |o| write_evidence_members(o, ev));
                 }
             }
             None => {}

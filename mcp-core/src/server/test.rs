@@ -1229,3 +1229,31 @@ fn a_confirmed_tool_needs_hold_room() {
     let mut some: Server<'static, Dev, 2, 0, 0, 0, 0, 0, 64> = Server::new(Config::new("t", "1"));
     assert!(some.register(&ASKS).is_ok());
 }
+
+/// The parse error's message, written piece by piece (no `core::fmt`), says what `JsonError`'s
+/// `Display` says, for every kind of error; and the over-long response error names its sizes.
+#[test]
+fn piecewise_messages_match_their_formatted_text() {
+    for e in [
+        JsonError::Utf8(3),
+        JsonError::Syntax(1234),
+        JsonError::TooDeep(128),
+        JsonError::Empty,
+    ] {
+        let mut out = [0u8; 256];
+        let n = parse_error(&mut out, e);
+        let want = format!(
+            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32700,"message":"Parse error: {e}"}}}}"#
+        );
+        assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), want);
+    }
+    let mut out = [0u8; 256];
+    let n = too_large(&mut out, None, 5000, "; the tool did run");
+    let text = core::str::from_utf8(&out[..n]).unwrap();
+    assert!(
+        text.contains(
+            "Response too large for the device's output buffer (5000 > 256 bytes); the tool did run"
+        ),
+        "{text}"
+    );
+}

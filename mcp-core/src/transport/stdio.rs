@@ -17,8 +17,6 @@
 //! assert_eq!(got, [b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()]);
 //! ```
 
-use core::fmt::Write as _;
-
 use crate::wire::response::{ErrorCode, NO_DATA, write_error};
 use crate::wire::writer::Writer;
 
@@ -91,11 +89,11 @@ impl<const N: usize> LineBuffer<N> {
 /// Returns the length written (0 if `out` is too small).
 pub fn write_too_long(out: &mut [u8], limit: usize) -> usize {
     let mut w = Writer::new(out);
+    // (Written piece by piece: no `core::fmt` in the firmware for it.)
     let message = |w: &mut Writer<'_>| {
-        let _ = write!(
-            w,
-            "Invalid Request: message longer than the device's {limit}-byte line buffer"
-        );
+        w.text("Invalid Request: message longer than the device's ");
+        w.uint(limit as u64);
+        w.text("-byte line buffer");
     };
     write_error(&mut w, None, ErrorCode::InvalidRequest, message, NO_DATA);
     if w.fits() { w.needed() } else { 0 }

@@ -73,10 +73,11 @@ pub(crate) fn accept(
 ) -> Result<Percent, ToolError> {
     let volume = percent(args, "volume")?;
     if volume > caps.max {
-        return Err(reply.error(format_args!(
-            "This codec's maximum volume is {}%; nothing was changed",
-            caps.max.get()
-        )));
+        return Err(reply.error_with(|w| {
+            w.text("This codec's maximum volume is ");
+            w.uint(caps.max.get().into());
+            w.text("%; nothing was changed");
+        }));
     }
     Ok(volume)
 }
@@ -108,13 +109,15 @@ pub(crate) fn conclude<E>(
         }
         Verdict::Task => Ok(Output::task(volume.into()).with_evidence(applied)),
         Verdict::Unconfirmed => Err(reply
-            .error(format_args!(
-                "The volume was written but not confirmed within this device's {} ms call \
-                 budget (the codec may take {} ms; it still reads {}%)",
-                window.budget_ms,
-                window.settle_ms,
-                observed.get()
-            ))
+            .error_with(|w| {
+                w.text("The volume was written but not confirmed within this device's ");
+                w.uint(window.budget_ms.into());
+                w.text(" ms call budget (the codec may take ");
+                w.uint(window.settle_ms.into());
+                w.text(" ms; it still reads ");
+                w.uint(observed.get().into());
+                w.text("%)");
+            })
             .with_evidence(applied)),
     }
 }

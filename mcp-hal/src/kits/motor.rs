@@ -65,9 +65,13 @@ fn handler<C: HasMotor>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let target = match i32::try_from(target) {
         Ok(t) if (min..=max).contains(&t) => t,
         _ => {
-            return Err(reply.error(format_args!(
-                "This actuator reaches {min} to {max}; nothing was started"
-            )));
+            return Err(reply.error_with(|w| {
+                w.text("This actuator reaches ");
+                w.int(min.into());
+                w.text(" to ");
+                w.int(max.into());
+                w.text("; nothing was started");
+            }));
         }
     };
     let now = motor.state().map_err(|e| device_error(&e))?;

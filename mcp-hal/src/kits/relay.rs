@@ -88,10 +88,13 @@ pub(crate) enum Undriven {
 /// The failed call for a relay that was not driven.
 pub(crate) fn undriven(why: Undriven, reply: &mut Reply<'_>) -> ToolError {
     match why {
-        Undriven::Refused(refusal) => reply.error(format_args!(
-            "Refused by interlock \"{}\": {}; the relay was not switched",
-            refusal.guard, refusal.reason
-        )),
+        Undriven::Refused(refusal) => reply.error_with(|w| {
+            w.text("Refused by interlock \"");
+            w.text(refusal.guard);
+            w.text("\": ");
+            w.text(refusal.reason);
+            w.text("; the relay was not switched");
+        }),
         Undriven::Failed(e) => e,
     }
 }
@@ -129,13 +132,17 @@ pub(crate) fn conclude<E>(
         Verdict::Disagrees => Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))),
         Verdict::Task => Ok(Output::task(i64::from(on)).with_evidence(applied)),
         Verdict::Unconfirmed => Err(reply
-            .error(format_args!(
-                "The relay was driven but its feedback did not confirm it within this device's \
-                 {} ms call budget (the relay may take {} ms; the feedback still reads {})",
-                window.budget_ms,
-                window.settle_ms,
-                if observed { "on" } else { "off" }
-            ))
+            .error_with(|w| {
+                w.text(
+                    "The relay was driven but its feedback did not confirm it within this \
+                     device's ",
+                );
+                w.uint(window.budget_ms.into());
+                w.text(" ms call budget (the relay may take ");
+                w.uint(window.settle_ms.into());
+                w.text(" ms; the feedback still reads ");
+                w.text(if observed { "on)" } else { "off)" });
+            })
             .with_evidence(applied)),
     }
 }

@@ -189,9 +189,11 @@ pub(crate) async fn settle<C: Wait + ?Sized, T: Copy, E>(
 /// The failed call for an async tool that no kit given to [`dispatch_kits!`](crate::dispatch_kits)
 /// serves: a firmware bug (the tool is registered, its handler is missing), named in the message.
 pub fn not_served(tool: &str, reply: &mut Reply<'_>) -> ToolError {
-    reply.error(format_args!(
-        "Tool bug: the firmware has no async handler for {tool}; nothing ran"
-    ))
+    reply.error_with(|w| {
+        w.text("Tool bug: the firmware has no async handler for ");
+        w.text(tool);
+        w.text("; nothing ran");
+    })
 }
 
 /// Hands an async tool's [`Call`](mcp_core::Call) to the kit that serves it: inside the handler
