@@ -554,12 +554,13 @@ const fn is_continuation(b: u8) -> bool {
 /// Decodes the escape sequence at the start of `rest` (which starts with `\`): the character
 /// and the sequence's length in bytes.
 fn unescape(rest: &[u8]) -> Option<(char, usize)> {
-    let (code, width) = escape_at(rest)?;
+    let (code, width) = checked_escape_at(rest);
     Some((char::from_u32(code)?, width))
 }
 
-/// [`escape_at`] for an escape sequence of a checked string (valid, with the low half after a
-/// high surrogate): the hex digits are read without a check. On bytes that were not checked the
+/// The code point of the escape sequence at the start of `rest` (which starts with `\`) in a
+/// checked string (valid, with the low half after a high surrogate), and the sequence's length
+/// in bytes: the hex digits are read without a check. On bytes that were not checked the
 /// answer is wrong but nothing panics (0 and the rest's length when `rest` is too short).
 #[inline]
 fn checked_escape_at(rest: &[u8]) -> (u32, usize) {
@@ -628,33 +629,6 @@ fn checked_hex4(b: &[u8]) -> u32 {
     let n = (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
     let [a, b, c, d] = n.to_le_bytes();
     u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(d)
-}
-
-/// The code point of the escape sequence at the start of `rest` (which starts with `\`), and
-/// the sequence's length in bytes.
-#[inline]
-fn escape_at(rest: &[u8]) -> Option<(u32, usize)> {
-    let code = match *rest.get(1)? {
-        b'"' => 0x22,
-        b'\\' => 0x5C,
-        b'/' => 0x2F,
-        b'b' => 0x08,
-        b'f' => 0x0C,
-        b'n' => 0x0A,
-        b'r' => 0x0D,
-        b't' => 0x09,
-        b'u' => {
-            let hi = u32::from(hex4(rest.get(2..)?)?);
-            if (0xD800..0xDC00).contains(&hi) {
-                // A checked string always has the low half next: `\uDC00`-`\uDFFF`.
-                let lo = u32::from(hex4(rest.get(8..)?)?).checked_sub(0xDC00)?;
-                return Some((0x10000 + ((hi - 0xD800) << 10) + lo, 12));
-            }
-            return Some((hi, 6));
-        }
-        _ => return None,
-    };
-    Some((code, 2))
 }
 
 const fn utf8_width(b: u8) -> usize {

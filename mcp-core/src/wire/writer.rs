@@ -114,13 +114,36 @@ impl<'b> Writer<'b> {
     fn escaped(&mut self, bytes: &[u8], plain: usize) {
         let (run, rest) = bytes.split_at(plain);
         self.put(run);
-        escape_pieces(rest, |piece| self.put(piece));
+        self.escape_pieces(rest, false);
+    }
+
+    /// Writes `bytes` JSON-escaped, piece by piece: each run of bytes that needs no escape, and
+    /// the escape sequence of each byte that does; each piece through [`raw`](Self::raw) (escaped
+    /// once more in string mode) when `via_raw`.
+    #[inline(never)]
+    fn escape_pieces(&mut self, bytes: &[u8], via_raw: bool) {
+        let mut rest = bytes;
+        while let Some((&c, tail)) = rest.split_first() {
+            let piece = if c == b'"' || c == b'\\' || c < 0x20 {
+                rest = tail;
+                escape_of(c)
+            } else {
+                let (run, tail) = rest.split_at(plain_len(rest));
+                rest = tail;
+                run
+            };
+            if via_raw {
+                self.raw(piece);
+            } else {
+                self.put(piece);
+            }
+        }
     }
 
     /// Writes a JSON string token for `s` (escaped once more when in string mode).
     pub fn string(&mut self, s: &str) {
         self.raw(b"\"");
-        escape_pieces(s.as_bytes(), |piece| self.raw(piece));
+        self.escape_pieces(s.as_bytes(), true);
         self.raw(b"\"");
     }
 
@@ -128,7 +151,7 @@ impl<'b> Writer<'b> {
     pub(crate) fn string_parts(&mut self, parts: &[&str]) {
         self.raw(b"\"");
         for part in parts {
-            escape_pieces(part.as_bytes(), |piece| self.raw(piece));
+            self.escape_pieces(part.as_bytes(), true);
         }
         self.raw(b"\"");
     }
@@ -315,7 +338,7 @@ fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
 /// character): `bytes.len()` when nothing does. A word at a time; the last (partial) word is read
 /// overlapping the one before it; shorter texts as two overlapping halves of a word (64-bit) or
 /// byte by byte.
-#[inline(always)]
+#[inline(never)]
 fn plain_len(bytes: &[u8]) -> usize {
     let first_special = |at: usize, w: [u8; WORD]| {
         let s = specials(usize::from_le_bytes(w));
@@ -352,24 +375,6 @@ fn plain_len(bytes: &[u8]) -> usize {
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .unwrap_or(bytes.len())
-}
-
-/// Hands `bytes` JSON-escaped to `put`, piece by piece: each run of bytes that needs no escape,
-/// and the escape sequence of each byte that does.
-#[inline]
-fn escape_pieces(bytes: &[u8], mut put: impl FnMut(&[u8])) {
-    let mut rest = bytes;
-    while let Some((&c, tail)) = rest.split_first() {
-        if c == b'"' || c == b'\\' || c < 0x20 {
-            put(escape_of(c));
-            rest = tail;
-        }
-        let (run, tail) = rest.split_at(plain_len(rest));
-        if !run.is_empty() {
-            put(run);
-        }
-        rest = tail;
-    }
 }
 
 /// The escape sequence of a byte that needs one.
