@@ -142,8 +142,16 @@ impl<'b> Writer<'b> {
 
     /// Writes a JSON string token for `s` (escaped once more when in string mode).
     pub fn string(&mut self, s: &str) {
+        let s = s.as_bytes();
+        if !self.in_string && plain_len(s) == s.len() {
+            // The common case: three pieces, nothing to escape.
+            self.put(b"\"");
+            self.put(s);
+            self.put(b"\"");
+            return;
+        }
         self.raw(b"\"");
-        self.escape_pieces(s.as_bytes(), true);
+        self.escape_pieces(s, true);
         self.raw(b"\"");
     }
 
