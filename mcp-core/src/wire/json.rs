@@ -417,26 +417,22 @@ impl<'a> JsonStr<'a> {
         self.decoded_size().0
     }
 
-    /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, in one pass
-    /// that decodes nothing: an escape's size follows from its first hex digits (the string was
-    /// checked: every escape is valid).
+    /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, without
+    /// decoding: the raw form's characters and bytes, less what each escape sequence spells
+    /// beyond the one character it stands for (its bytes are ASCII; in a checked string its
+    /// size follows from its first hex digits).
     pub fn decoded_size(&self) -> (usize, usize) {
         let raw = self.raw;
-        let (mut chars, mut bytes, mut i) = (0, 0, 0);
-        while let Some(rest) = raw.get(i..) {
-            // (raw bytes, characters, decoded bytes) of what starts at `i`.
-            let (width, c, b) = match rest {
-                [b'\\', b'u', x, y, z, ..] => {
-                    let (width, len) = unicode_escape_size(*x, *y, *z);
-                    (width, 1, len)
-                }
-                [b'\\', ..] => (2, 1, 1),
-                [byte, ..] => (1, usize::from(!is_continuation(*byte)), 1),
-                [] => break,
+        let (mut chars, mut bytes) = (char_starts(raw), raw.len());
+        let mut i = backslash_from(raw, 0);
+        while let Some(rest) = raw.get(i..).filter(|r| !r.is_empty()) {
+            let (width, len) = match rest {
+                [_, b'u', a, b, c, ..] => unicode_escape_size(*a, *b, *c),
+                _ => (2, 1),
             };
-            chars += c;
-            bytes += b;
-            i += width;
+            chars = chars.saturating_sub(width - 1);
+            bytes = bytes.saturating_sub(width - len);
+            i = backslash_from(raw, i + width);
         }
         (chars, bytes)
     }
@@ -504,6 +500,7 @@ const fn unicode_escape_size(a: u8, b: u8, c: u8) -> (usize, usize) {
 
 /// The offset of the first `\` in `bytes` at or after `from` (`bytes.len()` if none), a word
 /// at a time.
+#[inline]
 fn backslash_from(bytes: &[u8], mut from: usize) -> usize {
     const BACKSLASHES: usize = ONES * b'\\' as usize;
     while let Some(&w) = bytes.get(from..).and_then(<[u8]>::first_chunk::<WORD>) {
@@ -519,6 +516,24 @@ fn backslash_from(bytes: &[u8], mut from: usize) -> usize {
         from += 1;
     }
     from.min(bytes.len())
+}
+
+/// The number of characters UTF-8 `text` holds: its bytes that are not continuation bytes
+/// (`10xxxxxx`), counted a word at a time: one flag bit per continuation byte, summed by a
+/// multiplication into the top byte (at most a word's bytes: no carry out of it).
+fn char_starts(text: &[u8]) -> usize {
+    let mut words = text.chunks_exact(WORD);
+    let mut continuations = 0;
+    for w in &mut words {
+        if let Some(&w) = w.first_chunk::<WORD>() {
+            let w = usize::from_le_bytes(w);
+            // Bit 7 set and bit 6 (shifted into bit 7's place) clear.
+            let flags = (w & !(w << 1) & HIGHS) >> 7;
+            continuations += flags.wrapping_mul(ONES) >> (8 * (WORD - 1));
+        }
+    }
+    continuations += words.remainder().iter().filter(|&&c| is_continuation(c)).count();
+    text.len() - continuations
 }
 
 /// Decoding iterator over a [`JsonStr`], created by [`JsonStr::chars`].
