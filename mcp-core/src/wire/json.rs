@@ -424,20 +424,25 @@ impl<'a> JsonStr<'a> {
     pub fn decoded_size(&self) -> (usize, usize) {
         let raw = self.raw;
         let (mut chars, mut bytes) = (char_starts(raw), raw.len());
-        let mut i = backslash_from(raw, 0);
-        while let Some(rest) = raw.get(i..).filter(|r| !r.is_empty()) {
-            let (width, len) = match rest {
-                [_, b'u', a, b, c, ..] => unicode_escape_size(*a, *b, *c),
+        let mut i = 0;
+        while let Some(&c) = raw.get(i) {
+            if c != b'\\' {
+                i += 1;
+                continue;
+            }
+            let (width, len) = match raw.get(i + 1..i + 5) {
+                Some(&[b'u', a, b, c]) => unicode_escape_size(a, b, c),
                 _ => (2, 1),
             };
             chars = chars.saturating_sub(width - 1);
             bytes = bytes.saturating_sub(width - len);
-            i = backslash_from(raw, i + width);
+            i += width;
         }
         (chars, bytes)
     }
 
-    /// Decodes into `buf`, returning the decoded text, or `None` when it does not fit.
+    /// Decodes into `buf`, returning the decoded text, or `None` when it does not fit. Bytes of
+    /// `buf` after the decoded text may be overwritten (runs are copied a word at a time).
     pub fn decode_into<'b>(&self, buf: &'b mut [u8]) -> Option<&'b str> {
         let len = self.decode_bytes(buf)?;
         core::str::from_utf8(buf.get(..len)?).ok()
@@ -454,10 +459,20 @@ impl<'a> JsonStr<'a> {
                 len += encode_utf8(code, buf.get_mut(len..)?)?;
                 i += width;
             } else {
-                // A run without escapes, copied as it is.
+                // A run without escapes, copied as it is: a word at a time where a whole word
+                // of both remains (the bytes past the run are written again next).
                 let run = backslash_from(rest, 0);
-                buf.get_mut(len..len + run)?
-                    .copy_from_slice(rest.get(..run)?);
+                if run <= WORD
+                    && let (Some(src), Some(dst)) = (
+                        rest.first_chunk::<WORD>(),
+                        buf.get_mut(len..).and_then(<[u8]>::first_chunk_mut::<WORD>),
+                    )
+                {
+                    *dst = *src;
+                } else {
+                    buf.get_mut(len..len + run)?
+                        .copy_from_slice(rest.get(..run)?);
+                }
                 len += run;
                 i += run;
             }
