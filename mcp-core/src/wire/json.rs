@@ -547,7 +547,11 @@ fn char_starts(text: &[u8]) -> usize {
             continuations += flags.wrapping_mul(ONES) >> (8 * (WORD - 1));
         }
     }
-    continuations += words.remainder().iter().filter(|&&c| is_continuation(c)).count();
+    continuations += words
+        .remainder()
+        .iter()
+        .filter(|&&c| is_continuation(c))
+        .count();
     text.len() - continuations
 }
 
@@ -599,7 +603,10 @@ fn checked_escape_at(rest: &[u8]) -> (u32, usize) {
             let hi = checked_hex4(rest.get(2..).unwrap_or_default());
             if (0xD800..0xDC00).contains(&hi) {
                 let lo = checked_hex4(rest.get(8..).unwrap_or_default());
-                let code = 0x10000 + ((hi - 0xD800) << 10) + lo.wrapping_sub(0xDC00);
+                // (Wrapping: on bytes that were not checked `lo` may be anything.)
+                let code = 0x10000u32
+                    .wrapping_add((hi - 0xD800) << 10)
+                    .wrapping_add(lo.wrapping_sub(0xDC00));
                 (code, 12)
             } else {
                 (hi, 6)
