@@ -3,7 +3,8 @@
 use core::fmt;
 
 use super::{Literal, MAX_PARAMS, Param, ParamType};
-use crate::wire::json::{Integer, Json, JsonStr, Kind};
+use crate::wire::Frame;
+use crate::wire::json::{Escapes, Integer, Json, JsonStr, Kind};
 #[cfg(feature = "float")]
 use crate::wire::writer::Number;
 
@@ -526,15 +527,16 @@ pub fn validate<'a>(
 }
 
 /// [`validate`] into `args` (the engine validates where the handler reads them: no copy),
-/// reading the members of `arguments` from `indexed` — the table the checking pass recorded
-/// ([`Frame::arguments`](crate::wire::Frame::arguments)) — instead of walking its bytes again;
-/// `None` walks them.
+/// reading the members of `arguments` — and what the escapes of their strings spell — from the
+/// table the checking pass recorded in `frame` ([`Frame::arguments`]) instead of walking their
+/// bytes again; without a frame, or past its table, they are walked.
 pub(crate) fn validate_into<'a>(
     args: &mut Args<'a>,
     params: &'a [Param],
     arguments: Option<Json<'a>>,
-    indexed: Option<&[(JsonStr<'a>, Json<'a>)]>,
+    frame: Option<&Frame<'a>>,
 ) -> Result<(), ArgError<'a>> {
+    let indexed = frame.and_then(Frame::arguments);
     *args = Args {
         params,
         ..Args::empty()
@@ -571,7 +573,7 @@ pub(crate) fn validate_into<'a>(
     };
     args.raw = arguments;
     let mut seen: u32 = 0;
-    for (key, value) in members {
+    for (n, (key, value)) in members.enumerate() {
         // Parameter names are plain ASCII (registration checks them): a key without escapes
         // equals one byte for byte, a key with escapes only decoded.
         let Some(i) = (match key.has_escapes() {
@@ -592,7 +594,8 @@ pub(crate) fn validate_into<'a>(
             ));
         }
         seen |= 1 << i;
-        let escaped = check_value(param, value)
+        let counted = || indexed.and(frame).and_then(|f| f.argument_escapes(n));
+        let escaped = check_value(param, value, counted)
             .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
         *slot = value.raw();
         if let Some(len) = escaped {
@@ -628,9 +631,14 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
     }
 }
 
-/// Checks one value against its parameter. `Ok(Some(n))`: a free-form string sent with escape
-/// sequences, `n` bytes once decoded.
-fn check_value(p: &Param, v: Json<'_>) -> Result<Option<usize>, ArgErrorKind> {
+/// Checks one value against its parameter, given what the escapes of a string value spell
+/// beyond its characters when the checking pass `counted` them. `Ok(Some(n))`: a free-form
+/// string sent with escape sequences, `n` bytes once decoded.
+fn check_value(
+    p: &Param,
+    v: Json<'_>,
+    counted: impl FnOnce() -> Option<Escapes>,
+) -> Result<Option<usize>, ArgErrorKind> {
     match p.ty() {
         ParamType::Boolean => v.as_bool().map(|_| None).ok_or(ArgErrorKind::WrongType),
         ParamType::Integer => {
@@ -654,24 +662,31 @@ fn check_value(p: &Param, v: Json<'_>) -> Result<Option<usize>, ArgErrorKind> {
         }
         ParamType::String => {
             let s = v.as_str().ok_or(ArgErrorKind::WrongType)?;
+            let (min, max) = p.len_bounds();
             if !p.choices().is_empty() {
                 return match p.choices().iter().any(|c| s.eq_str(c)) {
                     true => Ok(None),
                     false => Err(ArgErrorKind::NotAChoice),
                 };
             }
-            let (min, max) = p.len_bounds();
-            if let Some(plain) = s.as_plain() {
-                if !(min..=max).contains(&super::char_count(plain)) {
+            let raw = s.raw();
+            let Some(escapes) = counted() else {
+                // Walked: counted again.
+                let (chars, bytes) = s.decoded_size();
+                if !(min..=max).contains(&chars) {
                     return Err(ArgErrorKind::BadLength);
                 }
-                return Ok(None);
-            }
-            let (chars, bytes) = s.decoded_size();
-            if !(min..=max).contains(&chars) {
+                return Ok(s.has_escapes().then_some(bytes));
+            };
+            let bytes = escapes.decoded_bytes(raw);
+            // A text of `bytes` UTF-8 bytes has from `bytes / 4` to `bytes` characters: bounds
+            // that hold for all of them need no count.
+            if (min > bytes / 4 || max < bytes)
+                && !(min..=max).contains(&escapes.decoded_chars(raw))
+            {
                 return Err(ArgErrorKind::BadLength);
             }
-            Ok(Some(bytes))
+            Ok((escapes != Escapes::NONE).then_some(bytes))
         }
     }
 }
@@ -722,6 +737,64 @@ mod test {
         assert_eq!(a.number("gain"), Ok(-1.0));
         assert_eq!(a.bool("on"), Ok(true));
         assert_eq!(run(r#"{"volume":100.0}"#).unwrap().int("volume"), Ok(100));
+    }
+
+    /// String lengths judged from what the checking pass counted (the engine's way) and from
+    /// the string alone (walking) agree, at and across the bounds, with and without escapes.
+    #[test]
+    fn lengths_from_the_index_agree_with_counting_again() {
+        const P: &[&[Param]] = &[
+            &[Param::string("s", "S").length(0, 256)],
+            &[Param::string("s", "S").length(1, 4)],
+            &[Param::string("s", "S").length(2, 2)],
+            &[Param::string("s", "S").length(3, 9)],
+        ];
+        for text in [
+            r#""""#,
+            r#""a""#,
+            r#""abcd""#,
+            r#""abcde""#,
+            r#""\u00e9""#,
+            r#""\u00e9\u00e9\u00e9\u00e9""#,
+            r#""\u00e9\u00e9\u00e9\u00e9\u00e9""#,
+            r#""\ud83d\ude00""#,
+            r#""\ud83d\ude00\ud83d\ude00""#,
+            r#""😀😀😀""#,
+            r#""你\n好""#,
+            r#""\u4f60\u597d\u4f60\u597d\u4f60\u597d""#,
+        ] {
+            let message = format!(r#"{{"params":{{"arguments":{{"s":{text}}}}}}}"#);
+            let frame = crate::wire::Frame::parse(message.as_bytes(), 8).unwrap();
+            let arguments = frame.get(crate::wire::Member::Arguments).once();
+            let decoded: String = serde_json::from_str(text).unwrap();
+            let chars = decoded.chars().count();
+            for params in P {
+                let (min, max) = params[0].len_bounds();
+                let expected = (min..=max).contains(&chars);
+                let walked = validate(params, arguments);
+                assert_eq!(
+                    walked.is_ok(),
+                    expected,
+                    "{text} walked, against {min}..={max}"
+                );
+                let mut indexed = Args::empty();
+                let via_index = validate_into(&mut indexed, params, arguments, Some(&frame));
+                assert_eq!(
+                    via_index.is_ok(),
+                    expected,
+                    "{text} indexed, against {min}..={max}"
+                );
+                if let Ok(walked) = walked {
+                    let escaped = if text.contains('\\') {
+                        decoded.len()
+                    } else {
+                        0
+                    };
+                    assert_eq!(walked.escaped_len(), escaped, "{text}");
+                    assert_eq!(indexed.escaped_len(), escaped, "{text}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -409,7 +409,7 @@ impl<
         let checked = match tool.raw_input_schema() {
             Some(_) => validate_raw(arguments, args),
             // From the members the checking pass recorded (walked again only past its table).
-            None => validate_into(args, tool.param_specs(), arguments, frame.arguments()),
+            None => validate_into(args, tool.param_specs(), arguments, Some(frame)),
         };
         if let Err(e) = checked {
             debug!("refused arguments for {}", tool.name());

@@ -17,8 +17,8 @@
 //! JSON text.
 
 use super::json::{
-    Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number, check_string_escapes,
-    check_utf8, skip_ws,
+    Escapes, Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number,
+    check_string_escapes, check_utf8, skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -182,6 +182,10 @@ pub struct Frame<'a> {
     result_or_error: bool,
     /// (Elements are written as they are recorded; the engine keeps no unused ones.)
     arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
+    /// Per recorded argument, what the escapes of a string value spell beyond its characters,
+    /// as the check found them: characters in the high half, bytes in the low ([`UNCOUNTED`]
+    /// past 16 bits).
+    argument_escapes: [u32; INDEXED_ARGUMENTS],
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
     argument_count: u8,
 }
@@ -212,6 +216,7 @@ impl<'a> Frame<'a> {
             escaped: 0,
             result_or_error: false,
             arguments: heapless::Vec::new(),
+            argument_escapes: [0; INDEXED_ARGUMENTS],
             argument_count: 0,
         }
     }
@@ -261,6 +266,16 @@ impl<'a> Frame<'a> {
         (usize::from(self.argument_count) <= INDEXED_ARGUMENTS).then_some(&self.arguments[..])
     }
 
+    /// What the escapes of recorded argument `i`'s value spell beyond its characters (a string
+    /// value's; [`Escapes::NONE`] for any other), as the check found them; `None` when `i` is
+    /// past the table or the counts outgrew the record (count them again then).
+    pub(crate) fn argument_escapes(&self, i: usize) -> Option<Escapes> {
+        match *self.argument_escapes.get(..self.arguments.len())?.get(i)? {
+            UNCOUNTED => None,
+            packed => Some(Escapes::new(packed >> 16, packed & 0xFFFF)),
+        }
+    }
+
     /// Classifies the message, as [`Message::classify`] does from the root.
     pub fn message(&self) -> Message<'a> {
         if self.root.raw().first() != Some(&b'{') {
@@ -296,6 +311,7 @@ impl<'a> Frame<'a> {
         if member == 3 || member == 5 {
             self.argument_count = 0;
             self.arguments.clear();
+            self.argument_escapes = [0; INDEXED_ARGUMENTS];
         }
     }
 }
@@ -306,6 +322,8 @@ const ARGUMENTS: usize = 5;
 const META: usize = 7;
 /// No recorded member.
 const NONE: usize = usize::MAX;
+/// An argument's escapes counted past what [`Frame::argument_escapes`] records.
+const UNCOUNTED: u32 = u32::MAX;
 
 /// Checks the JSON value at `start` (not whitespace) — the whole grammar, escapes, surrogates,
 /// numbers, the nesting limit — and returns the offset just past it; the members of the objects
@@ -352,7 +370,8 @@ fn object<'a>(
         if b.get(p) != Some(&b'"') {
             return Err(JsonError::Syntax(p));
         }
-        let (key_end, key_escaped) = check_string_escapes(b, p)?;
+        let (key_end, key_escapes) = check_string_escapes(b, p)?;
+        let key_escaped = key_escapes != Escapes::NONE;
         let colon = skip_ws(b, key_end);
         if b.get(colon) != Some(&b':') {
             return Err(JsonError::Syntax(colon));
@@ -379,11 +398,11 @@ fn object<'a>(
         // The value.
         p = skip_ws(b, colon + 1);
         let start = p;
-        let mut escaped = false;
+        let mut escapes = Escapes::NONE;
         let end = match (b.get(p), child) {
             (Some(b'"'), _) => {
                 let (end, esc) = check_string_escapes(b, p)?;
-                escaped = esc;
+                escapes = esc;
                 end
             }
             (Some(b'-' | b'0'..=b'9'), _) => check_number(b, p)?,
@@ -399,7 +418,7 @@ fn object<'a>(
             (Some(b'n'), _) => check_literal(b, p, b"null")?,
             _ => return Err(JsonError::Syntax(p)),
         };
-        frame.record(level, member, key, b, start, end, escaped);
+        frame.record(level, member, key, b, start, end, escapes);
         p = skip_ws(b, end);
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
@@ -506,7 +525,7 @@ impl<'a> Frame<'a> {
         b: &'a [u8],
         start: usize,
         end: usize,
-        escaped: bool,
+        escapes: Escapes,
     ) {
         let value = Json::from_checked(b.get(start..end).unwrap_or_default());
         if let Some(slot) = self.values.get_mut(member) {
@@ -515,7 +534,7 @@ impl<'a> Frame<'a> {
                 self.repeated |= bit;
             }
             *slot = Some(value);
-            if escaped {
+            if escapes != Escapes::NONE {
                 self.escaped |= bit;
             } else {
                 self.escaped &= !bit;
@@ -524,6 +543,20 @@ impl<'a> Frame<'a> {
             let (key_start, key_len) = key;
             let key = b.get(key_start..key_start + key_len).unwrap_or_default();
             // Past the table only the count goes on (`arguments` then says to walk).
+            // (The slots are 0 until written: written only for escapes, cleared with the table.)
+            if escapes != Escapes::NONE
+                && let Some(slot) = self.argument_escapes.get_mut(self.arguments.len())
+            {
+                *slot = match (
+                    u16::try_from(escapes.chars()),
+                    u16::try_from(escapes.bytes()),
+                ) {
+                    (Ok(chars), Ok(bytes)) if chars < u16::MAX => {
+                        u32::from(chars) << 16 | u32::from(bytes)
+                    }
+                    _ => UNCOUNTED,
+                };
+            }
             let _ = self.arguments.push((JsonStr::from_checked(key), value));
             self.argument_count = self.argument_count.saturating_add(1);
         }
@@ -854,6 +887,7 @@ mod test {
             "\"s\"",
             "\"a\\\"b\"",
             "\"\\u00e9\"",
+            "\"\\ud83d\\ude00 \\n\\u0800x\\u07FF\\/\"",
             "\"longer string of text\"",
             "[]",
             "[1,[2]]",
@@ -903,7 +937,23 @@ mod test {
                     .filter(|a| a.kind() == crate::wire::json::Kind::Object);
                 let all: Vec<_> = args.and_then(|a| a.members()).into_iter().flatten().collect();
                 match f.arguments() {
-                    Some(table) => proptest::prop_assert_eq!(table, all.as_slice()),
+                    Some(table) => {
+                        proptest::prop_assert_eq!(table, all.as_slice());
+                        // What the check counted of each string's escapes, as counting them again
+                        // finds it.
+                        for (i, (_, v)) in table.iter().enumerate() {
+                            let e = f.argument_escapes(i);
+                            proptest::prop_assert!(e.is_some());
+                            if let (Some(e), Some(s)) = (e, v.as_str()) {
+                                let raw = s.raw();
+                                proptest::prop_assert_eq!((e.decoded_chars(raw), e.decoded_bytes(raw)), s.decoded_size());
+                                proptest::prop_assert_eq!(e == Escapes::NONE, !s.has_escapes());
+                            } else {
+                                proptest::prop_assert_eq!(e, Some(Escapes::NONE));
+                            }
+                        }
+                        proptest::prop_assert_eq!(f.argument_escapes(table.len()), None);
+                    }
                     None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
                 }
                 proptest::prop_assert_eq!(

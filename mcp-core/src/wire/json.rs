@@ -420,7 +420,8 @@ impl<'a> JsonStr<'a> {
     /// The decoded string's length in Unicode scalar values and in UTF-8 bytes, without
     /// decoding: the raw form's characters and bytes, less what each escape sequence spells
     /// beyond the one character it stands for (its bytes are ASCII; in a checked string its
-    /// size follows from its first hex digits).
+    /// size follows from its first hex digits). The checking pass counts the same while it
+    /// checks ([`Frame`](super::Frame) keeps it for the arguments it indexes).
     pub fn decoded_size(&self) -> (usize, usize) {
         let raw = self.raw;
         let (mut chars, mut bytes) = (char_starts(raw), raw.len());
@@ -510,6 +511,56 @@ const fn unicode_escape_size(a: u8, b: u8, c: u8) -> (usize, usize) {
         (6, 2)
     } else {
         (6, 3)
+    }
+}
+
+/// What the escape sequences of a string spell beyond the characters they stand for: how many
+/// more characters and UTF-8 bytes its raw form has than its decoded text, as the checking pass
+/// counts them (in one word: characters in the high half, bytes in the low). [`NONE`](Self::NONE)
+/// for a string without escapes (every escape spells at least one character more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Escapes(u64);
+
+impl Escapes {
+    /// No escape sequence.
+    pub const NONE: Escapes = Escapes(0);
+    /// Escapes in a string too long to count them in 32 bits (count them again).
+    pub const UNCOUNTED: Escapes = Escapes(u64::MAX);
+
+    /// Counts an escape `width` bytes wide standing for `len` bytes of UTF-8 (one character).
+    #[inline]
+    const fn add(&mut self, width: u64, len: u64) {
+        // Neither half carries into the other below 2^32 bytes of string (the caller checks).
+        self.0 = self.0.wrapping_add((width - 1) << 32 | (width - len));
+    }
+
+    /// The escapes of a string whose raw form has `chars` characters and `bytes` bytes more
+    /// than its decoded text.
+    pub const fn new(chars: u32, bytes: u32) -> Self {
+        Escapes((chars as u64) << 32 | bytes as u64)
+    }
+
+    /// The decoded length in UTF-8 bytes of the checked string content `raw` whose escapes
+    /// these are.
+    pub fn decoded_bytes(self, raw: &[u8]) -> usize {
+        raw.len()
+            .saturating_sub(usize::try_from(self.bytes()).unwrap_or(usize::MAX))
+    }
+
+    /// The decoded length in characters of the checked string content `raw` whose escapes
+    /// these are.
+    pub fn decoded_chars(self, raw: &[u8]) -> usize {
+        char_starts(raw).saturating_sub(usize::try_from(self.chars()).unwrap_or(usize::MAX))
+    }
+
+    /// Raw characters beyond the decoded ones.
+    pub const fn chars(self) -> u64 {
+        self.0 >> 32
+    }
+
+    /// Raw bytes beyond the decoded ones.
+    pub const fn bytes(self) -> u64 {
+        self.0 & 0xFFFF_FFFF
     }
 }
 
@@ -1004,11 +1055,11 @@ pub(super) const fn specials(w: usize) -> usize {
         & HIGHS
 }
 
-/// [`check_string`], also saying whether the string contains an escape sequence. Runs of
-/// ordinary bytes are skipped a word at a time; the errors and their offsets are those of a
-/// byte-by-byte scan.
+/// [`check_string`], also saying what its escape sequences spell beyond the characters they
+/// stand for ([`Escapes::NONE`]: none). Runs of ordinary bytes are skipped a word at a time; the
+/// errors and their offsets are those of a byte-by-byte scan.
 #[inline]
-pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), JsonError> {
+pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, Escapes), JsonError> {
     // The common case, inline: a run of ordinary bytes up to the closing quote, a word at a
     // time, then byte by byte near the end of the input.
     let mut q = p + 1;
@@ -1033,49 +1084,54 @@ pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, bool), 
         break;
     }
     if b.get(q) == Some(&b'"') {
-        return Ok((q + 1, false));
+        return Ok((q + 1, Escapes::NONE));
     }
-    string_rest(b, q)
+    string_rest(b, p, q)
 }
 
-/// The rest of a string from `q` (escapes, control characters, the last bytes of the input),
-/// byte by byte where it must be.
+/// The rest of the string at `p` from `q` (escapes, control characters, the last bytes of the
+/// input), byte by byte where it must be, counting what the escapes spell beyond their
+/// characters.
 #[inline(never)]
-fn string_rest(b: &[u8], mut q: usize) -> Result<(usize, bool), JsonError> {
-    let mut escaped = false;
+fn string_rest(b: &[u8], p: usize, mut q: usize) -> Result<(usize, Escapes), JsonError> {
+    let mut escapes = Escapes::NONE;
     loop {
         match b.get(q) {
             None => return Err(JsonError::Syntax(q)),
-            Some(b'"') => return Ok((q + 1, escaped)),
-            Some(b'\\') => {
-                escaped = true;
-                match b.get(q + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => q += 2,
-                    Some(b'u') => {
-                        let unit = b
-                            .get(q + 2..q + 6)
-                            .and_then(hex4)
-                            .ok_or(JsonError::Syntax(q))?;
-                        q += 6;
-                        match unit {
-                            0xD800..=0xDBFF => {
-                                // A high surrogate must be followed by an escaped low surrogate.
-                                let low = match b.get(q..q + 2) {
-                                    Some(br"\u") => b.get(q + 2..q + 6).and_then(hex4),
-                                    _ => None,
-                                };
-                                match low {
-                                    Some(0xDC00..=0xDFFF) => q += 6,
-                                    _ => return Err(JsonError::Syntax(q)),
-                                }
-                            }
-                            0xDC00..=0xDFFF => return Err(JsonError::Syntax(q - 6)),
-                            _ => {}
-                        }
-                    }
-                    _ => return Err(JsonError::Syntax(q)),
+            Some(b'"') if q - p > u32::MAX as usize => return Ok((q + 1, Escapes::UNCOUNTED)),
+            Some(b'"') => return Ok((q + 1, escapes)),
+            Some(b'\\') => match b.get(q + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                    escapes.add(2, 1);
+                    q += 2;
                 }
-            }
+                Some(b'u') => {
+                    let unit = b
+                        .get(q + 2..q + 6)
+                        .and_then(hex4)
+                        .ok_or(JsonError::Syntax(q))?;
+                    q += 6;
+                    match unit {
+                        0xD800..=0xDBFF => {
+                            // A high surrogate must be followed by an escaped low surrogate.
+                            let low = match b.get(q..q + 2) {
+                                Some(br"\u") => b.get(q + 2..q + 6).and_then(hex4),
+                                _ => None,
+                            };
+                            match low {
+                                Some(0xDC00..=0xDFFF) => q += 6,
+                                _ => return Err(JsonError::Syntax(q)),
+                            }
+                            escapes.add(12, 4);
+                        }
+                        0xDC00..=0xDFFF => return Err(JsonError::Syntax(q - 6)),
+                        0..0x80 => escapes.add(6, 1),
+                        0x80..0x800 => escapes.add(6, 2),
+                        _ => escapes.add(6, 3),
+                    }
+                }
+                _ => return Err(JsonError::Syntax(q)),
+            },
             Some(&c) if c < 0x20 => return Err(JsonError::Syntax(q)),
             Some(_) => q += 1,
         }
@@ -1278,6 +1334,13 @@ mod test {
             let v = Json::parse(raw.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
             let s = v.as_str().unwrap();
             proptest::prop_assert_eq!(s.decoded_size(), (text.chars().count(), text.len()));
+            // What the check counts while it checks, as the decoded text has it.
+            let (end, counted) = check_string_escapes(raw.as_bytes(), 0).unwrap();
+            proptest::prop_assert_eq!(end, raw.len());
+            let raw_chars = core::str::from_utf8(s.raw()).unwrap().chars().count();
+            proptest::prop_assert_eq!(counted.chars() as usize, raw_chars - text.chars().count());
+            proptest::prop_assert_eq!(counted.bytes() as usize, s.raw().len() - text.len());
+            proptest::prop_assert_eq!(counted == Escapes::NONE, !s.has_escapes());
             let mut buf = [0u8; 256];
             proptest::prop_assert_eq!(s.decode_into(&mut buf), Some(text.as_str()));
             proptest::prop_assert!(s.chars().eq(text.chars()));
