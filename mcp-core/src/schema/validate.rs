@@ -5,8 +5,9 @@ use core::fmt;
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
 use crate::wire::json::{Escapes, Integer, Json, JsonStr, Kind};
+use crate::wire::writer::Writer;
 #[cfg(feature = "float")]
-use crate::wire::writer::Number;
+use crate::wire::writer::with_number;
 
 /// The validated arguments of one call: every declared parameter is present with the right type
 /// and within its constraints, defaults are filled in, and nothing else is there.
@@ -335,61 +336,71 @@ impl fmt::Display for ArgError<'_> {
 }
 
 impl ArgError<'_> {
-    /// Writes the message into any `fmt::Write` (the engine writes it straight into the response).
+    /// Writes the message into any `fmt::Write`, as [`Display`](fmt::Display) does.
     pub fn render(&self, f: &mut dyn fmt::Write) -> fmt::Result {
+        self.write(&mut Read(f))
+    }
+
+    /// Writes the message into `w` (inside a JSON string: the engine writes it straight into the
+    /// response): the constant pieces already escaped, the rest escaped as written.
+    pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
+        let _ = self.write(w);
+    }
+
+    /// The message, piece by piece, into `f`.
+    fn write(&self, f: &mut dyn Sink) -> fmt::Result {
         let name = self.param.map_or("", Param::name);
         match self.kind {
             ArgErrorKind::NotAnObject => {
-                f.write_str("Invalid arguments: expected an object")?;
+                f.piece(&piece!("Invalid arguments: expected an object"))?;
                 got(f, self.got)
             }
             ArgErrorKind::Unknown => {
-                f.write_str("Unknown argument \"")?;
+                f.piece(&piece!("Unknown argument \""))?;
                 for c in self.key.iter().flat_map(JsonStr::chars).take(64) {
-                    f.write_char(c)?;
+                    f.text(c.encode_utf8(&mut [0; 4]))?;
                 }
                 if self.params.is_empty() {
-                    f.write_str("\": this tool takes no arguments")
+                    f.piece(&piece!("\": this tool takes no arguments"))
                 } else {
-                    f.write_str("\"; expected: ")?;
+                    f.piece(&piece!("\"; expected: "))?;
                     for (i, p) in self.params.iter().enumerate() {
                         if i > 0 {
-                            f.write_str(", ")?;
+                            f.plain(", ")?;
                         }
-                        f.write_str(p.name())?;
+                        f.plain(p.name())?;
                     }
                     Ok(())
                 }
             }
-            // Pieces and integers written directly: no `core::fmt` formatting on this path.
             ArgErrorKind::Duplicate => {
-                f.write_str("Duplicate argument \"")?;
-                f.write_str(name)?;
-                f.write_str("\"")
+                f.piece(&piece!("Duplicate argument \""))?;
+                f.plain(name)?;
+                f.piece(&piece!("\""))
             }
             ArgErrorKind::Missing => {
-                f.write_str("Missing required argument \"")?;
-                f.write_str(name)?;
-                f.write_str("\": expected ")?;
+                f.piece(&piece!("Missing required argument \""))?;
+                f.plain(name)?;
+                f.piece(&piece!("\": expected "))?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))
             }
             ArgErrorKind::BadLength => {
-                f.write_str("Invalid argument \"")?;
-                f.write_str(name)?;
-                f.write_str("\": expected ")?;
+                f.piece(&piece!("Invalid argument \""))?;
+                f.plain(name)?;
+                f.piece(&piece!("\": expected "))?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
                 let n = self
                     .got
                     .and_then(|g| g.as_str())
                     .map_or(0, |s| s.char_count());
-                f.write_str(", got ")?;
-                f.write_str(itoa::Buffer::new().format(n))?;
-                f.write_str(" characters")
+                f.plain(", got ")?;
+                f.int(i64::try_from(n).unwrap_or(i64::MAX))?;
+                f.plain(" characters")
             }
             _ => {
-                f.write_str("Invalid argument \"")?;
-                f.write_str(name)?;
-                f.write_str("\": expected ")?;
+                f.piece(&piece!("Invalid argument \""))?;
+                f.plain(name)?;
+                f.piece(&piece!("\": expected "))?;
                 self.param.map_or(Ok(()), |p| expectation(f, p))?;
                 got(f, self.got)
             }
@@ -397,20 +408,130 @@ impl ArgError<'_> {
     }
 }
 
+/// A constant piece of a message, spelled as inside a JSON string (only `"` and `\` are
+/// escaped: [`piece!`]); read as text, it is unescaped as it is written.
+struct Piece(&'static [u8]);
+
+/// The length of `text` spelled inside a JSON string (message constants: `"` and `\` escaped;
+/// a control character fails the build).
+const fn json_len(text: &str) -> usize {
+    let (mut rest, mut len) = (text.as_bytes(), 0);
+    while let [c, tail @ ..] = rest {
+        assert!(*c >= 0x20, "a control character in a message constant");
+        len += if matches!(*c, b'"' | b'\\') { 2 } else { 1 };
+        rest = tail;
+    }
+    len
+}
+
+/// `text` spelled inside a JSON string, [`json_len`] bytes.
+const fn json_spelling<const N: usize>(text: &str) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (mut src, mut dst): (&[u8], &mut [u8]) = (text.as_bytes(), &mut out);
+    while let [c, rest @ ..] = src {
+        let [d, tail @ ..] = dst else { break };
+        if matches!(*c, b'"' | b'\\') {
+            *d = b'\\';
+            let [d, tail @ ..] = tail else { break };
+            *d = *c;
+            dst = tail;
+        } else {
+            *d = *c;
+            dst = tail;
+        }
+        src = rest;
+    }
+    out
+}
+
+/// A [`Piece`] from a string literal, spelled for JSON when the crate is built (one copy in
+/// flash).
+macro_rules! piece {
+    ($text:literal) => {{
+        const JSON: [u8; json_len($text)] = json_spelling($text);
+        Piece(&JSON)
+    }};
+}
+use piece;
+
+/// Where an [`ArgError`]'s message goes: read as text ([`Read`]), or into a JSON string (the
+/// engine's [`Writer`]), where constant pieces need no escaping and no scan.
+trait Sink {
+    /// A constant piece.
+    fn piece(&mut self, piece: &Piece) -> fmt::Result;
+    /// Text that reads the same inside a JSON string (registered names, number tokens).
+    fn plain(&mut self, text: &str) -> fmt::Result;
+    /// Any text.
+    fn text(&mut self, text: &str) -> fmt::Result;
+    /// A decimal integer.
+    fn int(&mut self, v: i64) -> fmt::Result;
+}
+
+/// A message read as text.
+struct Read<'f>(&'f mut dyn fmt::Write);
+
+impl Sink for Read<'_> {
+    fn piece(&mut self, piece: &Piece) -> fmt::Result {
+        // Each `\` escapes the one byte after it; the runs between are UTF-8 text.
+        let mut rest = piece.0;
+        while !rest.is_empty() {
+            let run = rest.iter().position(|&c| c == b'\\').unwrap_or(rest.len());
+            let (text, tail) = rest.split_at(run);
+            self.0
+                .write_str(core::str::from_utf8(text).map_err(|_| fmt::Error)?)?;
+            let (escaped, tail) = tail.split_at(tail.len().min(2));
+            if let Some(&c) = escaped.get(1) {
+                self.0.write_char(char::from(c))?;
+            }
+            rest = tail;
+        }
+        Ok(())
+    }
+    fn plain(&mut self, text: &str) -> fmt::Result {
+        self.0.write_str(text)
+    }
+    fn text(&mut self, text: &str) -> fmt::Result {
+        self.0.write_str(text)
+    }
+    fn int(&mut self, v: i64) -> fmt::Result {
+        self.0.write_str(itoa::Buffer::new().format(v))
+    }
+}
+
+impl Sink for Writer<'_> {
+    fn piece(&mut self, piece: &Piece) -> fmt::Result {
+        // (The engine writes messages in string mode: the spelling is the text's there.)
+        Writer::plain(self, piece.0);
+        Ok(())
+    }
+    fn plain(&mut self, text: &str) -> fmt::Result {
+        Writer::plain(self, text.as_bytes());
+        Ok(())
+    }
+    fn text(&mut self, text: &str) -> fmt::Result {
+        Writer::text(self, text);
+        Ok(())
+    }
+    fn int(&mut self, v: i64) -> fmt::Result {
+        Writer::int(self, v);
+        Ok(())
+    }
+}
+
 /// ", got <token>", the token cut to 40 bytes at a character boundary.
 /// A string is shown decoded (a `\u6df1` escape becomes the character it stands for, so that a
 /// text-to-speech reader says the word, not the code), cut to 40 characters.
-fn got(f: &mut dyn fmt::Write, v: Option<Json<'_>>) -> fmt::Result {
+fn got(f: &mut dyn Sink, v: Option<Json<'_>>) -> fmt::Result {
     let Some(v) = v else { return Ok(()) };
     if let Some(s) = v.as_str() {
-        f.write_str(", got \"")?;
+        f.piece(&piece!(", got \""))?;
         for c in s.chars().take(40) {
-            f.write_char(c)?;
+            f.text(c.encode_utf8(&mut [0; 4]))?;
         }
-        return f.write_str(if s.chars().nth(40).is_some() {
-            "…\""
+        return f.piece(&if s.chars().nth(40).is_some() {
+            piece!("…\"")
         } else {
-            "\""
+            piece!("\"")
         });
     }
     let text = v.as_text();
@@ -418,18 +539,23 @@ fn got(f: &mut dyn fmt::Write, v: Option<Json<'_>>) -> fmt::Result {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    f.write_str(", got ")?;
-    f.write_str(text.get(..end).unwrap_or_default())?;
+    f.plain(", got ")?;
+    let token = text.get(..end).unwrap_or_default();
+    // Numbers and literals read the same inside a JSON string; arrays and objects may not.
+    match v.kind() {
+        Kind::Number | Kind::Bool | Kind::Null => f.plain(token)?,
+        _ => f.text(token)?,
+    }
     if end < text.len() {
-        f.write_str("…")?;
+        f.plain("…")?;
     }
     Ok(())
 }
 
 /// "an integer from 0 to 100", "one of \"light\", \"dark\"", …
-fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
+fn expectation(f: &mut dyn Sink, p: &Param) -> fmt::Result {
     match p.ty() {
-        ParamType::Boolean => f.write_str("true or false"),
+        ParamType::Boolean => f.plain("true or false"),
         ParamType::Integer => {
             let (min, max) = p.int_bounds();
             bounds(
@@ -443,24 +569,37 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
         }
         #[cfg(feature = "float")]
         ParamType::Number => {
-            f.write_str("a number")?;
+            f.plain("a number")?;
             let (min, max) = p.num_bounds();
+            // Written as the writer writes numbers: digits, `.`, `-`, `e` (plain).
+            let number = |f: &mut dyn Sink, n: f64| with_number(n, |s| f.plain(s));
             match (min != f64::MIN, max != f64::MAX) {
-                (true, true) => write!(f, " from {} to {}", Number(min), Number(max)),
-                (true, false) => write!(f, " of at least {}", Number(min)),
-                (false, true) => write!(f, " of at most {}", Number(max)),
+                (true, true) => {
+                    f.plain(" from ")?;
+                    number(f, min)?;
+                    f.plain(" to ")?;
+                    number(f, max)
+                }
+                (true, false) => {
+                    f.plain(" of at least ")?;
+                    number(f, min)
+                }
+                (false, true) => {
+                    f.plain(" of at most ")?;
+                    number(f, max)
+                }
                 (false, false) => Ok(()),
             }
         }
         ParamType::String if !p.choices().is_empty() => {
-            f.write_str("one of ")?;
+            f.plain("one of ")?;
             for (i, c) in p.choices().iter().enumerate() {
                 if i > 0 {
-                    f.write_str(", ")?;
+                    f.plain(", ")?;
                 }
-                f.write_str("\"")?;
-                f.write_str(c)?;
-                f.write_str("\"")?;
+                f.piece(&piece!("\""))?;
+                f.text(c)?;
+                f.piece(&piece!("\""))?;
             }
             Ok(())
         }
@@ -481,37 +620,37 @@ fn expectation(f: &mut dyn fmt::Write, p: &Param) -> fmt::Result {
 }
 
 /// `what` and its bounds: "an integer from 0 to 100", "a string of at least 1 characters", …
+/// (`what`, `between` and `unit` are plain constants.)
 fn bounds(
-    f: &mut dyn fmt::Write,
+    f: &mut dyn Sink,
     what: &str,
     min: Option<i64>,
     max: Option<i64>,
     between: &str,
     unit: &str,
 ) -> fmt::Result {
-    f.write_str(what)?;
-    let int = |f: &mut dyn fmt::Write, v: i64| f.write_str(itoa::Buffer::new().format(v));
+    f.plain(what)?;
     match (min, max) {
         (Some(a), Some(b)) => {
-            f.write_str(between)?;
-            int(f, a)?;
-            f.write_str(" to ")?;
-            int(f, b)?;
+            f.plain(between)?;
+            f.int(a)?;
+            f.plain(" to ")?;
+            f.int(b)?;
         }
         (Some(a), None) => {
-            f.write_str(" of at least ")?;
-            int(f, a)?;
+            f.plain(" of at least ")?;
+            f.int(a)?;
         }
         (None, Some(b)) => {
-            f.write_str(" of at most ")?;
-            int(f, b)?;
+            f.plain(" of at most ")?;
+            f.int(b)?;
         }
         (None, None) => return Ok(()),
     }
     if unit.is_empty() {
         return Ok(());
     }
-    f.write_str(unit)
+    f.plain(unit)
 }
 
 /// Validates `arguments` (absent and `null` both mean "no arguments") against `params`.
@@ -931,8 +1070,31 @@ mod test {
                 r#"{"volume":1,"theme":"深色"}"#,
                 r#"Invalid argument "theme": expected one of "light", "dark", got "深色""#,
             ),
+            (
+                r#"{"volume":"a\"b\\c\u0001"}"#,
+                "Invalid argument \"volume\": expected an integer from 0 to 100, got \"a\"b\\c\u{1}\"",
+            ),
+            (
+                r#"{"volume":{"k":"v\n"}}"#,
+                r#"Invalid argument "volume": expected an integer from 0 to 100, got {"k":"v\n"}"#,
+            ),
+            (
+                r#"{"a\"b":1}"#,
+                r#"Unknown argument "a"b"; expected: volume, theme, label, gain, on"#,
+            ),
         ] {
             assert_eq!(run(args).err().as_deref(), Some(msg), "{args}");
+            // The engine's spelling, inside a JSON string, reads the same.
+            let v = Json::parse(args.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+            let e = validate(PARAMS, Some(v)).err().unwrap();
+            let mut buf = [0u8; 512];
+            let mut w = Writer::new(&mut buf);
+            w.begin_string();
+            e.write_json(&mut w);
+            w.end_string();
+            let json = core::str::from_utf8(w.written().unwrap()).unwrap();
+            let read: String = serde_json::from_str(json).unwrap();
+            assert_eq!(read, msg, "{json}");
         }
     }
 

@@ -46,12 +46,17 @@ pub(crate) fn call_key(parts: &[&[u8]]) -> u64 {
             b.copy_from_slice(w);
             h = mix(h, u64::from_le_bytes(b));
         }
-        // The last 0-7 bytes, and the part's length in the top byte.
-        let last = words
-            .remainder()
-            .iter()
-            .rev()
-            .fold(0u64, |w, &c| (w << 8) | u64::from(c));
+        // The last 0-7 bytes (in a part of 8 or more, its last 8: one load), and the part's
+        // length in the top byte.
+        let rest = words.remainder();
+        let last = match part.last_chunk::<8>() {
+            _ if rest.is_empty() => 0,
+            Some(&w) => u64::from_le_bytes(w),
+            None => rest
+                .iter()
+                .rev()
+                .fold(0u64, |w, &c| (w << 8) | u64::from(c)),
+        };
         h = mix(h, last ^ ((part.len() as u64) << 56));
     }
     h

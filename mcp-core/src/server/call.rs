@@ -417,13 +417,11 @@ impl<
             if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
                 return answered(respond.result(|w| {
                     w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
-                    let _ = e.render(w);
+                    e.write_json(w);
                     w.close_string(b"\"}],\"isError\":true");
                 }));
             }
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                let _ = e.render(w);
-            }));
+            return answered(respond.error(ErrorCode::InvalidParams, |w| e.write_json(w)));
         }
 
         // The retransmission scope (see `cache`): the peer; on the 2026-07-28 wire the peer and

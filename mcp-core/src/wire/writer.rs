@@ -316,22 +316,10 @@ impl fmt::Write for Writer<'_> {
     }
 }
 
-/// Formats an `f64` the way [`Writer::number`] writes it, without `core`'s float formatting (which
-/// would link a second float printer into the firmware).
+/// Formats `v` (integral values as integers, non-finite as `null`) and hands the text to `f`:
+/// without `core`'s float formatting (which would link a second float printer into the firmware).
 #[cfg(feature = "float")]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Number(pub(crate) f64);
-
-#[cfg(feature = "float")]
-impl fmt::Display for Number {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        with_number(self.0, |s| f.write_str(s))
-    }
-}
-
-/// Formats `v` (integral values as integers, non-finite as `null`) and hands the text to `f`.
-#[cfg(feature = "float")]
-fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
+pub(crate) fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
     // `f64::fract` is not in `core`: compare with the truncated value instead.
     if v > -1e15 && v < 1e15 && (v as i64) as f64 == v {
         f(itoa::Buffer::new().format(v as i64))

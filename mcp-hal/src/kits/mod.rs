@@ -295,6 +295,7 @@ impl Pacer {
 /// Reads with `read` until `agrees` holds or the window's limit has been waited, pausing on the
 /// board's delay (see [`Pacer`]). Returns the last reading and the verdict on it; a read error
 /// ends the wait.
+#[inline]
 pub(crate) fn settle<C: Wait + ?Sized, T: Copy, E>(
     ctx: &mut C,
     window: Window,
