@@ -523,44 +523,33 @@ impl Sink for Writer<'_> {
 /// text-to-speech reader says the word, not the code), cut to 40 characters.
 fn got(f: &mut dyn Sink, v: Option<Json<'_>>) -> fmt::Result {
     let Some(v) = v else { return Ok(()) };
-    let raw = v.raw();
-    match v.kind() {
-        Kind::String => {
-            let s = v.as_str().unwrap_or(JsonStr::from_checked(b""));
-            f.piece(&piece!(", got \""))?;
-            for c in s.chars().take(40) {
-                f.text(c.encode_utf8(&mut [0; 4]))?;
-            }
-            f.piece(&if s.chars().nth(40).is_some() {
-                piece!("…\"")
-            } else {
-                piece!("\"")
-            })
+    if let Some(s) = v.as_str() {
+        f.piece(&piece!(", got \""))?;
+        for c in s.chars().take(40) {
+            f.text(c.encode_utf8(&mut [0; 4]))?;
         }
-        // Numbers and literals are ASCII and read the same inside a JSON string.
-        Kind::Number | Kind::Bool | Kind::Null => {
-            f.piece(&piece!(", got "))?;
-            f.plain(core::str::from_utf8(raw.get(..40).unwrap_or(raw)).unwrap_or_default())?;
-            match raw.len() > 40 {
-                true => f.piece(&piece!("…")),
-                false => Ok(()),
-            }
-        }
-        // Arrays and objects may hold anything: escaped.
-        _ => {
-            let text = v.as_text();
-            let mut end = text.len().min(40);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            f.piece(&piece!(", got "))?;
-            f.text(text.get(..end).unwrap_or_default())?;
-            match end < text.len() {
-                true => f.piece(&piece!("…")),
-                false => Ok(()),
-            }
-        }
+        return f.piece(&if s.chars().nth(40).is_some() {
+            piece!("…\"")
+        } else {
+            piece!("\"")
+        });
     }
+    let text = v.as_text();
+    let mut end = text.len().min(40);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    f.plain(", got ")?;
+    let token = text.get(..end).unwrap_or_default();
+    // Numbers and literals read the same inside a JSON string; arrays and objects may not.
+    match v.kind() {
+        Kind::Number | Kind::Bool | Kind::Null => f.plain(token)?,
+        _ => f.text(token)?,
+    }
+    if end < text.len() {
+        f.plain("…")?;
+    }
+    Ok(())
 }
 
 /// "an integer from 0 to 100", "one of \"light\", \"dark\"", …

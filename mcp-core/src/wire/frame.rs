@@ -17,8 +17,8 @@
 //! JSON text.
 
 use super::json::{
-    Escapes, Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_key_word, check_literal,
-    check_number, check_string_escapes, check_utf8, skip_ws,
+    Escapes, Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number,
+    check_string_escapes, check_utf8, skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -370,7 +370,7 @@ fn object<'a>(
         if b.get(p) != Some(&b'"') {
             return Err(JsonError::Syntax(p));
         }
-        let (key_end, key_escapes, key_word) = check_key_word(b, p)?;
+        let (key_end, key_escapes) = check_string_escapes(b, p)?;
         let key_escaped = key_escapes != Escapes::NONE;
         let colon = skip_ws(b, key_end);
         if b.get(colon) != Some(&b':') {
@@ -379,7 +379,7 @@ fn object<'a>(
         let key = (p + 1, key_end - p - 2);
         let member = match (level, key_escaped) {
             (Level::Arguments, _) => NONE,
-            (_, false) => member_of_plain(level, b, key, key_word, frame),
+            (_, false) => member_of_plain(level, b, key.0, key.1, frame),
             (_, true) => member_of_escaped(
                 level,
                 JsonStr::from_checked(b.get(key.0..key.0 + key.1).unwrap_or_default()),
@@ -580,20 +580,22 @@ const fn pack(s: &[u8]) -> u64 {
 }
 
 /// The recorded member a key without escapes names at `level`, if any; `result` and `error` at
-/// the top level set [`Frame::result_or_error`]. The key (at `at`, `len` bytes) is compared by its
-/// first 8 bytes as one word — `word`, as [`check_key_word`] read it, or packed here when it did
-/// not — switched on its length: a few instructions per key.
-fn member_of_plain(
-    level: Level,
-    b: &[u8],
-    (at, len): (usize, usize),
-    word: u64,
-    frame: &mut Frame<'_>,
-) -> usize {
-    // (A key without control characters is never 0 when it has a byte: 0 is "not read".)
-    let word = match word {
-        0 => pack(b.get(at..at + len).unwrap_or_default()),
-        word => word,
+/// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
+/// word (read from the message where 8 bytes remain, else packed), switched on the key's length:
+/// a few instructions per key.
+fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Frame<'_>) -> usize {
+    let word = match b.get(at..at + 8) {
+        Some(w) => {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(w);
+            let mask = if len >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * len)) - 1
+            };
+            u64::from_le_bytes(bytes) & mask
+        }
+        None => pack(b.get(at..at + len).unwrap_or_default()),
     };
     match (level, len) {
         (Level::Message, 7) if word == pack(b"jsonrpc") => 0,

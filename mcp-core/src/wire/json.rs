@@ -1055,41 +1055,6 @@ pub(super) const fn specials(w: usize) -> usize {
         & HIGHS
 }
 
-/// [`specials`] of a 64-bit word (object keys are read 8 bytes at a time on every target: the
-/// index compares them as one `u64`).
-const fn specials_u64(w: u64) -> u64 {
-    const ONES: u64 = u64::MAX / 255;
-    let quote = w ^ (ONES * b'"' as u64);
-    let backslash = w ^ (ONES * b'\\' as u64);
-    ((quote.wrapping_sub(ONES) & !quote)
-        | (backslash.wrapping_sub(ONES) & !backslash)
-        | (w.wrapping_sub(ONES * 0x20) & !w))
-        & (ONES << 7)
-}
-
-/// [`check_string_escapes`] for an object key at `p`, also returning the key's first bytes as
-/// a little-endian word for matching it: the whole key, zero-padded, when it is shorter than 8
-/// bytes; its first 8 bytes when longer; `0` when not read here (the key has escapes or control
-/// characters in its first 8 bytes, or the input ends within 9 bytes: read it from the input).
-#[inline]
-pub(super) fn check_key_word(b: &[u8], p: usize) -> Result<(usize, Escapes, u64), JsonError> {
-    if let Some(&head) = b.get(p + 1..).and_then(<[u8]>::first_chunk::<8>) {
-        let word = u64::from_le_bytes(head);
-        let found = specials_u64(word);
-        if found == 0 {
-            // 8 ordinary bytes: the rest as any string's (from a quote-like position 7 on).
-            let (end, escapes) = check_string_escapes(b, p + 8)?;
-            return Ok((end, escapes, word));
-        }
-        let len = (found.trailing_zeros() / 8) as usize;
-        if b.get(p + 1 + len) == Some(&b'"') {
-            return Ok((p + 2 + len, Escapes::NONE, word & ((1 << (8 * len)) - 1)));
-        }
-    }
-    let (end, escapes) = check_string_escapes(b, p)?;
-    Ok((end, escapes, 0))
-}
-
 /// [`check_string`], also saying what its escape sequences spell beyond the characters they
 /// stand for ([`Escapes::NONE`]: none). Runs of ordinary bytes are skipped a word at a time; the
 /// errors and their offsets are those of a byte-by-byte scan.
