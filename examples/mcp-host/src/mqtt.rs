@@ -874,7 +874,16 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// Leaves on purpose: clear the presence, disconnect, and let the event loop write both.
+    /// Leaves on purpose: clear the presence, disconnect, and let the event loop write both;
+    /// then wait for the broker to close the connection.
+    ///
+    /// Closing the socket as soon as the DISCONNECT is written is not enough: the broker's
+    /// PUBACK for the empty presence may already sit unread in the device's receive buffer, and
+    /// closing a socket with unread data resets it (RST). A broker that reads the reset before
+    /// the DISCONNECT sees a lost link and publishes the will too: a second empty presence (a
+    /// client would count the device leaving twice). The broker closes the connection once it
+    /// has read the DISCONNECT (and discarded the will); reading until then (the PUBACK with it)
+    /// ends the link cleanly. A broker that does not close is given up on after the timeout.
     async fn leave(&mut self, eventloop: &mut EventLoop) {
         if !self.connected {
             return;
@@ -886,12 +895,8 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         self.publish(presence, offline, true, None);
         let _ = self.client.try_disconnect();
         let _ = tokio::time::timeout(Duration::from_secs(2), async {
-            loop {
-                match eventloop.poll().await {
-                    Ok(Event::Outgoing(Outgoing::Disconnect)) | Err(_) => return,
-                    Ok(_) => {}
-                }
-            }
+            // Until the broker closes the link (an error: the end of the stream).
+            while eventloop.poll().await.is_ok() {}
         })
         .await;
     }

@@ -297,6 +297,9 @@ async fn a_device_that_leaves_clears_its_presence() {
     let late = Client::connect(&url, "newcomer").unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(late.devices().is_empty(), "{:?}", late.devices());
+    // It left once: its own empty presence and not its will as well (the broker publishes the
+    // will too when the link is reset before it reads the DISCONNECT).
+    assert_eq!(c.devices()["ledger-4"].offlines, 1, "{:?}", c.devices());
     assert_eq!(
         c.request(
             "ledger-4",
