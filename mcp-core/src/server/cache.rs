@@ -27,18 +27,20 @@
 //! Capacity: `N` entries of up to `B` response bytes. A larger answer is remembered as "executed,
 //! not replayable", so that a retransmission still never runs twice.
 
-/// Hashes the parts of a call key, each part a word (8 bytes) at a time with its length in the
-/// last word, so that `["1", "2x"]` and `["12", "x"]` differ. Every step is a bijection of the
-/// state (xor, an odd multiplier, an xor-shift), so two keys that differ in a single word never
-/// collide; it is the multiply-xorshift mix of FxHash and the splitmix finalizer, about 8
-/// instructions per 8 bytes (byte-wise FNV-1a, before, cost 4 per byte).
-pub(crate) fn call_key(parts: &[&[u8]]) -> u64 {
+/// Hashes the parts of a call key: `words` (the parts that are numbers, the peer and the call's
+/// form) one each, then each of
+/// `parts` a word (8 bytes) at a time with its length in the last word, so that `["1", "2x"]` and
+/// `["12", "x"]` differ. Every step is a bijection of the state (xor, an odd multiplier, an
+/// xor-shift), so two keys that differ in a single word never collide; it is the
+/// multiply-xorshift mix of FxHash and the splitmix finalizer, about 8 instructions per 8 bytes
+/// (byte-wise FNV-1a, before, cost 4 per byte).
+pub(crate) fn call_key(words: [u64; 2], parts: &[&[u8]]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mix = |h: u64, w: u64| {
         let h = (h ^ w).wrapping_mul(K);
         h ^ (h >> 29)
     };
-    let mut h = 0xCBF2_9CE4_8422_2325;
+    let mut h = words.iter().fold(0xCBF2_9CE4_8422_2325, |h, &w| mix(h, w));
     for part in parts {
         let mut words = part.chunks_exact(8);
         for w in &mut words {
@@ -91,7 +93,7 @@ impl Peer {
 
     /// A peer named by bytes it chose or was given (a session id); hashed, so any length will do.
     pub fn named(name: &[u8]) -> Self {
-        Peer(call_key(&[b"peer", name]))
+        Peer(call_key([0, 0], &[b"peer", name]))
     }
 
     /// The number the scope is built from.
@@ -343,12 +345,15 @@ mod test {
     #[test]
     fn a_replay_is_found_by_key_and_an_oversized_answer_is_only_marked() {
         let mut c: RecentCalls<2, 8> = RecentCalls::new();
-        let (a, b) = (call_key(&[b"1", b"x"]), call_key(&[b"2", b"x"]));
+        let (a, b) = (
+            call_key([0, 0], &[b"1", b"x"]),
+            call_key([0, 0], &[b"2", b"x"]),
+        );
         c.put(a, 0, b"resp-a");
         c.put(b, 1, b"too-long-response");
         assert_eq!(c.get(a).map(|(_, _, s)| s), Some(Seen::Replay(b"resp-a")));
         assert_eq!(c.get(b).map(|(_, _, s)| s), Some(Seen::Executed));
-        assert_eq!(c.get(call_key(&[b"3", b"x"])), None);
+        assert_eq!(c.get(call_key([0, 0], &[b"3", b"x"])), None);
     }
 
     #[test]
@@ -403,7 +408,10 @@ mod test {
 
     #[test]
     fn part_boundaries_matter() {
-        assert_ne!(call_key(&[b"1", b"2x"]), call_key(&[b"12", b"x"]));
+        assert_ne!(
+            call_key([0, 0], &[b"1", b"2x"]),
+            call_key([0, 0], &[b"12", b"x"])
+        );
     }
 
     #[test]

@@ -427,7 +427,7 @@ impl<
         // The retransmission scope (see `cache`): the peer; on the 2026-07-28 wire the peer and
         // the client's idempotency key, and without a key no scope (a stateless request is
         // never recognised as a retransmission).
-        let peer = caller.peer.get().to_le_bytes();
+        let peer = caller.peer.get();
         let scope: Option<&[u8]> = match era {
             Era::Legacy => Some(b""),
             Era::Modern(m) => m.idempotency_key.map(|k| k.raw()),
@@ -436,13 +436,10 @@ impl<
         let key = scope.filter(|_| !tool.is_read_only()).map(|scope| {
             // The tool and the call form in one word: index, task-augmented, 2026-07-28.
             let form = (index as u64) << 2 | u64::from(augmented) << 1 | u64::from(era.is_modern());
-            call_key(&[
-                &peer,
-                scope,
-                id.raw(),
-                &form.to_le_bytes(),
-                arguments.map_or(b"", |a| a.raw()),
-            ])
+            call_key(
+                [peer, form],
+                &[scope, id.raw(), arguments.map_or(b"", |a| a.raw())],
+            )
         });
         let cached = match key {
             Some(key) => self.cache.get(key),
