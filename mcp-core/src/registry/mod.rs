@@ -529,7 +529,21 @@ pub(crate) const CURSOR_MEMBER_LEN: usize = 15 + CURSOR_LEN + 1;
 
 pub(crate) struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,
-    pub(crate) size: u32,
+    /// The listing's size in bytes (below 2^24) above the name's length (1–128): the lookup by
+    /// name passes over the tools of another length without reading their names.
+    packed: u32,
+}
+
+impl<C> Entry<'_, C> {
+    /// The listing's size in bytes.
+    pub(crate) const fn size(&self) -> u32 {
+        self.packed >> 8
+    }
+
+    /// The tool name's length in bytes.
+    const fn name_len(&self) -> usize {
+        (self.packed & 0xFF) as usize
+    }
 }
 
 /// The tool table: up to `N` tools, in registration order (which is listing order).
@@ -632,14 +646,20 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
                 page: clamp(self.page_bytes),
             }));
         }
-        let size = u32::try_from(size).map_err(|_| {
-            err(RegisterErrorKind::TooLargeForPage {
-                size: u32::MAX,
-                page: u32::MAX,
-            })
-        })?;
+        // Sizes from 16 MiB up are refused as too large for any page (the name's length, at
+        // most 128, shares the word).
+        let size = u32::try_from(size)
+            .ok()
+            .filter(|&s| s < 1 << 24)
+            .ok_or_else(|| {
+                err(RegisterErrorKind::TooLargeForPage {
+                    size: u32::MAX,
+                    page: u32::MAX,
+                })
+            })?;
+        let packed = size << 8 | tool.name.len() as u32;
         self.entries
-            .push(Entry { tool, size })
+            .push(Entry { tool, packed })
             .map_err(|_| err(RegisterErrorKind::Full))?;
         self.fingerprint = fnv(fnv(self.fingerprint, tool.name.as_bytes()), &[0]);
         Ok(self)
@@ -660,7 +680,7 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
         let raw = name.raw();
         self.entries
             .iter()
-            .position(|e| e.tool.name.as_bytes() == raw)
+            .position(|e| e.name_len() == raw.len() && e.tool.name.as_bytes() == raw)
     }
 
     /// The tool at `index`.

@@ -76,7 +76,7 @@ impl<
                 i += 1;
                 continue;
             }
-            let size = entries.get(i).map_or(0, |e| e.size as usize) + usize::from(count > 0);
+            let size = entries.get(i).map_or(0, |e| e.size() as usize) + usize::from(count > 0);
             let reserve = if last_visible.is_some_and(|last| i < last) {
                 CURSOR_MEMBER_LEN
             } else {
