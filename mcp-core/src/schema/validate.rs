@@ -357,8 +357,10 @@ impl ArgError<'_> {
             }
             ArgErrorKind::Unknown => {
                 f.piece(&piece!("Unknown argument \""))?;
-                for c in self.key.iter().flat_map(JsonStr::chars).take(64) {
-                    f.text(c.encode_utf8(&mut [0; 4]))?;
+                if let Some(key) = self.key {
+                    for c in key.chars().take(64) {
+                        f.text(c.encode_utf8(&mut [0; 4]))?;
+                    }
                 }
                 if self.params.is_empty() {
                     f.piece(&piece!("\": this tool takes no arguments"))
@@ -494,7 +496,8 @@ impl Sink for Read<'_> {
         self.0.write_str(text)
     }
     fn int(&mut self, v: i64) -> fmt::Result {
-        self.0.write_str(itoa::Buffer::new().format(v))
+        self.0
+            .write_str(crate::wire::writer::Decimal::signed(v).as_str())
     }
 }
 

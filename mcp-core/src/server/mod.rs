@@ -711,7 +711,10 @@ fn members_into<'i>(
     names: &[&str],
     found: &mut [Option<Json<'i>>],
 ) -> Result<(), &'static str> {
-    for (key, value) in params.and_then(|p| p.members()).into_iter().flatten() {
+    let Some(members) = params.and_then(|p| p.members()) else {
+        return Ok(());
+    };
+    for (key, value) in members {
         if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
             let slot = found.get_mut(i).ok_or("Invalid params")?;
             if slot.is_some() {

@@ -403,8 +403,24 @@ impl<'a> JsonStr<'a> {
         if self.raw.len() <= s.len() {
             self.raw == s.as_bytes() && !self.has_escapes()
         } else {
-            self.has_escapes() && self.chars().eq(s.chars())
+            self.has_escapes() && self.eq_decoded(s)
         }
+    }
+
+    /// `true` when the decoded string equals `s`: each decoded character's UTF-8 starts what is
+    /// left of `s` (the rare path of [`eq_str`](Self::eq_str), kept out of its callers).
+    #[inline(never)]
+    fn eq_decoded(&self, s: &str) -> bool {
+        let mut rest = s.as_bytes();
+        self.chars().all(
+            |c| match rest.strip_prefix(c.encode_utf8(&mut [0; 4]).as_bytes()) {
+                Some(tail) => {
+                    rest = tail;
+                    true
+                }
+                None => false,
+            },
+        ) && rest.is_empty()
     }
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
@@ -620,11 +636,16 @@ impl Iterator for Chars<'_> {
         let rest = self.raw.get(self.pos..)?;
         let first = *rest.first()?;
         if first != b'\\' {
-            // Decode one UTF-8 scalar from the (checked) text.
+            // Decode one UTF-8 scalar from the (checked) text: the lead byte's payload (below its
+            // `width` marker bits and the 0 after them), then six bits per continuation byte.
             let width = utf8_width(first);
-            let s = core::str::from_utf8(rest.get(..width)?).ok()?;
+            let tail = rest.get(1..width)?;
+            let lead = u32::from(first) & (0xFF >> width);
+            let code = tail
+                .iter()
+                .fold(lead, |code, &c| code << 6 | (u32::from(c) & 0x3F));
             self.pos += width;
-            return s.chars().next();
+            return char::from_u32(code);
         }
         let (c, width) = unescape(rest)?;
         self.pos += width;
@@ -806,6 +827,10 @@ fn is_ascii(text: &[u8]) -> bool {
 /// time, the last bytes as the last word (overlapping); `<[u8]>::contains` walks short slices a
 /// byte at a time.
 #[inline]
+#[allow(
+    clippy::manual_contains,
+    reason = "`contains` on bytes links `core`'s memchr (some 170 bytes of flash) for a short key"
+)]
 pub(crate) fn has_backslash(bytes: &[u8]) -> bool {
     const BACKSLASHES: usize = ONES * b'\\' as usize;
     let zero_byte = |w: usize| {
@@ -814,7 +839,7 @@ pub(crate) fn has_backslash(bytes: &[u8]) -> bool {
     };
     let Some(&last) = bytes.last_chunk::<WORD>() else {
         // Shorter than a word (a key, a short name).
-        return bytes.contains(&b'\\');
+        return bytes.iter().any(|&c| c == b'\\');
     };
     let mut words = bytes.chunks_exact(WORD);
     for word in &mut words {
@@ -1208,21 +1233,23 @@ fn number_as_integer(raw: &[u8]) -> Integer {
     if overflow || sig.len() as i64 + scale > 19 {
         return Integer::OutOfRange;
     }
-    let mut mag: u128 = 0;
+    // At most 19 digits: below 10^19, inside a u64 (no 128-bit arithmetic on a 32-bit core).
+    let mut mag: u64 = 0;
     for &d in &sig {
-        mag = mag * 10 + u128::from(d - b'0');
+        mag = mag * 10 + u64::from(d - b'0');
     }
     for _ in 0..scale {
         mag *= 10;
     }
     if neg {
-        if mag <= 1u128 << 63 {
-            // -(2^63) is i64::MIN; everything smaller in magnitude negates safely.
-            Integer::Exact((mag as i128).wrapping_neg() as i64)
+        if mag <= 1u64 << 63 {
+            // -(2^63) is i64::MIN (its magnitude as an i64 wraps to itself); everything
+            // smaller in magnitude negates safely.
+            Integer::Exact((mag as i64).wrapping_neg())
         } else {
             Integer::OutOfRange
         }
-    } else if mag <= i64::MAX as u128 {
+    } else if mag <= i64::MAX as u64 {
         Integer::Exact(mag as i64)
     } else {
         Integer::OutOfRange
@@ -1344,6 +1371,14 @@ mod test {
             let mut buf = [0u8; 256];
             proptest::prop_assert_eq!(s.decode_into(&mut buf), Some(text.as_str()));
             proptest::prop_assert!(s.chars().eq(text.chars()));
+            // Equal to its text, and to nothing longer or shorter.
+            proptest::prop_assert!(s.eq_str(&text));
+            let longer = text.clone() + "x";
+            proptest::prop_assert!(!s.eq_str(&longer));
+            let mut shorter = text.clone();
+            if shorter.pop().is_some() {
+                proptest::prop_assert!(!s.eq_str(&shorter));
+            }
         }
     }
 
