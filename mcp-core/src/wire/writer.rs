@@ -107,13 +107,22 @@ impl<'b> Writer<'b> {
     #[inline]
     pub fn raw(&mut self, bytes: &[u8]) {
         if self.in_string {
-            let plain = plain_len(bytes);
-            if plain < bytes.len() {
-                self.escaped(bytes, plain);
-                return;
-            }
+            self.raw_in_string(bytes);
+        } else {
+            self.put(bytes);
         }
-        self.put(bytes);
+    }
+
+    /// [`raw`](Self::raw) in string mode: escaped where needed. One copy of the scan, not one
+    /// in each of `raw`'s inlined callers.
+    #[inline(never)]
+    fn raw_in_string(&mut self, bytes: &[u8]) {
+        let plain = plain_len(bytes);
+        if plain < bytes.len() {
+            self.escaped(bytes, plain);
+        } else {
+            self.put(bytes);
+        }
     }
 
     /// Writes `bytes`, whose first `plain` bytes need no escape and the next one does, escaped
