@@ -322,6 +322,9 @@ const ARGUMENTS: usize = 5;
 const META: usize = 7;
 /// No recorded member.
 const NONE: usize = usize::MAX;
+/// The member number of `jsonrpc`, and the member as clients write it.
+const JSONRPC: usize = 0;
+const JSONRPC_MEMBER: &[u8] = br#""jsonrpc":"2.0""#;
 /// An argument's escapes counted past what [`Frame::argument_escapes`] records.
 const UNCOUNTED: u32 = u32::MAX;
 
@@ -366,57 +369,67 @@ fn object<'a>(
         return Ok(p + 1);
     }
     loop {
-        // `"key" :`
-        if b.get(p) != Some(&b'"') {
-            return Err(JsonError::Syntax(p));
-        }
-        let (key_end, key_escapes) = check_string_escapes(b, p)?;
-        let key_escaped = key_escapes != Escapes::NONE;
-        let colon = skip_ws(b, key_end);
-        if b.get(colon) != Some(&b':') {
-            return Err(JsonError::Syntax(colon));
-        }
-        let key = (p + 1, key_end - p - 2);
-        let member = match (level, key_escaped) {
-            (Level::Arguments, _) => NONE,
-            (_, false) => member_of_plain(level, b, key.0, key.1, frame),
-            (_, true) => member_of_escaped(
-                level,
-                JsonStr::from_checked(b.get(key.0..key.0 + key.1).unwrap_or_default()),
-                frame,
-            ),
-        };
-        let child = match member {
-            PARAMS => Some(Level::Params),
-            ARGUMENTS => Some(Level::Arguments),
-            META => Some(Level::Meta),
-            _ => None,
-        };
-        if child.is_some() && frame.values.get(member).is_some_and(Option::is_some) {
-            frame.clear_below(member);
-        }
-        // The value.
-        p = skip_ws(b, colon + 1);
-        let start = p;
-        let mut escapes = Escapes::NONE;
-        let end = match (b.get(p), child) {
-            (Some(b'"'), _) => {
-                let (end, esc) = check_string_escapes(b, p)?;
-                escapes = esc;
-                end
+        // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
+        // bytes equal to it are checked, key and value, by that comparison alone.
+        let (member, key, start, end, escapes) = if level == Level::Message
+            && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
+        {
+            let end = p + JSONRPC_MEMBER.len();
+            (JSONRPC, (p + 1, 7), end - 5, end, Escapes::NONE)
+        } else {
+            // `"key" :`
+            if b.get(p) != Some(&b'"') {
+                return Err(JsonError::Syntax(p));
             }
-            (Some(b'-' | b'0'..=b'9'), _) => check_number(b, p)?,
-            (Some(b'{'), Some(child)) => {
-                if depth >= max_depth {
-                    return Err(JsonError::TooDeep(max_depth));
+            let (key_end, key_escapes) = check_string_escapes(b, p)?;
+            let key_escaped = key_escapes != Escapes::NONE;
+            let colon = skip_ws(b, key_end);
+            if b.get(colon) != Some(&b':') {
+                return Err(JsonError::Syntax(colon));
+            }
+            let key = (p + 1, key_end - p - 2);
+            let member = match (level, key_escaped) {
+                (Level::Arguments, _) => NONE,
+                (_, false) => member_of_plain(level, b, key.0, key.1, frame),
+                (_, true) => member_of_escaped(
+                    level,
+                    JsonStr::from_checked(b.get(key.0..key.0 + key.1).unwrap_or_default()),
+                    frame,
+                ),
+            };
+            let child = match member {
+                PARAMS => Some(Level::Params),
+                ARGUMENTS => Some(Level::Arguments),
+                META => Some(Level::Meta),
+                _ => None,
+            };
+            if child.is_some() && frame.values.get(member).is_some_and(Option::is_some) {
+                frame.clear_below(member);
+            }
+            // The value.
+            p = skip_ws(b, colon + 1);
+            let start = p;
+            let mut escapes = Escapes::NONE;
+            let end = match (b.get(p), child) {
+                (Some(b'"'), _) => {
+                    let (end, esc) = check_string_escapes(b, p)?;
+                    escapes = esc;
+                    end
                 }
-                object(frame, b, p, child, depth + 1, max_depth)?
-            }
-            (Some(b'{' | b'['), _) => check_value(b, p, depth, max_depth)?,
-            (Some(b't'), _) => check_literal(b, p, b"true")?,
-            (Some(b'f'), _) => check_literal(b, p, b"false")?,
-            (Some(b'n'), _) => check_literal(b, p, b"null")?,
-            _ => return Err(JsonError::Syntax(p)),
+                (Some(b'-' | b'0'..=b'9'), _) => check_number(b, p)?,
+                (Some(b'{'), Some(child)) => {
+                    if depth >= max_depth {
+                        return Err(JsonError::TooDeep(max_depth));
+                    }
+                    object(frame, b, p, child, depth + 1, max_depth)?
+                }
+                (Some(b'{' | b'['), _) => check_value(b, p, depth, max_depth)?,
+                (Some(b't'), _) => check_literal(b, p, b"true")?,
+                (Some(b'f'), _) => check_literal(b, p, b"false")?,
+                (Some(b'n'), _) => check_literal(b, p, b"null")?,
+                _ => return Err(JsonError::Syntax(p)),
+            };
+            (member, key, start, end, escapes)
         };
         frame.record(level, member, key, b, start, end, escapes);
         p = skip_ws(b, end);
@@ -598,7 +611,7 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Fr
         None => pack(b.get(at..at + len).unwrap_or_default()),
     };
     match (level, len) {
-        (Level::Message, 7) if word == pack(b"jsonrpc") => 0,
+        (Level::Message, 7) if word == pack(b"jsonrpc") => JSONRPC,
         (Level::Message, 2) if word == pack(b"id") => 1,
         (Level::Message, 6) if word == pack(b"method") => 2,
         (Level::Message, 6) if word == pack(b"params") => PARAMS,
@@ -720,6 +733,47 @@ mod test {
         assert!(matches!(f.message(), Message::Invalid { id: None, .. }));
         let f = frame(r#"{"jsonrpc":"2.0","id":4,"\u0072esult":{}}"#);
         assert!(matches!(f.message(), Message::Response));
+    }
+
+    #[test]
+    fn the_jsonrpc_member_as_clients_write_it() {
+        // Known whole: recorded, repeated, followed by whitespace, last.
+        let f = frame(r#"{"jsonrpc":"2.0" ,"id":1,"method":"ping"}"#);
+        assert_eq!(
+            f.get(Member::Jsonrpc),
+            Found::Once(Json::from_checked(br#""2.0""#))
+        );
+        assert!(matches!(f.message(), Message::Request(_)));
+        let f = frame(r#"{"id":1,"method":"ping","jsonrpc":"2.0"}"#);
+        assert!(matches!(f.message(), Message::Request(_)));
+        let f = frame(r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        assert_eq!(f.get(Member::Jsonrpc), Found::Repeated);
+        // Inside `params` it is any other key.
+        let f = frame(r#"{"params":{"jsonrpc":"2.0","name":"x"}}"#);
+        assert_eq!(f.get(Member::Jsonrpc), Found::Absent);
+        assert_eq!(
+            f.get(Member::Name),
+            Found::Once(Json::from_checked(br#""x""#))
+        );
+        // What only starts like it is checked as usual.
+        for (text, at) in [
+            (r#"{"jsonrpc":"2.0"1}"#, 16),
+            (r#"{"jsonrpc":"2.0""#, 16),
+            (r#"{"jsonrpc":"2.0","#, 17),
+            (r#"{"jsonrpc":"2.0"}}"#, 17),
+        ] {
+            assert_eq!(
+                Frame::parse(text.as_bytes(), DEFAULT_MAX_DEPTH).map(|_| ()),
+                Err(JsonError::Syntax(at)),
+                "{text}"
+            );
+        }
+        let f = frame(r#"{"jsonrpc":"2.00","id":1,"method":"ping"}"#);
+        assert_eq!(
+            f.get(Member::Jsonrpc),
+            Found::Once(Json::from_checked(br#""2.00""#))
+        );
+        assert!(matches!(f.message(), Message::Invalid { .. }));
     }
 
     #[test]
@@ -885,6 +939,10 @@ mod test {
             "true",
             "null",
             "\"s\"",
+            // The value of the `"jsonrpc":"2.0"` every client writes (a whole member the pass
+            // knows when the document is compact).
+            "\"2.0\"",
+            "\"2.0\"",
             "\"a\\\"b\"",
             "\"\\u00e9\"",
             "\"\\ud83d\\ude00 \\n\\u0800x\\u07FF\\/\"",
