@@ -465,6 +465,9 @@ trait Sink {
     fn plain(&mut self, text: &str) -> fmt::Result;
     /// Any text.
     fn text(&mut self, text: &str) -> fmt::Result;
+    /// A checked number, `true`, `false` or `null` token, or the start of one: ASCII that reads
+    /// the same inside a JSON string (bytes: the writer does not look at them again).
+    fn token(&mut self, token: &[u8]) -> fmt::Result;
     /// A decimal integer.
     fn int(&mut self, v: i64) -> fmt::Result;
 }
@@ -495,6 +498,10 @@ impl Sink for Read<'_> {
     fn text(&mut self, text: &str) -> fmt::Result {
         self.0.write_str(text)
     }
+    fn token(&mut self, token: &[u8]) -> fmt::Result {
+        self.0
+            .write_str(core::str::from_utf8(token).map_err(|_| fmt::Error)?)
+    }
     fn int(&mut self, v: i64) -> fmt::Result {
         self.0
             .write_str(crate::wire::writer::Decimal::signed(v).as_str())
@@ -513,6 +520,10 @@ impl Sink for Writer<'_> {
     }
     fn text(&mut self, text: &str) -> fmt::Result {
         Writer::text(self, text);
+        Ok(())
+    }
+    fn token(&mut self, token: &[u8]) -> fmt::Result {
+        Writer::plain(self, token);
         Ok(())
     }
     fn int(&mut self, v: i64) -> fmt::Result {
@@ -537,19 +548,27 @@ fn got(f: &mut dyn Sink, v: Option<Json<'_>>) -> fmt::Result {
             piece!("\"")
         });
     }
-    let text = v.as_text();
-    let mut end = text.len().min(40);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
     f.plain(", got ")?;
-    let token = text.get(..end).unwrap_or_default();
-    // Numbers and literals read the same inside a JSON string; arrays and objects may not.
-    match v.kind() {
-        Kind::Number | Kind::Bool | Kind::Null => f.plain(token)?,
-        _ => f.text(token)?,
-    }
-    if end < text.len() {
+    let raw = v.raw();
+    // Numbers and literals are ASCII and read the same inside a JSON string; arrays and objects
+    // are cut at a character boundary and escaped.
+    let end = match v.kind() {
+        Kind::Number | Kind::Bool | Kind::Null => {
+            let end = raw.len().min(40);
+            f.token(raw.get(..end).unwrap_or_default())?;
+            end
+        }
+        _ => {
+            let text = v.as_text();
+            let mut end = text.len().min(40);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            f.text(text.get(..end).unwrap_or_default())?;
+            end
+        }
+    };
+    if end < raw.len() {
         f.plain("…")?;
     }
     Ok(())
