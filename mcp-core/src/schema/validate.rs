@@ -698,10 +698,12 @@ pub(crate) fn validate_into<'a>(
     frame: Option<&Frame<'a>>,
 ) -> Result<(), ArgError<'a>> {
     let indexed = frame.and_then(Frame::arguments);
-    *args = Args {
-        params,
-        ..Args::empty()
-    };
+    // Every caller lends a fresh view (`Args::empty()`), which needs only its parameters; a view
+    // that holds arguments already (it only can when it holds `raw`) is cleared first.
+    if args.raw.is_some() {
+        *args = Args::empty();
+    }
+    args.params = params;
     let err = |kind, param, key, got| ArgError {
         kind,
         param,
@@ -956,6 +958,30 @@ mod test {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_view_validated_again_keeps_nothing_of_before() {
+        const P: &[Param] = &[
+            Param::integer("volume", "Volume").range(0, 100).optional(),
+            Param::string("label", "Label").optional(),
+        ];
+        let first = Json::parse(br#"{"volume":7,"label":"a\nb"}"#, 8).unwrap();
+        let mut args = Args::empty();
+        validate_into(&mut args, P, Some(first), None).unwrap();
+        assert_eq!(args.opt_int("volume"), Ok(Some(7)));
+        assert!(args.escaped_len() > 0);
+        // Again into the same view: without arguments, then with others.
+        validate_into(&mut args, P, None, None).unwrap();
+        assert_eq!(args.opt_int("volume"), Ok(None));
+        assert_eq!(args.opt_str("label"), Ok(None));
+        assert_eq!(args.escaped_len(), 0);
+        let second = Json::parse(br#"{"label":"c"}"#, 8).unwrap();
+        validate_into(&mut args, P, Some(first), None).unwrap();
+        validate_into(&mut args, P, Some(second), None).unwrap();
+        assert_eq!(args.opt_int("volume"), Ok(None));
+        assert_eq!(args.opt_str("label"), Ok(Some("c")));
+        assert_eq!(args.escaped_len(), 0);
     }
 
     #[test]
