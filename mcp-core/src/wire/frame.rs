@@ -318,6 +318,10 @@ impl<'a> Frame<'a> {
 
 /// Member numbers (indices into [`KEYS`]) of the objects the pass descends into.
 const PARAMS: usize = 3;
+/// Member numbers of the other keys known by their spelling ([`known_key`]).
+const ID: usize = 1;
+const METHOD: usize = 2;
+const NAME: usize = 4;
 const ARGUMENTS: usize = 5;
 const META: usize = 7;
 /// No recorded member.
@@ -377,25 +381,31 @@ fn object<'a>(
             let end = p + JSONRPC_MEMBER.len();
             (JSONRPC, (p + 1, 7), end - 5, end, Escapes::NONE)
         } else {
-            // `"key" :`
-            if b.get(p) != Some(&b'"') {
-                return Err(JsonError::Syntax(p));
-            }
-            let (key_end, key_escapes) = check_string_escapes(b, p)?;
-            let key_escaped = key_escapes != Escapes::NONE;
-            let colon = skip_ws(b, key_end);
-            if b.get(colon) != Some(&b':') {
-                return Err(JsonError::Syntax(colon));
-            }
-            let key = (p + 1, key_end - p - 2);
-            let member = match (level, key_escaped) {
-                (Level::Arguments, _) => NONE,
-                (_, false) => member_of_plain(level, b, key.0, key.1, frame),
-                (_, true) => member_of_escaped(
-                    level,
-                    JsonStr::from_checked(b.get(key.0..key.0 + key.1).unwrap_or_default()),
-                    frame,
-                ),
+            // `"key" :`: one of the keys the index records, as clients write it, is known by
+            // comparing bytes (key, quotes and colon checked by it); any other is checked.
+            let (key, member, colon) = match known_key(level, b, p) {
+                Some((member, len)) => ((p + 1, len - 3), member, p + len - 1),
+                None => {
+                    if b.get(p) != Some(&b'"') {
+                        return Err(JsonError::Syntax(p));
+                    }
+                    let (key_end, key_escapes) = check_string_escapes(b, p)?;
+                    let key_escaped = key_escapes != Escapes::NONE;
+                    let colon = skip_ws(b, key_end);
+                    if b.get(colon) != Some(&b':') {
+                        return Err(JsonError::Syntax(colon));
+                    }
+                    let key = (p + 1, key_end - p - 2);
+                    let member = match (level, key_escaped) {
+                        (Level::Arguments, _) => NONE,
+                        (_, false) => member_of_plain(level, b, key.0, key.1, frame),
+                        (_, true) => {
+                            let raw = b.get(key.0..key.0 + key.1).unwrap_or_default();
+                            member_of_escaped(level, JsonStr::from_checked(raw), frame)
+                        }
+                    };
+                    (key, member, colon)
+                }
             };
             let child = match member {
                 PARAMS => Some(Level::Params),
@@ -592,6 +602,24 @@ const fn pack(s: &[u8]) -> u64 {
     word
 }
 
+/// The recorded member whose key, as clients write it (`"key":`, no space before the colon),
+/// starts the bytes at `p`, and that spelling's length.
+#[inline]
+fn known_key(level: Level, b: &[u8], p: usize) -> Option<(usize, usize)> {
+    // Told apart by the key's first letter: one comparison (of a constant length) per key.
+    let known = |key: &[u8], member: usize| {
+        (b.get(p..p + key.len()) == Some(key)).then_some((member, key.len()))
+    };
+    match (level, b.get(p + 1)) {
+        (Level::Message, Some(b'm')) => known(br#""method":"#, METHOD),
+        (Level::Message, Some(b'i')) => known(br#""id":"#, ID),
+        (Level::Message, Some(b'p')) => known(br#""params":"#, PARAMS),
+        (Level::Params, Some(b'n')) => known(br#""name":"#, NAME),
+        (Level::Params, Some(b'a')) => known(br#""arguments":"#, ARGUMENTS),
+        _ => None,
+    }
+}
+
 /// The recorded member a key without escapes names at `level`, if any; `result` and `error` at
 /// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
 /// word (read from the message where 8 bytes remain, else packed), switched on the key's length:
@@ -612,8 +640,8 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Fr
     };
     match (level, len) {
         (Level::Message, 7) if word == pack(b"jsonrpc") => JSONRPC,
-        (Level::Message, 2) if word == pack(b"id") => 1,
-        (Level::Message, 6) if word == pack(b"method") => 2,
+        (Level::Message, 2) if word == pack(b"id") => ID,
+        (Level::Message, 6) if word == pack(b"method") => METHOD,
         (Level::Message, 6) if word == pack(b"params") => PARAMS,
         (Level::Message, 6) if word == pack(b"result") => {
             frame.result_or_error = true;
@@ -623,7 +651,7 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Fr
             frame.result_or_error = true;
             NONE
         }
-        (Level::Params, 4) if word == pack(b"name") => 4,
+        (Level::Params, 4) if word == pack(b"name") => NAME,
         (Level::Params, 9) if word == pack(b"arguments") && b.get(at + 8) == Some(&b's') => {
             ARGUMENTS
         }
@@ -774,6 +802,43 @@ mod test {
             Found::Once(Json::from_checked(br#""2.00""#))
         );
         assert!(matches!(f.message(), Message::Invalid { .. }));
+    }
+
+    #[test]
+    fn the_keys_known_by_their_spelling() {
+        let once = |raw: &'static str| Found::Once(Json::from_checked(raw.as_bytes()));
+        // Compact (known by comparison) and spaced (checked): the same record.
+        for text in [
+            r#"{"id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":2}}}"#,
+            r#"{ "id" : 1 , "method" : "tools/call" , "params" : { "name" : "x" , "arguments" : { "a" : 2 } } }"#,
+        ] {
+            let f = frame(text);
+            assert_eq!(f.get(Member::Id), once("1"), "{text}");
+            assert_eq!(f.get(Member::Method), once(r#""tools/call""#), "{text}");
+            assert_eq!(f.get(Member::Name), once(r#""x""#), "{text}");
+            assert_eq!(f.arguments().map(<[_]>::len), Some(1), "{text}");
+        }
+        // Only at their level: `name` at the top and `id` in `params` are other keys.
+        let f = frame(r#"{"name":"x","params":{"id":1,"method":"m"}}"#);
+        assert_eq!(f.get(Member::Name), Found::Absent);
+        assert_eq!(f.get(Member::Id), Found::Absent);
+        assert_eq!(f.get(Member::Method), Found::Absent);
+        // Keys that only start like them, and values of any kind after them.
+        let f = frame(r#"{"ids":1,"methods":2,"param":{},"id":"s","method":null}"#);
+        assert_eq!(f.get(Member::Id), once(r#""s""#));
+        assert_eq!(f.get(Member::Method), once("null"));
+        assert_eq!(f.get(Member::Params), Found::Absent);
+        for (text, at) in [
+            (r#"{"id":}"#, 6),
+            (r#"{"method":"#, 10),
+            (r#"{"params":{"name":"#, 18),
+        ] {
+            assert_eq!(
+                Frame::parse(text.as_bytes(), DEFAULT_MAX_DEPTH).map(|_| ()),
+                Err(JsonError::Syntax(at)),
+                "{text}"
+            );
+        }
     }
 
     #[test]
