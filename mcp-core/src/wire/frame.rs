@@ -376,6 +376,7 @@ fn object<'a>(
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
         let (member, key, start, end, escapes) = if level == Level::Message
+            && b.get(p + 1) == Some(&b'j')
             && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
         {
             let end = p + JSONRPC_MEMBER.len();
