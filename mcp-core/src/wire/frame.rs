@@ -222,8 +222,22 @@ impl<'a> Frame<'a> {
     }
 
     /// [`parse`](Self::parse) into a [`new`](Self::new) frame.
+    ///
+    /// The text is UTF-8 when the pass succeeds: outside strings the grammar admits only ASCII,
+    /// and the pass checks each string's text beyond ASCII. Only a text it refuses is checked
+    /// whole, so that a text that is not UTF-8 is always told as such, at the offset where it
+    /// stops being UTF-8, whatever else is wrong with it.
     pub(crate) fn index(&mut self, bytes: &'a [u8], max_depth: u8) -> Result<(), JsonError> {
-        check_utf8(bytes)?;
+        match self.index_checked(bytes, max_depth) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                check_utf8(bytes)?;
+                Err(e)
+            }
+        }
+    }
+
+    fn index_checked(&mut self, bytes: &'a [u8], max_depth: u8) -> Result<(), JsonError> {
         let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
         let start = skip_ws(bytes, 0);
         if start >= bytes.len() {
@@ -997,6 +1011,7 @@ mod test {
             "p\\u0061rams",
             "ids",
             "param",
+            "ключ",
         ]);
         let leaf = prop::sample::select(vec![
             "1",
@@ -1013,6 +1028,9 @@ mod test {
             "\"\\u00e9\"",
             "\"\\ud83d\\ude00 \\n\\u0800x\\u07FF\\/\"",
             "\"longer string of text\"",
+            // Text beyond ASCII, raw (the pass checks it as UTF-8).
+            "\"é\"",
+            "\"你好, 😀 x\\n\"",
             "[]",
             "[1,[2]]",
             "{}",
@@ -1045,6 +1063,22 @@ mod test {
             }
             config
         })]
+        #[test]
+        fn a_byte_changed_anywhere_is_refused_as_the_reference_refuses_it(
+            text in message(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            byte in proptest::prop_oneof![
+                proptest::prelude::any::<u8>(),
+                proptest::sample::select(vec![0x80u8, 0xBF, 0xC0, 0xC3, 0xE4, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]),
+            ],
+        ) {
+            let mut bytes = text.into_bytes();
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+            let frame = Frame::parse(&bytes, 8);
+            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), reference(&bytes, 8));
+        }
+
         #[test]
         fn index_agrees_with_walking(text in message(), cut in 0usize..4, depth in 0u8..7) {
             // Whole documents, and documents cut short (errors must agree too).

@@ -1081,18 +1081,22 @@ pub(super) const fn specials(w: usize) -> usize {
 }
 
 /// [`check_string`], also saying what its escape sequences spell beyond the characters they
-/// stand for ([`Escapes::NONE`]: none). Runs of ordinary bytes are skipped a word at a time; the
-/// errors and their offsets are those of a byte-by-byte scan.
+/// stand for ([`Escapes::NONE`]: none), and checking that its text is UTF-8. Runs of ordinary
+/// ASCII bytes are skipped a word at a time; the syntax errors and their offsets are those of a
+/// byte-by-byte scan. (Text that is not UTF-8 is an error here, of any kind: the caller that
+/// reports [`JsonError::Utf8`] finds its offset in the whole text.)
 #[inline]
 pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, Escapes), JsonError> {
-    // The common case, inline: a run of ordinary bytes up to the closing quote, a word at a
-    // time, then byte by byte near the end of the input.
+    // The common case, inline: a run of ordinary ASCII bytes up to the closing quote, a word at
+    // a time, then byte by byte near the end of the input.
     let mut q = p + 1;
     loop {
         if let Some(chunk) = b.get(q..q + WORD) {
             let mut word = [0u8; WORD];
             word.copy_from_slice(chunk);
-            let found = specials(usize::from_le_bytes(word));
+            let w = usize::from_le_bytes(word);
+            // Also the bytes above ASCII, which `string_rest` checks as UTF-8.
+            let found = specials(w) | (w & HIGHS);
             if found == 0 {
                 q += WORD;
                 continue;
@@ -1101,7 +1105,7 @@ pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, Escapes
         } else {
             while b
                 .get(q)
-                .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
+                .is_some_and(|&c| c != b'"' && c != b'\\' && (0x20..0x80).contains(&c))
             {
                 q += 1;
             }
@@ -1158,6 +1162,19 @@ fn string_rest(b: &[u8], p: usize, mut q: usize) -> Result<(usize, Escapes), Jso
                 _ => return Err(JsonError::Syntax(q)),
             },
             Some(&c) if c < 0x20 => return Err(JsonError::Syntax(q)),
+            Some(&c) if c >= 0x80 => {
+                // Text beyond ASCII, up to the next `"`, `\\` or control character (none of
+                // which can be inside a character's UTF-8): checked as UTF-8 in one piece.
+                let run = b.get(q..).unwrap_or_default();
+                let len = run
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                    .unwrap_or(run.len());
+                if core::str::from_utf8(run.get(..len).unwrap_or_default()).is_err() {
+                    return Err(JsonError::Utf8(q));
+                }
+                q += len;
+            }
             Some(_) => q += 1,
         }
     }
