@@ -679,6 +679,9 @@ fn bounds(
 ///
 /// One pass over the members in document order; the first problem is reported. The handler must
 /// not run when this returns `Err`.
+///
+/// `params` are specs that pass [`Param::check`] (as registration requires): their names hold no
+/// `\`, so a key that equals one byte for byte is that parameter without being decoded.
 pub fn validate<'a>(
     params: &'a [Param],
     arguments: Option<Json<'a>>,
@@ -737,11 +740,14 @@ pub(crate) fn validate_into<'a>(
     args.raw = arguments;
     let mut seen: u32 = 0;
     for (n, (key, value)) in members.enumerate() {
-        // Parameter names are plain ASCII (registration checks them): a key without escapes
-        // equals one byte for byte, a key with escapes only decoded.
-        let Some(i) = (match key.has_escapes() {
-            false => params.iter().position(|p| p.name().as_bytes() == key.raw()),
-            true => params.iter().position(|p| key.eq_str(p.name())),
+        // Parameter names are plain ASCII without `\` (registration checks them): a key
+        // without escapes equals one byte for byte, a key with escapes only decoded.
+        let Some(i) = (match params.iter().position(|p| p.name().as_bytes() == key.raw()) {
+            Some(i) => Some(i),
+            // A key's raw form with escapes holds a `\`, which no name does: it can equal one
+            // only decoded (looked for only when no name equals the key byte for byte).
+            None if key.has_escapes() => params.iter().position(|p| key.eq_str(p.name())),
+            None => None,
         }) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
