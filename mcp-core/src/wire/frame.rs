@@ -441,6 +441,18 @@ fn object<'a>(
                     escapes = esc;
                     end
                 }
+                // A short unsigned integer (an id, a volume), inline; any other number checked
+                // in full.
+                (Some(b'1'..=b'9'), _) => {
+                    let mut q = p + 1;
+                    while b.get(q).is_some_and(u8::is_ascii_digit) {
+                        q += 1;
+                    }
+                    match b.get(q) {
+                        Some(b'.' | b'e' | b'E') => check_number(b, p)?,
+                        _ => q,
+                    }
+                }
                 (Some(b'-' | b'0'..=b'9'), _) => check_number(b, p)?,
                 (Some(b'{'), Some(child)) => {
                     if depth >= max_depth {
@@ -1017,6 +1029,11 @@ mod test {
             "1",
             "-0",
             "2.5e3",
+            // Integers of one and more digits (read inline), and numbers that only start so.
+            "150",
+            "12.5",
+            "7E+2",
+            "10e-1",
             "true",
             "null",
             "\"s\"",
