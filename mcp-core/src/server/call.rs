@@ -6,7 +6,7 @@ use super::confirm::Gate;
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
     Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
-    finish, members, once, write_object,
+    finish, members, once, write_result_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
@@ -15,7 +15,7 @@ use crate::schema::{Args, validate_into, validate_object};
 use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
-use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
+use crate::wire::response::{ErrorCode, NO_DATA, write_error};
 use crate::wire::writer::Writer;
 use crate::{Reply, ToolResult};
 
@@ -710,10 +710,8 @@ fn render_call(
     out.copy_within(..used.min(out.len()), tail);
     let (head, scratch) = out.split_at_mut(tail);
     let len = finish(head, Some(id), "; the tool did run", |w| {
-        write_result(w, id, |w| {
-            write_object(w, era, info, "complete", |w| {
-                render_result_for(w, result, scratch, seq, None, legacy_error)
-            })
+        write_result_object(w, id, era, info, "complete", |w| {
+            render_result_for(w, result, scratch, seq, None, legacy_error)
         });
     });
     if len > 0 {

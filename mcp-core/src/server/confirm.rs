@@ -434,10 +434,8 @@ impl<
         let (era, info) = (respond.era, respond.info);
         Gate::Answered(super::finish(out, id, "", |w| {
             if let Some(id) = id {
-                crate::wire::response::write_result(w, id, |w| {
-                    super::write_object(w, era, info, "complete", |w| {
-                        awaiting(w, confirm.message(), timeout);
-                    });
+                super::write_result_object(w, id, era, info, "complete", |w| {
+                    awaiting(w, confirm.message(), timeout);
                 });
             }
         }))
@@ -546,10 +544,8 @@ impl<
         let info = (self.config.name, self.config.version);
         let error_member = self.effective_revision() == super::Revision::V2024_11_05;
         super::finish(out, Some(id), "", |w| {
-            crate::wire::response::write_result(w, id, |w| {
-                super::write_object(w, Era::Legacy, info, "complete", |w| {
-                    refusal(w, answer.refusal(), error_member);
-                });
+            super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
+                refusal(w, answer.refusal(), error_member);
             });
         })
     }

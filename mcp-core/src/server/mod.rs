@@ -52,7 +52,7 @@ use crate::wire::frame::{Found, Frame, Member};
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
 use crate::wire::request::{Id, Message, Request};
-use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
+use crate::wire::response::{ErrorCode, NO_DATA, open_result_object, write_error};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
@@ -580,7 +580,7 @@ impl Respond<'_, '_> {
         let Some(id) = self.id else { return 0 };
         let (era, info) = (self.era, self.info);
         finish(self.out, Some(id), "", |w| {
-            write_result(w, id, |w| write_object(w, era, info, result_type, members));
+            write_result_object(w, id, era, info, result_type, members);
         })
     }
 }
@@ -596,19 +596,59 @@ pub(crate) fn write_object(
     w.raw(b"{");
     let start = w.mark();
     members(w);
-    if era.is_modern() {
-        if w.mark() != start {
-            w.raw(b",");
-        }
-        w.raw(b"\"resultType\":");
-        w.string(result_type);
-        w.raw(b",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":");
-        w.string(info.0);
-        w.raw(b",\"version\":");
-        w.string(info.1);
-        w.raw(b"}}");
-    }
+    object_tail(w, era, info, result_type, start);
     w.raw(b"}");
+}
+
+/// `write_result(w, id, |w| write_object(w, era, info, result_type, members))`, with the
+/// constant pieces around the object joined: `,"result":{` is one, the closing `}}` another.
+pub(crate) fn write_result_object(
+    w: &mut Writer<'_>,
+    id: Id<'_>,
+    era: Era<'_>,
+    info: (&'static str, &'static str),
+    result_type: &str,
+    members: impl FnOnce(&mut Writer<'_>),
+) {
+    open_result_object(w, id);
+    let start = w.mark();
+    members(w);
+    object_tail(w, era, info, result_type, start);
+    w.raw(b"}}");
+}
+
+/// What 2026-07-28 adds at the end of a result object that holds `start..` so far:
+/// `resultType` and the server identity.
+#[inline]
+fn object_tail(
+    w: &mut Writer<'_>,
+    era: Era<'_>,
+    info: (&'static str, &'static str),
+    result_type: &str,
+    start: usize,
+) {
+    if era.is_modern() {
+        modern_tail(w, info, result_type, start);
+    }
+}
+
+/// [`object_tail`] for 2026-07-28.
+fn modern_tail(
+    w: &mut Writer<'_>,
+    info: (&'static str, &'static str),
+    result_type: &str,
+    start: usize,
+) {
+    if w.mark() != start {
+        w.raw(b",");
+    }
+    w.raw(b"\"resultType\":");
+    w.string(result_type);
+    w.raw(b",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":");
+    w.string(info.0);
+    w.raw(b",\"version\":");
+    w.string(info.1);
+    w.raw(b"}}");
 }
 
 /// Renders a response; if it does not fit, replaces it with a short -32603 error that does.

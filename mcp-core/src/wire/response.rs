@@ -74,6 +74,13 @@ fn head(w: &mut Writer<'_>, id: Option<Id<'_>>) {
     }
 }
 
+/// Writes `{"jsonrpc":"2.0","id":ID,"result":{`, in two pieces: the start of a response whose
+/// result is an object, left open for its members (and for the caller's `}}`).
+pub(crate) fn open_result_object(w: &mut Writer<'_>, id: Id<'_>) {
+    head(w, Some(id));
+    w.raw(b",\"result\":{");
+}
+
 /// Writes `{"jsonrpc":"2.0","id":ID,"result":…}`; `result` writes the result value.
 pub fn write_result(w: &mut Writer<'_>, id: Id<'_>, result: impl FnOnce(&mut Writer<'_>)) {
     head(w, Some(id));
