@@ -52,8 +52,8 @@ pub(crate) fn render_result_for(
     const TEXT_BLOCK: &[u8] = b"\"content\":[{\"type\":\"text\",\"text\":\"";
     let span = |s: Span| s.resolve(scratch, seq);
     let evidence = match result {
-        Ok(o) => o.evidence,
-        Err(e) => e.evidence,
+        Ok(o) => o.evidence.as_ref(),
+        Err(e) => e.evidence.as_ref(),
     };
     match result {
         // A boolean (most actions' answer): its text block is a constant.
@@ -91,7 +91,7 @@ pub(crate) fn render_result_for(
         }
     }
     if let Some(e) = evidence {
-        evidence_text_block(w, &e);
+        evidence_text_block(w, e);
     }
     if let Ok(Output { value, .. }) = result {
         match *value {
@@ -137,7 +137,7 @@ pub(crate) fn render_result_for(
         w.close_string(b"\"");
     }
     if let Some(e) = evidence {
-        evidence_member(w, &e);
+        evidence_member(w, e);
     }
 }
 

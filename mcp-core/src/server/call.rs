@@ -707,7 +707,9 @@ fn render_call(
 ) -> usize {
     // Move the scratch bytes to the end of the buffer and render the response in front.
     let tail = out.len().saturating_sub(used);
-    out.copy_within(..used.min(out.len()), tail);
+    if used > 0 {
+        out.copy_within(..used.min(out.len()), tail);
+    }
     let (head, scratch) = out.split_at_mut(tail);
     let len = finish(head, Some(id), "; the tool did run", |w| {
         write_result_object(w, id, era, info, "complete", |w| {
