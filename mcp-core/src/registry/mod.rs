@@ -676,11 +676,26 @@ impl<'t, C, const N: usize> Registry<'t, C, N> {
         if escaped {
             return self.entries.iter().position(|e| name.eq_str(e.tool.name));
         }
-        // The common case: compare bytes, without looking for escapes once per tool.
+        // The common case: compare bytes, without looking for escapes once per tool, and only
+        // the names of the right length, looked at two tools a step.
         let raw = name.raw();
-        self.entries
-            .iter()
-            .position(|e| e.name_len() == raw.len() && e.tool.name.as_bytes() == raw)
+        let len = raw.len();
+        let named = |e: &Entry<'t, C>| e.name_len() == len && e.tool.name.as_bytes() == raw;
+        let mut pairs = self.entries.chunks_exact(2);
+        for (i, pair) in (&mut pairs).enumerate() {
+            if let [a, b] = pair
+                && (a.name_len() == len || b.name_len() == len)
+            {
+                if named(a) {
+                    return Some(2 * i);
+                }
+                if named(b) {
+                    return Some(2 * i + 1);
+                }
+            }
+        }
+        let last = pairs.remainder().first()?;
+        named(last).then_some(self.entries.len() - 1)
     }
 
     /// The tool at `index`.
@@ -749,6 +764,43 @@ mod test {
                 .destructive(false),
         );
     const REBOOT: Tool<()> = Tool::new("self.reboot", "Reboot", noop).user_only();
+
+    #[test]
+    fn finds_each_tool_by_name_at_any_place() {
+        // Names of equal and different lengths, in tables of odd and even size.
+        static TOOLS: [Tool<()>; 6] = [
+            Tool::new("a", "x", noop),
+            Tool::new("bb", "x", noop),
+            Tool::new("cc", "x", noop),
+            Tool::new("d", "x", noop),
+            Tool::new("eee", "x", noop),
+            Tool::new("ff", "x", noop),
+        ];
+        let name = |s: &'static str| JsonStr::from_checked(s.as_bytes());
+        for count in 0..=TOOLS.len() {
+            let mut r: Registry<'_, (), 8> = Registry::new(8000);
+            for t in &TOOLS[..count] {
+                r.register(t).unwrap();
+            }
+            for (i, t) in TOOLS.iter().enumerate() {
+                let want = (i < count).then_some(i);
+                assert_eq!(
+                    r.position(name(t.name), false),
+                    want,
+                    "{} of {count}",
+                    t.name
+                );
+                assert_eq!(r.find(name(t.name)).map(|t| t.name), want.map(|_| t.name));
+            }
+            for missing in ["g", "gg", "ggg", "", "bbb"] {
+                assert_eq!(
+                    r.position(name(missing), false),
+                    None,
+                    "{missing} of {count}"
+                );
+            }
+        }
+    }
 
     fn listing(t: &Tool<()>) -> serde_json::Value {
         let mut buf = vec![0u8; 4096];
