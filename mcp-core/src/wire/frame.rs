@@ -18,7 +18,7 @@
 
 use super::json::{
     Escapes, Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number,
-    check_string_escapes, check_utf8, skip_ws,
+    check_string_escapes, check_utf8, digits_end, skip_ws,
 };
 use super::request::{Message, Top};
 
@@ -444,10 +444,7 @@ fn object<'a>(
                 // A short unsigned integer (an id, a volume), inline; any other number checked
                 // in full.
                 (Some(b'1'..=b'9'), _) => {
-                    let mut q = p + 1;
-                    while b.get(q).is_some_and(u8::is_ascii_digit) {
-                        q += 1;
-                    }
+                    let q = digits_end(b, p + 1);
                     match b.get(q) {
                         Some(b'.' | b'e' | b'E') => check_number(b, p)?,
                         _ => q,

@@ -1006,13 +1006,11 @@ pub(super) fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, Jso
 
 /// The offset after the run of digits at `p` (`p` itself when there is none).
 #[inline]
-fn digits_end(b: &[u8], p: usize) -> usize {
-    p + b
-        .get(p..)
-        .unwrap_or_default()
-        .iter()
-        .take_while(|c| c.is_ascii_digit())
-        .count()
+pub(super) fn digits_end(b: &[u8], mut p: usize) -> usize {
+    while b.get(p).is_some_and(u8::is_ascii_digit) {
+        p += 1;
+    }
+    p
 }
 
 fn check_digits(b: &[u8], p: usize) -> Result<usize, JsonError> {
