@@ -348,7 +348,7 @@ impl ArgError<'_> {
     }
 
     /// The message, piece by piece, into `f`.
-    fn write(&self, f: &mut dyn Sink) -> fmt::Result {
+    fn write<S: Sink>(&self, f: &mut S) -> fmt::Result {
         let name = self.param.map_or("", Param::name);
         match self.kind {
             ArgErrorKind::NotAnObject => {
@@ -458,6 +458,10 @@ use piece;
 
 /// Where an [`ArgError`]'s message goes: read as text ([`Read`]), or into a JSON string (the
 /// engine's [`Writer`]), where constant pieces need no escaping and no scan.
+///
+/// The message code is generic over its sink, not written against `dyn Sink`: the engine's
+/// instance writes straight into the output buffer (its pieces inlined, no indirect call per
+/// piece), and the text instance is linked only into a program that displays an [`ArgError`].
 trait Sink {
     /// A constant piece.
     fn piece(&mut self, piece: &Piece) -> fmt::Result;
@@ -535,7 +539,7 @@ impl Sink for Writer<'_> {
 /// ", got <token>", the token cut to 40 bytes at a character boundary.
 /// A string is shown decoded (a `\u6df1` escape becomes the character it stands for, so that a
 /// text-to-speech reader says the word, not the code), cut to 40 characters.
-fn got(f: &mut dyn Sink, v: Option<Json<'_>>) -> fmt::Result {
+fn got<S: Sink>(f: &mut S, v: Option<Json<'_>>) -> fmt::Result {
     let Some(v) = v else { return Ok(()) };
     if let Some(s) = v.as_str() {
         f.piece(&piece!(", got \""))?;
@@ -575,7 +579,7 @@ fn got(f: &mut dyn Sink, v: Option<Json<'_>>) -> fmt::Result {
 }
 
 /// "an integer from 0 to 100", "one of \"light\", \"dark\"", …
-fn expectation(f: &mut dyn Sink, p: &Param) -> fmt::Result {
+fn expectation<S: Sink>(f: &mut S, p: &Param) -> fmt::Result {
     match p.ty() {
         ParamType::Boolean => f.plain("true or false"),
         ParamType::Integer => {
@@ -594,7 +598,7 @@ fn expectation(f: &mut dyn Sink, p: &Param) -> fmt::Result {
             f.plain("a number")?;
             let (min, max) = p.num_bounds();
             // Written as the writer writes numbers: digits, `.`, `-`, `e` (plain).
-            let number = |f: &mut dyn Sink, n: f64| with_number(n, |s| f.plain(s));
+            let number = |f: &mut S, n: f64| with_number(n, |s| f.plain(s));
             match (min != f64::MIN, max != f64::MAX) {
                 (true, true) => {
                     f.plain(" from ")?;
@@ -643,8 +647,8 @@ fn expectation(f: &mut dyn Sink, p: &Param) -> fmt::Result {
 
 /// `what` and its bounds: "an integer from 0 to 100", "a string of at least 1 characters", …
 /// (`what`, `between` and `unit` are plain constants.)
-fn bounds(
-    f: &mut dyn Sink,
+fn bounds<S: Sink>(
+    f: &mut S,
     what: &str,
     min: Option<i64>,
     max: Option<i64>,
