@@ -188,6 +188,7 @@ pub(crate) struct Top<'a> {
 }
 
 impl<'a> Top<'a> {
+    #[inline]
     pub(crate) fn classify(self) -> Message<'a> {
         let Top {
             jsonrpc,
