@@ -358,9 +358,7 @@ impl ArgError<'_> {
             ArgErrorKind::Unknown => {
                 f.piece(&piece!("Unknown argument \""))?;
                 if let Some(key) = self.key {
-                    for c in key.chars().take(64) {
-                        f.text(c.encode_utf8(&mut [0; 4]))?;
-                    }
+                    f.decoded(key, 64)?;
                 }
                 if self.params.is_empty() {
                     f.piece(&piece!("\": this tool takes no arguments"))
@@ -474,6 +472,8 @@ trait Sink {
     fn token(&mut self, token: &[u8]) -> fmt::Result;
     /// A decimal integer.
     fn int(&mut self, v: i64) -> fmt::Result;
+    /// The first `max_chars` characters of a string sent by the peer, decoded.
+    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> fmt::Result;
 }
 
 /// A message read as text.
@@ -510,6 +510,11 @@ impl Sink for Read<'_> {
         self.0
             .write_str(crate::wire::writer::Decimal::signed(v).as_str())
     }
+    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> fmt::Result {
+        s.chars()
+            .take(max_chars)
+            .try_for_each(|c| self.0.write_char(c))
+    }
 }
 
 impl Sink for Writer<'_> {
@@ -534,6 +539,10 @@ impl Sink for Writer<'_> {
         Writer::int(self, v);
         Ok(())
     }
+    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> fmt::Result {
+        Writer::decoded(self, s, max_chars);
+        Ok(())
+    }
 }
 
 /// ", got <token>", the token cut to 40 bytes at a character boundary.
@@ -543,9 +552,7 @@ fn got<S: Sink>(f: &mut S, v: Option<Json<'_>>) -> fmt::Result {
     let Some(v) = v else { return Ok(()) };
     if let Some(s) = v.as_str() {
         f.piece(&piece!(", got \""))?;
-        for c in s.chars().take(40) {
-            f.text(c.encode_utf8(&mut [0; 4]))?;
-        }
+        f.decoded(s, 40)?;
         return f.piece(&if s.chars().nth(40).is_some() {
             piece!("…\"")
         } else {
@@ -1147,6 +1154,11 @@ mod test {
             (
                 r#"{"a\"b":1}"#,
                 r#"Unknown argument "a"b"; expected: volume, theme, label, gain, on"#,
+            ),
+            // A key is quoted decoded, cut at 64 characters.
+            (
+                r#"{"\u00e9bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb":1}"#,
+                r#"Unknown argument "ébbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"; expected: volume, theme, label, gain, on"#,
             ),
         ] {
             assert_eq!(run(args).err().as_deref(), Some(msg), "{args}");
