@@ -663,24 +663,26 @@ fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Fr
         None => pack(b.get(at..at + len).unwrap_or_default()),
     };
     match (level, len) {
-        (Level::Message, 7) if word == pack(b"jsonrpc") => JSONRPC,
-        (Level::Message, 2) if word == pack(b"id") => ID,
-        (Level::Message, 6) if word == pack(b"method") => METHOD,
-        (Level::Message, 6) if word == pack(b"params") => PARAMS,
-        (Level::Message, 6) if word == pack(b"result") => {
+        (Level::Message, 7) if word == const { pack(b"jsonrpc") } => JSONRPC,
+        (Level::Message, 2) if word == const { pack(b"id") } => ID,
+        (Level::Message, 6) if word == const { pack(b"method") } => METHOD,
+        (Level::Message, 6) if word == const { pack(b"params") } => PARAMS,
+        (Level::Message, 6) if word == const { pack(b"result") } => {
             frame.result_or_error = true;
             NONE
         }
-        (Level::Message, 5) if word == pack(b"error") => {
+        (Level::Message, 5) if word == const { pack(b"error") } => {
             frame.result_or_error = true;
             NONE
         }
-        (Level::Params, 4) if word == pack(b"name") => NAME,
-        (Level::Params, 9) if word == pack(b"arguments") && b.get(at + 8) == Some(&b's') => {
+        (Level::Params, 4) if word == const { pack(b"name") } => NAME,
+        (Level::Params, 9)
+            if word == const { pack(b"arguments") } && b.get(at + 8) == Some(&b's') =>
+        {
             ARGUMENTS
         }
-        (Level::Params, 4) if word == pack(b"task") => 6,
-        (Level::Params, 5) if word == pack(b"_meta") => META,
+        (Level::Params, 4) if word == const { pack(b"task") } => 6,
+        (Level::Params, 5) if word == const { pack(b"_meta") } => META,
         (Level::Meta, _) => {
             let raw = b.get(at..at + len).unwrap_or_default();
             let (from, to) = Level::Meta.keys();
