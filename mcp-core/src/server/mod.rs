@@ -1204,55 +1204,75 @@ impl<
         let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
-        // The methods of each wire, the hottest first (a call, a ping, a listing).
-        const LEGACY: [(&str, Route); 16] = [
+        // The methods of each wire, the hottest first (a call, a ping, a listing). A method this
+        // build cannot serve is not in its tables (without the feature `resources`, without a
+        // task table): it is unknown there, as it would be refused anyway.
+        const LEGACY: &[(&str, Route)] = &[
             ("tools/call", Route::Call),
             ("ping", Route::Ping),
             ("tools/list", Route::List),
             ("initialize", Route::Initialize),
             ("logging/setLevel", Route::SetLevel),
+            #[cfg(feature = "resources")]
+            ("resources/list", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("resources/templates/list", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("resources/read", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("resources/subscribe", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("resources/unsubscribe", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("prompts/list", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("prompts/get", Route::Resources),
+        ];
+        const LEGACY_TASKS: &[(&str, Route)] = &[
             ("tasks/get", Route::Task),
             ("tasks/result", Route::Task),
             ("tasks/list", Route::Task),
             ("tasks/cancel", Route::Task),
-            ("resources/list", Route::Resources),
-            ("resources/templates/list", Route::Resources),
-            ("resources/read", Route::Resources),
-            ("resources/subscribe", Route::Resources),
-            ("resources/unsubscribe", Route::Resources),
-            ("prompts/list", Route::Resources),
-            ("prompts/get", Route::Resources),
         ];
-        const MODERN: [(&str, Route); 12] = [
+        const MODERN: &[(&str, Route)] = &[
             ("tools/call", Route::Call),
             ("tools/list", Route::List),
             ("server/discover", Route::Discover),
+            #[cfg(feature = "resources")]
+            ("resources/list", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("resources/templates/list", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("resources/read", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("subscriptions/listen", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("prompts/list", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("prompts/get", Route::Resources),
+        ];
+        const MODERN_TASKS: &[(&str, Route)] = &[
             ("tasks/get", Route::Task),
             ("tasks/update", Route::Task),
             ("tasks/cancel", Route::Task),
-            ("resources/list", Route::Resources),
-            ("resources/templates/list", Route::Resources),
-            ("resources/read", Route::Resources),
-            ("subscriptions/listen", Route::Resources),
-            ("prompts/list", Route::Resources),
-            ("prompts/get", Route::Resources),
         ];
-        let methods: &[(&str, Route)] = if era.is_modern() { &MODERN } else { &LEGACY };
-        let offered = |&&(n, route): &&(&str, Route)| match route {
-            Route::Task => TASKS > 0,
-            Route::Resources => self.offers_resources(n),
-            _ => true,
+        let (methods, tasks) = if era.is_modern() {
+            (MODERN, MODERN_TASKS)
+        } else {
+            (LEGACY, LEGACY_TASKS)
         };
-        // Names are unique in each list: find the name (comparing bytes unless the name was sent
+        // Names are unique in each era: find the name (comparing bytes unless the name was sent
         // with escapes), then ask whether it is offered.
         let escaped = frame.has_escapes(Member::Method);
-        let known = methods
-            .iter()
-            .find(|(n, _)| match escaped {
+        let find = |table: &'static [(&'static str, Route)]| {
+            table.iter().find(|(n, _)| match escaped {
                 false => m.raw() == n.as_bytes(),
                 true => m.eq_str(n),
             })
-            .filter(offered);
+        };
+        let known = find(methods)
+            .or_else(|| if TASKS > 0 { find(tasks) } else { None })
+            .filter(|&&(n, route)| route != Route::Resources || self.offers_resources(n));
         let Some(&(method, route)) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
