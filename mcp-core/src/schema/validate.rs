@@ -472,8 +472,9 @@ trait Sink {
     fn token(&mut self, token: &[u8]) -> fmt::Result;
     /// A decimal integer.
     fn int(&mut self, v: i64) -> fmt::Result;
-    /// The first `max_chars` characters of a string sent by the peer, decoded.
-    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> fmt::Result;
+    /// The first `max_chars` characters of a string sent by the peer, decoded; `true` when it
+    /// has more.
+    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> Result<bool, fmt::Error>;
 }
 
 /// A message read as text.
@@ -510,10 +511,13 @@ impl Sink for Read<'_> {
         self.0
             .write_str(crate::wire::writer::Decimal::signed(v).as_str())
     }
-    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> fmt::Result {
-        s.chars()
+    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> Result<bool, fmt::Error> {
+        let mut chars = s.chars();
+        chars
+            .by_ref()
             .take(max_chars)
-            .try_for_each(|c| self.0.write_char(c))
+            .try_for_each(|c| self.0.write_char(c))?;
+        Ok(chars.next().is_some())
     }
 }
 
@@ -539,9 +543,8 @@ impl Sink for Writer<'_> {
         Writer::int(self, v);
         Ok(())
     }
-    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> fmt::Result {
-        Writer::decoded(self, s, max_chars);
-        Ok(())
+    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> Result<bool, fmt::Error> {
+        Ok(Writer::decoded(self, s, max_chars))
     }
 }
 
@@ -552,12 +555,8 @@ fn got<S: Sink>(f: &mut S, v: Option<Json<'_>>) -> fmt::Result {
     let Some(v) = v else { return Ok(()) };
     if let Some(s) = v.as_str() {
         f.piece(&piece!(", got \""))?;
-        f.decoded(s, 40)?;
-        return f.piece(&if s.chars().nth(40).is_some() {
-            piece!("…\"")
-        } else {
-            piece!("\"")
-        });
+        let cut = f.decoded(s, 40)?;
+        return f.piece(&if cut { piece!("…\"") } else { piece!("\"") });
     }
     f.plain(", got ")?;
     let raw = v.raw();

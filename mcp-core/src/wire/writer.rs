@@ -190,19 +190,22 @@ impl<'b> Writer<'b> {
     }
 
     /// Writes the first `max_chars` characters of a JSON string, decoded (escaped again in string
-    /// mode): a name sent by the peer, quoted in a message.
-    pub(crate) fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) {
+    /// mode): a name sent by the peer, quoted in a message. Returns `true` when the string has
+    /// more characters (it was cut).
+    pub(crate) fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> bool {
         let raw = s.raw();
         if raw.len() <= max_chars && !s.has_escapes() {
             // Content without escape sequences holds no `"`, `\` or control character, and has
             // no more characters than bytes.
             self.put(raw);
-            return;
+            return false;
         }
-        for c in s.chars().take(max_chars) {
+        let mut chars = s.chars();
+        for c in chars.by_ref().take(max_chars) {
             let mut utf8 = [0u8; 4];
             self.raw(c.encode_utf8(&mut utf8).as_bytes());
         }
+        chars.next().is_some()
     }
 
     /// Writes a decimal integer.
