@@ -592,10 +592,9 @@ fn expectation<S: Sink>(f: &mut S, p: &Param) -> fmt::Result {
             let (min, max) = p.int_bounds();
             bounds(
                 f,
-                "an integer",
+                ["an integer", "an integer from "],
                 (min != i64::MIN).then_some(min),
                 (max != i64::MAX).then_some(max),
-                " from ",
                 "",
             )
         }
@@ -641,43 +640,43 @@ fn expectation<S: Sink>(f: &mut S, p: &Param) -> fmt::Result {
             let len = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
             bounds(
                 f,
-                "a string",
+                ["a string", "a string of "],
                 (min != 0).then(|| len(min)),
                 (max != usize::MAX).then(|| len(max)),
-                " of ",
                 " characters",
             )
         }
     }
 }
 
-/// `what` and its bounds: "an integer from 0 to 100", "a string of at least 1 characters", …
-/// (`what`, `between` and `unit` are plain constants.)
+/// What is expected and its bounds: "an integer from 0 to 100", "a string of at least 1
+/// characters", … `what` is what is expected, then what leads both bounds (the usual case,
+/// written as one piece); `unit` follows the bounds (all plain constants).
 fn bounds<S: Sink>(
     f: &mut S,
-    what: &str,
+    [what, both]: [&str; 2],
     min: Option<i64>,
     max: Option<i64>,
-    between: &str,
     unit: &str,
 ) -> fmt::Result {
-    f.plain(what)?;
     match (min, max) {
         (Some(a), Some(b)) => {
-            f.plain(between)?;
+            f.plain(both)?;
             f.int(a)?;
             f.plain(" to ")?;
             f.int(b)?;
         }
         (Some(a), None) => {
+            f.plain(what)?;
             f.plain(" of at least ")?;
             f.int(a)?;
         }
         (None, Some(b)) => {
+            f.plain(what)?;
             f.plain(" of at most ")?;
             f.int(b)?;
         }
-        (None, None) => return Ok(()),
+        (None, None) => return f.plain(what),
     }
     if unit.is_empty() {
         return Ok(());
