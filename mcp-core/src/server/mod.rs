@@ -1270,9 +1270,10 @@ impl<
                 true => m.eq_str(n),
             })
         };
-        let known = find(methods)
-            .or_else(|| if TASKS > 0 { find(tasks) } else { None })
-            .filter(|&&(n, route)| route != Route::Resources || self.offers_resources(n));
+        let known = find(methods).or_else(|| if TASKS > 0 { find(tasks) } else { None });
+        #[cfg(feature = "resources")]
+        let known =
+            known.filter(|&&(n, route)| route != Route::Resources || self.offers_resources(n));
         let Some(&(method, route)) = known else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
@@ -1311,17 +1312,16 @@ impl<
         })
     }
 
-    /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts
-    /// (or no feature `resources`), and for the subscription methods without live resources.
+    /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts,
+    /// and for the subscription methods without live resources. (Without the feature
+    /// `resources` these methods are not in the method tables.)
+    #[cfg(feature = "resources")]
     fn offers_resources(&self, method: &str) -> bool {
-        #[cfg(feature = "resources")]
         let (resources, prompts, live) = (
             !self.config.resources.is_empty() || self.has_live_resources(),
             !self.config.prompts.is_empty(),
             self.has_live_resources(),
         );
-        #[cfg(not(feature = "resources"))]
-        let (resources, prompts, live) = (false, false, false);
         let subscription = matches!(
             method,
             "resources/subscribe" | "resources/unsubscribe" | "subscriptions/listen"
@@ -1503,6 +1503,7 @@ enum Route {
     Discover,
     SetLevel,
     Task,
+    #[cfg(feature = "resources")]
     Resources,
 }
 
