@@ -176,9 +176,7 @@ impl Evidence {
         match (self.commanded?, self.observed?) {
             (Reading::Bool(c), Reading::Bool(o)) => Some(c == o),
             (Reading::Str(c), Reading::Str(o)) => Some(c == o),
-            (Reading::Int(c), Reading::Int(o)) => {
-                Some(i128::from(o).abs_diff(i128::from(c)) <= u128::from(self.tolerance))
-            }
+            (Reading::Int(c), Reading::Int(o)) => Some(o.abs_diff(c) <= u64::from(self.tolerance)),
             #[cfg(feature = "float")]
             (Reading::Number(c), Reading::Number(o)) => {
                 Some((o - c).abs() <= f64::from(self.tolerance))
