@@ -141,9 +141,12 @@ impl<'b> Writer<'b> {
     fn escape_pieces(&mut self, bytes: &[u8], via_raw: bool) {
         let mut rest = bytes;
         while let Some((&c, tail)) = rest.split_first() {
+            let sequence;
             let piece = if c == b'"' || c == b'\\' || c < 0x20 {
                 rest = tail;
-                escape_of(c)
+                sequence = escape_of(c);
+                let (bytes, len) = &sequence;
+                bytes.get(..*len).unwrap_or_default()
             } else {
                 let (run, tail) = rest.split_at(plain_len(rest));
                 rest = tail;
@@ -446,27 +449,27 @@ fn plain_len(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len())
 }
 
-/// The escape sequence of a byte that needs one.
+/// The escape sequence of a byte that needs one, in the first `len` bytes: `(sequence, len)`.
+/// The `\u00XX` forms are spelled out here from the byte's hex digits (a table of the 32
+/// sequences would cost some 400 bytes of flash: their pointers and their text).
 #[inline(never)]
-fn escape_of(c: u8) -> &'static [u8] {
-    match c {
-        b'"' => b"\\\"",
-        b'\\' => b"\\\\",
-        b'\n' => b"\\n",
-        b'\r' => b"\\r",
-        b'\t' => b"\\t",
-        0x08 => b"\\b",
-        0x0C => b"\\f",
-        _ => CONTROL.get(usize::from(c)).copied().unwrap_or(b"\\u0000"),
-    }
+fn escape_of(c: u8) -> ([u8; 6], usize) {
+    let short = match c {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        0x08 => b'b',
+        0x0C => b'f',
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let hex = |n: u8| HEX.get(usize::from(n & 0xF)).copied().unwrap_or(b'0');
+            return ([b'\\', b'u', b'0', b'0', hex(c >> 4), hex(c)], 6);
+        }
+    };
+    ([b'\\', short, 0, 0, 0, 0], 2)
 }
-
-const CONTROL: [&[u8]; 32] = [
-    b"\\u0000", b"\\u0001", b"\\u0002", b"\\u0003", b"\\u0004", b"\\u0005", b"\\u0006", b"\\u0007",
-    b"\\b", b"\\t", b"\\n", b"\\u000b", b"\\f", b"\\r", b"\\u000e", b"\\u000f", b"\\u0010",
-    b"\\u0011", b"\\u0012", b"\\u0013", b"\\u0014", b"\\u0015", b"\\u0016", b"\\u0017", b"\\u0018",
-    b"\\u0019", b"\\u001a", b"\\u001b", b"\\u001c", b"\\u001d", b"\\u001e", b"\\u001f",
-];
 
 /// Builds a JSON object member by member; created by [`Writer`]-based APIs such as
 /// [`Reply::json`](crate::Reply::json).
