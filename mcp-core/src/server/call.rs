@@ -15,7 +15,7 @@ use crate::schema::{Args, validate_into, validate_object};
 use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
 use crate::wire::request::Id;
-use crate::wire::response::{ErrorCode, NO_DATA, write_error};
+use crate::wire::response::{ErrorCode, error_into, write_error_dyn};
 use crate::wire::writer::Writer;
 use crate::{Reply, ToolResult};
 
@@ -570,12 +570,12 @@ impl<
                 finish(out, Some(id), "; the tool did run", |w| {
                     // `TASKS > 0`: a server without a task table links no task code.
                     if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
-                        let gone = |w: &mut Writer<'_>| {
+                        let mut gone = |w: &mut Writer<'_>| {
                             w.text(
                                 "Retransmission of a call that already ran; its task has expired",
                             );
                         };
-                        write_error(w, Some(id), ErrorCode::InternalError, gone, NO_DATA);
+                        write_error_dyn(w, Some(id), ErrorCode::InternalError, &mut gone);
                     }
                 })
             }
@@ -720,12 +720,10 @@ fn render_call(
         return len;
     }
     // Not even the short error fits in front of the scratch bytes: use the whole buffer.
-    let mut w = Writer::new(out);
-    let msg = |w: &mut Writer<'_>| {
+    let mut msg = |w: &mut Writer<'_>| {
         w.text("Response too large for the device's output buffer; the tool did run")
     };
-    write_error(&mut w, Some(id), ErrorCode::InternalError, msg, NO_DATA);
-    if w.fits() { w.needed() } else { 0 }
+    error_into(out, Some(id), ErrorCode::InternalError, &mut msg)
 }
 
 /// Validation for a tool that declares a raw input schema (only that `arguments` is an object),

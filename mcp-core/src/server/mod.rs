@@ -52,7 +52,7 @@ use crate::wire::frame::{Found, Frame, Member};
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
 use crate::wire::request::{Id, Message, Request};
-use crate::wire::response::{ErrorCode, NO_DATA, open_result_object, write_error};
+use crate::wire::response::{ErrorCode, NO_DATA, error_into, open_result_object, write_error};
 use crate::wire::writer::Writer;
 use cache::RecentCalls;
 pub use call::Call;
@@ -674,9 +674,8 @@ fn finish(
 #[inline(never)]
 fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> usize {
     let cap = out.len();
-    let mut w = Writer::new(out);
     // (Written piece by piece: no `core::fmt` in the firmware for it.)
-    let message = |w: &mut Writer<'_>| {
+    let mut message = |w: &mut Writer<'_>| {
         w.text("Response too large for the device's output buffer (");
         w.uint(needed as u64);
         w.text(" > ");
@@ -684,8 +683,7 @@ fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: &str) -> us
         w.text(" bytes)");
         w.text(ran);
     };
-    write_error(&mut w, id, ErrorCode::InternalError, message, NO_DATA);
-    if w.fits() { w.needed() } else { 0 }
+    error_into(out, id, ErrorCode::InternalError, &mut message)
 }
 
 /// The -32700 answer to bytes that are not a JSON message (formatting the error is kept out of

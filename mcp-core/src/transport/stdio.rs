@@ -17,7 +17,7 @@
 //! assert_eq!(got, [b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()]);
 //! ```
 
-use crate::wire::response::{ErrorCode, NO_DATA, write_error};
+use crate::wire::response::{ErrorCode, error_into};
 use crate::wire::writer::Writer;
 
 /// A complete line.
@@ -88,15 +88,13 @@ impl<const N: usize> LineBuffer<N> {
 /// Writes the answer to a [`Line::TooLong`]: a -32600 error with `id: null` naming the limit.
 /// Returns the length written (0 if `out` is too small).
 pub fn write_too_long(out: &mut [u8], limit: usize) -> usize {
-    let mut w = Writer::new(out);
     // (Written piece by piece: no `core::fmt` in the firmware for it.)
-    let message = |w: &mut Writer<'_>| {
+    let mut message = |w: &mut Writer<'_>| {
         w.text("Invalid Request: message longer than the device's ");
         w.uint(limit as u64);
         w.text("-byte line buffer");
     };
-    write_error(&mut w, None, ErrorCode::InvalidRequest, message, NO_DATA);
-    if w.fits() { w.needed() } else { 0 }
+    error_into(out, None, ErrorCode::InvalidRequest, &mut message)
 }
 
 #[cfg(test)]

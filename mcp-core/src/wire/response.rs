@@ -110,6 +110,32 @@ pub fn write_error(
     w.raw(b"}}");
 }
 
+/// [`write_error`] without `data`, its message writer a trait object: one compiled copy of the
+/// envelope for the engine's rare error answers, instead of one per generic instance.
+#[inline(never)]
+pub(crate) fn write_error_dyn(
+    w: &mut Writer<'_>,
+    id: Option<Id<'_>>,
+    code: ErrorCode,
+    message: &mut dyn FnMut(&mut Writer<'_>),
+) {
+    write_error(w, id, code, message, NO_DATA);
+}
+
+/// An error response alone at the start of `out` (see [`write_error_dyn`]): its length, or 0
+/// when `out` cannot hold it.
+#[inline(never)]
+pub(crate) fn error_into(
+    out: &mut [u8],
+    id: Option<Id<'_>>,
+    code: ErrorCode,
+    message: &mut dyn FnMut(&mut Writer<'_>),
+) -> usize {
+    let mut w = Writer::new(out);
+    write_error_dyn(&mut w, id, code, message);
+    if w.fits() { w.needed() } else { 0 }
+}
+
 /// No `data` member, for [`write_error`].
 pub const NO_DATA: Option<fn(&mut Writer<'_>)> = None;
 
