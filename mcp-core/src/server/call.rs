@@ -371,7 +371,10 @@ impl<
                 }
             }
         };
+        // (Without a task table no tool with task hooks is registered: every tool forbids tasks
+        // and no call is augmented, so there is nothing to refuse here.)
         match (tool.task_support(), augmented, era) {
+            _ if TASKS == 0 => {}
             (TaskSupport::Required, false, Era::Modern(_)) => {
                 return answered(respond.error_with(
                     ErrorCode::MissingRequiredClientCapability,
