@@ -110,7 +110,9 @@ impl<
                 w.raw(&c);
                 w.raw(b"\"");
             }
-            if modern {
+            // (`cfg!` here, in the writer: it runs through a `dyn FnMut` and sees `modern` only
+            // as a captured value, so without the feature the hints are not even compiled.)
+            if cfg!(feature = "modern") && modern {
                 write_cache_hints(w, ttl);
             }
         })
