@@ -560,19 +560,16 @@ impl<
                 ErrorCode::InternalError,
                 "Retransmission of a call that already ran; its response does not fit this buffer",
             ),
-            Seen::Executed => respond.error_text(
-                ErrorCode::InternalError,
-                "Retransmission of a call that already ran; its response is too large to replay",
-            ),
-            Seen::Task(task) => {
+            // (A server without a task table starts no task, so it remembers none: no task code
+            // is linked for it.)
+            Seen::Task(task) if TASKS > 0 => {
                 debug!(
                     "retransmission of a {} call answered from the task table",
                     tool
                 );
                 let Respond { out, info, era, .. } = respond;
                 finish(out, Some(id), "; the tool did run", |w| {
-                    // `TASKS > 0`: a server without a task table links no task code.
-                    if !(TASKS > 0 && self.replay_start(task, id, era, info, w)) {
+                    if !self.replay_start(task, id, era, info, w) {
                         let mut gone = |w: &mut Writer<'_>| {
                             w.text(
                                 "Retransmission of a call that already ran; its task has expired",
@@ -582,6 +579,10 @@ impl<
                     }
                 })
             }
+            Seen::Executed | Seen::Task(_) => respond.error_text(
+                ErrorCode::InternalError,
+                "Retransmission of a call that already ran; its response is too large to replay",
+            ),
         }
     }
 
