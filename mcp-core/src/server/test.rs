@@ -228,6 +228,42 @@ fn ping_and_ids_are_echoed_byte_exact() {
     );
 }
 
+/// A method the server cannot serve is unknown: the task methods without a task table, the
+/// resource and prompt methods without resources or prompts (and, without the feature
+/// `resources`, not even in the method table).
+#[test]
+fn methods_a_server_cannot_serve_are_unknown() {
+    let mut no_tasks: Server<'static, Dev, 4, 0> = Server::new(Config::new("sim", "1.0"));
+    no_tasks.register(&VOLUME).unwrap();
+    let mut dev = Dev::default();
+    let mut out = vec![0; 1024];
+    let mut send = |msg: &str| {
+        let h = no_tasks.handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out);
+        String::from_utf8(out[..h.unwrap().len].to_vec()).unwrap()
+    };
+    for method in [
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+        "resources/list",
+        "resources/read",
+        "prompts/get",
+    ] {
+        let msg = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
+        assert_eq!(
+            send(&msg),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32601,"message":"Method not found: {method}"}}}}"#
+            ),
+        );
+    }
+    // With a task table the task methods are served (an empty list).
+    let mut s = Session::new();
+    let listed = s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tasks/list","params":{}}"#);
+    assert!(listed.contains(r#""result":{"tasks":[]"#), "{listed}");
+}
+
 #[test]
 fn protocol_errors() {
     let mut s = Session::new();
