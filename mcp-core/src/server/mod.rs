@@ -1260,7 +1260,7 @@ impl<
             (LEGACY, LEGACY_TASKS)
         };
         // Names are unique in each era: find the name (comparing bytes unless the name was sent
-        // with escapes), then ask whether it is offered.
+        // with escapes); a resource or prompt method is then asked whether it is offered.
         let escaped = frame.has_escapes(Member::Method);
         let find = |table: &'static [(&'static str, Route)]| {
             table.iter().find(|(n, _)| match escaped {
