@@ -506,28 +506,35 @@ mod test {
                 .one_of(&["light", "dark"])
                 .default_str("light"),
             Param::string("label", "Label").length(1, 8).optional(),
+            #[cfg(feature = "float")]
             Param::number("gain", "Gain")
                 .range_f64(-1.5, 1.5)
                 .default_f64(0.0),
             Param::boolean("on", "On"),
             Param::integer("any", "Any").optional(),
         ]);
-        assert_eq!(
-            s,
-            serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "volume": {"type": "integer", "description": "Volume", "minimum": 0, "maximum": 100},
-                    "theme": {"type": "string", "description": "Theme", "enum": ["light", "dark"], "default": "light"},
-                    "label": {"type": "string", "description": "Label", "minLength": 1, "maxLength": 8},
-                    "gain": {"type": "number", "description": "Gain", "minimum": -1.5, "maximum": 1.5, "default": 0},
-                    "on": {"type": "boolean", "description": "On"},
-                    "any": {"type": "integer", "description": "Any", "minimum": i64::MIN, "maximum": i64::MAX},
-                },
-                "required": ["volume", "on"],
-                "additionalProperties": false,
-            })
-        );
+        let expected = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "volume": {"type": "integer", "description": "Volume", "minimum": 0, "maximum": 100},
+                "theme": {"type": "string", "description": "Theme", "enum": ["light", "dark"], "default": "light"},
+                "label": {"type": "string", "description": "Label", "minLength": 1, "maxLength": 8},
+                "on": {"type": "boolean", "description": "On"},
+                "any": {"type": "integer", "description": "Any", "minimum": i64::MIN, "maximum": i64::MAX},
+            },
+            "required": ["volume", "on"],
+            "additionalProperties": false,
+        });
+        // Number parameters exist with feature `float` only.
+        #[cfg(feature = "float")]
+        let expected = {
+            let mut expected = expected;
+            expected["properties"]["gain"] = serde_json::json!(
+                {"type": "number", "description": "Gain", "minimum": -1.5, "maximum": 1.5, "default": 0}
+            );
+            expected
+        };
+        assert_eq!(s, expected);
         assert_eq!(
             schema(&[]),
             serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
@@ -551,11 +558,13 @@ mod test {
                 Param::boolean("b", "x").length(0, 1),
                 ParamProblem::ConstraintForOtherType,
             ),
+            #[cfg(feature = "float")]
             (
                 Param::number("n", "x").min(0),
                 ParamProblem::ConstraintForOtherType,
             ),
             (Param::integer("i", "x").range(5, 4), ParamProblem::BadRange),
+            #[cfg(feature = "float")]
             (
                 Param::number("n", "x").range_f64(f64::NAN, 1.0),
                 ParamProblem::BadRange,
@@ -581,6 +590,7 @@ mod test {
                 Param::string("s", "x").one_of(&["a"]).default_str("b"),
                 ParamProblem::DefaultInvalid,
             ),
+            #[cfg(feature = "float")]
             (
                 Param::number("n", "x").default_f64(f64::INFINITY),
                 ParamProblem::DefaultInvalid,

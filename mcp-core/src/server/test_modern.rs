@@ -1,10 +1,14 @@
 //! The 2026-07-28 (stateless) path next to the legacy one: per-request `_meta`, discover, version
 //! and capability errors with their HTTP status class, caching hints, the tasks extension form,
 //! static resources and prompts, and hand-written input schemas.
+//!
+//! The 2026-07-28 tests need feature `modern`, the resource and prompt ones `resources` as well;
+//! the legacy ones run in every build.
 
 use serde_json::{Value as J, json};
 
 use super::*;
+#[cfg(all(feature = "modern", feature = "resources"))]
 use crate::registry::{Prompt, Resource};
 use crate::schema::Param;
 use crate::{
@@ -98,6 +102,7 @@ const RAW: Tool<Jobs> = Tool::new("raw", "Hand-written schema", raw).input_schem
     r#"{"type":"object","$defs":{"a":{"type":"string"}},"allOf":[{"required":["x"]}]}"#,
 );
 
+#[cfg(all(feature = "modern", feature = "resources"))]
 static RESOURCES: [Resource; 1] = [Resource::new(
     "device://manual",
     "manual",
@@ -105,6 +110,7 @@ static RESOURCES: [Resource; 1] = [Resource::new(
     "Press the button.",
 )
 .description("The manual")];
+#[cfg(all(feature = "modern", feature = "resources"))]
 static PROMPTS: [Prompt; 1] = [Prompt::new(
     "intro",
     "Introduces the device",
@@ -121,6 +127,7 @@ fn server(config: Config) -> S {
     s
 }
 
+#[cfg(feature = "modern")]
 fn meta(extra: J) -> J {
     let mut m = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -132,8 +139,10 @@ fn meta(extra: J) -> J {
     m
 }
 
+#[cfg(feature = "modern")]
 const TASKS_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 
+#[cfg(feature = "modern")]
 fn tasks_meta() -> J {
     meta(json!({TASKS_CAPS: {"extensions": {"io.modelcontextprotocol/tasks": {}}}}))
 }
@@ -171,6 +180,7 @@ impl Rig {
         (v, h.status, notes)
     }
 
+    #[cfg(feature = "modern")]
     fn ask(&mut self, id: i64, method: &str, mut params: J, m: J) -> (J, Status) {
         params["_meta"] = m;
         let (v, status, _) = self.raw(
@@ -186,26 +196,33 @@ impl Rig {
     }
 }
 
+#[cfg(feature = "modern")]
 #[test]
 fn discover_and_result_envelope() {
-    let mut rig = Rig::new(
-        Config::new("dev", "1.2")
-            .resources(&RESOURCES)
-            .prompts(&PROMPTS),
-    );
+    let config = Config::new("dev", "1.2");
+    #[cfg(feature = "resources")]
+    let config = config.resources(&RESOURCES).prompts(&PROMPTS);
+    let mut rig = Rig::new(config);
     let (v, status) = rig.ask(1, "server/discover", json!({}), meta(json!({})));
     assert_eq!(status, Status::Ok);
-    assert_eq!(
-        v["result"],
-        json!({
-            "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
-            "capabilities": {"tools": {}, "logging": {}, "resources": {}, "prompts": {},
-                             "extensions": {"io.modelcontextprotocol/tasks": {}}},
-            "ttlMs": 300000, "cacheScope": "public",
-            "resultType": "complete",
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "dev", "version": "1.2"}}
-        })
-    );
+    let expected = json!({
+        "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+        "capabilities": {"tools": {}, "logging": {}, "resources": {}, "prompts": {},
+                         "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "ttlMs": 300000, "cacheScope": "public",
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "dev", "version": "1.2"}}
+    });
+    // Without feature `resources` there are none to publish, and no capability says so.
+    #[cfg(not(feature = "resources"))]
+    let expected = {
+        let mut expected = expected;
+        let capabilities = expected["capabilities"].as_object_mut().unwrap();
+        capabilities.remove("resources");
+        capabilities.remove("prompts");
+        expected
+    };
+    assert_eq!(v["result"], expected);
     let (v, _) = rig.ask(2, "tools/list", json!({}), meta(json!({})));
     assert_eq!(v["result"]["resultType"], "complete");
     assert_eq!(v["result"]["ttlMs"], 300000);
@@ -231,6 +248,7 @@ fn discover_and_result_envelope() {
     assert_eq!(v["error"]["code"], -32601);
 }
 
+#[cfg(feature = "modern")]
 #[test]
 fn malformed_meta_versions_and_removed_methods() {
     let mut rig = Rig::new(Config::new("dev", "1"));
@@ -295,6 +313,7 @@ fn malformed_meta_versions_and_removed_methods() {
     assert_eq!(v["error"]["code"], -32602);
 }
 
+#[cfg(feature = "modern")]
 #[test]
 fn calls_log_and_validate_per_request() {
     let mut rig = Rig::new(Config::new("dev", "1").log_level(Some(LogLevel::Debug)));
@@ -336,6 +355,7 @@ fn calls_log_and_validate_per_request() {
     assert_eq!(v["result"]["content"][0]["text"], "Hello, x!");
 }
 
+#[cfg(feature = "modern")]
 #[test]
 fn the_tasks_extension_form() {
     let mut rig = Rig::new(Config::new("dev", "1"));
@@ -492,6 +512,7 @@ fn legacy_tasks_result_of_a_protocol_error_is_a_json_rpc_error() {
     );
 }
 
+#[cfg(all(feature = "modern", feature = "resources"))]
 #[test]
 fn static_resources_and_prompts() {
     let mut rig = Rig::new(
@@ -531,7 +552,13 @@ fn static_resources_and_prompts() {
         v["result"]["messages"][0]["content"]["text"],
         "You are talking to a lamp."
     );
-    // A device that publishes none does not answer these methods.
+}
+
+/// A device that publishes no resources or prompts (or is built without feature `resources`)
+/// does not answer these methods.
+#[cfg(feature = "modern")]
+#[test]
+fn without_resources_and_prompts_their_methods_are_unknown() {
     let mut bare = Rig::new(Config::new("dev", "1"));
     for m in ["resources/list", "prompts/list"] {
         let (v, status) = bare.ask(7, m, json!({}), meta(json!({})));
@@ -570,6 +597,7 @@ fn hand_written_schemas_are_listed_and_only_shape_checked() {
     let _ = rig.j.logs_sent;
 }
 
+#[cfg(feature = "modern")]
 #[test]
 fn a_tool_can_require_a_client_capability() {
     let mut rig = Rig::new(Config::new("dev", "1"));
