@@ -18,7 +18,11 @@
 //!
 //! Fault sets change between epochs of 400 messages; between epochs the clock runs 20 s so that
 //! every action finishes, and every task's final state is checked through the status tool.
-#![cfg(feature = "sim")]
+//!
+//! The board is `sim::DemoBoard`, which exists only with the feature `tasks` (its tool set has the
+//! long-running `self.motor.move_to`), and the soak predicts and checks tasks throughout: without
+//! `tasks` there is nothing here to run.
+#![cfg(all(feature = "sim", feature = "tasks"))]
 #![allow(
     missing_docs,
     clippy::unwrap_used,
