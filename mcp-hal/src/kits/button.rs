@@ -13,6 +13,7 @@
 //! is the least.
 //!
 //! ```
+//! # #[cfg(feature = "sim")] {
 //! use mcp_hal::kits::button::{self, HasButton, Presses};
 //! # use mcp_hal::sim::{SimButton, Faults};
 //!
@@ -33,6 +34,7 @@
 //!     }
 //! }
 //! assert_eq!((published, board.presses().count()), (1, 1));
+//! # }
 //! ```
 
 use crate::Error;

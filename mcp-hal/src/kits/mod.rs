@@ -14,6 +14,7 @@
 //! [`asynch`](asynch#settle-times)).
 //!
 //! ```
+//! # #[cfg(feature = "sim")] {
 //! use mcp_hal::kits::{audio, system, DelayNs, Wait};
 //! use mcp_hal::sim::{SimBoard, SimCodec, SimSystem};
 //! use mcp_hal::sim::Faults;
@@ -39,6 +40,7 @@
 //! let mut server: Server<'_, Board, 8> = Server::new(Config::new("board", "1.0"));
 //! server.register(&SET_VOLUME).unwrap().register(&REBOOT).unwrap();
 //! # let _ = Board { sim: SimBoard::new(Faults::NONE) };
+//! # }
 //! ```
 //!
 //! | kit | tool | evidence | async twin |
@@ -72,7 +74,7 @@
 //! line per sensor in the main loop:
 //!
 //! ```
-//! # #[cfg(feature = "resources")] {
+//! # #[cfg(all(feature = "resources", feature = "sim"))] {
 //! use mcp_core::{Config, Server};
 //! use mcp_core::registry::LiveResource;
 //! use mcp_hal::kits::{temperature, Watch};

@@ -21,6 +21,7 @@ pub struct Sample {
 /// [`publish`](mcp_core::Server::publish) when the [`Policy`] says so:
 ///
 /// ```
+/// # #[cfg(feature = "sim")] {
 /// use mcp_hal::kits::{temperature, Watch};
 /// # use mcp_hal::sim::{SimThermometer, Faults};
 /// # let mut thermometer = SimThermometer::new(Faults::NONE);
@@ -34,6 +35,7 @@ pub struct Sample {
 ///     }
 /// }
 /// # assert_eq!(published, [(1_500, temperature::URI)]);
+/// # }
 /// ```
 ///
 /// A read error is kept as the last sample and is not published: the next good reading is
