@@ -86,7 +86,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(J::parse(value.raw()).as_ref(), Some(v), "argument {k}");
             }
         }
-        None => assert!(arguments.len() > INDEXED_ARGUMENTS, "arguments not recorded"),
+        None => assert!(
+            arguments.len() > INDEXED_ARGUMENTS,
+            "arguments not recorded"
+        ),
     }
 
     assert_eq!(

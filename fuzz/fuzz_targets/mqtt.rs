@@ -26,7 +26,8 @@ const NAME: &str = "devices/demo-board";
 fn id_ok(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_ID_LEN
-        && s.bytes().all(|b| (b'!'..=b'~').contains(&b) && !b"/+#".contains(&b))
+        && s.bytes()
+            .all(|b| (b'!'..=b'~').contains(&b) && !b"/+#".contains(&b))
 }
 
 /// What the fixed server must make of `t`.
@@ -119,15 +120,16 @@ fuzz_target!(|data: &[u8]| {
     }
     if mqtt::route(payload) == Route::Capability {
         let m = m.unwrap_or_default();
-        assert!(m.ends_with("/list_changed") || m == "notifications/resources/updated", "{m}");
+        assert!(
+            m.ends_with("/list_changed") || m == "notifications/resources/updated",
+            "{m}"
+        );
     }
 
     // The online payload round-trips arbitrary text.
     if mode & 1 == 1 {
-        let (Ok(name), Ok(description)) = (
-            std::str::from_utf8(text),
-            std::str::from_utf8(payload),
-        ) else {
+        let (Ok(name), Ok(description)) = (std::str::from_utf8(text), std::str::from_utf8(payload))
+        else {
             return;
         };
         let mut out = vec![0u8; [64usize, 256, 4096][usize::from(mode >> 1) % 3]];

@@ -83,6 +83,21 @@ fn build(a: &ArbParam) -> Param {
             }
             p
         }
+        #[cfg(not(feature = "full"))]
+        2 => {
+            // No `Param::number` in the minimal engine: a second integer parameter, bounded by
+            // the number pool truncated (saturating; NaN is 0).
+            let mut p = Param::integer(name, "d");
+            if let Some((lo, hi)) = a.nums {
+                p = if a.small {
+                    p.range((lo % 400.0) as i64, (hi % 400.0) as i64)
+                } else {
+                    p.range(lo as i64, hi as i64)
+                };
+            }
+            p
+        }
+        #[cfg(feature = "full")]
         2 => {
             let mut p = Param::number(name, "d");
             if let Some((lo, hi)) = a.nums {
@@ -110,7 +125,10 @@ fn build(a: &ArbParam) -> Param {
     // Occasionally a constraint for another type: registration must refuse it.
     match a.foreign {
         Some(0) => p = p.range(0, 1),
+        #[cfg(feature = "full")]
         Some(1) => p = p.range_f64(0.0, 1.0),
+        #[cfg(not(feature = "full"))]
+        Some(1) => p = p.min(0),
         Some(2) => p = p.length(0, 1),
         Some(3) => p = p.one_of(&CHOICES[..1]),
         _ => {}
@@ -122,7 +140,10 @@ fn build(a: &ArbParam) -> Param {
         Some(Lit::Bool(b)) => p.default_bool(b),
         Some(Lit::Int(v)) => p.default_int(squash(v)),
         Some(Lit::SmallInt(v)) => p.default_int(i64::from(v)),
+        #[cfg(feature = "full")]
         Some(Lit::Num(v)) => p.default_f64(v),
+        #[cfg(not(feature = "full"))]
+        Some(Lit::Num(v)) => p.default_int(v as i64),
         Some(Lit::Str(i)) => p.default_str(CHOICES[usize::from(i) % CHOICES.len()]),
         None => p,
     }
@@ -252,9 +273,12 @@ const PRESETS: [&[Param]; 7] = [
             .one_of(&["light", "dark"])
             .default_str("light"),
         Param::string("label", "Label").length(1, 4).optional(),
+        #[cfg(feature = "full")]
         Param::number("gain", "Gain")
             .range_f64(-1.0, 1.0)
             .default_f64(0.5),
+        #[cfg(not(feature = "full"))]
+        Param::integer("gain", "Gain").range(-1, 1).default_int(0),
         Param::boolean("on", "On").default_bool(false),
     ],
     // mcp-core/tests/hostile.rs
@@ -271,7 +295,10 @@ const PRESETS: [&[Param]; 7] = [
     // Unconstrained types, all optional; the status tool's task_id.
     &[
         Param::integer("any", "i64").optional(),
+        #[cfg(feature = "full")]
         Param::number("x", "f64").optional(),
+        #[cfg(not(feature = "full"))]
+        Param::integer("x", "i64").min(-1000).optional(),
         Param::string("s", "s").optional(),
         Param::string("task_id", "id").length(1, 24).optional(),
     ],

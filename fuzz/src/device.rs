@@ -27,9 +27,14 @@ const ACT_PARAMS: &[Param] = &[
         .one_of(&["light", "dark", "d\u{e9}j\u{e0}"])
         .default_str("light"),
     Param::string("label", "Label").length(0, 8).optional(),
+    #[cfg(feature = "full")]
     Param::number("gain", "Gain")
         .range_f64(-1.5, 2.5)
         .optional(),
+    // The minimal engine has no `Param::number`: an integer in its place, which takes any
+    // integral spelling (`5e1`, `20.0`, `-0`, `0.15e2`) and refuses fractional ones.
+    #[cfg(not(feature = "full"))]
+    Param::integer("gain", "Gain").range(-15, 25).optional(),
     Param::boolean("on", "On").default_bool(false),
     Param::integer("big", "Any i64").optional(),
 ];
@@ -46,8 +51,16 @@ fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     );
     let l = a.opt_str("label").expect("declared");
     assert!(l.is_none_or(|l| l.chars().count() <= 8), "label {l:?}");
-    let g = a.opt_number("gain").expect("declared");
-    assert!(g.is_none_or(|g| (-1.5..=2.5).contains(&g)), "gain {g:?}");
+    #[cfg(feature = "full")]
+    {
+        let g = a.opt_number("gain").expect("declared");
+        assert!(g.is_none_or(|g| (-1.5..=2.5).contains(&g)), "gain {g:?}");
+    }
+    #[cfg(not(feature = "full"))]
+    {
+        let g = a.opt_int("gain").expect("declared");
+        assert!(g.is_none_or(|g| (-15..=25).contains(&g)), "gain {g:?}");
+    }
     let on = a.bool("on").expect("defaulted bool");
     let _ = a.opt_int("big").expect("declared");
     r.json(|o| {
@@ -255,14 +268,34 @@ impl Session {
                 }
                 let r = check_response(out);
                 assert_eq!(&r.id, id, "id echo for {}", show());
-                let has_meta = params
-                    .as_deref()
-                    .and_then(|p| entries(p.as_bytes()))
-                    .is_some_and(|p| p.iter().any(|(k, _)| k == "_meta"));
-                if (self.stateless || has_meta) && meta_refusal(&r) {
-                    // Refused on its `_meta` before the method is looked at.
-                    assert!(ran.is_empty(), "a refused request ran a tool: {}", show());
-                    return;
+                #[cfg(feature = "full")]
+                {
+                    let has_meta = params
+                        .as_deref()
+                        .and_then(|p| entries(p.as_bytes()))
+                        .is_some_and(|p| p.iter().any(|(k, _)| k == "_meta"));
+                    if (self.stateless || has_meta) && meta_refusal(&r) {
+                        // Refused on its `_meta` before the method is looked at.
+                        assert!(ran.is_empty(), "a refused request ran a tool: {}", show());
+                        return;
+                    }
+                }
+                // The minimal engine (no `modern`) serves every request by the legacy rules and
+                // does not read `params._meta`; a transport that requires 2026-07-28
+                // (`Input::stateless`) gets -32602 before the method is looked at.
+                #[cfg(not(feature = "full"))]
+                {
+                    if self.stateless {
+                        assert_eq!(r.code, Some(-32602), "stateless without modern: {}", show());
+                        assert!(ran.is_empty(), "a refused request ran a tool: {}", show());
+                        return;
+                    }
+                    assert_ne!(
+                        r.code,
+                        Some(-32022),
+                        "no protocol-version refusal without modern: {}",
+                        show()
+                    );
                 }
                 if !KNOWN_METHODS.contains(&method.as_str()) {
                     assert_eq!(r.code, Some(-32601), "unknown method {method:?}");
@@ -380,6 +413,7 @@ impl Session {
 /// A 2026-07-28 request refused before dispatch, as the engine documents: `_meta` missing or
 /// malformed (-32602, naming `_meta` or the bad member) or another revision requested (-32022).
 /// The method and the tool are not looked at then.
+#[cfg(feature = "full")]
 fn meta_refusal(r: &crate::Response) -> bool {
     match r.code {
         Some(-32022) => true,
@@ -405,3 +439,49 @@ pub fn split(data: &[u8]) -> (u8, Vec<&[u8]>) {
 pub const OUT_LENS: [usize; 4] = [mcp_core::MIN_OUT_LEN, 600, 1500, 9000];
 /// Page budgets chosen by the control byte.
 pub const PAGE_BYTES: [usize; 4] = [900, 1400, 2500, 8000];
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// The minimal build's `gain` is an integer: the model takes its integral spellings and
+    /// refuses fractional ones, as the engine documents without `float`.
+    #[cfg(not(feature = "full"))]
+    #[test]
+    fn minimal_gain_is_an_integer_in_any_integral_spelling() {
+        use crate::model::{Problem, Val, validate};
+        let gain = ACT_PARAMS.iter().position(|p| p.name() == "gain").unwrap();
+        for (spelling, value) in [
+            ("20", 20),
+            ("2e1", 20),
+            ("20.0", 20),
+            ("-0", 0),
+            ("0.15e2", 15),
+        ] {
+            let args = format!(r#"{{"volume":1,"gain":{spelling}}}"#);
+            let values = validate(ACT_PARAMS, Some(&args)).unwrap();
+            assert_eq!(values[gain], Val::Int(value), "{spelling}");
+        }
+        for (spelling, problem) in [
+            ("1.5", Problem::NotAnInteger),
+            ("-1.6e1", Problem::OutOfRange),
+            ("2.05e1", Problem::NotAnInteger),
+            ("26", Problem::OutOfRange),
+            ("1e400", Problem::OutOfRange),
+            ("\"20\"", Problem::WrongType),
+        ] {
+            let args = format!(r#"{{"volume":1,"gain":{spelling}}}"#);
+            assert_eq!(
+                validate(ACT_PARAMS, Some(&args)),
+                Err((problem, Some(gain))),
+                "{spelling}"
+            );
+        }
+    }
+
+    /// Every fuzz tool registers in the configuration being built.
+    #[test]
+    fn the_device_registers() {
+        let _ = server(900);
+    }
+}

@@ -280,6 +280,7 @@ pub fn check_outgoing(out: &[u8]) -> Option<Response> {
 
 /// Every method name the engine serves in some era or revision (anything else must be -32601).
 /// A superset on purpose: which of them a given request may use depends on its era.
+#[cfg(feature = "full")]
 pub const KNOWN_METHODS: [&str; 16] = [
     "initialize",
     "ping",
@@ -297,4 +298,20 @@ pub const KNOWN_METHODS: [&str; 16] = [
     "resources/read",
     "prompts/list",
     "prompts/get",
+];
+
+/// The methods the minimal engine serves (no `modern`: no `server/discover`, no `tasks/update`,
+/// the legacy era only; no `resources`: no `resources/*`, `prompts/*`). Anything else must be
+/// -32601.
+#[cfg(not(feature = "full"))]
+pub const KNOWN_METHODS: [&str; 9] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "tools/list",
+    "tools/call",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
 ];

@@ -141,6 +141,7 @@ pub fn validate(
         values[i] = match p.default_value() {
             Some(Literal::Bool(b)) => Val::Bool(b),
             Some(Literal::Int(v)) => Val::Int(v),
+            #[cfg(feature = "full")]
             Some(Literal::Number(n)) => Val::Num(n.to_bits()),
             Some(Literal::Str(s)) => Val::Str(s.to_string()),
             None if p.is_required() => return Err((Problem::Missing, Some(i))),
@@ -165,6 +166,7 @@ fn check(p: &Param, raw: &str) -> Result<Val, Problem> {
                 Some(_) => Err(Problem::OutOfRange),
             }
         }
+        #[cfg(feature = "full")]
         ParamType::Number => {
             if !v.is_number() {
                 return Err(Problem::WrongType);
@@ -205,6 +207,7 @@ pub fn engine_value(args: &mcp_core::Args<'_>, p: &Param) -> Val {
     let v = match p.ty() {
         ParamType::Boolean => args.opt_bool(name).map(|v| v.map(Val::Bool)),
         ParamType::Integer => args.opt_int(name).map(|v| v.map(Val::Int)),
+        #[cfg(feature = "full")]
         ParamType::Number => args
             .opt_number(name)
             .map(|v| v.map(|n| Val::Num(n.to_bits()))),
