@@ -279,12 +279,14 @@ pub fn check_outgoing(out: &[u8]) -> Option<Response> {
 }
 
 /// Every method name the engine serves in some era or revision (anything else must be -32601).
-/// A superset on purpose: which of them a given request may use depends on its era.
-#[cfg(feature = "full")]
-pub const KNOWN_METHODS: [&str; 16] = [
+/// A superset on purpose: which of them a given request may use depends on its era. The minimal
+/// engine (no feature `full`) serves the legacy era only, without `server/discover` and
+/// `tasks/update` (`modern`) or `resources/*` and `prompts/*` (`resources`).
+pub const KNOWN_METHODS: &[&str] = &[
     "initialize",
     "ping",
     "logging/setLevel",
+    #[cfg(feature = "full")]
     "server/discover",
     "tools/list",
     "tools/call",
@@ -292,26 +294,16 @@ pub const KNOWN_METHODS: [&str; 16] = [
     "tasks/result",
     "tasks/list",
     "tasks/cancel",
+    #[cfg(feature = "full")]
     "tasks/update",
+    #[cfg(feature = "full")]
     "resources/list",
+    #[cfg(feature = "full")]
     "resources/templates/list",
+    #[cfg(feature = "full")]
     "resources/read",
+    #[cfg(feature = "full")]
     "prompts/list",
+    #[cfg(feature = "full")]
     "prompts/get",
-];
-
-/// The methods the minimal engine serves (no `modern`: no `server/discover`, no `tasks/update`,
-/// the legacy era only; no `resources`: no `resources/*`, `prompts/*`). Anything else must be
-/// -32601.
-#[cfg(not(feature = "full"))]
-pub const KNOWN_METHODS: [&str; 9] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "tools/list",
-    "tools/call",
-    "tasks/get",
-    "tasks/result",
-    "tasks/list",
-    "tasks/cancel",
 ];
