@@ -130,6 +130,6 @@ pub use result::{
 };
 pub use schema::{Args, Param};
 pub use server::{
-    Call, Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Principal,
-    Revision, Server, UserToolPolicy, Vision,
+    Call, Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Polled,
+    Principal, Revision, Server, Session, UserToolPolicy, Vision,
 };

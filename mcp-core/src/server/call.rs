@@ -43,6 +43,8 @@ struct Tail<'i, 't, C> {
     token: Option<Json<'i>>,
     log_level: Option<LogLevel>,
     principal: Principal,
+    /// The client that made the call.
+    peer: super::Peer,
 }
 
 /// Decodes the escaped string arguments into the tail of `out` (from `room` on); returns the
@@ -222,26 +224,91 @@ impl<
         let begun = self.begin::<true>(input, ctx, out, notify, Some(&mut parked));
         async move {
             let mut handled = begun?;
-            let Some(Parked { args, tail }) = parked else {
+            if let Some(parked) = parked {
+                handled.len = self
+                    .run_parked(parked, ctx, out, notify, &mut run, &mut handled)
+                    .await;
                 return Ok(handled);
-            };
-            let seq = self.next_seq();
-            let (result, used) = match split(args, tail.room, out) {
-                Some((scratch, args)) => {
-                    let mut reply = self.reply(scratch, &tail, seq, notify);
-                    let call = Call {
-                        tool: tail.tool.name(),
-                        args: &args,
-                        reply: &mut reply,
-                    };
-                    let result = run(ctx, call).await;
-                    (result, reply.used())
-                }
-                None => (Err(ToolError::new("Arguments could not be decoded")), 0),
-            };
-            handled.len = self.conclude(&tail, result, used, seq, out, &mut handled);
+            }
+            // The message was a client's yes to a call it was asked about: run that call here,
+            // where an async tool can be awaited.
+            #[cfg(feature = "confirm")]
+            if HOLD > 0 && self.confirm.approved() {
+                let p = self.run_approved_async(ctx, out, notify, &mut run).await;
+                (handled.len, handled.ran, handled.receipt) = (p.len, p.ran, p.receipt);
+            }
             Ok(handled)
         }
+    }
+
+    /// Awaits a parked call's handler and renders its answer into `out`. The arguments are moved
+    /// out of the parked call before anything is awaited: the future keeps them once.
+    async fn run_parked<F>(
+        &mut self,
+        parked: Parked<'_, 't, C>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        run: &mut F,
+        handled: &mut Handled<'_>,
+    ) -> usize
+    where
+        F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
+    {
+        let Parked { args, tail } = parked;
+        let seq = self.next_seq();
+        let (result, used) = match split(args, tail.room, out) {
+            Some((scratch, args)) => {
+                let mut reply = self.reply(scratch, &tail, seq, notify);
+                let call = Call {
+                    tool: tail.tool.name(),
+                    args: &args,
+                    reply: &mut reply,
+                };
+                let result = run(ctx, call).await;
+                (result, reply.used())
+            }
+            None => (Err(ToolError::new("Arguments could not be decoded")), 0),
+        };
+        self.conclude(&tail, result, used, seq, out, handled)
+    }
+
+    /// Runs a call a person approved through the async path: a blocking tool runs as usual, an
+    /// async one is awaited through `run`. What goes to its owner is at the start of `out`.
+    #[cfg(feature = "confirm")]
+    pub(super) async fn run_approved_async<F>(
+        &mut self,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        run: &mut F,
+    ) -> super::Polled
+    where
+        F: AsyncFnMut(&mut C, Call<'_, '_>) -> ToolResult,
+    {
+        let approved = match self.take_approved(out) {
+            None => return super::Polled::NONE,
+            Some(Err(len)) => {
+                return super::Polled {
+                    len,
+                    ..super::Polled::NONE
+                };
+            }
+            Some(Ok(a)) => a,
+        };
+        let (head, tail) = out.split_at_mut(approved.at());
+        let mut parked = None;
+        let input = approved.input(tail);
+        let mut handled = self
+            .begin::<true>(input, ctx, head, notify, Some(&mut parked))
+            .unwrap_or(Handled::empty());
+        if let Some(parked) = parked {
+            handled.len = self
+                .run_parked(parked, ctx, head, notify, run, &mut handled)
+                .await;
+        }
+        let done = (handled.len, handled.ran, handled.receipt);
+        Self::after_approved(&approved, out, done)
     }
 
     pub(super) fn next_seq(&mut self) -> u32 {
@@ -498,7 +565,8 @@ impl<
         // An async tool needs a caller that can await its handler.
         if tool.handler().is_none() && !can_await {
             const NEEDS_ASYNC: &str = "Tool bug: this tool's handler is async; the firmware must \
-                serve it with Server::handle_async; the tool did not run";
+                serve it with Server::handle_async (and poll with Server::poll_async); the tool \
+                did not run";
             return answered(
                 respond
                     .result(|w| render_result(w, &Err(ToolError::new(NEEDS_ASYNC)), &[], 0, None)),
@@ -527,7 +595,7 @@ impl<
 
         let (token, log_level) = match era {
             Era::Modern(m) => (m.progress_token, m.log_level),
-            Era::Legacy => (progress_token(frame), self.log_level),
+            Era::Legacy => (progress_token(frame), self.session.log_level),
         };
         let Respond { out, info, .. } = respond;
         Prepared::Ready(
@@ -544,6 +612,7 @@ impl<
                 token,
                 log_level,
                 principal,
+                peer: caller.peer,
             },
             out,
         )
@@ -606,6 +675,7 @@ impl<
             augmented,
             ttl_ms,
             token,
+            peer,
             ..
         } = tail;
         // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
@@ -651,6 +721,7 @@ impl<
                     ttl_ms,
                     token,
                     timeout_ms: hooks.timeout_ms,
+                    peer,
                 };
                 let mut started = None;
                 let len = finish(out, Some(id), "; the tool did run", |w| {

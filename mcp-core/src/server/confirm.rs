@@ -1,96 +1,224 @@
 //! Human confirmation (feature `confirm`): a person's yes before a tool acts
 //! ([`Tool::confirm`](crate::Tool::confirm)), obtained the way the client allows.
 //!
-//! - **2025-06-18 / 2025-11-25 with `elicitation`** (declared at `initialize`): the call is held
-//!   (its message bytes, up to `HOLD`), and the engine writes an `elicitation/create` request —
-//!   form mode, one boolean — as the answer to the call's message (`Handled::deferred`: the call's
-//!   own response comes later). The client's response is a message like any other: on `accept`
+//! A person's yes is a security boundary, so an approval is bound to **one call, one client and
+//! one answer** (the rules are stated in full in `docs/CONFIRMATION.md`):
+//!
+//! - **2025-06-18 / 2025-11-25, a client that declared `elicitation`** at *its own*
+//!   `initialize` (elicitation support is a property of each client: see
+//!   [`Session`](super::Session)): the call is held (its message bytes, up to `HOLD`), and the
+//!   engine writes an `elicitation/create` request — form mode, one boolean — as the answer to the
+//!   call's message (`Handled::deferred`: the call's own response comes later). Its id,
+//!   `"confirm-<16 hex digits>"`, is unguessable ([`Approval`]). Only a response *from the client
+//!   that made the call* ([`Input::peer`](super::Input)) with that id answers it; on `accept`
 //!   with `true` the held call is dispatched again, confirmed, and its response is the answer to
-//!   the client's response message (a transport routes it by the id inside, as it routes a parked
-//!   `tasks/result`); on `decline`, `cancel`, an error or no answer within
+//!   the client's response message; on `decline`, `cancel`, an error or no answer within
 //!   [`Config::confirm_timeout_ms`](super::Config) nothing runs and the call's response says so.
 //! - **2026-07-28 with `elicitation`** in the request's capabilities: nothing is held. The call
 //!   is answered `resultType: "input_required"` with the same question and a `requestState` that
-//!   binds the tool, the exact `arguments` bytes and an expiry under a keyed MAC (SipHash-2-4,
-//!   keyed by [`Server::set_entropy`](super::Server::set_entropy)); the client retries with the
-//!   same arguments, the state and `inputResponses.confirm`. A state that fails verification is
-//!   -32602; a client without elicitation gets -32021 naming it.
+//!   binds the tool, the exact `arguments` bytes, an expiry and a fresh nonce under a keyed MAC
+//!   (SipHash-2-4, keyed by [`Server::set_entropy`](super::Server::set_entropy)); the client
+//!   retries with the same arguments, the state and `inputResponses.confirm`. An accepted state is
+//!   **single use**: its nonce is recorded until it expires, and the same state again is -32602.
+//!   A state that fails verification is -32602; a client without elicitation gets -32021 naming
+//!   it.
 //! - **Without elicitation** (xiaozhi backends, 2024-11-05, clients that did not declare it): the
-//!   call is held and answered at once with a result the model can read aloud ("Press the button
-//!   on the device within 30 s to confirm: Reboot the device?"; `structuredContent.status`
-//!   `awaiting_confirmation`). The firmware reports the button with
-//!   [`Server::confirm_on_device`](super::Server::confirm_on_device); the next
-//!   [`poll`](super::Server::poll) runs the held call (or not) and writes the outcome as a
-//!   `notifications/message` (logger `confirmation`) with the call's result.
+//!   call is held for the device's button. The device shows the question from the first
+//!   [`poll`](super::Server::poll) after it was held ([`Pending::shown_ms`]); the firmware passes
+//!   a press, with its time and the [`Approval`] it showed, to
+//!   [`Server::confirm_on_device`](super::Server::confirm_on_device), which takes it only for
+//!   that question and only when it came after the question was shown. The next `poll` runs the
+//!   call (or not). While [`Config::hold_answer_ms`](super::Config) lasts (default 25 s, under
+//!   the 30 s a xiaozhi backend waits for a tool) the call's **own answer is held back** and is
+//!   the real outcome, with its evidence; past that budget the call is answered with a result
+//!   the model can read aloud ("Waiting for a person: press the button on the device within 5 s
+//!   to confirm: Reboot the device?"; `structuredContent.status` `awaiting_confirmation`), and
+//!   the outcome follows as a `notifications/message` (logger `confirmation`) with the call's
+//!   result. With `hold_answer_ms` 0 the call is answered that way at once.
 //!
-//! One call can wait for a person at a time: a second one meanwhile is refused, saying so.
+//! Whatever the outcome, it is written for the client that made the call:
+//! [`Polled::to`](super::Polled) names it, and a transport that serves several clients sends it
+//! there only.
+//! A confirmed call that runs from `poll` reports [`Polled::ran`](super::Polled), so that a host
+//! can tell the other engines on the same hardware ([`Server::touched`](super::Server::touched)).
+//!
+//! An async tool (`Tool::new_async`) that asks first runs after the yes on the async paths:
+//! [`Server::handle_async`](super::Server::handle_async) for an answer from the client,
+//! [`Server::poll_async`](super::Server::poll_async) for the device's button.
+//!
+//! One call can wait for a person per engine: a second one meanwhile is refused, saying so.
 
-use super::{Caller, Era, Handled, Peer, Principal, Respond, members};
+use super::{Caller, Era, Handled, Input, Peer, Principal, Respond, Session, members};
 use crate::registry::Confirm;
-use crate::wire::json::{Json, JsonStr, Kind};
+#[cfg(feature = "modern")]
+use crate::wire::json::JsonStr;
+use crate::wire::json::{Json, Kind};
 use crate::wire::request::Id;
 use crate::wire::writer::Writer;
 
 /// The `inputRequests` / `inputResponses` key and the boolean property of the question.
 pub(crate) const KEY: &str = "confirm";
 
-/// The confirmation state of a server: at most one call held for a person's answer.
+/// How many 2026-07-28 approvals are remembered as used (until each expires): a state accepted
+/// once is refused afterwards. When every record is still live, a further approval is refused
+/// (nothing runs) rather than one of them forgotten.
+#[cfg(feature = "modern")]
+const SPENT: usize = 4;
+
+/// Names one question put to a person: a fresh, unguessable number for every held call (a keyed
+/// hash of a counter, keyed by [`Server::set_entropy`](super::Server::set_entropy)).
 ///
-/// Kept compact, since a firmware pays for it whether or not a call waits: the held message
-/// (`HOLD` bytes) and 32 bytes around it. The question and the tool's name are not stored; they
-/// are the registered tool's (`tool` is its index).
-pub(crate) struct Confirmations<const B: usize> {
-    /// The held call's message, `bytes[..len]`.
-    bytes: [u8; B],
-    /// When the engine gives up (ms, engine clock).
-    deadline_ms: u64,
-    peer: Peer,
-    /// The number of the last `elicitation/create` sent (its id is `"confirm-<next>"`).
-    next: u32,
-    /// The held message's length; 0 when no call is held.
+/// A firmware shows [`Pending`] and passes its `approval` back with a press
+/// ([`Server::confirm_on_device`](super::Server::confirm_on_device)): a press answers the question
+/// the device showed, never one that replaced it meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Approval(u64);
+
+impl Approval {
+    /// The number (for a log line or a display).
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// The call held for a person's answer (`len == 0`: none).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    /// The held message's length, `bytes[..len]`.
     len: u16,
-    /// Where the call's id is in `bytes` (start, length), for its refusal.
+    /// Where the call's id is in the message (start, length).
     id: (u16, u16),
     /// The held tool's index in the registry.
     tool: u16,
     principal: Principal,
-    /// `true`: the question went to the client as `elicitation/create` number `next`; `false`:
-    /// the answer comes from the device.
+    /// The client that made the call: the only one whose answer counts, and the one its outcome
+    /// goes to.
+    owner: Peer,
+    /// That client's session when it called (its revision decides how the outcome is written).
+    session: Session,
+    approval: u64,
+    /// `true`: the question went to the owner as `elicitation/create`; `false`: the answer comes
+    /// from the device.
     asked: bool,
-    /// The device's answer to a held call, reported by the firmware, acted on by `poll`.
+    /// A person said yes: the call runs at the caller's next chance (`handle`, `poll`, or their
+    /// async twins, which can await an async tool).
+    approved: bool,
+    /// Since when the device shows the question (the first `poll` after the call was held): a
+    /// press counts only after it.
+    shown_ms: Option<u64>,
+    /// When the engine gives up (ms, engine clock).
+    deadline_ms: u64,
+    /// The call's own answer is still owed (held inside the call for a client that can neither
+    /// ask its user nor follow a task): written by this time at the latest.
+    owed_until: Option<u64>,
+    /// The device's answer, reported by the firmware, acted on by `poll`.
     device_answer: Option<bool>,
+}
+
+impl Held {
+    const NONE: Held = Held {
+        len: 0,
+        id: (0, 0),
+        tool: 0,
+        principal: Principal::Model,
+        owner: Peer::ONLY,
+        session: Session {
+            revision: None,
+            elicits: false,
+            log_level: None,
+        },
+        approval: 0,
+        asked: false,
+        approved: false,
+        shown_ms: None,
+        deadline_ms: 0,
+        owed_until: None,
+        device_answer: None,
+    };
+
+    /// 2024-11-05 (xiaozhi backends): a refusal also carries its reason as `error`.
+    fn error_member(&self) -> bool {
+        self.session.effective_revision() == super::Revision::V2024_11_05
+    }
+}
+
+/// The confirmation state of a server: at most one call held for a person's answer, and the
+/// 2026-07-28 approvals already used.
+///
+/// Kept compact, since a firmware pays for it whether or not a call waits: the held message
+/// (`HOLD` bytes) and some 80 bytes around it. The question and the tool's name are not stored;
+/// they are the registered tool's (`tool` is its index).
+pub(crate) struct Confirmations<const B: usize> {
+    /// The held call's message, `bytes[..held.len]`.
+    bytes: [u8; B],
+    held: Held,
+    /// Approvals issued so far (their numbers are keyed hashes of it).
+    counter: u64,
+    /// Used 2026-07-28 approvals: (nonce, expiry ms); an expired record is free.
+    #[cfg(feature = "modern")]
+    spent: [Option<(u64, u64)>; SPENT],
 }
 
 impl<const B: usize> Confirmations<B> {
     pub(crate) const fn new() -> Self {
         Confirmations {
             bytes: [0; B],
-            deadline_ms: 0,
-            peer: Peer::ONLY,
-            next: 0,
-            len: 0,
-            id: (0, 0),
-            tool: 0,
-            principal: Principal::Model,
-            asked: false,
-            device_answer: None,
+            held: Held::NONE,
+            counter: 0,
+            #[cfg(feature = "modern")]
+            spent: [None; SPENT],
         }
     }
 
-    /// `true` while a call waits for a person.
+    /// `true` while a call waits for a person (or, approved, to run).
     const fn holds(&self) -> bool {
-        self.len != 0
+        self.held.len != 0
+    }
+
+    /// `true` when a person said yes to the held call and it waits to run.
+    pub(crate) const fn approved(&self) -> bool {
+        self.holds() && self.held.approved
     }
 
     /// The first `len` bytes held (the message, when `len` is the length it was held with).
     fn message_at(&self, len: usize) -> &[u8] {
         self.bytes.get(..len).unwrap_or_default()
     }
+
+    /// A fresh approval number, unguessable under `key`.
+    fn fresh(&mut self, key: (u64, u64)) -> u64 {
+        use core::hash::Hasher as _;
+        self.counter = self.counter.wrapping_add(1);
+        let mut h =
+            siphasher::sip::SipHasher13::new_with_keys(key.0 ^ 0x6170_7072_6f76_616c, key.1);
+        h.write_u64(self.counter);
+        h.finish()
+    }
+
+    /// Records a 2026-07-28 approval as used; `Err(true)` when it was used already, `Err(false)`
+    /// when no record is free.
+    #[cfg(feature = "modern")]
+    fn spend(&mut self, nonce: u64, expiry: u64, now: u64) -> Result<(), bool> {
+        let live = |r: &Option<(u64, u64)>| r.is_some_and(|(_, e)| e >= now);
+        if self
+            .spent
+            .iter()
+            .flatten()
+            .any(|&(n, e)| n == nonce && e >= now)
+        {
+            return Err(true);
+        }
+        let slot = self.spent.iter_mut().find(|r| !live(r)).ok_or(false)?;
+        *slot = Some((nonce, expiry));
+        Ok(())
+    }
 }
 
-/// The MAC of a `requestState`: tool, arguments as sent, expiry; keyed by the server's entropy
-/// (with its own domain constant: task ids use the same seed).
-fn mac(key: (u64, u64), tool: &str, arguments: &[u8], expiry_ms: u64) -> u64 {
+#[cfg(feature = "modern")]
+/// The MAC of a `requestState`: tool, arguments as sent, expiry and the approval's nonce; keyed
+/// by the server's entropy (with its own domain constant: task ids use the same seed).
+fn mac(key: (u64, u64), tool: &str, arguments: &[u8], expiry_ms: u64, nonce: u64) -> u64 {
     use core::hash::Hasher as _;
     let mut h = siphasher::sip::SipHasher24::new_with_keys(key.0 ^ 0x636f_6e66_6972_6d21, key.1);
     h.write(tool.as_bytes());
@@ -98,6 +226,7 @@ fn mac(key: (u64, u64), tool: &str, arguments: &[u8], expiry_ms: u64) -> u64 {
     h.write(arguments);
     h.write_u8(0xFF);
     h.write_u64(expiry_ms);
+    h.write_u64(nonce);
     h.finish()
 }
 
@@ -106,6 +235,9 @@ fn mac(key: (u64, u64), tool: &str, arguments: &[u8], expiry_ms: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Pending {
+    /// This question's number: pass it back with a press
+    /// ([`Server::confirm_on_device`](super::Server::confirm_on_device)).
+    pub approval: Approval,
     /// The tool that waits.
     pub tool: &'static str,
     /// The question.
@@ -113,8 +245,15 @@ pub struct Pending {
     /// `true`: the answer must come from the device ([`Server::confirm_on_device`](super::Server::confirm_on_device));
     /// `false`: the client asks the person.
     pub on_device: bool,
+    /// Since when the device shows the question (engine clock, ms): the first
+    /// [`poll`](super::Server::poll) after the call was held. `None`: not yet; a press before it
+    /// does not count.
+    pub shown_ms: Option<u64>,
     /// When the engine gives up (engine clock, ms).
     pub deadline_ms: u64,
+    /// The client that made the call: the only one whose answer counts, and where its outcome
+    /// goes.
+    pub owner: Peer,
 }
 
 /// What the gate decided about a call.
@@ -159,6 +298,9 @@ pub(crate) enum Answer {
     Malformed,
     /// No answer in time.
     Timeout,
+    /// A yes, but the call cannot run: the output buffer left beside the held message is too
+    /// small for its answer.
+    NoRoom,
 }
 
 impl Answer {
@@ -203,40 +345,98 @@ impl Answer {
                 "Not confirmed: the client's answer was not understood; nothing was done"
             }
             Answer::Timeout => "Not confirmed: no answer in time; nothing was done",
+            Answer::NoRoom => {
+                "Confirmed, but the device's output buffer is too small to run the call; nothing was done"
+            }
         }
     }
 }
 
-/// Writes the `requestState` for a call: `v1.<expiry hex>.<mac hex>`.
-fn write_state(w: &mut Writer<'_>, expiry_ms: u64, mac: u64) {
+/// Writes 16 lower-case hex digits.
+fn hex16(w: &mut Writer<'_>, v: u64) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hex = |w: &mut Writer<'_>, v: u64| {
-        for i in 0..16 {
-            let n = ((v >> (60 - 4 * i)) & 0xF) as usize;
-            w.raw(HEX.get(n..=n).unwrap_or(b"0"));
-        }
-    };
-    w.raw(b"\"v1.");
-    hex(w, expiry_ms);
-    w.raw(b".");
-    hex(w, mac);
-    w.raw(b"\"");
+    for i in 0..16 {
+        let n = ((v >> (60 - 4 * i)) & 0xF) as usize;
+        w.raw(HEX.get(n..=n).unwrap_or(b"0"));
+    }
 }
 
-/// Reads a `requestState` written by [`write_state`].
-fn read_state(s: JsonStr<'_>) -> Option<(u64, u64)> {
-    let raw = s.raw();
-    if raw.len() != 36 || raw.get(..3)? != b"v1." || raw.get(19)? != &b'.' {
+/// Reads 16 lower-case hex digits.
+#[cfg(feature = "modern")]
+fn read_hex16(b: &[u8]) -> Option<u64> {
+    if b.len() != 16 || !b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
         return None;
     }
-    let hex = |b: &[u8]| -> Option<u64> {
-        let text = core::str::from_utf8(b).ok()?;
-        if !text.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+    u64::from_str_radix(core::str::from_utf8(b).ok()?, 16).ok()
+}
+
+/// The `requestState` of a 2026-07-28 question: `v2.<expiry>.<nonce>.<mac>`, each 16 hex digits.
+#[cfg(feature = "modern")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct State {
+    expiry: u64,
+    nonce: u64,
+    mac: u64,
+}
+
+#[cfg(feature = "modern")]
+impl State {
+    fn write(&self, w: &mut Writer<'_>) {
+        w.raw(b"\"v2.");
+        hex16(w, self.expiry);
+        w.raw(b".");
+        hex16(w, self.nonce);
+        w.raw(b".");
+        hex16(w, self.mac);
+        w.raw(b"\"");
+    }
+
+    fn read(s: JsonStr<'_>) -> Option<State> {
+        let raw = s.raw();
+        if raw.len() != 53
+            || raw.get(..3)? != b"v2."
+            || raw.get(19)? != &b'.'
+            || raw.get(36)? != &b'.'
+        {
             return None;
         }
-        u64::from_str_radix(text, 16).ok()
-    };
-    Some((hex(raw.get(3..19)?)?, hex(raw.get(20..36)?)?))
+        Some(State {
+            expiry: read_hex16(raw.get(3..19)?)?,
+            nonce: read_hex16(raw.get(20..36)?)?,
+            mac: read_hex16(raw.get(37..53)?)?,
+        })
+    }
+}
+
+/// A call a person approved, taken out of the hold to run: its message is at `out[at..]`.
+pub(crate) struct Approved {
+    at: usize,
+    principal: Principal,
+    owner: Peer,
+    session: Session,
+    tool: &'static str,
+    /// The outcome is a notification (the call was answered already); otherwise the call's own
+    /// response.
+    notify: bool,
+}
+
+impl Approved {
+    /// The held message, dispatched again as confirmed.
+    pub(crate) fn input<'i>(&self, bytes: &'i [u8]) -> Input<'i> {
+        Input {
+            bytes,
+            principal: self.principal,
+            stateless: false,
+            peer: self.owner,
+            session: Some(self.session),
+            confirmed: true,
+        }
+    }
+
+    /// Where the held message was copied: `out[at..]`.
+    pub(crate) const fn at(&self) -> usize {
+        self.at
+    }
 }
 
 impl<
@@ -254,28 +454,55 @@ impl<
     /// The call waiting for a person's answer, if any (for a display: "Press the button to
     /// confirm: Reboot the device?").
     pub fn confirmation(&self) -> Option<Pending> {
-        let c = &self.confirm;
+        let h = &self.confirm.held;
         let tool = self
             .registry
-            .get(usize::from(c.tool))
-            .filter(|_| c.holds())?;
+            .get(usize::from(h.tool))
+            .filter(|_| self.confirm.holds() && !h.approved)?;
         Some(Pending {
+            approval: Approval(h.approval),
             tool: tool.name(),
             message: tool.confirmation().map_or("", Confirm::message),
-            on_device: !c.asked,
-            deadline_ms: c.deadline_ms,
+            on_device: !h.asked,
+            shown_ms: h.shown_ms.filter(|_| !h.asked),
+            deadline_ms: h.deadline_ms,
+            owner: h.owner,
         })
     }
 
-    /// The person answered on the device (a button; `false` for a "no" button). The next
-    /// [`poll`](Self::poll) runs the held call when `yes`, or drops it, and writes the outcome.
-    /// Returns `false` when no call waits for an answer on the device.
-    pub fn confirm_on_device(&mut self, yes: bool) -> bool {
-        let waits = self.confirm.holds() && !self.confirm.asked;
+    /// A person answered on the device (a button; `yes: false` for a "no" button) at
+    /// `pressed_ms` (the clock [`poll`](Self::poll) is given), to the question `approval` that the
+    /// device showed ([`confirmation`](Self::confirmation)). The next `poll` runs the held call
+    /// when `yes`, or drops it, and writes the outcome for the client that made the call.
+    ///
+    /// Returns `false`, and nothing changes, unless that question still waits for an answer on
+    /// the device and the press came after it was shown (strictly after
+    /// [`Pending::shown_ms`]): a press never answers a question that was not on the device yet,
+    /// nor one that replaced the question the person saw.
+    pub fn confirm_on_device(&mut self, approval: Approval, yes: bool, pressed_ms: u64) -> bool {
+        let holds = self.confirm.holds();
+        let h = &mut self.confirm.held;
+        let waits = holds
+            && !h.asked
+            && !h.approved
+            && h.device_answer.is_none()
+            && h.approval == approval.0
+            && h.shown_ms.is_some_and(|shown| pressed_ms > shown);
         if waits {
-            self.confirm.device_answer = Some(yes);
+            h.device_answer = Some(yes);
         }
         waits
+    }
+
+    /// The client `peer` is gone (its session ended, its link closed for good): a call it left
+    /// waiting for a person is dropped (nothing runs, no outcome is written). Returns whether one
+    /// was.
+    pub fn forget_confirmation(&mut self, peer: Peer) -> bool {
+        let gone = self.confirm.holds() && self.confirm.held.owner == peer;
+        if gone {
+            self.confirm.held = Held::NONE;
+        }
+        gone
     }
 
     /// The gate of `tools/call`: after validation, before the handler. `tool` is the tool's
@@ -308,7 +535,9 @@ impl<
             Era::Legacy => self.hold(confirm, tool, caller, respond),
         }
     }
-    /// 2026-07-28: `input_required` with a signed state, or the retry that carries the answer.
+
+    /// 2026-07-28: `input_required` with a signed, single-use state, or the retry that carries
+    /// the answer.
     fn modern_gate<'o, 'i>(
         &mut self,
         confirm: &Confirm,
@@ -329,52 +558,76 @@ impl<
                 Some(|w: &mut Writer<'_>| w.raw(b"{\"requiredCapabilities\":{\"elicitation\":{}}}")),
             ));
         }
-        let arguments = arguments.map_or(&b""[..], |a| a.raw());
-        let key = self.entropy;
-        let Ok([state, responses]) = members(params, ["requestState", "inputResponses"]) else {
-            return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
-                w.text("Invalid params: duplicate member");
-            }));
-        };
-        if let Some(state) = state {
-            let verified = state
-                .as_str()
-                .and_then(read_state)
-                .filter(|&(expiry, mac)| {
-                    mac == self::mac(key, tool, arguments, expiry) && self.now_ms <= expiry
-                });
-            if verified.is_none() {
+        #[cfg(feature = "modern")]
+        {
+            let arguments = arguments.map_or(&b""[..], |a| a.raw());
+            let key = self.entropy;
+            let Ok([state, responses]) = members(params, ["requestState", "inputResponses"]) else {
                 return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
-                    w.text("Invalid params: requestState failed verification or expired; call the tool again without it");
+                    w.text("Invalid params: duplicate member");
                 }));
-            }
-            let answer = members(responses.filter(|r| r.kind() == Kind::Object), [KEY])
-                .ok()
-                .and_then(|[a]| a);
-            match answer.map(|a| Answer::read(Some(a))) {
-                Some(Answer::Yes) => return Gate::Pass(respond),
-                Some(other) => {
-                    return Gate::Answered(respond.result(|w| refusal(w, other.refusal(), false)));
+            };
+            if let Some(state) = state {
+                let now = self.now_ms;
+                let verified = state.as_str().and_then(State::read).filter(|s| {
+                    s.mac == self::mac(key, tool, arguments, s.expiry, s.nonce) && now <= s.expiry
+                });
+                let Some(verified) = verified else {
+                    return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
+                        w.text("Invalid params: requestState failed verification or expired; call the tool again without it");
+                    }));
+                };
+                let answer = members(responses.filter(|r| r.kind() == Kind::Object), [KEY])
+                    .ok()
+                    .and_then(|[a]| a);
+                match answer.map(|a| Answer::read(Some(a))) {
+                    // A yes is good once: the approval is recorded as used until it expires.
+                    Some(Answer::Yes) => {
+                        return match self.confirm.spend(verified.nonce, verified.expiry, now) {
+                            Ok(()) => Gate::Pass(respond),
+                            Err(true) => Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
+                                w.text("Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it");
+                            })),
+                            Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),
+                        };
+                    }
+                    Some(other) => {
+                        return Gate::Answered(
+                            respond.result(|w| refusal(w, other.refusal(), false)),
+                        );
+                    }
+                    // A valid state without the answer: ask again.
+                    None => {}
                 }
-                // A valid state without the answer: ask again.
-                None => {}
             }
+            let expiry = self
+                .now_ms
+                .saturating_add(u64::from(self.config.confirm_timeout_ms));
+            let nonce = self.confirm.fresh(key);
+            let state = State {
+                expiry,
+                nonce,
+                mac: self::mac(key, tool, arguments, expiry, nonce),
+            };
+            Gate::Answered(respond.result_typed("input_required", |w| {
+                w.raw(
+                    b"\"inputRequests\":{\"confirm\":{\"method\":\"elicitation/create\",\"params\":{",
+                );
+                write_elicitation_params(w, confirm.message(), true);
+                w.raw(b"}}},\"requestState\":");
+                state.write(w);
+            }))
         }
-        let expiry = self
-            .now_ms
-            .saturating_add(u64::from(self.config.confirm_timeout_ms));
-        let mac = self::mac(key, tool, arguments, expiry);
-        Gate::Answered(respond.result_typed("input_required", |w| {
-            w.raw(
-                b"\"inputRequests\":{\"confirm\":{\"method\":\"elicitation/create\",\"params\":{",
-            );
-            write_elicitation_params(w, confirm.message(), true);
-            w.raw(b"}}},\"requestState\":");
-            write_state(w, expiry, mac);
-        }))
+        // (Without the feature `modern` no request is of that era.)
+        #[cfg(not(feature = "modern"))]
+        {
+            let _ = (tool, arguments, params);
+            Gate::Answered(0)
+        }
     }
 
-    /// Legacy revisions: hold the call, and ask the client (elicitation) or the device.
+    /// Legacy revisions: hold the call, and ask the client (elicitation, when *this* client
+    /// declared it) or the device.
     fn hold<'o, 'i>(
         &mut self,
         confirm: &Confirm,
@@ -382,7 +635,8 @@ impl<
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
     ) -> Gate<'o, 'i> {
-        let error_member = self.effective_revision() == super::Revision::V2024_11_05;
+        let session = self.session;
+        let error_member = session.effective_revision() == super::Revision::V2024_11_05;
         if self.confirm.holds() {
             return Gate::Answered(respond.result(|w| {
                 refusal(w, "Another action is waiting for a person's confirmation; answer that one first. Nothing was done", error_member);
@@ -407,28 +661,46 @@ impl<
             }));
         };
         dst.copy_from_slice(raw);
-        let asked = self.client_elicits;
+        let asked = session.elicits;
         let timeout = self.config.confirm_timeout_ms;
-        let c = &mut self.confirm;
-        if asked {
-            c.next = c.next.wrapping_add(1);
-        }
-        (c.len, c.id, c.tool) = (len, (id_start, id_len), tool);
-        (c.principal, c.peer, c.asked) = (caller.principal, caller.peer, asked);
-        c.deadline_ms = self.now_ms.saturating_add(u64::from(timeout));
-        c.device_answer = None;
-        let n = c.next;
+        let now = self.now_ms;
+        let deadline_ms = now.saturating_add(u64::from(timeout));
+        // A client that can neither ask its user nor follow a task hears the outcome in the
+        // call's own answer, when it comes within the budget.
+        let budget = self.config.hold_answer_ms;
+        let owed_until =
+            (!asked && budget > 0).then(|| now.saturating_add(u64::from(budget)).min(deadline_ms));
+        let approval = self.confirm.fresh(self.entropy);
+        self.confirm.held = Held {
+            len,
+            id: (id_start, id_len),
+            tool,
+            principal: caller.principal,
+            owner: caller.peer,
+            session,
+            approval,
+            asked,
+            approved: false,
+            shown_ms: None,
+            deadline_ms,
+            owed_until,
+            device_answer: None,
+        };
         let Respond { out, .. } = respond;
         if asked {
             // The request to the client is this message's answer; the call's comes later.
             let mut w = Writer::new(out);
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":\"confirm-");
-            w.uint(u64::from(n));
-            w.raw(b"\",\"method\":\"elicitation/create\",\"params\":{");
-            let form = self.effective_revision() >= super::Revision::V2025_11_25;
+            w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            write_elicitation_id(&mut w, approval);
+            w.raw(b",\"method\":\"elicitation/create\",\"params\":{");
+            let form = session.effective_revision() >= super::Revision::V2025_11_25;
             write_elicitation_params(&mut w, confirm.message(), form);
             w.raw(b"}}");
             return Gate::Asked(if w.fits() { w.needed() } else { 0 });
+        }
+        if owed_until.is_some() {
+            // The answer comes later, from `poll`.
+            return Gate::Asked(0);
         }
         let id = respond.id;
         let (era, info) = (respond.era, respond.info);
@@ -441,31 +713,26 @@ impl<
         }))
     }
 
-    /// A client's response: the answer to `elicitation/create`, when one is awaited. Called by
-    /// `begin` after the message's own dispatch returned.
+    /// A client's response: the answer to `elicitation/create`, when one is awaited *from this
+    /// client* (the call's owner). A yes approves the call (the caller runs it); anything else
+    /// refuses it, and the refusal is the answer. Called by `begin` after the message's own
+    /// dispatch returned.
     #[inline(never)]
-    pub(super) fn on_response<'i>(
-        &mut self,
-        message: &[u8],
-        ctx: &mut C,
-        out: &mut [u8],
-        notify: &mut dyn super::Notify,
-    ) -> Handled<'i> {
+    pub(super) fn on_response<'i>(&mut self, input: &Input<'_>, out: &mut [u8]) -> Handled<'i> {
         let mut handled = Handled::empty();
-        if !(self.confirm.holds() && self.confirm.asked) {
+        let h = self.confirm.held;
+        if !(self.confirm.holds() && h.asked && !h.approved && input.peer == h.owner) {
             return handled;
         }
-        let Ok(root) = Json::parse(message, self.config.max_depth) else {
+        let Ok(root) = Json::parse(input.bytes, self.config.max_depth) else {
             return handled;
         };
         let Ok([id, result, error]) = members(Some(root), ["id", "result", "error"]) else {
             return handled;
         };
-        let mut want = [0u8; 24];
+        let mut want = [0u8; 28];
         let mut w = Writer::new(&mut want);
-        w.raw(b"\"confirm-");
-        w.uint(u64::from(self.confirm.next));
-        w.raw(b"\"");
+        write_elicitation_id(&mut w, h.approval);
         let matches = w
             .written()
             .zip(id)
@@ -478,104 +745,193 @@ impl<
         } else {
             Answer::read(result)
         };
-        handled.len = self.settle(answer, ctx, out, notify, &mut handled, false);
+        handled.len = self.settle(answer, out);
         handled
     }
 
-    /// Ends a held call: runs it on `Yes`, else answers why not. `on_device`: the outcome is a
-    /// notification (the call was answered already).
-    ///
-    /// The held message is copied to the end of `out` and dispatched from there, the call's
-    /// answer written in front of it: nothing of the size of `HOLD` goes on the stack, and the
-    /// answer of a confirmed call has the output buffer less the held message's length.
-    pub(super) fn settle(
-        &mut self,
-        answer: Answer,
-        ctx: &mut C,
-        out: &mut [u8],
-        notify: &mut dyn super::Notify,
-        handled: &mut Handled<'_>,
-        on_device: bool,
-    ) -> usize {
-        let c = &mut self.confirm;
-        if !c.holds() {
+    /// Ends a held call with a person's answer: a yes approves it (it runs at the caller's next
+    /// chance: [`take_approved`](Self::take_approved)); anything else drops it, and what is
+    /// written is why: the call's own answer when it is still owed, else a notification.
+    fn settle(&mut self, answer: Answer, out: &mut [u8]) -> usize {
+        if !self.confirm.holds() {
             return 0;
         }
-        let held = usize::from(c.len);
-        let (principal, peer, (id_start, id_len)) = (c.principal, c.peer, c.id);
-        c.len = 0;
-        c.device_answer = None;
+        if answer == Answer::Yes {
+            self.confirm.held.approved = true;
+            return 0;
+        }
+        let h = self.confirm.held;
+        self.confirm.held = Held::NONE;
         let tool = self
             .registry
-            .get(usize::from(c.tool))
+            .get(usize::from(h.tool))
             .map_or("", |t| t.name());
-        if answer == Answer::Yes {
-            let at = out.len().saturating_sub(held);
-            let (head, tail) = out.split_at_mut(at);
-            let Some(tail) = tail.get_mut(..held) else {
-                return 0;
-            };
-            tail.copy_from_slice(self.confirm.message_at(held));
-            let input = super::Input::new(tail, principal).peer(peer);
-            let mut ran = None;
-            let n = match self.dispatch_confirmed(input, ctx, head, notify) {
-                Ok(h) => {
-                    ran = h.ran;
-                    handled.receipt = h.receipt;
-                    h.len
-                }
-                Err(_) => 0,
-            };
-            handled.ran = ran;
-            if on_device {
-                return wrap_outcome(out, n, tool, true, "");
-            }
-            return n;
-        }
-        if on_device {
+        if !(h.asked || h.owed_until.is_some()) {
             return wrap_outcome(out, 0, tool, false, answer.refusal());
         }
         // The call's own response: a refusal, for the id it was sent with.
-        let (start, len) = (usize::from(id_start), usize::from(id_len));
-        let Some(id) = self.confirm.message_at(held).get(start..start + len) else {
+        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
+        let Some(id) = self
+            .confirm
+            .message_at(usize::from(h.len))
+            .get(start..start + len)
+        else {
             return 0;
         };
         let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
-        let error_member = self.effective_revision() == super::Revision::V2024_11_05;
         super::finish(out, Some(id), "", |w| {
             super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
-                refusal(w, answer.refusal(), error_member);
+                refusal(w, answer.refusal(), h.error_member());
             });
         })
     }
 
-    /// `poll`'s part: a device answer to act on, or a held call that timed out.
-    pub(super) fn poll_confirmation(&mut self, ctx: &mut C, out: &mut [u8]) -> usize {
-        let c = &self.confirm;
-        if !c.holds() {
-            return 0;
+    /// Takes the approved call out of the hold to run it: copies its message to the end of
+    /// `out` (nothing of the size of `HOLD` goes on the stack; the call's answer has the buffer
+    /// in front of it). `Err(len)`: it cannot run here (the rest of `out` is too small for a
+    /// response), and the refusal of length `len` was written instead.
+    pub(crate) fn take_approved(&mut self, out: &mut [u8]) -> Option<Result<Approved, usize>> {
+        if !self.confirm.approved() {
+            return None;
         }
-        let on_device = !c.asked;
-        let expired = self.now_ms >= c.deadline_ms;
-        let mut handled = Handled::empty();
-        let mut ignore = |_: &[u8]| {};
-        match (c.device_answer, expired) {
-            (Some(yes), _) if on_device => {
-                let answer = if yes { Answer::Yes } else { Answer::No };
-                self.settle(answer, ctx, out, &mut ignore, &mut handled, true)
-            }
-            (_, true) => self.settle(
-                Answer::Timeout,
-                ctx,
-                out,
-                &mut ignore,
-                &mut handled,
-                on_device,
-            ),
-            _ => 0,
+        let h = self.confirm.held;
+        let held = usize::from(h.len);
+        let at = out.len().saturating_sub(held);
+        if at < super::MIN_OUT_LEN {
+            self.confirm.held.approved = false;
+            return Some(Err(self.settle(Answer::NoRoom, out)));
+        }
+        self.confirm.held = Held::NONE;
+        let tail = out.get_mut(at..)?;
+        tail.copy_from_slice(self.confirm.message_at(held));
+        let tool = self
+            .registry
+            .get(usize::from(h.tool))
+            .map_or("", |t| t.name());
+        Some(Ok(Approved {
+            at,
+            principal: h.principal,
+            owner: h.owner,
+            session: h.session,
+            tool,
+            notify: !(h.asked || h.owed_until.is_some()),
+        }))
+    }
+
+    /// After an approved call ran (its response at `out[..n]`): what goes to its owner.
+    pub(crate) fn after_approved(
+        approved: &Approved,
+        out: &mut [u8],
+        (n, ran, receipt): (usize, Option<&'static str>, Option<super::Receipt>),
+    ) -> super::Polled {
+        let len = if approved.notify {
+            wrap_outcome(out, n, approved.tool, true, "")
+        } else {
+            n
+        };
+        super::Polled {
+            len,
+            to: Some(approved.owner),
+            ran,
+            receipt,
         }
     }
+
+    /// Runs the approved call on the blocking path (an async tool is refused there, saying so).
+    pub(crate) fn run_approved(
+        &mut self,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn super::Notify,
+    ) -> super::Polled {
+        let approved = match self.take_approved(out) {
+            None => return super::Polled::NONE,
+            Some(Err(len)) => {
+                return super::Polled {
+                    len,
+                    to: Some(self.confirm.held.owner),
+                    ..super::Polled::NONE
+                };
+            }
+            Some(Ok(a)) => a,
+        };
+        let (head, tail) = out.split_at_mut(approved.at());
+        let input = approved.input(tail);
+        let handled = self
+            .begin::<false>(input, ctx, head, notify, None)
+            .unwrap_or(Handled::empty());
+        let done = (handled.len, handled.ran, handled.receipt);
+        Self::after_approved(&approved, out, done)
+    }
+
+    /// `poll`'s part: shows a held question on the device, acts on its answer, answers an owed
+    /// call whose budget ran out, or refuses a call whose time is up. A yes only approves the
+    /// call: the caller runs it ([`run_approved`](Self::run_approved) or its async twin).
+    pub(super) fn poll_confirmation(&mut self, out: &mut [u8]) -> super::Polled {
+        if !self.confirm.holds() || self.confirm.held.approved {
+            return super::Polled::NONE;
+        }
+        let now = self.now_ms;
+        let h = &mut self.confirm.held;
+        if !h.asked && h.shown_ms.is_none() {
+            h.shown_ms = Some(now);
+        }
+        let h = *h;
+        let to = Some(h.owner);
+        let len = match (h.device_answer, now >= h.deadline_ms) {
+            (Some(true), _) => self.settle(Answer::Yes, out),
+            (Some(false), _) => self.settle(Answer::No, out),
+            (None, true) => self.settle(Answer::Timeout, out),
+            (None, false) => match h.owed_until {
+                // The budget for holding the call's answer ran out: answer that it waits.
+                Some(until) if now >= until => {
+                    self.confirm.held.owed_until = None;
+                    self.write_awaiting(out, &h)
+                }
+                _ => 0,
+            },
+        };
+        super::Polled {
+            len,
+            to,
+            ..super::Polled::NONE
+        }
+    }
+
+    /// The answer of a call held for the device's button, written when its answer is due before
+    /// the person answered: it waits (with the time left).
+    fn write_awaiting(&self, out: &mut [u8], h: &Held) -> usize {
+        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
+        let Some(id) = self
+            .confirm
+            .message_at(usize::from(h.len))
+            .get(start..start + len)
+        else {
+            return 0;
+        };
+        let id = Id::from_checked_raw(id);
+        let info = (self.config.name, self.config.version);
+        let question = self
+            .registry
+            .get(usize::from(h.tool))
+            .and_then(|t| t.confirmation())
+            .map_or("", Confirm::message);
+        let left = h.deadline_ms.saturating_sub(self.now_ms);
+        let left = u32::try_from(left).unwrap_or(u32::MAX);
+        super::finish(out, Some(id), "", |w| {
+            super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
+                awaiting(w, question, left);
+            });
+        })
+    }
+}
+
+/// `"confirm-<approval>"`: the id of the `elicitation/create` request that asks a client's user.
+fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
+    w.raw(b"\"confirm-");
+    hex16(w, approval);
+    w.raw(b"\"");
 }
 
 /// A refusal result's members: the reason, `isError: true`; with `error_member` (2024-11-05) the
@@ -591,18 +947,19 @@ fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
     }
 }
 
-/// The immediate answer of a call held for the device's button.
+/// The answer of a call held for the device's button while it waits.
 fn awaiting(w: &mut Writer<'_>, question: &str, timeout_ms: u32) {
+    let secs = u64::from(timeout_ms.div_ceil(1000));
     w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
     w.begin_string();
     w.text("Waiting for a person: press the button on the device within ");
-    w.uint(u64::from(timeout_ms / 1000));
+    w.uint(secs);
     w.text(" s to confirm: ");
     w.text(question);
     w.text(" Nothing has been done yet.");
     w.end_string();
     w.raw(b"}],\"structuredContent\":{\"status\":\"awaiting_confirmation\",\"confirm_on_device_within_s\":");
-    w.uint(u64::from(timeout_ms / 1000));
+    w.uint(secs);
     w.raw(b",\"question\":");
     w.string(question);
     w.raw(b"},\"isError\":false");

@@ -41,7 +41,7 @@ pub use crate::result::{TaskLookup, TaskSnapshot, TaskStatus};
 pub use cache::{CallRecord, Delivery, MAX_IDEMPOTENCY_KEY_LEN, Peer, Receipt};
 #[cfg(feature = "resources")]
 pub use resources::MAX_LIVE_RESOURCES;
-pub use tasks::{MAX_PROGRESS_TOKEN_LEN, STATUS_TOOL_NAME, status_tool};
+pub use tasks::{MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
 
 use core::cell::Cell;
 
@@ -58,7 +58,7 @@ use cache::RecentCalls;
 pub use call::Call;
 use call::{Flow, Parked};
 #[cfg(feature = "confirm")]
-pub use confirm::Pending;
+pub use confirm::{Approval, Pending};
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +153,12 @@ pub struct Config {
     pub list_ttl_ms: u32,
     /// How long a person has to answer a confirmation (ms; feature `confirm`).
     pub confirm_timeout_ms: u32,
+    /// How long a call held for the device's button may keep its own answer back, for a client
+    /// that cannot ask its user (ms; feature `confirm`): within it the answer is the real outcome
+    /// (a xiaozhi backend hands the model only the call's answer, and waits 30 s for it); past
+    /// it, the call is answered that it waits, and the outcome follows as a notification. 0:
+    /// answer at once.
+    pub hold_answer_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -178,6 +184,7 @@ impl Config {
             log_level: None,
             list_ttl_ms: 300_000,
             confirm_timeout_ms: 30_000,
+            hold_answer_ms: 25_000,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -202,6 +209,13 @@ impl Config {
     /// Sets how long a person has to answer a confirmation (ms).
     pub const fn confirm_timeout(mut self, ms: u32) -> Self {
         self.confirm_timeout_ms = ms;
+        self
+    }
+
+    /// Sets how long a call held for the device's button may keep its answer back (ms; see
+    /// [`hold_answer_ms`](Self::hold_answer_ms)).
+    pub const fn hold_answer(mut self, ms: u32) -> Self {
+        self.hold_answer_ms = ms;
         self
     }
 
@@ -259,6 +273,45 @@ pub struct Vision<'i> {
     pub token: JsonStr<'i>,
 }
 
+/// What the engine knows of one client: the revision its `initialize` settled on, whether it
+/// declared `elicitation` (so that a confirmation can be asked of its user), and the log level it
+/// asked for (`logging/setLevel`).
+///
+/// A point-to-point link (a UART, stdio, a xiaozhi backend, one Streamable HTTP session per
+/// engine) has one client, and the engine keeps its session itself. A transport that serves
+/// several clients with **one** engine (MCP over MQTT: every client of a device) keeps one
+/// `Session` per client instead — a new client starts from [`Server::new_session`] — lends it with
+/// each of that client's messages ([`Input::session`]) and stores what comes back in
+/// [`Handled::session`]. So one client's `initialize` never changes what the engine assumes of
+/// another: its revision, and above all whether the engine may ask *that* client's user to
+/// confirm a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Session {
+    revision: Option<Revision>,
+    /// Declared `elicitation` at `initialize` (2025-06-18 or later).
+    elicits: bool,
+    log_level: Option<LogLevel>,
+}
+
+impl Session {
+    /// The revision the client's `initialize` settled on, if it sent one.
+    pub const fn revision(&self) -> Option<Revision> {
+        self.revision
+    }
+
+    /// The client declared `elicitation`: a confirmation can be asked of its user.
+    pub const fn elicits(&self) -> bool {
+        self.elicits
+    }
+
+    /// The revision whose rules apply: the negotiated one, or 2024-11-05 for a client that calls
+    /// tools without initializing (xiaozhi backends do).
+    pub fn effective_revision(&self) -> Revision {
+        self.revision.unwrap_or(Revision::V2024_11_05)
+    }
+}
+
 /// Something the application may want to act on, borrowed from the input message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -286,6 +339,9 @@ pub struct Input<'i> {
     pub stateless: bool,
     /// Who sent it, as the transport tells peers apart: the scope of retransmissions.
     pub peer: Peer,
+    /// The client's session, when the transport keeps one per client ([`Session`]); `None`: the
+    /// engine's own (a point-to-point link).
+    pub session: Option<Session>,
     /// A held call dispatched again after a person said yes.
     pub(crate) confirmed: bool,
 }
@@ -298,8 +354,16 @@ impl<'i> Input<'i> {
             principal,
             stateless: false,
             peer: Peer::ONLY,
+            session: None,
             confirmed: false,
         }
+    }
+
+    /// Lends the sending client's session (a transport serving several clients with one engine;
+    /// see [`Session`]). The session after the message comes back in [`Handled::session`].
+    pub const fn session(mut self, session: Session) -> Self {
+        self.session = Some(session);
+        self
     }
 
     /// Names the peer (default [`Peer::ONLY`]: a point-to-point link).
@@ -340,6 +404,9 @@ pub struct Handled<'i> {
     /// `Some` when the answer is a replay: the request was a retransmission and nothing ran
     /// again. The value is what the transport had reported about the first answer.
     pub replay: Option<Delivery>,
+    /// The client's session after this message, when the input lent one ([`Input::session`]):
+    /// keep it for the client's next message.
+    pub session: Option<Session>,
 }
 
 impl Handled<'_> {
@@ -354,6 +421,7 @@ impl Handled<'_> {
             ran: None,
             receipt: None,
             replay: None,
+            session: None,
         }
     }
 }
@@ -396,23 +464,20 @@ pub struct Server<
     /// A call held for a person's confirmation (feature `confirm`).
     #[cfg(feature = "confirm")]
     confirm: confirm::Confirmations<HOLD>,
-    /// The client declared `elicitation` at `initialize` (2025-06-18 or later).
-    #[cfg(feature = "confirm")]
-    client_elicits: bool,
     registry: Registry<'t, C, N>,
     /// Live resources, their subscriptions and the 2026-07-28 listen streams (feature
     /// `resources`).
     #[cfg(feature = "resources")]
     live: resources::Live<'t, C, RES, LISTEN>,
-    revision: Option<Revision>,
+    /// The session of the client whose message is being handled: the engine's own client's, or
+    /// one a transport lent with the message ([`Input::session`]) while that message is handled.
+    session: Session,
     cache: RecentCalls<CACHE, CACHE_BYTES>,
     tasks: tasks::Tasks<TASKS>,
     /// The caller's clock as of the last `poll` (ms).
     now_ms: u64,
     last_advance: Option<u64>,
     unix_offset_ms: i64,
-    /// The least severe log level the client wants (`logging/setLevel`), if any.
-    log_level: Option<LogLevel>,
     /// Incremented per handler call; stamps the scratch spans of that call.
     call_seq: u32,
     /// The key of task ids and confirmation states ([`set_entropy`](Self::set_entropy)).
@@ -434,7 +499,7 @@ impl<
         f.debug_struct("Server")
             .field("config", &self.config)
             .field("registry", &self.registry)
-            .field("revision", &self.revision)
+            .field("session", &self.session)
             .finish_non_exhaustive()
     }
 }
@@ -786,21 +851,22 @@ impl<
         Server {
             config,
             registry: Registry::new(config.page_bytes.saturating_sub(reserve)),
-            revision: None,
+            session: Session {
+                revision: None,
+                elicits: false,
+                log_level: config.log_level,
+            },
             cache: RecentCalls::new(),
             tasks: tasks::Tasks::new(),
             now_ms: 0,
             last_advance: None,
             unix_offset_ms: 0,
-            log_level: config.log_level,
             call_seq: 0,
             entropy: (0, 0),
             #[cfg(feature = "resources")]
             live: resources::Live::new(),
             #[cfg(feature = "confirm")]
             confirm: confirm::Confirmations::new(),
-            #[cfg(feature = "confirm")]
-            client_elicits: false,
         }
     }
 
@@ -888,15 +954,25 @@ impl<
         &self.config
     }
 
-    /// The revision negotiated by the last `initialize`, if any.
+    /// The revision negotiated by the last `initialize` of the engine's own client, if any.
     pub const fn revision(&self) -> Option<Revision> {
-        self.revision
+        self.session.revision
     }
 
     /// The revision whose rules apply now: the negotiated one, or 2024-11-05 for clients that call
     /// tools without initializing (xiaozhi backends do).
     pub fn effective_revision(&self) -> Revision {
-        self.revision.unwrap_or(Revision::V2024_11_05)
+        self.session.effective_revision()
+    }
+
+    /// A session for a new client of a transport that serves several clients with this engine
+    /// (see [`Session`]): not initialized, the configured log level.
+    pub const fn new_session(&self) -> Session {
+        Session {
+            revision: None,
+            elicits: false,
+            log_level: self.config.log_level,
+        }
     }
 
     /// Something outside this engine changed what `tool` acts on (a physical control, a local
@@ -975,22 +1051,6 @@ impl<
         notify: &mut dyn Notify,
     ) -> Result<Handled<'i>, HandleError> {
         // Without `AWAIT` nothing is parked: an async tool is refused in `call`.
-        self.begin::<false>(input, ctx, out, notify, None)
-    }
-
-    /// A held call, dispatched again after a person said yes.
-    #[cfg(feature = "confirm")]
-    pub(crate) fn dispatch_confirmed<'i>(
-        &mut self,
-        input: Input<'i>,
-        ctx: &mut C,
-        out: &mut [u8],
-        notify: &mut dyn Notify,
-    ) -> Result<Handled<'i>, HandleError> {
-        let input = Input {
-            confirmed: true,
-            ..input
-        };
         self.begin::<false>(input, ctx, out, notify, None)
     }
 
@@ -1084,13 +1144,40 @@ impl<
         if out.len() < MIN_OUT_LEN {
             return Err(HandleError::OutputTooSmall);
         }
-        match self.dispatch::<AWAIT>(input, ctx, out, notify, park) {
-            Some(handled) => Ok(handled),
+        // A transport that keeps one session per client lends it for this message.
+        let own = input
+            .session
+            .map(|lent| core::mem::replace(&mut self.session, lent));
+        let mut handled = match self.dispatch::<AWAIT>(input, ctx, out, notify, park) {
+            Some(handled) => handled,
             // (Only a server that can hold a call asks a client anything.)
             #[cfg(feature = "confirm")]
-            None if HOLD > 0 => Ok(self.on_response(input.bytes, ctx, out, notify)),
-            None => Ok(Handled::empty()),
+            None if HOLD > 0 => self.answered::<AWAIT>(&input, ctx, out, notify),
+            None => Handled::empty(),
+        };
+        if let Some(own) = own {
+            handled.session = Some(core::mem::replace(&mut self.session, own));
         }
+        Ok(handled)
+    }
+
+    /// A client's response: an answer to a question this engine asked. A yes runs the call now
+    /// on the blocking path (`AWAIT = false`); the async path runs it in its future.
+    #[cfg(feature = "confirm")]
+    #[inline(never)]
+    fn answered<'i, const AWAIT: bool>(
+        &mut self,
+        input: &Input<'_>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+    ) -> Handled<'i> {
+        let mut handled = self.on_response(input, out);
+        if !AWAIT && self.confirm.approved() {
+            let p = self.run_approved(ctx, out, notify);
+            (handled.len, handled.ran, handled.receipt) = (p.len, p.ran, p.receipt);
+        }
+        handled
     }
 
     /// Checks and indexes one message and answers it; `None` for a client's response, which
@@ -1114,6 +1201,7 @@ impl<
             stateless,
             peer,
             confirmed,
+            ..
         } = input;
         let status = Cell::new(Status::Ok);
         let mut handled = Handled::empty();
@@ -1136,7 +1224,7 @@ impl<
             Message::Notification { method, params }
                 if method.eq_str("notifications/cancelled") =>
             {
-                self.on_cancelled(params);
+                self.on_cancelled(peer, params);
                 0
             }
             // A client's response: the answer to a question this engine asked, if any.
@@ -1298,7 +1386,7 @@ impl<
                 .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse))
             {
                 Ok(Some(level)) => {
-                    self.log_level = Some(level);
+                    self.session.log_level = Some(level);
                     respond.result(|_| {})
                 }
                 _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
@@ -1306,7 +1394,7 @@ impl<
             #[cfg(feature = "resources")]
             Route::Resources => self.resources(method, params, caller, ctx, respond, handled),
             // Tasks (and, without the features, what is never offered).
-            _ => self.task_method(method, params, respond, ctx),
+            _ => self.task_method(method, params, respond, ctx, caller.peer),
         })
     }
 
@@ -1393,11 +1481,11 @@ impl<
         };
         // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
-        self.revision = Some(revision);
+        self.session.revision = Some(revision);
         // Elicitation (2025-06-18 on): a confirmation can be asked of the client's user.
         #[cfg(feature = "confirm")]
         {
-            self.client_elicits = revision >= Revision::V2025_06_18
+            self.session.elicits = revision >= Revision::V2025_06_18
                 && capabilities
                     .and_then(|c| members(Some(c), ["elicitation"]).ok())
                     .is_some_and(|[e]| e.is_some_and(|e| e.kind() == Kind::Object));

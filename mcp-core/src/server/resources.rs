@@ -22,7 +22,9 @@
 //! so a noisy sensor costs one bit until the main loop drains it (and a sensor kit with
 //! hysteresis and a minimum interval decides when to publish at all).
 
-use super::{Caller, Handled, Respond, Server, finish, members, write_cache_hints, write_object};
+use super::{
+    Caller, Handled, Peer, Respond, Server, finish, members, write_cache_hints, write_object,
+};
 use crate::registry::LiveResource;
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
@@ -41,14 +43,30 @@ const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 const LIVE_CACHE_HINTS: &[u8] = b",\"ttlMs\":0,\"cacheScope\":\"private\"";
 
 /// One 2026-07-28 `subscriptions/listen` stream.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Listen {
     /// The listen request's id (raw JSON), `None` for a free slot.
     id: Option<heapless::Vec<u8, MAX_ID_LEN>>,
+    /// The client that opened it: ids are that client's, and only it can end the stream.
+    peer: Peer,
     /// The live resources it listens to.
     resources: u64,
     /// Published changes not yet written on it.
     pending: u64,
+}
+
+impl Listen {
+    const FREE: Listen = Listen {
+        id: None,
+        peer: Peer::ONLY,
+        resources: 0,
+        pending: 0,
+    };
+
+    /// The stream `peer` opened with the request `id`.
+    fn is(&self, peer: Peer, id: &[u8]) -> bool {
+        self.peer == peer && self.id.as_deref() == Some(id)
+    }
 }
 
 /// Live resources, the session's subscriptions and the listen streams.
@@ -67,13 +85,7 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
             resources: heapless::Vec::new(),
             subscribed: 0,
             pending: 0,
-            listens: [const {
-                Listen {
-                    id: None,
-                    resources: 0,
-                    pending: 0,
-                }
-            }; LISTEN],
+            listens: [const { Listen::FREE }; LISTEN],
         }
     }
 
@@ -89,23 +101,25 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
         self.resources.is_empty()
     }
 
-    /// Writes the next owed notification into `out`; 0 when nothing is owed.
-    pub(crate) fn emit(&mut self, out: &mut [u8]) -> usize {
+    /// Writes the next owed notification into `out`, and whom it is for (`None`: the
+    /// session's subscriptions; else the client whose listen stream it tags); 0 when nothing is
+    /// owed.
+    pub(crate) fn emit(&mut self, out: &mut [u8]) -> (usize, Option<Peer>) {
         if self.pending != 0 {
             let bit = self.pending.trailing_zeros() as usize;
             self.pending &= !(1u64 << bit);
-            return self.updated(bit, None, out);
+            return (self.updated(bit, None, out), None);
         }
         let Some(k) = self.listens.iter().position(|l| l.pending != 0) else {
-            return 0;
+            return (0, None);
         };
         let Some(l) = self.listens.get_mut(k) else {
-            return 0;
+            return (0, None);
         };
         let bit = l.pending.trailing_zeros() as usize;
         l.pending &= !(1u64 << bit);
-        let id = l.id.clone().unwrap_or_default();
-        self.updated(bit, Some(&id), out)
+        let (id, peer) = (l.id.clone().unwrap_or_default(), l.peer);
+        (self.updated(bit, Some(&id), out), Some(peer))
     }
 
     /// `notifications/resources/updated` for resource `bit`, tagged with a listen stream's id.
@@ -202,29 +216,45 @@ impl<
         }
     }
 
-    /// The client is gone from the request with this id (raw JSON, as sent): a 2026-07-28 listen
-    /// stream it held ends. An HTTP transport calls it when the client closes the stream; on
-    /// stdio the client's `notifications/cancelled` does it. Returns whether a stream ended.
-    pub fn cancelled(&mut self, request_id: &[u8]) -> bool {
+    /// The client `peer` is gone from its request with this id (raw JSON, as sent): a 2026-07-28
+    /// listen stream it held ends. An HTTP transport calls it when the client closes the stream;
+    /// on stdio the client's `notifications/cancelled` does it. Request ids are the client's own:
+    /// another client's stream with the same id is not touched. Returns whether a stream ended.
+    pub fn cancelled(&mut self, peer: Peer, request_id: &[u8]) -> bool {
         match self
             .live
             .listens
             .iter_mut()
-            .find(|l| l.id.as_deref() == Some(request_id))
+            .find(|l| l.is(peer, request_id))
         {
             Some(l) => {
-                *l = Listen::default();
+                *l = Listen::FREE;
                 true
             }
             None => false,
         }
     }
 
-    /// `notifications/cancelled`: ends a listen stream.
+    /// Every listen stream of the client `peer` ends (it is gone). Returns how many did.
+    pub fn forget_listens(&mut self, peer: Peer) -> usize {
+        let mut n = 0;
+        for l in self
+            .live
+            .listens
+            .iter_mut()
+            .filter(|l| l.id.is_some() && l.peer == peer)
+        {
+            *l = Listen::FREE;
+            n += 1;
+        }
+        n
+    }
+
+    /// `notifications/cancelled` from `peer`: ends that client's listen stream.
     #[inline(never)]
-    pub(super) fn on_cancelled(&mut self, params: Option<Json<'_>>) {
+    pub(super) fn on_cancelled(&mut self, peer: Peer, params: Option<Json<'_>>) {
         if let Ok([Some(id)]) = members(params, ["requestId"]) {
-            self.cancelled(id.raw());
+            self.cancelled(peer, id.raw());
         }
     }
 
@@ -323,7 +353,7 @@ impl<
                 }
                 respond.result(|_| {})
             }
-            "subscriptions/listen" => self.listen(params, respond, handled),
+            "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
             "prompts/list" => respond.result(|w| {
                 w.raw(b"\"prompts\":[");
                 for (i, p) in prompts.iter().enumerate() {
@@ -409,6 +439,7 @@ impl<
     fn listen(
         &mut self,
         params: Option<Json<'_>>,
+        peer: Peer,
         respond: Respond<'_, '_>,
         handled: &mut Handled<'_>,
     ) -> usize {
@@ -445,12 +476,7 @@ impl<
                 w.text("Invalid params: id too long")
             });
         };
-        if self
-            .live
-            .listens
-            .iter()
-            .any(|l| l.id.as_deref() == Some(raw))
-        {
+        if self.live.listens.iter().any(|l| l.is(peer, raw)) {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: a subscription with this id is already open")
             });
@@ -462,6 +488,7 @@ impl<
         };
         *slot = Listen {
             id: Some(stored),
+            peer,
             resources: mask,
             pending: 0,
         };

@@ -25,7 +25,7 @@
 use core::fmt::Write as _;
 use core::hash::Hasher as _;
 
-use super::{Era, Respond, Server, members, write_object};
+use super::{Era, Peer, Receipt, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
@@ -40,6 +40,35 @@ use crate::{Args, Reply};
 
 /// Longest `progressToken` (raw JSON bytes) kept for progress notifications.
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 64;
+
+/// What one [`Server::poll_with`] wrote at the start of the output buffer, and for whom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Polled {
+    /// The message's length (0: nothing is owed now).
+    pub len: usize,
+    /// The client it is for: the one that made the call (a held call's answer or outcome, a
+    /// task's status, progress or parked `tasks/result`), or whose listen stream it tags. `None`:
+    /// every subscriber (a 2025 `resources/subscribe` update). A transport that serves several
+    /// clients with one engine sends it to that client only.
+    pub to: Option<Peer>,
+    /// The tool whose handler ran in this poll (a call a person confirmed on the device): tell
+    /// the other engines on the same hardware ([`Server::touched`]).
+    pub ran: Option<&'static str>,
+    /// The remembered answer of that call: tell the engine what became of it
+    /// ([`Server::delivered`]).
+    pub receipt: Option<Receipt>,
+}
+
+impl Polled {
+    /// Nothing written.
+    pub const NONE: Polled = Polled {
+        len: 0,
+        to: None,
+        ran: None,
+        receipt: None,
+    };
+}
 
 /// How a task was started, which decides how it is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +97,11 @@ pub(crate) struct Entry {
     ttl_ms: u64,
     deadline_ms: u64,
     token: Option<heapless::Vec<u8, MAX_PROGRESS_TOKEN_LEN>>,
+    /// The client that started the task: its status and progress notifications go there.
+    owner: Peer,
     waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
+    /// The client whose `tasks/result` waits (`waiter`).
+    waiter_peer: Peer,
     send_status: bool,
     send_progress: bool,
 }
@@ -107,7 +140,9 @@ impl Entry {
         ttl_ms: 0,
         deadline_ms: 0,
         token: None,
+        owner: Peer::ONLY,
         waiter: None,
+        waiter_peer: Peer::ONLY,
         send_status: false,
         send_progress: false,
     };
@@ -243,6 +278,8 @@ pub(crate) struct NewTask<'i> {
     pub(crate) ttl_ms: Option<u64>,
     pub(crate) token: Option<Json<'i>>,
     pub(crate) timeout_ms: u32,
+    /// The client that started it.
+    pub(crate) peer: Peer,
 }
 
 /// Writes an ISO 8601 UTC timestamp (`1970-01-01T00:00:00.000Z`) for `ms` since the Unix epoch.
@@ -307,36 +344,90 @@ impl<
             .saturating_add(self.unix_offset_ms)
     }
 
-    /// Advances time and long-running tools, and writes at most one message the engine owes the
+    /// Advances time and long-running tools, and writes at most one message the engine owes a
     /// client into `out`: a deferred `tasks/result` response, a `notifications/tasks/status`, a
-    /// `notifications/progress`, or (feature `resources`) a `notifications/resources/updated` for
-    /// a published resource. Returns its length, 0 when nothing is owed.
+    /// `notifications/progress`, (feature `confirm`) the answer or outcome of a call a person
+    /// confirmed, or (feature `resources`) a `notifications/resources/updated` for a published
+    /// resource. Returns its length, 0 when nothing is owed.
     ///
     /// Call it from the firmware's main loop with a monotonic millisecond clock, repeatedly until
     /// it returns 0, and send each message. Task hooks run at most once per distinct `now_ms`.
+    /// A transport that serves several clients with one engine uses
+    /// [`poll_with`](Self::poll_with), which says whom each message is for.
     pub fn poll(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
+        self.poll_with(now_ms, ctx, out).len
+    }
+
+    /// [`poll`](Self::poll), saying whom the message is for ([`Polled::to`]) and which tool ran
+    /// in it ([`Polled::ran`]: a call a person confirmed on the device), so that a host can tell
+    /// the other engines on the same hardware ([`touched`](Self::touched)).
+    pub fn poll_with(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
+        #[allow(unused_mut, reason = "reassigned with the feature confirm")]
+        let mut polled = self.poll_step(now_ms, ctx, out);
+        #[cfg(feature = "confirm")]
+        if HOLD > 0 && polled.len == 0 && self.confirm.approved() {
+            polled = self.run_approved(ctx, out, &mut |_: &[u8]| {});
+        }
+        polled
+    }
+
+    /// [`poll_with`](Self::poll_with) for firmware whose tools are async: a call a person
+    /// confirmed on the device runs through `run`, as [`handle_async`](Self::handle_async)
+    /// runs calls (an async tool that asks first needs this path; a blocking one runs as usual).
+    pub fn poll_async<'a, F>(
+        &'a mut self,
+        now_ms: u64,
+        ctx: &'a mut C,
+        out: &'a mut [u8],
+        run: F,
+    ) -> impl core::future::Future<Output = Polled>
+    where
+        F: AsyncFnMut(&mut C, crate::Call<'_, '_>) -> ToolResult,
+    {
+        let polled = self.poll_step(now_ms, ctx, out);
+        #[allow(unused_mut, reason = "used with the feature confirm")]
+        let mut run = run;
+        async move {
+            #[cfg(feature = "confirm")]
+            if HOLD > 0 && polled.len == 0 && self.confirm.approved() {
+                return self
+                    .run_approved_async(ctx, out, &mut |_: &[u8]| {}, &mut run)
+                    .await;
+            }
+            let _ = &mut run;
+            polled
+        }
+    }
+
+    /// One message the engine owes, if any (a confirmed call is run by the caller).
+    fn poll_step(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
         #[allow(
             unused_mut,
             reason = "reassigned with the features confirm and resources"
         )]
-        let mut n = self.poll_tasks(now_ms, ctx, out);
+        let mut polled = self.poll_tasks(now_ms, ctx, out);
         // (`HOLD > 0`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
-        if HOLD > 0 && n == 0 && out.len() >= super::MIN_OUT_LEN {
-            n = self.poll_confirmation(ctx, out);
+        if HOLD > 0 && polled.len == 0 && out.len() >= super::MIN_OUT_LEN {
+            polled = self.poll_confirmation(out);
         }
         #[cfg(feature = "resources")]
-        if n == 0 && out.len() >= super::MIN_OUT_LEN {
-            n = self.live.emit(out);
+        if polled.len == 0 && out.len() >= super::MIN_OUT_LEN {
+            let (len, to) = self.live.emit(out);
+            polled = Polled {
+                len,
+                to,
+                ..Polled::NONE
+            };
         }
-        n
+        polled
     }
 
-    fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> usize {
+    fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
         self.now_ms = self.now_ms.max(now_ms);
         if TASKS == 0 {
             // No task table: nothing to drive or send (and no task code linked).
-            return 0;
+            return Polled::NONE;
         }
         if self.last_advance != Some(self.now_ms) {
             self.last_advance = Some(self.now_ms);
@@ -344,9 +435,14 @@ impl<
         }
         if out.len() < super::MIN_OUT_LEN {
             // Nothing is consumed: what is owed stays owed until a buffer that fits comes.
-            return 0;
+            return Polled::NONE;
         }
-        self.emit(out)
+        let (len, to) = self.emit(out);
+        Polled {
+            len,
+            to: Some(to),
+            ..Polled::NONE
+        }
     }
 
     fn advance(&mut self, ctx: &mut C) {
@@ -416,7 +512,7 @@ impl<
         });
     }
 
-    fn emit(&mut self, out: &mut [u8]) -> usize {
+    fn emit(&mut self, out: &mut [u8]) -> (usize, Peer) {
         if let Some(i) = self
             .tasks
             .entries
@@ -424,20 +520,21 @@ impl<
             .position(|e| e.status.is_terminal() && e.waiter.is_some())
         {
             let Some(e) = self.tasks.entries.get(i) else {
-                return 0;
+                return (0, Peer::ONLY);
             };
-            let waiter = e.waiter.clone().unwrap_or_default();
+            let (waiter, to) = (e.waiter.clone().unwrap_or_default(), e.waiter_peer);
             let n = self.write_payload(e, Id::from_checked_raw(&waiter), out);
             // The request is answered only once the answer is written.
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
                 e.waiter = None;
             }
-            return n;
+            return (n, to);
         }
         if let Some(i) = self.tasks.entries.iter().position(|e| e.send_status) {
             let Some(e) = self.tasks.entries.get(i) else {
-                return 0;
+                return (0, Peer::ONLY);
             };
+            let to = e.owner;
             let mut w = Writer::new(out);
             w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":{");
             self.write_task(&mut w, e);
@@ -446,12 +543,12 @@ impl<
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
                 e.send_status = false;
             }
-            return n;
+            return (n, to);
         }
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.send_progress) {
             let (Some(token), Some(p)) = (e.token.as_ref(), e.progress) else {
                 e.send_progress = false;
-                return 0;
+                return (0, Peer::ONLY);
             };
             let mut w = Writer::new(out);
             w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
@@ -470,9 +567,9 @@ impl<
             w.raw(b"}}");
             let n = if w.fits() { w.needed() } else { 0 };
             e.send_progress = n == 0;
-            return n;
+            return (n, e.owner);
         }
-        0
+        (0, Peer::ONLY)
     }
 
     /// Writes the members of a `Task` object, in the shape of its form.
@@ -621,7 +718,9 @@ impl<
                 ttl_ms: ttl,
                 deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
                 token: token.filter(|_| new.form == TaskForm::Legacy),
+                owner: new.peer,
                 waiter: None,
+                waiter_peer: new.peer,
                 send_status: false,
                 send_progress: false,
             };
@@ -683,6 +782,7 @@ impl<
         params: Option<Json<'_>>,
         respond: Respond<'_, '_>,
         ctx: &mut C,
+        peer: Peer,
     ) -> usize {
         if TASKS == 0 {
             // Not offered without a task table (see `Server::request`); links no task code.
@@ -777,6 +877,7 @@ impl<
                     }
                     let id = respond.id.map(|id| id.raw()).unwrap_or_default();
                     e.waiter = heapless::Vec::from_slice(id).ok();
+                    e.waiter_peer = peer;
                     return 0;
                 }
                 let Some(id) = respond.id else { return 0 };

@@ -188,3 +188,143 @@ fn an_async_tool_through_the_blocking_path_fails_and_nothing_runs() {
     assert!(answer.contains(r#""isError":true"#));
     assert_eq!((h.ran, codec.writes), (None, 0));
 }
+
+/// Issue 24: an async tool that asks a person first runs after the yes, on every path a yes can
+/// come by — the client's user (elicitation, through `handle_async`), the device's button
+/// (through `poll_async`) and the 2026-07-28 retry (through `handle_async`) — and through the
+/// blocking `poll` it is refused saying which path it needs.
+#[cfg(feature = "confirm")]
+mod confirmed {
+    use super::*;
+    use crate::registry::Confirm;
+
+    const GARAGE: Tool<Codec> = Tool::new_async("self.garage.open", "Open the garage door")
+        .params(&[Param::integer("volume", "Stand-in argument").range(0, 100)])
+        .confirm(Confirm::new("Open the garage door?"));
+
+    fn server() -> Server<'static, Codec, 4> {
+        let mut s = Server::new(Config::new("async", "1").hold_answer(0));
+        s.register(&GARAGE).unwrap();
+        s.set_entropy([3; 16]);
+        s
+    }
+
+    /// The async handler of this board: the garage door is the codec's register here.
+    async fn run(codec: &mut Codec, call: Call<'_, '_>) -> ToolResult {
+        match call.tool {
+            "self.garage.open" => set_volume(codec, call.args, call.reply).await,
+            _ => Err(ToolError::new("no such async tool")),
+        }
+    }
+
+    fn send(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> String {
+        let mut out = [0u8; 2048];
+        let mut pending = 0;
+        let h = block_on(
+            s.handle_async(
+                Input::new(msg.as_bytes(), Principal::Model),
+                codec,
+                &mut out,
+                &mut |_: &[u8]| {},
+                run,
+            ),
+            &mut pending,
+        )
+        .unwrap();
+        String::from_utf8(out[..h.len].to_vec()).unwrap()
+    }
+
+    fn poll(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, now: u64) -> (String, Polled) {
+        let mut out = [0u8; 2048];
+        let mut pending = 0;
+        let p = block_on(s.poll_async(now, codec, &mut out, run), &mut pending);
+        (String::from_utf8(out[..p.len].to_vec()).unwrap(), p)
+    }
+
+    fn init(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, rev: &str, caps: &str) {
+        let msg = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{rev}","capabilities":{caps},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        );
+        assert!(send(s, codec, &msg).contains("serverInfo"));
+    }
+
+    #[test]
+    fn after_the_clients_yes() {
+        let (mut s, mut codec) = (server(), Codec::default());
+        init(&mut s, &mut codec, "2025-06-18", r#"{"elicitation":{}}"#);
+        let ask = send(
+            &mut s,
+            &mut codec,
+            &call(5, GARAGE.name(), r#"{"volume":40}"#),
+        );
+        let ask: serde_json::Value = serde_json::from_str(&ask).unwrap();
+        assert_eq!(ask["method"], "elicitation/create");
+        assert_eq!(codec.writes, 0);
+        let yes = serde_json::json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}});
+        let done = send(&mut s, &mut codec, &yes.to_string());
+        assert!(
+            done.starts_with(r#"{"jsonrpc":"2.0","id":5,"result""#),
+            "{done}"
+        );
+        assert!(done.contains(r#""isError":false"#), "{done}");
+        assert!(done.contains(r#""level":"read_back""#), "{done}");
+        assert_eq!((codec.writes, codec.register), (1, 40));
+    }
+
+    #[test]
+    fn after_the_button() {
+        let (mut s, mut codec) = (server(), Codec::default());
+        init(&mut s, &mut codec, "2024-11-05", "{}");
+        let waits = send(
+            &mut s,
+            &mut codec,
+            &call(6, GARAGE.name(), r#"{"volume":30}"#),
+        );
+        assert!(waits.contains("awaiting_confirmation"), "{waits}");
+        poll(&mut s, &mut codec, 100);
+        let shown = s.confirmation().unwrap();
+        assert!(s.confirm_on_device(shown.approval, true, 150));
+        let (outcome, p) = poll(&mut s, &mut codec, 200);
+        assert!(outcome.contains(r#""confirmed":true"#), "{outcome}");
+        assert!(outcome.contains(r#""isError":false"#), "{outcome}");
+        assert_eq!(p.ran, Some("self.garage.open"));
+        assert_eq!((codec.writes, codec.register), (1, 30));
+    }
+
+    #[cfg(feature = "modern")]
+    #[test]
+    fn after_the_stateless_retry() {
+        let (mut s, mut codec) = (server(), Codec::default());
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+        let first = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"self.garage.open","arguments":{{"volume":20}},{meta}}}}}"#
+        );
+        let r: serde_json::Value = serde_json::from_str(&send(&mut s, &mut codec, &first)).unwrap();
+        let state = r["result"]["requestState"].as_str().unwrap();
+        let retry = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"self.garage.open","arguments":{{"volume":20}},"requestState":"{state}","inputResponses":{{"confirm":{{"action":"accept","content":{{"confirm":true}}}}}},{meta}}}}}"#
+        );
+        let done = send(&mut s, &mut codec, &retry);
+        assert!(done.contains(r#""isError":false"#), "{done}");
+        assert_eq!((codec.writes, codec.register), (1, 20));
+    }
+
+    #[test]
+    fn the_blocking_poll_says_which_path_an_async_tool_needs() {
+        let (mut s, mut codec) = (server(), Codec::default());
+        init(&mut s, &mut codec, "2024-11-05", "{}");
+        send(
+            &mut s,
+            &mut codec,
+            &call(7, GARAGE.name(), r#"{"volume":30}"#),
+        );
+        let mut out = [0u8; 2048];
+        s.poll(100, &mut codec, &mut out);
+        let shown = s.confirmation().unwrap();
+        assert!(s.confirm_on_device(shown.approval, true, 150));
+        let n = s.poll(200, &mut codec, &mut out);
+        let outcome = core::str::from_utf8(&out[..n]).unwrap();
+        assert!(outcome.contains("Server::poll_async"), "{outcome}");
+        assert_eq!(codec.writes, 0, "nothing ran");
+    }
+}

@@ -38,11 +38,17 @@ struct T {
     dev: Dev,
     out: Vec<u8>,
     principal: Principal,
+    /// The clock `poll` was last given.
+    now: u64,
 }
 
 impl T {
     fn new() -> Self {
-        let mut s = S::new(Config::new("c", "1").confirm_timeout(30_000));
+        Self::with(Config::new("c", "1").confirm_timeout(30_000))
+    }
+
+    fn with(config: Config) -> Self {
+        let mut s = S::new(config);
         s.register(&REBOOT).unwrap().register(&RELAY).unwrap();
         s.set_entropy([7; 16]);
         T {
@@ -50,6 +56,7 @@ impl T {
             dev: Dev::default(),
             out: vec![0; 2048],
             principal: Principal::Model,
+            now: 0,
         }
     }
 
@@ -73,8 +80,21 @@ impl T {
     }
 
     fn poll(&mut self, now: u64) -> Option<J> {
-        let n = self.s.poll(now, &mut self.dev, &mut self.out);
-        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
+        self.polled(now).0
+    }
+
+    /// `poll_with`: the message, and whom it is for and what ran.
+    fn polled(&mut self, now: u64) -> (Option<J>, Polled) {
+        self.now = now;
+        let p = self.s.poll_with(now, &mut self.dev, &mut self.out);
+        let v = (p.len > 0).then(|| serde_json::from_slice(&self.out[..p.len]).unwrap());
+        (v, p)
+    }
+
+    /// A press of the device's button at `at`, answering the question the device shows now.
+    fn press(&mut self, yes: bool, at: u64) -> bool {
+        let shown = self.s.confirmation().expect("a question").approval;
+        self.s.confirm_on_device(shown, yes, at)
     }
 
     fn init(&mut self, rev: &str, caps: J) {
@@ -82,13 +102,60 @@ impl T {
     }
 }
 
+/// One engine serving several clients (MCP over MQTT), each with its own session.
+struct Clients {
+    t: T,
+    sessions: Vec<(Peer, Session)>,
+}
+
+impl Clients {
+    fn new(config: Config) -> Self {
+        Clients {
+            t: T::with(config),
+            sessions: Vec::new(),
+        }
+    }
+
+    /// A message from client `name`: its answer, and whether the call's answer comes later.
+    fn from(&mut self, name: &str, msg: &J) -> (Option<J>, bool) {
+        let peer = Peer::named(name.as_bytes());
+        let session = match self.sessions.iter().find(|(p, _)| *p == peer) {
+            Some(&(_, s)) => s,
+            None => self.t.s.new_session(),
+        };
+        let bytes = msg.to_string();
+        let input = Input::new(bytes.as_bytes(), Principal::Model)
+            .peer(peer)
+            .session(session);
+        let h = self
+            .t
+            .s
+            .handle_with(input, &mut self.t.dev, &mut self.t.out, &mut |_: &[u8]| {})
+            .unwrap();
+        let after = h.session.expect("the lent session comes back");
+        match self.sessions.iter_mut().find(|(p, _)| *p == peer) {
+            Some(entry) => entry.1 = after,
+            None => self.sessions.push((peer, after)),
+        }
+        let v = (h.len > 0).then(|| serde_json::from_slice(&self.t.out[..h.len]).unwrap());
+        (v, h.deferred)
+    }
+
+    fn init(&mut self, name: &str, rev: &str, caps: J) {
+        let r = self.from(name, &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":rev,"capabilities":caps,"clientInfo":{"name":name,"version":"1"}}}));
+        assert!(r.0.unwrap()["result"].is_object());
+    }
+}
+
 fn call(id: J, tool: &str, args: J) -> J {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}})
 }
 
+/// With `hold_answer_ms` 0 a call held for the button is answered at once that it waits, and
+/// the outcome follows as a notification.
 #[test]
 fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification() {
-    let mut t = T::new();
+    let mut t = T::with(Config::new("c", "1").confirm_timeout(30_000).hold_answer(0));
     t.init("2024-11-05", json!({}));
     t.poll(1_000);
     let r = t.ask(call(json!(1), "self.reboot", json!({})));
@@ -107,6 +174,7 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     let pending = t.s.confirmation().unwrap();
     assert_eq!((pending.tool, pending.on_device), ("self.reboot", true));
     assert_eq!(pending.message, "Reboot the device?");
+    assert_eq!(pending.shown_ms, None, "not on the device before a poll");
     // Another call that needs a person meanwhile is refused.
     let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
     assert_eq!(busy["result"]["isError"], true);
@@ -115,19 +183,27 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     assert_eq!(t.dev.relay_writes, 1);
     // Nothing happens until the button.
     assert_eq!(t.poll(2_000), None);
-    assert!(t.s.confirm_on_device(true));
-    let note = t.poll(2_100).unwrap();
+    assert_eq!(t.s.confirmation().unwrap().shown_ms, Some(2_000));
+    assert!(t.press(true, 2_050));
+    let (note, polled) = t.polled(2_100);
+    let note = note.unwrap();
     assert_eq!(note["method"], "notifications/message");
     assert_eq!(note["params"]["logger"], "confirmation");
     assert_eq!(note["params"]["data"]["tool"], "self.reboot");
     assert_eq!(note["params"]["data"]["confirmed"], true);
     assert_eq!(note["params"]["data"]["result"]["isError"], false);
+    assert_eq!(polled.ran, Some("self.reboot"), "the run is reported");
+    assert_eq!(polled.to, Some(Peer::ONLY), "for the caller");
     assert_eq!(t.dev.reboots, 1, "ran once, after the press");
     assert!(t.s.confirmation().is_none());
-    assert!(!t.s.confirm_on_device(true), "nothing waits any more");
+    assert!(
+        !t.s.confirm_on_device(pending.approval, true, 2_200),
+        "nothing waits any more"
+    );
     // A "no" on the device: nothing runs.
     t.ask(call(json!(4), "self.reboot", json!({})));
-    t.s.confirm_on_device(false);
+    t.poll(2_150);
+    assert!(t.press(false, 2_160));
     let note = t.poll(2_200).unwrap();
     assert_eq!(note["params"]["data"]["confirmed"], false);
     assert!(
@@ -150,6 +226,225 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     assert_eq!(t.dev.reboots, 2);
 }
 
+/// Issue 23: a client that can neither ask its user nor follow a task (a xiaozhi backend, which
+/// hands the model only the call's answer and waits 30 s for it) gets the real outcome, with its
+/// evidence, as the call's answer when the person answers within the budget; past the budget,
+/// the answer says it waits, and the outcome follows as a notification.
+#[test]
+fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
+    let mut t = T::new();
+    assert_eq!(t.s.config().hold_answer_ms, 25_000, "the default");
+    t.init("2024-11-05", json!({}));
+    t.poll(1_000);
+    let (r, deferred) = t.send(&call(json!(1), "self.reboot", json!({})));
+    assert_eq!(r, None, "no answer yet: it is held inside the call");
+    assert!(deferred);
+    assert_eq!(t.poll(5_000), None, "still held");
+    assert!(t.press(true, 5_010));
+    let (answer, polled) = t.polled(5_020);
+    let answer = answer.unwrap();
+    assert_eq!(answer["id"], 1, "the call's own answer: {answer}");
+    assert_eq!(answer["result"]["isError"], false);
+    assert_eq!(
+        answer["result"]["evidence"]["level"], "scheduled",
+        "{answer}"
+    );
+    assert_eq!(
+        (polled.ran, polled.to),
+        (Some("self.reboot"), Some(Peer::ONLY))
+    );
+    assert_eq!(t.dev.reboots, 1);
+    // A refusal within the budget is the call's answer too (with `error` for xiaozhi).
+    t.send(&call(json!(2), "self.reboot", json!({})));
+    t.poll(6_000);
+    assert!(t.press(false, 6_001));
+    let refused = t.poll(6_002).unwrap();
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["result"]["isError"], true);
+    assert!(
+        refused["result"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("declined")
+    );
+    // Past the budget: the answer that it waits (with the time left), then the outcome as a
+    // notification.
+    t.send(&call(json!(3), "self.reboot", json!({})));
+    assert_eq!(t.poll(7_000), None);
+    let waits = t.poll(32_000).unwrap();
+    assert_eq!(waits["id"], 3);
+    assert_eq!(
+        waits["result"]["structuredContent"]["status"],
+        "awaiting_confirmation"
+    );
+    assert_eq!(
+        waits["result"]["structuredContent"]["confirm_on_device_within_s"],
+        5
+    );
+    assert!(t.press(true, 33_000));
+    let note = t.poll(33_001).unwrap();
+    assert_eq!(note["method"], "notifications/message");
+    assert_eq!(note["params"]["data"]["confirmed"], true);
+    assert_eq!(t.dev.reboots, 2);
+    // With a confirmation timeout shorter than the budget the answer comes at the timeout.
+    let mut t = T::with(Config::new("c", "1").confirm_timeout(2_000));
+    t.init("2024-11-05", json!({}));
+    t.poll(0);
+    let (r, _) = t.send(&call(json!(9), "self.reboot", json!({})));
+    assert_eq!(r, None);
+    let late = t.poll(2_000).unwrap();
+    assert_eq!(late["id"], 9);
+    assert_eq!(late["result"]["isError"], true, "{late}");
+    assert_eq!(t.dev.reboots, 0);
+}
+
+/// Issue 22, bug 4: a press answers the question the device shows, and only a press after it was
+/// shown: not one up to a few ms before the question, nor one meant for an earlier question.
+#[test]
+fn a_press_answers_only_the_question_shown_before_it() {
+    let mut t = T::with(Config::new("c", "1").hold_answer(0));
+    t.init("2024-11-05", json!({}));
+    t.poll(1_000);
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    let first = t.s.confirmation().unwrap();
+    // Before the device showed it (no poll since it was held): no press counts.
+    assert!(!t.s.confirm_on_device(first.approval, true, 1_001));
+    t.poll(1_010);
+    let shown = t.s.confirmation().unwrap();
+    assert_eq!(shown.shown_ms, Some(1_010));
+    assert_eq!(shown.approval, first.approval);
+    // A press from before the question was shown, or at the same instant: not an answer.
+    assert!(!t.s.confirm_on_device(first.approval, true, 1_000));
+    assert!(!t.s.confirm_on_device(first.approval, true, 1_010));
+    assert_eq!(t.poll(1_020), None);
+    assert_eq!(t.dev.reboots, 0);
+    // The question is dropped (a no); a new one is asked: an answer to the old one does not
+    // count for it.
+    assert!(t.s.confirm_on_device(first.approval, false, 1_030));
+    t.poll(1_040);
+    t.ask(call(json!(2), "self.reboot", json!({})));
+    t.poll(1_050);
+    let second = t.s.confirmation().unwrap();
+    assert_ne!(
+        second.approval, first.approval,
+        "every question has its own number"
+    );
+    assert!(!t.s.confirm_on_device(first.approval, true, 1_060));
+    assert_eq!(t.poll(1_070), None);
+    assert_eq!(t.dev.reboots, 0);
+    assert!(t.s.confirm_on_device(second.approval, true, 1_080));
+    assert!(
+        !t.s.confirm_on_device(second.approval, true, 1_081),
+        "one answer per question"
+    );
+    t.poll(1_090);
+    assert_eq!(t.dev.reboots, 1);
+}
+
+/// Issue 22, bug 2: one engine, two clients (MCP over MQTT). Elicitation support is each
+/// client's own: bob declaring it changes nothing for alice, whose call waits for the device;
+/// an answer from bob — even with the right id — never settles alice's call, and its outcome
+/// goes to alice.
+#[test]
+fn only_the_caller_answers_its_confirmation_and_hears_the_outcome() {
+    let mut c = Clients::new(Config::new("c", "1").hold_answer(0));
+    c.init("alice", "2024-11-05", json!({}));
+    c.init("bob", "2025-06-18", json!({"elicitation":{}}));
+    let alice = Peer::named(b"alice");
+    c.t.poll(1_000);
+    let (r, _) = c.from("alice", &call(json!(1), "self.reboot", json!({})));
+    let r = r.unwrap();
+    assert_eq!(
+        r["result"]["structuredContent"]["status"], "awaiting_confirmation",
+        "alice declared no elicitation: the device asks ({r})"
+    );
+    let pending = c.t.s.confirmation().unwrap();
+    assert!(pending.on_device);
+    assert_eq!(pending.owner, alice);
+    // Bob's accept, with any id, is nobody's answer.
+    let id = format!("confirm-{:016x}", pending.approval.get());
+    for id in [json!("confirm-1"), json!(id)] {
+        let (none, _) = c.from(
+            "bob",
+            &json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept","content":{"confirm":true}}}),
+        );
+        assert_eq!(none, None);
+    }
+    assert_eq!(c.t.dev.reboots, 0);
+    assert!(c.t.s.confirmation().is_some());
+    // The press: the outcome is for alice.
+    c.t.poll(1_100);
+    assert!(c.t.press(true, 1_200));
+    let (note, polled) = c.t.polled(1_300);
+    assert_eq!(note.unwrap()["params"]["data"]["confirmed"], true);
+    assert_eq!(polled.to, Some(alice));
+    assert_eq!(c.t.dev.reboots, 1);
+
+    // Carol declared elicitation: her question goes to her, with an id nobody can guess, and
+    // only her answer counts.
+    c.init("carol", "2025-06-18", json!({"elicitation":{}}));
+    let (ask, deferred) = c.from("carol", &call(json!(1), "self.reboot", json!({})));
+    let ask = ask.unwrap();
+    assert!(deferred);
+    assert_eq!(ask["method"], "elicitation/create");
+    let id = ask["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("confirm-") && id.len() == 24, "{id}");
+    let yes =
+        json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept","content":{"confirm":true}}});
+    assert_eq!(c.from("bob", &yes).0, None, "bob's copy of carol's answer");
+    assert_eq!(c.t.dev.reboots, 1);
+    let done = c.from("carol", &yes).0.unwrap();
+    assert_eq!(done["id"], 1);
+    assert_eq!(done["result"]["isError"], false);
+    assert_eq!(c.t.dev.reboots, 2);
+    // The next question has another id, not the next number.
+    let (ask, _) = c.from("carol", &call(json!(2), "self.reboot", json!({})));
+    let next = ask.unwrap()["id"].as_str().unwrap().to_string();
+    assert_ne!(next, id);
+    assert_ne!(next, "confirm-2");
+}
+
+/// Each client's session is its own: one client's `initialize` does not change the revision the
+/// engine speaks to another.
+#[test]
+fn each_client_keeps_its_own_revision() {
+    let mut c = Clients::new(Config::new("c", "1"));
+    c.init("old", "2024-11-05", json!({}));
+    c.init("new", "2025-11-25", json!({}));
+    let bad = call(json!(5), "self.relay.set", json!({"on":"yes"}));
+    let (old, _) = c.from("old", &bad);
+    assert_eq!(
+        old.unwrap()["error"]["code"],
+        -32602,
+        "2024-11-05: a protocol error"
+    );
+    let (new, _) = c.from("new", &bad);
+    assert_eq!(
+        new.unwrap()["result"]["isError"],
+        true,
+        "2025-11-25: a tool result"
+    );
+    assert_eq!(
+        c.t.s.revision(),
+        None,
+        "the engine's own client never initialized"
+    );
+}
+
+/// A client that is gone leaves nothing waiting: its held call is dropped.
+#[test]
+fn a_call_of_a_client_that_is_gone_is_dropped() {
+    let mut c = Clients::new(Config::new("c", "1").hold_answer(0));
+    c.init("alice", "2024-11-05", json!({}));
+    c.from("alice", &call(json!(1), "self.reboot", json!({})));
+    assert!(!c.t.s.forget_confirmation(Peer::named(b"bob")));
+    assert!(c.t.s.forget_confirmation(Peer::named(b"alice")));
+    assert!(c.t.s.confirmation().is_none());
+    c.t.poll(1_000);
+    assert_eq!(c.t.poll(40_000), None, "no outcome for anyone");
+    assert_eq!(c.t.dev.reboots, 0);
+}
+
 #[test]
 fn with_elicitation_the_client_asks_and_the_call_answers_after_the_person() {
     let mut t = T::new();
@@ -158,7 +453,7 @@ fn with_elicitation_the_client_asks_and_the_call_answers_after_the_person() {
     let ask = ask.unwrap();
     assert!(deferred, "the call's own response comes later");
     assert_eq!(ask["method"], "elicitation/create");
-    assert_eq!(ask["id"], "confirm-1");
+    let id = ask["id"].clone();
     assert_eq!(ask["params"]["message"], "Switch the heater on?");
     assert_eq!(
         ask["params"]["requestedSchema"]["properties"]["confirm"]["type"],
@@ -173,7 +468,9 @@ fn with_elicitation_the_client_asks_and_the_call_answers_after_the_person() {
     let (none, _) = t.send(&json!({"jsonrpc":"2.0","id":"confirm-9","result":{"action":"accept","content":{"confirm":true}}}));
     assert_eq!(none, None);
     // Yes: the call's response is the answer to the client's response.
-    let done = t.ask(json!({"jsonrpc":"2.0","id":"confirm-1","result":{"action":"accept","content":{"confirm":true}}}));
+    let done = t.ask(
+        json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept","content":{"confirm":true}}}),
+    );
     assert_eq!(done["id"], 7);
     assert_eq!(done["result"]["isError"], false);
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
@@ -303,6 +600,53 @@ fn on_the_stateless_wire_the_question_travels_in_an_input_required_result() {
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
 }
 
+/// Issue 22, bug 3: an accepted 2026-07-28 approval is good for one call. The same state and
+/// answer again — with new ids, from anyone — is refused until it expires, and nothing runs.
+#[cfg(feature = "modern")]
+#[test]
+fn a_stateless_approval_is_used_once() {
+    let mut t = T::new();
+    let on = json!({"on":true});
+    let caps = json!({"elicitation":{}});
+    let r = t.ask(modern_call(1, on.clone(), caps.clone(), json!({})));
+    let state = r["result"]["requestState"].as_str().unwrap().to_string();
+    let yes = json!({"confirm":{"action":"accept","content":{"confirm":true}}});
+    let retry = |id| {
+        modern_call(
+            id,
+            on.clone(),
+            caps.clone(),
+            json!({"requestState":state,"inputResponses":yes}),
+        )
+    };
+    let r = t.ask(retry(2));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    for id in 3..8 {
+        let r = t.ask(retry(id));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("used already"),
+            "{r}"
+        );
+    }
+    assert_eq!(t.dev.relay_writes, 1, "ran once");
+    // A fresh question has its own state, good once too; it is not the same as the first.
+    let r = t.ask(modern_call(9, on.clone(), caps.clone(), json!({})));
+    let second = r["result"]["requestState"].as_str().unwrap().to_string();
+    assert_ne!(second, state);
+    let r = t.ask(modern_call(
+        10,
+        on.clone(),
+        caps.clone(),
+        json!({"requestState":second,"inputResponses":yes}),
+    ));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(t.dev.relay_writes, 2);
+}
+
 /// An `accept` whose content lacks the boolean the question asked for (the conformance suite
 /// answers `{"ok":true}`) is not understood: nothing runs, and the refusal does not say the
 /// person declined. `confirm: false` is still a decline.
@@ -430,7 +774,7 @@ fn a_confirmed_long_running_tool_starts_its_task_after_the_yes() {
 fn a_xiaozhi_backend_hears_why_a_confirmed_call_was_refused() {
     let mut t = T::new();
     t.init("2024-11-05", json!({}));
-    t.ask(call(json!(1), "self.reboot", json!({})));
+    t.send(&call(json!(1), "self.reboot", json!({})));
     let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
     let text = busy["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Another action is waiting"), "{busy}");
@@ -440,7 +784,7 @@ fn a_xiaozhi_backend_hears_why_a_confirmed_call_was_refused() {
     // Later revisions keep the result as the specification has it.
     let mut t = T::new();
     t.init("2025-11-25", json!({}));
-    t.ask(call(json!(1), "self.reboot", json!({})));
+    t.send(&call(json!(1), "self.reboot", json!({})));
     let busy = t.ask(call(json!(2), "self.relay.set", json!({"on":true})));
     assert_eq!(busy["result"]["isError"], true);
     assert!(busy["result"].get("error").is_none(), "{busy}");

@@ -82,6 +82,30 @@ impl Dev {
         self.send(&msg).0.expect("an answer")
     }
 
+    /// A message from one of several clients of this engine.
+    fn send_from(&mut self, peer: Peer, msg: &J) -> (Option<J>, bool) {
+        let bytes = msg.to_string();
+        let input = Input::new(bytes.as_bytes(), Principal::Model).peer(peer);
+        let h = self
+            .s
+            .handle_with(input, &mut self.sensors, &mut self.out, &mut |_: &[u8]| {})
+            .unwrap();
+        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
+        (v, h.deferred)
+    }
+
+    /// Everything `poll` owes now, with whom each message is for.
+    fn drain_to(&mut self) -> Vec<(J, Option<Peer>)> {
+        let mut msgs = Vec::new();
+        loop {
+            let p = self.s.poll_with(0, &mut self.sensors, &mut self.out);
+            if p.len == 0 {
+                return msgs;
+            }
+            msgs.push((serde_json::from_slice(&self.out[..p.len]).unwrap(), p.to));
+        }
+    }
+
     /// Everything `poll` owes now.
     fn drain(&mut self) -> Vec<J> {
         let mut msgs = Vec::new();
@@ -306,8 +330,8 @@ fn a_listen_stream_is_acknowledged_tagged_and_ended_by_the_client() {
     d.s.publish(TEMP_URI);
     assert!(d.drain().is_empty());
     // An HTTP transport ends the other when the client closes its stream.
-    assert!(d.s.cancelled(b"7"));
-    assert!(!d.s.cancelled(b"7"));
+    assert!(d.s.cancelled(Peer::ONLY, b"7"));
+    assert!(!d.s.cancelled(Peer::ONLY, b"7"));
     // A malformed filter is refused; resources/subscribe is gone on this wire.
     let (bad, _) = d.send(&modern(
         json!(9),
@@ -321,6 +345,64 @@ fn a_listen_stream_is_acknowledged_tagged_and_ended_by_the_client() {
         json!({"uri":TEMP_URI}),
     ));
     assert_eq!(gone.unwrap()["error"]["code"], -32601);
+}
+
+/// Issue 22, bug 5: listen ids are each client's own. Two clients may both listen with id 1;
+/// each one's updates are for it; one client's `notifications/cancelled` (or a closed stream)
+/// with the other's id ends nothing of the other's, and reusing another client's id takes
+/// nothing over.
+#[cfg(all(feature = "modern", test))]
+#[test]
+fn listen_streams_belong_to_the_client_that_opened_them() {
+    let mut d = Dev::new();
+    let (alice, bob) = (Peer::named(b"alice"), Peer::named(b"bob"));
+    let listen = |uri: &str| {
+        modern(
+            json!(1),
+            "subscriptions/listen",
+            json!({"notifications":{"resourceSubscriptions":[uri]}}),
+        )
+    };
+    let (ack, _) = d.send_from(alice, &listen(TEMP_URI));
+    assert_eq!(
+        ack.unwrap()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let (ack, _) = d.send_from(bob, &listen(BUTTON_URI));
+    assert_eq!(
+        ack.unwrap()["method"],
+        "notifications/subscriptions/acknowledged",
+        "bob's id 1 is not alice's"
+    );
+    // The same id again from the same client is refused.
+    let (again, _) = d.send_from(alice, &listen(BUTTON_URI));
+    assert_eq!(again.unwrap()["error"]["code"], -32602);
+    d.s.publish(TEMP_URI);
+    d.s.publish(BUTTON_URI);
+    let updates = d.drain_to();
+    assert_eq!(updates.len(), 2, "{updates:?}");
+    assert_eq!(updates[0].0["params"]["uri"], TEMP_URI);
+    assert_eq!(updates[0].1, Some(alice));
+    assert_eq!(updates[1].0["params"]["uri"], BUTTON_URI);
+    assert_eq!(updates[1].1, Some(bob));
+    // Bob cancels "his" id 1: alice's stream lives on.
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}});
+    assert_eq!(d.send_from(bob, &cancel).0, None);
+    d.s.publish(TEMP_URI);
+    d.s.publish(BUTTON_URI);
+    let updates = d.drain_to();
+    assert_eq!(updates.len(), 1, "{updates:?}");
+    assert_eq!(updates[0].1, Some(alice));
+    // A transport closing bob's stream again ends nothing; alice's ends with hers.
+    assert!(!d.s.cancelled(bob, b"1"));
+    assert!(d.s.cancelled(alice, b"1"));
+    // A client that is gone leaves no stream behind.
+    d.send_from(bob, &listen(BUTTON_URI));
+    assert_eq!(d.s.forget_listens(alice), 0);
+    assert_eq!(d.s.forget_listens(bob), 1);
+    d.s.publish(BUTTON_URI);
+    assert!(d.drain_to().is_empty());
 }
 
 /// A live resource is read from the device each time, so a 2026-07-28 client must not cache it:
