@@ -200,10 +200,10 @@ struct Device {
     out: Vec<u8>,
     envelope: Option<EnvelopeKind>,
     session_id: Option<String>,
-    /// The button's presses when last seen: a new one answers a confirmation on the device.
-    presses: u32,
-    /// The call waiting for a person, as last reported.
-    waiting: Option<Pending>,
+    /// What the device shows of a call waiting for its button, and the presses seen so far.
+    panel: mcp_host::Panel,
+    /// The calls waiting for a person, as last reported.
+    waiting: Vec<Waiting>,
     /// Where calls, updates and confirmations are reported (`--ui`'s timeline).
     on_event: Option<EventHook>,
 }
@@ -230,19 +230,23 @@ impl Device {
     }
 
     /// Sets the time of the board and the engine, and returns every message the engine owes. A
-    /// new press of the button is a yes to a call waiting for one on the device.
+    /// new press of the button is a yes to the question the device shows, if it showed it
+    /// before the press.
     fn tick(&mut self, now_ms: u64) -> Vec<Vec<u8>> {
         let transport = self.transport();
         let board_arc = self.board.clone();
         let mut board = lock(&board_arc);
         board.sim.set_time(now_ms);
         sensors::publish(&mut board, &mut self.engine, now_ms);
-        let presses = board.confirm_presses();
-        if presses != self.presses {
-            self.presses = presses;
-            if self.engine.confirmation().is_some_and(|p| p.on_device) {
-                self.engine.confirm_on_device(true);
-            }
+        let (numbers, answers) = self.panel.presses(board.confirm_presses(), now_ms);
+        let answered = answers.and_then(|approval| {
+            let p = self.engine.confirmation()?;
+            self.engine
+                .confirm_on_device(approval, true, now_ms)
+                .then(|| Waiting::new(&p, now_ms, p.shown_ms))
+        });
+        for p in mcp_host::Pressed::numbered(numbers, answered) {
+            self.report(&HostEvent::Pressed(p));
         }
         let held_before = self.engine.confirmation();
         let mut msgs = Vec::new();
@@ -278,10 +282,16 @@ impl Device {
                 self.report(&e);
             }
         }
-        if held_after != self.waiting {
-            self.waiting = held_after;
-            let w = held_after.iter().map(|p| Waiting::new(p, now_ms)).collect();
-            self.report(&HostEvent::Waiting(w));
+        let held: Vec<Pending> = held_after.into_iter().collect();
+        let shown = self.panel.show(&held, now_ms);
+        let same = shown.len() == self.waiting.len()
+            && shown
+                .iter()
+                .zip(&self.waiting)
+                .all(|(a, b)| (a.approval, a.shown_since) == (b.approval, b.shown_since));
+        if !same {
+            self.waiting = shown.clone();
+            self.report(&HostEvent::Waiting(shown));
         }
         msgs
     }
@@ -526,8 +536,8 @@ fn build(
         out: vec![0u8; cli.page_bytes + 1024],
         envelope: cli.envelope,
         session_id: None,
-        presses,
-        waiting: None,
+        panel: mcp_host::Panel::new(presses),
+        waiting: Vec::new(),
         on_event,
     })
 }

@@ -5,15 +5,17 @@
 //! |---|---|---|
 //! | `GET /` | — | the page (one HTML file with inline CSS and JS, no build step) |
 //! | `GET /sim/state` | — | everything the page shows (below); `?since=SEQ` keeps only timeline entries after `SEQ` |
-//! | `POST /sim/button` | none, or `{}` | one press of the device's button: `{"pressed":true,"answers":null}` or `"answers":{"tool":…,"question":…}` |
+//! | `POST /sim/button` | none, or `{}` | one press of the device's button: `{"pressed":true,"answers":null}` or `"answers":{"tool":…,"question":…,"approval":…}` |
 //! | `POST /sim/sensor` | `{"temperature": 31.5}`, `{"battery": 20}`, or both | `{"sensors":{"temperature":31.5,"battery":20}}` (what they read now) |
 //!
 //! **The physical button does both.** A press is counted — the resource `device://buttons/main`
-//! goes up by one, and its subscribers hear of it — *and*, when a call is held for a person's
-//! yes on the device ("press the button on the device to confirm"), it is that yes: the host
+//! goes up by one, and its subscribers hear of it — *and*, when the device shows a question
+//! ("press the button on the device to confirm"), it is the yes to that question: the host
 //! confirms it on the engine holding it (whichever transport that engine serves), runs it, and
-//! sends the outcome there (a `notifications/message`, logger `confirmation`). `answers` says
-//! which call the press will confirm.
+//! sends the outcome to the client that made the call. The device shows one question at a time,
+//! first held first shown (`confirmation`; the others wait their turn in `waiting`), and a press
+//! answers only a question shown before it. `answers` says which call the press confirmed, as the
+//! host reported it (null: nothing was shown when the press came).
 //!
 //! `POST /sim/sensor` sets the simulated readings: `temperature` in °C (a number, −40 to 125),
 //! `battery` in % (a number, 0 to 100). Unknown members, wrong types and values out of range
@@ -32,7 +34,8 @@
 //!  "sensors":{"temperature":21.5,"battery":87}, "button":{"presses":0,"down":false},
 //!  "door_open":false, "reboot":{"scheduled":0,"due_in_ms":null},
 //!  "confirmation":null | {"tool":"self.reboot","question":"Reboot the device?",
-//!                         "on_device":true,"expires_in_ms":28750},
+//!                         "on_device":true,"shown":true,"approval":"5f0e…","expires_in_ms":28750},
+//!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
 //!  "timeline":[{"seq":7,"t_ms":1200,"kind":"call",…}, …], "next_seq":8}
 //! ```
 //!
@@ -63,7 +66,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use mcp_core::transport::http::{Headers, check_host_and_origin};
-use mcp_host::{CallReport, HostEvent, Waiting};
+use mcp_host::{CallReport, HostEvent, Pressed, Waiting};
 use serde_json::{Map, Value, json};
 
 use crate::board::Board;
@@ -85,14 +88,18 @@ pub struct Sim {
     started: Instant,
     log: Mutex<Log>,
     allowed_hosts: Vec<String>,
-    /// Presses for the finger (see [`finger`]).
-    presses: std::sync::mpsc::Sender<()>,
+    /// Presses for the finger (see [`finger`]); each tells its count back.
+    presses: std::sync::mpsc::Sender<std::sync::mpsc::Sender<u32>>,
 }
 
 struct Log {
     entries: VecDeque<Value>,
     next_seq: u64,
+    /// What waits for a person, in the order the device shows it (the first on-device one is
+    /// shown), as the host last reported it.
     waiting: Vec<(Waiting, Instant)>,
+    /// The presses the host handled lately: their number and what each answered.
+    pressed: VecDeque<Pressed>,
     about: Map<String, Value>,
     transports: Vec<String>,
 }
@@ -125,6 +132,7 @@ impl Sim {
                 entries: VecDeque::new(),
                 next_seq: 1,
                 waiting: Vec::new(),
+                pressed: VecDeque::new(),
                 about,
                 transports: Vec::new(),
             }),
@@ -176,6 +184,13 @@ impl Sim {
                 let now = Instant::now();
                 lock(&self.log).waiting = w.iter().map(|w| (w.clone(), now)).collect();
             }
+            HostEvent::Pressed(p) => {
+                let mut log = lock(&self.log);
+                if log.pressed.len() == 64 {
+                    log.pressed.pop_front();
+                }
+                log.pressed.push_back(p.clone());
+            }
             HostEvent::Listen { id, open } => {
                 self.push("listen", json!({"id": id, "open": open}));
             }
@@ -195,25 +210,40 @@ impl Sim {
         }
     }
 
-    /// The call a press answers now: the on-device one that expires first.
-    fn answered_by_press(&self) -> Option<Value> {
-        let log = lock(&self.log);
-        log.waiting
-            .iter()
-            .filter(|(w, _)| w.on_device)
-            .min_by_key(|(w, at)| *at + w.expires_in)
-            .map(|(w, _)| json!({"tool": w.tool, "question": w.question}))
-    }
-
-    /// One press of the device's button.
-    fn press(&self) -> Value {
-        let answers = self.answered_by_press();
-        let _ = self.presses.send(());
+    /// One press of the device's button: the finger presses it; the host, at its next tick,
+    /// takes the press as a yes to the question the device showed before it, if any. The answer
+    /// names that call — what the host did, not a guess made before.
+    async fn press(self: Arc<Self>) -> Value {
+        /// How long the host may take to report the press (a tick is 20 ms).
+        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _ = self.presses.send(tx);
+        let sim = self.clone();
+        let pressed = tokio::task::spawn_blocking(move || {
+            let number = rx.recv_timeout(PATIENCE).ok()?;
+            let deadline = Instant::now() + PATIENCE;
+            loop {
+                if let Some(p) = lock(&sim.log).pressed.iter().find(|p| p.number == number) {
+                    return Some(p.clone());
+                }
+                if Instant::now() >= deadline {
+                    return None;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        })
+        .await
+        .ok()
+        .flatten();
+        let answers = pressed
+            .as_ref()
+            .and_then(|p| p.answers.as_ref())
+            .map(|w| json!({"tool": w.tool, "question": w.question, "approval": format!("{:016x}", w.approval)}));
         self.push(
             "press",
             json!({"answers": answers.as_ref().map(|a| a["tool"].clone())}),
         );
-        json!({"pressed": true, "answers": answers})
+        json!({"pressed": pressed.is_some(), "answers": answers})
     }
 
     /// Sets the sensors named in `body` (strictly checked); the readings after.
@@ -302,15 +332,20 @@ impl Sim {
         drop(board);
         let log = lock(&self.log);
         let now = Instant::now();
+        // What the device shows (the first on-device question), else a question the client
+        // asks; the others wait their turn, in order.
+        let view = |(w, at): &(Waiting, Instant)| {
+            let left = (*at + w.expires_in).saturating_duration_since(now);
+            json!({"tool": w.tool, "question": w.question, "on_device": w.on_device,
+                   "shown": w.shown_since.is_some(), "approval": format!("{:016x}", w.approval),
+                   "expires_in_ms": u64::try_from(left.as_millis()).unwrap_or(u64::MAX)})
+        };
         let confirmation = log
             .waiting
             .iter()
-            .min_by_key(|(w, at)| *at + w.expires_in)
-            .map(|(w, at)| {
-                let left = (*at + w.expires_in).saturating_duration_since(now);
-                json!({"tool": w.tool, "question": w.question, "on_device": w.on_device,
-                       "expires_in_ms": u64::try_from(left.as_millis()).unwrap_or(u64::MAX)})
-            });
+            .find(|(w, _)| w.shown_since.is_some() || !w.on_device)
+            .map(view);
+        let waiting: Vec<Value> = log.waiting.iter().map(view).collect();
         let mut about = log.about.clone();
         about.insert("transports".into(), json!(log.transports));
         let timeline: Vec<&Value> = log
@@ -325,6 +360,7 @@ impl Sim {
         state.insert("device".into(), Value::Object(about));
         state.insert("uptime_ms".into(), self.t_ms().into());
         state.insert("confirmation".into(), confirmation.unwrap_or(Value::Null));
+        state.insert("waiting".into(), json!(waiting));
         state.insert("timeline".into(), json!(timeline));
         state.insert("next_seq".into(), log.next_seq.into());
         Value::Object(state)
@@ -335,7 +371,7 @@ impl Sim {
 /// the press, then lets go until it has seen the release, one press after the other. A timed
 /// click ([`mcp_hal::sim::SimButton::press`]) is lost when no sample falls within it — a clock
 /// tick late on a loaded machine — and a press through the API must always count.
-fn finger(board: &Mutex<Board>, presses: &std::sync::mpsc::Receiver<()>) {
+fn finger(board: &Mutex<Board>, presses: &std::sync::mpsc::Receiver<std::sync::mpsc::Sender<u32>>) {
     /// How long the finger waits for the debouncer before it gives up on a press.
     const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
     let until = |done: &dyn Fn(&Board) -> bool| {
@@ -344,13 +380,17 @@ fn finger(board: &Mutex<Board>, presses: &std::sync::mpsc::Receiver<()>) {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     };
-    while presses.recv().is_ok() {
+    while let Ok(counted) = presses.recv() {
         let before = {
             let mut b = lock(board);
             b.sim.button.hold(true);
             b.watch.button.count()
         };
         until(&|b| b.watch.button.count() != before);
+        let after = lock(board).watch.button.count();
+        if after != before {
+            let _ = counted.send(after);
+        }
         lock(board).sim.button.hold(false);
         until(&|b| !b.watch.button.is_pressed());
     }
@@ -466,7 +506,7 @@ async fn button(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) ->
             "POST /sim/button takes no body, or the JSON object {}",
         );
     }
-    json_reply(StatusCode::OK, &sim.press())
+    json_reply(StatusCode::OK, &sim.press().await)
 }
 
 async fn sensor(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {

@@ -66,19 +66,12 @@ fn a_listen_stream_over_http_is_acknowledged_gets_tagged_updates_and_ends_when_c
         json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{
             "_meta":{SUB:"l-1"},"uri":TEMP}})
     );
-    // While it is open, its id is taken.
-    let (status, body) =
-        common::request(&http, "POST", "/mcp", &LISTEN_HEADERS, &listen_request(&id));
-    assert_eq!(status, 200);
-    let busy: Value = serde_json::from_str(&body).unwrap();
-    assert!(
-        busy["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("already open"),
-        "{busy}"
-    );
-    // The client closes the stream: the host cancels the subscription, and the id is free.
+    // Issue 22, bug 5: ids are each client's own. Another client listening with the same id
+    // gets a stream of its own; each gets the updates it asked for.
+    let other = Events::open(&http, "POST", &LISTEN_HEADERS, &listen_request(&id));
+    let ack = other.next_where("the other client's acknowledgement", |_| true);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // The first client closes its stream: the host ends that subscription only.
     stream.close();
     let s = state_until(&sim, "the listen stream closed", |s| {
         s["timeline"]
@@ -93,7 +86,7 @@ fn a_listen_stream_over_http_is_acknowledged_gets_tagged_updates_and_ends_when_c
         .iter()
         .filter(|e| e["kind"] == "listen")
         .collect();
-    assert_eq!(listens.len(), 2);
+    assert_eq!(listens.len(), 3, "{listens:#?}");
     assert_eq!(
         (&listens[0]["id"], &listens[0]["open"]),
         (&json!("\"l-1\""), &json!(true))
@@ -117,6 +110,7 @@ fn a_listen_stream_over_http_is_acknowledged_gets_tagged_updates_and_ends_when_c
         ),
         (&json!(TEMP), &json!("\"l-1\""), &json!(true))
     );
+    // The other client's stream lives on, and the first client may listen again with its id.
     let again = Events::open(&http, "POST", &LISTEN_HEADERS, &listen_request(&id));
     let ack = again.next_where("the second acknowledgement", |_| true);
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
@@ -128,6 +122,10 @@ fn a_listen_stream_over_http_is_acknowledged_gets_tagged_updates_and_ends_when_c
     );
     assert_eq!(
         again.next_where("an update", |_| true)["params"]["uri"],
+        TEMP
+    );
+    assert_eq!(
+        other.next_where("the other client's update", |_| true)["params"]["uri"],
         TEMP
     );
 }
@@ -169,34 +167,26 @@ fn the_xiaozhi_envelope_over_stdio_carries_updates_after_the_hello_and_confirms_
     assert_eq!(update["session_id"], "s-1");
     assert_eq!(update["type"], "mcp");
     assert!(started.elapsed() < Duration::from_secs(2));
-    // A reboot from the model waits for the button; the press completes it.
+    // A reboot from the model waits for the button; the call's answer is held back (xiaozhi's
+    // backend hands the model only the call's answer), and the press completes it: the answer
+    // is the real outcome with its evidence.
     lines.send(&envelope(
         "s-1",
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
         "name":"self.reboot","arguments":{}}}),
     ));
-    let held = lines.next_where("the held answer", |m| m["payload"]["id"] == 2);
-    assert_eq!(
-        held["payload"]["result"]["structuredContent"]["status"],
-        "awaiting_confirmation"
-    );
-    assert_eq!(
-        held["payload"]["result"]["structuredContent"]["question"],
-        "Reboot the device?"
-    );
-    state_until(&sim, "the confirmation shown", |s| {
+    let s = state_until(&sim, "the confirmation shown", |s| {
         s["confirmation"]["tool"] == "self.reboot"
     });
+    assert_eq!(s["confirmation"]["question"], "Reboot the device?");
+    assert_eq!(s["confirmation"]["shown"], true);
     let (_, pressed) = api(&sim, "POST", "/sim/button", None);
-    assert_eq!(pressed["answers"]["tool"], "self.reboot");
-    let outcome = lines.next_where("the outcome", is_outcome);
-    assert_eq!(outcome["session_id"], "s-1");
-    let data = &outcome["payload"]["params"]["data"];
-    assert_eq!(
-        (&data["tool"], &data["confirmed"]),
-        (&json!("self.reboot"), &json!(true))
-    );
-    assert_eq!(data["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(pressed["answers"]["tool"], "self.reboot", "{pressed}");
+    let answer = lines.next_where("the call's answer", |m| m["payload"]["id"] == 2);
+    assert_eq!(answer["session_id"], "s-1");
+    let result = &answer["payload"]["result"];
+    assert_eq!(result["isError"], false, "{answer}");
+    assert_eq!(result["evidence"]["level"], "scheduled");
     // The press is counted as well, and its update goes out too.
     lines.next_where("the button update", |m| {
         is_update(m, "device://buttons/main")
@@ -210,15 +200,22 @@ fn the_xiaozhi_envelope_over_stdio_carries_updates_after_the_hello_and_confirms_
         .iter()
         .filter(|e| e["kind"] == "call")
         .collect();
-    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(calls.len(), 1, "{calls:#?}");
     assert_eq!(
-        (&calls[0]["transport"], &calls[0]["outcome"]),
-        (&json!("stdio-xiaozhi"), &json!("awaiting_confirmation"))
+        (
+            &calls[0]["transport"],
+            &calls[0]["confirmed"],
+            &calls[0]["evidence"]
+        ),
+        (&json!("stdio-xiaozhi"), &json!(true), &json!("scheduled"))
     );
-    assert_eq!(
-        (&calls[1]["confirmed"], &calls[1]["evidence"]),
-        (&json!(true), &json!("scheduled"))
-    );
+    let presses: Vec<_> = s["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "press")
+        .collect();
+    assert_eq!(presses[0]["answers"], "self.reboot");
 }
 
 async fn next_json(
@@ -289,19 +286,15 @@ async fn a_xiaozhi_backend_hears_updates_without_subscribing_and_a_press_confirm
     api_async(&sim, "POST", "/sim/sensor", Some(json!({"battery": 15}))).await;
     let update = next_json(&mut ws, "the battery update", |m| is_update(m, BATTERY)).await;
     assert_eq!(update["session_id"], "b-7");
-    // Switching the relay on waits for the device's button; the press completes it.
+    // Switching the relay on waits for the device's button; the press completes it, and the
+    // call's own answer is the outcome, with the evidence the relay's feedback gave.
     let call = envelope(
         "b-7",
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
         "name":"self.relay.set","arguments":{"on":true}}}),
     );
     ws.send(Message::text(call.to_string())).await.unwrap();
-    let held = next_json(&mut ws, "the held answer", |m| m["payload"]["id"] == 2).await;
-    assert_eq!(
-        held["payload"]["result"]["structuredContent"]["status"],
-        "awaiting_confirmation"
-    );
-    // The host reports the waiting call within a tick; the press answers it.
+    // The host shows the waiting call within a tick; the press answers it.
     let answers = {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
@@ -314,14 +307,10 @@ async fn a_xiaozhi_backend_hears_updates_without_subscribing_and_a_press_confirm
         }
     };
     assert_eq!(answers["answers"]["tool"], "self.relay.set");
-    let outcome = next_json(&mut ws, "the outcome", is_outcome).await;
-    assert_eq!(outcome["session_id"], "b-7");
-    let data = &outcome["payload"]["params"]["data"];
-    assert_eq!(
-        (&data["tool"], &data["confirmed"]),
-        (&json!("self.relay.set"), &json!(true))
-    );
-    assert_eq!(data["result"]["evidence"]["level"], "measured");
+    let answer = next_json(&mut ws, "the call's answer", |m| m["payload"]["id"] == 2).await;
+    assert_eq!(answer["session_id"], "b-7");
+    assert_eq!(answer["payload"]["result"]["isError"], false, "{answer}");
+    assert_eq!(answer["payload"]["result"]["evidence"]["level"], "measured");
     ws.close(None).await.unwrap();
     drop(sim);
 }
@@ -347,33 +336,21 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
         "name":"self.relay.set","arguments":{"on":true}}}),
     ));
-    let held = lines.next_where("the held answer", |m| m["payload"]["id"] == 2);
-    let result = &held["payload"]["result"];
-    assert_eq!(result["structuredContent"]["confirm_on_device_within_s"], 1);
-    assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("within 1 s"),
-        "{result}"
-    );
-    // Nobody presses: after the second, the call is dropped and the backend hears why.
-    let outcome = lines.next_where("the outcome", is_outcome);
+    // Nobody presses: after the second, the call is dropped, and its own answer says why (the
+    // backend reads a failed call's reason from `error`).
+    let answer = lines.next_where("the call's answer", |m| m["payload"]["id"] == 2);
     let waited = asked.elapsed();
     assert!(
         waited >= Duration::from_millis(900) && waited < Duration::from_secs(4),
         "{waited:?}"
     );
-    let data = &outcome["payload"]["params"]["data"];
+    let result = &answer["payload"]["result"];
+    assert_eq!(result["isError"], true, "{answer}");
     assert_eq!(
-        (&data["tool"], &data["confirmed"]),
-        (&json!("self.relay.set"), &json!(false))
-    );
-    assert_eq!(
-        data["reason"],
+        result["error"],
         "Not confirmed: no answer in time; nothing was done"
     );
-    assert!(data.get("result").is_none(), "{data}");
+    assert_eq!(result["content"][0]["text"], result["error"]);
     let s = state_until(&sim, "nothing waiting", |s| s["confirmation"].is_null());
     assert_eq!(s["relay"]["on"], false);
     // A press now is only a press.

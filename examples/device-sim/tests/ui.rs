@@ -92,18 +92,68 @@ impl Session {
     fn call(&self, id: i64, tool: &str, args: Value) -> Value {
         self.post(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}}))
     }
+}
 
-    /// The session's standalone GET stream.
-    fn listen(&self) -> Events {
-        let h = [
-            ("Accept", "text/event-stream"),
-            ("Mcp-Session-Id", self.id.as_str()),
-            ("MCP-Protocol-Version", V),
-        ];
-        let e = Events::open(&self.addr, "GET", &h, "");
-        assert_eq!(e.status, 200);
-        e
-    }
+/// Issue 22, bug 1: a call confirmed by a press runs from the host's timer, not from a message;
+/// every other engine on the board must still forget what it remembered of that tool. Session
+/// A switches the relay off (evidence: measured off); session B switches it on, confirmed by a
+/// press; A's retransmission of its call must run again — not replay "measured off" while the
+/// relay is on. The same for a 2026-07-28 request with an idempotency key.
+#[test]
+fn a_press_that_runs_a_call_makes_every_engine_forget_the_tool() {
+    let sim = start(&["--http", "127.0.0.1:0", "--confirm"]);
+    let http = sim.http.clone().unwrap();
+    let a = Session::open(&http);
+    let b = Session::open(&http);
+    let off = |id| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":false}}});
+    // B switches the relay on; the person confirms on the device.
+    let confirm_on = |id: i64| {
+        let on = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}});
+        let pending = Events::open(&http, "POST", &b.headers(), &on.to_string());
+        state_until(&sim, "the confirmation shown", |s| {
+            !s["confirmation"].is_null()
+        });
+        let (_, v) = api(&sim, "POST", "/sim/button", None);
+        assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
+        let done = pending.next_where("B's answer", |m| m["id"] == id);
+        assert_eq!(done["result"]["evidence"]["observed"], true, "{done}");
+        state_until(&sim, "the relay on", |s| s["relay"]["on"] == true);
+    };
+    let no_replay = |what: &str| {
+        let s = state_until(&sim, what, |s| s["relay"]["on"] == false);
+        let replays: Vec<_> = entries(&s, "call")
+            .into_iter()
+            .filter(|e| e["replay"] == true)
+            .collect();
+        assert!(replays.is_empty(), "{what}: {replays:#?}");
+    };
+    let first = a.post(&off(5));
+    assert_eq!(first["result"]["evidence"]["level"], "measured", "{first}");
+    assert_eq!(first["result"]["evidence"]["observed"], false);
+    confirm_on(7);
+    // A sends id 5 again: it runs again (the relay goes off); it is not a replay of "off".
+    let again = a.post(&off(5));
+    assert_eq!(again["result"]["evidence"]["observed"], false, "{again}");
+    no_replay("A's call ran again");
+
+    // The same for a stateless client's call with its idempotency key.
+    let modern = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":false},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},
+        "io.github.mcu-mcp/idempotencyKey":"k-1"}}});
+    let stateless = [
+        JSON,
+        ACCEPT,
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "self.relay.set"),
+    ];
+    let (status, body) = request(&http, "POST", "/mcp", &stateless, &modern.to_string());
+    assert_eq!(status, 200, "{body}");
+    confirm_on(8);
+    let (_, body) = request(&http, "POST", "/mcp", &stateless, &modern.to_string());
+    let again: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(again["result"]["evidence"]["observed"], false, "{again}");
+    no_replay("the stateless call ran again");
 }
 
 fn entries<'a>(s: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -207,39 +257,34 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     state_until(&sim, "the press counted", |s| s["button"]["presses"] == 1);
     assert_eq!(mcp.read(3, "device://buttons/main"), json!({"presses": 1}));
 
-    // Switching the relay on waits for the device's button.
-    let get = mcp.listen();
-    let held = mcp.call(4, "self.relay.set", json!({"on": true}));
-    assert_eq!(
-        held["result"]["structuredContent"]["status"], "awaiting_confirmation",
-        "{held}"
-    );
+    // Switching the relay on waits for the device's button: the call's answer is held back
+    // (an SSE stream stays open for it) until the person answers.
+    let call = json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}});
+    let pending = Events::open(&http, "POST", &mcp.headers(), &call.to_string());
+    assert_eq!(pending.content_type, "text/event-stream");
     let s = state_until(&sim, "the confirmation shown", |s| {
         !s["confirmation"].is_null()
     });
     let c = &s["confirmation"];
     assert_eq!(
-        (&c["tool"], &c["question"], &c["on_device"]),
+        (&c["tool"], &c["question"], &c["on_device"], &c["shown"]),
         (
             &json!("self.relay.set"),
             &json!("Switch the relay-controlled load on?"),
+            &json!(true),
             &json!(true)
         )
     );
     assert!(c["expires_in_ms"].as_u64().unwrap() > 20_000);
     assert_eq!(s["relay"]["on"], false);
-    // The press confirms it; the outcome goes out on the session's GET stream.
+    // The press confirms it (and says so: issue 23, no `answers: null` for a press that
+    // confirmed); the call's own answer is the outcome, with the relay's measured evidence.
     let (_, v) = api(&sim, "POST", "/sim/button", Some(&json!({})));
-    assert_eq!(v["answers"]["tool"], "self.relay.set");
-    let outcome = get.next_where("the confirmation's outcome", |m| {
-        m["method"] == "notifications/message" && m["params"]["logger"] == "confirmation"
-    });
-    let data = &outcome["params"]["data"];
-    assert_eq!(
-        (&data["tool"], &data["confirmed"]),
-        (&json!("self.relay.set"), &json!(true))
-    );
-    assert_eq!(data["result"]["evidence"]["level"], "measured");
+    assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
+    assert_eq!(v["answers"]["approval"], c["approval"]);
+    let outcome = pending.next_where("the call's answer", |m| m["id"] == 4);
+    assert_eq!(outcome["result"]["isError"], false, "{outcome}");
+    assert_eq!(outcome["result"]["evidence"]["level"], "measured");
     let s = state_until(&sim, "the relay on", |s| {
         s["relay"]["on"] == true && s["confirmation"].is_null()
     });
@@ -251,8 +296,7 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
         .iter()
         .filter(|e| e["tool"] == "self.relay.set")
         .collect();
-    assert_eq!(relay.len(), 2, "{calls:#?}");
-    assert_eq!(relay[0]["outcome"], "awaiting_confirmation");
+    assert_eq!(relay.len(), 1, "{calls:#?}");
     assert_eq!(
         (
             &relay[0]["transport"],
@@ -261,14 +305,10 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
         ),
         (&json!("http"), &json!("4"), &json!("written"))
     );
-    assert_eq!(relay[1]["confirmed"], true);
+    assert_eq!(relay[0]["confirmed"], true);
     assert_eq!(
-        (&relay[1]["outcome"], &relay[1]["evidence"]),
+        (&relay[0]["outcome"], &relay[0]["evidence"]),
         (&json!("ok"), &json!("measured"))
-    );
-    assert_eq!(
-        relay[1]["id"], "",
-        "the outcome came on the device, as a notification"
     );
     let presses = entries(&s, "press");
     assert_eq!(presses.len(), 2);
@@ -285,7 +325,7 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     let last = *seqs.last().unwrap();
     let (_, later) = api(&sim, "GET", &format!("/sim/state?since={}", last - 1), None);
     assert_eq!(later["timeline"].as_array().unwrap().len(), 1);
-    get.close();
+    pending.close();
 }
 
 #[test]

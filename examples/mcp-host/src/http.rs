@@ -18,6 +18,7 @@ use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::wire::request::Message;
 
+use crate::Delivery;
 use crate::session::{Frames, Session, frame, parse_event_id};
 use crate::{
     Board, Clock, Done, Engine, EventHook, Factory, HostEvent, Run, Step, Touch, lock, run,
@@ -190,8 +191,6 @@ impl HttpOptions {
 /// A 2026-07-28 listen stream: where the stateless engine's updates tagged with its id go.
 struct Listener {
     tx: tokio::sync::mpsc::UnboundedSender<Bytes>,
-    /// Tells this registration from a later one with the same id.
-    generation: u64,
 }
 
 struct Shared<C: 'static, const N: usize, const T: usize> {
@@ -201,7 +200,10 @@ struct Shared<C: 'static, const N: usize, const T: usize> {
     stateless: Arc<Mutex<Box<Engine<C, N, T>>>>,
     sessions: Mutex<HashMap<String, Arc<Session<C, N, T>>>>,
     /// The open listen streams of the stateless engine, by request id (raw JSON).
-    listens: Mutex<HashMap<Vec<u8>, Listener>>,
+    /// The open 2026-07-28 listen streams, by the peer number each request was given (a listen
+    /// request is a client of its own: ids are that client's, so two clients may both listen
+    /// with `id: 1`).
+    listens: Mutex<HashMap<u64, Listener>>,
     next_generation: std::sync::atomic::AtomicU64,
     clock: Clock,
 }
@@ -308,14 +310,15 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
 }
 
 /// Polls every engine, routes what they emit, keeps connections alive and ends idle sessions.
-/// A new press of the board's confirmation button is a yes to the call that has waited longest
-/// for one on the device, on whichever engine holds it; that engine's outcome notification goes
-/// out in the same turn.
+/// A new press of the board's confirmation button answers the question the device shows (see
+/// [`Panel`](crate::Panel)), on whichever engine holds it; that engine's outcome goes out in the
+/// same turn, to its session. A call a person confirmed that ran is reported to every other
+/// engine, so that none answers a retransmission with evidence it made stale.
 fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) {
     let mut out = Vec::new();
     let mut last_keepalive = Instant::now();
-    let mut presses = match weak.upgrade() {
-        Some(shared) => lock(&shared.board).confirm_presses(),
+    let mut panel = match weak.upgrade() {
+        Some(shared) => crate::Panel::new(lock(&shared.board).confirm_presses()),
         None => return,
     };
     let mut waiting = Vec::new();
@@ -327,27 +330,32 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         let now = shared.clock.now_ms();
         let (changed, pressed) = crate::tick(&shared.board, now);
         let sessions: Vec<_> = lock(&shared.sessions).values().cloned().collect();
-        if pressed != presses {
-            presses = pressed;
-            let engines =
-                std::iter::once(&*shared.stateless).chain(sessions.iter().map(|s| &*s.engine));
-            crate::answer_on_device(engines);
+        let engines =
+            || std::iter::once(&*shared.stateless).chain(sessions.iter().map(|s| &*s.engine));
+        for p in panel.press(pressed, now, engines()) {
+            if let Some(hook) = hook {
+                hook(&HostEvent::Pressed(p));
+            }
         }
         let keepalive = last_keepalive.elapsed() >= shared.opts.keepalive;
         let mut held = Vec::new();
-        // The stateless engine owes its listen streams their updates (tagged with the stream's
-        // id); its tasks are read with tasks/get, so nothing else it emits has a reader.
+        let mut ran = Vec::new();
+        // The stateless engine owes its listen streams their updates (each for the client that
+        // opened the stream); its tasks are read with tasks/get, so nothing else it emits has a
+        // reader.
         let turn = crate::turn(&shared.stateless, &shared.board, &changed, now, &mut out);
         held.extend(turn.held_after);
+        ran.extend(turn.ran().map(|t| (t, Arc::as_ptr(&shared.stateless))));
         {
             let listens = lock(&shared.listens);
             for m in &turn.msgs {
-                let delivered = crate::report::subscription_of(m)
-                    .and_then(|id| listens.get(&id))
-                    .is_some_and(|l| l.tx.send(frame(None, None, m)).is_ok());
-                if let (Some(hook), Some(e)) =
-                    (hook, crate::observe("http-2026", &turn, m, delivered))
-                {
+                let delivered =
+                    m.to.and_then(|peer| listens.get(&peer.get()))
+                        .is_some_and(|l| l.tx.send(frame(None, None, &m.bytes)).is_ok());
+                if let (Some(hook), Some(e)) = (
+                    hook,
+                    crate::observe("http-2026", &turn, &m.bytes, delivered),
+                ) {
                     hook(&e);
                 }
             }
@@ -360,10 +368,21 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         for s in &sessions {
             let turn = crate::turn(&s.engine, &shared.board, &changed, now, &mut out);
             held.extend(turn.held_after);
+            ran.extend(turn.ran().map(|t| (t, Arc::as_ptr(&s.engine))));
             let mut state = lock(&s.state);
             for m in &turn.msgs {
-                let delivered = state.route(m);
-                if let (Some(hook), Some(e)) = (hook, crate::observe("http", &turn, m, delivered)) {
+                let delivered = state.route(&m.bytes);
+                if let Some(receipt) = m.receipt {
+                    let delivery = if delivered {
+                        Delivery::Written
+                    } else {
+                        Delivery::Lost
+                    };
+                    lock(&s.engine).delivered(receipt, delivery);
+                }
+                if let (Some(hook), Some(e)) =
+                    (hook, crate::observe("http", &turn, &m.bytes, delivered))
+                {
                     hook(&e);
                 }
             }
@@ -371,7 +390,16 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
                 state.keepalive();
             }
         }
-        crate::waiting_changed(held, &mut waiting, now, hook);
+        // A confirmed call ran on one engine: the others forget what they remembered of it.
+        for (tool, on) in ran {
+            for engine in engines() {
+                if !std::ptr::eq(engine, on) {
+                    lock(engine).touched(tool);
+                }
+            }
+        }
+        let shown = panel.show(&held, now);
+        crate::waiting_changed(shown, &mut waiting, hook);
         if keepalive {
             last_keepalive = Instant::now();
         }
@@ -491,6 +519,7 @@ fn how<C: Board, const N: usize, const T: usize>(
         touch: Some(touch_others(shared, engine)),
         on_event: shared.opts.on_event.clone(),
         transport: if stateless { "http-2026" } else { "http" },
+        session: None,
     }
 }
 
@@ -530,31 +559,26 @@ async fn stateless<C: Board, const N: usize, const T: usize>(
         return refusal(r, &bytes);
     }
     // A listen stream's route exists before the engine acknowledges it, so that no update
-    // tagged with its id can come before it (an id already open is refused by the engine).
-    let listen = listen_id(&bytes).and_then(|id| {
-        let mut listens = lock(&shared.listens);
-        if listens.contains_key(&id) {
-            return None;
-        }
-        let generation = shared
+    // tagged for it can come before it. Each listen request is a peer of its own.
+    let listen = listen_id(&bytes).map(|id| {
+        let peer = shared
             .next_generation
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        listens.insert(id.clone(), Listener { tx, generation });
-        Some(ListenGuard {
+        lock(&shared.listens).insert(peer, Listener { tx });
+        ListenGuard {
             shared: Arc::downgrade(shared),
             id,
-            generation,
+            peer,
             frames: Some(rx),
             acknowledged: false,
-        })
+        }
     });
-    let mut rx = run(
-        shared.stateless.clone(),
-        shared.board.clone(),
-        bytes,
-        how(shared, true, &shared.stateless),
-    );
+    let mut how = how(shared, true, &shared.stateless);
+    if let Some(l) = &listen {
+        how.peer = Peer::new(l.peer);
+    }
+    let mut rx = run(shared.stateless.clone(), shared.board.clone(), bytes, how);
     match rx.recv().await {
         Some(Step::Done(d)) if d.deferred && listen.is_some() => {
             let Some(mut guard) = listen else {
@@ -609,7 +633,8 @@ fn listen_id(bytes: &[u8]) -> Option<Vec<u8>> {
 struct ListenGuard<C: 'static, const N: usize, const T: usize> {
     shared: Weak<Shared<C, N, T>>,
     id: Vec<u8>,
-    generation: u64,
+    /// The peer number the listen request was given.
+    peer: u64,
     frames: Option<Frames>,
     acknowledged: bool,
 }
@@ -619,17 +644,9 @@ impl<C: 'static, const N: usize, const T: usize> Drop for ListenGuard<C, N, T> {
         let Some(shared) = self.shared.upgrade() else {
             return;
         };
-        {
-            let mut listens = lock(&shared.listens);
-            if listens
-                .get(&self.id)
-                .is_some_and(|l| l.generation == self.generation)
-            {
-                listens.remove(&self.id);
-            }
-        }
+        lock(&shared.listens).remove(&self.peer);
         if self.acknowledged {
-            lock(&shared.stateless).cancelled(&self.id);
+            lock(&shared.stateless).cancelled(Peer::new(self.peer), &self.id);
             if let Some(hook) = &shared.opts.on_event {
                 hook(&HostEvent::Listen {
                     id: String::from_utf8_lossy(&self.id).into_owned(),

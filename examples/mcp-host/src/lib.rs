@@ -59,6 +59,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use mcp_core::server::{Peer, Pending, Receipt, Status};
+
+pub use mcp_core::server::Approval;
 use mcp_core::{Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
 use tokio::sync::mpsc;
 
@@ -156,12 +158,32 @@ pub const HOLD_BYTES: usize = 1024;
 pub type Engine<C, const N: usize, const T: usize> =
     Server<'static, C, N, T, 4, 384, 4, LISTEN_STREAMS, HOLD_BYTES>;
 
+/// One message an engine's `poll` emitted: for whom, and what ran in it.
+#[derive(Debug, Clone)]
+pub(crate) struct Emitted {
+    pub(crate) bytes: Bytes,
+    /// The client it is for ([`mcp_core::Polled::to`]): `None` for every subscriber.
+    pub(crate) to: Option<Peer>,
+    /// A call a person confirmed on the device ran in this poll.
+    pub(crate) ran: Option<&'static str>,
+    /// That call's remembered answer, for delivery reports.
+    pub(crate) receipt: Option<Receipt>,
+}
+
 /// One engine's turn in the timer: what it emitted, and the call it held for a person's answer
 /// before and after.
 pub(crate) struct Turn {
-    pub(crate) msgs: Vec<Bytes>,
+    pub(crate) msgs: Vec<Emitted>,
     pub(crate) held_before: Option<Pending>,
     pub(crate) held_after: Option<Pending>,
+}
+
+impl Turn {
+    /// The tools that ran in this turn (calls a person confirmed on the device), for the other
+    /// engines on the board ([`Server::touched`]).
+    pub(crate) fn ran(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.msgs.iter().filter_map(|m| m.ran)
+    }
 }
 
 /// Publishes each changed resource on an engine, then polls it until it owes nothing.
@@ -180,9 +202,14 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
     let mut board = lock(board);
     let mut msgs = Vec::new();
     loop {
-        let n = engine.poll(now_ms, &mut board, out);
-        match out.get(..n) {
-            Some(m) if n > 0 => msgs.push(Bytes::copy_from_slice(m)),
+        let p = engine.poll_with(now_ms, &mut board, out);
+        match out.get(..p.len) {
+            Some(m) if p.len > 0 => msgs.push(Emitted {
+                bytes: Bytes::copy_from_slice(m),
+                to: p.to,
+                ran: p.ran,
+                receipt: p.receipt,
+            }),
             _ => break,
         }
     }
@@ -193,23 +220,173 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
     }
 }
 
-/// A press of the device's button: a yes to the call that has waited longest for an answer on
-/// the device, on whichever engine holds it. Returns that tool; `None` when nothing waits.
-pub(crate) fn answer_on_device<'e, C: 'static, const N: usize, const T: usize>(
-    engines: impl IntoIterator<Item = &'e Mutex<Box<Engine<C, N, T>>>>,
-) -> Option<&'static str> {
-    let mut oldest: Option<(u64, &Mutex<Box<Engine<C, N, T>>>)> = None;
-    for e in engines {
-        if let Some(p) = lock(e).confirmation().filter(|p| p.on_device)
-            && oldest.is_none_or(|(d, _)| p.deadline_ms < d)
-        {
-            oldest = Some((p.deadline_ms, e));
+/// What the device shows of the calls waiting for a press of its button, over every engine that
+/// acts on its board (a timer keeps one per board): **one question at a time, in the order the calls were first seen held**
+/// (first held, first shown). A press answers the question shown when it came, and only one
+/// shown since before the press: never a question that appeared (or moved to the front) in the
+/// same tick as the press, nor one the person could not have seen.
+#[derive(Debug, Default)]
+pub struct Panel {
+    /// The questions waiting on the device, first seen first.
+    queue: Vec<Approval>,
+    /// The question shown, and since when (host clock, ms).
+    shown: Option<(Approval, u64)>,
+    /// The button's presses counted so far.
+    presses: u32,
+}
+
+impl Panel {
+    /// A panel for a button that has counted `presses` so far.
+    pub fn new(presses: u32) -> Self {
+        Panel {
+            presses,
+            ..Panel::default()
         }
     }
-    let (_, engine) = oldest?;
-    let mut engine = lock(engine);
-    let tool = engine.confirmation().map(|p| p.tool);
-    engine.confirm_on_device(true).then_some(tool).flatten()
+
+    /// New presses of the button (its count is `count`) at `now_ms`: their numbers, and the
+    /// question the first of them answers: the one shown since before now, if any (a second
+    /// press in the same tick has nothing left to answer). The caller passes that approval to
+    /// the engine holding it ([`Server::confirm_on_device`]).
+    pub fn presses(&mut self, count: u32, now_ms: u64) -> (Vec<u32>, Option<Approval>) {
+        let new = count.wrapping_sub(self.presses);
+        let first = self.presses.wrapping_add(1);
+        self.presses = count;
+        if new == 0 || new > 1_000 {
+            return (Vec::new(), None);
+        }
+        let numbers = (0..new).map(|k| first.wrapping_add(k)).collect();
+        let answers = self
+            .shown
+            .take()
+            .filter(|&(_, since)| since < now_ms)
+            .map(|(a, _)| a);
+        (numbers, answers)
+    }
+
+    /// [`presses`](Self::presses), answered on whichever of `engines` holds the question.
+    pub(crate) fn press<'e, C: 'static, const N: usize, const T: usize>(
+        &mut self,
+        count: u32,
+        now_ms: u64,
+        engines: impl IntoIterator<Item = &'e Mutex<Box<Engine<C, N, T>>>>,
+    ) -> Vec<Pressed> {
+        let (numbers, answers) = self.presses(count, now_ms);
+        let mut answered = None;
+        if let Some(approval) = answers {
+            for engine in engines {
+                let mut engine = lock(engine);
+                let Some(p) = engine.confirmation().filter(|p| p.approval == approval) else {
+                    continue;
+                };
+                if engine.confirm_on_device(approval, true, now_ms) {
+                    answered = Some(Waiting::new(&p, now_ms, p.shown_ms));
+                }
+                break;
+            }
+        }
+        Pressed::numbered(numbers, answered)
+    }
+
+    /// After the engines were polled: `waiting` is every call now held for the device, engine by
+    /// engine in a fixed order. Updates the queue and what is shown; returns the waiting calls in
+    /// the order they are shown, the one shown first.
+    pub fn show(&mut self, waiting: &[Pending], now_ms: u64) -> Vec<Waiting> {
+        self.queue
+            .retain(|a| waiting.iter().any(|p| p.on_device && p.approval == *a));
+        for p in waiting.iter().filter(|p| p.on_device) {
+            if !self.queue.contains(&p.approval) {
+                self.queue.push(p.approval);
+            }
+        }
+        let head = self.queue.first().copied();
+        self.shown = match (head, self.shown) {
+            (Some(a), Some((shown, since))) if shown == a => Some((a, since)),
+            (Some(a), _) => Some((a, now_ms)),
+            (None, _) => None,
+        };
+        let mut out: Vec<Waiting> = Vec::with_capacity(waiting.len());
+        for a in &self.queue {
+            if let Some(p) = waiting.iter().find(|p| p.approval == *a) {
+                let since = self.shown.filter(|(s, _)| s == a).map(|(_, t)| t);
+                out.push(Waiting::new(p, now_ms, since));
+            }
+        }
+        // Questions the client asks (elicitation) are listed after, never shown.
+        out.extend(
+            waiting
+                .iter()
+                .filter(|p| !p.on_device)
+                .map(|p| Waiting::new(p, now_ms, None)),
+        );
+        out
+    }
+}
+
+/// What the device shows, kept by a timer across its turns: the [`Panel`] and what the
+/// application was last told waits.
+#[derive(Debug, Default)]
+pub(crate) struct Display {
+    pub(crate) panel: Panel,
+    pub(crate) waiting: Vec<Waiting>,
+}
+
+impl Display {
+    pub(crate) fn new(presses: u32) -> Self {
+        Display {
+            panel: Panel::new(presses),
+            waiting: Vec::new(),
+        }
+    }
+
+    /// A timer turn of a transport with one engine: the board's tick, a press answers the
+    /// question shown, the engine is polled, what waits is shown.
+    pub(crate) fn turn<C: Board, const N: usize, const T: usize>(
+        &mut self,
+        engine: &Mutex<Box<Engine<C, N, T>>>,
+        board: &Mutex<C>,
+        now_ms: u64,
+        out: &mut [u8],
+        hook: Option<&EventHook>,
+    ) -> Turn {
+        let (changed, pressed) = tick(board, now_ms);
+        for p in self.panel.press(pressed, now_ms, [engine]) {
+            if let Some(hook) = hook {
+                hook(&HostEvent::Pressed(p));
+            }
+        }
+        let turn = turn(engine, board, &changed, now_ms, out);
+        let held: Vec<Pending> = turn.held_after.into_iter().collect();
+        let shown = self.panel.show(&held, now_ms);
+        waiting_changed(shown, &mut self.waiting, hook);
+        turn
+    }
+}
+
+/// One press of the device's button, and the call it answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pressed {
+    /// The press's number: the button's count after it (presses so far).
+    pub number: u32,
+    /// The call the press confirmed: the question the device showed when the press came.
+    /// `None`: nothing was shown (nothing waited, or the question appeared only as the button
+    /// was pressed); the press was only a press.
+    pub answers: Option<Waiting>,
+}
+
+impl Pressed {
+    /// The presses `numbers`, the first of which answered `answered`.
+    pub fn numbered(numbers: Vec<u32>, answered: Option<Waiting>) -> Vec<Pressed> {
+        numbers
+            .into_iter()
+            .enumerate()
+            .map(|(k, number)| Pressed {
+                number,
+                answers: if k == 0 { answered.clone() } else { None },
+            })
+            .collect()
+    }
 }
 
 /// What the application hears of one message a timer turn emitted (see [`report::emitted`]).
@@ -222,21 +399,23 @@ pub(crate) fn observe(
     report::emitted(transport, turn.held_before, turn.held_after, msg, delivered)
 }
 
-/// Tells the application when the calls waiting for a person changed; `last` is what it was
-/// told before.
+/// Tells the application when the calls waiting for a person changed (in the order the device
+/// shows them; see [`Panel`]); `last` is what it was told before.
 pub(crate) fn waiting_changed(
-    held: Vec<Pending>,
-    last: &mut Vec<Pending>,
-    now_ms: u64,
+    held: Vec<Waiting>,
+    last: &mut Vec<Waiting>,
     hook: Option<&EventHook>,
 ) {
-    if held == *last {
+    let same = held.len() == last.len()
+        && held
+            .iter()
+            .zip(last.iter())
+            .all(|(a, b)| a.approval == b.approval && a.shown_since == b.shown_since);
+    if same {
         return;
     }
     if let Some(hook) = hook {
-        hook(&HostEvent::Waiting(
-            held.iter().map(|p| Waiting::new(p, now_ms)).collect(),
-        ));
+        hook(&HostEvent::Waiting(held.clone()));
     }
     *last = held;
 }
@@ -335,6 +514,8 @@ pub(crate) struct Done {
     /// What the answer says, when the message was a `tools/call` (or a client's answer that
     /// settled a held one).
     pub(crate) call: Option<CallReport>,
+    /// The client's session after the message, when the run lent one ([`Run::session`]).
+    pub(crate) session: Option<mcp_core::Session>,
 }
 
 impl Done {
@@ -400,9 +581,11 @@ pub enum HostEvent {
     /// on the device) or by a timeout: which tool, the outcome, the evidence level, the text,
     /// and what became of the answer (see [`CallReport`]).
     Call(CallReport),
-    /// The calls waiting for a person's answer changed (on every engine of this host; empty:
-    /// none waits any more).
+    /// The calls waiting for a person's answer changed (on every engine of this host, in the
+    /// order the device shows them: the first is shown; empty: none waits any more).
     Waiting(Vec<Waiting>),
+    /// The device's button was pressed: the call it confirmed, if any (see [`Pressed`]).
+    Pressed(Pressed),
     /// A `notifications/resources/updated` went out (or had nowhere to go: a 2025 session
     /// without a `GET` stream, a listen stream already closed).
     Updated {
@@ -453,6 +636,9 @@ pub(crate) struct Run {
     pub(crate) on_event: Option<EventHook>,
     /// The transport's name in [`CallReport`]s.
     pub(crate) transport: &'static str,
+    /// The client's session, when the transport keeps one per client on a shared engine
+    /// ([`mcp_core::Session`]); what the message made of it comes back in [`Done::session`].
+    pub(crate) session: Option<mcp_core::Session>,
 }
 
 /// Hands one message to an engine on a blocking thread; notifications and the answer arrive on
@@ -481,9 +667,12 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
             .confirmation()
             .filter(|p| !p.on_device)
             .map(|p| p.tool);
-        let input = Input::new(&msg, how.principal)
+        let mut input = Input::new(&msg, how.principal)
             .stateless(how.stateless)
             .peer(how.peer);
+        if let Some(session) = how.session {
+            input = input.session(session);
+        }
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
             Ok(h) => {
                 let (initialized, vision_url) = match h.event {
@@ -513,6 +702,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     receipt: h.receipt,
                     replay: h.replay,
                     call,
+                    session: h.session,
                 }
             }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
@@ -526,6 +716,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                 receipt: None,
                 replay: None,
                 call: None,
+                session: how.session,
             },
         };
         // Lock order: never an engine while holding the board.

@@ -308,6 +308,9 @@ struct Queued {
 /// One client session the device serves.
 struct Client {
     last_active: Instant,
+    /// What the engine knows of this client (its revision, whether it asks its user): each
+    /// client's own, lent to the shared engine with each of its messages.
+    session: mcp_core::Session,
 }
 
 /// Everything one device's task keeps.
@@ -323,12 +326,10 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     out_len: usize,
     connected: bool,
     clients: HashMap<String, Client>,
-    /// The client that spoke last: where what `poll` emits goes.
-    current: Option<String>,
     /// Publishes handed to rumqttc, in order, until it names their packet id.
     handed: VecDeque<Option<Tracked>>,
-    /// Button presses the board had counted at the last tick.
-    presses: u32,
+    /// What the device's button answers, and what the application was told waits.
+    display: crate::Display,
     /// A publish rumqttc holds back until its packet id is free (`Outgoing::AwaitAck`).
     collided: Option<(u16, Option<Tracked>)>,
     /// Publishes written, waiting for their PUBACK.
@@ -442,6 +443,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         })
         .await;
     }
+    let presses = lock(&board).confirm_presses();
     let mut dev = Device {
         opts,
         me,
@@ -454,9 +456,8 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         out_len,
         connected: false,
         clients: HashMap::new(),
-        current: None,
         handed: VecDeque::new(),
-        presses: 0,
+        display: crate::Display::new(presses),
         collided: None,
         inflight: HashMap::new(),
         offline: VecDeque::new(),
@@ -681,39 +682,58 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 
     /// The timer: the board's clock and the resources it says changed (published on the
-    /// engine), then everything the engine owes.
+    /// engine), a press of the button, then everything the engine owes, each message to the
+    /// client it is for.
     fn tick(&mut self) {
         let now = self.clock.now_ms();
-        let (changed, pressed) = crate::tick(&self.board, now);
-        if pressed != self.presses {
-            // A press is a yes to a call held for one on the device.
-            self.presses = pressed;
-            crate::answer_on_device([&*self.engine]);
-        }
         let mut out = vec![0u8; self.out_len];
-        let turn = crate::turn(&self.engine, &self.board, &changed, now, &mut out);
+        let hook = self.opts.on_event.clone();
+        let turn = self
+            .display
+            .turn(&self.engine, &self.board, now, &mut out, hook.as_ref());
         for msg in &turn.msgs {
-            let handed = self.emit(msg.clone());
+            let handed = self.emit(msg);
             if let (Some(hook), Some(event)) = (
                 &self.opts.on_event,
-                crate::observe("mqtt", &turn, msg, handed),
+                crate::observe("mqtt", &turn, &msg.bytes, handed),
             ) {
                 hook(&event);
             }
         }
     }
 
-    /// Publishes something the engine emitted by itself, where the convention routes it.
-    /// Whether it was handed to the MQTT client (not dropped, not only queued offline).
-    fn emit(&mut self, msg: Bytes) -> bool {
-        let topic = match conv::route(&msg) {
+    /// Publishes something the engine emitted by itself, where the convention routes it: an
+    /// answer, a task's status or a held call's outcome only to the client it is for (never to
+    /// whoever spoke last). Whether it was handed to the MQTT client (not dropped, not only
+    /// queued offline).
+    fn emit(&mut self, msg: &crate::Emitted) -> bool {
+        let tracked = msg.receipt.map(|receipt| Tracked {
+            receipt,
+            ran: msg.ran,
+            replay: None,
+        });
+        let topic = match conv::route(&msg.bytes) {
             Route::Capability => self.topics.capability.clone(),
-            Route::Rpc => match self.current.as_deref().map(ClientId::new) {
-                Some(Ok(c)) => self.rpc_topic(c),
-                _ => return false,
-            },
+            Route::Rpc => {
+                let client = msg.to.and_then(|peer| {
+                    self.clients
+                        .keys()
+                        .filter_map(|id| ClientId::new(id).ok())
+                        .find(|c| c.peer() == peer)
+                        .map(|c| self.rpc_topic(c))
+                });
+                match client {
+                    Some(topic) => topic,
+                    None => {
+                        if let Some(t) = tracked {
+                            self.report(t, Delivery::Lost);
+                        }
+                        return false;
+                    }
+                }
+            }
         };
-        self.publish(topic, msg, false, None)
+        self.publish(topic, msg.bytes.clone(), false, tracked)
     }
 
     /// A message from the broker.
@@ -789,8 +809,14 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                 }
             }
         }
-        self.clients
-            .insert(client.to_owned(), Client { last_active: now });
+        let session = lock(&self.engine).new_session();
+        self.clients.insert(
+            client.to_owned(),
+            Client {
+                last_active: now,
+                session,
+            },
+        );
         if let Ok(c) = ClientId::new(client) {
             let filters = self.client_filters(c);
             let _ = self.client.try_subscribe_many(filters);
@@ -812,15 +838,18 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         self.publish(topic, Bytes::from(answer), false, None);
     }
 
-    /// Ends a client session: unsubscribe from its topics.
+    /// Ends a client session: unsubscribe from its topics; a call it left waiting for a person
+    /// and its listen streams end with it.
     fn forget(&mut self, client: &str) {
         if self.clients.remove(client).is_none() {
             return;
         }
-        if self.current.as_deref() == Some(client) {
-            self.current = None;
-        }
         if let Ok(c) = ClientId::new(client) {
+            {
+                let mut engine = lock(&self.engine);
+                engine.forget_confirmation(c.peer());
+                engine.forget_listens(c.peer());
+            }
             for f in self.client_filters(c) {
                 let _ = self.client.try_unsubscribe(f.path);
             }
@@ -834,7 +863,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         };
         let peer: Peer = c.peer();
         let rpc = self.rpc_topic(c);
-        self.current = Some(client.clone());
+        let session = self.clients.get(&client).map(|c| c.session);
         let how = Run {
             principal: self.opts.principal,
             stateless: false,
@@ -845,6 +874,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             touch: None,
             on_event: None,
             transport: "mqtt",
+            session,
         };
         let mut rx = crate::run(self.engine.clone(), self.board.clone(), payload, how);
         while let Some(step) = rx.recv().await {
@@ -859,6 +889,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                 Step::Done(d) => {
                     if let (Some(hook), Some(event)) = (&self.opts.on_event, d.event()) {
                         hook(&event);
+                    }
+                    if let (Some(after), Some(c)) = (d.session, self.clients.get_mut(&client)) {
+                        c.session = after;
                     }
                     let tracked = d.receipt.map(|receipt| Tracked {
                         receipt,

@@ -85,23 +85,30 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Waiting {
+    /// The question's number ([`mcp_core::server::Approval`]).
+    pub approval: u64,
     /// The tool that waits.
     pub tool: &'static str,
     /// The question.
     pub question: &'static str,
     /// `true`: the answer must come from the device (its button); `false`: the client asks.
     pub on_device: bool,
+    /// Since when the device shows this question (host clock, ms): a press after it answers
+    /// it. `None`: not shown (another question is shown first, or the client asks).
+    pub shown_since: Option<u64>,
     /// How long until the engine gives up, from when the event was sent.
     pub expires_in: Duration,
 }
 
 impl Waiting {
-    /// What waits, as of `now_ms` (the engine's clock).
-    pub fn new(p: &Pending, now_ms: u64) -> Self {
+    /// What waits, as of `now_ms` (the engine's clock), shown on the device since `shown_since`.
+    pub fn new(p: &Pending, now_ms: u64, shown_since: Option<u64>) -> Self {
         Waiting {
+            approval: p.approval.get(),
             tool: p.tool,
             question: p.message,
             on_device: p.on_device,
+            shown_since,
             expires_in: Duration::from_millis(p.deadline_ms.saturating_sub(now_ms)),
         }
     }
@@ -233,7 +240,11 @@ pub fn settled_report(transport: &'static str, tool: &str, answer: &[u8]) -> Opt
         transport,
         id,
         tool: tool.to_string(),
-        confirmed: Some(matches!(outcome, Outcome::Ok | Outcome::Task)),
+        confirmed: match outcome {
+            Outcome::AwaitingConfirmation => None,
+            Outcome::Ok | Outcome::Task => Some(true),
+            _ => Some(false),
+        },
         outcome,
         evidence,
         text,
@@ -322,13 +333,24 @@ pub fn emitted(
         r.delivery = delivery;
         return Some(HostEvent::Call(r));
     }
-    let held = held_before.filter(|p| !p.on_device)?;
-    if held_after == held_before {
+    // A response while a held call ended: that call's own answer (its outcome, a refusal, or
+    // that it still waits on the device).
+    let held = held_before?;
+    if held_after.is_some_and(|p| p.approval == held.approval && !msg_is_awaiting(msg)) {
         return None;
     }
     let mut r = settled_report(transport, held.tool, msg)?;
     r.delivery = delivery;
     Some(HostEvent::Call(r))
+}
+
+/// The answer of a call still held for the device (`structuredContent.status`
+/// `awaiting_confirmation`).
+fn msg_is_awaiting(msg: &[u8]) -> bool {
+    matches!(
+        read_answer(msg),
+        Some((Outcome::AwaitingConfirmation, _, _))
+    )
 }
 
 /// A `notifications/resources/updated`: its URI and the listen stream it is tagged with
@@ -353,12 +375,6 @@ fn subscription(params: Option<Json<'_>>) -> Option<Vec<u8>> {
         "io.modelcontextprotocol/subscriptionId",
     )?;
     matches!(id.kind(), Kind::String | Kind::Number).then(|| id.raw().to_vec())
-}
-
-/// The listen stream a notification belongs to (its subscriptionId, raw JSON), if it is tagged.
-pub(crate) fn subscription_of(msg: &[u8]) -> Option<Vec<u8>> {
-    let root = Some(Json::parse(msg, DEFAULT_MAX_DEPTH).ok()?);
-    subscription(member(root, "params"))
 }
 
 #[cfg(test)]
@@ -419,7 +435,6 @@ mod test {
                 Some(br#""l-1""#.to_vec())
             )
         );
-        assert_eq!(subscription_of(tagged).unwrap(), br#""l-1""#);
         let plain =
             br#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"x"}}"#;
         assert_eq!(resource_update(plain).unwrap(), ("x".into(), None));

@@ -336,7 +336,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         .await;
     }
     let mut failures = 0u32;
-    let mut presses = lock(&board).confirm_presses();
+    let mut display = crate::Display::new(lock(&board).confirm_presses());
     loop {
         let config = WebSocketConfig::default()
             .max_message_size(Some(opts.max_message))
@@ -349,7 +349,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         let end = match attempt {
             Ok(Ok((ws, _))) => {
                 failures = 0;
-                serve(opts, &engine, &board, &clock, &mut presses, ws).await
+                serve(opts, &engine, &board, &clock, &mut display, ws).await
             }
             Ok(Err(e)) => Err(e.into()),
             Err(_) => Err(Error::ConnectTimeout),
@@ -421,7 +421,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
     board: &Arc<Mutex<C>>,
     clock: &Clock,
-    presses: &mut u32,
+    display: &mut crate::Display,
     ws: Ws,
 ) -> Result<(), Error> {
     let (mut sink, mut stream) = ws.split();
@@ -429,7 +429,6 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     send(&mut sink, Message::text(DEVICE_HELLO), dead_after).await?;
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let mut session_id: Option<String> = None;
-    let mut waiting = Vec::new();
     let mut ticks = tokio::time::interval(opts.tick);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Without a keep-alive these never fire (a day is as good as never: they are not polled).
@@ -490,6 +489,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     touch: None,
                     on_event: None,
                     transport: "xiaozhi-ws",
+                    session: None,
                 };
                 let mut rx = crate::run(engine.clone(), board.clone(), Bytes::copy_from_slice(payload), how);
                 while let Some(step) = rx.recv().await {
@@ -515,39 +515,34 @@ async fn serve<C: Board, const N: usize, const T: usize>(
             _ = ticks.tick() => {
                 let (e, b) = (engine.clone(), board.clone());
                 let now = clock.now_ms();
-                let last = *presses;
-                let Ok((turn, pressed)) = tokio::task::spawn_blocking(move || {
-                    let (changed, pressed) = crate::tick(&b, now);
-                    if pressed != last {
-                        // A press is a yes to a call held for one on the device.
-                        crate::answer_on_device([&*e]);
-                    }
+                let hook = opts.on_event.clone();
+                let mut shown = std::mem::take(display);
+                let Ok((turn, shown)) = tokio::task::spawn_blocking(move || {
                     let mut out = vec![0u8; out_len];
-                    (crate::turn(&e, &b, &changed, now, &mut out), pressed)
+                    let turn = shown.turn(&e, &b, now, &mut out, hook.as_ref());
+                    (turn, shown)
                 })
                 .await
                 else {
                     continue;
                 };
-                *presses = pressed;
+                *display = shown;
                 for m in &turn.msgs {
-                    let sent = match envelope(session_id.as_deref(), m) {
+                    let sent = match envelope(session_id.as_deref(), &m.bytes) {
                         Some(frame) => send(&mut sink, Message::text(frame), dead_after).await,
                         None => Ok(()),
                     };
+                    if let Some(receipt) = m.receipt {
+                        let delivery = if sent.is_ok() { Delivery::Written } else { Delivery::Lost };
+                        lock(engine).delivered(receipt, delivery);
+                    }
                     if let (Some(hook), Some(event)) =
-                        (&opts.on_event, crate::observe("xiaozhi-ws", &turn, m, sent.is_ok()))
+                        (&opts.on_event, crate::observe("xiaozhi-ws", &turn, &m.bytes, sent.is_ok()))
                     {
                         hook(&event);
                     }
                     sent?;
                 }
-                crate::waiting_changed(
-                    turn.held_after.into_iter().collect(),
-                    &mut waiting,
-                    now,
-                    opts.on_event.as_ref(),
-                );
             }
             _ = pings.tick(), if opts.keepalive.is_some() => {
                 send(&mut sink, Message::Ping(Bytes::new()), dead_after).await?;

@@ -362,11 +362,18 @@ impl<
     /// in it ([`Polled::ran`]: a call a person confirmed on the device), so that a host can tell
     /// the other engines on the same hardware ([`touched`](Self::touched)).
     pub fn poll_with(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
-        #[allow(unused_mut, reason = "reassigned with the feature confirm")]
+        #[allow(
+            unused_mut,
+            reason = "reassigned with the features confirm and resources"
+        )]
         let mut polled = self.poll_step(now_ms, ctx, out);
         #[cfg(feature = "confirm")]
         if HOLD > 0 && polled.len == 0 && self.confirm.approved() {
             polled = self.run_approved(ctx, out, &mut |_: &[u8]| {});
+        }
+        #[cfg(feature = "resources")]
+        if polled.len == 0 {
+            polled = self.poll_resources(out);
         }
         polled
     }
@@ -384,43 +391,54 @@ impl<
     where
         F: AsyncFnMut(&mut C, crate::Call<'_, '_>) -> ToolResult,
     {
-        let polled = self.poll_step(now_ms, ctx, out);
+        #[allow(
+            unused_mut,
+            reason = "reassigned with the features confirm and resources"
+        )]
+        let mut polled = self.poll_step(now_ms, ctx, out);
         #[allow(unused_mut, reason = "used with the feature confirm")]
         let mut run = run;
         async move {
             #[cfg(feature = "confirm")]
             if HOLD > 0 && polled.len == 0 && self.confirm.approved() {
-                return self
+                polled = self
                     .run_approved_async(ctx, out, &mut |_: &[u8]| {}, &mut run)
                     .await;
             }
             let _ = &mut run;
+            #[cfg(feature = "resources")]
+            if polled.len == 0 {
+                polled = self.poll_resources(out);
+            }
             polled
         }
     }
 
-    /// One message the engine owes, if any (a confirmed call is run by the caller).
+    /// What the engine owes before anything else: a task's news, a held call's answer or
+    /// refusal. (A call a person approved is run next, by the caller; resource updates after.)
     fn poll_step(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
-        #[allow(
-            unused_mut,
-            reason = "reassigned with the features confirm and resources"
-        )]
+        #[allow(unused_mut, reason = "reassigned with the feature confirm")]
         let mut polled = self.poll_tasks(now_ms, ctx, out);
         // (`HOLD > 0`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
         if HOLD > 0 && polled.len == 0 && out.len() >= super::MIN_OUT_LEN {
             polled = self.poll_confirmation(out);
         }
-        #[cfg(feature = "resources")]
-        if polled.len == 0 && out.len() >= super::MIN_OUT_LEN {
-            let (len, to) = self.live.emit(out);
-            polled = Polled {
-                len,
-                to,
-                ..Polled::NONE
-            };
-        }
         polled
+    }
+
+    /// A published resource's update, for its subscribers.
+    #[cfg(feature = "resources")]
+    fn poll_resources(&mut self, out: &mut [u8]) -> Polled {
+        if out.len() < super::MIN_OUT_LEN {
+            return Polled::NONE;
+        }
+        let (len, to) = self.live.emit(out);
+        Polled {
+            len,
+            to,
+            ..Polled::NONE
+        }
     }
 
     fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
