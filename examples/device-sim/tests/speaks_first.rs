@@ -139,11 +139,6 @@ fn is_update(m: &Value, uri: &str) -> bool {
         && m["payload"]["params"]["uri"] == uri
 }
 
-fn is_outcome(m: &Value) -> bool {
-    m["payload"]["method"] == "notifications/message"
-        && m["payload"]["params"]["logger"] == "confirmation"
-}
-
 #[test]
 fn the_xiaozhi_envelope_over_stdio_carries_updates_after_the_hello_and_confirms_on_the_device() {
     let mut sim = start(&["--envelope", "xiaozhi", "--confirm"]);
