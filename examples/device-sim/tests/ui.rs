@@ -88,10 +88,6 @@ impl Session {
             .post(&json!({"jsonrpc":"2.0","id":id,"method":"resources/read","params":{"uri":uri}}));
         serde_json::from_str(r["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
     }
-
-    fn call(&self, id: i64, tool: &str, args: Value) -> Value {
-        self.post(&json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}}))
-    }
 }
 
 /// Issue 22, bug 1: a call confirmed by a press runs from the host's timer, not from a message;
