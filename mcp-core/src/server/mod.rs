@@ -1290,7 +1290,7 @@ impl<
                     .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
             }
             Route::Ping => respond.result(|_| {}),
-            Route::List => self.list(params, principal, respond),
+            Route::List => self.list(params, respond),
             Route::Initialize => self.initialize(params, respond, &mut handled.event),
             #[cfg(feature = "modern")]
             Route::Discover => self.discover(respond),
