@@ -1199,7 +1199,6 @@ impl<
         notify: &mut dyn Notify,
         park: Option<&mut Option<Parked<'i, 't, C>>>,
     ) -> Flow {
-        let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
         // The methods of each wire, the hottest first (a call, a ping, a listing). A method this
