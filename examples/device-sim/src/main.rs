@@ -103,7 +103,8 @@ struct Cli {
     #[arg(long = "ws-header", value_name = "HEADER")]
     ws_headers: Vec<String>,
     /// With --xiaozhi-ws: exit when the backend closes the connection or it fails, instead of
-    /// reconnecting (1 s, doubling to 30 s, with jitter) as a device does.
+    /// reconnecting (--ws-backoff-first 1 s, doubling to --ws-backoff-max 30 s, with jitter) as a
+    /// device does.
     #[arg(long, requires = "xiaozhi_ws")]
     once: bool,
     /// With --xiaozhi-ws: seconds the backend's hello may take (from the device's); without it
