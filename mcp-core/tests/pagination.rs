@@ -100,9 +100,9 @@ fn list(
     let msg = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{params}}}"#);
     let mut out = vec![0u8; 64 * 1024];
     let n = server
-        // The user principal: `withUserTools` adds user-only tools for a person, never for the
-        // model.
-        .handle(msg.as_bytes(), Principal::User, &mut (), &mut out)
+        // The model's connection: `withUserTools` adds the user-only tools whoever asks (calling
+        // them is another matter).
+        .handle(msg.as_bytes(), Principal::Model, &mut (), &mut out)
         .unwrap()
         .len;
     let text = std::str::from_utf8(&out[..n]).unwrap();

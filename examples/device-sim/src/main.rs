@@ -103,9 +103,23 @@ struct Cli {
     #[arg(long = "ws-header", value_name = "HEADER")]
     ws_headers: Vec<String>,
     /// With --xiaozhi-ws: exit when the backend closes the connection or it fails, instead of
-    /// reconnecting (1 s, doubling to 30 s, with jitter) as a device does.
+    /// reconnecting (--ws-backoff-first 1 s, doubling to --ws-backoff-max 30 s, with jitter) as a
+    /// device does.
     #[arg(long, requires = "xiaozhi_ws")]
     once: bool,
+    /// With --xiaozhi-ws: seconds the backend's hello may take (from the device's); without it
+    /// the device closes the connection and reconnects (a backend may drop an early hello).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_hello_timeout: Duration,
+    /// With --xiaozhi-ws: seconds to wait before reconnecting after a connection that ended
+    /// without a session (no hello from the backend); doubles with every such connection up to
+    /// --ws-backoff-max, and starts again here after one that had a session.
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_backoff_first: Duration,
+    /// With --xiaozhi-ws: the longest wait before reconnecting (each wait is drawn between half
+    /// of its step and all of it).
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = secs, requires = "xiaozhi_ws")]
+    ws_backoff_max: Duration,
     /// With --xiaozhi-ws: seconds a connection attempt (TCP connect and WebSocket handshake)
     /// may take before it is abandoned and retried.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi_ws")]
@@ -792,6 +806,7 @@ fn serve_network(
             .principal(principal(cli))
             .out_len(out_len)
             .connect_timeout(cli.ws_connect_timeout)
+            .hello_timeout(cli.ws_hello_timeout)
             .keepalive(Some(keepalive))
             .max_message(
                 cli.ws_max_message
@@ -800,7 +815,10 @@ fn serve_network(
             )
             .on_event(on_event);
         if !cli.once {
-            opts = opts.reconnect(mcp_host::xiaozhi::Backoff::DEFAULT);
+            opts = opts.reconnect(mcp_host::xiaozhi::Backoff::new(
+                cli.ws_backoff_first,
+                cli.ws_backoff_max,
+            ));
         }
         for h in &cli.ws_headers {
             let (name, value) = h

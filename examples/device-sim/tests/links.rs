@@ -1,8 +1,10 @@
 //! Links that survive (issue 13): the real device-sim binary in `--xiaozhi-ws` mode against a
 //! backend on an ephemeral loopback port that misbehaves the way a flaky or hostile one does — it
 //! goes silent, never upgrades, sends messages far beyond what a device holds, names its session
-//! with a megabyte. Each time the device must notice, recover by itself (reconnect, hello again)
-//! and then serve `initialize` and `tools/list` as before.
+//! with a megabyte, drops the device's early hello, turns the device away right after the upgrade
+//! (issue 23). Each time the device must notice, recover by itself (reconnect, hello again, with a
+//! backoff that grows while no session comes) and then serve `initialize` and `tools/list` as
+//! before.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -270,6 +272,98 @@ async fn unusable_session_ids_are_never_echoed_or_logged() {
     assert!(
         log.contains("ignored a session_id of 1048576 bytes"),
         "{log}"
+    );
+}
+
+/// Waits for the device's close frame, reading past anything else; `None` when the connection
+/// ended without one within `within`.
+async fn closed_by_device(ws: &mut Ws, within: Duration) -> Option<(u16, String)> {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Ok(Some(Ok(Message::Close(Some(f))))) => {
+                return Some((f.code.into(), f.reason.to_string()));
+            }
+            Ok(Some(Ok(_))) => {}
+            _ => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_hello_is_recovered_within_15_s_with_the_default_hello_timeout() {
+    // xinnan's backend drops a message that arrives while it still loads the device's
+    // configuration (it waits 1 s for it): here the device's first hello. Defaults only: the
+    // device waits its 10 s for the backend's hello, closes, reconnects after the first backoff
+    // step (0.5-1 s), and this time gets a session.
+    let (listener, url) = listen().await;
+    let sim = Sim::start(&url, &[]);
+    let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
+    let accepted = tokio::time::Instant::now();
+    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+    let hello = next_text(&mut ws).await;
+    assert_eq!(hello["type"], "hello");
+    assert!(
+        accepted.elapsed() < Duration::from_secs(1),
+        "an early hello"
+    );
+    // Dropped: no answer. The device gives up on this connection after its hello timeout.
+    let close = closed_by_device(&mut ws, Duration::from_secs(12)).await;
+    let gave_up = accepted.elapsed();
+    assert_eq!(close, Some((1000, "no hello".to_string())), "{}", sim.log());
+    assert!(gave_up >= Duration::from_millis(9_900), "{gave_up:?}");
+    let tcp = next_tcp(&listener, Duration::from_secs(3), &sim).await;
+    let mut ws = handshake(tcp, "s-2").await;
+    initialize_and_list(&mut ws, "s-2").await;
+    let recovered = accepted.elapsed();
+    assert!(recovered < Duration::from_secs(15), "{recovered:?}");
+    let log = sim.log();
+    assert!(
+        log.contains("no hello from the backend within 10000 ms"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_then_close_forever_backs_off_to_the_cap() {
+    // A backend that turns the device away after the upgrade — xinnan's, when the Device-Id
+    // header is missing, sends a line of text and closes — gives no session: every such
+    // connection makes the next wait longer, up to the cap (short steps here: 0.1 s doubling
+    // to 0.8 s; the defaults are 1 s to 30 s).
+    let (listener, url) = listen().await;
+    let sim = Sim::start(
+        &url,
+        &["--ws-backoff-first", "0.1", "--ws-backoff-max", "0.8"],
+    );
+    let mut accepted = Vec::new();
+    for _ in 0..7 {
+        let tcp = next_tcp(&listener, Duration::from_secs(5), &sim).await;
+        accepted.push(tokio::time::Instant::now());
+        let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+        ws.send(Message::text("port ok, use test_page.html"))
+            .await
+            .unwrap();
+        ws.close(None).await.unwrap();
+    }
+    let gaps: Vec<Duration> = accepted.windows(2).map(|w| w[1] - w[0]).collect();
+    // Steps 0.1, 0.2, 0.4, 0.8, 0.8, 0.8 s; each wait between half of its step and all of it.
+    let at_least = [50, 100, 200, 400, 400, 400].map(Duration::from_millis);
+    for (gap, least) in gaps.iter().zip(at_least) {
+        assert!(*gap >= least, "{gaps:?}");
+    }
+    assert!(gaps[0] < Duration::from_millis(400), "{gaps:?}");
+    // The waits the device logged, in ms: they grew to the cap and stayed there.
+    let log = sim.log();
+    let waits: Vec<u64> = log
+        .lines()
+        .filter_map(|l| l.split("reconnecting in ").nth(1))
+        .map(|w| w.trim_end_matches(" ms").parse().unwrap())
+        .collect();
+    assert!(waits.len() >= 6, "{log}");
+    assert!(waits[0] <= 100, "{waits:?}");
+    assert!(
+        waits[3..6].iter().all(|w| (400..=800).contains(w)),
+        "{waits:?}"
     );
 }
 

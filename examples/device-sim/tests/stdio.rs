@@ -222,7 +222,21 @@ fn user_principal_and_user_tools() {
     assert_eq!(r["result"]["evidence"]["level"], "scheduled");
     sim.finish();
 
+    // The model (the default principal, without --confirm): xiaozhi's backend asks with
+    // withUserTools to show a person the user-only tools, so they are listed, and the model's
+    // call is still refused.
     let mut sim = Sim::start(&["--stdio"]);
+    let list = sim
+        .ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"self.reboot"), "{list}");
+    let list = sim.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert!(!list.to_string().contains("self.reboot"), "{list}");
     let r = sim.ask(&call(1, "self.reboot", json!({})));
     assert_eq!(r["error"]["code"], -32602);
     sim.finish();

@@ -172,8 +172,15 @@ pub mod xiaozhi {
     pub const BACKOFF_FIRST: Duration = Duration::from_secs(1);
     /// ...up to this. Each wait is drawn between half of it and all of it from the hardware RNG
     /// ("equal jitter"), so that devices that lost their backend together do not return
-    /// together. A connection that got the backend's hello resets the count.
+    /// together. Every connection that ends without the backend's hello counts as a failed
+    /// attempt (one the backend accepted and closed too); only a connection that got the hello
+    /// resets the count.
     pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+    /// How long the backend's hello may take, from the device's: without it, the device closes
+    /// the connection and connects again (`mcp_core::transport::xiaozhi::HELLO_TIMEOUT_MS`, 10 s,
+    /// as xiaozhi-esp32 waits).
+    pub const HELLO_TIMEOUT: Duration =
+        Duration::from_millis(mcp_core::transport::xiaozhi::HELLO_TIMEOUT_MS as u64);
     /// The longest a TCP connect may take.
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     /// The longest the WebSocket upgrade (request out, `101` head in) may take: a backend that

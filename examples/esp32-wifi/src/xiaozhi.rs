@@ -17,7 +17,15 @@
 //! The limits and timings are in `config::xiaozhi`.
 //! - **Reconnect forever.** After any failure or close the client waits — `BACKOFF_FIRST`
 //!   doubling up to `BACKOFF_MAX`, each wait drawn between half and all of it from the hardware
-//!   RNG — and connects again. A connection that got the backend's hello resets the backoff.
+//!   RNG — and connects again. The wait grows with every connection that ends without the
+//!   backend's hello (refused, timed out, closed right after the upgrade, no hello in time);
+//!   only a connection that got the hello starts it again from `BACKOFF_FIRST`
+//!   (`mcp_core::transport::xiaozhi::Reconnect`, the rule the host's client follows too).
+//! - **Hello in time.** The backend's hello must come within `HELLO_TIMEOUT` (10 s, as
+//!   xiaozhi-esp32 waits) of the device's; MCP messages before it are answered meanwhile. A
+//!   backend that dropped the device's hello (xinnan's server drops one that arrives while it
+//!   still loads the device's configuration) would otherwise leave the device without a session
+//!   until its idle close: the client closes the connection ("no hello") and connects again.
 //! - **Bounded attempts.** The TCP connect has `CONNECT_TIMEOUT`, the WebSocket upgrade
 //!   `HANDSHAKE_TIMEOUT`: a backend that accepts TCP but never upgrades is abandoned.
 //! - **Dead links are noticed.** A ping goes out after `PING_INTERVAL` without hearing from the
@@ -50,13 +58,13 @@ use embassy_time::{Duration, Instant, Timer, with_deadline, with_timeout};
 use embedded_io_async::Write as _;
 use mcp_core::Principal;
 use mcp_core::server::{Delivery, Input, Peer};
-use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN};
+use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN, Reconnect};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 
 use crate::config::OUT;
 use crate::config::xiaozhi::{
     BACKOFF_FIRST, BACKOFF_MAX, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DEAD_AFTER, FRAME_TIMEOUT,
-    HANDSHAKE_TIMEOUT, MAX_MESSAGE, PING_INTERVAL, TCP_BUFFER,
+    HANDSHAKE_TIMEOUT, HELLO_TIMEOUT, MAX_MESSAGE, PING_INTERVAL, TCP_BUFFER,
 };
 use crate::{Engine, EspBoard};
 
@@ -111,6 +119,8 @@ enum Ended {
     DeadLink,
     /// The backend sent more than `MAX_MESSAGE` bytes in one message (closed with 1009).
     TooBig,
+    /// The backend's hello did not come within `HELLO_TIMEOUT` (closed with 1000 "no hello").
+    NoHello,
     /// The backend broke the framing rules (closed with 1002).
     Protocol,
     /// The backend closed the connection (a close frame, or the TCP stream ended).
@@ -157,18 +167,19 @@ fn base64_16(bytes: &[u8; 16]) -> heapless::String<24> {
     s
 }
 
-/// The wait before the next attempt after `failures` consecutive failures (1: the first):
-/// [`BACKOFF_FIRST`] doubling up to [`BACKOFF_MAX`], then drawn between half of that and all of
-/// it ("equal jitter") with the hardware RNG.
-fn backoff(failures: u32) -> Duration {
-    let doublings = failures.saturating_sub(1).min(16);
-    let full = BACKOFF_FIRST
-        .as_millis()
-        .saturating_mul(1 << doublings)
-        .min(BACKOFF_MAX.as_millis());
-    let half = full / 2;
-    let jitter = crate::random() % (full - half + 1);
-    Duration::from_millis(half + jitter)
+/// The reconnection rule: [`BACKOFF_FIRST`] doubling up to [`BACKOFF_MAX`] while connections
+/// end without a session, each wait drawn between half of its step and all of it ("equal
+/// jitter") with the hardware RNG.
+const RECONNECT: Reconnect = Reconnect::new(ms(BACKOFF_FIRST), ms(BACKOFF_MAX));
+
+/// A duration in milliseconds, at most `u32::MAX`.
+const fn ms(d: Duration) -> u32 {
+    let ms = d.as_millis();
+    if ms > u32::MAX as u64 {
+        u32::MAX
+    } else {
+        ms as u32
+    }
 }
 
 /// Connects, runs one xiaozhi session, and reconnects after a backoff, forever.
@@ -188,7 +199,7 @@ pub async fn run(
     let mut tx = [0u8; TCP_BUFFER];
     let mut msg = [0u8; MAX_MESSAGE];
     let mut out = [0u8; HEAD_ROOM + OUT + 1];
-    let mut failures = 0u32;
+    let mut reconnect = RECONNECT;
     let mut connection = 0u64;
     loop {
         stack.wait_link_up().await;
@@ -209,12 +220,8 @@ pub async fn run(
         socket.abort();
         let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
         drop(socket);
-        failures = if greeted {
-            1
-        } else {
-            failures.saturating_add(1)
-        };
-        Timer::after(backoff(failures)).await;
+        let wait = reconnect.ended(greeted, crate::random() as u32);
+        Timer::after(Duration::from_millis(wait.into())).await;
     }
 }
 
@@ -328,6 +335,8 @@ impl Link<'_> {
         greeted: &mut bool,
     ) -> Result<Infallible, Ended> {
         ws.send(OP_TEXT, DEVICE_HELLO.as_bytes()).await?;
+        // The backend's hello must come by then.
+        let hello_by = Instant::now() + HELLO_TIMEOUT;
         // The backend's session, from its hello: the peer, and the `session_id` of replies.
         let mut session: Option<SessionId> = None;
         loop {
@@ -343,7 +352,17 @@ impl Link<'_> {
                 }
             }
 
-            let n = ws.next_text(msg).await?;
+            let n = if *greeted {
+                ws.next_text(msg).await?
+            } else {
+                // Given up mid-frame, the connection is closed anyway.
+                match with_deadline(hello_by, ws.next_text(msg)).await {
+                    Ok(n) => n?,
+                    Err(_) => {
+                        return Err(ws.close(CLOSE_NORMAL, "no hello", Ended::NoHello).await);
+                    }
+                }
+            };
             let Ok(env) = Envelope::parse(msg.get(..n).unwrap_or_default(), DEFAULT_MAX_DEPTH)
             else {
                 continue;

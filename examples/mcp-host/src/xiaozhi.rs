@@ -31,11 +31,22 @@
 //! - a message or frame beyond [`Options::max_message`] / [`Options::max_frame`] (default
 //!   [`DEFAULT_MAX_MESSAGE`], not tungstenite's 64 MiB) closes the connection with 1009
 //!   "message too big";
+//! - the backend's hello must arrive within [`Options::hello_timeout`] (10 s, as xiaozhi-esp32
+//!   waits; MCP messages before it are served meanwhile): a backend that dropped the device's
+//!   hello — xinnan's server drops one that arrives while it still loads the device's
+//!   configuration — would otherwise leave the device without a session until its idle close
+//!   (about 3 minutes). The client closes the connection ("no hello") and connects again;
 //! - a `session_id` that is not usable (`mcp_core::transport::xiaozhi::is_usable_session_id`:
 //!   more than 128 bytes, or anything but printable ASCII) is ignored, never echoed into a reply
 //!   or handed to the event hook ([`HostEvent::UnusableSessionId`] gives its length only);
 //! - after any of these, with [`Options::reconnect`], the client waits (capped exponential
-//!   backoff with jitter), connects again, sends its hello again and serves as before.
+//!   backoff with jitter), connects again, sends its hello again and serves as before. The wait
+//!   grows with every connection that ends without a session (the backend's hello): refused,
+//!   timed out, closed right after the upgrade (as a backend does that turns away a device
+//!   without a `Device-Id` header), no hello in time. Only a connection that had a session
+//!   starts the backoff again from [`Backoff::first`]
+//!   ([`Reconnect`](mcp_core::transport::xiaozhi::Reconnect), the rule the ESP32 firmware
+//!   follows too).
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -45,7 +56,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcp_core::Principal;
 use mcp_core::server::{Delivery, Peer};
-use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, wrap};
+use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, HELLO_TIMEOUT_MS, Reconnect, wrap};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::CapacityError;
@@ -79,13 +90,22 @@ impl Backoff {
         Backoff { first, max }
     }
 
-    /// The wait after `failures` consecutive failures (1: the first), before jitter.
+    /// The wait after `failures` consecutive failures (1: the first), before jitter (to the
+    /// millisecond).
     pub fn delay(&self, failures: u32) -> Duration {
-        let doublings = failures.saturating_sub(1).min(16);
-        self.first
-            .saturating_mul(1u32 << doublings)
-            .min(self.max.max(self.first))
+        Duration::from_millis(self.policy().step(failures).into())
     }
+
+    /// The same rule in mcp-core's terms (milliseconds; a longer wait than `u32::MAX` ms is
+    /// capped there).
+    fn policy(&self) -> Reconnect {
+        Reconnect::new(ms(self.first), ms(self.max))
+    }
+}
+
+/// A duration in whole milliseconds, at most `u32::MAX`.
+fn ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
 }
 
 /// How the client notices a dead link: a WebSocket ping every `interval`, and the link declared
@@ -137,6 +157,10 @@ pub struct Options {
     pub reconnect: Option<Backoff>,
     /// The longest a connection attempt (TCP connect and WebSocket handshake) may take.
     pub connect_timeout: Duration,
+    /// How long the backend's hello may take, from the device's: without it by then, the
+    /// client closes the connection ("no hello") and, with [`Options::reconnect`], connects
+    /// again.
+    pub hello_timeout: Duration,
     /// Pings and dead-link detection (`None`: none; a silent dead link then lasts until TCP
     /// gives up, which can take hours).
     pub keepalive: Option<Keepalive>,
@@ -159,6 +183,7 @@ impl fmt::Debug for Options {
             .field("principal", &self.principal)
             .field("reconnect", &self.reconnect)
             .field("connect_timeout", &self.connect_timeout)
+            .field("hello_timeout", &self.hello_timeout)
             .field("keepalive", &self.keepalive)
             .field("max_message", &self.max_message)
             .field("max_frame", &self.max_frame)
@@ -168,8 +193,9 @@ impl fmt::Debug for Options {
 
 impl Options {
     /// Defaults for `url`: no extra headers, the model on the other end, 16 KiB responses, a
-    /// 20 ms tick, no reconnection, a 10 s connect timeout, [`Keepalive::DEFAULT`], and
-    /// messages and frames of at most [`DEFAULT_MAX_MESSAGE`] bytes.
+    /// 20 ms tick, no reconnection, a 10 s connect timeout, a 10 s hello timeout
+    /// ([`HELLO_TIMEOUT_MS`]), [`Keepalive::DEFAULT`], and messages and frames of at most
+    /// [`DEFAULT_MAX_MESSAGE`] bytes.
     pub fn new(url: impl Into<String>) -> Self {
         Options {
             url: url.into(),
@@ -180,6 +206,7 @@ impl Options {
             on_event: None,
             reconnect: None,
             connect_timeout: Duration::from_secs(10),
+            hello_timeout: Duration::from_millis(HELLO_TIMEOUT_MS.into()),
             keepalive: Some(Keepalive::DEFAULT),
             max_message: DEFAULT_MAX_MESSAGE,
             max_frame: DEFAULT_MAX_MESSAGE,
@@ -234,6 +261,12 @@ impl Options {
         self.connect_timeout = t;
         self
     }
+
+    /// Sets how long the backend's hello may take.
+    pub fn hello_timeout(mut self, t: Duration) -> Self {
+        self.hello_timeout = t;
+        self
+    }
 }
 
 /// The default limit of one incoming message or frame: four xiaozhi `tools/list` pages (8000
@@ -257,6 +290,9 @@ pub enum Error {
     /// The backend sent a message or frame beyond [`Options::max_message`] /
     /// [`Options::max_frame`]; the client closed the connection with 1009 "message too big".
     TooBig(String),
+    /// The backend's hello did not arrive within [`Options::hello_timeout`]; the client
+    /// closed the connection ("no hello").
+    NoHello(Duration),
 }
 
 impl fmt::Display for Error {
@@ -271,6 +307,11 @@ impl fmt::Display for Error {
                 t.as_millis()
             ),
             Error::TooBig(e) => write!(f, "WebSocket: closed with 1009 message too big ({e})"),
+            Error::NoHello(t) => write!(
+                f,
+                "WebSocket: no hello from the backend within {} ms, closed",
+                t.as_millis()
+            ),
         }
     }
 }
@@ -304,8 +345,9 @@ fn request(opts: &Options) -> Result<Request, Error> {
 ///
 /// Without [`Options::reconnect`] it returns when the backend closes the connection (`Ok`) or the
 /// connection fails. With it, it connects again after every failure or close, forever, waiting
-/// as the [`Backoff`] says (reset by a connection that completed its handshake); only a bad URL
-/// or header ends it.
+/// as the [`Backoff`] says: the wait grows with every connection that ends without a session
+/// (the backend's hello, which must come within [`Options::hello_timeout`]) and starts again
+/// from the first step only after one that had a session; only a bad URL or header ends it.
 ///
 /// The engine lives across connections, and with it the record of recent calls: a backend that
 /// resumes its session (the same `session_id` in its hello) and sends a call again that already
@@ -335,7 +377,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         })
         .await;
     }
-    let mut failures = 0u32;
+    let mut policy = opts.reconnect.map(|b| b.policy());
     let mut display = crate::Display::new(lock(&board).confirm_presses());
     loop {
         let config = WebSocketConfig::default()
@@ -346,19 +388,28 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
             tokio_tungstenite::connect_async_with_config(request(opts)?, Some(config), false),
         )
         .await;
+        // Whether the backend's hello arrived: an accepted connection is no progress without it.
+        let mut session = false;
         let end = match attempt {
             Ok(Ok((ws, _))) => {
-                failures = 0;
-                serve(opts, &engine, &board, &clock, &mut display, ws).await
+                serve(
+                    opts,
+                    &engine,
+                    &board,
+                    &clock,
+                    &mut display,
+                    ws,
+                    &mut session,
+                )
+                .await
             }
             Ok(Err(e)) => Err(e.into()),
             Err(_) => Err(Error::ConnectTimeout),
         };
-        let Some(backoff) = opts.reconnect else {
+        let Some(policy) = policy.as_mut() else {
             return end;
         };
-        failures = failures.saturating_add(1);
-        let wait = jitter(backoff.delay(failures));
+        let wait = Duration::from_millis(policy.ended(session, random()).into());
         if let Some(hook) = &opts.on_event {
             hook(&HostEvent::Disconnected {
                 reason: match &end {
@@ -375,13 +426,16 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
 /// Between half the delay and the whole of it ("equal jitter"), so that a fleet that lost its
 /// backend at once does not come back at once.
 pub(crate) fn jitter(delay: Duration) -> Duration {
+    Duration::from_millis(Reconnect::jitter(ms(delay), random()).into())
+}
+
+/// A random number from the OS (0 if it has none: the jitter is then half the step).
+fn random() -> u32 {
     let mut r = [0u8; 4];
-    let r = match getrandom::fill(&mut r) {
+    match getrandom::fill(&mut r) {
         Ok(()) => u32::from_le_bytes(r),
         Err(_) => 0,
-    };
-    let half = delay / 2;
-    half + half.mul_f64(f64::from(r) / f64::from(u32::MAX))
+    }
 }
 
 type Ws =
@@ -415,7 +469,8 @@ fn session_of(env: &Envelope<'_>, opts: &Options) -> Option<String> {
     usable
 }
 
-/// Serves one connection until it closes (`Ok`) or fails.
+/// Serves one connection until it closes (`Ok`) or fails; `session` is set once the backend's
+/// hello arrived (then the connection counts as a session for the backoff).
 async fn serve<C: Board, const N: usize, const T: usize>(
     opts: &Options,
     engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
@@ -423,6 +478,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     clock: &Clock,
     display: &mut crate::Display,
     ws: Ws,
+    session: &mut bool,
 ) -> Result<(), Error> {
     let (mut sink, mut stream) = ws.split();
     let dead_after = opts.keepalive.map(|k| k.timeout);
@@ -439,6 +495,9 @@ async fn serve<C: Board, const N: usize, const T: usize>(
     pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let silence = tokio::time::sleep(dead_after.unwrap_or(Duration::from_secs(86_400)));
     tokio::pin!(silence);
+    // The backend's hello must come within this (from our hello going out).
+    let no_hello = tokio::time::sleep(opts.hello_timeout);
+    tokio::pin!(no_hello);
     loop {
         tokio::select! {
             msg = stream.next() => {
@@ -460,6 +519,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     continue;
                 };
                 if env.is("hello") {
+                    *session = true;
                     session_id = session_of(&env, opts);
                     if let Some(hook) = &opts.on_event {
                         hook(&HostEvent::Hello { session_id: session_id.clone() });
@@ -550,19 +610,27 @@ async fn serve<C: Board, const N: usize, const T: usize>(
             () = &mut silence, if dead_after.is_some() => {
                 return Err(Error::DeadLink(dead_after.unwrap_or_default()));
             }
+            () = &mut no_hello, if !*session => {
+                close(&mut sink, CloseCode::Normal, "no hello").await;
+                return Err(Error::NoHello(opts.hello_timeout));
+            }
         }
     }
 }
 
-/// Closes the connection with 1009 "message too big" (best effort, briefly: the link may be
-/// unusable) and says why.
+/// Closes the connection with 1009 "message too big" and says why.
 async fn too_big(sink: &mut Sink, e: CapacityError) -> Error {
-    let close = Message::Close(Some(CloseFrame {
-        code: CloseCode::Size,
-        reason: "message too big".into(),
-    }));
-    let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(close)).await;
+    close(sink, CloseCode::Size, "message too big").await;
     Error::TooBig(e.to_string())
+}
+
+/// Sends a close frame (best effort, briefly: the link may be unusable).
+async fn close(sink: &mut Sink, code: CloseCode, reason: &'static str) {
+    let frame = Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into(),
+    }));
+    let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(frame)).await;
 }
 
 /// Records what became of an acting call's answer, and tells the application (of every call's

@@ -12,7 +12,8 @@ stdin/stdout. Nothing sits in between. Sessions:
    itself, printed for CI), then `self.reboot`, which really resets the emulated machine.
 3. model with faults (`run --fault codec-clamp --door-open`): the evidence tells the truth.
 4. raw JSON lines at revision 2024-11-05 (xiaozhi's), where a validation error is a -32602
-   JSON-RPC error; `withUserTools` lists the user-only tools to a user, never to the model.
+   JSON-RPC error; `withUserTools` lists the user-only tools to whoever asks (xiaozhi's backend
+   asks to show them to a person), and the model's call of one is still refused.
 
 Prints one line per check and `N passed, M failed`; exits non-zero on any failure.
 """
@@ -263,17 +264,21 @@ def raw_lines(args: list[str], msgs: list[dict]) -> tuple[list[dict], list[str]]
 
 def raw_session() -> None:
     """xiaozhi's revision over plain JSON lines: the other branch of validation reporting; and
-    `withUserTools`, which lists the user-only tools to a user but never to the model."""
+    `withUserTools`, which lists the user-only tools to whoever asks; the model still cannot call
+    them."""
     tag = "[raw lines, 2024-11-05]"
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
     bad = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
            "params": {"name": "self.audio_speaker.set_volume", "arguments": {"volume": "50"}}}
-    answers, model_names = raw_lines([], [init, bad])
+    reboot = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "self.reboot", "arguments": {}}}
+    answers, model_names = raw_lines([], [init, bad, reboot])
     check(f"{tag} revision echoed", answers[0]["result"]["protocolVersion"] == "2024-11-05", answers[0])
     err = answers[1].get("error", {})
     check(f"{tag} \"50\" is not an integer: -32602", err.get("code") == -32602 and "volume" in err.get("message", ""), answers[1])
-    check(f"{tag} withUserTools from the model: still only the model's tools", sorted(model_names) == sorted(MODEL_TOOLS), model_names)
+    check(f"{tag} withUserTools from the model: all 9 tools listed", sorted(model_names) == sorted(MODEL_TOOLS | USER_TOOLS), model_names)
+    check(f"{tag} ...but the model's call of user-only self.reboot is refused (-32602)",
+          answers[2].get("error", {}).get("code") == -32602, answers[2])
     _, user_names = raw_lines(["--principal", "user"], [init])
     check(f"{tag} withUserTools from a user: all 9 tools", sorted(user_names) == sorted(MODEL_TOOLS | USER_TOOLS), user_names)
 

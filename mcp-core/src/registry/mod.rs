@@ -49,8 +49,9 @@ pub type Handler<C> = fn(&mut C, &Args<'_>, &mut Reply<'_>) -> ToolResult;
 pub enum Audience {
     /// Listed to the model and callable by it (the default).
     Model,
-    /// Listed only with `withUserTools: true`, annotated `"audience": ["user"]`, and refused when
-    /// the model calls it (see [`UserToolPolicy`](crate::server::UserToolPolicy)).
+    /// Listed only with `withUserTools: true` (to whoever asks), annotated
+    /// `"audience": ["user"]`, and refused when the model calls it (see
+    /// [`UserToolPolicy`](crate::server::UserToolPolicy)).
     User,
 }
 
@@ -283,11 +284,12 @@ impl<C> Tool<C> {
         self
     }
 
-    /// Makes the tool user-only: hidden from the model's `tools/list` and refused when the model
-    /// calls it (see [`UserToolPolicy`](crate::UserToolPolicy)). A connection whose principal
-    /// is [`Principal::User`](crate::Principal::User) sees it only when its `tools/list` asks
-    /// with `withUserTools: true` (xiaozhi's convention; the tool then carries
-    /// `"annotations":{"audience":["user"]}`), and may call it either way.
+    /// Makes the tool user-only: refused when the model calls it (see
+    /// [`UserToolPolicy`](crate::UserToolPolicy)), and listed only to a `tools/list` that asks
+    /// with `withUserTools: true` (xiaozhi's convention: its backend asks to show a person the
+    /// tools meant for them; the tool then carries `"annotations":{"audience":["user"]}`),
+    /// whoever the principal is. A connection whose principal is
+    /// [`Principal::User`](crate::Principal::User) may call it, listed or not.
     pub const fn user_only(mut self) -> Self {
         self.audience = Audience::User;
         self

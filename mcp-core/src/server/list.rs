@@ -1,6 +1,6 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Principal, Respond, Server, UserToolPolicy, members, write_cache_hints};
+use super::{Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::response::ErrorCode;
@@ -23,17 +23,14 @@ impl<
     /// registration, so a page is planned without trial rendering, and a tool that could not fit
     /// an empty page was refused then: every page holds at least one tool and cursors always
     /// advance. `withUserTools: true` (the JSON literal; anything else counts as absent, as in
-    /// xiaozhi) adds the user-only tools, for the user principal only: the model never sees them
-    /// unless [`UserToolPolicy::AllowModel`] lets it call them. An empty cursor (`""`) asks for
-    /// the first page, as an absent one does; any other unknown cursor is -32602.
+    /// xiaozhi) adds the user-only tools, annotated `"audience":["user"]`, on every revision and
+    /// whoever the principal is: xiaozhi's backend asks with it to show a person what the device
+    /// offers them, and xiaozhi's devices list them to it. Listing is not calling: `tools/call`
+    /// still refuses a user-only tool to the model (see [`UserToolPolicy`](super::UserToolPolicy)). An empty cursor
+    /// (`""`) asks for the first page, as an absent one does; any other unknown cursor is -32602.
     // Not inlined into `Server::request` (whose frame is under every tools/call).
     #[inline(never)]
-    pub(super) fn list(
-        &self,
-        params: Option<Json<'_>>,
-        principal: Principal,
-        respond: Respond<'_, '_>,
-    ) -> usize {
+    pub(super) fn list(&self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
         let [cursor, with_user] = match members(params, ["cursor", "withUserTools"]) {
             Ok(m) => m,
             Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
@@ -53,10 +50,9 @@ impl<
                 }
             },
         };
-        // User-only tools are never listed to the model (unless the policy lets it call them).
-        let with_user = with_user.and_then(|v| v.as_bool()) == Some(true)
-            && (principal == Principal::User
-                || self.config.user_tools == UserToolPolicy::AllowModel);
+        // Whoever asks with `withUserTools: true` sees the user-only tools (xiaozhi's backend
+        // asks to show them to a person); `tools/call` still refuses them to the model.
+        let with_user = with_user.and_then(|v| v.as_bool()) == Some(true);
         let entries = self.registry.entries();
         let visible = |i: &usize| {
             entries

@@ -64,8 +64,9 @@ pub use confirm::{Approval, Pending};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum UserToolPolicy {
-    /// Refuse it (the default). User-only tools are hidden from the model's `tools/list` and
-    /// refused at `tools/call`.
+    /// Refuse it (the default). User-only tools are left out of `tools/list` unless the client
+    /// asks with `withUserTools: true` (xiaozhi's backend does, to show a person what the device
+    /// can do), and are refused at the model's `tools/call` either way.
     Enforce,
     /// Let the model call user-only tools (xiaozhi's behaviour: it only hides them).
     ///
@@ -1287,7 +1288,6 @@ impl<
         notify: &mut dyn Notify,
         park: Option<&mut Option<Parked<'i, 't, C>>>,
     ) -> Flow {
-        let principal = caller.principal;
         let m = req.method;
         let era = respond.era;
         // The methods of each wire, the hottest first (a call, a ping, a listing). A method this
@@ -1378,7 +1378,7 @@ impl<
                     .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
             }
             Route::Ping => respond.result(|_| {}),
-            Route::List => self.list(params, principal, respond),
+            Route::List => self.list(params, respond),
             Route::Initialize => self.initialize(params, respond, &mut handled.event),
             #[cfg(feature = "modern")]
             Route::Discover => self.discover(respond),

@@ -553,19 +553,81 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
     }
 }
 
+/// The names in a `tools/list` answer.
+fn listed(list: &serde_json::Value) -> Vec<&str> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn with_user_tools_lists_user_only_tools_on_every_revision_and_the_model_still_cannot_call_them() {
+    // xiaozhi's backend asks with `withUserTools: true` to show a person the user-only tools
+    // (xiaozhi-esp32 lists them to whoever asks): they are listed, annotated, on any
+    // revision, whoever the principal is; a call from the model is still refused.
+    let meta = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let mut revisions: Vec<(Option<&str>, &str)> = vec![
+        (None, ""),
+        (Some("2024-11-05"), ""),
+        (Some("2025-03-26"), ""),
+        (Some("2025-06-18"), ""),
+        (Some("2025-11-25"), ""),
+    ];
+    if cfg!(feature = "modern") {
+        revisions.push((None, meta));
+    }
+    for (rev, meta) in revisions {
+        for principal in [Principal::Model, Principal::User] {
+            let mut s = Session::new();
+            s.principal = principal;
+            if let Some(rev) = rev {
+                s.init(rev);
+            }
+            let ask = |params: &str| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{{params}{meta}}}}}"#
+                )
+            };
+            let list = s.json(&ask(r#""withUserTools":true"#));
+            let names = listed(&list);
+            assert!(
+                names.contains(&"self.reboot"),
+                "{rev:?} {meta} {principal:?}: {list}"
+            );
+            let reboot =
+                &list["result"]["tools"][names.iter().position(|n| *n == "self.reboot").unwrap()];
+            assert_eq!(
+                reboot["annotations"]["audience"],
+                serde_json::json!(["user"])
+            );
+            // xiaozhi's own form: an empty cursor and the flag.
+            let list = s.json(&ask(r#""cursor":"","withUserTools":true"#));
+            assert!(listed(&list).contains(&"self.reboot"), "{list}");
+            // Without the flag (or with anything but `true`) the user-only tools are hidden.
+            for params in [r#""withUserTools":false"#, r#""cursor":"""#] {
+                let list = s.json(&ask(params));
+                assert!(!listed(&list).contains(&"self.reboot"), "{params}: {list}");
+            }
+        }
+    }
+    let mut s = Session::new();
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
+    assert_eq!(
+        s.send(&call("3", "self.reboot", "{}")),
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Tool self.reboot is only available to the user, not to the model"}}"#
+    );
+    assert_eq!(s.dev.reboots, 0);
+}
+
 #[test]
 fn user_only_tools_by_principal_and_policy() {
     let mut s = Session::new();
-    // The model never sees user-only tools, even when it asks.
-    let list =
-        s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
-    assert!(
-        list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["name"] != "self.reboot")
-    );
+    // Without `withUserTools` the model's listing has no user-only tool.
+    let list = s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert!(!listed(&list).contains(&"self.reboot"), "{list}");
     s.principal = Principal::User;
     let list =
         s.json(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
