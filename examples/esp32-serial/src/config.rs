@@ -87,6 +87,9 @@ pub const I2C_BUS_TIMEOUT_CYCLES: u32 = 1000;
 /// timeout, for a controller that never signals completion at all (an emulated one, or one in a
 /// bad state). A blocking driver cannot interrupt a blocking call: the bus must end it.
 pub const I2C_TRANSFER_TIMEOUT_MS: u64 = 50;
+/// How long a message waits for the host to take any of it before it is dropped (USB unplugged,
+/// the port closed: the FIFO stays full). A host polls the port every millisecond.
+pub const USB_STALL_MS: u64 = 100;
 /// `true` for relay modules whose input switches the coil on when driven *low*.
 pub const RELAY_ACTIVE_LOW: bool = false;
 /// How long the feedback contact may lag the coil (a mechanical relay needs 5 to 20 ms).

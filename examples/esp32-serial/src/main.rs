@@ -178,7 +178,7 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
             }
         }
         if board.system.reboot_due() {
-            let _ = usb.flush_tx();
+            flush(&mut usb);
             esp_hal::system::software_reset();
         }
         while let Ok(byte) = usb.read_byte() {
@@ -204,10 +204,43 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
     }
 }
 
+/// Writes one message and its newline to the host: esp-hal's `write` (64-byte chunks, each
+/// handed over with `WR_DONE`), with every wait bounded. With no host taking the data (USB
+/// unplugged, the port closed) the FIFO stays full and esp-hal's blocking `write` and `flush_tx`
+/// would wait forever; here the rest of the message is dropped once the host has taken nothing
+/// for [`USB_STALL_MS`]: nobody is there to read it.
 fn send(usb: &mut Usb, bytes: &[u8]) {
-    let _ = usb.write(bytes);
-    let _ = usb.write(b"\n");
-    let _ = usb.flush_tx();
+    let newline = [b'\n'];
+    for chunk in bytes.chunks(64).chain([&newline[..]]) {
+        for &byte in chunk {
+            if !host_takes(|| usb.write_byte_nb(byte)) {
+                return;
+            }
+        }
+        if !host_takes(|| usb.flush_tx_nb()) {
+            return;
+        }
+    }
+}
+
+/// Hands what the FIFO holds to the host and waits until it is taken, at most [`USB_STALL_MS`].
+fn flush(usb: &mut Usb) {
+    let _ = host_takes(|| usb.flush_tx_nb());
+}
+
+/// Polls `op`, a non-blocking esp-hal call, until it succeeds: `false` when it has not for
+/// [`USB_STALL_MS`].
+fn host_takes<E>(mut op: impl FnMut() -> Result<(), E>) -> bool {
+    if op().is_ok() {
+        return true;
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(USB_STALL_MS) {
+        if op().is_ok() {
+            return true;
+        }
+    }
+    false
 }
 
 /// A configuration error at start-up (a pin or clock that cannot be set): nothing can work.
