@@ -83,7 +83,9 @@ fn call<B>(server: &mut Server<'static, B, 4>, board: &mut B, tool: &str, args: 
 fn sim_server() -> Server<'static, Board, 4> {
     static SET_VOLUME: Tool<Board> = audio::set_volume();
     static RELAY: Tool<Board> = relay::set();
-    let mut server = Server::new(Config::new("settle", "1"));
+    // A plain call that becomes a task answers at once here (what the kits start is checked);
+    // `Config::hold_answer_ms` holds it back by default for a client that follows no task.
+    let mut server = Server::new(Config::new("settle", "1").hold_answer(0));
     server.register(&SET_VOLUME).unwrap();
     server.register(&RELAY).unwrap();
     server

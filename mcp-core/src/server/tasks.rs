@@ -29,7 +29,7 @@ use super::{Era, Peer, Receipt, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
-    ToolResult, Value, render_result,
+    ToolResult, Value, render_result, render_result_for,
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
@@ -100,8 +100,13 @@ pub(crate) struct Entry {
     /// The client that started the task: its status and progress notifications go there.
     owner: Peer,
     waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
-    /// The client whose `tasks/result` waits (`waiter`).
+    /// The client whose request waits (`waiter`): a `tasks/result`, or the plain call itself.
     waiter_peer: Peer,
+    /// The plain call's own answer is held back (its client can follow no task): written when
+    /// the task ends, or by this time with what was started.
+    owed_until: Option<u64>,
+    /// The plain call's client speaks 2024-11-05: a failure also carries its reason as `error`.
+    error_member: bool,
     send_status: bool,
     send_progress: bool,
 }
@@ -143,6 +148,8 @@ impl Entry {
         owner: Peer::ONLY,
         waiter: None,
         waiter_peer: Peer::ONLY,
+        owed_until: None,
+        error_member: false,
         send_status: false,
         send_progress: false,
     };
@@ -280,6 +287,8 @@ pub(crate) struct NewTask<'i> {
     pub(crate) timeout_ms: u32,
     /// The client that started it.
     pub(crate) peer: Peer,
+    /// That client speaks 2024-11-05 (a failure carries `error` too).
+    pub(crate) error_member: bool,
 }
 
 /// Writes an ISO 8601 UTC timestamp (`1970-01-01T00:00:00.000Z`) for `ms` since the Unix epoch.
@@ -531,20 +540,31 @@ impl<
     }
 
     fn emit(&mut self, out: &mut [u8]) -> (usize, Peer) {
-        if let Some(i) = self
-            .tasks
-            .entries
-            .iter()
-            .position(|e| e.status.is_terminal() && e.waiter.is_some())
-        {
+        let now = self.now_ms;
+        // A request that waits for a task: a parked `tasks/result`, or a plain call whose answer
+        // is held back — answered when the task ends, a held call also when its budget ran out.
+        if let Some(i) = self.tasks.entries.iter().position(|e| {
+            e.waiter.is_some()
+                && (e.status.is_terminal() || e.owed_until.is_some_and(|until| now >= until))
+        }) {
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY);
             };
             let (waiter, to) = (e.waiter.clone().unwrap_or_default(), e.waiter_peer);
-            let n = self.write_payload(e, Id::from_checked_raw(&waiter), out);
+            let id = Id::from_checked_raw(&waiter);
+            let n = match e.owed_until {
+                Some(_) => {
+                    let info = (self.config.name, self.config.version);
+                    super::finish(out, Some(id), "", |w| {
+                        self.write_start(e, id, Era::Legacy, info, w);
+                    })
+                }
+                None => self.write_payload(e, id, out),
+            };
             // The request is answered only once the answer is written.
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
                 e.waiter = None;
+                e.owed_until = None;
             }
             return (n, to);
         }
@@ -681,6 +701,26 @@ impl<
         Some(task_id)
     }
 
+    /// Starts a task for a plain call whose answer is held back (its client can follow no
+    /// task): the call waits as the task's `waiter` until the task ends or `budget_ms` passes.
+    /// Returns the task's id.
+    pub(super) fn start_held(
+        &mut self,
+        new: NewTask<'_>,
+        result: ToolResult,
+        id: Id<'_>,
+        budget_ms: u32,
+    ) -> u64 {
+        let (peer, until) = (new.peer, self.now_ms.saturating_add(u64::from(budget_ms)));
+        let task = self.create_task(new, result);
+        if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.id == task) {
+            e.waiter = heapless::Vec::from_slice(id.raw()).ok();
+            e.waiter_peer = peer;
+            e.owed_until = e.waiter.as_ref().map(|_| until);
+        }
+        task
+    }
+
     /// Fills a slot of the table with the new task (room was checked before the handler ran);
     /// returns its id.
     #[inline(never)]
@@ -739,6 +779,8 @@ impl<
                 owner: new.peer,
                 waiter: None,
                 waiter_peer: new.peer,
+                owed_until: None,
+                error_member: new.error_member,
                 send_status: false,
                 send_progress: false,
             };
@@ -765,7 +807,9 @@ impl<
             }
             TaskForm::Extension => write_object(w, era, info, "task", |w| self.write_task(w, e)),
             TaskForm::Plain => write_object(w, era, info, "complete", |w| match e.outcome {
-                Some(outcome) => render_result(w, &outcome, &[], 0, stop_note(e.stop)),
+                Some(outcome) => {
+                    render_result_for(w, &outcome, &[], 0, stop_note(e.stop), e.error_member);
+                }
                 None => render_started(w, e),
             }),
         });

@@ -123,8 +123,17 @@ struct Rig<const T: usize> {
 }
 
 impl<const T: usize> Rig<T> {
+    /// A plain call of a long-running tool answered at once (`hold_answer_ms` 0).
     fn new() -> Self {
-        let mut server = Server::new(Config::new("m", "1").task_ttl(60_000, 120_000));
+        Self::with(
+            Config::new("m", "1")
+                .task_ttl(60_000, 120_000)
+                .hold_answer(0),
+        )
+    }
+
+    fn with(config: Config) -> Self {
+        let mut server = Server::new(config);
         for t in [&MOVE, &MOVE_REQUIRED, &PLAIN, &STATUS] {
             server.register(t).unwrap();
         }
@@ -178,6 +187,75 @@ impl<const T: usize> Rig<T> {
         assert_eq!(r["result"]["isError"], false, "{r}");
         r["result"]["structuredContent"].clone()
     }
+}
+
+/// Issue 23: a client that can follow no task (xiaozhi's backend hands the model only the call's
+/// answer) gets the action's outcome, with its evidence, as the call's own answer when the action
+/// ends within `hold_answer_ms`; past it, the answer says what was started (the task id, how to
+/// follow it). A client that declared `tasks` is answered at once.
+#[test]
+fn a_plain_call_keeps_its_answer_until_the_action_ends_within_the_budget() {
+    let mut rig: Rig<2> = Rig::with(
+        Config::new("m", "1")
+            .task_ttl(60_000, 120_000)
+            .hold_answer(3_000),
+    );
+    rig.ask(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2024-11-05","capabilities":{}}),
+    );
+    rig.poll_at(1000);
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":500}}});
+    assert_eq!(rig.send(&call.to_string()), None, "the answer is held back");
+    assert!(rig.poll_at(1200).is_empty(), "still moving");
+    let done = rig.poll_at(1500);
+    assert_eq!(done.len(), 1, "{done:?}");
+    let r = &done[0];
+    assert_eq!(r["id"], 1, "the call's own answer: {r}");
+    assert_eq!(r["result"]["isError"], false);
+    assert_eq!(r["result"]["structuredContent"], json!({"value":500}));
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"measured","commanded":500,"observed":500})
+    );
+    // A retransmission meanwhile is not run again: it is answered from the task table.
+    let again = rig.send(&call.to_string()).unwrap();
+    assert_eq!(again["result"]["evidence"]["level"], "measured", "{again}");
+    assert_eq!(rig.motor.starts, 1);
+    // Past the budget: what was started, then the status tool.
+    let far = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":9000}}});
+    assert_eq!(rig.send(&far.to_string()), None);
+    assert!(rig.poll_at(3000).is_empty());
+    let started = rig.poll_at(4500);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["id"], 2);
+    assert_eq!(
+        started[0]["result"]["structuredContent"]["status"],
+        "working"
+    );
+    assert_eq!(started[0]["result"]["evidence"]["level"], "scheduled");
+    let task = started[0]["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(rig.poll_at(5000).is_empty(), "answered once");
+    assert_eq!(rig.status(&task)["status"], "working");
+
+    // A client that follows tasks is answered at once.
+    let mut rig: Rig<2> = Rig::with(
+        Config::new("m", "1")
+            .task_ttl(60_000, 120_000)
+            .hold_answer(3_000),
+    );
+    rig.ask(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{"tasks":{}}}),
+    );
+    rig.poll_at(1000);
+    let r = rig.send(&call.to_string()).unwrap();
+    assert_eq!(r["result"]["structuredContent"]["status"], "working");
 }
 
 #[test]
