@@ -69,6 +69,8 @@ struct Shared {
     changed: Notify,
     pending: Mutex<HashMap<Key, oneshot::Sender<Value>>>,
     answers: Mutex<HashMap<Key, u32>>,
+    /// Notifications from devices, by device, in the order they came.
+    notifications: Mutex<HashMap<String, Vec<Value>>>,
     connacks: AtomicU64,
 }
 
@@ -283,6 +285,14 @@ impl Client {
             .unwrap_or(0)
     }
 
+    /// The notifications `device` has sent this client so far (on its RPC topic), oldest first.
+    pub fn notifications(&self, device: &str) -> Vec<Value> {
+        lock(&self.shared.notifications)
+            .get(device)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Opens a session with `device`: `initialize` on its control topic (answered on the RPC
     /// topic), then `notifications/initialized`. Returns the `initialize` result.
     ///
@@ -422,6 +432,13 @@ impl Shared {
         let Ok(msg) = serde_json::from_slice::<Value>(payload) else {
             return;
         };
+        if msg.get("method").is_some() && msg.get("id").is_none() {
+            lock(&self.notifications)
+                .entry(device)
+                .or_default()
+                .push(msg);
+            return;
+        }
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_none()) else {
             return;
         };
