@@ -450,10 +450,21 @@ async fn half_sent_requests_to_the_ui_take_neither_mcp_nor_the_ui_down() {
     use std::time::{Duration, Instant};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const HALF_SENT: usize = 80;
-    let sim =
-        tokio::task::spawn_blocking(|| common::start_with_fd_limit(64, &["--http", "127.0.0.1:0"]))
-            .await
-            .unwrap();
+    let sim = tokio::task::spawn_blocking(|| {
+        common::start_with_fd_limit(
+            64,
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--ui-max-connections",
+                "8",
+                "--ui-header-timeout",
+                "1",
+            ],
+        )
+    })
+    .await
+    .unwrap();
     let (ui, http) = (sim.ui.clone(), sim.http.clone().unwrap());
     let started = Instant::now();
     let mut closed = tokio::task::JoinSet::new();

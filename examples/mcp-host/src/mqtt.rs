@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_core::Principal;
-use mcp_core::server::{Delivery, Peer, Receipt};
+use mcp_core::server::{Delivery, Peer, Pending, Receipt};
 use mcp_core::transport::mqtt::{
     self as conv, ClientId, Incoming, MAX_TOPIC_LEN, Route, ServerTopics,
 };
@@ -329,6 +329,8 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     handed: VecDeque<Option<Tracked>>,
     /// Button presses the board had counted at the last tick.
     presses: u32,
+    /// The calls waiting for a person, as last reported ([`HostEvent::Waiting`]).
+    waiting: Vec<Pending>,
     /// A publish rumqttc holds back until its packet id is free (`Outgoing::AwaitAck`).
     collided: Option<(u16, Option<Tracked>)>,
     /// Publishes written, waiting for their PUBACK.
@@ -457,6 +459,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         current: None,
         handed: VecDeque::new(),
         presses: 0,
+        waiting: Vec::new(),
         collided: None,
         inflight: HashMap::new(),
         offline: VecDeque::new(),
@@ -701,6 +704,12 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                 hook(&event);
             }
         }
+        crate::waiting_changed(
+            turn.held_after.into_iter().collect(),
+            &mut self.waiting,
+            now,
+            self.opts.on_event.as_ref(),
+        );
     }
 
     /// Publishes something the engine emitted by itself, where the convention routes it.
