@@ -535,3 +535,35 @@ async fn half_sent_requests_to_the_ui_take_neither_mcp_nor_the_ui_down() {
     assert_eq!(answered, 200);
     drop(sim);
 }
+
+/// The UI's request bodies are bounded as `/mcp`'s are: one shorter than its `Content-Length`
+/// gets 408 after `--ui-header-timeout` and the connection closes; one beyond 4 KiB gets 413.
+/// Neither presses anything.
+#[test]
+fn slow_and_large_bodies_to_the_ui_are_refused() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let sim = start(&["--stdio", "--ui-header-timeout", "0.5"]);
+    let started = Instant::now();
+    let mut slow = std::net::TcpStream::connect(&sim.ui).unwrap();
+    write!(
+        slow,
+        "POST /sim/button HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Content-Length: 100\r\n\r\n{{",
+        sim.ui
+    )
+    .unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut got = Vec::new();
+    let closed = slow.read_to_end(&mut got).is_ok();
+    let got = String::from_utf8_lossy(&got);
+    assert!(closed, "still open after 3 s: {got:?}");
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let big = format!(r#"{{"temperature": 30{}}}"#, " ".repeat(5000));
+    let (status, body) = request(&sim.ui, "POST", "/sim/sensor", &[JSON], &big);
+    assert_eq!(status, 413, "{body}");
+    let s = state(&sim);
+    assert_eq!(s["button"]["presses"], 0);
+    assert_eq!(s["sensors"]["temperature"], 21.5);
+}
