@@ -38,8 +38,10 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Origins (`http://host:port`, exact) of pages elsewhere that may call the endpoint from a
     /// browser, besides the endpoint's own origin (`http://` and the request's `Host`): an
-    /// inspector's web UI, say. Every other `Origin` is refused (403), another server on the
-    /// same machine included. Requests without `Origin` (SDKs, curl) are not affected.
+    /// inspector's web UI in its direct mode, say. Their browsers' CORS preflights are answered
+    /// and the responses to them carry `Access-Control-Allow-Origin` ([`web::guard`]). Every
+    /// other `Origin` is refused (403), another server on the same machine included. Requests
+    /// without `Origin` (SDKs, curl, a proxy in Node) are not affected.
     pub allowed_origins: Vec<String>,
     /// The largest request body (bytes); larger ones get 413.
     pub max_body: usize,

@@ -27,7 +27,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
@@ -145,8 +145,8 @@ pub async fn read_body(body: Body, max: usize, timeout: Duration) -> Result<Byte
 /// `Host` must be a loopback name or one of the allowed host names. A browser's `Origin` must be
 /// the server's own origin — `http://` and that `Host`, the same port included, so a page served
 /// by another local server (`http://localhost:3000`) is refused — or one of the allowed origins
-/// (a page elsewhere that may call this server, e.g. an inspector's web UI). A request without
-/// `Origin` is no browser's and passes.
+/// (a page elsewhere that may call this server, e.g. an inspector's web UI; [`guard`] answers
+/// its browser's CORS preflight). A request without `Origin` is no browser's and passes.
 #[derive(Debug, Clone, Default)]
 pub struct Origins {
     hosts: Vec<String>,
@@ -162,6 +162,16 @@ impl Origins {
             hosts: hosts.to_vec(),
             origins: origins.to_vec(),
         }
+    }
+
+    /// The request's `Origin` when it passes [`check`](Self::check) only because it is one of
+    /// the allowed origins (a page elsewhere, which needs CORS headers); `None` without
+    /// `Origin`, for the server's own origin, and for a refused request.
+    pub fn allowed_by_name(&self, headers: &HeaderMap) -> Option<HeaderValue> {
+        let origin = headers.get(header::ORIGIN)?;
+        let hosts: Vec<&str> = self.hosts.iter().map(String::as_str).collect();
+        let own = check_host_and_origin(&View(headers), &hosts, &[]).is_ok();
+        (!own && self.check(headers).is_ok()).then(|| origin.clone())
     }
 
     /// Checks one request's headers.
@@ -191,14 +201,60 @@ struct Guard {
 }
 
 async fn check(State(g): State<Guard>, req: Request, next: Next) -> Response {
-    match g.origins.check(req.headers()) {
-        Ok(()) => next.run(req).await,
-        Err(r) => (g.refuse)(r),
+    if let Err(r) = g.origins.check(req.headers()) {
+        return (g.refuse)(r);
     }
+    let Some(origin) = g.origins.allowed_by_name(req.headers()) else {
+        // No Origin, or the server's own: no CORS headers are needed.
+        return next.run(req).await;
+    };
+    let h = req.headers();
+    if req.method() == Method::OPTIONS && h.contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
+        // A browser's preflight for a page allowed by name: what it asks for is granted.
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NO_CONTENT;
+        let out = r.headers_mut();
+        out.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        if let Some(m) = h.get(header::ACCESS_CONTROL_REQUEST_METHOD) {
+            out.insert(header::ACCESS_CONTROL_ALLOW_METHODS, m.clone());
+        }
+        if let Some(asked) = h.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+            out.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+        }
+        out.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        out.insert(
+            header::VARY,
+            HeaderValue::from_static(
+                "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
+            ),
+        );
+        return r;
+    }
+    let mut r = next.run(req).await;
+    // The page may read the whole response, its headers too (`Mcp-Session-Id`).
+    let names: Vec<&str> = r.headers().keys().map(header::HeaderName::as_str).collect();
+    let expose = HeaderValue::from_str(&names.join(", ")).ok();
+    let out = r.headers_mut();
+    out.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    if let Some(e) = expose.filter(|e| !e.is_empty()) {
+        out.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, e);
+    }
+    out.append(header::VARY, HeaderValue::from_static("Origin"));
+    r
 }
 
 /// `router` with `origins` checked before every route (the fallback included): a refused
 /// request gets `refuse(refusal)` and reaches no handler.
+///
+/// A page at an origin allowed by name ([`Origins::new`]) is another origin, so its browser
+/// asks first (CORS): its preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered
+/// here, 204 granting the method and headers it asks for, and every response to it carries
+/// `Access-Control-Allow-Origin` (that origin, never `*`) and exposes its headers. Requests from
+/// the server's own pages, and from no browser, get no CORS headers; those from any other origin
+/// are refused before all this.
 pub fn guard(router: Router, origins: Origins, refuse: fn(Refusal) -> Response) -> Router {
     let g = Guard {
         origins: Arc::new(origins),

@@ -701,6 +701,51 @@ async fn only_the_endpoints_own_origin_and_those_allowed_by_name_are_served() {
             assert_eq!(body["id"], 7, "{body}");
         }
     }
+    // The page allowed by name is another origin: its browser asks first (CORS), and may read
+    // the answers, the session id included.
+    let preflight = |origin: &'static str| {
+        rig.http
+            .request(reqwest::Method::OPTIONS, &rig.url)
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "content-type, mcp-protocol-version",
+            )
+            .send()
+    };
+    let r = preflight("http://localhost:6274").await.unwrap();
+    assert_eq!(r.status(), 204);
+    let h = r.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://localhost:6274");
+    assert_eq!(h["access-control-allow-methods"], "POST");
+    assert_eq!(
+        h["access-control-allow-headers"],
+        "content-type, mcp-protocol-version"
+    );
+    assert_eq!(
+        preflight("http://localhost:3000").await.unwrap().status(),
+        403
+    );
+    let r = rig
+        .post(&init)
+        .header("Origin", "http://localhost:6274")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let h = r.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://localhost:6274");
+    let exposed = h["access-control-expose-headers"].to_str().unwrap();
+    assert!(exposed.contains("mcp-session-id"), "{exposed}");
+    // The endpoint's own pages, and clients without Origin, need no CORS headers.
+    let r = rig
+        .post(&init)
+        .header("Origin", format!("http://{authority}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
     // Without the name, the inspector's page is another origin too.
     let plain = start(default_opts()).await;
     let r = plain
