@@ -378,6 +378,7 @@ fn another_local_origin_is_refused_and_the_pages_own_is_accepted() {
     );
     assert_eq!(request(&sim.ui, "GET", "/sim/state", &[other], "").0, 403);
     assert_eq!(request(&sim.ui, "GET", "/", &[other], "").0, 403);
+    assert_eq!(request(&sim.ui, "GET", "/sim/nothing", &[other], "").0, 403);
     // The same host on another port is another origin, whatever its scheme.
     let ui_port = sim.ui.rsplit(':').next().unwrap();
     for origin in [

@@ -63,6 +63,9 @@ impl std::error::Error for CallError {}
 
 type Key = (String, String);
 
+/// Notifications kept per device ([`Client::notifications`]), the latest.
+const NOTIFICATIONS_KEPT: usize = 256;
+
 #[derive(Default)]
 struct Shared {
     devices: Mutex<BTreeMap<String, Presence>>,
@@ -285,7 +288,8 @@ impl Client {
             .unwrap_or(0)
     }
 
-    /// The notifications `device` has sent this client so far (on its RPC topic), oldest first.
+    /// The notifications `device` has sent this client (on its RPC topic), oldest first: the
+    /// last 256.
     pub fn notifications(&self, device: &str) -> Vec<Value> {
         lock(&self.shared.notifications)
             .get(device)
@@ -433,10 +437,12 @@ impl Shared {
             return;
         };
         if msg.get("method").is_some() && msg.get("id").is_none() {
-            lock(&self.notifications)
-                .entry(device)
-                .or_default()
-                .push(msg);
+            let mut all = lock(&self.notifications);
+            let kept = all.entry(device).or_default();
+            if kept.len() == NOTIFICATIONS_KEPT {
+                kept.remove(0);
+            }
+            kept.push(msg);
             return;
         }
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_none()) else {

@@ -9,10 +9,10 @@
 //! - **Legacy (2025-11-25 and older)**: `initialize` opens a session (`Mcp-Session-Id`); later
 //!   requests name it.
 //!
-//! Before either: [`check_host_and_origin`] (DNS-rebinding protection: 403) and [`check_post`]
-//! (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`] for a GET stream. Every
-//! header these read is parsed by its grammar (authorities, origins, media types), never searched
-//! for a substring. After the engine: map
+//! Before either: [`check_host_and_origin`] (DNS-rebinding protection and the exact-origin rule:
+//! 403) and [`check_post`] (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`]
+//! for a GET stream. Every header these read is parsed by its grammar (authorities, origins,
+//! media types), never searched for a substring. After the engine: map
 //! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
 //! notifications precede the response.
 //!
