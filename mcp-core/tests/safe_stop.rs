@@ -80,7 +80,8 @@ struct Rig {
 
 impl Rig {
     fn new() -> Rig {
-        let mut server = Server::new(Config::new("arm", "1"));
+        // A plain call answers with its task at once here: the status tool's report is checked.
+        let mut server = Server::new(Config::new("arm", "1").hold_answer(0));
         server.register(&MOVE).unwrap().register(&STATUS).unwrap();
         Rig {
             server,
