@@ -339,7 +339,7 @@ async def modern_checks(c: Client, sim: SimApi, updates: Updates, person: Person
     check(f"{tag} self.relay.set on: input_required with an elicitation/create for the relay's question, "
           "a requestState, and nothing ran",
           ask is not None and ask.method == "elicitation/create" and question_ok(ask.params)
-          and isinstance(first.request_state, str) and first.request_state.startswith("v1.")
+          and isinstance(first.request_state, str) and first.request_state.startswith("v2.")
           and await relay_on(sim) is False, first)
     if isinstance(first, types.InputRequiredResult) and first.request_state:
         state = first.request_state
