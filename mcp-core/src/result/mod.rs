@@ -29,7 +29,7 @@ mod task;
 
 #[cfg(feature = "resources")]
 pub(crate) use render::{render_error_text, render_plain_string};
-pub(crate) use render::{render_result, render_result_for};
+pub(crate) use render::{render_result, render_result_for, write_first_text};
 pub use task::{
     Progress, StopHook, TaskHooks, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
 };
@@ -185,63 +185,101 @@ impl Evidence {
         }
     }
 
+    /// The evidence as JSON: `{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`
+    /// (`tolerance` only when not 0; `unit` only when set). The one writer of this form: a
+    /// `tools/call` answer's `evidence` member, a task's result, a task start, and the status
+    /// tool's report all come here.
     pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
-        w.raw(b"{\"level\":");
-        w.string(self.level.as_str());
-        if let Some(c) = self.commanded {
-            w.raw(b",\"commanded\":");
+        // Every field named: a field added to `Evidence` does not compile until it is written.
+        let Evidence {
+            level,
+            commanded,
+            observed,
+            tolerance,
+            unit,
+        } = *self;
+        let head: &[u8] = match level {
+            Level::Scheduled => br#"{"level":"scheduled""#,
+            Level::Applied => br#"{"level":"applied""#,
+            Level::ReadBack => br#"{"level":"read_back""#,
+            Level::Measured => br#"{"level":"measured""#,
+        };
+        w.plain(head);
+        if let Some(c) = commanded {
+            w.plain(b",\"commanded\":");
             c.write_json(w);
         }
-        if let Some(o) = self.observed {
-            w.raw(b",\"observed\":");
+        if let Some(o) = observed {
+            w.plain(b",\"observed\":");
             o.write_json(w);
         }
-        if self.tolerance > 0 {
-            w.raw(b",\"tolerance\":");
-            w.uint(u64::from(self.tolerance));
+        if tolerance > 0 {
+            w.plain(b",\"tolerance\":");
+            w.uint(u64::from(tolerance));
         }
-        if let Some(u) = self.unit {
-            w.raw(b",\"unit\":");
+        if let Some(u) = unit {
+            w.plain(b",\"unit\":");
             w.string(u);
         }
-        w.raw(b"}");
+        w.plain(b"}");
     }
 
-    /// `evidence: read_back (commanded 40, observed 39, within ±2)`; with a unit,
-    /// `evidence: measured (commanded 500 steps, observed 498 steps, within ±2 steps)`. A
-    /// disagreement outside the tolerance reads `not within ±2`.
-    pub(crate) fn write_text(&self, w: &mut Writer<'_>) {
-        w.text("evidence: ");
-        w.text(self.level.as_str());
+    /// The evidence as words a model can repeat, what a client that reads only a result's first
+    /// text hears: `read back: 40 (commanded 40)`, `read back: 39 (commanded 40, within ±2)`,
+    /// `measured: 498 steps (commanded 500 steps, within ±2 steps)`, `applied, not verified
+    /// (commanded 55)`, `scheduled, not done yet`. A disagreement outside the tolerance reads
+    /// `not within ±2`; a tolerance without an observed value, `tolerance ±2`. The one writer of
+    /// this form (written as text: escaped when the writer is in string mode).
+    pub(crate) fn write_sentence(&self, w: &mut Writer<'_>) {
+        // Every field named: a field added to `Evidence` does not compile until it is said.
+        let Evidence {
+            level,
+            commanded,
+            observed,
+            tolerance,
+            unit,
+        } = *self;
+        let said: &str = match level {
+            Level::Scheduled => "scheduled, not done yet",
+            Level::Applied => "applied, not verified",
+            Level::ReadBack => "read back",
+            Level::Measured => "measured",
+        };
+        w.plain(said.as_bytes());
         let unit = |w: &mut Writer<'_>| {
-            if let Some(u) = self.unit {
-                w.text(" ");
+            if let Some(u) = unit {
+                w.plain(b" ");
                 w.text(u);
             }
         };
-        let mut sep = " (";
-        for (label, r) in [("commanded ", self.commanded), ("observed ", self.observed)] {
-            if let Some(r) = r {
-                w.text(sep);
-                w.text(label);
-                r.write_text(w);
-                unit(w);
-                sep = ", ";
-            }
-        }
-        if self.tolerance > 0 {
-            w.text(sep);
-            w.text(match self.matches() {
-                Some(true) => "within ±",
-                Some(false) => "not within ±",
-                None => "tolerance ±",
-            });
-            w.uint(u64::from(self.tolerance));
+        if let Some(o) = observed {
+            w.plain(b": ");
+            o.write_text(w);
             unit(w);
-            sep = ", ";
         }
-        if sep == ", " {
-            w.text(")");
+        let mut open = false;
+        if let Some(c) = commanded {
+            w.plain(b" (commanded ");
+            c.write_text(w);
+            unit(w);
+            open = true;
+        }
+        if tolerance > 0 {
+            w.plain(if open { b", " } else { b" (" });
+            w.plain(
+                match self.matches() {
+                    Some(true) => "within ±",
+                    Some(false) => "not within ±",
+                    None => "tolerance ±",
+                }
+                .as_bytes(),
+            );
+            w.uint(u64::from(tolerance));
+            unit(w);
+            open = true;
+        }
+        if open {
+            w.plain(b")");
         }
     }
 }
@@ -277,6 +315,19 @@ pub(crate) enum Value {
     Content(Span),
     /// A long-running tool started its action; the word is the task's data.
     Task(i64),
+    /// A JSON object with a text of its own (the status tool's report), from [`Reply::report`]:
+    /// the text (its first `.1` bytes), then the object, in one span.
+    Report(Span, u32),
+}
+
+impl Span {
+    /// A [`Value::Report`]'s text and object.
+    pub(crate) fn split(self, scratch: &[u8], seq: u32, text_len: u32) -> (&[u8], &[u8]) {
+        let bytes = self.resolve(scratch, seq).unwrap_or_default();
+        bytes
+            .split_at_checked(usize::try_from(text_len).unwrap_or(usize::MAX))
+            .unwrap_or((b"", b"{}"))
+    }
 }
 
 /// A successful tool result: the business value and, for actions, the evidence.
@@ -582,6 +633,27 @@ impl<'s> Reply<'s> {
         span.map(|s| Output::of(Value::Json(s))).ok_or(SCRATCH_FULL)
     }
 
+    /// A JSON object answer with a text of its own: `text` writes the first text content (what
+    /// a client that reads only `content[0].text` hears: a sentence, not the object), `f` the
+    /// object (`structuredContent`).
+    pub(crate) fn report(
+        &mut self,
+        text: impl FnOnce(&mut Writer<'s>),
+        f: impl FnOnce(&mut ObjectWriter<'_, 's>),
+    ) -> Result<Output, ToolError> {
+        let mut text_len = 0;
+        let span = self.span(|w| {
+            let start = w.mark();
+            text(w);
+            text_len = w.mark() - start;
+            ObjectWriter::write(w, f);
+        });
+        match (span, u32::try_from(text_len)) {
+            (Some(s), Ok(n)) => Ok(Output::of(Value::Report(s, n))),
+            _ => Err(SCRATCH_FULL),
+        }
+    }
+
     /// An image answer (`data` is base64-encoded into the scratch area).
     pub fn image(&mut self, mime: &str, data: &[u8]) -> Result<Output, ToolError> {
         self.content(|c| {
@@ -749,14 +821,26 @@ mod test {
             br#"{"level":"read_back","commanded":80,"observed":63}"#
         );
         let mut w = Writer::new(&mut buf);
-        e.write_text(&mut w);
+        e.write_sentence(&mut w);
+        assert_eq!(w.written().unwrap(), b"read back: 63 (commanded 80)");
+        for (level, said) in [
+            (Level::Scheduled, "scheduled, not done yet"),
+            (Level::Applied, "applied, not verified"),
+            (Level::ReadBack, "read back"),
+            (Level::Measured, "measured"),
+        ] {
+            let mut w = Writer::new(&mut buf);
+            Evidence::new(level).write_sentence(&mut w);
+            assert_eq!(w.written().unwrap(), said.as_bytes());
+        }
+        let mut w = Writer::new(&mut buf);
+        Evidence::new(Level::Applied)
+            .commanded(Reading::Int(55))
+            .write_sentence(&mut w);
         assert_eq!(
             w.written().unwrap(),
-            b"evidence: read_back (commanded 80, observed 63)"
+            "applied, not verified (commanded 55)".as_bytes()
         );
-        let mut w = Writer::new(&mut buf);
-        Evidence::new(Level::Scheduled).write_text(&mut w);
-        assert_eq!(w.written().unwrap(), b"evidence: scheduled");
     }
 
     fn rendered(e: &Evidence) -> (String, String) {
@@ -765,7 +849,7 @@ mod test {
         e.write_json(&mut w);
         let json = String::from_utf8(w.written().unwrap().to_vec()).unwrap();
         let mut w = Writer::new(&mut buf);
-        e.write_text(&mut w);
+        e.write_sentence(&mut w);
         (
             json,
             String::from_utf8(w.written().unwrap().to_vec()).unwrap(),
@@ -783,14 +867,14 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"read_back","commanded":40,"observed":39,"tolerance":2}"#.into(),
-                "evidence: read_back (commanded 40, observed 39, within ±2)".into()
+                "read back: 39 (commanded 40, within ±2)".into()
             )
         );
         let e = e.observed(Reading::Int(37));
         assert_eq!(e.matches(), Some(false));
         assert_eq!(
             rendered(&e).1,
-            "evidence: read_back (commanded 40, observed 37, not within ±2)"
+            "read back: 37 (commanded 40, not within ±2)"
         );
         let e = Evidence::new(Level::Measured)
             .commanded(Reading::Int(500))
@@ -802,8 +886,7 @@ mod test {
             (
                 r#"{"level":"measured","commanded":500,"observed":498,"tolerance":2,"unit":"steps"}"#
                     .into(),
-                "evidence: measured (commanded 500 steps, observed 498 steps, within ±2 steps)"
-                    .into()
+                "measured: 498 steps (commanded 500 steps, within ±2 steps)".into()
             )
         );
         // Without an observed value the tolerance is stated, not judged.
@@ -813,14 +896,14 @@ mod test {
         assert_eq!(e.matches(), None);
         assert_eq!(
             rendered(&e).1,
-            "evidence: applied (commanded 40, tolerance ±2)"
+            "applied, not verified (commanded 40, tolerance ±2)"
         );
         // A unit alone, and no parentheses without values.
         assert_eq!(
             rendered(&Evidence::new(Level::Applied).unit("mm")),
             (
                 r#"{"level":"applied","unit":"mm"}"#.into(),
-                "evidence: applied".into()
+                "applied, not verified".into()
             )
         );
     }
@@ -835,7 +918,7 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"read_back","commanded":"dark","observed":"dark"}"#.into(),
-                "evidence: read_back (commanded dark, observed dark)".into()
+                "read back: dark (commanded dark)".into()
             )
         );
         // Escaped in JSON like any string; compared exactly; never equal to another kind.
@@ -844,7 +927,7 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"applied","commanded":"say \"hi\""}"#.into(),
-                "evidence: applied (commanded say \"hi\")".into()
+                "applied, not verified (commanded say \"hi\")".into()
             )
         );
         assert_eq!(e.observed(Reading::Str("say hi")).matches(), Some(false));

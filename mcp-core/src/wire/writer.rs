@@ -540,6 +540,13 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
         self
     }
 
+    /// Adds a member whose value `f` writes as JSON (one writer shared with other forms, such as
+    /// evidence).
+    pub(crate) fn raw_member(&mut self, key: &str, f: impl FnOnce(&mut Writer<'b>)) -> &mut Self {
+        f(self.member(key));
+        self
+    }
+
     /// Adds a nested object member.
     pub fn object(&mut self, key: &str, f: impl FnOnce(&mut ObjectWriter<'_, 'b>)) -> &mut Self {
         let w = self.member(key);
