@@ -279,7 +279,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let expected = if refused {
                 c(true, None, N, N)
             } else {
-                c(false, Some("scheduled"), N, N)
+                c(false, Some("scheduled"), json!(500), N)
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let fin = match fault {
