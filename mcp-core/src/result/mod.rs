@@ -316,18 +316,20 @@ pub(crate) enum Value {
     /// A long-running tool started its action; the word is the task's data.
     Task(i64),
     /// A JSON object with a text of its own (the status tool's report), from [`Reply::report`]:
-    /// the text (its first `.1` bytes), then the object, in one span.
-    Report(Span, u32),
+    /// the text, the object, and the text's length (4 bytes, little-endian) in one span, so that
+    /// a `Value` stays as small as a span.
+    Report(Span),
 }
 
-impl Span {
-    /// A [`Value::Report`]'s text and object.
-    pub(crate) fn split(self, scratch: &[u8], seq: u32, text_len: u32) -> (&[u8], &[u8]) {
-        let bytes = self.resolve(scratch, seq).unwrap_or_default();
-        bytes
-            .split_at_checked(usize::try_from(text_len).unwrap_or(usize::MAX))
-            .unwrap_or((b"", b"{}"))
-    }
+/// A [`Value::Report`]'s text and object, from its span's bytes.
+pub(crate) fn report_parts(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let (body, len) = bytes
+        .split_at_checked(bytes.len().saturating_sub(4))
+        .unwrap_or_default();
+    let text_len = <[u8; 4]>::try_from(len).map_or(usize::MAX, |n| {
+        usize::try_from(u32::from_le_bytes(n)).unwrap_or(usize::MAX)
+    });
+    body.split_at_checked(text_len).unwrap_or((b"", b"{}"))
 }
 
 /// A successful tool result: the business value and, for actions, the evidence.
@@ -641,17 +643,15 @@ impl<'s> Reply<'s> {
         text: impl FnOnce(&mut Writer<'s>),
         f: impl FnOnce(&mut ObjectWriter<'_, 's>),
     ) -> Result<Output, ToolError> {
-        let mut text_len = 0;
         let span = self.span(|w| {
             let start = w.mark();
             text(w);
-            text_len = w.mark() - start;
+            let text_len = u32::try_from(w.mark() - start).unwrap_or(u32::MAX);
             ObjectWriter::write(w, f);
+            w.plain(&text_len.to_le_bytes());
         });
-        match (span, u32::try_from(text_len)) {
-            (Some(s), Ok(n)) => Ok(Output::of(Value::Report(s, n))),
-            _ => Err(SCRATCH_FULL),
-        }
+        span.map(|s| Output::of(Value::Report(s)))
+            .ok_or(SCRATCH_FULL)
     }
 
     /// An image answer (`data` is base64-encoded into the scratch area).
@@ -806,6 +806,40 @@ mod test {
             .is_ok()
         );
         assert_eq!(r.used(), 7);
+    }
+
+    #[test]
+    fn a_report_keeps_its_text_and_its_object_apart() {
+        let mut buf = [0u8; 64];
+        let mut r = Reply::new(&mut buf, Principal::Model, 1);
+        let out = r
+            .report(
+                |w| w.text("moved \"far\""),
+                |o| {
+                    o.int("n", 1);
+                },
+            )
+            .unwrap();
+        let used = r.used();
+        let Value::Report(span) = out.value else {
+            panic!("{out:?}")
+        };
+        let bytes = span.resolve(&buf[..used], 1).unwrap();
+        assert_eq!(
+            report_parts(bytes),
+            (&b"moved \"far\""[..], &br#"{"n":1}"#[..])
+        );
+        // Damaged or too short: no text, an empty object.
+        assert_eq!(report_parts(b"ab"), (&b""[..], &b"{}"[..]));
+        assert_eq!(report_parts(b"{}\xff\xff\xff\x7f"), (&b""[..], &b"{}"[..]));
+        // A report that does not fit is the scratch error, and takes no room.
+        let mut small = [0u8; 8];
+        let mut r = Reply::new(&mut small, Principal::Model, 1);
+        assert_eq!(
+            r.report(|w| w.text("0123456789"), |_| {}),
+            Err(SCRATCH_FULL)
+        );
+        assert_eq!(r.used(), 0);
     }
 
     #[test]

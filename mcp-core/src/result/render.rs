@@ -2,7 +2,7 @@
 //! `structuredContent`, `isError`, and the evidence as JSON and as text — the same for a call's
 //! answer, a task's final result and a status tool's report.
 
-use super::{Message, Output, Span, ToolError, ToolResult, Value};
+use super::{Message, Output, Span, ToolError, ToolResult, Value, report_parts};
 use crate::wire::writer::Writer;
 
 /// Writes the members of a `CallToolResult` (no braces). `note` is appended to a failure's
@@ -97,9 +97,9 @@ pub(crate) fn render_result_for(
                 w.raw(span(s).unwrap_or(b"{}"));
                 w.plain(b",\"isError\":false");
             }
-            Value::Report(s, n) => {
+            Value::Report(s) => {
                 w.plain(b"],\"structuredContent\":");
-                w.raw(s.split(scratch, seq, n).1);
+                w.raw(report_parts(span(s).unwrap_or_default()).1);
                 w.plain(b",\"isError\":false");
             }
             Value::Text(_) | Value::Static(_) => {
@@ -149,7 +149,7 @@ pub(crate) fn write_first_text(
     let (evidence, note) = match result {
         Ok(Output { value, evidence }) => {
             match *value {
-                Value::Report(s, n) => w.raw(s.split(scratch, seq, n).0),
+                Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).0),
                 value => write_plain(w, value, &span),
             }
             (evidence, None)
@@ -181,11 +181,7 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
         Value::Static(s) => w.text(s),
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),
         // The object (a resource's text); the report's own text is its first text.
-        Value::Report(s, n) => w.raw(
-            span(s)
-                .and_then(|b| b.get(usize::try_from(n).ok()?..))
-                .unwrap_or(b"{}"),
-        ),
+        Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).1),
         Value::Content(_) | Value::Task(_) => {}
     }
 }
