@@ -10,14 +10,29 @@
 //! | `Output::int(40)` | `40` | `{"value":40}` | `false` |
 //! | `reply.json(…)` | the object's JSON text | the object | `false` |
 //! | `Err(ToolError::new("…"))` | the message | — | `true` |
+//! | `Output::bool(true).with_evidence(e)` | `true — read back: 40 (commanded 40)` | `{"value":true}` | `false` |
+//! | `Err(ToolError::new("…").with_evidence(e))` | `… — read back: 47 (commanded 40)` | — | `true` |
 //!
-//! When evidence is attached, the result gains an `evidence` member
-//! (`{"level":"read_back","commanded":40,"observed":40}`) and a second text block
-//! (`evidence: read_back (commanded 40, observed 40)`) so that a model reading only the text sees
-//! it too. Evidence from hardware with a coarser resolution than the command carries its
-//! tolerance (`{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`, read aloud as
-//! `evidence: read_back (commanded 40, observed 39, within ±2)`), and readings that are not
-//! percent or on/off carry their unit (`"unit":"steps"`).
+//! **What a model hears.** Some clients hand the model `content[0].text` and nothing else
+//! (xinnan's xiaozhi backend, the most used one, does), so when evidence is attached the first
+//! text says the business value *and* the evidence in one sentence a model can repeat:
+//! `true — read back: 40 (commanded 40)`, `true — applied, not verified (commanded 55)`, `true —
+//! scheduled, not done yet`, a failure `The codec reports a different volume than commanded — read
+//! back: 47 (commanded 40)`. This is one rule for every revision and peer, not a per-peer
+//! rendering: text is free-form for every client (the SDKs validate `structuredContent` against
+//! the `outputSchema`, never the text), and a client that reads everything loses nothing by
+//! hearing the value and its evidence together. A result without evidence keeps its text as the
+//! tool gave it. For programs the result also carries an `evidence` member
+//! (`{"level":"read_back","commanded":40,"observed":40}`); `structuredContent` and `isError` are
+//! the same with or without it. Evidence from hardware with a coarser resolution than the command
+//! carries its tolerance (`{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`, said
+//! as `read back: 39 (commanded 40, within ±2)`), and readings that are not percent or on/off
+//! carry their unit (`"unit":"steps"`: `measured: 498 steps (commanded 500 steps, within ±2
+//! steps)`). A long-running action's immediate answer to a client without task support and the
+//! status tool's report ([`status_tool`](crate::server::status_tool)) follow the same rule.
+//!
+//! Evidence is written by exactly one function per form (crate-internal `Evidence::write_json`
+//! and `Evidence::write_sentence`), for every answer that carries it.
 //!
 //! Dynamic text and JSON are written by the handler into a scratch area through [`Reply`]; the
 //! engine lends the caller's output buffer for that, so nothing is allocated.

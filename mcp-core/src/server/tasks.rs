@@ -9,6 +9,16 @@
 //! | 2025-11-25 | `tools/call` with `params.task` | `CreateTaskResult {task}`, `tasks/get`, `tasks/result` (parked until the end), `tasks/list`, `tasks/cancel`, `notifications/tasks/status` |
 //! | 2026-07-28 extension | `tools/call` from a client whose `_meta` declares `io.modelcontextprotocol/tasks` | flat `CreateTaskResult` (`resultType: "task"`), `tasks/get` carrying the result, `tasks/update`, `tasks/cancel` |
 //!
+//! What a model hears in the plain form, where a client may hand it only `content[0].text`: the
+//! immediate answer says what started, the task id, the evidence so far and how to learn the
+//! outcome (`self.motor.move_to started as task task-… — scheduled, not done yet (commanded 600
+//! steps); for the outcome, call self.tasks.get_status with this task_id`), and the status tool's
+//! first text says the status, the outcome and its evidence (`self.motor.move_to completed: 600 —
+//! measured: 600 steps (commanded 600 steps, within ±2 steps)`; `… working (200 of 600) —
+//! scheduled, not done yet (…)`; `… failed: Motor stalled — measured: 120 steps (commanded 600
+//! steps, not within ±2 steps); safe-stop issued`), its `structuredContent` the same as members.
+//! A task's `statusMessage` is its result's first text once it ended.
+//!
 //! A task's slot is reserved *before* the handler runs, so an action is never started that cannot
 //! be tracked; a full table of running tasks is a clear error, and running tasks are never
 //! evicted. Finished tasks are kept until their `ttl` (from creation) runs out.
