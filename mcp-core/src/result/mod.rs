@@ -201,10 +201,20 @@ impl Evidence {
     }
 
     /// The evidence as JSON: `{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`
-    /// (`tolerance` only when not 0; `unit` only when set). The one writer of this form: a
-    /// `tools/call` answer's `evidence` member, a task's result, a task start, and the status
-    /// tool's report all come here.
+    /// (`tolerance` only when not 0; `unit` only when set). With [`write_member`](Self::write_member)
+    /// the one writer of this form: a `tools/call` answer's `evidence` member, a task's result, a
+    /// task start, and the status tool's report all come here.
     pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
+        self.write_json_from(w, MEMBER_KEY.len());
+    }
+
+    /// `,"evidence":` and the evidence as JSON: the member of a result.
+    pub(crate) fn write_member(&self, w: &mut Writer<'_>) {
+        self.write_json_from(w, 0);
+    }
+
+    /// The member, from byte `skip` on (the key and the head are one piece).
+    fn write_json_from(&self, w: &mut Writer<'_>, skip: usize) {
         // Every field named: a field added to `Evidence` does not compile until it is written.
         let Evidence {
             level,
@@ -213,13 +223,13 @@ impl Evidence {
             tolerance,
             unit,
         } = *self;
-        let head: &[u8] = match level {
-            Level::Scheduled => br#"{"level":"scheduled""#,
-            Level::Applied => br#"{"level":"applied""#,
-            Level::ReadBack => br#"{"level":"read_back""#,
-            Level::Measured => br#"{"level":"measured""#,
+        let head: &str = match level {
+            Level::Scheduled => r#","evidence":{"level":"scheduled""#,
+            Level::Applied => r#","evidence":{"level":"applied""#,
+            Level::ReadBack => r#","evidence":{"level":"read_back""#,
+            Level::Measured => r#","evidence":{"level":"measured""#,
         };
-        w.plain(head);
+        w.plain(head.as_bytes().get(skip..).unwrap_or_default());
         if let Some(c) = commanded {
             w.plain(b",\"commanded\":");
             c.write_json(w);
@@ -243,9 +253,22 @@ impl Evidence {
     /// text hears: `read back: 40 (commanded 40)`, `read back: 39 (commanded 40, within ±2)`,
     /// `measured: 498 steps (commanded 500 steps, within ±2 steps)`, `applied, not verified
     /// (commanded 55)`, `scheduled, not done yet`. A disagreement outside the tolerance reads
-    /// `not within ±2`; a tolerance without an observed value, `tolerance ±2`. The one writer of
-    /// this form (written as text: escaped when the writer is in string mode).
+    /// `not within ±2`; a tolerance without an observed value, `tolerance ±2`. With
+    /// [`write_sentence_after`](Self::write_sentence_after) the one writer of this form (written
+    /// as text: escaped when the writer is in string mode).
     pub(crate) fn write_sentence(&self, w: &mut Writer<'_>) {
+        self.write_sentence_from(w, SEPARATOR.len());
+    }
+
+    /// ` — ` and the sentence: what follows the value in a first text (`true — read back: 40
+    /// (commanded 40)`).
+    pub(crate) fn write_sentence_after(&self, w: &mut Writer<'_>) {
+        self.write_sentence_from(w, 0);
+    }
+
+    /// The sentence, from byte `skip` on (the separator, the level's words and the colon before
+    /// an observed value are one piece).
+    fn write_sentence_from(&self, w: &mut Writer<'_>, skip: usize) {
         // Every field named: a field added to `Evidence` does not compile until it is said.
         let Evidence {
             level,
@@ -255,12 +278,16 @@ impl Evidence {
             unit,
         } = *self;
         let said: &str = match level {
-            Level::Scheduled => "scheduled, not done yet",
-            Level::Applied => "applied, not verified",
-            Level::ReadBack => "read back",
-            Level::Measured => "measured",
+            Level::Scheduled => " — scheduled, not done yet: ",
+            Level::Applied => " — applied, not verified: ",
+            Level::ReadBack => " — read back: ",
+            Level::Measured => " — measured: ",
         };
-        w.plain(said.as_bytes());
+        // Without an observed value, no colon.
+        let end = said
+            .len()
+            .saturating_sub(if observed.is_some() { 0 } else { 2 });
+        w.plain(said.as_bytes().get(skip..end).unwrap_or_default());
         let unit = |w: &mut Writer<'_>| {
             if let Some(u) = unit {
                 w.plain(b" ");
@@ -268,7 +295,6 @@ impl Evidence {
             }
         };
         if let Some(o) = observed {
-            w.plain(b": ");
             o.write_text(w);
             unit(w);
         }
@@ -298,6 +324,12 @@ impl Evidence {
         }
     }
 }
+
+/// What separates a value from its evidence in a first text.
+const SEPARATOR: &str = " — ";
+
+/// The key of a result's evidence member.
+const MEMBER_KEY: &str = r#","evidence":"#;
 
 /// A region of the scratch area written through a [`Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

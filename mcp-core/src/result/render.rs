@@ -62,6 +62,26 @@ pub(crate) fn render_result_for(
         Err(e) => e.evidence.as_ref(),
     };
     match result {
+        // A boolean (most actions' answer): its first text is the constant value and the
+        // sentence after it, what `write_first_text` writes, in fewer pieces.
+        Ok(Output {
+            value: Value::Bool(b),
+            ..
+        }) => {
+            w.open_string(if *b {
+                b"\"content\":[{\"type\":\"text\",\"text\":\"true"
+            } else {
+                b"\"content\":[{\"type\":\"text\",\"text\":\"false"
+            });
+            if let Some(e) = evidence {
+                e.write_sentence_after(w);
+            }
+            w.close_string(if *b {
+                b"\"}],\"structuredContent\":{\"value\":true},\"isError\":false"
+            } else {
+                b"\"}],\"structuredContent\":{\"value\":false},\"isError\":false"
+            });
+        }
         Ok(Output {
             value: Value::Content(blocks),
             ..
@@ -74,47 +94,42 @@ pub(crate) fn render_result_for(
                 w.close_string(b"\"},");
             }
             w.raw(span(*blocks).unwrap_or(b"{\"type\":\"text\",\"text\":\"\"}"));
+            w.plain(b"],\"isError\":false");
         }
-        _ => {
+        Ok(Output { value, .. }) => {
             w.open_string(TEXT_BLOCK);
             write_first_text(w, result, scratch, seq, note);
-            w.close_string(b"\"}");
-        }
-    }
-    if let Ok(Output { value, .. }) = result {
-        match *value {
-            // A boolean (most actions' answer): constant.
-            Value::Bool(b) => {
-                w.plain(if b {
-                    b"],\"structuredContent\":{\"value\":true},\"isError\":false"
-                } else {
-                    b"],\"structuredContent\":{\"value\":false},\"isError\":false"
-                });
-            }
-            Value::Content(_) | Value::Task(_) => w.plain(b"],\"isError\":false"),
-            Value::Json(s) => {
-                w.plain(b"],\"structuredContent\":");
-                w.raw(span(s).unwrap_or(b"{}"));
-                w.plain(b",\"isError\":false");
-            }
-            Value::Report(s) => {
-                w.plain(b"],\"structuredContent\":");
-                w.raw(report_parts(span(s).unwrap_or_default()).1);
-                w.plain(b",\"isError\":false");
-            }
-            Value::Text(_) | Value::Static(_) => {
-                w.open_string(b"],\"structuredContent\":{\"value\":\"");
-                write_plain(w, *value, &span);
-                w.close_string(b"\"},\"isError\":false");
-            }
-            value => {
-                w.plain(b"],\"structuredContent\":{\"value\":");
-                write_plain(w, value, &span);
-                w.plain(b"},\"isError\":false");
+            match *value {
+                Value::Json(s) => {
+                    w.close_string(b"\"}],\"structuredContent\":");
+                    w.raw(span(s).unwrap_or(b"{}"));
+                    w.plain(b",\"isError\":false");
+                }
+                Value::Report(s) => {
+                    w.close_string(b"\"}],\"structuredContent\":");
+                    w.raw(report_parts(span(s).unwrap_or_default()).1);
+                    w.plain(b",\"isError\":false");
+                }
+                Value::Text(_) | Value::Static(_) => {
+                    w.close_string(b"\"}]");
+                    w.open_string(b",\"structuredContent\":{\"value\":\"");
+                    write_plain(w, *value, &span);
+                    w.close_string(b"\"},\"isError\":false");
+                }
+                // (Not a result: a task start is answered in its own form.)
+                Value::Task(_) => w.close_string(b"\"}],\"isError\":false"),
+                value => {
+                    w.close_string(b"\"}],\"structuredContent\":{\"value\":");
+                    write_plain(w, value, &span);
+                    w.plain(b"},\"isError\":false");
+                }
             }
         }
-    } else {
-        w.plain(b"],\"isError\":true");
+        Err(_) => {
+            w.open_string(TEXT_BLOCK);
+            write_first_text(w, result, scratch, seq, note);
+            w.close_string(b"\"}],\"isError\":true");
+        }
     }
     if let (true, Err(_)) = (error_member, result) {
         // What a xiaozhi backend says to the user: the first text, reason and evidence.
@@ -123,8 +138,7 @@ pub(crate) fn render_result_for(
         w.close_string(b"\"");
     }
     if let Some(e) = evidence {
-        w.plain(b",\"evidence\":");
-        e.write_json(w);
+        e.write_member(w);
     }
 }
 
@@ -161,9 +175,10 @@ pub(crate) fn write_first_text(
     };
     if let Some(e) = evidence {
         if w.mark() > start {
-            w.plain(" — ".as_bytes());
+            e.write_sentence_after(w);
+        } else {
+            e.write_sentence(w);
         }
-        e.write_sentence(w);
     }
     if let Some(note) = note {
         w.plain(b"; ");
@@ -183,5 +198,63 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
         // The object (a resource's text); the report's own text is its first text.
         Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).1),
         Value::Content(_) | Value::Task(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::super::{Evidence, Level, Reading};
+    use super::*;
+
+    fn rendered(f: impl FnOnce(&mut Writer<'_>)) -> String {
+        let mut buf = [0u8; 512];
+        let mut w = Writer::new(&mut buf);
+        f(&mut w);
+        String::from_utf8(w.written().unwrap().to_vec()).unwrap()
+    }
+
+    /// A boolean's first text, written in constant pieces, is what `write_first_text` writes.
+    #[test]
+    fn a_booleans_first_text_is_the_general_one() {
+        let evidence = [
+            None,
+            Some(Evidence::new(Level::Scheduled)),
+            Some(Evidence::new(Level::Applied).commanded(Reading::Int(55))),
+            Some(
+                Evidence::new(Level::ReadBack)
+                    .commanded(Reading::Int(40))
+                    .observed(Reading::Int(39))
+                    .tolerance(2),
+            ),
+            Some(
+                Evidence::new(Level::Measured)
+                    .commanded(Reading::Str("say \"hi\""))
+                    .observed(Reading::Bool(false))
+                    .unit("mm"),
+            ),
+        ];
+        for b in [true, false] {
+            for e in evidence {
+                let result: ToolResult = Ok(Output {
+                    value: Value::Bool(b),
+                    evidence: e,
+                });
+                let answer: serde_json::Value = serde_json::from_str(&format!(
+                    "{{{}}}",
+                    rendered(|w| render_result(w, &result, &[], 0, None))
+                ))
+                .unwrap();
+                let first = rendered(|w| {
+                    w.begin_string();
+                    write_first_text(w, &result, &[], 0, None);
+                    w.end_string();
+                });
+                let first: String = serde_json::from_str(&first).unwrap();
+                assert_eq!(answer["content"][0]["text"], first.as_str(), "{e:?}");
+                assert_eq!(answer["content"].as_array().unwrap().len(), 1);
+                assert_eq!(answer["structuredContent"]["value"], b);
+                assert_eq!(answer["isError"], false);
+            }
+        }
     }
 }

@@ -896,8 +896,7 @@ fn render_started(w: &mut Writer<'_>, e: &Entry) {
     w.text(e.view.tool);
     w.plain(b" started as task ");
     write_id(w, e.id);
-    w.plain(" — ".as_bytes());
-    e.started.write_sentence(w);
+    e.started.write_sentence_after(w);
     w.plain(b"; for the outcome, call ");
     w.plain(STATUS_TOOL_NAME.as_bytes());
     w.plain(b" with this task_id");
@@ -905,8 +904,8 @@ fn render_started(w: &mut Writer<'_>, e: &Entry) {
     write_id(w, e.id);
     w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
     w.raw(STATUS_TOOL_NAME.as_bytes());
-    w.raw(b"\"},\"isError\":false,\"evidence\":");
-    e.started.write_json(w);
+    w.raw(b"\"},\"isError\":false");
+    e.started.write_member(w);
 }
 
 /// The name of the status tool for clients without task support.
@@ -935,8 +934,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
             }
             _ => {
                 write_progress(w, t.progress.filter(|_| working));
-                w.plain(" — ".as_bytes());
-                t.started.write_sentence(w);
+                t.started.write_sentence_after(w);
             }
         }
     };
