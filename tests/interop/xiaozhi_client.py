@@ -384,7 +384,7 @@ async def session(link, tag: str) -> None:
           and backend_view(p) == "true — applied, not verified (commanded 55)"
           and ev.get("level") == "applied" and ev.get("commanded") == 55, p)
     _, p = await b.call("self.screen.set_theme", {"theme": "dark"})
-    check(f"{tag} set_theme dark: the model hears true, applied", backend_view(p) == "true — applied, not verified (commanded dark)"
+    check(f"{tag} set_theme dark: the model hears true, applied", backend_view(p) == "true — applied, not verified"
           and (result_of(p).get("evidence") or {}).get("level") == "applied", p)
     _, p = await b.call("self.relay.set", {"on": True})
     check(f"{tag} relay on: the model hears measured true == true", backend_view(p) == "true — measured: true (commanded true)"
@@ -403,6 +403,7 @@ async def session(link, tag: str) -> None:
           and (result_of(p).get("evidence") or {}).get("level") == "scheduled", p)
     status: dict = {}
     said = ""
+    working = None
     for _ in range(60):
         if not isinstance(task_id, str):
             break
@@ -410,9 +411,11 @@ async def session(link, tag: str) -> None:
         status, said = result_of(p).get("structuredContent") or {}, backend_view(p)
         if status.get("status") != "working":
             break
-        check(f"{tag} while it moves, the model hears it is working: \"{said}\"",
-              said.startswith("self.motor.move_to working") and "scheduled, not done yet (commanded 600 steps)" in said, p)
+        working = working or said
         await asyncio.sleep(0.3)
+    check(f"{tag} while it moves, the model hears it is working: \"{working}\"",
+          isinstance(working, str) and working.startswith("self.motor.move_to working")
+          and working.endswith(" — scheduled, not done yet (commanded 600 steps)"), working)
     ev = status.get("evidence") or {}
     check(f"{tag} the move completes, measured 600 by the encoder",
           status.get("status") == "completed" and ev.get("level") == "measured" and ev.get("observed") == 600, status)

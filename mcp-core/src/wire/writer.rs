@@ -89,8 +89,9 @@ impl<'b> Writer<'b> {
         self.put(bytes);
     }
 
-    /// Writes `prefix` (JSON text ending with the opening `"` of a string) and switches to string
-    /// mode: [`begin_string`](Self::begin_string) with what comes before it, in one piece.
+    /// Writes `prefix` (JSON text ending inside a string: its opening `"`, and maybe some of its
+    /// content that needs no escape) and switches to string mode:
+    /// [`begin_string`](Self::begin_string) with what comes before it, in one piece.
     pub(crate) fn open_string(&mut self, prefix: &[u8]) {
         self.raw(prefix);
         self.in_string = true;
