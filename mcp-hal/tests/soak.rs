@@ -246,7 +246,7 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
                 c(true, None, N, N, false)
             } else {
                 d.motor_starts = 1;
-                c(false, Some("scheduled"), N, N, true)
+                c(false, Some("scheduled"), json!(p), N, true)
             }
         }
         Action::Reboot => {

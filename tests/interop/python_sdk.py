@@ -126,12 +126,12 @@ async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
         f"{tag} set_volume 40: true, evidence read_back with commanded == observed == 40",
         not r.is_error and r.structured_content == {"value": True}
         and ev.get("level") == "read_back" and ev.get("commanded") == 40 and ev.get("observed") == 40
-        and "read_back (commanded 40, observed 40)" in texts(r),
+        and r.content[0].text == "true — read back: 40 (commanded 40)",
         r,
     )
     r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 40})
     check(f"{tag} set_volume through Client.call_tool: the evidence is in the text", not r.is_error
-          and "read_back (commanded 40, observed 40)" in texts(r), r)
+          and "read back: 40 (commanded 40)" in texts(r), r)
     called.append("self.audio_speaker.set_volume")
 
     r = await raw_call(c.session, "self.screen.set_brightness", {"brightness": 55})
@@ -395,7 +395,7 @@ async def fault_session() -> None:
         ev = evidence(r)
         check(
             f"{tag} a read-back that disagrees fails the call, with commanded and observed",
-            r.is_error and ev.get("commanded") == 40 and ev.get("observed") == 47 and "observed 47" in texts(r),
+            r.is_error and ev.get("commanded") == 40 and ev.get("observed") == 47 and "read back: 47 (commanded 40)" in texts(r),
             r,
         )
 

@@ -153,7 +153,7 @@ async function scenario(client, received, tag) {
   check(`${tag} set_volume 40: true, evidence read_back commanded 40 == observed 40`,
     r.isError === false && same(r.structuredContent, { value: true })
       && same(r.evidence, { level: "read_back", commanded: 40, observed: 40 })
-      && texts(r).includes("read_back (commanded 40, observed 40)"), r);
+      && r.content[0]?.text === "true — read back: 40 (commanded 40)", r);
   called.push("self.audio_speaker.set_volume");
 
   r = await client.callTool({ name: "self.screen.set_brightness", arguments: { brightness: 55 } });

@@ -44,6 +44,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import uuid
 from typing import Any
@@ -389,51 +390,61 @@ async def session(link, tag: str) -> None:
           "to the model's connection", [t.get("name") for t in tools] == with_user
           and (reboot.get("annotations") or {}).get("audience") == ["user"], [t.get("name") for t in tools])
 
-    # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does).
+    # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does). The model hears only
+    # content[0].text (backend_view): the value and the evidence must both be in it.
     _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
     r = result_of(p)
     ev = r.get("evidence") or {}
+    said = backend_view(p)
     check(
-        f"{tag} call id 1 set_volume 40: text \"true\" (xiaozhi-era rendering), evidence read_back 40 == 40",
-        p.get("id") == 1 and r.get("isError") is False and backend_view(p) == "true"
+        f"{tag} call id 1 set_volume 40: the model hears \"{said}\" (value and read-back evidence); evidence read_back 40 == 40",
+        p.get("id") == 1 and r.get("isError") is False and said == "true — read back: 40 (commanded 40)"
         and ev == {"level": "read_back", "commanded": 40, "observed": 40},
         p,
     )
     _, p = await b.call("self.screen.set_brightness", {"brightness": 55})
     ev = result_of(p).get("evidence") or {}
-    check(f"{tag} call id 2 set_brightness 55: applied", p.get("id") == 2 and backend_view(p) == "true"
+    check(f"{tag} call id 2 set_brightness 55: the model hears it was applied, not verified", p.get("id") == 2
+          and backend_view(p) == "true — applied, not verified (commanded 55)"
           and ev.get("level") == "applied" and ev.get("commanded") == 55, p)
     _, p = await b.call("self.screen.set_theme", {"theme": "dark"})
-    check(f"{tag} set_theme dark: true, applied", backend_view(p) == "true"
+    check(f"{tag} set_theme dark: the model hears true, applied", backend_view(p) == "true — applied, not verified"
           and (result_of(p).get("evidence") or {}).get("level") == "applied", p)
     _, p = await b.call("self.relay.set", {"on": True})
-    check(f"{tag} relay on: measured true == true", backend_view(p) == "true"
+    check(f"{tag} relay on: the model hears measured true == true", backend_view(p) == "true — measured: true (commanded true)"
           and result_of(p).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, p)
 
+    # A long-running action: the model learns from the text alone what started, its task id, and
+    # how to learn the outcome, and polls the status tool with that id.
     _, p = await b.call("self.motor.move_to", {"position": 600})
-    try:
-        started = json.loads(backend_view(p))
-    except ValueError:
-        started = {}
-    task_id = started.get("task_id")
-    check(f"{tag} move_to 600: the text the model gets carries the task id; evidence scheduled",
-          isinstance(task_id, str) and started.get("status") == "working"
+    said = backend_view(p)
+    heard = re.search(r"task-[0-9a-f]{16}", said)
+    task_id = heard.group(0) if heard else None
+    check(f"{tag} move_to 600: the model hears what started, the task id, the evidence and the status tool: \"{said}\"",
+          task_id is not None and task_id == (result_of(p).get("structuredContent") or {}).get("task_id")
+          and said == f"self.motor.move_to started as task {task_id} — scheduled, not done yet (commanded 600 steps); "
+                      "for the outcome, call self.tasks.get_status with this task_id"
           and (result_of(p).get("evidence") or {}).get("level") == "scheduled", p)
     status: dict = {}
+    said = ""
+    working = None
     for _ in range(60):
         if not isinstance(task_id, str):
             break
         _, p = await b.call("self.tasks.get_status", {"task_id": task_id})
-        try:
-            status = json.loads(backend_view(p))
-        except ValueError:
-            status = {"unparsed": backend_view(p)}
+        status, said = result_of(p).get("structuredContent") or {}, backend_view(p)
         if status.get("status") != "working":
             break
+        working = working or said
         await asyncio.sleep(0.3)
+    check(f"{tag} while it moves, the model hears it is working: \"{working}\"",
+          isinstance(working, str) and working.startswith("self.motor.move_to working")
+          and working.endswith(" — scheduled, not done yet (commanded 600 steps)"), working)
     ev = status.get("evidence") or {}
     check(f"{tag} the move completes, measured 600 by the encoder",
           status.get("status") == "completed" and ev.get("level") == "measured" and ev.get("observed") == 600, status)
+    check(f"{tag} ...and the model hears the outcome with its evidence: \"{said}\"",
+          said == "self.motor.move_to completed: 600 — measured: 600 steps (commanded 600 steps, within ±2 steps)", said)
 
     _, p = await b.call("self.get_device_status", {})
     try:
@@ -510,8 +521,11 @@ async def fault_session(link, tag: str) -> None:
     check(f"{tag} a read-back mismatch fails the call: isError with commanded 40, observed 47",
           r.get("isError") is True and r.get("evidence", {}).get("observed") == 47, p)
     said = backend_view(p)
-    check(f"{tag} the backend can tell the user why (it reads result.error: reason and evidence)",
-          "47" in said and "different volume" in said, said)
+    failure = "The codec reports a different volume than commanded — read back: 47 (commanded 40)"
+    check(f"{tag} the backend tells the user why (result.error): the reason and the mismatch evidence",
+          said == "工具调用错误: " + failure, said)
+    content = r.get("content") or [{}]
+    check(f"{tag} ...and the first text says the same", content[0].get("text") == failure, p)
 
 
 def is_update(uri: str):
@@ -608,7 +622,8 @@ async def speaks_first_session(link, tag: str) -> None:
     ok, s = await call(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
     check(f"{tag} the relay is on", ok, s["relay"])
     _, p = await b.call("self.relay.set", {"on": False})
-    check(f"{tag} switching off needs no press: true, measured", backend_view(p) == "true"
+    check(f"{tag} switching off needs no press: true, measured",
+          backend_view(p) == "true — measured: false (commanded false)"
           and (result_of(p).get("evidence") or {}).get("observed") is False, p)
 
     # 3. No press within the timeout: nothing runs.

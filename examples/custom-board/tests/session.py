@@ -61,17 +61,17 @@ async def session() -> None:
               tools == {"self.audio_speaker.set_volume", "self.audio_speaker.set_mute", "self.relay.set"}, tools)
         r = await client.call_tool("self.audio_speaker.set_volume", {"volume": 40})
         check("set_volume 40 on a 64-level amplifier: read_back, observed the level below (39), within its tolerance",
-              not r.is_error and "read_back (commanded 40, observed 39, within ±2)" in texts(r), texts(r))
+              not r.is_error and "true — read back: 39 (commanded 40, within ±2)" in texts(r), texts(r))
         r = await client.call_tool("self.audio_speaker.set_volume", {"volume": 100})
-        check("set_volume 100: observed 99 (register 252 of 255)", "observed 99" in texts(r), texts(r))
+        check("set_volume 100: observed 99 (register 252 of 255)", "read back: 99 (commanded 100" in texts(r), texts(r))
         r = await client.call_tool("self.audio_speaker.set_mute", {"mute": True})
         check("set_mute: applied (the amplifier's mute cannot be read back through the trait)",
-              not r.is_error and "evidence: applied" in texts(r), texts(r))
+              not r.is_error and "true — applied, not verified" in texts(r), texts(r))
         for on in (True, False, True):
             r = await client.call_tool("self.relay.set", {"on": on})
             word = "true" if on else "false"
             check(f"latching relay {'on' if on else 'off'}: measured by the auxiliary contact",
-                  not r.is_error and f"measured (commanded {word}, observed {word})" in texts(r), texts(r))
+                  not r.is_error and f"measured: {word} (commanded {word})" in texts(r), texts(r))
         try:
             r = await client.call_tool("self.audio_speaker.set_volume", {"volume": "40"})
             check("a string volume is refused before any driver runs", r.is_error, r)

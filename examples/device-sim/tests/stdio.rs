@@ -98,7 +98,11 @@ fn a_xiaozhi_backend_session_over_stdio() {
         "self.audio_speaker.set_volume",
         json!({"volume": 35}),
     ));
-    assert_eq!(set["result"]["content"][0]["text"], "true");
+    // The first text (all a xiaozhi backend hands the model) carries the evidence.
+    assert_eq!(
+        set["result"]["content"][0]["text"],
+        "true — read back: 35 (commanded 35)"
+    );
     assert_eq!(set["result"]["isError"], false);
     assert_eq!(
         set["result"]["evidence"],
@@ -414,8 +418,8 @@ fn a_quantized_codec_confirms_the_nearest_step() {
         json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
     );
     assert_eq!(
-        r["result"]["content"][1]["text"],
-        "evidence: read_back (commanded 40, observed 39, within ±2)"
+        r["result"]["content"][0]["text"],
+        "true — read back: 39 (commanded 40, within ±2)"
     );
     let status = sim.ask(&call(2, "self.get_device_status", json!({})));
     assert_eq!(
@@ -464,7 +468,10 @@ fn a_stalled_move_says_the_safe_stop_was_issued() {
     assert_eq!(g["result"]["isError"], true, "{got}");
     assert_eq!(
         g["result"]["content"][0]["text"],
-        format!("{STALLED}; {NOTE}").as_str()
+        format!(
+            "{STALLED} — measured: 40 steps (commanded 100 steps, not within ±2 steps); {NOTE}"
+        )
+        .as_str()
     );
     assert_eq!(
         g["result"]["evidence"],
@@ -479,8 +486,12 @@ fn a_stalled_move_says_the_safe_stop_was_issued() {
     assert_eq!(r["id"], 301, "{r}");
     let r = &r["result"];
     assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(r["content"][0]["text"], format!("{STALLED}; {NOTE}").as_str());
-    assert!(r["error"].as_str().unwrap().starts_with(STALLED), "{r}");
+    // What the model hears (the first text, and `error`): the stall, where the encoder measured
+    // it, and the safe-stop.
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with(STALLED) && text.ends_with(NOTE), "{r}");
+    assert!(text.contains(" — measured: "), "{r}");
+    assert_eq!(r["error"], r["content"][0]["text"], "{r}");
     assert_eq!(r["evidence"]["level"], "measured", "{r}");
     sim.finish();
 }

@@ -9,6 +9,16 @@
 //! | 2025-11-25 | `tools/call` with `params.task` | `CreateTaskResult {task}`, `tasks/get`, `tasks/result` (parked until the end), `tasks/list`, `tasks/cancel`, `notifications/tasks/status` |
 //! | 2026-07-28 extension | `tools/call` from a client whose `_meta` declares `io.modelcontextprotocol/tasks` | flat `CreateTaskResult` (`resultType: "task"`), `tasks/get` carrying the result, `tasks/update`, `tasks/cancel` |
 //!
+//! What a model hears in the plain form, where a client may hand it only `content[0].text`: the
+//! immediate answer says what started, the task id, the evidence so far and how to learn the
+//! outcome (`self.motor.move_to started as task task-… — scheduled, not done yet (commanded 600
+//! steps); for the outcome, call self.tasks.get_status with this task_id`), and the status tool's
+//! first text says the status, the outcome and its evidence (`self.motor.move_to completed: 600 —
+//! measured: 600 steps (commanded 600 steps, within ±2 steps)`; `… working (200 of 600) —
+//! scheduled, not done yet (…)`; `… failed: Motor stalled — measured: 120 steps (commanded 600
+//! steps, not within ±2 steps); safe-stop issued`), its `structuredContent` the same as members.
+//! A task's `statusMessage` is its result's first text once it ended.
+//!
 //! A task's slot is reserved *before* the handler runs, so an action is never started that cannot
 //! be tracked; a full table of running tasks is a clear error, and running tasks are never
 //! evicted. Finished tasks are kept until their `ttl` (from creation) runs out.
@@ -29,7 +39,7 @@ use super::{Era, Peer, Receipt, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
-    ToolResult, Value, render_result, render_result_for,
+    ToolResult, Value, render_result, render_result_for, write_first_text,
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
@@ -1014,63 +1024,51 @@ fn write_with_note(w: &mut Writer<'_>, message: &str, note: Option<&str>) {
     }
 }
 
+/// A task's `statusMessage`: its progress while it works; once it ended, the first text of its
+/// result ([`write_first_text`]: value or failure, safe-stop, evidence).
 fn write_status_message(w: &mut Writer<'_>, e: &Entry) {
-    match (e.status, e.outcome) {
+    match (e.status, &e.outcome) {
         (TaskStatus::Working, _) => {
             w.text("The action is in progress");
-            if let Some(p) = e.progress {
-                w.text(" (");
-                w.progress_value(p.progress);
-                if let Some(t) = p.total {
-                    w.text(" of ");
-                    w.progress_value(t);
-                }
-                w.text(")");
-            }
+            write_progress(w, e.progress);
         }
-        (_, Some(Ok(o))) => match o.evidence {
-            Some(ev) => ev.write_text(w),
-            None => w.text("Completed"),
-        },
-        (_, Some(Err(err))) => {
-            match err.message {
-                crate::result::Message::Static(m) => w.text(m),
-                crate::result::Message::Scratch(_) => w.text("Failed"),
-            }
-            if let Some(ev) = err.evidence {
-                w.text("; ");
-                ev.write_text(w);
-            }
-        }
-        (_, None) => w.text(e.status.as_str()),
-    }
-    if let Some(note) = stop_note(e.stop) {
-        w.text("; ");
-        w.text(note);
+        (_, Some(outcome)) => write_first_text(w, outcome, &[], 0, stop_note(e.stop)),
+        (status, None) => write_with_note(w, status.as_str(), stop_note(e.stop)),
     }
 }
 
-/// The members of the immediate result of a plain call to a long-running tool.
+/// ` (3 of 10)`, ` (3)`, or nothing.
+fn write_progress(w: &mut Writer<'_>, progress: Option<crate::result::Progress>) {
+    if let Some(p) = progress {
+        w.text(" (");
+        w.progress_value(p.progress);
+        if let Some(t) = p.total {
+            w.text(" of ");
+            w.progress_value(t);
+        }
+        w.text(")");
+    }
+}
+
+/// The members of the immediate result of a plain call to a long-running tool. Its first text
+/// says in words what a model must know: what started, the task id, the evidence so far, and how
+/// to learn the outcome (`self.motor.move_to started as task task-… — scheduled, not done yet
+/// (commanded 600); for the outcome, call self.tasks.get_status with this task_id`).
 fn render_started(w: &mut Writer<'_>, e: &Entry) {
-    let body = |w: &mut Writer<'_>| {
-        w.raw(b"{\"task_id\":\"");
-        write_id(w, e.id);
-        w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
-        w.raw(STATUS_TOOL_NAME.as_bytes());
-        w.raw(b"\"}");
-    };
-    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
-    w.begin_string();
-    body(w);
-    w.end_string();
-    w.raw(b"},{\"type\":\"text\",\"text\":");
-    w.begin_string();
-    e.started.write_text(w);
-    w.end_string();
-    w.raw(b"}],\"structuredContent\":");
-    body(w);
-    w.raw(b",\"isError\":false,\"evidence\":");
-    e.started.write_json(w);
+    w.open_string(br#""content":[{"type":"text","text":""#);
+    w.text(e.view.tool);
+    w.plain(b" started as task ");
+    write_id(w, e.id);
+    e.started.write_sentence_after(w);
+    w.plain(b"; for the outcome, call ");
+    w.plain(STATUS_TOOL_NAME.as_bytes());
+    w.plain(b" with this task_id");
+    w.close_string(br#""}],"structuredContent":{"task_id":""#);
+    write_id(w, e.id);
+    w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
+    w.raw(STATUS_TOOL_NAME.as_bytes());
+    w.raw(b"\"},\"isError\":false");
+    e.started.write_member(w);
 }
 
 /// The name of the status tool for clients without task support.
@@ -1084,21 +1082,36 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
     let Some(t) = reply.task(id) else {
         return Err(ToolError::new("Unknown or expired task_id"));
     };
-    reply.json(|o| {
+    let working = t.status == TaskStatus::Working;
+    // What a model reading only the first text hears: `self.motor.move_to completed: 600 —
+    // measured: 600 (commanded 600)`, `… working (30 of 100) — scheduled, not done yet
+    // (commanded 600)`, `… failed: Motor stalled…; safe-stop issued — measured: 120 (…)`.
+    let text = |w: &mut Writer<'_>| {
+        w.text(t.tool);
+        w.plain(b" ");
+        w.plain(t.status.as_str().as_bytes());
+        match &t.outcome {
+            Some(outcome) if !working => {
+                w.plain(b": ");
+                write_first_text(w, outcome, &[], 0, stop_note(t.stop));
+            }
+            _ => {
+                write_progress(w, t.progress.filter(|_| working));
+                t.started.write_sentence_after(w);
+            }
+        }
+    };
+    reply.report(text, |o| {
         o.str("task_id", id)
             .str("tool", t.tool)
             .str("status", t.status.as_str());
-        if let Some(p) = t
-            .progress
-            .as_ref()
-            .filter(|_| t.status == TaskStatus::Working)
-        {
+        if let Some(p) = t.progress.as_ref().filter(|_| working) {
             o.progress_value("progress", p.progress);
             if let Some(total) = p.total {
                 o.progress_value("total", total);
             }
         }
-        o.object("started", |o| write_evidence_members(o, &t.started));
+        o.raw_member("started", |w| t.started.write_json(w));
         // Read where it is: the outcome and its evidence are not copied onto the stack.
         match &t.outcome {
             Some(Ok(out)) => {
@@ -1111,7 +1124,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     _ => o,
                 };
                 if let Some(ev) = &out.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, ev));
+                    o.raw_member("evidence", |w| ev.write_json(w));
                 }
             }
             Some(Err(err)) => {
@@ -1134,7 +1147,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     (None, None) => {}
                 }
                 if let Some(ev) = &err.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, ev));
+                    o.raw_member("evidence", |w| ev.write_json(w));
                 }
             }
             None => {}
@@ -1149,26 +1162,6 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
             None => {}
         }
     })
-}
-
-fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidence) {
-    o.str("level", e.level.as_str());
-    for (key, r) in [("commanded", e.commanded), ("observed", e.observed)] {
-        match r {
-            Some(crate::Reading::Bool(b)) => o.bool(key, b),
-            Some(crate::Reading::Int(i)) => o.int(key, i),
-            #[cfg(feature = "float")]
-            Some(crate::Reading::Number(n)) => o.number(key, n),
-            Some(crate::Reading::Str(s)) => o.str(key, s),
-            None => o,
-        };
-    }
-    if e.tolerance > 0 {
-        o.int("tolerance", i64::from(e.tolerance));
-    }
-    if let Some(u) = e.unit {
-        o.str("unit", u);
-    }
 }
 
 /// The status tool `self.tasks.get_status` for clients without task support (xiaozhi
