@@ -199,6 +199,14 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=3600), requires = "confirm")]
     confirm_timeout: u32,
+    /// Whole seconds a call may keep its answer back for a client that can neither ask its user
+    /// nor follow a task (a xiaozhi backend): a call waiting for the device's button, or a
+    /// long-running action, is answered with its real outcome when it comes in time; past it,
+    /// with what waits or what was started. 0: answer at once. Keep it under the client's own
+    /// timeout (a xiaozhi backend waits 30 s).
+    #[arg(long, value_name = "SECS", default_value_t = 25,
+          value_parser = clap::value_parser!(u32).range(0..=3600))]
+    hold_answer: u32,
     /// Serve a live page of the simulated device at http://ADDR/ (ADDR: 127.0.0.1:PORT, or a bare
     /// PORT for loopback), with its JSON API: GET /sim/state, POST /sim/button, POST /sim/sensor.
     /// Works with every transport (with --mqtt --devices N, it shows the first device). Only the
@@ -510,7 +518,8 @@ impl Tools {
         Tools {
             config: Config::new("device-sim", env!("CARGO_PKG_VERSION"))
                 .page_bytes(cli.page_bytes)
-                .confirm_timeout(cli.confirm_timeout.saturating_mul(1000)),
+                .confirm_timeout(cli.confirm_timeout.saturating_mul(1000))
+                .hold_answer(cli.hold_answer.saturating_mul(1000)),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
             confirm: cli.confirm,
         }
