@@ -78,17 +78,18 @@
 //!   or overwrites it ([`PresenceGuard`], at most once every [`PRESENCE_RESTORE_MS`]).
 //!
 //! What it cannot do on such a broker: tell a client from someone who uses its id. Anyone may
-//! publish on `$mcp-rpc/{id}/…` (so "confirmed" means that *someone* spoke there, and a flood
-//! that does so keeps its places until idle for long) and send `notifications/disconnected` on
+//! publish on `$mcp-rpc/{id}/…` (so "confirmed" means that *someone* spoke there, and a flood that
+//! does so keeps its places until idle for long) and send `notifications/disconnected` on
 //! `$mcp-client/presence/{id}` (the server then ends that client's session, as it must when the
-//! client's will says so). Those are the broker's to prevent: with access rules that let a
-//! client write those topics only under its own MQTT client id (mosquitto:
-//! `pattern write $mcp-rpc/%c/#`, `pattern write $mcp-client/+/%c`) and a server's presence only
-//! by that server (`pattern write $mcp-server/presence/%c/#`), a forged id can neither confirm a
-//! session nor end one, and the presence cannot be touched. The control topic stays open to
-//! every client, so even then an `initialize` may name a known client's id: the server answers
-//! it on that client's RPC topic and takes its revision and capabilities from it, as it must for
-//! a client that restarted.
+//! client's will says so). Nor does it hear a forged presence larger than the Maximum Packet Size
+//! it gave the broker: an MQTT 5 broker drops such a message for it without a word, so that forgery
+//! stays until the device next connects. Those are the broker's to prevent: with access rules that
+//! let a client write those topics only under its own MQTT client id (mosquitto: `pattern write
+//! $mcp-rpc/%c/#`, `pattern write $mcp-client/+/%c`) and a server's presence only by that server
+//! (`pattern write $mcp-server/presence/%c/#`), a forged id can neither confirm a session nor end
+//! one, and the presence cannot be touched. The control topic stays open to every client, so even
+//! then an `initialize` may name a known client's id: the server answers it on that client's RPC
+//! topic and takes its revision and capabilities from it, as it must for a client that restarted.
 //!
 //! # Untrusted input
 //! Topic names come from the broker and client ids from peers. Every id and name is checked
