@@ -60,6 +60,10 @@ step "custom-board: public API only, async, no allocator: build, then the Python
 (cd examples/custom-board && cargo build --release)
 python3 examples/custom-board/tests/session.py </dev/null
 
+step "custom-board --no-codec: nothing answers on the I2C bus; the firmware serves, the codec tools answer an error naming the chip (bounded in time)"
+(cd examples/custom-board && cargo build --release --features no-codec --target-dir target/no-codec)
+python3 examples/custom-board/tests/session.py --no-codec </dev/null
+
 step "footprint (examples/footprint.sh; committed as docs/FOOTPRINT.md)"
 examples/footprint.sh </dev/null
 

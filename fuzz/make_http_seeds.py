@@ -72,6 +72,12 @@ SEEDS = [
     seed([("Host", "evil.example.com"), ("Origin", "http://evil.example.com")] + BASE[1:],
          rpc("tools/list", {}, 14)),
     seed(BASE + [("Origin", "http://lamp.local")], rpc("ping", None, 15), flags=0b0111),
+    # The exact-origin rule: another local server's page is refused, the server's own served,
+    # and an origin allowed by name (flag bit 0) served whatever the Host.
+    seed([("Host", "localhost:8080"), ("Origin", "http://localhost:3000")] + BASE[1:],
+         rpc("ping", None, 19)),
+    seed(BASE + [("Origin", "http://127.0.0.1:8080")], rpc("ping", None, 20)),
+    seed(BASE + [("Origin", "https://lamp.local")], rpc("ping", None, 21), flags=0b0111),
     seed([BASE[0], ("Content-Type", "text/plain"), BASE[2]], rpc("ping", None, 16), out=40),
     seed([BASE[0], BASE[1], ("Accept", "application/json")], rpc("ping", None, 17), out=100),
     seed(BASE, modern("tools/call", act, 18), flags=0b0000),

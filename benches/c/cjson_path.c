@@ -6,8 +6,8 @@
  * "name" and "arguments", find the tool by name in a table (strcmp, the tool registered last, as
  * in the mcu-mcp scenario), read the integer "volume" and check its range (xiaozhi's
  * PropertyList does the range check), write the simulated codec register and read it back;
- * then build the same answer with cJSON objects (content: "true" and the evidence line,
- * structuredContent, isError, evidence) and print it unformatted into a preallocated buffer
+ * then build the same answer with cJSON objects (content: one text, "true" with the evidence
+ * sentence; structuredContent, isError, evidence) and print it unformatted into a preallocated buffer
  * (cJSON_PrintPreallocated); cJSON_Delete both trees. Unlike mcu-mcp it does not check
  * duplicate or unknown members, and keeps no retransmission cache.
  *
@@ -46,17 +46,12 @@ static int set_volume(const cJSON *arguments, cJSON *result) {
     codec.reg = commanded;     /* write the register */
     int observed = codec.reg;  /* read it back */
     char line[96];
-    snprintf(line, sizeof line, "evidence: read_back (commanded %d, observed %d)", commanded,
-             observed);
+    snprintf(line, sizeof line, "true \u2014 read back: %d (commanded %d)", observed, commanded);
     cJSON *content = cJSON_AddArrayToObject(result, "content");
     cJSON *text = cJSON_CreateObject();
     cJSON_AddStringToObject(text, "type", "text");
-    cJSON_AddStringToObject(text, "text", "true");
+    cJSON_AddStringToObject(text, "text", line);
     cJSON_AddItemToArray(content, text);
-    cJSON *ev_text = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev_text, "type", "text");
-    cJSON_AddStringToObject(ev_text, "text", line);
-    cJSON_AddItemToArray(content, ev_text);
     cJSON *structured = cJSON_AddObjectToObject(result, "structuredContent");
     cJSON_AddBoolToObject(structured, "value", 1);
     cJSON_AddBoolToObject(result, "isError", 0);

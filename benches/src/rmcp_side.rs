@@ -147,17 +147,16 @@ impl RmcpDevice {
             .map_err(|e| ErrorData::internal_error(format!("codec read-back: {e:?}"), None))?;
         let (c, o) = (commanded.get(), observed.get());
         let evidence = json!({"evidence": {"level": "read_back", "commanded": c, "observed": o}});
-        let text = format!("evidence: read_back (commanded {c}, observed {o})");
+        // The value and the evidence in the first text, as mcu-mcp answers.
+        let said = format!("read back: {o} (commanded {c})");
         let mut result = if observed == commanded {
-            let mut r =
-                CallToolResult::success(vec![ContentBlock::text("true"), ContentBlock::text(text)]);
+            let mut r = CallToolResult::success(vec![ContentBlock::text(format!("true — {said}"))]);
             r.structured_content = Some(json!({"value": true}));
             r
         } else {
-            CallToolResult::error(vec![
-                ContentBlock::text("The codec reports a different volume than commanded"),
-                ContentBlock::text(text),
-            ])
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "The codec reports a different volume than commanded — {said}"
+            ))])
         };
         if let Value::Object(meta) = evidence {
             result.meta = Some(MetaObject(meta));

@@ -274,11 +274,14 @@ fn expect_all_pages(_: usize, responses: &[Value]) -> Result<(), String> {
     Ok(())
 }
 
-/// The valid `set_volume` answer, for either implementation: `true`, not an error.
+/// The valid `set_volume` answer, for either implementation: `true` with the evidence in its
+/// first text (what a xiaozhi backend hands the model), not an error.
 fn expect_set_volume_common(i: usize, r: &Value) -> Result<(), String> {
     envelope(i, r)?;
+    let v = volume_of(i);
+    let text = format!("true — read back: {v} (commanded {v})");
     if r.pointer("/result/isError") != Some(&Value::Bool(false))
-        || r.pointer("/result/content/0/text") != Some(&Value::from("true"))
+        || r.pointer("/result/content/0/text") != Some(&Value::from(text))
         || r.pointer("/result/structuredContent/value") != Some(&Value::Bool(true))
     {
         return Err(format!("not a successful true: {r}"));

@@ -8,7 +8,8 @@
 //!
 //! - `out`: the output buffer (refusal bodies and the engine share it, as on the ESP32):
 //!   `out * 3` bytes below 200, else 1500 or 9000.
-//! - `flags`: bit 0 allows `lamp.local` besides the loopback names; bits 1–2 the body limit
+//! - `flags`: bit 0 allows the host `lamp.local` besides the loopback names, and the origin
+//!   `https://lamp.local` (a TLS front end's pages) besides the server's own; bits 1–2 the body limit
 //!   (64, 300, 4096, 65536); bit 3 the principal (user); bits 4–5 the SSE event id (none, `0-1`,
 //!   `7-42`, `18446744073709551615-0`); bit 6 a `retry:` of 1000 ms; bit 7 a priming event.
 //! - A header line: `[name][case][value]` then bytes up to `\n`. `name % 10` picks one of
@@ -101,6 +102,10 @@ const VALUES: [&[(&str, Tag)]; 10] = [
         ("http://localhost/", Tag::No),
         ("HTTP://LOCALHOST.", Tag::Yes),
         ("http://lamp.local.@evil.com", Tag::No),
+        ("http://localhost", Tag::Yes),
+        ("http://localhost:3000", Tag::Yes),
+        ("http://[::1]:9", Tag::Yes),
+        ("http://lamp.local:80", Tag::Lan),
     ],
     &[
         ("application/json", Tag::Yes),
@@ -167,6 +172,41 @@ const VALUES: [&[(&str, Tag)]; 10] = [
     &[("1", Tag::Open)],
 ];
 
+/// What the meaningful `Host` values that pass name: (value, host, port), the host as compared
+/// (lower case, no trailing dot, IPv6 compressed), the port 80 when not given.
+const HOST_AUTHORITIES: [(&str, &str, u16); 10] = [
+    ("127.0.0.1:8080", "127.0.0.1", 8080),
+    ("localhost", "localhost", 80),
+    ("LOCALHOST:1", "localhost", 1),
+    ("[::1]:9", "[::1]", 9),
+    ("127.0.0.1", "127.0.0.1", 80),
+    (" localhost:80\t", "localhost", 80),
+    ("lamp.local:80", "lamp.local", 80),
+    ("LAMP.local", "lamp.local", 80),
+    ("localhost.", "localhost", 80),
+    ("[0:0:0:0:0:0:0:1]:80", "[::1]", 80),
+];
+
+/// What the meaningful `Origin` values that parse name: (value, https, host, port), the port the
+/// scheme's default when not given. An origin is accepted when it is the server's own (`http`,
+/// the `Host`'s host and port) or allowed by name ([`LAN_ORIGIN`]).
+const ORIGINS: [(&str, bool, &str, u16); 11] = [
+    ("http://127.0.0.1:8080", false, "127.0.0.1", 8080),
+    ("https://localhost", true, "localhost", 443),
+    ("http://[::1]:3000", false, "[::1]", 3000),
+    ("http://localhost:5173", false, "localhost", 5173),
+    ("http://lamp.local", false, "lamp.local", 80),
+    ("https://lamp.local:443", true, "lamp.local", 443),
+    ("HTTP://LOCALHOST.", false, "localhost", 80),
+    ("http://localhost", false, "localhost", 80),
+    ("http://localhost:3000", false, "localhost", 3000),
+    ("http://[::1]:9", false, "[::1]", 9),
+    ("http://lamp.local:80", false, "lamp.local", 80),
+];
+
+/// The origin allowed by name with flag bit 0 (written without its default port).
+const LAN_ORIGIN: &str = "https://lamp.local";
+
 /// The legacy session this device holds (a host answers 404 to a POST naming another).
 const OUR_SESSION: &[u8] = b"fuzz-session";
 /// Legacy revisions (`MCP-Protocol-Version` values that keep a request on the session path).
@@ -180,6 +220,7 @@ struct Header {
 struct Request<'a> {
     out_len: usize,
     allowed: &'a [&'a str],
+    origins: &'a [&'a str],
     max_body: usize,
     principal: Principal,
     sse_id: Option<&'static str>,
@@ -234,6 +275,7 @@ fn parse_input(data: &[u8]) -> Option<Request<'_>> {
             9000
         },
         allowed: if flags & 1 == 1 { &["lamp.local"] } else { &[] },
+        origins: if flags & 1 == 1 { &[LAN_ORIGIN] } else { &[] },
         max_body: [64, 300, 4096, 65536][usize::from((flags >> 1) & 3)],
         principal: if flags & 8 == 0 {
             Principal::Model
@@ -493,11 +535,23 @@ fuzz_target!(|data: &[u8]| {
         None => Some(true),
         Some(v) => tag(0, v, lan),
     };
+    // The exact-origin rule: the server's own origin (`http://` and the Host), or one allowed by
+    // name; known only when both values are meaningful.
     let origin_ok = match first(&req.headers, "Origin") {
         None => Some(true),
-        Some(v) => tag(1, v, lan),
+        Some(v) => match ORIGINS.iter().find(|o| o.0.as_bytes() == v) {
+            None => tag(1, v, lan).filter(|ok| !ok),
+            Some(&(_, true, "lamp.local", 443)) if lan => Some(true),
+            Some(&(_, https, host, port)) => match first(&req.headers, "Host") {
+                None => Some(false),
+                Some(h) => HOST_AUTHORITIES
+                    .iter()
+                    .find(|a| a.0.as_bytes() == h)
+                    .map(|&(_, hh, hp)| !https && hh == host && hp == port),
+            },
+        },
     };
-    match http::check_host_and_origin(headers, req.allowed) {
+    match http::check_host_and_origin(headers, req.allowed, req.origins) {
         Err(r) => {
             assert_eq!(r.status, 403, "{r:?}");
             if r.message.contains("Host") {

@@ -122,7 +122,10 @@ static SET_VOLUME: Tool<()> = Tool::new(
 #[test]
 
 fn a_retransmitted_task_start_is_answered_from_the_cache_with_default_sizes() {
-    let mut server: Server<'static, (), 4> = Server::new(Config::new("device", "1.0.0"));
+    // The task-start answer at once (a client that can follow no task otherwise gets the answer
+    // held back until the action ends: `Config::hold_answer_ms`).
+    let mut server: Server<'static, (), 4> =
+        Server::new(Config::new("device", "1.0.0").hold_answer(0));
     server.register(&SET_VOLUME).unwrap();
     let call = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":68}}}"#;
     let first = handle(&mut server, call);

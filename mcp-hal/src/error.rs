@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Stalled,
     /// The device cannot do this (no read-back, out of its range).
     Unsupported,
+    /// Another device answered at the driver's address: a probe read a chip ID that is not the
+    /// driver's chip.
+    WrongDevice,
     /// Anything else.
     Other,
 }
@@ -42,6 +45,9 @@ impl ErrorKind {
             }
             ErrorKind::Stalled => "The actuator stalled before reaching its target",
             ErrorKind::Unsupported => "The device cannot do this",
+            ErrorKind::WrongDevice => {
+                "Another chip answered at the device's address (wrong chip ID); nothing was changed"
+            }
             ErrorKind::Other => "The device reported an error",
         }
     }
@@ -74,10 +80,18 @@ impl From<embedded_hal::digital::ErrorKind> for ErrorKind {
     }
 }
 
-/// A device error that can say which [`ErrorKind`] it is.
+/// A device error that can say which [`ErrorKind`] it is, and what to tell a person about it.
 pub trait Error: Debug {
     /// The kind of error.
     fn kind(&self) -> ErrorKind;
+
+    /// A short sentence for a tool result: the kits answer a failed call with it. A driver
+    /// overrides it to name its chip ("The ES8311 codec did not acknowledge on I2C…"), so that
+    /// whoever reads the failure knows which part to check. The default is the kind's
+    /// [`message`](ErrorKind::message), which names no device.
+    fn message(&self) -> &'static str {
+        self.kind().message()
+    }
 }
 
 impl Error for Infallible {

@@ -574,13 +574,13 @@ fn read_back_is_judged_within_the_codecs_tolerance() {
             Fault::CodecQuantized,
             false,
             json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2}),
-            "true",
+            "true — read back: 39 (commanded 40, within ±2)",
         ),
         (
             Fault::ReadbackMismatch,
             true,
             json!({"level":"read_back","commanded":40,"observed":47}),
-            "The codec reports a different volume than commanded",
+            "The codec reports a different volume than commanded — read back: 47 (commanded 40)",
         ),
     ];
     for (fault, failed, evidence, text) in cases {
@@ -666,14 +666,16 @@ fn a_settle_time_beyond_the_budget_fails_unconfirmed_after_the_budget() {
             json!({"volume": 40}),
             json!({"level":"applied","commanded":40}),
             "The volume was written but not confirmed within this device's 200 ms call budget \
-             (the codec may take 2000 ms; it still reads 70%)",
+             (the codec may take 2000 ms; it still reads 70%) — applied, not verified \
+             (commanded 40)",
         ),
         (
             ak::relay::NAME,
             json!({"on": true}),
             json!({"level":"applied","commanded":true}),
             "The relay was driven but its feedback did not confirm it within this device's 200 \
-             ms call budget (the relay may take 2000 ms; the feedback still reads off)",
+             ms call budget (the relay may take 2000 ms; the feedback still reads off) — \
+             applied, not verified (commanded true)",
         ),
     ];
     for (tool, args, evidence, message) in cases {

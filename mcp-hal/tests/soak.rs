@@ -246,7 +246,7 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
                 c(true, None, N, N, false)
             } else {
                 d.motor_starts = 1;
-                c(false, Some("scheduled"), N, N, true)
+                c(false, Some("scheduled"), json!(p), N, true)
             }
         }
         Action::Reboot => {
@@ -342,7 +342,9 @@ struct Soak {
 
 impl Soak {
     fn new(seed: u64) -> Soak {
-        let mut server = Server::new(Config::new("soak", "1"));
+        // Every request is answered in its own turn here (the soak checks each answer at once):
+        // a plain call of a long-running tool is answered with its task at once.
+        let mut server = Server::new(Config::new("soak", "1").hold_answer(0));
         server.register_all(Board::TOOLS).unwrap();
         Soak {
             rng: Rng(seed),

@@ -187,8 +187,9 @@ for (const era of ERAS) {
     check(`${tag} move_to 300: the CLI follows the task to the encoder's measured 300`,
       r.code === 0 && res?.evidence?.level === "measured" && res?.evidence?.observed === 300, r.out ?? r.stderr);
   } else {
-    check(`${tag} move_to 300: answered at once with a task id, evidence scheduled`,
-      r.code === 0 && typeof sc.task_id === "string" && sc.status === "working" && res?.evidence?.level === "scheduled",
+    // The CLI declares no `tasks` at initialize: the answer waits for the move.
+    check(`${tag} move_to 300: the answer waits for the move, the encoder's measured 300`,
+      r.code === 0 && sc.value === 300 && res?.evidence?.level === "measured" && res?.evidence?.observed === 300,
       r.out ?? r.stderr);
   }
 

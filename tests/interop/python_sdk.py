@@ -126,12 +126,12 @@ async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
         f"{tag} set_volume 40: true, evidence read_back with commanded == observed == 40",
         not r.is_error and r.structured_content == {"value": True}
         and ev.get("level") == "read_back" and ev.get("commanded") == 40 and ev.get("observed") == 40
-        and "read_back (commanded 40, observed 40)" in texts(r),
+        and r.content[0].text == "true — read back: 40 (commanded 40)",
         r,
     )
     r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 40})
     check(f"{tag} set_volume through Client.call_tool: the evidence is in the text", not r.is_error
-          and "read_back (commanded 40, observed 40)" in texts(r), r)
+          and "read back: 40 (commanded 40)" in texts(r), r)
     called.append("self.audio_speaker.set_volume")
 
     r = await raw_call(c.session, "self.screen.set_brightness", {"brightness": 55})
@@ -156,35 +156,51 @@ async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
     )
     called.append("self.relay.set")
 
-    # A long-running move: a task id at once (evidence scheduled), then the encoder's measurement.
+    # A long-running move. On 2026-07-28 (a plain call, no tasks extension declared): a task id at
+    # once (evidence scheduled), then the encoder's measurement through the status tool. On
+    # 2025-11-25 the SDK's session declares no `tasks`: a client that can follow no task gets the
+    # call's answer held back until the move ends, and it is the encoder's measurement.
     r = await raw_call(c.session, "self.motor.move_to", {"position": 600})
     s = r.structured_content or {}
-    task_id = s.get("task_id")
-    check(
-        f"{tag} move_to 600 answers at once: task id, status working, evidence scheduled",
-        not r.is_error and isinstance(task_id, str) and s.get("status") == "working"
-        and s.get("poll_with") == "self.tasks.get_status" and evidence(r).get("level") == "scheduled",
-        r,
-    )
     called.append("self.motor.move_to")
-    status: dict = {}
-    polls = 0
-    deadline = time.monotonic() + 15
-    while isinstance(task_id, str) and time.monotonic() < deadline:
-        r = await c.call_tool("self.tasks.get_status", {"task_id": task_id})
-        polls += 1
-        status = r.structured_content or {}
-        if r.is_error or status.get("status") != "working":
-            break
-        await anyio.sleep(0.3)
-    ev = status.get("evidence") or {}
-    check(
-        f"{tag} the move ends completed, measured at 600 by the encoder ({polls} polls)",
-        status.get("status") == "completed" and ev.get("level") == "measured"
-        and ev.get("commanded") == 600 and ev.get("observed") == 600,
-        status,
-    )
-    called.append("self.tasks.get_status")
+    if c.protocol_version != "2026-07-28":
+        ev = evidence(r)
+        check(
+            f"{tag} move_to 600 (a client that follows no task): the answer waits for the move and is "
+            "the encoder's measurement, 600",
+            not r.is_error and s.get("value") == 600 and ev.get("level") == "measured"
+            and ev.get("commanded") == 600 and ev.get("observed") == 600,
+            r,
+        )
+        r = await c.call_tool("self.tasks.get_status", {"task_id": "task-0000000000000000"})
+        check(f"{tag} the status tool refuses a task it does not know", r.is_error, r)
+        called.append("self.tasks.get_status")
+    else:
+        task_id = s.get("task_id")
+        check(
+            f"{tag} move_to 600 answers at once: task id, status working, evidence scheduled",
+            not r.is_error and isinstance(task_id, str) and s.get("status") == "working"
+            and s.get("poll_with") == "self.tasks.get_status" and evidence(r).get("level") == "scheduled",
+            r,
+        )
+        status: dict = {}
+        polls = 0
+        deadline = time.monotonic() + 15
+        while isinstance(task_id, str) and time.monotonic() < deadline:
+            r = await c.call_tool("self.tasks.get_status", {"task_id": task_id})
+            polls += 1
+            status = r.structured_content or {}
+            if r.is_error or status.get("status") != "working":
+                break
+            await anyio.sleep(0.3)
+        ev = status.get("evidence") or {}
+        check(
+            f"{tag} the move ends completed, measured at 600 by the encoder ({polls} polls)",
+            status.get("status") == "completed" and ev.get("level") == "measured"
+            and ev.get("commanded") == 600 and ev.get("observed") == 600,
+            status,
+        )
+        called.append("self.tasks.get_status")
 
     # The status tool: the SDK validates structuredContent against outputSchema (it raises when
     # it does not conform); validate it here too, with a 2020-12 validator.
@@ -379,7 +395,7 @@ async def fault_session() -> None:
         ev = evidence(r)
         check(
             f"{tag} a read-back that disagrees fails the call, with commanded and observed",
-            r.is_error and ev.get("commanded") == 40 and ev.get("observed") == 47 and "observed 47" in texts(r),
+            r.is_error and ev.get("commanded") == 40 and ev.get("observed") == 47 and "read back: 47 (commanded 40)" in texts(r),
             r,
         )
 

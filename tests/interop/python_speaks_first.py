@@ -242,7 +242,7 @@ async def legacy_checks(c: Client, sim: SimApi, updates: Updates, person: Person
           len(person.asked) == 1 and question_ok(person.asked[0]), person.asked)
     check(f"{tag} accept(true): the relay switched on, measured by its feedback contact",
           not r.is_error and r.structured_content == {"value": True}
-          and "evidence: measured (commanded true, observed true)" in texts(r) and on is True, (r, on))
+          and "measured: true (commanded true)" in texts(r) and on is True, (r, on))
     asked = len(person.asked)
     r = await c.call_tool(RELAY, {"on": False})
     check(f"{tag} switching off asks nothing and runs", not r.is_error and len(person.asked) == asked
@@ -339,7 +339,7 @@ async def modern_checks(c: Client, sim: SimApi, updates: Updates, person: Person
     check(f"{tag} self.relay.set on: input_required with an elicitation/create for the relay's question, "
           "a requestState, and nothing ran",
           ask is not None and ask.method == "elicitation/create" and question_ok(ask.params)
-          and isinstance(first.request_state, str) and first.request_state.startswith("v1.")
+          and isinstance(first.request_state, str) and first.request_state.startswith("v2.")
           and await relay_on(sim) is False, first)
     if isinstance(first, types.InputRequiredResult) and first.request_state:
         state = first.request_state
@@ -361,7 +361,7 @@ async def modern_checks(c: Client, sim: SimApi, updates: Updates, person: Person
           len(person.asked) == 1 and question_ok(person.asked[0]), person.asked)
     check(f"{tag} accept(true): the retried call switched the relay on, measured",
           not r.is_error and r.structured_content == {"value": True}
-          and "evidence: measured (commanded true, observed true)" in texts(r) and on is True, (r, on))
+          and "measured: true (commanded true)" in texts(r) and on is True, (r, on))
     asked = len(person.asked)
     r = await c.call_tool(RELAY, {"on": False})
     check(f"{tag} switching off asks nothing and runs", not r.is_error and len(person.asked) == asked

@@ -330,7 +330,7 @@ async function manualSession(dev, tag) {
     const ask = first?.inputRequests?.confirm;
     check(`${tag} self.relay.set on: input_required with an elicitation/create for the relay's question, a requestState, `
       + "and nothing ran", first?.resultType === "input_required" && ask?.method === "elicitation/create"
-      && questionOk(ask?.params) && typeof first?.requestState === "string" && first.requestState.startsWith("v1.")
+      && questionOk(ask?.params) && typeof first?.requestState === "string" && first.requestState.startsWith("v2.")
       && (await api.relayOn()) === false, first);
     const state = first?.requestState ?? "";
     const yes = { confirm: { action: "accept", content: { confirm: true } } };

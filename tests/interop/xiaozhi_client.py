@@ -15,10 +15,11 @@
 
 The device speaks first (`--confirm --confirm-timeout 2 --ui`, whose JSON API moves the sensors
 and presses the button): without ever subscribing, the backend gets `notifications/resources/updated`
-in the envelope after a move (and reads the value); `self.relay.set` on is answered at once with
-`awaiting_confirmation` and a text to speak, a press runs it and the outcome follows as a
-`notifications/message` (logger `confirmation`); with no press within the timeout nothing runs and the
-outcome says so.
+in the envelope after a move (and reads the value); `self.relay.set` on is held inside the call (the
+backend hears only the call's answer): the device shows the question, a press runs it and the call's
+own answer is the outcome with its evidence; with no press within the timeout nothing runs and the
+call's answer says so. A motor move is held the same way (`--hold-answer 1` here): a short one is
+answered with the encoder's measurement, a longer one with what was started and how to follow it.
 
 The link, as xinnan's server treats it (`XinnanLinkServer`, WebSocket only): a message that arrives
 while the backend still loads the device's configuration (more than 1 s) is dropped — the device's
@@ -44,6 +45,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import uuid
 from typing import Any
@@ -389,51 +391,69 @@ async def session(link, tag: str) -> None:
           "to the model's connection", [t.get("name") for t in tools] == with_user
           and (reboot.get("annotations") or {}).get("audience") == ["user"], [t.get("name") for t in tools])
 
-    # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does).
+    # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does). The model hears only
+    # content[0].text (backend_view): the value and the evidence must both be in it.
     _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
     r = result_of(p)
     ev = r.get("evidence") or {}
+    said = backend_view(p)
     check(
-        f"{tag} call id 1 set_volume 40: text \"true\" (xiaozhi-era rendering), evidence read_back 40 == 40",
-        p.get("id") == 1 and r.get("isError") is False and backend_view(p) == "true"
+        f"{tag} call id 1 set_volume 40: the model hears \"{said}\" (value and read-back evidence); evidence read_back 40 == 40",
+        p.get("id") == 1 and r.get("isError") is False and said == "true — read back: 40 (commanded 40)"
         and ev == {"level": "read_back", "commanded": 40, "observed": 40},
         p,
     )
     _, p = await b.call("self.screen.set_brightness", {"brightness": 55})
     ev = result_of(p).get("evidence") or {}
-    check(f"{tag} call id 2 set_brightness 55: applied", p.get("id") == 2 and backend_view(p) == "true"
+    check(f"{tag} call id 2 set_brightness 55: the model hears it was applied, not verified", p.get("id") == 2
+          and backend_view(p) == "true — applied, not verified (commanded 55)"
           and ev.get("level") == "applied" and ev.get("commanded") == 55, p)
     _, p = await b.call("self.screen.set_theme", {"theme": "dark"})
-    check(f"{tag} set_theme dark: true, applied", backend_view(p) == "true"
+    check(f"{tag} set_theme dark: the model hears true, applied", backend_view(p) == "true — applied, not verified"
           and (result_of(p).get("evidence") or {}).get("level") == "applied", p)
     _, p = await b.call("self.relay.set", {"on": True})
-    check(f"{tag} relay on: measured true == true", backend_view(p) == "true"
+    check(f"{tag} relay on: the model hears measured true == true", backend_view(p) == "true — measured: true (commanded true)"
           and result_of(p).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, p)
 
+    # A long-running action that ends within the hold budget: the backend follows no task, so the
+    # call's answer waits for the move, and the model hears where the encoder measured it.
+    _, p = await b.call("self.motor.move_to", {"position": 100})
+    said = backend_view(p)
+    check(f"{tag} move_to 100 (shorter than the {HOLD_ANSWER_S} s budget): the answer waits for the move, and the "
+          f"model hears the encoder's measurement: \"{said}\"",
+          said == "100 — measured: 100 steps (commanded 100 steps, within ±2 steps)"
+          and (result_of(p).get("evidence") or {}).get("level") == "measured", p)
+    # One that takes longer: past the budget the model learns from the text alone what started, its
+    # task id, and how to learn the outcome, and polls the status tool with that id.
     _, p = await b.call("self.motor.move_to", {"position": 600})
-    try:
-        started = json.loads(backend_view(p))
-    except ValueError:
-        started = {}
-    task_id = started.get("task_id")
-    check(f"{tag} move_to 600: the text the model gets carries the task id; evidence scheduled",
-          isinstance(task_id, str) and started.get("status") == "working"
+    said = backend_view(p)
+    heard = re.search(r"task-[0-9a-f]{16}", said)
+    task_id = heard.group(0) if heard else None
+    check(f"{tag} move_to 600: the model hears what started, the task id, the evidence and the status tool: \"{said}\"",
+          task_id is not None and task_id == (result_of(p).get("structuredContent") or {}).get("task_id")
+          and said == f"self.motor.move_to started as task {task_id} — scheduled, not done yet (commanded 600 steps); "
+                      "for the outcome, call self.tasks.get_status with this task_id"
           and (result_of(p).get("evidence") or {}).get("level") == "scheduled", p)
     status: dict = {}
+    said = ""
+    working = None
     for _ in range(60):
         if not isinstance(task_id, str):
             break
         _, p = await b.call("self.tasks.get_status", {"task_id": task_id})
-        try:
-            status = json.loads(backend_view(p))
-        except ValueError:
-            status = {"unparsed": backend_view(p)}
+        status, said = result_of(p).get("structuredContent") or {}, backend_view(p)
         if status.get("status") != "working":
             break
+        working = working or said
         await asyncio.sleep(0.3)
+    check(f"{tag} while it moves, the model hears it is working: \"{working}\"",
+          isinstance(working, str) and working.startswith("self.motor.move_to working")
+          and working.endswith(" — scheduled, not done yet (commanded 600 steps)"), working)
     ev = status.get("evidence") or {}
     check(f"{tag} the move completes, measured 600 by the encoder",
           status.get("status") == "completed" and ev.get("level") == "measured" and ev.get("observed") == 600, status)
+    check(f"{tag} ...and the model hears the outcome with its evidence: \"{said}\"",
+          said == "self.motor.move_to completed: 600 — measured: 600 steps (commanded 600 steps, within ±2 steps)", said)
 
     _, p = await b.call("self.get_device_status", {})
     try:
@@ -510,8 +530,11 @@ async def fault_session(link, tag: str) -> None:
     check(f"{tag} a read-back mismatch fails the call: isError with commanded 40, observed 47",
           r.get("isError") is True and r.get("evidence", {}).get("observed") == 47, p)
     said = backend_view(p)
-    check(f"{tag} the backend can tell the user why (it reads result.error: reason and evidence)",
-          "47" in said and "different volume" in said, said)
+    failure = "The codec reports a different volume than commanded — read back: 47 (commanded 40)"
+    check(f"{tag} the backend tells the user why (result.error): the reason and the mismatch evidence",
+          said == "工具调用错误: " + failure, said)
+    content = r.get("content") or [{}]
+    check(f"{tag} ...and the first text says the same", content[0].get("text") == failure, p)
 
 
 def is_update(uri: str):
@@ -536,6 +559,10 @@ async def ui_of(link) -> SimApi:
 
 #: With --confirm: the seconds a person has to press the button (device-sim --confirm-timeout).
 CONFIRM_TIMEOUT_S = 2
+
+#: The main session's --hold-answer: a move shorter than it is answered with its outcome, a longer
+#: one with what was started (device-sim's default is 25 s, under the backend's 30 s).
+HOLD_ANSWER_S = 1
 
 
 async def speaks_first_session(link, tag: str) -> None:
@@ -580,52 +607,47 @@ async def speaks_first_session(link, tag: str) -> None:
     press = await b.note(is_update(BUTTON))
     check(f"{tag} ...and is heard: device://buttons/main updated in the envelope", press is not None, b.notes[-3:])
 
-    # 2. A confirmed call waits for the button; the press runs it.
+    # 2. A confirmed call is held inside the call (xinnan's backend hands the model only the call's
+    #    answer and waits 30 s for it): the device shows the question; the press runs the call, and
+    #    the call's own answer is the outcome, with the relay's measured evidence.
     b.next_id = 3
-    _, p = await b.call("self.relay.set", {"on": True})
-    r = result_of(p)
-    sc = r.get("structuredContent") or {}
-    said = backend_view(p)
-    check(f"{tag} self.relay.set on: answered at once, awaiting_confirmation, the question, {CONFIRM_TIMEOUT_S} s",
-          r.get("isError") is False and sc.get("status") == "awaiting_confirmation"
-          and sc.get("question") == RELAY_QUESTION and sc.get("confirm_on_device_within_s") == CONFIRM_TIMEOUT_S, p)
-    check(f"{tag} ...and the text the backend speaks says to press the button, nothing done yet",
-          f"press the button on the device within {CONFIRM_TIMEOUT_S} s" in said
-          and RELAY_QUESTION in said and "Nothing has been done yet" in said, said)
+    answer = asyncio.create_task(b.call("self.relay.set", {"on": True}))
     ok, s = await call(api.state_until, lambda s: (s.get("confirmation") or {}).get("tool") == "self.relay.set")
-    check(f"{tag} the device shows the waiting call (on the device), the relay still off",
-          ok and s["confirmation"]["on_device"] is True and s["relay"]["on"] is False, s.get("confirmation"))
+    check(f"{tag} the device shows the waiting call (on the device), the relay still off, no answer yet",
+          ok and s["confirmation"]["on_device"] is True and s["confirmation"]["shown"] is True
+          and s["relay"]["on"] is False and not answer.done(), s.get("confirmation"))
     pressed = await call(api.press)
     check(f"{tag} POST /sim/button answers the waiting call", (pressed.get("answers") or {}).get("tool")
           == "self.relay.set", pressed)
-    outcome = await b.note(is_outcome)
-    data = ((outcome or {}).get("payload") or {}).get("params", {}).get("data") or {}
-    check(f"{tag} the outcome follows in the envelope: confirmed, ran, measured true == true",
-          outcome is not None and outcome.get("session_id") == b.session_id and data.get("tool") == "self.relay.set"
-          and data.get("confirmed") is True
-          and (data.get("result") or {}).get("evidence") == {"level": "measured", "commanded": True, "observed": True},
-          outcome)
+    _, p = await asyncio.wait_for(answer, 5)
+    r = result_of(p)
+    said = backend_view(p)
+    check(f"{tag} the call's own answer is the outcome: true, measured true == true",
+          r.get("isError") is False
+          and r.get("evidence") == {"level": "measured", "commanded": True, "observed": True}, p)
+    check(f"{tag} ...and the model hears it: \"{said}\"", said == "true — measured: true (commanded true)", said)
     ok, s = await call(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
     check(f"{tag} the relay is on", ok, s["relay"])
     _, p = await b.call("self.relay.set", {"on": False})
-    check(f"{tag} switching off needs no press: true, measured", backend_view(p) == "true"
+    check(f"{tag} switching off needs no press: true, measured",
+          backend_view(p) == "true — measured: false (commanded false)"
           and (result_of(p).get("evidence") or {}).get("observed") is False, p)
 
-    # 3. No press within the timeout: nothing runs.
+    # 3. No press within the timeout: nothing runs, and the call's answer says so.
     started = asyncio.get_running_loop().time()
-    _, p = await b.call("self.relay.set", {"on": True})
-    check(f"{tag} asked again: awaiting_confirmation",
-          (result_of(p).get("structuredContent") or {}).get("status") == "awaiting_confirmation", p)
+    first = b.next_id
+    b.next_id += 1
+    await b.send_mcp({"jsonrpc": "2.0", "id": first, "method": "tools/call",
+                      "params": {"name": "self.relay.set", "arguments": {"on": True}}})
     _, p = await b.call("self.reboot", {})
     check(f"{tag} a second confirmed call meanwhile is refused, and the backend can say why (result.error)",
           result_of(p).get("isError") is True and "Another action is waiting" in backend_view(p), p)
-    outcome = await b.note(is_outcome, timeout=CONFIRM_TIMEOUT_S + 4)
+    p = await asyncio.wait_for(b.answer(first), CONFIRM_TIMEOUT_S + 4)
     waited = asyncio.get_running_loop().time() - started
-    data = ((outcome or {}).get("payload") or {}).get("params", {}).get("data") or {}
-    check(f"{tag} no press: after {waited:.1f} s the outcome says not confirmed, no answer in time, nothing done",
-          outcome is not None and waited >= CONFIRM_TIMEOUT_S - 0.2 and data.get("confirmed") is False
-          and "no answer in time" in data.get("reason", "") and "nothing was done" in data.get("reason", "")
-          and "result" not in data, outcome)
+    said = backend_view(p)
+    check(f"{tag} no press: after {waited:.1f} s the call's answer says not confirmed, no answer in time, nothing done",
+          waited >= CONFIRM_TIMEOUT_S - 0.2 and result_of(p).get("isError") is True
+          and "no answer in time" in said and "nothing was done" in said, p)
     s = await call(api.state)
     check(f"{tag} the relay stayed off, nothing waits", s["relay"]["on"] is False and s["confirmation"] is None,
           (s["relay"], s["confirmation"]))
@@ -656,7 +678,7 @@ async def run(transport: str) -> None:
     if transport == "ws":
         for name, value in WS_HEADERS.items():
             extra += ["--ws-header", f"{name}: {value}"]
-    async with link_type(*PAGING, *extra) as link:
+    async with link_type(*PAGING, "--hold-answer", str(HOLD_ANSWER_S), *extra) as link:
         try:
             await session(link, tag)
         except Exception as e:

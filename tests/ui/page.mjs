@@ -3,13 +3,16 @@
 // playwright-core): the page shows what an MCP client did to the device, a call waiting for the
 // device's button, and a timeline; pressing the button on the page confirms the call (the relay
 // comes on, the banner goes, the press count and the timeline change); the temperature slider
-// moves the sensor. Screenshots before and after the press.
+// moves the sensor. Screenshots before and after the press. Pages served by other local servers
+// (issue 22): one cannot press the button (a no-cors POST, which needs no preflight) nor call
+// /mcp; one named with --allow-origin can call /mcp (CORS preflight and all) but still not press.
 //
 // Usage: UI_NODE_DIR=<dir with node_modules/playwright-core> DEVICE_SIM=<binary>
 //        UI_ARTIFACTS=<dir for the screenshots> node tests/ui/page.mjs
 // Prints one line per check and a summary; exits non-zero on any failure.
 
 import { spawn } from "node:child_process";
+import http from "node:http";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -52,6 +55,35 @@ function startSim(args) {
   });
 }
 
+/** Another local web server (the Inspector's, a dev server on :3000): a page of its own. */
+function elsewhere() {
+  return new Promise((resolve) => {
+    const server = http.createServer((_, res) => {
+      res.writeHead(200, { "Content-Type": "text/html" });
+      res.end("<!doctype html><title>elsewhere</title>");
+    });
+    server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` }));
+  });
+}
+
+/** In `page`: presses the device's button with a no-cors POST (no preflight), then tries
+ *  `initialize` on /mcp; what the page could see of each. */
+function fromPage(page, ui, mcp) {
+  return page.evaluate(async ({ ui, mcp }) => {
+    const out = {};
+    try { await fetch(ui + "/sim/button", { method: "POST", mode: "no-cors" }); out.press = "sent"; }
+    catch (e) { out.press = "failed: " + e; }
+    try {
+      const r = await fetch(mcp, { method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "elsewhere", version: "1" } } }) });
+      out.mcp = { status: r.status, session: r.headers.get("mcp-session-id"), body: await r.json() };
+    } catch (e) { out.mcp = "failed: " + e; }
+    return out;
+  }, { ui, mcp });
+}
+
 /** A 2025-11-25 session without elicitation, over plain fetch. */
 async function session(mcp) {
   const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
@@ -71,7 +103,10 @@ async function session(mcp) {
   };
 }
 
-const sim = await startSim(["--http", "127.0.0.1:0", "--ui", "127.0.0.1:0", "--confirm"]);
+const other = await elsewhere();
+const named = await elsewhere();
+const sim = await startSim(["--http", "127.0.0.1:0", "--ui", "127.0.0.1:0", "--confirm",
+  "--allow-origin", named.url]);
 const userData = mkdtempSync(path.join(os.tmpdir(), "device-sim-ui-"));
 let context;
 try {
@@ -94,6 +129,22 @@ try {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   const page = context.pages()[0] ?? await context.newPage();
+
+  // Pages of other local servers.
+  await page.goto(other.url + "/");
+  const foreign = await fromPage(page, sim.ui, sim.mcp);
+  check("another local page cannot call /mcp", typeof foreign.mcp === "string", JSON.stringify(foreign));
+  await page.goto(named.url + "/");
+  const allowed = await fromPage(page, sim.ui, sim.mcp);
+  check("a page named with --allow-origin calls /mcp and reads its session id",
+    allowed.mcp?.status === 200 && allowed.mcp.body?.result?.serverInfo?.name === "device-sim" && !!allowed.mcp.session,
+    JSON.stringify(allowed));
+  // A press that got through is counted within the debounce (~30 ms): give it ample time.
+  await new Promise((r) => setTimeout(r, 500));
+  const pressed = (await (await fetch(sim.ui + "/sim/state")).json()).button.presses;
+  check("neither page could press the device's button", pressed === 0,
+    `presses ${pressed}; ${JSON.stringify({ foreign: foreign.press, allowed: allowed.press })}`);
+
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(sim.ui + "/");
@@ -143,6 +194,8 @@ try {
 } finally {
   if (context) await context.close();
   sim.child.kill();
+  other.server.close();
+  named.server.close();
   rmSync(userData, { recursive: true, force: true });
 }
 console.log(`ui: ${passed} passed, ${failed} failed`);

@@ -32,18 +32,24 @@ impl Future for Yield {
 #[derive(Debug)]
 pub struct AmpBus {
     address: u8,
+    /// `false`: no amplifier answers, and no transfer ever completes (see [`AmpBus::new`]).
+    fitted: bool,
     registers: [u8; 8],
     /// The register a write-then-read reads from.
     pointer: usize,
 }
 
 impl AmpBus {
-    /// An amplifier at `address`, at volume 0, unmuted.
-    pub const fn new(address: u8) -> Self {
+    /// An amplifier at `address`, at volume 0, unmuted; or, when not `fitted`, a bus on which
+    /// nothing answers and no transfer ever completes: a dead chip holding the clock line, or a
+    /// controller with its bus timeout off whose completion interrupt never comes (an ESP32-C3
+    /// with esp-hal's default I2C configuration and no codec hangs there).
+    pub const fn new(address: u8, fitted: bool) -> Self {
         let mut registers = [0u8; 8];
         registers[0] = CHIP_ID;
         AmpBus {
             address,
+            fitted,
             registers,
             pointer: 0,
         }
@@ -60,6 +66,9 @@ impl embedded_hal_async::i2c::I2c for AmpBus {
         address: u8,
         operations: &mut [Operation<'_>],
     ) -> Result<(), ErrorKind> {
+        if !self.fitted {
+            return core::future::pending().await;
+        }
         Yield(false).await;
         if address != self.address {
             return Err(ErrorKind::NoAcknowledge(NoAcknowledgeSource::Address));

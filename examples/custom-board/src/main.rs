@@ -9,7 +9,9 @@
 //!   registered with `Server::register_all` and served with `Server::handle_async`;
 //! - no heap: neither crate links `alloc` with these features, and there is no global allocator
 //!   (a build that needed one would not link);
-//! - a minimal executor: the one future in flight is polled until it is ready.
+//! - a minimal executor: the one future in flight is polled until it is ready;
+//! - every bus transfer bounded on the async delay, so a missing or dead amplifier (the feature
+//!   `no-codec`: nothing on the bus answers, ever) gives tool errors naming it, not a hang.
 //!
 //! It runs on `qemu-system-riscv32 -machine virt` (riscv32imc, the ESP32-C3's instruction set),
 //! with the parts of [`bench`] standing in for the I2C bus and the relay; MCP goes over the UART,
@@ -30,9 +32,10 @@ use core::task::{Context, Poll, Waker};
 
 use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
 use mcp_core::{Call, Config, Input, Principal, Server};
+use mcp_hal::ErrorKind;
 use mcp_hal::kits::asynch::{audio, mute, relay};
 
-use amp::Amp;
+use amp::{Amp, AmpError};
 use bench::{AmpBus, AuxContact, Coil};
 use board::Board;
 use latch::LatchingRelay;
@@ -40,6 +43,8 @@ use platform::Delay;
 
 /// The amplifier's I2C address.
 const AMP_ADDRESS: u8 = 0x2C;
+/// Whether the bench has the amplifier on its bus (the feature `no-codec` takes it away).
+const AMP_FITTED: bool = !cfg!(feature = "no-codec");
 /// The longest message accepted.
 const LINE: usize = 1024;
 /// The response buffer: a `tools/list` page and its envelope.
@@ -47,7 +52,7 @@ const OUT: usize = 4096;
 /// The `tools/list` page budget.
 const PAGE_BYTES: usize = 1024;
 
-type MyBoard = Board<Amp<AmpBus>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
+type MyBoard = Board<Amp<AmpBus, Delay>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
 /// Three tools, no task table (mcp-hal without `tasks`), two remembered calls; no live
 /// resources, listen streams nor held calls.
 type Engine = Server<'static, MyBoard, 4, 0, 2, 320, 0, 0, 0>;
@@ -75,11 +80,14 @@ fn main() -> ! {
         platform::exit_failure(2)
     };
     let mut board: MyBoard = Board {
-        codec: Amp::new(AmpBus::new(AMP_ADDRESS), AMP_ADDRESS),
+        codec: Amp::new(AmpBus::new(AMP_ADDRESS, AMP_FITTED), AMP_ADDRESS, Delay),
         relay,
         delay: Delay,
     };
-    if block_on(board.codec.chip_id()) != Ok(amp::CHIP_ID) {
+    // The probe is bounded like every transfer. Another chip at the amplifier's address is the
+    // wrong board: writing its registers could do anything, so stop. A missing or dead amplifier
+    // is not fatal: the firmware serves, and the codec tools answer an error naming it.
+    if block_on(board.codec.probe()) == Err(AmpError(ErrorKind::WrongDevice)) {
         platform::exit_failure(3);
     }
     let mut engine =

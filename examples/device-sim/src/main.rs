@@ -76,10 +76,15 @@ struct Cli {
     /// bare PORT for loopback). Binding beyond loopback needs --allow-host for the names clients use.
     #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio", "envelope", "xiaozhi_ws"])]
     http: Option<String>,
-    /// With --http: also accept this host name in Host/Origin (repeatable; loopback names always
+    /// With --http or --ui: also accept this host name in Host (repeatable; loopback names always
     /// are). DNS-rebinding protection refuses every other.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
+    /// With --http: also accept requests from a web page at this origin (http://HOST:PORT,
+    /// exact; repeatable), e.g. the MCP Inspector's web UI at http://localhost:6274. A browser's
+    /// Origin must otherwise be the endpoint's own (http:// and its Host, port included).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = origin, requires = "http")]
+    allow_origins: Vec<String>,
     /// With --http: the most connections served at once; more wait until one closes.
     #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
     http_max_connections: usize,
@@ -194,11 +199,28 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=3600), requires = "confirm")]
     confirm_timeout: u32,
+    /// Whole seconds a call may keep its answer back for a client that can neither ask its user
+    /// nor follow a task (a xiaozhi backend): a call waiting for the device's button, or a
+    /// long-running action, is answered with its real outcome when it comes in time; past it,
+    /// with what waits or what was started. 0: answer at once. Keep it under the client's own
+    /// timeout (a xiaozhi backend waits 30 s).
+    #[arg(long, value_name = "SECS", default_value_t = 25,
+          value_parser = clap::value_parser!(u32).range(0..=3600))]
+    hold_answer: u32,
     /// Serve a live page of the simulated device at http://ADDR/ (ADDR: 127.0.0.1:PORT, or a bare
     /// PORT for loopback), with its JSON API: GET /sim/state, POST /sim/button, POST /sim/sensor.
-    /// Works with every transport.
+    /// Works with every transport (with --mqtt --devices N, it shows the first device). Only the
+    /// page's own origin may call the API from a browser.
     #[arg(long, value_name = "ADDR")]
     ui: Option<String>,
+    /// With --ui: the most connections the page's server takes at once; more wait until one
+    /// closes.
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "ui")]
+    ui_max_connections: usize,
+    /// With --ui: seconds a connection has to send a request head, from when it is ready for one
+    /// (also the keep-alive idle timeout), and a POST its body.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "ui")]
+    ui_header_timeout: Duration,
     /// With --http: seconds between keep-alive comments on open SSE streams (a 2026-07-28 listen
     /// stream whose client has gone is ended within about two of them).
     #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "http")]
@@ -496,7 +518,8 @@ impl Tools {
         Tools {
             config: Config::new("device-sim", env!("CARGO_PKG_VERSION"))
                 .page_bytes(cli.page_bytes)
-                .confirm_timeout(cli.confirm_timeout.saturating_mul(1000)),
+                .confirm_timeout(cli.confirm_timeout.saturating_mul(1000))
+                .hold_answer(cli.hold_answer.saturating_mul(1000)),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
             confirm: cli.confirm,
         }
@@ -725,6 +748,17 @@ fn secs(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(v))
 }
 
+/// An origin for `--allow-origin`: `http(s)://HOST[:PORT]`, nothing else.
+fn origin(s: &str) -> Result<String, String> {
+    if mcp_core::transport::http::is_origin(s) {
+        Ok(s.trim().to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not an origin: write scheme://host[:port], e.g. http://localhost:6274 (no path, no trailing /)"
+        ))
+    }
+}
+
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -752,6 +786,9 @@ fn start_ui(cli: &Cli, addr: &str, board: Arc<Mutex<Board>>) -> Result<Arc<ui::S
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     let served = sim.clone();
+    let limits = mcp_host::web::Limits::default()
+        .max_connections(cli.ui_max_connections)
+        .header_timeout(cli.ui_header_timeout);
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -759,7 +796,7 @@ fn start_ui(cli: &Cli, addr: &str, board: Arc<Mutex<Board>>) -> Result<Arc<ui::S
         let result = runtime.and_then(|rt| {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
-                ui::serve(served, listener).await
+                ui::serve(served, listener, limits).await
             })
         });
         if let Err(e) = result {
@@ -798,7 +835,15 @@ fn serve_network(
         .build()
         .map_err(|e| e.to_string())?;
     if let Some(url) = &cli.mqtt {
-        return runtime.block_on(serve_mqtt(cli, url, &tools, faults, out_len));
+        let fleet = Fleet {
+            url,
+            tools: &tools,
+            faults,
+            out_len,
+            board,
+            sim,
+        };
+        return runtime.block_on(serve_mqtt(cli, fleet));
     }
     if let Some(url) = &cli.xiaozhi_ws {
         let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
@@ -836,6 +881,7 @@ fn serve_network(
     }
     let addr = parse_addr(cli.http.as_deref().unwrap_or_default())?;
     let hosts: Vec<&str> = cli.allow_hosts.iter().map(String::as_str).collect();
+    let origins: Vec<&str> = cli.allow_origins.iter().map(String::as_str).collect();
     if !addr.ip().is_loopback() && hosts.is_empty() {
         eprintln!(
             "device-sim: listening beyond loopback; only Host: localhost/127.0.0.1/[::1] is accepted \
@@ -845,6 +891,7 @@ fn serve_network(
     let opts = HttpOptions::default()
         .principal(principal(cli))
         .allow_hosts(&hosts)
+        .allow_origins(&origins)
         .out_len(out_len)
         .max_sessions(cli.max_sessions)
         .max_connections(cli.http_max_connections)
@@ -875,22 +922,40 @@ fn fleet_id(base: &str, i: usize, n: usize) -> String {
     }
 }
 
-/// `--mqtt`: one device, or `--devices N` of them, each with its own board, engine and MQTT
-/// connection, until killed. Only options the broker client cannot use end it.
-async fn serve_mqtt(
-    cli: &Cli,
-    url: &str,
-    tools: &Tools,
+/// What `--mqtt` serves: the tools, and the board the first device drives (the one `--ui`
+/// shows, with its page).
+struct Fleet<'a> {
+    url: &'a str,
+    tools: &'a Tools,
     faults: Faults,
     out_len: usize,
-) -> Result<(), String> {
+    board: Arc<Mutex<Board>>,
+    sim: Option<Arc<ui::Sim>>,
+}
+
+/// `--mqtt`: one device, or `--devices N` of them, each with its own board, engine and MQTT
+/// connection, until killed. Only options the broker client cannot use end it. The first device
+/// drives the board `--ui` shows, and its events go to the page; the others have boards of their
+/// own, which no page shows.
+async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
+    let Fleet {
+        url,
+        tools,
+        faults,
+        out_len,
+        board,
+        sim,
+    } = fleet;
     let n = cli.devices.max(1);
+    let mut shown = Some(board);
     let mut fleet = tokio::task::JoinSet::new();
     for i in 1..=n {
         let id = fleet_id(&cli.device_id, i, n);
         let engine = tools.engine()?;
-        let board = Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open)));
-        let hook: mcp_host::EventHook = if n == 1 {
+        let board = shown
+            .take()
+            .unwrap_or_else(|| Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open))));
+        let log: mcp_host::EventHook = if n == 1 {
             Arc::new(log_event)
         } else {
             // A fleet logs its links only, each line naming its device.
@@ -902,6 +967,21 @@ async fn serve_mqtt(
                 }
                 _ => {}
             })
+        };
+        let hook = match &sim {
+            Some(sim) if i == 1 => {
+                sim.add_transport(if n == 1 {
+                    format!("mqtt {url} as {id}")
+                } else {
+                    format!("mqtt {url} as {id} (the first of {n} devices; the page shows it)")
+                });
+                let sim = sim.clone();
+                Arc::new(move |e: &HostEvent| {
+                    log(e);
+                    sim.event(e);
+                })
+            }
+            _ => log,
         };
         let opts = mcp_host::mqtt::Options::new(url, id)
             .server_name(
@@ -1003,7 +1083,7 @@ fn demo(device: &mut Device) -> io::Result<()> {
         )
     };
     let steps: Vec<(u64, &str, String, Principal)> = vec![
-        (0, "The client opens the session", r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}"#.into(), Principal::Model),
+        (0, "The client opens the session (it can follow tasks)", r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{}},"clientInfo":{"name":"demo","version":"1"}}}"#.into(), Principal::Model),
         (0, "It lists the tools (self.reboot is user-only: not listed to the model)", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.into(), Principal::Model),
         (0, "Volume to 40: the codec register is written, then read back", call(3, "self.audio_speaker.set_volume", r#"{"volume":40}"#), Principal::Model),
         (0, "The status reads every part again", call(4, "self.get_device_status", "{}"), Principal::Model),

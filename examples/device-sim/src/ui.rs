@@ -51,21 +51,26 @@
 //! - `press`: `answers` (the tool the press confirms, or null); `sensor`: `temperature` and/or
 //!   `battery`; `session`: `text` (initialized, hello, disconnected); `listen`: `id`, `open`.
 //!
-//! It listens on loopback unless told otherwise, and refuses requests whose `Host` or `Origin`
-//! is not a loopback name (or one given with `--allow-host`): a web page elsewhere cannot press
-//! the button.
+//! It listens on loopback unless told otherwise, and refuses (403) requests whose `Host` is not a
+//! loopback name (or one given with `--allow-host`), or whose `Origin` is not the page's own
+//! (`http://` and that `Host`, the port included): a web page elsewhere — another server on the
+//! same machine too — cannot press the button. Requests without `Origin` (curl, scripts) pass.
+//! It is served as mcp-host serves `/mcp` ([`mcp_host::web`]): at most `--ui-max-connections`
+//! connections at once (more wait in the listen backlog, holding no file descriptor of the
+//! process), each with `--ui-header-timeout` seconds for a request head and for a POST body
+//! (bodies of at most [`MAX_BODY`] bytes).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
-use mcp_core::transport::http::{Headers, check_host_and_origin};
+use mcp_host::web::{self, BodyError, Limits, Origins};
 use mcp_host::{CallReport, HostEvent, Pressed, Waiting};
 use serde_json::{Map, Value, json};
 
@@ -73,6 +78,9 @@ use crate::board::Board;
 
 /// Timeline entries kept.
 pub const TIMELINE_LEN: usize = 100;
+
+/// The largest request body (bytes): a button press or a sensor move is a few dozen.
+pub const MAX_BODY: usize = 4096;
 
 /// The page.
 const PAGE: &str = include_str!("ui.html");
@@ -417,15 +425,6 @@ fn call_fields(c: &CallReport) -> Value {
     })
 }
 
-/// How a request's headers are looked up for the Host/Origin check.
-struct View<'a>(&'a HeaderMap);
-
-impl Headers for View<'_> {
-    fn header(&self, name: &str) -> Option<&[u8]> {
-        self.0.get(name).map(HeaderValue::as_bytes)
-    }
-}
-
 fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
     let mut r = Response::new(body.into());
     *r.status_mut() = status;
@@ -443,14 +442,6 @@ fn refuse(status: StatusCode, why: &str) -> Response {
     json_reply(status, &json!({ "error": why }))
 }
 
-/// The Host/Origin check (DNS-rebinding protection), then the route.
-fn guard(sim: &Sim, headers: &HeaderMap) -> Option<Response> {
-    let allowed: Vec<&str> = sim.allowed_hosts.iter().map(String::as_str).collect();
-    check_host_and_origin(&View(headers), &allowed)
-        .err()
-        .map(|r| refuse(StatusCode::FORBIDDEN, r.message))
-}
-
 fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
@@ -459,17 +450,11 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-async fn page(State(sim): State<Arc<Sim>>, headers: HeaderMap) -> Response {
-    if let Some(r) = guard(&sim, &headers) {
-        return r;
-    }
+async fn page() -> Response {
     reply(StatusCode::OK, "text/html; charset=utf-8", PAGE)
 }
 
-async fn state(State(sim): State<Arc<Sim>>, headers: HeaderMap, uri: Uri) -> Response {
-    if let Some(r) = guard(&sim, &headers) {
-        return r;
-    }
+async fn state(State(sim): State<Arc<Sim>>, uri: Uri) -> Response {
     let mut since = 0;
     for pair in uri.query().unwrap_or_default().split('&') {
         match pair.split_once('=') {
@@ -492,9 +477,6 @@ async fn state(State(sim): State<Arc<Sim>>, headers: HeaderMap, uri: Uri) -> Res
 }
 
 async fn button(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Some(r) = guard(&sim, &headers) {
-        return r;
-    }
     let empty = body.iter().all(u8::is_ascii_whitespace);
     let ok = empty
         || (is_json(&headers)
@@ -510,9 +492,6 @@ async fn button(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) ->
 }
 
 async fn sensor(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Some(r) = guard(&sim, &headers) {
-        return r;
-    }
     if !is_json(&headers) {
         return refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -525,10 +504,12 @@ async fn sensor(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) ->
     }
 }
 
-/// The page and the API.
-pub fn router(sim: Arc<Sim>) -> Router {
+/// The page and the API, behind the Host/Origin rule (the page's own origin only) and with
+/// bodies read whole within `body_timeout`.
+pub fn router(sim: Arc<Sim>, body_timeout: Duration) -> Router {
     use axum::routing::{get, post};
-    Router::new()
+    let origins = Origins::new(&sim.allowed_hosts, &[]);
+    let api = Router::new()
         .route("/", get(page))
         .route("/sim/state", get(state))
         .route("/sim/button", post(button))
@@ -539,12 +520,28 @@ pub fn router(sim: Arc<Sim>) -> Router {
                 "not found: see GET /, GET /sim/state, POST /sim/button, POST /sim/sensor",
             )
         })
-        .with_state(sim)
+        .with_state(sim);
+    let api = web::bounded_bodies(api, MAX_BODY, body_timeout, |e| match e {
+        BodyError::TimedOut => refuse(
+            StatusCode::REQUEST_TIMEOUT,
+            "the body did not arrive in time",
+        ),
+        _ => refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the body is too large (at most 4096 bytes)",
+        ),
+    });
+    web::guard(api, origins, |r| refuse(StatusCode::FORBIDDEN, r.message))
 }
 
-/// Binds `addr` and serves the page and the API (on the current tokio runtime), forever.
-pub async fn serve(sim: Arc<Sim>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-    axum::serve(listener, router(sim)).await
+/// Serves the page and the API on `listener` (on the current tokio runtime) within `limits`
+/// (its header timeout also bounds each body), forever.
+pub async fn serve(
+    sim: Arc<Sim>,
+    listener: tokio::net::TcpListener,
+    limits: Limits,
+) -> std::io::Result<()> {
+    web::serve(router(sim, limits.header_timeout), listener, limits).await
 }
 
 /// Parses `--ui`: `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).

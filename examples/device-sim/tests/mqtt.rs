@@ -1,6 +1,7 @@
 //! The real device-sim binary with `--mqtt`: a fleet of simulated devices in one process on a
 //! mosquitto started by the test, discovered by their presence and called, and gone (their
-//! wills) when the process dies.
+//! wills) when the process dies. With `--ui`, the page shows the board the MQTT device drives,
+//! and its button confirms what that device holds.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -9,11 +10,14 @@
     clippy::indexing_slicing
 )] // a test
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod common;
 
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{api, state_until};
 use mqtt_fleet::{Broker, Client};
-use serde_json::json;
+use serde_json::{Value, json};
 
 struct Sim(Child);
 
@@ -91,4 +95,109 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
         "{:?}",
         client.devices()
     );
+}
+
+/// Issue 22, bug 6: `--ui` with `--mqtt` drove a board of its own, so the page never saw a call
+/// held over MQTT and a press confirmed nothing. One board now: what the MQTT client does shows on
+/// the page, the call it made waits on the page, and `POST /sim/button` confirms it, the outcome
+/// going to that client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let url = broker.url();
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--mqtt", &url, "--device-id", "held", "--confirm"])
+    })
+    .await
+    .unwrap();
+    let sim = std::sync::Arc::new(sim);
+    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
+        let sim = sim.clone();
+        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
+    };
+    let client = Client::connect(&broker.url(), "ui-tester").unwrap();
+    assert!(client.wait_for_online(1, T).await, "{:?}", client.devices());
+    client.initialize("held", T).await.unwrap();
+    // One board: a volume set over MQTT is the page's volume.
+    let call = client
+        .request(
+            "held",
+            1,
+            "tools/call",
+            json!({"name":"self.audio_speaker.set_volume","arguments":{"volume":35}}),
+            T,
+        )
+        .await
+        .unwrap();
+    assert_eq!(call["result"]["evidence"]["level"], "read_back", "{call}");
+    let s = on_page("the volume set over MQTT", |s| s["speaker"]["volume"] == 35)
+        .await
+        .unwrap();
+    assert_eq!(
+        s["device"]["transports"],
+        json!([format!("mqtt {} as held", broker.url())])
+    );
+    // Switching the relay on waits for the device's button, and the page shows it.
+    let relay = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"self.relay.set","arguments":{"on":true}}});
+    let mut answer = client.expect_answer("held", &json!(2));
+    client.send("held", relay.to_string()).await.unwrap();
+    let s = on_page("the MQTT call waiting on the page", |s| {
+        s["confirmation"]["tool"] == "self.relay.set"
+    })
+    .await
+    .unwrap();
+    assert_eq!(s["confirmation"]["on_device"], true, "{s:#}");
+    assert_eq!(s["relay"]["on"], false);
+    // The press confirms it.
+    let sim2 = sim.clone();
+    let (status, v) =
+        tokio::task::spawn_blocking(move || api(&sim2, "POST", "/sim/button", Some(&json!({}))))
+            .await
+            .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
+    on_page("the relay on, nothing waiting", |s| {
+        s["relay"]["on"] == true && s["confirmation"].is_null()
+    })
+    .await
+    .unwrap();
+    // The MQTT client hears the outcome: the call's own answer when it was held inside the call,
+    // or, after an `awaiting_confirmation` answer, the outcome notification (logger
+    // `confirmation`).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut first = None;
+    let outcome = loop {
+        if first.is_none()
+            && let Ok(a) = answer.try_recv()
+        {
+            first = Some(a);
+        }
+        if let Some(a) = &first
+            && a["result"]["structuredContent"]["status"] != "awaiting_confirmation"
+        {
+            break a["result"].clone();
+        }
+        if let Some(n) = client.notifications("held").into_iter().find(|n| {
+            n["method"] == "notifications/message" && n["params"]["logger"] == "confirmation"
+        }) {
+            let data = &n["params"]["data"];
+            assert_eq!(
+                (&data["tool"], &data["confirmed"]),
+                (&json!("self.relay.set"), &json!(true)),
+                "{n}"
+            );
+            break data["result"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no outcome over MQTT within 5 s; answer {first:?}, notifications {:?}",
+            client.notifications("held")
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(outcome["evidence"]["level"], "measured", "{outcome}");
+    assert_ne!(outcome["isError"], true, "{outcome}");
 }

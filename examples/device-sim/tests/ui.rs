@@ -394,3 +394,213 @@ fn a_client_that_elicits_is_asked_and_the_timeline_shows_its_answer() {
         )
     );
 }
+
+/// Issue 22, bug 9: a page served by another local server (`http://localhost:3000`) cannot
+/// press the button, move the sensors, read the state or call `/mcp`; the page's own origin
+/// can, and a request without `Origin` (curl, scripts, SDKs) still works.
+#[test]
+fn another_local_origin_is_refused_and_the_pages_own_is_accepted() {
+    let sim = start(&["--http", "127.0.0.1:0", "--confirm"]);
+    let http = sim.http.clone().unwrap();
+    let other = ("Origin", "http://localhost:3000");
+    let battery = r#"{"battery":20}"#;
+    assert_eq!(
+        request(&sim.ui, "POST", "/sim/button", &[JSON, other], "{}").0,
+        403
+    );
+    assert_eq!(
+        request(&sim.ui, "POST", "/sim/sensor", &[JSON, other], battery).0,
+        403
+    );
+    assert_eq!(request(&sim.ui, "GET", "/sim/state", &[other], "").0, 403);
+    assert_eq!(request(&sim.ui, "GET", "/", &[other], "").0, 403);
+    assert_eq!(request(&sim.ui, "GET", "/sim/nothing", &[other], "").0, 403);
+    // The same host on another port is another origin, whatever its scheme.
+    let ui_port = sim.ui.rsplit(':').next().unwrap();
+    for origin in [
+        format!(
+            "http://127.0.0.1:{}",
+            u32::from(ui_port.parse::<u16>().unwrap()) + 1
+        ),
+        format!("https://{}", sim.ui),
+        format!("http://{http}"),
+    ] {
+        let h = [JSON, ("Origin", origin.as_str())];
+        assert_eq!(
+            request(&sim.ui, "POST", "/sim/button", &h, "{}").0,
+            403,
+            "{origin}"
+        );
+    }
+    let s = state(&sim);
+    assert_eq!(s["button"]["presses"], 0, "a refused press presses nothing");
+    assert_eq!(
+        s["sensors"]["battery"], 87.0,
+        "a refused move moves nothing"
+    );
+    // The page's own origin.
+    let own = format!("http://{}", sim.ui);
+    let mine = [JSON, ("Origin", own.as_str())];
+    let (status, body) = request(&sim.ui, "POST", "/sim/button", &mine, "{}");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        request(&sim.ui, "POST", "/sim/sensor", &mine, battery).0,
+        200
+    );
+    assert_eq!(
+        request(
+            &sim.ui,
+            "GET",
+            "/sim/state",
+            &[("Origin", own.as_str())],
+            ""
+        )
+        .0,
+        200
+    );
+    state_until(&sim, "the press counted", |s| s["button"]["presses"] == 1);
+    // /mcp: another local origin, and the UI page's (the page does not call /mcp), are refused;
+    // its own origin and no Origin at all are served.
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
+        "capabilities":{},"clientInfo":{"name":"ui-test","version":"1"}}})
+    .to_string();
+    let mcp_own = format!("http://{http}");
+    for (origin, want) in [
+        (Some("http://localhost:3000"), 403),
+        (Some(own.as_str()), 403),
+        (Some(mcp_own.as_str()), 200),
+        (None, 200),
+    ] {
+        let mut h = vec![JSON, ACCEPT];
+        h.extend(origin.map(|o| ("Origin", o)));
+        let (status, body) = request(&http, "POST", "/mcp", &h, &init);
+        assert_eq!(status, want, "Origin {origin:?}: {body}");
+    }
+}
+
+/// Issue 22, bug 7: half-sent requests to the UI port cannot take the process's file
+/// descriptors (here 64, `ulimit -n`; a machine's 1024 went with 1,100 connections): beyond
+/// `--ui-max-connections` they wait in the listen backlog, the UI closes each after
+/// `--ui-header-timeout`, `/mcp` keeps answering meanwhile, and the UI answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_to_the_ui_take_neither_mcp_nor_the_ui_down() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const HALF_SENT: usize = 80;
+    let sim = tokio::task::spawn_blocking(|| {
+        common::start_with_fd_limit(
+            64,
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--ui-max-connections",
+                "8",
+                "--ui-header-timeout",
+                "1",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let (ui, http) = (sim.ui.clone(), sim.http.clone().unwrap());
+    let started = Instant::now();
+    let mut closed = tokio::task::JoinSet::new();
+    for _ in 0..HALF_SENT {
+        let mut s =
+            tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect(&ui))
+                .await
+                .expect("connected (the listen backlog)")
+                .unwrap();
+        s.write_all(format!("GET /sim/state HTTP/1.1\r\nHost: {ui}\r\n").as_bytes())
+            .await
+            .unwrap();
+        // Each half-sent connection waits for the server to close it.
+        closed.spawn(async move {
+            let mut buf = [0u8; 512];
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => return Instant::now(),
+                    Ok(_) => {}
+                }
+            }
+        });
+    }
+    // /mcp answers at once.
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
+        "capabilities":{},"clientInfo":{"name":"ui-test","version":"1"}}})
+    .to_string();
+    let mcp = tokio::task::spawn_blocking(move || {
+        request(&http, "POST", "/mcp", &[JSON, ACCEPT], &init).0
+    });
+    let status = tokio::time::timeout(Duration::from_secs(3), mcp)
+        .await
+        .expect("initialize on /mcp answered within 3 s while the UI is flooded")
+        .unwrap();
+    assert_eq!(status, 200);
+    // The UI closes half-sent connections after its header timeout.
+    let mut first = Vec::new();
+    while let Ok(Some(at)) = tokio::time::timeout(
+        Duration::from_secs(4).saturating_sub(started.elapsed()),
+        closed.join_next(),
+    )
+    .await
+    {
+        first.push(at.unwrap());
+    }
+    assert!(
+        first.len() >= 8,
+        "the UI closed {} of {HALF_SENT} half-sent requests within 4 s",
+        first.len()
+    );
+    assert!(
+        first
+            .iter()
+            .all(|at| *at >= started + Duration::from_millis(900)),
+        "closed before its header timeout"
+    );
+    // The flood goes away: the UI answers again.
+    closed.abort_all();
+    drop(closed);
+    let ui2 = ui.clone();
+    let answered = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::task::spawn_blocking(move || request(&ui2, "GET", "/sim/state", &[], "").0),
+    )
+    .await
+    .expect("the UI answered within 5 s once the flood went")
+    .unwrap();
+    assert_eq!(answered, 200);
+    drop(sim);
+}
+
+/// The UI's request bodies are bounded as `/mcp`'s are: one shorter than its `Content-Length`
+/// gets 408 after `--ui-header-timeout` and the connection closes; one beyond 4 KiB gets 413.
+/// Neither presses anything.
+#[test]
+fn slow_and_large_bodies_to_the_ui_are_refused() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let sim = start(&["--stdio", "--ui-header-timeout", "0.5"]);
+    let started = Instant::now();
+    let mut slow = std::net::TcpStream::connect(&sim.ui).unwrap();
+    write!(
+        slow,
+        "POST /sim/button HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Content-Length: 100\r\n\r\n{{",
+        sim.ui
+    )
+    .unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut got = Vec::new();
+    let closed = slow.read_to_end(&mut got).is_ok();
+    let got = String::from_utf8_lossy(&got);
+    assert!(closed, "still open after 3 s: {got:?}");
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let big = format!(r#"{{"temperature": 30{}}}"#, " ".repeat(5000));
+    let (status, body) = request(&sim.ui, "POST", "/sim/sensor", &[JSON], &big);
+    assert_eq!(status, 413, "{body}");
+    let s = state(&sim);
+    assert_eq!(s["button"]["presses"], 0);
+    assert_eq!(s["sensors"]["temperature"], 21.5);
+}

@@ -59,7 +59,7 @@ pub fn serve(mut board: Board, mut usb: Usb) -> ! {
     let mut len = 0usize;
     loop {
         if board.system.reboot_due() {
-            let _ = usb.flush_tx();
+            crate::flush(&mut usb);
             software_reset();
         }
         while let Ok(byte) = usb.read_byte() {
@@ -71,7 +71,7 @@ pub fn serve(mut board: Board, mut usb: Usb) -> ! {
                 continue;
             }
             let ok = command(&mut board, line.get(..len).unwrap_or_default());
-            let _ = usb.write(if ok { b"ok\n" } else { b"err\n" });
+            crate::send(&mut usb, if ok { b"ok" } else { b"err" });
             len = 0;
         }
     }

@@ -78,6 +78,18 @@ pub(crate) use board_pins;
 pub const CODEC_ADDRESS: u8 = 0x18;
 /// I2C clock for the codec's control port.
 pub const I2C_KHZ: u32 = 100;
+/// The I2C bus timeout, in bus clock cycles: the controller gives up on a transfer whose SCL
+/// line stays unchanged this long (a dead chip or a stuck bus). 1000 cycles are 10 ms at
+/// 100 kHz (these chips round it up to a power of two of their clock: about 13 ms). esp-hal
+/// leaves it off by default on the C3 and C6, and a transfer then waits forever.
+pub const I2C_BUS_TIMEOUT_CYCLES: u32 = 1000;
+/// The longest one I2C transfer may take, whatever the hardware reports: esp-hal's software
+/// timeout, for a controller that never signals completion at all (an emulated one, or one in a
+/// bad state). A blocking driver cannot interrupt a blocking call: the bus must end it.
+pub const I2C_TRANSFER_TIMEOUT_MS: u64 = 50;
+/// How long a message waits for the host to take any of it before it is dropped (USB unplugged,
+/// the port closed: the FIFO stays full). A host polls the port every millisecond.
+pub const USB_STALL_MS: u64 = 100;
 /// `true` for relay modules whose input switches the coil on when driven *low*.
 pub const RELAY_ACTIVE_LOW: bool = false;
 /// How long the feedback contact may lag the coil (a mechanical relay needs 5 to 20 ms).

@@ -27,12 +27,12 @@ use core::ptr::addr_of_mut;
 use board::{Board, EspSystem, Screen};
 use config::*;
 use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
-use esp_hal::i2c::master::{Config as I2cConfig, I2c};
+use esp_hal::i2c::master::{BusTimeout, Config as I2cConfig, I2c, SoftwareTimeout};
 use esp_hal::ledc::channel::{self, ChannelIFace};
 use esp_hal::ledc::timer::{self, TimerIFace};
 use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
 use esp_hal::main;
-use esp_hal::time::{Instant, Rate};
+use esp_hal::time::{Duration, Instant, Rate};
 use esp_hal::usb::usb_serial_jtag::UsbSerialJtag;
 use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
 use mcp_core::{Config, Principal, Server};
@@ -69,16 +69,24 @@ fn main() -> ! {
     esp_alloc::heap_allocator!(size: HEAP_SIZE);
     let pins = config::board_pins!(p);
 
-    let i2c = match I2c::new(
-        p.I2C0,
-        I2cConfig::default().with_frequency(Rate::from_khz(I2C_KHZ)),
-    ) {
+    // Every transfer bounded: the bus timeout for a stuck SCL line (a dead chip holding it), the
+    // software timeout for a controller that never reports completion (an emulated one with no
+    // codec). Without them such a bus hangs the firmware in the codec probe.
+    let i2c_config = I2cConfig::default()
+        .with_frequency(Rate::from_khz(I2C_KHZ))
+        .with_timeout(BusTimeout::BusCycles(I2C_BUS_TIMEOUT_CYCLES))
+        .with_software_timeout(SoftwareTimeout::Transaction(Duration::from_millis(
+            I2C_TRANSFER_TIMEOUT_MS,
+        )));
+    let i2c = match I2c::new(p.I2C0, i2c_config) {
         Ok(i2c) => i2c.with_sda(pins.i2c_sda).with_scl(pins.i2c_scl),
         Err(_) => halt(),
     };
     let mut codec = Es8311::new(i2c, CODEC_ADDRESS);
-    // A missing or different chip is not fatal: the volume tool then reports the bus error.
-    let _codec_present = codec.chip_id().is_ok_and(|id| id == Es8311::CHIP_ID);
+    // A codec that fails its probe is not fatal: the firmware serves, and the codec's tools
+    // answer the error, naming the ES8311 (not answering, or — after a wrong chip ID, which the
+    // driver then refuses to write to — another chip at its address).
+    let _ = codec.probe();
 
     let coil = Output::new(
         pins.relay_coil,
@@ -170,7 +178,7 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
             }
         }
         if board.system.reboot_due() {
-            let _ = usb.flush_tx();
+            flush(&mut usb);
             esp_hal::system::software_reset();
         }
         while let Ok(byte) = usb.read_byte() {
@@ -196,10 +204,43 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
     }
 }
 
+/// Writes one message and its newline to the host: esp-hal's `write` (64-byte chunks, each
+/// handed over with `WR_DONE`), with every wait bounded. With no host taking the data (USB
+/// unplugged, the port closed) the FIFO stays full and esp-hal's blocking `write` and `flush_tx`
+/// would wait forever; here the rest of the message is dropped once the host has taken nothing
+/// for [`USB_STALL_MS`]: nobody is there to read it.
 fn send(usb: &mut Usb, bytes: &[u8]) {
-    let _ = usb.write(bytes);
-    let _ = usb.write(b"\n");
-    let _ = usb.flush_tx();
+    let newline = [b'\n'];
+    for chunk in bytes.chunks(64).chain([&newline[..]]) {
+        for &byte in chunk {
+            if !host_takes(|| usb.write_byte_nb(byte)) {
+                return;
+            }
+        }
+        if !host_takes(|| usb.flush_tx_nb()) {
+            return;
+        }
+    }
+}
+
+/// Hands what the FIFO holds to the host and waits until it is taken, at most [`USB_STALL_MS`].
+fn flush(usb: &mut Usb) {
+    let _ = host_takes(|| usb.flush_tx_nb());
+}
+
+/// Polls `op`, a non-blocking esp-hal call, until it succeeds: `false` when it has not for
+/// [`USB_STALL_MS`].
+fn host_takes<E>(mut op: impl FnMut() -> Result<(), E>) -> bool {
+    if op().is_ok() {
+        return true;
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(USB_STALL_MS) {
+        if op().is_ok() {
+            return true;
+        }
+    }
+    false
 }
 
 /// A configuration error at start-up (a pin or clock that cannot be set): nothing can work.

@@ -269,7 +269,9 @@ async fn connection_step(
         return respond(socket, 404, &[], b"", close).await && !close;
     }
     let allowed = [ep.host.as_str()];
-    if let Err(refusal) = http::check_host_and_origin(&req, &allowed) {
+    // A browser's Origin must be this device's own origin (http:// and its Host, the port
+    // included): a page served anywhere else, another server on the same host too, is refused.
+    if let Err(refusal) = http::check_host_and_origin(&req, &allowed, &[]) {
         let n = refusal.write_body(b"", out);
         let _ = respond(
             socket,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use mcp_core::Principal;
@@ -20,6 +20,7 @@ use mcp_core::wire::request::Message;
 
 use crate::Delivery;
 use crate::session::{Frames, Session, frame, parse_event_id};
+use crate::web::{self, View};
 use crate::{
     Board, Clock, Done, Engine, EventHook, Factory, HostEvent, Run, Step, Touch, lock, run,
 };
@@ -33,9 +34,16 @@ const SESSION_RETRY_AFTER_S: u32 = 5;
 pub struct HttpOptions {
     /// The endpoint path.
     pub path: String,
-    /// Host names (without port) accepted in `Host` and `Origin` besides the loopback names:
-    /// the device's LAN address or mDNS name when it listens beyond loopback.
+    /// Host names (without port) accepted in `Host` besides the loopback names: the device's
+    /// LAN address or mDNS name when it listens beyond loopback.
     pub allowed_hosts: Vec<String>,
+    /// Origins (`http://host:port`, exact) of pages elsewhere that may call the endpoint from a
+    /// browser, besides the endpoint's own origin (`http://` and the request's `Host`): an
+    /// inspector's web UI in its direct mode, say. Their browsers' CORS preflights are answered
+    /// and the responses to them carry `Access-Control-Allow-Origin` ([`web::guard`]). Every
+    /// other `Origin` is refused (403), another server on the same machine included. Requests
+    /// without `Origin` (SDKs, curl, a proxy in Node) are not affected.
+    pub allowed_origins: Vec<String>,
     /// The largest request body (bytes); larger ones get 413.
     pub max_body: usize,
     /// The engine's output buffer (bytes): the largest response.
@@ -81,6 +89,7 @@ impl fmt::Debug for HttpOptions {
         f.debug_struct("HttpOptions")
             .field("path", &self.path)
             .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
             .field("max_body", &self.max_body)
             .field("principal", &self.principal)
             .field("close_early", &self.close_early)
@@ -97,6 +106,7 @@ impl Default for HttpOptions {
         HttpOptions {
             path: "/mcp".into(),
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             max_body: 64 * 1024,
             out_len: 64 * 1024,
             principal: Principal::Model,
@@ -127,9 +137,16 @@ impl HttpOptions {
         self
     }
 
-    /// Accepts these host names in `Host`/`Origin` besides the loopback names.
+    /// Accepts these host names in `Host` besides the loopback names.
     pub fn allow_hosts(mut self, hosts: &[&str]) -> Self {
         self.allowed_hosts = hosts.iter().map(|h| (*h).to_string()).collect();
+        self
+    }
+
+    /// Accepts requests from pages at these origins (`http://localhost:6274`) besides the
+    /// endpoint's own; see [`allowed_origins`](Self::allowed_origins).
+    pub fn allow_origins(mut self, origins: &[&str]) -> Self {
+        self.allowed_origins = origins.iter().map(|o| (*o).to_string()).collect();
         self
     }
 
@@ -248,17 +265,18 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
         HttpHost { shared }
     }
 
-    /// The axum router serving the endpoint.
+    /// The axum router serving the endpoint, the Host/Origin rule ([`web::Origins`]) checked
+    /// before it.
     pub fn router(&self) -> Router {
-        Router::new()
-            .route(
-                &self.shared.opts.path,
-                axum::routing::any(endpoint::<C, N, T>),
-            )
-            .with_state(self.shared.clone())
+        let opts = &self.shared.opts;
+        let router = Router::new()
+            .route(&opts.path, axum::routing::any(endpoint::<C, N, T>))
+            .with_state(self.shared.clone());
+        let origins = web::Origins::new(&opts.allowed_hosts, &opts.allowed_origins);
+        web::guard(router, origins, |r| refusal(r, b""))
     }
 
-    /// Serves HTTP/1.1 on `listener`, forever.
+    /// Serves HTTP/1.1 on `listener`, forever, with [`web::serve`].
     ///
     /// At most [`HttpOptions::max_connections`] connections are served at once: the next one is
     /// accepted only when one closes (until then it waits in the listen backlog). Each has
@@ -272,35 +290,11 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
     /// # Errors
     /// None so far: the signature leaves room for a listener that can fail for good.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        let router = self.router();
         let opts = &self.shared.opts;
-        let limit = Arc::new(tokio::sync::Semaphore::new(opts.max_connections.max(1)));
-        let mut http = hyper::server::conn::http1::Builder::new();
-        http.timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(opts.header_timeout)
-            .keep_alive(true);
-        loop {
-            // Take a slot before accepting: beyond the limit, connections wait in the backlog.
-            let Ok(permit) = limit.clone().acquire_owned().await else {
-                return Ok(());
-            };
-            let tcp = match listener.accept().await {
-                Ok((tcp, _)) => tcp,
-                Err(_) => {
-                    // ECONNABORTED, EMFILE, …: nothing to serve; do not spin.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let _ = tcp.set_nodelay(true);
-            let service = hyper_util::service::TowerToHyperService::new(router.clone());
-            let conn = http.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
-            tokio::spawn(async move {
-                // An error here is the connection's own end (a timeout, a reset): nothing to do.
-                let _ = conn.await;
-                drop(permit);
-            });
-        }
+        let limits = web::Limits::default()
+            .header_timeout(opts.header_timeout)
+            .max_connections(opts.max_connections);
+        web::serve(self.router(), listener, limits).await
     }
 
     /// The number of open legacy sessions.
@@ -416,30 +410,13 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
     }
 }
 
-/// Header lookup over an `http::HeaderMap` (names are case-insensitive there).
-struct View<'a>(&'a HeaderMap);
-
-impl Headers for View<'_> {
-    fn header(&self, name: &str) -> Option<&[u8]> {
-        self.0.get(name).map(HeaderValue::as_bytes)
-    }
-}
-
 async fn endpoint<C: Board, const N: usize, const T: usize>(
     State(shared): State<Arc<Shared<C, N, T>>>,
     req: Request,
 ) -> Response {
+    // The Host/Origin rule was checked before (`router`).
     let (parts, body) = req.into_parts();
     let h = View(&parts.headers);
-    let allowed: Vec<&str> = shared
-        .opts
-        .allowed_hosts
-        .iter()
-        .map(String::as_str)
-        .collect();
-    if let Err(r) = rules::check_host_and_origin(&h, &allowed) {
-        return refusal(r, b"");
-    }
     match parts.method {
         Method::POST => post(&shared, &h, body).await,
         Method::GET => get(&shared, &h),
@@ -464,31 +441,30 @@ async fn post<C: Board, const N: usize, const T: usize>(
     if let Err(r) = rules::check_post(h, declared, max) {
         return refusal(r, b"");
     }
-    // One deadline for the whole body (tower-http's body timeout restarts with every frame, so
-    // a trickle would never end).
-    let Ok(read) =
-        tokio::time::timeout(shared.opts.body_timeout, axum::body::to_bytes(body, max)).await
-    else {
-        let mut r = error(
-            StatusCode::REQUEST_TIMEOUT,
-            None,
-            -32600,
-            "Request Timeout: the body did not arrive in time",
-        );
-        r.headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return r;
-    };
-    let Ok(bytes) = read else {
-        return match rules::check_post(h, max.saturating_add(1), max) {
-            Err(r) => refusal(r, b""),
-            Ok(()) => error(
-                StatusCode::PAYLOAD_TOO_LARGE,
+    let bytes = match web::read_body(body, max, shared.opts.body_timeout).await {
+        Ok(bytes) => bytes,
+        Err(web::BodyError::TimedOut) => {
+            let mut r = error(
+                StatusCode::REQUEST_TIMEOUT,
                 None,
                 -32600,
-                "Payload Too Large",
-            ),
-        };
+                "Request Timeout: the body did not arrive in time",
+            );
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return r;
+        }
+        Err(_) => {
+            return match rules::check_post(h, max.saturating_add(1), max) {
+                Err(r) => refusal(r, b""),
+                Ok(()) => error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    None,
+                    -32600,
+                    "Payload Too Large",
+                ),
+            };
+        }
     };
     if let Err(r) = rules::check_post(h, bytes.len(), max) {
         return refusal(r, &bytes);

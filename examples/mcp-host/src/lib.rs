@@ -11,9 +11,12 @@
 //!   get 404, `DELETE` ends a session, `GET` opens an SSE stream. Responses become SSE streams
 //!   when a handler emits notifications; sessions on 2025-11-25 get priming events, `retry:`,
 //!   event ids and an event store that `Last-Event-ID` replays from. Host/Origin checks
-//!   (DNS-rebinding protection) and a body limit (413) come first. Connections are bounded in
-//!   number and in how long a request head or body may take; a full session table never ends a
-//!   session in use (503 + `Retry-After` instead).
+//!   (DNS-rebinding protection; a browser's `Origin` must be the endpoint's own, or one allowed
+//!   by name) and a body limit (413) come first. Connections are bounded in number and in how
+//!   long a request head or body may take; a full session table never ends a session in use
+//!   (503 + `Retry-After` instead).
+//! - [`web`]: those limits and that origin rule for any other axum router a device serves next
+//!   to `/mcp` (device-sim's `--ui` page), one mechanism for every port of the process.
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
 //!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
 //!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
@@ -52,6 +55,7 @@ mod http;
 pub mod mqtt;
 pub mod report;
 mod session;
+pub mod web;
 pub mod xiaozhi;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

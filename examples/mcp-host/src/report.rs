@@ -386,13 +386,13 @@ mod test {
     #[test]
     fn answers_are_read_for_outcome_evidence_and_text() {
         let call = br#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#;
-        let ok = br#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"true"},{"type":"text","text":"evidence: read_back"}],"isError":false,"evidence":{"level":"read_back","commanded":40,"observed":40}}}"#;
+        let ok = br#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"true \u2014 read back: 40 (commanded 40)"}],"isError":false,"evidence":{"level":"read_back","commanded":40,"observed":40}}}"#;
         let r = call_report("http", call, ok).unwrap();
         assert_eq!(r.tool, "self.audio_speaker.set_volume");
         assert_eq!(r.id, r#""a-1""#);
         assert_eq!(r.outcome, Outcome::Ok);
         assert_eq!(r.evidence.as_deref(), Some("read_back"));
-        assert_eq!(r.text, "true");
+        assert_eq!(r.text, "true — read back: 40 (commanded 40)");
         let held = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Waiting for a person"}],"structuredContent":{"status":"awaiting_confirmation","question":"Reboot the device?"},"isError":false}}"#;
         assert_eq!(read_answer(held).unwrap().0, Outcome::AwaitingConfirmation);
         let err = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown tool"}}"#;

@@ -618,6 +618,145 @@ async fn concurrent_posts_each_get_their_own_answer_and_sessions_are_bounded() {
     );
 }
 
+/// Issue 22: any localhost origin was accepted, so a page from another local server could call
+/// the device. A browser's `Origin` must be the endpoint's own (the same host and port as its
+/// `Host`) or one allowed by name; requests without `Origin` are not a browser's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_endpoints_own_origin_and_those_allowed_by_name_are_served() {
+    let rig = start(default_opts().allow_origins(&["http://localhost:6274"])).await;
+    let init = json!({"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
+    let authority = rig
+        .url
+        .strip_prefix("http://")
+        .unwrap()
+        .strip_suffix("/mcp")
+        .unwrap();
+    let port = authority.rsplit(':').next().unwrap();
+    let status = |host: String, origin: Option<String>| {
+        let mut r = rig.post(&init).header("Host", host);
+        if let Some(o) = origin {
+            r = r.header("Origin", o);
+        }
+        async move { r.send().await.unwrap() }
+    };
+    for (host, origin, want) in [
+        (
+            authority.to_string(),
+            Some("http://localhost:3000".to_string()),
+            403,
+        ),
+        (
+            format!("localhost:{port}"),
+            Some("http://localhost:3000".to_string()),
+            403,
+        ),
+        (
+            authority.to_string(),
+            Some(format!("http://localhost:{port}")),
+            403,
+        ),
+        (
+            authority.to_string(),
+            Some(format!("https://{authority}")),
+            403,
+        ),
+        (
+            authority.to_string(),
+            Some("http://localhost:6275".to_string()),
+            403,
+        ),
+        (
+            authority.to_string(),
+            Some(format!("http://{authority}")),
+            200,
+        ),
+        (
+            format!("localhost:{port}"),
+            Some(format!("http://localhost:{port}")),
+            200,
+        ),
+        (
+            authority.to_string(),
+            Some("http://localhost:6274".to_string()),
+            200,
+        ),
+        (
+            authority.to_string(),
+            Some("HTTP://LOCALHOST:6274".to_string()),
+            200,
+        ),
+        (authority.to_string(), None, 200),
+    ] {
+        let r = status(host.clone(), origin.clone()).await;
+        let code = r.status();
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(code, want, "Host {host}, Origin {origin:?}: {body}");
+        if want == 403 {
+            assert_eq!(body["error"]["code"], -32600, "{body}");
+            assert_eq!(
+                body["error"]["message"],
+                "Forbidden: Origin is not this device"
+            );
+        } else {
+            assert_eq!(body["id"], 7, "{body}");
+        }
+    }
+    // The page allowed by name is another origin: its browser asks first (CORS), and may read
+    // the answers, the session id included.
+    let preflight = |origin: &'static str| {
+        rig.http
+            .request(reqwest::Method::OPTIONS, &rig.url)
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "content-type, mcp-protocol-version",
+            )
+            .send()
+    };
+    let r = preflight("http://localhost:6274").await.unwrap();
+    assert_eq!(r.status(), 204);
+    let h = r.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://localhost:6274");
+    assert_eq!(h["access-control-allow-methods"], "POST");
+    assert_eq!(
+        h["access-control-allow-headers"],
+        "content-type, mcp-protocol-version"
+    );
+    assert_eq!(
+        preflight("http://localhost:3000").await.unwrap().status(),
+        403
+    );
+    let r = rig
+        .post(&init)
+        .header("Origin", "http://localhost:6274")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let h = r.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://localhost:6274");
+    let exposed = h["access-control-expose-headers"].to_str().unwrap();
+    assert!(exposed.contains("mcp-session-id"), "{exposed}");
+    // The endpoint's own pages, and clients without Origin, need no CORS headers.
+    let r = rig
+        .post(&init)
+        .header("Origin", format!("http://{authority}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+    // Without the name, the inspector's page is another origin too.
+    let plain = start(default_opts()).await;
+    let r = plain
+        .post(&init)
+        .header("Origin", "http://localhost:6274")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn media_types_and_origins_are_parsed_not_substring_matched() {
     let rig = start(default_opts()).await;
@@ -653,10 +792,12 @@ async fn media_types_and_origins_are_parsed_not_substring_matched() {
         (format!("http://localhost:{port}/@evil.com"), 403),
         ("http://[::1]@evil.com".to_string(), 403),
         (format!("http://LOCALHOST:{port}"), 200),
-        ("http://[::1]".to_string(), 200),
+        (format!("http://localhost.:{port}"), 200),
+        (format!("http://[::1]:{port}"), 403),
     ] {
         let r = rig
             .post(&init)
+            .header("Host", format!("localhost:{port}"))
             .header("Origin", &origin)
             .send()
             .await

@@ -96,7 +96,12 @@ fn append(entry: i64) -> Value {
     json!({"name":"self.ledger.append","arguments":{"entry":entry}})
 }
 
-/// The tool's answer: the ledger's length, as `structuredContent` or text.
+/// What the first text of the answer to `append(entry)` says when the ledger is then `len` long.
+fn said(len: i64, entry: i64) -> String {
+    format!("{len} — read back: {entry} (commanded {entry})")
+}
+
+/// The tool's answer as its first text: the ledger's length and the entry read back.
 fn result_text(v: &Value) -> String {
     v["result"]["content"][0]["text"]
         .as_str()
@@ -224,7 +229,7 @@ async fn a_device_on_mosquitto() {
                 .request(DEVICE, 2, "tools/call", append(7), T)
                 .await
                 .unwrap();
-            assert_eq!(result_text(&first), "1", "{first}");
+            assert_eq!(result_text(&first), said(1, 7), "{first}");
             let again = alice
                 .request(DEVICE, 2, "tools/call", append(7), T)
                 .await
@@ -240,7 +245,7 @@ async fn a_device_on_mosquitto() {
                 .request(DEVICE, 2, "tools/call", append(8), T)
                 .await
                 .unwrap();
-            assert_eq!(result_text(&bobs), "2", "{bobs}");
+            assert_eq!(result_text(&bobs), said(2, 8), "{bobs}");
             assert_eq!(board.lock().unwrap().entries, [7, 8]);
 
             // The broker acknowledged each acting answer (mosquitto: PUBACK Success).
@@ -296,7 +301,7 @@ async fn a_device_on_mosquitto() {
                 .request(DEVICE, 3, "tools/call", append(9), T)
                 .await
                 .unwrap();
-            assert_eq!(result_text(&before), "3", "{before}");
+            assert_eq!(result_text(&before), said(3, 9), "{before}");
             cut(&current);
             // The will clears the presence; the device comes back by itself.
             assert!(
@@ -323,7 +328,7 @@ async fn a_device_on_mosquitto() {
                 .request(DEVICE, 4, "tools/call", append(10), T)
                 .await
                 .unwrap();
-            assert_eq!(result_text(&next), "4", "{next}");
+            assert_eq!(result_text(&next), said(4, 10), "{next}");
             assert_eq!(board.lock().unwrap().entries, [7, 8, 9, 10]);
 
             alice.close().await;

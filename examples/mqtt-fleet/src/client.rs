@@ -63,12 +63,17 @@ impl std::error::Error for CallError {}
 
 type Key = (String, String);
 
+/// Notifications kept per device ([`Client::notifications`]), the latest.
+const NOTIFICATIONS_KEPT: usize = 256;
+
 #[derive(Default)]
 struct Shared {
     devices: Mutex<BTreeMap<String, Presence>>,
     changed: Notify,
     pending: Mutex<HashMap<Key, oneshot::Sender<Value>>>,
     answers: Mutex<HashMap<Key, u32>>,
+    /// Notifications from devices, by device, in the order they came.
+    notifications: Mutex<HashMap<String, Vec<Value>>>,
     connacks: AtomicU64,
 }
 
@@ -295,6 +300,15 @@ impl Client {
             .unwrap_or(0)
     }
 
+    /// The notifications `device` has sent this client (on its RPC topic), oldest first: the
+    /// last 256.
+    pub fn notifications(&self, device: &str) -> Vec<Value> {
+        lock(&self.shared.notifications)
+            .get(device)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Opens a session with `device`: `initialize` on its control topic (answered on the RPC
     /// topic), then `notifications/initialized`. Returns the `initialize` result.
     ///
@@ -434,6 +448,15 @@ impl Shared {
         let Ok(msg) = serde_json::from_slice::<Value>(payload) else {
             return;
         };
+        if msg.get("method").is_some() && msg.get("id").is_none() {
+            let mut all = lock(&self.notifications);
+            let kept = all.entry(device).or_default();
+            if kept.len() == NOTIFICATIONS_KEPT {
+                kept.remove(0);
+            }
+            kept.push(msg);
+            return;
+        }
         let Some(id) = msg.get("id").filter(|_| msg.get("method").is_none()) else {
             return;
         };

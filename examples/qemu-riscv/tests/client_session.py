@@ -107,7 +107,7 @@ async def model_session(mode: str) -> None:
         check(
             f"{tag} set_volume 40: read_back evidence",
             not r.is_error and r.structured_content == {"value": True}
-            and "read_back (commanded 40, observed 40)" in texts(r),
+            and "true — read back: 40 (commanded 40)" in texts(r),
             r,
         )
 
@@ -141,7 +141,7 @@ async def model_session(mode: str) -> None:
         r = await c.call_tool("self.relay.set", {"on": True})
         check(
             f"{tag} relay on: measured by its feedback contact",
-            not r.is_error and "measured (commanded true, observed true)" in texts(r),
+            not r.is_error and "true — measured: true (commanded true)" in texts(r),
             r,
         )
 
@@ -225,7 +225,7 @@ async def fault_session() -> None:
         r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 80})
         check(
             f"{tag} a clamped codec fails the call with commanded and observed",
-            r.is_error and "commanded 80, observed 63" in texts(r),
+            r.is_error and "read back: 63 (commanded 80)" in texts(r),
             r,
         )
         r = await c.call_tool("self.relay.set", {"on": True})

@@ -10,14 +10,29 @@
 //! | `Output::int(40)` | `40` | `{"value":40}` | `false` |
 //! | `reply.json(…)` | the object's JSON text | the object | `false` |
 //! | `Err(ToolError::new("…"))` | the message | — | `true` |
+//! | `Output::bool(true).with_evidence(e)` | `true — read back: 40 (commanded 40)` | `{"value":true}` | `false` |
+//! | `Err(ToolError::new("…").with_evidence(e))` | `… — read back: 47 (commanded 40)` | — | `true` |
 //!
-//! When evidence is attached, the result gains an `evidence` member
-//! (`{"level":"read_back","commanded":40,"observed":40}`) and a second text block
-//! (`evidence: read_back (commanded 40, observed 40)`) so that a model reading only the text sees
-//! it too. Evidence from hardware with a coarser resolution than the command carries its
-//! tolerance (`{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`, read aloud as
-//! `evidence: read_back (commanded 40, observed 39, within ±2)`), and readings that are not
-//! percent or on/off carry their unit (`"unit":"steps"`).
+//! **What a model hears.** Some clients hand the model `content[0].text` and nothing else
+//! (xinnan's xiaozhi backend, the most used one, does), so when evidence is attached the first
+//! text says the business value *and* the evidence in one sentence a model can repeat:
+//! `true — read back: 40 (commanded 40)`, `true — applied, not verified (commanded 55)`, `true —
+//! scheduled, not done yet`, a failure `The codec reports a different volume than commanded — read
+//! back: 47 (commanded 40)`. This is one rule for every revision and peer, not a per-peer
+//! rendering: text is free-form for every client (the SDKs validate `structuredContent` against
+//! the `outputSchema`, never the text), and a client that reads everything loses nothing by
+//! hearing the value and its evidence together. A result without evidence keeps its text as the
+//! tool gave it. For programs the result also carries an `evidence` member
+//! (`{"level":"read_back","commanded":40,"observed":40}`); `structuredContent` and `isError` are
+//! the same with or without it. Evidence from hardware with a coarser resolution than the command
+//! carries its tolerance (`{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`, said
+//! as `read back: 39 (commanded 40, within ±2)`), and readings that are not percent or on/off
+//! carry their unit (`"unit":"steps"`: `measured: 498 steps (commanded 500 steps, within ±2
+//! steps)`). A long-running action's immediate answer to a client without task support and the
+//! status tool's report ([`status_tool`](crate::server::status_tool)) follow the same rule.
+//!
+//! Evidence is written by exactly one function per form (crate-internal `Evidence::write_json`
+//! and `Evidence::write_sentence`), for every answer that carries it.
 //!
 //! Dynamic text and JSON are written by the handler into a scratch area through [`Reply`]; the
 //! engine lends the caller's output buffer for that, so nothing is allocated.
@@ -29,7 +44,7 @@ mod task;
 
 #[cfg(feature = "resources")]
 pub(crate) use render::{render_error_text, render_plain_string};
-pub(crate) use render::{render_result, render_result_for};
+pub(crate) use render::{render_result, render_result_for, write_first_text};
 pub use task::{
     Progress, StopHook, TaskHooks, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
 };
@@ -185,66 +200,136 @@ impl Evidence {
         }
     }
 
+    /// The evidence as JSON: `{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`
+    /// (`tolerance` only when not 0; `unit` only when set). With [`write_member`](Self::write_member)
+    /// the one writer of this form: a `tools/call` answer's `evidence` member, a task's result, a
+    /// task start, and the status tool's report all come here.
     pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
-        w.raw(b"{\"level\":");
-        w.string(self.level.as_str());
-        if let Some(c) = self.commanded {
-            w.raw(b",\"commanded\":");
-            c.write_json(w);
-        }
-        if let Some(o) = self.observed {
-            w.raw(b",\"observed\":");
-            o.write_json(w);
-        }
-        if self.tolerance > 0 {
-            w.raw(b",\"tolerance\":");
-            w.uint(u64::from(self.tolerance));
-        }
-        if let Some(u) = self.unit {
-            w.raw(b",\"unit\":");
-            w.string(u);
-        }
-        w.raw(b"}");
+        self.write_json_from(w, MEMBER_KEY.len());
     }
 
-    /// `evidence: read_back (commanded 40, observed 39, within ±2)`; with a unit,
-    /// `evidence: measured (commanded 500 steps, observed 498 steps, within ±2 steps)`. A
-    /// disagreement outside the tolerance reads `not within ±2`.
-    pub(crate) fn write_text(&self, w: &mut Writer<'_>) {
-        w.text("evidence: ");
-        w.text(self.level.as_str());
+    /// `,"evidence":` and the evidence as JSON: the member of a result.
+    pub(crate) fn write_member(&self, w: &mut Writer<'_>) {
+        self.write_json_from(w, 0);
+    }
+
+    /// The member, from byte `skip` on (the key and the head are one piece).
+    fn write_json_from(&self, w: &mut Writer<'_>, skip: usize) {
+        // Every field named: a field added to `Evidence` does not compile until it is written.
+        let Evidence {
+            level,
+            commanded,
+            observed,
+            tolerance,
+            unit,
+        } = *self;
+        let head: &str = match level {
+            Level::Scheduled => r#","evidence":{"level":"scheduled""#,
+            Level::Applied => r#","evidence":{"level":"applied""#,
+            Level::ReadBack => r#","evidence":{"level":"read_back""#,
+            Level::Measured => r#","evidence":{"level":"measured""#,
+        };
+        w.plain(head.as_bytes().get(skip..).unwrap_or_default());
+        if let Some(c) = commanded {
+            w.plain(b",\"commanded\":");
+            c.write_json(w);
+        }
+        if let Some(o) = observed {
+            w.plain(b",\"observed\":");
+            o.write_json(w);
+        }
+        if tolerance > 0 {
+            w.plain(b",\"tolerance\":");
+            w.uint(u64::from(tolerance));
+        }
+        if let Some(u) = unit {
+            w.plain(b",\"unit\":");
+            w.string(u);
+        }
+        w.plain(b"}");
+    }
+
+    /// The evidence as words a model can repeat, what a client that reads only a result's first
+    /// text hears: `read back: 40 (commanded 40)`, `read back: 39 (commanded 40, within ±2)`,
+    /// `measured: 498 steps (commanded 500 steps, within ±2 steps)`, `applied, not verified
+    /// (commanded 55)`, `scheduled, not done yet`. A disagreement outside the tolerance reads
+    /// `not within ±2`; a tolerance without an observed value, `tolerance ±2`. With
+    /// [`write_sentence_after`](Self::write_sentence_after) the one writer of this form (written
+    /// as text: escaped when the writer is in string mode).
+    pub(crate) fn write_sentence(&self, w: &mut Writer<'_>) {
+        self.write_sentence_from(w, SEPARATOR.len());
+    }
+
+    /// ` — ` and the sentence: what follows the value in a first text (`true — read back: 40
+    /// (commanded 40)`).
+    pub(crate) fn write_sentence_after(&self, w: &mut Writer<'_>) {
+        self.write_sentence_from(w, 0);
+    }
+
+    /// The sentence, from byte `skip` on (the separator, the level's words and the colon before
+    /// an observed value are one piece).
+    fn write_sentence_from(&self, w: &mut Writer<'_>, skip: usize) {
+        // Every field named: a field added to `Evidence` does not compile until it is said.
+        let Evidence {
+            level,
+            commanded,
+            observed,
+            tolerance,
+            unit,
+        } = *self;
+        let said: &str = match level {
+            Level::Scheduled => " — scheduled, not done yet: ",
+            Level::Applied => " — applied, not verified: ",
+            Level::ReadBack => " — read back: ",
+            Level::Measured => " — measured: ",
+        };
+        // Without an observed value, no colon.
+        let end = said
+            .len()
+            .saturating_sub(if observed.is_some() { 0 } else { 2 });
+        w.plain(said.as_bytes().get(skip..end).unwrap_or_default());
         let unit = |w: &mut Writer<'_>| {
-            if let Some(u) = self.unit {
-                w.text(" ");
+            if let Some(u) = unit {
+                w.plain(b" ");
                 w.text(u);
             }
         };
-        let mut sep = " (";
-        for (label, r) in [("commanded ", self.commanded), ("observed ", self.observed)] {
-            if let Some(r) = r {
-                w.text(sep);
-                w.text(label);
-                r.write_text(w);
-                unit(w);
-                sep = ", ";
-            }
-        }
-        if self.tolerance > 0 {
-            w.text(sep);
-            w.text(match self.matches() {
-                Some(true) => "within ±",
-                Some(false) => "not within ±",
-                None => "tolerance ±",
-            });
-            w.uint(u64::from(self.tolerance));
+        if let Some(o) = observed {
+            o.write_text(w);
             unit(w);
-            sep = ", ";
         }
-        if sep == ", " {
-            w.text(")");
+        let mut open = false;
+        if let Some(c) = commanded {
+            w.plain(b" (commanded ");
+            c.write_text(w);
+            unit(w);
+            open = true;
+        }
+        if tolerance > 0 {
+            w.plain(if open { b", " } else { b" (" });
+            w.plain(
+                match self.matches() {
+                    Some(true) => "within ±",
+                    Some(false) => "not within ±",
+                    None => "tolerance ±",
+                }
+                .as_bytes(),
+            );
+            w.uint(u64::from(tolerance));
+            unit(w);
+            open = true;
+        }
+        if open {
+            w.plain(b")");
         }
     }
 }
+
+/// What separates a value from its evidence in a first text.
+const SEPARATOR: &str = " — ";
+
+/// The key of a result's evidence member.
+const MEMBER_KEY: &str = r#","evidence":"#;
 
 /// A region of the scratch area written through a [`Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,6 +362,21 @@ pub(crate) enum Value {
     Content(Span),
     /// A long-running tool started its action; the word is the task's data.
     Task(i64),
+    /// A JSON object with a text of its own (the status tool's report), from [`Reply::report`]:
+    /// the text, the object, and the text's length (4 bytes, little-endian) in one span, so that
+    /// a `Value` stays as small as a span.
+    Report(Span),
+}
+
+/// A [`Value::Report`]'s text and object, from its span's bytes.
+pub(crate) fn report_parts(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let (body, len) = bytes
+        .split_at_checked(bytes.len().saturating_sub(4))
+        .unwrap_or_default();
+    let text_len = <[u8; 4]>::try_from(len).map_or(usize::MAX, |n| {
+        usize::try_from(u32::from_le_bytes(n)).unwrap_or(usize::MAX)
+    });
+    body.split_at_checked(text_len).unwrap_or((b"", b"{}"))
 }
 
 /// A successful tool result: the business value and, for actions, the evidence.
@@ -582,6 +682,25 @@ impl<'s> Reply<'s> {
         span.map(|s| Output::of(Value::Json(s))).ok_or(SCRATCH_FULL)
     }
 
+    /// A JSON object answer with a text of its own: `text` writes the first text content (what
+    /// a client that reads only `content[0].text` hears: a sentence, not the object), `f` the
+    /// object (`structuredContent`).
+    pub(crate) fn report(
+        &mut self,
+        text: impl FnOnce(&mut Writer<'s>),
+        f: impl FnOnce(&mut ObjectWriter<'_, 's>),
+    ) -> Result<Output, ToolError> {
+        let span = self.span(|w| {
+            let start = w.mark();
+            text(w);
+            let text_len = u32::try_from(w.mark() - start).unwrap_or(u32::MAX);
+            ObjectWriter::write(w, f);
+            w.plain(&text_len.to_le_bytes());
+        });
+        span.map(|s| Output::of(Value::Report(s)))
+            .ok_or(SCRATCH_FULL)
+    }
+
     /// An image answer (`data` is base64-encoded into the scratch area).
     pub fn image(&mut self, mime: &str, data: &[u8]) -> Result<Output, ToolError> {
         self.content(|c| {
@@ -737,6 +856,40 @@ mod test {
     }
 
     #[test]
+    fn a_report_keeps_its_text_and_its_object_apart() {
+        let mut buf = [0u8; 64];
+        let mut r = Reply::new(&mut buf, Principal::Model, 1);
+        let out = r
+            .report(
+                |w| w.text("moved \"far\""),
+                |o| {
+                    o.int("n", 1);
+                },
+            )
+            .unwrap();
+        let used = r.used();
+        let Value::Report(span) = out.value else {
+            panic!("{out:?}")
+        };
+        let bytes = span.resolve(&buf[..used], 1).unwrap();
+        assert_eq!(
+            report_parts(bytes),
+            (&b"moved \"far\""[..], &br#"{"n":1}"#[..])
+        );
+        // Damaged or too short: no text, an empty object.
+        assert_eq!(report_parts(b"ab"), (&b""[..], &b"{}"[..]));
+        assert_eq!(report_parts(b"{}\xff\xff\xff\x7f"), (&b""[..], &b"{}"[..]));
+        // A report that does not fit is the scratch error, and takes no room.
+        let mut small = [0u8; 8];
+        let mut r = Reply::new(&mut small, Principal::Model, 1);
+        assert_eq!(
+            r.report(|w| w.text("0123456789"), |_| {}),
+            Err(SCRATCH_FULL)
+        );
+        assert_eq!(r.used(), 0);
+    }
+
+    #[test]
     fn evidence_renders_as_json_and_text() {
         let e = Evidence::new(Level::ReadBack)
             .commanded(Reading::Int(80))
@@ -749,14 +902,26 @@ mod test {
             br#"{"level":"read_back","commanded":80,"observed":63}"#
         );
         let mut w = Writer::new(&mut buf);
-        e.write_text(&mut w);
+        e.write_sentence(&mut w);
+        assert_eq!(w.written().unwrap(), b"read back: 63 (commanded 80)");
+        for (level, said) in [
+            (Level::Scheduled, "scheduled, not done yet"),
+            (Level::Applied, "applied, not verified"),
+            (Level::ReadBack, "read back"),
+            (Level::Measured, "measured"),
+        ] {
+            let mut w = Writer::new(&mut buf);
+            Evidence::new(level).write_sentence(&mut w);
+            assert_eq!(w.written().unwrap(), said.as_bytes());
+        }
+        let mut w = Writer::new(&mut buf);
+        Evidence::new(Level::Applied)
+            .commanded(Reading::Int(55))
+            .write_sentence(&mut w);
         assert_eq!(
             w.written().unwrap(),
-            b"evidence: read_back (commanded 80, observed 63)"
+            "applied, not verified (commanded 55)".as_bytes()
         );
-        let mut w = Writer::new(&mut buf);
-        Evidence::new(Level::Scheduled).write_text(&mut w);
-        assert_eq!(w.written().unwrap(), b"evidence: scheduled");
     }
 
     fn rendered(e: &Evidence) -> (String, String) {
@@ -765,7 +930,7 @@ mod test {
         e.write_json(&mut w);
         let json = String::from_utf8(w.written().unwrap().to_vec()).unwrap();
         let mut w = Writer::new(&mut buf);
-        e.write_text(&mut w);
+        e.write_sentence(&mut w);
         (
             json,
             String::from_utf8(w.written().unwrap().to_vec()).unwrap(),
@@ -783,14 +948,14 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"read_back","commanded":40,"observed":39,"tolerance":2}"#.into(),
-                "evidence: read_back (commanded 40, observed 39, within ±2)".into()
+                "read back: 39 (commanded 40, within ±2)".into()
             )
         );
         let e = e.observed(Reading::Int(37));
         assert_eq!(e.matches(), Some(false));
         assert_eq!(
             rendered(&e).1,
-            "evidence: read_back (commanded 40, observed 37, not within ±2)"
+            "read back: 37 (commanded 40, not within ±2)"
         );
         let e = Evidence::new(Level::Measured)
             .commanded(Reading::Int(500))
@@ -802,8 +967,7 @@ mod test {
             (
                 r#"{"level":"measured","commanded":500,"observed":498,"tolerance":2,"unit":"steps"}"#
                     .into(),
-                "evidence: measured (commanded 500 steps, observed 498 steps, within ±2 steps)"
-                    .into()
+                "measured: 498 steps (commanded 500 steps, within ±2 steps)".into()
             )
         );
         // Without an observed value the tolerance is stated, not judged.
@@ -813,14 +977,14 @@ mod test {
         assert_eq!(e.matches(), None);
         assert_eq!(
             rendered(&e).1,
-            "evidence: applied (commanded 40, tolerance ±2)"
+            "applied, not verified (commanded 40, tolerance ±2)"
         );
         // A unit alone, and no parentheses without values.
         assert_eq!(
             rendered(&Evidence::new(Level::Applied).unit("mm")),
             (
                 r#"{"level":"applied","unit":"mm"}"#.into(),
-                "evidence: applied".into()
+                "applied, not verified".into()
             )
         );
     }
@@ -835,7 +999,7 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"read_back","commanded":"dark","observed":"dark"}"#.into(),
-                "evidence: read_back (commanded dark, observed dark)".into()
+                "read back: dark (commanded dark)".into()
             )
         );
         // Escaped in JSON like any string; compared exactly; never equal to another kind.
@@ -844,7 +1008,7 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"applied","commanded":"say \"hi\""}"#.into(),
-                "evidence: applied (commanded say \"hi\")".into()
+                "applied, not verified (commanded say \"hi\")".into()
             )
         );
         assert_eq!(e.observed(Reading::Str("say hi")).matches(), Some(false));

@@ -2,7 +2,7 @@
 //! `structuredContent`, `isError`, and the evidence as JSON and as text — the same for a call's
 //! answer, a task's final result and a status tool's report.
 
-use super::{Evidence, Level, Message, Output, Reading, Span, ToolError, ToolResult, Value};
+use super::{Message, Output, Span, ToolError, ToolResult, Value, report_parts};
 use crate::wire::writer::Writer;
 
 /// Writes the members of a `CallToolResult` (no braces). `note` is appended to a failure's
@@ -30,17 +30,23 @@ pub(crate) fn render_plain_string(w: &mut Writer<'_>, output: &Output, scratch: 
 #[cfg(feature = "resources")]
 /// A failure's message as plain text (for a JSON-RPC error message).
 pub(crate) fn render_error_text(w: &mut Writer<'_>, error: &ToolError, scratch: &[u8], seq: u32) {
-    match error.message {
+    write_message(w, error.message, scratch, seq);
+}
+
+/// A failure's message as text (`Tool failed` when its scratch text is gone).
+fn write_message(w: &mut Writer<'_>, message: Message, scratch: &[u8], seq: u32) {
+    match message {
         Message::Static(s) => w.text(s),
         Message::Scratch(s) => w.raw(s.resolve(scratch, seq).unwrap_or(b"Tool failed")),
     }
 }
 
-/// [`render_result`], with `error_member`: a failure also carries its message as an `error`
-/// string member, where xiaozhi's backends (2024-11-05) look for it.
+/// [`render_result`], with `error_member`: a failure also carries its first text as an `error`
+/// string member, where xiaozhi's backends (2024-11-05) look for a failed call's reason.
 ///
-/// The constant parts are written as few, large pieces (`"},{"type":"text","text":"` is one);
-/// only the value, the messages and the evidence are formatted per call.
+/// The first text content is [`write_first_text`]: a client that hands the model only
+/// `content[0].text` (xiaozhi's backend) still passes on the evidence. `structuredContent`,
+/// `isError` and the `evidence` member carry the same for programs.
 pub(crate) fn render_result_for(
     w: &mut Writer<'_>,
     result: &ToolResult,
@@ -56,197 +62,128 @@ pub(crate) fn render_result_for(
         Err(e) => e.evidence.as_ref(),
     };
     match result {
-        // A boolean (most actions' answer): its text block is a constant.
+        // A boolean (most actions' answer): its first text is the constant value and the
+        // sentence after it, what `write_first_text` writes, in fewer pieces.
         Ok(Output {
             value: Value::Bool(b),
             ..
-        }) => w.plain(if *b {
-            b"\"content\":[{\"type\":\"text\",\"text\":\"true\"}"
-        } else {
-            b"\"content\":[{\"type\":\"text\",\"text\":\"false\"}"
-        }),
+        }) => {
+            w.open_string(if *b {
+                b"\"content\":[{\"type\":\"text\",\"text\":\"true"
+            } else {
+                b"\"content\":[{\"type\":\"text\",\"text\":\"false"
+            });
+            if let Some(e) = evidence {
+                e.write_sentence_after(w);
+            }
+            w.close_string(if *b {
+                b"\"}],\"structuredContent\":{\"value\":true},\"isError\":false"
+            } else {
+                b"\"}],\"structuredContent\":{\"value\":false},\"isError\":false"
+            });
+        }
         Ok(Output {
             value: Value::Content(blocks),
             ..
         }) => {
-            w.raw(b"\"content\":[");
+            w.plain(b"\"content\":[");
+            // The handler's blocks carry no evidence: it comes first, on its own.
+            if let Some(e) = evidence {
+                w.open_string(br#"{"type":"text","text":""#);
+                e.write_sentence(w);
+                w.close_string(b"\"},");
+            }
             w.raw(span(*blocks).unwrap_or(b"{\"type\":\"text\",\"text\":\"\"}"));
+            w.plain(b"],\"isError\":false");
         }
         Ok(Output { value, .. }) => {
             w.open_string(TEXT_BLOCK);
-            write_plain(w, *value, &span);
-            w.close_string(b"\"}");
+            write_first_text(w, result, scratch, seq, note);
+            match *value {
+                Value::Json(s) => {
+                    w.close_string(b"\"}],\"structuredContent\":");
+                    w.raw(span(s).unwrap_or(b"{}"));
+                    w.plain(b",\"isError\":false");
+                }
+                Value::Report(s) => {
+                    w.close_string(b"\"}],\"structuredContent\":");
+                    w.raw(report_parts(span(s).unwrap_or_default()).1);
+                    w.plain(b",\"isError\":false");
+                }
+                Value::Text(_) | Value::Static(_) => {
+                    w.close_string(b"\"}]");
+                    w.open_string(b",\"structuredContent\":{\"value\":\"");
+                    write_plain(w, *value, &span);
+                    w.close_string(b"\"},\"isError\":false");
+                }
+                // (Not a result: a task start is answered in its own form.)
+                Value::Task(_) => w.close_string(b"\"}],\"isError\":false"),
+                value => {
+                    w.close_string(b"\"}],\"structuredContent\":{\"value\":");
+                    write_plain(w, value, &span);
+                    w.plain(b"},\"isError\":false");
+                }
+            }
         }
-        Err(ToolError { message, .. }) => {
+        Err(_) => {
             w.open_string(TEXT_BLOCK);
-            match *message {
-                Message::Static(s) => w.text(s),
-                Message::Scratch(s) => w.raw(span(s).unwrap_or(b"Tool failed")),
-            }
-            if let Some(note) = note {
-                w.plain(b"; ");
-                w.text(note);
-            }
-            w.close_string(b"\"}");
+            write_first_text(w, result, scratch, seq, note);
+            w.close_string(b"\"}],\"isError\":true");
         }
     }
-    if let Some(e) = evidence {
-        evidence_text_block(w, e);
-    }
-    if let Ok(Output { value, .. }) = result {
-        match *value {
-            // As constant as its text block.
-            Value::Bool(b) => {
-                w.plain(if b {
-                    b"],\"structuredContent\":{\"value\":true},\"isError\":false"
-                } else {
-                    b"],\"structuredContent\":{\"value\":false},\"isError\":false"
-                });
-            }
-            Value::Content(_) | Value::Task(_) => w.plain(b"],\"isError\":false"),
-            Value::Json(s) => {
-                w.plain(b"],\"structuredContent\":");
-                w.raw(span(s).unwrap_or(b"{}"));
-                w.plain(b",\"isError\":false");
-            }
-            Value::Text(_) | Value::Static(_) => {
-                w.open_string(b"],\"structuredContent\":{\"value\":\"");
-                write_plain(w, *value, &span);
-                w.close_string(b"\"},\"isError\":false");
-            }
-            value => {
-                w.plain(b"],\"structuredContent\":{\"value\":");
-                write_plain(w, value, &span);
-                w.plain(b"},\"isError\":false");
-            }
-        }
-    } else {
-        w.plain(b"],\"isError\":true");
-    }
-    if let (true, Err(ToolError { message, evidence })) = (error_member, result) {
-        // What a xiaozhi backend says to the user: the reason and what the device observed.
+    if let (true, Err(_)) = (error_member, result) {
+        // What a xiaozhi backend says to the user: the first text, reason and evidence.
         w.open_string(b",\"error\":\"");
-        match *message {
-            Message::Static(s) => w.text(s),
-            Message::Scratch(s) => w.raw(span(s).unwrap_or(b"Tool failed")),
-        }
-        if let Some(e) = evidence {
-            w.plain(b"; ");
-            e.write_text(w);
-        }
+        write_first_text(w, result, scratch, seq, note);
         w.close_string(b"\"");
     }
     if let Some(e) = evidence {
-        evidence_member(w, e);
+        e.write_member(w);
     }
 }
 
-/// Evidence the fragments below can write: readings absent, integers or on/off, no tolerance, no
-/// unit (what most kits report). Anything else is written by [`Evidence::write_text`] and
-/// [`Evidence::write_json`].
-fn is_common(e: &Evidence) -> bool {
-    let plain = |r: Option<Reading>| matches!(r, None | Some(Reading::Int(_) | Reading::Bool(_)));
-    e.tolerance == 0 && e.unit.is_none() && plain(e.commanded) && plain(e.observed)
-}
-
-/// `,{"type":"text","text":"evidence: <level>` for each [`Level`], in its order.
-const TEXT_HEADS: [&[u8]; 4] = [
-    concat!(r#",{"type":"text","text":"evidence: "#, "scheduled").as_bytes(),
-    concat!(r#",{"type":"text","text":"evidence: "#, "applied").as_bytes(),
-    concat!(r#",{"type":"text","text":"evidence: "#, "read_back").as_bytes(),
-    concat!(r#",{"type":"text","text":"evidence: "#, "measured").as_bytes(),
-];
-
-/// `,"evidence":{"level":"<level>"` for each [`Level`], in its order.
-const JSON_HEADS: [&[u8]; 4] = [
-    concat!(r#","evidence":{"level":""#, "scheduled", "\"").as_bytes(),
-    concat!(r#","evidence":{"level":""#, "applied", "\"").as_bytes(),
-    concat!(r#","evidence":{"level":""#, "read_back", "\"").as_bytes(),
-    concat!(r#","evidence":{"level":""#, "measured", "\"").as_bytes(),
-];
-
-const fn level_index(level: Level) -> usize {
-    match level {
-        Level::Scheduled => 0,
-        Level::Applied => 1,
-        Level::ReadBack => 2,
-        Level::Measured => 3,
-    }
-}
-
-/// A reading the fragments can write (see [`is_common`]).
-fn write_reading(w: &mut Writer<'_>, r: Reading) {
-    match r {
-        Reading::Bool(b) => w.bool(b),
-        Reading::Int(i) => w.int(i),
-        #[allow(
-            unreachable_patterns,
-            reason = "other readings never get here (is_common)"
-        )]
-        _ => {}
-    }
-}
-
-/// The evidence as a second text block: `,{"type":"text","text":"evidence: read_back (commanded
-/// 40, observed 40)"}`, the common form from precomputed fragments.
-fn evidence_text_block(w: &mut Writer<'_>, e: &Evidence) {
-    if !is_common(e) {
-        w.open_string(br#",{"type":"text","text":""#);
-        e.write_text(w);
-        w.close_string(b"\"}");
-        return;
-    }
-    w.plain(
-        TEXT_HEADS
-            .get(level_index(e.level))
-            .copied()
-            .unwrap_or_default(),
-    );
-    match (e.commanded, e.observed) {
-        (Some(c), Some(o)) => {
-            w.plain(b" (commanded ");
-            write_reading(w, c);
-            w.plain(b", observed ");
-            write_reading(w, o);
-            w.plain(b")\"}");
+/// The first text of a tool result: what a client that hands the model only `content[0].text`
+/// (xiaozhi's backend) passes on, so it carries the business value and the evidence in one
+/// sentence. `true — read back: 40 (commanded 40)`; a failure, `The codec reports a different
+/// volume than commanded — read back: 47 (commanded 40)`, with `note` at the end (`… — measured:
+/// 120 (commanded 400); safe-stop issued`); without evidence just the value (`true`, the text,
+/// the JSON object's text) or the message (and note), as the tool gave it. Content blocks have no value to
+/// write here (only the evidence is); a [`Value::Report`] its own text.
+///
+/// Written as text: inside a JSON string it must be written in string mode.
+pub(crate) fn write_first_text(
+    w: &mut Writer<'_>,
+    result: &ToolResult,
+    scratch: &[u8],
+    seq: u32,
+    note: Option<&str>,
+) {
+    let span = |s: Span| s.resolve(scratch, seq);
+    let start = w.mark();
+    let (evidence, note) = match result {
+        Ok(Output { value, evidence }) => {
+            match *value {
+                Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).0),
+                value => write_plain(w, value, &span),
+            }
+            (evidence, None)
         }
-        (Some(c), None) => {
-            w.plain(b" (commanded ");
-            write_reading(w, c);
-            w.plain(b")\"}");
+        Err(ToolError { message, evidence }) => {
+            write_message(w, *message, scratch, seq);
+            (evidence, note)
         }
-        (None, Some(o)) => {
-            w.plain(b" (observed ");
-            write_reading(w, o);
-            w.plain(b")\"}");
+    };
+    if let Some(e) = evidence {
+        if w.mark() > start {
+            e.write_sentence_after(w);
+        } else {
+            e.write_sentence(w);
         }
-        (None, None) => w.plain(b"\"}"),
     }
-}
-
-/// The `evidence` member: `,"evidence":{"level":"read_back","commanded":40,"observed":40}`, the
-/// common form from precomputed fragments.
-fn evidence_member(w: &mut Writer<'_>, e: &Evidence) {
-    if !is_common(e) {
-        w.plain(b",\"evidence\":");
-        e.write_json(w);
-        return;
+    if let Some(note) = note {
+        w.plain(b"; ");
+        w.text(note);
     }
-    w.plain(
-        JSON_HEADS
-            .get(level_index(e.level))
-            .copied()
-            .unwrap_or_default(),
-    );
-    if let Some(c) = e.commanded {
-        w.plain(b",\"commanded\":");
-        write_reading(w, c);
-    }
-    if let Some(o) = e.observed {
-        w.plain(b",\"observed\":");
-        write_reading(w, o);
-    }
-    w.plain(b"}");
 }
 
 /// The value's plain rendering (`true`, `40`, the text, the JSON text).
@@ -258,60 +195,66 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
         Value::Number(n) => w.number(n),
         Value::Static(s) => w.text(s),
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),
+        // The object (a resource's text); the report's own text is its first text.
+        Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).1),
         Value::Content(_) | Value::Task(_) => {}
     }
 }
 
 #[cfg(test)]
 mod test {
+    use super::super::{Evidence, Level, Reading};
     use super::*;
 
-    /// The fragments write exactly what `Evidence::write_text` and `write_json` write.
+    fn rendered(f: impl FnOnce(&mut Writer<'_>)) -> String {
+        let mut buf = [0u8; 512];
+        let mut w = Writer::new(&mut buf);
+        f(&mut w);
+        String::from_utf8(w.written().unwrap().to_vec()).unwrap()
+    }
+
+    /// A boolean's first text, written in constant pieces, is what `write_first_text` writes.
     #[test]
-    fn fragments_match_the_general_rendering() {
-        let readings = [
+    fn a_booleans_first_text_is_the_general_one() {
+        let evidence = [
             None,
-            Some(Reading::Int(40)),
-            Some(Reading::Int(-7)),
-            Some(Reading::Int(i64::MIN)),
-            Some(Reading::Bool(true)),
-            Some(Reading::Bool(false)),
+            Some(Evidence::new(Level::Scheduled)),
+            Some(Evidence::new(Level::Applied).commanded(Reading::Int(55))),
+            Some(
+                Evidence::new(Level::ReadBack)
+                    .commanded(Reading::Int(40))
+                    .observed(Reading::Int(39))
+                    .tolerance(2),
+            ),
+            Some(
+                Evidence::new(Level::Measured)
+                    .commanded(Reading::Str("say \"hi\""))
+                    .observed(Reading::Bool(false))
+                    .unit("mm"),
+            ),
         ];
-        for level in [
-            Level::Scheduled,
-            Level::Applied,
-            Level::ReadBack,
-            Level::Measured,
-        ] {
-            for c in readings {
-                for o in readings {
-                    let mut e = Evidence::new(level);
-                    e.commanded = c;
-                    e.observed = o;
-                    assert!(is_common(&e));
-                    let render = |f: &dyn Fn(&mut Writer<'_>)| {
-                        let mut buf = [0u8; 256];
-                        let mut w = Writer::new(&mut buf);
-                        f(&mut w);
-                        w.written().unwrap().to_vec()
-                    };
-                    let fast = render(&|w| evidence_text_block(w, &e));
-                    let slow = render(&|w| {
-                        w.open_string(br#",{"type":"text","text":""#);
-                        e.write_text(w);
-                        w.close_string(b"\"}");
-                    });
-                    assert_eq!(fast, slow, "{e:?}");
-                    let fast = render(&|w| evidence_member(w, &e));
-                    let slow = render(&|w| {
-                        w.plain(b",\"evidence\":");
-                        e.write_json(w);
-                    });
-                    assert_eq!(fast, slow, "{e:?}");
-                }
+        for b in [true, false] {
+            for e in evidence {
+                let result: ToolResult = Ok(Output {
+                    value: Value::Bool(b),
+                    evidence: e,
+                });
+                let answer: serde_json::Value = serde_json::from_str(&format!(
+                    "{{{}}}",
+                    rendered(|w| render_result(w, &result, &[], 0, None))
+                ))
+                .unwrap();
+                let first = rendered(|w| {
+                    w.begin_string();
+                    write_first_text(w, &result, &[], 0, None);
+                    w.end_string();
+                });
+                let first: String = serde_json::from_str(&first).unwrap();
+                assert_eq!(answer["content"][0]["text"], first.as_str(), "{e:?}");
+                assert_eq!(answer["content"].as_array().unwrap().len(), 1);
+                assert_eq!(answer["structuredContent"]["value"], b);
+                assert_eq!(answer["isError"], false);
             }
         }
-        assert!(!is_common(&Evidence::new(Level::Applied).tolerance(2)));
-        assert!(!is_common(&Evidence::new(Level::Applied).unit("mm")));
     }
 }

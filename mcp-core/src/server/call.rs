@@ -710,6 +710,8 @@ impl<
                         })
                     ) =>
             {
+                let legacy_error =
+                    !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
                 let new = NewTask {
                     tool: index,
                     tool_name: tool.name(),
@@ -722,7 +724,30 @@ impl<
                     token,
                     timeout_ms: hooks.timeout_ms,
                     peer,
+                    error_member: legacy_error,
                 };
+                // A client that can follow no task (a xiaozhi backend hands the model only the
+                // call's answer) hears the outcome in the call's own answer when it comes within
+                // the budget: the answer is held back until the task ends.
+                let budget = self.config.hold_answer_ms;
+                let hold = !augmented
+                    && !era.is_modern()
+                    && budget > 0
+                    && !self.session.tasks()
+                    && matches!(
+                        result,
+                        Ok(Output {
+                            value: Value::Task(_),
+                            ..
+                        })
+                    );
+                if hold {
+                    let task = self.start_held(new, result, id, budget);
+                    if let Some(key) = key {
+                        handled.receipt = self.cache.put_task(key, index, task);
+                    }
+                    return 0;
+                }
                 let mut started = None;
                 let len = finish(out, Some(id), "; the tool did run", |w| {
                     started = self.start_task(new, result, id, era, info, w);

@@ -126,6 +126,7 @@ impl Held {
         session: Session {
             revision: None,
             elicits: false,
+            tasks: false,
             log_level: None,
         },
         approval: 0,

@@ -154,11 +154,12 @@ pub struct Config {
     pub list_ttl_ms: u32,
     /// How long a person has to answer a confirmation (ms; feature `confirm`).
     pub confirm_timeout_ms: u32,
-    /// How long a call held for the device's button may keep its own answer back, for a client
-    /// that cannot ask its user (ms; feature `confirm`): within it the answer is the real outcome
-    /// (a xiaozhi backend hands the model only the call's answer, and waits 30 s for it); past
-    /// it, the call is answered that it waits, and the outcome follows as a notification. 0:
-    /// answer at once.
+    /// How long a call may keep its own answer back while it waits — for the device's button
+    /// (feature `confirm`), or for a long-running action (a task) — for a client that can
+    /// neither ask its user nor follow a task (ms): within it the answer is the real outcome with
+    /// its evidence (a xiaozhi backend hands the model only the call's answer, and waits 30 s
+    /// for it); past it, the call is answered that it waits or what was started, and the outcome
+    /// follows as a notification or through the status tool. 0: answer at once.
     pub hold_answer_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
@@ -292,6 +293,8 @@ pub struct Session {
     revision: Option<Revision>,
     /// Declared `elicitation` at `initialize` (2025-06-18 or later).
     elicits: bool,
+    /// Declared `tasks` at `initialize` (2025-11-25 or later): it can follow a long-running call.
+    tasks: bool,
     log_level: Option<LogLevel>,
 }
 
@@ -304,6 +307,11 @@ impl Session {
     /// The client declared `elicitation`: a confirmation can be asked of its user.
     pub const fn elicits(&self) -> bool {
         self.elicits
+    }
+
+    /// The client declared `tasks`: it can follow a long-running call as a task.
+    pub const fn tasks(&self) -> bool {
+        self.tasks
     }
 
     /// The revision whose rules apply: the negotiated one, or 2024-11-05 for a client that calls
@@ -855,6 +863,7 @@ impl<
             session: Session {
                 revision: None,
                 elicits: false,
+                tasks: false,
                 log_level: config.log_level,
             },
             cache: RecentCalls::new(),
@@ -972,6 +981,7 @@ impl<
         Session {
             revision: None,
             elicits: false,
+            tasks: false,
             log_level: self.config.log_level,
         }
     }
@@ -1483,13 +1493,14 @@ impl<
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
         self.session.revision = Some(revision);
         // Elicitation (2025-06-18 on): a confirmation can be asked of the client's user.
-        #[cfg(feature = "confirm")]
-        {
-            self.session.elicits = revision >= Revision::V2025_06_18
-                && capabilities
-                    .and_then(|c| members(Some(c), ["elicitation"]).ok())
-                    .is_some_and(|[e]| e.is_some_and(|e| e.kind() == Kind::Object));
-        }
+        let declared = |name: &str| {
+            capabilities
+                .and_then(|c| members(Some(c), [name]).ok())
+                .is_some_and(|[e]| e.is_some_and(|e| e.members().is_some()))
+        };
+        self.session.elicits = revision >= Revision::V2025_06_18 && declared("elicitation");
+        // A client that follows tasks needs no answer held back for a long-running call.
+        self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())

@@ -9,6 +9,16 @@
 //! | 2025-11-25 | `tools/call` with `params.task` | `CreateTaskResult {task}`, `tasks/get`, `tasks/result` (parked until the end), `tasks/list`, `tasks/cancel`, `notifications/tasks/status` |
 //! | 2026-07-28 extension | `tools/call` from a client whose `_meta` declares `io.modelcontextprotocol/tasks` | flat `CreateTaskResult` (`resultType: "task"`), `tasks/get` carrying the result, `tasks/update`, `tasks/cancel` |
 //!
+//! What a model hears in the plain form, where a client may hand it only `content[0].text`: the
+//! immediate answer says what started, the task id, the evidence so far and how to learn the
+//! outcome (`self.motor.move_to started as task task-… — scheduled, not done yet (commanded 600
+//! steps); for the outcome, call self.tasks.get_status with this task_id`), and the status tool's
+//! first text says the status, the outcome and its evidence (`self.motor.move_to completed: 600 —
+//! measured: 600 steps (commanded 600 steps, within ±2 steps)`; `… working (200 of 600) —
+//! scheduled, not done yet (…)`; `… failed: Motor stalled — measured: 120 steps (commanded 600
+//! steps, not within ±2 steps); safe-stop issued`), its `structuredContent` the same as members.
+//! A task's `statusMessage` is its result's first text once it ended.
+//!
 //! A task's slot is reserved *before* the handler runs, so an action is never started that cannot
 //! be tracked; a full table of running tasks is a clear error, and running tasks are never
 //! evicted. Finished tasks are kept until their `ttl` (from creation) runs out.
@@ -29,7 +39,7 @@ use super::{Era, Peer, Receipt, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
-    ToolResult, Value, render_result,
+    ToolResult, Value, render_result, render_result_for, write_first_text,
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
@@ -100,8 +110,13 @@ pub(crate) struct Entry {
     /// The client that started the task: its status and progress notifications go there.
     owner: Peer,
     waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
-    /// The client whose `tasks/result` waits (`waiter`).
+    /// The client whose request waits (`waiter`): a `tasks/result`, or the plain call itself.
     waiter_peer: Peer,
+    /// The plain call's own answer is held back (its client can follow no task): written when
+    /// the task ends, or by this time with what was started.
+    owed_until: Option<u64>,
+    /// The plain call's client speaks 2024-11-05: a failure also carries its reason as `error`.
+    error_member: bool,
     send_status: bool,
     send_progress: bool,
 }
@@ -143,6 +158,8 @@ impl Entry {
         owner: Peer::ONLY,
         waiter: None,
         waiter_peer: Peer::ONLY,
+        owed_until: None,
+        error_member: false,
         send_status: false,
         send_progress: false,
     };
@@ -280,6 +297,8 @@ pub(crate) struct NewTask<'i> {
     pub(crate) timeout_ms: u32,
     /// The client that started it.
     pub(crate) peer: Peer,
+    /// That client speaks 2024-11-05 (a failure carries `error` too).
+    pub(crate) error_member: bool,
 }
 
 /// Writes an ISO 8601 UTC timestamp (`1970-01-01T00:00:00.000Z`) for `ms` since the Unix epoch.
@@ -531,20 +550,31 @@ impl<
     }
 
     fn emit(&mut self, out: &mut [u8]) -> (usize, Peer) {
-        if let Some(i) = self
-            .tasks
-            .entries
-            .iter()
-            .position(|e| e.status.is_terminal() && e.waiter.is_some())
-        {
+        let now = self.now_ms;
+        // A request that waits for a task: a parked `tasks/result`, or a plain call whose answer
+        // is held back — answered when the task ends, a held call also when its budget ran out.
+        if let Some(i) = self.tasks.entries.iter().position(|e| {
+            e.waiter.is_some()
+                && (e.status.is_terminal() || e.owed_until.is_some_and(|until| now >= until))
+        }) {
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY);
             };
             let (waiter, to) = (e.waiter.clone().unwrap_or_default(), e.waiter_peer);
-            let n = self.write_payload(e, Id::from_checked_raw(&waiter), out);
+            let id = Id::from_checked_raw(&waiter);
+            let n = match e.owed_until {
+                Some(_) => {
+                    let info = (self.config.name, self.config.version);
+                    super::finish(out, Some(id), "", |w| {
+                        self.write_start(e, id, Era::Legacy, info, w);
+                    })
+                }
+                None => self.write_payload(e, id, out),
+            };
             // The request is answered only once the answer is written.
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
                 e.waiter = None;
+                e.owed_until = None;
             }
             return (n, to);
         }
@@ -681,6 +711,26 @@ impl<
         Some(task_id)
     }
 
+    /// Starts a task for a plain call whose answer is held back (its client can follow no
+    /// task): the call waits as the task's `waiter` until the task ends or `budget_ms` passes.
+    /// Returns the task's id.
+    pub(super) fn start_held(
+        &mut self,
+        new: NewTask<'_>,
+        result: ToolResult,
+        id: Id<'_>,
+        budget_ms: u32,
+    ) -> u64 {
+        let (peer, until) = (new.peer, self.now_ms.saturating_add(u64::from(budget_ms)));
+        let task = self.create_task(new, result);
+        if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.id == task) {
+            e.waiter = heapless::Vec::from_slice(id.raw()).ok();
+            e.waiter_peer = peer;
+            e.owed_until = e.waiter.as_ref().map(|_| until);
+        }
+        task
+    }
+
     /// Fills a slot of the table with the new task (room was checked before the handler ran);
     /// returns its id.
     #[inline(never)]
@@ -739,6 +789,8 @@ impl<
                 owner: new.peer,
                 waiter: None,
                 waiter_peer: new.peer,
+                owed_until: None,
+                error_member: new.error_member,
                 send_status: false,
                 send_progress: false,
             };
@@ -765,7 +817,9 @@ impl<
             }
             TaskForm::Extension => write_object(w, era, info, "task", |w| self.write_task(w, e)),
             TaskForm::Plain => write_object(w, era, info, "complete", |w| match e.outcome {
-                Some(outcome) => render_result(w, &outcome, &[], 0, stop_note(e.stop)),
+                Some(outcome) => {
+                    render_result_for(w, &outcome, &[], 0, stop_note(e.stop), e.error_member);
+                }
                 None => render_started(w, e),
             }),
         });
@@ -970,63 +1024,51 @@ fn write_with_note(w: &mut Writer<'_>, message: &str, note: Option<&str>) {
     }
 }
 
+/// A task's `statusMessage`: its progress while it works; once it ended, the first text of its
+/// result ([`write_first_text`]: value or failure, safe-stop, evidence).
 fn write_status_message(w: &mut Writer<'_>, e: &Entry) {
-    match (e.status, e.outcome) {
+    match (e.status, &e.outcome) {
         (TaskStatus::Working, _) => {
             w.text("The action is in progress");
-            if let Some(p) = e.progress {
-                w.text(" (");
-                w.progress_value(p.progress);
-                if let Some(t) = p.total {
-                    w.text(" of ");
-                    w.progress_value(t);
-                }
-                w.text(")");
-            }
+            write_progress(w, e.progress);
         }
-        (_, Some(Ok(o))) => match o.evidence {
-            Some(ev) => ev.write_text(w),
-            None => w.text("Completed"),
-        },
-        (_, Some(Err(err))) => {
-            match err.message {
-                crate::result::Message::Static(m) => w.text(m),
-                crate::result::Message::Scratch(_) => w.text("Failed"),
-            }
-            if let Some(ev) = err.evidence {
-                w.text("; ");
-                ev.write_text(w);
-            }
-        }
-        (_, None) => w.text(e.status.as_str()),
-    }
-    if let Some(note) = stop_note(e.stop) {
-        w.text("; ");
-        w.text(note);
+        (_, Some(outcome)) => write_first_text(w, outcome, &[], 0, stop_note(e.stop)),
+        (status, None) => write_with_note(w, status.as_str(), stop_note(e.stop)),
     }
 }
 
-/// The members of the immediate result of a plain call to a long-running tool.
+/// ` (3 of 10)`, ` (3)`, or nothing.
+fn write_progress(w: &mut Writer<'_>, progress: Option<crate::result::Progress>) {
+    if let Some(p) = progress {
+        w.text(" (");
+        w.progress_value(p.progress);
+        if let Some(t) = p.total {
+            w.text(" of ");
+            w.progress_value(t);
+        }
+        w.text(")");
+    }
+}
+
+/// The members of the immediate result of a plain call to a long-running tool. Its first text
+/// says in words what a model must know: what started, the task id, the evidence so far, and how
+/// to learn the outcome (`self.motor.move_to started as task task-… — scheduled, not done yet
+/// (commanded 600); for the outcome, call self.tasks.get_status with this task_id`).
 fn render_started(w: &mut Writer<'_>, e: &Entry) {
-    let body = |w: &mut Writer<'_>| {
-        w.raw(b"{\"task_id\":\"");
-        write_id(w, e.id);
-        w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
-        w.raw(STATUS_TOOL_NAME.as_bytes());
-        w.raw(b"\"}");
-    };
-    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
-    w.begin_string();
-    body(w);
-    w.end_string();
-    w.raw(b"},{\"type\":\"text\",\"text\":");
-    w.begin_string();
-    e.started.write_text(w);
-    w.end_string();
-    w.raw(b"}],\"structuredContent\":");
-    body(w);
-    w.raw(b",\"isError\":false,\"evidence\":");
-    e.started.write_json(w);
+    w.open_string(br#""content":[{"type":"text","text":""#);
+    w.text(e.view.tool);
+    w.plain(b" started as task ");
+    write_id(w, e.id);
+    e.started.write_sentence_after(w);
+    w.plain(b"; for the outcome, call ");
+    w.plain(STATUS_TOOL_NAME.as_bytes());
+    w.plain(b" with this task_id");
+    w.close_string(br#""}],"structuredContent":{"task_id":""#);
+    write_id(w, e.id);
+    w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
+    w.raw(STATUS_TOOL_NAME.as_bytes());
+    w.raw(b"\"},\"isError\":false");
+    e.started.write_member(w);
 }
 
 /// The name of the status tool for clients without task support.
@@ -1040,21 +1082,36 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
     let Some(t) = reply.task(id) else {
         return Err(ToolError::new("Unknown or expired task_id"));
     };
-    reply.json(|o| {
+    let working = t.status == TaskStatus::Working;
+    // What a model reading only the first text hears: `self.motor.move_to completed: 600 —
+    // measured: 600 (commanded 600)`, `… working (30 of 100) — scheduled, not done yet
+    // (commanded 600)`, `… failed: Motor stalled…; safe-stop issued — measured: 120 (…)`.
+    let text = |w: &mut Writer<'_>| {
+        w.text(t.tool);
+        w.plain(b" ");
+        w.plain(t.status.as_str().as_bytes());
+        match &t.outcome {
+            Some(outcome) if !working => {
+                w.plain(b": ");
+                write_first_text(w, outcome, &[], 0, stop_note(t.stop));
+            }
+            _ => {
+                write_progress(w, t.progress.filter(|_| working));
+                t.started.write_sentence_after(w);
+            }
+        }
+    };
+    reply.report(text, |o| {
         o.str("task_id", id)
             .str("tool", t.tool)
             .str("status", t.status.as_str());
-        if let Some(p) = t
-            .progress
-            .as_ref()
-            .filter(|_| t.status == TaskStatus::Working)
-        {
+        if let Some(p) = t.progress.as_ref().filter(|_| working) {
             o.progress_value("progress", p.progress);
             if let Some(total) = p.total {
                 o.progress_value("total", total);
             }
         }
-        o.object("started", |o| write_evidence_members(o, &t.started));
+        o.raw_member("started", |w| t.started.write_json(w));
         // Read where it is: the outcome and its evidence are not copied onto the stack.
         match &t.outcome {
             Some(Ok(out)) => {
@@ -1067,7 +1124,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     _ => o,
                 };
                 if let Some(ev) = &out.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, ev));
+                    o.raw_member("evidence", |w| ev.write_json(w));
                 }
             }
             Some(Err(err)) => {
@@ -1090,7 +1147,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     (None, None) => {}
                 }
                 if let Some(ev) = &err.evidence {
-                    o.object("evidence", |o| write_evidence_members(o, ev));
+                    o.raw_member("evidence", |w| ev.write_json(w));
                 }
             }
             None => {}
@@ -1105,26 +1162,6 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
             None => {}
         }
     })
-}
-
-fn write_evidence_members(o: &mut crate::wire::ObjectWriter<'_, '_>, e: &Evidence) {
-    o.str("level", e.level.as_str());
-    for (key, r) in [("commanded", e.commanded), ("observed", e.observed)] {
-        match r {
-            Some(crate::Reading::Bool(b)) => o.bool(key, b),
-            Some(crate::Reading::Int(i)) => o.int(key, i),
-            #[cfg(feature = "float")]
-            Some(crate::Reading::Number(n)) => o.number(key, n),
-            Some(crate::Reading::Str(s)) => o.str(key, s),
-            None => o,
-        };
-    }
-    if e.tolerance > 0 {
-        o.int("tolerance", i64::from(e.tolerance));
-    }
-    if let Some(u) = e.unit {
-        o.str("unit", u);
-    }
 }
 
 /// The status tool `self.tasks.get_status` for clients without task support (xiaozhi

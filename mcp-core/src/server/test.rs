@@ -449,8 +449,8 @@ fn tools_work_before_initialize_like_xiaozhi_backends() {
             r#"{"volume":40}"#
         )),
         concat!(
-            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true"},"#,
-            r#"{"type":"text","text":"evidence: read_back (commanded 40, observed 40)"}],"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","#,
+            r#""text":"true — read back: 40 (commanded 40)"}],"#,
             r#""structuredContent":{"value":true},"isError":false,"#,
             r#""evidence":{"level":"read_back","commanded":40,"observed":40}}}"#
         )
@@ -468,8 +468,8 @@ fn business_values_are_apart_from_failure() {
     assert_eq!(
         s.send(&call("2", "test.broken", "{}")),
         concat!(
-            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge"},"#,
-            r#"{"type":"text","text":"evidence: applied"}],"isError":true,"error":"codec did not acknowledge; evidence: applied","evidence":{"level":"applied"}}}"#
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge — applied, not verified"}],"#,
+            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","evidence":{"level":"applied"}}}"#
         )
     );
     // Before 2025-06-18 sessions (xiaozhi's 2024-11-05, or no initialize), a failure also

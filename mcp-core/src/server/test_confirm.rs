@@ -222,7 +222,10 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     // A person at the console needs no second yes.
     t.principal = Principal::User;
     let r = t.ask(call(json!(6), "self.reboot", json!({})));
-    assert_eq!(r["result"]["content"][0]["text"], "true");
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "true — scheduled, not done yet"
+    );
     assert_eq!(t.dev.reboots, 2);
 }
 

@@ -123,8 +123,17 @@ struct Rig<const T: usize> {
 }
 
 impl<const T: usize> Rig<T> {
+    /// A plain call of a long-running tool answered at once (`hold_answer_ms` 0).
     fn new() -> Self {
-        let mut server = Server::new(Config::new("m", "1").task_ttl(60_000, 120_000));
+        Self::with(
+            Config::new("m", "1")
+                .task_ttl(60_000, 120_000)
+                .hold_answer(0),
+        )
+    }
+
+    fn with(config: Config) -> Self {
+        let mut server = Server::new(config);
         for t in [&MOVE, &MOVE_REQUIRED, &PLAIN, &STATUS] {
             server.register(t).unwrap();
         }
@@ -178,6 +187,93 @@ impl<const T: usize> Rig<T> {
         assert_eq!(r["result"]["isError"], false, "{r}");
         r["result"]["structuredContent"].clone()
     }
+
+    /// The status tool's first text (what a xiaozhi backend hands the model).
+    fn status_text(&mut self, task: &str) -> String {
+        let r = self.ask(
+            99,
+            "tools/call",
+            json!({"name":"self.tasks.get_status","arguments":{"task_id":task}}),
+        );
+        assert_eq!(
+            r["result"]["content"].as_array().map(Vec::len),
+            Some(1),
+            "{r}"
+        );
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+}
+
+/// Issue 23: a client that can follow no task (xiaozhi's backend hands the model only the call's
+/// answer) gets the action's outcome, with its evidence, as the call's own answer when the action
+/// ends within `hold_answer_ms`; past it, the answer says what was started (the task id, how to
+/// follow it). A client that declared `tasks` is answered at once.
+#[test]
+fn a_plain_call_keeps_its_answer_until_the_action_ends_within_the_budget() {
+    let mut rig: Rig<2> = Rig::with(
+        Config::new("m", "1")
+            .task_ttl(60_000, 120_000)
+            .hold_answer(3_000),
+    );
+    rig.ask(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2024-11-05","capabilities":{}}),
+    );
+    rig.poll_at(1000);
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":500}}});
+    assert_eq!(rig.send(&call.to_string()), None, "the answer is held back");
+    assert!(rig.poll_at(1200).is_empty(), "still moving");
+    let done = rig.poll_at(1500);
+    assert_eq!(done.len(), 1, "{done:?}");
+    let r = &done[0];
+    assert_eq!(r["id"], 1, "the call's own answer: {r}");
+    assert_eq!(r["result"]["isError"], false);
+    assert_eq!(r["result"]["structuredContent"], json!({"value":500}));
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"measured","commanded":500,"observed":500})
+    );
+    // A retransmission meanwhile is not run again: it is answered from the task table.
+    let again = rig.send(&call.to_string()).unwrap();
+    assert_eq!(again["result"]["evidence"]["level"], "measured", "{again}");
+    assert_eq!(rig.motor.starts, 1);
+    // Past the budget: what was started, then the status tool.
+    let far = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":9000}}});
+    assert_eq!(rig.send(&far.to_string()), None);
+    assert!(rig.poll_at(3000).is_empty());
+    let started = rig.poll_at(4500);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["id"], 2);
+    assert_eq!(
+        started[0]["result"]["structuredContent"]["status"],
+        "working"
+    );
+    assert_eq!(started[0]["result"]["evidence"]["level"], "scheduled");
+    let task = started[0]["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(rig.poll_at(5000).is_empty(), "answered once");
+    assert_eq!(rig.status(&task)["status"], "working");
+
+    // A client that follows tasks is answered at once.
+    let mut rig: Rig<2> = Rig::with(
+        Config::new("m", "1")
+            .task_ttl(60_000, 120_000)
+            .hold_answer(3_000),
+    );
+    rig.ask(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{"tasks":{}}}),
+    );
+    rig.poll_at(1000);
+    let r = rig.send(&call.to_string()).unwrap();
+    assert_eq!(r["result"]["structuredContent"]["status"], "working");
 }
 
 #[test]
@@ -193,8 +289,7 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
         r["result"],
         json!({
             "content": [
-                {"type":"text","text": format!("{{\"task_id\":\"{}\",\"status\":\"working\",\"poll_with\":\"self.tasks.get_status\"}}", tid(1))},
-                {"type":"text","text":"evidence: scheduled"}
+                {"type":"text","text": format!("self.motor.move_to started as task {} — scheduled, not done yet; for the outcome, call self.tasks.get_status with this task_id", tid(1))},
             ],
             "structuredContent": {"task_id": tid(1),"status":"working","poll_with":"self.tasks.get_status"},
             "isError": false,
@@ -209,7 +304,16 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
     assert_eq!(s["status"], "working");
     assert_eq!(s["progress"], 200);
     assert_eq!(s["total"], 500);
+    // What a client that reads only the first text hears: status, progress, evidence so far.
+    assert_eq!(
+        rig.status_text(&tid(1)),
+        "self.motor.move_to working (200 of 500) — scheduled, not done yet"
+    );
     rig.poll_at(1500);
+    assert_eq!(
+        rig.status_text(&tid(1)),
+        "self.motor.move_to completed: 500 — measured: 500 (commanded 500)"
+    );
     let s = rig.status(&tid(1));
     assert_eq!(
         s,
@@ -292,7 +396,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
     assert_eq!(
         msgs[0],
         json!({"jsonrpc":"2.0","id":"wait","result":{
-            "content":[{"type":"text","text":"300"},{"type":"text","text":"evidence: measured (commanded 300, observed 300)"}],
+            "content":[{"type":"text","text":"300 — measured: 300 (commanded 300)"}],
             "structuredContent":{"value":300},"isError":false,
             "evidence":{"level":"measured","commanded":300,"observed":300},
             "_meta":{"io.modelcontextprotocol/related-task":{"taskId": tid(1)}}
@@ -302,7 +406,7 @@ fn augmented_call_with_progress_and_a_parked_result() {
     assert_eq!(msgs[1]["params"]["status"], "completed");
     assert_eq!(
         msgs[1]["params"]["statusMessage"],
-        "evidence: measured (commanded 300, observed 300)"
+        "300 — measured: 300 (commanded 300)"
     );
     // A terminal task answers tasks/result at once, and lists.
     let again = rig.ask(6, "tasks/result", json!({"taskId": tid(1)}));
@@ -387,14 +491,14 @@ fn a_stall_fails_the_task_and_stops_the_actuator() {
     assert_eq!(msgs[0]["params"]["status"], "failed");
     assert_eq!(
         msgs[0]["params"]["statusMessage"],
-        "Motor stalled before reaching its target; evidence: measured (commanded 400, observed 120); safe-stop issued"
+        "Motor stalled before reaching its target — measured: 120 (commanded 400); safe-stop issued"
     );
     assert_eq!(rig.motor.stops, 1);
     let r = rig.ask(2, "tasks/result", json!({"taskId": tid(1)}));
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(
         r["result"]["content"][0]["text"],
-        "Motor stalled before reaching its target; safe-stop issued"
+        "Motor stalled before reaching its target — measured: 120 (commanded 400); safe-stop issued"
     );
     assert_eq!(
         r["result"]["evidence"],
@@ -608,4 +712,210 @@ fn has_running_tasks_is_true_exactly_while_a_task_works() {
         !rig.server.has_running_tasks(),
         "completed: no longer running"
     );
+}
+
+/// Evidence with every field set.
+const FULL: Evidence = Evidence::new(Level::Measured)
+    .commanded(Reading::Int(500))
+    .observed(Reading::Int(498))
+    .tolerance(2)
+    .unit("steps");
+
+/// `full` answers by its `mode`: 0 `true` with [`FULL`], 1 a failure with it, 2 a task started
+/// with it, which ends with it.
+fn full(_: &mut Motor, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    match a.int("mode")? {
+        0 => Ok(Output::bool(true).with_evidence(FULL)),
+        1 => Err(ToolError::new("Mismatch").with_evidence(FULL)),
+        _ => Ok(Output::task(0).with_evidence(FULL)),
+    }
+}
+
+fn full_done(_: &mut Motor, _: &TaskInfo) -> TaskPoll {
+    TaskPoll::Done(Ok(Output::int(498).with_evidence(FULL)))
+}
+
+const FULL_TOOL: Tool<Motor> = Tool::new("full", "Every evidence field", full)
+    .params(&[Param::integer("mode", "What to answer").range(0, 2)])
+    .long_running(
+        TaskSupport::Optional,
+        TaskHooks {
+            poll: full_done,
+            stop: None,
+            timeout_ms: 5_000,
+        },
+    );
+
+/// The JSON an evidence must be rendered as, from its fields, and the words its sentence must
+/// contain, one per field. Every field is named: a field added to `Evidence` does not compile here
+/// until this test expects it, and then every path below must render it.
+fn expected(e: &Evidence) -> (J, Vec<String>) {
+    let Evidence {
+        level,
+        commanded,
+        observed,
+        tolerance,
+        unit,
+    } = *e;
+    let reading = |r: Reading| match r {
+        Reading::Bool(b) => json!(b),
+        Reading::Int(i) => json!(i),
+        #[cfg(feature = "float")]
+        Reading::Number(n) => json!(n),
+        Reading::Str(s) => json!(s),
+    };
+    let unit_words = unit.map(|u| format!(" {u}")).unwrap_or_default();
+    let mut j = json!({"level": level.as_str()});
+    let mut words = vec![
+        match level {
+            Level::Scheduled => "scheduled",
+            Level::Applied => "applied",
+            Level::ReadBack => "read back",
+            Level::Measured => "measured",
+        }
+        .to_string(),
+    ];
+    if let Some(c) = commanded {
+        j["commanded"] = reading(c);
+        words.push(format!("commanded {}{unit_words}", reading(c)));
+    }
+    if let Some(o) = observed {
+        j["observed"] = reading(o);
+        words.push(format!(": {}{unit_words}", reading(o)));
+    }
+    if tolerance > 0 {
+        j["tolerance"] = json!(tolerance);
+        words.push(format!("±{tolerance}{unit_words}"));
+    }
+    if let Some(u) = unit {
+        j["unit"] = json!(u);
+    }
+    (j, words)
+}
+
+/// A server with the `full` tool and the status tool.
+struct FullRig {
+    s: Server<'static, Motor, 4, 2>,
+    motor: Motor,
+    out: Vec<u8>,
+}
+
+impl FullRig {
+    fn new() -> Self {
+        // The task start of a plain call is one of the paths: answered at once.
+        let mut s = Server::new(Config::new("m", "1").hold_answer(0));
+        s.register(&FULL_TOOL).unwrap();
+        s.register(&STATUS).unwrap();
+        FullRig {
+            s,
+            motor: Motor::default(),
+            out: vec![0; 4096],
+        }
+    }
+
+    fn ask(&mut self, body: J) -> J {
+        let msg = body.to_string();
+        let (motor, out) = (&mut self.motor, &mut self.out);
+        let n = self
+            .s
+            .handle(msg.as_bytes(), Principal::Model, motor, out)
+            .unwrap()
+            .len;
+        serde_json::from_slice(&self.out[..n]).unwrap()
+    }
+
+    /// The first message `poll` emits, if any.
+    fn poll(&mut self, now: u64) -> Option<J> {
+        let n = self.s.poll(now, &mut self.motor, &mut self.out);
+        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
+    }
+}
+
+fn call_full(id: i64, mode: i64) -> J {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"full","arguments":{"mode":mode}}})
+}
+
+/// Evidence is rendered by one writer for JSON and one for words; every path that emits it —
+/// a call's answer (success and failure, with xiaozhi's `error`), a task's start, the status
+/// tool's report while working and once done, `tasks/result` and its status notification, the
+/// 2026-07-28 `tasks/get` — must carry every field of it.
+#[test]
+fn every_path_renders_every_evidence_field() {
+    let (json_form, words) = expected(&FULL);
+    let says_all = |text: &J, what: &str| {
+        let text = text.as_str().unwrap_or_else(|| panic!("{what}: no text"));
+        for w in &words {
+            assert!(text.contains(w.as_str()), "{what}: {w:?} not in {text:?}");
+        }
+    };
+
+    // A call's answer (no initialize: xiaozhi's 2024-11-05 rules, with the `error` member).
+    let mut rig = FullRig::new();
+    let r = rig.ask(call_full(1, 0));
+    assert_eq!(r["result"]["evidence"], json_form, "answer: {r}");
+    says_all(&r["result"]["content"][0]["text"], "answer's first text");
+    let r = rig.ask(call_full(2, 1));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["evidence"], json_form, "failure: {r}");
+    says_all(&r["result"]["content"][0]["text"], "failure's first text");
+    says_all(&r["result"]["error"], "failure's error member");
+    // A task's start, and the status tool's report on it.
+    let r = rig.ask(call_full(3, 2));
+    assert_eq!(r["result"]["evidence"], json_form, "start: {r}");
+    says_all(&r["result"]["content"][0]["text"], "start's first text");
+    let task = r["result"]["structuredContent"]["task_id"].clone();
+    let status = json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"self.tasks.get_status","arguments":{"task_id":task}}});
+    let r = rig.ask(status.clone());
+    assert_eq!(
+        r["result"]["structuredContent"]["started"], json_form,
+        "{r}"
+    );
+    says_all(&r["result"]["content"][0]["text"], "status (working)");
+    assert_eq!(rig.poll(1), None);
+    let r = rig.ask(status);
+    assert_eq!(
+        r["result"]["structuredContent"]["status"], "completed",
+        "{r}"
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["evidence"], json_form,
+        "{r}"
+    );
+    says_all(&r["result"]["content"][0]["text"], "status (completed)");
+
+    // 2025-11-25: the status notification and tasks/result.
+    let mut rig = FullRig::new();
+    rig.ask(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}));
+    let mut augmented = call_full(2, 2);
+    augmented["params"]["task"] = json!({});
+    let r = rig.ask(augmented);
+    let task = r["result"]["task"]["taskId"].clone();
+    let note = rig.poll(1).expect("a status notification");
+    says_all(&note["params"]["statusMessage"], "status notification");
+    let r =
+        rig.ask(json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":task}}));
+    assert_eq!(r["result"]["evidence"], json_form, "tasks/result: {r}");
+    says_all(&r["result"]["content"][0]["text"], "tasks/result");
+
+    // 2026-07-28: tasks/get carries the result.
+    #[cfg(feature = "modern")]
+    {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+        });
+        let mut rig = FullRig::new();
+        let mut started = call_full(1, 2);
+        started["params"]["_meta"] = meta.clone();
+        let r = rig.ask(started);
+        let task = r["result"]["taskId"].clone();
+        rig.poll(1);
+        let g = rig.ask(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task,"_meta":meta}}));
+        assert_eq!(g["result"]["result"]["evidence"], json_form, "{g}");
+        says_all(
+            &g["result"]["result"]["content"][0]["text"],
+            "2026 tasks/get",
+        );
+        says_all(&g["result"]["statusMessage"], "2026 statusMessage");
+    }
 }

@@ -9,10 +9,10 @@
 //! - **Legacy (2025-11-25 and older)**: `initialize` opens a session (`Mcp-Session-Id`); later
 //!   requests name it.
 //!
-//! Before either: [`check_host_and_origin`] (DNS-rebinding protection: 403) and [`check_post`]
-//! (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`] for a GET stream. Every
-//! header these read is parsed by its grammar (authorities, origins, media types), never searched
-//! for a substring. After the engine: map
+//! Before either: [`check_host_and_origin`] (DNS-rebinding protection and the exact-origin rule:
+//! 403) and [`check_post`] (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`]
+//! for a GET stream. Every header these read is parsed by its grammar (authorities, origins,
+//! media types), never searched for a substring. After the engine: map
 //! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
 //! notifications precede the response.
 //!
@@ -25,7 +25,7 @@
 //!     ("Accept", b"application/json, text/event-stream"),
 //! ];
 //! let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
-//! assert!(http::check_host_and_origin(headers, &[]).is_ok());
+//! assert!(http::check_host_and_origin(headers, &[], &[]).is_ok());
 //! assert!(http::check_post(headers, body.len(), 16 * 1024).is_ok());
 //! assert_eq!(http::route(headers, body), Route::Session(None));
 //! ```
@@ -131,6 +131,15 @@ impl HostName<'_> {
         }
     }
 
+    /// `true` when `other` is the same host (names in any case, IPv6 as addresses).
+    fn same(&self, other: &HostName<'_>) -> bool {
+        match (self, other) {
+            (HostName::Name(a), HostName::Name(b)) => a.eq_ignore_ascii_case(b),
+            (HostName::V6(a), HostName::V6(b)) => a == b,
+            _ => false,
+        }
+    }
+
     /// `true` when `allowed` (a name, an IPv4 address, or an IPv6 address with or without
     /// brackets; a trailing dot is ignored) names this host.
     fn is(&self, allowed: &str) -> bool {
@@ -155,8 +164,8 @@ impl HostName<'_> {
 /// a name or IPv4 address (letters, digits, `-`, `_`, `.`; no empty label; one trailing dot
 /// allowed) or a bracketed IPv6 literal (no zone), and port is 1 to 5 digits up to 65535.
 /// Anything else — userinfo (`user@`), a path, a query, a fragment, percent-escapes, spaces, an
-/// empty port — is no authority of this device: `None`.
-fn parse_authority(v: &[u8]) -> Option<HostName<'_>> {
+/// empty port — is no authority of this device: `None`. The port is `None` when not given.
+fn parse_authority(v: &[u8]) -> Option<(HostName<'_>, Option<u16>)> {
     let (host, port) = if let Some(rest) = v.strip_prefix(b"[") {
         let end = rest.iter().position(|&c| c == b']')?;
         let literal = core::str::from_utf8(rest.get(..end)?).ok()?;
@@ -184,42 +193,85 @@ fn parse_authority(v: &[u8]) -> Option<HostName<'_>> {
         }
         (HostName::Name(name), port)
     };
-    if let Some(port) = port {
-        let digits = port.len();
-        if !(1..=5).contains(&digits) || !port.iter().all(u8::is_ascii_digit) {
-            return None;
+    let port = match port {
+        None => None,
+        Some(port) => {
+            let digits = port.len();
+            if !(1..=5).contains(&digits) || !port.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let value = port.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+            Some(u16::try_from(value).ok()?)
         }
-        let value = port.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
-        if value > 65535 {
-            return None;
-        }
+    };
+    Some((host, port))
+}
+
+/// A serialized origin (RFC 6454), parsed: its scheme, host and port (the scheme's default
+/// when not given).
+#[derive(Debug, Clone, Copy)]
+struct Origin<'a> {
+    https: bool,
+    host: HostName<'a>,
+    port: u16,
+}
+
+impl Origin<'_> {
+    /// `true` when both name the same scheme, host and port.
+    fn is(&self, other: &Origin<'_>) -> bool {
+        self.https == other.https && self.port == other.port && self.host.same(&other.host)
     }
-    Some(host)
 }
 
 /// Parses an `Origin` value as RFC 6454 serializes it: `http://` or `https://` (scheme in any
 /// case), then an authority ([`parse_authority`]) and nothing after it. `null`, other schemes,
 /// paths (even a lone `/`) and userinfo are `None`.
-fn parse_origin(v: &[u8]) -> Option<HostName<'_>> {
+fn parse_origin(v: &[u8]) -> Option<Origin<'_>> {
     let sep = v.windows(3).position(|w| w == b"://")?;
     let scheme = v.get(..sep)?;
-    if !(scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https")) {
+    let https = if scheme.eq_ignore_ascii_case(b"https") {
+        true
+    } else if scheme.eq_ignore_ascii_case(b"http") {
+        false
+    } else {
         return None;
-    }
-    parse_authority(v.get(sep + 3..)?)
+    };
+    let (host, port) = parse_authority(v.get(sep + 3..)?)?;
+    let port = port.unwrap_or(if https { 443 } else { 80 });
+    Some(Origin { https, host, port })
 }
 
-/// DNS-rebinding protection. `Host` must be a loopback name (`localhost`, `127.0.0.1`, `[::1]`)
-/// or one of `allowed` (host names or addresses without port, e.g. the device's LAN address or
-/// mDNS name); an `Origin`, when present, must be `http(s)://` such a host, with an optional
-/// port and nothing else. Both are parsed, not searched: `http://localhost:80@evil.com` (userinfo)
-/// names `evil.com` and is refused, as is anything that is not a plain authority. Names compare
+/// `true` when `origin` is a serialized origin [`check_host_and_origin`] can allow:
+/// `http(s)://host[:port]`, nothing before or after (no path, not even `/`; no userinfo; not
+/// `null`). For checking an allowed-origins setting when it is read.
+pub fn is_origin(origin: &str) -> bool {
+    parse_origin(trim(origin.as_bytes())).is_some()
+}
+
+/// DNS-rebinding and cross-origin protection.
+///
+/// `Host` must be a loopback name (`localhost`, `127.0.0.1`, `[::1]`) or one of `allowed_hosts`
+/// (host names or addresses without port, e.g. the device's LAN address or mDNS name).
+///
+/// An `Origin`, when present (a browser sends it), must be exactly this server's own origin —
+/// `http://` and the `Host` of the request: the same host *and port* (80 when not given), so a
+/// page from another server on the same machine (`http://localhost:3000` against a device on
+/// `localhost:8080`) is refused — or one of `allowed_origins`, compared as origins (scheme, host
+/// and port; the scheme's default port when not given), for pages served elsewhere that may call
+/// this server (an inspector's web UI, say). The rule assumes the server speaks plain HTTP; behind
+/// a TLS front end its pages' origin is `https://…`: name it in `allowed_origins`. A request
+/// without `Origin` (curl, an SDK, a script) is not a browser's and passes; `Origin: null` is
+/// refused.
+///
+/// Both headers are parsed, not searched: `http://localhost:80@evil.com` (userinfo) names
+/// `evil.com` and is refused, as is anything that is not a plain authority. Names compare
 /// case-insensitively, a trailing dot is ignored (`localhost.` is `localhost`), IPv6 literals
-/// compare as addresses (`[0:0:0:0:0:0:0:1]` is `[::1]`). `Origin: null` is refused.
-/// Refusal: 403.
+/// compare as addresses (`[0:0:0:0:0:0:0:1]` is `[::1]`). An `allowed_origins` entry that is no
+/// origin ([`is_origin`]) allows nothing. Refusal: 403.
 pub fn check_host_and_origin(
     headers: &(impl Headers + ?Sized),
-    allowed: &[&str],
+    allowed_hosts: &[&str],
+    allowed_origins: &[&str],
 ) -> Result<(), Refusal> {
     const HOST: Refusal = Refusal::new(
         403,
@@ -231,18 +283,32 @@ pub fn check_host_and_origin(
         ErrorCode::InvalidRequest,
         "Forbidden: Origin is not this device",
     );
-    let ok = |h: HostName<'_>| h.is_loopback() || allowed.iter().any(|a| h.is(a));
-    if let Some(host) = headers.header("Host")
-        && !parse_authority(trim(host)).is_some_and(ok)
-    {
-        return Err(HOST);
-    }
-    if let Some(origin) = headers.header("Origin")
-        && !parse_origin(trim(origin)).is_some_and(ok)
-    {
+    let ok = |h: &HostName<'_>| h.is_loopback() || allowed_hosts.iter().any(|a| h.is(a));
+    let host = match headers.header("Host") {
+        None => None,
+        Some(v) => match parse_authority(trim(v)) {
+            Some(h) if ok(&h.0) => Some(h),
+            _ => return Err(HOST),
+        },
+    };
+    let Some(origin) = headers.header("Origin") else {
+        return Ok(());
+    };
+    let Some(origin) = parse_origin(trim(origin)) else {
         return Err(ORIGIN);
+    };
+    // This server's own origin: plain HTTP, at the authority the client asked for.
+    let own = host.map(|(host, port)| Origin {
+        https: false,
+        host,
+        port: port.unwrap_or(80),
+    });
+    let allowed = |a: &&str| parse_origin(trim(a.as_bytes())).is_some_and(|a| origin.is(&a));
+    if own.is_some_and(|own| origin.is(&own)) || allowed_origins.iter().any(allowed) {
+        Ok(())
+    } else {
+        Err(ORIGIN)
     }
-    Ok(())
 }
 
 /// Checks a POST before its body is read: `Content-Type: application/json` (else 415), an
@@ -732,46 +798,109 @@ mod test {
 
     #[test]
     fn host_and_origin() {
-        for host in ["127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:9"] {
-            let pairs = [("Host", host), ("Origin", "http://127.0.0.1:8080")];
-            let hs = h(&pairs);
-            assert!(check_host_and_origin(hs.as_slice(), &[]).is_ok(), "{host}");
+        let check = |host: &str, origin: &str, hosts: &[&str], origins: &[&str]| {
+            let pairs = [("Host", host), ("Origin", origin)];
+            check_host_and_origin(h(&pairs).as_slice(), hosts, origins)
+        };
+        // The page's own origin: the same host and port as the request's Host.
+        for (host, origin) in [
+            ("127.0.0.1:8080", "http://127.0.0.1:8080"),
+            ("localhost", "http://localhost"),
+            ("localhost", "http://localhost:80"),
+            ("localhost:80", "http://LOCALHOST."),
+            ("LOCALHOST:1", "http://localhost:1"),
+            ("[::1]:9", "http://[0:0:0:0:0:0:0:1]:9"),
+        ] {
+            assert!(check(host, origin, &[], &[]).is_ok(), "{host} {origin}");
         }
-        let evil = h(&[
-            ("Host", "evil.example.com"),
-            ("Origin", "http://evil.example.com"),
-        ]);
+        // Issue 22: any other origin is another page, even on the same machine.
+        for (host, origin) in [
+            ("localhost:8081", "http://localhost:3000"),
+            ("127.0.0.1:8081", "http://localhost:8081"),
+            ("127.0.0.1:8081", "http://[::1]:8081"),
+            ("127.0.0.1:8081", "https://127.0.0.1:8081"),
+            ("localhost", "https://localhost"),
+            ("localhost", "http://localhost:8080"),
+            ("localhost:8080", "http://localhost"),
+        ] {
+            let r = check(host, origin, &[], &[]).unwrap_err();
+            assert_eq!(r.status, 403, "{host} {origin}");
+            assert_eq!(r.message, "Forbidden: Origin is not this device");
+        }
+        // ... unless allowed by name: compared as origins, never as text.
+        let inspector = ["http://localhost:6274"];
+        assert!(check("localhost:8081", "http://localhost:6274", &[], &inspector).is_ok());
+        assert!(check("localhost:8081", "HTTP://LocalHost:6274", &[], &inspector).is_ok());
+        assert!(check("localhost:8081", "http://localhost:6275", &[], &inspector).is_err());
+        assert!(check("localhost:8081", "https://localhost:6274", &[], &inspector).is_err());
+        assert!(
+            check(
+                "localhost",
+                "https://lamp.example",
+                &[],
+                &["https://lamp.example:443"]
+            )
+            .is_ok()
+        );
+        assert!(
+            check(
+                "localhost",
+                "http://localhost:6274",
+                &[],
+                &["localhost:6274"]
+            )
+            .is_err()
+        );
+        assert!(
+            check(
+                "localhost",
+                "http://localhost:6274",
+                &[],
+                &["http://localhost:6274/"]
+            )
+            .is_err()
+        );
+        // An allowed origin does not make another Host this device.
+        assert!(check("evil.example", "http://localhost:6274", &[], &inspector).is_err());
+        // No Host: nothing to compare the origin with.
+        let no_host = h(&[("Origin", "http://localhost")]);
+        assert!(check_host_and_origin(no_host.as_slice(), &[], &[]).is_err());
+        // No Origin: not a browser; only the Host is checked.
+        for host in ["127.0.0.1:8080", "localhost", "[::1]:9"] {
+            let pairs = [("Host", host)];
+            assert!(check_host_and_origin(h(&pairs).as_slice(), &[], &[]).is_ok());
+        }
+        let r = check("evil.example.com", "http://evil.example.com", &[], &[]).unwrap_err();
         assert_eq!(
-            check_host_and_origin(evil.as_slice(), &[])
+            (r.status, r.message),
+            (403, "Forbidden: Host is not this device")
+        );
+        assert_eq!(
+            check("127.0.0.1:1", "http://evil.example.com:1", &[], &[])
                 .unwrap_err()
                 .status,
             403
         );
-        let origin = h(&[
-            ("Host", "127.0.0.1:1"),
-            ("Origin", "http://evil.example.com:1"),
-        ]);
-        assert_eq!(
-            check_host_and_origin(origin.as_slice(), &[])
-                .unwrap_err()
-                .status,
-            403
-        );
-        let null = h(&[("Host", "127.0.0.1"), ("Origin", "null")]);
-        assert!(check_host_and_origin(null.as_slice(), &[]).is_err());
-        let lan = h(&[("Host", "lamp.local:80"), ("Origin", "http://lamp.local")]);
-        assert!(check_host_and_origin(lan.as_slice(), &["lamp.local"]).is_ok());
-        assert!(check_host_and_origin(lan.as_slice(), &[]).is_err());
+        assert!(check("127.0.0.1", "null", &[], &[]).is_err());
+        assert!(check("lamp.local:80", "http://lamp.local", &["lamp.local"], &[]).is_ok());
+        assert!(check("lamp.local:80", "http://lamp.local", &[], &[]).is_err());
+        assert!(check("lamp.local:8080", "http://lamp.local", &["lamp.local"], &[]).is_err());
+        assert!(is_origin("http://localhost:6274") && is_origin("https://[::1]"));
+        for bad in ["localhost:6274", "http://localhost/", "null", "*", ""] {
+            assert!(!is_origin(bad), "{bad:?}");
+        }
     }
 
-    /// `(Host, Origin, allowed)` cases: host and origin each checked alone.
+    /// `(Host, Origin, allowed)` cases: the host alone, and the origin against a Host that names
+    /// the same authority (so that only its parsing decides).
     #[test]
     fn authorities_and_origins_are_parsed_not_searched() {
         let host_ok = |v: &str, allowed: &[&str]| {
-            check_host_and_origin(h(&[("Host", v)]).as_slice(), allowed).is_ok()
+            check_host_and_origin(h(&[("Host", v)]).as_slice(), allowed, &[]).is_ok()
         };
-        let origin_ok = |v: &str, allowed: &[&str]| {
-            check_host_and_origin(h(&[("Origin", v)]).as_slice(), allowed).is_ok()
+        let origin_ok = |v: &str, host: &str, allowed: &[&str]| {
+            let pairs = [("Host", host), ("Origin", v)];
+            check_host_and_origin(h(&pairs).as_slice(), allowed, &[]).is_ok()
         };
         for good in [
             "localhost",
@@ -813,16 +942,15 @@ mod test {
         ] {
             assert!(!host_ok(bad, &[]), "Host {bad:?}");
         }
-        for good in [
-            "http://localhost",
-            "https://localhost:5173",
-            "HTTP://LOCALHOST",
-            "http://localhost.",
-            "http://127.0.0.1:8080",
-            "http://[::1]",
-            "https://[::1]:3000",
+        for (good, host) in [
+            ("http://localhost", "localhost"),
+            ("HTTP://LOCALHOST", "localhost"),
+            ("http://localhost.", "localhost"),
+            ("http://127.0.0.1:8080", "127.0.0.1:8080"),
+            ("http://[::1]", "[::1]"),
+            (" http://[::1]:3000\t", "[::1]:3000"),
         ] {
-            assert!(origin_ok(good, &[]), "Origin {good:?}");
+            assert!(origin_ok(good, host, &[]), "Origin {good:?}");
         }
         for bad in [
             "http://localhost:80@evil.com",
@@ -843,15 +971,27 @@ mod test {
             "http://",
             "http://evil.com:80\\@localhost",
         ] {
-            assert!(!origin_ok(bad, &[]), "Origin {bad:?}");
+            assert!(!origin_ok(bad, "localhost", &[]), "Origin {bad:?}");
         }
         // Names the device was given: any case, a trailing dot on either side, IPv6 in any form.
         assert!(host_ok("Lamp.Local.:80", &["lamp.local"]));
-        assert!(origin_ok("http://lamp.local", &["LAMP.LOCAL."]));
+        assert!(origin_ok(
+            "http://lamp.local",
+            "Lamp.Local.",
+            &["LAMP.LOCAL."]
+        ));
         assert!(host_ok("[fe80::0:1]:80", &["fe80::1"]));
-        assert!(origin_ok("http://[fe80::1]", &["[FE80::1]"]));
+        assert!(origin_ok(
+            "http://[fe80::1]",
+            "[fe80::0:1]:80",
+            &["[FE80::1]"]
+        ));
         assert!(!host_ok("lamp.local.evil", &["lamp.local"]));
-        assert!(!origin_ok("http://lamp.local@evil.com", &["lamp.local"]));
+        assert!(!origin_ok(
+            "http://lamp.local@evil.com",
+            "lamp.local",
+            &["lamp.local"]
+        ));
         assert!(!host_ok("anything", &[""]));
         assert!(!host_ok("192.168.1.20", &["192.168.1.2"]));
         assert!(host_ok("192.168.1.20:8080", &["192.168.1.20"]));

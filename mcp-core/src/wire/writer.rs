@@ -89,8 +89,9 @@ impl<'b> Writer<'b> {
         self.put(bytes);
     }
 
-    /// Writes `prefix` (JSON text ending with the opening `"` of a string) and switches to string
-    /// mode: [`begin_string`](Self::begin_string) with what comes before it, in one piece.
+    /// Writes `prefix` (JSON text ending inside a string: its opening `"`, and maybe some of its
+    /// content that needs no escape) and switches to string mode:
+    /// [`begin_string`](Self::begin_string) with what comes before it, in one piece.
     pub(crate) fn open_string(&mut self, prefix: &[u8]) {
         self.raw(prefix);
         self.in_string = true;
@@ -537,6 +538,13 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
     /// Adds a `null` member.
     pub fn null(&mut self, key: &str) -> &mut Self {
         self.member(key).raw(b"null");
+        self
+    }
+
+    /// Adds a member whose value `f` writes as JSON (one writer shared with other forms, such as
+    /// evidence).
+    pub(crate) fn raw_member(&mut self, key: &str, f: impl FnOnce(&mut Writer<'b>)) -> &mut Self {
+        f(self.member(key));
         self
     }
 

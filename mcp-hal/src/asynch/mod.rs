@@ -24,6 +24,29 @@
 //! The tool kits over these twins are in [`kits::asynch`](crate::kits::asynch); the async
 //! drivers in [`drivers::asynch`](crate::drivers::asynch).
 //!
+//! # For driver authors: bounded bus waits
+//! An async bus transfer is a future that completes when the peripheral says so. A chip that is
+//! missing, dead or holding the clock line, or a HAL whose bus timeout is off, may never say so,
+//! and a driver that awaits the transfer alone then hangs its task, and a firmware with one task
+//! hangs whole. [`with_timeout`] awaits a future for at most a number of milliseconds on the
+//! board's async delay and gives [`TimedOut`] (kind [`ErrorKind::Timeout`]) when the delay ends
+//! first. The ES8311 driver wraps every transfer in it; a driver of your own does the same:
+//!
+//! ```
+//! use embedded_hal_async::delay::DelayNs;
+//! use embedded_hal_async::i2c::I2c;
+//! use mcp_hal::asynch::{TimedOut, with_timeout};
+//!
+//! /// Reads one register of a chip at `addr`, giving up after 20 ms.
+//! async fn read_reg<B: I2c, D: DelayNs>(bus: &mut B, delay: &mut D, addr: u8, reg: u8)
+//!     -> Result<Result<u8, B::Error>, TimedOut>
+//! {
+//!     let mut value = [0u8];
+//!     let done = with_timeout(delay, 20, bus.write_read(addr, &[reg], &mut value)).await?;
+//!     Ok(done.map(|()| value[0]))
+//! }
+//! ```
+//!
 //! # For HAL users: `BlockingAsync`
 //! A device that only has a blocking driver can be used where an async twin is expected by
 //! wrapping it in [`BlockingAsync`]:
@@ -64,9 +87,51 @@ pub mod system;
 
 pub use crate::{Error, ErrorKind, ErrorType};
 
+use core::future::Future;
+
+use embassy_futures::select::{Either, select};
+use embedded_hal_async::delay::DelayNs;
+
 use crate::Percent;
 use crate::audio::VolumeCaps;
 use crate::motor::Motion;
+
+/// A wait that ran out: [`with_timeout`]'s error, of kind [`ErrorKind::Timeout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedOut;
+
+impl Error for TimedOut {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Timeout
+    }
+}
+
+impl core::fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("no answer within the timeout")
+    }
+}
+
+impl core::error::Error for TimedOut {}
+
+/// Awaits `fut` for at most `ms` milliseconds on `delay`: its output, or [`TimedOut`] when the
+/// delay ends first. Then `fut` is dropped, which cancels it (a HAL's transfer future stops or
+/// resets its peripheral when dropped). When both are ready at the same poll, `fut` wins.
+///
+/// `delay` must be a real async delay (embassy-time's `Delay`, a HAL's async timer): one whose
+/// future is pending until the time has passed. A blocking delay behind
+/// [`BlockingAsync`] waits the whole time inside its first poll, so every transfer that was not
+/// finished at its own first poll would time out.
+pub async fn with_timeout<F: Future, D: DelayNs + ?Sized>(
+    delay: &mut D,
+    ms: u32,
+    fut: F,
+) -> Result<F::Output, TimedOut> {
+    match select(fut, delay.delay_ms(ms)).await {
+        Either::First(out) => Ok(out),
+        Either::Second(()) => Err(TimedOut),
+    }
+}
 
 /// Runs a blocking driver behind the async twins.
 ///

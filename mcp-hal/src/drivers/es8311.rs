@@ -64,6 +64,7 @@ use core::fmt;
 
 use embedded_hal::i2c::{self, I2c};
 
+use crate::asynch::TimedOut;
 use crate::audio::{AudioCodec, VolumeCaps};
 use crate::{ErrorKind, ErrorType, Percent};
 
@@ -153,23 +154,42 @@ const fn is_mute(reg: u8) -> bool {
     reg & DAC_MUTE_BITS == DAC_MUTE_BITS
 }
 
-/// An ES8311 error: the I2C bus failed.
+/// An ES8311 error. Every variant names the chip, in its [`Display`](fmt::Display) and in the
+/// [`message`](crate::Error::message) a tool answers with, so that a failed call says which part
+/// is missing or broken ("The ES8311 codec did not acknowledge on I2C…").
 ///
 /// Generic over the bus's error so that nothing is lost; [`kind`](crate::Error::kind) maps it
 /// onto the crate's [`ErrorKind`] (a NACK stays a NACK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Es8311Error<E> {
-    /// The I2C transfer failed.
+    /// The I2C transfer failed (a NACK: no chip answers at the address; or the bus's own timeout
+    /// or another bus error).
     I2c(E),
+    /// The transfer did not finish within the async driver's timeout
+    /// ([`Es8311::timeout_ms`](crate::drivers::asynch::Es8311::timeout_ms)): the chip or the bus
+    /// is not answering. The transfer was cancelled.
+    Timeout,
+    /// The chip at the address read another chip ID than [`Es8311::CHIP_ID`] in
+    /// [`probe`](Es8311::probe): it is not an ES8311. The driver then refuses to write to it
+    /// until a probe finds an ES8311.
+    WrongChip([u8; 2]),
 }
 
 impl<E> Es8311Error<E> {
-    /// The bus error.
-    pub fn into_inner(self) -> E {
+    /// The bus error, if the bus failed.
+    pub fn bus(self) -> Option<E> {
         match self {
-            Es8311Error::I2c(e) => e,
+            Es8311Error::I2c(e) => Some(e),
+            Es8311Error::Timeout | Es8311Error::WrongChip(_) => None,
         }
+    }
+}
+
+/// An async transfer that ran out of time ([`with_timeout`](crate::asynch::with_timeout)).
+impl<E> From<TimedOut> for Es8311Error<E> {
+    fn from(_: TimedOut) -> Self {
+        Es8311Error::Timeout
     }
 }
 
@@ -177,6 +197,26 @@ impl<E: i2c::Error> crate::Error for Es8311Error<E> {
     fn kind(&self) -> ErrorKind {
         match self {
             Es8311Error::I2c(e) => e.kind().into(),
+            Es8311Error::Timeout => ErrorKind::Timeout,
+            Es8311Error::WrongChip(_) => ErrorKind::WrongDevice,
+        }
+    }
+
+    /// The kind's message, naming the ES8311 codec.
+    fn message(&self) -> &'static str {
+        match self.kind() {
+            ErrorKind::NoAcknowledge => {
+                "The ES8311 codec did not acknowledge on I2C (missing, unpowered or at another \
+                 address); nothing was changed"
+            }
+            ErrorKind::Timeout => {
+                "The ES8311 codec did not answer on I2C in time; the state is unknown"
+            }
+            ErrorKind::WrongDevice => {
+                "The chip at the ES8311 codec's I2C address is not an ES8311 (wrong chip ID); \
+                 nothing was changed"
+            }
+            _ => "I2C bus error talking to the ES8311 codec; the state is unknown",
         }
     }
 }
@@ -184,7 +224,12 @@ impl<E: i2c::Error> crate::Error for Es8311Error<E> {
 impl<E: fmt::Debug> fmt::Display for Es8311Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Es8311Error::I2c(e) => write!(f, "ES8311 I2C error: {e:?}"),
+            Es8311Error::I2c(e) => write!(f, "ES8311 codec: I2C error: {e:?}"),
+            Es8311Error::Timeout => f.write_str("ES8311 codec: no answer on I2C in time"),
+            Es8311Error::WrongChip([a, b]) => write!(
+                f,
+                "not an ES8311 codec: chip ID {a:#04x} {b:#04x}, expected 0x83 0x11"
+            ),
         }
     }
 }
@@ -193,10 +238,18 @@ impl<E: fmt::Debug> core::error::Error for Es8311Error<E> {}
 
 /// ES8311 codec driver. Owns the I2C bus (or a shared-bus device handle); get it back with
 /// [`release`](Es8311::release).
+///
+/// Each method is one or two I2C transfers and nothing else: no retries, no polling. A transfer
+/// that never ends is the bus's to bound — configure the HAL's I2C timeout (esp-hal:
+/// `Config::with_timeout` and `with_software_timeout`); a blocking driver cannot interrupt a
+/// blocking call. Call [`probe`](Es8311::probe) at start-up.
 #[derive(Debug)]
 pub struct Es8311<I2C> {
     i2c: I2C,
     address: u8,
+    /// The chip ID a [`probe`](Es8311::probe) read that was not an ES8311's: while it is set,
+    /// every call is refused with [`Es8311Error::WrongChip`] without touching the bus.
+    foreign: Option<[u8; 2]>,
 }
 
 // The address constants live on `Es8311<()>` so that `Es8311::ADDRESS_CE_LOW` needs no type
@@ -214,7 +267,11 @@ impl<I2C> Es8311<I2C> {
     /// A driver for the codec at 7-bit `address` (normally [`Es8311::ADDRESS_CE_LOW`] or
     /// [`Es8311::ADDRESS_CE_HIGH`]). Does not touch the bus.
     pub const fn new(i2c: I2C, address: u8) -> Self {
-        Self { i2c, address }
+        Self {
+            i2c,
+            address,
+            foreign: None,
+        }
     }
 
     /// The 7-bit I2C address this driver talks to.
@@ -226,16 +283,37 @@ impl<I2C> Es8311<I2C> {
     pub fn release(self) -> I2C {
         self.i2c
     }
+
+    /// `Err(WrongChip)` while a probe's verdict stands against the chip (both drivers).
+    const fn admit<E>(&self) -> Result<(), Es8311Error<E>> {
+        match self.foreign {
+            Some(id) => Err(Es8311Error::WrongChip(id)),
+            None => Ok(()),
+        }
+    }
+
+    /// Records what a probe read and judges it (both drivers).
+    fn judge<E>(&mut self, id: [u8; 2]) -> Result<(), Es8311Error<E>> {
+        self.foreign = (id != Es8311::CHIP_ID).then_some(id);
+        self.admit()
+    }
 }
 
 impl<I2C: I2c> Es8311<I2C> {
     fn write_reg(&mut self, reg: u8, value: u8) -> Result<(), Es8311Error<I2C::Error>> {
+        self.admit()?;
         self.i2c
             .write(self.address, &[reg, value])
             .map_err(Es8311Error::I2c)
     }
 
     fn read_reg(&mut self, reg: u8) -> Result<u8, Es8311Error<I2C::Error>> {
+        self.admit()?;
+        self.read_any(reg)
+    }
+
+    /// A register read even from a chip a probe refused (the chip ID).
+    fn read_any(&mut self, reg: u8) -> Result<u8, Es8311Error<I2C::Error>> {
         let mut buf = [0u8; 1];
         self.i2c
             .write_read(self.address, &[reg], &mut buf)
@@ -245,9 +323,22 @@ impl<I2C: I2c> Es8311<I2C> {
     }
 
     /// Reads the chip ID registers `0xFD` and `0xFE`; an ES8311 answers [`Es8311::CHIP_ID`].
-    /// Use it at start-up to check that the device at the address is really an ES8311.
+    /// [`probe`](Self::probe) reads and checks it.
     pub fn chip_id(&mut self) -> Result<[u8; 2], Es8311Error<I2C::Error>> {
-        Ok([self.read_reg(REG_CHIP_ID1)?, self.read_reg(REG_CHIP_ID2)?])
+        Ok([self.read_any(REG_CHIP_ID1)?, self.read_any(REG_CHIP_ID2)?])
+    }
+
+    /// Checks that an ES8311 answers at the address, at start-up: reads the chip ID (stopping at
+    /// the first failed transfer). `Ok` when it is [`Es8311::CHIP_ID`]. Otherwise the error names
+    /// the chip: [`Es8311Error::I2c`] with a NACK when nothing answers (with the bus's timeout
+    /// error when the bus hangs), [`Es8311Error::WrongChip`] when another chip answers. After
+    /// `WrongChip` the driver refuses every call with it, without touching the bus, rather than
+    /// write another chip's registers, until a probe finds an ES8311; a probe that fails on the
+    /// bus leaves the driver as it was (an absent chip keeps failing each call with a NACK, and
+    /// works once it is powered).
+    pub fn probe(&mut self) -> Result<(), Es8311Error<I2C::Error>> {
+        let id = self.chip_id()?;
+        self.judge(id)
     }
 
     /// Reads the DAC mute bits back: `true` when both are set.
@@ -313,6 +404,7 @@ mod test {
         fn set_mute(&mut self, mute: bool) -> Result<()>;
         fn is_muted(&mut self) -> Result<bool>;
         fn chip_id(&mut self) -> Result<[u8; 2]>;
+        fn probe(&mut self) -> Result<()>;
         fn release(self) -> Mock;
     }
 
@@ -341,8 +433,22 @@ mod test {
         fn chip_id(&mut self) -> Result<[u8; 2]> {
             Es8311::chip_id(self)
         }
+        fn probe(&mut self) -> Result<()> {
+            Es8311::probe(self)
+        }
         fn release(self) -> Mock {
             Es8311::release(self)
+        }
+    }
+
+    /// A delay that never ends: the async driver's timeout cannot fire, so these scenarios see
+    /// only the bus (the timeouts are tested in `tests/dead_bus.rs`).
+    #[derive(Debug)]
+    struct Never;
+
+    impl embedded_hal_async::delay::DelayNs for Never {
+        async fn delay_ns(&mut self, _: u32) {
+            core::future::pending().await
         }
     }
 
@@ -355,9 +461,9 @@ mod test {
         }
     }
 
-    impl Driver for asynch::Es8311<Mock> {
+    impl Driver for asynch::Es8311<Mock, Never> {
         fn on(i2c: Mock, address: u8) -> Self {
-            asynch::Es8311::new(i2c, address)
+            asynch::Es8311::new(i2c, address, Never)
         }
         fn address(&self) -> u8 {
             asynch::Es8311::address(self)
@@ -380,8 +486,11 @@ mod test {
         fn chip_id(&mut self) -> Result<[u8; 2]> {
             ready(asynch::Es8311::chip_id(self))
         }
+        fn probe(&mut self) -> Result<()> {
+            ready(asynch::Es8311::probe(self))
+        }
         fn release(self) -> Mock {
-            asynch::Es8311::release(self)
+            asynch::Es8311::release(self).0
         }
     }
 
@@ -401,7 +510,7 @@ mod test {
             mod async_driver {
                 $(#[test]
                 fn $scenario() {
-                    super::$scenario::<super::asynch::Es8311<super::Mock>>();
+                    super::$scenario::<super::asynch::Es8311<super::Mock, super::Never>>();
                 })*
             }
         };
@@ -420,6 +529,11 @@ mod test {
         nack_on_read_is_an_error_not_a_volume,
         failed_mute_read_writes_nothing,
         caps_claim_full_range_with_read_back,
+        probe_accepts_an_es8311,
+        probe_names_the_chip_when_nothing_answers,
+        a_failed_probe_leaves_the_driver_usable,
+        probe_refuses_another_chip_and_then_every_call,
+        a_probe_that_finds_the_es8311_lifts_the_refusal,
     );
 
     #[test]
@@ -429,6 +543,7 @@ mod test {
         assert_eq!(asynch::Es8311::ADDRESS_CE_LOW, 0x18);
         assert_eq!(asynch::Es8311::ADDRESS_CE_HIGH, 0x19);
         assert_eq!(asynch::Es8311::CHIP_ID, Es8311::CHIP_ID);
+        assert_eq!(Es8311Error::<I2cErrorKind>::Timeout.bus(), None);
     }
 
     #[test]
@@ -606,6 +721,112 @@ mod test {
         codec.release().done();
     }
 
+    fn probe_accepts_an_es8311<D: Driver>() {
+        let mut codec: D = codec(&[
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x83]),
+            Transaction::write_read(ADDR, vec![0xFE], vec![0x11]),
+            Transaction::write(ADDR, vec![0x32, 0x4C]),
+        ]);
+        assert_eq!(codec.probe(), Ok(()));
+        codec.set_volume(pct(40)).unwrap();
+        codec.release().done();
+    }
+
+    /// No chip at the address: the first read is NACKed, the probe stops there (one transfer,
+    /// nothing else) and its error names the chip.
+    fn probe_names_the_chip_when_nothing_answers<D: Driver>() {
+        let nack = I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
+        let mut codec: D =
+            codec(&[Transaction::write_read(ADDR, vec![0xFD], vec![0x00]).with_error(nack)]);
+        let err = codec.probe().unwrap_err();
+        assert_eq!(err, Es8311Error::I2c(nack));
+        assert_eq!(err.kind(), ErrorKind::NoAcknowledge);
+        assert!(
+            err.message()
+                .starts_with("The ES8311 codec did not acknowledge on I2C")
+        );
+        assert!(
+            err.to_string().starts_with("ES8311 codec: I2C error"),
+            "{err}"
+        );
+        codec.release().done();
+    }
+
+    /// A chip that is not there yet (unpowered at boot) is not refused: each call goes to the
+    /// bus and fails or works on its own.
+    fn a_failed_probe_leaves_the_driver_usable<D: Driver>() {
+        let nack = I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
+        let mut codec: D = codec(&[
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x00]).with_error(nack),
+            Transaction::write(ADDR, vec![0x32, 0x4C]),
+        ]);
+        assert!(codec.probe().is_err());
+        codec.set_volume(pct(40)).unwrap();
+        codec.release().done();
+    }
+
+    /// Another chip answers: the probe says so, and no later call touches the bus (the mock
+    /// expects only the two ID reads; a write would fail `done()`).
+    fn probe_refuses_another_chip_and_then_every_call<D: Driver>() {
+        let mut codec: D = codec(&[
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x12]),
+            Transaction::write_read(ADDR, vec![0xFE], vec![0x34]),
+        ]);
+        let wrong = Es8311Error::WrongChip([0x12, 0x34]);
+        assert_eq!(codec.probe(), Err(wrong));
+        assert_eq!(wrong.kind(), ErrorKind::WrongDevice);
+        assert!(wrong.message().contains("is not an ES8311"));
+        assert_eq!(
+            wrong.to_string(),
+            "not an ES8311 codec: chip ID 0x12 0x34, expected 0x83 0x11"
+        );
+        assert_eq!(codec.set_volume(pct(40)), Err(wrong));
+        assert_eq!(codec.volume(), Err(wrong));
+        assert_eq!(codec.set_mute(true), Err(wrong));
+        assert_eq!(codec.is_muted(), Err(wrong));
+        codec.release().done();
+    }
+
+    fn a_probe_that_finds_the_es8311_lifts_the_refusal<D: Driver>() {
+        let mut codec: D = codec(&[
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x12]),
+            Transaction::write_read(ADDR, vec![0xFE], vec![0x34]),
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x83]),
+            Transaction::write_read(ADDR, vec![0xFE], vec![0x11]),
+            Transaction::write_read(ADDR, vec![0xFD], vec![0x83]),
+            Transaction::write_read(ADDR, vec![0xFE], vec![0x11]),
+            Transaction::write_read(ADDR, vec![0x32], vec![0x4C]),
+        ]);
+        assert!(codec.probe().is_err());
+        // The chip ID can still be read while refused (that is how a probe looks again).
+        assert_eq!(codec.chip_id(), Ok(Es8311::CHIP_ID));
+        assert_eq!(codec.volume(), Err(Es8311Error::WrongChip([0x12, 0x34])));
+        assert_eq!(codec.probe(), Ok(()));
+        assert_eq!(codec.volume(), Ok(pct(40)));
+        codec.release().done();
+    }
+
+    /// Every error names the chip, in its message (what a tool answers) and in its `Display`.
+    #[test]
+    fn every_error_names_the_chip() {
+        let errors = [
+            Es8311Error::I2c(I2cErrorKind::NoAcknowledge(NoAcknowledgeSource::Address)),
+            Es8311Error::I2c(I2cErrorKind::Bus),
+            Es8311Error::I2c(I2cErrorKind::Other),
+            Es8311Error::Timeout,
+            Es8311Error::WrongChip([0, 0]),
+        ];
+        for e in errors {
+            assert!(e.message().contains("ES8311"), "{e:?}: {}", e.message());
+            assert_ne!(e.message(), e.kind().message(), "{e:?}");
+            assert!(e.to_string().contains("ES8311"), "{e:?}: {e}");
+        }
+        assert_eq!(
+            Es8311Error::<I2cErrorKind>::Timeout.kind(),
+            ErrorKind::Timeout
+        );
+    }
+
     /// The bus error's kind goes through `From<i2c::ErrorKind>` (tested per variant in
     /// `error.rs`); the error itself is kept whole.
     #[test]
@@ -616,7 +837,7 @@ mod test {
                 ErrorKind::from(bus),
                 "{bus:?}"
             );
-            assert_eq!(Es8311Error::I2c(bus).into_inner(), bus);
+            assert_eq!(Es8311Error::I2c(bus).bus(), Some(bus));
         }
     }
 

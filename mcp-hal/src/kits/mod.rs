@@ -345,10 +345,10 @@ pub(crate) const fn settle_task<C>(
     )
 }
 
-/// The [`ToolError`] for a device error: its kind's message, no evidence (nothing is known to
-/// have happened).
+/// The [`ToolError`] for a device error: its [`message`](Error::message) (which names the chip
+/// when the driver does), no evidence (nothing is known to have happened).
 pub fn device_error<E: Error>(e: &E) -> ToolError {
-    ToolError::new(e.kind().message())
+    ToolError::new(e.message())
 }
 
 /// Reads a 0..=100 integer argument as a [`Percent`], for a kit of your own: declare the

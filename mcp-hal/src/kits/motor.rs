@@ -83,7 +83,13 @@ fn handler<C: HasMotor>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
         )));
     }
     motor.start_move(target).map_err(|e| device_error(&e))?;
-    Ok(Output::task(pack(now.position, target)))
+    // What a model hears at the start: `scheduled, not done yet (commanded 600 steps)`.
+    let started = Evidence::new(Level::Scheduled).commanded(Reading::Int(target.into()));
+    let started = match motor.unit() {
+        Some(unit) => started.unit(unit),
+        None => started,
+    };
+    Ok(Output::task(pack(now.position, target)).with_evidence(started))
 }
 
 fn poll<C: HasMotor>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {

@@ -69,7 +69,7 @@ impl Member<'_> {
 
 /// Keeps the first device error of a report (the tool fails with it once the object is done).
 pub(crate) fn keep<E: Error>(error: &mut Option<ToolError>, e: &E) {
-    error.get_or_insert(ToolError::new(e.kind().message()));
+    error.get_or_insert(ToolError::new(e.message()));
 }
 
 /// The answer: the object written, unless a part failed to read.

@@ -666,11 +666,9 @@ mod test {
         assert!(board.sim.system.scheduled_at().is_some());
         // Switching on asks.
         let on = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}}"#;
-        let answer = ask(&mut server, &mut board, on);
-        assert!(
-            answer.contains("Switch the relay-controlled load on?"),
-            "{answer}"
-        );
+        assert_eq!(ask(&mut server, &mut board, on), "", "held inside the call");
+        let pending = server.confirmation().unwrap();
+        assert_eq!(pending.message, "Switch the relay-controlled load on?");
         assert!(!board.sim.relay.coil());
     }
 

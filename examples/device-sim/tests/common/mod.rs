@@ -35,7 +35,23 @@ impl Drop for Sim {
 /// Starts `device-sim --ui 127.0.0.1:0 ARGS` and waits until it says where it serves (the UI,
 /// and `--http` when given). stdin/stdout are piped (for `--stdio`); stderr is drained.
 pub fn start(args: &[&str]) -> Sim {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+    spawn(Command::new(env!("CARGO_BIN_EXE_device-sim")), args)
+}
+
+/// [`start`] with at most `nofile` file descriptors (`ulimit -n`, through `sh`): a machine's
+/// limit, made small enough that a test can reach it.
+pub fn start_with_fd_limit(nofile: u32, args: &[&str]) -> Sim {
+    let mut sh = Command::new("sh");
+    sh.args([
+        "-c",
+        &format!("ulimit -n {nofile} && exec \"$0\" \"$@\""),
+        env!("CARGO_BIN_EXE_device-sim"),
+    ]);
+    spawn(sh, args)
+}
+
+fn spawn(mut command: Command, args: &[&str]) -> Sim {
+    let mut child = command
         .args(["--ui", "127.0.0.1:0"])
         .args(args)
         .stdin(Stdio::piped())

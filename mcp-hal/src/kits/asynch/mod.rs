@@ -62,15 +62,16 @@
 //! use mcp_hal::kits::relay::Refusal;
 //! # use embedded_hal_mock::eh1::{delay::NoopDelay, digital, i2c};
 //!
-//! /// The firmware's board: an ES8311 on the async I2C bus, a relay on a GPIO, the HAL's delay.
-//! struct Board<B, P, D> { codec: Es8311<B>, relay: GpioRelay<P>, delay: D }
+//! /// The firmware's board: an ES8311 on the async I2C bus (its transfers bounded on the HAL's
+//! /// delay), a relay on a GPIO, the HAL's delay.
+//! struct Board<B, P, D> { codec: Es8311<B, D>, relay: GpioRelay<P>, delay: D }
 //!
 //! impl<B, P, D: DelayNs> Wait for Board<B, P, D> {
 //!     fn delay(&mut self) -> impl DelayNs + '_ { &mut self.delay }
 //! }
 //! impl<B: I2c, P, D: DelayNs> audio::HasCodec for Board<B, P, D> {
-//!     type Codec = Es8311<B>;
-//!     fn codec(&mut self) -> &mut Es8311<B> { &mut self.codec }
+//!     type Codec = Es8311<B, D>;
+//!     fn codec(&mut self) -> &mut Es8311<B, D> { &mut self.codec }
 //! }
 //! impl<B, P: OutputPin, D: DelayNs> relay::HasRelay for Board<B, P, D> {
 //!     type Relay = GpioRelay<P>;
@@ -104,7 +105,7 @@
 //! # ]);
 //! # let coil = digital::Mock::new(&[]);
 //! let mut board = Board {
-//!     codec: Es8311::new(bus, Es8311::ADDRESS_CE_LOW),
+//!     codec: Es8311::new(bus, Es8311::ADDRESS_CE_LOW, NoopDelay::new()),
 //!     relay: GpioRelay::new(coil),
 //!     delay: NoopDelay::new(),
 //! };
@@ -123,7 +124,7 @@
 //! let n = block_on(serve(&mut server, &mut board, msg, &mut out));
 //! let answer = core::str::from_utf8(&out[..n]).unwrap();
 //! assert!(answer.contains(r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#));
-//! # board.codec.release().done();
+//! # board.codec.release().0.done();
 //! # board.relay.release().0.done();
 //! ```
 //!
