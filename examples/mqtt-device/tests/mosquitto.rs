@@ -395,7 +395,7 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
                 .request(DEVICE, 1, "tools/call", append(3), T)
                 .await
                 .unwrap();
-            assert_eq!(result_text(&call), "1", "{call}");
+            assert_eq!(result_text(&call), said(1, 3), "{call}");
             assert_eq!(dev.board.lock().unwrap().entries, [3]);
 
             // Bug 10: the retained presence cleared, then forged at once.
@@ -446,7 +446,7 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
                 .request(DEVICE, 2, "tools/call", append(4), T)
                 .await
                 .unwrap();
-            assert_eq!(result_text(&call), "2", "{call}");
+            assert_eq!(result_text(&call), said(2, 4), "{call}");
             alice.close().await;
             mallory.close().await;
             late.close().await;
