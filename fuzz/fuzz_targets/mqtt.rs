@@ -1,7 +1,8 @@
 //! MCP over MQTT framing (`mcp_core::transport::mqtt`) on arbitrary topics and payloads, against
 //! a model written with plain string operations and serde_json (`mcp_fuzz::J`):
 //!
-//! - `ServerTopics::parse` of an arbitrary topic agrees with the model for a fixed server, and
+//! - `ServerTopics::parse` of an arbitrary topic agrees with the model for a fixed server (its
+//!   control and own presence topics, a client's RPC, presence and capability topics), and
 //!   every topic it accepts is rebuilt byte for byte by the matching builder; a client id it
 //!   hands out never holds `/`, `+`, `#` or anything but printable ASCII;
 //! - `ServerTopics::from_presence` accepts a topic only if rebuilding its presence topic gives the
@@ -35,6 +36,9 @@ fn model(t: &str) -> Option<(u8, String)> {
     let me = format!("/{ID}/{NAME}");
     if t == format!("$mcp-server{me}") {
         return Some((0, String::new()));
+    }
+    if t == format!("$mcp-server/presence{me}") {
+        return Some((4, String::new()));
     }
     if let Some(rest) = t.strip_prefix("$mcp-rpc/") {
         let client = rest.strip_suffix(me.as_str())?;
@@ -84,6 +88,9 @@ fuzz_target!(|data: &[u8]| {
             (Some(Incoming::ClientCapability(c)), Some((3, w))) => {
                 assert_eq!(c.as_str(), w);
                 assert_eq!(me.client_capability(c, &mut buf).unwrap(), t);
+            }
+            (Some(Incoming::Presence), Some((4, _))) => {
+                assert_eq!(me.presence(&mut buf).unwrap(), t);
             }
             (got, want) => panic!("{t:?}: parsed {got:?}, model {want:?}"),
         }

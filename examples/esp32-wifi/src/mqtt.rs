@@ -34,7 +34,8 @@ use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
 use crate::config::mqtt::{
     BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
-    KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, PORT, SERVER_NAME, TCP_BUFFER,
+    KEEP_ALIVE, NEW_CLIENT_WINDOW, NEW_CLIENTS, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, PORT,
+    SERVER_NAME, TCP_BUFFER,
 };
 use crate::config::{LINE, OUT};
 use crate::{Engine, EspBoard};
@@ -167,6 +168,8 @@ pub async fn run(
     settings.poll_interval = POLL_INTERVAL;
     settings.backoff = Backoff::new(BACKOFF_FIRST, BACKOFF_MAX);
     settings.client_idle = CLIENT_IDLE;
+    settings.new_clients = NEW_CLIENTS;
+    settings.new_client_window = NEW_CLIENT_WINDOW;
 
     let mut tcp = Tcp {
         stack,

@@ -12,7 +12,8 @@
 //!    them with the old connection): `$mcp-rpc/{client}/{server-id}/{server-name}` (No Local),
 //!    `$mcp-client/presence/{client}`, `$mcp-client/capability/{client}`;
 //! 3. publishes its retained presence (`notifications/server/online`) — discovery for every
-//!    client subscribed to `$mcp-server/presence/+/#`;
+//!    client subscribed to `$mcp-server/presence/+/#` — then subscribes to that presence topic
+//!    itself (No Local), to hear another client clear or forge it;
 //! 4. sends what it owed while the link was down ([`Options::offline_queue`]).
 //!
 //! An `initialize` on the control topic names its client in the `MCP-MQTT-CLIENT-ID` user
@@ -20,6 +21,30 @@
 //! later message of the session travels on the RPC topic. A client that publishes
 //! `notifications/disconnected` on its presence topic (its will says so when it vanishes) is
 //! forgotten. Everything is published with QoS 1 and the convention's user properties.
+//!
+//! # Clients it cannot trust
+//! On a broker without access rules anyone may publish anywhere, and the client id in an
+//! `initialize` is whatever its sender wrote (`mcp_core::transport::mqtt`, "An open broker",
+//! says what that allows and which broker rules stop it). So:
+//!
+//! - a session counts as **unconfirmed** until something arrives on its RPC topic (a real client
+//!   sends `notifications/initialized` there at once; an id invented on the control topic never
+//!   speaks). A new client in a full table ([`Options::max_clients`]) takes the place of the
+//!   oldest unconfirmed session, whatever its age; only when every session is confirmed does it
+//!   need one idle for [`Options::client_idle`], and otherwise it is refused ("all N client
+//!   sessions are in use");
+//! - at most [`Options::new_clients`] new sessions are admitted per
+//!   [`Options::new_client_window`] (a burst of that many, then one every window / that): an
+//!   `initialize` beyond it is answered on its RPC topic with -32000 "at most N new client
+//!   sessions per W s; try again in R s", and nothing is subscribed for it. A flood of forged
+//!   ids thus costs the device a few subscriptions per window and cannot hold the table; a real
+//!   client that comes during one waits at most a fraction of the window;
+//! - when a message on its own presence topic is anything but its own presence, byte for byte
+//!   (an empty retained message that removed it from discovery, another "online" that shows it
+//!   as something else), the device publishes its presence again, retained: at once, and at most
+//!   once a second (`mcp_core::transport::mqtt::PRESENCE_RESTORE_MS`; the last one always after
+//!   the last message heard), so a peer that keeps clearing it cannot make it loop. When it
+//!   leaves on purpose it clears its presence itself and handles no message after that.
 //!
 //! # One engine per device
 //! The engine lives as long as [`run`], across reconnections, as it does on a firmware. Clients
@@ -60,7 +85,8 @@ use bytes::Bytes;
 use mcp_core::Principal;
 use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::mqtt::{
-    self as conv, ClientId, Incoming, MAX_TOPIC_LEN, Route, ServerTopics,
+    self as conv, AdmissionRate, Busy, ClientId, Incoming, MAX_TOPIC_LEN, PresenceGuard, Route,
+    ServerTopics,
 };
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use rumqttc::v5::mqttbytes::QoS;
@@ -114,12 +140,20 @@ pub struct Options {
     pub keep_alive: Duration,
     /// The largest MQTT packet the broker may send the device (bytes).
     pub max_message: usize,
-    /// The most client sessions served at once. A new client beyond it ends the session of the
-    /// one idle longest, if that one has been idle for [`Options::client_idle`]; otherwise its
-    /// `initialize` is refused with an error.
+    /// The most client sessions served at once. A new client beyond it takes the place of the
+    /// oldest session still unconfirmed (nothing came on its RPC topic yet), else of the
+    /// confirmed one idle longest if that one has been idle for [`Options::client_idle`];
+    /// otherwise its `initialize` is refused with an error.
     pub max_clients: usize,
-    /// How long a client session must have been idle before a new client may take its place.
+    /// How long a confirmed client session must have been idle before a new client may take its
+    /// place.
     pub client_idle: Duration,
+    /// How many new client sessions are admitted per [`Options::new_client_window`] (a burst of
+    /// this many, then one every window / this): an `initialize` beyond it is refused with an
+    /// error that says when to come back, and nothing is subscribed for it.
+    pub new_clients: u32,
+    /// The window of [`Options::new_clients`] (zero: no bound).
+    pub new_client_window: Duration,
     /// How many messages are kept while the link is down, to send once it is back (the oldest
     /// is dropped first).
     pub offline_queue: usize,
@@ -136,6 +170,8 @@ impl fmt::Debug for Options {
             .field("keep_alive", &self.keep_alive)
             .field("max_message", &self.max_message)
             .field("max_clients", &self.max_clients)
+            .field("new_clients", &self.new_clients)
+            .field("new_client_window", &self.new_client_window)
             .finish_non_exhaustive()
     }
 }
@@ -143,8 +179,9 @@ impl fmt::Debug for Options {
 impl Options {
     /// Defaults for a device `server_id` on `broker`: server name `devices/mcu-mcp`, the model on
     /// the other end, 16 KiB responses, a 20 ms tick, no reconnection, a 10 s connect timeout, a
-    /// 15 s keep-alive, packets of at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (one idle
-    /// for 10 minutes may be replaced), 64 messages kept while offline.
+    /// 15 s keep-alive, packets of at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (an
+    /// unconfirmed one, or one idle for 10 minutes, may be replaced), at most 8 new clients per
+    /// 10 s, 64 messages kept while offline.
     pub fn new(broker: impl Into<String>, server_id: impl Into<String>) -> Self {
         Options {
             broker: broker.into(),
@@ -163,6 +200,8 @@ impl Options {
             max_message: DEFAULT_MAX_MESSAGE,
             max_clients: 16,
             client_idle: Duration::from_secs(600),
+            new_clients: 8,
+            new_client_window: Duration::from_secs(10),
             offline_queue: 64,
         }
     }
@@ -222,10 +261,18 @@ impl Options {
         self
     }
 
-    /// Sets the number of client sessions and how long one must be idle to be replaced.
+    /// Sets the number of client sessions and how long a confirmed one must be idle to be
+    /// replaced.
     pub fn max_clients(mut self, n: usize, idle: Duration) -> Self {
         self.max_clients = n;
         self.client_idle = idle;
+        self
+    }
+
+    /// Sets how many new client sessions are admitted per `window`.
+    pub fn new_clients(mut self, n: u32, window: Duration) -> Self {
+        self.new_clients = n;
+        self.new_client_window = window;
         self
     }
 }
@@ -307,7 +354,11 @@ struct Queued {
 
 /// One client session the device serves.
 struct Client {
+    /// When its `initialize` admitted it.
+    admitted: Instant,
     last_active: Instant,
+    /// Something arrived on its RPC topic: not an id invented on the control topic.
+    confirmed: bool,
     /// What the engine knows of this client (its revision, whether it asks its user): each
     /// client's own, lent to the shared engine with each of its messages.
     session: mcp_core::Session,
@@ -326,6 +377,10 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     out_len: usize,
     connected: bool,
     clients: HashMap<String, Client>,
+    /// How fast new client sessions are admitted.
+    admissions: AdmissionRate,
+    /// Whether the retained presence is still the device's own.
+    presence: PresenceGuard,
     /// Publishes handed to rumqttc, in order, until it names their packet id.
     handed: VecDeque<Option<Tracked>>,
     /// What the device's button answers, and what the application was told waits.
@@ -456,6 +511,11 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         out_len,
         connected: false,
         clients: HashMap::new(),
+        admissions: AdmissionRate::new(
+            opts.new_clients,
+            u64::try_from(opts.new_client_window.as_millis()).unwrap_or(u64::MAX),
+        ),
+        presence: PresenceGuard::new(),
         handed: VecDeque::new(),
         display: crate::Display::new(presses),
         collided: None,
@@ -542,7 +602,14 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             let _ = self.client.try_subscribe_many(chunk.to_vec());
         }
         let (presence, online) = (self.topics.presence.clone(), self.online.clone());
-        self.publish(presence, online, true, None);
+        self.publish(presence.clone(), online, true, None);
+        self.presence.published(self.clock.now_ms());
+        // After the presence: the retained message the broker hands back is the device's own.
+        // No Local: its own publishes there (the presence, the empty one when it leaves) are
+        // not delivered back; only another client's are.
+        let mut watch = Filter::new(presence, QoS::AtLeastOnce);
+        watch.nolocal = true;
+        let _ = self.client.try_subscribe_many([watch]);
         while let Some(q) = self.offline.pop_front() {
             self.publish(q.topic, q.payload, q.retain, q.tracked);
         }
@@ -683,8 +750,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
 
     /// The timer: the board's clock and the resources it says changed (published on the
     /// engine), a press of the button, then everything the engine owes, each message to the
-    /// client it is for.
+    /// client it is for; and the presence, if another client cleared or forged it.
     fn tick(&mut self) {
+        self.restore_presence();
         let now = self.clock.now_ms();
         let mut out = vec![0u8; self.out_len];
         let hook = self.opts.on_event.clone();
@@ -771,10 +839,16 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                 }
                 if let Some(c) = self.clients.get_mut(&client) {
                     c.last_active = Instant::now();
+                    // Someone speaks on the client's own topic: not just an id named in an
+                    // `initialize` (the RPC subscription has No Local: never the device's echo).
+                    c.confirmed = true;
                 }
                 self.serve(client, p.payload).await;
             }
             Incoming::ClientPresence(client) => {
+                // Anyone may publish this on an open broker (see `mcp_core::transport::mqtt`,
+                // "An open broker"); the convention has the client's will say it, so it is
+                // believed.
                 if conv::is_disconnected(&p.payload) {
                     let client = client.as_str().to_owned();
                     self.forget(&client);
@@ -782,38 +856,66 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             }
             // The device uses no client capability (roots, sampling).
             Incoming::ClientCapability(_) => {}
+            // Another client cleared or overwrote the device's presence (its own publishes are
+            // not delivered back: No Local; and none is handled once it leaves).
+            Incoming::Presence => {
+                if self.presence.heard(&p.payload, &self.online) {
+                    self.restore_presence();
+                }
+            }
+        }
+    }
+
+    /// Publishes the presence again (retained) if it is not the device's own any more and the
+    /// last one went out at least `PRESENCE_RESTORE_MS` ago; otherwise the timer comes back to
+    /// it.
+    fn restore_presence(&mut self) {
+        if self.connected && self.presence.due(self.clock.now_ms()) {
+            let (presence, online) = (self.topics.presence.clone(), self.online.clone());
+            self.publish(presence, online, true, None);
         }
     }
 
     /// A client starts (or restarts) a session: remember it and subscribe to its topics. A full
-    /// table ends the session idle longest, if idle long enough; otherwise the `initialize` is
-    /// refused (answered with an error on the client's RPC topic) and `false` returned.
+    /// table ends the oldest unconfirmed session, else the confirmed one idle longest if idle
+    /// long enough ([`replaceable`]); beyond the rate of new sessions, or with no place to take,
+    /// the `initialize` is refused (answered with an error on the client's RPC topic, nothing
+    /// subscribed) and `false` returned.
     fn admit(&mut self, client: &str, payload: &[u8]) -> bool {
         let now = Instant::now();
         if let Some(c) = self.clients.get_mut(client) {
             c.last_active = now;
             return true;
         }
+        let mut replace = None;
         if self.clients.len() >= self.opts.max_clients.max(1) {
-            let idlest = self
+            let standing = self
                 .clients
                 .iter()
-                .min_by_key(|(_, c)| c.last_active)
-                .filter(|(_, c)| now.duration_since(c.last_active) >= self.opts.client_idle)
-                .map(|(id, _)| id.clone());
-            match idlest {
-                Some(id) => self.forget(&id),
+                .map(|(id, c)| (id, c.confirmed, c.admitted, c.last_active));
+            match replaceable(standing, now, self.opts.client_idle) {
+                Some(id) => replace = Some(id.clone()),
                 None => {
-                    self.refuse(client, payload);
+                    let sessions = self.opts.max_clients.max(1);
+                    self.refuse(client, payload, Busy::Full { sessions });
                     return false;
                 }
             }
+        }
+        if let Err(busy) = self.admissions.admit(self.clock.now_ms()) {
+            self.refuse(client, payload, busy);
+            return false;
+        }
+        if let Some(id) = replace {
+            self.forget(&id);
         }
         let session = lock(&self.engine).new_session();
         self.clients.insert(
             client.to_owned(),
             Client {
+                admitted: now,
                 last_active: now,
+                confirmed: false,
                 session,
             },
         );
@@ -824,12 +926,12 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         true
     }
 
-    /// Answers an `initialize` the device cannot take: every client session is in use.
-    fn refuse(&mut self, client: &str, payload: &[u8]) {
+    /// Answers an `initialize` the device does not take as a new session (see [`Busy`]).
+    fn refuse(&mut self, client: &str, payload: &[u8], why: Busy) {
         let Ok(c) = ClientId::new(client) else { return };
         // An id is at most 128 bytes (`wire::request::MAX_ID_LEN`): 256 bytes always fit.
         let mut answer = vec![0u8; 256];
-        let n = conv::write_busy(&mut answer, payload, self.opts.max_clients.max(1)).unwrap_or(0);
+        let n = conv::write_busy(&mut answer, payload, why).unwrap_or(0);
         if n == 0 {
             return;
         }
@@ -935,9 +1037,56 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 }
 
+/// Whose place a new client takes in a full table, from each session's (id, confirmed,
+/// admitted, last active): the oldest unconfirmed one (an id named in an `initialize` that never
+/// spoke on its RPC topic), whatever its age; else the confirmed one idle longest, if idle for
+/// `idle`; else none.
+fn replaceable<'i, K: 'i>(
+    sessions: impl Iterator<Item = (&'i K, bool, Instant, Instant)> + Clone,
+    now: Instant,
+    idle: Duration,
+) -> Option<&'i K> {
+    let unconfirmed = sessions
+        .clone()
+        .filter(|s| !s.1)
+        .min_by_key(|s| s.2)
+        .map(|s| s.0);
+    unconfirmed.or_else(|| {
+        sessions
+            .min_by_key(|s| s.3)
+            .filter(|s| now.duration_since(s.3) >= idle)
+            .map(|s| s.0)
+    })
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn unconfirmed_sessions_give_their_place_first_oldest_first() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let idle = Duration::from_secs(600);
+        // (id, confirmed, admitted, last active)
+        let table = [
+            ("alice", true, at(0), at(0)),
+            ("forged-1", false, at(5), at(5)),
+            ("forged-0", false, at(3), at(9)),
+            ("bob", true, at(1), at(2)),
+        ];
+        let pick = |t: &[(&'static str, bool, Instant, Instant)], now| {
+            replaceable(t.iter().map(|(id, c, a, l)| (id, *c, *a, *l)), now, idle).copied()
+        };
+        // The oldest admitted of the unconfirmed, however recently it was named again.
+        assert_eq!(pick(&table, at(10)), Some("forged-0"));
+        // Only confirmed sessions: the one idle longest, once idle for `idle`.
+        let confirmed = [table[0], table[3]];
+        assert_eq!(pick(&confirmed, at(10)), None);
+        assert_eq!(pick(&confirmed, at(599)), None);
+        assert_eq!(pick(&confirmed, at(600)), Some("alice"));
+        assert_eq!(pick(&[], at(600)), None);
+    }
 
     #[test]
     fn broker_urls() {

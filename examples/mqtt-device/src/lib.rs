@@ -20,16 +20,35 @@
 //! 2. subscribes again to the three topics of every client session it still serves (the broker
 //!    forgot them with the old connection): `$mcp-rpc/{client}/{server-id}/{server-name}` (No
 //!    Local), `$mcp-client/presence/{client}`, `$mcp-client/capability/{client}`;
-//! 3. publishes its retained presence, `notifications/server/online` ([`Settings::description`]).
+//! 3. publishes its retained presence, `notifications/server/online` ([`Settings::description`]),
+//!    then subscribes to that presence topic itself (No Local).
 //!
 //! An `initialize` on the control topic names its client in the `MCP-MQTT-CLIENT-ID` user
 //! property: the device admits it to its table of `CLIENTS` sessions ([`clients`]), subscribes to
-//! its topics and answers on its RPC topic; a full table refuses it with
-//! `mcp_core::transport::mqtt::write_busy` unless a session has been idle for
-//! [`Settings::client_idle`]. Every later message of the session travels on the RPC topic. A
-//! client that says `notifications/disconnected` (on its presence topic: its will says so when it
-//! vanishes) is forgotten and unsubscribed. Everything is published with QoS 1 and the user
-//! properties `MCP-COMPONENT-TYPE: mcp-server`, `MCP-MQTT-CLIENT-ID: {server-id}`.
+//! its topics and answers on its RPC topic. Every later message of the session travels on the
+//! RPC topic. A client that says `notifications/disconnected` (on its presence topic: its will
+//! says so when it vanishes) is forgotten and unsubscribed. Everything is published with QoS 1
+//! and the user properties `MCP-COMPONENT-TYPE: mcp-server`, `MCP-MQTT-CLIENT-ID: {server-id}`.
+//!
+//! # Clients it cannot trust
+//! On a broker without access rules anyone may publish anywhere and name any client id in an
+//! `initialize` (`mcp_core::transport::mqtt`, "An open broker", says what that allows and which
+//! broker rules stop it). So:
+//!
+//! - a session counts as **unconfirmed** until something arrives on its RPC topic (a real client
+//!   sends `notifications/initialized` there at once; an invented id never speaks). A new client
+//!   in a full table takes the place of the oldest unconfirmed session, whatever its age; only
+//!   when every session is confirmed does it need one idle for [`Settings::client_idle`], and
+//!   otherwise it is refused with `mcp_core::transport::mqtt::write_busy` ("all N client sessions
+//!   are in use");
+//! - at most [`Settings::new_clients`] new sessions are admitted per
+//!   [`Settings::new_client_window`] (a burst of that many, then one every window / that;
+//!   `AdmissionRate`): an `initialize` beyond it is refused on its RPC topic ("try again in R
+//!   s") and nothing is subscribed for it;
+//! - a message on its own presence topic that is anything but its own presence, byte for byte
+//!   (an empty retained message that removed it from discovery, a forged "online"), makes it
+//!   publish its presence again, retained: at once, then at most once a second
+//!   (`PresenceGuard`), the last one always after the last message heard.
 //!
 //! # Retransmissions and delivery
 //! Each message goes to the engine with `Input::peer` set from the client's MQTT client id
@@ -81,7 +100,7 @@ use core::future::Future;
 use embassy_time::{Duration, Timer};
 use mcp_core::Principal;
 use mcp_core::server::{Delivery, Input, Receipt};
-use mcp_core::transport::mqtt::{NameError, ServerTopics};
+use mcp_core::transport::mqtt::{AdmissionRate, NameError, ServerTopics};
 
 pub use backoff::Backoff;
 pub use session::{Ended, MAX_CLIENTS};
@@ -153,14 +172,20 @@ pub struct Settings<'a> {
     pub poll_interval: Duration,
     /// The waits between connection attempts.
     pub backoff: Backoff,
-    /// How long a client session must have been idle before a new client may take its place.
+    /// How long a confirmed client session must have been idle before a new client may take its
+    /// place (an unconfirmed one gives its place at once).
     pub client_idle: Duration,
+    /// How many new client sessions are admitted per [`Settings::new_client_window`].
+    pub new_clients: u32,
+    /// The window of [`Settings::new_clients`] (zero: no bound).
+    pub new_client_window: Duration,
 }
 
 impl<'a> Settings<'a> {
     /// The device `server_id` offering `server_name`: no description, no credentials, the model
     /// on the other end, a 30 s keep-alive, 10 s to connect, 10 s per packet, the engine polled
-    /// every 50 ms, backoff from 1 s doubling to 30 s, a session idle for 10 minutes replaceable.
+    /// every 50 ms, backoff from 1 s doubling to 30 s, a confirmed session idle for 10 minutes
+    /// replaceable, at most 8 new sessions per 10 s.
     pub const fn new(server_id: &'a str, server_name: &'a str) -> Self {
         Settings {
             server_id,
@@ -175,6 +200,8 @@ impl<'a> Settings<'a> {
             poll_interval: Duration::from_millis(50),
             backoff: Backoff::new(Duration::from_secs(1), Duration::from_secs(30)),
             client_idle: Duration::from_secs(600),
+            new_clients: 8,
+            new_client_window: Duration::from_secs(10),
         }
     }
 }
@@ -211,7 +238,8 @@ pub async fn run<C: Connect, A: App, const CLIENTS: usize>(
     mut ended: impl FnMut(Ended, Duration),
 ) -> Result<core::convert::Infallible, NameError> {
     let me = ServerTopics::new(settings.server_id, settings.server_name)?;
-    let mut clients = clients::Clients::<CLIENTS>::new();
+    let rate = AdmissionRate::new(settings.new_clients, settings.new_client_window.as_millis());
+    let mut clients = clients::Clients::<CLIENTS>::new(rate);
     let mut failures = 0u32;
     loop {
         let mut connected = false;

@@ -7,7 +7,7 @@ use embassy_futures::select::{Either, select};
 use embassy_time::{Duration, Instant, Timer, with_timeout};
 use mcp_core::server::{Delivery, Input, Receipt};
 use mcp_core::transport::mqtt::{
-    self as conv, ClientId, Incoming, MAX_TOPIC_LEN, Route, ServerTopics,
+    self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, PresenceGuard, Route, ServerTopics,
 };
 use rust_mqtt::Bytes;
 use rust_mqtt::buffer::BumpBuffer;
@@ -26,11 +26,12 @@ use rust_mqtt::types::{
 use crate::clients::{self, Admit, Clients, Id};
 use crate::{App, Buffers, Connect, Settings};
 
-/// SUBSCRIBE packets awaiting their SUBACK at once (rust-mqtt's table): the control topic and
-/// three topics per client session, all sent right after a reconnection.
+/// SUBSCRIBE packets awaiting their SUBACK at once (rust-mqtt's table): the control topic, the
+/// device's own presence topic and three topics per client session, all sent right after a
+/// reconnection.
 const SUBSCRIBE_MAXIMUM: usize = 32;
 /// The most client sessions a device can keep: what [`SUBSCRIBE_MAXIMUM`] allows.
-pub const MAX_CLIENTS: usize = (SUBSCRIBE_MAXIMUM - 1) / 3;
+pub const MAX_CLIENTS: usize = (SUBSCRIBE_MAXIMUM - 2) / 3;
 /// QoS 1 messages the broker may send before the device acknowledges them (MQTT 5 Receive
 /// Maximum). The device acknowledges each one as it reads it.
 const RECEIVE_MAXIMUM: usize = 4;
@@ -140,6 +141,7 @@ pub(crate) async fn session<C: Connect, A: App, const CLIENTS: usize>(
             sent: Instant::now(),
             pinged: None,
             polled: Instant::now(),
+            presence: PresenceGuard::new(),
             must_abort: false,
         };
         let ended = match link.open(&mut conn, max_packet).await {
@@ -205,6 +207,8 @@ struct Link<'l, 'a, 'c, N: Transport, A, const CLIENTS: usize> {
     pinged: Option<Instant>,
     /// When the engine was last polled.
     polled: Instant,
+    /// Whether the retained presence is still the device's own.
+    presence: PresenceGuard,
     /// rust-mqtt returned an unrecoverable error: `abort` must be called.
     must_abort: bool,
 }
@@ -279,8 +283,31 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                 self.subscribe_client(client).await?;
             }
         }
-        let n = conv::write_online(self.out, s.server_name, s.description, None)
-            .map_err(|_| Ended::Protocol)?;
+        let n = self.online()?;
+        self.publish_out(presence_topic(&self.me, &mut topic), n, true, None)
+            .await?;
+        self.presence.published(Instant::now().as_millis());
+        // After the presence: the retained message the broker hands back is the device's own.
+        // No Local: its own publishes there are not delivered back; only another client's are.
+        self.subscribe(presence_topic(&self.me, &mut topic), true)
+            .await
+    }
+
+    /// Writes the device's online presence into the output buffer; its length.
+    fn online(&mut self) -> Result<usize, Ended> {
+        let s = self.settings;
+        conv::write_online(self.out, s.server_name, s.description, None)
+            .map_err(|_| Ended::Protocol)
+    }
+
+    /// Publishes the presence again (retained) if another client cleared or forged it and the
+    /// last one went out at least `PRESENCE_RESTORE_MS` ago; otherwise the loop comes back to it.
+    async fn restore_presence(&mut self) -> Result<(), Ended> {
+        if !self.presence.due(Instant::now().as_millis()) {
+            return Ok(());
+        }
+        let n = self.online()?;
+        let mut topic = [0u8; MAX_TOPIC_LEN];
         self.publish_out(presence_topic(&self.me, &mut topic), n, true, None)
             .await
     }
@@ -289,6 +316,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
     async fn serve(&mut self) -> Result<core::convert::Infallible, Ended> {
         loop {
             self.drain().await?;
+            self.restore_presence().await?;
             recycle(&mut self.mqtt);
             let half = self.keep_alive / 2;
             let outstanding = self.pinged.is_some_and(|p| p >= self.heard);
@@ -299,7 +327,10 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             };
             let dead_at = self.heard + self.keep_alive;
             let poll_at = self.polled + self.settings.poll_interval;
-            let wake = ping_at.min(dead_at).min(poll_at);
+            let mut wake = ping_at.min(dead_at).min(poll_at);
+            if let Some(at) = self.presence.next_ms() {
+                wake = wake.min(Instant::from_millis(at));
+            }
             let header = match select(self.mqtt.poll_header(), Timer::at(wake)).await {
                 Either::First(Ok(header)) => header,
                 Either::First(Err(e)) => {
@@ -395,6 +426,21 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         let Some(incoming) = self.me.parse(&m.topic) else {
             return Ok(());
         };
+        if incoming == Incoming::Presence {
+            // Another client cleared or overwrote the device's presence (its own publishes are
+            // not delivered back: No Local). One too large for the message buffer is not its own.
+            let n = self.online()?;
+            let online = self.out.get(..n).unwrap_or_default();
+            let heard = m.len.and_then(|len| self.message.get(..len));
+            let stale = match heard {
+                Some(payload) => self.presence.heard(payload, online),
+                None => self.presence.heard(&[], online),
+            };
+            if stale {
+                self.restore_presence().await?;
+            }
+            return Ok(());
+        }
         let Some(len) = m.len else {
             // Larger than the message buffer: it cannot be read whole, so it is not answered.
             return Ok(());
@@ -416,7 +462,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                         self.unsubscribe_client(&old).await?;
                         self.subscribe_client(client).await?;
                     }
-                    Admit::Full => return self.refuse(client, len).await,
+                    Admit::Refused(why) => return self.refuse(client, len, why).await,
                 }
                 self.handle(client, len).await
             }
@@ -424,10 +470,14 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                 if conv::is_disconnected(self.message.get(..len).unwrap_or_default()) {
                     return self.forget(client.as_str()).await;
                 }
-                self.clients.touch(client.as_str(), now);
+                // Someone speaks on the client's own topic: the session is confirmed (the RPC
+                // subscription has No Local: never the device's own echo).
+                self.clients.heard(client.as_str(), now);
                 self.handle(client, len).await
             }
             Incoming::ClientPresence(client) => {
+                // Anyone may publish this on an open broker; the convention has the client's
+                // will say it, so it is believed (see `mcp_core::transport::mqtt`).
                 if conv::is_disconnected(self.message.get(..len).unwrap_or_default()) {
                     self.forget(client.as_str()).await?;
                 }
@@ -435,6 +485,8 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             }
             // The device uses no client capability (roots, sampling).
             Incoming::ClientCapability(_) => Ok(()),
+            // Handled above.
+            Incoming::Presence => Ok(()),
         }
     }
 
@@ -456,10 +508,10 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             .await
     }
 
-    /// Answers an `initialize` the device cannot take: every client session is in use.
-    async fn refuse(&mut self, client: ClientId<'_>, len: usize) -> Result<(), Ended> {
+    /// Answers an `initialize` the device does not take as a new session (see [`Busy`]).
+    async fn refuse(&mut self, client: ClientId<'_>, len: usize, why: Busy) -> Result<(), Ended> {
         let msg = self.message.get(..len).unwrap_or_default();
-        let n = conv::write_busy(self.out, msg, CLIENTS).unwrap_or(0);
+        let n = conv::write_busy(self.out, msg, why).unwrap_or(0);
         if n == 0 {
             return Ok(());
         }

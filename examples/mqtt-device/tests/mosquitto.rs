@@ -109,23 +109,27 @@ fn result_text(v: &Value) -> String {
         .to_string()
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_device_on_mosquitto() {
-    let Some(broker) = Broker::for_test() else {
-        return;
-    };
-    let port: u16 = broker
-        .url()
-        .rsplit_once(':')
-        .and_then(|(_, p)| p.parse().ok())
-        .unwrap();
+/// What the test watches of a running device.
+struct Running {
+    board: Arc<Mutex<Ledger>>,
+    deliveries: Arc<Mutex<Vec<Delivery>>>,
+    ends: Arc<Mutex<Vec<Ended>>>,
+    current: Arc<Mutex<Option<std::net::TcpStream>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Runs the device loop on `local` against the broker on `port`, with the test's timings and
+/// `tweak` applied to its settings.
+fn spawn_device(
+    local: &tokio::task::LocalSet,
+    port: u16,
+    tweak: impl FnOnce(&mut Settings<'static>) + 'static,
+) -> Running {
     let board = Arc::new(Mutex::new(Ledger::default()));
     let deliveries = Arc::new(Mutex::new(Vec::new()));
     let ends = Arc::new(Mutex::new(Vec::<Ended>::new()));
     let current = Arc::new(Mutex::new(None));
-
-    let local = tokio::task::LocalSet::new();
-    let device = {
+    let task = {
         let (board, deliveries, ends, current) = (
             board.clone(),
             deliveries.clone(),
@@ -149,6 +153,7 @@ async fn a_device_on_mosquitto() {
                 embassy_time::Duration::from_millis(100),
                 embassy_time::Duration::from_millis(400),
             );
+            tweak(&mut settings);
             let (mut packet, mut message, mut out) =
                 (vec![0u8; 2560], vec![0u8; 2048], vec![0u8; 3072]);
             let buffers = Buffers {
@@ -171,6 +176,36 @@ async fn a_device_on_mosquitto() {
             panic!("run returned: {r:?}");
         })
     };
+    Running {
+        board,
+        deliveries,
+        ends,
+        current,
+        task,
+    }
+}
+
+fn broker_port(broker: &Broker) -> u16 {
+    broker
+        .url()
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_device_on_mosquitto() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let local = tokio::task::LocalSet::new();
+    let Running {
+        board,
+        deliveries,
+        ends,
+        current,
+        task: device,
+    } = spawn_device(&local, broker_port(&broker), |_| {});
 
     local
         .run_until(async {
@@ -301,5 +336,122 @@ async fn a_device_on_mosquitto() {
         })
         .await;
     device.abort();
+    drop(broker);
+}
+
+/// `initialize`, again every 200 ms while the device answers "busy", until it is admitted or
+/// `within` passes; the last answer.
+async fn initialize_until_admitted(c: &Client, within: Duration) -> Value {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let answer = c.initialize(DEVICE, T).await.unwrap();
+        if answer.get("result").is_some() || tokio::time::Instant::now() >= deadline {
+            return answer;
+        }
+        assert_eq!(answer["error"]["code"], -32000, "{answer}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A hostile client on an open broker (issue 22, bugs 8 and 10), against the firmware's loop:
+/// `initialize` messages with invented client ids fill the client table but cannot keep a real
+/// client out; a cleared or forged retained presence is put back by the device.
+#[tokio::test(flavor = "current_thread")]
+async fn a_device_on_mosquitto_with_a_hostile_client() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let local = tokio::task::LocalSet::new();
+    let dev = spawn_device(&local, broker_port(&broker), |_| {});
+    local
+        .run_until(async {
+            let mallory = Client::connect(&broker.url(), "mallory").unwrap();
+            assert!(mallory.wait_for_online(1, T).await, "the device's presence");
+
+            // Bug 8: twenty forged ids on the control topic, none of which ever speaks on its
+            // RPC topic; the device holds two sessions.
+            let control = format!("$mcp-server/{DEVICE}/devices/ledger");
+            for i in 0..20 {
+                let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
+                    "protocolVersion":"2025-11-25","capabilities":{},
+                    "clientInfo":{"name":"forger","version":"1"}}});
+                let props = vec![
+                    ("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string()),
+                    ("MCP-MQTT-CLIENT-ID".to_string(), format!("forged-{i}")),
+                ];
+                mallory
+                    .publish_raw(control.clone(), init.to_string(), props)
+                    .await
+                    .unwrap();
+            }
+            let alice = Client::connect(&broker.url(), "alice").unwrap();
+            assert!(alice.wait_for_online(1, T).await);
+            let admitted = initialize_until_admitted(&alice, T).await;
+            assert_eq!(
+                admitted["result"]["serverInfo"]["name"], "ledger",
+                "{admitted}"
+            );
+            let call = alice
+                .request(DEVICE, 1, "tools/call", append(3), T)
+                .await
+                .unwrap();
+            assert_eq!(result_text(&call), said(1, 3), "{call}");
+            assert_eq!(dev.board.lock().unwrap().entries, [3]);
+
+            // Bug 10: the retained presence cleared, then forged at once.
+            let presence = format!("$mcp-server/presence/{DEVICE}/devices/ledger");
+            mallory
+                .publish_retained(presence.clone(), Vec::new())
+                .await
+                .unwrap();
+            assert!(
+                alice
+                    .wait_until(T, |d| d[DEVICE].offlines >= 1 && d[DEVICE].online)
+                    .await,
+                "cleared, then restored: {:?}",
+                alice.devices()
+            );
+            let forged = json!({"jsonrpc":"2.0","method":"notifications/server/online",
+                "params":{"server_name":"devices/ledger","description":"Not a ledger"}});
+            mallory
+                .publish_retained(presence, forged.to_string().into_bytes())
+                .await
+                .unwrap();
+            assert!(
+                alice
+                    .wait_until(T, |d| d[DEVICE].description == "Not a ledger")
+                    .await,
+                "{:?}",
+                alice.devices()
+            );
+            assert!(
+                alice
+                    .wait_until(T, |d| d[DEVICE].description == "A ledger on a test bench")
+                    .await,
+                "restored: {:?}",
+                alice.devices()
+            );
+            let late = Client::connect(&broker.url(), "newcomer").unwrap();
+            assert!(late.wait_for_online(1, T).await);
+            assert_eq!(
+                late.devices()[DEVICE].description,
+                "A ledger on a test bench"
+            );
+            // No loop: quiet once restored, and the link never dropped.
+            let onlines = alice.devices()[DEVICE].onlines;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert_eq!(alice.devices()[DEVICE].onlines, onlines);
+            assert!(dev.ends.lock().unwrap().is_empty(), "{:?}", dev.ends);
+            let call = alice
+                .request(DEVICE, 2, "tools/call", append(4), T)
+                .await
+                .unwrap();
+            assert_eq!(result_text(&call), said(2, 4), "{call}");
+            alice.close().await;
+            mallory.close().await;
+            late.close().await;
+        })
+        .await;
+    dev.task.abort();
     drop(broker);
 }

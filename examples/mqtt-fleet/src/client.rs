@@ -266,6 +266,18 @@ impl Client {
             .map_err(|_| CallError::Closed)
     }
 
+    /// Publishes `payload` **retained** on any topic (an empty payload clears the retained
+    /// message): to play a peer that clears or forges a device's presence.
+    ///
+    /// # Errors
+    /// A closed client.
+    pub async fn publish_retained(&self, topic: String, payload: Vec<u8>) -> Result<(), CallError> {
+        self.mqtt
+            .publish(topic, QoS::AtLeastOnce, true, payload)
+            .await
+            .map_err(|_| CallError::Closed)
+    }
+
     /// Registers interest in the answer to `id` from `device`, for a request sent with
     /// [`send`](Self::send) or [`publish_raw`](Self::publish_raw); the receiver gets the first
     /// answer.

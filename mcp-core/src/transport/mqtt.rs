@@ -13,7 +13,7 @@
 //!
 //! | topic | who publishes | what |
 //! |---|---|---|
-//! | `$mcp-server/presence/{server-id}/{server-name}` | the device, **retained** | `notifications/server/online` ([`write_online`]); an empty payload (also the will) when it goes |
+//! | `$mcp-server/presence/{server-id}/{server-name}` | the device, **retained** | `notifications/server/online` ([`write_online`]); an empty payload (also the will) when it goes. The device listens to it too ([`PresenceGuard`]) |
 //! | `$mcp-server/{server-id}/{server-name}` | clients | control: `initialize`, the sender's id in the `MCP-MQTT-CLIENT-ID` user property |
 //! | `$mcp-rpc/{mcp-client-id}/{server-id}/{server-name}` | both (subscribe with *No Local*) | every other request, response and notification of that client's session |
 //! | `$mcp-server/capability/{server-id}/{server-name}` | the device | `notifications/*/list_changed`, `notifications/resources/updated` ([`route`]) |
@@ -54,10 +54,42 @@
 //! three topics of every client session it keeps ([`ServerTopics::rpc`] with No Local,
 //! [`ServerTopics::client_presence`], [`ServerTopics::client_capability`]: the broker forgot them
 //! with the old connection), then publish [`write_online`] retained on
-//! [`ServerTopics::presence`]. For each message, [`ServerTopics::parse`] the topic, hand the
-//! payload to the engine with [`ClientId::peer`], and publish the answer (QoS 1) on that client's
-//! RPC topic; report it delivered when its PUBACK arrives. `mcp_host::mqtt` (in
-//! `examples/mcp-host`) is this loop on a host.
+//! [`ServerTopics::presence`], then subscribe to that presence topic (No Local). For each
+//! message, [`ServerTopics::parse`] the topic, hand the payload to the engine with
+//! [`ClientId::peer`], and publish the answer (QoS 1) on that client's RPC topic; report it
+//! delivered when its PUBACK arrives. `mcp_host::mqtt` (in `examples/mcp-host`) is this loop on a
+//! host, `examples/mqtt-device` on a firmware (no_std, no allocator).
+//!
+//! # An open broker
+//! The convention has no authentication of its own: on a broker without access rules any client
+//! may publish on any topic, and the `MCP-MQTT-CLIENT-ID` user property that names an
+//! `initialize`'s sender is whatever the sender wrote. A server therefore
+//!
+//! - holds a bounded table of client sessions and counts a session **unconfirmed** until a
+//!   message arrives on its RPC topic (`notifications/initialized` follows every `initialize`);
+//!   an id invented on the control topic never gets there. A full table gives the place of the
+//!   oldest unconfirmed session to a newcomer, and only then that of a confirmed session idle for
+//!   long; otherwise it refuses ([`write_busy`], [`Busy::Full`]);
+//! - admits new sessions at a bounded rate ([`AdmissionRate`]), refusing the rest with
+//!   [`Busy::Rate`] on their RPC topic without subscribing to anything for them: a flood of
+//!   forged ids costs the server a few subscriptions per window, and a real client that comes
+//!   during one is told when to try again;
+//! - listens to its own presence topic and puts its presence back when another client clears
+//!   or overwrites it ([`PresenceGuard`], at most once every [`PRESENCE_RESTORE_MS`]).
+//!
+//! What it cannot do on such a broker: tell a client from someone who uses its id. Anyone may
+//! publish on `$mcp-rpc/{id}/…` (so "confirmed" means that *someone* spoke there, and a flood that
+//! does so keeps its places until idle for long) and send `notifications/disconnected` on
+//! `$mcp-client/presence/{id}` (the server then ends that client's session, as it must when the
+//! client's will says so). Nor does it hear a forged presence larger than the Maximum Packet Size
+//! it gave the broker: an MQTT 5 broker drops such a message for it without a word, so that forgery
+//! stays until the device next connects. Those are the broker's to prevent: with access rules that
+//! let a client write those topics only under its own MQTT client id (mosquitto: `pattern write
+//! $mcp-rpc/%c/#`, `pattern write $mcp-client/+/%c`) and a server's presence only by that server
+//! (`pattern write $mcp-server/presence/%c/#`), a forged id can neither confirm a session nor end
+//! one, and the presence cannot be touched. The control topic stays open to every client, so even
+//! then an `initialize` may name a known client's id: the server answers it on that client's RPC
+//! topic and takes its revision and capabilities from it, as it must for a client that restarted.
 //!
 //! # Untrusted input
 //! Topic names come from the broker and client ids from peers. Every id and name is checked
@@ -245,6 +277,10 @@ pub enum Incoming<'t> {
     ClientPresence(ClientId<'t>),
     /// A client's capability topic (its `list_changed` notifications).
     ClientCapability(ClientId<'t>),
+    /// The server's own presence topic ([`ServerTopics::presence`]): a server that subscribes to
+    /// it (with No Local) hears another client clear or overwrite its retained presence, and puts
+    /// its own back ([`PresenceGuard`]).
+    Presence,
 }
 
 /// One server's identity on the broker — its `server-id` and `server-name`, both checked — and
@@ -342,6 +378,9 @@ impl<'a> ServerTopics<'a> {
     /// What an incoming topic is to this server; `None` for a topic that is not one of its own
     /// (another server's, a malformed one, a client id that fails [`check_id`]).
     pub fn parse<'t>(&self, topic: &'t str) -> Option<Incoming<'t>> {
+        if let Some(server) = topic.strip_prefix(PRESENCE_PREFIX) {
+            return self.is_me(server).then_some(Incoming::Presence);
+        }
         if let Some(client) = topic.strip_prefix(CLIENT_PRESENCE_PREFIX) {
             return ClientId::new(client).ok().map(Incoming::ClientPresence);
         }
@@ -473,24 +512,44 @@ pub fn is_disconnected(payload: &[u8]) -> bool {
 /// The JSON-RPC error code of [`write_busy`]: -32000, from the range JSON-RPC leaves to servers.
 pub const BUSY_CODE: i32 = -32000;
 
+/// Why a server refuses a new client session ([`write_busy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Busy {
+    /// Every one of its `sessions` client sessions is in use, and none may be replaced.
+    Full {
+        /// The client sessions the server holds.
+        sessions: usize,
+    },
+    /// More new sessions than it admits in a window ([`AdmissionRate`]).
+    Rate {
+        /// The new sessions admitted per window.
+        per: u32,
+        /// The window (milliseconds).
+        window_ms: u64,
+        /// When the next one may come (milliseconds from now).
+        retry_ms: u64,
+    },
+}
+
 /// Writes the refusal of a request (an `initialize` on the control topic) that a server cannot
-/// take because every one of its `sessions` client sessions is in use, to publish on that
-/// client's RPC topic:
-/// `{"jsonrpc":"2.0","id":…,"error":{"code":-32000,"message":"Device busy: all N client sessions are in use; try again later"}}`,
-/// with the request's id echoed byte for byte. Returns the length, 0 when `request` is not a
-/// request (a notification or a message that does not parse is not answered).
+/// take as a new client session, to publish on that client's RPC topic, with the request's id
+/// echoed byte for byte:
+///
+/// - [`Busy::Full`]: `{"jsonrpc":"2.0","id":…,"error":{"code":-32000,"message":"Device busy: all N client sessions are in use; try again later"}}`;
+/// - [`Busy::Rate`]: the message `"Device busy: at most N new client sessions per W s; try again in R s"`.
+///
+/// Returns the length, 0 when `request` is not a request (a notification or a message that does
+/// not parse is not answered).
 ///
 /// ```
-/// use mcp_core::transport::mqtt::write_busy;
+/// use mcp_core::transport::mqtt::{Busy, write_busy};
 /// let mut out = [0u8; 160];
-/// let n = write_busy(&mut out, br#"{"jsonrpc":"2.0","id":7,"method":"initialize"}"#, 4).unwrap();
+/// let req = br#"{"jsonrpc":"2.0","id":7,"method":"initialize"}"#;
+/// let n = write_busy(&mut out, req, Busy::Full { sessions: 4 }).unwrap();
 /// assert!(out[..n].starts_with(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"#));
 /// ```
-pub fn write_busy(
-    out: &mut [u8],
-    request: &[u8],
-    sessions: usize,
-) -> Result<usize, BufferTooSmall> {
+pub fn write_busy(out: &mut [u8], request: &[u8], why: Busy) -> Result<usize, BufferTooSmall> {
     let Ok(Message::Request(req)) = Message::parse(request, DEFAULT_MAX_DEPTH) else {
         return Ok(0);
     };
@@ -499,13 +558,195 @@ pub fn write_busy(
     w.raw(req.id.raw());
     w.raw(br#","error":{"code":"#);
     w.int(i64::from(BUSY_CODE));
-    w.raw(br#","message":"Device busy: all "#);
-    w.uint(u64::try_from(sessions).unwrap_or(u64::MAX));
-    w.raw(br#" client sessions are in use; try again later"}}"#);
+    match why {
+        Busy::Full { sessions } => {
+            w.raw(br#","message":"Device busy: all "#);
+            w.uint(u64::try_from(sessions).unwrap_or(u64::MAX));
+            w.raw(b" client sessions are in use; try again later");
+        }
+        Busy::Rate {
+            per,
+            window_ms,
+            retry_ms,
+        } => {
+            w.raw(br#","message":"Device busy: at most "#);
+            w.uint(u64::from(per));
+            w.raw(b" new client sessions per ");
+            if window_ms % 1000 == 0 {
+                w.uint(window_ms / 1000);
+                w.raw(b" s");
+            } else {
+                w.uint(window_ms);
+                w.raw(b" ms");
+            }
+            w.raw(b"; try again in ");
+            // Whole seconds, rounded up: a client that waits that long is admitted.
+            w.uint(retry_ms.div_ceil(1000).max(1));
+            w.raw(b" s");
+        }
+    }
+    w.raw(br#""}}"#);
     if w.fits() {
         Ok(w.needed())
     } else {
         Err(BufferTooSmall { needed: w.needed() })
+    }
+}
+
+/// How fast a server admits new client sessions: a burst of `per`, then `per` per window — a
+/// token bucket of `per` tokens refilled at one every `window_ms / per`, kept as the generic cell
+/// rate algorithm (one timestamp of state).
+///
+/// On an open broker anyone may publish an `initialize` on a server's control topic and name any
+/// client id in it; every new session costs the server three subscriptions and a place in its
+/// table. The bucket bounds that churn, whatever the ids; a client refused by it is told when to
+/// come back ([`Busy::Rate`]).
+///
+/// ```
+/// use mcp_core::transport::mqtt::{AdmissionRate, Busy};
+/// let mut rate = AdmissionRate::new(2, 10_000);
+/// assert!(rate.admit(0).is_ok());
+/// assert!(rate.admit(0).is_ok());
+/// // The third within the window waits for the bucket to refill (one every 5 s).
+/// assert_eq!(
+///     rate.admit(1_000),
+///     Err(Busy::Rate { per: 2, window_ms: 10_000, retry_ms: 4_000 })
+/// );
+/// assert!(rate.admit(5_000).is_ok());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct AdmissionRate {
+    per: u32,
+    window_ms: u64,
+    /// When the bucket is full again, were it never drawn on after this (the theoretical
+    /// arrival time of GCRA).
+    full_at: u64,
+}
+
+impl AdmissionRate {
+    /// `per` new sessions per `window_ms` (`per` at least 1; a window of 0: no bound).
+    pub const fn new(per: u32, window_ms: u64) -> Self {
+        AdmissionRate {
+            per: if per == 0 { 1 } else { per },
+            window_ms,
+            full_at: 0,
+        }
+    }
+
+    /// The new sessions admitted per window.
+    pub const fn per(&self) -> u32 {
+        self.per
+    }
+
+    /// The window (milliseconds).
+    pub const fn window_ms(&self) -> u64 {
+        self.window_ms
+    }
+
+    /// Takes one admission at `now_ms` (any monotonic clock in milliseconds); [`Busy::Rate`] says
+    /// how long until the next one when the bucket is empty (nothing is taken then).
+    pub fn admit(&mut self, now_ms: u64) -> Result<(), Busy> {
+        let interval = self.window_ms / u64::from(self.per);
+        let tolerance = self.window_ms - interval;
+        let at = self.full_at.max(now_ms);
+        let ahead = at - now_ms;
+        if ahead > tolerance {
+            return Err(Busy::Rate {
+                per: self.per,
+                window_ms: self.window_ms,
+                retry_ms: ahead - tolerance,
+            });
+        }
+        self.full_at = at.saturating_add(interval);
+        Ok(())
+    }
+}
+
+/// The least time between two restorations of a server's presence ([`PresenceGuard`]), in
+/// milliseconds: a peer that keeps clearing it, or a second device configured with the same
+/// topics, cannot make the server publish in a loop.
+pub const PRESENCE_RESTORE_MS: u64 = 1000;
+
+/// Keeps a server's retained presence its own.
+///
+/// On an open broker any client may publish on `$mcp-server/presence/{server-id}/{server-name}`:
+/// an empty retained message removes the device from every client's discovery, another online
+/// message shows it as something else. A server that subscribes to its own presence topic (with
+/// No Local, after it published its presence: the broker then hands back nothing of its own)
+/// tells this guard each message it hears there ([`heard`](Self::heard)); whatever is not byte
+/// for byte its own online presence makes the presence *stale*, and [`due`](Self::due) says when
+/// to publish it again (retained): at once, then at most once every [`PRESENCE_RESTORE_MS`], the
+/// last one always following the last message heard. A server that leaves on purpose clears its
+/// presence itself and stops listening first.
+///
+/// ```
+/// use mcp_core::transport::mqtt::{PresenceGuard, PRESENCE_RESTORE_MS};
+/// let online = br#"{"jsonrpc":"2.0","method":"notifications/server/online","params":{}}"#;
+/// let mut guard = PresenceGuard::new();
+/// guard.published(0);
+/// guard.heard(online, online); // its own (a broker without No Local): nothing to do
+/// assert!(!guard.due(2_000));
+/// guard.heard(b"", online); // cleared
+/// assert!(guard.due(2_000));
+/// guard.heard(b"{}", online); // forged at once: waits its turn
+/// assert!(!guard.due(2_500));
+/// assert_eq!(guard.next_ms(), Some(2_000 + PRESENCE_RESTORE_MS));
+/// assert!(guard.due(3_000));
+/// assert!(!guard.due(9_000));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct PresenceGuard {
+    stale: bool,
+    /// When the server last published its presence.
+    published: Option<u64>,
+}
+
+impl PresenceGuard {
+    /// Nothing heard, nothing published.
+    pub const fn new() -> Self {
+        PresenceGuard {
+            stale: false,
+            published: None,
+        }
+    }
+
+    /// The server published its online presence at `now_ms` (on connecting, or because
+    /// [`due`](Self::due) said so): it is its own again.
+    pub fn published(&mut self, now_ms: u64) {
+        self.stale = false;
+        self.published = Some(now_ms);
+    }
+
+    /// A message on the server's own presence topic ([`Incoming::Presence`]); `online` is the
+    /// presence the server publishes. The last message heard decides: stale unless it is
+    /// `online`, byte for byte. Returns whether the presence is stale now.
+    pub fn heard(&mut self, payload: &[u8], online: &[u8]) -> bool {
+        self.stale = payload != online;
+        self.stale
+    }
+
+    /// When the presence is stale, the time at which [`due`](Self::due) will say so; `None`
+    /// when it is not.
+    pub fn next_ms(&self) -> Option<u64> {
+        self.stale.then(|| {
+            self.published
+                .map_or(0, |at| at.saturating_add(PRESENCE_RESTORE_MS))
+        })
+    }
+
+    /// Whether to publish the presence (retained) now: it is stale, and the last publication
+    /// was at least [`PRESENCE_RESTORE_MS`] ago. When `true`, it counts as published at
+    /// `now_ms`.
+    pub fn due(&mut self, now_ms: u64) -> bool {
+        match self.next_ms() {
+            Some(at) if now_ms >= at => {
+                self.published(now_ms);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -595,9 +836,21 @@ mod test {
             me.parse(me.client_capability(c, &mut b).unwrap()),
             Some(Incoming::ClientCapability(c))
         );
-        // Its own presence and capability topics are not input.
-        assert_eq!(me.parse(me.presence(&mut b).unwrap()), None);
+        // Its own presence topic is heard (another client may clear or forge it); its
+        // capability topic is not input, nor another server's presence.
+        assert_eq!(
+            me.parse(me.presence(&mut b).unwrap()),
+            Some(Incoming::Presence)
+        );
         assert_eq!(me.parse(me.capability(&mut b).unwrap()), None);
+        assert_eq!(
+            me.parse("$mcp-server/presence/dev-0002/devices/demo-board"),
+            None
+        );
+        assert_eq!(
+            me.parse("$mcp-server/presence/dev-0001/devices/demo-board/x"),
+            None
+        );
         assert_eq!(
             me.rpc(c, &mut b).unwrap().len(),
             "$mcp-rpc/client-1/dev-0001/devices/demo-board".len()
@@ -769,7 +1022,7 @@ mod test {
         let n = write_busy(
             &mut out,
             br#"{"jsonrpc":"2.0","id":"a\"b","method":"initialize","params":{}}"#,
-            16,
+            Busy::Full { sessions: 16 },
         )
         .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
@@ -780,12 +1033,98 @@ mod test {
             "Device busy: all 16 client sessions are in use; try again later"
         );
         // Nothing to answer: a notification, garbage.
+        let full = Busy::Full { sessions: 1 };
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert_eq!(write_busy(&mut out, note, 1), Ok(0));
-        assert_eq!(write_busy(&mut out, b"{", 1), Ok(0));
+        assert_eq!(write_busy(&mut out, note, full), Ok(0));
+        assert_eq!(write_busy(&mut out, b"{", full), Ok(0));
         // Too small a buffer is an error, never a cut answer.
         let req = br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#;
-        assert!(write_busy(&mut [0u8; 40], req, 1).is_err());
+        assert!(write_busy(&mut [0u8; 40], req, full).is_err());
+    }
+
+    #[test]
+    fn too_many_new_sessions_are_refused_with_when_to_come_back() {
+        let req = br#"{"jsonrpc":"2.0","id":3,"method":"initialize"}"#;
+        let mut out = [0u8; 256];
+        let mut message = |why| {
+            let n = write_busy(&mut out, req, why).unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+            assert_eq!(
+                (v["id"].clone(), v["error"]["code"].clone()),
+                (3.into(), BUSY_CODE.into())
+            );
+            v["error"]["message"].as_str().unwrap().to_owned()
+        };
+        let mut rate = AdmissionRate::new(8, 10_000);
+        for _ in 0..8 {
+            assert_eq!(rate.admit(100), Ok(()));
+        }
+        let why = rate.admit(100).unwrap_err();
+        assert_eq!(
+            why,
+            Busy::Rate {
+                per: 8,
+                window_ms: 10_000,
+                retry_ms: 1_250
+            }
+        );
+        assert_eq!(
+            message(why),
+            "Device busy: at most 8 new client sessions per 10 s; try again in 2 s"
+        );
+        // Refused attempts take nothing: one is free 1.25 s on, then one every 1.25 s.
+        assert!(rate.admit(1_349).is_err());
+        assert_eq!(rate.admit(1_350), Ok(()));
+        assert!(rate.admit(1_350).is_err());
+        assert_eq!(rate.admit(2_600), Ok(()));
+        // Long quiet: the whole burst again, never more.
+        for _ in 0..8 {
+            assert_eq!(rate.admit(60_000), Ok(()));
+        }
+        assert!(rate.admit(60_000).is_err());
+        // Sub-second windows are written in milliseconds.
+        let mut fast = AdmissionRate::new(1, 1_500);
+        assert_eq!(fast.admit(0), Ok(()));
+        assert_eq!(
+            message(fast.admit(0).unwrap_err()),
+            "Device busy: at most 1 new client sessions per 1500 ms; try again in 2 s"
+        );
+        // No window: no bound. No sessions per window means one.
+        let mut none = AdmissionRate::new(1, 0);
+        assert!((0..100).all(|_| none.admit(5).is_ok()));
+        assert_eq!(AdmissionRate::new(0, 1_000).per(), 1);
+        // A clock near its end does not overflow: the burst is still there.
+        let mut late = AdmissionRate::new(2, u64::MAX);
+        assert_eq!(late.admit(u64::MAX - 1), Ok(()));
+        assert_eq!(late.admit(u64::MAX), Ok(()));
+    }
+
+    #[test]
+    fn a_presence_not_its_own_is_restored_at_most_once_a_second() {
+        let online = br#"{"jsonrpc":"2.0","method":"notifications/server/online","params":{}}"#;
+        let mut g = PresenceGuard::new();
+        // Heard before anything was published (a retained message on subscribing): at once.
+        assert!(g.heard(b"", online));
+        assert_eq!(g.next_ms(), Some(0));
+        assert!(g.due(0));
+        assert!(!g.due(0));
+        // Its own (a broker that ignores No Local echoes it): nothing to do.
+        assert!(!g.heard(online, online));
+        assert_eq!(g.next_ms(), None);
+        // Cleared and forged within the second: the one restoration waits its turn, and a
+        // forgery undone by someone else's exact copy needs none.
+        assert!(g.heard(b"x", online));
+        assert!(!g.due(999));
+        assert!(g.due(1_000));
+        g.heard(b"", online);
+        g.heard(online, online);
+        assert!(!g.due(5_000));
+        // Connecting publishes it: nothing stale, and the next restoration a second later.
+        g.heard(b"", online);
+        g.published(10_000);
+        assert!(!g.due(10_000));
+        g.heard(b"", online);
+        assert_eq!(g.next_ms(), Some(11_000));
     }
 
     #[test]
