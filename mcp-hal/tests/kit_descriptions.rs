@@ -6,21 +6,19 @@
 //! parameter descriptions, annotations) together with its confirmation question, and scanned for
 //! the name of any other tool: every kit's, the engine's status tool, and anything spelled like
 //! a xiaozhi tool name (`self.…`).
+#![allow(missing_docs, clippy::expect_used, clippy::indexing_slicing)] // a test
 
 use mcp_core::Tool;
 use mcp_core::wire::Writer;
 use mcp_hal::kits::asynch as ak;
-#[cfg(feature = "tasks")]
-use mcp_hal::kits::motor;
-use mcp_hal::kits::{audio, mute, relay, screen, status, system};
+use mcp_hal::kits::{audio, motor, mute, relay, screen, status, system};
 use mcp_hal::sim::DemoBoard;
 
 type Board = DemoBoard;
 
 /// Every kit's tool as a board builds it, blocking then async.
 fn kit_tools() -> Vec<(&'static str, Tool<Board>)> {
-    #[allow(unused_mut, reason = "the motor kit needs the feature tasks")]
-    let mut tools = vec![
+    vec![
         ("audio::set_volume", audio::set_volume()),
         ("mute::set_mute", mute::set_mute()),
         ("screen::set_brightness", screen::set_brightness()),
@@ -39,10 +37,8 @@ fn kit_tools() -> Vec<(&'static str, Tool<Board>)> {
         ("asynch::system", ak::system::reboot()),
         ("asynch::system confirmed", ak::system::confirmed()),
         ("asynch::relay", ak::relay::set()),
-    ];
-    #[cfg(feature = "tasks")]
-    tools.push(("motor::move_to", motor::move_to::<Board, 0, 1000>()));
-    tools
+        ("motor::move_to", motor::move_to::<Board, 0, 1000>()),
+    ]
 }
 
 /// What a client sees of the tool, and the question it asks a person.

@@ -63,7 +63,7 @@
 //! question ([`relay::confirm_on`]). What it does and the evidence it gives stay the kit's:
 //!
 //! ```
-//! # #[cfg(feature = "sim")] {
+//! # #[cfg(all(feature = "sim", feature = "tasks"))] {
 //! use mcp_core::{Param, Tool};
 //! use mcp_hal::kits::relay;
 //! # type Board = mcp_hal::sim::DemoBoard;
