@@ -64,15 +64,7 @@
 //! ```
 //!
 //! ## Features
-//! | feature | default | effect |
-//! |---|---|---|
-//! | `float` | yes | fractional JSON numbers: `Param::number` (`ParamType::Number`, `range_f64`, `default_f64`), `Args::number`, `Output::number`, `Reading::Number`, `Json::as_f64`, the writers' `number` |
-//! | `modern` | yes | the 2026-07-28 (stateless) revision: `server/discover`, per-request `_meta`, the tasks extension form |
-//! | `resources` | yes | static resources and prompts: `Config::resources`, `Config::prompts`, [`Resource`], [`Prompt`] |
-//! | `alloc` | no | the two helpers that allocate: `JsonStr::to_cow` and `Reply::serialize` (with `serde`/`serde_json`); without it no `alloc` is linked |
-//! | `std` | no | host builds; implies `alloc` |
-//! | `log` | no | protocol events through the `log` crate |
-//! | `defmt` | no | protocol events through `defmt`; `defmt::Format` on public types |
+#![doc = document_features::document_features!()]
 //!
 //! The defaults are the full engine. A firmware that needs the smallest image turns them off
 //! (`default-features = false`) and names what it uses; on the ESP32-C3 example firmware

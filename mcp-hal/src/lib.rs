@@ -27,11 +27,7 @@
 //! | `sim` (feature `sim`) | in-memory devices with fault injection, and `DemoBoard` (them bound to every kit, with the standard tool set), for simulators, emulator firmwares and tests |
 //!
 //! ## Features
-//! | feature | default | effect |
-//! |---|---|---|
-//! | `tasks` | yes | the kits' long-running forms: `kits::motor`, and the settle-time tasks of `kits::audio` and `kits::relay` (see [`kits`]) |
-//! | `resources` | no | the resource kits' `resource()` (and `sim::DemoBoard::RESOURCES`): turns on mcp-core's feature `resources` (live resources, subscriptions, `Server::publish`) |
-//! | `sim` | no | the `sim` module |
+#![doc = document_features::document_features!()]
 //!
 //! This crate depends on `mcp-core` without its default features, so that a firmware that turns
 //! them off (see mcp-core's crate docs) does not get them back through here.

@@ -388,12 +388,12 @@ impl<C: mcp_hal::audio::AudioCodec> ak::status::StatusReport for Async<C> {
 
 impl<C: mcp_hal::audio::AudioCodec + Clocked + 'static> Async<C> {
     const TOOLS: &'static [&'static Tool<Self>] = &[
-        &ak::audio::tool(),
-        &ak::mute::tool(),
-        &ak::screen::tool(),
-        &ak::relay::tool(),
-        &ak::status::tool(),
-        &ak::system::tool(),
+        &ak::audio::set_volume(),
+        &ak::mute::set_mute(),
+        &ak::screen::set_brightness(),
+        &ak::relay::set(),
+        &ak::status::get_device_status(),
+        &ak::system::reboot(),
     ];
 }
 
@@ -824,4 +824,110 @@ fn a_tool_missing_from_the_dispatch_list_fails_naming_it() {
         "{answer}"
     );
     assert!(!board.codec.0.muted());
+}
+
+/// A garage door on the relay kit (issue 24): the kit's tool under the board's own name, listed
+/// in the dispatch with that name; the kit's own name is then not served.
+#[test]
+fn a_renamed_kit_is_dispatched_by_its_new_name() {
+    const DOOR: &str = "self.garage_door.set";
+    static GARAGE_DOOR: Tool<Async<SimCodec>> = ak::relay::set()
+        .rename(DOOR)
+        .describe("Open (true) or close (false) the garage door.");
+    let mut server: Server<'static, Async<SimCodec>, 8> = Server::new(Config::new("kits", "1"));
+    server.register(&GARAGE_DOOR).unwrap();
+    let mut board = nominal().into_async();
+    let mut send = |board: &mut Async<SimCodec>, tool: &str| {
+        let msg = call_msg(tool, &json!({"on": true}));
+        let mut out = vec![0u8; 4096];
+        let (handled, _) = block_on(server.handle_async(
+            Input::new(msg.as_bytes(), Principal::Model),
+            board,
+            &mut out,
+            &mut |_: &[u8]| {},
+            async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
+                mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay as DOOR])
+            },
+        ));
+        let n = handled.unwrap().len;
+        serde_json::from_slice::<Value>(&out[..n]).unwrap()
+    };
+    let r = &send(&mut board, DOOR)["result"];
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(
+        r["evidence"],
+        json!({"level":"measured","commanded":true,"observed":true})
+    );
+    assert!(board.relay.0.contacts());
+    // Under the kit's own name there is no such tool on this board.
+    let answer = send(&mut board, ak::relay::NAME);
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+/// The notifications an async call emits reach the transport's queue, in order, and go out
+/// ahead of the answer: the README's async example, with a tool of the firmware's own that
+/// reports progress and logs, dispatched beside the kits.
+#[test]
+fn an_async_calls_notifications_reach_the_transport_queue() {
+    mod fan {
+        use mcp_core::{Args, LogLevel, Output, Reply, Tool, ToolResult};
+        pub const NAME: &str = "self.fan.spin";
+        pub const fn spin<C>() -> Tool<C> {
+            Tool::new_async(NAME, "Spin the fan up.")
+        }
+        pub async fn call<C>(_: &mut C, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+            reply.progress(1.0, Some(2.0), Some("spinning up"));
+            reply.log(LogLevel::Info, Some("fan"), format_args!("at speed"));
+            reply.progress(2.0, Some(2.0), None);
+            Ok(Output::bool(true))
+        }
+    }
+    static FAN: Tool<Async<SimCodec>> = fan::spin();
+    type Notes = heapless::Deque<heapless::Vec<u8, 256>, 4>;
+    let mut server: Server<'static, Async<SimCodec>, 8> = Server::new(Config::new("kits", "1"));
+    server.register_all(Async::<SimCodec>::TOOLS).unwrap();
+    server.register(&FAN).unwrap();
+    let mut board = nominal().into_async();
+    let mut send = |board: &mut Async<SimCodec>, msg: &str, notes: &mut Notes| {
+        let mut out = vec![0u8; 4096];
+        let mut notify = |note: &[u8]| {
+            if let Ok(copy) = heapless::Vec::from_slice(note) {
+                let _ = notes.push_back(copy);
+            }
+        };
+        let (handled, _) = block_on(server.handle_async(
+            Input::new(msg.as_bytes(), Principal::Model),
+            board,
+            &mut out,
+            &mut notify,
+            async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
+                mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay, fan])
+            },
+        ));
+        let n = handled.unwrap().len;
+        String::from_utf8(out[..n].to_vec()).unwrap()
+    };
+    let mut notes = Notes::new();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    assert!(send(&mut board, init, &mut notes).contains("serverInfo"));
+    let level = r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
+    assert!(send(&mut board, level, &mut notes).contains(r#""result":{}"#));
+    let spin = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.fan.spin","arguments":{},"_meta":{"progressToken":7}}}"#;
+    let answer = send(&mut board, spin, &mut notes);
+    assert!(answer.contains(r#""id":2,"result""#), "{answer}");
+    let sent: Vec<Value> = core::iter::from_fn(|| notes.pop_front())
+        .map(|note| serde_json::from_slice(&note).unwrap())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":2,"message":"spinning up"}}),
+            json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"fan","data":"at speed"}}),
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2,"total":2}}),
+        ]
+    );
+    // A kit's call reports nothing: the queue stays empty.
+    let volume = call_msg(ak::audio::NAME, &json!({"volume": 40}));
+    assert!(send(&mut board, &volume, &mut notes).contains(r#""isError":false"#));
+    assert!(notes.is_empty());
 }

@@ -249,7 +249,8 @@ impl ak::status::StatusReport for AsyncBoard {
 }
 
 impl AsyncBoard {
-    const TOOLS: &'static [&'static Tool<Self>] = &[&ak::audio::tool(), &ak::status::tool()];
+    const TOOLS: &'static [&'static Tool<Self>] =
+        &[&ak::audio::set_volume(), &ak::status::get_device_status()];
 }
 
 fn call_msg(tool: &str, args: &Value) -> String {

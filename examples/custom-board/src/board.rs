@@ -1,6 +1,6 @@
 //! The board: generic over its codec, its relay and its delay, so the same tool set serves the
 //! QEMU bench parts here and real peripherals on a chip. Its tools are an associated const —
-//! a `static` cannot be generic, and `&audio::tool()` outside a const would be a temporary.
+//! a `static` cannot be generic, and `&audio::set_volume()` outside a const would be a temporary.
 
 use embedded_hal_async::delay::DelayNs;
 use mcp_core::Tool;
@@ -43,5 +43,5 @@ impl<C, R: Switch, D: DelayNs> relay::HasRelay for Board<C, R, D> {
 impl<C: AudioCodec + 'static, R: Switch + 'static, D: DelayNs + 'static> Board<C, R, D> {
     /// Every tool of this board, in listing order.
     pub const TOOLS: &'static [&'static Tool<Self>] =
-        &[&audio::tool(), &mute::tool(), &relay::tool()];
+        &[&audio::set_volume(), &mute::set_mute(), &relay::set()];
 }

@@ -77,16 +77,16 @@ impl<C: AudioCodec + 'static, R: Switch + 'static, B: Backlight + 'static> Board
     /// The board's tools, in listing order; registered with `Server::register_all`.
     pub const TOOLS: &'static [&'static Tool<Self>] = &[
         // Every member the report writes; the relay is left out when its feedback is absent.
-        &status::tool().output(&[
+        &status::get_device_status().output(&[
             schema::AUDIO_SPEAKER,
             schema::SCREEN,
             schema::RELAY.optional(),
         ]),
-        &audio::tool(),
-        &screen::tool(),
+        &audio::set_volume(),
+        &screen::set_brightness(),
         &Self::SET_THEME,
-        &relay::tool(),
-        &system::tool(),
+        &relay::set(),
+        &system::reboot(),
     ];
 
     /// Runs one async tool's call: the handler given to `Server::handle_async`.

@@ -272,6 +272,22 @@ impl<C> Tool<C> {
         self.confirm.as_ref()
     }
 
+    /// The same tool under another name: a ready-made tool (an `mcp-hal` kit) on a device that
+    /// calls it differently (`relay::set().rename("self.garage_door.set")`). The name is checked
+    /// at registration like any other ([`is_valid_tool_name`]). An async tool is dispatched by
+    /// name: match on the new one.
+    pub const fn rename(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// The same tool with another description: what the model reads to decide when to call it
+    /// (`relay::set().describe("Open (true) or close (false) the garage door.")`).
+    pub const fn describe(mut self, description: &'static str) -> Self {
+        self.description = description;
+        self
+    }
+
     /// The parameters (at most [`MAX_PARAMS`]).
     pub const fn params(mut self, params: &'static [Param]) -> Self {
         self.params = params;
@@ -344,6 +360,11 @@ impl<C> Tool<C> {
     /// The tool name.
     pub const fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The description, as listed.
+    pub const fn description(&self) -> &'static str {
+        self.description
     }
 
     /// The parameter specs.
@@ -831,6 +852,35 @@ mod test {
         assert_eq!(
             listing(&REBOOT)["annotations"],
             serde_json::json!({"audience": ["user"]})
+        );
+    }
+
+    #[test]
+    fn renamed_and_described() {
+        // Everything but the name and the description is the original's.
+        const SPEAKER: Tool<()> = VOLUME
+            .rename("self.speaker.volume")
+            .describe("Speaker volume");
+        let mut want = listing(&VOLUME);
+        want["name"] = "self.speaker.volume".into();
+        want["description"] = "Speaker volume".into();
+        assert_eq!(listing(&SPEAKER), want);
+        assert_eq!(
+            (SPEAKER.name(), SPEAKER.description()),
+            ("self.speaker.volume", "Speaker volume")
+        );
+        // The new name is registered, and checked, as any other.
+        let mut r: Registry<'_, (), 4> = Registry::new(8000);
+        r.register(&VOLUME).unwrap().register(&SPEAKER).unwrap();
+        assert_eq!(
+            r.find(JsonStr::from_checked(b"self.speaker.volume"))
+                .map(Tool::description),
+            Some("Speaker volume")
+        );
+        const BAD: Tool<()> = VOLUME.rename("speaker volume");
+        assert_eq!(
+            r.register(&BAD).unwrap_err().kind,
+            RegisterErrorKind::BadName
         );
     }
 

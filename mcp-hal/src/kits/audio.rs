@@ -49,7 +49,8 @@ const PARAMS: &[Param] =
 pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
     declare(
         NAME,
-        "Set the volume of the audio speaker. If the current volume is unknown, call self.get_device_status first.",
+        "Set the volume of the audio speaker to an absolute level. For a change relative to the \
+         current volume, read the current volume first, from a status tool if the device has one.",
         handler,
     )
     .params(PARAMS)

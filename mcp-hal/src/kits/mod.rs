@@ -3,7 +3,8 @@
 //! Each kit is a `const fn` returning a [`Tool`] over your board type `C`; your
 //! board implements the small access trait the kit needs (`HasCodec`, `HasRelay`, …), and, for
 //! kits that may wait for an effect inside a call, [`Wait`]: the board's delay and call budget.
-//! Every kit's tool name is its module's `NAME`.
+//! Every kit's tool name is its module's `NAME`; a board renames and re-describes a kit's tool
+//! as its own (see [below](self#renaming-and-re-describing)).
 //!
 //! **Async firmware** (embassy, esp-hal's async drivers) uses the twins in [`asynch`]: the same
 //! tools over the [async device traits](crate::asynch), served by
@@ -54,6 +55,34 @@
 //! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
 //!
 //! and three resources (see [below](self#resources-sensors-and-buttons-that-speak-first)).
+//!
+//! # Renaming and re-describing
+//! A kit's tool is a [`Tool`] like any other: [`Tool::rename`] and [`Tool::describe`] give it
+//! the board's own name and words, [`Tool::params`] its own parameter descriptions (with the
+//! kit's parameter names and ranges), and a kit that asks a person first takes the board's own
+//! question ([`relay::confirm_on`]). What it does and the evidence it gives stay the kit's:
+//!
+//! ```
+//! # #[cfg(all(feature = "sim", feature = "tasks"))] {
+//! use mcp_core::{Param, Tool};
+//! use mcp_hal::kits::relay;
+//! # type Board = mcp_hal::sim::DemoBoard;
+//!
+//! static GARAGE_DOOR: Tool<Board> = relay::set()
+//!     .rename("self.garage_door.set")
+//!     .describe("Open or close the garage door.")
+//!     .params(&[Param::boolean("on", "true to open the door, false to close it")])
+//!     .confirm(relay::confirm_on("Open the garage door?"));
+//! # assert_eq!(GARAGE_DOOR.name(), "self.garage_door.set");
+//! # }
+//! ```
+//!
+//! The kits' own descriptions name no other tool: a board registers the kits it has, one by one,
+//! and a description sending the model to a tool the board lacks would fail the call it leads
+//! to. The hint that the model should read the state before a relative change lives in the
+//! status kit's description, which the model sees only where the board has it. (The engine
+//! checks a new name at registration like any other; an async kit renamed is dispatched by its
+//! new name, see [`dispatch_kits!`](crate::dispatch_kits).)
 //!
 //! # Resources: sensors and buttons that speak first
 //! Three kits bind a reading to a live resource

@@ -23,6 +23,9 @@ pub trait HasMotor {
     fn motor(&mut self) -> &mut Self::Motor;
 }
 
+/// The tool's name.
+pub const NAME: &str = "self.motor.move_to";
+
 /// The default move timeout (ms).
 pub const DEFAULT_TIMEOUT_MS: u32 = 60_000;
 
@@ -138,7 +141,7 @@ pub const fn hooks<C: HasMotor>(timeout_ms: u32) -> TaskHooks<C> {
 /// The long-running tool `self.motor.move_to` (`position`: integer `MIN..=MAX`).
 pub const fn move_to<C: HasMotor, const MIN: i64, const MAX: i64>() -> Tool<C> {
     Tool::new(
-        "self.motor.move_to",
+        NAME,
         "Move the actuator to a position. Returns at once with a task; the task reports progress and the final position measured by the encoder.",
         handler::<C>,
     )

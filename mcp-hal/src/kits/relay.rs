@@ -185,9 +185,16 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
 
 /// The question switching the load on asks a person (`set().confirm(relay::CONFIRM_ON)`;
 /// mcp-core's feature `confirm`): switching on from the model then runs only after a person's
-/// yes; switching off never asks.
-pub const CONFIRM_ON: mcp_core::Confirm =
-    mcp_core::Confirm::new("Switch the relay-controlled load on?").when(switches_on);
+/// yes; switching off never asks. A board that knows what its relay switches asks in its own
+/// words with [`confirm_on`].
+pub const CONFIRM_ON: mcp_core::Confirm = confirm_on("Switch the relay-controlled load on?");
+
+/// [`CONFIRM_ON`] in the board's own words: `question` is asked before the relay is switched on
+/// (`set().confirm(relay::confirm_on("Open the garage door?"))`), never before it is switched
+/// off.
+pub const fn confirm_on(question: &'static str) -> mcp_core::Confirm {
+    mcp_core::Confirm::new(question).when(switches_on)
+}
 
 fn switches_on(args: &Args<'_>) -> bool {
     args.bool("on") == Ok(true)

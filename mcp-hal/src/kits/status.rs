@@ -146,8 +146,9 @@ pub const NAME: &str = "self.get_device_status";
 pub(crate) const fn listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
     declare(
         NAME,
-        "Provides the real-time information of the device, including the current status of the audio speaker and screen. \
-         Use this tool before adjusting the volume or brightness relative to the current value.",
+        "The device's current state, read from its parts at the time of the call (for example the \
+         audio speaker's volume and the screen's brightness). Use this tool before changing a \
+         setting relative to its current value.",
         handler,
     )
     .annotations(Annotations::new().read_only(true))

@@ -52,15 +52,21 @@ pub const fn reboot<C: HasSystem>() -> Tool<C> {
     listing(Some(handler::<C>))
 }
 
+/// The tool open to the model behind a person's yes, as listed, for the blocking kit
+/// (`Some(handler)`) and the async one (`None`).
+pub(crate) const fn confirmed_listing<C>(handler: Option<Handler<C>>) -> Tool<C> {
+    declare(
+        NAME,
+        "Reboot the device. A person confirms it first; it restarts one second after answering and is offline for a few seconds.",
+        handler,
+    )
+    .annotations(Annotations::new().destructive(true))
+    .confirm(CONFIRM)
+}
+
 /// `self.reboot` open to the model, behind a person's yes ([`CONFIRM`]): the confirmation
 /// takes the place of user-only. The model may ask for a reboot; it happens only when a person
 /// confirms it (the client's elicitation, or the button on the device).
 pub const fn confirmed<C: HasSystem>() -> Tool<C> {
-    declare(
-        NAME,
-        "Reboot the device. A person confirms it first; it restarts one second after answering and is offline for a few seconds.",
-        Some(handler::<C>),
-    )
-    .annotations(Annotations::new().destructive(true))
-    .confirm(CONFIRM)
+    confirmed_listing(Some(handler::<C>))
 }

@@ -398,7 +398,11 @@ impl<T: Timebase + 'static> DemoBoard<T> {
 /// firmware that serves its tools with [`Server::handle_async`](mcp_core::Server::handle_async)
 /// (the simulated devices complete every call at once; a wait passes as the [`Timebase`] says).
 mod async_kits {
-    use super::{DemoBoard, SimBacklight, SimCodec, SimRelay, SimSystem, Timebase};
+    use super::{
+        DemoBoard, SimBacklight, SimBattery, SimCodec, SimRelay, SimSystem, SimThermometer,
+        Timebase,
+    };
+    use crate::kits::Watch;
     use crate::kits::asynch::{self as ak, DelayNs};
     use crate::kits::relay::Refusal;
 
@@ -452,14 +456,22 @@ mod async_kits {
     }
 
     impl<T> ak::temperature::HasThermometer for DemoBoard<T> {
-        fn thermometer(&self) -> &crate::kits::Watch {
-            &self.watch.temperature
+        type Thermometer = SimThermometer;
+        fn thermometer(&mut self) -> &mut SimThermometer {
+            &mut self.sim.thermometer
+        }
+        fn thermometer_watch(&mut self) -> &mut Watch {
+            &mut self.watch.temperature
         }
     }
 
     impl<T> ak::battery::HasBattery for DemoBoard<T> {
-        fn battery(&self) -> &crate::kits::Watch {
-            &self.watch.battery
+        type Battery = SimBattery;
+        fn battery(&mut self) -> &mut SimBattery {
+            &mut self.sim.battery
+        }
+        fn battery_watch(&mut self) -> &mut Watch {
+            &mut self.watch.battery
         }
     }
 
@@ -482,14 +494,14 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     /// and [`DemoBoard::call_async`]. The listing differs from the blocking set in one member:
     /// async tools cannot be tasks, so volume and relay carry no `execution.taskSupport`.
     pub const ASYNC_TOOLS: &'static [&'static Tool<Self>] = &[
-        &crate::kits::asynch::status::tool().output(STATUS_SCHEMA),
-        &crate::kits::asynch::audio::tool(),
-        &crate::kits::asynch::screen::tool(),
+        &crate::kits::asynch::status::get_device_status().output(STATUS_SCHEMA),
+        &crate::kits::asynch::audio::set_volume(),
+        &crate::kits::asynch::screen::set_brightness(),
         &Self::SET_THEME,
-        &crate::kits::asynch::relay::tool(),
+        &crate::kits::asynch::relay::set(),
         &motor::move_to::<Self, 0, 1000>(),
         &status_tool(),
-        &crate::kits::asynch::system::tool(),
+        &crate::kits::asynch::system::reboot(),
     ];
 
     /// [`RESOURCES`](Self::RESOURCES) for async firmware: the temperature and the battery
@@ -504,19 +516,20 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         &crate::kits::asynch::button::resource(),
     ];
 
-    /// [`poll_resources`](Self::poll_resources) through the async twins (the simulated devices
-    /// answer at once).
+    /// [`poll_resources`](Self::poll_resources) through the async twins and the async kits'
+    /// `poll` (the simulated devices answer at once).
     pub async fn poll_resources_async(
         &mut self,
         now_ms: u64,
     ) -> impl Iterator<Item = &'static str> + use<T> {
-        let w = &mut self.watch;
+        use crate::kits::asynch::{battery, temperature};
         [
-            w.temperature
-                .poll_async(now_ms, &mut self.sim.thermometer)
+            temperature::poll(self, now_ms).await,
+            battery::poll(self, now_ms).await,
+            self.watch
+                .button
+                .poll_async(now_ms, &mut self.sim.button)
                 .await,
-            w.battery.poll_async(now_ms, &mut self.sim.battery).await,
-            w.button.poll_async(now_ms, &mut self.sim.button).await,
         ]
         .into_iter()
         .flatten()

@@ -28,8 +28,14 @@ pub trait HasCodec: Wait {
 
 /// The async tool `self.audio_speaker.set_volume` (`volume`: integer 0–100); serve it with
 /// [`call`].
-pub const fn tool<C: HasCodec>() -> Tool<C> {
+pub const fn set_volume<C: HasCodec>() -> Tool<C> {
     listing(None)
+}
+
+/// The old name of [`set_volume`].
+#[deprecated(note = "named as the blocking kit's constructor: `set_volume()`")]
+pub const fn tool<C: HasCodec>() -> Tool<C> {
+    set_volume()
 }
 
 /// Runs the tool: writes the volume, then reads it back until it agrees or the wait is over.

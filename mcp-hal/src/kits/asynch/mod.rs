@@ -9,27 +9,38 @@
 //! | item | what |
 //! |---|---|
 //! | `NAME` | the tool's name (the blocking kit's) |
-//! | `const fn tool<C>() -> Tool<C>` | the async tool ([`Tool::new_async`](mcp_core::Tool::new_async)), to register |
+//! | `const fn set_volume<C>() -> Tool<C>` (the blocking kit's constructor's name) | the async tool ([`Tool::new_async`](mcp_core::Tool::new_async)), to register |
 //! | `async fn call<C>(ctx: &mut C, args: &Args, reply: &mut Reply) -> ToolResult` | runs it |
 //!
-//! and a small access trait for the board, the async twin of the blocking kit's (`HasCodec`
-//! with an async [`AudioCodec`](crate::asynch::audio::AudioCodec), …). A blocking driver serves
-//! an async kit wrapped in [`BlockingAsync`](crate::asynch::BlockingAsync).
+//! and a small access trait for the board, the async twin of the blocking kit's, with the same
+//! name and items (`HasCodec` with an async [`AudioCodec`](crate::asynch::audio::AudioCodec),
+//! …). A blocking driver serves an async kit wrapped in
+//! [`BlockingAsync`](crate::asynch::BlockingAsync). Going from blocking to async, a board
+//! changes its imports (`kits::audio` → `kits::asynch::audio`) and its driver types, not its kit
+//! calls.
 //!
 //! | kit | tool | board implements | evidence |
 //! |---|---|---|---|
-//! | [`audio`] | `self.audio_speaker.set_volume` | [`audio::HasCodec`] + [`Wait`] | `read_back` within the codec's tolerance, waited for up to its settle time within the budget |
-//! | [`mute`] | `self.audio_speaker.set_mute` | [`audio::HasCodec`] + [`Wait`] | `applied` (the trait cannot read mute back) |
-//! | [`screen`] | `self.screen.set_brightness` | [`screen::HasBacklight`] | `read_back` where readable, else `applied` |
-//! | [`relay`] | `self.relay.set` (interlock guard) | [`relay::HasRelay`] + [`Wait`] | `measured` with feedback (waited for up to the settle time within the budget), else `applied` |
-//! | [`status`] | `self.get_device_status` | [`status::StatusReport`] | — (a read) |
-//! | [`system`] | `self.reboot` (user-only) | [`system::HasSystem`] | `scheduled` |
+//! | [`audio::set_volume`] | `self.audio_speaker.set_volume` | [`audio::HasCodec`] + [`Wait`] | `read_back` within the codec's tolerance, waited for up to its settle time within the budget |
+//! | [`mute::set_mute`] | `self.audio_speaker.set_mute` | [`audio::HasCodec`] + [`Wait`] | `applied` (the trait cannot read mute back) |
+//! | [`screen::set_brightness`] | `self.screen.set_brightness` | [`screen::HasBacklight`] | `read_back` where readable, else `applied` |
+//! | [`relay::set`] | `self.relay.set` (interlock guard) | [`relay::HasRelay`] + [`Wait`] | `measured` with feedback (waited for up to the settle time within the budget), else `applied` |
+//! | [`status::get_device_status`] | `self.get_device_status` | [`status::StatusReport`] | — (a read) |
+//! | [`system::reboot`] | `self.reboot` (user-only; [`system::confirmed`]: open to the model, a person confirms first) | [`system::HasSystem`] | `scheduled` |
+//!
+//! Every kit's tool can be renamed and re-described as the blocking ones (see
+//! [renaming](crate::kits#renaming-and-re-describing)); list a renamed one in
+//! [`dispatch_kits!`](crate::dispatch_kits) with its name (`relay as "self.garage_door.set"`).
+//! A tool that asks a person first ([`system::confirmed`], `relay::set().confirm(…)`) is held
+//! when the client cannot ask (xiaozhi): the call a person confirms on the device then runs
+//! through [`Server::poll_async`](mcp_core::Server::poll_async), with the same handler.
 //!
 //! **Resources.** [`temperature`], [`battery`] and [`button`] are the blocking resource kits
-//! for async firmware: the main loop polls the [`Watch`](crate::kits::Watch) with
-//! [`poll_async`](crate::kits::Watch::poll_async) (the button's
-//! [`Presses`](crate::kits::button::Presses) likewise), and since a resource reader cannot await,
-//! `resources/read` answers the last sample instead of reading the sensor then.
+//! for async firmware. A resource reader cannot await, so `resources/read` answers the last
+//! sample instead of reading the sensor then: the main loop reads the sensors with the kits'
+//! `poll` ([`temperature::poll`], [`battery::poll`]), which keeps each sample in the board's
+//! [`Watch`](crate::kits::Watch) (the button's [`Presses`](crate::kits::button::Presses), polled
+//! with [`Presses::poll_async`](crate::kits::button::Presses::poll_async), likewise).
 //!
 //! **No motor kit.** `self.motor.move_to` is a long-running task, and the engine drives tasks
 //! through blocking poll hooks ([`TaskHooks`](mcp_core::TaskHooks)); an async tool cannot be
@@ -81,21 +92,34 @@
 //!
 //! impl<B: I2c + 'static, P: OutputPin + 'static, D: DelayNs + 'static> Board<B, P, D> {
 //!     const TOOLS: &'static [&'static Tool<Self>] =
-//!         &[&audio::tool(), &mute::tool(), &relay::tool()];
+//!         &[&audio::set_volume(), &mute::set_mute(), &relay::set()];
 //! }
 //!
-//! /// One message in, the answer's length out.
+//! /// The notifications a call emits while it runs (`notifications/progress`, and
+//! /// `notifications/message` at or above the level the client set), copied until the transport
+//! /// sends them, ahead of the answer.
+//! type Notes = heapless::Deque<heapless::Vec<u8, 256>, 4>;
+//!
+//! /// One message in: its notifications queued in `notes`, the answer's length out.
 //! async fn serve<B: I2c + 'static, P: OutputPin + 'static, D: DelayNs + 'static>(
 //!     server: &mut Server<'static, Board<B, P, D>, 8>,
 //!     board: &mut Board<B, P, D>,
 //!     msg: &[u8],
 //!     out: &mut [u8],
+//!     notes: &mut Notes,
 //! ) -> usize {
 //!     let input = Input::new(msg, Principal::Model);
 //!     let run = async |board: &mut Board<B, P, D>, call: Call<'_, '_>| {
 //!         mcp_hal::dispatch_kits!(board, call, [audio, mute, relay])
 //!     };
-//!     let handled = server.handle_async(input, board, out, &mut |_: &[u8]| {}, run).await;
+//!     // The bytes are the engine's scratch space, valid during the callback: copy them. (A
+//!     // notification longer than a slot, or beyond the fourth of one call, is dropped.)
+//!     let mut notify = |note: &[u8]| {
+//!         if let Ok(copy) = heapless::Vec::from_slice(note) {
+//!             let _ = notes.push_back(copy);
+//!         }
+//!     };
+//!     let handled = server.handle_async(input, board, out, &mut notify, run).await;
 //!     handled.map_or(0, |h| h.len)
 //! }
 //!
@@ -121,7 +145,16 @@
 //!         if let core::task::Poll::Ready(v) = f.as_mut().poll(cx) { return v; }
 //!     }
 //! }
-//! let n = block_on(serve(&mut server, &mut board, msg, &mut out));
+//! let mut notes = Notes::new();
+//! let n = block_on(serve(&mut server, &mut board, msg, &mut out, &mut notes));
+//! // The transport sends the notifications first (none here: the kits report no progress),
+//! // then the answer.
+//! # let mut sent = 0;
+//! while let Some(note) = notes.pop_front() {
+//!     # sent += note.len();
+//!     // transport.send(&note).await;
+//! }
+//! # assert_eq!(sent, 0);
 //! let answer = core::str::from_utf8(&out[..n]).unwrap();
 //! assert!(answer.contains(r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#));
 //! # board.codec.release().0.done();
@@ -203,6 +236,10 @@ pub fn not_served(tool: &str, reply: &mut Reply<'_>) -> ToolError {
 /// awaits that module's `call(ctx, call.args, call.reply)`; a tool no kit serves fails with
 /// [`not_served`](crate::kits::asynch::not_served).
 ///
+/// A kit registered under another name ([`Tool::rename`](mcp_core::Tool::rename)) is listed with
+/// that name after `as`: `dispatch_kits!(ctx, call, [audio, relay as "self.garage_door.set"])`
+/// (any `&str` expression: `relay as Board::DOOR.name()`).
+///
 /// A kit is any module path with a `NAME` and an `async fn call` of that shape: the async kits of
 /// [`kits::asynch`](crate::kits::asynch) (`audio`, `mute`, `screen`, `relay`, `status`,
 /// `system`), or the firmware's own. See the
@@ -218,7 +255,7 @@ pub fn not_served(tool: &str, reply: &mut Reply<'_>) -> ToolError {
 ///     use mcp_core::{Args, Output, Reply, Tool, ToolResult};
 ///     pub trait HasFan { async fn spin(&mut self); }
 ///     pub const NAME: &str = "self.fan.spin";
-///     pub const fn tool<C: HasFan>() -> Tool<C> {
+///     pub const fn spin<C: HasFan>() -> Tool<C> {
 ///         Tool::new_async(NAME, "Spin the fan")
 ///     }
 ///     pub async fn call<C: HasFan>(ctx: &mut C, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -235,11 +272,13 @@ pub fn not_served(tool: &str, reply: &mut Reply<'_>) -> ToolError {
 /// ```
 #[macro_export]
 macro_rules! dispatch_kits {
-    ($ctx:expr, $call:expr, [$($($kit:ident)::+),+ $(,)?]) => {{
+    (@name $($kit:ident)::+) => { $($kit)::+::NAME };
+    (@name $($kit:ident)::+ as $name:expr) => { $name };
+    ($ctx:expr, $call:expr, [$($($kit:ident)::+ $(as $name:expr)?),+ $(,)?]) => {{
         let call = $call;
         let ctx = $ctx;
         $(
-            if call.tool == $($kit)::+::NAME {
+            if call.tool == $crate::dispatch_kits!(@name $($kit)::+ $(as $name)?) {
                 $($kit)::+::call(ctx, call.args, call.reply).await
             } else
         )+

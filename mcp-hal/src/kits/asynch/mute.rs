@@ -12,8 +12,14 @@ use crate::kits::mute::{accept, conclude, listing};
 pub use crate::kits::mute::NAME;
 
 /// The async tool `self.audio_speaker.set_mute` (`mute`: boolean); serve it with [`call`].
-pub const fn tool<C: HasCodec>() -> Tool<C> {
+pub const fn set_mute<C: HasCodec>() -> Tool<C> {
     listing(None)
+}
+
+/// The old name of [`set_mute`].
+#[deprecated(note = "named as the blocking kit's constructor: `set_mute()`")]
+pub const fn tool<C: HasCodec>() -> Tool<C> {
+    set_mute()
 }
 
 /// Runs the tool: mutes or unmutes the codec.

@@ -31,10 +31,10 @@ use mcp_core::{Args, Reply, Tool, ToolResult};
 
 use super::{Wait, settle};
 use crate::asynch::switch::Switch;
-use crate::kits::relay::{Refusal, Undriven, agrees, conclude, listing, undriven};
+use crate::kits::relay::{Undriven, agrees, conclude, listing, undriven};
 use crate::kits::{Window, device_error};
 
-pub use crate::kits::relay::NAME;
+pub use crate::kits::relay::{CONFIRM_ON, NAME, Refusal, confirm_on};
 
 /// Access to the board's async relay, its interlock, and (through [`Wait`]) its delay for the
 /// settle time.
@@ -57,9 +57,17 @@ pub trait HasRelay: Wait {
     }
 }
 
-/// The async tool `self.relay.set` (`on`: boolean); serve it with [`call`].
-pub const fn tool<C: HasRelay>() -> Tool<C> {
+/// The async tool `self.relay.set` (`on`: boolean); serve it with [`call`]. Ask a person before
+/// it switches on with `.confirm(relay::CONFIRM_ON)` or [`confirm_on`] (a held call confirmed on
+/// the device then runs through [`Server::poll_async`](mcp_core::Server::poll_async)).
+pub const fn set<C: HasRelay>() -> Tool<C> {
     listing(None)
+}
+
+/// The old name of [`set`].
+#[deprecated(note = "named as the blocking kit's constructor: `set()`")]
+pub const fn tool<C: HasRelay>() -> Tool<C> {
+    set()
 }
 
 /// Runs the tool: the guard and the drive, then the feedback until it agrees or the wait is

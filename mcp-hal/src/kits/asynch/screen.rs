@@ -20,8 +20,14 @@ pub trait HasBacklight {
 
 /// The async tool `self.screen.set_brightness` (`brightness`: integer 0–100); serve it with
 /// [`call`].
-pub const fn tool<C: HasBacklight>() -> Tool<C> {
+pub const fn set_brightness<C: HasBacklight>() -> Tool<C> {
     listing(None)
+}
+
+/// The old name of [`set_brightness`].
+#[deprecated(note = "named as the blocking kit's constructor: `set_brightness()`")]
+pub const fn tool<C: HasBacklight>() -> Tool<C> {
+    set_brightness()
 }
 
 /// Runs the tool: sets the brightness, then reads it back where the hardware can.

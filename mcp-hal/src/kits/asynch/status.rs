@@ -87,8 +87,14 @@ pub trait StatusReport {
 }
 
 /// The async read-only tool `self.get_device_status` (no parameters); serve it with [`call`].
-pub const fn tool<C: StatusReport>() -> Tool<C> {
+pub const fn get_device_status<C: StatusReport>() -> Tool<C> {
     listing(None)
+}
+
+/// The old name of [`get_device_status`].
+#[deprecated(note = "named as the blocking kit's constructor: `get_device_status()`")]
+pub const fn tool<C: StatusReport>() -> Tool<C> {
+    get_device_status()
 }
 
 /// Runs the tool: reads every part, then writes the object.

@@ -1,13 +1,13 @@
-//! `self.reboot` (user-only) over any async [`System`]: the blocking
-//! [`kits::system`](crate::kits::system) kit, awaited. Evidence `scheduled`.
+//! `self.reboot` (user-only, or [`confirmed`] by a person) over any async [`System`]: the
+//! blocking [`kits::system`](crate::kits::system) kit, awaited. Evidence `scheduled`.
 
 use mcp_core::{Args, Reply, Tool, ToolResult};
 
 use crate::asynch::system::System;
 use crate::kits::device_error;
-use crate::kits::system::{REBOOT_DELAY_MS, listing, scheduled};
+use crate::kits::system::{confirmed_listing, listing, scheduled};
 
-pub use crate::kits::system::NAME;
+pub use crate::kits::system::{CONFIRM, NAME, REBOOT_DELAY_MS};
 
 /// Access to the board's async system control.
 pub trait HasSystem {
@@ -18,8 +18,22 @@ pub trait HasSystem {
 }
 
 /// The async user-only tool `self.reboot` (no parameters); serve it with [`call`].
-pub const fn tool<C: HasSystem>() -> Tool<C> {
+pub const fn reboot<C: HasSystem>() -> Tool<C> {
     listing(None)
+}
+
+/// The old name of [`reboot`].
+#[deprecated(note = "named as the blocking kit's constructor: `reboot()`")]
+pub const fn tool<C: HasSystem>() -> Tool<C> {
+    reboot()
+}
+
+/// The async `self.reboot` open to the model, behind a person's yes ([`CONFIRM`]): the blocking
+/// [`kits::system::confirmed`](crate::kits::system::confirmed). A call the person confirms on
+/// the device (a client without elicitation) runs through
+/// [`Server::poll_async`](mcp_core::Server::poll_async).
+pub const fn confirmed<C: HasSystem>() -> Tool<C> {
+    confirmed_listing(None)
 }
 
 /// Runs the tool: arms a restart [`REBOOT_DELAY_MS`] after the answer.
