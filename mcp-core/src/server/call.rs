@@ -228,15 +228,11 @@ impl<
                 handled.len = self
                     .run_parked(parked, ctx, out, notify, &mut run, &mut handled)
                     .await;
-                return Ok(handled);
             }
-            // The message was a client's yes to a call it was asked about: run that call here,
-            // where an async tool can be awaited.
-            #[cfg(feature = "confirm")]
-            if HOLD > 0 && self.confirm.approved() {
-                let p = self.run_approved_async(ctx, out, notify, &mut run).await;
-                (handled.len, handled.ran, handled.receipt) = (p.len, p.ran, p.receipt);
-            }
+            // (A client's yes to a call it was asked about leaves the call approved: the next
+            // `poll_async` runs it, where an async tool can be awaited and its answer goes to
+            // the client. Running it here would make this future, which a firmware keeps while
+            // every handler waits, as large as a second dispatch.)
             Ok(handled)
         }
     }

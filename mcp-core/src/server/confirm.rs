@@ -42,9 +42,10 @@
 //! A confirmed call that runs from `poll` reports [`Polled::ran`](super::Polled), so that a host
 //! can tell the other engines on the same hardware ([`Server::touched`](super::Server::touched)).
 //!
-//! An async tool (`Tool::new_async`) that asks first runs after the yes on the async paths:
-//! [`Server::handle_async`](super::Server::handle_async) for an answer from the client,
-//! [`Server::poll_async`](super::Server::poll_async) for the device's button.
+//! An async tool (`Tool::new_async`) that asks first runs after the yes on the async path: a yes
+//! from the client through [`Server::handle_async`](super::Server::handle_async) (or a press on
+//! the device) approves the call, and the next [`Server::poll_async`](super::Server::poll_async)
+//! runs it and writes its answer for the client that made the call.
 //!
 //! One call can wait for a person per engine: a second one meanwhile is refused, saying so.
 

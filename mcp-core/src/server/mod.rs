@@ -1173,7 +1173,8 @@ impl<
     }
 
     /// A client's response: an answer to a question this engine asked. A yes runs the call now
-    /// on the blocking path (`AWAIT = false`); the async path runs it in its future.
+    /// on the blocking path (`AWAIT = false`); on the async path the call stays approved and the
+    /// next [`poll_async`](Self::poll_async) runs it (its answer is owed: `Handled::deferred`).
     #[cfg(feature = "confirm")]
     #[inline(never)]
     fn answered<'i, const AWAIT: bool>(
@@ -1184,9 +1185,13 @@ impl<
         notify: &mut dyn Notify,
     ) -> Handled<'i> {
         let mut handled = self.on_response(input, out);
-        if !AWAIT && self.confirm.approved() {
-            let p = self.run_approved(ctx, out, notify);
-            (handled.len, handled.ran, handled.receipt) = (p.len, p.ran, p.receipt);
+        if self.confirm.approved() {
+            if AWAIT {
+                handled.deferred = true;
+            } else {
+                let p = self.run_approved(ctx, out, notify);
+                (handled.len, handled.ran, handled.receipt) = (p.len, p.ran, p.receipt);
+            }
         }
         handled
     }

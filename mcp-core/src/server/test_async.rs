@@ -261,7 +261,11 @@ mod confirmed {
         assert_eq!(ask["method"], "elicitation/create");
         assert_eq!(codec.writes, 0);
         let yes = serde_json::json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}});
-        let done = send(&mut s, &mut codec, &yes.to_string());
+        // The yes approves the call; the next poll runs it, and its answer is for the caller.
+        assert_eq!(send(&mut s, &mut codec, &yes.to_string()), "");
+        assert_eq!(codec.writes, 0);
+        let (done, p) = poll(&mut s, &mut codec, 10);
+        assert_eq!((p.ran, p.to), (Some("self.garage.open"), Some(Peer::ONLY)));
         assert!(
             done.starts_with(r#"{"jsonrpc":"2.0","id":5,"result""#),
             "{done}"
