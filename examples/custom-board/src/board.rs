@@ -40,8 +40,21 @@ impl<C, R: Switch, D: DelayNs> relay::HasRelay for Board<C, R, D> {
     }
 }
 
+/// The garage door's tool: the relay kit under the board's own name and words, asking a person
+/// before the door opens (never before it closes).
+pub const GARAGE_DOOR: &str = "self.garage_door.set";
+
 impl<C: AudioCodec + 'static, R: Switch + 'static, D: DelayNs + 'static> Board<C, R, D> {
     /// Every tool of this board, in listing order.
-    pub const TOOLS: &'static [&'static Tool<Self>] =
-        &[&audio::set_volume(), &mute::set_mute(), &relay::set()];
+    pub const TOOLS: &'static [&'static Tool<Self>] = &[
+        &audio::set_volume(),
+        &mute::set_mute(),
+        &relay::set()
+            .rename(GARAGE_DOOR)
+            .describe(
+                "Open (on: true) or close (on: false) the garage door. Opening asks a person \
+                 first; the door's auxiliary contact confirms where it went.",
+            )
+            .confirm(relay::confirm_on("Open the garage door?")),
+    ];
 }

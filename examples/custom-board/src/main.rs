@@ -5,8 +5,10 @@
 //!   is quantized) and a latching relay ([`latch`]: two coils and an auxiliary contact), both
 //!   async (`embedded-hal-async`);
 //! - a [`board::Board`] generic over its codec, relay and delay, whose tools are the async kits
-//!   (`self.audio_speaker.set_volume`, `self.audio_speaker.set_mute`, `self.relay.set`),
-//!   registered with `Server::register_all` and served with `Server::handle_async`;
+//!   (`self.audio_speaker.set_volume`, `self.audio_speaker.set_mute`, and the relay kit renamed
+//!   `self.garage_door.set`, which asks a person before the door opens), registered with
+//!   `Server::register_all` and served over the UART by `LineLink` with `Server::handle_async`
+//!   (a call the person confirmed runs from `LineLink::poll_async`);
 //! - no heap: neither crate links `alloc` with these features, and there is no global allocator
 //!   (a build that needed one would not link);
 //! - a minimal executor: the one future in flight is polled until it is ready;
@@ -30,14 +32,14 @@ use core::future::Future;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
-use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
-use mcp_core::{Call, Config, Input, Principal, Server};
+use mcp_core::transport::stdio::LineLink;
+use mcp_core::{Call, Config, Principal, Server, ToolResult};
 use mcp_hal::ErrorKind;
 use mcp_hal::kits::asynch::{audio, mute, relay};
 
 use amp::{Amp, AmpError};
 use bench::{AmpBus, AuxContact, Coil};
-use board::Board;
+use board::{Board, GARAGE_DOOR};
 use latch::LatchingRelay;
 use platform::Delay;
 
@@ -54,8 +56,14 @@ const PAGE_BYTES: usize = 1024;
 
 type MyBoard = Board<Amp<AmpBus, Delay>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
 /// Three tools, no task table (mcp-hal without `tasks`), two remembered calls; no live
-/// resources, listen streams nor held calls.
-type Engine = Server<'static, MyBoard, 4, 0, 2, 320, 0, 0, 0>;
+/// resources nor listen streams; a call of up to 256 bytes held while a person is asked (the
+/// garage door).
+type Engine = Server<'static, MyBoard, 4, 0, 2, 320, 0, 0, 256>;
+
+/// The async tools' handler: every kit of the board, the relay kit under the garage door's name.
+async fn run(board: &mut MyBoard, call: Call<'_, '_>) -> ToolResult {
+    mcp_hal::dispatch_kits!(board, call, [audio, mute, relay as GARAGE_DOOR])
+}
 
 /// Polls `f` until it is ready: the whole executor of a firmware with one thing to do.
 fn block_on<F: Future>(f: F) -> F::Output {
@@ -95,34 +103,29 @@ fn main() -> ! {
     if engine.register_all(MyBoard::TOOLS).is_err() {
         platform::exit_failure(4);
     }
-    let mut lines: LineBuffer<LINE> = LineBuffer::new();
+    let mut link: LineLink<LINE> = LineLink::new();
+    let mut uart = platform::Uart;
     let mut out = [0u8; OUT];
+    // What a handler emits while it runs (progress, log messages) goes out before its answer.
+    let mut notify = |m: &[u8]| {
+        platform::write(m);
+        platform::write(b"\n");
+    };
     loop {
-        let Some(byte) = platform::read_byte() else {
+        // What the engine owes (a call a person confirmed runs here), then one message.
+        let now = platform::now_ms();
+        block_on(link.poll_async(&mut engine, now, &mut board, &mut out, &mut uart, run));
+        let read = block_on(link.serve_async(
+            &mut engine,
+            Principal::Model,
+            &mut board,
+            &mut out,
+            &mut uart,
+            &mut notify,
+            run,
+        ));
+        if !read {
             core::hint::spin_loop();
-            continue;
-        };
-        let n = match lines.push(byte) {
-            Some(Line::Message(msg)) => {
-                let input = Input::new(msg, Principal::Model);
-                let run = async |board: &mut MyBoard, call: Call<'_, '_>| {
-                    mcp_hal::dispatch_kits!(board, call, [audio, mute, relay])
-                };
-                let handled = block_on(engine.handle_async(
-                    input,
-                    &mut board,
-                    &mut out,
-                    &mut |_: &[u8]| {},
-                    run,
-                ));
-                handled.map_or(0, |h| h.len)
-            }
-            Some(Line::TooLong) => write_too_long(&mut out, LINE),
-            None => 0,
-        };
-        if let Some(answer) = out.get(..n).filter(|a| !a.is_empty()) {
-            platform::write(answer);
-            platform::write(b"\n");
         }
     }
 }

@@ -51,6 +51,23 @@ fn ticks() -> u64 {
     }
 }
 
+/// Milliseconds since the machine started (`mtime` runs at 10 MHz).
+pub fn now_ms() -> u64 {
+    ticks() / 10_000
+}
+
+/// The UART as a line link's port.
+pub struct Uart;
+
+impl mcp_core::transport::stdio::Port for Uart {
+    fn read_byte(&mut self) -> Option<u8> {
+        read_byte()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        write(bytes);
+    }
+}
+
 /// Ends QEMU with a failure status.
 pub fn exit_failure(code: u16) -> ! {
     // SAFETY: the SiFive test device.

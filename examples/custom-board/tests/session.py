@@ -2,9 +2,12 @@
 """custom-board in QEMU, driven by the official MCP Python SDK (mcp==2.3.0), unmodified.
 
 The firmware has no heap, runs its tools as async kits over drivers written outside mcp-hal (a
-quantized amplifier and a latching relay), and speaks only the legacy revisions (its engine is
-built without `modern`): the SDK in `mode="auto"` probes `server/discover`, gets -32601, and falls
-back to `initialize`. Prints one line per check and exits non-zero on any failure.
+quantized amplifier and a latching relay driving a garage door), and speaks only the legacy
+revisions (its engine is built without `modern`): the SDK in `mode="auto"` probes `server/discover`,
+gets -32601, and falls back to `initialize`. The garage door is the relay kit renamed, asking a
+person before it opens: the SDK's elicitation callback plays the person (a decline leaves the door
+shut; after a yes the async kit opens it). Prints one line per check and exits non-zero on any
+failure.
 
 `--no-codec` runs the build whose bench has no amplifier (`run --no-codec`: nothing answers on the
 I2C bus and no transfer ever completes, as on an ESP32-C3 whose I2C has no timeout). The firmware
@@ -19,6 +22,7 @@ import sys
 from pathlib import Path
 
 import anyio
+from mcp import types
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -53,12 +57,30 @@ async def list_all(client) -> list[str]:
     return names
 
 
+GARAGE = "self.garage_door.set"
+QUESTION = "Open the garage door?"
+
+
+class Person:
+    """The person the client asks (the SDK's elicitation callback): answers as told, and remembers
+    what was asked."""
+
+    def __init__(self) -> None:
+        self.answer: dict = {"action": "accept", "content": {"confirm": True}}
+        self.asked: list[str] = []
+
+    async def __call__(self, context, params: types.ElicitRequestParams):
+        self.asked.append(params.message)
+        return types.ElicitResult(**self.answer)
+
+
 async def session() -> None:
     params = StdioServerParameters(command=RUN, args=[])
-    async with Client(params, mode="auto") as client:
+    person = Person()
+    async with Client(params, mode="auto", elicitation_callback=person) as client:
         tools = set(await list_all(client))
-        check("the board lists its three async kits",
-              tools == {"self.audio_speaker.set_volume", "self.audio_speaker.set_mute", "self.relay.set"}, tools)
+        check("the board lists its three async kits, the relay as the garage door",
+              tools == {"self.audio_speaker.set_volume", "self.audio_speaker.set_mute", GARAGE}, tools)
         r = await client.call_tool("self.audio_speaker.set_volume", {"volume": 40})
         check("set_volume 40 on a 64-level amplifier: read_back, observed the level below (39), within its tolerance",
               not r.is_error and "true — read back: 39 (commanded 40, within ±2)" in texts(r), texts(r))
@@ -67,11 +89,24 @@ async def session() -> None:
         r = await client.call_tool("self.audio_speaker.set_mute", {"mute": True})
         check("set_mute: applied (the amplifier's mute cannot be read back through the trait)",
               not r.is_error and "true — applied, not verified" in texts(r), texts(r))
-        for on in (True, False, True):
-            r = await client.call_tool("self.relay.set", {"on": on})
-            word = "true" if on else "false"
-            check(f"latching relay {'on' if on else 'off'}: measured by the auxiliary contact",
-                  not r.is_error and f"measured: {word} (commanded {word})" in texts(r), texts(r))
+
+        # Issue 24's garage door: an async relay kit, renamed, that asks a person before it opens.
+        # The person says no: nothing moves.
+        person.answer = {"action": "decline"}
+        r = await client.call_tool(GARAGE, {"on": True})
+        check("opening the garage door asks the person in the board's words; a decline leaves it shut",
+              person.asked == [QUESTION] and r.is_error and "declined" in texts(r), (person.asked, texts(r)))
+        # The person says yes: the async kit runs after the yes (it failed with "the handler is
+        # async" before), and the door's auxiliary contact measures it open.
+        person.answer = {"action": "accept", "content": {"confirm": True}}
+        r = await client.call_tool(GARAGE, {"on": True})
+        check("after the person's yes the async kit opens the door: measured by its auxiliary contact",
+              len(person.asked) == 2 and not r.is_error and "true — measured: true (commanded true)" in texts(r),
+              (person.asked, texts(r)))
+        # Closing asks nothing.
+        r = await client.call_tool(GARAGE, {"on": False})
+        check("closing asks nobody and is measured shut",
+              len(person.asked) == 2 and not r.is_error and "measured: false (commanded false)" in texts(r), texts(r))
         try:
             r = await client.call_tool("self.audio_speaker.set_volume", {"volume": "40"})
             check("a string volume is refused before any driver runs", r.is_error, r)
@@ -99,9 +134,9 @@ async def no_codec_session() -> None:
                 check(f"{tool} with no amplifier: an error naming the chip, not a hang",
                       r.is_error and "The amplifier did not answer on I2C in time" in texts(r), texts(r))
             with anyio.fail_after(NO_CODEC_CALL_S):
-                r = await client.call_tool("self.relay.set", {"on": True})
-            check("the relay still works beside the missing amplifier",
-                  not r.is_error and "measured (commanded true, observed true)" in texts(r), texts(r))
+                r = await client.call_tool(GARAGE, {"on": False})
+            check("the garage door's relay still works beside the missing amplifier",
+                  not r.is_error and "measured: false (commanded false)" in texts(r), texts(r))
 
 
 def main() -> int:

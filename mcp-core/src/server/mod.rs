@@ -48,7 +48,7 @@ use core::cell::Cell;
 use crate::ToolResult;
 use crate::registry::{RegisterError, Registry, Tool};
 use crate::wire::frame::{Found, Frame, Member};
-#[cfg(any(feature = "modern", feature = "confirm"))]
+#[cfg(feature = "modern")]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
 use crate::wire::request::{Id, Message, Request};
