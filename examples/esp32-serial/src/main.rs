@@ -34,7 +34,7 @@ use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
 use esp_hal::main;
 use esp_hal::time::{Duration, Instant, Rate};
 use esp_hal::usb::usb_serial_jtag::UsbSerialJtag;
-use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
+use mcp_core::transport::stdio::{LineLink, Port};
 use mcp_core::{Config, Principal, Server};
 use mcp_hal::Percent;
 use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
@@ -52,7 +52,7 @@ const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSIO
 /// The engine and its buffers live in statics, not on the stack. The engine is built at start-up
 /// (in `serve`), so that its initial value is not stored in flash as initialized data.
 static mut ENGINE: MaybeUninit<Engine> = MaybeUninit::uninit();
-static mut LINES: LineBuffer<LINE> = LineBuffer::new();
+static mut LINK: LineLink<LINE> = LineLink::new();
 static mut OUT_BUF: [u8; OUT] = [0; OUT];
 
 /// Who is on the serial port: the MCP client a host bridges to it speaks for a model. Build
@@ -155,10 +155,10 @@ use baseline::serve;
 #[cfg(not(feature = "_footprint-baseline"))]
 fn serve(mut board: Board, mut usb: Usb) -> ! {
     // SAFETY: the only references to these statics, taken once; nothing else runs.
-    let (engine, lines, out) = unsafe {
+    let (engine, link, out) = unsafe {
         (
             (*addr_of_mut!(ENGINE)).write(Engine::new(ENGINE_CONFIG)),
-            &mut *addr_of_mut!(LINES),
+            &mut *addr_of_mut!(LINK),
             &mut *addr_of_mut!(OUT_BUF),
         )
     };
@@ -167,51 +167,45 @@ fn serve(mut board: Board, mut usb: Usb) -> ! {
     }
 
     let boot = Instant::now();
+    let mut port = UsbPort(&mut usb);
     loop {
         let now = boot.elapsed().as_millis();
-        // Drive long-running actions and send what the engine owes.
-        loop {
-            let n = engine.poll(now, &mut board, out);
-            match out.get(..n) {
-                Some(msg) if n > 0 => send(&mut usb, msg),
-                _ => break,
-            }
-        }
+        // Drive long-running actions and send what the engine owes, then one message.
+        link.poll(engine, now, &mut board, out, &mut port);
         if board.system.reboot_due() {
-            flush(&mut usb);
+            flush(port.0);
             esp_hal::system::software_reset();
         }
-        while let Ok(byte) = usb.read_byte() {
-            match lines.push(byte) {
-                Some(Line::Message(msg)) => {
-                    if let Ok(h) = engine.handle(msg, PRINCIPAL, &mut board, out) {
-                        if let Some(answer) = out.get(..h.len).filter(|a| !a.is_empty()) {
-                            send(&mut usb, answer);
-                        }
-                    }
-                    break;
-                }
-                Some(Line::TooLong) => {
-                    let n = write_too_long(out, LINE);
-                    if let Some(answer) = out.get(..n) {
-                        send(&mut usb, answer);
-                    }
-                    break;
-                }
-                None => {}
-            }
-        }
+        link.serve(engine, PRINCIPAL, &mut board, out, &mut port);
     }
 }
 
-/// Writes one message and its newline to the host: esp-hal's `write` (64-byte chunks, each
-/// handed over with `WR_DONE`), with every wait bounded. With no host taking the data (USB
-/// unplugged, the port closed) the FIFO stays full and esp-hal's blocking `write` and `flush_tx`
-/// would wait forever; here the rest of the message is dropped once the host has taken nothing
-/// for [`USB_STALL_MS`]: nobody is there to read it.
+/// The serial port as the line link's port.
+struct UsbPort<'a>(&'a mut Usb);
+
+impl Port for UsbPort<'_> {
+    fn read_byte(&mut self) -> Option<u8> {
+        self.0.read_byte().ok()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        write(self.0, bytes);
+    }
+}
+
+/// Writes one message and its newline to the host (see [`write`]).
+#[cfg(feature = "_footprint-baseline")]
 fn send(usb: &mut Usb, bytes: &[u8]) {
-    let newline = [b'\n'];
-    for chunk in bytes.chunks(64).chain([&newline[..]]) {
+    write(usb, bytes);
+    write(usb, b"\n");
+}
+
+/// Writes bytes to the host: esp-hal's `write` (64-byte chunks, each handed over with
+/// `WR_DONE`), with every wait bounded. With no host taking the data (USB unplugged, the port
+/// closed) the FIFO stays full and esp-hal's blocking `write` and `flush_tx` would wait forever;
+/// here the rest is dropped once the host has taken nothing for [`USB_STALL_MS`]: nobody is there
+/// to read it.
+fn write(usb: &mut Usb, bytes: &[u8]) {
+    for chunk in bytes.chunks(64) {
         for &byte in chunk {
             if !host_takes(|| usb.write_byte_nb(byte)) {
                 return;

@@ -83,6 +83,23 @@ impl Approval {
     }
 }
 
+/// A time (engine clock, ms), or none: `u64::MAX` stands for none (half the room of an
+/// `Option<u64>`, in a struct every firmware with the feature pays for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct At(u64);
+
+impl At {
+    const NONE: At = At(u64::MAX);
+
+    const fn get(self) -> Option<u64> {
+        if self.0 == u64::MAX {
+            None
+        } else {
+            Some(self.0)
+        }
+    }
+}
+
 /// The call held for a person's answer (`len == 0`: none).
 #[derive(Debug, Clone, Copy)]
 struct Held {
@@ -107,12 +124,12 @@ struct Held {
     approved: bool,
     /// Since when the device shows the question (the first `poll` after the call was held): a
     /// press counts only after it.
-    shown_ms: Option<u64>,
+    shown_ms: At,
     /// When the engine gives up (ms, engine clock).
     deadline_ms: u64,
     /// The call's own answer is still owed (held inside the call for a client that can neither
     /// ask its user nor follow a task): written by this time at the latest.
-    owed_until: Option<u64>,
+    owed_until: At,
     /// The device's answer, reported by the firmware, acted on by `poll`.
     device_answer: Option<bool>,
 }
@@ -133,9 +150,9 @@ impl Held {
         approval: 0,
         asked: false,
         approved: false,
-        shown_ms: None,
+        shown_ms: At::NONE,
         deadline_ms: 0,
-        owed_until: None,
+        owed_until: At::NONE,
         device_answer: None,
     };
 
@@ -156,10 +173,12 @@ pub(crate) struct Confirmations<const B: usize> {
     bytes: [u8; B],
     held: Held,
     /// Approvals issued so far (their numbers are keyed hashes of it).
-    counter: u64,
-    /// Used 2026-07-28 approvals: (nonce, expiry ms); an expired record is free.
+    counter: u32,
+    /// Used 2026-07-28 approvals: (the nonce's low 32 bits, the expiry in whole seconds rounded
+    /// up, 0 for a free record). Two approvals alive at once whose nonces share 32 bits (one in
+    /// 4 billion) would refuse the second: never a replay.
     #[cfg(feature = "modern")]
-    spent: [Option<(u64, u64)>; SPENT],
+    spent: [(u32, u32); SPENT],
 }
 
 impl<const B: usize> Confirmations<B> {
@@ -169,7 +188,7 @@ impl<const B: usize> Confirmations<B> {
             held: Held::NONE,
             counter: 0,
             #[cfg(feature = "modern")]
-            spent: [None; SPENT],
+            spent: [(0, 0); SPENT],
         }
     }
 
@@ -194,7 +213,7 @@ impl<const B: usize> Confirmations<B> {
         self.counter = self.counter.wrapping_add(1);
         let mut h =
             siphasher::sip::SipHasher13::new_with_keys(key.0 ^ 0x6170_7072_6f76_616c, key.1);
-        h.write_u64(self.counter);
+        h.write_u32(self.counter);
         h.finish()
     }
 
@@ -202,17 +221,14 @@ impl<const B: usize> Confirmations<B> {
     /// when no record is free.
     #[cfg(feature = "modern")]
     fn spend(&mut self, nonce: u64, expiry: u64, now: u64) -> Result<(), bool> {
-        let live = |r: &Option<(u64, u64)>| r.is_some_and(|(_, e)| e >= now);
-        if self
-            .spent
-            .iter()
-            .flatten()
-            .any(|&(n, e)| n == nonce && e >= now)
-        {
+        let nonce = nonce as u32;
+        let live = |&(_, until): &(u32, u32)| until != 0 && u64::from(until) * 1000 >= now;
+        if self.spent.iter().any(|r| live(r) && r.0 == nonce) {
             return Err(true);
         }
+        let until = u32::try_from(expiry.div_ceil(1000).saturating_add(1)).unwrap_or(u32::MAX);
         let slot = self.spent.iter_mut().find(|r| !live(r)).ok_or(false)?;
-        *slot = Some((nonce, expiry));
+        *slot = (nonce, until);
         Ok(())
     }
 }
@@ -466,7 +482,7 @@ impl<
             tool: tool.name(),
             message: tool.confirmation().map_or("", Confirm::message),
             on_device: !h.asked,
-            shown_ms: h.shown_ms.filter(|_| !h.asked),
+            shown_ms: h.shown_ms.get().filter(|_| !h.asked),
             deadline_ms: h.deadline_ms,
             owner: h.owner,
         })
@@ -489,7 +505,7 @@ impl<
             && !h.approved
             && h.device_answer.is_none()
             && h.approval == approval.0
-            && h.shown_ms.is_some_and(|shown| pressed_ms > shown);
+            && h.shown_ms.get().is_some_and(|shown| pressed_ms > shown);
         if waits {
             h.device_answer = Some(yes);
         }
@@ -670,8 +686,10 @@ impl<
         // A client that can neither ask its user nor follow a task hears the outcome in the
         // call's own answer, when it comes within the budget.
         let budget = self.config.hold_answer_ms;
-        let owed_until =
-            (!asked && budget > 0).then(|| now.saturating_add(u64::from(budget)).min(deadline_ms));
+        let owed_until = match !asked && budget > 0 {
+            true => At(now.saturating_add(u64::from(budget)).min(deadline_ms)),
+            false => At::NONE,
+        };
         let approval = self.confirm.fresh(self.entropy);
         self.confirm.held = Held {
             len,
@@ -683,7 +701,7 @@ impl<
             approval,
             asked,
             approved: false,
-            shown_ms: None,
+            shown_ms: At::NONE,
             deadline_ms,
             owed_until,
             device_answer: None,
@@ -700,7 +718,7 @@ impl<
             w.raw(b"}}");
             return Gate::Asked(if w.fits() { w.needed() } else { 0 });
         }
-        if owed_until.is_some() {
+        if owed_until != At::NONE {
             // The answer comes later, from `poll`.
             return Gate::Asked(0);
         }
@@ -768,7 +786,7 @@ impl<
             .registry
             .get(usize::from(h.tool))
             .map_or("", |t| t.name());
-        if !(h.asked || h.owed_until.is_some()) {
+        if !(h.asked || h.owed_until != At::NONE) {
             return wrap_outcome(out, 0, tool, false, answer.refusal());
         }
         // The call's own response: a refusal, for the id it was sent with.
@@ -817,7 +835,7 @@ impl<
             owner: h.owner,
             session: h.session,
             tool,
-            notify: !(h.asked || h.owed_until.is_some()),
+            notify: !(h.asked || h.owed_until != At::NONE),
         }))
     }
 
@@ -876,8 +894,8 @@ impl<
         }
         let now = self.now_ms;
         let h = &mut self.confirm.held;
-        if !h.asked && h.shown_ms.is_none() {
-            h.shown_ms = Some(now);
+        if !h.asked && h.shown_ms == At::NONE {
+            h.shown_ms = At(now);
         }
         let h = *h;
         let to = Some(h.owner);
@@ -885,10 +903,10 @@ impl<
             (Some(true), _) => self.settle(Answer::Yes, out),
             (Some(false), _) => self.settle(Answer::No, out),
             (None, true) => self.settle(Answer::Timeout, out),
-            (None, false) => match h.owed_until {
+            (None, false) => match h.owed_until.get() {
                 // The budget for holding the call's answer ran out: answer that it waits.
                 Some(until) if now >= until => {
-                    self.confirm.held.owed_until = None;
+                    self.confirm.held.owed_until = At::NONE;
                     self.write_awaiting(out, &h)
                 }
                 _ => 0,

@@ -48,6 +48,9 @@ use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use crate::{Args, Reply};
 
+/// [`Entry::owed_until`] of a task whose call's answer is not held back.
+const NOT_OWED: u64 = u64::MAX;
+
 /// Longest `progressToken` (raw JSON bytes) kept for progress notifications.
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 64;
 
@@ -114,7 +117,7 @@ pub(crate) struct Entry {
     waiter_peer: Peer,
     /// The plain call's own answer is held back (its client can follow no task): written when
     /// the task ends, or by this time with what was started.
-    owed_until: Option<u64>,
+    owed_until: u64,
     /// The plain call's client speaks 2024-11-05: a failure also carries its reason as `error`.
     error_member: bool,
     send_status: bool,
@@ -158,7 +161,7 @@ impl Entry {
         owner: Peer::ONLY,
         waiter: None,
         waiter_peer: Peer::ONLY,
-        owed_until: None,
+        owed_until: NOT_OWED,
         error_member: false,
         send_status: false,
         send_progress: false,
@@ -555,26 +558,26 @@ impl<
         // is held back — answered when the task ends, a held call also when its budget ran out.
         if let Some(i) = self.tasks.entries.iter().position(|e| {
             e.waiter.is_some()
-                && (e.status.is_terminal() || e.owed_until.is_some_and(|until| now >= until))
+                && (e.status.is_terminal() || (e.owed_until != NOT_OWED && now >= e.owed_until))
         }) {
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY);
             };
             let (waiter, to) = (e.waiter.clone().unwrap_or_default(), e.waiter_peer);
             let id = Id::from_checked_raw(&waiter);
-            let n = match e.owed_until {
-                Some(_) => {
+            let n = match e.owed_until != NOT_OWED {
+                true => {
                     let info = (self.config.name, self.config.version);
                     super::finish(out, Some(id), "", |w| {
                         self.write_start(e, id, Era::Legacy, info, w);
                     })
                 }
-                None => self.write_payload(e, id, out),
+                false => self.write_payload(e, id, out),
             };
             // The request is answered only once the answer is written.
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
                 e.waiter = None;
-                e.owed_until = None;
+                e.owed_until = NOT_OWED;
             }
             return (n, to);
         }
@@ -726,7 +729,7 @@ impl<
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.id == task) {
             e.waiter = heapless::Vec::from_slice(id.raw()).ok();
             e.waiter_peer = peer;
-            e.owed_until = e.waiter.as_ref().map(|_| until);
+            e.owed_until = if e.waiter.is_some() { until } else { NOT_OWED };
         }
         task
     }
@@ -789,7 +792,7 @@ impl<
                 owner: new.peer,
                 waiter: None,
                 waiter_peer: new.peer,
-                owed_until: None,
+                owed_until: NOT_OWED,
                 error_member: new.error_member,
                 send_status: false,
                 send_progress: false,
