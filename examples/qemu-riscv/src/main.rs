@@ -29,7 +29,7 @@ use core::mem::{MaybeUninit, size_of};
 use core::ptr::addr_of_mut;
 
 use board::{Board, DIAGNOSTICS, ENGINE_SIZES, EngineSizes, PlatformTime};
-use mcp_core::transport::stdio::{Line, LineBuffer, write_too_long};
+use mcp_core::transport::stdio::{LineLink, Port};
 use mcp_core::{Config, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
 use measure::{TrackingHeap, Work, measured};
@@ -114,7 +114,7 @@ const SIZES: EngineSizes = EngineSizes {
         - size_of::<Engine>(),
     hold_256: size_of::<With<TOOL_CAPACITY, TASKS, CACHE, RES, LISTEN, { HOLD + 256 }>>()
         - size_of::<Engine>(),
-    line_buffer: size_of::<LineBuffer<LINE>>(),
+    line_buffer: size_of::<LineLink<LINE>>(),
     out_buffer: OUT,
     max_depth: MAX_DEPTH,
 };
@@ -123,14 +123,14 @@ const SIZES: EngineSizes = EngineSizes {
 struct Firmware {
     engine: Engine,
     board: Board,
-    lines: LineBuffer<LINE>,
+    link: LineLink<LINE>,
     out: [u8; OUT],
 }
 
 static mut FIRMWARE: Firmware = Firmware {
     engine: Engine::new(CONFIG),
     board: Board::with_timebase(PlatformTime, Faults::NONE, false),
-    lines: LineBuffer::new(),
+    link: LineLink::new(),
     out: [0; OUT],
 };
 
@@ -169,9 +169,16 @@ fn options(cmdline: &[u8], board: &mut Board) -> Principal {
     principal
 }
 
-fn send(bytes: &[u8]) {
-    platform::write(bytes);
-    platform::write(b"\n");
+/// The UART as the line link's port.
+struct Uart;
+
+impl Port for Uart {
+    fn read_byte(&mut self) -> Option<u8> {
+        platform::read_byte()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        platform::write(bytes);
+    }
 }
 
 // riscv-rt's `pre-init` hook, empty: enabling it makes riscv-rt keep `a0..a2` for `main`, and
@@ -218,46 +225,23 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
             fw.engine.publish(uri);
         }
         // Drive long-running actions and send what the engine owes (task results, progress).
-        loop {
-            let n = measured(Work::Poll, || {
-                fw.engine.poll(now, &mut fw.board, &mut fw.out)
-            });
-            match fw.out.get(..n) {
-                Some(msg) if n > 0 => send(msg),
-                _ => break,
-            }
-        }
+        let (engine, board) = (&mut fw.engine, &mut fw.board);
+        measured(Work::Poll, || {
+            fw.link.poll(engine, now, board, &mut fw.out, &mut Uart);
+        });
         if fw.board.sim.system.take_reboot() {
             // The answer went out a second ago; restart for real (QEMU reloads the image).
             platform::reset();
         }
-        // Take the bytes that are waiting, up to one complete message.
-        let mut idle = true;
-        while let Some(byte) = platform::read_byte() {
-            idle = false;
-            match fw.lines.push(byte) {
-                Some(Line::Message(msg)) => {
-                    let (engine, board, out) = (&mut fw.engine, &mut fw.board, &mut fw.out);
-                    let handled =
-                        measured(Work::Handle, || dispatch(engine, msg, principal, board, out));
-                    if let Ok(n) = handled {
-                        if let Some(answer) = out.get(..n).filter(|a| !a.is_empty()) {
-                            send(answer);
-                        }
-                    }
-                    break;
-                }
-                Some(Line::TooLong) => {
-                    let n = write_too_long(&mut fw.out, LINE);
-                    if let Some(answer) = fw.out.get(..n) {
-                        send(answer);
-                    }
-                    break;
-                }
-                None => {}
-            }
-        }
-        if idle {
+        // Take the bytes that are waiting, up to one complete message; each dispatch measured.
+        let (engine, board) = (&mut fw.engine, &mut fw.board);
+        let read = fw.link.serve_with(&mut fw.out, &mut Uart, |msg, out| {
+            measured(Work::Handle, || {
+                dispatch(engine, msg, principal, board, out)
+            })
+            .unwrap_or(0)
+        });
+        if !read {
             // Sleep until a byte arrives, or 10 ms for the next poll of running tasks.
             platform::sleep(10);
         }

@@ -226,11 +226,24 @@ impl<const N: usize> LineLink<N> {
         out: &mut [u8],
         port: &mut impl Port,
     ) -> bool {
+        self.serve_with(out, port, |msg, out| {
+            server.handle(msg, principal, ctx, out).map_or(0, |h| h.len)
+        })
+    }
+
+    /// [`serve`](Self::serve) with the firmware's own dispatch: `answer` gets the message and the
+    /// output buffer and returns the length of the answer it wrote there (a firmware that
+    /// measures the stack of a dispatch, or runs [`Server::handle_async`] on an executor of its
+    /// own, wraps it here). Returns `true` when a byte was read.
+    pub fn serve_with(
+        &mut self,
+        out: &mut [u8],
+        port: &mut impl Port,
+        answer: impl FnOnce(&[u8], &mut [u8]) -> usize,
+    ) -> bool {
         let (read_any, line) = self.next_line(port);
         let n = match line {
-            Some(Line::Message(msg)) => {
-                server.handle(msg, principal, ctx, out).map_or(0, |h| h.len)
-            }
+            Some(Line::Message(msg)) => answer(msg, out),
             Some(Line::TooLong) => write_too_long(out, N),
             None => 0,
         };
