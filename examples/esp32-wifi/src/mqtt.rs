@@ -29,7 +29,7 @@ use core::net::Ipv4Addr;
 use embassy_net::tcp::TcpSocket;
 use embassy_net::{IpAddress, Stack};
 use embassy_time::{Duration, Timer, with_timeout};
-use mcp_core::server::{Delivery, Input, Receipt};
+use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
 use crate::config::mqtt::{
@@ -132,17 +132,25 @@ impl App for EspApp {
             Ok(handled) => Answer {
                 len: handled.len,
                 receipt: handled.receipt,
+                session: handled.session,
             },
             Err(_) => Answer::default(),
         }
     }
 
-    fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> usize {
-        self.engine.poll(now_ms, self.board, out)
+    async fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> Polled {
+        self.engine
+            .poll_async(now_ms, self.board, out, EspBoard::run)
+            .await
     }
 
     fn delivered(&mut self, receipt: Receipt, delivery: Delivery) {
         self.engine.delivered(receipt, delivery);
+    }
+
+    fn forget(&mut self, peer: Peer) {
+        // (This engine serves no live resource; a held call it cannot have: `HOLD` = 0.)
+        let _ = peer;
     }
 }
 

@@ -51,10 +51,13 @@
 //! are told apart by their MQTT client id (`Peer::named`): a request that arrives twice — a QoS 1
 //! redelivery, or the client sending it again after a reconnect, on the same RPC topic — is
 //! answered from the first answer and never runs twice, and two clients that both use `id: 1`
-//! never get each other's answers. All clients share the engine's negotiated revision (the last
-//! `initialize` sets it), as they share the device. What the engine emits on its own
-//! (`Server::poll`: task status, progress, deferred `tasks/result`) goes to the client that spoke
-//! last; resource updates and list changes go to the capability topic, for everyone.
+//! never get each other's answers. Each client keeps its own `mcp_core::Session` (its revision,
+//! whether it declared `elicitation`), lent to the engine with each of its messages: one client's
+//! `initialize` never changes what the engine assumes of another. What the engine emits on its
+//! own (`Server::poll_with`: a held call's answer or outcome, task status, progress, deferred
+//! `tasks/result`) goes to the client it is for (`Polled::to`), and only there; resource updates
+//! and list changes go to the capability topic, for everyone. A forgotten client's held call and
+//! listen streams end with it.
 //!
 //! # Delivery
 //! An acting call's answer is reported to the engine (`Server::delivered`) and as

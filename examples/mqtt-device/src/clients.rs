@@ -15,6 +15,8 @@
 
 use embassy_time::{Duration, Instant};
 use heapless::String;
+use mcp_core::Session;
+use mcp_core::server::Peer;
 use mcp_core::transport::mqtt::{AdmissionRate, Busy, ClientId, MAX_ID_LEN};
 
 /// A client id kept in the table.
@@ -35,6 +37,9 @@ struct Slot {
     last_active: Instant,
     /// Something arrived on its RPC topic.
     confirmed: bool,
+    /// What the engine knows of this client (its revision, whether it asks its user): lent to
+    /// the shared engine with each of its messages.
+    session: Session,
 }
 
 /// What [`Clients::admit`] did.
@@ -139,6 +144,7 @@ impl<const N: usize> Clients<N> {
             admitted: now,
             last_active: now,
             confirmed: false,
+            session: Session::default(),
         };
         match place.and_then(|i| self.slots.get_mut(i)) {
             Some(old) => Admit::Replaced(core::mem::replace(old, slot).id),
@@ -148,6 +154,26 @@ impl<const N: usize> Clients<N> {
                 Err(_) => Admit::Refused(Busy::Full { sessions: N }),
             },
         }
+    }
+
+    /// The client's session, to lend to the engine with its message (`None`: it has none).
+    pub fn session(&self, id: &str) -> Option<Session> {
+        self.slots.iter().find(|s| s.id == id).map(|s| s.session)
+    }
+
+    /// Keeps what a message made of the client's session.
+    pub fn set_session(&mut self, id: &str, session: Session) {
+        if let Some(s) = self.slots.iter_mut().find(|s| s.id == id) {
+            s.session = session;
+        }
+    }
+
+    /// The client whose peer ([`ClientId::peer`]) is `peer`, if it has a session.
+    pub fn by_peer(&self, peer: Peer) -> Option<&str> {
+        self.slots
+            .iter()
+            .map(|s| s.id.as_str())
+            .find(|id| ClientId::new(id).is_ok_and(|c| c.peer() == peer))
     }
 
     /// Ends a session; `false` when the client had none.
@@ -178,6 +204,39 @@ mod test {
     /// No bound on the rate: the table's rule alone.
     fn unbounded<const N: usize>() -> Clients<N> {
         Clients::new(AdmissionRate::new(1, 0))
+    }
+
+    /// Issue 22: each client keeps its own session (one client's `initialize` never changes what
+    /// the engine assumes of another), and what the engine emits for a client is found by its
+    /// peer, not sent to whoever spoke last.
+    #[test]
+    fn each_client_has_its_own_session_and_is_found_by_its_peer() {
+        use mcp_core::{Config, Principal, Server, Tool};
+        let idle = Duration::from_secs(60);
+        let mut t = unbounded::<4>();
+        assert_eq!(t.admit(id("alice"), at(0), idle), Admit::New);
+        assert_eq!(t.admit(id("bob"), at(0), idle), Admit::New);
+        // Bob declares elicitation; the engine answers with his session.
+        struct Dev;
+        const NOOP: Tool<Dev> = Tool::new("self.noop", "Nothing", |_, _, _| {
+            Ok(mcp_core::Output::bool(true))
+        });
+        let mut engine: Server<'_, Dev, 2> = Server::new(Config::new("d", "1"));
+        engine.register(&NOOP).unwrap();
+        let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}}}}"#;
+        let input = mcp_core::Input::new(init, Principal::Model)
+            .peer(id("bob").peer())
+            .session(t.session("bob").unwrap());
+        let mut out = [0u8; 1024];
+        let h = engine
+            .handle_with(input, &mut Dev, &mut out, &mut |_: &[u8]| {})
+            .unwrap();
+        t.set_session("bob", h.session.unwrap());
+        assert!(t.session("bob").unwrap().elicits());
+        assert!(!t.session("alice").unwrap().elicits(), "alice's is her own");
+        assert_eq!(t.by_peer(id("alice").peer()), Some("alice"));
+        assert_eq!(t.by_peer(id("bob").peer()), Some("bob"));
+        assert_eq!(t.by_peer(id("carol").peer()), None);
     }
 
     #[test]

@@ -63,13 +63,22 @@
 //! answer.
 //!
 //! # What the engine emits by itself
-//! [`App::poll`] (`Server::poll`: resource updates, task status and progress, deferred
-//! `tasks/result`) is called every [`Settings::poll_interval`] and after every message, while the
-//! link is up; each message goes where `mcp_core::transport::mqtt::route` says: resource updates
-//! and list changes on the capability topic `$mcp-server/capability/{server-id}/{server-name}`,
-//! for every client; everything else on the RPC topic of the client that spoke last (dropped
-//! when there is none). While the link is down the engine is not polled: what it owes stays owed
-//! until the next connection.
+//! [`App::poll`] (`Server::poll_with` or `poll_async`: resource updates, task status and
+//! progress, deferred `tasks/result`, a held call's answer or outcome) is called every
+//! [`Settings::poll_interval`] and after every message, while the link is up; each message goes
+//! where `mcp_core::transport::mqtt::route` says: resource updates and list changes on the
+//! capability topic `$mcp-server/capability/{server-id}/{server-name}`, for every client;
+//! everything else on the RPC topic of the client it is for (`Polled::to`: the client that made
+//! the call), and only there — dropped when that client is gone. While the link is down the engine
+//! is not polled: what it owes stays owed until the next connection.
+//!
+//! # One session per client
+//! Every client of the device shares its one engine, but not its session: the table keeps a
+//! `mcp_core::Session` per client (its negotiated revision, whether it declared `elicitation`)
+//! and lends it with each of that client's messages, so one client's `initialize` never changes
+//! what the engine assumes of another — above all whether it may ask *that* client's user to
+//! confirm a call. A client that is forgotten takes a call it left waiting for a person with it
+//! ([`App::forget`]).
 //!
 //! # Links fail
 //! - **Reconnect forever**, after [`Backoff`]: `first` doubling up to `max`, each wait drawn
@@ -98,25 +107,31 @@ mod session;
 use core::future::Future;
 
 use embassy_time::{Duration, Timer};
-use mcp_core::Principal;
-use mcp_core::server::{Delivery, Input, Receipt};
+use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mcp_core::transport::mqtt::{AdmissionRate, NameError, ServerTopics};
+use mcp_core::{Principal, Session};
 
 pub use backoff::Backoff;
 pub use session::{Ended, MAX_CLIENTS};
 
 /// What the device does with MCP messages: the engine and its board.
 pub trait App {
-    /// Handles one message (`Server::handle_async`, or `Server::handle`): the answer, if any,
-    /// goes to the start of `out`.
+    /// Handles one message (`Server::handle_async`, or `Server::handle_with`): the answer, if
+    /// any, goes to the start of `out`. `input` names its client (`Input::peer`) and lends that
+    /// client's session (`Input::session`); give back `Handled::session` in [`Answer::session`].
     fn handle(&mut self, input: Input<'_>, out: &mut [u8]) -> impl Future<Output = Answer>;
 
-    /// Writes at most one message the engine owes into `out` (`Server::poll`); its length, 0
-    /// when nothing is owed.
-    fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> usize;
+    /// Writes at most one message the engine owes into `out` (`Server::poll_async`, or
+    /// `Server::poll_with`), and says whom it is for (`Polled::to`): a held call's answer, a
+    /// task's status go to the client that made the call, and only there.
+    fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> impl Future<Output = Polled>;
 
     /// What became of a remembered answer (`Server::delivered`).
     fn delivered(&mut self, receipt: Receipt, delivery: Delivery);
+
+    /// The client `peer` is gone: a call it left waiting for a person, and its listen streams,
+    /// end with it (`Server::forget_confirmation`, `Server::forget_listens`).
+    fn forget(&mut self, peer: Peer);
 }
 
 /// What [`App::handle`] produced.
@@ -126,6 +141,8 @@ pub struct Answer {
     pub len: usize,
     /// The receipt of a remembered answer (`Handled::receipt`): its delivery is reported.
     pub receipt: Option<Receipt>,
+    /// The client's session after the message (`Handled::session`), kept for its next one.
+    pub session: Option<Session>,
 }
 
 /// Opens the stream to the broker.

@@ -135,7 +135,6 @@ pub(crate) async fn session<C: Connect, A: App, const CLIENTS: usize>(
             message,
             out,
             inflight: heapless::Vec::new(),
-            current: None,
             keep_alive: settings.keep_alive,
             heard: Instant::now(),
             sent: Instant::now(),
@@ -195,8 +194,6 @@ struct Link<'l, 'a, 'c, N: Transport, A, const CLIENTS: usize> {
     out: &'l mut [u8],
     /// QoS 1 publishes awaiting their PUBACK, with the receipt of the answer each one carries.
     inflight: heapless::Vec<(PacketIdentifier, Option<Receipt>), SEND_MAXIMUM>,
-    /// The client that spoke last: where what the engine emits by itself goes.
-    current: Option<Id>,
     /// The keep-alive in force (the broker may impose its own).
     keep_alive: Duration,
     /// When the last packet from the broker arrived.
@@ -490,12 +487,18 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         }
     }
 
-    /// Hands the message to the engine as `client`'s and publishes the answer on its RPC topic.
+    /// Hands the message to the engine as `client`'s (with its session) and publishes the answer
+    /// on its RPC topic.
     async fn handle(&mut self, client: ClientId<'_>, len: usize) -> Result<(), Ended> {
-        self.current = Some(clients::owned(client));
         let msg = self.message.get(..len).unwrap_or_default();
-        let input = Input::new(msg, self.settings.principal).peer(client.peer());
+        let session = self.clients.session(client.as_str()).unwrap_or_default();
+        let input = Input::new(msg, self.settings.principal)
+            .peer(client.peer())
+            .session(session);
         let answer = self.app.handle(input, self.out).await;
+        if let Some(after) = answer.session {
+            self.clients.set_session(client.as_str(), after);
+        }
         if answer.len == 0 {
             return Ok(());
         }
@@ -528,8 +531,8 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         if !self.clients.forget(client) {
             return Ok(());
         }
-        if self.current.as_deref() == Some(client) {
-            self.current = None;
+        if let Ok(c) = ClientId::new(client) {
+            self.app.forget(c.peer());
         }
         self.unsubscribe_client(client).await
     }
@@ -541,16 +544,19 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         self.polled = now;
         let room = SEND_MAXIMUM.min(usize::from(self.mqtt.server_config().receive_maximum.get()));
         while self.inflight.len() < room {
-            let n = self.app.poll(now.as_millis(), self.out);
+            let polled = self.app.poll(now.as_millis(), self.out).await;
+            let n = polled.len;
             if n == 0 {
                 break;
             }
             let route = conv::route(self.out.get(..n).unwrap_or_default());
             let mut topic = [0u8; MAX_TOPIC_LEN];
-            let topic = match (route, self.current.as_deref().map(ClientId::new)) {
+            // What is for one client goes to that client only (never to whoever spoke last).
+            let client = polled.to.and_then(|peer| self.clients.by_peer(peer));
+            let topic = match (route, client.map(ClientId::new)) {
                 (Route::Capability, _) => self.me.capability(&mut topic),
                 (Route::Rpc, Some(Ok(client))) => self.me.rpc(client, &mut topic),
-                // Nobody to send it to.
+                // Nobody to send it to (the client is gone).
                 (Route::Rpc, _) => continue,
             };
             let topic = topic.map_err(|_| Ended::Protocol)?;

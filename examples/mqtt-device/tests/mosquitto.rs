@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use embedded_io_adapters::tokio_1::FromTokio;
-use mcp_core::server::{Delivery, Input, Receipt};
+use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Ended, Settings};
 use mqtt_fleet::devices::{Ledger, LedgerEngine, ledger_engine};
 use mqtt_fleet::{Broker, Client};
@@ -49,19 +49,25 @@ impl App for Device {
             Ok(h) => Answer {
                 len: h.len,
                 receipt: h.receipt,
+                session: h.session,
             },
             Err(_) => Answer::default(),
         }
     }
 
-    fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> usize {
+    async fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> Polled {
         self.engine
-            .poll(now_ms, &mut self.board.lock().unwrap(), out)
+            .poll_with(now_ms, &mut self.board.lock().unwrap(), out)
     }
 
     fn delivered(&mut self, receipt: Receipt, delivery: Delivery) {
         self.engine.delivered(receipt, delivery);
         self.deliveries.lock().unwrap().push(delivery);
+    }
+
+    fn forget(&mut self, peer: Peer) {
+        self.engine.forget_confirmation(peer);
+        self.engine.forget_listens(peer);
     }
 }
 

@@ -591,7 +591,10 @@ impl<
 
         let (token, log_level) = match era {
             Era::Modern(m) => (m.progress_token, m.log_level),
-            Era::Legacy => (progress_token(frame), self.session.log_level),
+            Era::Legacy => (
+                progress_token(frame),
+                self.session.log_level.or(self.config.log_level),
+            ),
         };
         let Respond { out, info, .. } = respond;
         Prepared::Ready(

@@ -286,8 +286,9 @@ pub struct Vision<'i> {
 /// each of that client's messages ([`Input::session`]) and stores what comes back in
 /// [`Handled::session`]. So one client's `initialize` never changes what the engine assumes of
 /// another: its revision, and above all whether the engine may ask *that* client's user to
-/// confirm a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// confirm a call. A new client's session is [`Session::default`] (not initialized; the
+/// configured log level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Session {
     revision: Option<Revision>,
@@ -295,6 +296,7 @@ pub struct Session {
     elicits: bool,
     /// Declared `tasks` at `initialize` (2025-11-25 or later): it can follow a long-running call.
     tasks: bool,
+    /// The level the client asked for (`logging/setLevel`); `None`: the configured one.
     log_level: Option<LogLevel>,
 }
 
@@ -864,7 +866,7 @@ impl<
                 revision: None,
                 elicits: false,
                 tasks: false,
-                log_level: config.log_level,
+                log_level: None,
             },
             cache: RecentCalls::new(),
             tasks: tasks::Tasks::new(),
@@ -976,13 +978,13 @@ impl<
     }
 
     /// A session for a new client of a transport that serves several clients with this engine
-    /// (see [`Session`]): not initialized, the configured log level.
+    /// (see [`Session`]): not initialized, the configured log level ([`Session::default`]).
     pub const fn new_session(&self) -> Session {
         Session {
             revision: None,
             elicits: false,
             tasks: false,
-            log_level: self.config.log_level,
+            log_level: None,
         }
     }
 
