@@ -30,7 +30,7 @@ use crate::{App, Buffers, Connect, Settings};
 /// device's own presence topic and three topics per client session, all sent right after a
 /// reconnection.
 const SUBSCRIBE_MAXIMUM: usize = 32;
-/// The most client sessions a device can keep: what [`SUBSCRIBE_MAXIMUM`] allows.
+/// The most client sessions a device can keep: what `SUBSCRIBE_MAXIMUM` allows.
 pub const MAX_CLIENTS: usize = (SUBSCRIBE_MAXIMUM - 2) / 3;
 /// QoS 1 messages the broker may send before the device acknowledges them (MQTT 5 Receive
 /// Maximum). The device acknowledges each one as it reads it.
