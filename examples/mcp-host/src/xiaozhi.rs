@@ -45,7 +45,7 @@
 //!   timed out, closed right after the upgrade (as a backend does that turns away a device
 //!   without a `Device-Id` header), no hello in time. Only a connection that had a session
 //!   starts the backoff again from [`Backoff::first`]
-//!   ([`Reconnect`](mcp_core::transport::xiaozhi::Reconnect), the rule the ESP32 firmware
+//!   ([`Reconnect`], the rule the ESP32 firmware
 //!   follows too).
 
 use std::fmt;
