@@ -17,6 +17,9 @@ pub type Board = mcp_hal::sim::DemoBoard;
 /// The device-sim tool set, in listing order.
 pub const TOOLS: &[&Tool<Board>] = Board::TOOLS;
 
+/// The tool capacity of a server with [`TOOLS`]: one per row of the demo board's table.
+pub const CAPACITY: usize = mcp_hal::sim::DEMO_TOOLS;
+
 /// `self.audio_speaker.set_volume` from mcp-hal's audio kit (the set's second tool): writes the
 /// codec register, reads it back and compares.
 pub static SET_VOLUME: Tool<Board> = audio::set_volume();

@@ -44,7 +44,7 @@ use crate::scenarios::{Check, Harness, INITIALIZE, Step};
 pub fn our_set_volume_listing() -> &'static Value {
     static LISTING: OnceLock<Value> = OnceLock::new();
     LISTING.get_or_init(|| {
-        let (mut server, mut board) = crate::ours::server::<8>(TOOLS);
+        let (mut server, mut board) = crate::ours::server::<{ crate::board::CAPACITY }>(TOOLS);
         let mut out = vec![0u8; crate::ours::OUT_LEN];
         let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let len = match server.handle(list, mcp_core::Principal::Model, &mut board, &mut out) {

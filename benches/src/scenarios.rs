@@ -11,7 +11,7 @@ use mcp_core::registry::{Audience, Tool};
 use mcp_hal::audio::AudioCodec as _;
 use serde_json::Value;
 
-use crate::board::{Board, SET_VOLUME, SHOW_TEXT, TOOLS, fillers, shown_chars};
+use crate::board::{Board, CAPACITY, SET_VOLUME, SHOW_TEXT, TOOLS, fillers, shown_chars};
 use crate::ours::{Ours, server};
 use crate::rmcp_side::{RmcpDirect, RmcpServed};
 
@@ -397,7 +397,7 @@ fn no_board_check(_: &mut Board) -> Result<(), String> {
 // ---- the scenarios ----
 
 fn ours_initialize() -> Box<dyn Harness> {
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         initialize_messages(),
         expect_initialize,
@@ -406,7 +406,7 @@ fn ours_initialize() -> Box<dyn Harness> {
 }
 
 fn ours_ping() -> Box<dyn Harness> {
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         ping_messages(),
         expect_ping,
@@ -415,7 +415,7 @@ fn ours_ping() -> Box<dyn Harness> {
 }
 
 fn ours_first_page() -> Box<dyn Harness> {
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         cycle(|_| r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list"}"#.to_string()),
         expect_first_page,
@@ -467,7 +467,7 @@ fn ours_all_pages() -> Box<dyn Harness> {
 }
 
 fn ours_set_volume() -> Box<dyn Harness> {
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         set_volume_messages(),
         expect_set_volume,
@@ -477,7 +477,7 @@ fn ours_set_volume() -> Box<dyn Harness> {
 
 fn ours_escaped() -> Box<dyn Harness> {
     let tools: Vec<&'static Tool<Board>> = TOOLS.iter().copied().chain([&SHOW_TEXT]).collect();
-    Box::new(Ours::<9>::new(
+    Box::new(Ours::<{ CAPACITY + 1 }>::new(
         server(&tools),
         cycle(|_| {
             call(
@@ -491,7 +491,7 @@ fn ours_escaped() -> Box<dyn Harness> {
 }
 
 fn ours_out_of_range() -> Box<dyn Harness> {
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         out_of_range_messages(),
         expect_out_of_range,
@@ -500,7 +500,7 @@ fn ours_out_of_range() -> Box<dyn Harness> {
 }
 
 fn ours_unknown_tool() -> Box<dyn Harness> {
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         unknown_tool_messages(),
         expect_unknown_tool,
@@ -510,7 +510,7 @@ fn ours_unknown_tool() -> Box<dyn Harness> {
 
 fn ours_parse_error() -> Box<dyn Harness> {
     // A frame cut short: the whole message is scanned before the error is found.
-    Box::new(Ours::<8>::new(
+    Box::new(Ours::<CAPACITY>::new(
         server(TOOLS),
         cycle(|_| {
             let full = call(SET_VOLUME.name(), r#"{"volume":40}"#);
@@ -585,7 +585,7 @@ pub fn all() -> Vec<Scenario> {
         s(
             "tools_list_first_page",
             O,
-            "tools/list, device-sim tool set (8 tools, one page)",
+            "tools/list, device-sim tool set (the demo board's tools, one page)",
             ours_first_page,
         ),
         s(

@@ -198,8 +198,14 @@ fn modern_clients_get_tool_errors_and_paging() {
         }
     }
     assert!(pages >= 3, "{pages}");
-    assert_eq!(names.len(), 47);
-    assert_eq!(names.last().unwrap(), "self.extra.filler_040");
+    // Every tool of the demo board's table the model may see, in order, then the fillers.
+    let expected: Vec<String> = mcp_hal::sim::DemoBoard::<mcp_hal::sim::SimTime>::TOOLS
+        .iter()
+        .filter(|t| t.audience() != mcp_core::Audience::User)
+        .map(|t| t.name().to_string())
+        .chain((1..=40).map(|i| format!("self.extra.filler_{i:03}")))
+        .collect();
+    assert_eq!(names, expected);
     let bad = sim.ask(&call(5, "self.screen.set_theme", json!({"theme": "blue"})));
     assert_eq!(bad["result"]["isError"], true);
     assert_eq!(

@@ -165,6 +165,16 @@ pub struct Tool<C> {
     confirm: Option<Confirm>,
 }
 
+// A tool is a handful of references, function pointers and flags, whatever the context type: a
+// copy of it is a copy of those (a derive would ask `C: Copy`).
+impl<C> Clone for Tool<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for Tool<C> {}
+
 /// A person's yes, obtained by the engine before a tool acts (see [`Tool::confirm`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Confirm {

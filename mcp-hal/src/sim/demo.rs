@@ -15,6 +15,14 @@
 //!
 //! [`DemoBoard::CONFIRMED_TOOLS`] is the same set with a person in the loop: `self.reboot` open
 //! to the model but confirmed first, `self.relay.set` confirmed when it switches on.
+//! [`DemoBoard::ASYNC_TOOLS`] is the same set for async firmware.
+//!
+//! **One table.** The three sets are the columns of [`DemoBoard::TABLE`], one row per tool
+//! ([`DemoTool`]: its standard, confirmed and async form). Adding a simulated device — a fan with
+//! a `self.fan.set_speed` tool, say — is a change to three files: the device in
+//! `sim/fan.rs`, its field in [`SimBoard`] (`sim/mod.rs`), and its row in `TABLE` with
+//! [`DEMO_TOOLS`] one more (this file). Every set follows, and so do the tests, the simulator and
+//! the benches, which compare against the table (or its [`DEMO_TOOLS`]), not against counts.
 //!
 //! | resource (`DemoBoard::RESOURCES`, feature `resources`) | from | contents |
 //! |---|---|---|
@@ -153,6 +161,75 @@ impl Default for DemoWatch {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// How many tools the demo board has: the rows of [`DemoBoard::TABLE`].
+pub const DEMO_TOOLS: usize = 8;
+
+/// One tool of the demo board: the form each of its tool sets serves (see
+/// [`DemoBoard::TABLE`]).
+#[derive(Debug)]
+pub struct DemoTool<T: 'static> {
+    /// In [`DemoBoard::TOOLS`].
+    pub standard: Tool<DemoBoard<T>>,
+    /// In [`DemoBoard::CONFIRMED_TOOLS`]: the standard tool, unless a person confirms it there.
+    pub confirmed: Tool<DemoBoard<T>>,
+    /// In [`DemoBoard::ASYNC_TOOLS`]: the standard tool, unless its kit has an async form.
+    pub asynch: Tool<DemoBoard<T>>,
+}
+
+impl<T: 'static> DemoTool<T> {
+    /// The same tool in every set.
+    pub const fn same(tool: Tool<DemoBoard<T>>) -> Self {
+        DemoTool {
+            standard: tool,
+            confirmed: tool,
+            asynch: tool,
+        }
+    }
+
+    /// Served as `tool` in the set with a person in the loop.
+    pub const fn confirmed(mut self, tool: Tool<DemoBoard<T>>) -> Self {
+        self.confirmed = tool;
+        self
+    }
+
+    /// Served as `tool` (an async kit) in the async set.
+    pub const fn asynch(mut self, tool: Tool<DemoBoard<T>>) -> Self {
+        self.asynch = tool;
+        self
+    }
+}
+
+/// A tool set of the demo board: a column of [`DemoBoard::TABLE`].
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    Standard,
+    Confirmed,
+    Async,
+}
+
+/// The tools of one column, in row order. (Evaluated at compile time only: an index out of
+/// range would be a build error, never a panic on a device.)
+#[allow(
+    clippy::indexing_slicing,
+    reason = "const evaluation; `i < DEMO_TOOLS` and the table has `DEMO_TOOLS` rows"
+)]
+const fn column<T: 'static>(
+    table: &'static [DemoTool<T>; DEMO_TOOLS],
+    which: Column,
+) -> [&'static Tool<DemoBoard<T>>; DEMO_TOOLS] {
+    let mut tools = [&table[0].standard; DEMO_TOOLS];
+    let mut i = 0;
+    while i < DEMO_TOOLS {
+        tools[i] = match which {
+            Column::Standard => &table[i].standard,
+            Column::Confirmed => &table[i].confirmed,
+            Column::Async => &table[i].asynch,
+        };
+        i += 1;
+    }
+    tools
 }
 
 /// Everything the demo board's tools act on (see the [module docs](self)).
@@ -340,36 +417,41 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     .params(&[Param::string("theme", "The theme of the screen").one_of(THEMES)])
     .annotations(Annotations::new().idempotent(true).destructive(false));
 
+    /// Every tool of the demo board, one row each, in listing order: the tool of the standard set,
+    /// of the set with a person in the loop, and of the async set. [`TOOLS`](Self::TOOLS),
+    /// [`CONFIRMED_TOOLS`](Self::CONFIRMED_TOOLS) and [`ASYNC_TOOLS`](Self::ASYNC_TOOLS) are its
+    /// columns: a new simulated device's tool is one row here (and [`DEMO_TOOLS`] one more), and
+    /// every set, listing and test that compares against the sets follows.
+    pub const TABLE: &'static [DemoTool<T>; DEMO_TOOLS] = &[
+        DemoTool::same(status::get_device_status().output(STATUS_SCHEMA))
+            .asynch(crate::kits::asynch::status::get_device_status().output(STATUS_SCHEMA)),
+        DemoTool::same(audio::set_volume()).asynch(crate::kits::asynch::audio::set_volume()),
+        DemoTool::same(screen::set_brightness())
+            .asynch(crate::kits::asynch::screen::set_brightness()),
+        DemoTool::same(Self::SET_THEME),
+        DemoTool::same(relay::set())
+            .confirmed(relay::set().confirm(relay::CONFIRM_ON))
+            .asynch(crate::kits::asynch::relay::set()),
+        DemoTool::same(motor::move_to::<Self, 0, 1000>()),
+        DemoTool::same(status_tool()),
+        DemoTool::same(system::reboot())
+            .confirmed(system::confirmed())
+            .asynch(crate::kits::asynch::system::reboot()),
+    ];
+
     /// The standard tool set, in listing order (see the [module docs](self)); register it with
     /// [`Server::register_all`](mcp_core::Server::register_all). It needs a server with a task
-    /// table (`self.motor.move_to` is long-running).
-    pub const TOOLS: &'static [&'static Tool<Self>] = &[
-        &status::get_device_status().output(STATUS_SCHEMA),
-        &audio::set_volume(),
-        &screen::set_brightness(),
-        &Self::SET_THEME,
-        &relay::set(),
-        &motor::move_to::<Self, 0, 1000>(),
-        &status_tool(),
-        &system::reboot(),
-    ];
+    /// table (`self.motor.move_to` is long-running). A column of [`TABLE`](Self::TABLE).
+    pub const TOOLS: &'static [&'static Tool<Self>] = &column(Self::TABLE, Column::Standard);
 
     /// [`TOOLS`](Self::TOOLS) with a person in the loop (feature `confirm`): the same
     /// tools in the same order, but `self.reboot` is open to the model and asks first
     /// ([`system::confirmed`], [`system::CONFIRM`]: "Reboot the device?"), and `self.relay.set`
     /// asks before switching on ([`relay::CONFIRM_ON`]; switching off never asks). A person
     /// calling ([`Principal::User`](mcp_core::Principal::User)) is not asked again.
-    /// `device-sim --confirm` serves this set.
-    pub const CONFIRMED_TOOLS: &'static [&'static Tool<Self>] = &[
-        &status::get_device_status().output(STATUS_SCHEMA),
-        &audio::set_volume(),
-        &screen::set_brightness(),
-        &Self::SET_THEME,
-        &relay::set().confirm(relay::CONFIRM_ON),
-        &motor::move_to::<Self, 0, 1000>(),
-        &status_tool(),
-        &system::confirmed(),
-    ];
+    /// `device-sim --confirm` serves this set. A column of [`TABLE`](Self::TABLE).
+    pub const CONFIRMED_TOOLS: &'static [&'static Tool<Self>] =
+        &column(Self::TABLE, Column::Confirmed);
 
     /// The three live resources, in listing order (see the [module docs](self)); register each
     /// with [`Server::register_resource`](mcp_core::Server::register_resource), and publish
@@ -490,19 +572,10 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     /// [`TOOLS`](Self::TOOLS) for async firmware: the same tools in the same order, the kits
     /// that have an async form ([`kits::asynch`](crate::kits::asynch): status, volume,
     /// brightness, relay, reboot) as async tools, the others (theme, the long-running motor, the
-    /// task status tool) blocking. Serve it with [`Server::handle_async`](mcp_core::Server::handle_async)
+    /// task status tool) blocking. A column of [`TABLE`](Self::TABLE). Serve it with [`Server::handle_async`](mcp_core::Server::handle_async)
     /// and [`DemoBoard::call_async`]. The listing differs from the blocking set in one member:
     /// async tools cannot be tasks, so volume and relay carry no `execution.taskSupport`.
-    pub const ASYNC_TOOLS: &'static [&'static Tool<Self>] = &[
-        &crate::kits::asynch::status::get_device_status().output(STATUS_SCHEMA),
-        &crate::kits::asynch::audio::set_volume(),
-        &crate::kits::asynch::screen::set_brightness(),
-        &Self::SET_THEME,
-        &crate::kits::asynch::relay::set(),
-        &motor::move_to::<Self, 0, 1000>(),
-        &status_tool(),
-        &crate::kits::asynch::system::reboot(),
-    ];
+    pub const ASYNC_TOOLS: &'static [&'static Tool<Self>] = &column(Self::TABLE, Column::Async);
 
     /// [`RESOURCES`](Self::RESOURCES) for async firmware: the temperature and the battery
     /// answered from the last sample the [`watch`](Self::watch) took (a resource reader cannot
@@ -626,6 +699,37 @@ mod test {
         let answer = call(&mut server, &mut board, &on);
         assert!(answer.contains(r#""level":"measured""#), "{answer}");
         assert!(board.sim.relay.coil());
+    }
+
+    /// The three sets are the table's columns: row `i` is tool `i` of each set, named alike
+    /// (listing order is the table's), and the confirmed and async forms differ from the standard
+    /// one exactly where a row says so.
+    #[test]
+    fn every_set_is_a_column_of_the_table() {
+        type B = DemoBoard<SimTime>;
+        for set in [B::TOOLS, B::CONFIRMED_TOOLS, B::ASYNC_TOOLS] {
+            assert_eq!(set.len(), DEMO_TOOLS);
+        }
+        for (i, row) in B::TABLE.iter().enumerate() {
+            let name = row.standard.name();
+            assert_eq!(B::TOOLS[i].name(), name);
+            assert_eq!(B::CONFIRMED_TOOLS[i].name(), name);
+            assert_eq!(B::ASYNC_TOOLS[i].name(), name);
+            assert_eq!(
+                B::CONFIRMED_TOOLS[i].confirmation().is_some(),
+                row.confirmed.confirmation().is_some()
+            );
+            assert_eq!(
+                B::ASYNC_TOOLS[i].handler().is_none(),
+                row.asynch.handler().is_none()
+            );
+        }
+        let confirmed: Vec<_> = B::CONFIRMED_TOOLS
+            .iter()
+            .filter(|t| t.confirmation().is_some())
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(confirmed, ["self.relay.set", "self.reboot"]);
     }
 
     #[cfg(feature = "confirm")]

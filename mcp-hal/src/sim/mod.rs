@@ -82,7 +82,7 @@ pub use backlight::SimBacklight;
 pub use board::SimBoard;
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
-pub use demo::{DemoBoard, SimTime, Timebase};
+pub use demo::{DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase};
 pub use fault::{Fault, Faults, FaultsIter, UnknownFault};
 pub use motor::SimMotor;
 pub use relay::SimRelay;
