@@ -125,3 +125,78 @@ pub use server::{
     Call, Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Polled,
     Principal, Revision, Server, Session, UserToolPolicy, Vision,
 };
+
+/// The [`Server`] type with its capacities **named**, each one left out taking its default:
+/// `server_type!(Board; tools = 16, hold = 0)` instead of
+/// `Server<'static, Board, 16, 2, 4, 384, 4, 1, 0>` (nine positional generics, where setting the
+/// last one means spelling all).
+///
+/// | name | what | default |
+/// |---|---|---|
+/// | `tools` | tool capacity (required) | — |
+/// | `tasks` | long-running actions tracked at once (0: no MCP Tasks) | 2 |
+/// | `cache` | recent calls kept for retransmissions (0: none) | 4 |
+/// | `cache_bytes` | bytes of each kept answer | 384 |
+/// | `resources` | live resources (feature `resources`) | 4 |
+/// | `listen` | 2026-07-28 listen streams (feature `resources`) | 1 |
+/// | `hold` | bytes of a call held for a person's confirmation (feature `confirm`; 0: none) | 256 |
+/// | `lifetime` | the tools' lifetime | `'static` |
+///
+/// The names may come in any order. What each costs in RAM: [`Server`].
+///
+/// ```
+/// use mcp_core::{Config, Server, server_type};
+///
+/// struct Board;
+/// // A UART firmware: 8 tools, no task table, nothing held for a person.
+/// type Engine = server_type!(Board; tools = 8, tasks = 0, hold = 0);
+/// let engine: Engine = Server::new(Config::new("uart-device", "1.0"));
+/// let spelled: Server<'static, Board, 8, 0, 4, 384, 4, 1, 0> = engine;
+/// # let _ = spelled;
+/// ```
+#[macro_export]
+macro_rules! server_type {
+    ($ctx:ty; $($named:tt)*) => {
+        $crate::server_type!(@named [$ctx] ['static] [] [2] [4] [384] [4] [1] [256] $($named)*)
+    };
+    // One name at a time, replacing its default.
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        tools = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$v] [$t] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        tasks = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$v] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        cache = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$v] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        cache_bytes = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$v] [$r] [$l] [$h] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        resources = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$cb] [$v] [$l] [$h] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        listen = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$cb] [$r] [$v] [$h] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        hold = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$cb] [$r] [$l] [$v] $($($rest)*)?)
+    };
+    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
+        lifetime = $v:lifetime $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@named [$c] [$v] [$($n)?] [$t] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    };
+    // All named: the type.
+    (@named [$c:ty] [$lt:lifetime] [$n:expr] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]) => {
+        $crate::Server<$lt, $c, { $n }, { $t }, { $ca }, { $cb }, { $r }, { $l }, { $h }>
+    };
+    (@named [$c:ty] [$lt:lifetime] [] $($rest:tt)*) => {
+        compile_error!("server_type!: name the tool capacity, `tools = N`")
+    };
+}

@@ -33,7 +33,7 @@ use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
 use mcp_core::transport::stdio::LineLink;
-use mcp_core::{Call, Config, Principal, Server, ToolResult};
+use mcp_core::{Call, Config, Principal, ToolResult, server_type};
 use mcp_hal::ErrorKind;
 use mcp_hal::kits::asynch::{audio, mute, relay};
 
@@ -58,7 +58,8 @@ type MyBoard = Board<Amp<AmpBus, Delay>, LatchingRelay<Coil, Coil, AuxContact, D
 /// Three tools, no task table (mcp-hal without `tasks`), two remembered calls; no live
 /// resources nor listen streams; a call of up to 256 bytes held while a person is asked (the
 /// garage door).
-type Engine = Server<'static, MyBoard, 4, 0, 2, 320, 0, 0, 256>;
+type Engine = server_type!(MyBoard; tools = 4, tasks = 0, cache = 2, cache_bytes = 320,
+    resources = 0, listen = 0, hold = 256);
 
 /// The async tools' handler: every kit of the board, the relay kit under the garage door's name.
 async fn run(board: &mut MyBoard, call: Call<'_, '_>) -> ToolResult {

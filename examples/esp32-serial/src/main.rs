@@ -35,7 +35,7 @@ use esp_hal::main;
 use esp_hal::time::{Duration, Instant, Rate};
 use esp_hal::usb::usb_serial_jtag::UsbSerialJtag;
 use mcp_core::transport::stdio::{LineLink, Port};
-use mcp_core::{Config, Principal, Server};
+use mcp_core::{Config, Principal, server_type};
 use mcp_hal::Percent;
 use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
 
@@ -43,7 +43,8 @@ esp_bootloader_esp_idf::esp_app_desc!();
 
 // No live resources, listen streams nor held calls (`RES`, `LISTEN`, `HOLD` = 0; without the
 // features `resources` and `confirm` they would cost nothing anyway).
-type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>;
+type Engine = server_type!(Board; tools = TOOL_CAPACITY, tasks = TASKS, cache = CACHE,
+    cache_bytes = CACHE_BYTES, resources = 0, listen = 0, hold = 0);
 
 const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)
