@@ -201,3 +201,111 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
     assert_eq!(outcome["evidence"]["level"], "measured", "{outcome}");
     assert_ne!(outcome["isError"], true, "{outcome}");
 }
+
+/// Issue 22, bug 2: over MQTT one engine serves every client of the device. Alice declared no
+/// elicitation; Bob did. Bob's `initialize` must not make the engine ask Alice's user: her call
+/// waits for the device's button. Bob's answer — with the old sequential id, or any — settles
+/// nothing of hers, and the outcome of her call goes to her only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_never_answers_another_clients_confirmation() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let url = broker.url();
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--mqtt", &url, "--device-id", "shared", "--confirm"])
+    })
+    .await
+    .unwrap();
+    let sim = std::sync::Arc::new(sim);
+    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
+        let sim = sim.clone();
+        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
+    };
+    let alice = Client::connect(&broker.url(), "alice").unwrap();
+    let bob = Client::connect(&broker.url(), "bob").unwrap();
+    assert!(alice.wait_for_online(1, T).await, "{:?}", alice.devices());
+    assert!(bob.wait_for_online(1, T).await, "{:?}", bob.devices());
+    alice.initialize("shared", T).await.unwrap();
+    // Bob declares elicitation at his initialize.
+    let init = bob.expect_answer("shared", &json!(0));
+    bob.send_control(
+        "shared",
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
+            "clientInfo":{"name":"bob","version":"1"}}})
+        .to_string(),
+    )
+    .await
+    .unwrap();
+    tokio::time::timeout(T, init).await.unwrap().unwrap();
+    bob.send(
+        "shared",
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string(),
+    )
+    .await
+    .unwrap();
+
+    // Alice asks for a reboot: her user cannot be asked, so the device's button decides.
+    let mut answer = alice.expect_answer("shared", &json!(7));
+    alice
+        .send(
+            "shared",
+            json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+                "params":{"name":"self.reboot","arguments":{}}})
+            .to_string(),
+        )
+        .await
+        .unwrap();
+    let s = on_page("Alice's reboot waiting on the device", |s| {
+        s["confirmation"]["tool"] == "self.reboot"
+    })
+    .await
+    .unwrap();
+    assert_eq!(s["confirmation"]["on_device"], true, "{s:#}");
+    assert!(
+        alice
+            .notifications("shared")
+            .iter()
+            .all(|n| n["method"] != "elicitation/create"),
+        "Alice was not asked through elicitation"
+    );
+    // Bob answers "yes" as if it were his question, with the old sequential id and the
+    // question's real number: nothing happens.
+    let approval = s["confirmation"]["approval"].as_str().unwrap().to_string();
+    for id in [json!("confirm-1"), json!(format!("confirm-{approval}"))] {
+        bob.send(
+            "shared",
+            json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept","content":{"confirm":true}}})
+                .to_string(),
+        )
+        .await
+        .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let s = on_page("still waiting for the button", |s| {
+        s["confirmation"]["tool"] == "self.reboot"
+    })
+    .await
+    .unwrap();
+    assert_eq!(s["reboot"]["scheduled"], 0, "Bob's yes ran nothing: {s:#}");
+    assert!(answer.try_recv().is_err(), "Alice has no answer yet");
+    // The press decides; the outcome is Alice's call's answer, and Bob hears nothing of it.
+    let sim2 = sim.clone();
+    let (_, v) =
+        tokio::task::spawn_blocking(move || api(&sim2, "POST", "/sim/button", Some(&json!({}))))
+            .await
+            .unwrap();
+    assert_eq!(v["answers"]["tool"], "self.reboot", "{v}");
+    let outcome = tokio::time::timeout(T, answer).await.unwrap().unwrap();
+    assert_eq!(outcome["result"]["isError"], false, "{outcome}");
+    assert_eq!(outcome["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(bob.answers("shared", &json!(7)), 0, "Bob got Alice's answer");
+    assert!(
+        bob.notifications("shared")
+            .iter()
+            .all(|n| n["params"]["logger"] != "confirmation"),
+        "{:?}",
+        bob.notifications("shared")
+    );
+}
