@@ -300,7 +300,11 @@ async fn one_client_never_answers_another_clients_confirmation() {
     let outcome = tokio::time::timeout(T, answer).await.unwrap().unwrap();
     assert_eq!(outcome["result"]["isError"], false, "{outcome}");
     assert_eq!(outcome["result"]["evidence"]["level"], "scheduled");
-    assert_eq!(bob.answers("shared", &json!(7)), 0, "Bob got Alice's answer");
+    assert_eq!(
+        bob.answers("shared", &json!(7)),
+        0,
+        "Bob got Alice's answer"
+    );
     assert!(
         bob.notifications("shared")
             .iter()

@@ -759,3 +759,107 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
     });
     rx
 }
+
+#[cfg(test)]
+mod test {
+    #![allow(clippy::unwrap_used, reason = "a test")]
+
+    use super::*;
+    use mcp_core::{Args, Config, Confirm, Output, Reply, Tool, ToolResult};
+
+    /// A board with one tool that asks first.
+    #[derive(Default)]
+    struct Dev {
+        reboots: u32,
+    }
+
+    impl Board for Dev {}
+
+    fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+        d.reboots += 1;
+        Ok(Output::bool(true))
+    }
+
+    const REBOOT: Tool<Dev> =
+        Tool::new("self.reboot", "Reboot", reboot).confirm(Confirm::new("Reboot?"));
+
+    fn engine(seed: u8) -> Mutex<Box<Engine<Dev, 2, 0>>> {
+        let mut e = Box::new(Engine::new(Config::new("t", "1").hold_answer(0)));
+        e.register(&REBOOT).unwrap();
+        e.set_entropy([seed; 16]);
+        Mutex::new(e)
+    }
+
+    fn hold(engine: &Mutex<Box<Engine<Dev, 2, 0>>>, board: &Mutex<Dev>) {
+        let msg =
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.reboot"}}"#;
+        let mut out = [0u8; 1024];
+        let h = lock(engine)
+            .handle(msg, Principal::Model, &mut lock(board), &mut out)
+            .unwrap();
+        assert!(h.len > 0, "answered that it waits");
+    }
+
+    fn poll_all(
+        engines: &[&Mutex<Box<Engine<Dev, 2, 0>>>],
+        board: &Mutex<Dev>,
+        now: u64,
+    ) -> Vec<Pending> {
+        let mut out = vec![0u8; 1024];
+        let mut held = Vec::new();
+        for e in engines {
+            let t = turn(e, board, &[], now, &mut out);
+            held.extend(t.held_after);
+        }
+        held
+    }
+
+    /// Issue 22, bug 4: with two calls waiting (two sessions), the device shows one — the first
+    /// held — and a press answers that one; a press in the same tick as a question appears answers
+    /// nothing; the next question is shown only after the first is answered.
+    #[test]
+    fn the_device_shows_one_question_first_held_first_and_a_press_answers_only_it() {
+        let board = Mutex::new(Dev::default());
+        let (a, b) = (engine(1), engine(2));
+        let mut panel = Panel::new(0);
+        // A press while nothing waits: only a press.
+        poll_all(&[&a, &b], &board, 100);
+        let pressed = panel.press(1, 100, [&a, &b]);
+        assert_eq!(pressed.len(), 1);
+        assert_eq!(pressed[0].answers, None);
+        // B's call is held first, then A's.
+        hold(&b, &board);
+        let held = poll_all(&[&a, &b], &board, 200);
+        let shown = panel.show(&held, 200);
+        assert_eq!(shown.len(), 1);
+        let b_question = shown[0].approval;
+        hold(&a, &board);
+        let held = poll_all(&[&a, &b], &board, 210);
+        let shown = panel.show(&held, 210);
+        assert_eq!(shown.len(), 2);
+        assert_eq!(shown[0].approval, b_question, "first held, first shown");
+        assert_eq!(shown[0].shown_since, Some(200));
+        assert_eq!(shown[1].shown_since, None, "A's waits its turn, not shown");
+        // A press answers B's (shown since before it), not A's.
+        let pressed = panel.press(2, 300, [&a, &b]);
+        assert_eq!(pressed[0].answers.as_ref().unwrap().approval, b_question);
+        poll_all(&[&a, &b], &board, 300);
+        assert_eq!(lock(&board).reboots, 1);
+        assert!(lock(&b).confirmation().is_none());
+        assert!(lock(&a).confirmation().is_some(), "A's still waits");
+        // A's question is shown from now: a press in this same tick answers nothing.
+        let held = poll_all(&[&a, &b], &board, 300);
+        let shown = panel.show(&held, 300);
+        assert_eq!(shown[0].shown_since, Some(300));
+        let pressed = panel.press(3, 300, [&a, &b]);
+        assert_eq!(pressed[0].answers, None, "a press as the question appears");
+        assert_eq!(lock(&board).reboots, 1);
+        // The panel shows it again on the next turn; a later press answers it.
+        let held = poll_all(&[&a, &b], &board, 320);
+        panel.show(&held, 320);
+        let pressed = panel.press(4, 400, [&a, &b]);
+        assert!(pressed[0].answers.is_some());
+        poll_all(&[&a, &b], &board, 400);
+        assert_eq!(lock(&board).reboots, 2);
+    }
+}
