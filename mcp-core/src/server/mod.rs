@@ -214,8 +214,8 @@ impl Config {
         self
     }
 
-    /// Sets how long a call held for the device's button may keep its answer back (ms; see
-    /// [`hold_answer_ms`](Self::hold_answer_ms)).
+    /// Sets how long a waiting call (for the device's button, or a long-running action) may keep
+    /// its answer back (ms; see [`hold_answer_ms`](Self::hold_answer_ms)).
     pub const fn hold_answer(mut self, ms: u32) -> Self {
         self.hold_answer_ms = ms;
         self
