@@ -21,6 +21,7 @@ use super::json::{
     check_string_escapes, check_utf8, digits_end, skip_ws,
 };
 use super::request::{Message, Top};
+use super::swar::{pack, pack_at};
 
 /// How many members of `params.arguments` the index records. A tool declares at most
 /// [`MAX_PARAMS`](crate::schema::MAX_PARAMS) parameters; an `arguments` object with more members
@@ -682,22 +683,6 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// Up to the first 8 bytes of `s` as a little-endian word, zero-padded.
-const fn pack(s: &[u8]) -> u64 {
-    let mut word = 0u64;
-    let mut shift = 0;
-    let mut rest = s;
-    while let [c, tail @ ..] = rest {
-        if shift == 64 {
-            break;
-        }
-        word |= (*c as u64) << shift;
-        shift += 8;
-        rest = tail;
-    }
-    word
-}
-
 /// The recorded member whose key, as clients write it (`"key":`, no space before the colon),
 /// starts the bytes at `p`, and that spelling's length.
 #[inline]
@@ -755,19 +740,7 @@ fn member_of_plain(
     if len >= 64 || lengths & 1 << len == 0 {
         return None;
     }
-    let word = match b.get(at..at + 8) {
-        Some(w) => {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(w);
-            let mask = if len >= 8 {
-                u64::MAX
-            } else {
-                (1u64 << (8 * len)) - 1
-            };
-            u64::from_le_bytes(bytes) & mask
-        }
-        None => pack(b.get(at..at + len).unwrap_or_default()),
-    };
+    let word = pack_at(b, at, len);
     let found = level.members().iter().copied().find(|&m| {
         KEYS.get(m as usize) == Some(&(len, word))
             && (len <= 8 || b.get(at + 8..at + len) == m.key().as_bytes().get(8..))

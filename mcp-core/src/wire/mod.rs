@@ -5,11 +5,13 @@
 //! - [`request`]: classifying a message ([`Message`]: request, notification, response, invalid).
 //! - [`writer`]: the escaping, counting [`Writer`] over a caller's buffer.
 //! - [`response`]: result and error envelopes.
+//! - `swar`: the bit tricks that read a word of bytes at a time, each beside its plain twin.
 
 pub mod frame;
 pub mod json;
 pub mod request;
 pub mod response;
+pub(crate) mod swar;
 pub mod writer;
 
 pub use frame::{Found, Frame, Member};
