@@ -38,6 +38,7 @@ pub use resources::{LiveResource, Prompt, Reader, Resource};
 use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
+use crate::wire::protocol::{self, join};
 use crate::wire::writer::Writer;
 
 /// A tool handler: the application context, the validated arguments, and the reply scratch.
@@ -385,18 +386,18 @@ impl<C> Tool<C> {
 
     /// Writes the tool's `tools/list` entry.
     pub fn write_listing(&self, w: &mut Writer<'_>) {
-        w.raw(b"{\"name\":");
+        w.raw(protocol::NAME_ENTRY);
         w.string(self.name);
-        w.raw(b",\"description\":");
+        w.raw(protocol::DESCRIPTION);
         w.string(self.description);
-        w.raw(b",\"inputSchema\":");
+        w.raw(protocol::INPUT_SCHEMA);
         match self.input_schema {
             Some(raw) => w.raw(raw.as_bytes()),
             None => schema::write_input_schema(w, self.params),
         }
         let a = &self.annotations;
         if !a.is_empty() || self.audience == Audience::User {
-            w.raw(b",\"annotations\":{");
+            w.raw(protocol::ANNOTATIONS_OPEN);
             let mut sep = false;
             let mut comma = |w: &mut Writer<'_>| {
                 if sep {
@@ -423,23 +424,23 @@ impl<C> Tool<C> {
             }
             if self.audience == Audience::User {
                 comma(w);
-                w.raw(b"\"audience\":[\"user\"]");
+                w.raw(protocol::AUDIENCE_USER);
             }
             w.raw(b"}");
         }
         match self.output_schema {
             Some(OutputSchema::Raw(s)) => {
-                w.raw(b",\"outputSchema\":");
+                w.raw(protocol::OUTPUT_SCHEMA);
                 w.raw(s.as_bytes());
             }
             Some(OutputSchema::Fields(fields)) => {
-                w.raw(b",\"outputSchema\":");
+                w.raw(protocol::OUTPUT_SCHEMA);
                 schema::write_output_schema(w, fields);
             }
             None => {}
         }
         if self.task_support() != TaskSupport::Forbidden {
-            w.raw(b",\"execution\":{\"taskSupport\":");
+            w.raw(protocol::TASK_SUPPORT_OPEN);
             w.string(self.task_support().as_str());
             w.raw(b"}");
         }
@@ -523,11 +524,11 @@ pub enum RegisterErrorKind {
 /// Bytes of a `tools/list` result around the tool entries when a cursor is present:
 /// `{"tools":[` … `],"nextCursor":"xxxxxxxx"}`.
 pub(crate) const PAGE_OVERHEAD: usize = PAGE_OPEN.len() + PAGE_CLOSE.len() + CURSOR_MEMBER_LEN;
-pub(crate) const PAGE_OPEN: &[u8] = b"{\"tools\":[";
+pub(crate) const PAGE_OPEN: &[u8] = join!(b"{", protocol::TOOLS_OPEN);
 pub(crate) const PAGE_CLOSE: &[u8] = b"]}";
 pub(crate) const CURSOR_LEN: usize = 8;
 /// `,"nextCursor":"` + cursor + `"`
-pub(crate) const CURSOR_MEMBER_LEN: usize = 15 + CURSOR_LEN + 1;
+pub(crate) const CURSOR_MEMBER_LEN: usize = protocol::NEXT_CURSOR_OPEN.len() + CURSOR_LEN + 1;
 
 pub(crate) struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,

@@ -14,6 +14,7 @@ use crate::result::{Output, ToolError, Value, render_result, render_result_for};
 use crate::schema::{Args, validate_into, validate_object};
 use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
+use crate::wire::protocol;
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, error_into, write_error_dyn};
 use crate::wire::writer::Writer;
@@ -415,7 +416,7 @@ impl<
                     w.text(cap);
                 },
                 Some(|w: &mut Writer<'_>| {
-                    w.raw(b"{\"requiredCapabilities\":{");
+                    w.raw(protocol::REQUIRED_CAPABILITIES_OPEN);
                     w.string(cap);
                     w.raw(b":{}}}");
                 }),
@@ -447,7 +448,7 @@ impl<
                     ErrorCode::MissingRequiredClientCapability,
                     |w| w.text("Missing required client capability: this tool runs only as a task"),
                     Some(|w: &mut Writer<'_>| {
-                        w.raw(b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}");
+                        w.raw(protocol::REQUIRES_TASKS);
                     }),
                 ));
             }
@@ -486,9 +487,9 @@ impl<
             // The handler does not run. The revision decides how the refusal is reported.
             if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
                 return answered(respond.result(|w| {
-                    w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
+                    w.open_string(protocol::FIRST_TEXT_OPEN);
                     e.write_json(w);
-                    w.close_string(b"\"}],\"isError\":true");
+                    w.close_string(protocol::FIRST_TEXT_END_FAILED);
                 }));
             }
             return answered(respond.error(ErrorCode::InvalidParams, |w| e.write_json(w)));

@@ -53,6 +53,7 @@ use crate::registry::Confirm;
 #[cfg(feature = "modern")]
 use crate::wire::json::JsonStr;
 use crate::wire::json::{Json, Kind};
+use crate::wire::protocol;
 use crate::wire::request::Id;
 use crate::wire::writer::Writer;
 
@@ -270,19 +271,19 @@ pub(crate) enum Gate<'o, 'i> {
 
 /// `{"type":"object","properties":{"confirm":{"type":"boolean",…}},"required":["confirm"]}`.
 fn write_schema(w: &mut Writer<'_>, message: &str) {
-    w.raw(b"{\"type\":\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\",\"title\":\"Confirm\",\"description\":");
+    w.raw(protocol::CONFIRM_SCHEMA_OPEN);
     w.string(message);
-    w.raw(b",\"default\":false}},\"required\":[\"confirm\"]}");
+    w.raw(protocol::CONFIRM_SCHEMA_END);
 }
 
 /// The params of `elicitation/create` (no braces around): message and schema.
 fn write_elicitation_params(w: &mut Writer<'_>, message: &str, form_mode: bool) {
     if form_mode {
-        w.raw(b"\"mode\":\"form\",");
+        w.raw(protocol::FORM_MODE);
     }
-    w.raw(b"\"message\":");
+    w.raw(protocol::first(protocol::MESSAGE));
     w.string(message);
-    w.raw(b",\"requestedSchema\":");
+    w.raw(protocol::REQUESTED_SCHEMA);
     write_schema(w, message);
 }
 
@@ -383,7 +384,7 @@ struct State {
 #[cfg(feature = "modern")]
 impl State {
     fn write(&self, w: &mut Writer<'_>) {
-        w.raw(b"\"v2.");
+        w.raw(br#""v2."#);
         hex16(w, self.expiry);
         w.raw(b".");
         hex16(w, self.nonce);
@@ -556,7 +557,7 @@ impl<
                     w.text(confirm.message());
                     w.text(")");
                 },
-                Some(|w: &mut Writer<'_>| w.raw(b"{\"requiredCapabilities\":{\"elicitation\":{}}}")),
+                Some(|w: &mut Writer<'_>| w.raw(protocol::REQUIRES_ELICITATION)),
             ));
         }
         #[cfg(feature = "modern")]
@@ -611,11 +612,9 @@ impl<
                 mac: self::mac(key, tool, arguments, expiry, nonce),
             };
             Gate::Answered(respond.result_typed("input_required", |w| {
-                w.raw(
-                    b"\"inputRequests\":{\"confirm\":{\"method\":\"elicitation/create\",\"params\":{",
-                );
+                w.raw(protocol::INPUT_REQUEST_OPEN);
                 write_elicitation_params(w, confirm.message(), true);
-                w.raw(b"}}},\"requestState\":");
+                w.raw(protocol::REQUEST_STATE);
                 state.write(w);
             }))
         }
@@ -691,9 +690,9 @@ impl<
         if asked {
             // The request to the client is this message's answer; the call's comes later.
             let mut w = Writer::new(out);
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            w.raw(protocol::RESPONSE_HEAD);
             write_elicitation_id(&mut w, approval);
-            w.raw(b",\"method\":\"elicitation/create\",\"params\":{");
+            w.raw(protocol::ELICITATION_REQUEST);
             let form = session.effective_revision() >= super::Revision::V2025_11_25;
             write_elicitation_params(&mut w, confirm.message(), form);
             w.raw(b"}}");
@@ -930,7 +929,7 @@ impl<
 
 /// `"confirm-<approval>"`: the id of the `elicitation/create` request that asks a client's user.
 fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
-    w.raw(b"\"confirm-");
+    w.raw(br#""confirm-"#);
     hex16(w, approval);
     w.raw(b"\"");
 }
@@ -939,11 +938,11 @@ fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
 /// reason again as `error`, where xiaozhi's backends read a failed call's reason (as
 /// `render_result_for` writes it for any failed call).
 fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
-    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
+    w.raw(protocol::FIRST_TEXT);
     w.string(why);
-    w.raw(b"}],\"isError\":true");
+    w.raw(protocol::FIRST_TEXT_STRING_END_FAILED);
     if error_member {
-        w.raw(b",\"error\":");
+        w.raw(protocol::ERROR);
         w.string(why);
     }
 }
@@ -951,7 +950,7 @@ fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
 /// The answer of a call held for the device's button while it waits.
 fn awaiting(w: &mut Writer<'_>, question: &str, timeout_ms: u32) {
     let secs = u64::from(timeout_ms.div_ceil(1000));
-    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
+    w.raw(protocol::FIRST_TEXT);
     w.begin_string();
     w.text("Waiting for a person: press the button on the device within ");
     w.uint(secs);
@@ -959,11 +958,11 @@ fn awaiting(w: &mut Writer<'_>, question: &str, timeout_ms: u32) {
     w.text(question);
     w.text(" Nothing has been done yet.");
     w.end_string();
-    w.raw(b"}],\"structuredContent\":{\"status\":\"awaiting_confirmation\",\"confirm_on_device_within_s\":");
+    w.raw(protocol::AWAITING_OPEN);
     w.uint(secs);
-    w.raw(b",\"question\":");
+    w.raw(protocol::QUESTION);
     w.string(question);
-    w.raw(b"},\"isError\":false");
+    w.raw(protocol::VALUE_END_OK);
 }
 
 /// Turns the held call's outcome into a `notifications/message` (the call was answered already):
@@ -988,19 +987,19 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
     };
     let (head, moved) = out.split_at_mut(tail);
     let mut w = Writer::new(head);
-    w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"notice\",\"logger\":\"confirmation\",\"data\":{\"tool\":");
+    w.raw(protocol::CONFIRMATION_NOTIFICATION);
     w.string(tool);
-    w.raw(b",\"confirmed\":");
+    w.raw(protocol::CONFIRMED);
     w.bool(confirmed);
     if !why.is_empty() {
-        w.raw(b",\"reason\":");
+        w.raw(protocol::REASON);
         w.string(why);
     }
     if len > 0 {
         w.raw(if is_result {
-            b",\"result\":"
+            protocol::RESULT
         } else {
-            b",\"error\":"
+            protocol::ERROR
         });
         w.raw(moved.get(..len).unwrap_or_default());
     }

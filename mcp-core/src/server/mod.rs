@@ -51,6 +51,7 @@ use crate::wire::frame::{Found, Frame, Member};
 #[cfg(any(feature = "modern", feature = "confirm"))]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
+use crate::wire::protocol;
 use crate::wire::request::{Id, Message, Request};
 use crate::wire::response::{ErrorCode, NO_DATA, error_into, open_result_object, write_error};
 use crate::wire::writer::Writer;
@@ -713,14 +714,15 @@ fn modern_tail(
     result_type: &str,
     start: usize,
 ) {
-    if w.mark() != start {
-        w.raw(b",");
-    }
-    w.raw(b"\"resultType\":");
+    w.raw(if w.mark() != start {
+        protocol::RESULT_TYPE
+    } else {
+        protocol::first(protocol::RESULT_TYPE)
+    });
     w.string(result_type);
-    w.raw(b",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":");
+    w.raw(protocol::SERVER_INFO_META_OPEN);
     w.string(info.0);
-    w.raw(b",\"version\":");
+    w.raw(protocol::VERSION);
     w.string(info.1);
     w.raw(b"}}");
 }
@@ -1430,23 +1432,21 @@ impl<
     /// Capabilities, as members of the `capabilities` object.
     fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
         let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
-        w.raw(b"\"tools\":{},\"logging\":{}");
+        w.raw(protocol::TOOLS_AND_LOGGING);
         #[cfg(feature = "resources")]
         if self.has_live_resources() {
-            w.raw(b",\"resources\":{\"subscribe\":true}");
+            w.raw(protocol::RESOURCES_SUBSCRIBE);
         } else if !self.config.resources.is_empty() {
-            w.raw(b",\"resources\":{}");
+            w.raw(protocol::RESOURCES);
         }
         #[cfg(feature = "resources")]
         if !self.config.prompts.is_empty() {
-            w.raw(b",\"prompts\":{}");
+            w.raw(protocol::PROMPTS);
         }
         match era {
-            Era::Modern(_) if has_tasks => {
-                w.raw(b",\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}")
-            }
+            Era::Modern(_) if has_tasks => w.raw(protocol::TASKS_EXTENSION),
             Era::Legacy if has_tasks && self.effective_revision() >= Revision::V2025_11_25 => {
-                w.raw(b",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
+                w.raw(protocol::TASKS);
             }
             _ => {}
         }
@@ -1457,13 +1457,13 @@ impl<
         let era = respond.era;
         let config = &self.config;
         respond.result(|w| {
-            w.raw(b"\"supportedVersions\":");
+            w.raw(protocol::SUPPORTED_VERSIONS);
             write_supported_versions(w);
-            w.raw(b",\"capabilities\":{");
+            w.raw(protocol::CAPABILITIES_OPEN);
             self.write_capabilities(w, era);
             w.raw(b"}");
             if let Some(text) = config.instructions {
-                w.raw(b",\"instructions\":");
+                w.raw(protocol::INSTRUCTIONS);
                 w.string(text);
             }
             write_cache_hints(w, config.list_ttl_ms);
@@ -1514,17 +1514,17 @@ impl<
         let config = &self.config;
         let era = respond.era;
         respond.result(|w| {
-            w.raw(b"\"protocolVersion\":");
+            w.raw(protocol::PROTOCOL_VERSION);
             w.string(revision.as_str());
-            w.raw(b",\"capabilities\":{");
+            w.raw(protocol::CAPABILITIES_OPEN);
             self.write_capabilities(w, era);
-            w.raw(b"},\"serverInfo\":{\"name\":");
+            w.raw(protocol::SERVER_INFO_OPEN);
             w.string(config.name);
-            w.raw(b",\"version\":");
+            w.raw(protocol::VERSION);
             w.string(config.version);
             w.raw(b"}");
             if let Some(text) = config.instructions {
-                w.raw(b",\"instructions\":");
+                w.raw(protocol::INSTRUCTIONS);
                 w.string(text);
             }
         })
@@ -1535,7 +1535,19 @@ impl<
 /// identity (each character escaped at most 6 bytes long) and the caching hints.
 #[cfg(feature = "modern")]
 const fn modern_reserve(config: &Config) -> usize {
-    const FIXED: usize = r#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}},"ttlMs":4294967295,"cacheScope":"public""#.len();
+    // `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"",
+    // "version":""}},"ttlMs":4294967295,"cacheScope":"public"`, without the name and version.
+    const FIXED: usize = protocol::joined_len(&[
+        protocol::RESULT_TYPE,
+        br#""complete""#,
+        protocol::SERVER_INFO_META_OPEN,
+        br#""""#,
+        protocol::VERSION,
+        br#"""}}"#,
+        protocol::TTL_MS,
+        b"4294967295",
+        protocol::CACHE_SCOPE_PUBLIC,
+    ]);
     FIXED + 6 * (config.name.len() + config.version.len())
 }
 
@@ -1556,21 +1568,21 @@ pub const MODERN_REVISION: &str = "2026-07-28";
 /// `["2026-07-28","2025-11-25",…]`: every revision this engine speaks, newest first.
 #[cfg(feature = "modern")]
 fn write_supported_versions(w: &mut Writer<'_>) {
-    w.raw(b"[\"");
+    w.raw(br#"[""#);
     w.raw(MODERN_REVISION.as_bytes());
     for r in Revision::ALL.iter().rev() {
-        w.raw(b"\",\"");
+        w.raw(br#"",""#);
         w.raw(r.as_str().as_bytes());
     }
-    w.raw(b"\"]");
+    w.raw(br#""]"#);
 }
 
 /// `,"ttlMs":N,"cacheScope":"public"` for cacheable 2026-07-28 results (the tool set is the same
 /// for every client, so it may be shared).
 pub(crate) fn write_cache_hints(w: &mut Writer<'_>, ttl_ms: u32) {
-    w.raw(b",\"ttlMs\":");
+    w.raw(protocol::TTL_MS);
     w.uint(u64::from(ttl_ms));
-    w.raw(b",\"cacheScope\":\"public\"");
+    w.raw(protocol::CACHE_SCOPE_PUBLIC);
 }
 
 /// Why a 2026-07-28 request is refused before dispatch.
@@ -1619,9 +1631,9 @@ impl Refusal<'_> {
                 ErrorCode::UnsupportedProtocolVersion,
                 |w| w.text("Unsupported protocol version"),
                 Some(|w: &mut Writer<'_>| {
-                    w.raw(b"{\"supported\":");
+                    w.raw(protocol::SUPPORTED_OPEN);
                     write_supported_versions(w);
-                    w.raw(b",\"requested\":");
+                    w.raw(protocol::REQUESTED);
                     w.json_str(requested);
                     w.raw(b"}");
                 }),

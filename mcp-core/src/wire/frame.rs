@@ -416,7 +416,7 @@ impl<'a> Frame<'a> {
 }
 
 /// The member `jsonrpc` as clients write it.
-const JSONRPC_MEMBER: &[u8] = br#""jsonrpc":"2.0""#;
+const JSONRPC_MEMBER: &[u8] = super::protocol::JSONRPC;
 /// An argument's escapes counted past what [`Frame::argument_escapes`] records.
 const UNCOUNTED: u32 = u32::MAX;
 
