@@ -21,7 +21,6 @@ use super::json::{
     check_string_escapes, check_utf8, digits_end, skip_ws,
 };
 use super::request::{Message, Top};
-use super::swar::{pack, pack_at};
 
 /// How many members of `params.arguments` the index records. A tool declares at most
 /// [`MAX_PARAMS`](crate::schema::MAX_PARAMS) parameters; an `arguments` object with more members
@@ -706,9 +705,8 @@ fn known_key(level: Level, b: &[u8], p: usize) -> Option<(Member, usize)> {
 }
 
 /// The recorded member a key without escapes names at `level`, if any; `result` and `error` at
-/// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
-/// word (read from the message where 8 bytes remain, else packed) with each key's of the level,
-/// the rest (of a longer key) as bytes: a few instructions per key.
+/// the top level set [`Frame::result_or_error`]. Most keys are told apart by their length alone
+/// (a bit per length of the level's keys); the others are compared byte for byte.
 fn member_of_plain(
     level: Level,
     b: &[u8],
@@ -716,23 +714,12 @@ fn member_of_plain(
     len: usize,
     frame: &mut Frame<'_>,
 ) -> Option<Member> {
-    /// Each member's key: its length and its first 8 bytes, packed.
-    const KEYS: [(usize, u64); COUNT] = {
-        let mut keys = [(0, 0); COUNT];
-        let (mut to, mut from): (&mut [(usize, u64)], &[Member]) = (&mut keys, &Member::ALL);
-        while let ([key, to_rest @ ..], [member, from_rest @ ..]) = (to, from) {
-            let bytes = member.key().as_bytes();
-            *key = (bytes.len(), pack(bytes));
-            (to, from) = (to_rest, from_rest);
-        }
-        keys
-    };
-    /// The keys of a response's outcome (both shorter than a word).
-    const RESULT: (usize, u64) = (b"result".len(), pack(b"result"));
-    const ERROR: (usize, u64) = (b"error".len(), pack(b"error"));
-    // Most other keys are told by their length alone: a bit per length of the level's keys.
+    /// The keys of a response's outcome.
+    const RESPONSE: [&[u8]; 2] = [b"result", b"error"];
     let lengths = match level {
-        Level::Message => const { Level::Message.lengths() | 1 << RESULT.0 | 1 << ERROR.0 },
+        Level::Message => {
+            const { Level::Message.lengths() | 1 << RESPONSE[0].len() | 1 << RESPONSE[1].len() }
+        }
         Level::Params => const { Level::Params.lengths() },
         Level::Meta => const { Level::Meta.lengths() },
         Level::Arguments => 0,
@@ -740,13 +727,14 @@ fn member_of_plain(
     if len >= 64 || lengths & 1 << len == 0 {
         return None;
     }
-    let word = pack_at(b, at, len);
-    let found = level.members().iter().copied().find(|&m| {
-        KEYS.get(m as usize) == Some(&(len, word))
-            && (len <= 8 || b.get(at + 8..at + len) == m.key().as_bytes().get(8..))
-    });
+    let key = b.get(at..at + len).unwrap_or_default();
+    let found = level
+        .members()
+        .iter()
+        .copied()
+        .find(|m| m.key().as_bytes() == key);
     if found.is_none() && level == Level::Message {
-        frame.result_or_error |= (len, word) == RESULT || (len, word) == ERROR;
+        frame.result_or_error |= RESPONSE.contains(&key);
     }
     found
 }

@@ -238,23 +238,6 @@ pub(crate) const fn pack(s: &[u8]) -> u64 {
     word
 }
 
-/// [`pack`] of the first `len` bytes of `b` at `at` (at most 8): one load and a mask where 8
-/// bytes remain from `at`.
-#[inline(always)]
-pub(crate) fn pack_at(b: &[u8], at: usize, len: usize) -> u64 {
-    match b.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        Some(&w) => {
-            let mask = if len >= 8 {
-                u64::MAX
-            } else {
-                (1u64 << (8 * len)) - 1
-            };
-            u64::from_le_bytes(w) & mask
-        }
-        None => pack(b.get(at..at + len).unwrap_or_default()),
-    }
-}
-
 /// The plain twins: one byte at a time, as the fast functions must answer.
 #[cfg(test)]
 pub(crate) mod reference {
@@ -409,11 +392,6 @@ mod test {
             proptest::prop_assert_eq!(is_ascii(&text), text.is_ascii());
             proptest::prop_assert_eq!(char_starts(&text), reference::char_starts(&text));
             proptest::prop_assert_eq!(plain_len(&text), reference::plain_len(&text));
-            let len = from % 9;
-            let expected = reference::pack(text.get(from..).unwrap_or_default().get(..len).unwrap_or_default());
-            if text.len() >= from + len {
-                proptest::prop_assert_eq!(pack_at(&text, from, len), expected);
-            }
             proptest::prop_assert_eq!(pack(&text), reference::pack(&text));
         }
     }
