@@ -146,60 +146,20 @@ impl<
     ) -> usize {
         let seq = self.next_seq();
         let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
+        let mut reply = self.reply(scratch, tail, seq, notify);
         // Arguments without escaped strings are used where they are; others are copied and
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
-        let (result, used) = match args.escaped_len() {
-            0 => self.invoke(handler, ctx, args, tail, scratch, seq, notify),
-            _ => self.invoke_decoded(handler, ctx, args, tail, scratch, decoded, seq, notify),
+        let result = match args.escaped_len() {
+            0 => handler(ctx, args, &mut reply),
+            _ => invoke_decoded(handler, ctx, args, decoded, &mut reply),
         };
-        self.conclude(tail, result, used, seq, out, handled)
-    }
-
-    /// Runs the handler over `scratch`; the result and the scratch bytes it wrote.
-    #[inline(always)]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "two call sites; the handler's inputs and the reply's parts"
-    )]
-    fn invoke(
-        &self,
-        handler: crate::Handler<C>,
-        ctx: &mut C,
-        args: &Args<'_>,
-        tail: &Tail<'_, 't, C>,
-        scratch: &mut [u8],
-        seq: u32,
-        notify: &mut dyn Notify,
-    ) -> (ToolResult, usize) {
-        let mut reply = self.reply(scratch, tail, seq, notify);
-        let result = handler(ctx, args, &mut reply);
-        (result, reply.used())
-    }
-
-    /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
-    /// into `decoded`. (Not inlined: see [`run_blocking`](Self::run_blocking).)
-    #[inline(never)]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the handler's inputs and the reply's parts"
-    )]
-    fn invoke_decoded(
-        &self,
-        handler: crate::Handler<C>,
-        ctx: &mut C,
-        args: &Args<'_>,
-        tail: &Tail<'_, 't, C>,
-        scratch: &mut [u8],
-        decoded: &mut [u8],
-        seq: u32,
-        notify: &mut dyn Notify,
-    ) -> (ToolResult, usize) {
-        let mut copy = args.clone();
-        if !copy.decode_escapes(decoded) {
-            return (Err(ToolError::new("Arguments could not be decoded")), 0);
-        }
-        self.invoke(handler, ctx, &copy, tail, scratch, seq, notify)
+        let mut ran = Ran {
+            result,
+            used: reply.used(),
+            seq,
+        };
+        self.conclude(tail, &mut ran, out, handled)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -271,7 +231,7 @@ impl<
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
-        self.conclude(&tail, result, used, seq, out, handled)
+        self.conclude(&tail, &mut Ran { result, used, seq }, out, handled)
     }
 
     /// Runs a call a person approved through the async path: a blocking tool runs as usual, an
@@ -660,9 +620,7 @@ impl<
     fn conclude(
         &mut self,
         tail: &Tail<'_, 't, C>,
-        mut result: ToolResult,
-        used: usize,
-        seq: u32,
+        ran: &mut Ran,
         out: &mut [u8],
         handled: &mut Handled<'_>,
     ) -> usize {
@@ -689,14 +647,14 @@ impl<
         }
         if long_running.is_none()
             && matches!(
-                result,
+                ran.result,
                 Ok(Output {
                     value: Value::Task(_),
                     ..
                 })
             )
         {
-            result = Err(ToolError::new(
+            ran.result = Err(ToolError::new(
                 "Tool bug: Output::task from a tool that is not long-running",
             ));
         }
@@ -704,7 +662,7 @@ impl<
             Some(hooks)
                 if augmented
                     || matches!(
-                        result,
+                        ran.result,
                         Ok(Output {
                             value: Value::Task(_),
                             ..
@@ -736,14 +694,14 @@ impl<
                     && budget > 0
                     && !self.session.tasks()
                     && matches!(
-                        result,
+                        ran.result,
                         Ok(Output {
                             value: Value::Task(_),
                             ..
                         })
                     );
                 if hold {
-                    let task = self.start_held(new, result, id, budget);
+                    let task = self.start_held(new, ran.result, id, budget);
                     if let Some(key) = key {
                         handled.receipt = self.cache.put_task(key, index, task);
                     }
@@ -751,7 +709,7 @@ impl<
                 }
                 let mut started = None;
                 let len = finish(out, Some(id), "; the tool did run", |w| {
-                    started = self.start_task(new, result, id, era, info, w);
+                    started = self.start_task(new, ran.result, id, era, info, w);
                 });
                 // A retransmission gets the original bytes when they fit a cache slot; a larger
                 // task-start answer is re-rendered from the task table, so that the client still
@@ -770,7 +728,7 @@ impl<
                 // xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
                 let legacy_error =
                     !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
-                render_call(id, era, legacy_error, info, &result, used, seq, out)
+                render_call(tail, legacy_error, ran, out)
             }
         };
         if let (Some(sent), Some(key)) = (out.get(..len), key) {
@@ -791,21 +749,39 @@ enum Prepared<'o, 'i, 't, C> {
     Ready(Tail<'i, 't, C>, &'o mut [u8]),
 }
 
-/// Renders a handler's result in front of the scratch bytes it wrote.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one call site; the parts are the response's inputs"
-)]
-fn render_call(
-    id: Id<'_>,
-    era: Era<'_>,
-    legacy_error: bool,
-    info: (&'static str, &'static str),
-    result: &ToolResult,
+/// What a handler came to: its result, and the scratch bytes it wrote (`used`, at the start of
+/// the output buffer) in call `seq` (the result's spans are of that call).
+struct Ran {
+    result: ToolResult,
     used: usize,
     seq: u32,
-    out: &mut [u8],
-) -> usize {
+}
+
+/// [`Server::run_blocking`]'s handler, over a copy of the arguments whose escaped strings are
+/// decoded into `decoded`. (Not inlined: the copy's frame is on the stack only for such a call.)
+#[inline(never)]
+fn invoke_decoded<C>(
+    handler: crate::Handler<C>,
+    ctx: &mut C,
+    args: &Args<'_>,
+    decoded: &mut [u8],
+    reply: &mut Reply<'_>,
+) -> ToolResult {
+    let mut copy = args.clone();
+    if !copy.decode_escapes(decoded) {
+        return Err(ToolError::new("Arguments could not be decoded"));
+    }
+    handler(ctx, &copy, reply)
+}
+
+/// Renders a handler's result, for the call of `tail`, in front of the scratch bytes it wrote.
+fn render_call<C>(tail: &Tail<'_, '_, C>, legacy_error: bool, ran: &Ran, out: &mut [u8]) -> usize {
+    let &Ran {
+        ref result,
+        used,
+        seq,
+    } = ran;
+    let &Tail { id, era, info, .. } = tail;
     // Move the scratch bytes to the end of the buffer and render the response in front.
     let tail = out.len().saturating_sub(used);
     if used > 0 {

@@ -462,7 +462,7 @@ fn object<'a>(
     loop {
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
-        let (member, key, start, end, escapes) = if level == Level::Message
+        let seen = if level == Level::Message
             && b.get(p + 1) == Some(&b'j')
             && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
         {
@@ -470,7 +470,12 @@ fn object<'a>(
             let key = (p + 1, Member::Jsonrpc.key().len());
             // After the key, its quote and the colon.
             let value = key.0 + key.1 + 2;
-            (Some(Member::Jsonrpc), key, value, end, Escapes::NONE)
+            Seen {
+                member: Some(Member::Jsonrpc),
+                key,
+                value: (value, end),
+                escapes: Escapes::NONE,
+            }
         } else {
             // `"key" :`: one of the keys the index records, as clients write it, is known by
             // comparing bytes (key, quotes and colon checked by it); any other is checked.
@@ -534,10 +539,15 @@ fn object<'a>(
                 (Some(b'n'), _) => check_literal(b, p, b"null")?,
                 _ => return Err(JsonError::Syntax(p)),
             };
-            (member, key, start, end, escapes)
+            Seen {
+                member,
+                key,
+                value: (start, end),
+                escapes,
+            }
         };
-        frame.record(level, member, key, b, start, end, escapes);
-        p = skip_ws(b, end);
+        p = skip_ws(b, seen.value.1);
+        frame.record(level, b, seen);
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b'}') => return Ok(p + 1),
@@ -627,24 +637,30 @@ fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
     Ok(skip_ws(b, colon + 1))
 }
 
+/// One member of an object the pass records, as it found it (offsets into the message until
+/// [`Frame::record`] keeps what it needs).
+struct Seen {
+    /// The recorded member its key names, if any.
+    member: Option<Member>,
+    /// The key's content (between its quotes): start and length.
+    key: (usize, usize),
+    /// The value: start and end.
+    value: (usize, usize),
+    /// What the escapes of a string value spell beyond its characters.
+    escapes: Escapes,
+}
+
 impl<'a> Frame<'a> {
-    /// Records a value: a recorded member's, or (in `arguments`) a member with its key (start
-    /// and length).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the parts of one member, kept as offsets until here"
-    )]
+    /// Records a member of an object at `level` in `b`: a recorded member's value, or (in
+    /// `arguments`) the member with its key.
     #[inline]
-    fn record(
-        &mut self,
-        level: Level,
-        member: Option<Member>,
-        key: (usize, usize),
-        b: &'a [u8],
-        start: usize,
-        end: usize,
-        escapes: Escapes,
-    ) {
+    fn record(&mut self, level: Level, b: &'a [u8], seen: Seen) {
+        let Seen {
+            member,
+            key,
+            value: (start, end),
+            escapes,
+        } = seen;
         let value = Json::from_checked(b.get(start..end).unwrap_or_default());
         if let Some((slot, bit)) =
             member.and_then(|m| Some((self.values.get_mut(m as usize)?, m.bit())))
