@@ -5,8 +5,8 @@ use super::cache::{Seen, call_key};
 use super::confirm::Gate;
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
-    Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
-    finish, members, once, write_result_object,
+    Caller, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server,
+    UserToolPolicy, finish, members, once, write_result_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
@@ -90,10 +90,6 @@ impl<
 {
     /// `tools/call`. A blocking tool runs here; an async one is parked in `park` when the caller
     /// can await it (`AWAIT`), and refused otherwise.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the request's parts and where its facts go"
-    )]
     // Not inlined into `Server::request`: its frame would be under every handler.
     #[inline(never)]
     pub(super) fn call<'i, const AWAIT: bool>(
@@ -101,27 +97,24 @@ impl<
         id: Id<'i>,
         frame: &Frame<'i>,
         caller: Caller,
-        ctx: &mut C,
         respond: Respond<'_, 'i>,
-        notify: &mut dyn Notify,
-        handled: &mut Handled<'_>,
-        park: Option<&mut Option<Parked<'i, 't, C>>>,
+        effects: &mut Effects<'_, 'i, 't, C>,
     ) -> Flow {
         // Validated where the handler reads them: the arguments are not moved on the blocking
         // path (a parked call takes them along).
         let mut args = Args::empty();
-        match self.prepare(id, frame, caller, respond, handled, AWAIT, &mut args) {
+        match self.prepare(id, frame, caller, respond, effects, &mut args) {
             Prepared::Answered(len) => Flow::Len(len),
-            Prepared::Ready(tail, out) => match (tail.tool.handler(), park.filter(|_| AWAIT)) {
-                (Some(handler), _) => {
-                    Flow::Len(self.run_blocking(&args, &tail, handler, ctx, out, notify, handled))
-                }
-                (None, Some(park)) => {
-                    *park = Some(Parked { args, tail });
-                    Flow::Parked
-                }
-                // `prepare` refuses an async tool when the caller cannot await it.
-                (None, None) => Flow::Len(0),
+            Prepared::Ready(tail, out) => match tail.tool.handler() {
+                Some(handler) => Flow::Len(self.run_blocking(&args, &tail, handler, out, effects)),
+                None => match effects.park.take().filter(|_| AWAIT) {
+                    Some(park) => {
+                        *park = Some(Parked { args, tail });
+                        Flow::Parked
+                    }
+                    // `prepare` refuses an async tool when the caller cannot await it.
+                    None => Flow::Len(0),
+                },
             },
         }
     }
@@ -130,23 +123,18 @@ impl<
     /// [`prepare`](Self::prepare): each frame is on the stack only while it runs, not both of
     /// them under the handler.)
     #[inline(never)]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the call's parts and where its answer goes"
-    )]
     fn run_blocking(
         &mut self,
         args: &Args<'_>,
         tail: &Tail<'_, 't, C>,
         handler: crate::Handler<C>,
-        ctx: &mut C,
         out: &mut [u8],
-        notify: &mut dyn Notify,
-        handled: &mut Handled<'_>,
+        effects: &mut Effects<'_, '_, 't, C>,
     ) -> usize {
         let seq = self.next_seq();
         let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
-        let mut reply = self.reply(scratch, tail, seq, notify);
+        let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
+        let ctx = &mut *effects.ctx;
         // Arguments without escaped strings are used where they are; others are copied and
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
@@ -159,7 +147,7 @@ impl<
             used: reply.used(),
             seq,
         };
-        self.conclude(tail, &mut ran, out, handled)
+        self.conclude(tail, &mut ran, out, effects.handled)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -297,10 +285,6 @@ impl<
     /// Everything before the handler runs: lookup, audience, capability, task form, the
     /// retransmission cache, validation (into `args`), room for decoded strings, a free task
     /// slot.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the request's parts and where its facts go"
-    )]
     #[inline(never)]
     fn prepare<'o, 'i>(
         &mut self,
@@ -308,10 +292,11 @@ impl<
         frame: &Frame<'i>,
         caller: Caller,
         respond: Respond<'o, 'i>,
-        handled: &mut Handled<'_>,
-        can_await: bool,
+        effects: &mut Effects<'_, 'i, 't, C>,
         args: &mut Args<'i>,
     ) -> Prepared<'o, 'i, 't, C> {
+        // An async tool can be awaited where its call can be parked.
+        let (handled, can_await) = (&mut *effects.handled, effects.park.is_some());
         let answered = Prepared::Answered;
         let principal = caller.principal;
         // The checking pass recorded these members of `params` (an object, or absent).

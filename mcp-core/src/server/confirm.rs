@@ -509,10 +509,6 @@ impl<
 
     /// The gate of `tools/call`: after validation, before the handler. `tool` is the tool's
     /// index in the registry.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site in `prepare`; the call's parts"
-    )]
     #[inline(never)]
     pub(super) fn confirm_gate<'o, 'i>(
         &mut self,

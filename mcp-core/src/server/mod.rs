@@ -514,6 +514,17 @@ impl<
     }
 }
 
+/// Where a request's effects go, handed down the dispatch as one (by reference: built once in
+/// [`Server::dispatch`]'s frame): the application's context (tools act on it), the sink for
+/// notifications (progress, log messages), the facts the caller gets back, and the slot an async
+/// tool's call is parked in (`None`: the caller cannot await one).
+pub(crate) struct Effects<'e, 'i, 't, C> {
+    pub(crate) ctx: &'e mut C,
+    pub(crate) notify: &'e mut dyn Notify,
+    pub(crate) handled: &'e mut Handled<'i>,
+    pub(crate) park: Option<&'e mut Option<Parked<'i, 't, C>>>,
+}
+
 /// Who is calling: the principal the firmware states and the peer the transport tells apart.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Caller<'i> {
@@ -1259,16 +1270,13 @@ impl<
                             raw: input,
                             confirmed,
                         };
-                        let flow = self.request::<AWAIT>(
-                            req,
-                            frame,
-                            caller,
+                        let mut effects = Effects {
                             ctx,
-                            respond,
-                            &mut handled,
                             notify,
+                            handled: &mut handled,
                             park,
-                        );
+                        };
+                        let flow = self.request::<AWAIT>(req, frame, caller, respond, &mut effects);
                         match flow {
                             Flow::Len(len) => {
                                 handled.deferred = handled.deferred || len == 0;
@@ -1284,21 +1292,14 @@ impl<
         Some(handled)
     }
 
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the message's parts and where its facts go"
-    )]
     #[inline(never)]
     fn request<'i, const AWAIT: bool>(
         &mut self,
         req: Request<'i>,
         frame: &Frame<'i>,
         caller: Caller,
-        ctx: &mut C,
         respond: Respond<'_, 'i>,
-        handled: &mut Handled<'i>,
-        notify: &mut dyn Notify,
-        park: Option<&mut Option<Parked<'i, 't, C>>>,
+        effects: &mut Effects<'_, 'i, 't, C>,
     ) -> Flow {
         let m = req.method;
         let era = respond.era;
@@ -1386,12 +1387,11 @@ impl<
         };
         Flow::Len(match route {
             Route::Call => {
-                return self
-                    .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
+                return self.call::<AWAIT>(req.id, frame, caller, respond, effects);
             }
             Route::Ping => respond.result(|_| {}),
             Route::List => self.list(params, respond),
-            Route::Initialize => self.initialize(params, respond, &mut handled.event),
+            Route::Initialize => self.initialize(params, respond, &mut effects.handled.event),
             #[cfg(feature = "modern")]
             Route::Discover => self.discover(respond),
             Route::SetLevel => match members(params, ["level"])
@@ -1404,9 +1404,12 @@ impl<
                 _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
             },
             #[cfg(feature = "resources")]
-            Route::Resources => self.resources(method, params, caller, ctx, respond, handled),
+            Route::Resources => {
+                let Effects { ctx, handled, .. } = effects;
+                self.resources(method, params, caller, ctx, respond, handled)
+            }
             // Tasks (and, without the features, what is never offered).
-            _ => self.task_method(method, params, respond, ctx, caller.peer),
+            _ => self.task_method(method, params, respond, effects.ctx, caller.peer),
         })
     }
 
