@@ -33,6 +33,8 @@ use crate::Reply;
 mod resources;
 
 #[cfg(feature = "resources")]
+pub(crate) use resources::Listing;
+#[cfg(feature = "resources")]
 pub use resources::{LiveResource, Prompt, Reader, Resource};
 
 use crate::result::{TaskHooks, ToolResult};
@@ -806,11 +808,10 @@ mod test {
     }
 
     fn listing(t: &Tool<()>) -> serde_json::Value {
-        let mut buf = vec![0u8; 4096];
-        let mut w = Writer::new(&mut buf);
-        t.write_listing(&mut w);
-        assert_eq!(w.needed(), t.listing_size());
-        serde_json::from_slice(w.written().unwrap()).unwrap()
+        crate::test_support::written_json(4096, |w| {
+            t.write_listing(w);
+            assert_eq!(w.needed(), t.listing_size());
+        })
     }
 
     #[test]

@@ -496,10 +496,7 @@ mod test {
     use super::*;
 
     fn schema(params: &[Param]) -> serde_json::Value {
-        let mut buf = [0u8; 2048];
-        let mut w = Writer::new(&mut buf);
-        write_input_schema(&mut w, params);
-        serde_json::from_slice(w.written().unwrap()).unwrap()
+        crate::test_support::written_json(2048, |w| write_input_schema(w, params))
     }
 
     #[test]

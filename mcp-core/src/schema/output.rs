@@ -201,10 +201,7 @@ mod test {
     use super::*;
 
     fn schema(fields: &[Field]) -> serde_json::Value {
-        let mut buf = [0u8; 1024];
-        let mut w = Writer::new(&mut buf);
-        write_output_schema(&mut w, fields);
-        serde_json::from_slice(w.written().unwrap()).unwrap()
+        crate::test_support::written_json(1024, |w| write_output_schema(w, fields))
     }
 
     #[test]

@@ -397,25 +397,16 @@ impl<
                     }),
                 ));
             }
-            (TaskSupport::Forbidden, true, Era::Legacy) => {
-                return answered(respond.error_parts(
-                    ErrorCode::MethodNotFound,
-                    &[
-                        "Tool ",
-                        tool.name(),
-                        " does not support task-augmented calls",
-                    ],
-                ));
-            }
-            (TaskSupport::Required, false, Era::Legacy) => {
-                return answered(respond.error_parts(
-                    ErrorCode::MethodNotFound,
-                    &[
-                        "Tool ",
-                        tool.name(),
-                        " must be called as a task (params.task)",
-                    ],
-                ));
+            (TaskSupport::Forbidden, true, Era::Legacy)
+            | (TaskSupport::Required, false, Era::Legacy) => {
+                let why = if augmented {
+                    " does not support task-augmented calls"
+                } else {
+                    " must be called as a task (params.task)"
+                };
+                return answered(
+                    respond.error_parts(ErrorCode::MethodNotFound, &["Tool ", tool.name(), why]),
+                );
             }
             _ => {}
         }

@@ -188,6 +188,15 @@ impl<const B: usize> Confirmations<B> {
         self.bytes.get(..len).unwrap_or_default()
     }
 
+    /// The id the held call `h` was sent with, read from its held message.
+    fn held_id(&self, h: &Held) -> Option<Id<'_>> {
+        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
+        let id = self
+            .message_at(usize::from(h.len))
+            .get(start..start + len)?;
+        Some(Id::from_checked_raw(id))
+    }
+
     /// A fresh approval number, unguessable under `key`.
     fn fresh(&mut self, key: (u64, u64)) -> u64 {
         use core::hash::Hasher as _;
@@ -766,15 +775,9 @@ impl<
             return wrap_outcome(out, 0, tool, false, answer.refusal());
         }
         // The call's own response: a refusal, for the id it was sent with.
-        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
-        let Some(id) = self
-            .confirm
-            .message_at(usize::from(h.len))
-            .get(start..start + len)
-        else {
+        let Some(id) = self.confirm.held_id(&h) else {
             return 0;
         };
-        let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
         super::finish(out, Some(id), "", |w| {
             super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
@@ -898,15 +901,9 @@ impl<
     /// The answer of a call held for the device's button, written when its answer is due before
     /// the person answered: it waits (with the time left).
     fn write_awaiting(&self, out: &mut [u8], h: &Held) -> usize {
-        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
-        let Some(id) = self
-            .confirm
-            .message_at(usize::from(h.len))
-            .get(start..start + len)
-        else {
+        let Some(id) = self.confirm.held_id(h) else {
             return 0;
         };
-        let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
         let question = self
             .registry

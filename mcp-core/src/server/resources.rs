@@ -26,6 +26,7 @@ use super::{
     Caller, Handled, Peer, Respond, Server, finish, members, write_cache_hints, write_object,
 };
 use crate::registry::LiveResource;
+use crate::registry::{Listing, Resource};
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
 use crate::wire::protocol::{self, join};
@@ -295,13 +296,15 @@ impl<
                 let live = &self.live.resources;
                 respond.result(|w| {
                     w.raw(protocol::RESOURCES_OPEN);
-                    let statics = statics
-                        .iter()
-                        .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
-                    let lives = live
-                        .iter()
-                        .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
-                    for (i, (uri, name, description, mime)) in statics.chain(lives).enumerate() {
+                    let statics = statics.iter().map(Resource::listing);
+                    let lives = live.iter().map(|r| r.listing());
+                    for (i, listing) in statics.chain(lives).enumerate() {
+                        let &Listing {
+                            uri,
+                            name,
+                            description,
+                            mime_type: mime,
+                        } = listing;
                         w.raw(if i > 0 {
                             join!(b",", protocol::URI_ENTRY)
                         } else {
@@ -338,7 +341,7 @@ impl<
                     w.raw(join!(protocol::CONTENTS_OPEN, protocol::URI_ENTRY));
                     w.string(r.uri());
                     w.raw(protocol::MIME_TYPE);
-                    w.string(r.mime_type());
+                    w.string(r.listing().mime_type);
                     w.raw(protocol::TEXT);
                     w.string(r.text());
                     w.raw(b"}]");
@@ -565,7 +568,7 @@ fn write_contents<C>(
         w.raw(protocol::URI_ENTRY);
         w.string(r.uri());
         w.raw(protocol::MIME_TYPE);
-        w.string(r.mime_type());
+        w.string(r.listing().mime_type);
         w.raw(protocol::TEXT);
         render_plain_string(w, output, scratch, seq);
         w.raw(b"}");
@@ -590,7 +593,7 @@ fn write_blocks<C>(w: &mut Writer<'_>, r: &LiveResource<C>, mut blocks: &[u8]) -
             w.raw(protocol::MIME_TYPE);
             match mime.filter(|m| m.kind() == Kind::String) {
                 Some(m) => w.raw(m.raw()),
-                None => w.string(r.mime_type()),
+                None => w.string(r.listing().mime_type),
             }
             w.raw(key);
             w.raw(value.raw());

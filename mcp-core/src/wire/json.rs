@@ -1226,11 +1226,7 @@ mod test {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config {
-            cases: if cfg!(miri) { 4 } else { 2000 },
-            failure_persistence: None,
-            ..proptest::test_runner::Config::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config(2000, 4))]
         /// Strings spelled with and without escapes, wherever they fall against the word size:
         /// the check accepts them, and the decoded size and text are those of the characters.
         #[test]

@@ -375,11 +375,7 @@ mod test {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config {
-            cases: if cfg!(miri) { 8 } else { 4000 },
-            failure_persistence: None,
-            ..proptest::test_runner::Config::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config(4000, 8))]
         #[test]
         fn scans_answer_as_their_references(text in text(), from in 0usize..(6 * WORD)) {
             for byte in [b'\\', b'"', 0x00, 0x80] {

@@ -624,11 +624,7 @@ mod test {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config {
-            cases: if cfg!(miri) { 4 } else { 2000 },
-            failure_persistence: None,
-            ..proptest::test_runner::Config::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config(2000, 4))]
         /// The word-at-a-time escaping writes what serde_json writes, for every length around
         /// the word size and wherever the special bytes fall, once and twice (string mode).
         #[test]
