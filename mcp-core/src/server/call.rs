@@ -132,22 +132,54 @@ impl<
         effects: &mut Effects<'_, '_, 't, C>,
     ) -> usize {
         let seq = self.next_seq();
-        let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
-        let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
-        let ctx = &mut *effects.ctx;
         // Arguments without escaped strings are used where they are; others are copied and
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
-        let result = match args.escaped_len() {
-            0 => handler(ctx, args, &mut reply),
-            _ => invoke_decoded(handler, ctx, args, decoded, &mut reply),
+        let (result, used) = match args.escaped_len() {
+            0 => {
+                let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
+                self.invoke(handler, args, tail, scratch, seq, effects)
+            }
+            _ => self.invoke_decoded(handler, args, tail, out, seq, effects),
         };
-        let mut ran = Ran {
-            result,
-            used: reply.used(),
-            seq,
-        };
-        self.conclude(tail, &mut ran, out, effects.handled)
+        self.conclude(tail, result, Scratch { used, seq }, out, effects.handled)
+    }
+
+    /// Runs the handler over `scratch`; the result and the scratch bytes it wrote.
+    #[inline(always)]
+    fn invoke(
+        &self,
+        handler: crate::Handler<C>,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
+        scratch: &mut [u8],
+        seq: u32,
+        effects: &mut Effects<'_, '_, 't, C>,
+    ) -> (ToolResult, usize) {
+        let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
+        let result = handler(effects.ctx, args, &mut reply);
+        (result, reply.used())
+    }
+
+    /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
+    /// into the tail of `out` (from `room` on), the handler's scratch area in front. (Not
+    /// inlined: see [`run_blocking`](Self::run_blocking).)
+    #[inline(never)]
+    fn invoke_decoded(
+        &self,
+        handler: crate::Handler<C>,
+        args: &Args<'_>,
+        tail: &Tail<'_, 't, C>,
+        out: &mut [u8],
+        seq: u32,
+        effects: &mut Effects<'_, '_, 't, C>,
+    ) -> (ToolResult, usize) {
+        let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
+        let mut copy = args.clone();
+        if !copy.decode_escapes(decoded) {
+            return (Err(ToolError::new("Arguments could not be decoded")), 0);
+        }
+        self.invoke(handler, &copy, tail, scratch, seq, effects)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -219,7 +251,7 @@ impl<
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
-        self.conclude(&tail, &mut Ran { result, used, seq }, out, handled)
+        self.conclude(&tail, result, Scratch { used, seq }, out, handled)
     }
 
     /// Runs a call a person approved through the async path: a blocking tool runs as usual, an
@@ -596,7 +628,8 @@ impl<
     fn conclude(
         &mut self,
         tail: &Tail<'_, 't, C>,
-        ran: &mut Ran,
+        mut result: ToolResult,
+        scratch: Scratch,
         out: &mut [u8],
         handled: &mut Handled<'_>,
     ) -> usize {
@@ -623,14 +656,14 @@ impl<
         }
         if long_running.is_none()
             && matches!(
-                ran.result,
+                result,
                 Ok(Output {
                     value: Value::Task(_),
                     ..
                 })
             )
         {
-            ran.result = Err(ToolError::new(
+            result = Err(ToolError::new(
                 "Tool bug: Output::task from a tool that is not long-running",
             ));
         }
@@ -638,7 +671,7 @@ impl<
             Some(hooks)
                 if augmented
                     || matches!(
-                        ran.result,
+                        result,
                         Ok(Output {
                             value: Value::Task(_),
                             ..
@@ -670,14 +703,14 @@ impl<
                     && budget > 0
                     && !self.session.tasks()
                     && matches!(
-                        ran.result,
+                        result,
                         Ok(Output {
                             value: Value::Task(_),
                             ..
                         })
                     );
                 if hold {
-                    let task = self.start_held(new, ran.result, id, budget);
+                    let task = self.start_held(new, result, id, budget);
                     if let Some(key) = key {
                         handled.receipt = self.cache.put_task(key, index, task);
                     }
@@ -685,7 +718,7 @@ impl<
                 }
                 let mut started = None;
                 let len = finish(out, Some(id), "; the tool did run", |w| {
-                    started = self.start_task(new, ran.result, id, era, info, w);
+                    started = self.start_task(new, result, id, era, info, w);
                 });
                 // A retransmission gets the original bytes when they fit a cache slot; a larger
                 // task-start answer is re-rendered from the task table, so that the client still
@@ -704,7 +737,7 @@ impl<
                 // xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
                 let legacy_error =
                     !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
-                render_call(tail, legacy_error, ran, out)
+                render_call(tail, legacy_error, &result, scratch, out)
             }
         };
         if let (Some(sent), Some(key)) = (out.get(..len), key) {
@@ -725,38 +758,23 @@ enum Prepared<'o, 'i, 't, C> {
     Ready(Tail<'i, 't, C>, &'o mut [u8]),
 }
 
-/// What a handler came to: its result, and the scratch bytes it wrote (`used`, at the start of
-/// the output buffer) in call `seq` (the result's spans are of that call).
-struct Ran {
-    result: ToolResult,
+/// What a handler wrote in its scratch area: `used` bytes, at the start of the output buffer,
+/// in call `seq` (the spans of its result are of that call).
+#[derive(Clone, Copy)]
+struct Scratch {
     used: usize,
     seq: u32,
 }
 
-/// [`Server::run_blocking`]'s handler, over a copy of the arguments whose escaped strings are
-/// decoded into `decoded`. (Not inlined: the copy's frame is on the stack only for such a call.)
-#[inline(never)]
-fn invoke_decoded<C>(
-    handler: crate::Handler<C>,
-    ctx: &mut C,
-    args: &Args<'_>,
-    decoded: &mut [u8],
-    reply: &mut Reply<'_>,
-) -> ToolResult {
-    let mut copy = args.clone();
-    if !copy.decode_escapes(decoded) {
-        return Err(ToolError::new("Arguments could not be decoded"));
-    }
-    handler(ctx, &copy, reply)
-}
-
 /// Renders a handler's result, for the call of `tail`, in front of the scratch bytes it wrote.
-fn render_call<C>(tail: &Tail<'_, '_, C>, legacy_error: bool, ran: &Ran, out: &mut [u8]) -> usize {
-    let &Ran {
-        ref result,
-        used,
-        seq,
-    } = ran;
+fn render_call<C>(
+    tail: &Tail<'_, '_, C>,
+    legacy_error: bool,
+    result: &ToolResult,
+    scratch: Scratch,
+    out: &mut [u8],
+) -> usize {
+    let Scratch { used, seq } = scratch;
     let &Tail { id, era, info, .. } = tail;
     // Move the scratch bytes to the end of the buffer and render the response in front.
     let tail = out.len().saturating_sub(used);
