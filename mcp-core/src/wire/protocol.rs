@@ -67,31 +67,99 @@ pub(crate) const fn first(member: &'static [u8]) -> &'static [u8] {
     }
 }
 
+/// Member fragments: `NAME = "key"` defines `NAME` as `,"key":` (see [Naming](self#naming)).
+macro_rules! keys {
+    ($($(#[$doc:meta])* $name:ident = $key:literal,)*) => {
+        $(
+            #[doc = concat!("`,\"", $key, "\":`")]
+            $(#[$doc])*
+            pub(crate) const $name: &[u8] = concat!(",\"", $key, "\":").as_bytes();
+        )*
+    };
+}
+
+/// The head of a notification of `method`, up to its params' members (and `rest`).
+macro_rules! notification {
+    ($method:literal $(, $rest:expr)*) => {
+        join!(NOTIFICATION_HEAD, concat!("\"", $method, "\"").as_bytes(), PARAMS_OPEN $(, $rest)*)
+    };
+}
+
+// The member keys the engine writes, each a fragment `,"key":` (see Naming above).
+keys! {
+    // JSON-RPC 2.0
+    ID = "id",
+    METHOD = "method",
+    RESULT = "result",
+    ERROR = "error",
+    CODE = "code",
+    MESSAGE = "message",
+    DATA = "data",
+    // Notifications
+    PROGRESS_TOKEN = "progressToken",
+    PROGRESS = "progress",
+    TOTAL = "total",
+    LEVEL = "level",
+    LOGGER = "logger",
+    META = "meta",
+    // Tool results
+    TYPE = "type",
+    TEXT = "text",
+    STRUCTURED_CONTENT = "structuredContent",
+    IS_ERROR = "isError",
+    EVIDENCE = "evidence",
+    COMMANDED = "commanded",
+    OBSERVED = "observed",
+    TOLERANCE = "tolerance",
+    UNIT = "unit",
+    // Content blocks, resources and prompts
+    URI = "uri",
+    NAME = "name",
+    DESCRIPTION = "description",
+    MIME_TYPE = "mimeType",
+    BLOB = "blob",
+    // Listings, initialize, discover and the 2026-07-28 members
+    INPUT_SCHEMA = "inputSchema",
+    OUTPUT_SCHEMA = "outputSchema",
+    VERSION = "version",
+    INSTRUCTIONS = "instructions",
+    REQUESTED = "requested",
+    RESULT_TYPE = "resultType",
+    TTL_MS = "ttlMs",
+    CACHE_SCOPE = "cacheScope",
+    // Tasks
+    STATUS_MESSAGE = "statusMessage",
+    CREATED_AT = "createdAt",
+    LAST_UPDATED_AT = "lastUpdatedAt",
+    /// (2025-11-25; 2026-07-28 says [`TTL_MS`])
+    TTL = "ttl",
+    /// (2025-11-25)
+    POLL_INTERVAL = "pollInterval",
+    /// (2026-07-28)
+    POLL_INTERVAL_MS = "pollIntervalMs",
+    // Confirmation
+    REQUESTED_SCHEMA = "requestedSchema",
+    QUESTION = "question",
+    CONFIRMED = "confirmed",
+    REASON = "reason",
+    // JSON Schema
+    MINIMUM = "minimum",
+    MAXIMUM = "maximum",
+    MIN_LENGTH = "minLength",
+    MAX_LENGTH = "maxLength",
+    DEFAULT = "default",
+}
+
 // ---- JSON-RPC 2.0 --------------------------------------------------------------------------
 
 /// `"jsonrpc":"2.0"`: the member every message starts with (the checking pass knows it whole).
 pub(crate) const JSONRPC: &[u8] = br#""jsonrpc":"2.0""#;
-/// `,"id":`
-pub(crate) const ID: &[u8] = br#","id":"#;
-/// `,"method":`
-pub(crate) const METHOD: &[u8] = br#","method":"#;
-/// `,"params":{`
-pub(crate) const PARAMS_OPEN: &[u8] = br#","params":{"#;
-/// `,"result":`
-pub(crate) const RESULT: &[u8] = br#","result":"#;
-/// `,"error":`
-pub(crate) const ERROR: &[u8] = br#","error":"#;
-/// `,"code":`
-pub(crate) const CODE: &[u8] = br#","code":"#;
-/// `,"message":`
-pub(crate) const MESSAGE: &[u8] = br#","message":"#;
-/// `,"data":`
-pub(crate) const DATA: &[u8] = br#","data":"#;
-
 /// `{"jsonrpc":"2.0","id":`: a response (or a request of this engine's), its id next.
 pub(crate) const RESPONSE_HEAD: &[u8] = join!(b"{", JSONRPC, ID);
 /// `{"jsonrpc":"2.0","method":`: a notification, its method next.
 pub(crate) const NOTIFICATION_HEAD: &[u8] = join!(b"{", JSONRPC, METHOD);
+/// `,"params":{`
+pub(crate) const PARAMS_OPEN: &[u8] = br#","params":{"#;
 /// `,"result":{`
 pub(crate) const RESULT_OPEN: &[u8] = join!(RESULT, b"{");
 /// `,"error":{"code":`
@@ -99,59 +167,22 @@ pub(crate) const ERROR_OPEN: &[u8] = join!(ERROR, b"{", first(CODE));
 
 // ---- Notifications ---------------------------------------------------------------------------
 
-/// `,"progressToken":`
-pub(crate) const PROGRESS_TOKEN: &[u8] = br#","progressToken":"#;
-/// `,"progress":`
-pub(crate) const PROGRESS: &[u8] = br#","progress":"#;
-/// `,"total":`
-pub(crate) const TOTAL: &[u8] = br#","total":"#;
-/// `,"level":`
-pub(crate) const LEVEL: &[u8] = br#","level":"#;
-/// `,"logger":`
-pub(crate) const LOGGER: &[u8] = br#","logger":"#;
-
 /// `notifications/progress` up to its token.
-pub(crate) const PROGRESS_NOTIFICATION: &[u8] = join!(
-    NOTIFICATION_HEAD,
-    br#""notifications/progress""#,
-    PARAMS_OPEN,
-    first(PROGRESS_TOKEN),
-);
+pub(crate) const PROGRESS_NOTIFICATION: &[u8] =
+    notification!("notifications/progress", first(PROGRESS_TOKEN));
 /// `notifications/message` (a log message) up to its level.
-pub(crate) const LOG_NOTIFICATION: &[u8] = join!(
-    NOTIFICATION_HEAD,
-    br#""notifications/message""#,
-    PARAMS_OPEN,
-    first(LEVEL),
-);
+pub(crate) const LOG_NOTIFICATION: &[u8] = notification!("notifications/message", first(LEVEL));
 /// `notifications/tasks/status` up to its params' members.
-pub(crate) const TASK_STATUS_NOTIFICATION: &[u8] = join!(
-    NOTIFICATION_HEAD,
-    br#""notifications/tasks/status""#,
-    PARAMS_OPEN,
-);
+pub(crate) const TASK_STATUS_NOTIFICATION: &[u8] = notification!("notifications/tasks/status");
 /// `notifications/resources/updated` up to its params' members.
-pub(crate) const RESOURCE_UPDATED_NOTIFICATION: &[u8] = join!(
-    NOTIFICATION_HEAD,
-    br#""notifications/resources/updated""#,
-    PARAMS_OPEN,
-);
+pub(crate) const RESOURCE_UPDATED_NOTIFICATION: &[u8] =
+    notification!("notifications/resources/updated");
 /// `notifications/subscriptions/acknowledged` up to its params' members.
-pub(crate) const SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION: &[u8] = join!(
-    NOTIFICATION_HEAD,
-    br#""notifications/subscriptions/acknowledged""#,
-    PARAMS_OPEN,
-);
-
+pub(crate) const SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION: &[u8] =
+    notification!("notifications/subscriptions/acknowledged");
 /// `notifications/server/online` (MQTT presence) up to the server's name.
-pub(crate) const SERVER_ONLINE_NOTIFICATION: &[u8] = join!(
-    NOTIFICATION_HEAD,
-    br#""notifications/server/online""#,
-    PARAMS_OPEN,
-    br#""server_name":"#,
-);
-/// `,"meta":`
-pub(crate) const META: &[u8] = br#","meta":"#;
+pub(crate) const SERVER_ONLINE_NOTIFICATION: &[u8] =
+    notification!("notifications/server/online", br#""server_name":"#);
 /// `"type":"mcp","payload":`: a xiaozhi envelope's members up to the message it carries.
 pub(crate) const MCP_PAYLOAD: &[u8] = br#""type":"mcp","payload":"#;
 
@@ -159,17 +190,8 @@ pub(crate) const MCP_PAYLOAD: &[u8] = br#""type":"mcp","payload":"#;
 
 /// `"content":[`: a result's content blocks (its first member).
 pub(crate) const CONTENT_OPEN: &[u8] = br#""content":["#;
-/// `,"type":`
-pub(crate) const TYPE: &[u8] = br#","type":"#;
-/// `,"text":`
-pub(crate) const TEXT: &[u8] = br#","text":"#;
-/// `,"structuredContent":`
-pub(crate) const STRUCTURED_CONTENT: &[u8] = br#","structuredContent":"#;
-/// `,"isError":`
-pub(crate) const IS_ERROR: &[u8] = br#","isError":"#;
 /// `{"value":`: the structured content of a result that is one value.
 pub(crate) const VALUE_OPEN: &[u8] = br#"{"value":"#;
-
 /// `,"isError":false`
 pub(crate) const IS_ERROR_FALSE: &[u8] = join!(IS_ERROR, b"false");
 /// `,"isError":true`
@@ -206,37 +228,16 @@ pub(crate) const VALUE_END_OK: &[u8] = join!(b"}", IS_ERROR_FALSE);
 /// `,"error":"`: a failed call's reason again, for xiaozhi's backends, inside its string.
 pub(crate) const ERROR_STRING_OPEN: &[u8] = join!(ERROR, b"\"");
 
-/// `,"evidence":`
-pub(crate) const EVIDENCE: &[u8] = br#","evidence":"#;
-/// `,"commanded":`
-pub(crate) const COMMANDED: &[u8] = br#","commanded":"#;
-/// `,"observed":`
-pub(crate) const OBSERVED: &[u8] = br#","observed":"#;
-/// `,"tolerance":`
-pub(crate) const TOLERANCE: &[u8] = br#","tolerance":"#;
-/// `,"unit":`
-pub(crate) const UNIT: &[u8] = br#","unit":"#;
-
 // ---- Content blocks, resources and prompts -----------------------------------------------------
 
-/// `,"uri":`
-pub(crate) const URI: &[u8] = br#","uri":"#;
-/// `,"name":`
-pub(crate) const NAME: &[u8] = br#","name":"#;
-/// `,"description":`
-pub(crate) const DESCRIPTION: &[u8] = br#","description":"#;
-/// `,"mimeType":`
-pub(crate) const MIME_TYPE: &[u8] = br#","mimeType":"#;
-/// `,"blob":`
-pub(crate) const BLOB: &[u8] = br#","blob":"#;
+/// `{"type":`: a content block, its type next.
+pub(crate) const BLOCK_OPEN: &[u8] = join!(b"{", first(TYPE));
 /// `,"resource":{"uri":`: an embedded resource block's resource, its uri next.
 pub(crate) const RESOURCE_OPEN: &[u8] = join!(br#","resource":{"#, first(URI));
 /// `{"uri":`: an entry with a uri, first.
 pub(crate) const URI_ENTRY: &[u8] = join!(b"{", first(URI));
 /// `{"name":`: an entry with a name, first.
 pub(crate) const NAME_ENTRY: &[u8] = join!(b"{", first(NAME));
-/// `{"type":`: a content block, its type next.
-pub(crate) const BLOCK_OPEN: &[u8] = join!(b"{", first(TYPE));
 /// `"resources":[`
 pub(crate) const RESOURCES_OPEN: &[u8] = br#""resources":["#;
 /// `"resourceTemplates":[]`
@@ -262,17 +263,12 @@ pub(crate) const SUBSCRIPTIONS_OPEN: &[u8] = br#""resourceSubscriptions":["#;
 pub(crate) const TOOLS_OPEN: &[u8] = br#""tools":["#;
 /// `,"nextCursor":"`: a page's cursor, inside its string.
 pub(crate) const NEXT_CURSOR_OPEN: &[u8] = br#","nextCursor":""#;
-/// `,"inputSchema":`
-pub(crate) const INPUT_SCHEMA: &[u8] = br#","inputSchema":"#;
-/// `,"outputSchema":`
-pub(crate) const OUTPUT_SCHEMA: &[u8] = br#","outputSchema":"#;
 /// `,"annotations":{`
 pub(crate) const ANNOTATIONS_OPEN: &[u8] = br#","annotations":{"#;
 /// `"audience":["user"]`: a tool for the device's user only.
 pub(crate) const AUDIENCE_USER: &[u8] = br#""audience":["user"]"#;
 /// `,"execution":{"taskSupport":`
 pub(crate) const TASK_SUPPORT_OPEN: &[u8] = br#","execution":{"taskSupport":"#;
-
 /// `"protocolVersion":`
 pub(crate) const PROTOCOL_VERSION: &[u8] = br#""protocolVersion":"#;
 /// `"supportedVersions":`
@@ -281,10 +277,6 @@ pub(crate) const SUPPORTED_VERSIONS: &[u8] = br#""supportedVersions":"#;
 pub(crate) const CAPABILITIES_OPEN: &[u8] = br#","capabilities":{"#;
 /// `},"serverInfo":{"name":`: the capabilities end, the server's name is next.
 pub(crate) const SERVER_INFO_OPEN: &[u8] = join!(br#"},"serverInfo":{"#, first(NAME));
-/// `,"version":`
-pub(crate) const VERSION: &[u8] = br#","version":"#;
-/// `,"instructions":`
-pub(crate) const INSTRUCTIONS: &[u8] = br#","instructions":"#;
 /// `"tools":{},"logging":{}`: the capabilities every server has.
 pub(crate) const TOOLS_AND_LOGGING: &[u8] = br#""tools":{},"logging":{}"#;
 /// `,"resources":{"subscribe":true}`
@@ -300,11 +292,6 @@ pub(crate) const TASKS: &[u8] =
     br#","tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}"#;
 /// `{"supported":`: the data of an unsupported version's error, the versions next.
 pub(crate) const SUPPORTED_OPEN: &[u8] = br#"{"supported":"#;
-/// `,"requested":`
-pub(crate) const REQUESTED: &[u8] = br#","requested":"#;
-
-/// `,"resultType":`
-pub(crate) const RESULT_TYPE: &[u8] = br#","resultType":"#;
 /// `,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":`
 pub(crate) const SERVER_INFO_META_OPEN: &[u8] = join!(
     b",",
@@ -312,10 +299,6 @@ pub(crate) const SERVER_INFO_META_OPEN: &[u8] = join!(
     br#""io.modelcontextprotocol/serverInfo":{"#,
     first(NAME)
 );
-/// `,"ttlMs":`
-pub(crate) const TTL_MS: &[u8] = br#","ttlMs":"#;
-/// `,"cacheScope":`
-pub(crate) const CACHE_SCOPE: &[u8] = br#","cacheScope":"#;
 /// `,"cacheScope":"public"`: a result the same for every client.
 pub(crate) const CACHE_SCOPE_PUBLIC: &[u8] = join!(CACHE_SCOPE, br#""public""#);
 /// `,"ttlMs":0,"cacheScope":"private"`: a live reading, stale at once and the caller's own.
@@ -335,18 +318,6 @@ pub(crate) const REQUIRES_ELICITATION: &[u8] =
 pub(crate) const TASK_ID_OPEN: &[u8] = br#""taskId":""#;
 /// `","status":`: the task id ends, its status is next.
 pub(crate) const TASK_STATUS: &[u8] = br#"","status":"#;
-/// `,"statusMessage":`
-pub(crate) const STATUS_MESSAGE: &[u8] = br#","statusMessage":"#;
-/// `,"createdAt":`
-pub(crate) const CREATED_AT: &[u8] = br#","createdAt":"#;
-/// `,"lastUpdatedAt":`
-pub(crate) const LAST_UPDATED_AT: &[u8] = br#","lastUpdatedAt":"#;
-/// `,"ttl":` (2025-11-25; 2026-07-28 says [`TTL_MS`])
-pub(crate) const TTL: &[u8] = br#","ttl":"#;
-/// `,"pollInterval":` (2025-11-25)
-pub(crate) const POLL_INTERVAL: &[u8] = br#","pollInterval":"#;
-/// `,"pollIntervalMs":` (2026-07-28)
-pub(crate) const POLL_INTERVAL_MS: &[u8] = br#","pollIntervalMs":"#;
 /// `,"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"`: what a message of a task
 /// says of it, inside the task's id.
 pub(crate) const RELATED_TASK_OPEN: &[u8] = join!(
@@ -383,8 +354,6 @@ pub(crate) const INPUT_REQUEST_OPEN: &[u8] = join!(
 pub(crate) const REQUEST_STATE: &[u8] = br#"}}},"requestState":"#;
 /// `"mode":"form",`
 pub(crate) const FORM_MODE: &[u8] = br#""mode":"form","#;
-/// `,"requestedSchema":`
-pub(crate) const REQUESTED_SCHEMA: &[u8] = br#","requestedSchema":"#;
 /// The requested schema up to its one field's description: a boolean `confirm`.
 pub(crate) const CONFIRM_SCHEMA_OPEN: &[u8] = join!(
     OBJECT_SCHEMA_OPEN,
@@ -403,8 +372,6 @@ pub(crate) const AWAITING_OPEN: &[u8] = join!(
     STRUCTURED_CONTENT,
     br#"{"status":"awaiting_confirmation","confirm_on_device_within_s":"#
 );
-/// `,"question":`
-pub(crate) const QUESTION: &[u8] = br#","question":"#;
 /// The log message that tells a held call's outcome, up to the tool's name.
 pub(crate) const CONFIRMATION_NOTIFICATION: &[u8] = join!(
     LOG_NOTIFICATION,
@@ -414,10 +381,6 @@ pub(crate) const CONFIRMATION_NOTIFICATION: &[u8] = join!(
     DATA,
     br#"{"tool":"#
 );
-/// `,"confirmed":`
-pub(crate) const CONFIRMED: &[u8] = br#","confirmed":"#;
-/// `,"reason":`
-pub(crate) const REASON: &[u8] = br#","reason":"#;
 
 // ---- JSON Schema -------------------------------------------------------------------------------
 
@@ -427,18 +390,8 @@ pub(crate) const TYPE_OPEN: &[u8] = join!(b"{", first(TYPE));
 pub(crate) const OBJECT_PROPERTIES_OPEN: &[u8] = join!(first(TYPE), br#""object","properties":{"#);
 /// `{"type":"object","properties":{`
 pub(crate) const OBJECT_SCHEMA_OPEN: &[u8] = join!(b"{", OBJECT_PROPERTIES_OPEN);
-/// `,"minimum":`
-pub(crate) const MINIMUM: &[u8] = br#","minimum":"#;
-/// `,"maximum":`
-pub(crate) const MAXIMUM: &[u8] = br#","maximum":"#;
-/// `,"minLength":`
-pub(crate) const MIN_LENGTH: &[u8] = br#","minLength":"#;
-/// `,"maxLength":`
-pub(crate) const MAX_LENGTH: &[u8] = br#","maxLength":"#;
 /// `,"enum":[`
 pub(crate) const ENUM_OPEN: &[u8] = br#","enum":["#;
-/// `,"default":`
-pub(crate) const DEFAULT: &[u8] = br#","default":"#;
 /// `,"required":[`
 pub(crate) const REQUIRED_OPEN: &[u8] = br#","required":["#;
 /// `,"additionalProperties":false}`: the end of an input schema.
