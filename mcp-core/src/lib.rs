@@ -111,6 +111,9 @@ pub mod server;
 pub mod transport;
 pub mod wire;
 
+#[cfg(test)]
+mod test_support;
+
 pub use registry::{
     Annotations, Audience, Confirm, Handler, RegisterError, Registry, TaskSupport, Tool,
 };

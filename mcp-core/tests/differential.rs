@@ -27,30 +27,13 @@
     clippy::cast_possible_truncation
 )] // a test
 
+mod common;
+
 use mcp_core::schema::{Param, check_params, validate, write_input_schema};
 use mcp_core::wire::{Json, Writer};
 use serde_json::Value;
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+use common::Rng;
 
 const NAMES: [&str; 10] = [
     "volume", "theme", "label", "gain", "on", "a", "x.y", "A-_9", "position", "task_id",

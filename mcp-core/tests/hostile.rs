@@ -9,6 +9,8 @@
     clippy::panic
 )] // a test
 
+mod common;
+
 use mcp_core::registry::Tool;
 use mcp_core::{Args, Config, Param, Principal, Reply, Server, ToolResult};
 use serde_json::Value;
@@ -77,20 +79,7 @@ const SEEDS: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":8,"method":"tasks/cancel","params":{"taskId":"task-0123456789abcdef"}}"#,
 ];
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use common::Rng;
 
 const PIECES: &[&str] = &[
     "\"",

@@ -60,12 +60,29 @@ fn count(f: impl FnOnce()) -> (usize, usize) {
     (COUNT.with(Cell::get), BYTES.with(Cell::get))
 }
 
+#[derive(Default)]
 struct Dev {
     volume: i64,
     on: bool,
     theme_dark: bool,
     /// Labels that reached the handler decoded (they are sent with escapes).
     decoded_labels: usize,
+}
+
+/// A `tools/call` of `tool` with `arguments` (a JSON object), request id `id`.
+fn call(id: impl std::fmt::Display, tool: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    )
+}
+
+/// A server with `tools`, and its device.
+fn rig<'t>(tools: impl IntoIterator<Item = &'t Tool<Dev>>) -> (Server<'t, Dev, 8>, Dev) {
+    let mut server = Server::new(Config::new("t", "1"));
+    for t in tools {
+        server.register(t).unwrap();
+    }
+    (server, Dev::default())
 }
 
 fn set_volume(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -116,30 +133,26 @@ const TOOLS: [Tool<Dev>; 3] = [
 
 #[test]
 fn steady_state_dispatch_allocates_nothing() {
-    let mut server: Server<'_, Dev, 8> = Server::new(Config::new("t", "1"));
-    for t in &TOOLS {
-        server.register(t).unwrap();
-    }
-    let mut dev = Dev {
-        volume: 0,
-        on: false,
-        theme_dark: false,
-        decoded_labels: 0,
-    };
+    let (mut server, mut dev) = rig(&TOOLS);
     let mut out = vec![0u8; 9000];
     let messages: Vec<String> = (0..200)
         .flat_map(|i| {
             [
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.audio_speaker.set_volume","arguments":{{"volume":{}}}}}}}"#,
-                    i % 101
+                call(
+                    i,
+                    "self.audio_speaker.set_volume",
+                    &format!(r#"{{"volume":{}}}"#, i % 101),
                 ),
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":"c-{i}","method":"tools/call","params":{{"name":"self.configure","arguments":{{"on":{},"theme":"d\u0061rk","label":"k\u00fcche {i}"}}}}}}"#,
-                    i % 2 == 0
+                call(
+                    format!(r#""c-{i}""#),
+                    "self.configure",
+                    &format!(
+                        r#"{{"on":{},"theme":"d\u0061rk","label":"k\u00fcche {i}"}}"#,
+                        i % 2 == 0
+                    ),
                 ),
-                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.get_device_status","arguments":{{}}}}}}"#),
-                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.audio_speaker.set_volume","arguments":{{"volume":101}}}}}}"#),
+                call(i, "self.get_device_status", "{}"),
+                call(i, "self.audio_speaker.set_volume", r#"{"volume":101}"#),
                 format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#),
                 r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_string(),
                 r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
@@ -204,26 +217,18 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn the_async_path_allocates_nothing() {
-    let mut server: Server<'_, Dev, 8> = Server::new(Config::new("t", "1"));
-    for t in TOOLS.iter().chain([&ASYNC_VOLUME]) {
-        server.register(t).unwrap();
-    }
-    let mut dev = Dev {
-        volume: 0,
-        on: false,
-        theme_dark: false,
-        decoded_labels: 0,
-    };
+    let (mut server, mut dev) = rig(TOOLS.iter().chain([&ASYNC_VOLUME]));
     let mut out = vec![0u8; 9000];
     let messages: Vec<String> = (0..200)
         .flat_map(|i| {
             [
-                format!(
-                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.async.set_volume","arguments":{{"volume":{}}}}}}}"#,
-                    i % 101
+                call(
+                    i,
+                    "self.async.set_volume",
+                    &format!(r#"{{"volume":{}}}"#, i % 101),
                 ),
-                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.async.set_volume","arguments":{{"volume":"x"}}}}}}"#),
-                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"self.get_device_status","arguments":{{}}}}}}"#),
+                call(i, "self.async.set_volume", r#"{"volume":"x"}"#),
+                call(i, "self.get_device_status", "{}"),
             ]
         })
         .collect();

@@ -92,6 +92,27 @@ impl Rig {
         }
     }
 
+    /// The status tool's report on `task` (its id, as a JSON string).
+    fn status(&mut self, task: &Value) -> Value {
+        let r = self
+            .request(
+                "tools/call",
+                json!({"name":"self.tasks.get_status","arguments":{"task_id":task}}),
+            )
+            .unwrap();
+        r["result"]["structuredContent"].clone()
+    }
+
+    /// A rig whose client initialized with `revision`.
+    fn initialized(revision: &str) -> Rig {
+        let mut rig = Rig::new();
+        rig.request(
+            "initialize",
+            json!({"protocolVersion":revision,"capabilities":{}}),
+        );
+        rig
+    }
+
     fn request(&mut self, method: &str, params: Value) -> Option<Value> {
         self.id += 1;
         let msg = json!({"jsonrpc":"2.0","id":self.id,"method":method,"params":params}).to_string();
@@ -142,30 +163,17 @@ fn first_text(mode: i64) -> String {
 #[test]
 fn the_status_tool_says_the_safe_stop_was_issued() {
     for mode in [0, 1] {
-        let mut rig = Rig::new();
-        rig.request(
-            "initialize",
-            json!({"protocolVersion":"2024-11-05","capabilities":{}}),
-        );
+        let mut rig = Rig::initialized("2024-11-05");
         let r = rig
             .request(
                 "tools/call",
                 json!({"name":"arm.move","arguments":{"mode":mode}}),
             )
             .unwrap();
-        let task = r["result"]["structuredContent"]["task_id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let task = r["result"]["structuredContent"]["task_id"].clone();
         rig.tick();
         assert_eq!(rig.arm.stops, 1, "mode {mode}");
-        let s = rig
-            .request(
-                "tools/call",
-                json!({"name":"self.tasks.get_status","arguments":{"task_id":task}}),
-            )
-            .unwrap();
-        let s = &s["result"]["structuredContent"];
+        let s = &rig.status(&task);
         assert_eq!(s["status"], "failed", "mode {mode}: {s}");
         assert_eq!(s["stop"], "issued", "mode {mode}: {s}");
         assert_eq!(s["error"], with_note(mode).as_str(), "mode {mode}: {s}");
@@ -183,11 +191,7 @@ fn the_status_tool_says_the_safe_stop_was_issued() {
 #[test]
 fn the_2025_11_25_forms_say_the_safe_stop_was_issued() {
     for mode in [0, 1] {
-        let mut rig = Rig::new();
-        rig.request(
-            "initialize",
-            json!({"protocolVersion":"2025-11-25","capabilities":{}}),
-        );
+        let mut rig = Rig::initialized("2025-11-25");
         let created = rig
             .request(
                 "tools/call",
@@ -288,18 +292,9 @@ fn a_failed_safe_stop_is_said_too() {
             json!({"name":"arm.move","arguments":{"mode":0}}),
         )
         .unwrap();
-    let task = r["result"]["structuredContent"]["task_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let task = r["result"]["structuredContent"]["task_id"].clone();
     rig.tick();
-    let s = rig
-        .request(
-            "tools/call",
-            json!({"name":"self.tasks.get_status","arguments":{"task_id":task}}),
-        )
-        .unwrap();
-    let s = &s["result"]["structuredContent"];
+    let s = &rig.status(&task);
     assert_eq!(s["stop"], "failed", "{s}");
     assert_eq!(
         s["error"],

@@ -33,11 +33,14 @@ use crate::Reply;
 mod resources;
 
 #[cfg(feature = "resources")]
+pub(crate) use resources::Listing;
+#[cfg(feature = "resources")]
 pub use resources::{LiveResource, Prompt, Reader, Resource};
 
 use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
+use crate::wire::protocol::{self, join};
 use crate::wire::writer::Writer;
 
 /// A tool handler: the application context, the validated arguments, and the reply scratch.
@@ -416,18 +419,18 @@ impl<C> Tool<C> {
 
     /// Writes the tool's `tools/list` entry.
     pub fn write_listing(&self, w: &mut Writer<'_>) {
-        w.raw(b"{\"name\":");
+        w.raw(protocol::NAME_ENTRY);
         w.string(self.name);
-        w.raw(b",\"description\":");
+        w.raw(protocol::DESCRIPTION);
         w.string(self.description);
-        w.raw(b",\"inputSchema\":");
+        w.raw(protocol::INPUT_SCHEMA);
         match self.input_schema {
             Some(raw) => w.raw(raw.as_bytes()),
             None => schema::write_input_schema(w, self.params),
         }
         let a = &self.annotations;
         if !a.is_empty() || self.audience == Audience::User {
-            w.raw(b",\"annotations\":{");
+            w.raw(protocol::ANNOTATIONS_OPEN);
             let mut sep = false;
             let mut comma = |w: &mut Writer<'_>| {
                 if sep {
@@ -454,23 +457,23 @@ impl<C> Tool<C> {
             }
             if self.audience == Audience::User {
                 comma(w);
-                w.raw(b"\"audience\":[\"user\"]");
+                w.raw(protocol::AUDIENCE_USER);
             }
             w.raw(b"}");
         }
         match self.output_schema {
             Some(OutputSchema::Raw(s)) => {
-                w.raw(b",\"outputSchema\":");
+                w.raw(protocol::OUTPUT_SCHEMA);
                 w.raw(s.as_bytes());
             }
             Some(OutputSchema::Fields(fields)) => {
-                w.raw(b",\"outputSchema\":");
+                w.raw(protocol::OUTPUT_SCHEMA);
                 schema::write_output_schema(w, fields);
             }
             None => {}
         }
         if self.task_support() != TaskSupport::Forbidden {
-            w.raw(b",\"execution\":{\"taskSupport\":");
+            w.raw(protocol::TASK_SUPPORT_OPEN);
             w.string(self.task_support().as_str());
             w.raw(b"}");
         }
@@ -554,11 +557,11 @@ pub enum RegisterErrorKind {
 /// Bytes of a `tools/list` result around the tool entries when a cursor is present:
 /// `{"tools":[` … `],"nextCursor":"xxxxxxxx"}`.
 pub(crate) const PAGE_OVERHEAD: usize = PAGE_OPEN.len() + PAGE_CLOSE.len() + CURSOR_MEMBER_LEN;
-pub(crate) const PAGE_OPEN: &[u8] = b"{\"tools\":[";
+pub(crate) const PAGE_OPEN: &[u8] = join!(b"{", protocol::TOOLS_OPEN);
 pub(crate) const PAGE_CLOSE: &[u8] = b"]}";
 pub(crate) const CURSOR_LEN: usize = 8;
 /// `,"nextCursor":"` + cursor + `"`
-pub(crate) const CURSOR_MEMBER_LEN: usize = 15 + CURSOR_LEN + 1;
+pub(crate) const CURSOR_MEMBER_LEN: usize = protocol::NEXT_CURSOR_OPEN.len() + CURSOR_LEN + 1;
 
 pub(crate) struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,
@@ -836,11 +839,10 @@ mod test {
     }
 
     fn listing(t: &Tool<()>) -> serde_json::Value {
-        let mut buf = vec![0u8; 4096];
-        let mut w = Writer::new(&mut buf);
-        t.write_listing(&mut w);
-        assert_eq!(w.needed(), t.listing_size());
-        serde_json::from_slice(w.written().unwrap()).unwrap()
+        crate::test_support::written_json(4096, |w| {
+            t.write_listing(w);
+            assert_eq!(w.needed(), t.listing_size());
+        })
     }
 
     #[test]

@@ -2,13 +2,31 @@
 //! a prompt that explains the device to a model). Declared in [`Config`](crate::Config); the
 //! engine answers `resources/*` and `prompts/*` only when there are some.
 
+/// What `resources/list` says of a resource, static or live: where it is, its name, what it
+/// is and its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Listing {
+    pub(crate) uri: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) description: Option<&'static str>,
+    pub(crate) mime_type: &'static str,
+}
+
+impl Listing {
+    const fn new(uri: &'static str, name: &'static str, mime_type: &'static str) -> Self {
+        Listing {
+            uri,
+            name,
+            description: None,
+            mime_type,
+        }
+    }
+}
+
 /// A text resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resource {
-    uri: &'static str,
-    name: &'static str,
-    description: Option<&'static str>,
-    mime_type: &'static str,
+    listing: Listing,
     text: &'static str,
 }
 
@@ -21,35 +39,24 @@ impl Resource {
         text: &'static str,
     ) -> Self {
         Resource {
-            uri,
-            name,
-            description: None,
-            mime_type,
+            listing: Listing::new(uri, name, mime_type),
             text,
         }
     }
 
     /// A description for the client.
     pub const fn description(mut self, v: &'static str) -> Self {
-        self.description = Some(v);
+        self.listing.description = Some(v);
         self
     }
 
     /// The URI.
     pub const fn uri(&self) -> &'static str {
-        self.uri
+        self.listing.uri
     }
 
-    pub(crate) const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    pub(crate) const fn describe(&self) -> Option<&'static str> {
-        self.description
-    }
-
-    pub(crate) const fn mime_type(&self) -> &'static str {
-        self.mime_type
+    pub(crate) const fn listing(&self) -> &Listing {
+        &self.listing
     }
 
     pub(crate) const fn text(&self) -> &'static str {
@@ -116,17 +123,14 @@ pub type Reader<C> = fn(&mut C, &mut crate::Reply<'_>) -> crate::ToolResult;
 /// ).description("Board temperature");
 /// ```
 pub struct LiveResource<C> {
-    uri: &'static str,
-    name: &'static str,
-    description: Option<&'static str>,
-    mime_type: &'static str,
+    listing: Listing,
     read: Reader<C>,
 }
 
 impl<C> core::fmt::Debug for LiveResource<C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("LiveResource")
-            .field("uri", &self.uri)
+            .field("uri", &self.listing.uri)
             .finish_non_exhaustive()
     }
 }
@@ -140,35 +144,24 @@ impl<C> LiveResource<C> {
         read: Reader<C>,
     ) -> Self {
         LiveResource {
-            uri,
-            name,
-            description: None,
-            mime_type,
+            listing: Listing::new(uri, name, mime_type),
             read,
         }
     }
 
     /// A description for the client.
     pub const fn description(mut self, v: &'static str) -> Self {
-        self.description = Some(v);
+        self.listing.description = Some(v);
         self
     }
 
     /// The URI.
     pub const fn uri(&self) -> &'static str {
-        self.uri
+        self.listing.uri
     }
 
-    pub(crate) const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    pub(crate) const fn describe(&self) -> Option<&'static str> {
-        self.description
-    }
-
-    pub(crate) const fn mime_type(&self) -> &'static str {
-        self.mime_type
+    pub(crate) const fn listing(&self) -> &Listing {
+        &self.listing
     }
 
     pub(crate) const fn reader(&self) -> Reader<C> {

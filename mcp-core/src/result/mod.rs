@@ -52,6 +52,7 @@ pub use task::{
 use crate::caller::{LogLevel, Notify, Principal};
 use crate::schema::AccessError;
 use crate::wire::json::Json;
+use crate::wire::protocol::{self, join};
 use crate::wire::writer::{ObjectWriter, Writer};
 
 /// What a handler returns.
@@ -205,7 +206,7 @@ impl Evidence {
     /// the one writer of this form: a `tools/call` answer's `evidence` member, a task's result, a
     /// task start, and the status tool's report all come here.
     pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
-        self.write_json_from(w, MEMBER_KEY.len());
+        self.write_json_from(w, protocol::EVIDENCE.len());
     }
 
     /// `,"evidence":` and the evidence as JSON: the member of a result.
@@ -223,27 +224,40 @@ impl Evidence {
             tolerance,
             unit,
         } = *self;
-        let head: &str = match level {
-            Level::Scheduled => r#","evidence":{"level":"scheduled""#,
-            Level::Applied => r#","evidence":{"level":"applied""#,
-            Level::ReadBack => r#","evidence":{"level":"read_back""#,
-            Level::Measured => r#","evidence":{"level":"measured""#,
+        // `,"evidence":{"level":"read_back"`: the member's key and its first member, one piece.
+        macro_rules! head {
+            ($level:ident) => {
+                join!(
+                    protocol::EVIDENCE,
+                    b"{",
+                    protocol::first(protocol::LEVEL),
+                    b"\"",
+                    Level::$level.as_str().as_bytes(),
+                    b"\"",
+                )
+            };
+        }
+        let head: &[u8] = match level {
+            Level::Scheduled => head!(Scheduled),
+            Level::Applied => head!(Applied),
+            Level::ReadBack => head!(ReadBack),
+            Level::Measured => head!(Measured),
         };
-        w.plain(head.as_bytes().get(skip..).unwrap_or_default());
+        w.plain(head.get(skip..).unwrap_or_default());
         if let Some(c) = commanded {
-            w.plain(b",\"commanded\":");
+            w.plain(protocol::COMMANDED);
             c.write_json(w);
         }
         if let Some(o) = observed {
-            w.plain(b",\"observed\":");
+            w.plain(protocol::OBSERVED);
             o.write_json(w);
         }
         if tolerance > 0 {
-            w.plain(b",\"tolerance\":");
+            w.plain(protocol::TOLERANCE);
             w.uint(u64::from(tolerance));
         }
         if let Some(u) = unit {
-            w.plain(b",\"unit\":");
+            w.plain(protocol::UNIT);
             w.string(u);
         }
         w.plain(b"}");
@@ -327,9 +341,6 @@ impl Evidence {
 
 /// What separates a value from its evidence in a first text.
 const SEPARATOR: &str = " — ";
-
-/// The key of a result's evidence member.
-const MEMBER_KEY: &str = r#","evidence":"#;
 
 /// A region of the scratch area written through a [`Reply`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -573,16 +584,16 @@ impl<'s> Reply<'s> {
             return false;
         };
         self.send(|w| {
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
+            w.raw(protocol::PROGRESS_NOTIFICATION);
             w.raw(token.raw());
-            w.raw(b",\"progress\":");
+            w.raw(protocol::PROGRESS);
             w.progress_value(progress);
             if let Some(total) = total {
-                w.raw(b",\"total\":");
+                w.raw(protocol::TOTAL);
                 w.progress_value(total);
             }
             if let Some(m) = message {
-                w.raw(b",\"message\":");
+                w.raw(protocol::MESSAGE);
                 w.string(m);
             }
             w.raw(b"}}");
@@ -601,15 +612,13 @@ impl<'s> Reply<'s> {
             return false;
         }
         self.send(|w| {
-            w.raw(
-                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":",
-            );
+            w.raw(protocol::LOG_NOTIFICATION);
             w.string(level.as_str());
             if let Some(l) = logger {
-                w.raw(b",\"logger\":");
+                w.raw(protocol::LOGGER);
                 w.string(l);
             }
-            w.raw(b",\"data\":");
+            w.raw(protocol::DATA);
             w.begin_string();
             let _ = w.write_fmt(message);
             w.end_string();
@@ -755,14 +764,14 @@ impl ContentWriter<'_, '_> {
             self.w.raw(b",");
         }
         self.first = false;
-        self.w.raw(b"{\"type\":");
+        self.w.raw(protocol::BLOCK_OPEN);
         self.w.string(kind);
     }
 
     /// A text block.
     pub fn text(&mut self, text: &str) -> &mut Self {
         self.block("text");
-        self.w.raw(b",\"text\":");
+        self.w.raw(protocol::TEXT);
         self.w.string(text);
         self.w.raw(b"}");
         self
@@ -770,9 +779,9 @@ impl ContentWriter<'_, '_> {
 
     fn binary(&mut self, kind: &str, mime: &str, data: &[u8]) -> &mut Self {
         self.block(kind);
-        self.w.raw(b",\"data\":\"");
+        self.w.raw(join!(protocol::DATA, b"\""));
         base64(self.w, data);
-        self.w.raw(b"\",\"mimeType\":");
+        self.w.raw(join!(b"\"", protocol::MIME_TYPE));
         self.w.string(mime);
         self.w.raw(b"}");
         self
@@ -786,11 +795,11 @@ impl ContentWriter<'_, '_> {
     /// An embedded text resource block.
     pub fn resource(&mut self, uri: &str, mime: &str, text: &str) -> &mut Self {
         self.block("resource");
-        self.w.raw(b",\"resource\":{\"uri\":");
+        self.w.raw(protocol::RESOURCE_OPEN);
         self.w.string(uri);
-        self.w.raw(b",\"mimeType\":");
+        self.w.raw(protocol::MIME_TYPE);
         self.w.string(mime);
-        self.w.raw(b",\"text\":");
+        self.w.raw(protocol::TEXT);
         self.w.string(text);
         self.w.raw(b"}}");
         self

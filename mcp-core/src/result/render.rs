@@ -3,6 +3,7 @@
 //! answer, a task's final result and a status tool's report.
 
 use super::{Message, Output, Span, ToolError, ToolResult, Value, report_parts};
+use crate::wire::protocol::{self, join};
 use crate::wire::writer::Writer;
 
 /// Writes the members of a `CallToolResult` (no braces). `note` is appended to a failure's
@@ -55,7 +56,6 @@ pub(crate) fn render_result_for(
     note: Option<&str>,
     error_member: bool,
 ) {
-    const TEXT_BLOCK: &[u8] = b"\"content\":[{\"type\":\"text\",\"text\":\"";
     let span = |s: Span| s.resolve(scratch, seq);
     let evidence = match result {
         Ok(o) => o.evidence.as_ref(),
@@ -69,71 +69,79 @@ pub(crate) fn render_result_for(
             ..
         }) => {
             w.open_string(if *b {
-                b"\"content\":[{\"type\":\"text\",\"text\":\"true"
+                join!(protocol::FIRST_TEXT_OPEN, b"true")
             } else {
-                b"\"content\":[{\"type\":\"text\",\"text\":\"false"
+                join!(protocol::FIRST_TEXT_OPEN, b"false")
             });
             if let Some(e) = evidence {
                 e.write_sentence_after(w);
             }
             w.close_string(if *b {
-                b"\"}],\"structuredContent\":{\"value\":true},\"isError\":false"
+                join!(
+                    protocol::FIRST_TEXT_END_VALUE,
+                    b"true",
+                    protocol::VALUE_END_OK
+                )
             } else {
-                b"\"}],\"structuredContent\":{\"value\":false},\"isError\":false"
+                join!(
+                    protocol::FIRST_TEXT_END_VALUE,
+                    b"false",
+                    protocol::VALUE_END_OK
+                )
             });
         }
         Ok(Output {
             value: Value::Content(blocks),
             ..
         }) => {
-            w.plain(b"\"content\":[");
+            w.plain(protocol::CONTENT_OPEN);
             // The handler's blocks carry no evidence: it comes first, on its own.
             if let Some(e) = evidence {
-                w.open_string(br#"{"type":"text","text":""#);
+                w.open_string(protocol::TEXT_BLOCK_OPEN);
                 e.write_sentence(w);
-                w.close_string(b"\"},");
+                w.close_string(br#""},"#);
             }
-            w.raw(span(*blocks).unwrap_or(b"{\"type\":\"text\",\"text\":\"\"}"));
-            w.plain(b"],\"isError\":false");
+            w.raw(span(*blocks).unwrap_or(protocol::EMPTY_TEXT_BLOCK));
+            w.plain(join!(b"]", protocol::IS_ERROR_FALSE));
         }
         Ok(Output { value, .. }) => {
-            w.open_string(TEXT_BLOCK);
+            w.open_string(protocol::FIRST_TEXT_OPEN);
             write_first_text(w, result, scratch, seq, note);
             match *value {
                 Value::Json(s) => {
-                    w.close_string(b"\"}],\"structuredContent\":");
+                    w.close_string(protocol::FIRST_TEXT_END_STRUCTURED);
                     w.raw(span(s).unwrap_or(b"{}"));
-                    w.plain(b",\"isError\":false");
+                    w.plain(protocol::IS_ERROR_FALSE);
                 }
                 Value::Report(s) => {
-                    w.close_string(b"\"}],\"structuredContent\":");
+                    w.close_string(protocol::FIRST_TEXT_END_STRUCTURED);
                     w.raw(report_parts(span(s).unwrap_or_default()).1);
-                    w.plain(b",\"isError\":false");
+                    w.plain(protocol::IS_ERROR_FALSE);
                 }
                 Value::Text(_) | Value::Static(_) => {
-                    w.close_string(b"\"}]");
-                    w.open_string(b",\"structuredContent\":{\"value\":\"");
+                    w.close_string(protocol::FIRST_TEXT_END);
+                    w.open_string(protocol::STRING_VALUE_OPEN);
                     write_plain(w, *value, &span);
-                    w.close_string(b"\"},\"isError\":false");
+                    w.close_string(protocol::STRING_VALUE_END_OK);
                 }
                 // (Not a result: a task start is answered in its own form.)
-                Value::Task(_) => w.close_string(b"\"}],\"isError\":false"),
+                Value::Task(_) => w.close_string(protocol::FIRST_TEXT_END_OK),
                 value => {
-                    w.close_string(b"\"}],\"structuredContent\":{\"value\":");
+                    w.close_string(protocol::FIRST_TEXT_END_VALUE);
                     write_plain(w, value, &span);
-                    w.plain(b"},\"isError\":false");
+                    w.plain(protocol::VALUE_END_OK);
                 }
             }
         }
         Err(_) => {
-            w.open_string(TEXT_BLOCK);
+            w.open_string(protocol::FIRST_TEXT_OPEN);
             write_first_text(w, result, scratch, seq, note);
-            w.close_string(b"\"}],\"isError\":true");
+            w.close_string(protocol::FIRST_TEXT_END_FAILED);
         }
     }
     if let (true, Err(_)) = (error_member, result) {
         // What a xiaozhi backend says to the user: the first text, reason and evidence.
-        w.open_string(b",\"error\":\"");
+        w.open_string(protocol::ERROR_STRING_OPEN);
         write_first_text(w, result, scratch, seq, note);
         w.close_string(b"\"");
     }

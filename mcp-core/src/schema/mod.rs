@@ -25,6 +25,7 @@ pub(crate) use validate::validate_into;
 pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate, validate_object};
 
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
+use crate::wire::protocol;
 use crate::wire::writer::Writer;
 
 /// The most parameters one tool may declare (the validator's typed view is a fixed array).
@@ -359,54 +360,64 @@ impl Param {
 
     /// Writes this parameter's JSON Schema.
     pub fn write_schema(&self, w: &mut Writer<'_>) {
-        w.raw(b"{\"type\":");
+        w.raw(protocol::TYPE_OPEN);
         w.string(self.ty.as_str());
-        w.raw(b",\"description\":");
+        w.raw(protocol::DESCRIPTION);
         w.string(self.description);
         match self.ty {
             ParamType::Boolean => {}
             ParamType::Integer => {
                 let (min, max) = self.int_bounds();
-                w.raw(b",\"minimum\":");
+                w.raw(protocol::MINIMUM);
                 w.int(min);
-                w.raw(b",\"maximum\":");
+                w.raw(protocol::MAXIMUM);
                 w.int(max);
             }
             #[cfg(feature = "float")]
             ParamType::Number => {
                 let (min, max) = self.num_bounds();
-                w.raw(b",\"minimum\":");
+                w.raw(protocol::MINIMUM);
                 w.number(min);
-                w.raw(b",\"maximum\":");
+                w.raw(protocol::MAXIMUM);
                 w.number(max);
             }
             ParamType::String => {
                 if let Some(min) = self.min_len {
-                    w.raw(b",\"minLength\":");
+                    w.raw(protocol::MIN_LENGTH);
                     w.uint(u64::from(min));
                 }
                 if let Some(max) = self.max_len {
-                    w.raw(b",\"maxLength\":");
+                    w.raw(protocol::MAX_LENGTH);
                     w.uint(u64::from(max));
                 }
                 if !self.choices.is_empty() {
-                    w.raw(b",\"enum\":[");
-                    for (i, c) in self.choices.iter().enumerate() {
-                        if i > 0 {
-                            w.raw(b",");
-                        }
-                        w.string(c);
-                    }
-                    w.raw(b"]");
+                    write_strings(w, protocol::ENUM_OPEN, self.choices.iter().copied());
                 }
             }
         }
         if let Some(d) = self.default {
-            w.raw(b",\"default\":");
+            w.raw(protocol::DEFAULT);
             write_literal(w, d);
         }
         w.raw(b"}");
     }
+}
+
+/// `open` (`,"key":[`), the strings as a JSON array's elements, `]`.
+#[inline]
+pub(crate) fn write_strings<'s>(
+    w: &mut Writer<'_>,
+    open: &[u8],
+    strings: impl Iterator<Item = &'s str>,
+) {
+    w.raw(open);
+    for (i, s) in strings.enumerate() {
+        if i > 0 {
+            w.raw(b",");
+        }
+        w.string(s);
+    }
+    w.raw(b"]");
 }
 
 pub(crate) fn write_literal(w: &mut Writer<'_>, v: Literal) {
@@ -442,7 +453,7 @@ pub fn check_params(params: &[Param]) -> Result<(), (&'static str, ParamProblem)
 
 /// Writes the `inputSchema` object for a parameter list.
 pub fn write_input_schema(w: &mut Writer<'_>, params: &[Param]) {
-    w.raw(b"{\"type\":\"object\",\"properties\":{");
+    w.raw(protocol::OBJECT_SCHEMA_OPEN);
     for (i, p) in params.iter().enumerate() {
         if i > 0 {
             w.raw(b",");
@@ -453,16 +464,9 @@ pub fn write_input_schema(w: &mut Writer<'_>, params: &[Param]) {
     w.raw(b"}");
     let mut required = params.iter().filter(|p| p.is_required()).peekable();
     if required.peek().is_some() {
-        w.raw(b",\"required\":[");
-        for (i, p) in required.enumerate() {
-            if i > 0 {
-                w.raw(b",");
-            }
-            w.string(p.name);
-        }
-        w.raw(b"]");
+        write_strings(w, protocol::REQUIRED_OPEN, required.map(|p| p.name));
     }
-    w.raw(b",\"additionalProperties\":false}");
+    w.raw(protocol::NO_ADDITIONAL_PROPERTIES_END);
 }
 
 /// `true` when `text` is a JSON object whose `type` is `"object"` (a hand-written `inputSchema`).
@@ -492,10 +496,7 @@ mod test {
     use super::*;
 
     fn schema(params: &[Param]) -> serde_json::Value {
-        let mut buf = [0u8; 2048];
-        let mut w = Writer::new(&mut buf);
-        write_input_schema(&mut w, params);
-        serde_json::from_slice(w.written().unwrap()).unwrap()
+        crate::test_support::written_json(2048, |w| write_input_schema(w, params))
     }
 
     #[test]

@@ -25,6 +25,8 @@
 //! );
 //! ```
 
+use super::write_strings;
+use crate::wire::protocol::{self, join};
 use crate::wire::writer::Writer;
 
 /// The JSON type of an output field.
@@ -126,30 +128,23 @@ impl Field {
 
     fn write_schema(&self, w: &mut Writer<'_>) {
         match self.kind {
-            Kind::Boolean => w.raw(b"{\"type\":\"boolean\""),
+            Kind::Boolean => w.raw(join!(protocol::TYPE_OPEN, br#""boolean""#)),
             Kind::Integer { min, max } => {
-                w.raw(b"{\"type\":\"integer\"");
+                w.raw(join!(protocol::TYPE_OPEN, br#""integer""#));
                 if let Some(min) = min {
-                    w.raw(b",\"minimum\":");
+                    w.raw(protocol::MINIMUM);
                     w.int(min);
                 }
                 if let Some(max) = max {
-                    w.raw(b",\"maximum\":");
+                    w.raw(protocol::MAXIMUM);
                     w.int(max);
                 }
             }
-            Kind::Number => w.raw(b"{\"type\":\"number\""),
+            Kind::Number => w.raw(join!(protocol::TYPE_OPEN, br#""number""#)),
             Kind::String { choices } => {
-                w.raw(b"{\"type\":\"string\"");
+                w.raw(join!(protocol::TYPE_OPEN, br#""string""#));
                 if !choices.is_empty() {
-                    w.raw(b",\"enum\":[");
-                    for (i, c) in choices.iter().enumerate() {
-                        if i > 0 {
-                            w.raw(b",");
-                        }
-                        w.string(c);
-                    }
-                    w.raw(b"]");
+                    write_strings(w, protocol::ENUM_OPEN, choices.iter().copied());
                 }
             }
             Kind::Object(fields) => {
@@ -158,7 +153,7 @@ impl Field {
             }
         }
         if let Some(d) = self.description {
-            w.raw(b",\"description\":");
+            w.raw(protocol::DESCRIPTION);
             w.string(d);
         }
         w.raw(b"}");
@@ -167,7 +162,7 @@ impl Field {
 
 /// `"type":"object","properties":{…}` and `"required":[…]`, without the braces.
 fn write_members(w: &mut Writer<'_>, fields: &[Field]) {
-    w.raw(b"\"type\":\"object\",\"properties\":{");
+    w.raw(protocol::OBJECT_PROPERTIES_OPEN);
     for (i, f) in fields.iter().enumerate() {
         if i > 0 {
             w.raw(b",");
@@ -178,14 +173,7 @@ fn write_members(w: &mut Writer<'_>, fields: &[Field]) {
     w.raw(b"}");
     let mut required = fields.iter().filter(|f| f.required).peekable();
     if required.peek().is_some() {
-        w.raw(b",\"required\":[");
-        for (i, f) in required.enumerate() {
-            if i > 0 {
-                w.raw(b",");
-            }
-            w.string(f.name);
-        }
-        w.raw(b"]");
+        write_strings(w, protocol::REQUIRED_OPEN, required.map(|f| f.name));
     }
 }
 
@@ -213,10 +201,7 @@ mod test {
     use super::*;
 
     fn schema(fields: &[Field]) -> serde_json::Value {
-        let mut buf = [0u8; 1024];
-        let mut w = Writer::new(&mut buf);
-        write_output_schema(&mut w, fields);
-        serde_json::from_slice(w.written().unwrap()).unwrap()
+        crate::test_support::written_json(1024, |w| write_output_schema(w, fields))
     }
 
     #[test]

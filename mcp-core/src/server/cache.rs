@@ -27,6 +27,8 @@
 //! Capacity: `N` entries of up to `B` response bytes. A larger answer is remembered as "executed,
 //! not replayable", so that a retransmission still never runs twice.
 
+use crate::wire::swar::pack;
+
 /// Hashes the parts of a call key: `words` (the parts that are numbers, the peer and the call's
 /// form) one each, then each of
 /// `parts` a word (8 bytes) at a time with its length in the last word, so that `["1", "2x"]` and
@@ -54,10 +56,7 @@ pub(crate) fn call_key(words: [u64; 2], parts: &[&[u8]]) -> u64 {
         let last = match part.last_chunk::<8>() {
             _ if rest.is_empty() => 0,
             Some(&w) => u64::from_le_bytes(w),
-            None => rest
-                .iter()
-                .rev()
-                .fold(0u64, |w, &c| (w << 8) | u64::from(c)),
+            None => pack(rest),
         };
         h = mix(h, last ^ ((part.len() as u64) << 56));
     }

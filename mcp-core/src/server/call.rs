@@ -5,8 +5,8 @@ use super::cache::{Seen, call_key};
 use super::confirm::Gate;
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
-    Caller, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server, UserToolPolicy,
-    finish, members, once, write_result_object,
+    Caller, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server,
+    UserToolPolicy, finish, members, once, write_result_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
@@ -14,6 +14,7 @@ use crate::result::{Output, ToolError, Value, render_result, render_result_for};
 use crate::schema::{Args, validate_into, validate_object};
 use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, Kind};
+use crate::wire::protocol;
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, error_into, write_error_dyn};
 use crate::wire::writer::Writer;
@@ -89,10 +90,6 @@ impl<
 {
     /// `tools/call`. A blocking tool runs here; an async one is parked in `park` when the caller
     /// can await it (`AWAIT`), and refused otherwise.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the request's parts and where its facts go"
-    )]
     // Not inlined into `Server::request`: its frame would be under every handler.
     #[inline(never)]
     pub(super) fn call<'i, const AWAIT: bool>(
@@ -100,27 +97,24 @@ impl<
         id: Id<'i>,
         frame: &Frame<'i>,
         caller: Caller,
-        ctx: &mut C,
         respond: Respond<'_, 'i>,
-        notify: &mut dyn Notify,
-        handled: &mut Handled<'_>,
-        park: Option<&mut Option<Parked<'i, 't, C>>>,
+        effects: &mut Effects<'_, 'i, 't, C>,
     ) -> Flow {
         // Validated where the handler reads them: the arguments are not moved on the blocking
         // path (a parked call takes them along).
         let mut args = Args::empty();
-        match self.prepare(id, frame, caller, respond, handled, AWAIT, &mut args) {
+        match self.prepare(id, frame, caller, respond, effects, &mut args) {
             Prepared::Answered(len) => Flow::Len(len),
-            Prepared::Ready(tail, out) => match (tail.tool.handler(), park.filter(|_| AWAIT)) {
-                (Some(handler), _) => {
-                    Flow::Len(self.run_blocking(&args, &tail, handler, ctx, out, notify, handled))
-                }
-                (None, Some(park)) => {
-                    *park = Some(Parked { args, tail });
-                    Flow::Parked
-                }
-                // `prepare` refuses an async tool when the caller cannot await it.
-                (None, None) => Flow::Len(0),
+            Prepared::Ready(tail, out) => match tail.tool.handler() {
+                Some(handler) => Flow::Len(self.run_blocking(&args, &tail, handler, out, effects)),
+                None => match effects.park.take().filter(|_| AWAIT) {
+                    Some(park) => {
+                        *park = Some(Parked { args, tail });
+                        Flow::Parked
+                    }
+                    // `prepare` refuses an async tool when the caller cannot await it.
+                    None => Flow::Len(0),
+                },
             },
         }
     }
@@ -129,76 +123,63 @@ impl<
     /// [`prepare`](Self::prepare): each frame is on the stack only while it runs, not both of
     /// them under the handler.)
     #[inline(never)]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the call's parts and where its answer goes"
-    )]
     fn run_blocking(
         &mut self,
         args: &Args<'_>,
         tail: &Tail<'_, 't, C>,
         handler: crate::Handler<C>,
-        ctx: &mut C,
         out: &mut [u8],
-        notify: &mut dyn Notify,
-        handled: &mut Handled<'_>,
+        effects: &mut Effects<'_, '_, 't, C>,
     ) -> usize {
         let seq = self.next_seq();
-        let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
         // Arguments without escaped strings are used where they are; others are copied and
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
         let (result, used) = match args.escaped_len() {
-            0 => self.invoke(handler, ctx, args, tail, scratch, seq, notify),
-            _ => self.invoke_decoded(handler, ctx, args, tail, scratch, decoded, seq, notify),
+            0 => {
+                let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
+                self.invoke(handler, args, tail, scratch, seq, effects)
+            }
+            _ => self.invoke_decoded(handler, args, tail, out, seq, effects),
         };
-        self.conclude(tail, result, used, seq, out, handled)
+        self.conclude(tail, result, Scratch { used, seq }, out, effects.handled)
     }
 
     /// Runs the handler over `scratch`; the result and the scratch bytes it wrote.
     #[inline(always)]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "two call sites; the handler's inputs and the reply's parts"
-    )]
     fn invoke(
         &self,
         handler: crate::Handler<C>,
-        ctx: &mut C,
         args: &Args<'_>,
         tail: &Tail<'_, 't, C>,
         scratch: &mut [u8],
         seq: u32,
-        notify: &mut dyn Notify,
+        effects: &mut Effects<'_, '_, 't, C>,
     ) -> (ToolResult, usize) {
-        let mut reply = self.reply(scratch, tail, seq, notify);
-        let result = handler(ctx, args, &mut reply);
+        let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
+        let result = handler(effects.ctx, args, &mut reply);
         (result, reply.used())
     }
 
     /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
-    /// into `decoded`. (Not inlined: see [`run_blocking`](Self::run_blocking).)
+    /// into the tail of `out` (from `room` on), the handler's scratch area in front. (Not
+    /// inlined: see [`run_blocking`](Self::run_blocking).)
     #[inline(never)]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the handler's inputs and the reply's parts"
-    )]
     fn invoke_decoded(
         &self,
         handler: crate::Handler<C>,
-        ctx: &mut C,
         args: &Args<'_>,
         tail: &Tail<'_, 't, C>,
-        scratch: &mut [u8],
-        decoded: &mut [u8],
+        out: &mut [u8],
         seq: u32,
-        notify: &mut dyn Notify,
+        effects: &mut Effects<'_, '_, 't, C>,
     ) -> (ToolResult, usize) {
+        let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
         let mut copy = args.clone();
         if !copy.decode_escapes(decoded) {
             return (Err(ToolError::new("Arguments could not be decoded")), 0);
         }
-        self.invoke(handler, ctx, &copy, tail, scratch, seq, notify)
+        self.invoke(handler, &copy, tail, scratch, seq, effects)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -266,7 +247,7 @@ impl<
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
-        self.conclude(&tail, result, used, seq, out, handled)
+        self.conclude(&tail, result, Scratch { used, seq }, out, handled)
     }
 
     /// Runs a call a person approved through the async path: a blocking tool runs as usual, an
@@ -332,10 +313,6 @@ impl<
     /// Everything before the handler runs: lookup, audience, capability, task form, the
     /// retransmission cache, validation (into `args`), room for decoded strings, a free task
     /// slot.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the request's parts and where its facts go"
-    )]
     #[inline(never)]
     fn prepare<'o, 'i>(
         &mut self,
@@ -343,10 +320,11 @@ impl<
         frame: &Frame<'i>,
         caller: Caller,
         respond: Respond<'o, 'i>,
-        handled: &mut Handled<'_>,
-        can_await: bool,
+        effects: &mut Effects<'_, 'i, 't, C>,
         args: &mut Args<'i>,
     ) -> Prepared<'o, 'i, 't, C> {
+        // An async tool can be awaited where its call can be parked.
+        let (handled, can_await) = (&mut *effects.handled, effects.park.is_some());
         let answered = Prepared::Answered;
         let principal = caller.principal;
         // The checking pass recorded these members of `params` (an object, or absent).
@@ -411,7 +389,7 @@ impl<
                     w.text(cap);
                 },
                 Some(|w: &mut Writer<'_>| {
-                    w.raw(b"{\"requiredCapabilities\":{");
+                    w.raw(protocol::REQUIRED_CAPABILITIES_OPEN);
                     w.string(cap);
                     w.raw(b":{}}}");
                 }),
@@ -443,29 +421,20 @@ impl<
                     ErrorCode::MissingRequiredClientCapability,
                     |w| w.text("Missing required client capability: this tool runs only as a task"),
                     Some(|w: &mut Writer<'_>| {
-                        w.raw(b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}");
+                        w.raw(protocol::REQUIRES_TASKS);
                     }),
                 ));
             }
-            (TaskSupport::Forbidden, true, Era::Legacy) => {
-                return answered(respond.error_parts(
-                    ErrorCode::MethodNotFound,
-                    &[
-                        "Tool ",
-                        tool.name(),
-                        " does not support task-augmented calls",
-                    ],
-                ));
-            }
-            (TaskSupport::Required, false, Era::Legacy) => {
-                return answered(respond.error_parts(
-                    ErrorCode::MethodNotFound,
-                    &[
-                        "Tool ",
-                        tool.name(),
-                        " must be called as a task (params.task)",
-                    ],
-                ));
+            (TaskSupport::Forbidden, true, Era::Legacy)
+            | (TaskSupport::Required, false, Era::Legacy) => {
+                let why = if augmented {
+                    " does not support task-augmented calls"
+                } else {
+                    " must be called as a task (params.task)"
+                };
+                return answered(
+                    respond.error_parts(ErrorCode::MethodNotFound, &["Tool ", tool.name(), why]),
+                );
             }
             _ => {}
         }
@@ -482,9 +451,9 @@ impl<
             // The handler does not run. The revision decides how the refusal is reported.
             if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
                 return answered(respond.result(|w| {
-                    w.open_string(b"\"content\":[{\"type\":\"text\",\"text\":\"");
+                    w.open_string(protocol::FIRST_TEXT_OPEN);
                     e.write_json(w);
-                    w.close_string(b"\"}],\"isError\":true");
+                    w.close_string(protocol::FIRST_TEXT_END_FAILED);
                 }));
             }
             return answered(respond.error(ErrorCode::InvalidParams, |w| e.write_json(w)));
@@ -659,8 +628,7 @@ impl<
         &mut self,
         tail: &Tail<'_, 't, C>,
         mut result: ToolResult,
-        used: usize,
-        seq: u32,
+        scratch: Scratch,
         out: &mut [u8],
         handled: &mut Handled<'_>,
     ) -> usize {
@@ -768,7 +736,7 @@ impl<
                 // xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
                 let legacy_error =
                     !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
-                render_call(id, era, legacy_error, info, &result, used, seq, out)
+                render_call(tail, legacy_error, &result, scratch, out)
             }
         };
         if let (Some(sent), Some(key)) = (out.get(..len), key) {
@@ -789,21 +757,24 @@ enum Prepared<'o, 'i, 't, C> {
     Ready(Tail<'i, 't, C>, &'o mut [u8]),
 }
 
-/// Renders a handler's result in front of the scratch bytes it wrote.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one call site; the parts are the response's inputs"
-)]
-fn render_call(
-    id: Id<'_>,
-    era: Era<'_>,
-    legacy_error: bool,
-    info: (&'static str, &'static str),
-    result: &ToolResult,
+/// What a handler wrote in its scratch area: `used` bytes, at the start of the output buffer,
+/// in call `seq` (the spans of its result are of that call).
+#[derive(Clone, Copy)]
+struct Scratch {
     used: usize,
     seq: u32,
+}
+
+/// Renders a handler's result, for the call of `tail`, in front of the scratch bytes it wrote.
+fn render_call<C>(
+    tail: &Tail<'_, '_, C>,
+    legacy_error: bool,
+    result: &ToolResult,
+    scratch: Scratch,
     out: &mut [u8],
 ) -> usize {
+    let Scratch { used, seq } = scratch;
+    let &Tail { id, era, info, .. } = tail;
     // Move the scratch bytes to the end of the buffer and render the response in front.
     let tail = out.len().saturating_sub(used);
     if used > 0 {

@@ -54,6 +54,7 @@ use crate::registry::Confirm;
 #[cfg(feature = "modern")]
 use crate::wire::json::JsonStr;
 use crate::wire::json::{Json, Kind};
+use crate::wire::protocol;
 use crate::wire::request::Id;
 use crate::wire::writer::Writer;
 
@@ -207,6 +208,15 @@ impl<const B: usize> Confirmations<B> {
         self.bytes.get(..len).unwrap_or_default()
     }
 
+    /// The id the held call `h` was sent with, read from its held message.
+    fn held_id(&self, h: &Held) -> Option<Id<'_>> {
+        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
+        let id = self
+            .message_at(usize::from(h.len))
+            .get(start..start + len)?;
+        Some(Id::from_checked_raw(id))
+    }
+
     /// A fresh approval number, unguessable under `key`.
     fn fresh(&mut self, key: (u64, u64)) -> u64 {
         use core::hash::Hasher as _;
@@ -287,19 +297,19 @@ pub(crate) enum Gate<'o, 'i> {
 
 /// `{"type":"object","properties":{"confirm":{"type":"boolean",…}},"required":["confirm"]}`.
 fn write_schema(w: &mut Writer<'_>, message: &str) {
-    w.raw(b"{\"type\":\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\",\"title\":\"Confirm\",\"description\":");
+    w.raw(protocol::CONFIRM_SCHEMA_OPEN);
     w.string(message);
-    w.raw(b",\"default\":false}},\"required\":[\"confirm\"]}");
+    w.raw(protocol::CONFIRM_SCHEMA_END);
 }
 
 /// The params of `elicitation/create` (no braces around): message and schema.
 fn write_elicitation_params(w: &mut Writer<'_>, message: &str, form_mode: bool) {
     if form_mode {
-        w.raw(b"\"mode\":\"form\",");
+        w.raw(protocol::FORM_MODE);
     }
-    w.raw(b"\"message\":");
+    w.raw(protocol::first(protocol::MESSAGE));
     w.string(message);
-    w.raw(b",\"requestedSchema\":");
+    w.raw(protocol::REQUESTED_SCHEMA);
     write_schema(w, message);
 }
 
@@ -400,7 +410,7 @@ struct State {
 #[cfg(feature = "modern")]
 impl State {
     fn write(&self, w: &mut Writer<'_>) {
-        w.raw(b"\"v2.");
+        w.raw(br#""v2."#);
         hex16(w, self.expiry);
         w.raw(b".");
         hex16(w, self.nonce);
@@ -525,10 +535,6 @@ impl<
 
     /// The gate of `tools/call`: after validation, before the handler. `tool` is the tool's
     /// index in the registry.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site in `prepare`; the call's parts"
-    )]
     #[inline(never)]
     pub(super) fn confirm_gate<'o, 'i>(
         &mut self,
@@ -573,7 +579,7 @@ impl<
                     w.text(confirm.message());
                     w.text(")");
                 },
-                Some(|w: &mut Writer<'_>| w.raw(b"{\"requiredCapabilities\":{\"elicitation\":{}}}")),
+                Some(|w: &mut Writer<'_>| w.raw(protocol::REQUIRES_ELICITATION)),
             ));
         }
         #[cfg(feature = "modern")]
@@ -628,11 +634,9 @@ impl<
                 mac: self::mac(key, tool, arguments, expiry, nonce),
             };
             Gate::Answered(respond.result_typed("input_required", |w| {
-                w.raw(
-                    b"\"inputRequests\":{\"confirm\":{\"method\":\"elicitation/create\",\"params\":{",
-                );
+                w.raw(protocol::INPUT_REQUEST_OPEN);
                 write_elicitation_params(w, confirm.message(), true);
-                w.raw(b"}}},\"requestState\":");
+                w.raw(protocol::REQUEST_STATE);
                 state.write(w);
             }))
         }
@@ -710,9 +714,9 @@ impl<
         if asked {
             // The request to the client is this message's answer; the call's comes later.
             let mut w = Writer::new(out);
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            w.raw(protocol::RESPONSE_HEAD);
             write_elicitation_id(&mut w, approval);
-            w.raw(b",\"method\":\"elicitation/create\",\"params\":{");
+            w.raw(protocol::ELICITATION_REQUEST);
             let form = session.effective_revision() >= super::Revision::V2025_11_25;
             write_elicitation_params(&mut w, confirm.message(), form);
             w.raw(b"}}");
@@ -790,15 +794,9 @@ impl<
             return wrap_outcome(out, 0, tool, false, answer.refusal());
         }
         // The call's own response: a refusal, for the id it was sent with.
-        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
-        let Some(id) = self
-            .confirm
-            .message_at(usize::from(h.len))
-            .get(start..start + len)
-        else {
+        let Some(id) = self.confirm.held_id(&h) else {
             return 0;
         };
-        let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
         super::finish(out, Some(id), "", |w| {
             super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
@@ -922,15 +920,9 @@ impl<
     /// The answer of a call held for the device's button, written when its answer is due before
     /// the person answered: it waits (with the time left).
     fn write_awaiting(&self, out: &mut [u8], h: &Held) -> usize {
-        let (start, len) = (usize::from(h.id.0), usize::from(h.id.1));
-        let Some(id) = self
-            .confirm
-            .message_at(usize::from(h.len))
-            .get(start..start + len)
-        else {
+        let Some(id) = self.confirm.held_id(h) else {
             return 0;
         };
-        let id = Id::from_checked_raw(id);
         let info = (self.config.name, self.config.version);
         let question = self
             .registry
@@ -949,7 +941,7 @@ impl<
 
 /// `"confirm-<approval>"`: the id of the `elicitation/create` request that asks a client's user.
 fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
-    w.raw(b"\"confirm-");
+    w.raw(br#""confirm-"#);
     hex16(w, approval);
     w.raw(b"\"");
 }
@@ -958,11 +950,11 @@ fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
 /// reason again as `error`, where xiaozhi's backends read a failed call's reason (as
 /// `render_result_for` writes it for any failed call).
 fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
-    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
+    w.raw(protocol::FIRST_TEXT);
     w.string(why);
-    w.raw(b"}],\"isError\":true");
+    w.raw(protocol::FIRST_TEXT_STRING_END_FAILED);
     if error_member {
-        w.raw(b",\"error\":");
+        w.raw(protocol::ERROR);
         w.string(why);
     }
 }
@@ -970,7 +962,7 @@ fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
 /// The answer of a call held for the device's button while it waits.
 fn awaiting(w: &mut Writer<'_>, question: &str, timeout_ms: u32) {
     let secs = u64::from(timeout_ms.div_ceil(1000));
-    w.raw(b"\"content\":[{\"type\":\"text\",\"text\":");
+    w.raw(protocol::FIRST_TEXT);
     w.begin_string();
     w.text("Waiting for a person: press the button on the device within ");
     w.uint(secs);
@@ -978,11 +970,11 @@ fn awaiting(w: &mut Writer<'_>, question: &str, timeout_ms: u32) {
     w.text(question);
     w.text(" Nothing has been done yet.");
     w.end_string();
-    w.raw(b"}],\"structuredContent\":{\"status\":\"awaiting_confirmation\",\"confirm_on_device_within_s\":");
+    w.raw(protocol::AWAITING_OPEN);
     w.uint(secs);
-    w.raw(b",\"question\":");
+    w.raw(protocol::QUESTION);
     w.string(question);
-    w.raw(b"},\"isError\":false");
+    w.raw(protocol::VALUE_END_OK);
 }
 
 /// Turns the held call's outcome into a `notifications/message` (the call was answered already):
@@ -1007,19 +999,19 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
     };
     let (head, moved) = out.split_at_mut(tail);
     let mut w = Writer::new(head);
-    w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"notice\",\"logger\":\"confirmation\",\"data\":{\"tool\":");
+    w.raw(protocol::CONFIRMATION_NOTIFICATION);
     w.string(tool);
-    w.raw(b",\"confirmed\":");
+    w.raw(protocol::CONFIRMED);
     w.bool(confirmed);
     if !why.is_empty() {
-        w.raw(b",\"reason\":");
+        w.raw(protocol::REASON);
         w.string(why);
     }
     if len > 0 {
         w.raw(if is_result {
-            b",\"result\":"
+            protocol::RESULT
         } else {
-            b",\"error\":"
+            protocol::ERROR
         });
         w.raw(moved.get(..len).unwrap_or_default());
     }

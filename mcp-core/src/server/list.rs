@@ -3,6 +3,7 @@
 use super::{Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
+use crate::wire::protocol;
 use crate::wire::response::ErrorCode;
 
 impl<
@@ -91,7 +92,7 @@ impl<
         let modern = respond.era.is_modern();
         let ttl = self.config.list_ttl_ms;
         respond.result(|w| {
-            w.raw(b"\"tools\":[");
+            w.raw(protocol::TOOLS_OPEN);
             let mut first = true;
             for e in (start..end).filter(visible).filter_map(|i| entries.get(i)) {
                 if !first {
@@ -102,7 +103,7 @@ impl<
             }
             w.raw(b"]");
             if let Some(c) = cursor {
-                w.raw(b",\"nextCursor\":\"");
+                w.raw(protocol::NEXT_CURSOR_OPEN);
                 w.raw(&c);
                 w.raw(b"\"");
             }

@@ -51,6 +51,7 @@ use crate::wire::frame::{Found, Frame, Member};
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonError, JsonStr};
+use crate::wire::protocol;
 use crate::wire::request::{Id, Message, Request};
 use crate::wire::response::{ErrorCode, NO_DATA, error_into, open_result_object, write_error};
 use crate::wire::writer::Writer;
@@ -515,6 +516,17 @@ impl<
     }
 }
 
+/// Where a request's effects go, handed down the dispatch as one (by reference: built once in
+/// [`Server::dispatch`]'s frame): the application's context (tools act on it), the sink for
+/// notifications (progress, log messages), the facts the caller gets back, and the slot an async
+/// tool's call is parked in (`None`: the caller cannot await one).
+pub(crate) struct Effects<'e, 'i, 't, C> {
+    pub(crate) ctx: &'e mut C,
+    pub(crate) notify: &'e mut dyn Notify,
+    pub(crate) handled: &'e mut Handled<'i>,
+    pub(crate) park: Option<&'e mut Option<Parked<'i, 't, C>>>,
+}
+
 /// Who is calling: the principal the firmware states and the peer the transport tells apart.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Caller<'i> {
@@ -715,14 +727,15 @@ fn modern_tail(
     result_type: &str,
     start: usize,
 ) {
-    if w.mark() != start {
-        w.raw(b",");
-    }
-    w.raw(b"\"resultType\":");
+    w.raw(if w.mark() != start {
+        protocol::RESULT_TYPE
+    } else {
+        protocol::first(protocol::RESULT_TYPE)
+    });
     w.string(result_type);
-    w.raw(b",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":");
+    w.raw(protocol::SERVER_INFO_META_OPEN);
     w.string(info.0);
-    w.raw(b",\"version\":");
+    w.raw(protocol::VERSION);
     w.string(info.1);
     w.raw(b"}}");
 }
@@ -1264,16 +1277,13 @@ impl<
                             raw: input,
                             confirmed,
                         };
-                        let flow = self.request::<AWAIT>(
-                            req,
-                            frame,
-                            caller,
+                        let mut effects = Effects {
                             ctx,
-                            respond,
-                            &mut handled,
                             notify,
+                            handled: &mut handled,
                             park,
-                        );
+                        };
+                        let flow = self.request::<AWAIT>(req, frame, caller, respond, &mut effects);
                         match flow {
                             Flow::Len(len) => {
                                 handled.deferred = handled.deferred || len == 0;
@@ -1289,21 +1299,14 @@ impl<
         Some(handled)
     }
 
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the message's parts and where its facts go"
-    )]
     #[inline(never)]
     fn request<'i, const AWAIT: bool>(
         &mut self,
         req: Request<'i>,
         frame: &Frame<'i>,
         caller: Caller,
-        ctx: &mut C,
         respond: Respond<'_, 'i>,
-        handled: &mut Handled<'i>,
-        notify: &mut dyn Notify,
-        park: Option<&mut Option<Parked<'i, 't, C>>>,
+        effects: &mut Effects<'_, 'i, 't, C>,
     ) -> Flow {
         let m = req.method;
         let era = respond.era;
@@ -1391,12 +1394,11 @@ impl<
         };
         Flow::Len(match route {
             Route::Call => {
-                return self
-                    .call::<AWAIT>(req.id, frame, caller, ctx, respond, notify, handled, park);
+                return self.call::<AWAIT>(req.id, frame, caller, respond, effects);
             }
             Route::Ping => respond.result(|_| {}),
             Route::List => self.list(params, respond),
-            Route::Initialize => self.initialize(params, respond, &mut handled.event),
+            Route::Initialize => self.initialize(params, respond, &mut effects.handled.event),
             #[cfg(feature = "modern")]
             Route::Discover => self.discover(respond),
             Route::SetLevel => match members(params, ["level"])
@@ -1409,9 +1411,12 @@ impl<
                 _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
             },
             #[cfg(feature = "resources")]
-            Route::Resources => self.resources(method, params, caller, ctx, respond, handled),
+            Route::Resources => {
+                let Effects { ctx, handled, .. } = effects;
+                self.resources(method, params, caller, ctx, respond, handled)
+            }
             // Tasks (and, without the features, what is never offered).
-            _ => self.task_method(method, params, respond, ctx, caller.peer),
+            _ => self.task_method(method, params, respond, effects.ctx, caller.peer),
         })
     }
 
@@ -1437,23 +1442,21 @@ impl<
     /// Capabilities, as members of the `capabilities` object.
     fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
         let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
-        w.raw(b"\"tools\":{},\"logging\":{}");
+        w.raw(protocol::TOOLS_AND_LOGGING);
         #[cfg(feature = "resources")]
         if self.has_live_resources() {
-            w.raw(b",\"resources\":{\"subscribe\":true}");
+            w.raw(protocol::RESOURCES_SUBSCRIBE);
         } else if !self.config.resources.is_empty() {
-            w.raw(b",\"resources\":{}");
+            w.raw(protocol::RESOURCES);
         }
         #[cfg(feature = "resources")]
         if !self.config.prompts.is_empty() {
-            w.raw(b",\"prompts\":{}");
+            w.raw(protocol::PROMPTS);
         }
         match era {
-            Era::Modern(_) if has_tasks => {
-                w.raw(b",\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}")
-            }
+            Era::Modern(_) if has_tasks => w.raw(protocol::TASKS_EXTENSION),
             Era::Legacy if has_tasks && self.effective_revision() >= Revision::V2025_11_25 => {
-                w.raw(b",\"tasks\":{\"list\":{},\"cancel\":{},\"requests\":{\"tools\":{\"call\":{}}}}");
+                w.raw(protocol::TASKS);
             }
             _ => {}
         }
@@ -1464,13 +1467,13 @@ impl<
         let era = respond.era;
         let config = &self.config;
         respond.result(|w| {
-            w.raw(b"\"supportedVersions\":");
+            w.raw(protocol::SUPPORTED_VERSIONS);
             write_supported_versions(w);
-            w.raw(b",\"capabilities\":{");
+            w.raw(protocol::CAPABILITIES_OPEN);
             self.write_capabilities(w, era);
             w.raw(b"}");
             if let Some(text) = config.instructions {
-                w.raw(b",\"instructions\":");
+                w.raw(protocol::INSTRUCTIONS);
                 w.string(text);
             }
             write_cache_hints(w, config.list_ttl_ms);
@@ -1521,17 +1524,17 @@ impl<
         let config = &self.config;
         let era = respond.era;
         respond.result(|w| {
-            w.raw(b"\"protocolVersion\":");
+            w.raw(protocol::PROTOCOL_VERSION);
             w.string(revision.as_str());
-            w.raw(b",\"capabilities\":{");
+            w.raw(protocol::CAPABILITIES_OPEN);
             self.write_capabilities(w, era);
-            w.raw(b"},\"serverInfo\":{\"name\":");
+            w.raw(protocol::SERVER_INFO_OPEN);
             w.string(config.name);
-            w.raw(b",\"version\":");
+            w.raw(protocol::VERSION);
             w.string(config.version);
             w.raw(b"}");
             if let Some(text) = config.instructions {
-                w.raw(b",\"instructions\":");
+                w.raw(protocol::INSTRUCTIONS);
                 w.string(text);
             }
         })
@@ -1542,7 +1545,19 @@ impl<
 /// identity (each character escaped at most 6 bytes long) and the caching hints.
 #[cfg(feature = "modern")]
 const fn modern_reserve(config: &Config) -> usize {
-    const FIXED: usize = r#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}},"ttlMs":4294967295,"cacheScope":"public""#.len();
+    // `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"",
+    // "version":""}},"ttlMs":4294967295,"cacheScope":"public"`, without the name and version.
+    const FIXED: usize = protocol::joined_len(&[
+        protocol::RESULT_TYPE,
+        br#""complete""#,
+        protocol::SERVER_INFO_META_OPEN,
+        br#""""#,
+        protocol::VERSION,
+        br#"""}}"#,
+        protocol::TTL_MS,
+        b"4294967295",
+        protocol::CACHE_SCOPE_PUBLIC,
+    ]);
     FIXED + 6 * (config.name.len() + config.version.len())
 }
 
@@ -1563,21 +1578,21 @@ pub const MODERN_REVISION: &str = "2026-07-28";
 /// `["2026-07-28","2025-11-25",…]`: every revision this engine speaks, newest first.
 #[cfg(feature = "modern")]
 fn write_supported_versions(w: &mut Writer<'_>) {
-    w.raw(b"[\"");
+    w.raw(br#"[""#);
     w.raw(MODERN_REVISION.as_bytes());
     for r in Revision::ALL.iter().rev() {
-        w.raw(b"\",\"");
+        w.raw(br#"",""#);
         w.raw(r.as_str().as_bytes());
     }
-    w.raw(b"\"]");
+    w.raw(br#""]"#);
 }
 
 /// `,"ttlMs":N,"cacheScope":"public"` for cacheable 2026-07-28 results (the tool set is the same
 /// for every client, so it may be shared).
 pub(crate) fn write_cache_hints(w: &mut Writer<'_>, ttl_ms: u32) {
-    w.raw(b",\"ttlMs\":");
+    w.raw(protocol::TTL_MS);
     w.uint(u64::from(ttl_ms));
-    w.raw(b",\"cacheScope\":\"public\"");
+    w.raw(protocol::CACHE_SCOPE_PUBLIC);
 }
 
 /// Why a 2026-07-28 request is refused before dispatch.
@@ -1626,9 +1641,9 @@ impl Refusal<'_> {
                 ErrorCode::UnsupportedProtocolVersion,
                 |w| w.text("Unsupported protocol version"),
                 Some(|w: &mut Writer<'_>| {
-                    w.raw(b"{\"supported\":");
+                    w.raw(protocol::SUPPORTED_OPEN);
                     write_supported_versions(w);
-                    w.raw(b",\"requested\":");
+                    w.raw(protocol::REQUESTED);
                     w.json_str(requested);
                     w.raw(b"}");
                 }),

@@ -26,8 +26,10 @@ use super::{
     Caller, Handled, Peer, Respond, Server, finish, members, write_cache_hints, write_object,
 };
 use crate::registry::LiveResource;
+use crate::registry::{Listing, Resource};
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
+use crate::wire::protocol::{self, join};
 use crate::wire::request::MAX_ID_LEN;
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
@@ -40,7 +42,7 @@ const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The caching hints of a live resource's `resources/read` on the 2026-07-28 wire: a reading is
 /// stale at once (`ttlMs: 0`) and kept to the caller (`private`).
-const LIVE_CACHE_HINTS: &[u8] = b",\"ttlMs\":0,\"cacheScope\":\"private\"";
+const LIVE_CACHE_HINTS: &[u8] = protocol::LIVE_CACHE_HINTS;
 
 /// One 2026-07-28 `subscriptions/listen` stream.
 #[derive(Debug)]
@@ -128,12 +130,12 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
             return 0;
         };
         let mut w = Writer::new(out);
-        w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{");
+        w.raw(protocol::RESOURCE_UPDATED_NOTIFICATION);
         if let Some(id) = listen {
             write_subscription_meta(&mut w, id);
             w.raw(b",");
         }
-        w.raw(b"\"uri\":");
+        w.raw(protocol::first(protocol::URI));
         w.string(r.uri());
         w.raw(b"}}");
         if w.fits() { w.needed() } else { 0 }
@@ -142,7 +144,7 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
 
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
 fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
-    w.raw(b"\"_meta\":{");
+    w.raw(protocol::META_OPEN);
     w.string(SUBSCRIPTION_ID);
     w.raw(b":");
     w.raw(id);
@@ -293,23 +295,29 @@ impl<
             "resources/list" => {
                 let live = &self.live.resources;
                 respond.result(|w| {
-                    w.raw(b"\"resources\":[");
-                    let statics = statics
-                        .iter()
-                        .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
-                    let lives = live
-                        .iter()
-                        .map(|r| (r.uri(), r.name(), r.describe(), r.mime_type()));
-                    for (i, (uri, name, description, mime)) in statics.chain(lives).enumerate() {
-                        w.raw(if i > 0 { b",{\"uri\":" } else { b"{\"uri\":" });
+                    w.raw(protocol::RESOURCES_OPEN);
+                    let statics = statics.iter().map(Resource::listing);
+                    let lives = live.iter().map(|r| r.listing());
+                    for (i, listing) in statics.chain(lives).enumerate() {
+                        let &Listing {
+                            uri,
+                            name,
+                            description,
+                            mime_type: mime,
+                        } = listing;
+                        w.raw(if i > 0 {
+                            join!(b",", protocol::URI_ENTRY)
+                        } else {
+                            protocol::URI_ENTRY
+                        });
                         w.string(uri);
-                        w.raw(b",\"name\":");
+                        w.raw(protocol::NAME);
                         w.string(name);
                         if let Some(d) = description {
-                            w.raw(b",\"description\":");
+                            w.raw(protocol::DESCRIPTION);
                             w.string(d);
                         }
-                        w.raw(b",\"mimeType\":");
+                        w.raw(protocol::MIME_TYPE);
                         w.string(mime);
                         w.raw(b"}");
                     }
@@ -318,7 +326,7 @@ impl<
                 })
             }
             "resources/templates/list" => respond.result(|w| {
-                w.raw(b"\"resourceTemplates\":[]");
+                w.raw(protocol::NO_RESOURCE_TEMPLATES);
                 hints(w);
             }),
             "resources/read" => {
@@ -330,11 +338,11 @@ impl<
                     return not_found(respond, uri, modern);
                 };
                 respond.result(|w| {
-                    w.raw(b"\"contents\":[{\"uri\":");
+                    w.raw(join!(protocol::CONTENTS_OPEN, protocol::URI_ENTRY));
                     w.string(r.uri());
-                    w.raw(b",\"mimeType\":");
-                    w.string(r.mime_type());
-                    w.raw(b",\"text\":");
+                    w.raw(protocol::MIME_TYPE);
+                    w.string(r.listing().mime_type);
+                    w.raw(protocol::TEXT);
                     w.string(r.text());
                     w.raw(b"}]");
                     hints(w);
@@ -355,11 +363,15 @@ impl<
             }
             "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
             "prompts/list" => respond.result(|w| {
-                w.raw(b"\"prompts\":[");
+                w.raw(protocol::PROMPTS_OPEN);
                 for (i, p) in prompts.iter().enumerate() {
-                    w.raw(if i > 0 { b",{\"name\":" } else { b"{\"name\":" });
+                    w.raw(if i > 0 {
+                        join!(b",", protocol::NAME_ENTRY)
+                    } else {
+                        protocol::NAME_ENTRY
+                    });
                     w.string(p.name());
-                    w.raw(b",\"description\":");
+                    w.raw(protocol::DESCRIPTION);
                     w.string(p.describe());
                     w.raw(b"}");
                 }
@@ -378,9 +390,9 @@ impl<
                     });
                 };
                 respond.result(|w| {
-                    w.raw(b"\"description\":");
+                    w.raw(protocol::first(protocol::DESCRIPTION));
                     w.string(p.describe());
-                    w.raw(b",\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":");
+                    w.raw(protocol::USER_MESSAGE);
                     w.string(p.text());
                     w.raw(b"}}]");
                 })
@@ -496,11 +508,11 @@ impl<
         let resources = &self.live.resources;
         let Respond { out, .. } = respond;
         finish(out, None, "", |w| {
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{");
+            w.raw(protocol::SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION);
             write_subscription_meta(w, raw);
-            w.raw(b",\"notifications\":{");
+            w.raw(protocol::NOTIFICATIONS_OPEN);
             if mask != 0 {
-                w.raw(b"\"resourceSubscriptions\":[");
+                w.raw(protocol::SUBSCRIPTIONS_OPEN);
                 let honoured = resources
                     .iter()
                     .enumerate()
@@ -527,7 +539,7 @@ fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>, modern: bool) -
     };
     let data = uri.map(|u| {
         move |w: &mut Writer<'_>| {
-            w.raw(b"{\"uri\":");
+            w.raw(protocol::URI_ENTRY);
             w.json_str(u);
             w.raw(b"}");
         }
@@ -546,18 +558,18 @@ fn write_contents<C>(
     scratch: &[u8],
     seq: u32,
 ) {
-    w.raw(b"\"contents\":[");
+    w.raw(protocol::CONTENTS_OPEN);
     let blocks = match output.value {
         Value::Content(span) => span.resolve(scratch, seq),
         _ => None,
     };
     let written = blocks.is_some_and(|b| write_blocks(w, r, b));
     if !written {
-        w.raw(b"{\"uri\":");
+        w.raw(protocol::URI_ENTRY);
         w.string(r.uri());
-        w.raw(b",\"mimeType\":");
-        w.string(r.mime_type());
-        w.raw(b",\"text\":");
+        w.raw(protocol::MIME_TYPE);
+        w.string(r.listing().mime_type);
+        w.raw(protocol::TEXT);
         render_plain_string(w, output, scratch, seq);
         w.raw(b"}");
     }
@@ -576,12 +588,12 @@ fn write_blocks<C>(w: &mut Writer<'_>, r: &LiveResource<C>, mut blocks: &[u8]) -
             continue;
         };
         let entry = |w: &mut Writer<'_>, mime: Option<Json<'_>>, key: &[u8], value: Json<'_>| {
-            w.raw(b"{\"uri\":");
+            w.raw(protocol::URI_ENTRY);
             w.string(r.uri());
-            w.raw(b",\"mimeType\":");
+            w.raw(protocol::MIME_TYPE);
             match mime.filter(|m| m.kind() == Kind::String) {
                 Some(m) => w.raw(m.raw()),
-                None => w.string(r.mime_type()),
+                None => w.string(r.listing().mime_type),
             }
             w.raw(key);
             w.raw(value.raw());
@@ -599,11 +611,11 @@ fn write_blocks<C>(w: &mut Writer<'_>, r: &LiveResource<C>, mut blocks: &[u8]) -
             }
             (_, Some(data), _) if data.kind() == Kind::String => {
                 separator(w, &mut first);
-                entry(w, mime, b",\"blob\":", data);
+                entry(w, mime, protocol::BLOB, data);
             }
             (_, _, Some(text)) if text.kind() == Kind::String => {
                 separator(w, &mut first);
-                entry(w, None, b",\"text\":", text);
+                entry(w, None, protocol::TEXT, text);
             }
             _ => {}
         }

@@ -43,6 +43,7 @@ use crate::result::{
 };
 use crate::schema::Param;
 use crate::wire::json::Json;
+use crate::wire::protocol;
 use crate::wire::request::{Id, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
@@ -330,9 +331,6 @@ pub(crate) fn write_timestamp(w: &mut Writer<'_>, ms: i64) {
     );
 }
 
-const CAPABILITY_DATA: &[u8] =
-    b"{\"requiredCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}";
-
 impl<
     't,
     C,
@@ -587,7 +585,7 @@ impl<
             };
             let to = e.owner;
             let mut w = Writer::new(out);
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\",\"params\":{");
+            w.raw(protocol::TASK_STATUS_NOTIFICATION);
             self.write_task(&mut w, e);
             w.raw(b"}}");
             let n = if w.fits() { w.needed() } else { 0 };
@@ -602,18 +600,18 @@ impl<
                 return (0, Peer::ONLY);
             };
             let mut w = Writer::new(out);
-            w.raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":");
+            w.raw(protocol::PROGRESS_NOTIFICATION);
             w.raw(token);
-            w.raw(b",\"progress\":");
+            w.raw(protocol::PROGRESS);
             w.progress_value(p.progress);
             if let Some(total) = p.total {
-                w.raw(b",\"total\":");
+                w.raw(protocol::TOTAL);
                 w.progress_value(total);
             }
             if e.form == TaskForm::Legacy {
-                w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"");
+                w.raw(protocol::RELATED_TASK_OPEN);
                 write_id(&mut w, e.id);
-                w.raw(b"\"}}");
+                w.raw(br#""}}"#);
             }
             w.raw(b"}}");
             let n = if w.fits() { w.needed() } else { 0 };
@@ -625,28 +623,28 @@ impl<
 
     /// Writes the members of a `Task` object, in the shape of its form.
     fn write_task(&self, w: &mut Writer<'_>, e: &Entry) {
-        w.raw(b"\"taskId\":\"");
+        w.raw(protocol::TASK_ID_OPEN);
         write_id(w, e.id);
-        w.raw(b"\",\"status\":");
+        w.raw(protocol::TASK_STATUS);
         w.string(e.wire_status());
-        w.raw(b",\"statusMessage\":");
+        w.raw(protocol::STATUS_MESSAGE);
         w.begin_string();
         write_status_message(w, e);
         w.end_string();
-        w.raw(b",\"createdAt\":");
+        w.raw(protocol::CREATED_AT);
         write_timestamp(w, self.wall(e.created_ms));
-        w.raw(b",\"lastUpdatedAt\":");
+        w.raw(protocol::LAST_UPDATED_AT);
         write_timestamp(w, self.wall(e.updated_ms));
         w.raw(if e.form == TaskForm::Extension {
-            b",\"ttlMs\":"
+            protocol::TTL_MS
         } else {
-            b",\"ttl\":"
+            protocol::TTL
         });
         w.uint(e.ttl_ms);
         w.raw(if e.form == TaskForm::Extension {
-            b",\"pollIntervalMs\":"
+            protocol::POLL_INTERVAL_MS
         } else {
-            b",\"pollInterval\":"
+            protocol::POLL_INTERVAL
         });
         w.uint(u64::from(self.config.task_poll_interval_ms));
     }
@@ -677,9 +675,9 @@ impl<
             write_result(w, id, |w| {
                 w.raw(b"{");
                 render_result(w, &outcome, &[], 0, note);
-                w.raw(b",\"_meta\":{\"io.modelcontextprotocol/related-task\":{\"taskId\":\"");
+                w.raw(protocol::RELATED_TASK_OPEN);
                 write_id(w, e.id);
-                w.raw(b"\"}}}");
+                w.raw(br#""}}}"#);
             });
         })
     }
@@ -814,7 +812,7 @@ impl<
     ) {
         write_result(w, id, |w| match e.form {
             TaskForm::Legacy => {
-                w.raw(b"{\"task\":{");
+                w.raw(protocol::TASK_OPEN);
                 self.write_task(w, e);
                 w.raw(b"}}");
             }
@@ -870,7 +868,7 @@ impl<
             return respond.error_with(
                 ErrorCode::MissingRequiredClientCapability,
                 |w| w.text("Missing required client capability: the tasks extension"),
-                Some(|w: &mut Writer<'_>| w.raw(CAPABILITY_DATA)),
+                Some(|w: &mut Writer<'_>| w.raw(protocol::REQUIRES_TASKS)),
             );
         }
         let [task_id, cursor] = match members(params, ["taskId", "cursor"]) {
@@ -884,7 +882,7 @@ impl<
                 });
             }
             return respond.result(|w| {
-                w.raw(b"\"tasks\":[");
+                w.raw(protocol::TASKS_OPEN);
                 for (i, e) in self.tasks.entries.iter().enumerate() {
                     w.raw(if i > 0 { b",{" } else { b"{" });
                     self.write_task(w, e);
@@ -971,9 +969,9 @@ impl<
             self.write_task(w, e);
             // 2026-07-28 `tasks/get` carries the result (or the error) of a finished task.
             if let (true, Some(message)) = (era.is_modern(), e.error) {
-                w.raw(b",\"error\":{\"code\":");
+                w.raw(protocol::ERROR_OPEN);
                 w.int(i64::from(ErrorCode::InternalError.code()));
-                w.raw(b",\"message\":");
+                w.raw(protocol::MESSAGE);
                 match stop_note(e.stop) {
                     Some(note) => w.string_parts(&[message, "; ", note]),
                     None => w.string(message),
@@ -983,7 +981,7 @@ impl<
                 && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed)
             {
                 let outcome = Self::outcome(e);
-                w.raw(b",\"result\":");
+                w.raw(protocol::RESULT);
                 write_object(w, era, info, "complete", |w| {
                     render_result(w, &outcome, &[], 0, stop_note(e.stop))
                 });
@@ -1058,7 +1056,7 @@ fn write_progress(w: &mut Writer<'_>, progress: Option<crate::result::Progress>)
 /// to learn the outcome (`self.motor.move_to started as task task-… — scheduled, not done yet
 /// (commanded 600); for the outcome, call self.tasks.get_status with this task_id`).
 fn render_started(w: &mut Writer<'_>, e: &Entry) {
-    w.open_string(br#""content":[{"type":"text","text":""#);
+    w.open_string(protocol::FIRST_TEXT_OPEN);
     w.text(e.view.tool);
     w.plain(b" started as task ");
     write_id(w, e.id);
@@ -1066,11 +1064,11 @@ fn render_started(w: &mut Writer<'_>, e: &Entry) {
     w.plain(b"; for the outcome, call ");
     w.plain(STATUS_TOOL_NAME.as_bytes());
     w.plain(b" with this task_id");
-    w.close_string(br#""}],"structuredContent":{"task_id":""#);
+    w.close_string(protocol::STARTED_TASK_ID_OPEN);
     write_id(w, e.id);
-    w.raw(b"\",\"status\":\"working\",\"poll_with\":\"");
+    w.raw(protocol::STARTED_POLL_WITH_OPEN);
     w.raw(STATUS_TOOL_NAME.as_bytes());
-    w.raw(b"\"},\"isError\":false");
+    w.raw(protocol::STRING_VALUE_END_OK);
     e.started.write_member(w);
 }
 

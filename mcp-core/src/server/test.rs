@@ -201,6 +201,12 @@ struct Facts {
     replay: Option<Delivery>,
 }
 
+/// `server`'s answer to `msg`, written into `out` as by a firmware, parsed.
+fn answer_in(server: &mut S, dev: &mut Dev, msg: &[u8], out: &mut [u8]) -> serde_json::Value {
+    let n = server.handle(msg, Principal::Model, dev, out).unwrap().len;
+    serde_json::from_slice(&out[..n]).unwrap()
+}
+
 fn call(id: &str, tool: &str, args: &str) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
@@ -898,16 +904,12 @@ fn a_response_that_does_not_fit_is_replaced_not_truncated() {
     assert_eq!(&out[..n2], text.as_bytes());
 
     // A result too large even for the handler's scratch area: the handler learns it and says so.
-    let n = server
-        .handle(
-            call("3", "test.huge", "{}").as_bytes(),
-            Principal::Model,
-            &mut dev,
-            &mut out,
-        )
-        .unwrap()
-        .len;
-    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    let v = answer_in(
+        &mut server,
+        &mut dev,
+        call("3", "test.huge", "{}").as_bytes(),
+        &mut out,
+    );
     assert_eq!(v["result"]["isError"], true);
     assert_eq!(
         v["result"]["content"][0]["text"],
@@ -915,16 +917,12 @@ fn a_response_that_does_not_fit_is_replaced_not_truncated() {
     );
 
     // A list page larger than the buffer.
-    let n = server
-        .handle(
-            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            Principal::Model,
-            &mut dev,
-            &mut out,
-        )
-        .unwrap()
-        .len;
-    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    let v = answer_in(
+        &mut server,
+        &mut dev,
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        &mut out,
+    );
     assert_eq!(v["error"]["code"], -32603);
     assert_eq!(v["id"], 2);
 }
@@ -943,11 +941,7 @@ fn the_smallest_buffer_holds_every_error() {
         "test.echo",
         &format!(r#"{{"text":"{}"}}"#, "y".repeat(150)),
     );
-    let n = server
-        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
-        .unwrap()
-        .len;
-    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    let v = answer_in(&mut server, &mut dev, msg.as_bytes(), &mut out);
     assert_eq!(v["error"]["code"], -32603, "{v}");
     assert_eq!(
         v["id"].as_str().unwrap().len(),
@@ -1269,11 +1263,7 @@ fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handle
     let text = r"\u00e9".repeat(400);
     let msg = call("1", "test.echo", &format!(r#"{{"text":"{text}"}}"#));
     let mut out = [0u8; 1200];
-    let n = server
-        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
-        .unwrap()
-        .len;
-    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    let v = answer_in(&mut server, &mut dev, msg.as_bytes(), &mut out);
     assert_eq!(dev.calls, 1);
     // The decoded text reached the handler whole; its echo does not fit in front of it, which
     // the handler learns as a full scratch area (never a truncated text).
@@ -1283,22 +1273,14 @@ fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handle
 
     let msg = call("3", "test.echo", &format!(r#"{{"text":"{text}"}}"#));
     let mut out = [0u8; 4096];
-    let n = server
-        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
-        .unwrap()
-        .len;
-    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    let v = answer_in(&mut server, &mut dev, msg.as_bytes(), &mut out);
     assert_eq!(dev.calls, 2);
     assert_eq!(v["result"]["content"][0]["text"], "é".repeat(400), "{v}");
 
     // ... but not a 600-byte buffer: refused before the handler runs, with a well-formed result.
     let msg = call("2", "test.echo", &format!(r#"{{"text":"{text}"}}"#));
     let mut out = [0u8; 600];
-    let n = server
-        .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
-        .unwrap()
-        .len;
-    let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+    let v = answer_in(&mut server, &mut dev, msg.as_bytes(), &mut out);
     assert_eq!(dev.calls, 2, "the handler must not run");
     assert_eq!(v["result"]["isError"], true);
     assert!(

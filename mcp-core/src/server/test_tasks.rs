@@ -213,17 +213,18 @@ impl<const T: usize> Rig<T> {
 /// follow it). A client that declared `tasks` is answered at once.
 #[test]
 fn a_plain_call_keeps_its_answer_until_the_action_ends_within_the_budget() {
-    let mut rig: Rig<2> = Rig::with(
-        Config::new("m", "1")
-            .task_ttl(60_000, 120_000)
-            .hold_answer(3_000),
-    );
-    rig.ask(
-        0,
-        "initialize",
-        json!({"protocolVersion":"2024-11-05","capabilities":{}}),
-    );
-    rig.poll_at(1000);
+    // A rig whose answers may be held 3 s, after the client's `initialize`.
+    let initialized = |initialize: J| {
+        let mut rig: Rig<2> = Rig::with(
+            Config::new("m", "1")
+                .task_ttl(60_000, 120_000)
+                .hold_answer(3_000),
+        );
+        rig.ask(0, "initialize", initialize);
+        rig.poll_at(1000);
+        rig
+    };
+    let mut rig = initialized(json!({"protocolVersion":"2024-11-05","capabilities":{}}));
     let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":500}}});
     assert_eq!(rig.send(&call.to_string()), None, "the answer is held back");
     assert!(rig.poll_at(1200).is_empty(), "still moving");
@@ -261,17 +262,7 @@ fn a_plain_call_keeps_its_answer_until_the_action_ends_within_the_budget() {
     assert_eq!(rig.status(&task)["status"], "working");
 
     // A client that follows tasks is answered at once.
-    let mut rig: Rig<2> = Rig::with(
-        Config::new("m", "1")
-            .task_ttl(60_000, 120_000)
-            .hold_answer(3_000),
-    );
-    rig.ask(
-        0,
-        "initialize",
-        json!({"protocolVersion":"2025-11-25","capabilities":{"tasks":{}}}),
-    );
-    rig.poll_at(1000);
+    let mut rig = initialized(json!({"protocolVersion":"2025-11-25","capabilities":{"tasks":{}}}));
     let r = rig.send(&call.to_string()).unwrap();
     assert_eq!(r["result"]["structuredContent"]["status"], "working");
 }

@@ -118,6 +118,7 @@
 
 use crate::server::Peer;
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
+use crate::wire::protocol::{self, join};
 use crate::wire::request::Message;
 use crate::wire::writer::Writer;
 
@@ -440,12 +441,12 @@ pub fn write_online(
     meta: Option<Json<'_>>,
 ) -> Result<usize, BufferTooSmall> {
     let mut w = Writer::new(out);
-    w.raw(br#"{"jsonrpc":"2.0","method":"notifications/server/online","params":{"server_name":"#);
+    w.raw(protocol::SERVER_ONLINE_NOTIFICATION);
     w.string(server_name);
-    w.raw(b",\"description\":");
+    w.raw(protocol::DESCRIPTION);
     w.string(description);
     if let Some(meta) = meta.filter(|m| m.members().is_some()) {
-        w.raw(b",\"meta\":");
+        w.raw(protocol::META);
         w.raw(meta.raw());
     }
     w.raw(b"}}");
@@ -554,13 +555,13 @@ pub fn write_busy(out: &mut [u8], request: &[u8], why: Busy) -> Result<usize, Bu
         return Ok(0);
     };
     let mut w = Writer::new(out);
-    w.raw(br#"{"jsonrpc":"2.0","id":"#);
+    w.raw(protocol::RESPONSE_HEAD);
     w.raw(req.id.raw());
-    w.raw(br#","error":{"code":"#);
+    w.raw(protocol::ERROR_OPEN);
     w.int(i64::from(BUSY_CODE));
     match why {
         Busy::Full { sessions } => {
-            w.raw(br#","message":"Device busy: all "#);
+            w.raw(join!(protocol::MESSAGE, br#""Device busy: all "#));
             w.uint(u64::try_from(sessions).unwrap_or(u64::MAX));
             w.raw(b" client sessions are in use; try again later");
         }
@@ -569,7 +570,7 @@ pub fn write_busy(out: &mut [u8], request: &[u8], why: Busy) -> Result<usize, Bu
             window_ms,
             retry_ms,
         } => {
-            w.raw(br#","message":"Device busy: at most "#);
+            w.raw(join!(protocol::MESSAGE, br#""Device busy: at most "#));
             w.uint(u64::from(per));
             w.raw(b" new client sessions per ");
             if window_ms % 1000 == 0 {

@@ -19,6 +19,7 @@
 //! no hello in time) and starts again from the first step only after one that had a session.
 
 use crate::wire::json::{Json, JsonError, JsonStr};
+use crate::wire::protocol;
 use crate::wire::writer::Writer;
 
 /// The hello a device sends first, announcing MCP support.
@@ -220,7 +221,7 @@ pub fn wrap(
         w.string(id);
         w.raw(b",");
     }
-    w.raw(b"\"type\":\"mcp\",\"payload\":");
+    w.raw(protocol::MCP_PAYLOAD);
     if !w.fits() {
         return 0;
     }

@@ -27,7 +27,10 @@ use super::request::{Message, Top};
 /// than this is walked again by the validator (see [`Frame::arguments`]).
 pub const INDEXED_ARGUMENTS: usize = 8;
 
-/// A member the index records (see the [module docs](self)).
+/// A member the index records (see the [module docs](self)): the one definition of them. Its
+/// discriminant is its slot in the index ([`Member::ALL`] lists them in that order), its
+/// [`key`](Self::key) the key on the wire, its [`parent`](Self::parent) the object it is read
+/// in; the members of one object are contiguous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Member {
@@ -59,25 +62,29 @@ pub enum Member {
     IdempotencyKey,
 }
 
-/// The keys, in [`Member`] order.
-const KEYS: [&str; 13] = [
-    "jsonrpc",
-    "id",
-    "method",
-    "params",
-    "name",
-    "arguments",
-    "task",
-    "_meta",
-    "io.modelcontextprotocol/protocolVersion",
-    "io.modelcontextprotocol/clientCapabilities",
-    "io.modelcontextprotocol/logLevel",
-    "progressToken",
-    "io.github.mcu-mcp/idempotencyKey",
-];
+/// How many members the index records.
+const COUNT: usize = Member::ALL.len();
+
+// Every member in `ALL` at its own slot, and a bit for each in a `u16`.
+const _: () = {
+    let mut rest: &[Member] = &Member::ALL;
+    let mut slot = 0;
+    while let [member, tail @ ..] = rest {
+        assert!(
+            *member as usize == slot,
+            "Member::ALL is in discriminant order"
+        );
+        slot += 1;
+        rest = tail;
+    }
+    assert!(
+        COUNT <= u16::BITS as usize,
+        "a bit of `Frame::repeated` per member"
+    );
+};
 
 impl Member {
-    /// Every member, in order.
+    /// Every member, in order (of their discriminants: `ALL[m as usize] == m`).
     pub const ALL: [Member; 13] = [
         Member::Jsonrpc,
         Member::Id,
@@ -97,19 +104,19 @@ impl Member {
     /// The member's key (decoded).
     pub const fn key(self) -> &'static str {
         match self {
-            Member::Jsonrpc => KEYS[0],
-            Member::Id => KEYS[1],
-            Member::Method => KEYS[2],
-            Member::Params => KEYS[3],
-            Member::Name => KEYS[4],
-            Member::Arguments => KEYS[5],
-            Member::Task => KEYS[6],
-            Member::Meta => KEYS[7],
-            Member::ProtocolVersion => KEYS[8],
-            Member::ClientCapabilities => KEYS[9],
-            Member::LogLevel => KEYS[10],
-            Member::ProgressToken => KEYS[11],
-            Member::IdempotencyKey => KEYS[12],
+            Member::Jsonrpc => "jsonrpc",
+            Member::Id => "id",
+            Member::Method => "method",
+            Member::Params => "params",
+            Member::Name => "name",
+            Member::Arguments => "arguments",
+            Member::Task => "task",
+            Member::Meta => "_meta",
+            Member::ProtocolVersion => "io.modelcontextprotocol/protocolVersion",
+            Member::ClientCapabilities => "io.modelcontextprotocol/clientCapabilities",
+            Member::LogLevel => "io.modelcontextprotocol/logLevel",
+            Member::ProgressToken => "progressToken",
+            Member::IdempotencyKey => "io.github.mcu-mcp/idempotencyKey",
         }
     }
 
@@ -120,6 +127,43 @@ impl Member {
             Member::Name | Member::Arguments | Member::Task | Member::Meta => Some(Member::Params),
             _ => Some(Member::Meta),
         }
+    }
+
+    /// The member's bit in [`Frame`]'s bit sets.
+    const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+
+    /// `true` when this member is read inside `object` (in it, or deeper).
+    fn is_below(self, object: Member) -> bool {
+        let mut at = self.parent();
+        while let Some(parent) = at {
+            if parent == object {
+                return true;
+            }
+            at = parent.parent();
+        }
+        false
+    }
+
+    /// `"key":`, the key as clients write it (no space before the colon): `N` is the key's
+    /// length plus three (checked when the constant is built).
+    const fn quoted<const N: usize>(self) -> [u8; N] {
+        let key = self.key().as_bytes();
+        assert!(
+            N == key.len() + 3,
+            "`\"key\":` is three bytes longer than the key"
+        );
+        let mut quoted = [b'"'; N];
+        if let Some((colon, [_, inside @ ..])) = quoted.split_last_mut() {
+            *colon = b':';
+            let (mut to, mut from) = (inside, key);
+            while let ([to_first, to_rest @ ..], [c, from_rest @ ..]) = (to, from) {
+                *to_first = *c;
+                (to, from) = (to_rest, from_rest);
+            }
+        }
+        quoted
     }
 }
 
@@ -155,14 +199,54 @@ enum Level {
 }
 
 impl Level {
-    /// The range of [`KEYS`] at this level.
-    const fn keys(self) -> (usize, usize) {
-        match self {
-            Level::Message => (0, 4),
-            Level::Params => (4, 8),
-            Level::Meta => (8, 13),
-            Level::Arguments => (0, 0),
+    /// The level of the object `member` holds, when the pass records in it.
+    const fn of(member: Member) -> Option<Level> {
+        match member {
+            Member::Params => Some(Level::Params),
+            Member::Arguments => Some(Level::Arguments),
+            Member::Meta => Some(Level::Meta),
+            _ => None,
         }
+    }
+
+    /// The members read in this level's object (those whose [`parent`](Member::parent) it is).
+    const fn members(self) -> &'static [Member] {
+        const fn span(first: Member, last: Member) -> &'static [Member] {
+            Member::ALL
+                .split_at(last as usize + 1)
+                .0
+                .split_at(first as usize)
+                .1
+        }
+        match self {
+            Level::Message => const { span(Member::Jsonrpc, Member::Params) },
+            Level::Params => const { span(Member::Name, Member::Meta) },
+            Level::Meta => const { span(Member::ProtocolVersion, Member::IdempotencyKey) },
+            Level::Arguments => &[],
+        }
+    }
+
+    /// A bit per length of the keys of [`members`](Self::members) (all shorter than 64 bytes).
+    const fn lengths(self) -> u64 {
+        let mut lengths = 0;
+        let mut rest = self.members();
+        while let [member, tail @ ..] = rest {
+            assert!(member.key().len() < 64, "a bit per length");
+            lengths |= 1 << member.key().len();
+            rest = tail;
+        }
+        lengths
+    }
+
+    /// The bits of [`members`](Self::members).
+    const fn bits(self) -> u16 {
+        let mut bits = 0;
+        let mut rest = self.members();
+        while let [member, tail @ ..] = rest {
+            bits |= member.bit();
+            rest = tail;
+        }
+        bits
     }
 }
 
@@ -174,7 +258,7 @@ impl Level {
 #[derive(Debug, Clone)]
 pub struct Frame<'a> {
     root: Json<'a>,
-    values: [Option<Json<'a>>; 13],
+    values: [Option<Json<'a>>; COUNT],
     /// Bit `m` set: member `m` occurs more than once in its object.
     repeated: u16,
     /// Bit `m` set: member `m` is a string with escape sequences.
@@ -211,7 +295,7 @@ impl<'a> Frame<'a> {
     pub(crate) const fn new() -> Self {
         Frame {
             root: Json::from_checked(&[]),
-            values: [None; 13],
+            values: [None; COUNT],
             repeated: 0,
             escaped: 0,
             result_or_error: false,
@@ -259,18 +343,22 @@ impl<'a> Frame<'a> {
 
     /// What the index recorded for `member`.
     pub fn get(&self, member: Member) -> Found<'a> {
-        let i = member as usize;
-        match self.values.get(i).copied().flatten() {
+        match self.value(member) {
             None => Found::Absent,
-            Some(_) if self.repeated & (1 << i) != 0 => Found::Repeated,
+            Some(_) if self.repeated & member.bit() != 0 => Found::Repeated,
             Some(v) => Found::Once(v),
         }
+    }
+
+    /// The value recorded last for `member`.
+    fn value(&self, member: Member) -> Option<Json<'a>> {
+        self.values.get(member as usize).copied().flatten()
     }
 
     /// `true` when `member` is a string sent with escape sequences (compare it decoded; without
     /// escapes its raw bytes are its text).
     pub fn has_escapes(&self, member: Member) -> bool {
-        self.escaped & (1 << member as usize) != 0
+        self.escaped & member.bit() != 0
     }
 
     /// The members of `params.arguments` in document order, when it is an object of at most
@@ -295,13 +383,12 @@ impl<'a> Frame<'a> {
         if self.root.raw().first() != Some(&b'{') {
             return Message::not_an_object(self.root);
         }
-        let [jsonrpc, id, method, params, ..] = self.values;
         Top {
-            jsonrpc,
-            id,
-            method,
-            params,
-            duplicate: self.repeated & 0xF != 0,
+            jsonrpc: self.value(Member::Jsonrpc),
+            id: self.value(Member::Id),
+            method: self.value(Member::Method),
+            params: self.value(Member::Params),
+            duplicate: self.repeated & Level::Message.bits() != 0,
             result_or_error: self.result_or_error,
         }
         .classify()
@@ -309,20 +396,17 @@ impl<'a> Frame<'a> {
 
     /// Forgets what was recorded below `member` (a `params`, `arguments` or `_meta` occurring
     /// again: what is below describes its last occurrence).
-    fn clear_below(&mut self, member: usize) {
-        let (from, to) = match member {
-            3 => (4, 13),
-            7 => (8, 13),
-            _ => (0, 0),
-        };
-        for i in from..to {
-            if let Some(v) = self.values.get_mut(i) {
-                *v = None;
+    fn clear_below(&mut self, member: Member) {
+        for below in Member::ALL {
+            if below.is_below(member) {
+                if let Some(v) = self.values.get_mut(below as usize) {
+                    *v = None;
+                }
+                self.repeated &= !below.bit();
+                self.escaped &= !below.bit();
             }
-            self.repeated &= !(1 << i);
-            self.escaped &= !(1 << i);
         }
-        if member == 3 || member == 5 {
+        if member == Member::Params || member == Member::Arguments {
             self.argument_count = 0;
             self.arguments.clear();
             self.argument_escapes = [0; INDEXED_ARGUMENTS];
@@ -330,19 +414,8 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// Member numbers (indices into [`KEYS`]) of the objects the pass descends into.
-const PARAMS: usize = 3;
-/// Member numbers of the other keys known by their spelling ([`known_key`]).
-const ID: usize = 1;
-const METHOD: usize = 2;
-const NAME: usize = 4;
-const ARGUMENTS: usize = 5;
-const META: usize = 7;
-/// No recorded member.
-const NONE: usize = usize::MAX;
-/// The member number of `jsonrpc`, and the member as clients write it.
-const JSONRPC: usize = 0;
-const JSONRPC_MEMBER: &[u8] = br#""jsonrpc":"2.0""#;
+/// The member `jsonrpc` as clients write it.
+const JSONRPC_MEMBER: &[u8] = super::protocol::JSONRPC;
 /// An argument's escapes counted past what [`Frame::argument_escapes`] records.
 const UNCOUNTED: u32 = u32::MAX;
 
@@ -389,17 +462,25 @@ fn object<'a>(
     loop {
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
-        let (member, key, start, end, escapes) = if level == Level::Message
+        let seen = if level == Level::Message
             && b.get(p + 1) == Some(&b'j')
             && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
         {
             let end = p + JSONRPC_MEMBER.len();
-            (JSONRPC, (p + 1, 7), end - 5, end, Escapes::NONE)
+            let key = (p + 1, Member::Jsonrpc.key().len());
+            // After the key, its quote and the colon.
+            let value = key.0 + key.1 + 2;
+            Seen {
+                member: Some(Member::Jsonrpc),
+                key,
+                value: (value, end),
+                escapes: Escapes::NONE,
+            }
         } else {
             // `"key" :`: one of the keys the index records, as clients write it, is known by
             // comparing bytes (key, quotes and colon checked by it); any other is checked.
             let (key, member, colon) = match known_key(level, b, p) {
-                Some((member, len)) => ((p + 1, len - 3), member, p + len - 1),
+                Some((member, len)) => ((p + 1, len - 3), Some(member), p + len - 1),
                 None => {
                     if b.get(p) != Some(&b'"') {
                         return Err(JsonError::Syntax(p));
@@ -412,7 +493,7 @@ fn object<'a>(
                     }
                     let key = (p + 1, key_end - p - 2);
                     let member = match (level, key_escaped) {
-                        (Level::Arguments, _) => NONE,
+                        (Level::Arguments, _) => None,
                         (_, false) => member_of_plain(level, b, key.0, key.1, frame),
                         (_, true) => {
                             let raw = b.get(key.0..key.0 + key.1).unwrap_or_default();
@@ -422,13 +503,8 @@ fn object<'a>(
                     (key, member, colon)
                 }
             };
-            let child = match member {
-                PARAMS => Some(Level::Params),
-                ARGUMENTS => Some(Level::Arguments),
-                META => Some(Level::Meta),
-                _ => None,
-            };
-            if child.is_some() && frame.values.get(member).is_some_and(Option::is_some) {
+            let child = member.and_then(Level::of);
+            if let Some(member) = member.filter(|&m| child.is_some() && frame.value(m).is_some()) {
                 frame.clear_below(member);
             }
             // The value.
@@ -463,10 +539,15 @@ fn object<'a>(
                 (Some(b'n'), _) => check_literal(b, p, b"null")?,
                 _ => return Err(JsonError::Syntax(p)),
             };
-            (member, key, start, end, escapes)
+            Seen {
+                member,
+                key,
+                value: (start, end),
+                escapes,
+            }
         };
-        frame.record(level, member, key, b, start, end, escapes);
-        p = skip_ws(b, end);
+        p = skip_ws(b, seen.value.1);
+        frame.record(level, b, seen);
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b'}') => return Ok(p + 1),
@@ -556,27 +637,34 @@ fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
     Ok(skip_ws(b, colon + 1))
 }
 
+/// One member of an object the pass records, as it found it (offsets into the message until
+/// [`Frame::record`] keeps what it needs).
+struct Seen {
+    /// The recorded member its key names, if any.
+    member: Option<Member>,
+    /// The key's content (between its quotes): start and length.
+    key: (usize, usize),
+    /// The value: start and end.
+    value: (usize, usize),
+    /// What the escapes of a string value spell beyond its characters.
+    escapes: Escapes,
+}
+
 impl<'a> Frame<'a> {
-    /// Records a value: a recorded member's, or (in `arguments`) a member with its key (start
-    /// and length).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the parts of one member, kept as offsets until here"
-    )]
+    /// Records a member of an object at `level` in `b`: a recorded member's value, or (in
+    /// `arguments`) the member with its key.
     #[inline]
-    fn record(
-        &mut self,
-        level: Level,
-        member: usize,
-        key: (usize, usize),
-        b: &'a [u8],
-        start: usize,
-        end: usize,
-        escapes: Escapes,
-    ) {
+    fn record(&mut self, level: Level, b: &'a [u8], seen: Seen) {
+        let Seen {
+            member,
+            key,
+            value: (start, end),
+            escapes,
+        } = seen;
         let value = Json::from_checked(b.get(start..end).unwrap_or_default());
-        if let Some(slot) = self.values.get_mut(member) {
-            let bit = 1 << member;
+        if let Some((slot, bit)) =
+            member.and_then(|m| Some((self.values.get_mut(m as usize)?, m.bit())))
+        {
             if slot.is_some() {
                 self.repeated |= bit;
             }
@@ -610,105 +698,89 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// Up to the first 8 bytes of `s` as a little-endian word, zero-padded.
-const fn pack(s: &[u8]) -> u64 {
-    let mut word = 0u64;
-    let mut shift = 0;
-    let mut rest = s;
-    while let [c, tail @ ..] = rest {
-        if shift == 64 {
-            break;
-        }
-        word |= (*c as u64) << shift;
-        shift += 8;
-        rest = tail;
-    }
-    word
-}
-
 /// The recorded member whose key, as clients write it (`"key":`, no space before the colon),
 /// starts the bytes at `p`, and that spelling's length.
 #[inline]
-fn known_key(level: Level, b: &[u8], p: usize) -> Option<(usize, usize)> {
+fn known_key(level: Level, b: &[u8], p: usize) -> Option<(Member, usize)> {
     // Told apart by the key's first letter: one comparison (of a constant length) per key.
-    let known = |key: &[u8], member: usize| {
-        (b.get(p..p + key.len()) == Some(key)).then_some((member, key.len()))
-    };
+    macro_rules! known {
+        ($member:ident) => {{
+            const QUOTED: [u8; Member::$member.key().len() + 3] = Member::$member.quoted();
+            (b.get(p..p + QUOTED.len()) == Some(&QUOTED[..]))
+                .then_some((Member::$member, QUOTED.len()))
+        }};
+    }
     match (level, b.get(p + 1)) {
-        (Level::Message, Some(b'm')) => known(br#""method":"#, METHOD),
-        (Level::Message, Some(b'i')) => known(br#""id":"#, ID),
-        (Level::Message, Some(b'p')) => known(br#""params":"#, PARAMS),
-        (Level::Params, Some(b'n')) => known(br#""name":"#, NAME),
-        (Level::Params, Some(b'a')) => known(br#""arguments":"#, ARGUMENTS),
+        (Level::Message, Some(b'm')) => known!(Method),
+        (Level::Message, Some(b'i')) => known!(Id),
+        (Level::Message, Some(b'p')) => known!(Params),
+        (Level::Params, Some(b'n')) => known!(Name),
+        (Level::Params, Some(b'a')) => known!(Arguments),
         _ => None,
     }
 }
 
 /// The recorded member a key without escapes names at `level`, if any; `result` and `error` at
-/// the top level set [`Frame::result_or_error`]. The key's first 8 bytes are compared as one
-/// word (read from the message where 8 bytes remain, else packed), switched on the key's length:
-/// a few instructions per key.
-fn member_of_plain(level: Level, b: &[u8], at: usize, len: usize, frame: &mut Frame<'_>) -> usize {
-    let word = match b.get(at..at + 8) {
-        Some(w) => {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(w);
-            let mask = if len >= 8 {
-                u64::MAX
-            } else {
-                (1u64 << (8 * len)) - 1
-            };
-            u64::from_le_bytes(bytes) & mask
+/// the top level set [`Frame::result_or_error`]. Most keys are told apart by their length alone
+/// (a bit per length of the level's keys); the others are compared byte for byte.
+fn member_of_plain(
+    level: Level,
+    b: &[u8],
+    at: usize,
+    len: usize,
+    frame: &mut Frame<'_>,
+) -> Option<Member> {
+    /// The keys of a response's outcome.
+    const RESPONSE: [&[u8]; 2] = [b"result", b"error"];
+    let lengths = match level {
+        Level::Message => {
+            const { Level::Message.lengths() | 1 << RESPONSE[0].len() | 1 << RESPONSE[1].len() }
         }
-        None => pack(b.get(at..at + len).unwrap_or_default()),
+        Level::Params => const { Level::Params.lengths() },
+        Level::Meta => const { Level::Meta.lengths() },
+        Level::Arguments => 0,
     };
-    match (level, len) {
-        (Level::Message, 7) if word == const { pack(b"jsonrpc") } => JSONRPC,
-        (Level::Message, 2) if word == const { pack(b"id") } => ID,
-        (Level::Message, 6) if word == const { pack(b"method") } => METHOD,
-        (Level::Message, 6) if word == const { pack(b"params") } => PARAMS,
-        (Level::Message, 6) if word == const { pack(b"result") } => {
-            frame.result_or_error = true;
-            NONE
-        }
-        (Level::Message, 5) if word == const { pack(b"error") } => {
-            frame.result_or_error = true;
-            NONE
-        }
-        (Level::Params, 4) if word == const { pack(b"name") } => NAME,
-        (Level::Params, 9)
-            if word == const { pack(b"arguments") } && b.get(at + 8) == Some(&b's') =>
-        {
-            ARGUMENTS
-        }
-        (Level::Params, 4) if word == const { pack(b"task") } => 6,
-        (Level::Params, 5) if word == const { pack(b"_meta") } => META,
-        (Level::Meta, _) => {
-            let raw = b.get(at..at + len).unwrap_or_default();
-            let (from, to) = Level::Meta.keys();
-            KEYS.get(from..to)
-                .unwrap_or_default()
-                .iter()
-                .position(|k| k.as_bytes() == raw)
-                .map_or(NONE, |i| i + from)
-        }
-        _ => NONE,
+    if len >= 64 || lengths & 1 << len == 0 {
+        return None;
     }
+    let key = b.get(at..at + len).unwrap_or_default();
+    let found = level
+        .members()
+        .iter()
+        .copied()
+        .find(|m| m.key().as_bytes() == key);
+    if found.is_none() && level == Level::Message {
+        frame.result_or_error |= RESPONSE.contains(&key);
+    }
+    found
 }
 
 /// [`member_of_plain`] for a key sent with escapes: compared decoded.
-fn member_of_escaped(level: Level, key: JsonStr<'_>, frame: &mut Frame<'_>) -> usize {
-    let (from, to) = level.keys();
-    let keys = KEYS.get(from..to).unwrap_or_default();
-    match keys.iter().position(|k| key.eq_str(k)) {
-        Some(i) => i + from,
-        None => {
-            if level == Level::Message && (key.eq_str("result") || key.eq_str("error")) {
-                frame.result_or_error = true;
-            }
-            NONE
-        }
+fn member_of_escaped(level: Level, key: JsonStr<'_>, frame: &mut Frame<'_>) -> Option<Member> {
+    let found = member_at(level, key);
+    if found.is_none() && level == Level::Message {
+        frame.result_or_error |= is_response_key(key);
     }
+    found
+}
+
+/// The recorded member `key` names at `level`, if any (compared decoded when it has escapes).
+fn member_at(level: Level, key: JsonStr<'_>) -> Option<Member> {
+    level
+        .members()
+        .iter()
+        .copied()
+        .find(|m| key.eq_str(m.key()))
+}
+
+/// The message's own member `key` names, if any (for [`Message::classify`], which walks).
+pub(super) fn message_member(key: JsonStr<'_>) -> Option<Member> {
+    member_at(Level::Message, key)
+}
+
+/// `true` for the keys of a response's outcome at the top of a message, `result` and `error`.
+pub(super) fn is_response_key(key: JsonStr<'_>) -> bool {
+    key.eq_str("result") || key.eq_str("error")
 }
 
 #[cfg(test)]
@@ -1136,6 +1208,31 @@ mod test {
                 );
             }
         }
+    }
+
+    #[test]
+    fn each_level_reads_the_members_whose_parent_it_is() {
+        for (level, parent) in [
+            (Level::Message, None),
+            (Level::Params, Some(Member::Params)),
+            (Level::Meta, Some(Member::Meta)),
+            (Level::Arguments, Some(Member::Arguments)),
+        ] {
+            let expected: Vec<Member> = Member::ALL
+                .into_iter()
+                .filter(|m| m.parent() == parent)
+                .collect();
+            assert_eq!(level.members(), expected.as_slice(), "{level:?}");
+            assert_eq!(
+                parent.and_then(Level::of),
+                Some(level).filter(|_| parent.is_some())
+            );
+        }
+        assert_eq!(Member::Method.quoted::<9>(), *br#""method":"#);
+        assert!(Member::ProgressToken.is_below(Member::Params));
+        assert!(Member::ProgressToken.is_below(Member::Meta));
+        assert!(!Member::Name.is_below(Member::Meta));
+        assert!(!Member::Params.is_below(Member::Params));
     }
 
     #[test]

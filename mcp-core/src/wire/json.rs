@@ -14,6 +14,8 @@
 
 use core::fmt;
 
+use super::swar::{self, WORD};
+
 /// The nesting limit used when the caller does not choose one.
 ///
 /// The checker is iterative, so the limit protects callers that walk values recursively, not the
@@ -379,7 +381,7 @@ impl<'a> JsonStr<'a> {
 
     /// The string itself when it contains no escape sequences (no copy needed).
     pub fn as_plain(&self) -> Option<&'a str> {
-        if has_backslash(self.raw) {
+        if swar::has_byte(self.raw, b'\\') {
             None
         } else {
             core::str::from_utf8(self.raw).ok()
@@ -425,7 +427,7 @@ impl<'a> JsonStr<'a> {
 
     /// `true` when the raw form contains an escape sequence (the decoded text differs from it).
     pub fn has_escapes(&self) -> bool {
-        has_backslash(self.raw)
+        swar::has_byte(self.raw, b'\\')
     }
 
     /// The number of Unicode scalar values (JSON Schema's string length).
@@ -440,7 +442,7 @@ impl<'a> JsonStr<'a> {
     /// checks ([`Frame`](super::Frame) keeps it for the arguments it indexes).
     pub fn decoded_size(&self) -> (usize, usize) {
         let raw = self.raw;
-        let (mut chars, mut bytes) = (char_starts(raw), raw.len());
+        let (mut chars, mut bytes) = (swar::char_starts(raw), raw.len());
         let mut i = 0;
         while let Some(&c) = raw.get(i) {
             if c != b'\\' {
@@ -478,7 +480,7 @@ impl<'a> JsonStr<'a> {
             } else {
                 // A run without escapes, copied as it is: a word at a time where a whole word
                 // of both remains (the bytes past the run are written again next).
-                let run = backslash_from(rest, 0);
+                let run = swar::find_byte(rest, 0, b'\\');
                 if run <= WORD
                     && let (Some(src), Some(dst)) = (
                         rest.first_chunk::<WORD>(),
@@ -566,7 +568,7 @@ impl Escapes {
     /// The decoded length in characters of the checked string content `raw` whose escapes
     /// these are.
     pub fn decoded_chars(self, raw: &[u8]) -> usize {
-        char_starts(raw).saturating_sub(usize::try_from(self.chars()).unwrap_or(usize::MAX))
+        swar::char_starts(raw).saturating_sub(usize::try_from(self.chars()).unwrap_or(usize::MAX))
     }
 
     /// Raw characters beyond the decoded ones.
@@ -578,48 +580,6 @@ impl Escapes {
     pub const fn bytes(self) -> u64 {
         self.0 & 0xFFFF_FFFF
     }
-}
-
-/// The offset of the first `\` in `bytes` at or after `from` (`bytes.len()` if none), a word
-/// at a time.
-#[inline]
-fn backslash_from(bytes: &[u8], mut from: usize) -> usize {
-    const BACKSLASHES: usize = ONES * b'\\' as usize;
-    while let Some(&w) = bytes.get(from..).and_then(<[u8]>::first_chunk::<WORD>) {
-        let x = usize::from_le_bytes(w) ^ BACKSLASHES;
-        // The lowest flagged byte is a backslash (a borrow only flags bytes above one).
-        let found = x.wrapping_sub(ONES) & !x & HIGHS;
-        if found != 0 {
-            return from + (found.trailing_zeros() / 8) as usize;
-        }
-        from += WORD;
-    }
-    while bytes.get(from).is_some_and(|&c| c != b'\\') {
-        from += 1;
-    }
-    from.min(bytes.len())
-}
-
-/// The number of characters UTF-8 `text` holds: its bytes that are not continuation bytes
-/// (`10xxxxxx`), counted a word at a time: one flag bit per continuation byte, summed by a
-/// multiplication into the top byte (at most a word's bytes: no carry out of it).
-fn char_starts(text: &[u8]) -> usize {
-    let mut words = text.chunks_exact(WORD);
-    let mut continuations = 0;
-    for w in &mut words {
-        if let Some(&w) = w.first_chunk::<WORD>() {
-            let w = usize::from_le_bytes(w);
-            // Bit 7 set and bit 6 (shifted into bit 7's place) clear.
-            let flags = (w & !(w << 1) & HIGHS) >> 7;
-            continuations += flags.wrapping_mul(ONES) >> (8 * (WORD - 1));
-        }
-    }
-    continuations += words
-        .remainder()
-        .iter()
-        .filter(|&&c| is_continuation(c))
-        .count();
-    text.len() - continuations
 }
 
 /// Decoding iterator over a [`JsonStr`], created by [`JsonStr::chars`].
@@ -651,10 +611,6 @@ impl Iterator for Chars<'_> {
         self.pos += width;
         Some(c)
     }
-}
-
-const fn is_continuation(b: u8) -> bool {
-    b & 0xC0 == 0x80
 }
 
 /// Decodes the escape sequence at the start of `rest` (which starts with `\`): the character
@@ -726,18 +682,10 @@ fn encode_utf8(code: u32, buf: &mut [u8]) -> Option<usize> {
     })
 }
 
-/// The value of four checked hex digits, all at once: a digit's low nibble is its value, plus 9
-/// for a letter (bit 6 set). 0 when fewer than four bytes remain.
+/// The value of four checked hex digits ([`swar::hex4`]); 0 when fewer than four bytes remain.
 #[inline]
 fn checked_hex4(b: &[u8]) -> u32 {
-    const ONES: u32 = 0x0101_0101;
-    let Some(&digits) = b.first_chunk::<4>() else {
-        return 0;
-    };
-    let x = u32::from_le_bytes(digits);
-    let n = (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
-    let [a, b, c, d] = n.to_le_bytes();
-    u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(d)
+    b.first_chunk::<4>().map_or(0, |&digits| swar::hex4(digits))
 }
 
 const fn utf8_width(b: u8) -> usize {
@@ -790,66 +738,13 @@ fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
 
 /// Checks that `text` is UTF-8 (ASCII, the common case, is told a word at a time).
 pub(super) fn check_utf8(text: &[u8]) -> Result<(), JsonError> {
-    if is_ascii(text) {
+    if swar::is_ascii(text) {
         return Ok(());
     }
     match core::str::from_utf8(text) {
         Ok(_) => Ok(()),
         Err(e) => Err(JsonError::Utf8(e.valid_up_to())),
     }
-}
-
-/// `true` when every byte of `text` is ASCII: the high bits of all its words ORed together
-/// (two words a step, then the last word), without an early exit (a message is ASCII or goes on to the full UTF-8 check anyway).
-/// `<[u8]>::is_ascii` walks short slices a byte at a time.
-#[inline]
-fn is_ascii(text: &[u8]) -> bool {
-    let mut words = text.chunks_exact(2 * WORD);
-    let mut acc = 0usize;
-    for pair in &mut words {
-        if let (Some(&a), Some(&b)) = (pair.first_chunk::<WORD>(), pair.last_chunk::<WORD>()) {
-            acc |= usize::from_ne_bytes(a) | usize::from_ne_bytes(b);
-        }
-    }
-    // The rest (under two words): its first word, then the text's last word (which may overlap
-    // words already read), or its bytes when the text is shorter than a word.
-    if let Some(&first) = words.remainder().first_chunk::<WORD>() {
-        acc |= usize::from_ne_bytes(first);
-    }
-    match text.last_chunk::<WORD>() {
-        Some(&last) => acc |= usize::from_ne_bytes(last),
-        None => acc |= usize::from(words.remainder().iter().fold(0u8, |t, &c| t | c)),
-    }
-    acc & HIGHS == 0
-}
-
-/// `true` when `bytes` holds a backslash (a string's raw form: an escape sequence). A word at a
-/// time, the last bytes as the last word (overlapping); `<[u8]>::contains` walks short slices a
-/// byte at a time.
-#[inline]
-#[allow(
-    clippy::manual_contains,
-    reason = "`contains` on bytes links `core`'s memchr (some 170 bytes of flash) for a short key"
-)]
-pub(crate) fn has_backslash(bytes: &[u8]) -> bool {
-    const BACKSLASHES: usize = ONES * b'\\' as usize;
-    let zero_byte = |w: usize| {
-        let x = w ^ BACKSLASHES;
-        x.wrapping_sub(ONES) & !x & HIGHS
-    };
-    let Some(&last) = bytes.last_chunk::<WORD>() else {
-        // Shorter than a word (a key, a short name).
-        return bytes.iter().any(|&c| c == b'\\');
-    };
-    let mut words = bytes.chunks_exact(WORD);
-    for word in &mut words {
-        if let Some(&word) = word.first_chunk::<WORD>()
-            && zero_byte(usize::from_ne_bytes(word)) != 0
-        {
-            return true;
-        }
-    }
-    !words.remainder().is_empty() && zero_byte(usize::from_ne_bytes(last)) != 0
 }
 
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
@@ -1059,25 +954,6 @@ fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
     check_string_escapes(b, p).map(|(end, _)| end)
 }
 
-/// The word the string scanner reads at a time.
-pub(super) const WORD: usize = core::mem::size_of::<usize>();
-/// `0x0101…01`: one in every byte of a word.
-const ONES: usize = usize::MAX / 255;
-/// `0x8080…80`: the high bit of every byte of a word.
-const HIGHS: usize = ONES << 7;
-
-/// The high bit of every byte of `w` that may be `"`, `\` or a control character (below 0x20):
-/// the lowest flagged byte is always one of them (bytes above it may be flagged falsely, from a
-/// borrow). The zero-byte test of *Bit Twiddling Hacks*, three times.
-pub(super) const fn specials(w: usize) -> usize {
-    let quote = w ^ (ONES * b'"' as usize);
-    let backslash = w ^ (ONES * b'\\' as usize);
-    ((quote.wrapping_sub(ONES) & !quote)
-        | (backslash.wrapping_sub(ONES) & !backslash)
-        | (w.wrapping_sub(ONES * 0x20) & !w))
-        & HIGHS
-}
-
 /// [`check_string`], also saying what its escape sequences spell beyond the characters they
 /// stand for ([`Escapes::NONE`]: none), and checking that its text is UTF-8. Runs of ordinary
 /// ASCII bytes are skipped a word at a time; the syntax errors and their offsets are those of a
@@ -1092,14 +968,14 @@ pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, Escapes
         if let Some(chunk) = b.get(q..q + WORD) {
             let mut word = [0u8; WORD];
             word.copy_from_slice(chunk);
-            let w = usize::from_le_bytes(word);
+            let w = swar::load(word);
             // Also the bytes above ASCII, which `string_rest` checks as UTF-8.
-            let found = specials(w) | (w & HIGHS);
+            let found = swar::specials(w) | swar::non_ascii(w);
             if found == 0 {
                 q += WORD;
                 continue;
             }
-            q += (found.trailing_zeros() / 8) as usize;
+            q += swar::first_flagged(found);
         } else {
             while b
                 .get(q)
@@ -1350,11 +1226,7 @@ mod test {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config {
-            cases: if cfg!(miri) { 4 } else { 2000 },
-            failure_persistence: None,
-            ..proptest::test_runner::Config::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config(2000, 4))]
         /// Strings spelled with and without escapes, wherever they fall against the word size:
         /// the check accepts them, and the decoded size and text are those of the characters.
         #[test]
@@ -1399,34 +1271,6 @@ mod test {
 
     fn ok(s: &str) -> Json<'_> {
         Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
-    }
-
-    #[test]
-    fn ascii_is_told_at_every_length_and_position() {
-        for len in 0..48 {
-            let mut text = vec![b'a'; len];
-            assert!(is_ascii(&text), "{len}");
-            for at in 0..len {
-                text[at] = 0x80;
-                assert!(!is_ascii(&text), "{len} {at}");
-                text[at] = b'a';
-            }
-        }
-    }
-
-    #[test]
-    fn backslashes_are_found_at_every_length_and_position() {
-        for len in 0..40 {
-            let mut text = vec![b'a'; len];
-            assert!(!has_backslash(&text), "{len}");
-            for at in 0..len {
-                text[at] = b'\\';
-                assert!(has_backslash(&text), "{len} {at}");
-                text[at] = b'\\' ^ 0x80;
-                assert!(!has_backslash(&text), "{len} {at}");
-                text[at] = b'a';
-            }
-        }
     }
 
     #[test]

@@ -5,11 +5,15 @@
 //! - [`request`]: classifying a message ([`Message`]: request, notification, response, invalid).
 //! - [`writer`]: the escaping, counting [`Writer`] over a caller's buffer.
 //! - [`response`]: result and error envelopes.
+//! - `protocol`: the constant fragments of the messages the engine writes, each spelled once.
+//! - `swar`: the bit tricks that read a word of bytes at a time, each beside its plain twin.
 
 pub mod frame;
 pub mod json;
+pub(crate) mod protocol;
 pub mod request;
 pub mod response;
+pub(crate) mod swar;
 pub mod writer;
 
 pub use frame::{Found, Frame, Member};

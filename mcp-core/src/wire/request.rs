@@ -4,6 +4,7 @@
 //! (has a valid `id`), a notification (no `id`, never answered), a response from the peer
 //! (ignored), or an invalid request (answered with -32600). No state, no I/O.
 
+use super::frame::Member;
 use super::json::{Json, JsonError, JsonStr, Kind};
 
 /// Ids longer than this (in raw bytes) are refused, so that an error echoing the id always fits
@@ -128,31 +129,14 @@ impl<'a> Message<'a> {
         };
         let mut top = Top::default();
         for (key, value) in members {
-            // Raw bytes without a backslash are the key itself; a raw form with escapes never
-            // equals these plain names, and is compared decoded.
-            let slot = match key.raw() {
-                b"jsonrpc" => &mut top.jsonrpc,
-                b"id" => &mut top.id,
-                b"method" => &mut top.method,
-                b"params" => &mut top.params,
-                b"result" | b"error" => {
-                    top.result_or_error = true;
-                    continue;
-                }
-                _ if !key.has_escapes() => continue,
+            let slot = match super::frame::message_member(key) {
+                Some(Member::Jsonrpc) => &mut top.jsonrpc,
+                Some(Member::Id) => &mut top.id,
+                Some(Member::Method) => &mut top.method,
+                Some(Member::Params) => &mut top.params,
                 _ => {
-                    if key.eq_str("jsonrpc") {
-                        &mut top.jsonrpc
-                    } else if key.eq_str("id") {
-                        &mut top.id
-                    } else if key.eq_str("method") {
-                        &mut top.method
-                    } else if key.eq_str("params") {
-                        &mut top.params
-                    } else {
-                        top.result_or_error |= key.eq_str("result") || key.eq_str("error");
-                        continue;
-                    }
+                    top.result_or_error |= super::frame::is_response_key(key);
+                    continue;
                 }
             };
             top.duplicate |= slot.is_some();

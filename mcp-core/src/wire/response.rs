@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 response envelopes, written into a [`Writer`].
 
+use super::protocol::{self, join};
 use super::request::Id;
 use super::writer::Writer;
 
@@ -48,26 +49,47 @@ impl ErrorCode {
     /// `,"error":{"code":N,"message":` for this code, as one constant piece.
     const fn error_head(self) -> &'static [u8] {
         macro_rules! head {
-            ($n:literal) => {
-                concat!(",\"error\":{\"code\":", $n, ",\"message\":").as_bytes()
+            ($code:ident) => {
+                join!(
+                    protocol::ERROR_OPEN,
+                    &code_text(ErrorCode::$code.code()),
+                    protocol::MESSAGE
+                )
             };
         }
         match self {
-            ErrorCode::ParseError => head!("-32700"),
-            ErrorCode::InvalidRequest => head!("-32600"),
-            ErrorCode::MethodNotFound => head!("-32601"),
-            ErrorCode::InvalidParams => head!("-32602"),
-            ErrorCode::InternalError => head!("-32603"),
-            ErrorCode::ResourceNotFound => head!("-32002"),
-            ErrorCode::HeaderMismatch => head!("-32020"),
-            ErrorCode::MissingRequiredClientCapability => head!("-32021"),
-            ErrorCode::UnsupportedProtocolVersion => head!("-32022"),
+            ErrorCode::ParseError => head!(ParseError),
+            ErrorCode::InvalidRequest => head!(InvalidRequest),
+            ErrorCode::MethodNotFound => head!(MethodNotFound),
+            ErrorCode::InvalidParams => head!(InvalidParams),
+            ErrorCode::InternalError => head!(InternalError),
+            ErrorCode::ResourceNotFound => head!(ResourceNotFound),
+            ErrorCode::HeaderMismatch => head!(HeaderMismatch),
+            ErrorCode::MissingRequiredClientCapability => head!(MissingRequiredClientCapability),
+            ErrorCode::UnsupportedProtocolVersion => head!(UnsupportedProtocolVersion),
         }
     }
 }
 
+/// A JSON-RPC error code (`-99999` to `-10000`, as they all are) in decimal.
+const fn code_text(code: i32) -> [u8; 6] {
+    assert!(-99_999 <= code && code <= -10_000, "five digits");
+    const fn digit(n: u32, place: u32) -> u8 {
+        b'0' + (n / place % 10) as u8
+    }
+    let n = code.unsigned_abs();
+    [
+        b'-',
+        digit(n, 10_000),
+        digit(n, 1_000),
+        digit(n, 100),
+        digit(n, 10),
+        digit(n, 1),
+    ]
+}
+
 fn head(w: &mut Writer<'_>, id: Option<Id<'_>>) {
-    w.raw(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    w.raw(protocol::RESPONSE_HEAD);
     match id {
         Some(id) => w.raw(id.raw()),
         None => w.raw(b"null"),
@@ -78,13 +100,13 @@ fn head(w: &mut Writer<'_>, id: Option<Id<'_>>) {
 /// result is an object, left open for its members (and for the caller's `}}`).
 pub(crate) fn open_result_object(w: &mut Writer<'_>, id: Id<'_>) {
     head(w, Some(id));
-    w.raw(b",\"result\":{");
+    w.raw(protocol::RESULT_OPEN);
 }
 
 /// Writes `{"jsonrpc":"2.0","id":ID,"result":…}`; `result` writes the result value.
 pub fn write_result(w: &mut Writer<'_>, id: Id<'_>, result: impl FnOnce(&mut Writer<'_>)) {
     head(w, Some(id));
-    w.raw(b",\"result\":");
+    w.raw(protocol::RESULT);
     result(w);
     w.raw(b"}");
 }
@@ -104,7 +126,7 @@ pub fn write_error(
     message(w);
     w.end_string();
     if let Some(data) = data {
-        w.raw(b",\"data\":");
+        w.raw(protocol::DATA);
         data(w);
     }
     w.raw(b"}}");

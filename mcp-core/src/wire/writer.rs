@@ -11,7 +11,8 @@
 
 use core::fmt;
 
-use super::json::{JsonStr, WORD, specials};
+use super::json::JsonStr;
+use super::swar::{self, plain_len};
 
 /// An escaping, counting JSON writer over `&mut [u8]`.
 #[derive(Debug)]
@@ -217,23 +218,14 @@ impl<'b> Writer<'b> {
         // Volumes, percentages, counts: 0 to 999 as one 3-byte store (the bytes after the
         // number's are scratch, overwritten by what comes next), without the general formatter.
         if let Ok(small @ 0..1000) = u32::try_from(v) {
-            let skip = u32::from(small < 100) + u32::from(small < 10);
-            let digits = u32::from_le_bytes([
-                b'0' + (small / 100) as u8,
-                b'0' + (small / 10 % 10) as u8,
-                b'0' + (small % 10) as u8,
-                0,
-            ]) >> (8 * skip);
-            let end = self.len + 3 - skip as usize;
+            let ([a, b, c], len) = swar::decimal3(small);
             if let Some(dst) = self
                 .buf
                 .get_mut(self.len..)
                 .and_then(<[u8]>::first_chunk_mut::<3>)
             {
-                if let Some(bytes) = digits.to_le_bytes().first_chunk::<3>() {
-                    *dst = *bytes;
-                }
-                self.len = end;
+                *dst = [a, b, c];
+                self.len += len;
                 return;
             }
         }
@@ -405,49 +397,6 @@ pub(crate) fn with_number<R>(v: f64, f: impl FnOnce(&str) -> R) -> R {
     } else {
         f("null")
     }
-}
-
-/// The length of the longest prefix of `bytes` that needs no escape (no `"`, `\` or control
-/// character): `bytes.len()` when nothing does. A word at a time; the last (partial) word is read
-/// overlapping the one before it; shorter texts as two overlapping halves of a word (64-bit) or
-/// byte by byte.
-#[inline(never)]
-fn plain_len(bytes: &[u8]) -> usize {
-    let first_special = |at: usize, w: [u8; WORD]| {
-        let s = specials(usize::from_le_bytes(w));
-        // The lowest flagged byte is always a special one (see `specials`).
-        (s != 0).then(|| at + (s.trailing_zeros() / 8) as usize)
-    };
-    let mut at = 0;
-    while let Some(w) = bytes.get(at..).and_then(<[u8]>::first_chunk::<WORD>) {
-        if let Some(i) = first_special(at, *w) {
-            return i;
-        }
-        at += WORD;
-    }
-    if at == bytes.len() {
-        return at;
-    }
-    if let Some(w) = bytes.last_chunk::<WORD>() {
-        // Overlaps checked bytes, which hold no special one: the lowest flagged byte is new.
-        return first_special(bytes.len() - WORD, *w).unwrap_or(bytes.len());
-    }
-    // Shorter than a word.
-    #[cfg(target_pointer_width = "64")]
-    if let (Some(lo), Some(hi)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-        // Two overlapping halves: the first four bytes, then the last four at 4..8 (a special
-        // byte in both is found in the first half; a borrow only flags bytes above a special).
-        let w = u64::from(u32::from_le_bytes(*lo)) | (u64::from(u32::from_le_bytes(*hi)) << 32);
-        return match first_special(0, w.to_le_bytes()) {
-            Some(i @ 0..4) => i,
-            Some(i) => i - 4 + (bytes.len() - 4),
-            None => bytes.len(),
-        };
-    }
-    bytes
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .unwrap_or(bytes.len())
 }
 
 /// The escape sequence of a byte that needs one, in the first `len` bytes: `(sequence, len)`.
@@ -675,11 +624,7 @@ mod test {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config {
-            cases: if cfg!(miri) { 4 } else { 2000 },
-            failure_persistence: None,
-            ..proptest::test_runner::Config::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config(2000, 4))]
         /// The word-at-a-time escaping writes what serde_json writes, for every length around
         /// the word size and wherever the special bytes fall, once and twice (string mode).
         #[test]

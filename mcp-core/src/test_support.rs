@@ -1,0 +1,21 @@
+//! What the unit tests of several modules share (`cfg(test)` only).
+
+use crate::wire::writer::Writer;
+
+/// proptest's configuration for a property: `cases` cases, `under_miri` of them under Miri (where
+/// each costs seconds), and no failure file (Miri's isolation has no working directory for it).
+pub(crate) fn proptest_config(cases: u32, under_miri: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: if cfg!(miri) { under_miri } else { cases },
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}
+
+/// What `write` writes into a buffer of `cap` bytes, parsed (it must fit and be JSON).
+pub(crate) fn written_json(cap: usize, write: impl FnOnce(&mut Writer<'_>)) -> serde_json::Value {
+    let mut buf = vec![0u8; cap];
+    let mut w = Writer::new(&mut buf);
+    write(&mut w);
+    serde_json::from_slice(w.written().unwrap()).unwrap()
+}
