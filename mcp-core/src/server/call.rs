@@ -265,12 +265,7 @@ impl<
     {
         let approved = match self.take_approved(out) {
             None => return super::Polled::NONE,
-            Some(Err(len)) => {
-                return super::Polled {
-                    len,
-                    ..super::Polled::NONE
-                };
-            }
+            Some(Err(refused)) => return refused,
             Some(Ok(a)) => a,
         };
         let (head, tail) = out.split_at_mut(approved.at());

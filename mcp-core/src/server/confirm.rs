@@ -505,8 +505,9 @@ impl<
     ///
     /// Returns `false`, and nothing changes, unless that question still waits for an answer on
     /// the device and the press came after it was shown (strictly after
-    /// [`Pending::shown_ms`]): a press never answers a question that was not on the device yet,
-    /// nor one that replaced the question the person saw.
+    /// [`Pending::shown_ms`]) and before its time was up ([`Pending::deadline_ms`]): a press
+    /// never answers a question that was not on the device yet, nor one that replaced the
+    /// question the person saw, nor one whose time ran out (nothing runs then).
     pub fn confirm_on_device(&mut self, approval: Approval, yes: bool, pressed_ms: u64) -> bool {
         let holds = self.confirm.holds();
         let h = &mut self.confirm.held;
@@ -515,7 +516,8 @@ impl<
             && !h.approved
             && h.device_answer.is_none()
             && h.approval == approval.0
-            && h.shown_ms.get().is_some_and(|shown| pressed_ms > shown);
+            && h.shown_ms.get().is_some_and(|shown| pressed_ms > shown)
+            && pressed_ms < h.deadline_ms;
         if waits {
             h.device_answer = Some(yes);
         }
@@ -807,9 +809,12 @@ impl<
 
     /// Takes the approved call out of the hold to run it: copies its message to the end of
     /// `out` (nothing of the size of `HOLD` goes on the stack; the call's answer has the buffer
-    /// in front of it). `Err(len)`: it cannot run here (the rest of `out` is too small for a
-    /// response), and the refusal of length `len` was written instead.
-    pub(crate) fn take_approved(&mut self, out: &mut [u8]) -> Option<Result<Approved, usize>> {
+    /// in front of it). `Err`: it cannot run here (the rest of `out` is too small for a
+    /// response), and its refusal was written instead, for the client that made the call.
+    pub(crate) fn take_approved(
+        &mut self,
+        out: &mut [u8],
+    ) -> Option<Result<Approved, super::Polled>> {
         if !self.confirm.approved() {
             return None;
         }
@@ -818,7 +823,12 @@ impl<
         let at = out.len().saturating_sub(held);
         if at < super::MIN_OUT_LEN {
             self.confirm.held.approved = false;
-            return Some(Err(self.settle(Answer::NoRoom, out)));
+            let len = self.settle(Answer::NoRoom, out);
+            return Some(Err(super::Polled {
+                len,
+                to: Some(h.owner),
+                ..super::Polled::NONE
+            }));
         }
         self.confirm.held = Held::NONE;
         let tail = out.get_mut(at..)?;
@@ -865,13 +875,7 @@ impl<
     ) -> super::Polled {
         let approved = match self.take_approved(out) {
             None => return super::Polled::NONE,
-            Some(Err(len)) => {
-                return super::Polled {
-                    len,
-                    to: Some(self.confirm.held.owner),
-                    ..super::Polled::NONE
-                };
-            }
+            Some(Err(refused)) => return refused,
             Some(Ok(a)) => a,
         };
         let (head, tail) = out.split_at_mut(approved.at());

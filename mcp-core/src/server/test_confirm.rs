@@ -344,6 +344,36 @@ fn a_press_answers_only_the_question_shown_before_it() {
     assert_eq!(t.dev.reboots, 1);
 }
 
+/// A press once the question's time is up answers nothing: the call was already refused (or is
+/// about to be, at the next poll), and the device must not run it anyway.
+#[test]
+fn a_press_after_the_deadline_answers_nothing() {
+    let mut t = T::with(Config::new("c", "1").confirm_timeout(1_000).hold_answer(0));
+    t.init("2024-11-05", json!({}));
+    t.poll(0);
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    t.poll(10);
+    let shown = t.s.confirmation().unwrap();
+    assert_eq!(shown.deadline_ms, 1_000);
+    // At the deadline and after it, before any poll settled the timeout: refused.
+    assert!(!t.s.confirm_on_device(shown.approval, true, 1_000));
+    assert!(!t.s.confirm_on_device(shown.approval, true, 5_000));
+    let (late, p) = t.polled(5_000);
+    // The call was answered at once (no budget to hold it): the outcome is a notification.
+    let late = late.expect("the timeout's outcome");
+    assert_eq!(late["params"]["data"]["confirmed"], false, "{late}");
+    assert_eq!(p.ran, None);
+    assert_eq!(t.dev.reboots, 0);
+    // Just before the deadline a press still counts.
+    t.ask(call(json!(2), "self.reboot", json!({})));
+    t.poll(5_010);
+    let next = t.s.confirmation().unwrap();
+    assert!(t.s.confirm_on_device(next.approval, true, next.deadline_ms - 1));
+    let (_, p) = t.polled(next.deadline_ms - 1);
+    assert_eq!(p.ran, Some("self.reboot"));
+    assert_eq!(t.dev.reboots, 1);
+}
+
 /// Issue 22, bug 2: one engine, two clients (MCP over MQTT). Elicitation support is each
 /// client's own: bob declaring it changes nothing for alice, whose call waits for the device;
 /// an answer from bob — even with the right id — never settles alice's call, and its outcome
