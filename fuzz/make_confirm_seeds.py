@@ -17,8 +17,9 @@ TIMEOUT = {1000: 0, 3000: 1, 30000: 2, 250: 3}
 BUDGET = {0: 0, 500: 1, 25000: 2, 2000: 3}
 
 
-def config(timeout=30000, budget=0, p2p=False, entropy=1):
-    return bytes([TIMEOUT[timeout] | BUDGET[budget] << 2 | (0x10 if p2p else 0) | entropy << 5])
+def config(timeout=30000, budget=0, p2p=False, entropy=1, small_out=False, asynch=False):
+    return bytes([TIMEOUT[timeout] | BUDGET[budget] << 2 | (0x10 if p2p else 0) | entropy << 5
+                  | (0x40 if asynch else 0) | (0x80 if small_out else 0)])
 
 
 ALICE, BOB, CAROL = 0, 1, 2
@@ -28,7 +29,7 @@ TOOLS = {"reboot": 0, "relay": 1, "plain": 2, "nope": 3}
 ARGS = {None: 0, "{}": 1, "on": 2, "off": 3, "spaced": 4, "bad": 5, "escaped": 6, "twice": 7}
 REPLIES = {"yes": 0, "no": 1, "decline": 2, "cancel": 3, "error": 4, "ok": 5, "string": 6,
            "no-content": 7, "null": 8, "dup-action": 9, "dup-confirm": 10, "escaped-yes": 11,
-           "both": 12}
+           "both": 12, "action-number": 13, "twice": 14}
 # Answer targets.
 LATEST, OWN, OLDER, GUESS, ALTERED, ESCAPED, INTEGER, SHORT = range(8)
 # Press times (the `when` byte is this << 1, bit 0 set for "no").
@@ -37,7 +38,8 @@ BEFORE, AT_SHOWN, AFTER_SHOWN, NOW, LATER, DEADLINE_MINUS_1, DEADLINE, PAST_DEAD
 ADV = {0: 0, 1: 1, 10: 2, 100: 3, 250: 4, 1000: 5, 5000: 6, 30000: 7}
 DEADLINE_M1, AT_DEADLINE, OWED_M1, AT_OWED = 8, 9, 10, 11
 # 2026-07-28 state choices.
-NO_STATE, STATE_LATEST, STATE_ANY, STATE_ALTERED, STATE_LATER_EXPIRY, STATE_MADE_UP, STATE_V1, STATE_NUMBER = range(8)
+(NO_STATE, STATE_LATEST, STATE_ANY, STATE_ALTERED, STATE_LATER_EXPIRY, STATE_MADE_UP, STATE_V1,
+ STATE_NUMBER, STATE_UPPER, STATE_ESCAPED) = range(10)
 
 
 def init(peer, version, caps, id=0):
@@ -64,8 +66,8 @@ def poll(choice):
 
 
 def modern(peer, tool, args, caps=1, state=NO_STATE, response=0, id=1, user=False, legacy=False,
-           key=False, idx=0, pos=0):
-    flags = int(user) | (2 if legacy else 0) | (4 if key else 0) | id << 3
+           key=False, idx=0, pos=0, state_twice=False):
+    flags = int(user) | (2 if legacy else 0) | (4 if key else 0) | id << 3 | (0x40 if state_twice else 0)
     return bytes([5, peer, flags, TOOLS[tool], ARGS[args], caps, state, response, idx, pos])
 
 
@@ -173,6 +175,16 @@ seed("retransmission-while-held", config(), call(ALICE, "reboot", user=True),
 seed("forget", config(), init(ALICE, "2025-06-18", "elicitation"), call(ALICE, "reboot"),
      forget(BOB), forget(ALICE), answer(ALICE, LATEST, "yes"), call(BOB, "reboot", id=2),
      poll(ADV[10]), forget(BOB), press(LATER, current=False), poll(ADV[10]))
+# A yes to a call too long to run in the output buffer beside it: refused, saying so, to the
+# caller.
+seed("no-room-elicit", config(small_out=True), init(ALICE, "2025-06-18", "elicitation"),
+     call(ALICE, "reboot", pad=22), answer(ALICE, LATEST, "yes"), call(ALICE, "reboot", id=2),
+     answer(ALICE, LATEST, "yes"))
+for budget in (0, 500):
+    seed(f"no-room-device-{budget}", config(small_out=True, budget=budget), init(BOB, "2024-11-05", "none"),
+         call(BOB, "reboot", pad=22), poll(ADV[10]), press(AFTER_SHOWN), poll(ADV[10]),
+         call(BOB, "reboot", id=2), poll(ADV[10]), press(AFTER_SHOWN), poll(ADV[10]))
+
 # One point-to-point client.
 seed("p2p-elicit", config(p2p=True), init(ALICE, "2025-06-18", "elicitation"),
      call(ALICE, "reboot"), answer(BOB, LATEST, "yes"), call(ALICE, "reboot", id=2))
@@ -201,7 +213,11 @@ seed("modern-altered", config(), modern(ALICE, "reboot", None),
      modern(ALICE, "reboot", None, state=STATE_LATER_EXPIRY, response=reply("yes"), id=3),
      modern(ALICE, "reboot", None, state=STATE_MADE_UP, response=reply("yes"), id=3),
      modern(ALICE, "reboot", None, state=STATE_V1, response=reply("yes"), id=3),
-     modern(ALICE, "reboot", None, state=STATE_NUMBER, response=reply("yes"), id=3))
+     modern(ALICE, "reboot", None, state=STATE_NUMBER, response=reply("yes"), id=3),
+     modern(ALICE, "reboot", None, state=STATE_UPPER, response=reply("yes"), id=3),
+     modern(ALICE, "reboot", None, state=STATE_ESCAPED, response=reply("yes"), id=3),
+     modern(ALICE, "reboot", None, state=STATE_LATEST, response=reply("yes"), id=3, state_twice=True),
+     modern(ALICE, "reboot", None, state=STATE_LATEST, response=reply("yes"), id=4))
 seed("modern-expired", config(timeout=1000), modern(ALICE, "reboot", None), poll(ADV[1000]),
      modern(ALICE, "reboot", None, state=STATE_LATEST, response=reply("yes"), id=2),
      modern(ALICE, "reboot", None), poll(ADV[250]), poll(ADV[250]), poll(ADV[250]),
@@ -242,6 +258,13 @@ seed("raw-calls", config(), raw(ALICE, '{"jsonrpc":"2.0","id":9,"method":"tools/
      raw(BOB, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"c.reboot","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}'),
      raw(BOB, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"_meta":{}}}'),
      poll(ADV[10]), press(AFTER_SHOWN), poll(ADV[1]))
+
+# The async paths (`handle_async`, `poll_async`) run an approved call with their own code.
+for asynch_seed in ["elicit-yes", "press-2-yes", "press-before-shown", "budget-500-in-time",
+                    "budget-500-past", "no-room-elicit", "no-room-device-0", "no-room-device-500",
+                    "modern-yes-once", "elicit-other-client", "retransmission"]:
+    data = SEEDS[asynch_seed]
+    SEEDS[f"async-{asynch_seed}"] = bytes([data[0] | 0x40]) + data[1:]
 
 os.makedirs(OUT, exist_ok=True)
 for name, data in SEEDS.items():

@@ -101,6 +101,8 @@ pub enum Said {
 pub struct Held {
     pub owner: Peer,
     pub tool: usize,
+    /// The held message's length.
+    pub len: usize,
     /// The call's id, its exact text.
     pub id: String,
     pub args: Option<String>,
@@ -156,6 +158,8 @@ pub struct Approvals {
     tools: &'static [ToolModel],
     timeout: u64,
     budget: u64,
+    /// The output buffer every message is written into.
+    out_len: usize,
     /// The engine's clock: the latest time `poll` was given.
     pub now: u64,
     /// Each client's elicitation support (`None`: not known to the model); a client not listed
@@ -249,9 +253,15 @@ fn state_format(s: &str) -> Option<u64> {
 }
 
 impl Approvals {
-    pub fn new(tools: &'static [ToolModel], timeout_ms: u32, budget_ms: u32) -> Self {
+    pub fn new(
+        tools: &'static [ToolModel],
+        timeout_ms: u32,
+        budget_ms: u32,
+        out_len: usize,
+    ) -> Self {
         Approvals {
             tools,
+            out_len,
             timeout: u64::from(timeout_ms),
             budget: u64::from(budget_ms.min(timeout_ms)),
             now: 0,
@@ -582,6 +592,7 @@ impl Approvals {
         self.held = Some(Held {
             owner: peer,
             tool,
+            len: msg.len(),
             id: id.to_string(),
             args,
             run,
@@ -868,7 +879,7 @@ impl Approvals {
             r.id, h.id,
             "the answer to the owner's response is the held call's"
         );
-        if said == Said::Yes {
+        if said == Said::Yes && self.room(&h) {
             self.ran_after_yes(&h, seen.runs, msg);
             assert!(!refused(&r) || seen.runs.is_empty(), "{}", show(seen.out));
         } else {
@@ -879,6 +890,13 @@ impl Approvals {
                 show(seen.out)
             );
         }
+    }
+
+    /// A held call runs with its message copied to the end of the output buffer and its answer
+    /// written in front of it: a yes that leaves less than `MIN_OUT_LEN` there is refused,
+    /// saying so (nothing runs).
+    fn room(&self, h: &Held) -> bool {
+        self.out_len.saturating_sub(h.len) >= mcp_core::MIN_OUT_LEN
     }
 
     /// After a yes the held call runs once (or is answered from the cache: an identical call
@@ -953,6 +971,7 @@ impl Approvals {
             }
             Some(yes) => {
                 self.held = None;
+                let yes = yes && self.room(&h);
                 if yes {
                     self.ran_after_yes(&h, runs, what.as_bytes());
                 } else {

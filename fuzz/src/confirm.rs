@@ -11,7 +11,8 @@ use mcp_core::registry::{Confirm, Tool};
 use mcp_core::schema::Param;
 use mcp_core::server::{Approval, Peer};
 use mcp_core::{
-    Args, Config, Evidence, Input, Level, Output, Principal, Reply, Server, Session, ToolResult,
+    Args, Call, Config, Evidence, Input, Level, Output, Principal, Reply, Server, Session,
+    ToolResult,
 };
 
 use crate::approvals::{self, Approvals, Polled, Run, Seen, ToolModel};
@@ -82,9 +83,9 @@ pub static MODEL: [ToolModel; 3] = [
 /// bytes held.
 pub type Srv = Server<'static, Dev, 4, 2, 4, 384, 4, 1, { approvals::HOLD }>;
 
-/// The buffer every message is written into (a held call of `HOLD` bytes leaves room for its
-/// answer in front of it).
-const OUT: usize = 1024;
+/// The buffers messages are written into: one that leaves room for the answer in front of any
+/// held call (`HOLD` bytes), and one where a yes to a long held call finds no room to run it.
+const OUTS: [usize; 2] = [1024, 560];
 const PEERS: [&[u8]; 3] = [b"alice", b"bob", b"carol"];
 const TIMEOUTS: [u32; 4] = [1_000, 3_000, 30_000, 250];
 const BUDGETS: [u32; 4] = [0, 500, 25_000, 2_000];
@@ -102,7 +103,7 @@ const ARGS: [Option<&str>; 8] = [
     Some(r#"{"on":true,"on":true}"#),
 ];
 /// Answers to the question (an `ElicitResult`, or what stands in its place).
-const REPLIES: [&str; 13] = [
+const REPLIES: [&str; 15] = [
     r#"{"action":"accept","content":{"confirm":true}}"#,
     r#"{"action":"accept","content":{"confirm":false}}"#,
     r#"{"action":"decline"}"#,
@@ -116,6 +117,8 @@ const REPLIES: [&str; 13] = [
     r#"{"action":"accept","content":{"confirm":true,"confirm":true}}"#,
     r#"{"action":"acc\u0065pt","content":{"c\u006fnfirm":true}}"#,
     "BOTH",
+    r#"{"action":1,"content":{"confirm":true}}"#,
+    "TWICE",
 ];
 const YES: &str = r#"{"action":"accept","content":{"confirm":true}}"#;
 const VERSIONS: [&str; 6] = [
@@ -183,6 +186,9 @@ pub struct Flow {
     /// Several clients over one engine (each with its session, lent with its messages), or one
     /// point-to-point client (the engine's own session).
     multi: bool,
+    /// Messages and polls go through `handle_async` / `poll_async` (their own code for running a
+    /// call a person approved).
+    asynch: bool,
     sessions: [Session; 3],
     /// The harness's clock: the latest poll or press.
     clock: u64,
@@ -204,17 +210,19 @@ impl Flow {
         for t in &TOOLS {
             server.register(t).expect("the confirm tools register");
         }
-        server.set_entropy([config >> 5; 16]);
+        server.set_entropy([(config >> 5) & 1; 16]);
+        let out = OUTS[usize::from(config >> 7)];
         let session = server.new_session();
         Flow {
             server,
             dev: Dev::default(),
-            model: Approvals::new(&MODEL, timeout, budget),
+            model: Approvals::new(&MODEL, timeout, budget, out),
             multi: config & 0x10 == 0,
+            asynch: config & 0x40 != 0,
             sessions: [session; 3],
             clock: 0,
             approvals: Vec::new(),
-            out: vec![0; OUT],
+            out: vec![0; out],
             steps: 0,
         }
     }
@@ -275,11 +283,20 @@ impl Flow {
             input = input.session(self.sessions[i]);
         }
         let before = self.dev.runs.len();
-        let handled = self
-            .server
-            .handle_with(input, &mut self.dev, &mut self.out, &mut |_: &[u8]| {})
-            .expect("the buffer is large enough");
-        assert!(handled.len <= OUT);
+        let handled = if self.asynch {
+            block_on(self.server.handle_async(
+                input,
+                &mut self.dev,
+                &mut self.out,
+                &mut |_: &[u8]| {},
+                async |_: &mut Dev, _: Call<'_, '_>| -> ToolResult { panic!("no async tools") },
+            ))
+        } else {
+            self.server
+                .handle_with(input, &mut self.dev, &mut self.out, &mut |_: &[u8]| {})
+        }
+        .expect("the buffer is large enough");
+        assert!(handled.len <= self.out.len());
         let elicits = if self.multi {
             assert_eq!(
                 self.server.revision(),
@@ -383,6 +400,7 @@ impl Flow {
         let body = match reply {
             "ERROR" => r#""error":{"code":-32603,"message":"no"}"#.to_string(),
             "BOTH" => format!(r#""result":{YES},"error":{{"code":-1,"message":"x"}}"#),
+            "TWICE" => format!(r#""result":{YES},"result":{YES}"#),
             _ => format!(r#""result":{reply}"#),
         };
         let msg = format!(r#"{{"jsonrpc":"2.0","id":{id},{body}}}"#);
@@ -440,11 +458,20 @@ impl Flow {
         let before = self.dev.runs.len();
         let mut msgs = Vec::new();
         for _ in 0..4 {
-            let p = self.server.poll_with(now, &mut self.dev, &mut self.out);
+            let p = if self.asynch {
+                block_on(self.server.poll_async(
+                    now,
+                    &mut self.dev,
+                    &mut self.out,
+                    async |_: &mut Dev, _: Call<'_, '_>| -> ToolResult { panic!("no async tools") },
+                ))
+            } else {
+                self.server.poll_with(now, &mut self.dev, &mut self.out)
+            };
             if p.len == 0 {
                 break;
             }
-            assert!(p.len <= OUT);
+            assert!(p.len <= self.out.len());
             msgs.push(Polled {
                 bytes: self.out[..p.len].to_vec(),
                 to: p.to,
@@ -465,7 +492,7 @@ impl Flow {
         let (state, response, idx, pos) = (r.u8(), r.u8(), r.u8(), r.u8());
         let states = &self.model.states;
         let latest = states.last().map(|s| s.token.clone());
-        let state = match state % 8 {
+        let state = match state % 10 {
             0 => None,
             1 => latest,
             2 => {
@@ -486,7 +513,11 @@ impl Flow {
             }),
             5 => Some("\"v2.0000000000000001.0000000000000002.0000000000000003\"".into()),
             6 => Some("\"v1.x\"".into()),
-            _ => Some("5".into()),
+            7 => Some("5".into()),
+            // The same state in upper case: not the engine's spelling.
+            8 => latest.map(|t| t.to_uppercase().replace("\"V2.", "\"v2.")),
+            // The state with a character escaped: the same string, other bytes.
+            _ => latest.map(|t| t.replacen("\"v", "\"\\u0076", 1)),
         };
         let mut params = format!(
             r#""name":"{}"{}"#,
@@ -503,7 +534,11 @@ impl Flow {
         if let Some(s) = state {
             params.push_str(&format!(r#","requestState":{s}"#));
         }
-        match response % 16 {
+        if flags & 0x40 != 0 {
+            // `requestState` twice.
+            params.push_str(r#","requestState":"v2""#);
+        }
+        match response % 18 {
             0 => {}
             1 => params.push_str(r#","inputResponses":[]"#),
             2 => params.push_str(&format!(
@@ -513,6 +548,7 @@ impl Flow {
                 let reply = match REPLIES[usize::from(n - 3) % REPLIES.len()] {
                     "ERROR" => r#"{"code":-1}"#,
                     "BOTH" => r#"{"action":"accept","content":{"confirm":true},"x":1}"#,
+                    "TWICE" => r#"{"action":"accept","content":{},"content":{"confirm":true}}"#,
                     reply => reply,
                 };
                 params.push_str(&format!(
@@ -530,6 +566,17 @@ impl Flow {
             Principal::Model
         };
         self.send(b, principal, msg.as_bytes());
+    }
+}
+
+/// Runs a future that never waits (the tools are blocking) to its end.
+fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    let mut f = core::pin::pin!(f);
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    loop {
+        if let core::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
     }
 }
 
