@@ -29,7 +29,7 @@ TOOLS = {"reboot": 0, "relay": 1, "plain": 2, "nope": 3}
 ARGS = {None: 0, "{}": 1, "on": 2, "off": 3, "spaced": 4, "bad": 5, "escaped": 6, "twice": 7}
 REPLIES = {"yes": 0, "no": 1, "decline": 2, "cancel": 3, "error": 4, "ok": 5, "string": 6,
            "no-content": 7, "null": 8, "dup-action": 9, "dup-confirm": 10, "escaped-yes": 11,
-           "both": 12, "action-number": 13, "twice": 14}
+           "both": 12, "action-number": 13, "twice": 14, "other-action": 15}
 # Answer targets.
 LATEST, OWN, OLDER, GUESS, ALTERED, ESCAPED, INTEGER, SHORT = range(8)
 # Press times (the `when` byte is this << 1, bit 0 set for "no").

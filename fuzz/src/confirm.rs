@@ -103,7 +103,7 @@ const ARGS: [Option<&str>; 8] = [
     Some(r#"{"on":true,"on":true}"#),
 ];
 /// Answers to the question (an `ElicitResult`, or what stands in its place).
-const REPLIES: [&str; 15] = [
+const REPLIES: [&str; 16] = [
     r#"{"action":"accept","content":{"confirm":true}}"#,
     r#"{"action":"accept","content":{"confirm":false}}"#,
     r#"{"action":"decline"}"#,
@@ -119,6 +119,7 @@ const REPLIES: [&str; 15] = [
     "BOTH",
     r#"{"action":1,"content":{"confirm":true}}"#,
     "TWICE",
+    r#"{"action":"acknowledge","content":{"confirm":true}}"#,
 ];
 const YES: &str = r#"{"action":"accept","content":{"confirm":true}}"#;
 const VERSIONS: [&str; 6] = [
@@ -538,7 +539,7 @@ impl Flow {
             // `requestState` twice.
             params.push_str(r#","requestState":"v2""#);
         }
-        match response % 18 {
+        match response % 19 {
             0 => {}
             1 => params.push_str(r#","inputResponses":[]"#),
             2 => params.push_str(&format!(
