@@ -14,6 +14,8 @@
 //!   `mcp_core::schema::Param`'s public getters.
 //! - [`device`]: a small device with tools of every kind (validated action, user-only,
 //!   read-only, long-running task, oversized output) whose handlers count their runs.
+//! - [`approvals`] (feature `full`): a reference model of a person's yes (issue 22), and
+//!   [`confirm`]: the device with tools that ask first, and the driver of the `confirm` target.
 #![allow(
     clippy::panic,
     clippy::unwrap_used,
@@ -22,6 +24,10 @@
 )]
 #![allow(missing_docs)]
 
+#[cfg(feature = "full")]
+pub mod approvals;
+#[cfg(feature = "full")]
+pub mod confirm;
 pub mod device;
 pub mod json;
 pub mod model;
