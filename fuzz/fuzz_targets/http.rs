@@ -666,7 +666,7 @@ fuzz_target!(|data: &[u8]| {
     let n = handled.len;
     assert!(n <= req.out_len);
     let answer = &out[..n];
-    session.check(body, answer, before, req.principal);
+    session.check(body, answer, before, req.principal, handled.deferred);
     let expect = classify(body);
     if stateless && matches!(expect, Expect::Answer { .. }) {
         assert!(

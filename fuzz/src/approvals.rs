@@ -160,6 +160,9 @@ pub struct Approvals {
     budget: u64,
     /// The output buffer every message is written into.
     out_len: usize,
+    /// Messages go through `handle_async`: a client's yes approves the held call, and the next
+    /// `poll_async` runs it (the yes itself is answered by nothing).
+    asynch: bool,
     /// The engine's clock: the latest time `poll` was given.
     pub now: u64,
     /// Each client's elicitation support (`None`: not known to the model); a client not listed
@@ -258,10 +261,12 @@ impl Approvals {
         timeout_ms: u32,
         budget_ms: u32,
         out_len: usize,
+        asynch: bool,
     ) -> Self {
         Approvals {
             tools,
             out_len,
+            asynch,
             timeout: u64::from(timeout_ms),
             budget: u64::from(budget_ms.min(timeout_ms)),
             now: 0,
@@ -821,7 +826,11 @@ impl Approvals {
         match answer.map(|a| read_answer(&a)) {
             None => Grant::Ask,
             Some(Said::Yes) => {
-                let live = |(_, e): &&(String, u64)| *e >= self.now;
+                // The engine keeps a record in whole seconds, rounded up, plus one: its slot
+                // stays taken up to two seconds past the state's expiry (never shorter).
+                let live = |(_, e): &&(String, u64)| {
+                    (e.div_ceil(1000) + 1).saturating_mul(1000) >= self.now
+                };
                 if self
                     .spent
                     .iter()
@@ -853,11 +862,12 @@ impl Approvals {
             .flatten()
             .expect("a response has one id");
         let (result, error) = (unique(members, "result"), unique(members, "error"));
-        let answers = self
-            .held
-            .as_ref()
-            .is_some_and(|h| h.asked && h.owner == peer && h.token.as_deref() == Some(id))
-            && result.is_ok()
+        let answers = self.held.as_ref().is_some_and(|h| {
+            h.asked
+                && h.device_answer.is_none()
+                && h.owner == peer
+                && h.token.as_deref() == Some(id)
+        }) && result.is_ok()
             && error.is_ok();
         if !answers {
             assert!(
@@ -873,6 +883,18 @@ impl Approvals {
             (Ok(Some(r)), _) => read_answer(&J::parse_str(r).expect("valid")),
             _ => Said::Malformed,
         };
+        if said == Said::Yes && self.asynch {
+            // Approved: the call waits for the next poll, which runs it (or, without room for
+            // its answer, refuses it) and answers the caller.
+            assert!(
+                seen.out.is_empty() && seen.runs.is_empty(),
+                "an async yes is answered by the next poll: {} -> {}",
+                show(msg),
+                show(seen.out)
+            );
+            self.held.as_mut().expect("held").device_answer = Some(true);
+            return;
+        }
         let h = self.held.take().expect("held");
         let r = check_response(seen.out);
         assert_eq!(
@@ -1037,6 +1059,8 @@ impl Approvals {
     pub fn check_pending(&self, pending: Option<Pending>, after: &[u8]) {
         match (&self.held, pending) {
             (None, None) => {}
+            // Approved by its client on the async path: no longer a question.
+            (Some(h), None) if h.asked && h.device_answer == Some(true) => {}
             (Some(h), Some(p)) => {
                 let t = &self.tools[h.tool];
                 assert_eq!(p.approval.get(), h.approval, "after {}", show(after));

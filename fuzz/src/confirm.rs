@@ -217,7 +217,7 @@ impl Flow {
         Flow {
             server,
             dev: Dev::default(),
-            model: Approvals::new(&MODEL, timeout, budget, out),
+            model: Approvals::new(&MODEL, timeout, budget, out, config & 0x40 != 0),
             multi: config & 0x10 == 0,
             asynch: config & 0x40 != 0,
             sessions: [session; 3],

@@ -404,7 +404,8 @@ pub struct Handled<'i> {
     /// The request followed the 2026-07-28 (stateless) rules.
     pub modern: bool,
     /// A request was accepted but its answer comes later from [`Server::poll`] (a parked
-    /// `tasks/result`); a Streamable HTTP transport keeps the response stream open for it.
+    /// `tasks/result`, a call held for a person's yes or for its outcome); a Streamable HTTP
+    /// transport keeps the response stream open for it.
     pub deferred: bool,
     /// The tool whose handler ran for this message, if one did. A host whose other engines act
     /// on the same board passes it to their [`Server::touched`], so that none of them answers a
