@@ -80,8 +80,9 @@ pub static MODEL: [ToolModel; 3] = [
 ];
 
 /// The server type: 4 tools, 2 tasks, 4 cached answers, a call of up to [`approvals::HOLD`]
-/// bytes held.
-pub type Srv = Server<'static, Dev, 4, 2, 4, 384, 4, 1, { approvals::HOLD }>;
+/// bytes held (beside its record, `HOLD_RECORD`).
+pub type Srv =
+    Server<'static, Dev, 4, 2, 4, 384, 4, 1, { approvals::HOLD + mcp_core::server::HOLD_RECORD }>;
 
 /// The buffers messages are written into: one that leaves room for the answer in front of any
 /// held call (`HOLD` bytes), and one where a yes to a long held call finds no room to run it.

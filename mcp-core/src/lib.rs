@@ -142,7 +142,7 @@ pub use server::{
 /// | `cache_bytes` | bytes of each kept answer | 384 |
 /// | `resources` | live resources (feature `resources`) | 4 |
 /// | `listen` | 2026-07-28 listen streams (feature `resources`) | 1 |
-/// | `hold` | bytes of a call held for a person's confirmation (feature `confirm`; 0: none) | 256 |
+/// | `hold` | bytes for a call held for a person's confirmation: its record (`server::HOLD_RECORD`) and its message (feature `confirm`; 0: none) | 352 |
 /// | `lifetime` | the tools' lifetime | `'static` |
 ///
 /// The names may come in any order. What each costs in RAM: [`Server`].
@@ -160,7 +160,7 @@ pub use server::{
 #[macro_export]
 macro_rules! server_type {
     ($ctx:ty; $($named:tt)*) => {
-        $crate::server_type!(@named [$ctx] ['static] [] [2] [4] [384] [4] [1] [256] $($named)*)
+        $crate::server_type!(@named [$ctx] ['static] [] [2] [4] [384] [4] [1] [352] $($named)*)
     };
     // One name at a time, replacing its default.
     (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]

@@ -56,10 +56,10 @@ const PAGE_BYTES: usize = 1024;
 
 type MyBoard = Board<Amp<AmpBus, Delay>, LatchingRelay<Coil, Coil, AuxContact, Delay>, Delay>;
 /// Three tools, no task table (mcp-hal without `tasks`), two remembered calls; no live
-/// resources nor listen streams; a call of up to 256 bytes held while a person is asked (the
-/// garage door).
+/// resources nor listen streams; a call held while a person is asked (the garage door): 352
+/// bytes, its record (`HOLD_RECORD`) and a message of up to 264 bytes.
 type Engine = server_type!(MyBoard; tools = 4, tasks = 0, cache = 2, cache_bytes = 320,
-    resources = 0, listen = 0, hold = 256);
+    resources = 0, listen = 0, hold = 352);
 
 /// The async tools' handler: every kit of the board, the relay kit under the garage door's name.
 async fn run(board: &mut MyBoard, call: Call<'_, '_>) -> ToolResult {

@@ -39,8 +39,9 @@ pub struct EngineSizes {
     pub per_resource: usize,
     /// What one more `subscriptions/listen` stream (`LISTEN`) costs (feature `resources`).
     pub per_listen: usize,
-    /// What holding a call of up to 256 bytes for a person's confirmation (`HOLD = 256`) costs
-    /// next to `HOLD = 0` (feature `confirm`).
+    /// What `HOLD = 256` (a held call's record and a message of up to `256 - HOLD_RECORD`
+    /// bytes, while a person is asked to confirm it) costs next to `HOLD = 0` (feature
+    /// `confirm`).
     pub hold_256: usize,
     /// The line buffer (`LineBuffer<LINE>`).
     pub line_buffer: usize,

@@ -538,8 +538,11 @@ pub enum RegisterErrorKind {
     #[error("this tool asks a person to confirm; build mcp-core with the feature confirm")]
     NoConfirmation,
     /// A tool that asks for confirmation on a server that cannot hold a call while it asks
-    /// (`HOLD = 0`).
-    #[error("this tool asks a person to confirm; the server needs HOLD > 0 to hold the call")]
+    /// (`HOLD` not larger than `server::HOLD_RECORD`, the record kept
+    /// beside the held message).
+    #[error(
+        "this tool asks a person to confirm; the server needs HOLD > HOLD_RECORD (the held call's record, then its message) to hold the call"
+    )]
     NoHold,
     /// `long_running` with [`TaskSupport::Forbidden`].
     #[error("a long-running tool needs task support optional or required")]

@@ -534,11 +534,14 @@ impl<
         }
 
         // A person's yes, where the tool asks for one (after every other check: a call that is
-        // held or asked about would otherwise run). Only where `HOLD > 0`: registration refuses
+        // held or asked about would otherwise run). Only where `HOLD > HOLD_RECORD`: registration refuses
         // such a tool otherwise, and this lets the compiler drop the confirmation code from a
         // server that holds nothing.
         #[cfg(feature = "confirm")]
-        let respond = match tool.confirmation().filter(|c| HOLD > 0 && c.applies(args)) {
+        let respond = match tool
+            .confirmation()
+            .filter(|c| super::confirm::Confirmations::<HOLD>::ON && c.applies(args))
+        {
             None => respond,
             Some(confirm) => {
                 let params = once([frame.get(Member::Params)]).and_then(|[p]| p);

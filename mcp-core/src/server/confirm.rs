@@ -163,49 +163,199 @@ impl Held {
     }
 }
 
+/// Bytes at the start of a server's `HOLD` kept for the record of the held call (who made it,
+/// what it asks, its times), the approval counter and (feature `modern`) the 2026-07-28
+/// approvals already used; the rest of `HOLD` holds the call's message. A server whose `HOLD` is
+/// not larger holds nothing, keeps no record, and refuses tools that ask a person first at
+/// registration ([`RegisterErrorKind::NoHold`](crate::registry::RegisterErrorKind::NoHold)).
+pub const HOLD_RECORD: usize = HELD + 4 + SPENT_BYTES;
+
+/// The held call's record, [`Held::read`] / [`Held::write`].
+const HELD: usize = 52;
+#[cfg(feature = "modern")]
+const SPENT_BYTES: usize = SPENT * 8;
+#[cfg(not(feature = "modern"))]
+const SPENT_BYTES: usize = 0;
+
+/// Reads a record's fields in order (zeros past its end: never, the sizes are constants).
+struct Rd<'a>(&'a [u8]);
+
+impl Rd<'_> {
+    fn take<const K: usize>(&mut self) -> [u8; K] {
+        match self.0.split_first_chunk::<K>() {
+            Some((a, rest)) => {
+                self.0 = rest;
+                *a
+            }
+            None => [0; K],
+        }
+    }
+    fn u8(&mut self) -> u8 {
+        u8::from_le_bytes(self.take())
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.take())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+}
+
+/// Writes a record's fields in order.
+struct Wr<'a>(&'a mut [u8]);
+
+impl Wr<'_> {
+    fn put<const K: usize>(&mut self, bytes: [u8; K]) {
+        let buf = core::mem::take(&mut self.0);
+        if let Some((head, rest)) = buf.split_first_chunk_mut::<K>() {
+            *head = bytes;
+            self.0 = rest;
+        }
+    }
+}
+
+impl Held {
+    const ASKED: u8 = 1;
+    const APPROVED: u8 = 2;
+    const ANSWERED: u8 = 4;
+    const YES: u8 = 8;
+    const ELICITS: u8 = 16;
+    const TASKS: u8 = 32;
+
+    /// The record as [`write`](Self::write) left it (all zeros: none held, `len == 0`).
+    #[inline(never)]
+    fn read(b: &[u8; HELD]) -> Held {
+        let mut r = Rd(b);
+        let (len, id, tool) = (r.u16(), (r.u16(), r.u16()), r.u16());
+        let (principal, flags, revision, log_level) = (r.u8(), r.u8(), r.u8(), r.u8());
+        fn at<T: Copy>(index: u8, all: &[T]) -> Option<T> {
+            usize::from(index)
+                .checked_sub(1)
+                .and_then(|i| all.get(i).copied())
+        }
+        Held {
+            len,
+            id,
+            tool,
+            principal: match principal {
+                1 => Principal::User,
+                _ => Principal::Model,
+            },
+            session: Session {
+                revision: at(revision, &super::Revision::ALL),
+                elicits: flags & Self::ELICITS != 0,
+                tasks: flags & Self::TASKS != 0,
+                log_level: at(log_level, &crate::LogLevel::ALL),
+            },
+            asked: flags & Self::ASKED != 0,
+            approved: flags & Self::APPROVED != 0,
+            device_answer: (flags & Self::ANSWERED != 0).then_some(flags & Self::YES != 0),
+            owner: Peer::new(r.u64()),
+            approval: r.u64(),
+            shown_ms: At(r.u64()),
+            deadline_ms: r.u64(),
+            owed_until: At(r.u64()),
+        }
+    }
+
+    #[inline(never)]
+    fn write(&self, b: &mut [u8; HELD]) {
+        let index = |found: Option<usize>| found.map_or(0, |i| i as u8 + 1);
+        let s = &self.session;
+        let flags = [
+            (self.asked, Self::ASKED),
+            (self.approved, Self::APPROVED),
+            (self.device_answer.is_some(), Self::ANSWERED),
+            (self.device_answer == Some(true), Self::YES),
+            (s.elicits, Self::ELICITS),
+            (s.tasks, Self::TASKS),
+        ]
+        .iter()
+        .fold(0, |f, &(on, bit)| if on { f | bit } else { f });
+        let mut w = Wr(b);
+        w.put(self.len.to_le_bytes());
+        w.put(self.id.0.to_le_bytes());
+        w.put(self.id.1.to_le_bytes());
+        w.put(self.tool.to_le_bytes());
+        w.put([
+            u8::from(self.principal == Principal::User),
+            flags,
+            index(
+                s.revision
+                    .and_then(|r| super::Revision::ALL.iter().position(|&x| x == r)),
+            ),
+            index(
+                s.log_level
+                    .and_then(|l| crate::LogLevel::ALL.iter().position(|&x| x == l)),
+            ),
+        ]);
+        w.put(self.owner.get().to_le_bytes());
+        w.put(self.approval.to_le_bytes());
+        w.put(self.shown_ms.0.to_le_bytes());
+        w.put(self.deadline_ms.to_le_bytes());
+        w.put(self.owed_until.0.to_le_bytes());
+    }
+}
+
 /// The confirmation state of a server: at most one call held for a person's answer, and the
 /// 2026-07-28 approvals already used.
 ///
-/// Kept compact, since a firmware pays for it whether or not a call waits: the held message
-/// (`HOLD` bytes) and some 80 bytes around it. The question and the tool's name are not stored;
-/// they are the registered tool's (`tool` is its index).
+/// All of it lives in the `HOLD` bytes ([`HOLD_RECORD`] of record, then the message): a
+/// firmware that sets `HOLD = 0` pays nothing for it. The question and the tool's name are not
+/// stored; they are the registered tool's (`tool` is its index).
 pub(crate) struct Confirmations<const B: usize> {
-    /// The held call's message, `bytes[..held.len]`.
+    /// The record, then the held call's message (`[HOLD_RECORD..][..held.len]`).
     bytes: [u8; B],
-    held: Held,
-    /// Approvals issued so far (their numbers are keyed hashes of it).
-    counter: u32,
-    /// Used 2026-07-28 approvals: (the nonce's low 32 bits, the expiry in whole seconds rounded
-    /// up, 0 for a free record). Two approvals alive at once whose nonces share 32 bits (one in
-    /// 4 billion) would refuse the second: never a replay.
-    #[cfg(feature = "modern")]
-    spent: [(u32, u32); SPENT],
 }
 
 impl<const B: usize> Confirmations<B> {
+    /// Room for a record and a message: with less, nothing is ever held (and the compiler drops
+    /// the confirmation code from the server).
+    pub(crate) const ON: bool = B > HOLD_RECORD;
+
     pub(crate) const fn new() -> Self {
-        Confirmations {
-            bytes: [0; B],
-            held: Held::NONE,
-            counter: 0,
-            #[cfg(feature = "modern")]
-            spent: [(0, 0); SPENT],
+        Confirmations { bytes: [0; B] }
+    }
+
+    /// The held call's record ([`Held::NONE`] when nothing is held).
+    fn held(&self) -> Held {
+        match self.bytes.first_chunk::<HELD>() {
+            Some(b) if Self::ON => Held::read(b),
+            _ => Held::NONE,
+        }
+    }
+
+    fn set_held(&mut self, h: &Held) {
+        if let Some(b) = self.bytes.first_chunk_mut::<HELD>() {
+            h.write(b);
         }
     }
 
     /// `true` while a call waits for a person (or, approved, to run).
-    const fn holds(&self) -> bool {
-        self.held.len != 0
+    fn holds(&self) -> bool {
+        Self::ON
+            && self
+                .bytes
+                .first_chunk::<2>()
+                .is_some_and(|len| *len != [0, 0])
     }
 
     /// `true` when a person said yes to the held call and it waits to run.
-    pub(crate) const fn approved(&self) -> bool {
-        self.holds() && self.held.approved
+    pub(crate) fn approved(&self) -> bool {
+        self.holds() && self.held().approved
+    }
+
+    /// Where the held call's message goes.
+    fn message_mut(&mut self) -> &mut [u8] {
+        self.bytes.get_mut(HOLD_RECORD..).unwrap_or_default()
     }
 
     /// The first `len` bytes held (the message, when `len` is the length it was held with).
     fn message_at(&self, len: usize) -> &[u8] {
-        self.bytes.get(..len).unwrap_or_default()
+        self.bytes
+            .get(HOLD_RECORD..)
+            .and_then(|m| m.get(..len))
+            .unwrap_or_default()
     }
 
     /// The id the held call `h` was sent with, read from its held message.
@@ -220,10 +370,18 @@ impl<const B: usize> Confirmations<B> {
     /// A fresh approval number, unguessable under `key`.
     fn fresh(&mut self, key: (u64, u64)) -> u64 {
         use core::hash::Hasher as _;
-        self.counter = self.counter.wrapping_add(1);
+        let mut counter = 0;
+        if let Some(c) = self
+            .bytes
+            .get_mut(HELD..)
+            .and_then(|b| b.first_chunk_mut::<4>())
+        {
+            counter = u32::from_le_bytes(*c).wrapping_add(1);
+            *c = counter.to_le_bytes();
+        }
         let mut h =
             siphasher::sip::SipHasher13::new_with_keys(key.0 ^ 0x6170_7072_6f76_616c, key.1);
-        h.write_u32(self.counter);
+        h.write_u32(counter);
         h.finish()
     }
 
@@ -232,13 +390,25 @@ impl<const B: usize> Confirmations<B> {
     #[cfg(feature = "modern")]
     fn spend(&mut self, nonce: u64, expiry: u64, now: u64) -> Result<(), bool> {
         let nonce = nonce as u32;
-        let live = |&(_, until): &(u32, u32)| until != 0 && u64::from(until) * 1000 >= now;
-        if self.spent.iter().any(|r| live(r) && r.0 == nonce) {
+        // Each record: the expiry in whole seconds (0: free) above the nonce's low 32 bits.
+        let (records, _) = self
+            .bytes
+            .get_mut(HELD + 4..HOLD_RECORD)
+            .unwrap_or_default()
+            .as_chunks_mut::<8>();
+        let live = |r: &[u8; 8]| {
+            let until = u64::from_le_bytes(*r) >> 32;
+            until != 0 && until * 1000 >= now
+        };
+        if records
+            .iter()
+            .any(|r| live(r) && u64::from_le_bytes(*r) as u32 == nonce)
+        {
             return Err(true);
         }
         let until = u32::try_from(expiry.div_ceil(1000).saturating_add(1)).unwrap_or(u32::MAX);
-        let slot = self.spent.iter_mut().find(|r| !live(r)).ok_or(false)?;
-        *slot = (nonce, until);
+        let slot = records.iter_mut().find(|r| !live(r)).ok_or(false)?;
+        *slot = (u64::from(until) << 32 | u64::from(nonce)).to_le_bytes();
         Ok(())
     }
 }
@@ -482,7 +652,7 @@ impl<
     /// The call waiting for a person's answer, if any (for a display: "Press the button to
     /// confirm: Reboot the device?").
     pub fn confirmation(&self) -> Option<Pending> {
-        let h = &self.confirm.held;
+        let h = self.confirm.held();
         let tool = self
             .registry
             .get(usize::from(h.tool))
@@ -510,7 +680,7 @@ impl<
     /// question the person saw, nor one whose time ran out (nothing runs then).
     pub fn confirm_on_device(&mut self, approval: Approval, yes: bool, pressed_ms: u64) -> bool {
         let holds = self.confirm.holds();
-        let h = &mut self.confirm.held;
+        let mut h = self.confirm.held();
         let waits = holds
             && !h.asked
             && !h.approved
@@ -520,6 +690,7 @@ impl<
             && pressed_ms < h.deadline_ms;
         if waits {
             h.device_answer = Some(yes);
+            self.confirm.set_held(&h);
         }
         waits
     }
@@ -528,9 +699,9 @@ impl<
     /// waiting for a person is dropped (nothing runs, no outcome is written). Returns whether one
     /// was.
     pub fn forget_confirmation(&mut self, peer: Peer) -> bool {
-        let gone = self.confirm.holds() && self.confirm.held.owner == peer;
+        let gone = self.confirm.holds() && self.confirm.held().owner == peer;
         if gone {
-            self.confirm.held = Held::NONE;
+            self.confirm.set_held(&Held::NONE);
         }
         gone
     }
@@ -677,7 +848,7 @@ impl<
             u16::try_from(id.0),
             u16::try_from(id.1),
             u16::try_from(tool),
-            self.confirm.bytes.get_mut(..raw.len()),
+            self.confirm.message_mut().get_mut(..raw.len()),
         );
         let (Ok(len), Ok(id_start), Ok(id_len), Ok(tool), Some(dst)) = fits else {
             return Gate::Answered(respond.result(|w| {
@@ -697,7 +868,7 @@ impl<
             false => At::NONE,
         };
         let approval = self.confirm.fresh(self.entropy);
-        self.confirm.held = Held {
+        self.confirm.set_held(&Held {
             len,
             id: (id_start, id_len),
             tool,
@@ -711,7 +882,7 @@ impl<
             deadline_ms,
             owed_until,
             device_answer: None,
-        };
+        });
         let Respond { out, .. } = respond;
         if asked {
             // The request to the client is this message's answer; the call's comes later.
@@ -746,7 +917,7 @@ impl<
     #[inline(never)]
     pub(super) fn on_response<'i>(&mut self, input: &Input<'_>, out: &mut [u8]) -> Handled<'i> {
         let mut handled = Handled::empty();
-        let h = self.confirm.held;
+        let h = self.confirm.held();
         if !(self.confirm.holds() && h.asked && !h.approved && input.peer == h.owner) {
             return handled;
         }
@@ -782,12 +953,13 @@ impl<
         if !self.confirm.holds() {
             return 0;
         }
+        let mut h = self.confirm.held();
         if answer == Answer::Yes {
-            self.confirm.held.approved = true;
+            h.approved = true;
+            self.confirm.set_held(&h);
             return 0;
         }
-        let h = self.confirm.held;
-        self.confirm.held = Held::NONE;
+        self.confirm.set_held(&Held::NONE);
         let tool = self
             .registry
             .get(usize::from(h.tool))
@@ -818,11 +990,12 @@ impl<
         if !self.confirm.approved() {
             return None;
         }
-        let h = self.confirm.held;
+        let mut h = self.confirm.held();
         let held = usize::from(h.len);
         let at = out.len().saturating_sub(held);
         if at < super::MIN_OUT_LEN {
-            self.confirm.held.approved = false;
+            h.approved = false;
+            self.confirm.set_held(&h);
             let len = self.settle(Answer::NoRoom, out);
             return Some(Err(super::Polled {
                 len,
@@ -830,7 +1003,7 @@ impl<
                 ..super::Polled::NONE
             }));
         }
-        self.confirm.held = Held::NONE;
+        self.confirm.set_held(&Held::NONE);
         let tail = out.get_mut(at..)?;
         tail.copy_from_slice(self.confirm.message_at(held));
         let tool = self
@@ -891,15 +1064,15 @@ impl<
     /// call whose budget ran out, or refuses a call whose time is up. A yes only approves the
     /// call: the caller runs it ([`run_approved`](Self::run_approved) or its async twin).
     pub(super) fn poll_confirmation(&mut self, out: &mut [u8]) -> super::Polled {
-        if !self.confirm.holds() || self.confirm.held.approved {
+        let mut h = self.confirm.held();
+        if !self.confirm.holds() || h.approved {
             return super::Polled::NONE;
         }
         let now = self.now_ms;
-        let h = &mut self.confirm.held;
         if !h.asked && h.shown_ms == At::NONE {
             h.shown_ms = At(now);
+            self.confirm.set_held(&h);
         }
-        let h = *h;
         let to = Some(h.owner);
         let len = match (h.device_answer, now >= h.deadline_ms) {
             (Some(true), _) => self.settle(Answer::Yes, out),
@@ -908,7 +1081,9 @@ impl<
             (None, false) => match h.owed_until.get() {
                 // The budget for holding the call's answer ran out: answer that it waits.
                 Some(until) if now >= until => {
-                    self.confirm.held.owed_until = At::NONE;
+                    let mut owed = h;
+                    owed.owed_until = At::NONE;
+                    self.confirm.set_held(&owed);
                     self.write_awaiting(out, &h)
                 }
                 _ => 0,

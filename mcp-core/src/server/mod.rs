@@ -59,7 +59,7 @@ use cache::RecentCalls;
 pub use call::Call;
 use call::{Flow, Parked};
 #[cfg(feature = "confirm")]
-pub use confirm::{Approval, Pending};
+pub use confirm::{Approval, HOLD_RECORD, Pending};
 
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -458,8 +458,10 @@ pub const MIN_OUT_LEN: usize = 320;
 /// Tasks); `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are kept for
 /// retransmissions (0 disables); `RES` live resources can be registered (at most 64) and
 /// `LISTEN` 2026-07-28 `subscriptions/listen` streams served at once (both with the feature
-/// `resources`; without it they cost nothing); a call of up to `HOLD` bytes can be held while a
-/// person is asked to confirm it (feature `confirm`). The whole server lives in one value (a
+/// `resources`; without it they cost nothing); a call can be held while a person is asked to
+/// confirm it in `HOLD` bytes (feature `confirm`): `HOLD_RECORD` of them keep its record, the
+/// rest its message (the default, 352, holds a call of 264 bytes, 296 without the feature
+/// `modern`; `HOLD = 0` costs nothing). The whole server lives in one value (a
 /// `static` is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN +
 /// HOLD + 100` bytes.
 pub struct Server<
@@ -471,7 +473,7 @@ pub struct Server<
     const CACHE_BYTES: usize = 384,
     const RES: usize = 4,
     const LISTEN: usize = 1,
-    const HOLD: usize = 256,
+    const HOLD: usize = 352,
 > {
     config: Config,
     /// A call held for a person's confirmation (feature `confirm`).
@@ -912,7 +914,7 @@ impl<
             });
         }
         #[cfg(feature = "confirm")]
-        if HOLD == 0 && tool.confirmation().is_some() {
+        if !confirm::Confirmations::<HOLD>::ON && tool.confirmation().is_some() {
             return Err(RegisterError {
                 tool: tool.name(),
                 kind: crate::registry::RegisterErrorKind::NoHold,
@@ -1179,7 +1181,9 @@ impl<
             Some(handled) => handled,
             // (Only a server that can hold a call asks a client anything.)
             #[cfg(feature = "confirm")]
-            None if HOLD > 0 => self.answered::<AWAIT>(&input, ctx, out, notify),
+            None if confirm::Confirmations::<HOLD>::ON => {
+                self.answered::<AWAIT>(&input, ctx, out, notify)
+            }
             None => Handled::empty(),
         };
         if let Some(own) = own {

@@ -388,7 +388,7 @@ impl<
         )]
         let mut polled = self.poll_step(now_ms, ctx, out);
         #[cfg(feature = "confirm")]
-        if HOLD > 0 && polled.len == 0 && self.confirm.approved() {
+        if super::confirm::Confirmations::<HOLD>::ON && polled.len == 0 && self.confirm.approved() {
             polled = self.run_approved(ctx, out, &mut |_: &[u8]| {});
         }
         #[cfg(feature = "resources")]
@@ -420,7 +420,10 @@ impl<
         let mut run = run;
         async move {
             #[cfg(feature = "confirm")]
-            if HOLD > 0 && polled.len == 0 && self.confirm.approved() {
+            if super::confirm::Confirmations::<HOLD>::ON
+                && polled.len == 0
+                && self.confirm.approved()
+            {
                 polled = self
                     .run_approved_async(ctx, out, &mut |_: &[u8]| {}, &mut run)
                     .await;
@@ -439,9 +442,12 @@ impl<
     fn poll_step(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
         #[allow(unused_mut, reason = "reassigned with the feature confirm")]
         let mut polled = self.poll_tasks(now_ms, ctx, out);
-        // (`HOLD > 0`: a server that holds nothing has no confirmation code to link.)
+        // (`HOLD > HOLD_RECORD`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
-        if HOLD > 0 && polled.len == 0 && out.len() >= super::MIN_OUT_LEN {
+        if super::confirm::Confirmations::<HOLD>::ON
+            && polled.len == 0
+            && out.len() >= super::MIN_OUT_LEN
+        {
             polled = self.poll_confirmation(out);
         }
         polled

@@ -1293,7 +1293,7 @@ fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handle
 }
 
 /// A server that cannot hold a call (`HOLD = 0`, the choice of a firmware without confirmed
-/// tools) refuses a tool that asks a person first, at registration, and says why.
+/// tools, or no larger than the held call's record) refuses a tool that asks a person first, at registration, and says why.
 #[cfg(feature = "confirm")]
 #[test]
 fn a_confirmed_tool_needs_hold_room() {
@@ -1303,11 +1303,35 @@ fn a_confirmed_tool_needs_hold_room() {
     let err = none.register(&ASKS).map(|_| ()).unwrap_err();
     assert_eq!(err.tool, "self.asks");
     assert_eq!(err.kind, crate::registry::RegisterErrorKind::NoHold);
-    assert!(err.to_string().contains("HOLD > 0"), "{err}");
+    assert!(err.to_string().contains("HOLD > HOLD_RECORD"), "{err}");
     // A tool that asks nothing registers there; a server with room takes the confirmed one.
     assert!(none.register(&VOLUME).is_ok());
-    let mut some: Server<'static, Dev, 2, 0, 0, 0, 0, 0, 64> = Server::new(Config::new("t", "1"));
+    // Nor where HOLD is only the record, with no room for the message.
+    const REC: usize = super::HOLD_RECORD;
+    let mut record: Server<'static, Dev, 2, 0, 0, 0, 0, 0, REC> =
+        Server::new(Config::new("t", "1"));
+    let err = record.register(&ASKS).map(|_| ()).unwrap_err();
+    assert_eq!(err.kind, crate::registry::RegisterErrorKind::NoHold);
+    let mut some: Server<'static, Dev, 2, 0, 0, 0, 0, 0, { REC + 64 }> =
+        Server::new(Config::new("t", "1"));
     assert!(some.register(&ASKS).is_ok());
+}
+
+/// The confirmation state is the `HOLD` bytes and nothing else: `HOLD = 0` costs no RAM, and
+/// each byte of `HOLD` costs one.
+#[cfg(feature = "confirm")]
+#[test]
+fn hold_is_the_whole_cost_of_confirmation() {
+    type S<const HOLD: usize> = Server<'static, Dev, 2, 0, 0, 0, 0, 0, HOLD>;
+    assert_eq!(core::mem::size_of::<super::confirm::Confirmations<0>>(), 0);
+    assert_eq!(
+        core::mem::size_of::<S<256>>() - core::mem::size_of::<S<0>>(),
+        256
+    );
+    // The default holds a call of 264 bytes (the record keeps 2026-07-28 approvals with
+    // `modern`).
+    let message = 352 - super::HOLD_RECORD;
+    assert_eq!(message, if cfg!(feature = "modern") { 264 } else { 296 });
 }
 
 /// The parse error's message, written piece by piece (no `core::fmt`), says what `JsonError`'s
