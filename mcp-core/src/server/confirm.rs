@@ -317,7 +317,7 @@ impl<const B: usize> Confirmations<B> {
         Confirmations { bytes: [0; B] }
     }
 
-    /// The held call's record ([`Held::NONE`] when nothing is held).
+    /// The held call's record (its `len` is 0 when nothing is held).
     fn held(&self) -> Held {
         match self.bytes.first_chunk::<HELD>() {
             Some(b) if Self::ON => Held::read(b),
@@ -1196,4 +1196,60 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
     }
     w.raw(b"}}}");
     if w.fits() { w.needed() } else { 0 }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// Every field of the record reads back as it was written, whatever its value.
+    #[test]
+    fn a_record_reads_back_as_written() {
+        let mut cases = [Held::NONE; 3];
+        cases[1] = Held {
+            len: 300,
+            id: (41, 7),
+            tool: 3,
+            principal: Principal::User,
+            owner: Peer::new(u64::MAX - 5),
+            session: Session {
+                revision: Some(super::super::Revision::V2024_11_05),
+                elicits: true,
+                tasks: false,
+                log_level: Some(crate::LogLevel::Emergency),
+            },
+            approval: 0x0123_4567_89ab_cdef,
+            asked: true,
+            approved: false,
+            shown_ms: At(17),
+            deadline_ms: u64::MAX - 1,
+            owed_until: At::NONE,
+            device_answer: Some(false),
+        };
+        cases[2] = Held {
+            principal: Principal::Model,
+            session: Session {
+                revision: Some(super::super::Revision::LATEST),
+                elicits: false,
+                tasks: true,
+                log_level: None,
+            },
+            asked: false,
+            approved: true,
+            device_answer: Some(true),
+            shown_ms: At::NONE,
+            owed_until: At(9),
+            ..cases[1]
+        };
+        for h in cases {
+            let mut b = [0xA5; HELD];
+            h.write(&mut b);
+            assert_eq!(format!("{:?}", Held::read(&b)), format!("{h:?}"));
+        }
+        // A fresh server's zeros: nothing held.
+        assert_eq!(Held::read(&[0; HELD]).len, 0);
+        let fresh = Confirmations::<{ HOLD_RECORD + 1 }>::new();
+        assert!(!fresh.holds());
+        assert!(!Confirmations::<HOLD_RECORD>::ON);
+    }
 }
