@@ -1250,6 +1250,6 @@ mod test {
         assert_eq!(Held::read(&[0; HELD]).len, 0);
         let fresh = Confirmations::<{ HOLD_RECORD + 1 }>::new();
         assert!(!fresh.holds());
-        assert!(!Confirmations::<HOLD_RECORD>::ON);
+        const { assert!(!Confirmations::<HOLD_RECORD>::ON) };
     }
 }
