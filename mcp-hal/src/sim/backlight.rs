@@ -1,8 +1,8 @@
 //! [`SimBacklight`]: a PWM backlight that cannot be read back.
 
-use super::{Faults, advance};
+use super::Faults;
 use crate::backlight::Backlight;
-use crate::{ErrorKind, ErrorType, Percent};
+use crate::{ErrorKind, Percent};
 
 /// A simulated PWM backlight.
 ///
@@ -33,26 +33,6 @@ impl SimBacklight {
         }
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults (none of them affects a backlight).
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// The duty cycle now driven (what the hardware cannot report).
     pub const fn level(&self) -> Percent {
         self.level
@@ -64,15 +44,7 @@ impl SimBacklight {
     }
 }
 
-impl Default for SimBacklight {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimBacklight {
-    type Error = ErrorKind;
-}
+sim_device!(SimBacklight);
 
 impl Backlight for SimBacklight {
     fn set_brightness(&mut self, level: Percent) -> Result<(), ErrorKind> {

@@ -1,8 +1,8 @@
 //! [`SimCodec`]: an ES8311-style codec with a real DAC volume register.
 
-use super::{Delayed, Fault, Faults, SLOW_MS, advance};
+use super::{Delayed, Fault, Faults, SLOW_MS};
 use crate::audio::{AudioCodec, VolumeCaps};
-use crate::{ErrorKind, ErrorType, Percent};
+use crate::{ErrorKind, Percent};
 
 /// A simulated ES8311 audio codec.
 ///
@@ -93,27 +93,6 @@ impl SimCodec {
         register / Self::QUANTIZED_STRIDE * Self::QUANTIZED_STRIDE
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-        self.register.settle(self.now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults.
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults. A write already pending under `slow` keeps its due time.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// The volume register (0x32) as the chip holds it now (under `slow`, the old value until
     /// the write is due).
     pub fn register(&self) -> u8 {
@@ -167,15 +146,7 @@ impl SimCodec {
     }
 }
 
-impl Default for SimCodec {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimCodec {
-    type Error = ErrorKind;
-}
+sim_device!(SimCodec, settles: register, set_faults: "A write already pending under `slow` keeps its due time.");
 
 impl AudioCodec for SimCodec {
     fn volume_caps(&self) -> VolumeCaps {

@@ -66,6 +66,51 @@
 //! assert_eq!(board.codec.volume().unwrap().get(), 40);
 //! ```
 
+/// What every simulated device has alike: its clock and its faults, read and set by inherent
+/// methods (`set_time`, `now_ms`, `faults`, `set_faults`), `Default` (no faults) and
+/// [`ErrorKind`](crate::ErrorKind) for its errors.
+///
+/// The device has the fields `faults: Faults` and `now_ms: u64` and a
+/// `const fn new(faults: Faults)`. `settles: field` names a [`Delayed`] that `set_time` also
+/// settles at the new time; `set_faults: "…"` adds a sentence to the docs of `set_faults`.
+macro_rules! sim_device {
+    ($device:ident $(, settles: $delayed:ident)? $(, set_faults: $note:literal)?) => {
+        impl $device {
+            /// Sets the current time in milliseconds (ignored when earlier than the last one).
+            pub fn set_time(&mut self, now_ms: u64) {
+                $crate::sim::advance(&mut self.now_ms, now_ms);
+                $(self.$delayed.settle(self.now_ms);)?
+            }
+
+            /// The time last set.
+            pub const fn now_ms(&self) -> u64 {
+                self.now_ms
+            }
+
+            /// The active faults.
+            pub const fn faults(&self) -> $crate::sim::Faults {
+                self.faults
+            }
+
+            /// Replaces the active faults.
+            $(#[doc = $note])?
+            pub fn set_faults(&mut self, faults: $crate::sim::Faults) {
+                self.faults = faults;
+            }
+        }
+
+        impl Default for $device {
+            fn default() -> Self {
+                Self::new($crate::sim::Faults::NONE)
+            }
+        }
+
+        impl $crate::ErrorType for $device {
+            type Error = $crate::ErrorKind;
+        }
+    };
+}
+
 mod asynch;
 mod backlight;
 mod board;

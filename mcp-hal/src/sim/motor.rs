@@ -1,8 +1,8 @@
 //! [`SimMotor`]: a positioning motor with an encoder, moving linearly in time.
 
-use super::{Fault, Faults, advance};
+use super::{Fault, Faults};
+use crate::ErrorKind;
 use crate::motor::{Actuator, Motion};
-use crate::{ErrorKind, ErrorType};
 
 /// One move: from a position, towards a target, ending at `end` (the target, or the stall point).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,26 +111,6 @@ impl SimMotor {
         }
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults.
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults. A move under way keeps the speed and end it started with.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// The measured state at the time last set (what [`state`](Actuator::state) returns).
     pub fn motion(&self) -> Motion {
         self.leg.motion(self.now_ms)
@@ -163,15 +143,7 @@ impl SimMotor {
     }
 }
 
-impl Default for SimMotor {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimMotor {
-    type Error = ErrorKind;
-}
+sim_device!(SimMotor, set_faults: "A move under way keeps the speed and end it started with.");
 
 impl Actuator for SimMotor {
     fn range(&self) -> (i32, i32) {

@@ -1,8 +1,8 @@
 //! [`SimRelay`]: a relay with a feedback contact.
 
-use super::{Delayed, Fault, Faults, SLOW_MS, advance};
+use super::{Delayed, Fault, Faults, SLOW_MS};
+use crate::ErrorKind;
 use crate::switch::Switch;
-use crate::{ErrorKind, ErrorType};
 
 /// A simulated relay with an auxiliary feedback contact.
 ///
@@ -38,27 +38,6 @@ impl SimRelay {
         }
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-        self.contacts.settle(self.now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults.
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults. A command already pending under `slow` keeps its due time.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// The commanded coil state.
     pub const fn coil(&self) -> bool {
         self.coil
@@ -79,15 +58,7 @@ impl SimRelay {
     }
 }
 
-impl Default for SimRelay {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimRelay {
-    type Error = ErrorKind;
-}
+sim_device!(SimRelay, settles: contacts, set_faults: "A command already pending under `slow` keeps its due time.");
 
 impl Switch for SimRelay {
     fn set(&mut self, on: bool) -> Result<(), ErrorKind> {

@@ -1,9 +1,9 @@
 //! [`SimThermometer`], [`SimBattery`] and [`SimButton`]: the demo board's readings, set by the
 //! simulator (a UI slider, a script, a test) and read through the [sensor traits](crate::sensor).
 
-use super::{Fault, Faults, advance};
+use super::{Fault, Faults};
 use crate::sensor::{Button, Sensor, Unit};
-use crate::{ErrorKind, ErrorType, Percent};
+use crate::{ErrorKind, Percent};
 
 /// A deterministic noise source (xorshift32), uniform in `-amplitude..=amplitude`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,41 +85,13 @@ impl SimThermometer {
         self.noise.amplitude = amplitude.min(i32::MAX as u32);
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults.
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// Reads that returned a value.
     pub const fn reads(&self) -> u32 {
         self.reads
     }
 }
 
-impl Default for SimThermometer {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimThermometer {
-    type Error = ErrorKind;
-}
+sim_device!(SimThermometer);
 
 impl Sensor for SimThermometer {
     fn unit(&self) -> Unit {
@@ -180,41 +152,13 @@ impl SimBattery {
         self.millipercent
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults.
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// Reads that returned a value.
     pub const fn reads(&self) -> u32 {
         self.reads
     }
 }
 
-impl Default for SimBattery {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimBattery {
-    type Error = ErrorKind;
-}
+sim_device!(SimBattery);
 
 impl Sensor for SimBattery {
     fn unit(&self) -> Unit {
@@ -322,37 +266,9 @@ impl SimButton {
     pub const fn presses(&self) -> u32 {
         self.presses
     }
-
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults (none of them affects a button).
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
 }
 
-impl Default for SimButton {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimButton {
-    type Error = ErrorKind;
-}
+sim_device!(SimButton);
 
 impl Button for SimButton {
     fn is_pressed(&mut self) -> Result<bool, ErrorKind> {

@@ -1,8 +1,8 @@
 //! [`SimSystem`]: a reboot line that only ever gets scheduled.
 
-use super::{Fault, Faults, advance};
+use super::{Fault, Faults};
+use crate::ErrorKind;
 use crate::system::System;
-use crate::{ErrorKind, ErrorType};
 
 /// A simulated device-level controller.
 ///
@@ -32,26 +32,6 @@ impl SimSystem {
         }
     }
 
-    /// Sets the current time in milliseconds (ignored when earlier than the last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        advance(&mut self.now_ms, now_ms);
-    }
-
-    /// The time last set.
-    pub const fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-
-    /// The active faults.
-    pub const fn faults(&self) -> Faults {
-        self.faults
-    }
-
-    /// Replaces the active faults.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-    }
-
     /// When the armed reboot is due, in milliseconds, if one is armed.
     pub const fn scheduled_at(&self) -> Option<u64> {
         self.scheduled_at
@@ -78,15 +58,7 @@ impl SimSystem {
     }
 }
 
-impl Default for SimSystem {
-    fn default() -> Self {
-        Self::new(Faults::NONE)
-    }
-}
-
-impl ErrorType for SimSystem {
-    type Error = ErrorKind;
-}
+sim_device!(SimSystem);
 
 impl System for SimSystem {
     fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), ErrorKind> {
