@@ -191,6 +191,11 @@ impl Entry {
         self.send_progress = false;
     }
 
+    /// [`finish`](Self::finish) as failed with `error`.
+    fn fail(&mut self, error: ToolError, stop: Option<Result<(), ToolError>>, now: u64) {
+        self.finish(TaskStatus::Failed, Err(error), stop, now);
+    }
+
     /// The status on the wire: the 2026-07-28 extension reports a tool failure as `completed`
     /// (the result carries `isError: true`); `failed` is for JSON-RPC errors, which tasks here
     /// never end with.
@@ -501,9 +506,8 @@ impl<
                 .and_then(Tool::task_hooks)
                 .copied()
             else {
-                e.finish(
-                    TaskStatus::Failed,
-                    Err(ToolError::new("Tool bug: the task's tool has no hooks")),
+                e.fail(
+                    ToolError::new("Tool bug: the task's tool has no hooks"),
                     None,
                     now,
                 );
@@ -512,9 +516,8 @@ impl<
             let info = e.info(now);
             if now >= e.deadline_ms {
                 let stop = hooks.stop.map(|stop| stop(ctx, &info));
-                e.finish(
-                    TaskStatus::Failed,
-                    Err(ToolError::new("Timed out before the action finished")),
+                e.fail(
+                    ToolError::new("Timed out before the action finished"),
                     stop,
                     now,
                 );
@@ -535,16 +538,16 @@ impl<
                     let bug = ToolError::new(
                         "Tool bug: a task result cannot use scratch text or start another task",
                     );
-                    e.finish(TaskStatus::Failed, Err(bug), None, now);
+                    e.fail(bug, None, now);
                 }
                 TaskPoll::Done(Err(err)) => {
                     // A failure after the start: make the actuator safe.
                     let stop = hooks.stop.map(|stop| stop(ctx, &info));
-                    e.finish(TaskStatus::Failed, Err(err), stop, now);
+                    e.fail(err, stop, now);
                 }
                 TaskPoll::Error(message) => {
                     let stop = hooks.stop.map(|stop| stop(ctx, &info));
-                    e.finish(TaskStatus::Failed, Err(ToolError::new(message)), stop, now);
+                    e.fail(ToolError::new(message), stop, now);
                     e.error = Some(message);
                 }
             }

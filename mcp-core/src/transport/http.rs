@@ -603,7 +603,6 @@ pub fn check_stateless_headers(
     headers: &(impl Headers + ?Sized),
     body: &[u8],
 ) -> Result<(), Refusal> {
-    const MISMATCH: ErrorCode = ErrorCode::HeaderMismatch;
     let Ok(Message::Request(req)) = Message::parse(body, DEFAULT_MAX_DEPTH) else {
         // Not a request: the engine answers (parse error, invalid request, notification).
         return Ok(());
@@ -615,40 +614,18 @@ pub fn check_stateless_headers(
         return Ok(());
     };
     let header = |name| headers.header(name).map(trim);
-    match (header(PROTOCOL_VERSION), version.as_str()) {
-        (None, _) => {
-            return Err(Refusal::new(
-                400,
-                MISMATCH,
-                "Header mismatch: MCP-Protocol-Version is missing",
-            ));
-        }
-        (Some(h), Some(v)) if equal(h, v) => {}
-        _ => {
-            return Err(Refusal::new(
-                400,
-                MISMATCH,
-                "Header mismatch: MCP-Protocol-Version differs from the body",
-            ));
-        }
-    }
-    match header(METHOD) {
-        None => {
-            return Err(Refusal::new(
-                400,
-                MISMATCH,
-                "Header mismatch: Mcp-Method is missing",
-            ));
-        }
-        Some(h) if equal(h, req.method) => {}
-        Some(_) => {
-            return Err(Refusal::new(
-                400,
-                MISMATCH,
-                "Header mismatch: Mcp-Method differs from the method",
-            ));
-        }
-    }
+    agreeing(
+        header(PROTOCOL_VERSION),
+        |h| version.as_str().is_some_and(|v| equal(h, v)),
+        "Header mismatch: MCP-Protocol-Version is missing",
+        "Header mismatch: MCP-Protocol-Version differs from the body",
+    )?;
+    agreeing(
+        header(METHOD),
+        |h| equal(h, req.method),
+        "Header mismatch: Mcp-Method is missing",
+        "Header mismatch: Mcp-Method differs from the method",
+    )?;
     let named = match () {
         () if req.method.eq_str("tools/call") || req.method.eq_str("prompts/get") => Some("name"),
         () if req.method.eq_str("resources/read") => Some("uri"),
@@ -665,25 +642,30 @@ pub fn check_stateless_headers(
             .params
             .and_then(|p| member(p, field))
             .and_then(|v| v.as_str());
-        match (header(NAME), value) {
-            (None, _) => {
-                return Err(Refusal::new(
-                    400,
-                    MISMATCH,
-                    "Header mismatch: Mcp-Name is missing",
-                ));
-            }
-            (Some(h), Some(v)) if equal(h, v) => {}
-            _ => {
-                return Err(Refusal::new(
-                    400,
-                    MISMATCH,
-                    "Header mismatch: Mcp-Name differs from the body",
-                ));
-            }
-        }
+        agreeing(
+            header(NAME),
+            |h| value.is_some_and(|v| equal(h, v)),
+            "Header mismatch: Mcp-Name is missing",
+            "Header mismatch: Mcp-Name differs from the body",
+        )?;
     }
     Ok(())
+}
+
+/// One header of [`check_stateless_headers`]: present, and `agrees` with the body; else a 400
+/// (-32020) that says `missing` or `differs`.
+fn agreeing(
+    header: Option<&[u8]>,
+    agrees: impl FnOnce(&[u8]) -> bool,
+    missing: &'static str,
+    differs: &'static str,
+) -> Result<(), Refusal> {
+    let mismatch = |message| Err(Refusal::new(400, ErrorCode::HeaderMismatch, message));
+    match header {
+        None => mismatch(missing),
+        Some(h) if agrees(h) => Ok(()),
+        Some(_) => mismatch(differs),
+    }
 }
 
 /// Compares a header value (possibly `=?base64?…?=`) with a body string, exactly.
