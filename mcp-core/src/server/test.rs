@@ -192,6 +192,15 @@ impl Session {
     fn init(&mut self, rev: &str) {
         self.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{rev}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#));
     }
+
+    /// A session initialized at `rev`; `None`: never initialized (the 2026-07-28 stateless way).
+    fn at(rev: Option<&str>) -> Self {
+        let mut s = Session::new();
+        if let Some(rev) = rev {
+            s.init(rev);
+        }
+        s
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -539,10 +548,7 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
         Some("2025-06-18"),
         Some("2025-11-25"),
     ] {
-        let mut s = Session::new();
-        if let Some(rev) = rev {
-            s.init(rev);
-        }
+        let mut s = Session::at(rev);
         for (args, msg) in bad {
             let got = s.send(&call("9", "self.audio_speaker.set_volume", args));
             let expected = if rev == Some("2025-11-25") {
@@ -1056,10 +1062,7 @@ fn arguments_that_are_not_an_object_are_a_malformed_request() {
         Some("2025-06-18"),
         Some("2025-11-25"),
     ] {
-        let mut s = Session::new();
-        if let Some(rev) = rev {
-            s.init(rev);
-        }
+        let mut s = Session::at(rev);
         for args in ["[]", "[1]", r#""x""#, "1", "true"] {
             assert_eq!(
                 s.send(&call("9", "self.audio_speaker.set_volume", args)),

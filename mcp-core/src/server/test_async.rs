@@ -95,9 +95,15 @@ fn call(id: u32, tool: &str, args: &str) -> String {
     )
 }
 
-/// Sends `msg` through `handle_async`; returns the answer and how often the handler suspended.
-fn send_async(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> (String, u32) {
-    let mut out = [0u8; 1024];
+/// Sends `msg` through `handle_async`, with `run` for the async tools; returns the answer and how
+/// often the handler suspended.
+fn send_with(
+    s: &mut Server<'static, Codec, 4>,
+    codec: &mut Codec,
+    msg: &str,
+    run: impl AsyncFnMut(&mut Codec, Call<'_, '_>) -> ToolResult,
+) -> (String, u32) {
+    let mut out = [0u8; 2048];
     let mut pending = 0;
     let handled = block_on(
         s.handle_async(
@@ -105,10 +111,7 @@ fn send_async(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -
             codec,
             &mut out,
             &mut |_: &[u8]| {},
-            async |codec: &mut Codec, call: Call<'_, '_>| match call.tool {
-                "self.audio_speaker.set_volume" => set_volume(codec, call.args, call.reply).await,
-                _ => Err(ToolError::new("no such async tool")),
-            },
+            run,
         ),
         &mut pending,
     )
@@ -116,6 +119,20 @@ fn send_async(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -
     (
         String::from_utf8(out[..handled.len].to_vec()).unwrap(),
         pending,
+    )
+}
+
+/// Sends `msg` through `handle_async`, the volume being the async tool; returns the answer and
+/// how often the handler suspended.
+fn send_async(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> (String, u32) {
+    send_with(
+        s,
+        codec,
+        msg,
+        async |codec: &mut Codec, call: Call<'_, '_>| match call.tool {
+            "self.audio_speaker.set_volume" => set_volume(codec, call.args, call.reply).await,
+            _ => Err(ToolError::new("no such async tool")),
+        },
     )
 }
 
@@ -218,20 +235,7 @@ mod confirmed {
     }
 
     fn send(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> String {
-        let mut out = [0u8; 2048];
-        let mut pending = 0;
-        let h = block_on(
-            s.handle_async(
-                Input::new(msg.as_bytes(), Principal::Model),
-                codec,
-                &mut out,
-                &mut |_: &[u8]| {},
-                run,
-            ),
-            &mut pending,
-        )
-        .unwrap();
-        String::from_utf8(out[..h.len].to_vec()).unwrap()
+        send_with(s, codec, msg, run).0
     }
 
     fn poll(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, now: u64) -> (String, Polled) {
