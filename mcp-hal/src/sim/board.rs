@@ -1,69 +1,8 @@
-//! [`SimBoard`]: all simulated devices, one clock and one fault set.
+//! [`SimBoard`]'s clock, faults and delay (its devices are listed once, in `sim/mod.rs`).
 
-use super::{
-    Faults, SimBacklight, SimBattery, SimButton, SimCodec, SimMotor, SimRelay, SimSystem,
-    SimThermometer,
-};
-
-/// A whole simulated board: one device per trait, sharing a fault set and a time.
-///
-/// The fields are public so that each device can be lent to its tool kit (`&mut board.codec`)
-/// and inspected by tests. Use [`set_time`](SimBoard::set_time) and
-/// [`set_faults`](SimBoard::set_faults) on the board to keep the devices in step.
-#[derive(Debug, Clone)]
-pub struct SimBoard {
-    faults: Faults,
-    now_ms: u64,
-    /// The audio codec.
-    pub codec: SimCodec,
-    /// The screen backlight.
-    pub backlight: SimBacklight,
-    /// The relay with its feedback contact.
-    pub relay: SimRelay,
-    /// The positioning motor.
-    pub motor: SimMotor,
-    /// The reboot line.
-    pub system: SimSystem,
-    /// The thermometer (I2C).
-    pub thermometer: SimThermometer,
-    /// The battery's fuel gauge (I2C).
-    pub battery: SimBattery,
-    /// The main button (GPIO).
-    pub button: SimButton,
-}
+use super::{Faults, SimBoard};
 
 impl SimBoard {
-    /// Every device in its power-up state, at time 0, with `faults` active.
-    pub const fn new(faults: Faults) -> Self {
-        SimBoard {
-            faults,
-            now_ms: 0,
-            codec: SimCodec::new(faults),
-            backlight: SimBacklight::new(faults),
-            relay: SimRelay::new(faults),
-            motor: SimMotor::new(faults),
-            system: SimSystem::new(faults),
-            thermometer: SimThermometer::new(faults),
-            battery: SimBattery::new(faults),
-            button: SimButton::new(faults),
-        }
-    }
-
-    /// Sets the current time of every device, in milliseconds (ignored when earlier than the
-    /// last one).
-    pub fn set_time(&mut self, now_ms: u64) {
-        super::advance(&mut self.now_ms, now_ms);
-        let now = self.now_ms;
-        self.codec.set_time(now);
-        self.backlight.set_time(now);
-        self.relay.set_time(now);
-        self.motor.set_time(now);
-        self.system.set_time(now);
-        self.thermometer.set_time(now);
-        self.battery.set_time(now);
-        self.button.set_time(now);
-    }
-
     /// The time last set on the board.
     pub const fn now_ms(&self) -> u64 {
         self.now_ms
@@ -72,20 +11,6 @@ impl SimBoard {
     /// The active faults.
     pub const fn faults(&self) -> Faults {
         self.faults
-    }
-
-    /// Replaces the active faults on every device (see each device's `set_faults` for what
-    /// happens to work already under way).
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.faults = faults;
-        self.codec.set_faults(faults);
-        self.backlight.set_faults(faults);
-        self.relay.set_faults(faults);
-        self.motor.set_faults(faults);
-        self.system.set_faults(faults);
-        self.thermometer.set_faults(faults);
-        self.battery.set_faults(faults);
-        self.button.set_faults(faults);
     }
 }
 

@@ -111,6 +111,70 @@ macro_rules! sim_device {
     };
 }
 
+/// The board's devices, each once: [`SimBoard`]'s fields, [`new`](SimBoard::new),
+/// [`set_time`](SimBoard::set_time) and [`set_faults`](SimBoard::set_faults) follow from the list
+/// (every device has `new(faults)`, `set_time` and `set_faults`: [`sim_device!`]).
+macro_rules! sim_board {
+    ($($(#[$doc:meta])* $field:ident: $device:ident,)*) => {
+        /// A whole simulated board: one device per trait, sharing a fault set and a time.
+        ///
+        /// The fields are public so that each device can be lent to its tool kit
+        /// (`&mut board.codec`) and inspected by tests. Use [`set_time`](SimBoard::set_time) and
+        /// [`set_faults`](SimBoard::set_faults) on the board to keep the devices in step.
+        #[derive(Debug, Clone)]
+        pub struct SimBoard {
+            faults: Faults,
+            now_ms: u64,
+            $($(#[$doc])* pub $field: $device,)*
+        }
+
+        impl SimBoard {
+            /// Every device in its power-up state, at time 0, with `faults` active.
+            pub const fn new(faults: Faults) -> Self {
+                SimBoard {
+                    faults,
+                    now_ms: 0,
+                    $($field: $device::new(faults),)*
+                }
+            }
+
+            /// Sets the current time of every device, in milliseconds (ignored when earlier
+            /// than the last one).
+            pub fn set_time(&mut self, now_ms: u64) {
+                advance(&mut self.now_ms, now_ms);
+                let now = self.now_ms;
+                $(self.$field.set_time(now);)*
+            }
+
+            /// Replaces the active faults on every device (see each device's `set_faults` for
+            /// what happens to work already under way).
+            pub fn set_faults(&mut self, faults: Faults) {
+                self.faults = faults;
+                $(self.$field.set_faults(faults);)*
+            }
+        }
+    };
+}
+
+sim_board! {
+    /// The audio codec.
+    codec: SimCodec,
+    /// The screen backlight.
+    backlight: SimBacklight,
+    /// The relay with its feedback contact.
+    relay: SimRelay,
+    /// The positioning motor.
+    motor: SimMotor,
+    /// The reboot line.
+    system: SimSystem,
+    /// The thermometer (I2C).
+    thermometer: SimThermometer,
+    /// The battery's fuel gauge (I2C).
+    battery: SimBattery,
+    /// The main button (GPIO).
+    button: SimButton,
+}
+
 mod asynch;
 mod backlight;
 mod board;
@@ -124,7 +188,6 @@ mod sensor;
 mod system;
 
 pub use backlight::SimBacklight;
-pub use board::SimBoard;
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
 pub use demo::{DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase};
