@@ -28,18 +28,19 @@ EXTRA_TOOLS = 40
 PAGE_BYTES = 4000
 PAGING = ["--extra-tools", str(EXTRA_TOOLS), "--page-bytes", str(PAGE_BYTES)]
 
-#: device-sim's own tools that a model sees, in listing order (examples/device-sim/src/board.rs).
-MODEL_TOOLS = [
-    "self.get_device_status",
-    "self.audio_speaker.set_volume",
-    "self.screen.set_brightness",
-    "self.screen.set_theme",
-    "self.relay.set",
-    "self.motor.move_to",
-    "self.tasks.get_status",
-]
-#: User-only: hidden from the model's listing, refused when the model calls it.
-USER_TOOLS = ["self.reboot"]
+
+def _board_tools() -> list[dict]:
+    """The tools device-sim serves, in listing order, as it says itself (`--list-tools`: the demo
+    board's table, mcp-hal `DemoBoard::TABLE`), not a copy of it."""
+    out = subprocess.run([DEVICE_SIM, "--list-tools"], check=True, capture_output=True, text=True, timeout=60)
+    return json.loads(out.stdout)["tools"]
+
+
+_BOARD = _board_tools()
+#: Every tool of device-sim's own, in listing order (what `withUserTools: true` lists).
+BOARD_TOOLS = [t["name"] for t in _BOARD]
+#: device-sim's own tools that a model sees, in listing order.
+MODEL_TOOLS = [t["name"] for t in _BOARD if t["audience"] == "model"]
 FILLERS = [f"self.extra.filler_{i:03}" for i in range(1, EXTRA_TOOLS + 1)]
 #: The complete model listing with the paging arguments, in order.
 EXPECTED_LISTING = MODEL_TOOLS + FILLERS
@@ -55,6 +56,24 @@ RELAY_QUESTION = "Switch the relay-controlled load on?"
 _passed = 0
 _failed = 0
 _started = time.monotonic()
+
+
+def schema_arguments(schema: dict) -> dict[str, Any]:
+    """The plainest arguments a tool's inputSchema admits: each required property at its minimum,
+    its first allowed value, `false` or an empty string. For a tool of the board's table that a
+    client has no case of its own for (one just added)."""
+    args: dict[str, Any] = {}
+    for name in schema.get("required", []):
+        prop = schema.get("properties", {}).get(name, {})
+        if "enum" in prop:
+            args[name] = prop["enum"][0]
+        elif prop.get("type") in ("integer", "number"):
+            args[name] = prop.get("minimum", 0)
+        elif prop.get("type") == "boolean":
+            args[name] = False
+        else:
+            args[name] = "x" * prop.get("minLength", 0)
+    return args
 
 
 def check(name: str, ok: object, detail: object = "") -> bool:

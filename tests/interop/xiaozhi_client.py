@@ -52,6 +52,7 @@ from typing import Any
 
 from harness import (
     BATTERY,
+    BOARD_TOOLS,
     BUTTON,
     DEVICE_SIM,
     EXPECTED_LISTING,
@@ -61,7 +62,6 @@ from harness import (
     PAGING,
     RELAY_QUESTION,
     TEMPERATURE,
-    USER_TOOLS,
     SimApi,
     check,
     finish,
@@ -373,7 +373,7 @@ async def session(link, tag: str) -> None:
     await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
                       "params": {"cursor": "", "withUserTools": True}})
     page = result_of(await b.answer(2))
-    with_user = MODEL_TOOLS + USER_TOOLS + FILLERS
+    with_user = BOARD_TOOLS + FILLERS
     listed = [t.get("name") for t in page.get("tools", [])]
     check(f"{tag} an empty cursor (\"cursor\":\"\") is the first page",
           len(listed) > 0 and listed == with_user[:len(listed)], page)

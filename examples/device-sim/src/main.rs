@@ -183,6 +183,11 @@ struct Cli {
     /// Add N filler tools (about 300 bytes of schema each) so that paging can be seen.
     #[arg(long, default_value_t = 0)]
     extra_tools: usize,
+    /// Print the tools this simulator serves with these options, in listing order, as one JSON
+    /// line (`{"tools":[{"name":…,"audience":"model"|"user"}, …]}`), and exit. Tests compare
+    /// what clients list against it rather than against a copy of the board's table.
+    #[arg(long)]
+    list_tools: bool,
     /// Inject a hardware fault (repeatable); `--fault list` prints them.
     #[arg(long = "fault", value_name = "NAME")]
     faults: Vec<String>,
@@ -595,6 +600,29 @@ fn parse_faults(names: &[String]) -> Result<Option<Faults>, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.list_tools {
+        return match Tools::new(&cli).engine() {
+            Ok(engine) => {
+                let tools: Vec<_> = engine
+                    .registry()
+                    .tools()
+                    .map(|t| {
+                        let audience = match t.audience() {
+                            mcp_core::Audience::Model => "model",
+                            mcp_core::Audience::User => "user",
+                        };
+                        serde_json::json!({"name": t.name(), "audience": audience})
+                    })
+                    .collect();
+                println!("{}", serde_json::json!({ "tools": tools }));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("device-sim: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let faults = match parse_faults(&cli.faults) {
         Ok(Some(f)) => f,
         Ok(None) => {

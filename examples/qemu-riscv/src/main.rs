@@ -34,10 +34,11 @@ use mcp_core::{Config, Principal, Server};
 use mcp_hal::sim::{Fault, Faults};
 use measure::{TrackingHeap, Work, measured};
 
-/// Tool slots in the table (9 used). The buffers and the cache match examples/esp32-serial's;
+/// Tool slots in the table: the demo board's (its table's rows) and the diagnostics. The buffers
+/// and the cache match examples/esp32-serial's;
 /// this firmware keeps the full engine (default features, a task table), so its stack and heap
 /// figures are an upper bound for the minimal engine that esp32-serial builds.
-const TOOL_CAPACITY: usize = 10;
+const TOOL_CAPACITY: usize = mcp_hal::sim::DEMO_TOOLS + 1;
 /// Long-running actions tracked at once (motor moves, slow read-backs).
 const TASKS: usize = 2;
 /// Recent calls remembered for retransmissions.
@@ -202,7 +203,7 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
     // SAFETY: `fdt` is the value QEMU's reset code put in `a1`.
     let cmdline = unsafe { platform::bootargs(fdt) };
     let principal = options(cmdline, &mut fw.board);
-    // The demo board's eight tools, then the diagnostics.
+    // The demo board's tools (a column of its table), then the diagnostics.
     let registered = fw
         .engine
         .register_all(TOOLS)

@@ -38,17 +38,22 @@ RUN = str(Path(__file__).resolve().parent.parent / "run")
 ASYNC = "--async" in sys.argv[1:] or os.environ.get("QEMU_RISCV_ASYNC") == "1"
 RUN_ARGS = ["--async"] if ASYNC else []
 
-# device-sim's tools that a model sees (self.reboot and the diagnostics are user-only).
-MODEL_TOOLS = {
-    "self.get_device_status",
-    "self.audio_speaker.set_volume",
-    "self.screen.set_brightness",
-    "self.screen.set_theme",
-    "self.relay.set",
-    "self.motor.move_to",
-    "self.tasks.get_status",
-}
-USER_TOOLS = {"self.reboot", "self.device.get_diagnostics"}
+
+
+def board_tools() -> list[dict]:
+    """The demo board's tools, as device-sim (the same table, mcp-hal `DemoBoard::TABLE`) lists
+    them with `--list-tools`: not a copy of the table that would go stale when a row is added."""
+    repo = Path(__file__).resolve().parents[3]
+    out = subprocess.run(["cargo", "run", "-q", "-p", "device-sim", "--", "--list-tools"], cwd=repo,
+                         check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return json.loads(out.stdout)["tools"]
+
+
+_BOARD = board_tools()
+# The board's tools that a model sees; self.reboot and this firmware's diagnostics are user-only.
+MODEL_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "model"}
+USER_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "user"} | {"self.device.get_diagnostics"}
+ALL_TOOLS = len(MODEL_TOOLS | USER_TOOLS)
 
 # Targets from issue 5 (bytes). The async build (issue 11) keeps the handler's future on the
 # dispatch stack too (a minimal executor polls it in place; embassy keeps it in task RAM): its
@@ -284,11 +289,11 @@ def raw_session() -> None:
     check(f"{tag} revision echoed", answers[0]["result"]["protocolVersion"] == "2024-11-05", answers[0])
     err = answers[1].get("error", {})
     check(f"{tag} \"50\" is not an integer: -32602", err.get("code") == -32602 and "volume" in err.get("message", ""), answers[1])
-    check(f"{tag} withUserTools from the model: all 9 tools listed", sorted(model_names) == sorted(MODEL_TOOLS | USER_TOOLS), model_names)
+    check(f"{tag} withUserTools from the model: all {ALL_TOOLS} tools listed", sorted(model_names) == sorted(MODEL_TOOLS | USER_TOOLS), model_names)
     check(f"{tag} ...but the model's call of user-only self.reboot is refused (-32602)",
           answers[2].get("error", {}).get("code") == -32602, answers[2])
     _, user_names = raw_lines(["--principal", "user"], [init])
-    check(f"{tag} withUserTools from a user: all 9 tools", sorted(user_names) == sorted(MODEL_TOOLS | USER_TOOLS), user_names)
+    check(f"{tag} withUserTools from a user: all {ALL_TOOLS} tools", sorted(user_names) == sorted(MODEL_TOOLS | USER_TOOLS), user_names)
 
 
 async def main() -> None:
