@@ -12,15 +12,17 @@
 //! | `self.motor.move_to` | [`motor::move_to`] (0..=1000 steps) over the [`SimMotor`] |
 //! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
 //! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
+//! | `self.fan.set_speed` | [`DemoBoard::SET_FAN_SPEED`] over the [`SimFan`]: the tachometer measures it |
 //!
 //! [`DemoBoard::CONFIRMED_TOOLS`] is the same set with a person in the loop: `self.reboot` open
 //! to the model but confirmed first, `self.relay.set` confirmed when it switches on.
 //! [`DemoBoard::ASYNC_TOOLS`] is the same set for async firmware.
 //!
 //! **One table.** The three sets are the columns of [`DemoBoard::TABLE`], one row per tool
-//! ([`DemoTool`]: its standard, confirmed and async form). Adding a simulated device — a fan with
-//! a `self.fan.set_speed` tool, say — is a change to three files: the device in
-//! `sim/fan.rs`, its field in [`SimBoard`] (`sim/mod.rs`), and its row in `TABLE` with
+//! ([`DemoTool`]: its standard, confirmed and async form). Adding a simulated device is a change
+//! to three files, and the fan was added so: the device in `sim/fan.rs` ([`SimFan`]); its line in
+//! the board's device list, with its `mod` and `use` lines, in `sim/mod.rs` (the list makes
+//! [`SimBoard`]'s field, construction, clock and faults); its tool and its row in `TABLE`, with
 //! [`DEMO_TOOLS`] one more (this file). Every set follows, and so do the tests, the simulator and
 //! the benches, which compare against the table (or its [`DEMO_TOOLS`]), not against counts.
 //!
@@ -95,10 +97,12 @@
 use mcp_core::registry::LiveResource;
 use mcp_core::schema::{Field, Param};
 use mcp_core::server::status_tool;
-use mcp_core::{Annotations, Args, Evidence, Level, Output, Reply, Tool, ToolResult};
+use mcp_core::{
+    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
+};
 
 use super::{
-    Faults, SimBacklight, SimBattery, SimBoard, SimCodec, SimMotor, SimRelay, SimSystem,
+    Faults, SimBacklight, SimBattery, SimBoard, SimCodec, SimFan, SimMotor, SimRelay, SimSystem,
     SimThermometer,
 };
 use crate::kits::{
@@ -164,7 +168,7 @@ impl Default for DemoWatch {
 }
 
 /// How many tools the demo board has: the rows of [`DemoBoard::TABLE`].
-pub const DEMO_TOOLS: usize = 8;
+pub const DEMO_TOOLS: usize = 9;
 
 /// One tool of the demo board: the form each of its tool sets serves (see
 /// [`DemoBoard::TABLE`]).
@@ -396,6 +400,29 @@ fn set_theme<T>(board: &mut DemoBoard<T>, args: &Args<'_>, _: &mut Reply<'_>) ->
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied)))
 }
 
+fn set_fan_speed<T: Timebase>(
+    board: &mut DemoBoard<T>,
+    args: &Args<'_>,
+    _: &mut Reply<'_>,
+) -> ToolResult {
+    // The validator admits 0..=100 only.
+    let duty = crate::Percent::saturating(u8::try_from(args.int("percent")?).unwrap_or(100));
+    board.sim.fan.set_speed(duty);
+    board.delay().delay_ms(SimFan::SPIN_MS);
+    let measured = Evidence::new(Level::Measured)
+        .commanded(Reading::Int(SimFan::rpm_at(duty)))
+        .observed(Reading::Int(board.sim.fan.rpm()))
+        .tolerance(SimFan::TOLERANCE_RPM)
+        .unit("rpm");
+    match measured.matches() {
+        Some(false) => {
+            Err(ToolError::new("The fan does not reach the commanded speed")
+                .with_evidence(measured))
+        }
+        _ => Ok(Output::bool(true).with_evidence(measured)),
+    }
+}
+
 fn filler<T>(_: &mut DemoBoard<T>, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::text("This filler tool has no effect."))
 }
@@ -415,6 +442,16 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         set_theme::<T>,
     )
     .params(&[Param::string("theme", "The theme of the screen").one_of(THEMES)])
+    .annotations(Annotations::new().idempotent(true).destructive(false));
+
+    /// `self.fan.set_speed` (`percent`: 0 stops it): drives the [`SimFan`], waits its spin-up and
+    /// reads its tachometer, `measured` in rpm.
+    pub const SET_FAN_SPEED: Tool<Self> = Tool::new(
+        "self.fan.set_speed",
+        "Set the speed of the cooling fan, in percent of its full speed (0 stops it).",
+        set_fan_speed::<T>,
+    )
+    .params(&[Param::integer("percent", "The speed, in percent of full speed").range(0, 100)])
     .annotations(Annotations::new().idempotent(true).destructive(false));
 
     /// Every tool of the demo board, one row each, in listing order: the tool of the standard set,
@@ -437,6 +474,7 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         DemoTool::same(system::reboot())
             .confirmed(system::confirmed())
             .asynch(crate::kits::asynch::system::reboot()),
+        DemoTool::same(Self::SET_FAN_SPEED),
     ];
 
     /// The standard tool set, in listing order (see the [module docs](self)); register it with
@@ -677,9 +715,19 @@ mod test {
                 "self.motor.move_to",
                 "self.tasks.get_status",
                 "self.reboot",
+                "self.fan.set_speed",
             ]
         );
         let mut board = DemoBoard::default();
+        // The fan's speed is measured: the tachometer after the spin-up.
+        let fan = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"self.fan.set_speed","arguments":{"percent":40}}}"#;
+        let answer = call(&mut server, &mut board, fan);
+        assert!(answer.contains(r#""isError":false"#), "{answer}");
+        assert!(
+            answer.contains(r#""level":"measured","commanded":1200,"observed":1200"#),
+            "{answer}"
+        );
+        assert_eq!(board.sim.fan.rpm(), 1200);
         let theme = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.screen.set_theme","arguments":{"theme":"dark"}}}"#;
         assert!(call(&mut server, &mut board, theme).contains(r#""isError":false"#));
         assert_eq!(board.theme, "dark");

@@ -173,6 +173,8 @@ sim_board! {
     battery: SimBattery,
     /// The main button (GPIO).
     button: SimButton,
+    /// The cooling fan, with its tachometer.
+    fan: SimFan,
 }
 
 mod asynch;
@@ -181,6 +183,7 @@ mod board;
 mod codec;
 #[cfg(feature = "tasks")]
 pub mod demo;
+mod fan;
 mod fault;
 mod motor;
 mod relay;
@@ -191,6 +194,7 @@ pub use backlight::SimBacklight;
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
 pub use demo::{DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase};
+pub use fan::SimFan;
 pub use fault::{Fault, Faults, FaultsIter, UnknownFault};
 pub use motor::SimMotor;
 pub use relay::SimRelay;

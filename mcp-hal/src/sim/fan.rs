@@ -1,0 +1,79 @@
+//! [`SimFan`]: a PWM-driven fan with a tachometer.
+
+use super::{Delayed, Faults};
+use crate::Percent;
+
+/// A simulated cooling fan: a PWM duty cycle sets its speed, and a tachometer measures it.
+///
+/// [`set_speed`](SimFan::set_speed) drives the PWM. The rotor reaches the new speed after
+/// [`SPIN_MS`](SimFan::SPIN_MS); [`rpm`](SimFan::rpm) reads the tachometer, which shows the old
+/// speed until then. Full speed is [`MAX_RPM`](SimFan::MAX_RPM), and the tachometer is exact
+/// within [`TOLERANCE_RPM`](SimFan::TOLERANCE_RPM). No fault affects it.
+#[derive(Debug, Clone)]
+pub struct SimFan {
+    faults: Faults,
+    now_ms: u64,
+    speed: Delayed<Percent>,
+    writes: u32,
+}
+
+impl SimFan {
+    /// The speed at full duty cycle.
+    pub const MAX_RPM: i64 = 3000;
+    /// How far the tachometer may read from the commanded speed.
+    pub const TOLERANCE_RPM: u32 = 30;
+    /// How long the rotor takes to reach a new speed.
+    pub const SPIN_MS: u32 = 300;
+
+    /// A fan at rest, at time 0.
+    pub const fn new(faults: Faults) -> Self {
+        SimFan {
+            faults,
+            now_ms: 0,
+            speed: Delayed::new(Percent::saturating(0)),
+            writes: 0,
+        }
+    }
+
+    /// The speed `duty` drives the fan at, in rpm.
+    pub const fn rpm_at(duty: Percent) -> i64 {
+        Self::MAX_RPM * duty.get() as i64 / 100
+    }
+
+    /// Drives the PWM at `duty`; the rotor follows within [`SPIN_MS`](SimFan::SPIN_MS).
+    pub fn set_speed(&mut self, duty: Percent) {
+        self.speed.set(duty, self.now_ms, Self::SPIN_MS);
+        self.writes = self.writes.saturating_add(1);
+    }
+
+    /// The tachometer's reading, in rpm.
+    pub fn rpm(&self) -> i64 {
+        Self::rpm_at(self.speed.get(self.now_ms))
+    }
+
+    /// `set_speed` calls.
+    pub const fn writes(&self) -> u32 {
+        self.writes
+    }
+}
+
+sim_device!(SimFan, settles: speed);
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn the_tachometer_follows_the_duty_after_the_spin_up() {
+        let mut fan = SimFan::default();
+        assert_eq!(fan.rpm(), 0);
+        fan.set_time(1000);
+        fan.set_speed(Percent::new(40).unwrap());
+        assert_eq!(fan.rpm(), 0, "the rotor has not sped up yet");
+        fan.set_time(1000 + u64::from(SimFan::SPIN_MS) - 1);
+        assert_eq!(fan.rpm(), 0);
+        fan.set_time(1000 + u64::from(SimFan::SPIN_MS));
+        assert_eq!(fan.rpm(), 1200);
+        assert_eq!(fan.writes(), 1);
+    }
+}
