@@ -6,8 +6,8 @@
 # the Rust toolchain. Node 22 and the suite are installed at pinned versions into a scratch
 # directory (default target/conformance, override with CONFORMANCE_DIR); nothing is committed.
 #
-# Runs our 42 target scenarios one `--scenario` at a time at their default wire (2025-11-25 with a
-# session, or 2026-07-28 stateless for the draft and tasks-extension scenarios), then the 16 that
+# Runs our 44 target scenarios one `--scenario` at a time at their default wire (2025-11-25 with a
+# session, or 2026-07-28 stateless for the draft and tasks-extension scenarios), then the 18 that
 # apply to both wires once more with `--spec-version 2026-07-28`. Prints a table and writes it to
 # docs/CONFORMANCE.md, with the suite's other server scenarios and why each is not run (NOT_RUN);
 # exits non-zero if any scenario has a FAILURE check (or no result), or if a server scenario of the
@@ -28,6 +28,7 @@ SCENARIOS=(
     server-sse-polling server-sse-multiple-streams
     resources-list resources-read-text resources-read-binary resources-subscribe
     resources-unsubscribe sep-2164-resource-not-found prompts-list prompts-get-simple
+    prompts-get-with-args completion-complete
     tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
     tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
     tasks-required-task-error
@@ -41,20 +42,18 @@ BOTH_WIRES=(
     tools-list tools-call-simple-text tools-call-image tools-call-audio tools-call-mixed-content
     tools-call-embedded-resource tools-call-error tools-call-with-progress json-schema-2020-12
     dns-rebinding-protection server-sse-multiple-streams resources-list resources-read-text
-    resources-read-binary prompts-list prompts-get-simple
+    resources-read-binary prompts-list prompts-get-simple prompts-get-with-args completion-complete
 )
 # The suite's other server scenarios, and why each is not run: they need an engine feature this
 # library deliberately does not have (a fixture that answered them by hand would test nothing).
 # One "scenario|reason" per line; written into docs/CONFORMANCE.md.
 NOT_RUN=(
-    "completion-complete|no \`completion/complete\`: prompts take no arguments and there are no resource templates to complete"
     "tools-call-sampling|no sampling: the engine never asks the client's model (\`sampling/createMessage\`)"
     "tools-call-elicitation|needs a form of two strings (username, email) with the message from the arguments; the engine elicits only its fixed yes/no confirmation (\`Tool::confirm\`). A confirmed tool under this name gets the \`elicitation/create\` round trip through, but the suite answers username/email, which the engine does not take as a yes (nothing runs): the check would pass without the scenario passing"
     "elicitation-sep1034-defaults|needs a form of string, integer, number, enum and boolean fields with defaults; the engine asks one boolean"
     "elicitation-sep1330-enums|needs enum and multi-select form fields; the engine asks one boolean"
     "resources-templates-read|no resource templates (\`resources/templates/list\` is empty): resources have fixed URIs"
-    "prompts-get-with-args|prompts take no arguments (\`Prompt\`: one fixed user message)"
-    "prompts-get-embedded-resource|prompts take no arguments and carry one text message"
+    "prompts-get-embedded-resource|a prompt carries one text message (a user message filled from its arguments), no embedded resource"
     "prompts-get-with-image|prompts carry one text message, no image"
     "sep-2640-skills-directory|the skills extension (\`skills/list\`, \`resources/directory/read\`) is not implemented"
     "sep-2640-skills-enumeration|the skills extension is not implemented"

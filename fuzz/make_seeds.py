@@ -98,6 +98,11 @@ def main():
          b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}',
          b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"00010000"}}'],
         [call(1, "t.big", '{"n":3000}'), call(1, "t.big", '{"n":3000}'), call(2, "t.big", '{"n":10}')],
+        [b'{"jsonrpc":"2.0","id":1,"method":"prompts/list"}',
+         b'{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p.check","arguments":{"part":"r\\u00e9","mood":"\\"x"}}}',
+         b'{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p.check","arguments":{"part":"a","part":"b"}}}',
+         b'{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p.check"},"argument":{"name":"part","value":"R"}}}',
+         b'{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p.intro","arguments":null}}'],
         [call(1, "t.user", "{}"), call(2, "t.read", '{"k":-5}'), call(2, "t.read", '{"k":-6}'),
          call(3, "t.plain", "null"), call(4, "t.plain", "[]")],
     ]

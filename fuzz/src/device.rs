@@ -162,12 +162,27 @@ fn counter(name: &str) -> Option<usize> {
         .filter(|&i| i < 6)
 }
 
+/// Prompts with arguments (`prompts/get` fills them in, `completion/complete` offers values).
+#[cfg(feature = "full")]
+static PROMPTS: [mcp_core::Prompt; 2] = [
+    mcp_core::Prompt::new("p.intro", "No arguments", "A {lamp}."),
+    mcp_core::Prompt::new("p.check", "Two arguments", "Check {part}{mood} {").arguments(&[
+        mcp_core::PromptArgument::new("part", "part")
+            .required()
+            .values(&["relay", "Reboot", "r\u{e9}lais"]),
+        mcp_core::PromptArgument::new("mood", "mood"),
+    ]),
+];
+
 /// The server type under test: 8 tools, 2 task slots, 4 cached calls of 384 bytes.
 pub type Srv = Server<'static, Dev, 8>;
 
 /// A fresh server with every tool registered.
 pub fn server(page_bytes: usize) -> Srv {
-    let mut s = Srv::new(Config::new("fuzz", "1").page_bytes(page_bytes));
+    let config = Config::new("fuzz", "1").page_bytes(page_bytes);
+    #[cfg(feature = "full")]
+    let config = config.prompts(&PROMPTS);
+    let mut s = Srv::new(config);
     for t in &TOOLS {
         s.register(t).expect("the fuzz tools register");
     }

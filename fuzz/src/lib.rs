@@ -287,7 +287,7 @@ pub fn check_outgoing(out: &[u8]) -> Option<Response> {
 /// Every method name the engine serves in some era or revision (anything else must be -32601).
 /// A superset on purpose: which of them a given request may use depends on its era. The minimal
 /// engine (no feature `full`) serves the legacy era only, without `server/discover` and
-/// `tasks/update` (`modern`) or `resources/*` and `prompts/*` (`resources`).
+/// `tasks/update` (`modern`) or `resources/*`, `prompts/*` and `completion/complete` (`resources`).
 pub const KNOWN_METHODS: &[&str] = &[
     "initialize",
     "ping",
@@ -312,4 +312,6 @@ pub const KNOWN_METHODS: &[&str] = &[
     "prompts/list",
     #[cfg(feature = "full")]
     "prompts/get",
+    #[cfg(feature = "full")]
+    "completion/complete",
 ];

@@ -118,7 +118,7 @@ pub use registry::{
     Annotations, Audience, Confirm, Handler, RegisterError, Registry, TaskSupport, Tool,
 };
 #[cfg(feature = "resources")]
-pub use registry::{Prompt, Resource};
+pub use registry::{Prompt, PromptArgument, Resource};
 pub use result::{
     ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
     TaskInfo, TaskPoll, ToolError, ToolResult,

@@ -45,7 +45,8 @@ from pydantic import ConfigDict
 
 import python_speaks_first
 from harness import (
-    DEVICE_SIM, EXPECTED_LISTING, FILLERS, MODEL_TOOLS, PAGING, PAGE_BYTES, check, finish, schema_arguments,
+    BOARD_TOOLS, DEVICE_SIM, EXPECTED_LISTING, FILLERS, MODEL_TOOLS, PAGING, PAGE_BYTES, check, finish,
+    schema_arguments,
 )
 from mcp import types
 from mcp.client.client import Client
@@ -330,6 +331,7 @@ async def model_checks(c: Client, mode: str, tag: str) -> None:
 
     await call_every_tool(c, tag, tools)
     await validation_as_tool_results(c, tag)
+    await prompt_checks(c, tag)
 
     try:
         r = await c.call_tool("self.reboot", {})
@@ -342,6 +344,34 @@ async def model_checks(c: Client, mode: str, tag: str) -> None:
         check(f"{tag} an unknown tool is a JSON-RPC error", False, r)
     except MCPError as e:
         check(f"{tag} an unknown tool is a JSON-RPC error ({e.code})", e.code == -32602, e.error)
+
+
+async def prompt_checks(c: Client, tag: str) -> None:
+    """The board's "how to use me" prompts: listed with their arguments, filled, completed."""
+    listed = await c.list_prompts()
+    by_name = {p.name: p for p in listed.prompts}
+    use_tool = by_name.get("use_tool")
+    check(
+        f"{tag} prompts/list: tour, and use_tool with its required argument tool",
+        "tour" in by_name and use_tool is not None and use_tool.arguments is not None
+        and [(a.name, a.required) for a in use_tool.arguments] == [("tool", True)],
+        listed.prompts,
+    )
+    got = await c.get_prompt("use_tool", {"tool": "self.fan.set_speed"})
+    text = got.messages[0].content.text if got.messages and got.messages[0].content.type == "text" else ""
+    check(f"{tag} prompts/get fills the argument into the user message",
+          got.messages[0].role == "user" and "self.fan.set_speed tool" in text, got)
+    try:
+        r = await c.get_prompt("use_tool", {})
+        check(f"{tag} prompts/get without a required argument is -32602", False, r)
+    except MCPError as e:
+        check(f"{tag} prompts/get without a required argument is -32602 naming it",
+              e.code == -32602 and "tool" in e.error.message, e.error)
+    done = await c.complete(types.PromptReference(type="ref/prompt", name="use_tool"),
+                            {"name": "tool", "value": "self.s"})
+    check(f"{tag} completion/complete offers the board's tools that start with what was typed",
+          done.completion.values == [t for t in BOARD_TOOLS if t.startswith("self.s")]
+          and done.completion.values != [] and done.completion.has_more is False, done.completion)
 
 
 async def pinned_session(revision: str) -> None:

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcp_core::registry::{LiveResource, Prompt, Resource, Tool};
+use mcp_core::registry::{LiveResource, Prompt, PromptArgument, Resource, Tool};
 use mcp_core::{
     Args, Config, Confirm, LogLevel, Output, Param, Progress, Reply, TaskHooks, TaskInfo, TaskPoll,
     TaskSupport, ToolError, ToolResult,
@@ -417,11 +417,24 @@ static STATIC_BINARY: LiveResource<Fixture> = LiveResource::new(
 .description("A 1x1 PNG");
 static LIVE: [&LiveResource<Fixture>; 2] = [&WATCHED, &STATIC_BINARY];
 
-static PROMPTS: [Prompt; 1] = [Prompt::new(
-    "test_simple_prompt",
-    "A simple prompt without arguments",
-    "This is a simple prompt for testing.",
-)];
+static PROMPTS: [Prompt; 2] = [
+    Prompt::new(
+        "test_simple_prompt",
+        "A simple prompt without arguments",
+        "This is a simple prompt for testing.",
+    ),
+    Prompt::new(
+        "test_prompt_with_arguments",
+        "A prompt with two arguments",
+        "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'",
+    )
+    .arguments(&[
+        PromptArgument::new("arg1", "First test argument")
+            .required()
+            .values(&["test", "testing", "tested"]),
+        PromptArgument::new("arg2", "Second test argument").required(),
+    ]),
+];
 
 /// The engine with every tool registered (the host builds one per session and one for the
 /// stateless path).

@@ -524,7 +524,8 @@ impl Tools {
             config: Config::new("device-sim", env!("CARGO_PKG_VERSION"))
                 .page_bytes(cli.page_bytes)
                 .confirm_timeout(cli.confirm_timeout.saturating_mul(1000))
-                .hold_answer(cli.hold_answer.saturating_mul(1000)),
+                .hold_answer(cli.hold_answer.saturating_mul(1000))
+                .prompts(Board::PROMPTS),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
             confirm: cli.confirm,
         }

@@ -35,7 +35,7 @@ mod resources;
 #[cfg(feature = "resources")]
 pub(crate) use resources::Listing;
 #[cfg(feature = "resources")]
-pub use resources::{LiveResource, Prompt, Reader, Resource};
+pub use resources::{LiveResource, Prompt, PromptArgument, Reader, Resource};
 
 use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};

@@ -64,22 +64,59 @@ impl Resource {
     }
 }
 
-/// A prompt without arguments: one user message.
+/// A prompt: one user message, written from a template, that tells a model how to use the
+/// device. Its arguments (at most [`Prompt::MAX_ARGUMENTS`]) are strings the client fills in
+/// (`prompts/get`); each `{name}` of a declared argument in the text is replaced by its value
+/// (an optional argument left out by nothing), and any other `{…}` stays as written. An
+/// argument's [`values`](PromptArgument::values) are what `completion/complete` offers.
+///
+/// ```
+/// use mcp_core::{Prompt, PromptArgument};
+///
+/// static ARGS: [PromptArgument; 1] = [PromptArgument::new("part", "The part to check")
+///     .required()
+///     .values(&["relay", "speaker"])];
+/// static PROMPTS: [Prompt; 1] = [Prompt::new(
+///     "check",
+///     "Checks one part of the lamp",
+///     "Check the {part} of this lamp, then say what you measured.",
+/// )
+/// .arguments(&ARGS)];
+/// # let _ = &PROMPTS;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prompt {
     name: &'static str,
     description: &'static str,
     text: &'static str,
+    arguments: &'static [PromptArgument],
 }
 
 impl Prompt {
+    /// The most arguments a prompt declares (more fail to compile in a `static`).
+    pub const MAX_ARGUMENTS: usize = 32;
+
     /// A prompt named `name` whose message is `text`.
     pub const fn new(name: &'static str, description: &'static str, text: &'static str) -> Self {
         Prompt {
             name,
             description,
             text,
+            arguments: &[],
         }
+    }
+
+    /// The arguments `{name}` in the text stands for.
+    ///
+    /// # Panics
+    /// With more than [`MAX_ARGUMENTS`](Self::MAX_ARGUMENTS) (at compile time in a `static`).
+    pub const fn arguments(mut self, arguments: &'static [PromptArgument]) -> Self {
+        assert!(
+            arguments.len() <= Self::MAX_ARGUMENTS,
+            "too many prompt arguments"
+        );
+        self.arguments = arguments;
+        self
     }
 
     pub(crate) const fn name(&self) -> &'static str {
@@ -92,6 +129,59 @@ impl Prompt {
 
     pub(crate) const fn text(&self) -> &'static str {
         self.text
+    }
+
+    pub(crate) const fn argument_list(&self) -> &'static [PromptArgument] {
+        self.arguments
+    }
+}
+
+/// One argument of a [`Prompt`]: a string the client fills in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptArgument {
+    name: &'static str,
+    description: &'static str,
+    required: bool,
+    values: &'static [&'static str],
+}
+
+impl PromptArgument {
+    /// An optional argument.
+    pub const fn new(name: &'static str, description: &'static str) -> Self {
+        PromptArgument {
+            name,
+            description,
+            required: false,
+            values: &[],
+        }
+    }
+
+    /// `prompts/get` without it is refused.
+    pub const fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// What `completion/complete` offers for it: the values that start with what the user typed.
+    pub const fn values(mut self, values: &'static [&'static str]) -> Self {
+        self.values = values;
+        self
+    }
+
+    pub(crate) const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub(crate) const fn describe(&self) -> &'static str {
+        self.description
+    }
+
+    pub(crate) const fn is_required(&self) -> bool {
+        self.required
+    }
+
+    pub(crate) const fn offered(&self) -> &'static [&'static str] {
+        self.values
     }
 }
 

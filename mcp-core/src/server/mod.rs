@@ -1338,6 +1338,8 @@ impl<
             ("prompts/list", Route::Resources),
             #[cfg(feature = "resources")]
             ("prompts/get", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("completion/complete", Route::Resources),
         ];
         const LEGACY_TASKS: &[(&str, Route)] = &[
             ("tasks/get", Route::Task),
@@ -1361,6 +1363,8 @@ impl<
             ("prompts/list", Route::Resources),
             #[cfg(feature = "resources")]
             ("prompts/get", Route::Resources),
+            #[cfg(feature = "resources")]
+            ("completion/complete", Route::Resources),
         ];
         const MODERN_TASKS: &[(&str, Route)] = &[
             ("tasks/get", Route::Task),
@@ -1442,6 +1446,16 @@ impl<
         (resources || !method.starts_with("resources/"))
             && (prompts || !method.starts_with("prompts/"))
             && (live || !subscription)
+            && (method != "completion/complete" || self.completes())
+    }
+
+    /// `true` when a prompt has arguments: `completion/complete` is offered for them.
+    #[cfg(feature = "resources")]
+    fn completes(&self) -> bool {
+        self.config
+            .prompts
+            .iter()
+            .any(|p| !p.argument_list().is_empty())
     }
 
     /// Capabilities, as members of the `capabilities` object.
@@ -1457,6 +1471,10 @@ impl<
         #[cfg(feature = "resources")]
         if !self.config.prompts.is_empty() {
             w.raw(protocol::PROMPTS);
+        }
+        #[cfg(feature = "resources")]
+        if self.completes() {
+            w.raw(protocol::COMPLETIONS);
         }
         match era {
             Era::Modern(_) if has_tasks => w.raw(protocol::TASKS_EXTENSION),
@@ -1783,6 +1801,10 @@ mod test_async;
 #[cfg(test)]
 #[cfg(feature = "resources")]
 mod test_resources;
+
+#[cfg(test)]
+#[cfg(feature = "resources")]
+mod test_prompts;
 
 #[cfg(test)]
 #[cfg(feature = "confirm")]

@@ -26,7 +26,7 @@ use super::{
     Caller, Handled, Peer, Respond, Server, finish, members, write_cache_hints, write_object,
 };
 use crate::registry::LiveResource;
-use crate::registry::{Listing, Resource};
+use crate::registry::{Listing, Prompt, Resource};
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
 use crate::wire::protocol::{self, join};
@@ -373,27 +373,43 @@ impl<
                     w.string(p.name());
                     w.raw(protocol::DESCRIPTION);
                     w.string(p.describe());
+                    for (j, a) in p.argument_list().iter().enumerate() {
+                        w.raw(if j > 0 {
+                            join!(b"},", protocol::NAME_ENTRY)
+                        } else {
+                            protocol::ARGUMENTS_OPEN
+                        });
+                        w.string(a.name());
+                        w.raw(protocol::DESCRIPTION);
+                        w.string(a.describe());
+                        if a.is_required() {
+                            w.raw(protocol::REQUIRED_TRUE);
+                        }
+                    }
+                    if !p.argument_list().is_empty() {
+                        w.raw(b"}]");
+                    }
                     w.raw(b"}");
                 }
                 w.raw(b"]");
                 hints(w);
             }),
+            "completion/complete" => complete(prompts, params, respond),
             _ => {
                 // prompts/get
-                let name = members(params, ["name"])
-                    .ok()
-                    .and_then(|[n]| n)
-                    .and_then(|n| n.as_str());
-                let Some(p) = name.and_then(|n| prompts.iter().find(|p| n.eq_str(p.name()))) else {
-                    return respond.error(ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: unknown prompt")
-                    });
+                let (p, arguments) = match prompt_and_arguments(prompts, params) {
+                    Ok(found) => found,
+                    Err(refused) => {
+                        return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
+                    }
                 };
                 respond.result(|w| {
                     w.raw(protocol::first(protocol::DESCRIPTION));
                     w.string(p.describe());
                     w.raw(protocol::USER_MESSAGE);
-                    w.string(p.text());
+                    w.begin_string();
+                    fill(w, p, arguments);
+                    w.end_string();
                     w.raw(b"}}]");
                 })
             }
@@ -621,4 +637,226 @@ fn write_blocks<C>(w: &mut Writer<'_>, r: &LiveResource<C>, mut blocks: &[u8]) -
         }
     }
     !first
+}
+
+/// Why a `prompts/get` or a `completion/complete` was refused (`-32602`): the message, and the
+/// name it is about.
+struct Refused<'i> {
+    message: &'static str,
+    name: Named<'i>,
+}
+
+/// The name a [`Refused`] quotes: one the device declared, one the client sent, or none.
+enum Named<'i> {
+    Declared(&'static str),
+    Sent(JsonStr<'i>),
+    Nothing,
+}
+
+impl<'i> Refused<'i> {
+    const fn new(message: &'static str, name: Named<'i>) -> Self {
+        Refused { message, name }
+    }
+
+    fn write(&self, w: &mut Writer<'_>) {
+        w.text(self.message);
+        match self.name {
+            Named::Declared(n) => w.text(n),
+            Named::Sent(n) => {
+                if w.decoded(n, 64) {
+                    w.text("…");
+                }
+            }
+            Named::Nothing => {}
+        }
+    }
+}
+
+/// The prompt `params.name` names, and `params.arguments` checked against its declared
+/// arguments: an object of strings, each declared, none twice, every required one present.
+fn prompt_and_arguments<'i>(
+    prompts: &'static [Prompt],
+    params: Option<Json<'i>>,
+) -> Result<(&'static Prompt, Option<Json<'i>>), Refused<'i>> {
+    let [name, arguments] =
+        members(params, ["name", "arguments"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+    let name = name.and_then(|n| n.as_str()).ok_or(Refused::new(
+        "Invalid params: name must be a string",
+        Named::Nothing,
+    ))?;
+    let p = prompts
+        .iter()
+        .find(|p| name.eq_str(p.name()))
+        .ok_or(Refused::new(
+            "Invalid params: unknown prompt ",
+            Named::Sent(name),
+        ))?;
+    let declared = p.argument_list();
+    let arguments = arguments.filter(|a| a.kind() != Kind::Null);
+    // One bit per declared argument (at most `Prompt::MAX_ARGUMENTS`, 32).
+    let mut seen = 0u32;
+    if let Some(a) = arguments {
+        let members = a.members().ok_or(Refused::new(
+            "Invalid params: arguments must be an object",
+            Named::Nothing,
+        ))?;
+        for (key, value) in members {
+            let (i, d) = declared
+                .iter()
+                .enumerate()
+                .find(|(_, d)| key.eq_str(d.name()))
+                .ok_or(Refused::new(
+                    "Invalid params: unknown argument ",
+                    Named::Sent(key),
+                ))?;
+            let bit = 1u32 << i;
+            if seen & bit != 0 {
+                return Err(Refused::new(
+                    "Invalid params: duplicate argument ",
+                    Named::Declared(d.name()),
+                ));
+            }
+            if value.as_str().is_none() {
+                return Err(Refused::new(
+                    "Invalid params: this argument must be a string: ",
+                    Named::Declared(d.name()),
+                ));
+            }
+            seen |= bit;
+        }
+    }
+    match declared
+        .iter()
+        .enumerate()
+        .find(|&(i, d)| d.is_required() && seen & (1u32 << i) == 0)
+    {
+        Some((_, d)) => Err(Refused::new(
+            "Invalid params: missing required argument ",
+            Named::Declared(d.name()),
+        )),
+        None => Ok((p, arguments)),
+    }
+}
+
+/// Writes the prompt's text (in string mode: escaped) with each `{name}` of a declared argument
+/// replaced by the value sent (decoded; nothing for an optional one left out). Any other `{`
+/// stays as written.
+fn fill(w: &mut Writer<'_>, p: &Prompt, arguments: Option<Json<'_>>) {
+    let mut rest = p.text();
+    while let Some(open) = rest.find('{') {
+        let (literal, from_brace) = rest.split_at(open);
+        w.text(literal);
+        let after = &from_brace[1..];
+        let placeholder = after.find('}').map(|close| after.split_at(close));
+        match placeholder {
+            Some((name, close)) if p.argument_list().iter().any(|a| a.name() == name) => {
+                let value = arguments
+                    .and_then(|a| a.members())
+                    .and_then(|mut m| m.find(|(k, _)| k.eq_str(name)))
+                    .and_then(|(_, v)| v.as_str());
+                if let Some(v) = value {
+                    w.decoded(v, usize::MAX);
+                }
+                rest = &close[1..];
+            }
+            _ => {
+                w.text("{");
+                rest = after;
+            }
+        }
+    }
+    w.text(rest);
+}
+
+/// The most values one `completion/complete` answer carries (the spec's limit).
+const MAX_COMPLETIONS: usize = 100;
+
+/// `completion/complete` for a prompt's argument: the declared values that start with what the
+/// user typed (ASCII letters in any case). There are no resource templates to complete.
+fn complete(
+    prompts: &'static [Prompt],
+    params: Option<Json<'_>>,
+    respond: Respond<'_, '_>,
+) -> usize {
+    let found = (|| {
+        let [reference, argument] =
+            members(params, ["ref", "argument"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+        let [kind, name] =
+            members(reference, ["type", "name"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+        let kind = kind.and_then(|k| k.as_str());
+        if kind.is_some_and(|k| k.eq_str("ref/resource")) {
+            return Err(Refused::new(
+                "Invalid params: this device has no resource templates to complete",
+                Named::Nothing,
+            ));
+        }
+        if !kind.is_some_and(|k| k.eq_str("ref/prompt")) {
+            return Err(Refused::new(
+                "Invalid params: ref.type must be \"ref/prompt\"",
+                Named::Nothing,
+            ));
+        }
+        let name = name.and_then(|n| n.as_str()).ok_or(Refused::new(
+            "Invalid params: ref.name must be a string",
+            Named::Nothing,
+        ))?;
+        let p = prompts
+            .iter()
+            .find(|p| name.eq_str(p.name()))
+            .ok_or(Refused::new(
+                "Invalid params: unknown prompt ",
+                Named::Sent(name),
+            ))?;
+        let [arg, typed] =
+            members(argument, ["name", "value"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+        let (Some(arg), Some(typed)) =
+            (arg.and_then(|a| a.as_str()), typed.and_then(|t| t.as_str()))
+        else {
+            return Err(Refused::new(
+                "Invalid params: argument.name and argument.value must be strings",
+                Named::Nothing,
+            ));
+        };
+        let a = p
+            .argument_list()
+            .iter()
+            .find(|a| arg.eq_str(a.name()))
+            .ok_or(Refused::new(
+                "Invalid params: unknown argument ",
+                Named::Sent(arg),
+            ))?;
+        Ok((a, typed))
+    })();
+    let (a, typed) = match found {
+        Ok(found) => found,
+        Err(refused) => return respond.error(ErrorCode::InvalidParams, |w| refused.write(w)),
+    };
+    let starts = |v: &&&str| {
+        let mut candidate = v.chars();
+        typed
+            .chars()
+            .all(|t| candidate.next().is_some_and(|c| c.eq_ignore_ascii_case(&t)))
+    };
+    let total = a.offered().iter().filter(starts).count();
+    respond.result(|w| {
+        w.raw(protocol::COMPLETION_OPEN);
+        for (i, v) in a
+            .offered()
+            .iter()
+            .filter(starts)
+            .take(MAX_COMPLETIONS)
+            .enumerate()
+        {
+            if i > 0 {
+                w.raw(b",");
+            }
+            w.string(v);
+        }
+        w.raw(b"]");
+        w.raw(protocol::TOTAL);
+        w.uint(total as u64);
+        w.raw(protocol::HAS_MORE);
+        w.bool(total > MAX_COMPLETIONS);
+        w.raw(b"}");
+    })
 }

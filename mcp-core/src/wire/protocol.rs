@@ -118,6 +118,8 @@ keys! {
     DESCRIPTION = "description",
     MIME_TYPE = "mimeType",
     BLOB = "blob",
+    ARGUMENTS = "arguments",
+    HAS_MORE = "hasMore",
     // Listings, initialize, discover and the 2026-07-28 members
     INPUT_SCHEMA = "inputSchema",
     OUTPUT_SCHEMA = "outputSchema",
@@ -250,6 +252,12 @@ pub(crate) const PROMPTS_OPEN: &[u8] = br#""prompts":["#;
 /// text next.
 pub(crate) const USER_MESSAGE: &[u8] =
     join!(br#","messages":[{"role":"user","content":"#, TEXT_BLOCK);
+/// `,"arguments":[{"name":`: a prompt's argument list, the first argument's name next.
+pub(crate) const ARGUMENTS_OPEN: &[u8] = join!(ARGUMENTS, b"[", NAME_ENTRY);
+/// `,"required":true`: a prompt argument the client must fill in.
+pub(crate) const REQUIRED_TRUE: &[u8] = br#","required":true"#;
+/// `"completion":{"values":[`: `completion/complete`'s values next.
+pub(crate) const COMPLETION_OPEN: &[u8] = br#""completion":{"values":["#;
 /// `"_meta":{`
 pub(crate) const META_OPEN: &[u8] = br#""_meta":{"#;
 /// `,"notifications":{`
@@ -285,6 +293,8 @@ pub(crate) const RESOURCES_SUBSCRIBE: &[u8] = br#","resources":{"subscribe":true
 pub(crate) const RESOURCES: &[u8] = br#","resources":{}"#;
 /// `,"prompts":{}`
 pub(crate) const PROMPTS: &[u8] = br#","prompts":{}"#;
+/// `,"completions":{}`: `completion/complete` for the prompts' arguments.
+pub(crate) const COMPLETIONS: &[u8] = br#","completions":{}"#;
 /// `,"extensions":{"io.modelcontextprotocol/tasks":{}}`: the 2026-07-28 tasks extension.
 pub(crate) const TASKS_EXTENSION: &[u8] = br#","extensions":{"io.modelcontextprotocol/tasks":{}}"#;
 /// `,"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`: 2025-11-25 tasks.

@@ -100,6 +100,8 @@ use mcp_core::server::status_tool;
 use mcp_core::{
     Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
 };
+#[cfg(feature = "resources")]
+use mcp_core::{Prompt, PromptArgument};
 
 use super::{
     Faults, SimBacklight, SimBattery, SimBoard, SimCodec, SimFan, SimMotor, SimRelay, SimSystem,
@@ -501,6 +503,56 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         &button::resource(),
     ];
 
+    /// The names of the board's tools, in listing order (a column of [`TABLE`](Self::TABLE)):
+    /// what `completion/complete` offers for the `use_tool` prompt's `tool`.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "const evaluation; `i < DEMO_TOOLS` and the table has `DEMO_TOOLS` rows"
+    )]
+    pub const TOOL_NAMES: [&'static str; DEMO_TOOLS] = {
+        let mut names = [""; DEMO_TOOLS];
+        let mut i = 0;
+        while i < DEMO_TOOLS {
+            names[i] = Self::TABLE[i].standard.name();
+            i += 1;
+        }
+        names
+    };
+
+    /// "How to use me" prompts (`prompts/list`, `prompts/get`; pass them to
+    /// [`Config::prompts`](mcp_core::Config::prompts)). Feature `resources`.
+    ///
+    /// | prompt | argument | what it tells the model |
+    /// |---|---|---|
+    /// | `tour` | — | what the board is, and how to read what a tool's answer proves |
+    /// | `use_tool` | `tool` (required; completed from [`TOOL_NAMES`](Self::TOOL_NAMES)) | to use that tool and tell the user what the device measured, not only that it returned |
+    #[cfg(feature = "resources")]
+    pub const PROMPTS: &'static [Prompt] = &[
+        Prompt::new(
+            "tour",
+            "What this device is and how to read its answers",
+            "You are connected to a demo board: a speaker, a screen, a relay behind a door \
+             sensor, a motor, a fan, a battery and a button, simulated. Start with \
+             self.get_device_status. Every tool answers with what the device knows of the \
+             effect: \"measured\" means it read the effect back (the volume, the fan's rpm), \
+             \"accepted\" only that the command was taken, and a failure says why. Tell the user \
+             which one you got: a tool that returned true has proved only that it ran.",
+        ),
+        Prompt::new(
+            "use_tool",
+            "Use one of the device's tools for the user",
+            "Use the device's {tool} tool for the user. Say what it will do before you call \
+             it; afterwards tell the user what the device measured (its evidence), or why it \
+             refused, not only that the call returned.",
+        )
+        .arguments(&[PromptArgument::new(
+            "tool",
+            "The tool's name, e.g. self.fan.set_speed",
+        )
+        .required()
+        .values(&Self::TOOL_NAMES)]),
+    ];
+
     /// A filler tool named `name`: no effect, about 300 bytes of `tools/list`, so that paging
     /// can be seen and measured (`device-sim --extra-tools`, the benches).
     pub const fn filler(name: &'static str) -> Tool<Self> {
@@ -684,6 +736,56 @@ mod test {
             core::str::from_utf8(w.written().unwrap()).unwrap(),
             HAND_WRITTEN
         );
+    }
+
+    /// The prompts name only tools the board has, and `use_tool` completes to the table's names
+    /// and is filled with the one chosen.
+    #[cfg(feature = "resources")]
+    #[test]
+    fn the_prompts_complete_and_fill_from_the_table() {
+        let mut server: Server<'static, DemoBoard, 16> =
+            Server::new(Config::new("demo", "1").prompts(<DemoBoard>::PROMPTS));
+        server.register_all(DemoBoard::TOOLS).unwrap();
+        let mut board = DemoBoard::default();
+        for (row, name) in <DemoBoard>::TABLE.iter().zip(<DemoBoard>::TOOL_NAMES) {
+            assert_eq!(row.standard.name(), name);
+        }
+        let completed = call(
+            &mut server,
+            &mut board,
+            r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"use_tool"},"argument":{"name":"tool","value":"self.s"}}}"#,
+        );
+        assert!(
+            completed.contains(
+                r#""values":["self.screen.set_brightness","self.screen.set_theme"],"total":2"#
+            ),
+            "{completed}"
+        );
+        let got = call(
+            &mut server,
+            &mut board,
+            r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"use_tool","arguments":{"tool":"self.fan.set_speed"}}}"#,
+        );
+        assert!(
+            got.contains("Use the device's self.fan.set_speed tool"),
+            "{got}"
+        );
+        // Every `self.…` tool name the tour mentions is one the board registers.
+        let tour = <DemoBoard>::PROMPTS[0];
+        let got = call(
+            &mut server,
+            &mut board,
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"tour"}}"#,
+        );
+        for word in got.split(|c: char| c.is_whitespace() || c == ',' || c == '"') {
+            let word = word.trim_end_matches('.');
+            if word.starts_with("self.") {
+                assert!(
+                    <DemoBoard>::TOOL_NAMES.contains(&word),
+                    "{word} in {tour:?}"
+                );
+            }
+        }
     }
 
     fn call(

@@ -1,0 +1,295 @@
+//! Prompts with arguments (`prompts/list`, `prompts/get`) and `completion/complete`: the
+//! arguments checked like a tool's (an object of strings, each declared, none twice, every
+//! required one present), the template filled, and the declared values offered.
+
+use serde_json::{Value as J, json};
+
+use super::*;
+use crate::registry::{Prompt, PromptArgument};
+
+static CHECK_ARGS: [PromptArgument; 2] = [
+    PromptArgument::new("part", "The part to check")
+        .required()
+        .values(&["relay", "Reboot", "relay-2", "speaker"]),
+    PromptArgument::new("mood", "How to say it"),
+];
+static PROMPTS: [Prompt; 2] = [
+    Prompt::new(
+        "intro",
+        "Introduces the lamp",
+        "You are talking to a {lamp}.",
+    ),
+    Prompt::new(
+        "check",
+        "Checks one part",
+        "Check the {part}{mood} and say {what you measured}: {",
+    )
+    .arguments(&CHECK_ARGS),
+];
+
+type S = Server<'static, (), 4>;
+
+fn send(s: &mut S, msg: &J) -> J {
+    let mut out = vec![0; 2048];
+    let text = msg.to_string();
+    let h = s
+        .handle(text.as_bytes(), Principal::Model, &mut (), &mut out)
+        .unwrap();
+    serde_json::from_slice(&out[..h.len]).unwrap()
+}
+
+fn ask(s: &mut S, method: &str, params: J) -> J {
+    send(
+        s,
+        &json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}),
+    )
+}
+
+fn server(prompts: &'static [Prompt]) -> S {
+    S::new(Config::new("lamp", "1").prompts(prompts))
+}
+
+#[test]
+fn prompts_list_their_arguments() {
+    let mut s = server(&PROMPTS);
+    let v = ask(&mut s, "prompts/list", json!({}));
+    assert_eq!(
+        v["result"]["prompts"],
+        json!([
+            {"name":"intro","description":"Introduces the lamp"},
+            {"name":"check","description":"Checks one part","arguments":[
+                {"name":"part","description":"The part to check","required":true},
+                {"name":"mood","description":"How to say it"},
+            ]},
+        ])
+    );
+}
+
+#[test]
+fn the_template_is_filled_with_the_arguments_sent() {
+    let mut s = server(&PROMPTS);
+    let text = |s: &mut S, arguments: J| {
+        let v = ask(
+            s,
+            "prompts/get",
+            json!({"name":"check","arguments":arguments}),
+        );
+        v["result"]["messages"][0]["content"]["text"].clone()
+    };
+    // An optional argument left out leaves nothing; braces that name no argument stay.
+    assert_eq!(
+        text(&mut s, json!({"part":"relay"})),
+        "Check the relay and say {what you measured}: {"
+    );
+    // Values are decoded from the wire and escaped again in the answer.
+    assert_eq!(
+        text(&mut s, json!({"part":"\"door\"\n\u{e9}", "mood":" gently"})),
+        "Check the \"door\"\n\u{e9} gently and say {what you measured}: {"
+    );
+    // Without arguments, a prompt with none is its text as written.
+    let v = ask(&mut s, "prompts/get", json!({"name":"intro"}));
+    assert_eq!(
+        v["result"]["messages"][0],
+        json!({"role":"user","content":{"type":"text","text":"You are talking to a {lamp}."}})
+    );
+    let v = ask(
+        &mut s,
+        "prompts/get",
+        json!({"name":"intro","arguments":null}),
+    );
+    assert_eq!(
+        v["result"]["messages"][0]["content"]["text"],
+        "You are talking to a {lamp}."
+    );
+}
+
+#[test]
+fn bad_arguments_are_refused_with_what_is_wrong() {
+    let mut s = server(&PROMPTS);
+    let cases = [
+        (
+            json!({"name":"check"}),
+            "Invalid params: missing required argument part",
+        ),
+        (
+            json!({"name":"check","arguments":{}}),
+            "Invalid params: missing required argument part",
+        ),
+        (
+            json!({"name":"check","arguments":{"mood":"x"}}),
+            "Invalid params: missing required argument part",
+        ),
+        (
+            json!({"name":"check","arguments":{"part":1}}),
+            "Invalid params: this argument must be a string: part",
+        ),
+        (
+            json!({"name":"check","arguments":{"part":null}}),
+            "Invalid params: this argument must be a string: part",
+        ),
+        (
+            json!({"name":"check","arguments":{"part":"a","size":"b"}}),
+            "Invalid params: unknown argument size",
+        ),
+        (
+            json!({"name":"check","arguments":["relay"]}),
+            "Invalid params: arguments must be an object",
+        ),
+        (
+            json!({"name":"check","arguments":"relay"}),
+            "Invalid params: arguments must be an object",
+        ),
+        (
+            json!({"name":"intro","arguments":{"lamp":"x"}}),
+            "Invalid params: unknown argument lamp",
+        ),
+        (
+            json!({"name":"nope"}),
+            "Invalid params: unknown prompt nope",
+        ),
+        (json!({"name":7}), "Invalid params: name must be a string"),
+        (json!({}), "Invalid params: name must be a string"),
+    ];
+    for (params, message) in cases {
+        let v = ask(&mut s, "prompts/get", params.clone());
+        assert_eq!(
+            v["error"],
+            json!({"code":-32602,"message":message}),
+            "{params}"
+        );
+    }
+    // serde_json cannot send a member twice: by hand.
+    let mut out = vec![0; 1024];
+    let twice = br#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"check","arguments":{"part":"a","part":"b"}}}"#;
+    let h = s
+        .handle(twice, Principal::Model, &mut (), &mut out)
+        .unwrap();
+    let v: J = serde_json::from_slice(&out[..h.len]).unwrap();
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    // A long unknown name is quoted cut.
+    let long = "x".repeat(200);
+    let v = ask(&mut s, "prompts/get", json!({"name":long}));
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.ends_with("…") && message.len() < 120, "{message}");
+}
+
+#[test]
+fn completion_offers_the_declared_values_that_start_with_what_was_typed() {
+    let mut s = server(&PROMPTS);
+    let complete = |s: &mut S, prompt: &str, argument: &str, value: &str| {
+        ask(
+            s,
+            "completion/complete",
+            json!({"ref":{"type":"ref/prompt","name":prompt},"argument":{"name":argument,"value":value}}),
+        )
+    };
+    assert_eq!(
+        complete(&mut s, "check", "part", "re")["result"],
+        json!({"completion":{"values":["relay","Reboot","relay-2"],"total":3,"hasMore":false}})
+    );
+    assert_eq!(
+        complete(&mut s, "check", "part", "RELAY-")["result"]["completion"]["values"],
+        json!(["relay-2"])
+    );
+    assert_eq!(
+        complete(&mut s, "check", "part", "")["result"]["completion"]["total"],
+        4
+    );
+    assert_eq!(
+        complete(&mut s, "check", "part", "relayy")["result"]["completion"],
+        json!({"values":[],"total":0,"hasMore":false})
+    );
+    // An argument without values completes to nothing.
+    assert_eq!(
+        complete(&mut s, "check", "mood", "g")["result"]["completion"]["values"],
+        json!([])
+    );
+    let refused = [
+        (
+            json!({"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"part","value":""}}),
+            "Invalid params: unknown prompt nope",
+        ),
+        (
+            json!({"ref":{"type":"ref/prompt","name":"check"},"argument":{"name":"size","value":""}}),
+            "Invalid params: unknown argument size",
+        ),
+        (
+            json!({"ref":{"type":"ref/prompt","name":"check"},"argument":{"name":"part"}}),
+            "Invalid params: argument.name and argument.value must be strings",
+        ),
+        (
+            json!({"ref":{"type":"ref/prompt","name":"check"},"argument":{"name":"part","value":3}}),
+            "Invalid params: argument.name and argument.value must be strings",
+        ),
+        (
+            json!({"ref":{"type":"ref/resource","uri":"device://x"},"argument":{"name":"a","value":""}}),
+            "Invalid params: this device has no resource templates to complete",
+        ),
+        (
+            json!({"ref":{"type":"ref/tool","name":"check"},"argument":{"name":"part","value":""}}),
+            "Invalid params: ref.type must be \"ref/prompt\"",
+        ),
+        (
+            json!({"ref":"check"}),
+            "Invalid params: ref.type must be \"ref/prompt\"",
+        ),
+        (json!({}), "Invalid params: ref.type must be \"ref/prompt\""),
+    ];
+    for (params, message) in refused {
+        let v = ask(&mut s, "completion/complete", params.clone());
+        assert_eq!(
+            v["error"],
+            json!({"code":-32602,"message":message}),
+            "{params}"
+        );
+    }
+}
+
+#[test]
+fn at_most_a_hundred_values_are_sent_and_has_more_says_so() {
+    static MANY: [&str; 130] = {
+        let mut v = ["v"; 130];
+        v[0] = "w";
+        v
+    };
+    static ARGS: [PromptArgument; 1] = [PromptArgument::new("a", "A").values(&MANY)];
+    static ONE: [Prompt; 1] = [Prompt::new("p", "P", "{a}").arguments(&ARGS)];
+    let mut s = S::new(Config::new("lamp", "1").prompts(&ONE).page_bytes(8192));
+    let mut out = vec![0; 8192];
+    let msg = json!({"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}}).to_string();
+    let h = s
+        .handle(msg.as_bytes(), Principal::Model, &mut (), &mut out)
+        .unwrap();
+    let v: J = serde_json::from_slice(&out[..h.len]).unwrap();
+    let c = &v["result"]["completion"];
+    assert_eq!(
+        (
+            c["values"].as_array().unwrap().len(),
+            c["total"].clone(),
+            c["hasMore"].clone()
+        ),
+        (100, json!(129), json!(true))
+    );
+}
+
+#[test]
+fn completions_are_declared_and_served_only_when_a_prompt_has_arguments() {
+    static PLAIN: [Prompt; 1] = [Prompt::new("intro", "I", "Hello")];
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let mut with = server(&PROMPTS);
+    let v = send(&mut with, &init);
+    assert_eq!(v["result"]["capabilities"]["completions"], json!({}), "{v}");
+    assert_eq!(v["result"]["capabilities"]["prompts"], json!({}), "{v}");
+    let mut without = server(&PLAIN);
+    let v = send(&mut without, &init);
+    assert!(
+        v["result"]["capabilities"].get("completions").is_none(),
+        "{v}"
+    );
+    let v = ask(
+        &mut without,
+        "completion/complete",
+        json!({"ref":{"type":"ref/prompt","name":"intro"},"argument":{"name":"a","value":""}}),
+    );
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+}
