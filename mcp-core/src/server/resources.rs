@@ -365,23 +365,19 @@ impl<
             "prompts/list" => respond.result(|w| {
                 w.raw(protocol::PROMPTS_OPEN);
                 for (i, p) in prompts.iter().enumerate() {
-                    w.raw(if i > 0 {
+                    let open = if i > 0 {
                         join!(b",", protocol::NAME_ENTRY)
                     } else {
                         protocol::NAME_ENTRY
-                    });
-                    w.string(p.name());
-                    w.raw(protocol::DESCRIPTION);
-                    w.string(p.describe());
+                    };
+                    write_named(w, open, p.name(), p.describe());
                     for (j, a) in p.argument_list().iter().enumerate() {
-                        w.raw(if j > 0 {
+                        let open = if j > 0 {
                             join!(b"},", protocol::NAME_ENTRY)
                         } else {
                             protocol::ARGUMENTS_OPEN
-                        });
-                        w.string(a.name());
-                        w.raw(protocol::DESCRIPTION);
-                        w.string(a.describe());
+                        };
+                        write_named(w, open, a.name(), a.describe());
                         if a.is_required() {
                             w.raw(protocol::REQUIRED_TRUE);
                         }
@@ -639,6 +635,15 @@ fn write_blocks<C>(w: &mut Writer<'_>, r: &LiveResource<C>, mut blocks: &[u8]) -
     !first
 }
 
+/// Writes `open` (which ends in `"name":`), the name, and `,"description":…`: a prompt's or an
+/// argument's entry, left open.
+fn write_named(w: &mut Writer<'_>, open: &[u8], name: &str, description: &str) {
+    w.raw(open);
+    w.string(name);
+    w.raw(protocol::DESCRIPTION);
+    w.string(description);
+}
+
 /// Why a `prompts/get` or a `completion/complete` was refused (`-32602`): the message, and the
 /// name it is about.
 struct Refused<'i> {
@@ -672,6 +677,24 @@ impl<'i> Refused<'i> {
     }
 }
 
+/// The prompt `name` names; `not_a_string` is the refusal when it is not a string.
+fn find_prompt<'i>(
+    prompts: &'static [Prompt],
+    name: Option<Json<'i>>,
+    not_a_string: &'static str,
+) -> Result<&'static Prompt, Refused<'i>> {
+    let name = name
+        .and_then(|n| n.as_str())
+        .ok_or(Refused::new(not_a_string, Named::Nothing))?;
+    prompts
+        .iter()
+        .find(|p| name.eq_str(p.name()))
+        .ok_or(Refused::new(
+            "Invalid params: unknown prompt ",
+            Named::Sent(name),
+        ))
+}
+
 /// The prompt `params.name` names, and `params.arguments` checked against its declared
 /// arguments: an object of strings, each declared, none twice, every required one present.
 fn prompt_and_arguments<'i>(
@@ -680,17 +703,7 @@ fn prompt_and_arguments<'i>(
 ) -> Result<(&'static Prompt, Option<Json<'i>>), Refused<'i>> {
     let [name, arguments] =
         members(params, ["name", "arguments"]).map_err(|m| Refused::new(m, Named::Nothing))?;
-    let name = name.and_then(|n| n.as_str()).ok_or(Refused::new(
-        "Invalid params: name must be a string",
-        Named::Nothing,
-    ))?;
-    let p = prompts
-        .iter()
-        .find(|p| name.eq_str(p.name()))
-        .ok_or(Refused::new(
-            "Invalid params: unknown prompt ",
-            Named::Sent(name),
-        ))?;
+    let p = find_prompt(prompts, name, "Invalid params: name must be a string")?;
     let declared = p.argument_list();
     let arguments = arguments.filter(|a| a.kind() != Kind::Null);
     // One bit per declared argument (at most `Prompt::MAX_ARGUMENTS`, 32).
@@ -796,17 +809,7 @@ fn complete(
                 Named::Nothing,
             ));
         }
-        let name = name.and_then(|n| n.as_str()).ok_or(Refused::new(
-            "Invalid params: ref.name must be a string",
-            Named::Nothing,
-        ))?;
-        let p = prompts
-            .iter()
-            .find(|p| name.eq_str(p.name()))
-            .ok_or(Refused::new(
-                "Invalid params: unknown prompt ",
-                Named::Sent(name),
-            ))?;
+        let p = find_prompt(prompts, name, "Invalid params: ref.name must be a string")?;
         let [arg, typed] =
             members(argument, ["name", "value"]).map_err(|m| Refused::new(m, Named::Nothing))?;
         let (Some(arg), Some(typed)) =

@@ -45,6 +45,18 @@ fn ask(s: &mut S, method: &str, params: J) -> J {
     )
 }
 
+/// Each of `cases` is refused with -32602 and its message.
+fn refuses(s: &mut S, method: &str, cases: &[(J, &str)]) {
+    for (params, message) in cases {
+        let v = ask(s, method, params.clone());
+        assert_eq!(
+            v["error"],
+            json!({"code":-32602,"message":message}),
+            "{params}"
+        );
+    }
+}
+
 fn server(prompts: &'static [Prompt]) -> S {
     S::new(Config::new("lamp", "1").prompts(prompts))
 }
@@ -150,14 +162,7 @@ fn bad_arguments_are_refused_with_what_is_wrong() {
         (json!({"name":7}), "Invalid params: name must be a string"),
         (json!({}), "Invalid params: name must be a string"),
     ];
-    for (params, message) in cases {
-        let v = ask(&mut s, "prompts/get", params.clone());
-        assert_eq!(
-            v["error"],
-            json!({"code":-32602,"message":message}),
-            "{params}"
-        );
-    }
+    refuses(&mut s, "prompts/get", &cases);
     // serde_json cannot send a member twice: by hand.
     let mut out = vec![0; 1024];
     let twice = br#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"check","arguments":{"part":"a","part":"b"}}}"#;
@@ -235,14 +240,7 @@ fn completion_offers_the_declared_values_that_start_with_what_was_typed() {
         ),
         (json!({}), "Invalid params: ref.type must be \"ref/prompt\""),
     ];
-    for (params, message) in refused {
-        let v = ask(&mut s, "completion/complete", params.clone());
-        assert_eq!(
-            v["error"],
-            json!({"code":-32602,"message":message}),
-            "{params}"
-        );
-    }
+    refuses(&mut s, "completion/complete", &refused);
 }
 
 #[test]
