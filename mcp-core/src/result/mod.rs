@@ -760,7 +760,7 @@ impl<'s> Reply<'s> {
 
     /// Content blocks after a caption of the handler's: `caption` writes the first text (piece by
     /// piece: `w.text`, `w.uint`), the result's evidence sentence follows it in the same text
-    /// (`captured frame 7, a 32x24 PNG of 2398 bytes — measured`), and `f` writes the blocks after
+    /// (`captured frame 7, a 32x24 PNG of 2396 bytes — measured`), and `f` writes the blocks after
     /// it. For content whose first text must say the business value and the evidence together
     /// (a client that reads only `content[0].text` hears both); [`content`](Self::content) puts
     /// the evidence sentence in a text block of its own instead.

@@ -175,11 +175,14 @@ sim_board! {
     button: SimButton,
     /// The cooling fan, with its tachometer.
     fan: SimFan,
+    /// The camera, whose frames the device encodes as PNG.
+    camera: SimCamera,
 }
 
 mod asynch;
 mod backlight;
 mod board;
+mod camera;
 mod codec;
 #[cfg(feature = "tasks")]
 pub mod demo;
@@ -191,6 +194,7 @@ mod sensor;
 mod system;
 
 pub use backlight::SimBacklight;
+pub use camera::{Frame, FrameSize, SimCamera};
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
 pub use demo::{DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase};
