@@ -553,9 +553,10 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     /// [`SimCamera`] and answers it as `image` content (`image/png`, streamed into the answer),
     /// after a first text that says what was captured, `measured`: `captured frame 7 (32x24
     /// PNG, 2396 bytes) — measured`. A frame the answer cannot hold ([`Reply::content_room`]) is
-    /// refused before it is taken, with its size, the limit and a size that fits: `A 64x64 frame
-    /// is 12420 bytes as PNG, 16560 in base64; this device answers with at most 4248 bytes of
-    /// base64; ask for at most 32x32. No frame was taken.`
+    /// refused before it is taken, with its size, the limit and a size of its aspect that fits
+    /// (device-sim, whose answers are up to 9024 bytes: `A 64x64 frame is 12420 bytes as PNG,
+    /// 16560 in base64; this device answers with at most 4332 bytes of base64; ask for at most
+    /// 32x32. No frame was taken.`).
     pub const CAPTURE: Tool<Self> = Tool::new(
         "self.camera.capture",
         "Take a picture with the camera; answers a PNG image. Small sizes only: a frame too \
