@@ -9,6 +9,7 @@
 //! | `Output::bool(true)` | `true` | `{"value":true}` | `false` |
 //! | `Output::int(40)` | `40` | `{"value":40}` | `false` |
 //! | `reply.json(…)` | the object's JSON text | the object | `false` |
+//! | `reply.captioned(caption, blocks)` | the caption (and the evidence sentence), then the blocks (`image`, …) | — | `false` |
 //! | `Err(ToolError::new("…"))` | the message | — | `true` |
 //! | `Output::bool(true).with_evidence(e)` | `true — read back: 40 (commanded 40)` | `{"value":true}` | `false` |
 //! | `Err(ToolError::new("…").with_evidence(e))` | `… — read back: 47 (commanded 40)` | — | `true` |
@@ -668,8 +669,12 @@ impl<'s> Reply<'s> {
     /// The engine renders the answer in front of what the handler wrote (see the type's docs), so
     /// every byte written counts twice, and the response's envelope (its head with the call's id,
     /// `isError`, the 2026-07-28 `_meta`) is kept free. Not counted: what the result adds when it
-    /// is rendered — a caption's evidence sentence and the `evidence` member (some 150 bytes) —
-    /// for which the handler keeps a margin.
+    /// is rendered once — the evidence sentence after a caption and the `evidence` member (45
+    /// bytes for a bare `measured`, some 150 with readings and a unit) — for which the handler
+    /// keeps a margin of half that (one rendered byte is half a written one here).
+    ///
+    /// A handler checks `ContentWriter::image_len(mime, len) + margin <= reply.content_room()`
+    /// before it makes the image ([`ContentWriter::image_len`]; mcp-hal's demo camera does).
     pub const fn content_room(&self) -> usize {
         (self.w.capacity().saturating_sub(self.reserve) / 2).saturating_sub(self.used())
     }

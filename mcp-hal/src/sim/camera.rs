@@ -1,36 +1,4 @@
 //! [`SimCamera`]: an image sensor whose frames the device encodes as PNG itself.
-//!
-//! # The frame
-//! A [`Frame`] is a test pattern of [`FrameSize`] (8 to 64 pixels a side, RGB, 8 bits a
-//! channel): eight colour bars (white, yellow, cyan, green, magenta, red, blue, black) over the
-//! top three quarters, a grey ramp from black to white below them, and in the ramp a red marker
-//! column at `x = number % width`, so that two captures differ. [`Frame::pixel`] says what each
-//! pixel is; a test compares a decoded image against it.
-//!
-//! # The encoder
-//! [`Frame::write_png`] streams the PNG to a sink in pieces of at most a few bytes: no buffer
-//! for the image, no allocation, a few dozen bytes of stack (a CRC, an Adler-32, counters). The
-//! PNG is the smallest valid one that needs no compressor: the signature, `IHDR`, one `IDAT`
-//! holding a zlib stream of *stored* (uncompressed) deflate blocks with its Adler-32, and `IEND`,
-//! each chunk with its CRC-32. Stored blocks make the size a formula of the frame's size
-//! ([`FrameSize::png_len`]: 12,420 bytes at 64×64, 2,396 at 32×24, 268 at 8×8), known before a
-//! byte is written — what a tool needs to refuse a frame that its answer cannot hold before it
-//! takes it. The CRC-32 uses a 16-entry table (64 bytes of flash; two table steps a byte); the
-//! whole encoder is well under a kilobyte of code.
-//!
-//! ```
-//! use mcp_hal::sim::{FrameSize, SimCamera};
-//!
-//! let mut camera = SimCamera::default();
-//! let size = FrameSize::new(32, 24).unwrap();
-//! let frame = camera.capture(size);
-//! let mut png = Vec::new();
-//! frame.write_png(&mut |bytes: &[u8]| png.extend_from_slice(bytes));
-//! assert_eq!(png.len(), size.png_len());
-//! assert_eq!(png.len(), 2396);
-//! assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
-//! assert_eq!(frame.number(), 1);
-//! ```
 
 use super::Faults;
 
@@ -105,11 +73,40 @@ impl FrameSize {
     }
 }
 
-/// A simulated camera: it takes [`Frame`]s of the size asked for, numbered from 1.
+/// A simulated camera: it takes [`Frame`]s of the size asked for, numbered from 1, at once (no
+/// exposure time). No fault affects it.
 ///
-/// A frame is taken at once (no exposure time) and is a test pattern (see the
-/// [module docs](self)); the device encodes it as PNG ([`Frame::write_png`]). No fault affects
-/// it.
+/// # The frame
+/// A [`Frame`] is a test pattern of [`FrameSize`] (8 to 64 pixels a side, RGB, 8 bits a
+/// channel): eight colour bars (white, yellow, cyan, green, magenta, red, blue, black) over the
+/// top three quarters, a grey ramp from black to white below them, and in the ramp a red marker
+/// column at `x = number % width`, so that two captures differ. [`Frame::pixel`] says what each
+/// pixel is; a test compares a decoded image against it.
+///
+/// # The encoder
+/// [`Frame::write_png`] streams the PNG to a sink in pieces of at most a few bytes: no buffer
+/// for the image, no allocation, a few dozen bytes of stack (a CRC, an Adler-32, counters). The
+/// PNG is the smallest valid one that needs no compressor: the signature, `IHDR`, one `IDAT`
+/// holding a zlib stream of *stored* (uncompressed) deflate blocks with its Adler-32, and `IEND`,
+/// each chunk with its CRC-32. Stored blocks make the size a formula of the frame's size
+/// ([`FrameSize::png_len`]: 12,420 bytes at 64×64, 2,396 at 32×24, 268 at 8×8), known before a
+/// byte is written — what a tool needs to refuse a frame that its answer cannot hold before it
+/// takes it. The CRC-32 uses a 16-entry table (64 bytes of flash; two table steps a byte); the
+/// whole encoder is well under a kilobyte of code.
+///
+/// ```
+/// use mcp_hal::sim::{FrameSize, SimCamera};
+///
+/// let mut camera = SimCamera::default();
+/// let size = FrameSize::new(32, 24).unwrap();
+/// let frame = camera.capture(size);
+/// let mut png = Vec::new();
+/// frame.write_png(&mut |bytes: &[u8]| png.extend_from_slice(bytes));
+/// assert_eq!(png.len(), size.png_len());
+/// assert_eq!(png.len(), 2396);
+/// assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+/// assert_eq!(frame.number(), 1);
+/// ```
 #[derive(Debug, Clone)]
 pub struct SimCamera {
     faults: Faults,
