@@ -91,8 +91,10 @@ impl FrameSize {
 /// each chunk with its CRC-32. Stored blocks make the size a formula of the frame's size
 /// ([`FrameSize::png_len`]: 12,420 bytes at 64×64, 2,396 at 32×24, 268 at 8×8), known before a
 /// byte is written — what a tool needs to refuse a frame that its answer cannot hold before it
-/// takes it. The CRC-32 uses a 16-entry table (64 bytes of flash; two table steps a byte); the
-/// whole encoder is well under a kilobyte of code.
+/// takes it. The CRC-32 uses a 16-entry table (64 bytes of flash; two table steps a byte). On the
+/// qemu-riscv firmware (riscv32imc, release) the demo board's camera tool — encoder, handler,
+/// refusal message, schema and description — adds about 6 KiB of flash (`.text` +4.6 KiB,
+/// `.rodata` +1.2 KiB) and 8 bytes to the deepest dispatch's stack.
 ///
 /// ```
 /// use mcp_hal::sim::{FrameSize, SimCamera};
