@@ -120,7 +120,7 @@ pub use registry::{
 #[cfg(feature = "resources")]
 pub use registry::{Prompt, PromptArgument, Resource};
 pub use result::{
-    ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
+    Base64, ContentWriter, Evidence, Level, Output, Progress, Reading, Reply, StopHook, TaskHooks,
     TaskInfo, TaskPoll, ToolError, ToolResult,
 };
 pub use schema::{Args, Param};

@@ -32,6 +32,8 @@ unknown members; the structured evidence is read here through `session.send_requ
 from __future__ import annotations
 
 import argparse
+import base64
+import re
 import socket
 import subprocess
 import time
@@ -227,6 +229,40 @@ async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
         filler_ok.append(not r.is_error and texts(r) == "This filler tool has no effect.")
         called.append(name)
     check(f"{tag} all {len(FILLERS)} filler tools answer (some with a non-ASCII label)", all(filler_ok), filler_ok)
+
+    # The camera: a frame as MCP image content after a first text that says what was captured
+    # and that it is measured; a frame too large for the device's answer buffer refused before it
+    # is taken, with a size that fits (which then does).
+    camera = "self.camera.capture"
+    r = await raw_call(c.session, camera, {"width": 16, "height": 12})
+    images = [b for b in r.content if isinstance(b, types.ImageContent)]
+    png = base64.b64decode(images[0].data) if images else b""
+    check(
+        f"{tag} camera 16x12: \"{r.content[0].text if r.content else ''}\", then an ImageContent "
+        f"image/png of {len(png)} bytes that starts with the PNG signature; evidence measured",
+        not r.is_error and isinstance(r.content[0], types.TextContent)
+        and re.fullmatch(r"captured frame \d+ \(16x12 PNG, 656 bytes\) — measured", r.content[0].text) is not None
+        and len(images) == 1 and images[0].mime_type == "image/png"
+        and png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) == 656
+        and evidence(r).get("level") == "measured",
+        r,
+    )
+    r = await c.call_tool(camera, {"width": 64, "height": 64})
+    refusal = texts(r)
+    fits = re.search(r"ask for at most (\d+)x(\d+)\.", refusal)
+    check(
+        f"{tag} camera 64x64 is refused with its size, the limit and a size that fits: \"{refusal}\"",
+        r.is_error and refusal.startswith("A 64x64 frame is 12420 bytes as PNG, 16560 in base64; "
+                                          "this device answers with at most ")
+        and fits is not None and not any(isinstance(b, types.ImageContent) for b in r.content),
+        r,
+    )
+    if fits:
+        w, h = int(fits.group(1)), int(fits.group(2))
+        r = await c.call_tool(camera, {"width": w, "height": h})
+        check(f"{tag} camera {w}x{h}, the size the refusal named, is answered with the image",
+              not r.is_error and any(isinstance(b, types.ImageContent) for b in r.content), r)
+    called.append(camera)
 
     # A tool of the board's table this client has no case of its own for: called with the
     # plainest arguments its schema admits, it answers a success that says what it proves.

@@ -20,6 +20,7 @@ Prints one line per check and `N passed, M failed`; exits non-zero on any failur
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -200,6 +201,20 @@ async def user_session() -> None:
         for v in (10, 20, 30):
             await c.call_tool("self.audio_speaker.set_volume", {"volume": v})
         await c.call_tool("self.screen.set_theme", {"theme": "dark"})
+        # The camera streams its PNG into the answer: the figures below cover a capture, and a
+        # refusal of a frame this firmware's answer buffer cannot hold.
+        r = await c.call_tool("self.camera.capture", {"width": 8, "height": 8})
+        images = [b for b in r.content if getattr(b, "type", None) == "image"]
+        check(
+            f"{tag} camera 8x8: the first text says the frame ({texts(r).splitlines()[0] if r.content else ''}), "
+            "then a PNG image",
+            not r.is_error and texts(r).startswith("captured frame 1 (8x8 PNG, 268 bytes)")
+            and len(images) == 1 and images[0].mime_type == "image/png"
+            and base64.b64decode(images[0].data).startswith(b"\x89PNG\r\n\x1a\n"),
+            r,
+        )
+        r = await c.call_tool("self.camera.capture", {"width": 64, "height": 64})
+        check(f"{tag} camera 64x64 refused: {texts(r)}", r.is_error and "ask for at most" in texts(r), r)
         r = await c.call_tool("self.device.get_diagnostics", {})
         d = r.structured_content or {}
         diagnostics.update(d)

@@ -9,6 +9,7 @@
 //! | `Output::bool(true)` | `true` | `{"value":true}` | `false` |
 //! | `Output::int(40)` | `40` | `{"value":40}` | `false` |
 //! | `reply.json(…)` | the object's JSON text | the object | `false` |
+//! | `reply.captioned(caption, blocks)` | the caption (and the evidence sentence), then the blocks (`image`, …) | — | `false` |
 //! | `Err(ToolError::new("…"))` | the message | — | `true` |
 //! | `Output::bool(true).with_evidence(e)` | `true — read back: 40 (commanded 40)` | `{"value":true}` | `false` |
 //! | `Err(ToolError::new("…").with_evidence(e))` | `… — read back: 47 (commanded 40)` | — | `true` |
@@ -377,9 +378,14 @@ pub(crate) enum Value {
     /// the text, the object, and the text's length (4 bytes, little-endian) in one span, so that
     /// a `Value` stays as small as a span.
     Report(Span),
+    /// Content blocks with a caption, from [`Reply::captioned`]: the caption (the first text,
+    /// which the evidence sentence follows), the blocks, and the caption's length, laid out as
+    /// a [`Value::Report`] is.
+    Captioned(Span),
 }
 
-/// A [`Value::Report`]'s text and object, from its span's bytes.
+/// A [`Value::Report`]'s text and object (a [`Value::Captioned`]'s caption and blocks), from its
+/// span's bytes.
 pub(crate) fn report_parts(bytes: &[u8]) -> (&[u8], &[u8]) {
     let (body, len) = bytes
         .split_at_checked(bytes.len().saturating_sub(4))
@@ -509,6 +515,9 @@ const SCRATCH_FULL: ToolError =
 #[derive(Debug)]
 pub struct Reply<'s> {
     w: Writer<'s>,
+    /// The bytes the answer's envelope needs around the content (see
+    /// [`content_room`](Self::content_room)).
+    reserve: usize,
     principal: Principal,
     seq: u32,
     tasks: Option<&'s dyn TaskLookup>,
@@ -527,6 +536,7 @@ impl<'s> Reply<'s> {
     pub(crate) fn new(scratch: &'s mut [u8], principal: Principal, seq: u32) -> Self {
         Reply {
             w: Writer::new(scratch),
+            reserve: 0,
             principal,
             seq,
             tasks: None,
@@ -534,6 +544,13 @@ impl<'s> Reply<'s> {
             progress_token: None,
             log_level: None,
         }
+    }
+
+    /// Sets the bytes the answer's envelope needs (the response head with the call's id, the
+    /// result's members around `content`), which [`content_room`](Self::content_room) keeps free.
+    pub(crate) fn with_reserve(mut self, reserve: usize) -> Self {
+        self.reserve = reserve;
+        self
     }
 
     pub(crate) fn with_tasks(mut self, tasks: &'s dyn TaskLookup) -> Self {
@@ -644,6 +661,24 @@ impl<'s> Reply<'s> {
         self.principal
     }
 
+    /// How many more bytes of content blocks ([`content`](Self::content),
+    /// [`captioned`](Self::captioned)) the answer can hold, as the handler writes them: what a
+    /// handler with a large result (an image) checks *before* it produces it, to refuse clearly
+    /// instead of running into the engine's generic "response too large" error.
+    ///
+    /// The engine renders the answer in front of what the handler wrote (see the type's docs), so
+    /// every byte written counts twice, and the response's envelope (its head with the call's id,
+    /// `isError`, the 2026-07-28 `_meta`) is kept free. Not counted: what the result adds when it
+    /// is rendered once — the evidence sentence after a caption and the `evidence` member (45
+    /// bytes for a bare `measured`, some 150 with readings and a unit) — for which the handler
+    /// keeps a margin of half that (one rendered byte is half a written one here).
+    ///
+    /// A handler checks `ContentWriter::image_len(mime, len) + margin <= reply.content_room()`
+    /// before it makes the image ([`ContentWriter::image_len`]; mcp-hal's demo camera does).
+    pub const fn content_room(&self) -> usize {
+        (self.w.capacity().saturating_sub(self.reserve) / 2).saturating_sub(self.used())
+    }
+
     fn span(&mut self, write: impl FnOnce(&mut Writer<'s>)) -> Option<Span> {
         let start = self.w.mark();
         write(&mut self.w);
@@ -728,6 +763,29 @@ impl<'s> Reply<'s> {
             .ok_or(SCRATCH_FULL)
     }
 
+    /// Content blocks after a caption of the handler's: `caption` writes the first text (piece by
+    /// piece: `w.text`, `w.uint`), the result's evidence sentence follows it in the same text
+    /// (`captured frame 7, a 32x24 PNG of 2396 bytes — measured`), and `f` writes the blocks after
+    /// it. For content whose first text must say the business value and the evidence together
+    /// (a client that reads only `content[0].text` hears both); [`content`](Self::content) puts
+    /// the evidence sentence in a text block of its own instead.
+    pub fn captioned(
+        &mut self,
+        caption: impl FnOnce(&mut Writer<'s>),
+        f: impl FnOnce(&mut ContentWriter<'_, 's>),
+    ) -> Result<Output, ToolError> {
+        let span = self.span(|w| {
+            let start = w.mark();
+            caption(w);
+            let caption_len = u32::try_from(w.mark() - start).unwrap_or(u32::MAX);
+            // The caption's text block comes first: every block follows a comma.
+            f(&mut ContentWriter { w, first: false });
+            w.plain(&caption_len.to_le_bytes());
+        });
+        span.map(|s| Output::of(Value::Captioned(s)))
+            .ok_or(SCRATCH_FULL)
+    }
+
     /// A failure with a formatted message: `Err(reply.error(format_args!("codec NACK at {addr:#x}")))`.
     /// ([`error_with`](Self::error_with) writes the same without `core::fmt`.)
     pub fn error(&mut self, args: fmt::Arguments<'_>) -> ToolError {
@@ -777,19 +835,57 @@ impl ContentWriter<'_, '_> {
         self
     }
 
-    fn binary(&mut self, kind: &str, mime: &str, data: &[u8]) -> &mut Self {
+    /// A text block whose text `f` writes piece by piece (`w.text`, `w.uint`; escaped as it is
+    /// written), for a dynamic text without `core::fmt` or a buffer of its own.
+    pub fn text_with(&mut self, f: impl FnOnce(&mut Writer<'_>)) -> &mut Self {
+        self.block("text");
+        self.w.open_string(join!(protocol::TEXT, b"\""));
+        f(self.w);
+        self.w.close_string(b"\"}");
+        self
+    }
+
+    fn binary_with(
+        &mut self,
+        kind: &str,
+        mime: &str,
+        data: impl FnOnce(&mut Base64<'_, '_>),
+    ) -> &mut Self {
         self.block(kind);
         self.w.raw(join!(protocol::DATA, b"\""));
-        base64(self.w, data);
+        let mut b = Base64::new(self.w);
+        data(&mut b);
+        b.finish();
         self.w.raw(join!(b"\"", protocol::MIME_TYPE));
         self.w.string(mime);
         self.w.raw(b"}");
         self
     }
 
+    fn binary(&mut self, kind: &str, mime: &str, data: &[u8]) -> &mut Self {
+        self.binary_with(kind, mime, |b| b.write(data))
+    }
+
     /// An image block (`data` is base64-encoded).
     pub fn image(&mut self, mime: &str, data: &[u8]) -> &mut Self {
         self.binary("image", mime, data)
+    }
+
+    /// An image block whose bytes `data` streams through a base64 encoder straight into the
+    /// answer (`b.write(chunk)` as often as it likes): an image made on the fly (a camera frame
+    /// encoded row by row) needs no buffer of its own. Check
+    /// [`image_len`](Self::image_len) against [`Reply::content_room`] first.
+    pub fn image_with(&mut self, mime: &str, data: impl FnOnce(&mut Base64<'_, '_>)) -> &mut Self {
+        self.binary_with("image", mime, data)
+    }
+
+    /// The bytes an image block of `data_len` bytes of type `mime` (plain ASCII) takes in the
+    /// answer: its base64 ([`base64_len`]) and its JSON, with a comma before it (as every
+    /// block but a first one has).
+    pub const fn image_len(mime: &str, data_len: usize) -> usize {
+        // `,{"type":"image","data":"` … `","mimeType":"` … `"}`
+        const FRAME: usize = br#",{"type":"image","data":"","mimeType":""}"#.len();
+        FRAME + base64_len(data_len) + mime.len()
     }
 
     /// An embedded text resource block.
@@ -811,10 +907,69 @@ impl ContentWriter<'_, '_> {
     }
 }
 
-fn base64(w: &mut Writer<'_>, data: &[u8]) {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let sym = |i: u32| ALPHABET.get((i & 63) as usize).copied().unwrap_or(b'=');
-    for chunk in data.chunks(3) {
+/// How many bytes `n` bytes take in base64 (padded): `4 * ceil(n / 3)`.
+pub const fn base64_len(n: usize) -> usize {
+    n.div_ceil(3).saturating_mul(4)
+}
+
+/// A streaming base64 encoder (RFC 4648, padded) into an answer, for
+/// [`ContentWriter::image_with`]: bytes go in by [`write`](Self::write) in pieces of any size;
+/// at most two wait for the next piece, and the engine pads the end. 8 bytes on the stack.
+#[derive(Debug)]
+pub struct Base64<'w, 's> {
+    w: &'w mut Writer<'s>,
+    /// Bytes waiting for a group of three (`pending` of them).
+    carry: [u8; 2],
+    pending: u8,
+}
+
+impl<'w, 's> Base64<'w, 's> {
+    fn new(w: &'w mut Writer<'s>) -> Self {
+        Base64 {
+            w,
+            carry: [0; 2],
+            pending: 0,
+        }
+    }
+
+    /// Encodes `bytes`, after those written before.
+    pub fn write(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        // Complete the waiting group first, then whole groups straight from `bytes`.
+        while self.pending != 0 {
+            let Some((&b, tail)) = rest.split_first() else {
+                return;
+            };
+            rest = tail;
+            self.push(b);
+        }
+        let mut groups = rest.chunks_exact(3);
+        for group in &mut groups {
+            self.group(group);
+        }
+        for &b in groups.remainder() {
+            self.push(b);
+        }
+    }
+
+    /// One byte into the waiting group; a full group is written.
+    fn push(&mut self, b: u8) {
+        let [c0, c1] = self.carry;
+        match self.pending {
+            0 => (self.carry, self.pending) = ([b, 0], 1),
+            1 => (self.carry, self.pending) = ([c0, b], 2),
+            _ => {
+                self.group(&[c0, c1, b]);
+                self.pending = 0;
+            }
+        }
+    }
+
+    /// Writes one group of 1 to 3 bytes as 4 symbols (padded with `=`).
+    fn group(&mut self, chunk: &[u8]) {
+        const ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let sym = |i: u32| ALPHABET.get((i & 63) as usize).copied().unwrap_or(b'=');
         let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
         let n = (b(0) << 16) | (b(1) << 8) | b(2);
         let out = [
@@ -823,8 +978,26 @@ fn base64(w: &mut Writer<'_>, data: &[u8]) {
             if chunk.len() > 1 { sym(n >> 6) } else { b'=' },
             if chunk.len() > 2 { sym(n) } else { b'=' },
         ];
-        w.raw(&out);
+        self.w.raw(&out);
     }
+
+    /// Writes the last group, padded.
+    fn finish(mut self) {
+        let [c0, c1] = self.carry;
+        match self.pending {
+            1 => self.group(&[c0]),
+            2 => self.group(&[c0, c1]),
+            _ => {}
+        }
+    }
+}
+
+/// The whole of `data` in base64 (the tests' one-shot form of [`Base64`]).
+#[cfg(test)]
+pub(crate) fn base64(w: &mut Writer<'_>, data: &[u8]) {
+    let mut b = Base64::new(w);
+    b.write(data);
+    b.finish();
 }
 
 #[cfg(test)]
@@ -846,6 +1019,34 @@ mod test {
             let mut w = Writer::new(&mut buf);
             base64(&mut w, input.as_bytes());
             assert_eq!(w.written().unwrap(), expected.as_bytes());
+        }
+    }
+
+    /// Bytes streamed in pieces of any size encode as the whole does.
+    #[test]
+    fn base64_in_pieces_is_base64_of_the_whole() {
+        let data: Vec<u8> = (0..=255u8).chain(0..17).collect();
+        let mut whole = [0u8; 512];
+        let mut w = Writer::new(&mut whole);
+        base64(&mut w, &data);
+        let whole = w.written().unwrap().to_vec();
+        assert_eq!(whole.len(), base64_len(data.len()));
+        for sizes in [&[1usize][..], &[2], &[1, 1, 5], &[4, 2, 1], &[0, 3, 7, 2]] {
+            let mut buf = [0u8; 512];
+            let mut w = Writer::new(&mut buf);
+            let mut b = Base64::new(&mut w);
+            let (mut rest, mut i) = (&data[..], 0);
+            while !rest.is_empty() {
+                let (piece, tail) = rest.split_at(sizes[i % sizes.len()].min(rest.len()));
+                b.write(piece);
+                rest = tail;
+                i += 1;
+            }
+            b.finish();
+            assert_eq!(w.written().unwrap(), &whole[..], "{sizes:?}");
+        }
+        for n in 0..7 {
+            assert_eq!(base64_len(n), [0, 4, 4, 4, 8, 8, 8][n]);
         }
     }
 

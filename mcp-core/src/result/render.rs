@@ -104,6 +104,17 @@ pub(crate) fn render_result_for(
             w.raw(span(*blocks).unwrap_or(protocol::EMPTY_TEXT_BLOCK));
             w.plain(join!(b"]", protocol::IS_ERROR_FALSE));
         }
+        Ok(Output {
+            value: Value::Captioned(s),
+            ..
+        }) => {
+            // The caption and the evidence sentence are the first text; the blocks follow.
+            w.open_string(protocol::FIRST_TEXT_OPEN);
+            write_first_text(w, result, scratch, seq, note);
+            w.close_string(b"\"}");
+            w.raw(report_parts(span(*s).unwrap_or_default()).1);
+            w.plain(join!(b"]", protocol::IS_ERROR_FALSE));
+        }
         Ok(Output { value, .. }) => {
             w.open_string(protocol::FIRST_TEXT_OPEN);
             write_first_text(w, result, scratch, seq, note);
@@ -156,7 +167,8 @@ pub(crate) fn render_result_for(
 /// volume than commanded — read back: 47 (commanded 40)`, with `note` at the end (`… — measured:
 /// 120 (commanded 400); safe-stop issued`); without evidence just the value (`true`, the text,
 /// the JSON object's text) or the message (and note), as the tool gave it. Content blocks have no value to
-/// write here (only the evidence is); a [`Value::Report`] its own text.
+/// write here (only the evidence is); a [`Value::Report`] its own text, a [`Value::Captioned`]
+/// its caption.
 ///
 /// Written as text: inside a JSON string it must be written in string mode.
 pub(crate) fn write_first_text(
@@ -171,7 +183,9 @@ pub(crate) fn write_first_text(
     let (evidence, note) = match result {
         Ok(Output { value, evidence }) => {
             match *value {
-                Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).0),
+                Value::Report(s) | Value::Captioned(s) => {
+                    w.raw(report_parts(span(s).unwrap_or_default()).0);
+                }
                 value => write_plain(w, value, &span),
             }
             (evidence, None)
@@ -205,6 +219,8 @@ fn write_plain<'s>(w: &mut Writer<'_>, value: Value, span: &impl Fn(Span) -> Opt
         Value::Text(s) | Value::Json(s) => w.raw(span(s).unwrap_or_default()),
         // The object (a resource's text); the report's own text is its first text.
         Value::Report(s) => w.raw(report_parts(span(s).unwrap_or_default()).1),
+        // The caption (a resource's text; its blocks are its contents).
+        Value::Captioned(s) => w.raw(report_parts(span(s).unwrap_or_default()).0),
         Value::Content(_) | Value::Task(_) => {}
     }
 }

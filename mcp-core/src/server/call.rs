@@ -296,7 +296,8 @@ impl<
         seq: u32,
         notify: &'s mut dyn Notify,
     ) -> Reply<'s> {
-        let reply = Reply::new(scratch, tail.principal, seq);
+        let reply = Reply::new(scratch, tail.principal, seq)
+            .with_reserve(envelope_len(tail.id, tail.era, tail.info));
         let reply = if TASKS > 0 {
             reply.with_tasks(&self.tasks)
         } else {
@@ -792,6 +793,34 @@ fn render_call<C>(
         w.text("Response too large for the device's output buffer; the tool did run")
     };
     error_into(out, Some(id), ErrorCode::InternalError, &mut msg)
+}
+
+/// The bytes of a `tools/call` answer around its content blocks, which
+/// [`Reply::content_room`] keeps free: `{"jsonrpc":"2.0","id":ID,"result":{"content":[` …
+/// `],"isError":false}}`, and on 2026-07-28 the `resultType` and the server identity (its name and
+/// version counted as they are: plain text, no escapes).
+fn envelope_len(id: Id<'_>, era: Era<'_>, info: (&str, &str)) -> usize {
+    const LEGACY: usize = protocol::RESPONSE_HEAD.len()
+        + protocol::RESULT_OPEN.len()
+        + protocol::CONTENT_OPEN.len()
+        + b"]".len()
+        + protocol::IS_ERROR_FALSE.len()
+        + b"}}".len();
+    // `,"resultType":"complete"`, `,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"…"`,
+    // `,"version":"…"}}`
+    const MODERN: usize = protocol::RESULT_TYPE.len()
+        + br#""complete""#.len()
+        + protocol::SERVER_INFO_META_OPEN.len()
+        + 2
+        + protocol::VERSION.len()
+        + 2
+        + b"}}".len();
+    let modern = if era.is_modern() {
+        MODERN + info.0.len() + info.1.len()
+    } else {
+        0
+    };
+    LEGACY + id.raw().len() + modern
 }
 
 /// Validation for a tool that declares a raw input schema (only that `arguments` is an object),

@@ -573,6 +573,9 @@ fn write_contents<C>(
     w.raw(protocol::CONTENTS_OPEN);
     let blocks = match output.value {
         Value::Content(span) => span.resolve(scratch, seq),
+        Value::Captioned(span) => span
+            .resolve(scratch, seq)
+            .map(|b| crate::result::report_parts(b).1),
         _ => None,
     };
     let written = blocks.is_some_and(|b| write_blocks(w, r, b));

@@ -3,6 +3,7 @@
 use super::*;
 use crate::registry::Annotations;
 use crate::schema::Param;
+use crate::wire::writer::Writer;
 use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
 
 #[derive(Default)]
@@ -11,6 +12,8 @@ struct Dev {
     theme: &'static str,
     calls: usize,
     reboots: usize,
+    /// What the last `test.frame` call's reply had room for.
+    room: usize,
 }
 
 fn status(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
@@ -103,6 +106,43 @@ fn info(d: &mut Dev, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
 }
 
 const PHOTO: Tool<Dev> = Tool::new("test.photo", "Photo", photo);
+
+/// What `test.frame` keeps free for its caption's evidence sentence and the `evidence` member.
+const FRAME_MARGIN: usize = 150;
+
+/// `bytes` bytes of an image streamed in pieces of 5, after a caption; with `check`, refused
+/// when [`Reply::content_room`] says they cannot fit.
+fn frame(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    d.room = r.content_room();
+    let n = usize::try_from(a.int("bytes")?).unwrap_or(0);
+    if a.bool("check")? && crate::ContentWriter::image_len("image/png", n) + FRAME_MARGIN > d.room {
+        return Err(ToolError::new(
+            "The frame is too large for this device's answer",
+        ));
+    }
+    let data: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
+    let measured = Evidence::new(Level::Measured);
+    r.captioned(
+        |w| {
+            w.text("frame of ");
+            w.uint(n as u64);
+            w.text(" bytes");
+        },
+        |c| {
+            c.image_with("image/png", |b| {
+                for piece in data.chunks(5) {
+                    b.write(piece);
+                }
+            });
+        },
+    )
+    .map(|o| o.with_evidence(measured))
+}
+
+const FRAME: Tool<Dev> = Tool::new("test.frame", "Frame", frame).params(&[
+    Param::integer("bytes", "Image bytes").range(0, 100_000),
+    Param::boolean("check", "Refuse what cannot fit"),
+]);
 #[cfg(feature = "alloc")]
 const INFO: Tool<Dev> = Tool::new("test.info", "Info", info);
 
@@ -1137,6 +1177,73 @@ fn image_and_serialized_results() {
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"model\":\"sim \\\"1\\\"\",\"channels\":[1,2]}"}],"#,
             r#""structuredContent":{"model":"sim \"1\"","channels":[1,2]},"isError":false}}"#
         )
+    );
+}
+
+/// A captioned, streamed image: the caption and the evidence are the first text, the image
+/// follows; `content_room` is exact about the envelope, and a handler that checks it refuses
+/// before the engine's generic "too large" error would answer.
+#[test]
+fn captioned_streamed_images_fit_or_are_refused_first() {
+    let b64 = |n: usize| {
+        let data: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
+        let mut buf = vec![0u8; crate::result::base64_len(n)];
+        let mut w = Writer::new(&mut buf);
+        crate::result::base64(&mut w, &data);
+        String::from_utf8(w.written().unwrap().to_vec()).unwrap()
+    };
+    let mut s = Session::new();
+    s.server.register(&FRAME).unwrap();
+    let args = |n: usize, check: bool| format!(r#"{{"bytes":{n},"check":{check}}}"#);
+    assert_eq!(
+        s.send(&call("1", "test.frame", &args(4, true))),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"frame of 4 bytes — measured"},"#,
+            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"evidence":{"level":"measured"}}}"#
+        )
+    );
+    assert_eq!(b64(4), "AAcOFQ==");
+
+    // The room is what the buffer holds twice, less the envelope: an answer without blocks is
+    // exactly the envelope.
+    for id in ["2", r#""a-much-longer-id-of-the-kind-some-clients-send""#] {
+        let empty = s.send(&call(id, "test.frame", &args(0, true)));
+        let v: serde_json::Value = serde_json::from_str(&empty).unwrap();
+        let blocks = v["result"]["content"].to_string().len() - 2;
+        let evidence = r#","evidence":{"level":"measured"}"#.len();
+        assert_eq!(
+            s.dev.room,
+            (4096 - (empty.len() - blocks - evidence)) / 2,
+            "{empty}"
+        );
+    }
+
+    // The largest frame the check admits is answered in full; one group more is refused by the
+    // tool, with its own message. (The room depends on the id's length: ids of one digit here.)
+    s.send(&call("3", "test.frame", &args(0, true)));
+    let room = s.dev.room;
+    let max = (0..4096)
+        .rev()
+        .find(|&n| crate::ContentWriter::image_len("image/png", n) + FRAME_MARGIN <= room)
+        .unwrap();
+    let v = s.json(&call("3", "test.frame", &args(max, true)));
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(v["result"]["content"][1]["data"], b64(max).as_str());
+    let v = s.json(&call("4", "test.frame", &args(max + 3, true)));
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "The frame is too large for this device's answer"
+    );
+    assert_eq!(v["result"]["isError"], true);
+    // Without the check, a frame well past the room runs into the engine's generic error.
+    let v = s.json(&call("5", "test.frame", &args(max + 300, false)));
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Response too large"),
+        "{v}"
     );
 }
 

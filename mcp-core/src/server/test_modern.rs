@@ -23,12 +23,22 @@ struct Jobs {
     stops: u32,
     seen_raw: Option<String>,
     logs_sent: bool,
+    /// What the last `roomy` call's reply had room for.
+    #[cfg(feature = "modern")]
+    room: usize,
 }
 
 fn greet(_: &mut Jobs, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     let name = a.str("name")?;
     r.log(LogLevel::Info, None, format_args!("greeting {name}"));
     r.text(format_args!("Hello, {name}!"))
+}
+
+/// Records its room and answers no blocks: its answer is the envelope alone.
+#[cfg(feature = "modern")]
+fn roomy(j: &mut Jobs, _: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    j.room = r.content_room();
+    r.content(|_| {})
 }
 
 fn start(j: &mut Jobs, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -246,6 +256,37 @@ fn discover_and_result_envelope() {
         false,
     );
     assert_eq!(v["error"]["code"], -32601);
+}
+
+/// `Reply::content_room` counts the 2026-07-28 envelope (its `resultType` and server identity)
+/// exactly: the room is what the buffer holds twice, less the answer without blocks.
+#[cfg(feature = "modern")]
+#[test]
+fn content_room_counts_the_modern_envelope() {
+    static ROOMY: Tool<Jobs> = Tool::new("roomy", "Room", roomy);
+    let mut rig = Rig::new(Config::new("a-device", "1.2.3"));
+    rig.s.register(&ROOMY).unwrap();
+    for id in [json!(7), json!("a-longer-string-id")] {
+        let mut params = json!({"name": "roomy", "arguments": {}});
+        params["_meta"] = meta(json!({}));
+        let body =
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}).to_string();
+        let h = rig
+            .s
+            .handle_with(
+                Input::new(body.as_bytes(), Principal::Model),
+                &mut rig.j,
+                &mut rig.out,
+                &mut |_: &[u8]| {},
+            )
+            .unwrap();
+        let answer = core::str::from_utf8(&rig.out[..h.len]).unwrap();
+        assert!(
+            answer.contains(r#""content":[],"isError":false,"resultType":"complete""#),
+            "{answer}"
+        );
+        assert_eq!(rig.j.room, (4096 - h.len) / 2, "{answer}");
+    }
 }
 
 #[cfg(feature = "modern")]

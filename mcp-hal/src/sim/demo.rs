@@ -13,6 +13,7 @@
 //! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
 //! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
 //! | `self.fan.set_speed` | [`DemoBoard::SET_FAN_SPEED`] over the [`SimFan`]: the tachometer measures it |
+//! | `self.camera.capture` | [`DemoBoard::CAPTURE`] over the [`SimCamera`]: a PNG frame as `image` content, refused when the answer cannot hold it |
 //!
 //! [`DemoBoard::CONFIRMED_TOOLS`] is the same set with a person in the loop: `self.reboot` open
 //! to the model but confirmed first, `self.relay.set` confirmed when it switches on.
@@ -97,15 +98,17 @@
 use mcp_core::registry::LiveResource;
 use mcp_core::schema::{Field, Param};
 use mcp_core::server::status_tool;
+use mcp_core::wire::Writer;
 use mcp_core::{
-    Annotations, Args, Evidence, Level, Output, Reading, Reply, Tool, ToolError, ToolResult,
+    Annotations, Args, ContentWriter, Evidence, Level, Output, Reading, Reply, Tool, ToolError,
+    ToolResult,
 };
 #[cfg(feature = "resources")]
 use mcp_core::{Prompt, PromptArgument};
 
 use super::{
-    Faults, SimBacklight, SimBattery, SimBoard, SimCodec, SimFan, SimMotor, SimRelay, SimSystem,
-    SimThermometer,
+    Faults, Frame, FrameSize, SimBacklight, SimBattery, SimBoard, SimCamera, SimCodec, SimFan,
+    SimMotor, SimRelay, SimSystem, SimThermometer,
 };
 use crate::kits::{
     DelayNs, Wait, Watch, audio, battery, button, motor, relay, screen, status, system, temperature,
@@ -170,7 +173,7 @@ impl Default for DemoWatch {
 }
 
 /// How many tools the demo board has: the rows of [`DemoBoard::TABLE`].
-pub const DEMO_TOOLS: usize = 9;
+pub const DEMO_TOOLS: usize = 10;
 
 /// One tool of the demo board: the form each of its tool sets serves (see
 /// [`DemoBoard::TABLE`]).
@@ -425,6 +428,98 @@ fn set_fan_speed<T: Timebase>(
     }
 }
 
+/// The camera's frames are PNG.
+const PNG: &str = "image/png";
+
+/// What a capture's answer keeps free besides the image block, in [`Reply::content_room`]'s
+/// bytes: the caption (at most 60 bytes: `captured frame 4294967295 (64x64 PNG, 12420 bytes)`)
+/// and its length (4), and half of what is rendered once — the evidence sentence (` — measured`,
+/// 13 bytes) and member (`,"evidence":{"level":"measured"}`, 32).
+const CAPTION_ROOM: usize = 96;
+
+/// Whether a frame of `size` fits an answer with `room` ([`Reply::content_room`]).
+const fn frame_fits(size: FrameSize, room: usize) -> bool {
+    ContentWriter::image_len(PNG, size.png_len()) + CAPTION_ROOM <= room
+}
+
+/// The largest frame of about the aspect of `size` that fits `room`, if any does.
+fn largest_fitting(size: FrameSize, room: usize) -> Option<FrameSize> {
+    let (w, h) = (size.width(), size.height());
+    let max = SimCamera::MAX_SIDE;
+    (1..=max).rev().find_map(|k| {
+        let side = |s: u16| (s * k / max).max(SimCamera::MIN_SIDE);
+        FrameSize::new(side(w), side(h)).filter(|&s| frame_fits(s, room))
+    })
+}
+
+/// `32x24`.
+fn write_size(w: &mut Writer<'_>, size: FrameSize) {
+    w.uint(u64::from(size.width()));
+    w.text("x");
+    w.uint(u64::from(size.height()));
+}
+
+/// The refusal of a frame too large for the answer: its size as PNG and in base64, the limit,
+/// and a size that fits.
+fn too_large(reply: &mut Reply<'_>, size: FrameSize, room: usize) -> ToolError {
+    let png = size.png_len();
+    // The base64 an answer with `room` holds: what is left besides the block's JSON and the
+    // caption, in whole groups of 4.
+    let limit = room.saturating_sub(ContentWriter::image_len(PNG, 0) + CAPTION_ROOM) / 4 * 4;
+    let fits = largest_fitting(size, room);
+    reply.error_with(|w| {
+        w.text("A ");
+        write_size(w, size);
+        w.text(" frame is ");
+        w.uint(png as u64);
+        w.text(" bytes as PNG, ");
+        w.uint(mcp_core::result::base64_len(png) as u64);
+        w.text(" in base64; this device answers with at most ");
+        w.uint(limit as u64);
+        w.text(" bytes of base64");
+        match fits {
+            Some(s) => {
+                w.text("; ask for at most ");
+                write_size(w, s);
+            }
+            None => w.text("; no frame fits"),
+        }
+        w.text(". No frame was taken.");
+    })
+}
+
+fn capture<T>(board: &mut DemoBoard<T>, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
+    // The validator admits MIN_SIDE..=MAX_SIDE only.
+    let side = |name| args.int(name).map(|v| u16::try_from(v).unwrap_or(u16::MAX));
+    let Some(size) = FrameSize::new(side("width")?, side("height")?) else {
+        return Err(ToolError::new(
+            "The frame size is outside the camera's 8 to 64 pixels a side",
+        ));
+    };
+    // Refused before the frame is taken, when the answer cannot hold it: the size is known
+    // before a byte is encoded.
+    let room = reply.content_room();
+    if !frame_fits(size, room) {
+        return Err(too_large(reply, size, room));
+    }
+    let frame: Frame = board.sim.camera.capture(size);
+    let caption = |w: &mut Writer<'_>| {
+        w.text("captured frame ");
+        w.uint(u64::from(frame.number()));
+        w.text(" (");
+        write_size(w, size);
+        w.text(" PNG, ");
+        w.uint(frame.png_len() as u64);
+        w.text(" bytes)");
+    };
+    reply
+        .captioned(caption, |c| {
+            c.image_with(PNG, |b| frame.write_png(&mut |bytes: &[u8]| b.write(bytes)));
+        })
+        // The image is the sensor's: a measurement, with nothing commanded to compare.
+        .map(|o| o.with_evidence(Evidence::new(Level::Measured)))
+}
+
 fn filler<T>(_: &mut DemoBoard<T>, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::text("This filler tool has no effect."))
 }
@@ -456,6 +551,26 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     .params(&[Param::integer("percent", "The speed, in percent of full speed").range(0, 100)])
     .annotations(Annotations::new().idempotent(true).destructive(false));
 
+    /// `self.camera.capture` (`width`, `height`: 8 to 64 pixels): takes a frame with the
+    /// [`SimCamera`] and answers it as `image` content (`image/png`, streamed into the answer),
+    /// after a first text that says what was captured, `measured`: `captured frame 7 (32x24
+    /// PNG, 2396 bytes) — measured`. A frame the answer cannot hold ([`Reply::content_room`]) is
+    /// refused before it is taken, with its size, the limit and a size of its aspect that fits
+    /// (device-sim, whose answers are up to 9024 bytes: `A 64x64 frame is 12420 bytes as PNG,
+    /// 16560 in base64; this device answers with at most 4332 bytes of base64; ask for at most
+    /// 32x32. No frame was taken.`).
+    pub const CAPTURE: Tool<Self> = Tool::new(
+        "self.camera.capture",
+        "Take a picture with the camera; answers a PNG image. Small sizes only: a frame too \
+         large for the device's answer is refused with the largest size that fits.",
+        capture::<T>,
+    )
+    .params(&[
+        Param::integer("width", "The frame's width, in pixels").range(8, 64),
+        Param::integer("height", "The frame's height, in pixels").range(8, 64),
+    ])
+    .annotations(Annotations::new().read_only(true));
+
     /// Every tool of the demo board, one row each, in listing order: the tool of the standard set,
     /// of the set with a person in the loop, and of the async set. [`TOOLS`](Self::TOOLS),
     /// [`CONFIRMED_TOOLS`](Self::CONFIRMED_TOOLS) and [`ASYNC_TOOLS`](Self::ASYNC_TOOLS) are its
@@ -477,6 +592,7 @@ impl<T: Timebase + 'static> DemoBoard<T> {
             .confirmed(system::confirmed())
             .asynch(crate::kits::asynch::system::reboot()),
         DemoTool::same(Self::SET_FAN_SPEED),
+        DemoTool::same(Self::CAPTURE),
     ];
 
     /// The standard tool set, in listing order (see the [module docs](self)); register it with
@@ -818,6 +934,7 @@ mod test {
                 "self.tasks.get_status",
                 "self.reboot",
                 "self.fan.set_speed",
+                "self.camera.capture",
             ]
         );
         let mut board = DemoBoard::default();
@@ -849,6 +966,130 @@ mod test {
         let answer = call(&mut server, &mut board, &on);
         assert!(answer.contains(r#""level":"measured""#), "{answer}");
         assert!(board.sim.relay.coil());
+    }
+
+    /// Base64 (RFC 4648, padded) back to bytes.
+    fn unbase64(text: &str) -> Vec<u8> {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut bits = 0u32;
+        let mut n = 0;
+        let mut out = Vec::new();
+        for c in text.bytes().filter(|&c| c != b'=') {
+            let v = ALPHABET.iter().position(|&a| a == c).unwrap();
+            bits = (bits << 6) | v as u32;
+            n += 6;
+            if n >= 8 {
+                n -= 8;
+                out.push((bits >> n) as u8);
+            }
+        }
+        out
+    }
+
+    /// A capture answers the frame as an image after a first text that says what was taken
+    /// and how it is known; a frame the answer cannot hold is refused before it is taken, with
+    /// a size that does fit.
+    #[test]
+    fn the_camera_answers_a_png_or_refuses_a_frame_too_large() {
+        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        server.register_all(DemoBoard::TOOLS).unwrap();
+        let mut board = DemoBoard::default();
+        let capture = |id: u32, w: u32, h: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"self.camera.capture","arguments":{{"width":{w},"height":{h}}}}}}}"#
+            )
+        };
+        let mut camera = SimCamera::default();
+        let mut images = Vec::new();
+        for id in 1..=2 {
+            let answer = call(&mut server, &mut board, &capture(id, 16, 12));
+            let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+            let result = &v["result"];
+            assert_eq!(result["isError"], false, "{answer}");
+            assert_eq!(
+                result["content"][0]["text"],
+                format!("captured frame {id} (16x12 PNG, 656 bytes) — measured")
+            );
+            assert_eq!(result["evidence"], serde_json::json!({"level": "measured"}));
+            assert_eq!(result["content"][1]["type"], "image");
+            assert_eq!(result["content"][1]["mimeType"], "image/png");
+            let png = unbase64(result["content"][1]["data"].as_str().unwrap());
+            assert_eq!(png.len(), 656);
+            // The image is the frame: decoded, pixel for pixel the camera's pattern.
+            let frame = camera.capture(FrameSize::new(16, 12).unwrap());
+            let mut reader = png::Decoder::new(std::io::Cursor::new(&png))
+                .read_info()
+                .unwrap();
+            let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+            reader.next_frame(&mut pixels).unwrap();
+            for (i, rgb) in pixels.chunks(3).enumerate() {
+                let (x, y) = ((i % 16) as u16, (i / 16) as u16);
+                assert_eq!(rgb, frame.pixel(x, y), "({x}, {y})");
+            }
+            images.push(png);
+        }
+        assert_ne!(images[0], images[1], "two captures differ");
+        assert_eq!(board.sim.camera.frames(), 2);
+
+        // 64x64 is 12420 bytes as PNG: this answer (a 4096-byte buffer) cannot hold it.
+        let answer = call(&mut server, &mut board, &capture(3, 64, 64));
+        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(v["result"]["isError"], true, "{answer}");
+        let text = v["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("A 64x64 frame is 12420 bytes as PNG, 16560 in base64; this device answers with at most "),
+            "{text}"
+        );
+        assert!(text.ends_with(". No frame was taken."), "{text}");
+        assert_eq!(board.sim.camera.frames(), 2, "nothing was taken");
+        // The size it names fits, and no larger square does.
+        let (_, fits) = text.split_once("ask for at most ").unwrap();
+        let (w, h) = fits
+            .trim_end_matches(". No frame was taken.")
+            .split_once('x')
+            .unwrap();
+        let (w, h): (u32, u32) = (w.parse().unwrap(), h.parse().unwrap());
+        assert_eq!(w, h, "the aspect of the request");
+        let answer = call(&mut server, &mut board, &capture(4, w, h));
+        assert!(answer.contains(r#""isError":false"#), "{answer}");
+        assert!(answer.contains(r#""mimeType":"image/png""#), "{answer}");
+        let answer = call(&mut server, &mut board, &capture(5, w + 1, h + 1));
+        assert!(answer.contains(r#""isError":true"#), "{answer}");
+        assert!(
+            answer.contains(&format!("ask for at most {w}x{h}.")),
+            "{answer}"
+        );
+        assert_eq!(board.sim.camera.frames(), 3);
+
+        // Out of the schema's range: refused by the validator, before the handler.
+        let answer = call(&mut server, &mut board, &capture(6, 65, 8));
+        assert!(answer.contains("width"), "{answer}");
+        assert_eq!(board.sim.camera.frames(), 3);
+    }
+
+    /// With a small answer buffer no frame fits: said so, and nothing is taken.
+    #[test]
+    fn no_frame_fits_a_tiny_answer() {
+        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        server.register_all(DemoBoard::TOOLS).unwrap();
+        let mut board = DemoBoard::default();
+        let msg = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.camera.capture","arguments":{"width":8,"height":8}}}"#;
+        let mut out = [0u8; 640];
+        let n = server
+            .handle(msg, Principal::User, &mut board, &mut out)
+            .unwrap()
+            .len;
+        let answer = core::str::from_utf8(&out[..n]).unwrap();
+        assert!(answer.contains(r#""isError":true"#), "{answer}");
+        assert!(
+            answer.contains("A 8x8 frame is 268 bytes as PNG, 360 in base64"),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("; no frame fits. No frame was taken."),
+            "{answer}"
+        );
+        assert_eq!(board.sim.camera.frames(), 0);
     }
 
     /// The three sets are the table's columns: row `i` is tool `i` of each set, named alike

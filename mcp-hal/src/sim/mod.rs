@@ -6,7 +6,8 @@
 //! ([`Backlight`](crate::backlight::Backlight)), a [`SimRelay`] ([`Switch`](crate::switch::Switch)),
 //! a [`SimMotor`] ([`Actuator`](crate::motor::Actuator)) and a [`SimSystem`]
 //! ([`System`](crate::system::System)), and the readings: a [`SimThermometer`] and a [`SimBattery`]
-//! ([`Sensor`](crate::sensor::Sensor)s) and a [`SimButton`] ([`Button`](crate::sensor::Button)),
+//! ([`Sensor`](crate::sensor::Sensor)s), a [`SimButton`] ([`Button`](crate::sensor::Button)), a
+//! [`SimFan`] with its tachometer and a [`SimCamera`] whose frames the device encodes as PNG,
 //! which the simulator sets (`board.thermometer.set_millicelsius(31_500)`,
 //! `board.button.press(now_ms)`). Each behaves like the hardware it stands for, including
 //! what that hardware can *not* prove: the codec has a real volume register that is read back,
@@ -175,11 +176,14 @@ sim_board! {
     button: SimButton,
     /// The cooling fan, with its tachometer.
     fan: SimFan,
+    /// The camera, whose frames the device encodes as PNG.
+    camera: SimCamera,
 }
 
 mod asynch;
 mod backlight;
 mod board;
+mod camera;
 mod codec;
 #[cfg(feature = "tasks")]
 pub mod demo;
@@ -191,6 +195,7 @@ mod sensor;
 mod system;
 
 pub use backlight::SimBacklight;
+pub use camera::{Frame, FrameSize, SimCamera};
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
 pub use demo::{DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase};
