@@ -85,6 +85,16 @@ struct Cli {
     /// Origin must otherwise be the endpoint's own (http:// and its Host, port included).
     #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = origin, requires = "http")]
     allow_origins: Vec<String>,
+    /// With --http: require `Authorization: Bearer TOKEN` on every request to /mcp (401 with a
+    /// WWW-Authenticate challenge otherwise; the protected-resource metadata is served at
+    /// /.well-known/oauth-protected-resource[/mcp]). TOKEN: 1 to 256 of letters, digits, -._~+/
+    /// (then optional =). A token on the command line shows in `ps`: prefer --token-file.
+    #[arg(long, value_name = "TOKEN", requires = "http", conflicts_with = "token_file")]
+    token: Option<String>,
+    /// With --http: --token, read from this file (surrounding whitespace and the final newline
+    /// are ignored).
+    #[arg(long, value_name = "PATH", requires = "http")]
+    token_file: Option<std::path::PathBuf>,
     /// With --http: the most connections served at once; more wait until one closes.
     #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
     http_max_connections: usize,
@@ -787,6 +797,26 @@ fn origin(s: &str) -> Result<String, String> {
     }
 }
 
+/// The token of `--token` or `--token-file`, checked as a bearer token.
+fn bearer_token(cli: &Cli) -> Result<Option<String>, String> {
+    let (token, from) = match (&cli.token, &cli.token_file) {
+        (Some(t), _) => (t.clone(), "--token".to_string()),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+            (
+                text.trim().to_string(),
+                format!("--token-file {}", path.display()),
+            )
+        }
+        (None, None) => return Ok(None),
+    };
+    match mcp_core::transport::auth::Bearer::new(&token) {
+        Ok(_) => Ok(Some(token)),
+        Err(e) => Err(format!("{from}: not a bearer token ({e})")),
+    }
+}
+
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -927,6 +957,12 @@ fn serve_network(
         .body_timeout(cli.http_body_timeout)
         .keepalive(cli.sse_keepalive)
         .on_event(on_event);
+    let token = bearer_token(cli)?;
+    let protected = token.is_some();
+    let opts = match token {
+        Some(token) => opts.bearer_token(token),
+        None => opts,
+    };
     let host = HttpHost::new(opts, tools.factory(), board);
     runtime
         .block_on(async {
@@ -936,6 +972,12 @@ fn serve_network(
                 sim.add_transport(format!("http://{bound}/mcp"));
             }
             eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
+            if protected {
+                eprintln!(
+                    "device-sim: /mcp requires the bearer token; its metadata is at \
+                     http://{bound}/.well-known/oauth-protected-resource/mcp"
+                );
+            }
             host.serve(listener).await
         })
         .map_err(|e| e.to_string())
