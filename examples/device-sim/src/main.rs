@@ -89,7 +89,12 @@ struct Cli {
     /// WWW-Authenticate challenge otherwise; the protected-resource metadata is served at
     /// /.well-known/oauth-protected-resource[/mcp]). TOKEN: 1 to 256 of letters, digits, -._~+/
     /// (then optional =). A token on the command line shows in `ps`: prefer --token-file.
-    #[arg(long, value_name = "TOKEN", requires = "http", conflicts_with = "token_file")]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "http",
+        conflicts_with = "token_file"
+    )]
     token: Option<String>,
     /// With --http: --token, read from this file (surrounding whitespace and the final newline
     /// are ignored).
@@ -610,6 +615,14 @@ fn parse_faults(names: &[String]) -> Result<Option<Faults>, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if (cli.token.is_some() || cli.token_file.is_some()) && cli.http.is_none() {
+        // A token protects the HTTP endpoint only; silently serving another transport
+        // without it would mislead.
+        eprintln!(
+            "device-sim: --token and --token-file protect --http; no other transport has them"
+        );
+        return ExitCode::from(2);
+    }
     if cli.list_tools {
         return match Tools::new(&cli).engine() {
             Ok(engine) => {
