@@ -155,7 +155,9 @@ struct Cli {
     /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
     #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
     ws_max_message: Option<usize>,
-    /// Connect to an MQTT broker (mqtt://HOST:PORT) and serve MCP over MQTT after EMQX's
+    /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtt://USER:PASSWORD@HOST:PORT for a
+    /// broker that wants credentials; percent-encode `@` and `:` in them; logs show the URL
+    /// without them) and serve MCP over MQTT after EMQX's
     /// convention: a retained presence on $mcp-server/presence/ID/NAME (cleared by the will),
     /// initialize on $mcp-server/ID/NAME, each client on $mcp-rpc/CLIENT/ID/NAME. Reconnects
     /// forever (1 s, doubling to 30 s, with jitter).
@@ -1030,6 +1032,8 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
         sim,
     } = fleet;
     let n = cli.devices.max(1);
+    // Logs and the page show the broker without the credentials in its URL.
+    let shown_url = mcp_host::mqtt::redacted(url);
     let mut shown = Some(board);
     let mut fleet = tokio::task::JoinSet::new();
     for i in 1..=n {
@@ -1054,9 +1058,11 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
         let hook = match &sim {
             Some(sim) if i == 1 => {
                 sim.add_transport(if n == 1 {
-                    format!("mqtt {url} as {id}")
+                    format!("mqtt {shown_url} as {id}")
                 } else {
-                    format!("mqtt {url} as {id} (the first of {n} devices; the page shows it)")
+                    format!(
+                        "mqtt {shown_url} as {id} (the first of {n} devices; the page shows it)"
+                    )
                 });
                 let sim = sim.clone();
                 Arc::new(move |e: &HostEvent| {
@@ -1079,7 +1085,7 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
             .on_event(hook);
         fleet.spawn(async move { mcp_host::mqtt::run(&opts, engine, board).await });
     }
-    eprintln!("device-sim: {n} device(s) serving MCP over MQTT on {url}");
+    eprintln!("device-sim: {n} device(s) serving MCP over MQTT on {shown_url}");
     while let Some(done) = fleet.join_next().await {
         match done {
             Ok(Ok(())) => {}
