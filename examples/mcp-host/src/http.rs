@@ -280,6 +280,7 @@ async fn require_token(
     let n = why.write_challenge(p.resource(&h).as_ref(), &mut challenge);
     let value = challenge
         .get(..n)
+        .filter(|v| !v.is_empty())
         .and_then(|v| HeaderValue::from_bytes(v).ok())
         .unwrap_or(HeaderValue::from_static("Bearer"));
     let mut r = refusal(why.refusal(), b"");

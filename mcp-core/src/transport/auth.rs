@@ -64,6 +64,11 @@ pub const MAX_TOKEN_LEN: usize = 256;
 /// appends the endpoint's path (`/.well-known/oauth-protected-resource/mcp`).
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
+/// The longest `Host` value (after trimming) a [`Resource`] is made from: a DNS name's 253
+/// characters, a trailing dot, and a port. With it, a challenge for an endpoint path of `p`
+/// bytes fits in `100 + MAX_AUTHORITY_LEN + p` bytes.
+pub const MAX_AUTHORITY_LEN: usize = 260;
+
 /// The response header a 401 carries its challenge in.
 pub const WWW_AUTHENTICATE: &str = "WWW-Authenticate";
 
@@ -275,13 +280,15 @@ fn is_path_char(c: u8) -> bool {
 impl<'a> Resource<'a> {
     /// The endpoint at `path` (`/mcp`) of the server a request's `Host` value names (plain
     /// `http://`; see [`https`](Self::https)). `None` when `host` is not a plain authority
-    /// (`host[:port]`: no userinfo, no path, nothing to quote) or `path` is not an absolute path
+    /// (`host[:port]`: no userinfo, no path, nothing to quote; at most [`MAX_AUTHORITY_LEN`]
+    /// bytes) or `path` is not an absolute path
     /// of plain characters — so nothing a peer sent can break out of the challenge's quotes or
     /// the document's strings.
     pub fn new(host: &'a [u8], path: &'a str) -> Option<Self> {
         let authority = trim(host);
         let path_ok = path.starts_with('/') && path.bytes().all(is_path_char);
-        (is_authority(authority) && path_ok).then_some(Resource {
+        let authority_ok = authority.len() <= MAX_AUTHORITY_LEN && is_authority(authority);
+        (authority_ok && path_ok).then_some(Resource {
             https: false,
             authority,
             path,
@@ -543,6 +550,13 @@ mod test {
             assert!(Resource::new(b"localhost", path).is_none(), "{path:?}");
         }
         assert!(Resource::new(b" [::1]:80 ", "/").is_some());
+        // Bounded: the longest Host gives a challenge of a known size.
+        let longest = format!("{}:65535", "a".repeat(MAX_AUTHORITY_LEN - 6));
+        let r = Resource::new(longest.as_bytes(), "/mcp").unwrap();
+        let mut out = [0u8; 100 + MAX_AUTHORITY_LEN + 4];
+        assert!(Unauthorized::Invalid.write_challenge(Some(&r.https(true)), &mut out) > 0);
+        let too_long = format!("{}:65535", "a".repeat(MAX_AUTHORITY_LEN - 5));
+        assert!(Resource::new(too_long.as_bytes(), "/mcp").is_none());
     }
 
     #[test]
