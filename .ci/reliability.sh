@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
-TARGETS=(engine validator xiaozhi http mqtt index confirm)
+TARGETS=(engine validator xiaozhi http auth mqtt index confirm)
 
 step() { printf '\n==> %s (at %ds)\n' "$*" "$SECONDS"; }
 SECONDS=0

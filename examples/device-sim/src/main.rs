@@ -85,6 +85,21 @@ struct Cli {
     /// Origin must otherwise be the endpoint's own (http:// and its Host, port included).
     #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = origin, requires = "http")]
     allow_origins: Vec<String>,
+    /// With --http: require `Authorization: Bearer TOKEN` on every request to /mcp (401 with a
+    /// WWW-Authenticate challenge otherwise; the protected-resource metadata is served at
+    /// /.well-known/oauth-protected-resource[/mcp]). TOKEN: 1 to 256 of letters, digits, -._~+/
+    /// (then optional =). A token on the command line shows in `ps`: prefer --token-file.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "http",
+        conflicts_with = "token_file"
+    )]
+    token: Option<String>,
+    /// With --http: --token, read from this file (surrounding whitespace and the final newline
+    /// are ignored).
+    #[arg(long, value_name = "PATH", requires = "http")]
+    token_file: Option<std::path::PathBuf>,
     /// With --http: the most connections served at once; more wait until one closes.
     #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
     http_max_connections: usize,
@@ -140,7 +155,9 @@ struct Cli {
     /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
     #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
     ws_max_message: Option<usize>,
-    /// Connect to an MQTT broker (mqtt://HOST:PORT) and serve MCP over MQTT after EMQX's
+    /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtt://USER:PASSWORD@HOST:PORT for a
+    /// broker that wants credentials; percent-encode `@` and `:` in them; logs show the URL
+    /// without them) and serve MCP over MQTT after EMQX's
     /// convention: a retained presence on $mcp-server/presence/ID/NAME (cleared by the will),
     /// initialize on $mcp-server/ID/NAME, each client on $mcp-rpc/CLIENT/ID/NAME. Reconnects
     /// forever (1 s, doubling to 30 s, with jitter).
@@ -601,6 +618,14 @@ fn parse_faults(names: &[String]) -> Result<Option<Faults>, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if (cli.token.is_some() || cli.token_file.is_some()) && cli.http.is_none() {
+        // A token protects the HTTP endpoint only; silently serving another transport
+        // without it would mislead.
+        eprintln!(
+            "device-sim: --token and --token-file protect --http; no other transport has them"
+        );
+        return ExitCode::from(2);
+    }
     if cli.list_tools {
         return match Tools::new(&cli).engine() {
             Ok(engine) => {
@@ -788,6 +813,26 @@ fn origin(s: &str) -> Result<String, String> {
     }
 }
 
+/// The token of `--token` or `--token-file`, checked as a bearer token.
+fn bearer_token(cli: &Cli) -> Result<Option<String>, String> {
+    let (token, from) = match (&cli.token, &cli.token_file) {
+        (Some(t), _) => (t.clone(), "--token".to_string()),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+            (
+                text.trim().to_string(),
+                format!("--token-file {}", path.display()),
+            )
+        }
+        (None, None) => return Ok(None),
+    };
+    match mcp_core::transport::auth::Bearer::new(&token) {
+        Ok(_) => Ok(Some(token)),
+        Err(e) => Err(format!("{from}: not a bearer token ({e})")),
+    }
+}
+
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -928,6 +973,12 @@ fn serve_network(
         .body_timeout(cli.http_body_timeout)
         .keepalive(cli.sse_keepalive)
         .on_event(on_event);
+    let token = bearer_token(cli)?;
+    let protected = token.is_some();
+    let opts = match token {
+        Some(token) => opts.bearer_token(token),
+        None => opts,
+    };
     let host = HttpHost::new(opts, tools.factory(), board);
     runtime
         .block_on(async {
@@ -937,6 +988,12 @@ fn serve_network(
                 sim.add_transport(format!("http://{bound}/mcp"));
             }
             eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
+            if protected {
+                eprintln!(
+                    "device-sim: /mcp requires the bearer token; its metadata is at \
+                     http://{bound}/.well-known/oauth-protected-resource/mcp"
+                );
+            }
             host.serve(listener).await
         })
         .map_err(|e| e.to_string())
@@ -976,6 +1033,8 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
         sim,
     } = fleet;
     let n = cli.devices.max(1);
+    // Logs and the page show the broker without the credentials in its URL.
+    let shown_url = mcp_host::mqtt::redacted(url);
     let mut shown = Some(board);
     let mut fleet = tokio::task::JoinSet::new();
     for i in 1..=n {
@@ -1000,9 +1059,11 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
         let hook = match &sim {
             Some(sim) if i == 1 => {
                 sim.add_transport(if n == 1 {
-                    format!("mqtt {url} as {id}")
+                    format!("mqtt {shown_url} as {id}")
                 } else {
-                    format!("mqtt {url} as {id} (the first of {n} devices; the page shows it)")
+                    format!(
+                        "mqtt {shown_url} as {id} (the first of {n} devices; the page shows it)"
+                    )
                 });
                 let sim = sim.clone();
                 Arc::new(move |e: &HostEvent| {
@@ -1025,7 +1086,7 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
             .on_event(hook);
         fleet.spawn(async move { mcp_host::mqtt::run(&opts, engine, board).await });
     }
-    eprintln!("device-sim: {n} device(s) serving MCP over MQTT on {url}");
+    eprintln!("device-sim: {n} device(s) serving MCP over MQTT on {shown_url}");
     while let Some(done) = fleet.join_next().await {
         match done {
             Ok(Ok(())) => {}

@@ -313,3 +313,93 @@ async fn one_client_never_answers_another_clients_confirmation() {
         bob.notifications("shared")
     );
 }
+
+/// Starts `device-sim --mqtt URL --device-id ID` and collects its stderr lines on a thread.
+fn mqtt_sim(url: &str, id: &str) -> (Sim, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--mqtt", url, "--device-id", id])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start device-sim");
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (Sim(child), rx)
+}
+
+/// The lines that came within `wait`, until one satisfies `stop`.
+fn lines_until(
+    rx: &std::sync::mpsc::Receiver<String>,
+    wait: Duration,
+    stop: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + wait;
+    let mut lines = Vec::new();
+    while let Ok(l) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let done = stop(&l);
+        lines.push(l);
+        if done {
+            break;
+        }
+    }
+    lines
+}
+
+/// `--mqtt mqtt://USER:PASSWORD@HOST:PORT` against a mosquitto with a password file: the right
+/// password connects, a wrong one and none are refused by the broker (and retried), and the
+/// password shows in no log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_credentials_come_from_the_url() {
+    let Some(broker) = Broker::for_test_with_password("dev", "s3cret-pw") else {
+        return;
+    };
+    let port = broker.port();
+    let bare = format!("mqtt://127.0.0.1:{port}");
+    let connected = format!("device-sim: connected to MQTT broker {bare} as auth-sim");
+    for (url, secret) in [
+        (format!("mqtt://dev:wrong-pw@127.0.0.1:{port}"), "wrong-pw"),
+        (format!("mqtt://dev@127.0.0.1:{port}"), "dev@"),
+        (bare.clone(), "\u{0}"),
+    ] {
+        let (sim, rx) = mqtt_sim(&url, "auth-sim");
+        let lines = lines_until(&rx, Duration::from_secs(3), |l| {
+            l.contains("disconnected (MQTT:")
+        });
+        // The broker's CONNACK: "not authorized" (MQTT 5 reason 0x87), not a network failure.
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("disconnected (MQTT:") && l.contains("NotAuthorized")),
+            "{url}: {lines:#?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.starts_with(&connected)),
+            "{url}: {lines:#?}"
+        );
+        assert!(!lines.iter().any(|l| l.contains(secret)), "{lines:#?}");
+        drop(sim);
+    }
+    // The right password: connected, and the URL in the log has no credentials.
+    let (sim, rx) = mqtt_sim(
+        &format!("mqtt://dev:s3cret-pw@127.0.0.1:{port}"),
+        "auth-sim",
+    );
+    let lines = lines_until(&rx, T, |l| l.starts_with(&connected));
+    assert!(
+        lines.iter().any(|l| l.starts_with(&connected)),
+        "{lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("s3cret-pw")), "{lines:#?}");
+    // ... and serves: a client of the broker (with the password) sees it online.
+    drop(sim);
+}

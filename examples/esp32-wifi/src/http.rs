@@ -17,6 +17,14 @@
 //! stage has one deadline (`config::http`): the whole request head `HEADER_TIMEOUT` (also the
 //! keep-alive idle time), the whole body `BODY_TIMEOUT` (408 and close), the whole response
 //! `WRITE_TIMEOUT`.
+//!
+//! **A bearer token** (`MCP_TOKEN` at build time, optional): when set, every request to `/mcp`
+//! must carry `Authorization: Bearer <MCP_TOKEN>`, checked with mcp-core's
+//! `transport::auth::Bearer` (constant-time) after the Host/Origin rule and before the body is
+//! read; others get 401 with a `WWW-Authenticate` challenge, and the protected-resource metadata
+//! (RFC 9728) is served without it at `/.well-known/oauth-protected-resource[/mcp]`. A token
+//! that is no bearer token fails the build. Unset: no authorization (anyone on the network who
+//! reaches the device can call its tools).
 
 use core::fmt::Write as _;
 
@@ -25,6 +33,7 @@ use embassy_net::tcp::TcpSocket;
 use embassy_time::with_timeout;
 use embedded_io_async::Write as _;
 use mcp_core::server::{Delivery, Input, Peer};
+use mcp_core::transport::auth::{self, Bearer};
 use mcp_core::transport::http::{self, Headers, Route};
 use mcp_core::{Event, Principal};
 
@@ -33,6 +42,20 @@ use crate::config::http::{
 };
 use crate::config::{LINE, OUT};
 use crate::{Engine, EspBoard};
+
+/// The device's bearer token (`MCP_TOKEN` at build time), checked when the firmware compiles:
+/// one that is no bearer token (empty, over 256 bytes, a character outside RFC 6750's
+/// `b64token`) fails the build. `None`: the endpoint is open.
+const TOKEN: Option<Bearer<'static>> = match option_env!("MCP_TOKEN") {
+    None => None,
+    Some(t) => match Bearer::new(t) {
+        Ok(b) => Some(b),
+        Err(_) => panic!("MCP_TOKEN is not a bearer token: 1 to 256 of A-Z a-z 0-9 - . _ ~ + /, then optional ="),
+    },
+};
+
+/// The endpoint's path.
+const PATH: &str = "/mcp";
 
 /// Parsed request head, borrowing the head buffer.
 struct Request<'h> {
@@ -111,6 +134,7 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         202 => "Accepted",
         400 => "Bad Request",
+        401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
@@ -265,7 +289,8 @@ async fn connection_step(
         .header("Connection")
         .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"close"));
 
-    if req.path != b"/mcp" {
+    let metadata = TOKEN.is_some() && auth::is_metadata_path(req.path, PATH);
+    if req.path != PATH.as_bytes() && !metadata {
         return respond(socket, 404, &[], b"", close).await && !close;
     }
     let allowed = [ep.host.as_str()];
@@ -277,6 +302,40 @@ async fn connection_step(
             socket,
             refusal.status,
             &[],
+            out.get(..n).unwrap_or_default(),
+            true,
+        )
+        .await;
+        return false;
+    }
+    // The one Host was checked above: the resource is the endpoint as the client named it.
+    let resource = req
+        .header("Host")
+        .and_then(|h| auth::Resource::new(h, PATH));
+    if metadata {
+        // The protected-resource metadata (RFC 9728), open to all: how to authorize.
+        if req.method != b"GET" {
+            return respond(socket, 405, &[("Allow", "GET")], b"", close).await && !close;
+        }
+        let n = resource.map_or(0, |r| r.write_metadata(&[], out));
+        let status = if n == 0 { 400 } else { 200 };
+        let answer = out.get(..n).unwrap_or_default();
+        return respond(socket, status, &[], answer, close).await && !close;
+    }
+    if let Some(Err(why)) = TOKEN.map(|t| t.check(&req)) {
+        let mut challenge = [0u8; 160];
+        let n = why.write_challenge(resource.as_ref(), &mut challenge);
+        let value = challenge
+            .get(..n)
+            .and_then(|c| core::str::from_utf8(c).ok())
+            .filter(|c| !c.is_empty())
+            .unwrap_or("Bearer");
+        let n = why.refusal().write_body(b"", out);
+        // The body was not read: close rather than resynchronize.
+        let _ = respond(
+            socket,
+            401,
+            &[(auth::WWW_AUTHENTICATE, value)],
             out.get(..n).unwrap_or_default(),
             true,
         )
@@ -427,7 +486,8 @@ async fn respond(
     body: &[u8],
     close: bool,
 ) -> bool {
-    let mut head = heapless::String::<256>::new();
+    // Room for the longest head: a 401's challenge names the metadata URL.
+    let mut head = heapless::String::<384>::new();
     let _ = write!(head, "HTTP/1.1 {status} {}\r\n", reason(status));
     if !body.is_empty() {
         let _ = write!(head, "Content-Type: application/json\r\n");

@@ -14,6 +14,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use mcp_core::Principal;
 use mcp_core::server::Peer;
+use mcp_core::transport::auth;
 use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::wire::request::Message;
@@ -82,6 +83,15 @@ pub struct HttpOptions {
     /// The most connections served at once ([`HttpHost::serve`]); further ones wait in the
     /// listen backlog until one closes. SSE streams hold theirs while open.
     pub max_connections: usize,
+    /// The device's bearer token, if it has one: every request to the endpoint (any method)
+    /// must then carry `Authorization: Bearer <token>`, checked in constant time with mcp-core's
+    /// [`Bearer`](auth::Bearer) after the Host/Origin rule and before the body is read or an engine sees
+    /// anything; others get 401 with a `WWW-Authenticate` challenge naming the endpoint's
+    /// protected-resource metadata (RFC 9728), which is served without authorization at
+    /// `/.well-known/oauth-protected-resource` and `/.well-known/oauth-protected-resource<path>`.
+    /// Check the token with [`Bearer::new`](auth::Bearer::new) when you read it: one that is no bearer token
+    /// (empty, over 256 bytes, other characters than `b64token`'s) admits no request at all.
+    pub bearer_token: Option<String>,
 }
 
 impl fmt::Debug for HttpOptions {
@@ -97,6 +107,7 @@ impl fmt::Debug for HttpOptions {
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| ".."))
             .finish_non_exhaustive()
     }
 }
@@ -120,6 +131,7 @@ impl Default for HttpOptions {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             max_connections: 128,
+            bearer_token: None,
         }
     }
 }
@@ -198,6 +210,13 @@ impl HttpOptions {
         self
     }
 
+    /// Requires this bearer token on every request to the endpoint; see
+    /// [`bearer_token`](Self::bearer_token).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
     /// Sets how often open SSE connections get a keep-alive comment.
     pub fn keepalive(mut self, every: Duration) -> Self {
         self.keepalive = every.max(Duration::from_millis(10));
@@ -223,6 +242,71 @@ struct Shared<C: 'static, const N: usize, const T: usize> {
     listens: Mutex<HashMap<u64, Listener>>,
     next_generation: std::sync::atomic::AtomicU64,
     clock: Clock,
+}
+
+/// What a token-protected endpoint checks: its token and its path.
+struct Protected {
+    token: String,
+    path: String,
+}
+
+impl Protected {
+    /// The endpoint as this request reached it (`None` without a usable `Host`).
+    fn resource<'a>(&'a self, h: &'a View<'_>) -> Option<auth::Resource<'a>> {
+        auth::Resource::new(h.header("Host")?, &self.path)
+    }
+}
+
+/// Lets a request through to the endpoint only with the device's bearer token; else 401 with
+/// the challenge. Nothing of the body is read.
+async fn require_token(
+    State(p): State<Arc<Protected>>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let h = View(req.headers());
+    let checked = match auth::Bearer::new(&p.token) {
+        Ok(bearer) => bearer.check(&h),
+        // A token that is no bearer token admits nothing.
+        Err(_) => Err(match h.header("Authorization") {
+            Some(_) => auth::Unauthorized::Invalid,
+            None => auth::Unauthorized::Missing,
+        }),
+    };
+    let Err(why) = checked else {
+        return next.run(req).await;
+    };
+    let mut challenge = [0u8; 512];
+    let n = why.write_challenge(p.resource(&h).as_ref(), &mut challenge);
+    let value = challenge
+        .get(..n)
+        .filter(|v| !v.is_empty())
+        .and_then(|v| HeaderValue::from_bytes(v).ok())
+        .unwrap_or(HeaderValue::from_static("Bearer"));
+    let mut r = refusal(why.refusal(), b"");
+    r.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    r
+}
+
+/// The protected-resource metadata document (RFC 9728) of the endpoint as this request
+/// reached it.
+async fn metadata(State(p): State<Arc<Protected>>, req: Request) -> Response {
+    let h = View(req.headers());
+    let Some(resource) = p.resource(&h) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            None,
+            -32600,
+            "Bad Request: the Host header names the resource",
+        );
+    };
+    let mut out = vec![0u8; 1024];
+    let n = resource.write_metadata(&[], &mut out);
+    out.truncate(n);
+    if out.is_empty() {
+        return internal();
+    }
+    json(StatusCode::OK, Bytes::from(out))
 }
 
 /// A Streamable HTTP MCP server over engines built by a [`Factory`], sharing one board.
@@ -266,12 +350,33 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
     }
 
     /// The axum router serving the endpoint, the Host/Origin rule ([`web::Origins`]) checked
-    /// before it.
+    /// before it, and with a [bearer token](HttpOptions::bearer_token) the token checked next
+    /// (the metadata document's routes are open).
     pub fn router(&self) -> Router {
         let opts = &self.shared.opts;
-        let router = Router::new()
+        let mut router = Router::new()
             .route(&opts.path, axum::routing::any(endpoint::<C, N, T>))
             .with_state(self.shared.clone());
+        if let Some(token) = &opts.bearer_token {
+            let protect = Arc::new(Protected {
+                token: token.clone(),
+                path: opts.path.clone(),
+            });
+            // `route_layer`: only the endpoint's routes; the metadata below stays open.
+            router = router
+                .route_layer(axum::middleware::from_fn_with_state(
+                    protect.clone(),
+                    require_token,
+                ))
+                .route(
+                    auth::METADATA_PATH,
+                    axum::routing::get(metadata).with_state(protect.clone()),
+                );
+            let suffixed = format!("{}{}", auth::METADATA_PATH, opts.path.trim_end_matches('/'));
+            if suffixed != auth::METADATA_PATH {
+                router = router.route(&suffixed, axum::routing::get(metadata).with_state(protect));
+            }
+        }
         let origins = web::Origins::new(&opts.allowed_hosts, &opts.allowed_origins);
         web::guard(router, origins, |r| refusal(r, b""))
     }

@@ -114,7 +114,10 @@ pub const MAX_INFLIGHT: u16 = 16;
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct Options {
-    /// The broker: `mqtt://HOST:PORT` (or `tcp://`; port 1883 when absent).
+    /// The broker: `mqtt://HOST:PORT` (or `tcp://`; port 1883 when absent), optionally with
+    /// credentials, `mqtt://USER:PASSWORD@HOST:PORT` (percent-encoded as in any URL: `%40` for
+    /// an `@`), used when [`credentials`](Self::credentials) is `None`. Events and logs show
+    /// the broker without them ([`redacted`]).
     pub broker: String,
     /// The device id: its MQTT client id and `server-id`.
     pub server_id: String,
@@ -124,7 +127,8 @@ pub struct Options {
     pub description: String,
     /// Extra metadata in the presence message (a JSON object), if any.
     pub meta: Option<String>,
-    /// MQTT user name and password, if the broker wants them.
+    /// MQTT user name and password, if the broker wants them (else those of the broker URL,
+    /// if it has any).
     pub credentials: Option<(String, String)>,
     /// Who is on the other end (every client of the device).
     pub principal: Principal,
@@ -306,6 +310,53 @@ fn owned(topic: Result<&str, conv::BufferTooSmall>) -> String {
     topic.map(str::to_owned).unwrap_or_default()
 }
 
+/// The URL's `user:password@` (percent-decoded; the password empty when absent) and the URL
+/// without it.
+fn userinfo(url: &str) -> Result<(String, Option<(String, String)>), Error> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Ok((url.to_string(), None));
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let Some((info, host)) = authority.rsplit_once('@') else {
+        return Ok((url.to_string(), None));
+    };
+    let (user, password) = info.split_once(':').unwrap_or((info, ""));
+    let decode = |s: &str| {
+        percent_decode(s).ok_or_else(|| {
+            Error::Options("bad percent-encoding in the broker URL's credentials".into())
+        })
+    };
+    let credentials = (decode(user)?, decode(password)?);
+    Ok((format!("{scheme}://{host}{path}"), Some(credentials)))
+}
+
+/// `%XX` escapes decoded; `None` for a broken escape or bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let hex = [bytes.next()?, bytes.next()?];
+            let hex = std::str::from_utf8(&hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A broker URL as events and logs may show it: without the credentials in it (a password in
+/// `mqtt://user:password@host` must not reach a log).
+pub fn redacted(url: &str) -> String {
+    match userinfo(url) {
+        Ok((bare, Some(_))) => bare,
+        Ok((bare, None)) => bare,
+        Err(_) => "(a broker URL with unreadable credentials)".into(),
+    }
+}
+
 /// `mqtt://host:port` → (host, port).
 fn broker_address(url: &str) -> Result<(String, u16), Error> {
     let rest = url
@@ -425,7 +476,8 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
             opts.server_id, opts.server_name
         ))
     })?;
-    let (host, port) = broker_address(&opts.broker)?;
+    let (broker, url_credentials) = userinfo(&opts.broker)?;
+    let (host, port) = broker_address(&broker)?;
     let mut buf = [0u8; MAX_TOPIC_LEN];
     let topics = Topics {
         control: owned(me.control(&mut buf)),
@@ -484,7 +536,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
     net.set_tcp_nodelay(true);
     net.set_connection_timeout(opts.connect_timeout.as_secs().max(1));
     mqtt.set_network_options(net);
-    if let Some((user, password)) = &opts.credentials {
+    if let Some((user, password)) = opts.credentials.as_ref().or(url_credentials.as_ref()) {
         mqtt.set_credentials(user.clone(), password.clone());
     }
     let (client, mut eventloop) = AsyncClient::new(mqtt, 256);
@@ -620,7 +672,8 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             hook(&HostEvent::Connected {
                 to: format!(
                     "MQTT broker {} as {}",
-                    self.opts.broker, self.opts.server_id
+                    redacted(&self.opts.broker),
+                    self.opts.server_id
                 ),
             });
         }
@@ -1108,5 +1161,41 @@ mod test {
         assert!(broker_address("http://x").is_err());
         assert!(broker_address("mqtt://:1883").is_err());
         assert!(broker_address("mqtt://h:99999").is_err());
+    }
+
+    #[test]
+    fn credentials_in_broker_urls() {
+        let creds = |u: &str, p: &str| Some((u.to_string(), p.to_string()));
+        assert_eq!(
+            userinfo("mqtt://dev:s3cret@127.0.0.1:1884").unwrap(),
+            ("mqtt://127.0.0.1:1884".into(), creds("dev", "s3cret"))
+        );
+        assert_eq!(
+            userinfo("mqtt://dev%40site:p%3Aw%2F@broker/").unwrap(),
+            ("mqtt://broker/".into(), creds("dev@site", "p:w/"))
+        );
+        assert_eq!(
+            userinfo("tcp://only-user@[::1]:1883").unwrap(),
+            ("tcp://[::1]:1883".into(), creds("only-user", ""))
+        );
+        // The last @ of the authority ends the user info (an unescaped @ in the password).
+        assert_eq!(
+            userinfo("mqtt://u:p@ss@h:1").unwrap(),
+            ("mqtt://h:1".into(), creds("u", "p@ss"))
+        );
+        assert_eq!(
+            userinfo("mqtt://h:1/a@b").unwrap(),
+            ("mqtt://h:1/a@b".into(), None)
+        );
+        assert_eq!(userinfo("mqtt://h").unwrap(), ("mqtt://h".into(), None));
+        assert!(userinfo("mqtt://u:%zz@h").is_err());
+        assert!(userinfo("mqtt://u:%4@h").is_err());
+        assert!(userinfo("mqtt://u:%ff@h").is_err());
+        assert_eq!(
+            redacted("mqtt://dev:s3cret@10.0.0.1:1883"),
+            "mqtt://10.0.0.1:1883"
+        );
+        assert_eq!(redacted("mqtt://10.0.0.1"), "mqtt://10.0.0.1");
+        assert!(!redacted("mqtt://u:%zz@h").contains("zz"));
     }
 }

@@ -71,12 +71,26 @@ impl Broker {
     /// # Errors
     /// No mosquitto binary (see [`mosquitto`]), or it did not start.
     pub fn start() -> Result<Broker, String> {
+        Self::start_as(None)
+    }
+
+    /// [`start`](Self::start) with a password file: only `user` with `password` may connect;
+    /// anonymous clients and other passwords are refused (CONNACK "not authorized").
+    ///
+    /// # Errors
+    /// No mosquitto or mosquitto_passwd binary (both come with the Debian package), or it did
+    /// not start.
+    pub fn start_with_password(user: &str, password: &str) -> Result<Broker, String> {
+        Self::start_as(Some((user, password)))
+    }
+
+    fn start_as(auth: Option<(&str, &str)>) -> Result<Broker, String> {
         let binary = mosquitto()?;
         // Another process may take the port between its release and mosquitto's bind: try again
         // on a new one.
         let mut last = String::new();
         for _ in 0..3 {
-            match Self::start_on(binary.clone()) {
+            match Self::start_on(binary.clone(), auth) {
                 Ok(b) => return Ok(b),
                 Err(e) => last = e,
             }
@@ -91,9 +105,21 @@ impl Broker {
     ///
     /// # Panics
     /// No broker while the environment variable `CI` is set.
-    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
     pub fn for_test() -> Option<Broker> {
-        match Self::start() {
+        Self::for_test_as(None)
+    }
+
+    /// [`for_test`](Self::for_test) with [`start_with_password`](Self::start_with_password).
+    ///
+    /// # Panics
+    /// No broker while the environment variable `CI` is set.
+    pub fn for_test_with_password(user: &str, password: &str) -> Option<Broker> {
+        Self::for_test_as(Some((user, password)))
+    }
+
+    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
+    fn for_test_as(auth: Option<(&str, &str)>) -> Option<Broker> {
+        match Self::start_as(auth) {
             Ok(b) => Some(b),
             Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
             Err(e) => {
@@ -103,7 +129,7 @@ impl Broker {
         }
     }
 
-    fn start_on(binary: PathBuf) -> Result<Broker, String> {
+    fn start_on(binary: PathBuf, auth: Option<(&str, &str)>) -> Result<Broker, String> {
         let port = free_port().map_err(|e| e.to_string())?;
         let dir = std::env::temp_dir().join(format!(
             "mqtt-fleet-{}-{}",
@@ -113,8 +139,34 @@ impl Broker {
         fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         // No persistence: a restarted broker has forgotten every retained presence, and the
         // devices must announce themselves again. Queues sized for a fleet benchmark.
+        let access = match auth {
+            None => "allow_anonymous true\n".to_string(),
+            Some((user, password)) => {
+                let file = dir.join("passwd");
+                let passwd = binary.with_file_name("mosquitto_passwd");
+                let passwd = if passwd.is_file() {
+                    passwd
+                } else {
+                    "mosquitto_passwd".into()
+                };
+                let made = Command::new(&passwd)
+                    .args(["-b", "-c"])
+                    .arg(&file)
+                    .args([user, password])
+                    .stdin(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("{}: {e}", passwd.display()))?;
+                if !made.status.success() {
+                    return Err(format!(
+                        "mosquitto_passwd: {}",
+                        String::from_utf8_lossy(&made.stderr)
+                    ));
+                }
+                format!("allow_anonymous false\npassword_file {}\n", file.display())
+            }
+        };
         let conf = format!(
-            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n\
+            "listener {port} 127.0.0.1\n{access}persistence false\n\
              set_tcp_nodelay true\nmax_queued_messages 100000\n\
              log_dest stdout\nlog_type error\nlog_type warning\n"
         );

@@ -65,7 +65,7 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    const fn new(status: u16, code: ErrorCode, message: &'static str) -> Self {
+    pub(crate) const fn new(status: u16, code: ErrorCode, message: &'static str) -> Self {
         Refusal {
             status,
             code,
@@ -101,7 +101,7 @@ pub const METHOD: &str = "Mcp-Method";
 /// The 2026-07-28 header mirroring the tool name, resource URI or task id.
 pub const NAME: &str = "Mcp-Name";
 
-fn trim(v: &[u8]) -> &[u8] {
+pub(crate) fn trim(v: &[u8]) -> &[u8] {
     let start = v
         .iter()
         .position(|c| !matches!(c, b' ' | b'\t'))
@@ -205,6 +205,11 @@ fn parse_authority(v: &[u8]) -> Option<(HostName<'_>, Option<u16>)> {
         }
     };
     Some((host, port))
+}
+
+/// `true` when `v` is an authority as [`parse_authority`] reads it (`host[:port]`, nothing else).
+pub(crate) fn is_authority(v: &[u8]) -> bool {
+    parse_authority(v).is_some()
 }
 
 /// A serialized origin (RFC 6454), parsed: its scheme, host and port (the scheme's default

@@ -4,8 +4,11 @@
 //! - [`stdio`]: one JSON message per line (UART, USB serial, a process's stdin/stdout).
 //! - [`xiaozhi`]: the xiaozhi envelope `{"session_id":…,"type":"mcp","payload":{…}}`.
 //! - [`http`]: Streamable HTTP rules (routing both eras, header and Origin checks, SSE events).
+//! - [`auth`]: bearer tokens on the HTTP endpoint (constant-time check, the 401 challenge, the
+//!   protected-resource metadata document).
 //! - [`mqtt`]: MCP over MQTT (EMQX's convention): topics, presence payloads, who sent a message.
 
+pub mod auth;
 pub mod http;
 pub mod mqtt;
 pub mod stdio;
