@@ -240,9 +240,16 @@ async fn serve(
     engine: &'static mut Engine,
     board: &'static mut EspBoard,
     host: heapless::String<16>,
-    _mac: [u8; 6],
+    mac: [u8; 6],
 ) -> ! {
     let mut ep = http::Endpoint::new(engine, board, host, random);
+    // A client that resolved the mDNS name may put it in Host.
+    #[cfg(feature = "mdns")]
+    {
+        ep.alias = Some(mdns::local_name(mac));
+    }
+    #[cfg(not(feature = "mdns"))]
+    let _ = mac;
     http::serve(stack, &mut ep, uptime_ms).await
 }
 

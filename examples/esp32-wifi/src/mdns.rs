@@ -51,6 +51,13 @@ fn name(mac: [u8; 6]) -> heapless::String<32> {
     name
 }
 
+/// The host name the responder answers for, with `.local` (`esp32-wifi-a1b2c3.local`).
+pub fn local_name(mac: [u8; 6]) -> heapless::String<40> {
+    let mut local = heapless::String::new();
+    let _ = write!(local, "{}.local", name(mac));
+    local
+}
+
 /// Runs the responder for as long as the device runs.
 #[embassy_executor::task]
 pub async fn run(stack: Stack<'static>, mac: [u8; 6]) {
