@@ -42,9 +42,9 @@ step "esp32-serial: ESP32-C6 (riscv32imac), release, same source"
 (cd examples/esp32-serial && cargo build --release --no-default-features --features esp32c6 \
     --target riscv32imac-unknown-none-elf)
 
-step "esp32-wifi: ESP32-C3, release: Streamable HTTP server, the xiaozhi WebSocket client, MCP over MQTT"
-(cd examples/esp32-wifi && cargo build --release && cargo build --release --features xiaozhi \
-    && cargo build --release --features mqtt)
+step "esp32-wifi: ESP32-C3, release: Streamable HTTP server (also with the mDNS responder), the xiaozhi WebSocket client, MCP over MQTT"
+(cd examples/esp32-wifi && cargo build --release && cargo build --release --features mdns \
+    && cargo build --release --features xiaozhi && cargo build --release --features mqtt)
 
 step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/run"
 (cd examples/qemu-riscv && cargo build --release)

@@ -247,6 +247,15 @@ struct Cli {
     /// stream whose client has gone is ended within about two of them).
     #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "http")]
     sse_keepalive: Duration,
+    /// With --http: advertise the endpoint on the LAN by mDNS/DNS-SD as a `_mcp._tcp` service
+    /// (TXT path=/mcp, proto, version), on the interfaces the listener serves (loopback only for
+    /// 127.0.0.1). SIGINT/SIGTERM withdraw it (goodbye packets) before exiting.
+    #[arg(long, requires = "http")]
+    mdns: bool,
+    /// With --mdns: the instance name (default device-sim-PORT). Its host name, NAME.local
+    /// made DNS-safe and ending in -PORT, is accepted in Host.
+    #[arg(long, value_name = "NAME", requires = "mdns")]
+    mdns_name: Option<String>,
 }
 
 /// The engine, the board and the transport state.
@@ -979,24 +988,64 @@ fn serve_network(
         Some(token) => opts.bearer_token(token),
         None => opts,
     };
-    let host = HttpHost::new(opts, tools.factory(), board);
-    runtime
-        .block_on(async {
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            let bound = listener.local_addr()?;
-            if let Some(sim) = &sim {
-                sim.add_transport(format!("http://{bound}/mcp"));
-            }
-            eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
-            if protected {
-                eprintln!(
-                    "device-sim: /mcp requires the bearer token; its metadata is at \
-                     http://{bound}/.well-known/oauth-protected-resource/mcp"
-                );
-            }
-            host.serve(listener).await
-        })
-        .map_err(|e| e.to_string())
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("--http {addr}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        let mut opts = opts;
+        let advert = if cli.mdns {
+            let instance = cli
+                .mdns_name
+                .clone()
+                .unwrap_or_else(|| format!("device-sim-{}", bound.port()));
+            let advert = mcp_host::mdns::Advert::start(&mcp_host::mdns::Service {
+                instance: &instance,
+                bound,
+                path: "/mcp",
+                proto: Revision::LATEST.as_str(),
+                version: env!("CARGO_PKG_VERSION"),
+            })
+            .map_err(|e| e.to_string())?;
+            eprintln!(
+                "device-sim: advertising {} (host {}.local) by mDNS",
+                advert.fullname(),
+                advert.host()
+            );
+            // A client that resolved the advertisement may name its host in Host.
+            let local = format!("{}.local", advert.host());
+            let mut names = hosts.clone();
+            names.push(&local);
+            opts = opts.allow_hosts(&names);
+            Some(advert)
+        } else {
+            None
+        };
+        let host = HttpHost::new(opts, tools.factory(), board);
+        if let Some(sim) = &sim {
+            sim.add_transport(format!("http://{bound}/mcp"));
+        }
+        eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
+        if protected {
+            eprintln!(
+                "device-sim: /mcp requires the bearer token; its metadata is at \
+                 http://{bound}/.well-known/oauth-protected-resource/mcp"
+            );
+        }
+        let Some(advert) = advert else {
+            return host.serve(listener).await.map_err(|e| e.to_string());
+        };
+        // Serve until SIGINT or SIGTERM, then say goodbye on the LAN.
+        let served = tokio::select! {
+            served = host.serve(listener) => served.map_err(|e| e.to_string()),
+            signal = shutdown_signal() => signal.map_err(|e| e.to_string()),
+        };
+        match advert.stop() {
+            Ok(()) => eprintln!("device-sim: mDNS advertisement withdrawn"),
+            Err(e) => eprintln!("device-sim: {e}"),
+        }
+        served
+    })
 }
 
 /// The id of device `i` (from 1) of `n`: `ID` alone, or `ID-i` zero-padded to the width of `n`.

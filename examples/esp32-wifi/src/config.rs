@@ -128,8 +128,9 @@ pub const PAGE_BYTES: usize = 2048;
 /// The JSON nesting limit (nesting costs the engine no stack).
 pub const MAX_DEPTH: u8 = 128;
 /// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener, the
-/// WebSocket client or the MQTT client), and one spare.
-pub const SOCKETS: usize = 3;
+/// WebSocket client or the MQTT client), and one spare; with the feature `mdns` one more, the
+/// responder's UDP socket.
+pub const SOCKETS: usize = if cfg!(feature = "mdns") { 4 } else { 3 };
 
 /// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
 /// bootloader used is reclaimed for it). The MCP engine allocates nothing: mcp-core is built
@@ -162,6 +163,23 @@ pub mod http {
     /// One deadline for writing a response (a client that does not read loses the connection);
     /// also the TCP timeout of unacknowledged data.
     pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+}
+
+/// The mDNS/DNS-SD responder (feature `mdns`, with the HTTP mode).
+#[cfg(feature = "mdns")]
+pub mod mdns {
+    /// The instance and host name's prefix; the last three bytes of the station's MAC address
+    /// follow in hex (`esp32-wifi-a1b2c3`: instance `esp32-wifi-a1b2c3._mcp._tcp.local.`, host
+    /// `esp32-wifi-a1b2c3.local`), so that boards on one network do not collide.
+    pub const NAME_PREFIX: &str = "esp32-wifi-";
+    /// The TTL of the answers (s). RFC 6762 recommends 120 s for records naming a host.
+    pub const TTL_SECS: u32 = 120;
+    /// The largest mDNS message received or sent (bytes; an Ethernet MTU's UDP payload).
+    pub const MESSAGE: usize = 1472;
+    /// How often the address is checked; a new DHCP lease restarts the responder on it (s).
+    pub const ADDRESS_CHECK_SECS: u64 = 5;
+    /// Pause after a responder error (the socket failed), before it starts again (s).
+    pub const RESTART_SECS: u64 = 1;
 }
 
 /// xiaozhi WebSocket client mode (feature `xiaozhi`): the link's limits and timings.

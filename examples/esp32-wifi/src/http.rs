@@ -163,6 +163,9 @@ pub struct Endpoint<'a> {
     pub board: &'a mut EspBoard,
     /// The device's address, accepted in `Host` (DNS-rebinding protection).
     pub host: heapless::String<16>,
+    /// Another name accepted in `Host`, if any: the `.local` name the mDNS responder answers
+    /// for (feature `mdns`).
+    pub alias: Option<heapless::String<40>>,
     /// A source of session ids.
     pub random: fn() -> u64,
     session: Session,
@@ -180,6 +183,7 @@ impl<'a> Endpoint<'a> {
             engine,
             board,
             host,
+            alias: None,
             random,
             session: Session::default(),
         }
@@ -293,10 +297,15 @@ async fn connection_step(
     if req.path != PATH.as_bytes() && !metadata {
         return respond(socket, 404, &[], b"", close).await && !close;
     }
-    let allowed = [ep.host.as_str()];
+    let both = [ep.host.as_str(), ep.alias.as_deref().unwrap_or_default()];
+    let allowed = if ep.alias.is_some() {
+        &both[..]
+    } else {
+        &both[..1]
+    };
     // A browser's Origin must be this device's own origin (http:// and its Host, the port
     // included): a page served anywhere else, another server on the same host too, is refused.
-    if let Err(refusal) = http::check_host_and_origin(&req, &allowed, &[]) {
+    if let Err(refusal) = http::check_host_and_origin(&req, allowed, &[]) {
         let n = refusal.write_body(b"", out);
         let _ = respond(
             socket,

@@ -28,10 +28,17 @@ mod board;
 mod config;
 #[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
 mod http;
+#[cfg(feature = "mdns")]
+mod mdns;
 #[cfg(feature = "mqtt")]
 mod mqtt;
 #[cfg(feature = "xiaozhi")]
 mod xiaozhi;
+
+#[cfg(all(feature = "mdns", any(feature = "xiaozhi", feature = "mqtt")))]
+compile_error!(
+    "the feature `mdns` advertises the Streamable HTTP endpoint: build it without `xiaozhi` and `mqtt`"
+);
 
 #[cfg(all(feature = "xiaozhi", feature = "mqtt"))]
 compile_error!(
@@ -153,6 +160,9 @@ async fn main(spawner: Spawner) -> ! {
     spawner.spawn(connection(controller).unwrap_or_else(|_| halt()));
     spawner.spawn(net_task(runner).unwrap_or_else(|_| halt()));
     spawner.spawn(reboot_watch().unwrap_or_else(|_| halt()));
+    // Discovery on the LAN: answers `_mcp._tcp` queries once the stack has an address.
+    #[cfg(feature = "mdns")]
+    spawner.spawn(mdns::run(stack, mac).unwrap_or_else(|_| halt()));
 
     stack.wait_config_up().await;
     let mut host = heapless::String::<16>::new();
@@ -230,9 +240,16 @@ async fn serve(
     engine: &'static mut Engine,
     board: &'static mut EspBoard,
     host: heapless::String<16>,
-    _mac: [u8; 6],
+    mac: [u8; 6],
 ) -> ! {
     let mut ep = http::Endpoint::new(engine, board, host, random);
+    // A client that resolved the mDNS name may put it in Host.
+    #[cfg(feature = "mdns")]
+    {
+        ep.alias = Some(mdns::local_name(mac));
+    }
+    #[cfg(not(feature = "mdns"))]
+    let _ = mac;
     http::serve(stack, &mut ep, uptime_ms).await
 }
 

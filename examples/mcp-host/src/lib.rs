@@ -15,6 +15,8 @@
 //!   by name) and a body limit (413) come first. Connections are bounded in number and in how
 //!   long a request head or body may take; a full session table never ends a session in use
 //!   (503 + `Retry-After` instead).
+//! - [`mdns`]: discovery on the LAN: a DNS-SD `_mcp._tcp` advertisement of the HTTP endpoint
+//!   (its path in TXT), withdrawn with goodbye packets.
 //! - [`web`]: those limits and that origin rule for any other axum router a device serves next
 //!   to `/mcp` (device-sim's `--ui` page), one mechanism for every port of the process.
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
@@ -52,6 +54,7 @@
 //! Lock order, everywhere: an engine, then the board.
 
 mod http;
+pub mod mdns;
 pub mod mqtt;
 pub mod report;
 mod session;

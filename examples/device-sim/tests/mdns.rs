@@ -1,0 +1,295 @@
+//! Discovery on the LAN (`--mdns`): the real device-sim binary advertises its Streamable HTTP
+//! endpoint as a DNS-SD `_mcp._tcp` service; a client browses for it with mdns-sd on loopback,
+//! resolves it, connects to the address, port and TXT `path` it found and gets device-sim's
+//! `initialize` answer; when the simulator is stopped (SIGTERM) the client hears it go.
+//!
+//! mDNS is multicast, and an mDNS responder joins its group on every interface it starts on. So
+//! that nothing of it reaches a real network, the test runs itself again inside a network
+//! namespace of its own (`unshare --net --map-root-user`, util-linux), where `lo` is the only
+//! interface, brings `lo` up there (`ip link`, iproute2) and does its work. No packet can leave
+//! the machine, and parallel runs cannot hear one another. (Linux loops multicast back on `lo`
+//! without its `MULTICAST` flag; the namespace does not need to set it.) Where no namespace can be
+//! made (user namespaces forbidden), the test runs on the machine's loopback with a unique name.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent};
+use serde_json::{Value, json};
+
+/// Set in the copy of this test that runs inside the network namespace.
+const INSIDE: &str = "DEVICE_SIM_MDNS_NETNS";
+/// Every wait of this test.
+const WAIT: Duration = Duration::from_secs(10);
+const SERVICE_TYPE: &str = "_mcp._tcp.local.";
+
+struct Sim(Child);
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs test `name` of this binary again inside a fresh network namespace whose only
+/// interface is `lo`; fails with the namespace's own output when it fails. Returns `false`
+/// (and runs nothing) where no namespace can be made (no `unshare` or `ip`, or user namespaces
+/// forbidden, as in some containers): the caller then runs the test here, on loopback.
+fn in_private_netns(name: &str) -> bool {
+    let probe = Command::new("unshare")
+        .args(["--net", "--map-root-user", "sh", "-c", "ip link set lo up"])
+        .stdin(Stdio::null())
+        .output();
+    if !probe.as_ref().is_ok_and(|p| p.status.success()) {
+        eprintln!(
+            "mdns test: no private network namespace here ({probe:?}); running on this \
+             machine's loopback"
+        );
+        return false;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("unshare")
+        .args([
+            "--net",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "ip link set lo up && exec \"$0\" \"$@\"",
+        ])
+        .arg(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(INSIDE, "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run unshare (util-linux) to get a network namespace for the mDNS test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the mDNS test in its own network namespace (unshare --net --map-root-user, then \
+         `ip link set lo up`) failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    // The copy really ran the test (not "0 tests").
+    assert!(
+        stdout.contains("1 passed"),
+        "the mDNS test did not run in the namespace:\n{stdout}\n{stderr}"
+    );
+    true
+}
+
+/// A browser on loopback only, as the advertisement is (`--http 127.0.0.1:…`).
+fn loopback_browser() -> (ServiceDaemon, mdns_sd::Receiver<ServiceEvent>) {
+    let daemon = ServiceDaemon::new().expect("start the mDNS browser");
+    daemon.disable_interface(IfKind::All).unwrap();
+    daemon.enable_interface(IfKind::LoopbackV4).unwrap();
+    let events = daemon.browse(SERVICE_TYPE).unwrap();
+    (daemon, events)
+}
+
+/// The next browse event for `fullname` that `pick` takes, within [`WAIT`].
+fn wait_for<T>(
+    events: &mdns_sd::Receiver<ServiceEvent>,
+    what: &str,
+    pick: impl Fn(ServiceEvent) -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(event) => {
+                seen.push(format!("{event:?}"));
+                if let Some(found) = pick(event) {
+                    return found;
+                }
+            }
+            Err(_) => panic!(
+                "no {what} within {} s; the browser saw: {seen:#?}",
+                WAIT.as_secs()
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodbye() {
+    if std::env::var_os(INSIDE).is_none()
+        && in_private_netns(
+            "a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodbye",
+        )
+    {
+        return;
+    }
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let instance = format!("test-{}-{nanos:08x}", std::process::id());
+    let fullname = format!("{instance}.{SERVICE_TYPE}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &instance])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start device-sim");
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut sim = Sim(child);
+    // Its log, line by line, on a thread (reads block), so that every wait is bounded.
+    let (tx, log) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + WAIT;
+    let mut lines = Vec::new();
+    let mut served = None;
+    let mut advertised = false;
+    while served.is_none() || !advertised {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = log.recv_timeout(left).unwrap_or_else(|_| {
+            panic!("device-sim did not say where it serves and what it advertises: {lines:#?}")
+        });
+        if let Some(rest) =
+            line.strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
+        {
+            served = Some(rest.strip_suffix("/mcp").unwrap().to_string());
+        }
+        if line.starts_with(&format!("device-sim: advertising {fullname} ")) {
+            advertised = true;
+        }
+        lines.push(line);
+    }
+    let served = served.unwrap();
+    let port: u16 = served.rsplit_once(':').unwrap().1.parse().unwrap();
+
+    // Browse and resolve, as a client that knows nothing but the service type.
+    let (browser, events) = loopback_browser();
+    let resolved = wait_for(&events, &format!("resolution of {fullname}"), |e| match e {
+        ServiceEvent::ServiceResolved(s) if s.get_fullname() == fullname => Some(s),
+        _ => None,
+    });
+    assert_eq!(resolved.get_port(), port, "SRV port");
+    assert_eq!(
+        resolved.get_property_val_str("path"),
+        Some("/mcp"),
+        "TXT path"
+    );
+    assert_eq!(
+        resolved.get_property_val_str("proto"),
+        Some("2025-11-25"),
+        "TXT proto"
+    );
+    assert_eq!(
+        resolved.get_property_val_str("version"),
+        Some(env!("CARGO_PKG_VERSION")),
+        "TXT version"
+    );
+    let addrs = resolved.get_addresses_v4();
+    assert_eq!(
+        addrs.iter().copied().collect::<Vec<_>>(),
+        vec![Ipv4Addr::LOCALHOST],
+        "A records: the loopback listener's address only"
+    );
+    assert!(
+        resolved.get_hostname().ends_with(".local."),
+        "SRV target {}",
+        resolved.get_hostname()
+    );
+
+    // Connect to what was resolved, nothing else: address, port, path.
+    let ip = IpAddr::V4(*addrs.iter().next().unwrap());
+    let path = resolved.get_property_val_str("path").unwrap();
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mdns-test","version":"1"}}});
+    let (status, body) = common::request(
+        &format!("{ip}:{}", resolved.get_port()),
+        "POST",
+        path,
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        &init.to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["result"]["serverInfo"]["name"], "device-sim", "{v}");
+    assert_eq!(v["result"]["protocolVersion"], "2025-11-25", "{v}");
+
+    // Stopped politely, it withdraws the advertisement: the browser hears the goodbye at once
+    // (without one it would keep the instance for its records' TTL, 75 s to 2 min).
+    let pid = sim.0.id().to_string();
+    let kill = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(kill.success());
+    wait_for(&events, &format!("goodbye of {fullname}"), |e| match e {
+        ServiceEvent::ServiceRemoved(_, name) if name == fullname => Some(()),
+        _ => None,
+    });
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = sim.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "device-sim still runs after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        status.success(),
+        "device-sim exited with {status} on SIGTERM"
+    );
+    while let Ok(line) = log.recv_timeout(Duration::from_secs(1)) {
+        lines.push(line);
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "device-sim: mDNS advertisement withdrawn"),
+        "{lines:#?}"
+    );
+    let _ = browser.shutdown();
+}
+
+#[test]
+fn mdns_needs_http_and_a_usable_name() {
+    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .arg("--mdns")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--http"), "{stderr}");
+
+    // A name longer than a DNS label is refused before anything is served.
+    let long = "x".repeat(64);
+    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &long])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 to 63 bytes"), "{stderr}");
+}
