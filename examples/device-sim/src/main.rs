@@ -1048,6 +1048,23 @@ fn serve_network(
     })
 }
 
+/// Resolves at the first SIGINT or SIGTERM.
+async fn shutdown_signal() -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r,
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await
+    }
+}
+
 /// The id of device `i` (from 1) of `n`: `ID` alone, or `ID-i` zero-padded to the width of `n`.
 fn fleet_id(base: &str, i: usize, n: usize) -> String {
     if n <= 1 {
