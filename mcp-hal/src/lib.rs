@@ -46,6 +46,7 @@ pub mod audio;
 pub mod backlight;
 pub mod drivers;
 mod error;
+pub mod firmware;
 pub mod kits;
 pub mod motor;
 mod percent;

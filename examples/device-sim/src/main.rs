@@ -16,6 +16,7 @@
 //! the button, the sensors (see `ui.rs`).
 
 mod board;
+mod flash;
 mod sensors;
 mod ui;
 
@@ -256,6 +257,13 @@ struct Cli {
     /// made DNS-safe and ending in -PORT, is accepted in Host.
     #[arg(long, value_name = "NAME", requires = "mdns")]
     mdns_name: Option<String>,
+    /// Keep the device's flash in FILE (created when absent) and serve firmware upgrades over
+    /// MCP: self.upgrade_firmware and self.firmware.write (user-only; with --confirm open to the
+    /// model, a person confirms the upgrade first), self.firmware.status. A
+    /// reboot then restarts this process for real, into the upgraded firmware on trial; it
+    /// rolls back when the image is not for this board or restarts before answering.
+    #[arg(long, value_name = "FILE")]
+    flash: Option<std::path::PathBuf>,
 }
 
 /// The engine, the board and the transport state.
@@ -303,7 +311,8 @@ impl Device {
         let transport = self.transport();
         let board_arc = self.board.clone();
         let mut board = lock(&board_arc);
-        board.sim.set_time(now_ms);
+        // The clock, and a due reboot (with --flash, a real restart).
+        mcp_host::Board::tick(&mut *board, now_ms);
         sensors::publish(&mut board, &mut self.engine, now_ms);
         let (numbers, answers) = self.panel.presses(board.confirm_presses(), now_ms);
         let answered = answers.and_then(|approval| {
@@ -338,9 +347,6 @@ impl Device {
                 break;
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
-        }
-        if board.sim.system.take_reboot() {
-            eprintln!("device-sim: reboot due (a simulator only logs it and keeps running)");
         }
         drop(board);
         let held_after = self.engine.confirmation();
@@ -528,6 +534,10 @@ fn handle(
                 );
             }
             *receipt = h.receipt;
+            if h.len > 0 {
+                // Up and answering: an upgraded firmware on trial confirms itself.
+                board.answered();
+            }
             h.len
         }
         Err(e) => {
@@ -542,18 +552,21 @@ struct Tools {
     config: Config,
     fillers: Vec<&'static mcp_core::Tool<Board>>,
     confirm: bool,
+    /// `--flash`: the firmware upgrade tools too.
+    firmware: bool,
 }
 
 impl Tools {
     fn new(cli: &Cli) -> Self {
         Tools {
-            config: Config::new("device-sim", env!("CARGO_PKG_VERSION"))
+            config: Config::new("device-sim", flash::version())
                 .page_bytes(cli.page_bytes)
                 .confirm_timeout(cli.confirm_timeout.saturating_mul(1000))
                 .hold_answer(cli.hold_answer.saturating_mul(1000))
                 .prompts(Board::PROMPTS),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
             confirm: cli.confirm,
+            firmware: cli.flash.is_some(),
         }
     }
 
@@ -565,7 +578,17 @@ impl Tools {
         } else {
             Board::TOOLS
         };
-        for tool in tools.iter().copied().chain(self.fillers.iter().copied()) {
+        let firmware = match (self.firmware, self.confirm) {
+            (false, _) => &[],
+            (true, false) => Board::FIRMWARE_TOOLS,
+            (true, true) => Board::CONFIRMED_FIRMWARE_TOOLS,
+        };
+        for tool in tools
+            .iter()
+            .chain(firmware)
+            .copied()
+            .chain(self.fillers.iter().copied())
+        {
             engine.register(tool).map_err(|e| e.to_string())?;
         }
         sensors::register(&mut engine)?;
@@ -671,7 +694,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let board = Arc::new(Mutex::new(sensors::power_up(faults, cli.door_open)));
+    let mut board = sensors::power_up(faults, cli.door_open);
+    if let Some(path) = &cli.flash {
+        if cli.devices > 1 {
+            eprintln!("device-sim: --flash is one device's flash; not with --devices");
+            return ExitCode::from(2);
+        }
+        if let Err(e) = flash::power_up(&mut board, path) {
+            eprintln!("device-sim: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let board = Arc::new(Mutex::new(board));
     let sim = match &cli.ui {
         Some(addr) => match start_ui(&cli, addr, board.clone()) {
             Ok(sim) => Some(sim),

@@ -582,8 +582,9 @@ async fn post<C: Board, const N: usize, const T: usize>(
 }
 
 /// How to run a message on `engine`: a session's own, or the stateless one. Each legacy session
-/// is one peer with an engine of its own; on the stateless engine only a request's idempotency
-/// key scopes retransmissions. Every engine acts on the one board, so a tool that ran on one is
+/// is one peer (named by its session id, so that a tool's state on the shared board can tell
+/// sessions apart) with an engine of its own; on the stateless engine only a request's
+/// idempotency key scopes retransmissions. Every engine acts on the one board, so a tool that ran on one is
 /// reported to the others.
 fn how<C: Board, const N: usize, const T: usize>(
     shared: &Arc<Shared<C, N, T>>,
@@ -792,6 +793,7 @@ async fn open<C: Board, const N: usize, const T: usize>(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let session = Arc::new(Session::new(id.clone(), (shared.factory)()));
     let mut how = how(shared, false, &session.engine);
+    how.peer = Peer::named(session.id.as_bytes());
     how.prime_at = Some(shared.clock.now_ms());
     let mut rx = run(
         session.engine.clone(),
@@ -925,12 +927,9 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
     let resumable = session.resumable();
     let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);
     let retry = shared.opts.retry_ms;
-    let mut rx = run(
-        session.engine.clone(),
-        shared.board.clone(),
-        bytes,
-        how(shared, false, &session.engine),
-    );
+    let mut how = how(shared, false, &session.engine);
+    how.peer = Peer::named(session.id.as_bytes());
+    let mut rx = run(session.engine.clone(), shared.board.clone(), bytes, how);
     if close_early {
         // SSE polling: the POST stream ends after its priming event; the result is stored on
         // this stream and replayed to a GET with Last-Event-ID.

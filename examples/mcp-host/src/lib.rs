@@ -111,10 +111,33 @@ pub trait Board: Send + 'static {
     fn live_resources(&self) -> Vec<&'static str> {
         Vec::new()
     }
+
+    /// Called after the engine answered a message, with the board still locked: the firmware
+    /// is up and serving (an upgraded firmware on trial confirms itself here). The default:
+    /// nothing.
+    fn answered(&mut self) {}
+}
+
+/// A reboot hook: called with the board's firmware storage.
+#[cfg(feature = "sim")]
+type RebootHook = Box<dyn Fn(&[u8]) + Send + Sync>;
+
+/// What a due reboot of the demo board does: the hook [`on_reboot`] set, else only a log line.
+#[cfg(feature = "sim")]
+static REBOOT: std::sync::OnceLock<RebootHook> = std::sync::OnceLock::new();
+
+/// Makes a due reboot of the demo board (`self.reboot`, or the restart an upgrade arms) call
+/// `hook` with the board's firmware storage (`DemoBoard::firmware`), instead of only logging
+/// it: a simulator that keeps its flash in a file writes it and restarts for real. Set once;
+/// later calls are ignored.
+#[cfg(feature = "sim")]
+pub fn on_reboot(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
+    let _ = REBOOT.set(Box::new(hook));
 }
 
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
-/// that comes due is logged, and the host keeps running (a simulator has nothing to reset). Its
+/// that comes due goes to the [`on_reboot`] hook, or is logged and the host keeps running; an
+/// answered message confirms an upgraded firmware on trial (`kits::firmware::came_up`). Its
 /// sensors and button are sampled at each tick and publish by their kits' policies
 /// (`DemoBoard::poll_resources`); register `DemoBoard::RESOURCES` on the engines the factory
 /// builds to serve them. Its button (`device://buttons/main`) also answers confirmations: one
@@ -124,9 +147,18 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
     fn tick(&mut self, now_ms: u64) {
         self.sim.set_time(now_ms);
         if self.sim.system.take_reboot() {
-            eprintln!(
-                "mcp-host: the simulated board's reboot is due (only logged; the host keeps running)"
-            );
+            match REBOOT.get() {
+                Some(hook) => hook(self.firmware.slot.storage()),
+                None => eprintln!(
+                    "mcp-host: the simulated board's reboot is due (only logged; the host keeps running)"
+                ),
+            }
+        }
+    }
+
+    fn answered(&mut self) {
+        if let Err(e) = mcp_hal::kits::firmware::came_up(&mut self.firmware) {
+            eprintln!("mcp-host: the firmware could not confirm itself: {e:?}");
         }
     }
 
@@ -682,6 +714,9 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         }
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
             Ok(h) => {
+                if h.len > 0 {
+                    board.answered();
+                }
                 let (initialized, vision_url) = match h.event {
                     Some(Event::Initialized { revision, vision }) => {
                         (Some(revision), vision.map(|v| v.url.to_cow().into_owned()))

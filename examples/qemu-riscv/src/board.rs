@@ -27,6 +27,8 @@ impl Timebase for PlatformTime {
 pub struct EngineSizes {
     /// `size_of` the firmware's `Server`.
     pub server: usize,
+    /// Its tool slots (`N`).
+    pub tool_slots: usize,
     /// What one more tool slot (`N`) costs.
     pub per_tool: usize,
     /// What one more task slot (`TASKS`) costs.
@@ -80,6 +82,7 @@ fn diagnostics(_: &mut Board, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult
         if let Some(s) = sizes {
             o.object("engine", |o| {
                 o.int("server", n(s.server))
+                    .int("tool_slots", n(s.tool_slots))
                     .int(
                         "server_without_tasks_and_cache",
                         n(s.server_without_tasks_and_cache),

@@ -6,7 +6,12 @@
 //! launch it as its server command.
 //!
 //! The board is mcp-hal's simulated one, with the same tools as `examples/device-sim`, plus the
-//! user-only `self.device.get_diagnostics`, which reports the firmware's own stack and heap use.
+//! user-only `self.device.get_diagnostics`, which reports the firmware's own stack and heap use,
+//! and firmware upgrades over MCP (`self.upgrade_firmware`, `self.firmware.write`,
+//! `self.firmware.status`: mcp-hal's `kits::firmware` over a `SimFirmware` whose boot record and
+//! two image slots live in a RAM region that QEMU's reset leaves alone, see `memory.x`). An
+//! upgrade ends in a real reset of the emulated machine; the new version confirms itself once it
+//! has answered a message, and an image the simulated bootloader cannot start is rolled back.
 //!
 //! Start-up options come from the kernel command line, QEMU's `-append "…"` (the `run` script
 //! sets it), read from the device tree QEMU hands over:
@@ -31,22 +36,24 @@ use core::ptr::addr_of_mut;
 use board::{Board, DIAGNOSTICS, ENGINE_SIZES, EngineSizes, PlatformTime};
 use mcp_core::transport::stdio::{LineLink, Port};
 use mcp_core::{Config, Principal, Server};
-use mcp_hal::sim::{Fault, Faults};
+use mcp_hal::kits::firmware::{Ota, came_up};
+use mcp_hal::sim::{Fault, Faults, SimFirmware};
 use measure::{TrackingHeap, Work, measured};
 
-/// Tool slots in the table: the demo board's (its table's rows) and the diagnostics. The buffers
-/// and the cache match examples/esp32-serial's;
+/// Tool slots in the table: the demo board's (its table's rows), the diagnostics and the three
+/// firmware-upgrade tools. The buffers and the cache match examples/esp32-serial's;
 /// this firmware keeps the full engine (default features, a task table), so its stack and heap
 /// figures are an upper bound for the minimal engine that esp32-serial builds.
-const TOOL_CAPACITY: usize = mcp_hal::sim::DEMO_TOOLS + 1;
-/// Long-running actions tracked at once (motor moves, slow read-backs).
+const TOOL_CAPACITY: usize = mcp_hal::sim::DEMO_TOOLS + 1 + Board::FIRMWARE_TOOLS.len();
+/// Long-running actions tracked at once (motor moves, slow read-backs, a firmware upgrade).
 const TASKS: usize = 2;
 /// Recent calls remembered for retransmissions.
 const CACHE: usize = 2;
 /// Response bytes kept per remembered call: the action results of this board take 260 to 290
 /// bytes with a short id; longer ones are remembered as "executed, not replayable".
 const CACHE_BYTES: usize = 320;
-/// The longest message accepted on the UART, in bytes.
+/// The longest message accepted on the UART, in bytes: a `self.firmware.write` of the largest
+/// piece (1,368 characters of base64) with its envelope takes about 1,550.
 const LINE: usize = 2048;
 /// The output buffer: a `tools/list` page plus its envelope, and room for the largest tool
 /// result (the diagnostics, rendered as `structuredContent` and as text).
@@ -60,6 +67,29 @@ const PAGE_BYTES: usize = 2048;
 const MAX_DEPTH: u8 = 128;
 /// The heap given to `embedded-alloc`.
 const HEAP_SIZE: usize = 16 * 1024;
+
+/// The name in the header of an image this firmware's bootloader starts.
+const BOARD_NAME: &str = "qemu-riscv";
+
+// The firmware store (memory.x's FLASH region): its bounds, from the linker script.
+unsafe extern "C" {
+    static mut _flash_store_start: u8;
+    static _flash_store_end: u8;
+}
+
+/// The firmware store: the boot record and the two image slots of the upgrades, in the RAM
+/// region memory.x sets aside, which QEMU's reset does not touch.
+///
+/// # Safety
+/// Call once: the slice is the only reference to the region.
+unsafe fn flash_store() -> &'static mut [u8] {
+    let start = addr_of_mut!(_flash_store_start);
+    let len = (&raw const _flash_store_end as usize) - (start as usize);
+    // SAFETY: memory.x reserves [start, start + len) inside QEMU virt's RAM and places no section
+    // there, so nothing else (code, data, bss, heap, stack) uses it; u8 has no alignment or
+    // validity requirement, and the caller promises this is the only reference.
+    unsafe { core::slice::from_raw_parts_mut(start, len) }
+}
 
 /// Live resources registered, `subscriptions/listen` streams, and bytes of a call held for a
 /// person's confirmation: none. This firmware serves tools only, so these const generics are 0
@@ -100,6 +130,7 @@ type With<
 /// What the engine costs, computed for this target by the compiler.
 const SIZES: EngineSizes = EngineSizes {
     server: size_of::<Engine>(),
+    tool_slots: TOOL_CAPACITY,
     per_tool: size_of::<With<{ TOOL_CAPACITY + 1 }, TASKS, CACHE, RES, LISTEN, HOLD>>()
         - size_of::<Engine>(),
     per_task: size_of::<With<TOOL_CAPACITY, { TASKS + 1 }, CACHE, RES, LISTEN, HOLD>>()
@@ -203,11 +234,17 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
     // SAFETY: `fdt` is the value QEMU's reset code put in `a1`.
     let cmdline = unsafe { platform::bootargs(fdt) };
     let principal = options(cmdline, &mut fw.board);
-    // The demo board's tools (a column of its table), then the diagnostics.
+    // The bootloader's decision: an image activated before the reset starts on trial, or is
+    // rolled back, as the boot record in the store says.
+    fw.board.firmware = Ota::new(SimFirmware::new(BOARD_NAME, env!("CARGO_PKG_VERSION")));
+    // SAFETY: the only call.
+    fw.board.firmware.slot.attach(unsafe { flash_store() });
+    // The demo board's tools (a column of its table), the diagnostics, the firmware upgrades.
     let registered = fw
         .engine
         .register_all(TOOLS)
-        .and_then(|e| e.register(&DIAGNOSTICS));
+        .and_then(|e| e.register(&DIAGNOSTICS))
+        .and_then(|e| e.register_all(Board::FIRMWARE_TOOLS));
     if registered.is_err() {
         platform::exit_failure(3);
     }
@@ -218,6 +255,8 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
         }
     }
 
+    // Whether this start-up has answered a message yet: the first answer confirms a trial image.
+    let mut came_up_yet = false;
     loop {
         let now = platform::now_ms();
         fw.board.sim.set_time(now);
@@ -236,12 +275,22 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
         }
         // Take the bytes that are waiting, up to one complete message; each dispatch measured.
         let (engine, board) = (&mut fw.engine, &mut fw.board);
+        let mut answered = false;
         let read = fw.link.serve_with(&mut fw.out, &mut Uart, |msg, out| {
-            measured(Work::Handle, || {
+            let n = measured(Work::Handle, || {
                 dispatch(engine, msg, principal, board, out)
             })
-            .unwrap_or(0)
+            .unwrap_or(0);
+            answered |= n > 0;
+            n
         });
+        if answered && !came_up_yet {
+            // The answer is out: this version runs and answers, so a trial image is kept.
+            came_up_yet = true;
+            if came_up(&mut fw.board.firmware).is_err() {
+                platform::exit_failure(4);
+            }
+        }
         if !read {
             // Sleep until a byte arrives, or 10 ms for the next poll of running tasks.
             platform::sleep(10);

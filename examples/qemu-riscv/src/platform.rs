@@ -137,13 +137,19 @@ pub fn sleep(ms: u64) {
 /// Ends the QEMU process with exit status `code` (1..=0xffff).
 pub fn exit_failure(code: u16) -> ! {
     write32(TEST, (u32::from(code) << 16) | TEST_FAIL);
-    loop {}
+    // QEMU ends the process on the write; nothing runs after it.
+    loop {
+        core::hint::spin_loop();
+    }
 }
 
 /// Resets the machine: QEMU reloads the firmware image and starts it again.
 pub fn reset() -> ! {
     write32(TEST, TEST_RESET);
-    loop {}
+    // QEMU resets the machine on the write; nothing runs after it.
+    loop {
+        core::hint::spin_loop();
+    }
 }
 
 /// The kernel command line (`-append "…"`): the `bootargs` property of the flattened device tree
@@ -153,7 +159,7 @@ pub fn reset() -> ! {
 /// `fdt` must be the address QEMU passed in `a1` (or 0).
 pub unsafe fn bootargs(fdt: usize) -> &'static [u8] {
     const MAGIC: u32 = 0xd00d_feed;
-    if fdt == 0 || fdt % 4 != 0 {
+    if fdt == 0 || !fdt.is_multiple_of(4) {
         return &[];
     }
     // SAFETY: QEMU put a device tree there (caller's promise); its header is 40 bytes.

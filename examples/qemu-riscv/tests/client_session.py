@@ -11,7 +11,12 @@ stdin/stdout. Nothing sits in between. Sessions:
 2. user (`run --principal user`): the diagnostics tool (stack and heap measured by the firmware
    itself, printed for CI), then `self.reboot`, which really resets the emulated machine.
 3. model with faults (`run --fault codec-clamp --door-open`): the evidence tells the truth.
-4. raw JSON lines at revision 2024-11-05 (xiaozhi's), where a validation error is a -32602
+4. user, firmware upgrades over MCP: an image built here sent in pieces with
+   `self.firmware.write`, the task followed with `self.tasks.get_status` to its `read_back`
+   verdict, the real reset into the new version (on trial, then confirmed once it answered:
+   `self.firmware.status` measured); an image for another board rolled back by the bootloader
+   after the reset; a wrong sha256 refused with read_back evidence and no reset.
+5. raw JSON lines at revision 2024-11-05 (xiaozhi's), where a validation error is a -32602
    JSON-RPC error; `withUserTools` lists the user-only tools to whoever asks (xiaozhi's backend
    asks to show them to a person), and the model's call of one is still refused.
 
@@ -21,8 +26,10 @@ Prints one line per check and `N passed, M failed`; exits non-zero on any failur
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -52,8 +59,11 @@ def board_tools() -> list[dict]:
 
 _BOARD = board_tools()
 # The board's tools that a model sees; self.reboot and this firmware's diagnostics are user-only.
-MODEL_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "model"}
-USER_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "user"} | {"self.device.get_diagnostics"}
+# The firmware also registers the demo board's three firmware-upgrade tools: the status for all,
+# the upgrade and its pieces for the user only.
+MODEL_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "model"} | {"self.firmware.status"}
+USER_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "user"} | {
+    "self.device.get_diagnostics", "self.upgrade_firmware", "self.firmware.write"}
 ALL_TOOLS = len(MODEL_TOOLS | USER_TOOLS)
 
 # Targets from issue 5 (bytes). The async build (issue 11) keeps the handler's future on the
@@ -262,6 +272,128 @@ async def fault_session() -> None:
         check(f"{tag} switching off is allowed", not r.is_error, r)
 
 
+# mcp-hal's simulated firmware image (`mcp_hal::sim::write_image_header`): `MCPFW1`, one byte of
+# length and the board's name, one byte of length and the version, then the payload.
+# The firmware's built-in version: its Cargo.toml's (env!("CARGO_PKG_VERSION")).
+FACTORY_VERSION = re.search(r'(?m)^version = "([^"]+)"',
+                            (Path(__file__).resolve().parent.parent / "Cargo.toml").read_text()).group(1)
+PIECE = 1024  # mcp_hal::kits::firmware::MAX_CHUNK: 1368 characters of base64 per piece
+
+
+def image(board: str, version: str, payload: int) -> bytes:
+    head = b"MCPFW1" + bytes([len(board)]) + board.encode() + bytes([len(version)]) + version.encode()
+    return head + bytes((i * 7) % 251 for i in range(payload))
+
+
+async def follow(c: Client, task_id: str, seconds: float = 30) -> dict:
+    """Follows a task with the board's status tool until it is no longer working."""
+    status: dict = {}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        r = await c.call_tool("self.tasks.get_status", {"task_id": task_id})
+        status = r.structured_content or {}
+        if status.get("status") != "working":
+            break
+        await anyio.sleep(0.3)
+    return status
+
+
+async def upgrade(c: Client, tag: str, img: bytes, sha256: str) -> dict:
+    """A plain call of self.upgrade_firmware (no task augmentation), the image in pieces, the task
+    followed to its end; returns the task's final status. At least 3 + len(img) / PIECE messages."""
+    r = await c.call_tool("self.upgrade_firmware", {"size": len(img), "sha256": sha256})
+    task_id = (r.structured_content or {}).get("task_id")
+    check(f"{tag} upgrade_firmware ({len(img)} B) answers at once: scheduled, task {task_id}",
+          not r.is_error and task_id is not None and "scheduled" in texts(r), r)
+    wrote = []
+    for at in range(0, len(img), PIECE):
+        piece = base64.b64encode(img[at:at + PIECE]).decode()
+        w = await c.call_tool("self.firmware.write", {"offset": at, "data": piece})
+        wrote.append((len(piece), not w.is_error and f"{min(at + PIECE, len(img))} of {len(img)} bytes received" in texts(w)))
+        if not wrote[-1][1]:
+            check(f"{tag} firmware.write at {at}", False, w)
+            break
+    check(f"{tag} {len(wrote)} pieces written (up to {max(n for n, _ in wrote)} base64 characters a call), "
+          "each applied", all(ok for _, ok in wrote), wrote)
+    return await follow(c, task_id) if task_id else {}
+
+
+async def firmware_session() -> None:
+    tag = "[user, firmware upgrades]"
+    async with Client(params("--principal", "user"), mode="legacy", read_timeout_seconds=20) as c:
+        async def status() -> object:
+            return await c.call_tool("self.firmware.status", {})
+
+        async def diagnostics() -> dict:
+            return (await c.call_tool("self.device.get_diagnostics", {})).structured_content or {}
+
+        # (The SDK may list the tools itself around a call: the message counts below only fall.)
+        names, _ = await list_all(c)
+        check(f"{tag} the user's tools/list has self.firmware.status", "self.firmware.status" in names, names)
+        r = await status()
+        check(f"{tag} status before: {texts(r)!r}",
+              not r.is_error and r.structured_content == {"running": FACTORY_VERSION, "boot": "normal"}, r)
+
+        # (b) An upgrade to 9.9.9: verified, then the real reset into it.
+        # The messages handled before the reset, counted from here (nothing is sent once the
+        # verdict is in: the reset comes 1 s after it).
+        new = image("qemu-riscv", "9.9.9", 4000)
+        at_least = (await diagnostics()).get("messages", 0) + 4 + len(new) // PIECE
+        done = await upgrade(c, tag, new, hashlib.sha256(new).hexdigest())
+        ev = done.get("evidence", {})
+        check(f"{tag} the task completes with read_back evidence of all {len(new)} bytes",
+              done.get("status") == "completed" and ev.get("level") == "read_back"
+              and ev.get("commanded") == len(new) and ev.get("observed") == len(new), done)
+        await anyio.sleep(2.5)
+        r = await status()
+        s = r.structured_content or {}
+        check(f"{tag} after the reset 9.9.9 runs on trial, measured: {texts(r)!r}",
+              not r.is_error and s.get("running") == "9.9.9" and s.get("boot") in ("trial", "upgraded")
+              and s.get("previous") == FACTORY_VERSION and texts(r).endswith("measured"), r)
+        after = await diagnostics()
+        check(f"{tag} the machine really restarted: messages handled at least {at_least} -> "
+              f"{after.get('messages')}", 0 < after.get("messages", 99) <= 3, after)
+        r = await status()
+        check(f"{tag} it answered, so it confirmed itself: {texts(r)!r}",
+              not r.is_error and (r.structured_content or {}).get("boot") == "upgraded"
+              and (r.structured_content or {}).get("running") == "9.9.9" and texts(r).endswith("measured"), r)
+
+        # (c) An image for another board, hashed correctly: the bootloader cannot start it.
+        foreign = image("other-board", "7.7.7", 3000)
+        at_least = (await diagnostics()).get("messages", 0) + 4 + len(foreign) // PIECE
+        done = await upgrade(c, tag, foreign, hashlib.sha256(foreign).hexdigest())
+        check(f"{tag} another board's image verifies (read_back)",
+              done.get("status") == "completed" and done.get("evidence", {}).get("level") == "read_back", done)
+        await anyio.sleep(2.5)
+        r = await status()
+        check(f"{tag} after the reset: rolled back, 9.9.9 runs again: {texts(r)!r}",
+              r.is_error and "7.7.7 did not come up" in texts(r) and "9.9.9 runs" in texts(r), r)
+        after = await diagnostics()
+        check(f"{tag} ...after a real reset: messages handled at least {at_least} -> {after.get('messages')}",
+              0 < after.get("messages", 99) <= 3, after)
+
+        # (d) A wrong sha256: the task fails with the read-back evidence; no reset is armed.
+        img = image("qemu-riscv", "8.8.8", 2500)
+        wrong = hashlib.sha256(img + b"x").hexdigest()
+        done = await upgrade(c, tag, img, wrong)
+        ev = done.get("evidence", {})
+        check(f"{tag} a wrong sha256 fails the task with read_back evidence: {done.get('error')!r}",
+              done.get("status") == "failed" and ev.get("level") == "read_back"
+              and ev.get("observed") == len(img) and "does not match" in done.get("error", ""), done)
+        before = await diagnostics()
+        await anyio.sleep(2.5)
+        after = await diagnostics()
+        r = await status()
+        check(f"{tag} no reset: messages handled {before.get('messages')} -> {after.get('messages')}, "
+              "9.9.9 still runs",
+              after.get("messages", 0) > before.get("messages", 0) and "9.9.9 runs" in texts(r), (before, after, r))
+        # Since the last reset: an upgrade's calls, its pieces, and the slot read back and hashed.
+        stack = after.get("stack", {})
+        check(f"{tag} peak stack of one dispatch through an upgrade {stack.get('handle_peak')} B "
+              f"<= {DISPATCH_STACK_TARGET} B (poll, hashing the slot: {stack.get('poll_peak')} B)",
+              0 < stack.get("handle_peak", 0) <= DISPATCH_STACK_TARGET and not stack.get("exhausted"), stack)
+
+
 def raw_lines(args: list[str], msgs: list[dict]) -> tuple[list[dict], list[str]]:
     """Sends `msgs` over plain JSON lines, then lists every page with `withUserTools: true`;
     returns the answers and the listed names."""
@@ -316,6 +448,7 @@ async def main() -> None:
         await model_session(mode)
     await user_session()
     await fault_session()
+    await firmware_session()
 
 
 if __name__ == "__main__":

@@ -166,6 +166,7 @@ pub struct Tool<C> {
     handler: Option<Handler<C>>,
     task: Option<(TaskSupport, TaskHooks<C>)>,
     confirm: Option<Confirm>,
+    answer_at_once: bool,
 }
 
 // A tool is a handful of references, function pointers and flags, whatever the context type: a
@@ -252,6 +253,7 @@ impl<C> Tool<C> {
             handler,
             task: None,
             confirm: None,
+            answer_at_once: false,
         }
     }
 
@@ -262,6 +264,21 @@ impl<C> Tool<C> {
     pub const fn long_running(mut self, support: TaskSupport, hooks: TaskHooks<C>) -> Self {
         self.task = Some((support, hooks));
         self
+    }
+
+    /// A long-running tool whose task waits for the caller's own further calls (an upgrade
+    /// waiting for the pieces of its image): a plain call is answered at once with the task's
+    /// start, never held back for a client that follows no task
+    /// ([`Config::hold_answer_ms`](crate::Config::hold_answer_ms)), since holding it would keep
+    /// the caller from sending what the task waits for.
+    pub const fn answer_at_once(mut self) -> Self {
+        self.answer_at_once = true;
+        self
+    }
+
+    /// `true` when a plain call is never held back ([`answer_at_once`](Self::answer_at_once)).
+    pub const fn answers_at_once(&self) -> bool {
+        self.answer_at_once
     }
 
     /// Asks a person before the handler runs (feature `confirm`). After validation, for a call

@@ -50,7 +50,7 @@ pub use task::{
     Progress, StopHook, TaskHooks, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus,
 };
 
-use crate::caller::{LogLevel, Notify, Principal};
+use crate::caller::{LogLevel, Notify, Peer, Principal};
 use crate::schema::AccessError;
 use crate::wire::json::Json;
 use crate::wire::protocol::{self, join};
@@ -519,6 +519,7 @@ pub struct Reply<'s> {
     /// [`content_room`](Self::content_room)).
     reserve: usize,
     principal: Principal,
+    peer: Peer,
     seq: u32,
     tasks: Option<&'s dyn TaskLookup>,
     notify: Option<&'s mut dyn Notify>,
@@ -538,6 +539,7 @@ impl<'s> Reply<'s> {
             w: Writer::new(scratch),
             reserve: 0,
             principal,
+            peer: Peer::ONLY,
             seq,
             tasks: None,
             notify: None,
@@ -550,6 +552,11 @@ impl<'s> Reply<'s> {
     /// result's members around `content`), which [`content_room`](Self::content_room) keeps free.
     pub(crate) fn with_reserve(mut self, reserve: usize) -> Self {
         self.reserve = reserve;
+        self
+    }
+
+    pub(crate) const fn with_peer(mut self, peer: Peer) -> Self {
+        self.peer = peer;
         self
     }
 
@@ -661,6 +668,14 @@ impl<'s> Reply<'s> {
         self.principal
     }
 
+    /// The client that made this call, as the transport named it
+    /// ([`Input::peer`](crate::Input::peer); [`Peer::ONLY`] on a point-to-point link): a tool
+    /// that keeps state for one client across calls (an upgrade's pieces) checks that the next
+    /// call comes from the same one.
+    pub const fn peer(&self) -> Peer {
+        self.peer
+    }
+
     /// How many more bytes of content blocks ([`content`](Self::content),
     /// [`captioned`](Self::captioned)) the answer can hold, as the handler writes them: what a
     /// handler with a large result (an image) checks *before* it produces it, to refuse clearly
@@ -727,9 +742,11 @@ impl<'s> Reply<'s> {
     }
 
     /// A JSON object answer with a text of its own: `text` writes the first text content (what
-    /// a client that reads only `content[0].text` hears: a sentence, not the object), `f` the
-    /// object (`structuredContent`).
-    pub(crate) fn report(
+    /// a client that reads only `content[0].text` hears: a sentence, not the object, followed
+    /// by the result's evidence sentence), `f` the object (`structuredContent`).
+    ///
+    /// `reply.report(|w| { w.text("firmware "); w.text(version); }, |o| { o.str("running", version); })`
+    pub fn report(
         &mut self,
         text: impl FnOnce(&mut Writer<'s>),
         f: impl FnOnce(&mut ObjectWriter<'_, 's>),

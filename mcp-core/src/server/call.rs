@@ -297,6 +297,7 @@ impl<
         notify: &'s mut dyn Notify,
     ) -> Reply<'s> {
         let reply = Reply::new(scratch, tail.principal, seq)
+            .with_peer(tail.peer)
             .with_reserve(envelope_len(tail.id, tail.era, tail.info));
         let reply = if TASKS > 0 {
             reply.with_tasks(&self.tasks)
@@ -699,6 +700,7 @@ impl<
                 let hold = !augmented
                     && !era.is_modern()
                     && budget > 0
+                    && !tool.answers_at_once()
                     && !self.session.tasks()
                     && matches!(
                         result,

@@ -53,6 +53,7 @@
 //! | [`system::reboot`] | `self.reboot` (user-only; [`system::confirmed`]: open to the model, a person confirms first) | `scheduled` | [`asynch::system`] |
 //! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` | [`asynch::relay`] |
 //! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
+//! | [`firmware::upgrade`] (features `ota` and `tasks`) | `self.upgrade_firmware` (user-only or confirmed; long-running task), `self.firmware.write`, `self.firmware.status` | `scheduled` → `read_back` (the slot's SHA-256) → `measured` after the restart (the new version answers); a rollback fails the status | none: a task |
 //!
 //! and three resources (see [below](self#resources-sensors-and-buttons-that-speak-first)).
 //!
@@ -182,6 +183,8 @@ pub mod asynch;
 pub mod audio;
 pub mod battery;
 pub mod button;
+#[cfg(all(feature = "ota", feature = "tasks"))]
+pub mod firmware;
 #[cfg(feature = "tasks")]
 pub mod motor;
 pub mod mute;

@@ -108,8 +108,9 @@ use mcp_core::{Prompt, PromptArgument};
 
 use super::{
     Faults, Frame, FrameSize, SimBacklight, SimBattery, SimBoard, SimCamera, SimCodec, SimFan,
-    SimMotor, SimRelay, SimSystem, SimThermometer,
+    SimFirmware, SimMotor, SimRelay, SimSystem, SimThermometer,
 };
+use crate::kits::firmware::{self, Ota};
 use crate::kits::{
     DelayNs, Wait, Watch, audio, battery, button, motor, relay, screen, status, system, temperature,
 };
@@ -242,7 +243,7 @@ const fn column<T: 'static>(
 }
 
 /// Everything the demo board's tools act on (see the [module docs](self)).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct DemoBoard<T = SimTime> {
     /// The simulated devices.
     pub sim: SimBoard,
@@ -254,6 +255,9 @@ pub struct DemoBoard<T = SimTime> {
     pub door_open: bool,
     /// How a wait in a call passes.
     pub timebase: T,
+    /// The firmware store and the upgrade in progress, for [`FIRMWARE_TOOLS`](Self::FIRMWARE_TOOLS):
+    /// without [`SimFirmware::attach`]ed memory its capacity is 0 and an upgrade is refused.
+    pub firmware: Ota<SimFirmware>,
 }
 
 impl DemoBoard {
@@ -272,6 +276,7 @@ impl<T> DemoBoard<T> {
             theme: "light",
             door_open,
             timebase,
+            firmware: Ota::new(SimFirmware::new("demo", "0.0.0")),
         }
     }
 }
@@ -338,6 +343,13 @@ impl<T> motor::HasMotor for DemoBoard<T> {
     type Motor = SimMotor;
     fn motor(&mut self) -> &mut SimMotor {
         &mut self.sim.motor
+    }
+}
+
+impl<T> firmware::HasFirmware for DemoBoard<T> {
+    type Slot = SimFirmware;
+    fn ota(&mut self) -> &mut Ota<SimFirmware> {
+        &mut self.firmware
     }
 }
 
@@ -608,6 +620,27 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     /// `device-sim --confirm` serves this set. A column of [`TABLE`](Self::TABLE).
     pub const CONFIRMED_TOOLS: &'static [&'static Tool<Self>] =
         &column(Self::TABLE, Column::Confirmed);
+
+    /// Firmware upgrades over MCP ([`kits::firmware`](crate::kits::firmware)):
+    /// `self.upgrade_firmware` and `self.firmware.write` (user-only) and `self.firmware.status`,
+    /// over the board's [`firmware`](Self::firmware) store and its reboot line. Not in
+    /// [`TOOLS`](Self::TOOLS): a firmware that lends the store memory registers these too.
+    pub const FIRMWARE_TOOLS: &'static [&'static Tool<Self>] = &[
+        &firmware::upgrade(),
+        &firmware::write(),
+        &firmware::status(),
+    ];
+
+    /// [`FIRMWARE_TOOLS`](Self::FIRMWARE_TOOLS) with a person in the loop (feature `confirm`):
+    /// `self.upgrade_firmware` open to the model, a person confirms first
+    /// ([`firmware::CONFIRM`]), and `self.firmware.write` open to the client that began it.
+    /// `device-sim --confirm --flash FILE` serves this set.
+    #[cfg(feature = "confirm")]
+    pub const CONFIRMED_FIRMWARE_TOOLS: &'static [&'static Tool<Self>] = &[
+        &firmware::upgrade_confirmed(),
+        &firmware::write_open(),
+        &firmware::status(),
+    ];
 
     /// The three live resources, in listing order (see the [module docs](self)); register each
     /// with [`Server::register_resource`](mcp_core::Server::register_resource), and publish

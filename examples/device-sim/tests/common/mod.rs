@@ -294,6 +294,19 @@ impl Lines {
         self.stdin.flush().unwrap();
     }
 
+    /// The next line that satisfies `ok` within `wait` (others are skipped), if one comes.
+    pub fn next_within(&self, wait: Duration, ok: impl Fn(&Value) -> bool) -> Option<Value> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(v) if ok(&v) => return Some(v),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// The next line that satisfies `ok` (others are skipped), within 5 s.
     pub fn next_where(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(5);

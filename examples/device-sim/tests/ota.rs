@@ -1,0 +1,188 @@
+//! `--flash`: a firmware upgrade over MCP on the real device-sim binary, over stdio, across the
+//! real restart it arms (the process replaces itself; the client keeps its pipes, as a UART
+//! client keeps its wires). The new version then answers — in `serverInfo.version` and as the
+//! `measured` evidence of `self.firmware.status` — and an image for another board is rolled back.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+mod common;
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use common::{Lines, start};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+fn image(board: &str, version: &str, payload: usize) -> Vec<u8> {
+    let mut img = vec![0u8; 64];
+    let n = mcp_hal::sim::write_image_header(board, version, &mut img).unwrap();
+    img.truncate(n);
+    img.extend((0..payload).map(|i| (i % 253) as u8));
+    img
+}
+
+struct Client {
+    lines: Lines,
+    id: i64,
+}
+
+impl Client {
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let id = self.id;
+        self.lines
+            .send(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        self.lines
+            .next_where(&format!("the answer to {method}"), |v| v["id"] == id)
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ota-test","version":"1"}}),
+        );
+        self.lines
+            .send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        r["result"].clone()
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name":tool,"arguments":args}))["result"].clone()
+    }
+
+    /// Upgrades to `img` with plain calls (no task support declared): the start answers at
+    /// once, the pieces follow, the task status tool tells the end.
+    fn upgrade(&mut self, img: &[u8], sha: &str) -> Value {
+        let started = self.call(
+            "self.upgrade_firmware",
+            json!({"size":img.len(),"sha256":sha}),
+        );
+        assert_eq!(started["isError"], false, "{started}");
+        assert_eq!(started["evidence"]["level"], "scheduled");
+        let task = started["structuredContent"]["task_id"]
+            .as_str()
+            .expect("a task id")
+            .to_string();
+        for (i, piece) in img.chunks(1024).enumerate() {
+            let data = base64::engine::general_purpose::STANDARD.encode(piece);
+            let r = self.call(
+                "self.firmware.write",
+                json!({"offset": i * 1024, "data": data}),
+            );
+            assert_eq!(r["isError"], false, "{r}");
+        }
+        for _ in 0..100 {
+            let s = self.call("self.tasks.get_status", json!({"task_id": task}));
+            if s["structuredContent"]["status"] != "working" {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the upgrade's task did not end");
+    }
+
+    /// Waits for the restart the upgrade armed: a fresh process answers `initialize` again.
+    fn after_restart(&mut self) -> Value {
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut last = Value::Null;
+        for _ in 0..50 {
+            self.id += 1;
+            let id = self.id;
+            self.lines.send(&json!({"jsonrpc":"2.0","id":id,"method":"initialize",
+                "params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ota-test","version":"1"}}}));
+            if let Some(v) = self
+                .lines
+                .next_within(Duration::from_millis(300), |v| v["id"] == id)
+            {
+                last = v["result"].clone();
+                if last["serverInfo"].is_object() {
+                    self.lines
+                        .send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+                    return last;
+                }
+            }
+        }
+        panic!("no answer after the restart: {last}");
+    }
+}
+
+#[test]
+fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_is_rolled_back() {
+    let dir = std::env::temp_dir().join(format!("device-sim-ota-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flash = dir.join("flash.bin");
+    let _ = std::fs::remove_file(&flash);
+    let mut sim = start(&[
+        "--stdio",
+        "--principal",
+        "user",
+        "--flash",
+        flash.to_str().unwrap(),
+    ]);
+    let pid = sim.child.id();
+    let mut c = Client {
+        lines: Lines::new(&mut sim),
+        id: 0,
+    };
+    let info = c.initialize();
+    let factory = env!("CARGO_PKG_VERSION");
+    assert_eq!(info["serverInfo"]["version"], factory);
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(
+        s["structuredContent"],
+        json!({"running": factory, "boot": "normal"})
+    );
+
+    // A wrong hash: the task fails on the read-back, nothing restarts.
+    let img = image("device-sim", "7.1.0", 6000);
+    let wrong = format!("{:x}", Sha256::digest(b"another image"));
+    let failed = c.upgrade(&img, &wrong);
+    assert_eq!(failed["structuredContent"]["status"], "failed", "{failed}");
+    assert!(
+        failed["structuredContent"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("does not match the sha256")
+    );
+
+    // The right one: verified, restart, the new version answers.
+    let done = c.upgrade(&img, &format!("{:x}", Sha256::digest(&img)));
+    assert_eq!(done["structuredContent"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["structuredContent"]["evidence"]["level"], "read_back",
+        "{done}"
+    );
+    let info = c.after_restart();
+    assert_eq!(
+        info["serverInfo"]["version"], "7.1.0",
+        "the new version answers"
+    );
+    assert_eq!(sim.child.id(), pid, "the same process, replaced");
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(s["structuredContent"]["running"], "7.1.0", "{s}");
+    assert_eq!(
+        s["structuredContent"]["boot"], "upgraded",
+        "confirmed by its first answer: {s}"
+    );
+    assert_eq!(s["evidence"]["level"], "measured");
+
+    // An image for another board, hashed right: verified, but the bootloader cannot start it.
+    let foreign = image("esp32-c3", "8.0.0", 100);
+    let done = c.upgrade(&foreign, &format!("{:x}", Sha256::digest(&foreign)));
+    assert_eq!(done["structuredContent"]["status"], "completed", "{done}");
+    let info = c.after_restart();
+    assert_eq!(info["serverInfo"]["version"], "7.1.0");
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(s["isError"], true, "{s}");
+    assert_eq!(
+        s["content"][0]["text"],
+        "Firmware 8.0.0 did not come up (the bootloader could not start it); the bootloader rolled back and 7.1.0 runs — measured"
+    );
+    drop(sim);
+    let _ = std::fs::remove_dir_all(&dir);
+}
