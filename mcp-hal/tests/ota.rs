@@ -11,9 +11,11 @@
 
 use base64::Engine as _;
 use mcp_core::server::Peer;
-use mcp_core::{Config, Input, Principal, Server};
-use mcp_hal::kits::firmware::{MAX_CHUNK, came_up};
-use mcp_hal::sim::{DemoBoard, SimFirmware, write_image_header};
+use mcp_core::{Config, Input, Principal, Server, Tool};
+use mcp_hal::firmware::{BootReport, FirmwareSlot};
+use mcp_hal::kits::firmware::{self, HasFirmware, MAX_CHUNK, Ota, came_up};
+use mcp_hal::kits::system::HasSystem;
+use mcp_hal::sim::{DemoBoard, Faults, SimFirmware, SimSystem, write_image_header};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -535,4 +537,145 @@ fn the_model_upgrades_only_after_a_persons_yes() {
     dev.run(500);
     let mut dev = dev.restart();
     assert_eq!(dev.status()["structuredContent"]["running"], "1.5.0");
+}
+
+/// A slot that says yes to every write but loses one: the piece at `lose_at` never reaches the
+/// memory (a flash page that did not program). Everything else is [`SimFirmware`].
+struct LosesAWrite {
+    inner: SimFirmware,
+    lose_at: u32,
+}
+
+impl mcp_hal::ErrorType for LosesAWrite {
+    type Error = mcp_hal::ErrorKind;
+}
+
+impl FirmwareSlot for LosesAWrite {
+    fn capacity(&self) -> u32 {
+        self.inner.capacity()
+    }
+    fn begin(&mut self, size: u32) -> Result<(), Self::Error> {
+        self.inner.begin(size)
+    }
+    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), Self::Error> {
+        if offset == self.lose_at {
+            return Ok(());
+        }
+        self.inner.write(offset, data)
+    }
+    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error> {
+        self.inner.read(offset, buf)
+    }
+    fn activate(&mut self) -> Result<(), Self::Error> {
+        self.inner.activate()
+    }
+    fn abort(&mut self) -> Result<(), Self::Error> {
+        self.inner.abort()
+    }
+    fn mark_good(&mut self) -> Result<(), Self::Error> {
+        self.inner.mark_good()
+    }
+    fn boot(&self) -> BootReport<'_> {
+        self.inner.boot()
+    }
+}
+
+struct LossyBoard {
+    ota: Ota<LosesAWrite>,
+    system: SimSystem,
+}
+
+impl HasFirmware for LossyBoard {
+    type Slot = LosesAWrite;
+    fn ota(&mut self) -> &mut Ota<LosesAWrite> {
+        &mut self.ota
+    }
+}
+
+impl HasSystem for LossyBoard {
+    type System = SimSystem;
+    fn system(&mut self) -> &mut SimSystem {
+        &mut self.system
+    }
+}
+
+#[test]
+fn a_piece_the_slot_took_but_did_not_keep_is_caught_by_the_read_back() {
+    let mut slot = SimFirmware::new("demo", "1.0.0");
+    slot.attach(Box::leak(vec![0u8; STORAGE].into_boxed_slice()));
+    let mut board = LossyBoard {
+        ota: Ota::new(LosesAWrite {
+            inner: slot,
+            lose_at: MAX_CHUNK as u32,
+        }),
+        system: SimSystem::new(Faults::NONE),
+    };
+    let mut server: Server<'static, LossyBoard, 4> = Server::new(Config::new("ota", "1"));
+    const TOOLS: &[&Tool<LossyBoard>] = &[&firmware::upgrade(), &firmware::write()];
+    server.register_all(TOOLS).unwrap();
+    let mut out = vec![0u8; 8192];
+    let mut request = |server: &mut Server<'static, LossyBoard, 4>,
+                       board: &mut LossyBoard,
+                       id: usize,
+                       method: &str,
+                       params: Value| {
+        let msg = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string();
+        let n = server
+            .handle_with(
+                Input::new(msg.as_bytes(), Principal::User),
+                board,
+                &mut out,
+                &mut |_: &[u8]| {},
+            )
+            .unwrap()
+            .len;
+        serde_json::from_slice::<Value>(&out[..n]).unwrap()
+    };
+    let img = image("demo", "1.2.0", 3000);
+    request(
+        &mut server,
+        &mut board,
+        1,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+    );
+    let created = request(
+        &mut server,
+        &mut board,
+        2,
+        "tools/call",
+        json!({"name":"self.upgrade_firmware","arguments":{"size":img.len(),"sha256":sha(&img)},"task":{"ttl":600000}}),
+    );
+    let task = created["result"]["task"]["taskId"].clone();
+    assert!(task.is_string(), "{created}");
+    // Every piece is answered `applied`: the device cannot tell a lost write at this point.
+    for (i, piece) in img.chunks(MAX_CHUNK).enumerate() {
+        let r = request(
+            &mut server,
+            &mut board,
+            10 + i,
+            "tools/call",
+            json!({"name":"self.firmware.write","arguments":{"offset": i * MAX_CHUNK, "data": b64(piece)}}),
+        );
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    let mut buf = vec![0u8; 8192];
+    for now in 1..=100 {
+        while server.poll(now * 50, &mut board, &mut buf) > 0 {}
+    }
+    let result = request(
+        &mut server,
+        &mut board,
+        99,
+        "tasks/result",
+        json!({"taskId": task}),
+    );
+    let result = &result["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["evidence"]["level"], "read_back");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("does not match the sha256 given"), "{text}");
+    board.system.set_time(10_000);
+    assert!(!board.system.take_reboot(), "no restart was armed");
+    assert!(!board.ota.in_progress());
 }
