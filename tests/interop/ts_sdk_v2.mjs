@@ -24,158 +24,22 @@
 // Usage: INTEROP_NODE_DIR=<dir with node_modules> DEVICE_SIM=<binary> node ts_sdk_v2.mjs [stdio|http|both]
 // Prints one line per check and a summary; exits non-zero on any failure.
 
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import net from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "..", "..");
-const nodeDir = process.env.INTEROP_NODE_DIR ?? path.join(repo, "target", "interop", "node");
-const require = createRequire(path.join(nodeDir, "package.json"));
+import {
+  DEVICE_SIM, LIVE, QUESTION, RELAY, TEMPERATURE, check, finish, freePort, nodeDir, person, questionOk,
+  reading, require, same, simApi, sleep, startHttpSim, texts,
+} from "./harness.mjs";
+
 const { Client, StreamableHTTPClientTransport, ProtocolError } = require("@modelcontextprotocol/client");
 const { StdioClientTransport } = require("@modelcontextprotocol/client/stdio");
 const SDK_VERSION = JSON.parse(readFileSync(path.join(nodeDir, "node_modules", "@modelcontextprotocol", "client", "package.json"), "utf8")).version;
 
-const DEVICE_SIM = process.env.DEVICE_SIM ?? path.join(repo, "target", "debug", "device-sim");
-const TEMPERATURE = "device://sensors/temperature";
-const LIVE = [TEMPERATURE, "device://sensors/battery", "device://buttons/main"];
-const RELAY = "self.relay.set";
-const QUESTION = "Switch the relay-controlled load on?";
 const MODERN = "2026-07-28";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
-let passed = 0;
-let failed = 0;
-const started = Date.now();
-
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed++;
-    console.log(`ok   - ${name}`);
-  } else {
-    failed++;
-    let text = typeof detail === "string" ? detail : JSON.stringify(detail);
-    if (text && text.length > 1500) text = text.slice(0, 1500) + "...";
-    console.log(`FAIL - ${name}: ${text}`);
-  }
-  return !!ok;
-}
-
-const texts = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n");
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const reading = (r) => {
-  try {
-    return JSON.parse(r.contents[0].text);
-  } catch {
-    return undefined;
-  }
-};
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** device-sim's --ui JSON API: the person next to the device. */
-function simApi(addr) {
-  const call = async (method, pathname, body) => {
-    const res = await fetch(`http://${addr}${pathname}`, {
-      method,
-      headers: body === undefined ? {} : { "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const api = {
-    addr,
-    state: () => call("GET", "/sim/state"),
-    sensor: (values) => call("POST", "/sim/sensor", values),
-    relayOn: async () => (await api.state()).relay.on,
-    async ready(ms = 15000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        try {
-          return await call("GET", "/sim/state");
-        } catch (e) {
-          if (Date.now() > deadline) throw e;
-          await sleep(50);
-        }
-      }
-    },
-    /** Polls the state until `ok` holds (or `ms` pass); resolves to [held, last state]. */
-    async until(ok, ms = 5000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const s = await api.state();
-        if (ok(s) || Date.now() > deadline) return [!!ok(s), s];
-        await sleep(20);
-      }
-    },
-  };
-  return api;
-}
-
 const timeline = (s, kind, after = 0) => (s.timeline ?? []).filter((e) => e.kind === kind && (e.seq ?? 0) > after);
-
-/** Starts device-sim with `--ui 127.0.0.1:0 --http 127.0.0.1:0 ARGS`; resolves when it says where. */
-function startHttpSim(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(DEVICE_SIM, ["--ui", "127.0.0.1:0", "--http", "127.0.0.1:0", ...args],
-      { stdio: ["ignore", "ignore", "pipe"] });
-    const lines = [];
-    let ui;
-    let url;
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`device-sim did not start: ${lines.slice(-5)}`)), 15000);
-    child.on("exit", (code) => reject(new Error(`device-sim exited with ${code}: ${lines.slice(-5)}`)));
-    child.stderr.on("data", (d) => {
-      buf += String(d);
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i).trim();
-        buf = buf.slice(i + 1);
-        lines.push(line);
-        if (line.startsWith("device-sim: UI at http://")) ui = line.slice("device-sim: UI at http://".length).replace(/\/$/, "");
-        if (line.startsWith("device-sim: serving MCP (Streamable HTTP) at ")) url = line.slice("device-sim: serving MCP (Streamable HTTP) at ".length);
-        if (ui && url) {
-          clearTimeout(timer);
-          resolve({ child, api: simApi(ui), url, stderr: lines });
-        }
-      }
-    });
-  });
-}
-
-/** The person at the client: answers elicitation/create as told, remembers the questions. */
-function person() {
-  const p = { answer: "accept", asked: [] };
-  p.handler = async (request) => {
-    p.asked.push(request.params);
-    switch (p.answer) {
-      case "accept": return { action: "accept", content: { confirm: true } };
-      case "accept-false": return { action: "accept", content: { confirm: false } };
-      case "throw": throw new Error("the dialog could not be shown");
-      default: return { action: p.answer };
-    }
-  };
-  return p;
-}
-
-const questionOk = (params) => params?.mode === "form" && params?.message === QUESTION
-  && params?.requestedSchema?.properties?.confirm?.type === "boolean"
-  && same(params?.requestedSchema?.required, ["confirm"]);
 
 /** A v2 Client negotiating with server/discover; `elicit` declares form elicitation. */
 function newClient({ elicit = true, autoFulfill = true } = {}) {
@@ -378,6 +242,4 @@ async function session(transportName) {
 const which = process.argv[2] ?? "both";
 if (which === "stdio" || which === "both") await session("stdio");
 if (which === "http" || which === "both") await session("streamable http");
-console.log(`ts sdk v2 (@modelcontextprotocol/client ${SDK_VERSION}): ${passed} passed, ${failed} failed `
-  + `(${((Date.now() - started) / 1000).toFixed(1)} s)`);
-process.exit(failed || !passed ? 1 : 0);
+finish(`ts sdk v2 (@modelcontextprotocol/client ${SDK_VERSION})`);
