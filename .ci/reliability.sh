@@ -34,6 +34,17 @@ cargo test -p mcu-mcp-core --test pagination
 step "soak: 100,000 calls over the sim board with faults, retransmissions and noise"
 cargo test -p mcp-hal --features sim --test soak -- --nocapture
 
+step "miri: build the unit tests of mcp-core and mcp-hal; mcp-core's run starts beside the fuzzing"
+# A fuzz target runs on one core; mcp-core's Miri run (~10 min here, single-threaded) takes the
+# other. mcp-hal's follows the fuzzing, and mcp-core's output is printed when both are done.
+cargo +nightly miri setup
+cargo +nightly miri test -p mcu-mcp-core --lib --no-run
+cargo +nightly miri test -p mcp-hal --lib --features sim --no-run
+mkdir -p target
+cargo +nightly miri test -p mcu-mcp-core --lib >target/miri-mcp-core.log 2>&1 &
+miri_core=$!
+trap 'kill "$miri_core" 2>/dev/null || true' EXIT
+
 step "fuzz: each target for ${FUZZ_SECONDS} s"
 (
     cd fuzz
@@ -86,11 +97,17 @@ step "fuzz: the minimal engine (--no-default-features), ${MINIMAL_TARGETS[*]} fo
     done
 )
 
-step "miri: unit tests of mcp-core and mcp-hal"
+step "miri: unit tests of mcp-hal; then mcp-core's, run beside the fuzzing"
 # One Miri process per crate: a process per test (cargo miri nextest) pays ~18 s of Miri start-up
 # per test here, which costs more than it gains on 2 cores.
-cargo +nightly miri setup
-cargo +nightly miri test -p mcu-mcp-core --lib
 cargo +nightly miri test -p mcp-hal --lib --features sim
+miri_rc=0
+wait "$miri_core" || miri_rc=$?
+trap - EXIT
+cat target/miri-mcp-core.log
+if [ "$miri_rc" -ne 0 ]; then
+    echo "miri: mcp-core's unit tests failed (exit $miri_rc)" >&2
+    exit 1
+fi
 
 step "done in ${SECONDS} s"
