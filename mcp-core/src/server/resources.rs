@@ -30,7 +30,7 @@ use crate::registry::{Listing, Prompt, Resource};
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
 use crate::wire::protocol::{self, join};
-use crate::wire::request::MAX_ID_LEN;
+use crate::wire::request::{KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 
@@ -47,8 +47,8 @@ const LIVE_CACHE_HINTS: &[u8] = protocol::LIVE_CACHE_HINTS;
 /// One 2026-07-28 `subscriptions/listen` stream.
 #[derive(Debug)]
 struct Listen {
-    /// The listen request's id (raw JSON), `None` for a free slot.
-    id: Option<heapless::Vec<u8, MAX_ID_LEN>>,
+    /// The listen request's id (raw JSON), none for a free slot.
+    id: KeptRaw<MAX_ID_LEN>,
     /// The client that opened it: ids are that client's, and only it can end the stream.
     peer: Peer,
     /// The live resources it listens to.
@@ -59,7 +59,7 @@ struct Listen {
 
 impl Listen {
     const FREE: Listen = Listen {
-        id: None,
+        id: KeptRaw::NONE,
         peer: Peer::ONLY,
         resources: 0,
         pending: 0,
@@ -67,7 +67,7 @@ impl Listen {
 
     /// The stream `peer` opened with the request `id`.
     fn is(&self, peer: Peer, id: &[u8]) -> bool {
-        self.peer == peer && self.id.as_deref() == Some(id)
+        self.peer == peer && self.id.get() == Some(id)
     }
 }
 
@@ -120,8 +120,8 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
         };
         let bit = l.pending.trailing_zeros() as usize;
         l.pending &= !(1u64 << bit);
-        let (id, peer) = (l.id.clone().unwrap_or_default(), l.peer);
-        (self.updated(bit, Some(&id), out), Some(peer))
+        let (id, peer) = (l.id.clone(), l.peer);
+        (self.updated(bit, id.get(), out), Some(peer))
     }
 
     /// `notifications/resources/updated` for resource `bit`, tagged with a listen stream's id.
@@ -495,11 +495,11 @@ impl<
             }
         }
         let raw = id.raw();
-        let Ok(stored) = heapless::Vec::<u8, MAX_ID_LEN>::from_slice(raw) else {
+        if raw.len() > MAX_ID_LEN {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: id too long")
             });
-        };
+        }
         if self.live.listens.iter().any(|l| l.is(peer, raw)) {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: a subscription with this id is already open")
@@ -511,11 +511,13 @@ impl<
             });
         };
         *slot = Listen {
-            id: Some(stored),
+            id: KeptRaw::NONE,
             peer,
             resources: mask,
             pending: 0,
         };
+        // An id is never empty, and its length was checked: the stream is open.
+        slot.id.set(raw);
         handled.deferred = true;
         let resources = &self.live.resources;
         let Respond { out, .. } = respond;

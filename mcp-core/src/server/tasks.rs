@@ -44,7 +44,7 @@ use crate::result::{
 use crate::schema::Param;
 use crate::wire::json::Json;
 use crate::wire::protocol;
-use crate::wire::request::{Id, MAX_ID_LEN};
+use crate::wire::request::{Id, KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
 use crate::{Args, Reply};
@@ -110,10 +110,10 @@ pub(crate) struct Entry {
     updated_ms: u64,
     ttl_ms: u64,
     deadline_ms: u64,
-    token: Option<heapless::Vec<u8, MAX_PROGRESS_TOKEN_LEN>>,
+    token: KeptRaw<MAX_PROGRESS_TOKEN_LEN>,
     /// The client that started the task: its status and progress notifications go there.
     owner: Peer,
-    waiter: Option<heapless::Vec<u8, MAX_ID_LEN>>,
+    waiter: KeptRaw<MAX_ID_LEN>,
     /// The client whose request waits (`waiter`): a `tasks/result`, or the plain call itself.
     waiter_peer: Peer,
     /// The plain call's own answer is held back (its client can follow no task): written when
@@ -158,9 +158,9 @@ impl Entry {
         updated_ms: 0,
         ttl_ms: 0,
         deadline_ms: 0,
-        token: None,
+        token: KeptRaw::NONE,
         owner: Peer::ONLY,
-        waiter: None,
+        waiter: KeptRaw::NONE,
         waiter_peer: Peer::ONLY,
         owed_until: NOT_OWED,
         error_member: false,
@@ -570,8 +570,8 @@ impl<
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY);
             };
-            let (waiter, to) = (e.waiter.clone().unwrap_or_default(), e.waiter_peer);
-            let id = Id::from_checked_raw(&waiter);
+            let to = e.waiter_peer;
+            let id = Id::from_checked_raw(e.waiter.get().unwrap_or_default());
             let n = match e.owed_until != NOT_OWED {
                 true => {
                     let info = (self.config.name, self.config.version);
@@ -583,7 +583,7 @@ impl<
             };
             // The request is answered only once the answer is written.
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
-                e.waiter = None;
+                e.waiter.clear();
                 e.owed_until = NOT_OWED;
             }
             return (n, to);
@@ -604,7 +604,7 @@ impl<
             return (n, to);
         }
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.send_progress) {
-            let (Some(token), Some(p)) = (e.token.as_ref(), e.progress) else {
+            let (Some(token), Some(p)) = (e.token.get(), e.progress) else {
                 e.send_progress = false;
                 return (0, Peer::ONLY);
             };
@@ -734,9 +734,12 @@ impl<
         let (peer, until) = (new.peer, self.now_ms.saturating_add(u64::from(budget_ms)));
         let task = self.create_task(new, result);
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.id == task) {
-            e.waiter = heapless::Vec::from_slice(id.raw()).ok();
             e.waiter_peer = peer;
-            e.owed_until = if e.waiter.is_some() { until } else { NOT_OWED };
+            e.owed_until = if e.waiter.set(id.raw()) {
+                until
+            } else {
+                NOT_OWED
+            };
         }
         task
     }
@@ -772,9 +775,7 @@ impl<
             Err(e) => (TaskStatus::Failed, 0, Some(Err(e))),
         };
         let task_id = self.tasks.next_id(self.entropy);
-        let token = new
-            .token
-            .and_then(|t| heapless::Vec::from_slice(t.raw()).ok());
+        let token = new.token.filter(|_| new.form == TaskForm::Legacy);
         // Room was checked before the handler ran.
         if let Some(slot) = self.tasks.slot() {
             *slot = Entry {
@@ -795,15 +796,18 @@ impl<
                 updated_ms: now,
                 ttl_ms: ttl,
                 deadline_ms: now.saturating_add(u64::from(new.timeout_ms)),
-                token: token.filter(|_| new.form == TaskForm::Legacy),
+                token: KeptRaw::NONE,
                 owner: new.peer,
-                waiter: None,
+                waiter: KeptRaw::NONE,
                 waiter_peer: new.peer,
                 owed_until: NOT_OWED,
                 error_member: new.error_member,
                 send_status: false,
                 send_progress: false,
             };
+            if let Some(token) = token {
+                slot.token.set(token.raw());
+            }
         }
         task_id
     }
@@ -958,7 +962,7 @@ impl<
                         );
                     }
                     let id = respond.id.map(|id| id.raw()).unwrap_or_default();
-                    e.waiter = heapless::Vec::from_slice(id).ok();
+                    e.waiter.set(id);
                     e.waiter_peer = peer;
                     return 0;
                 }

@@ -910,3 +910,41 @@ fn every_path_renders_every_evidence_field() {
         says_all(&g["result"]["statusMessage"], "2026 statusMessage");
     }
 }
+
+#[test]
+fn a_progress_token_up_to_its_limit_is_echoed_and_a_longer_one_only_goes_unreported() {
+    use crate::server::MAX_PROGRESS_TOKEN_LEN;
+    // The raw token includes its quotes: 62 characters make 64 bytes, the most kept.
+    for (chars, echoed) in [
+        (MAX_PROGRESS_TOKEN_LEN - 2, true),
+        (MAX_PROGRESS_TOKEN_LEN - 1, false),
+    ] {
+        let token = "t".repeat(chars);
+        let mut rig: Rig<2> = Rig::new();
+        rig.ask(
+            0,
+            "initialize",
+            json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+        );
+        rig.poll_at(10_000);
+        let r = rig.ask(
+            1,
+            "tools/call",
+            json!({"name":"self.motor.move_to","arguments":{"position":300},"task":{"ttl":30000},"_meta":{"progressToken":token}}),
+        );
+        assert_eq!(r["result"]["task"]["taskId"], tid(1), "{r}");
+        let msgs = rig.poll_at(10_100);
+        if echoed {
+            assert_eq!(msgs.len(), 1, "{msgs:?}");
+            assert_eq!(msgs[0]["params"]["progressToken"], token);
+        } else {
+            assert!(msgs.is_empty(), "{msgs:?}");
+        }
+        // Either way the task runs to its end.
+        let get = rig.ask(2, "tasks/get", json!({"taskId": tid(1)}));
+        assert_eq!(get["result"]["status"], "working", "{get}");
+        rig.poll_at(10_300);
+        let get = rig.ask(3, "tasks/get", json!({"taskId": tid(1)}));
+        assert_eq!(get["result"]["status"], "completed", "{get}");
+    }
+}

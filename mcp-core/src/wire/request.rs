@@ -11,6 +11,44 @@ use super::json::{Json, JsonError, JsonStr, Kind};
 /// a small output buffer.
 pub const MAX_ID_LEN: usize = 128;
 
+/// Raw JSON (a request id, a progress token) kept past its message, in `N` bytes and a one-byte
+/// length (`N` ≤ 255): empty is none, as raw JSON never is. A task entry keeps two of these, so
+/// the one-byte length and the missing `Option` tag save 16 bytes of RAM per task slot.
+#[derive(Debug, Clone)]
+pub(crate) struct KeptRaw<const N: usize>(heapless::Vec<u8, N, u8>);
+
+impl<const N: usize> KeptRaw<N> {
+    /// Nothing kept.
+    pub(crate) const NONE: Self = KeptRaw(heapless::Vec::new());
+
+    /// Keeps `raw` in place of what was kept, or nothing when `raw` is longer than `N`; returns
+    /// whether it is kept. (In place: a task entry is not built twice on the dispatch's stack.)
+    pub(crate) fn set(&mut self, raw: &[u8]) -> bool {
+        self.0.clear();
+        self.0.extend_from_slice(raw).is_ok() && self.is_some()
+    }
+
+    /// Keeps nothing.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// What is kept, if anything.
+    pub(crate) fn get(&self) -> Option<&[u8]> {
+        (!self.0.is_empty()).then_some(self.0.as_slice())
+    }
+
+    /// `true` when something is kept.
+    pub(crate) fn is_some(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    /// `true` when nothing is kept.
+    pub(crate) fn is_none(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// A request id, kept exactly as it appeared on the wire so that it is echoed byte-exact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Id<'a> {
@@ -222,6 +260,25 @@ mod test {
 
     fn parse(s: &str) -> Message<'_> {
         Message::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
+    }
+
+    #[test]
+    fn kept_raw_json_is_none_when_empty_or_too_long_and_set_in_place() {
+        let mut k = KeptRaw::<4>::NONE;
+        assert!(k.is_none() && k.get().is_none());
+        assert!(k.set(b"\"ab\""));
+        assert_eq!(k.get(), Some(&b"\"ab\""[..]));
+        assert!(!k.set(b"12345"), "longer than N");
+        assert!(
+            k.is_none(),
+            "a refused value leaves nothing of the one before"
+        );
+        assert!(k.set(b"7") && k.is_some());
+        assert!(!k.set(b""));
+        assert!(k.is_none());
+        k.set(b"7");
+        k.clear();
+        assert_eq!(k.get(), None);
     }
 
     #[test]
