@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
-TARGETS=(engine validator xiaozhi http auth mqtt index confirm)
+TARGETS=(engine validator xiaozhi http auth mqtt index confirm ota)
 
 step() { printf '\n==> %s (at %ds)\n' "$*" "$SECONDS"; }
 SECONDS=0
@@ -73,7 +73,7 @@ step "fuzz: each target for ${FUZZ_SECONDS} s"
 # no float parser, no 2026-07-28 revision, no resources/prompts, no confirmation): the fuzz
 # crate's feature `full` off, and the oracles expect what that engine documents. Half the time
 # of the run above (at least 1 s), for the three targets that reach the feature-dependent code.
-# (`http` and `confirm` need `full`: `fuzz build --no-default-features` skips them.)
+# (`http`, `confirm` and `ota` need `full`: `fuzz build --no-default-features` skips them.)
 MINIMAL_SECONDS=$((FUZZ_SECONDS / 2 > 0 ? FUZZ_SECONDS / 2 : 1))
 MINIMAL_TARGETS=(engine validator index)
 step "fuzz: the minimal engine (--no-default-features), ${MINIMAL_TARGETS[*]} for ${MINIMAL_SECONDS} s each"
