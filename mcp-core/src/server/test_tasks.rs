@@ -333,20 +333,26 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
     assert_eq!(r["result"]["isError"], true);
 }
 
-#[test]
-fn augmented_call_with_progress_and_a_parked_result() {
-    let mut rig: Rig<2> = Rig::new();
+/// A 2025-11-25 session at 10 s; then `self.motor.move_to` 300 as a task (request id 1) with
+/// `token` for its progress. Returns the answer.
+fn move_with_progress(rig: &mut Rig<2>, token: &str) -> J {
     rig.ask(
         0,
         "initialize",
         json!({"protocolVersion":"2025-11-25","capabilities":{}}),
     );
     rig.poll_at(10_000);
-    let r = rig.ask(
+    rig.ask(
         1,
         "tools/call",
-        json!({"name":"self.motor.move_to","arguments":{"position":300},"task":{"ttl":30000},"_meta":{"progressToken":"p-1"}}),
-    );
+        json!({"name":"self.motor.move_to","arguments":{"position":300},"task":{"ttl":30000},"_meta":{"progressToken":token}}),
+    )
+}
+
+#[test]
+fn augmented_call_with_progress_and_a_parked_result() {
+    let mut rig: Rig<2> = Rig::new();
+    let r = move_with_progress(&mut rig, "p-1");
     assert_eq!(
         r["result"],
         json!({"task":{
@@ -921,17 +927,7 @@ fn a_progress_token_up_to_its_limit_is_echoed_and_a_longer_one_only_goes_unrepor
     ] {
         let token = "t".repeat(chars);
         let mut rig: Rig<2> = Rig::new();
-        rig.ask(
-            0,
-            "initialize",
-            json!({"protocolVersion":"2025-11-25","capabilities":{}}),
-        );
-        rig.poll_at(10_000);
-        let r = rig.ask(
-            1,
-            "tools/call",
-            json!({"name":"self.motor.move_to","arguments":{"position":300},"task":{"ttl":30000},"_meta":{"progressToken":token}}),
-        );
+        let r = move_with_progress(&mut rig, &token);
         assert_eq!(r["result"]["task"]["taskId"], tid(1), "{r}");
         let msgs = rig.poll_at(10_100);
         if echoed {
