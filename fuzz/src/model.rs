@@ -1,6 +1,7 @@
-//! An independent model of the strict validator, written from DESIGN.md's rules over the
-//! parameter spec's public getters and serde_json's view of the arguments ([`entries`] for the
-//! members, [`J`] for each value: never `serde_json::Value`, see `crate::json`).
+//! An independent model of the strict validator, written from the rules in `docs/DESIGN.md`
+//! ("Strict validation") over the parameter spec's public getters and serde_json's view of the
+//! arguments ([`entries`] for the members, [`J`] for each value: never `serde_json::Value`, see
+//! `crate::json`).
 //!
 //! Integers are decided exactly on the decimal token (JSON Schema 2020-12: a number whose value
 //! has no fractional part, whatever its spelling), with a different algorithm than the engine's

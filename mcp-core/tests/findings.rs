@@ -117,8 +117,9 @@ static SET_VOLUME: Tool<()> = Tool::new(
 /// does after a lost answer — is answered with -32603 "its response is too large to replay"
 /// instead of the original answer: the client never learns the task id it needs to poll. The
 /// action is not repeated (at-most-once holds); the answer is lost. Found by the soak (416 of
-/// 11,079 retransmissions). Expected: the retransmission gets the original bytes, as DESIGN.md's
-/// retransmission rule says (or the default cache slot fits the engine's own task-start answer).
+/// 11,079 retransmissions). Expected: the retransmission gets the original bytes, as the
+/// retransmission rule in `docs/DESIGN.md` ("Retransmissions") says (or the default cache slot
+/// fits the engine's own task-start answer).
 #[test]
 
 fn a_retransmitted_task_start_is_answered_from_the_cache_with_default_sizes() {

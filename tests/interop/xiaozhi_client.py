@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A xiaozhi-backend-style MCP client, driving device-sim the way xinnan's Python backend
-(xiaozhi-esp32-server) drives a device, written from the facts in DESIGN.md:
+(xiaozhi-esp32-server) drives a device, written from the facts in docs/DESIGN.md ("Facts about the peers"):
 
 - the device speaks first: its hello, with `features.mcp`;
 - the backend answers the hello with `initialize` id 1 (protocolVersion 2024-11-05, capabilities

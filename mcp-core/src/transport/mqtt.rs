@@ -28,8 +28,8 @@
 //! ([`PRESENCE_FILTER`]): the broker hands it each device's retained presence, and every later
 //! arrival and departure ([`ServerTopics::from_presence`], [`parse_presence`]).
 //!
-//! **Why this one.** DESIGN.md asks for wire compatibility with xiaozhi where the peer is a
-//! xiaozhi backend, and MCP for every other client. xiaozhi's MQTT control channel carries the
+//! **Why this one.** The design (`docs/DESIGN.md`, "Peers and protocol revisions") keeps wire
+//! compatibility with xiaozhi where the peer is a xiaozhi backend, and MCP for every other client. xiaozhi's MQTT control channel carries the
 //! very envelope of its WebSocket (`{"session_id":…,"type":"mcp","payload":…}`,
 //! [`super::xiaozhi`]) on the one publish topic its OTA answer configures, for the one backend the
 //! device belongs to: it has no presence, no discovery and no per-client topics, so a fleet client
