@@ -116,8 +116,9 @@ struct Cli {
     /// one is in use (a running task, an open stream) a new initialize gets 503 + Retry-After.
     #[arg(long, value_name = "N", default_value_t = 32, requires = "http")]
     max_sessions: usize,
-    /// Connect to a xiaozhi backend's WebSocket URL (ws://…), send the device hello and serve MCP
-    /// in its envelope until the backend closes the connection.
+    /// Connect to a xiaozhi backend's WebSocket URL (ws://…, or wss://… over TLS: the server's
+    /// certificate must chain to the system's roots or --ca-file and name the URL's host), send
+    /// the device hello and serve MCP in its envelope until the backend closes the connection.
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope"])]
     xiaozhi_ws: Option<String>,
     /// With --xiaozhi-ws: a handshake header, "Name: value" (repeatable), e.g. "Device-Id: …".
@@ -156,14 +157,22 @@ struct Cli {
     /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
     #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
     ws_max_message: Option<usize>,
-    /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtt://USER:PASSWORD@HOST:PORT for a
-    /// broker that wants credentials; percent-encode `@` and `:` in them; logs show the URL
-    /// without them) and serve MCP over MQTT after EMQX's
+    /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtts://HOST:PORT over TLS, port 8883 by
+    /// default, the certificate checked as for wss://; mqtt://USER:PASSWORD@HOST:PORT for a
+    /// broker that wants credentials: everything up to the last @ is the user info, a `%` in
+    /// it is written %25; logs and the page show the URL without them) and serve MCP over MQTT
+    /// after EMQX's
     /// convention: a retained presence on $mcp-server/presence/ID/NAME (cleared by the will),
     /// initialize on $mcp-server/ID/NAME, each client on $mcp-rpc/CLIENT/ID/NAME. Reconnects
     /// forever (1 s, doubling to 30 s, with jitter).
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope", "xiaozhi_ws", "http"])]
     mqtt: Option<String>,
+    /// Trust the CA certificates in this PEM file (repeatable) besides the system's roots, on
+    /// every TLS link: wss:// (--xiaozhi-ws), mqtts:// (--mqtt), https:// (--xiaozhi-ota). A
+    /// certificate that does not verify is refused, and the log says why (unknown issuer,
+    /// expired, wrong name).
+    #[arg(long = "ca-file", value_name = "PEM")]
+    ca_files: Vec<std::path::PathBuf>,
     /// With --mqtt: the device id (its MQTT client id and server-id). With --devices N > 1 the
     /// devices are ID-1 … ID-N (zero-padded).
     #[arg(
@@ -605,6 +614,13 @@ impl Tools {
     }
 }
 
+/// The roots of every TLS link: the system's, and `--ca-file`'s.
+fn tls(cli: &Cli) -> mcp_host::tls::Tls {
+    cli.ca_files
+        .iter()
+        .fold(mcp_host::tls::Tls::system(), |t, f| t.ca_file(f))
+}
+
 fn principal(cli: &Cli) -> Principal {
     match cli.principal {
         Who::Model => Principal::Model,
@@ -965,6 +981,7 @@ fn serve_network(
     if let Some(url) = &cli.xiaozhi_ws {
         let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
         let mut opts = mcp_host::xiaozhi::Options::new(url.clone())
+            .tls(tls(cli))
             .principal(principal(cli))
             .out_len(out_len)
             .connect_timeout(cli.ws_connect_timeout)
@@ -1178,6 +1195,7 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
                 cli.server_name.clone(),
                 "A simulated xiaozhi-style device: speaker, screen, relay, motor, reboot",
             )
+            .tls(tls(cli))
             .principal(principal(cli))
             .out_len(out_len)
             .keep_alive(cli.mqtt_keep_alive)

@@ -22,6 +22,9 @@
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
 //!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
 //!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
+//! - [`tls`]: TLS for every outbound link (`wss://`, `mqtts://`, `https://`): rustls, the
+//!   system's roots plus the CAs of a PEM file, and refusals that say why; [`link`]: the
+//!   settings every outbound link shares.
 //! - [`mqtt::run`]: the MQTT client mode (EMQX's "MCP over MQTT"): the device connects out to a
 //!   broker, announces itself with a retained presence (a will clears it), and serves each
 //!   client on that client's RPC topic; it reconnects, and reports an answer delivered when the
@@ -54,10 +57,12 @@
 //! Lock order, everywhere: an engine, then the board.
 
 mod http;
+pub mod link;
 pub mod mdns;
 pub mod mqtt;
 pub mod report;
 mod session;
+pub mod tls;
 pub mod web;
 pub mod xiaozhi;
 
