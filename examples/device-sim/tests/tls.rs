@@ -11,6 +11,8 @@
     clippy::result_large_err
 )] // a test (tungstenite's handshake callback returns its large error type)
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -297,4 +299,249 @@ async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
     );
     assert!(!client.devices().contains_key("tls-bad"));
     client.close().await;
+}
+
+/// One OTA check as the server got it: its headers (names in lower case) and its JSON body.
+type Check = (Vec<(String, String)>, Value);
+
+/// What the OTA server does with each check.
+#[derive(Clone)]
+struct Ota {
+    /// The WebSocket URL it hands out.
+    ws: String,
+    /// Answer with an activation code until this is set.
+    bound: Arc<std::sync::atomic::AtomicBool>,
+    /// The checks it got: (headers, body).
+    checks: Arc<std::sync::Mutex<Vec<Check>>>,
+}
+
+/// Serves one OTA check on `stream`: reads the request, records it, answers like the backend
+/// (`server_time`, `firmware`, `websocket` with a token, and `activation` while not bound).
+async fn ota_answer<S>(mut stream: S, ota: Ota)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let (head_end, len) = loop {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the request ended early");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+            break (i + 4, len);
+        }
+    };
+    while buf.len() < head_end + len {
+        let n = stream.read(&mut chunk).await.unwrap();
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    assert!(
+        head.starts_with("POST /xiaozhi/ota/ HTTP/1.1\r\n"),
+        "{head}"
+    );
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let body: Value = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap();
+    ota.checks.lock().unwrap().push((headers, body));
+    let mut answer = json!({
+        "server_time": {"timestamp": 1_765_000_000_000_u64, "timezone_offset": 480},
+        "firmware": {"version": "9.9.9", "url": "https://ota.example/fw.bin"},
+        "websocket": {"url": ota.ws, "token": "ota-token"},
+    });
+    if !ota.bound.load(std::sync::atomic::Ordering::SeqCst) {
+        answer["activation"] = json!({"code": "123456", "message": "bind me\u{1b}[31m at the console", "challenge": "c"});
+    }
+    let body = answer.to_string();
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(reply.as_bytes()).await.unwrap();
+    let _ = stream.shutdown().await;
+}
+
+/// An OTA server on loopback (`https` with `server`'s certificate, else plain `http`).
+async fn ota_server(listener: TcpListener, server: Option<Issued>, ota: Ota) {
+    let tls = server.as_ref().map(acceptor);
+    loop {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let ota = ota.clone();
+        match &tls {
+            Some(tls) => {
+                if let Ok(stream) = tls.accept(tcp).await {
+                    tokio::spawn(ota_answer(stream, ota));
+                }
+            }
+            None => {
+                tokio::spawn(ota_answer(tcp, ota));
+            }
+        }
+    }
+}
+
+/// Issue 32's bar: `device-sim --xiaozhi-ota https://…/xiaozhi/ota/ --ca-file ca.pem` posts the
+/// device's description, is handed a `wss://` URL and a token, and reaches a session there with
+/// that token and xiaozhi's headers; the newer firmware in the answer is reported, not
+/// installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
+    let ca = TestCa::new("service-ca").unwrap();
+    let server = ca.issue("service", &["localhost"], Validity::Now).unwrap();
+    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ws = format!(
+        "wss://localhost:{}/xiaozhi/v1/",
+        ws_listener.local_addr().unwrap().port()
+    );
+    let backend = tokio::spawn(wss_backend(ws_listener, server.clone()));
+    let ota = Ota {
+        ws,
+        bound: Arc::new(true.into()),
+        checks: Arc::default(),
+    };
+    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ota_url = format!(
+        "https://localhost:{}/xiaozhi/ota/",
+        ota_listener.local_addr().unwrap().port()
+    );
+    let ota_task = tokio::spawn(ota_server(ota_listener, Some(server), ota.clone()));
+    let out = sim(vec![
+        "--xiaozhi-ota".into(),
+        ota_url,
+        "--ca-file".into(),
+        ca.pem.display().to_string(),
+        "--mac".into(),
+        "02:aa:bb:cc:dd:ee".into(),
+        "--once".into(),
+    ])
+    .await;
+    ota_task.abort();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    let seen = tokio::time::timeout(Duration::from_secs(5), backend)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(seen.initialized, "{seen:?}");
+    assert_eq!(seen.authorization.as_deref(), Some("Bearer ota-token"));
+    assert_eq!(seen.device_id.as_deref(), Some("02:aa:bb:cc:dd:ee"));
+    let checks = ota.checks.lock().unwrap();
+    assert_eq!(checks.len(), 1);
+    let (headers, body) = &checks[0];
+    let header = |n: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(header("device-id"), Some("02:aa:bb:cc:dd:ee"));
+    assert_eq!(
+        header("client-id"),
+        Some("00000000-0000-4000-8000-02aabbccddee")
+    );
+    assert_eq!(header("content-type"), Some("application/json"));
+    assert_eq!(body["application"]["name"], "device-sim");
+    assert!(body["application"]["version"].is_string(), "{body}");
+    assert_eq!(body["board"]["type"], "device-sim");
+    assert_eq!(body["mac_address"], "02:aa:bb:cc:dd:ee");
+    assert!(log.contains("a newer firmware is offered: 9.9.9"), "{log}");
+    assert!(log.contains("not installed"), "{log}");
+}
+
+/// Not bound yet: the activation code is shown in the log and on the page (`/sim/state`), with
+/// the server's text escaped, and the check repeated; once the user binds the device (the
+/// server stops sending `activation`), it connects where the answer says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activation_code_is_shown_until_the_device_is_bound() {
+    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ws = format!(
+        "ws://127.0.0.1:{}/xiaozhi/v1/",
+        ws_listener.local_addr().unwrap().port()
+    );
+    let backend = tokio::spawn(async move {
+        let (tcp, _) = ws_listener.accept().await.unwrap();
+        let mut auth = None;
+        let mut ws = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
+            auth = req
+                .headers()
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_string());
+            Ok(resp)
+        })
+        .await
+        .unwrap();
+        let hello = next_text(&mut ws).await;
+        assert_eq!(hello["type"], "hello");
+        auth
+    });
+    let ota = Ota {
+        ws,
+        bound: Arc::new(false.into()),
+        checks: Arc::default(),
+    };
+    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ota_url = format!(
+        "http://127.0.0.1:{}/xiaozhi/ota/",
+        ota_listener.local_addr().unwrap().port()
+    );
+    let ota_task = tokio::spawn(ota_server(ota_listener, None, ota.clone()));
+    let url = ota_url.clone();
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--xiaozhi-ota", &url, "--ota-retry", "0.2"])
+    })
+    .await
+    .unwrap();
+    let state = tokio::task::spawn_blocking({
+        let ui = sim.ui.clone();
+        move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let (_, s) = common::api_at(&ui, "GET", "/sim/state", None);
+                if !s["activation"].is_null() || std::time::Instant::now() > deadline {
+                    return s;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(state["activation"]["code"], "123456", "{state}");
+    assert!(
+        state["activation"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("bind me"),
+        "{state}"
+    );
+    // Asked again meanwhile, not connected anywhere yet.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(ota.checks.lock().unwrap().len() >= 2);
+    assert!(!backend.is_finished());
+    // The user binds the device: the next check has no activation, and the device connects.
+    ota.bound.store(true, std::sync::atomic::Ordering::SeqCst);
+    let auth = tokio::time::timeout(Duration::from_secs(10), backend)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(auth.as_deref(), Some("Bearer ota-token"));
+    let ui = sim.ui.clone();
+    let state =
+        tokio::task::spawn_blocking(move || common::api_at(&ui, "GET", "/sim/state", None).1)
+            .await
+            .unwrap();
+    assert!(state["activation"].is_null(), "{state}");
+    assert_eq!(state["firmware_offered"]["offered"], "9.9.9");
+    ota_task.abort();
+    drop(sim);
 }
