@@ -86,6 +86,33 @@ impl DeviceId {
     }
 }
 
+/// A UUID-shaped `Client-Id` a device keeps without storage: `00000000-0000-4000-8000-` and
+/// its MAC in hex (stable across boots, one per device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientId([u8; 36]);
+
+impl ClientId {
+    /// The id of `mac`.
+    pub fn from_mac(mac: [u8; 6]) -> Self {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut s = *b"00000000-0000-4000-8000-000000000000";
+        for (i, b) in mac.iter().enumerate() {
+            if let (Some(d), Some(h)) = (s.get_mut(24 + 2 * i), HEX.get(usize::from(b >> 4))) {
+                *d = *h;
+            }
+            if let (Some(d), Some(h)) = (s.get_mut(25 + 2 * i), HEX.get(usize::from(b & 15))) {
+                *d = *h;
+            }
+        }
+        ClientId(s)
+    }
+
+    /// As text.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
 /// The output buffer was too small; nothing usable was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooSmall;
@@ -504,6 +531,40 @@ fn server_time(v: Json<'_>) -> Result<ServerTime, AnswerError> {
     Ok(t)
 }
 
+/// The body of an HTTP/1.x answer read to the end of its connection (the request said
+/// `Connection: close`): `None` unless the status is `200` and the body is not chunked; a
+/// `Content-Length` shorter than what came bounds it.
+pub fn http_body(http: &[u8]) -> Option<&[u8]> {
+    let split = http.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = http.get(..split)?;
+    let body = http.get(split + 4..)?;
+    let mut lines = head.split(|&b| b == b'\n');
+    let status = lines.next()?;
+    if !(status.starts_with(b"HTTP/1.1 200") || status.starts_with(b"HTTP/1.0 200")) {
+        return None;
+    }
+    let mut len = None;
+    for line in lines {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        let (name, value) = (line.get(..colon)?, line.get(colon + 1..)?);
+        let value = core::str::from_utf8(value).ok()?.trim();
+        if name.eq_ignore_ascii_case(b"transfer-encoding")
+            && !value.eq_ignore_ascii_case("identity")
+        {
+            return None;
+        }
+        if name.eq_ignore_ascii_case(b"content-length") {
+            len = Some(value.parse::<usize>().ok()?);
+        }
+    }
+    match len {
+        Some(n) => body.get(..n),
+        None => Some(body),
+    }
+}
+
 /// Compares dotted versions number by number (`1.10.0` > `1.9.2`; `1.2` < `1.2.1`); a leading
 /// `v` is ignored. `None` when either has a part that is not a number (then nothing can be said).
 pub fn compare_versions(a: &str, b: &str) -> Option<Ordering> {
@@ -550,6 +611,10 @@ mod test {
     #[test]
     fn the_request_describes_the_device() {
         assert_eq!(DEVICE.device_id().as_str(), "02:00:00:ab:cd:ef");
+        assert_eq!(
+            ClientId::from_mac(DEVICE.mac).as_str(),
+            "00000000-0000-4000-8000-020000abcdef"
+        );
         let mut body = [0u8; 512];
         let n = DEVICE.write_body(&mut body).unwrap();
         let json = Json::parse(&body[..n], MAX_DEPTH).unwrap();
@@ -646,6 +711,27 @@ mod test {
         );
         let deep = [b'['; 64];
         assert_eq!(Answer::parse(&deep).unwrap_err(), AnswerError::NotJson);
+    }
+
+    #[test]
+    fn http_answers() {
+        let ok =
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        assert_eq!(http_body(ok), Some(&b"{}"[..]));
+        let long = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}junk";
+        assert_eq!(http_body(long), Some(&b"{}"[..]));
+        let short = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}";
+        assert_eq!(http_body(short), None, "cut short");
+        let to_close = b"HTTP/1.0 200 OK\r\n\r\n{\"a\":1}";
+        assert_eq!(http_body(to_close), Some(&b"{\"a\":1}"[..]));
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+        assert_eq!(http_body(chunked), None);
+        assert_eq!(http_body(b"HTTP/1.1 404 Not Found\r\n\r\n"), None);
+        assert_eq!(http_body(b"HTTP/1.1 200 OK\r\n"), None, "no end of head");
+        assert_eq!(
+            http_body(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}"),
+            None
+        );
     }
 
     #[test]

@@ -151,8 +151,9 @@ impl Options {
 
 /// A UUID-shaped `Client-Id` from a MAC: `00000000-0000-4000-8000-` and the MAC in hex.
 pub fn client_id_of(mac: [u8; 6]) -> String {
-    let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-    format!("00000000-0000-4000-8000-{hex}")
+    device_link::ota::ClientId::from_mac(mac)
+        .as_str()
+        .to_string()
 }
 
 /// What the check says, owned.
