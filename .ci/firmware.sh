@@ -46,6 +46,11 @@ step "esp32-wifi: ESP32-C3, release: Streamable HTTP server (also with the mDNS 
 (cd examples/esp32-wifi && cargo build --release && cargo build --release --features mdns \
     && cargo build --release --features xiaozhi && cargo build --release --features mqtt)
 
+step "esp32-wifi: the xiaozhi OTA/config check and host names (DNS) configured at build time"
+(cd examples/esp32-wifi \
+    && XIAOZHI_OTA_URL=http://ota.example.lan:8003/xiaozhi/ota/ cargo build --release --features xiaozhi \
+    && MQTT_BROKER=mqtt://broker.example.lan:1883 cargo build --release --features mqtt)
+
 step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/run"
 (cd examples/qemu-riscv && cargo build --release)
 python3 examples/qemu-riscv/tests/client_session.py </dev/null

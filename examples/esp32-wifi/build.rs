@@ -1,37 +1,50 @@
-//! Links with esp-hal's `linkall.x` (memory map, sections, ROM functions), and refuses an
-//! `MQTT_BROKER` the firmware could not use (feature `mqtt`) rather than build a device that
-//! never connects.
+//! Links with esp-hal's `linkall.x` (memory map, sections, ROM functions), and refuses a URL the
+//! firmware could not use (`MQTT_BROKER` with the feature `mqtt`; `XIAOZHI_URL`,
+//! `XIAOZHI_OTA_URL` with `xiaozhi`) rather than build a device that never connects. The rules
+//! are `device_link::Url`'s, the code the firmware parses them with.
 
-use std::net::Ipv4Addr;
+use device_link::url::{Scheme, Url};
 
 fn main() {
     println!("cargo:rustc-link-arg=-Tlinkall.x");
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=MQTT_BROKER");
-    if std::env::var_os("CARGO_FEATURE_MQTT").is_some()
-        && let Ok(url) = std::env::var("MQTT_BROKER")
-        && !url.is_empty()
-        && !usable_broker(&url)
-    {
-        panic!(
-            "MQTT_BROKER={url:?}: expected mqtt://a.b.c.d[:port] (plain TCP to an IPv4 address; \
-             no TLS, no DNS on this firmware)"
-        );
+    let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
+    let checks: [(&str, bool, Scheme, &str); 3] = [
+        (
+            "MQTT_BROKER",
+            feature("MQTT"),
+            Scheme::Mqtt,
+            "mqtt://HOST[:PORT] (an address or a host name)",
+        ),
+        (
+            "XIAOZHI_URL",
+            feature("XIAOZHI"),
+            Scheme::Ws,
+            "ws://HOST[:PORT]/PATH (an address or a host name)",
+        ),
+        (
+            "XIAOZHI_OTA_URL",
+            feature("XIAOZHI"),
+            Scheme::Http,
+            "http://HOST[:PORT]/PATH (an address or a host name)",
+        ),
+    ];
+    for (var, on, scheme, want) in checks {
+        println!("cargo:rerun-if-env-changed={var}");
+        let Ok(text) = std::env::var(var) else {
+            continue;
+        };
+        if !on || text.is_empty() {
+            continue;
+        }
+        match Url::parse(&text) {
+            Ok(u) if u.scheme == scheme && !matches!(u.host, device_link::Host::Ipv6(_)) => {}
+            Ok(u) if u.scheme.is_tls() => panic!(
+                "{var}: {}:// needs TLS, which this firmware does not have yet; expected {want}",
+                u.scheme.as_str()
+            ),
+            Ok(_) => panic!("{var}: expected {want} (IPv4 or a name; this stack has no IPv6)"),
+            Err(e) => panic!("{var}: {e}; expected {want}"),
+        }
     }
-}
-
-/// What `src/mqtt.rs` `parse_url` accepts.
-fn usable_broker(url: &str) -> bool {
-    let Some(rest) = url
-        .strip_prefix("mqtt://")
-        .or_else(|| url.strip_prefix("tcp://"))
-    else {
-        return false;
-    };
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let (host, port_ok) = match rest.split_once(':') {
-        Some((h, p)) => (h, p.parse::<u16>().is_ok()),
-        None => (rest, true),
-    };
-    port_ok && host.parse::<Ipv4Addr>().is_ok()
 }

@@ -69,6 +69,7 @@ enum Who {
 /// xiaozhi backend.
 #[derive(Debug, Parser)]
 #[command(version)]
+#[command(group(clap::ArgGroup::new("xiaozhi").args(["xiaozhi_ws", "xiaozhi_ota"])))]
 struct Cli {
     /// Serve MCP over stdin/stdout, one JSON message per line (logs go to stderr).
     #[arg(long)]
@@ -116,54 +117,78 @@ struct Cli {
     /// one is in use (a running task, an open stream) a new initialize gets 503 + Retry-After.
     #[arg(long, value_name = "N", default_value_t = 32, requires = "http")]
     max_sessions: usize,
-    /// Connect to a xiaozhi backend's WebSocket URL (ws://…), send the device hello and serve MCP
-    /// in its envelope until the backend closes the connection.
+    /// Connect to a xiaozhi backend's WebSocket URL (ws://…, or wss://… over TLS: the server's
+    /// certificate must chain to the system's roots or --ca-file and name the URL's host), send
+    /// the device hello and serve MCP in its envelope until the backend closes the connection.
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope"])]
     xiaozhi_ws: Option<String>,
+    /// Ask a xiaozhi OTA/config endpoint (http(s)://…/xiaozhi/ota/) where to connect, as a
+    /// xiaozhi device does at boot: POST the device's description (Device-Id: --mac, Client-Id:
+    /// a UUID derived from it), then connect to the WebSocket URL of the answer with its token
+    /// (Authorization: Bearer, Protocol-Version, Device-Id, Client-Id). While the answer carries
+    /// an activation code, it is shown (log, --ui page) and the check repeated every 5 s until
+    /// the device is bound; a newer firmware in the answer is reported, never installed.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope", "http", "mqtt"])]
+    xiaozhi_ota: Option<String>,
+    /// With --xiaozhi-ota: seconds between checks while the device is not bound (or after a
+    /// check failed).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = secs, requires = "xiaozhi_ota")]
+    ota_retry: Duration,
+    /// With --xiaozhi-ota: the device's MAC address (its Device-Id), aa:bb:cc:dd:ee:ff.
+    #[arg(long, value_name = "MAC", default_value = "02:00:00:00:00:01", value_parser = mac, requires = "xiaozhi_ota")]
+    mac: [u8; 6],
     /// With --xiaozhi-ws: a handshake header, "Name: value" (repeatable), e.g. "Device-Id: …".
     #[arg(long = "ws-header", value_name = "HEADER")]
     ws_headers: Vec<String>,
     /// With --xiaozhi-ws: exit when the backend closes the connection or it fails, instead of
     /// reconnecting (--ws-backoff-first 1 s, doubling to --ws-backoff-max 30 s, with jitter) as a
     /// device does.
-    #[arg(long, requires = "xiaozhi_ws")]
+    #[arg(long, requires = "xiaozhi")]
     once: bool,
     /// With --xiaozhi-ws: seconds the backend's hello may take (from the device's); without it
     /// the device closes the connection and reconnects (a backend may drop an early hello).
-    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi")]
     ws_hello_timeout: Duration,
     /// With --xiaozhi-ws: seconds to wait before reconnecting after a connection that ended
     /// without a session (no hello from the backend); doubles with every such connection up to
     /// --ws-backoff-max, and starts again here after one that had a session.
-    #[arg(long, value_name = "SECS", default_value = "1", value_parser = secs, requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = secs, requires = "xiaozhi")]
     ws_backoff_first: Duration,
     /// With --xiaozhi-ws: the longest wait before reconnecting (each wait is drawn between half
     /// of its step and all of it).
-    #[arg(long, value_name = "SECS", default_value = "30", value_parser = secs, requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = secs, requires = "xiaozhi")]
     ws_backoff_max: Duration,
     /// With --xiaozhi-ws: seconds a connection attempt (TCP connect and WebSocket handshake)
     /// may take before it is abandoned and retried.
-    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi")]
     ws_connect_timeout: Duration,
     /// With --xiaozhi-ws: seconds between WebSocket pings.
-    #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "xiaozhi")]
     ws_ping_interval: Duration,
     /// With --xiaozhi-ws: seconds of silence from the backend (no pong, no message) after which
     /// the link is declared dead and the device reconnects.
-    #[arg(long, value_name = "SECS", default_value = "45", value_parser = secs, requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "SECS", default_value = "45", value_parser = secs, requires = "xiaozhi")]
     ws_dead_after: Duration,
     /// With --xiaozhi-ws: the largest message or frame the backend may send, in bytes (default:
     /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
-    #[arg(long, value_name = "BYTES", requires = "xiaozhi_ws")]
+    #[arg(long, value_name = "BYTES", requires = "xiaozhi")]
     ws_max_message: Option<usize>,
-    /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtt://USER:PASSWORD@HOST:PORT for a
-    /// broker that wants credentials; percent-encode `@` and `:` in them; logs show the URL
-    /// without them) and serve MCP over MQTT after EMQX's
+    /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtts://HOST:PORT over TLS, port 8883 by
+    /// default, the certificate checked as for wss://; mqtt://USER:PASSWORD@HOST:PORT for a
+    /// broker that wants credentials: everything up to the last @ is the user info, a `%` in
+    /// it is written %25; logs and the page show the URL without them) and serve MCP over MQTT
+    /// after EMQX's
     /// convention: a retained presence on $mcp-server/presence/ID/NAME (cleared by the will),
     /// initialize on $mcp-server/ID/NAME, each client on $mcp-rpc/CLIENT/ID/NAME. Reconnects
     /// forever (1 s, doubling to 30 s, with jitter).
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope", "xiaozhi_ws", "http"])]
     mqtt: Option<String>,
+    /// Trust the CA certificates in this PEM file (repeatable) besides the system's roots, on
+    /// every TLS link: wss:// (--xiaozhi-ws), mqtts:// (--mqtt), https:// (--xiaozhi-ota). A
+    /// certificate that does not verify is refused, and the log says why (unknown issuer,
+    /// expired, wrong name).
+    #[arg(long = "ca-file", value_name = "PEM")]
+    ca_files: Vec<std::path::PathBuf>,
     /// With --mqtt: the device id (its MQTT client id and server-id). With --devices N > 1 the
     /// devices are ID-1 … ID-N (zero-padded).
     #[arg(
@@ -605,6 +630,38 @@ impl Tools {
     }
 }
 
+/// A URL as logs and the page show it: without user info (`device_link::Url`), or only that it
+/// cannot be read.
+fn shown_url(url: &str) -> String {
+    match device_link::Url::parse(url) {
+        Ok(u) => u.to_string(),
+        Err(e) => format!("(a URL that cannot be used: {e})"),
+    }
+}
+
+/// `aa:bb:cc:dd:ee:ff`.
+fn mac(s: &str) -> Result<[u8; 6], String> {
+    let mut out = [0u8; 6];
+    let mut parts = s.split([':', '-']);
+    for b in &mut out {
+        *b = parts
+            .next()
+            .and_then(|p| u8::from_str_radix(p, 16).ok().filter(|_| p.len() == 2))
+            .ok_or_else(|| format!("{s:?} is not a MAC address (aa:bb:cc:dd:ee:ff)"))?;
+    }
+    if parts.next().is_some() {
+        return Err(format!("{s:?} is not a MAC address (aa:bb:cc:dd:ee:ff)"));
+    }
+    Ok(out)
+}
+
+/// The roots of every TLS link: the system's, and `--ca-file`'s.
+fn tls(cli: &Cli) -> mcp_host::tls::Tls {
+    cli.ca_files
+        .iter()
+        .fold(mcp_host::tls::Tls::system(), |t, f| t.ca_file(f))
+}
+
 fn principal(cli: &Cli) -> Principal {
     match cli.principal {
         Who::Model => Principal::Model,
@@ -716,7 +773,11 @@ fn main() -> ExitCode {
         },
         None => None,
     };
-    if cli.http.is_some() || cli.xiaozhi_ws.is_some() || cli.mqtt.is_some() {
+    if cli.http.is_some()
+        || cli.xiaozhi_ws.is_some()
+        || cli.xiaozhi_ota.is_some()
+        || cli.mqtt.is_some()
+    {
         return match serve_network(&cli, faults, board, sim) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -790,6 +851,26 @@ fn log_event(e: &HostEvent) {
             xiaozhi::MAX_SESSION_ID_LEN
         ),
         HostEvent::Connected { to } => eprintln!("device-sim: connected to {to}"),
+        HostEvent::Activation { code, message } => eprintln!(
+            "device-sim: not bound yet: activation code {} ({}); checking again until it is bound",
+            shown(code),
+            shown(message)
+        ),
+        HostEvent::Activated => {
+            eprintln!("device-sim: bound: the OTA check has no activation any more")
+        }
+        HostEvent::FirmwareOffered {
+            running,
+            offered,
+            url,
+        } => eprintln!(
+            "device-sim: a newer firmware is offered: {} (running {running}){}; not installed \
+             (with --flash, a client installs one through self.upgrade_firmware)",
+            shown(offered),
+            url.as_deref()
+                .map(|u| format!(" at {}", shown(u)))
+                .unwrap_or_default()
+        ),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
                 "device-sim: disconnected ({reason}); reconnecting in {} ms",
@@ -962,9 +1043,46 @@ fn serve_network(
         };
         return runtime.block_on(serve_mqtt(cli, fleet));
     }
-    if let Some(url) = &cli.xiaozhi_ws {
+    let mut ota_headers = Vec::new();
+    let ws_url = match (&cli.xiaozhi_ws, &cli.xiaozhi_ota) {
+        (Some(url), _) => Some(url.clone()),
+        (None, Some(ota)) => {
+            let check = mcp_host::ota::Options::new(ota.clone(), cli.mac)
+                .app("device-sim", flash::version(), "device-sim")
+                .tls(tls(cli))
+                .retry(cli.ota_retry)
+                .on_event(on_event.clone());
+            eprintln!("device-sim: OTA/config check at {}", shown_url(ota));
+            let config = runtime
+                .block_on(mcp_host::ota::until_bound(&check))
+                .map_err(|e| e.to_string())?;
+            let Some(url) = config.websocket else {
+                return Err(match config.mqtt_endpoint {
+                    Some(_) => {
+                        "the OTA answer offers only xiaozhi's MQTT channel, which device-sim \
+                                does not speak (it serves MCP over MQTT with --mqtt)"
+                            .into()
+                    }
+                    None => "the OTA answer names no WebSocket URL".into(),
+                });
+            };
+            ota_headers.push((
+                "Protocol-Version".to_string(),
+                device_link::ota::PROTOCOL_VERSION.to_string(),
+            ));
+            ota_headers.push(("Device-Id".to_string(), check.device_id()));
+            ota_headers.push(("Client-Id".to_string(), check.client_id.clone()));
+            if let Some(token) = config.token {
+                ota_headers.push(("Authorization".to_string(), format!("Bearer {token}")));
+            }
+            Some(url)
+        }
+        (None, None) => None,
+    };
+    if let Some(url) = &ws_url {
         let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
         let mut opts = mcp_host::xiaozhi::Options::new(url.clone())
+            .tls(tls(cli))
             .principal(principal(cli))
             .out_len(out_len)
             .connect_timeout(cli.ws_connect_timeout)
@@ -982,15 +1100,18 @@ fn serve_network(
                 cli.ws_backoff_max,
             ));
         }
+        for (name, value) in ota_headers {
+            opts = opts.header(name, value);
+        }
         for h in &cli.ws_headers {
             let (name, value) = h
                 .split_once(':')
                 .ok_or_else(|| format!("--ws-header wants \"Name: value\", not {h:?}"))?;
             opts = opts.header(name.trim(), value.trim());
         }
-        eprintln!("device-sim: connecting to {url}");
+        eprintln!("device-sim: connecting to {}", shown_url(url));
         if let Some(sim) = &sim {
-            sim.add_transport(format!("xiaozhi-ws {url}"));
+            sim.add_transport(format!("xiaozhi-ws {}", shown_url(url)));
         }
         return runtime
             .block_on(mcp_host::xiaozhi::run(&opts, engine, board))
@@ -1178,6 +1299,7 @@ async fn serve_mqtt(cli: &Cli, fleet: Fleet<'_>) -> Result<(), String> {
                 cli.server_name.clone(),
                 "A simulated xiaozhi-style device: speaker, screen, relay, motor, reboot",
             )
+            .tls(tls(cli))
             .principal(principal(cli))
             .out_len(out_len)
             .keep_alive(cli.mqtt_keep_alive)

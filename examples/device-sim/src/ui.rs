@@ -36,6 +36,8 @@
 //!  "confirmation":null | {"tool":"self.reboot","question":"Reboot the device?",
 //!                         "on_device":true,"shown":true,"approval":"5f0e…","expires_in_ms":28750},
 //!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
+//!  "activation":null | {"code":"123456","message":"…"}   (--xiaozhi-ota: not bound yet),
+//!  "firmware_offered":null | {"running":"0.1.0","offered":"0.2.0","url":"…"},
 //!  "timeline":[{"seq":7,"t_ms":1200,"kind":"call",…}, …], "next_seq":8}
 //! ```
 //!
@@ -110,6 +112,10 @@ struct Log {
     pressed: VecDeque<Pressed>,
     about: Map<String, Value>,
     transports: Vec<String>,
+    /// The activation code the OTA check asks the device to show, until it is bound.
+    activation: Option<Value>,
+    /// A newer firmware the OTA check offered.
+    firmware_offered: Option<Value>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -143,6 +149,8 @@ impl Sim {
                 pressed: VecDeque::new(),
                 about,
                 transports: Vec::new(),
+                activation: None,
+                firmware_offered: None,
             }),
             allowed_hosts: allowed_hosts.to_vec(),
         })
@@ -214,6 +222,29 @@ impl Sim {
                 "session",
                 json!({"text": format!("disconnected: {reason}")}),
             ),
+            HostEvent::Activation { code, message } => {
+                let shown = json!({"code": code, "message": message});
+                let again = lock(&self.log).activation.replace(shown) .is_some();
+                if !again {
+                    self.push("session", json!({"text": format!("not bound yet: activation code {code}")}));
+                }
+            }
+            HostEvent::Activated => {
+                lock(&self.log).activation = None;
+                self.push("session", json!({"text": "bound"}));
+            }
+            HostEvent::FirmwareOffered {
+                running,
+                offered,
+                url,
+            } => {
+                lock(&self.log).firmware_offered =
+                    Some(json!({"running": running, "offered": offered, "url": url}));
+                self.push(
+                    "session",
+                    json!({"text": format!("a newer firmware is offered: {offered} (running {running}); not installed")}),
+                );
+            }
             _ => {}
         }
     }
@@ -369,6 +400,14 @@ impl Sim {
         state.insert("uptime_ms".into(), self.t_ms().into());
         state.insert("confirmation".into(), confirmation.unwrap_or(Value::Null));
         state.insert("waiting".into(), json!(waiting));
+        state.insert(
+            "activation".into(),
+            log.activation.clone().unwrap_or(Value::Null),
+        );
+        state.insert(
+            "firmware_offered".into(),
+            log.firmware_offered.clone().unwrap_or(Value::Null),
+        );
         state.insert("timeline".into(), json!(timeline));
         state.insert("next_seq".into(), log.next_seq.into());
         Value::Object(state)

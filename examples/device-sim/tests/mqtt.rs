@@ -403,3 +403,32 @@ async fn broker_credentials_come_from_the_url() {
     // ... and serves: a client of the broker (with the password) sees it online.
     drop(sim);
 }
+
+/// Issue 33, finding 5: a password with a raw `/` (`mqtt://dev:pa/ss@host`) is the password: the
+/// device connects with it (the broker wants it; not to a host named after its first half), and
+/// neither the log nor the page's `/sim/state` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raw_slash_in_the_password_is_taken_and_never_shown() {
+    let Some(broker) = Broker::for_test_with_password("dev", "pa/ss?#w") else {
+        return;
+    };
+    let port = broker.port();
+    let url = format!("mqtt://dev:pa/ss?#w@127.0.0.1:{port}");
+    let connected =
+        format!("device-sim: connected to MQTT broker mqtt://127.0.0.1:{port} as slash-sim");
+    let (sim, rx) = mqtt_sim(&url, "slash-sim");
+    let lines = lines_until(&rx, T, |l| l.starts_with(&connected));
+    assert!(
+        lines.iter().any(|l| l.starts_with(&connected)),
+        "{lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("pa/ss")), "{lines:#?}");
+    drop(sim);
+    let sim = common::start(&["--mqtt", &url, "--device-id", "slash-page"]);
+    let state = state_until(&sim, "the MQTT link shown", |s| {
+        s.to_string().contains("slash-page")
+    });
+    let text = state.to_string();
+    assert!(!text.contains("pa/ss"), "{text}");
+    assert!(!text.contains("dev:"), "{text}");
+}

@@ -129,8 +129,13 @@ pub const PAGE_BYTES: usize = 2048;
 pub const MAX_DEPTH: u8 = 128;
 /// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener, the
 /// WebSocket client or the MQTT client), and one spare; with the feature `mdns` one more, the
-/// responder's UDP socket.
-pub const SOCKETS: usize = if cfg!(feature = "mdns") { 4 } else { 3 };
+/// responder's UDP socket; in the outbound modes one more, DNS.
+pub const SOCKETS: usize =
+    if cfg!(feature = "mdns") || cfg!(any(feature = "xiaozhi", feature = "mqtt")) {
+        4
+    } else {
+        3
+    };
 
 /// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
 /// bootloader used is reclaimed for it). The MCP engine allocates nothing: mcp-core is built
@@ -223,6 +228,14 @@ pub mod xiaozhi {
     pub const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
     /// How long a close frame (ours, or the echo of the backend's) may take to go out.
     pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+    /// The OTA/config check (`XIAOZHI_OTA_URL`): the longest one check may take (DNS apart).
+    pub const OTA_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The wait before checking again while the device is not bound, or after a check failed.
+    pub const OTA_RETRY: Duration = Duration::from_secs(5);
+    /// The longest WebSocket URL the check may hand out.
+    pub const URL_LEN: usize = 256;
+    /// The longest token (bytes).
+    pub const TOKEN_LEN: usize = 512;
 }
 
 /// MQTT mode (feature `mqtt`): the device's identity on the broker, its buffers, limits and
@@ -238,8 +251,6 @@ pub mod mqtt {
     /// `tools/list`).
     pub const DESCRIPTION: &str =
         "An ESP32 board: speaker volume, screen brightness and theme, a relay";
-    /// The MQTT port when the broker URL names none.
-    pub const PORT: u16 = 1883;
     /// The TCP socket's receive and send buffers (bytes each).
     pub const TCP_BUFFER: usize = 2048;
     /// The largest MQTT packet the broker may send the device (MQTT 5 Maximum Packet Size; the

@@ -12,7 +12,8 @@
 //! build without them runs but never joins a network.
 //!
 //! With the feature `xiaozhi` the device instead connects out to a xiaozhi server over WebSocket
-//! (`XIAOZHI_URL`, `XIAOZHI_TOKEN` at build time), sends its hello with `features.mcp` and answers
+//! (`XIAOZHI_URL` and `XIAOZHI_TOKEN`, or `XIAOZHI_OTA_URL` for xiaozhi's OTA/config check, at
+//! build time; host names through DNS), sends its hello with `features.mcp` and answers
 //! the MCP messages wrapped in xiaozhi's envelope, reconnecting forever (`src/xiaozhi.rs`).
 //!
 //! With the feature `mqtt` it serves MCP through an MQTT broker (`MQTT_BROKER` at build time)
@@ -32,6 +33,8 @@ mod http;
 mod mdns;
 #[cfg(feature = "mqtt")]
 mod mqtt;
+#[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
+mod net;
 #[cfg(feature = "xiaozhi")]
 mod xiaozhi;
 

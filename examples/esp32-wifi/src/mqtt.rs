@@ -9,9 +9,10 @@
 //! ([`EspApp`]); the limits and timings are in `config::mqtt`.
 //!
 //! Build-time settings:
-//! - `MQTT_BROKER`: `mqtt://192.168.1.10[:1883]` — plain TCP to an IPv4 address (a broker on the
-//!   LAN; `mqtts://` would need a TLS stack, names would need DNS); `build.rs` refuses anything
-//!   else, and a build without it never connects;
+//! - `MQTT_BROKER`: `mqtt://192.168.1.10[:1883]` or `mqtt://broker.lan[:1883]` — plain TCP to an
+//!   address or a host name (resolved through embassy-net's DNS before every attempt; `mqtts://`
+//!   needs a TLS stack, which this firmware does not have yet); `build.rs` refuses anything else,
+//!   and a build without it never connects;
 //! - `MQTT_USER`, `MQTT_PASSWORD`: the broker's credentials, optional;
 //! - `MQTT_DEVICE_ID`: the MQTT client id and `server-id`, optional: `esp32-` and the station MAC
 //!   in hex by default;
@@ -24,18 +25,18 @@
 //! bytes).
 
 use core::fmt::Write as _;
-use core::net::Ipv4Addr;
 
+use device_link::url::{Scheme, Url};
+use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
-use embassy_net::{IpAddress, Stack};
 use embassy_time::{Duration, Timer, with_timeout};
 use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
 use crate::config::mqtt::{
     BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
-    KEEP_ALIVE, NEW_CLIENT_WINDOW, NEW_CLIENTS, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, PORT,
-    SERVER_NAME, TCP_BUFFER,
+    KEEP_ALIVE, NEW_CLIENT_WINDOW, NEW_CLIENTS, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME,
+    TCP_BUFFER,
 };
 use crate::config::{LINE, OUT};
 use crate::{Engine, EspBoard};
@@ -62,17 +63,9 @@ const META: &str = concat!(
     r#""}"#
 );
 
-/// `mqtt://a.b.c.d[:port][/]` → address, port.
-fn parse_url(url: &str) -> Option<(Ipv4Addr, u16)> {
-    let rest = url
-        .strip_prefix("mqtt://")
-        .or_else(|| url.strip_prefix("tcp://"))?;
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    let (host, port) = match rest.split_once(':') {
-        Some((h, p)) => (h, p.parse().ok()?),
-        None => (rest, PORT),
-    };
-    Some((host.parse().ok()?, port))
+/// An `mqtt://` URL (what `build.rs` lets through).
+fn broker_url(text: &str) -> Option<Url<'_>> {
+    Url::parse(text).ok().filter(|u| u.scheme == Scheme::Mqtt)
 }
 
 /// The default device id: `esp32-` and the station MAC in hex.
@@ -88,7 +81,7 @@ fn default_id(mac: [u8; 6]) -> heapless::String<18> {
 /// The TCP connection to the broker, on embassy-net; one socket at a time, on these buffers.
 struct Tcp {
     stack: Stack<'static>,
-    broker: (Ipv4Addr, u16),
+    broker: Url<'static>,
     rx: [u8; TCP_BUFFER],
     tx: [u8; TCP_BUFFER],
 }
@@ -99,11 +92,11 @@ impl Connect for Tcp {
     async fn connect(&mut self) -> Option<TcpSocket<'_>> {
         self.stack.wait_link_up().await;
         self.stack.wait_config_up().await;
+        let addr = crate::net::resolve(self.stack, self.broker.host).await?;
         let mut socket = TcpSocket::new(self.stack, &mut self.rx, &mut self.tx);
         // Unacknowledged data older than this aborts the connection.
         socket.set_timeout(Some(KEEP_ALIVE));
-        let (addr, port) = self.broker;
-        socket.connect((IpAddress::Ipv4(addr), port)).await.ok()?;
+        socket.connect((addr, self.broker.port)).await.ok()?;
         Some(socket)
     }
 
@@ -161,7 +154,7 @@ pub async fn run(
     board: &'static mut EspBoard,
     mac: [u8; 6],
 ) -> ! {
-    let Some(broker) = parse_url(BROKER) else {
+    let Some(broker) = broker_url(BROKER) else {
         // Built without MQTT_BROKER (build.rs refuses an unusable one): nothing to connect to.
         idle().await
     };

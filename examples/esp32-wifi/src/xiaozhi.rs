@@ -4,11 +4,16 @@
 //!
 //! The envelope and the hello come from `mcp_core::transport::xiaozhi`; this file is the
 //! WebSocket client (RFC 6455: the HTTP upgrade, masked client frames, fragments, ping/pong,
-//! close) over an embassy-net TCP socket. Plain `ws://` to an IPv4 address (a self-hosted xiaozhi
-//! server on the LAN); `wss://` would need a TLS stack in the firmware.
+//! close) over an embassy-net TCP socket. Plain `ws://` to an address or a host name (resolved
+//! through embassy-net's DNS before every attempt); `wss://` needs a TLS stack in the firmware,
+//! which it does not have yet (`build.rs` refuses it).
 //!
-//! Build-time settings: `XIAOZHI_URL` (`ws://192.168.1.10:8000/xiaozhi/v1/`), `XIAOZHI_TOKEN`
-//! (sent as `Authorization: Bearer …`, optional).
+//! Build-time settings: `XIAOZHI_URL` (`ws://192.168.1.10:8000/xiaozhi/v1/` or
+//! `ws://xiaozhi.lan:8000/xiaozhi/v1/`), `XIAOZHI_TOKEN` (sent as `Authorization: Bearer …`,
+//! optional) — or `XIAOZHI_OTA_URL` (`http://…/xiaozhi/ota/`): xiaozhi's OTA/config check at
+//! boot ([`ota_check`], the request and answer of `device_link::ota`), which hands out the
+//! WebSocket URL and its token; while its answer carries an activation code the device asks
+//! again every `OTA_RETRY` until the user binds it.
 //!
 //! The connection is the model's (`Principal::Model`); xiaozhi backends may send MCP messages
 //! before the hello exchange completes, and this client answers them.
@@ -49,11 +54,12 @@
 
 use core::convert::Infallible;
 use core::fmt::Write as _;
-use core::net::Ipv4Addr;
 use core::ops::Range;
 
+use device_link::ota::{Answer, ClientId, Device};
+use device_link::url::{Scheme, Url};
+use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
-use embassy_net::{IpAddress, Stack};
 use embassy_time::{Duration, Instant, Timer, with_deadline, with_timeout};
 use embedded_io_async::Write as _;
 use mcp_core::Principal;
@@ -64,7 +70,8 @@ use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use crate::config::OUT;
 use crate::config::xiaozhi::{
     BACKOFF_FIRST, BACKOFF_MAX, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DEAD_AFTER, FRAME_TIMEOUT,
-    HANDSHAKE_TIMEOUT, HELLO_TIMEOUT, MAX_MESSAGE, PING_INTERVAL, TCP_BUFFER,
+    HANDSHAKE_TIMEOUT, HELLO_TIMEOUT, MAX_MESSAGE, OTA_RETRY, OTA_TIMEOUT, PING_INTERVAL,
+    TCP_BUFFER, TOKEN_LEN, URL_LEN,
 };
 use crate::{Engine, EspBoard};
 
@@ -75,6 +82,19 @@ const URL: &str = match option_env!("XIAOZHI_URL") {
 const TOKEN: &str = match option_env!("XIAOZHI_TOKEN") {
     Some(t) => t,
     None => "",
+};
+const OTA_URL: &str = match option_env!("XIAOZHI_OTA_URL") {
+    Some(u) => u,
+    None => "",
+};
+
+/// The chip, as the OTA check's `chip_model_name` says it.
+const CHIP: &str = if cfg!(feature = "esp32c6") {
+    "esp32c6"
+} else if cfg!(feature = "esp32s3") {
+    "esp32s3"
+} else {
+    "esp32c3"
 };
 
 /// Frame opcodes (RFC 6455 §5.2).
@@ -104,6 +124,8 @@ type SessionId = heapless::String<MAX_SESSION_ID_LEN>;
 /// Why a connection ended (what a log would say; this firmware prints nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ended {
+    /// The backend's host name did not resolve.
+    Dns,
     /// The TCP connect failed.
     Connect,
     /// The TCP connect took longer than `CONNECT_TIMEOUT`.
@@ -127,18 +149,9 @@ enum Ended {
     Closed,
 }
 
-/// `ws://a.b.c.d[:port]/path` → address, port, path.
-fn parse_url(url: &str) -> Option<(Ipv4Addr, u16, &str)> {
-    let rest = url.strip_prefix("ws://")?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (rest.get(..i)?, rest.get(i..)?),
-        None => (rest, "/"),
-    };
-    let (host, port) = match authority.split_once(':') {
-        Some((h, p)) => (h, p.parse().ok()?),
-        None => (authority, 80),
-    };
-    Some((host.parse().ok()?, port, path))
+/// A `ws://` URL (what `build.rs` lets through).
+fn ws_url(text: &str) -> Option<Url<'_>> {
+    Url::parse(text).ok().filter(|u| u.scheme == Scheme::Ws)
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -189,16 +202,43 @@ pub async fn run(
     board: &'static mut EspBoard,
     mac: [u8; 6],
 ) -> ! {
-    let Some(target) = parse_url(URL) else {
-        // Built without a usable XIAOZHI_URL: there is nothing to connect to.
-        loop {
-            Timer::after(Duration::from_secs(3600)).await;
-        }
-    };
     let mut rx = [0u8; TCP_BUFFER];
     let mut tx = [0u8; TCP_BUFFER];
     let mut msg = [0u8; MAX_MESSAGE];
     let mut out = [0u8; HEAD_ROOM + OUT + 1];
+    // With XIAOZHI_OTA_URL the check says where to connect and with which token.
+    let mut url_text = heapless::String::<URL_LEN>::new();
+    let mut token = heapless::String::<TOKEN_LEN>::new();
+    if let Ok(ota) = Url::parse(OTA_URL) {
+        loop {
+            stack.wait_config_up().await;
+            let got = ota_check(
+                stack,
+                &ota,
+                mac,
+                &mut rx,
+                &mut tx,
+                &mut msg,
+                &mut url_text,
+                &mut token,
+            )
+            .await;
+            if got == Checked::Connect {
+                break;
+            }
+            Timer::after(OTA_RETRY).await;
+        }
+    } else {
+        let _ = url_text.push_str(URL);
+        let _ = token.push_str(TOKEN);
+    }
+    let Some(target) = ws_url(&url_text) else {
+        // Built without a usable XIAOZHI_URL (or handed a URL this firmware cannot use, such
+        // as `wss://`): there is nothing to connect to.
+        loop {
+            Timer::after(Duration::from_secs(3600)).await;
+        }
+    };
     let mut reconnect = RECONNECT;
     let mut connection = 0u64;
     loop {
@@ -211,8 +251,10 @@ pub async fn run(
         let mut greeted = false;
         let link = Link {
             target,
+            token: &token,
             mac,
             unnamed: Peer::new(connection),
+            stack,
         };
         let _ended = link
             .session(&mut socket, engine, board, &mut msg, &mut out, &mut greeted)
@@ -227,8 +269,12 @@ pub async fn run(
 
 /// One connection's settings.
 struct Link<'u> {
-    /// The backend's address, port and path.
-    target: (Ipv4Addr, u16, &'u str),
+    /// The backend's URL.
+    target: Url<'u>,
+    /// The bearer token (empty: none).
+    token: &'u str,
+    /// The network, for DNS.
+    stack: Stack<'static>,
     /// The station MAC (the `Device-Id`).
     mac: [u8; 6],
     /// The peer of messages that name no usable session: this connection.
@@ -247,13 +293,10 @@ impl Link<'_> {
         out: &mut [u8],
         greeted: &mut bool,
     ) -> Ended {
-        let (addr, port, _) = self.target;
-        match with_timeout(
-            CONNECT_TIMEOUT,
-            socket.connect((IpAddress::Ipv4(addr), port)),
-        )
-        .await
-        {
+        let Some(addr) = crate::net::resolve(self.stack, self.target.host).await else {
+            return Ended::Dns;
+        };
+        match with_timeout(CONNECT_TIMEOUT, socket.connect((addr, self.target.port))).await {
             Err(_) => return Ended::ConnectTimeout,
             Ok(Err(_)) => return Ended::Connect,
             Ok(Ok(())) => {}
@@ -270,19 +313,21 @@ impl Link<'_> {
 
     /// The HTTP upgrade with xiaozhi's headers; the answer must be `101`.
     async fn upgrade(&self, socket: &mut TcpSocket<'_>) -> Result<(), Ended> {
-        let (addr, port, path) = self.target;
+        let (host, path) = (self.target.authority(), self.target.path);
         let mut key = [0u8; 16];
         for (i, b) in key.iter_mut().enumerate() {
             *b = (crate::random() >> (8 * (i % 8))) as u8;
         }
-        let mut req = heapless::String::<384>::new();
+        let mut req = heapless::String::<640>::new();
         let written = write!(
             req,
-            "GET {path} HTTP/1.1\r\nHost: {addr}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\nProtocol-Version: 1\r\n\
-             Device-Id: {}\r\nClient-Id: esp32-wifi-mcp\r\n",
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\nProtocol-Version: {}\r\n\
+             Device-Id: {}\r\nClient-Id: {}\r\n",
             base64_16(&key),
-            device_id(self.mac),
+            device_link::ota::PROTOCOL_VERSION,
+            device_id(self.mac).as_str(),
+            ClientId::from_mac(self.mac).as_str(),
         );
         if written.is_err() {
             // A path too long for the request buffer: no upgrade can be sent.
@@ -290,13 +335,13 @@ impl Link<'_> {
         }
         let io = |_| Ended::Io;
         socket.write_all(req.as_bytes()).await.map_err(io)?;
-        if !TOKEN.is_empty() {
+        if !self.token.is_empty() {
             // Written as it is, whatever its length.
             socket
                 .write_all(b"Authorization: Bearer ")
                 .await
                 .map_err(io)?;
-            socket.write_all(TOKEN.as_bytes()).await.map_err(io)?;
+            socket.write_all(self.token.as_bytes()).await.map_err(io)?;
             socket.write_all(b"\r\n").await.map_err(io)?;
         }
         socket.write_all(b"\r\n").await.map_err(io)?;
@@ -451,12 +496,132 @@ fn enclose(sid: Option<&str>, out: &mut [u8], len: usize) -> Option<Range<usize>
 }
 
 /// The MAC-style device id xiaozhi servers key devices by.
-fn device_id(mac: [u8; 6]) -> heapless::String<17> {
-    let mut s = heapless::String::new();
-    for (i, b) in mac.iter().enumerate() {
-        let _ = write!(s, "{}{b:02x}", if i > 0 { ":" } else { "" });
+fn device_id(mac: [u8; 6]) -> device_link::ota::DeviceId {
+    device_link::ota::DeviceId::new(mac)
+}
+
+/// What one OTA/config check came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// The answer names a WebSocket URL (and maybe a token): connect there.
+    Connect,
+    /// The answer carries an activation code: not bound yet; ask again later.
+    NotBound,
+    /// DNS, TCP or HTTP failed, or the answer cannot be used.
+    Failed,
+}
+
+/// xiaozhi's OTA/config check: `POST` the device's description to `ota` (plain `http://`), read
+/// the answer (into `answer`, the message buffer: at most `MAX_MESSAGE` bytes; within `OTA_TIMEOUT`), and on a WebSocket URL copy it
+/// and its token into `url` and `token`. A firmware newer than this one in the answer is not
+/// acted on: this firmware installs images only through its MCP tools, never by itself.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the buffers are the caller's, lent for the check"
+)]
+async fn ota_check(
+    stack: Stack<'static>,
+    ota: &Url<'_>,
+    mac: [u8; 6],
+    rx: &mut [u8],
+    tx: &mut [u8],
+    answer: &mut [u8],
+    url: &mut heapless::String<URL_LEN>,
+    token: &mut heapless::String<TOKEN_LEN>,
+) -> Checked {
+    if ota.scheme != Scheme::Http {
+        return Checked::Failed;
     }
-    s
+    let Some(addr) = crate::net::resolve(stack, ota.host).await else {
+        return Checked::Failed;
+    };
+    let client = ClientId::from_mac(mac);
+    let device = Device {
+        mac,
+        client_id: client.as_str(),
+        app_name: "esp32-wifi",
+        app_version: env!("CARGO_PKG_VERSION"),
+        board_type: "esp32-wifi",
+        chip: CHIP,
+        language: "en-US",
+    };
+    let mut body = [0u8; 384];
+    let mut head = [0u8; 512];
+    let Ok(body_len) = device.write_body(&mut body) else {
+        return Checked::Failed;
+    };
+    let Ok(head_len) = device.write_head(ota, body_len, &mut head) else {
+        return Checked::Failed;
+    };
+    let mut socket = TcpSocket::new(stack, rx, tx);
+    socket.set_timeout(Some(OTA_TIMEOUT));
+    let got = with_timeout(OTA_TIMEOUT, async {
+        socket.connect((addr, ota.port)).await.ok()?;
+        socket.write_all(head.get(..head_len)?).await.ok()?;
+        socket.write_all(body.get(..body_len)?).await.ok()?;
+        socket.flush().await.ok()?;
+        // `Connection: close`: the answer ends with the connection.
+        let mut got = 0;
+        loop {
+            let n = socket.read(answer.get_mut(got..)?).await.ok()?;
+            if n == 0 {
+                return Some(got);
+            }
+            got += n;
+            if got == answer.len() {
+                // Larger than the buffer: not an answer this device can read.
+                return None;
+            }
+        }
+    })
+    .await;
+    socket.abort();
+    let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
+    drop(socket);
+    let Ok(Some(len)) = got else {
+        return Checked::Failed;
+    };
+    read_answer(answer.get(..len).unwrap_or_default(), url, token)
+}
+
+/// An HTTP answer to the check: `200`, no chunked body (`device_link::ota::http_body`), then
+/// `device_link::ota::Answer` — both tested on the host (`cargo test -p device-link`).
+fn read_answer(
+    http: &[u8],
+    url: &mut heapless::String<URL_LEN>,
+    token: &mut heapless::String<TOKEN_LEN>,
+) -> Checked {
+    let Some(body) = device_link::ota::http_body(http) else {
+        return Checked::Failed;
+    };
+    let Ok(a) = Answer::parse(body) else {
+        return Checked::Failed;
+    };
+    if a.activation.is_some() {
+        return Checked::NotBound;
+    }
+    let Some(ws) = a.websocket else {
+        return Checked::Failed;
+    };
+    url.clear();
+    token.clear();
+    let mut buf = [0u8; TOKEN_LEN];
+    let Some(u) = ws.url.decode_into(&mut buf) else {
+        return Checked::Failed;
+    };
+    if url.push_str(u).is_err() {
+        return Checked::Failed;
+    }
+    if let Some(t) = ws.token {
+        let Some(t) = t.decode_into(&mut buf) else {
+            return Checked::Failed;
+        };
+        // A token goes into a header: no line breaks.
+        if t.contains(['\r', '\n']) || token.push_str(t).is_err() {
+            return Checked::Failed;
+        }
+    }
+    Checked::Connect
 }
 
 /// A frame's header.

@@ -22,6 +22,11 @@
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
 //!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
 //!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
+//! - [`tls`]: TLS for every outbound link (`wss://`, `mqtts://`, `https://`): rustls, the
+//!   system's roots plus the CAs of a PEM file, and refusals that say why; [`link`]: the
+//!   settings every outbound link shares.
+//! - [`ota`]: xiaozhi's OTA/config check (`http://` or `https://`): where to connect, with
+//!   which token; an activation code shown until the device is bound; a newer firmware reported.
 //! - [`mqtt::run`]: the MQTT client mode (EMQX's "MCP over MQTT"): the device connects out to a
 //!   broker, announces itself with a retained presence (a will clears it), and serves each
 //!   client on that client's RPC topic; it reconnects, and reports an answer delivered when the
@@ -54,10 +59,13 @@
 //! Lock order, everywhere: an engine, then the board.
 
 mod http;
+pub mod link;
 pub mod mdns;
 pub mod mqtt;
+pub mod ota;
 pub mod report;
 mod session;
+pub mod tls;
 pub mod web;
 pub mod xiaozhi;
 
@@ -595,7 +603,28 @@ pub enum HostEvent {
         /// Where, and as whom.
         to: String,
     },
-    /// The link to the xiaozhi backend or the MQTT broker is gone.
+    /// The OTA/config check says the device is not bound yet: show `code` (and `message`) until
+    /// the user binds it on the server; the check is repeated meanwhile. Text from the server,
+    /// at most [`ota::MAX_TEXT`] characters each: escape it before a log line.
+    Activation {
+        /// The activation code.
+        code: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The device was bound after an activation code was shown.
+    Activated,
+    /// The OTA/config check offers a firmware newer than the running one (reported only; it is
+    /// installed only through the firmware kit's own tools, by a client that asks for it).
+    FirmwareOffered {
+        /// The running version.
+        running: String,
+        /// The offered version (from the server, capped).
+        offered: String,
+        /// Where to download it (from the server, capped).
+        url: Option<String>,
+    },
+    /// The link to the xiaozhi backend or the MQTT broker is gone (or an OTA check failed).
     Disconnected {
         /// Why.
         reason: String,

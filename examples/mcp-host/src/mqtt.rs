@@ -85,7 +85,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mcp_core::Principal;
 use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::mqtt::{
     self as conv, AdmissionRate, Busy, ClientId, Incoming, MAX_TOPIC_LEN, PresenceGuard, Route,
@@ -95,10 +94,11 @@ use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet, PubAckReason, PublishProperties};
 use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
-use rumqttc::{NetworkOptions, Outgoing};
+use rumqttc::{NetworkOptions, Outgoing, TlsConfiguration, Transport};
 
-pub use crate::xiaozhi::Backoff;
-use crate::{Board, Clock, Engine, EventHook, HostEvent, Run, Step, lock, prime};
+pub use crate::link::Backoff;
+use crate::link::{Link, link_builders};
+use crate::{Board, Clock, Engine, HostEvent, Run, Step, lock, prime};
 
 /// The default limit of one incoming MQTT packet: four xiaozhi `tools/list` pages, as over
 /// WebSocket ([`crate::xiaozhi::DEFAULT_MAX_MESSAGE`]).
@@ -110,14 +110,18 @@ pub const MIN_KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// The most QoS 1 publishes in flight (unacknowledged) each way on a device's connection.
 pub const MAX_INFLIGHT: u16 = 16;
 
-/// Settings of one device's MQTT client.
+/// Settings of one device's MQTT client: the [`Link`] settings every outbound link has
+/// (readable here through `Deref`), and MQTT's own.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct Options {
-    /// The broker: `mqtt://HOST:PORT` (or `tcp://`; port 1883 when absent), optionally with
-    /// credentials, `mqtt://USER:PASSWORD@HOST:PORT` (percent-encoded as in any URL: `%40` for
-    /// an `@`), used when [`credentials`](Self::credentials) is `None`. Events and logs show
-    /// the broker without them ([`redacted`]).
+    /// The broker: `mqtt://HOST:PORT` (or `tcp://`; port 1883 when absent), or
+    /// `mqtts://HOST:PORT` (or `ssl://`; port 8883 when absent) for TLS with [`Link::tls`]'s
+    /// roots, the certificate checked against `HOST`. Optionally with credentials,
+    /// `mqtt://USER:PASSWORD@HOST:PORT`, used when [`credentials`](Self::credentials) is `None`:
+    /// everything up to the last `@` is the user info (a broker URL has no path), so a raw `/`,
+    /// `?`, `#` or `@` in the password is taken as it is; `%XX` escapes are decoded. Events,
+    /// logs and `Debug` show the broker without them ([`redacted`]).
     pub broker: String,
     /// The device id: its MQTT client id and `server-id`.
     pub server_id: String,
@@ -130,23 +134,13 @@ pub struct Options {
     /// MQTT user name and password, if the broker wants them (else those of the broker URL,
     /// if it has any).
     pub credentials: Option<(String, String)>,
-    /// Who is on the other end (every client of the device).
-    pub principal: Principal,
-    /// The engine's output buffer (bytes).
-    pub out_len: usize,
-    /// How often the engine is polled.
-    pub tick: Duration,
-    /// Receives host events, for logging.
-    pub on_event: Option<EventHook>,
-    /// Reconnect after the link fails (`None`: return instead).
-    pub reconnect: Option<Backoff>,
-    /// The longest a connection attempt (TCP and CONNACK) may take (whole seconds, at least 1).
-    pub connect_timeout: Duration,
+    /// What every link has: principal (every client of the device), buffers, events,
+    /// reconnection, the connect timeout (TCP, TLS and CONNACK; whole seconds, at least 1), the
+    /// largest MQTT packet the broker may send the device, TLS.
+    pub link: Link,
     /// The MQTT keep-alive: a ping when idle this long; a broker silent for 1.5 times it is a
     /// dead link. At least [`MIN_KEEP_ALIVE`] (rumqttc's floor).
     pub keep_alive: Duration,
-    /// The largest MQTT packet the broker may send the device (bytes).
-    pub max_message: usize,
     /// The most client sessions served at once. A new client beyond it takes the place of the
     /// oldest session still unconfirmed (nothing came on its RPC topic yet), else of the
     /// confirmed one idle longest if that one has been idle for [`Options::client_idle`];
@@ -166,16 +160,21 @@ pub struct Options {
     pub offline_queue: usize,
 }
 
+impl std::ops::Deref for Options {
+    type Target = Link;
+    fn deref(&self) -> &Link {
+        &self.link
+    }
+}
+
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
-            .field("broker", &self.broker)
+            .field("broker", &redacted(&self.broker))
             .field("server_id", &self.server_id)
             .field("server_name", &self.server_name)
-            .field("principal", &self.principal)
-            .field("reconnect", &self.reconnect)
+            .field("link", &self.link)
             .field("keep_alive", &self.keep_alive)
-            .field("max_message", &self.max_message)
             .field("max_clients", &self.max_clients)
             .field("new_clients", &self.new_clients)
             .field("new_client_window", &self.new_client_window)
@@ -184,11 +183,12 @@ impl fmt::Debug for Options {
 }
 
 impl Options {
-    /// Defaults for a device `server_id` on `broker`: server name `devices/mcu-mcp`, the model on
-    /// the other end, 16 KiB responses, a 20 ms tick, no reconnection, a 10 s connect timeout, a
-    /// 15 s keep-alive, packets of at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (an
-    /// unconfirmed one, or one idle for 10 minutes, may be replaced), at most 8 new clients per
-    /// 10 s, 64 messages kept while offline.
+    /// Defaults for a device `server_id` on `broker`: server name `devices/mcu-mcp`,
+    /// [`Link::new`]'s (the model on the other end, 16 KiB responses, a 20 ms tick, no
+    /// reconnection, a 10 s connect timeout, the system's roots), a 15 s keep-alive, packets of
+    /// at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (an unconfirmed one, or one idle for 10
+    /// minutes, may be replaced), at most 8 new clients per 10 s, 64 messages kept while
+    /// offline.
     pub fn new(broker: impl Into<String>, server_id: impl Into<String>) -> Self {
         Options {
             broker: broker.into(),
@@ -197,14 +197,8 @@ impl Options {
             description: "A device serving MCP tools".into(),
             meta: None,
             credentials: None,
-            principal: Principal::Model,
-            out_len: 16 * 1024,
-            tick: Duration::from_millis(20),
-            on_event: None,
-            reconnect: None,
-            connect_timeout: Duration::from_secs(10),
+            link: Link::new(DEFAULT_MAX_MESSAGE),
             keep_alive: Duration::from_secs(15),
-            max_message: DEFAULT_MAX_MESSAGE,
             max_clients: 16,
             client_idle: Duration::from_secs(600),
             new_clients: 8,
@@ -213,6 +207,8 @@ impl Options {
         }
     }
 
+    link_builders!();
+
     /// Sets the server name and the description in the presence message.
     pub fn server_name(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
         self.server_name = name.into();
@@ -220,51 +216,9 @@ impl Options {
         self
     }
 
-    /// Sets who is on the other end.
-    pub fn principal(mut self, p: Principal) -> Self {
-        self.principal = p;
-        self
-    }
-
-    /// Sets the output buffer size.
-    pub fn out_len(mut self, bytes: usize) -> Self {
-        self.out_len = bytes;
-        self
-    }
-
-    /// Sets the poll interval.
-    pub fn tick(mut self, t: Duration) -> Self {
-        self.tick = t;
-        self
-    }
-
-    /// Sets the event hook.
-    pub fn on_event(mut self, hook: EventHook) -> Self {
-        self.on_event = Some(hook);
-        self
-    }
-
-    /// Reconnects forever after a failure, waiting as `backoff` says.
-    pub fn reconnect(mut self, backoff: Backoff) -> Self {
-        self.reconnect = Some(backoff);
-        self
-    }
-
-    /// Sets the connect timeout.
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.connect_timeout = t;
-        self
-    }
-
     /// Sets the MQTT keep-alive.
     pub fn keep_alive(mut self, t: Duration) -> Self {
         self.keep_alive = t;
-        self
-    }
-
-    /// Sets the largest packet the broker may send the device.
-    pub fn max_message(mut self, bytes: usize) -> Self {
-        self.max_message = bytes;
         self
     }
 
@@ -298,8 +252,16 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Options(e) => write!(f, "MQTT: {e}"),
-            Error::Connection(e) => write!(f, "MQTT: {e}"),
+            Error::Connection(e) => write!(f, "{}", link_error(e)),
         }
+    }
+}
+
+/// A link failure as logs show it: a refused certificate says why (see [`crate::tls::explain`]).
+fn link_error(e: &ConnectionError) -> String {
+    match crate::tls::explain(e) {
+        Some(why) => format!("MQTT: {why}"),
+        None => format!("MQTT: {e}"),
     }
 }
 
@@ -311,24 +273,27 @@ fn owned(topic: Result<&str, conv::BufferTooSmall>) -> String {
 }
 
 /// The URL's `user:password@` (percent-decoded; the password empty when absent) and the URL
-/// without it.
+/// without it. The user info is everything between `://` and the **last** `@`: a broker URL has
+/// no path, so a raw `/`, `?`, `#` or `@` in a password is part of it, never the end of the
+/// host. A broken `%` escape is refused with a message that quotes nothing of it.
 fn userinfo(url: &str) -> Result<(String, Option<(String, String)>), Error> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Ok((url.to_string(), None));
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let Some((info, host)) = authority.rsplit_once('@') else {
+    let Some((info, host)) = rest.rsplit_once('@') else {
         return Ok((url.to_string(), None));
     };
     let (user, password) = info.split_once(':').unwrap_or((info, ""));
     let decode = |s: &str| {
         percent_decode(s).ok_or_else(|| {
-            Error::Options("bad percent-encoding in the broker URL's credentials".into())
+            Error::Options(
+                "bad percent-encoding in the broker URL's user name or password (write % as %25)"
+                    .into(),
+            )
         })
     };
     let credentials = (decode(user)?, decode(password)?);
-    Ok((format!("{scheme}://{host}{path}"), Some(credentials)))
+    Ok((format!("{scheme}://{host}"), Some(credentials)))
 }
 
 /// `%XX` escapes decoded; `None` for a broken escape or bytes that are not UTF-8.
@@ -357,17 +322,26 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
-/// `mqtt://host:port` → (host, port).
-fn broker_address(url: &str) -> Result<(String, u16), Error> {
-    let rest = url
+/// `mqtt://host:port` → (host, port, TLS?); `mqtts://` (or `ssl://`) is TLS, port 8883 by
+/// default.
+fn broker_address(url: &str) -> Result<(String, u16, bool), Error> {
+    let (rest, tls) = if let Some(r) = url
         .strip_prefix("mqtt://")
         .or_else(|| url.strip_prefix("tcp://"))
-        .ok_or_else(|| {
-            Error::Options(format!(
-                "the broker URL must be mqtt://HOST:PORT, not {url:?}"
-            ))
-        })?;
+    {
+        (r, false)
+    } else if let Some(r) = url
+        .strip_prefix("mqtts://")
+        .or_else(|| url.strip_prefix("ssl://"))
+    {
+        (r, true)
+    } else {
+        return Err(Error::Options(format!(
+            "the broker URL must be mqtt://HOST:PORT or mqtts://HOST:PORT, not {url:?}"
+        )));
+    };
     let rest = rest.trim_end_matches('/');
+    let default_port = if tls { 8883 } else { 1883 };
     let (host, port) = match rest.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => {
             let port = p
@@ -375,12 +349,15 @@ fn broker_address(url: &str) -> Result<(String, u16), Error> {
                 .map_err(|_| Error::Options(format!("bad port in {url:?}")))?;
             (h.trim_start_matches('[').trim_end_matches(']'), port)
         }
-        _ => (rest, 1883),
+        _ => (rest, default_port),
     };
     if host.is_empty() {
         return Err(Error::Options(format!("no host in {url:?}")));
     }
-    Ok((host.to_string(), port))
+    if host.contains(['/', '?', '#', ' ']) {
+        return Err(Error::Options(format!("a broker URL has no path: {url:?}")));
+    }
+    Ok((host.to_string(), port, tls))
 }
 
 /// The device's topics, as strings.
@@ -477,7 +454,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         ))
     })?;
     let (broker, url_credentials) = userinfo(&opts.broker)?;
-    let (host, port) = broker_address(&broker)?;
+    let (host, port, tls) = broker_address(&broker)?;
     let mut buf = [0u8; MAX_TOPIC_LEN];
     let topics = Topics {
         control: owned(me.control(&mut buf)),
@@ -504,6 +481,13 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
     online.truncate(n);
 
     let mut mqtt = MqttOptions::new(opts.server_id.clone(), host, port);
+    if tls {
+        let config = opts
+            .tls
+            .client_config()
+            .map_err(|e| Error::Options(e.to_string()))?;
+        mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
+    }
     mqtt.set_keep_alive(opts.keep_alive.max(MIN_KEEP_ALIVE))
         .set_clean_start(true)
         .set_session_expiry_interval(Some(0))
@@ -632,7 +616,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
                 let wait = crate::xiaozhi::jitter(backoff.delay(failures));
                 if let Some(hook) = &opts.on_event {
                     hook(&HostEvent::Disconnected {
-                        reason: format!("MQTT: {e}"),
+                        reason: link_error(&e),
                         retry_in: Some(wait),
                     });
                 }
@@ -1144,20 +1128,52 @@ mod test {
         assert_eq!(pick(&[], at(600)), None);
     }
 
+    /// Issue 33, finding 5: a password with a raw `/` (or `?`, `#`, `@`, a space) is the
+    /// password — taken whole, and never shown in what logs and `/sim/state` print.
+    #[test]
+    fn raw_reserved_characters_in_the_password_are_taken_and_never_shown() {
+        let creds = |u: &str, p: &str| Some((u.to_string(), p.to_string()));
+        assert_eq!(
+            userinfo("mqtt://u:pa/ss@host:1883").unwrap(),
+            ("mqtt://host:1883".into(), creds("u", "pa/ss"))
+        );
+        for password in ["pa/ss", "pa?ss", "pa#ss", "pa ss", "pa@ss", "pa/s@s?#"] {
+            let url = format!("mqtt://user:{password}@broker.example:8883");
+            let (bare, got) = userinfo(&url).unwrap();
+            assert_eq!(got, creds("user", password), "{url}");
+            assert_eq!(bare, "mqtt://broker.example:8883");
+            let shown = redacted(&url);
+            assert!(!shown.contains("pa"), "{shown}");
+            assert!(!shown.contains("user"), "{shown}");
+        }
+        // A broken escape: refused, and what is shown holds nothing of it.
+        let shown = redacted("mqtt://u:pa/%zz@h");
+        assert!(!shown.contains("pa"), "{shown}");
+    }
+
     #[test]
     fn broker_urls() {
         assert_eq!(
             broker_address("mqtt://127.0.0.1:1884").unwrap(),
-            ("127.0.0.1".into(), 1884)
+            ("127.0.0.1".into(), 1884, false)
         );
         assert_eq!(
             broker_address("tcp://broker/").unwrap(),
-            ("broker".into(), 1883)
+            ("broker".into(), 1883, false)
         );
         assert_eq!(
             broker_address("mqtt://[::1]:1883").unwrap(),
-            ("::1".into(), 1883)
+            ("::1".into(), 1883, false)
         );
+        assert_eq!(
+            broker_address("mqtts://broker.example").unwrap(),
+            ("broker.example".into(), 8883, true)
+        );
+        assert_eq!(
+            broker_address("ssl://localhost:18883").unwrap(),
+            ("localhost".into(), 18883, true)
+        );
+        assert!(broker_address("mqtt://h:1/path").is_err());
         assert!(broker_address("http://x").is_err());
         assert!(broker_address("mqtt://:1883").is_err());
         assert!(broker_address("mqtt://h:99999").is_err());
@@ -1175,6 +1191,10 @@ mod test {
             ("mqtt://broker/".into(), creds("dev@site", "p:w/"))
         );
         assert_eq!(
+            userinfo("mqtts://dev:s3cret@broker.example:8883").unwrap(),
+            ("mqtts://broker.example:8883".into(), creds("dev", "s3cret"))
+        );
+        assert_eq!(
             userinfo("tcp://only-user@[::1]:1883").unwrap(),
             ("tcp://[::1]:1883".into(), creds("only-user", ""))
         );
@@ -1183,9 +1203,10 @@ mod test {
             userinfo("mqtt://u:p@ss@h:1").unwrap(),
             ("mqtt://h:1".into(), creds("u", "p@ss"))
         );
+        // Everything up to the last @ is the user info: a broker URL has no path.
         assert_eq!(
             userinfo("mqtt://h:1/a@b").unwrap(),
-            ("mqtt://h:1/a@b".into(), None)
+            ("mqtt://b".into(), creds("h", "1/a"))
         );
         assert_eq!(userinfo("mqtt://h").unwrap(), ("mqtt://h".into(), None));
         assert!(userinfo("mqtt://u:%zz@h").is_err());

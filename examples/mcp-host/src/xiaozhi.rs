@@ -54,7 +54,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use mcp_core::Principal;
 use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, HELLO_TIMEOUT_MS, Reconnect, wrap};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
@@ -66,47 +65,10 @@ use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::{Board, Clock, Done, Engine, EventHook, HostEvent, Run, Step, lock, prime};
+use crate::{Board, Clock, Done, Engine, HostEvent, Run, Step, lock, prime};
 
-/// How the client reconnects after the link fails: capped exponential backoff with jitter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Backoff {
-    /// The wait after the first failure.
-    pub first: Duration,
-    /// The longest wait.
-    pub max: Duration,
-}
-
-impl Backoff {
-    /// 1 s after the first failure, doubling up to 30 s.
-    pub const DEFAULT: Backoff = Backoff {
-        first: Duration::from_secs(1),
-        max: Duration::from_secs(30),
-    };
-
-    /// A backoff from `first` doubling up to `max`.
-    pub const fn new(first: Duration, max: Duration) -> Self {
-        Backoff { first, max }
-    }
-
-    /// The wait after `failures` consecutive failures (1: the first), before jitter (to the
-    /// millisecond).
-    pub fn delay(&self, failures: u32) -> Duration {
-        Duration::from_millis(self.policy().step(failures).into())
-    }
-
-    /// The same rule in mcp-core's terms (milliseconds; a longer wait than `u32::MAX` ms is
-    /// capped there).
-    fn policy(&self) -> Reconnect {
-        Reconnect::new(ms(self.first), ms(self.max))
-    }
-}
-
-/// A duration in whole milliseconds, at most `u32::MAX`.
-fn ms(d: Duration) -> u32 {
-    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
-}
+pub use crate::link::Backoff;
+use crate::link::{Link, link_builders, ms};
 
 /// How the client notices a dead link: a WebSocket ping every `interval`, and the link declared
 /// dead when nothing at all (a pong, a message, a ping) has come from the backend for `timeout`.
@@ -136,40 +98,37 @@ impl Keepalive {
 /// The close code sent when a message or frame exceeds the limits (RFC 6455 1009).
 pub const CLOSE_TOO_BIG: u16 = 1009;
 
-/// Settings of the WebSocket client.
+/// Settings of the WebSocket client: the [`Link`] settings every outbound link has (readable
+/// here through `Deref`), and the WebSocket's own.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct Options {
-    /// The backend's WebSocket URL (`ws://…`).
+    /// The backend's WebSocket URL (`ws://…`, or `wss://…`: TLS with [`Link::tls`]'s roots, the
+    /// certificate checked against the URL's host).
     pub url: String,
     /// Extra handshake headers (xiaozhi backends read `Authorization`, `Device-Id`, `Client-Id`,
     /// `Protocol-Version`).
     pub headers: Vec<(String, String)>,
-    /// Who is on the other end.
-    pub principal: Principal,
-    /// The engine's output buffer (bytes).
-    pub out_len: usize,
-    /// How often the engine is polled.
-    pub tick: Duration,
-    /// Receives host events (the hello, an initialized session), for logging.
-    pub on_event: Option<EventHook>,
-    /// Reconnect after the link fails or the backend closes it (`None`: return instead).
-    pub reconnect: Option<Backoff>,
-    /// The longest a connection attempt (TCP connect and WebSocket handshake) may take.
-    pub connect_timeout: Duration,
+    /// What every link has: principal, buffers, events, reconnection ([`Backoff`]), the connect
+    /// timeout (TCP, TLS and the WebSocket upgrade), the largest message, TLS.
+    pub link: Link,
     /// How long the backend's hello may take, from the device's: without it by then, the
-    /// client closes the connection ("no hello") and, with [`Options::reconnect`], connects
-    /// again.
+    /// client closes the connection ("no hello") and, with reconnection, connects again.
     pub hello_timeout: Duration,
     /// Pings and dead-link detection (`None`: none; a silent dead link then lasts until TCP
     /// gives up, which can take hours).
     pub keepalive: Option<Keepalive>,
-    /// The largest message the backend may send (bytes, after reassembling its frames). A
-    /// larger one closes the connection with 1009 "message too big" (and the client reconnects,
-    /// with [`Options::reconnect`]).
-    pub max_message: usize,
-    /// The largest single frame the backend may send (bytes); as `max_message` when exceeded.
-    pub max_frame: usize,
+    /// The largest single frame the backend may send (bytes; `None`: [`Link::max_message`]).
+    /// A message or frame beyond its limit closes the connection with 1009 "message too big"
+    /// (and the client reconnects, with reconnection).
+    pub max_frame: Option<usize>,
+}
+
+impl std::ops::Deref for Options {
+    type Target = Link;
+    fn deref(&self) -> &Link {
+        &self.link
+    }
 }
 
 impl fmt::Debug for Options {
@@ -180,38 +139,31 @@ impl fmt::Debug for Options {
                 "headers",
                 &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
-            .field("principal", &self.principal)
-            .field("reconnect", &self.reconnect)
-            .field("connect_timeout", &self.connect_timeout)
+            .field("link", &self.link)
             .field("hello_timeout", &self.hello_timeout)
             .field("keepalive", &self.keepalive)
-            .field("max_message", &self.max_message)
             .field("max_frame", &self.max_frame)
             .finish_non_exhaustive()
     }
 }
 
 impl Options {
-    /// Defaults for `url`: no extra headers, the model on the other end, 16 KiB responses, a
-    /// 20 ms tick, no reconnection, a 10 s connect timeout, a 10 s hello timeout
-    /// ([`HELLO_TIMEOUT_MS`]), [`Keepalive::DEFAULT`], and messages and frames of at most
-    /// [`DEFAULT_MAX_MESSAGE`] bytes.
+    /// Defaults for `url`: no extra headers, [`Link::new`]'s (the model on the other end, 16 KiB
+    /// responses, a 20 ms tick, no reconnection, a 10 s connect timeout, the system's roots),
+    /// a 10 s hello timeout ([`HELLO_TIMEOUT_MS`]), [`Keepalive::DEFAULT`], and messages and
+    /// frames of at most [`DEFAULT_MAX_MESSAGE`] bytes.
     pub fn new(url: impl Into<String>) -> Self {
         Options {
             url: url.into(),
             headers: Vec::new(),
-            principal: Principal::Model,
-            out_len: 16 * 1024,
-            tick: Duration::from_millis(20),
-            on_event: None,
-            reconnect: None,
-            connect_timeout: Duration::from_secs(10),
+            link: Link::new(DEFAULT_MAX_MESSAGE),
             hello_timeout: Duration::from_millis(HELLO_TIMEOUT_MS.into()),
             keepalive: Some(Keepalive::DEFAULT),
-            max_message: DEFAULT_MAX_MESSAGE,
-            max_frame: DEFAULT_MAX_MESSAGE,
+            max_frame: None,
         }
     }
+
+    link_builders!();
 
     /// Sets the keep-alive (`None`: no pings, no dead-link detection).
     pub fn keepalive(mut self, k: Option<Keepalive>) -> Self {
@@ -219,46 +171,9 @@ impl Options {
         self
     }
 
-    /// Sets the largest message and the largest frame the backend may send (bytes).
-    pub fn max_message(mut self, bytes: usize) -> Self {
-        self.max_message = bytes;
-        self.max_frame = bytes;
-        self
-    }
-
     /// Adds a handshake header.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Sets who is on the other end.
-    pub fn principal(mut self, p: Principal) -> Self {
-        self.principal = p;
-        self
-    }
-
-    /// Sets the event hook.
-    pub fn on_event(mut self, hook: EventHook) -> Self {
-        self.on_event = Some(hook);
-        self
-    }
-
-    /// Sets the output buffer size.
-    pub fn out_len(mut self, bytes: usize) -> Self {
-        self.out_len = bytes;
-        self
-    }
-
-    /// Reconnects forever after a failure or a close, waiting as `backoff` says.
-    pub fn reconnect(mut self, backoff: Backoff) -> Self {
-        self.reconnect = Some(backoff);
-        self
-    }
-
-    /// Sets the connect (and handshake) timeout.
-    pub fn connect_timeout(mut self, t: Duration) -> Self {
-        self.connect_timeout = t;
         self
     }
 
@@ -282,6 +197,9 @@ pub enum Error {
     Request(String),
     /// The WebSocket failed (connect, read or write).
     WebSocket(tungstenite::Error),
+    /// The TLS handshake failed: the server's certificate was refused (the message says why:
+    /// unknown issuer, expired, wrong name), or the TLS setting cannot be used (a CA file).
+    Tls(String),
     /// The connection attempt took longer than [`Options::connect_timeout`].
     ConnectTimeout,
     /// Nothing came from the backend within [`Keepalive::timeout`], or a send could not
@@ -300,6 +218,7 @@ impl fmt::Display for Error {
         match self {
             Error::Request(e) => write!(f, "bad WebSocket request: {e}"),
             Error::WebSocket(e) => write!(f, "WebSocket: {e}"),
+            Error::Tls(e) => write!(f, "WebSocket: {e}"),
             Error::ConnectTimeout => f.write_str("WebSocket: connection attempt timed out"),
             Error::DeadLink(t) => write!(
                 f,
@@ -320,7 +239,10 @@ impl std::error::Error for Error {}
 
 impl From<tungstenite::Error> for Error {
     fn from(e: tungstenite::Error) -> Self {
-        Error::WebSocket(e)
+        match crate::tls::explain(&e) {
+            Some(why) => Error::Tls(why),
+            None => Error::WebSocket(e),
+        }
     }
 }
 
@@ -365,6 +287,21 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
     board: Arc<Mutex<C>>,
 ) -> Result<(), Error> {
     request(opts)?;
+    // `wss://`: one TLS configuration for every attempt, checked before the first.
+    let connector = if opts
+        .url
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("wss://")
+    {
+        let config = opts
+            .tls
+            .client_config()
+            .map_err(|e| Error::Tls(e.to_string()))?;
+        Some(tokio_tungstenite::Connector::Rustls(config))
+    } else {
+        Some(tokio_tungstenite::Connector::Plain)
+    };
     let clock = Clock::new();
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let engine = Arc::new(Mutex::new(engine));
@@ -382,10 +319,15 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
     loop {
         let config = WebSocketConfig::default()
             .max_message_size(Some(opts.max_message))
-            .max_frame_size(Some(opts.max_frame));
+            .max_frame_size(Some(opts.max_frame.unwrap_or(opts.max_message)));
         let attempt = tokio::time::timeout(
             opts.connect_timeout,
-            tokio_tungstenite::connect_async_with_config(request(opts)?, Some(config), false),
+            tokio_tungstenite::connect_async_tls_with_config(
+                request(opts)?,
+                Some(config),
+                false,
+                connector.clone(),
+            ),
         )
         .await;
         // Whether the backend's hello arrived: an accepted connection is no progress without it.

@@ -16,6 +16,8 @@ pub struct Broker {
     binary: PathBuf,
     dir: PathBuf,
     port: u16,
+    /// The TLS listener's port, if it has one ([`Broker::start_tls`]).
+    tls_port: Option<u16>,
     child: Option<Child>,
 }
 
@@ -74,6 +76,40 @@ impl Broker {
         Self::start_as(None)
     }
 
+    /// [`start`](Self::start), and a second listener on another loopback port that speaks TLS
+    /// with `server`'s certificate and key (mosquitto's `certfile`/`keyfile`; see
+    /// [`crate::certs`]): [`tls_url`](Self::tls_url).
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn start_tls(server: &crate::certs::Issued) -> Result<Broker, String> {
+        let binary = mosquitto()?;
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::start_on(binary.clone(), None, Some(server)) {
+                Ok(b) => return Ok(b),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// [`start_tls`](Self::start_tls) for a test, as [`for_test`](Self::for_test).
+    ///
+    /// # Panics
+    /// No broker while the environment variable `CI` is set.
+    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
+    pub fn for_test_tls(server: &crate::certs::Issued) -> Option<Broker> {
+        match Self::start_tls(server) {
+            Ok(b) => Some(b),
+            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
+            Err(e) => {
+                eprintln!("SKIPPED: no MQTT broker: {e}");
+                None
+            }
+        }
+    }
+
     /// [`start`](Self::start) with a password file: only `user` with `password` may connect;
     /// anonymous clients and other passwords are refused (CONNACK "not authorized").
     ///
@@ -90,7 +126,7 @@ impl Broker {
         // on a new one.
         let mut last = String::new();
         for _ in 0..3 {
-            match Self::start_on(binary.clone(), auth) {
+            match Self::start_on(binary.clone(), auth, None) {
                 Ok(b) => return Ok(b),
                 Err(e) => last = e,
             }
@@ -129,8 +165,16 @@ impl Broker {
         }
     }
 
-    fn start_on(binary: PathBuf, auth: Option<(&str, &str)>) -> Result<Broker, String> {
+    fn start_on(
+        binary: PathBuf,
+        auth: Option<(&str, &str)>,
+        tls: Option<&crate::certs::Issued>,
+    ) -> Result<Broker, String> {
         let port = free_port().map_err(|e| e.to_string())?;
+        let tls_port = match tls {
+            Some(_) => Some(free_port().map_err(|e| e.to_string())?),
+            None => None,
+        };
         let dir = std::env::temp_dir().join(format!(
             "mqtt-fleet-{}-{}",
             std::process::id(),
@@ -165,16 +209,24 @@ impl Broker {
                 format!("allow_anonymous false\npassword_file {}\n", file.display())
             }
         };
-        let conf = format!(
+        let mut conf = format!(
             "listener {port} 127.0.0.1\n{access}persistence false\n\
              set_tcp_nodelay true\nmax_queued_messages 100000\n\
              log_dest stdout\nlog_type error\nlog_type warning\n"
         );
+        if let (Some(tls), Some(tls_port)) = (tls, tls_port) {
+            conf.push_str(&format!(
+                "listener {tls_port} 127.0.0.1\ncertfile {}\nkeyfile {}\n",
+                tls.cert.display(),
+                tls.key.display()
+            ));
+        }
         fs::write(dir.join("mosquitto.conf"), conf).map_err(|e| e.to_string())?;
         let mut b = Broker {
             binary,
             dir,
             port,
+            tls_port,
             child: None,
         };
         b.restart()?;
@@ -184,6 +236,12 @@ impl Broker {
     /// `mqtt://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("mqtt://127.0.0.1:{}", self.port)
+    }
+
+    /// `mqtts://localhost:PORT`: the TLS listener of [`start_tls`](Self::start_tls) (its
+    /// certificate names `localhost`), if it has one.
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls_port.map(|p| format!("mqtts://localhost:{p}"))
     }
 
     /// The port it listens on (the same after a restart).
@@ -228,8 +286,11 @@ impl Broker {
         self.child = Some(child);
         let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
         let start = Instant::now();
+        let tls = self.tls_port.map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
         while start.elapsed() < Duration::from_secs(10) {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            let up =
+                |a: &SocketAddr| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_ok();
+            if up(&addr) && tls.as_ref().is_none_or(up) {
                 return Ok(());
             }
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {

@@ -1,0 +1,547 @@
+//! TLS on every outbound link of the real device-sim binary (issue 32), on loopback with a test
+//! CA made at test time: `wss://` to a backend whose certificate chains to `--ca-file` reaches a
+//! session; a wrong root, an expired certificate and one for another name are refused, and the
+//! log says which; `mqtts://` to mosquitto's TLS listener publishes the device's presence.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::result_large_err
+)] // a test (tungstenite's handshake callback returns its large error type)
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use mqtt_fleet::certs::{Issued, TestCa, Validity};
+use mqtt_fleet::{Broker, Client};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+
+/// A TLS acceptor serving `server`'s certificate.
+fn acceptor(server: &Issued) -> tokio_rustls::TlsAcceptor {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&server.cert)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(&server.key).unwrap();
+    #[allow(deprecated, reason = "the test server's provider is irrelevant")]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+/// What the backend saw of one session.
+#[derive(Debug, Default)]
+struct Seen {
+    authorization: Option<String>,
+    device_id: Option<String>,
+    /// The device answered `initialize` in the session.
+    initialized: bool,
+}
+
+/// A xiaozhi-style backend behind TLS: accepts one connection that completes the TLS handshake,
+/// upgrades it, exchanges hellos, initializes, and closes. Connections whose handshake fails
+/// (the device refused the certificate) are skipped.
+async fn wss_backend(listener: TcpListener, server: Issued) -> Seen {
+    let tls = acceptor(&server);
+    loop {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let Ok(stream) = tls.accept(tcp).await else {
+            continue;
+        };
+        let mut seen = Seen::default();
+        let mut ws =
+            tokio_tungstenite::accept_hdr_async(stream, |req: &Request, resp: Response| {
+                let header = |n: &str| {
+                    req.headers()
+                        .get(n)
+                        .map(|v| v.to_str().unwrap().to_string())
+                };
+                seen.authorization = header("authorization");
+                seen.device_id = header("device-id");
+                Ok(resp)
+            })
+            .await
+            .unwrap();
+        let hello = next_text(&mut ws).await;
+        assert_eq!(hello["type"], "hello");
+        ws.send(Message::text(
+            json!({"type":"hello","transport":"websocket","session_id":"tls-1"}).to_string(),
+        ))
+        .await
+        .unwrap();
+        let init = json!({"session_id":"tls-1","type":"mcp","payload":{"jsonrpc":"2.0","id":1,
+            "method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},
+            "clientInfo":{"name":"backend","version":"1"}}}});
+        ws.send(Message::text(init.to_string())).await.unwrap();
+        let answer = next_text(&mut ws).await;
+        seen.initialized = answer["payload"]["result"]["protocolVersion"] == "2024-11-05";
+        ws.close(None).await.unwrap();
+        return seen;
+    }
+}
+
+async fn next_text<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>) -> Value
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let Message::Text(t) = m {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+/// Runs device-sim with `args` until it exits (at most 30 s).
+async fn sim(args: Vec<String>) -> Output {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("device-sim exits")
+        .unwrap()
+}
+
+/// `device-sim --xiaozhi-ws wss://localhost:PORT/… --once` against a backend with `server`'s
+/// certificate, trusting `ca`: what the backend saw (if a session came about) and the process's
+/// output.
+async fn wss_session(server: Issued, ca: &TestCa) -> (Option<Seen>, Output) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let backend = tokio::spawn(wss_backend(listener, server));
+    let out = sim(vec![
+        "--xiaozhi-ws".into(),
+        format!("wss://localhost:{port}/xiaozhi/v1/"),
+        "--ca-file".into(),
+        ca.pem.display().to_string(),
+        "--ws-header".into(),
+        "Authorization: Bearer tls-token".into(),
+        "--ws-header".into(),
+        "Device-Id: 02:00:00:00:00:01".into(),
+        "--once".into(),
+    ])
+    .await;
+    let seen = if out.status.success() {
+        Some(
+            tokio::time::timeout(Duration::from_secs(5), backend)
+                .await
+                .unwrap()
+                .unwrap(),
+        )
+    } else {
+        backend.abort();
+        None
+    };
+    (seen, out)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_with_the_right_root_reaches_a_session_with_its_token() {
+    let ca = TestCa::new("backend-ca").unwrap();
+    let server = ca.issue("backend", &["localhost"], Validity::Now).unwrap();
+    let (seen, out) = wss_session(server, &ca).await;
+    let seen = seen.unwrap_or_else(|| panic!("no session: {}", stderr(&out)));
+    assert!(seen.initialized, "{seen:?}");
+    assert_eq!(seen.authorization.as_deref(), Some("Bearer tls-token"));
+    assert_eq!(seen.device_id.as_deref(), Some("02:00:00:00:00:01"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_with_a_wrong_root_is_refused_and_says_unknown_issuer() {
+    let ca = TestCa::new("backend-ca").unwrap();
+    let other = TestCa::new("someone-else").unwrap();
+    let server = other
+        .issue("backend", &["localhost"], Validity::Now)
+        .unwrap();
+    let (seen, out) = wss_session(server, &ca).await;
+    assert!(seen.is_none());
+    assert!(!out.status.success());
+    let log = stderr(&out);
+    assert!(
+        log.contains("certificate refused — unknown issuer"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_with_an_expired_certificate_is_refused_and_says_expired() {
+    let ca = TestCa::new("backend-ca").unwrap();
+    let server = ca.issue("old", &["localhost"], Validity::Expired).unwrap();
+    let (seen, out) = wss_session(server, &ca).await;
+    assert!(seen.is_none());
+    let log = stderr(&out);
+    assert!(log.contains("certificate refused — expired"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_with_a_certificate_for_another_name_is_refused_and_says_wrong_name() {
+    let ca = TestCa::new("backend-ca").unwrap();
+    let server = ca
+        .issue("elsewhere", &["other.example"], Validity::Now)
+        .unwrap();
+    let (seen, out) = wss_session(server, &ca).await;
+    assert!(seen.is_none());
+    let log = stderr(&out);
+    assert!(log.contains("certificate refused — wrong name"), "{log}");
+    assert!(log.contains("other.example"), "{log}");
+}
+
+#[test]
+fn an_unreadable_ca_file_is_refused_before_connecting() {
+    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args([
+            "--xiaozhi-ws",
+            "wss://localhost:9/",
+            "--ca-file",
+            "/nonexistent/ca.pem",
+            "--once",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let log = stderr(&out);
+    assert!(log.contains("--ca-file /nonexistent/ca.pem"), "{log}");
+}
+
+/// `--mqtt mqtts://localhost:PORT --ca-file ca.pem`: the device reaches mosquitto's TLS
+/// listener and publishes its presence, seen by a client on the broker's plain listener; with
+/// the wrong root it never does, and its log says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
+    let ca = TestCa::new("broker-ca").unwrap();
+    let server = ca.issue("broker", &["localhost"], Validity::Now).unwrap();
+    let Some(broker) = Broker::for_test_tls(&server) else {
+        return;
+    };
+    let url = broker.tls_url().unwrap();
+    let client = Client::connect(&broker.url(), "tls-watcher").unwrap();
+    let mut good = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--mqtt", &url, "--device-id", "tls-dev", "--ca-file"])
+        .arg(&ca.pem)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    assert!(
+        client.wait_for_online(1, Duration::from_secs(15)).await,
+        "{:?}",
+        client.devices()
+    );
+    let init = client
+        .initialize("tls-dev", Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "device-sim");
+    let _ = good.kill().await;
+
+    // The wrong root: the device retries, refused each time, and says why.
+    let other = TestCa::new("someone-else").unwrap();
+    let mut bad = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--mqtt", &url, "--device-id", "tls-bad", "--ca-file"])
+        .arg(&other.pem)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut err = bad.stderr.take().unwrap();
+    let mut log = String::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 4096];
+        while !log.contains("unknown issuer") {
+            let n = err.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            log.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+    .await;
+    let _ = bad.kill().await;
+    assert!(
+        log.contains("certificate refused — unknown issuer"),
+        "{log}"
+    );
+    assert!(!client.devices().contains_key("tls-bad"));
+    client.close().await;
+}
+
+/// One OTA check as the server got it: its headers (names in lower case) and its JSON body.
+type Check = (Vec<(String, String)>, Value);
+
+/// What the OTA server does with each check.
+#[derive(Clone)]
+struct Ota {
+    /// The WebSocket URL it hands out.
+    ws: String,
+    /// Answer with an activation code until this is set.
+    bound: Arc<std::sync::atomic::AtomicBool>,
+    /// The checks it got: (headers, body).
+    checks: Arc<std::sync::Mutex<Vec<Check>>>,
+}
+
+/// Serves one OTA check on `stream`: reads the request, records it, answers like the backend
+/// (`server_time`, `firmware`, `websocket` with a token, and `activation` while not bound).
+async fn ota_answer<S>(mut stream: S, ota: Ota)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let (head_end, len) = loop {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the request ended early");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+            break (i + 4, len);
+        }
+    };
+    while buf.len() < head_end + len {
+        let n = stream.read(&mut chunk).await.unwrap();
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    assert!(
+        head.starts_with("POST /xiaozhi/ota/ HTTP/1.1\r\n"),
+        "{head}"
+    );
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let body: Value = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap();
+    ota.checks.lock().unwrap().push((headers, body));
+    let mut answer = json!({
+        "server_time": {"timestamp": 1_765_000_000_000_u64, "timezone_offset": 480},
+        "firmware": {"version": "9.9.9", "url": "https://ota.example/fw.bin"},
+        "websocket": {"url": ota.ws, "token": "ota-token"},
+    });
+    if !ota.bound.load(std::sync::atomic::Ordering::SeqCst) {
+        answer["activation"] = json!({"code": "123456", "message": "bind me\u{1b}[31m at the console", "challenge": "c"});
+    }
+    let body = answer.to_string();
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(reply.as_bytes()).await.unwrap();
+    let _ = stream.shutdown().await;
+}
+
+/// An OTA server on loopback (`https` with `server`'s certificate, else plain `http`).
+async fn ota_server(listener: TcpListener, server: Option<Issued>, ota: Ota) {
+    let tls = server.as_ref().map(acceptor);
+    loop {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let ota = ota.clone();
+        match &tls {
+            Some(tls) => {
+                if let Ok(stream) = tls.accept(tcp).await {
+                    tokio::spawn(ota_answer(stream, ota));
+                }
+            }
+            None => {
+                tokio::spawn(ota_answer(tcp, ota));
+            }
+        }
+    }
+}
+
+/// Issue 32's bar: `device-sim --xiaozhi-ota https://…/xiaozhi/ota/ --ca-file ca.pem` posts the
+/// device's description, is handed a `wss://` URL and a token, and reaches a session there with
+/// that token and xiaozhi's headers; the newer firmware in the answer is reported, not
+/// installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
+    let ca = TestCa::new("service-ca").unwrap();
+    let server = ca.issue("service", &["localhost"], Validity::Now).unwrap();
+    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ws = format!(
+        "wss://localhost:{}/xiaozhi/v1/",
+        ws_listener.local_addr().unwrap().port()
+    );
+    let backend = tokio::spawn(wss_backend(ws_listener, server.clone()));
+    let ota = Ota {
+        ws,
+        bound: Arc::new(true.into()),
+        checks: Arc::default(),
+    };
+    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ota_url = format!(
+        "https://localhost:{}/xiaozhi/ota/",
+        ota_listener.local_addr().unwrap().port()
+    );
+    let ota_task = tokio::spawn(ota_server(ota_listener, Some(server), ota.clone()));
+    let out = sim(vec![
+        "--xiaozhi-ota".into(),
+        ota_url,
+        "--ca-file".into(),
+        ca.pem.display().to_string(),
+        "--mac".into(),
+        "02:aa:bb:cc:dd:ee".into(),
+        "--once".into(),
+    ])
+    .await;
+    ota_task.abort();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    let seen = tokio::time::timeout(Duration::from_secs(5), backend)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(seen.initialized, "{seen:?}");
+    assert_eq!(seen.authorization.as_deref(), Some("Bearer ota-token"));
+    assert_eq!(seen.device_id.as_deref(), Some("02:aa:bb:cc:dd:ee"));
+    let checks = ota.checks.lock().unwrap();
+    assert_eq!(checks.len(), 1);
+    let (headers, body) = &checks[0];
+    let header = |n: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(header("device-id"), Some("02:aa:bb:cc:dd:ee"));
+    assert_eq!(
+        header("client-id"),
+        Some("00000000-0000-4000-8000-02aabbccddee")
+    );
+    assert_eq!(header("content-type"), Some("application/json"));
+    assert_eq!(body["application"]["name"], "device-sim");
+    assert!(body["application"]["version"].is_string(), "{body}");
+    assert_eq!(body["board"]["type"], "device-sim");
+    assert_eq!(body["mac_address"], "02:aa:bb:cc:dd:ee");
+    assert!(log.contains("a newer firmware is offered: 9.9.9"), "{log}");
+    assert!(log.contains("not installed"), "{log}");
+}
+
+/// Not bound yet: the activation code is shown in the log and on the page (`/sim/state`), with
+/// the server's text escaped, and the check repeated; once the user binds the device (the
+/// server stops sending `activation`), it connects where the answer says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activation_code_is_shown_until_the_device_is_bound() {
+    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ws = format!(
+        "ws://127.0.0.1:{}/xiaozhi/v1/",
+        ws_listener.local_addr().unwrap().port()
+    );
+    let backend = tokio::spawn(async move {
+        let (tcp, _) = ws_listener.accept().await.unwrap();
+        let mut auth = None;
+        let mut ws = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
+            auth = req
+                .headers()
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_string());
+            Ok(resp)
+        })
+        .await
+        .unwrap();
+        let hello = next_text(&mut ws).await;
+        assert_eq!(hello["type"], "hello");
+        auth
+    });
+    let ota = Ota {
+        ws,
+        bound: Arc::new(false.into()),
+        checks: Arc::default(),
+    };
+    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ota_url = format!(
+        "http://127.0.0.1:{}/xiaozhi/ota/",
+        ota_listener.local_addr().unwrap().port()
+    );
+    let ota_task = tokio::spawn(ota_server(ota_listener, None, ota.clone()));
+    let url = ota_url.clone();
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--xiaozhi-ota", &url, "--ota-retry", "0.2"])
+    })
+    .await
+    .unwrap();
+    let state = tokio::task::spawn_blocking({
+        let ui = sim.ui.clone();
+        move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let (_, s) = common::api_at(&ui, "GET", "/sim/state", None);
+                if !s["activation"].is_null() || std::time::Instant::now() > deadline {
+                    return s;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(state["activation"]["code"], "123456", "{state}");
+    assert!(
+        state["activation"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("bind me"),
+        "{state}"
+    );
+    // Asked again meanwhile, not connected anywhere yet.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(ota.checks.lock().unwrap().len() >= 2);
+    assert!(!backend.is_finished());
+    // The user binds the device: the next check has no activation, and the device connects.
+    ota.bound.store(true, std::sync::atomic::Ordering::SeqCst);
+    let auth = tokio::time::timeout(Duration::from_secs(10), backend)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(auth.as_deref(), Some("Bearer ota-token"));
+    let ui = sim.ui.clone();
+    let state =
+        tokio::task::spawn_blocking(move || common::api_at(&ui, "GET", "/sim/state", None).1)
+            .await
+            .unwrap();
+    assert!(state["activation"].is_null(), "{state}");
+    assert_eq!(state["firmware_offered"]["offered"], "9.9.9");
+    ota_task.abort();
+    drop(sim);
+}
