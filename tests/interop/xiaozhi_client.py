@@ -1553,7 +1553,7 @@ def start_refusal(transport: str, *args: str) -> tuple[bool, str]:
     finally:
         timer.cancel()
     _, err = p.communicate()
-    return p.returncode != 0, err.strip()[-300:]
+    return p.returncode != 0, " ".join(err.split())[:300]  # on one line
 
 
 # ---- The sessions, per transport ----
