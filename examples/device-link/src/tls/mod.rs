@@ -32,7 +32,7 @@ use embedded_io_async::{ErrorType, Read, Write};
 use embedded_tls::{
     Aes128GcmSha256, CryptoProvider, TlsConfig, TlsConnection, TlsContext, TlsError, TlsVerifier,
 };
-pub use pki_types::TrustAnchor;
+pub use pki_types::{Der, TrustAnchor};
 use pki_types::{DnsName, IpAddr, Ipv4Addr, Ipv6Addr, ServerName, UnixTime};
 use rand_core::CryptoRngCore;
 
