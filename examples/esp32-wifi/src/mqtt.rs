@@ -127,7 +127,7 @@ impl Connect for Tcp {
         Some(socket)
     }
 
-    async fn close(conn: &mut Conn<'_>) {
+    async fn close(conn: &mut Self::Conn<'_>) {
         // A reset: the broker learns at once that the device is gone (and publishes its will).
         #[cfg(feature = "tls")]
         let socket = match conn {
