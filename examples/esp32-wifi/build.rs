@@ -38,9 +38,24 @@ fn main() {
     let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
     let tls = feature("TLS");
     let checks: [(&str, bool, Scheme, &str); 3] = [
-        ("MQTT_BROKER", feature("MQTT"), Scheme::Mqtt, "mqtt[s]://HOST[:PORT]"),
-        ("XIAOZHI_URL", feature("XIAOZHI"), Scheme::Ws, "ws[s]://HOST[:PORT]/PATH"),
-        ("XIAOZHI_OTA_URL", feature("XIAOZHI"), Scheme::Http, "http[s]://HOST[:PORT]/PATH"),
+        (
+            "MQTT_BROKER",
+            feature("MQTT"),
+            Scheme::Mqtt,
+            "mqtt[s]://HOST[:PORT]",
+        ),
+        (
+            "XIAOZHI_URL",
+            feature("XIAOZHI"),
+            Scheme::Ws,
+            "ws[s]://HOST[:PORT]/PATH",
+        ),
+        (
+            "XIAOZHI_OTA_URL",
+            feature("XIAOZHI"),
+            Scheme::Http,
+            "http[s]://HOST[:PORT]/PATH",
+        ),
     ];
     for (var, on, plain, want) in checks {
         println!("cargo:rerun-if-env-changed={var}");
@@ -101,7 +116,9 @@ fn roots() {
             });
             match found {
                 Some(a) => anchors.push((name.to_string(), a.clone())),
-                None => panic!("root {name:?} is not in webpki-roots any more: update DEFAULT_ROOTS"),
+                None => {
+                    panic!("root {name:?} is not in webpki-roots any more: update DEFAULT_ROOTS")
+                }
             }
         }
     }

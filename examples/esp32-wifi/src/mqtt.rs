@@ -39,9 +39,9 @@ use crate::config::mqtt::{
     TCP_BUFFER,
 };
 use crate::config::{LINE, OUT};
-use crate::{Engine, EspBoard};
 #[cfg(feature = "tls")]
 use crate::tls::{Link, TlsBuffers};
+use crate::{Engine, EspBoard};
 
 const BROKER: &str = match option_env!("MQTT_BROKER") {
     Some(u) => u,

@@ -74,9 +74,9 @@ use crate::config::xiaozhi::{
     HANDSHAKE_TIMEOUT, HELLO_TIMEOUT, MAX_MESSAGE, OTA_RETRY, OTA_TIMEOUT, PING_INTERVAL,
     TCP_BUFFER, TOKEN_LEN, URL_LEN,
 };
-use crate::{Engine, EspBoard};
 #[cfg(feature = "tls")]
 use crate::tls::{Link, TlsBuffers};
+use crate::{Engine, EspBoard};
 
 const URL: &str = match option_env!("XIAOZHI_URL") {
     Some(u) => u,
@@ -704,7 +704,10 @@ fn report(a: &Answer<'_>) {
     let mut buf = [0u8; 256];
     if let Some(act) = &a.activation {
         let code = act.code.and_then(|c| c.decode_into(&mut buf)).unwrap_or("");
-        esp_println::println!("xiaozhi: not bound yet: activation code \"{}\"", Shown::new(code));
+        esp_println::println!(
+            "xiaozhi: not bound yet: activation code \"{}\"",
+            Shown::new(code)
+        );
         if let Some(m) = act.message.and_then(|m| m.decode_into(&mut buf)) {
             esp_println::println!("xiaozhi: {}", Shown::new(m).max(128));
         }
