@@ -43,13 +43,30 @@ step "esp32-serial: ESP32-C6 (riscv32imac), release, same source"
     --target riscv32imac-unknown-none-elf)
 
 step "esp32-wifi: ESP32-C3, release: Streamable HTTP server (also with the mDNS responder), the xiaozhi WebSocket client, MCP over MQTT"
-(cd examples/esp32-wifi && cargo build --release && cargo build --release --features mdns \
-    && cargo build --release --features xiaozhi && cargo build --release --features mqtt)
+# The ELFs the footprint report compares (TLS's cost) are kept in target/footprint.
+wifi_elf=examples/esp32-wifi/target/riscv32imc-unknown-none-elf/release/esp32-wifi
+keep() { mkdir -p examples/esp32-wifi/target/footprint && cp "$wifi_elf" "examples/esp32-wifi/target/footprint/$1.elf"; }
+(cd examples/esp32-wifi && cargo build --release)
+keep default
+(cd examples/esp32-wifi && cargo build --release --features mdns)
+(cd examples/esp32-wifi && cargo build --release --features xiaozhi)
+keep xiaozhi
+(cd examples/esp32-wifi && cargo build --release --features mqtt)
+keep mqtt
 
 step "esp32-wifi: the xiaozhi OTA/config check and host names (DNS) configured at build time"
 (cd examples/esp32-wifi \
     && XIAOZHI_OTA_URL=http://ota.example.lan:8003/xiaozhi/ota/ cargo build --release --features xiaozhi \
     && MQTT_BROKER=mqtt://broker.example.lan:1883 cargo build --release --features mqtt)
+
+step "esp32-wifi --features tls: wss:// (and an https:// OTA check) for xiaozhi, mqtts:// for MQTT, roots compiled in"
+(cd examples/esp32-wifi && cargo build --release --features xiaozhi,tls)
+keep xiaozhi-tls
+(cd examples/esp32-wifi && cargo build --release --features mqtt,tls)
+keep mqtt-tls
+(cd examples/esp32-wifi \
+    && XIAOZHI_OTA_URL=https://ota.example.com/xiaozhi/ota/ cargo build --release --features xiaozhi,tls \
+    && MQTT_BROKER=mqtts://broker.example.com:8883 cargo build --release --features mqtt,tls)
 
 step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/run"
 (cd examples/qemu-riscv && cargo build --release)

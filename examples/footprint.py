@@ -310,6 +310,45 @@ def kib(n: int) -> str:
     return f"{n / 1024:.1f} KiB"
 
 
+def wifi_tls(args, add) -> None:
+    """What TLS costs the Wi-Fi firmware (issue 32): flash and static RAM of esp32-wifi's
+    outbound modes without and with the feature `tls`, from the ELFs .ci/firmware.sh saved."""
+    d = args.wifi_dir
+    if d is None or not d.is_dir():
+        return
+    size = str(args.llvm_bin / "llvm-size")
+
+    def figures(name: str) -> tuple[int, int] | None:
+        elf = d / f"{name}.elf"
+        if not elf.exists():
+            return None
+        secs = sections(elf, size)
+        flash = sum(secs.get(k, 0) for k in (".text", ".rodata", ".data", ".rwtext", ".trap"))
+        ram = sum(secs.get(k, 0) for k in (".data", ".bss", ".rwtext", ".noinit"))
+        return flash, ram
+
+    add("## TLS on esp32-wifi")
+    add("")
+    add("The Wi-Fi firmware (ESP32-C3, release, `llvm-size`: flash = `.text` + `.rodata` + `.data` +")
+    add("`.rwtext` + `.trap`, static RAM = `.data` + `.bss` + `.rwtext` + `.noinit`) without and with")
+    add("the feature `tls` (`device_link::tls`: embedded-tls, rustls-webpki, RustCrypto ECDSA/RSA,")
+    add("10 roots, SNTP; the RAM is the TLS record buffers, 35 KiB, and a 24 KiB heap region for a")
+    add("handshake). The default build (Streamable HTTP) has no TLS and is unchanged.")
+    add("")
+    add("| build | flash | static RAM |")
+    add("|---|---|---|")
+    base = figures("default")
+    if base:
+        add(f"| default (Streamable HTTP) | {base[0]:,} | {base[1]:,} |")
+    for mode in ("xiaozhi", "mqtt"):
+        plain, tls = figures(mode), figures(f"{mode}-tls")
+        if plain:
+            add(f"| `--features {mode}` | {plain[0]:,} | {plain[1]:,} |")
+        if plain and tls:
+            add(f"| `--features {mode},tls` | {tls[0]:,} ({signed(tls[0] - plain[0])}) | {tls[1]:,} ({signed(tls[1] - plain[1])}) |")
+    add("")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bloat", type=Path, required=True, help="cargo bloat --crates output for esp32-serial (C3)")
@@ -323,6 +362,7 @@ def main() -> None:
     ap.add_argument("--qemu-none-elf", type=Path, required=True, help="qemu-riscv without the features resources and confirm")
     ap.add_argument("--qemu-resources-elf", type=Path, required=True, help="qemu-riscv with resources only, used (_footprint-use)")
     ap.add_argument("--qemu-confirm-elf", type=Path, required=True, help="qemu-riscv with confirm only, used (_footprint-use)")
+    ap.add_argument("--wifi-dir", type=Path, help="esp32-wifi release ELFs saved by .ci/firmware.sh (default.elf, xiaozhi.elf, xiaozhi-tls.elf, mqtt.elf, mqtt-tls.elf)")
     args = ap.parse_args()
 
     # ---- flash
@@ -567,6 +607,7 @@ def main() -> None:
     add("(`RegisterErrorKind::NoHold`). Without the features `resources` and `confirm` they cost nothing")
     add("whatever their values.")
     add("")
+    wifi_tls(args, add)
     add("## Resources, subscriptions and confirmation")
     add("")
     add("What mcp-core's features `resources` (static resources and prompts, live resources,")

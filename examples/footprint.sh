@@ -51,4 +51,5 @@ python3 "$root/examples/footprint.py" \
     --custom-elf "$root/examples/custom-board/target/riscv32imc-unknown-none-elf/release/custom-board" \
     --qemu-none-elf "$(qelf none)" --qemu-resources-elf "$(qelf resources)" \
     --qemu-confirm-elf "$(qelf confirm)" \
+    --wifi-dir "$root/examples/esp32-wifi/target/footprint" \
     --llvm-bin "$llvm_bin" "${write[@]}"

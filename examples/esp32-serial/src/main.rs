@@ -77,7 +77,7 @@ fn main() -> ! {
         .with_frequency(Rate::from_khz(I2C_KHZ))
         .with_timeout(BusTimeout::BusCycles(I2C_BUS_TIMEOUT_CYCLES))
         .with_software_timeout(SoftwareTimeout::Transaction(Duration::from_millis(
-            I2C_TRANSFER_TIMEOUT_MS,
+            u64::from(I2C_TRANSFER_TIMEOUT_MS),
         )));
     let i2c = match I2c::new(p.I2C0, i2c_config) {
         Ok(i2c) => i2c.with_sda(pins.i2c_sda).with_scl(pins.i2c_scl),

@@ -1,108 +1,11 @@
-//! The board's wiring, the engine's sizes and the link's limits and timings: the one place to
-//! edit for another board or another network.
-//!
-//! | signal | ESP32-C3 | ESP32-C6 | ESP32-S3 | notes |
-//! |---|---|---|---|---|
-//! | ES8311 I2C SDA | GPIO4 | GPIO6 | GPIO1 | 4.7 kΩ pull-ups on the codec board |
-//! | ES8311 I2C SCL | GPIO5 | GPIO7 | GPIO2 | |
-//! | relay coil driver | GPIO6 | GPIO18 | GPIO10 | high = coil on (see `RELAY_ACTIVE_LOW`) |
-//! | relay feedback contact | GPIO7 | GPIO19 | GPIO11 | pulled up; contact to GND reads low = closed |
-//! | backlight PWM (LEDC) | GPIO10 | GPIO20 | GPIO42 | high = lit |
-//!
-//! The same wiring as `examples/esp32-serial` (one codec board, one relay module, one display
-//! fits both firmwares). Pins avoided: strapping pins (C3: 2, 8, 9; C6: 8, 9, 15; S3: 0, 3, 45,
-//! 46), the USB pins (C3: 18, 19; C6: 12, 13; S3: 19, 20) and the SPI flash pins.
+//! The engine's sizes and the link's limits and timings: the one place to edit for another
+//! network. The board's wiring and parts — the same board as `examples/esp32-serial` — are
+//! `examples/esp-shared/wiring.rs`, included here as [`wiring`] and re-exported.
 
-use esp_hal::gpio::AnyPin;
-
-/// The pins this firmware uses, type-erased so that the rest of the code is chip-independent.
-pub struct Pins {
-    /// I2C data line to the ES8311.
-    pub i2c_sda: AnyPin<'static>,
-    /// I2C clock line to the ES8311.
-    pub i2c_scl: AnyPin<'static>,
-    /// Relay coil driver (a transistor or a relay module input).
-    pub relay_coil: AnyPin<'static>,
-    /// The relay's auxiliary contact, read back after switching.
-    pub relay_feedback: AnyPin<'static>,
-    /// Backlight PWM output.
-    pub backlight: AnyPin<'static>,
-}
-
-/// Takes the board's pins out of `esp_hal::init`'s peripherals.
-#[cfg(feature = "esp32c3")]
-macro_rules! board_pins {
-    ($p:ident) => {
-        $crate::config::Pins {
-            i2c_sda: $p.GPIO4.into(),
-            i2c_scl: $p.GPIO5.into(),
-            relay_coil: $p.GPIO6.into(),
-            relay_feedback: $p.GPIO7.into(),
-            backlight: $p.GPIO10.into(),
-        }
-    };
-}
-
-/// Takes the board's pins out of `esp_hal::init`'s peripherals.
-#[cfg(feature = "esp32c6")]
-macro_rules! board_pins {
-    ($p:ident) => {
-        $crate::config::Pins {
-            i2c_sda: $p.GPIO6.into(),
-            i2c_scl: $p.GPIO7.into(),
-            relay_coil: $p.GPIO18.into(),
-            relay_feedback: $p.GPIO19.into(),
-            backlight: $p.GPIO20.into(),
-        }
-    };
-}
-
-/// Takes the board's pins out of `esp_hal::init`'s peripherals.
-#[cfg(feature = "esp32s3")]
-macro_rules! board_pins {
-    ($p:ident) => {
-        $crate::config::Pins {
-            i2c_sda: $p.GPIO1.into(),
-            i2c_scl: $p.GPIO2.into(),
-            relay_coil: $p.GPIO10.into(),
-            relay_feedback: $p.GPIO11.into(),
-            backlight: $p.GPIO42.into(),
-        }
-    };
-}
-
-#[cfg(not(any(feature = "esp32c3", feature = "esp32c6", feature = "esp32s3")))]
-compile_error!("choose a chip: --features esp32c3, esp32c6 or esp32s3");
-
-pub(crate) use board_pins;
-
-// ---- The parts ----------------------------------------------------------------------------
-
-/// ES8311 7-bit address: `0x18` with its CE pin low (most boards), `0x19` with CE high.
-pub const CODEC_ADDRESS: u8 = 0x18;
-/// I2C clock for the codec's control port.
-pub const I2C_KHZ: u32 = 100;
-/// The I2C bus timeout, in bus clock cycles: the controller gives up on a transfer whose SCL
-/// line stays unchanged this long (a dead chip or a stuck bus). 1000 cycles are 10 ms at
-/// 100 kHz (these chips round it up to a power of two of their clock: about 13 ms). esp-hal
-/// leaves it off by default on the C3 and C6, and a transfer then waits forever.
-pub const I2C_BUS_TIMEOUT_CYCLES: u32 = 1000;
-/// The longest one I2C transfer may take: the async ES8311 driver gives up after this long on
-/// embassy-time, whatever the bus does (`mcp_hal::drivers::asynch::Es8311::TIMEOUT_MS`).
-pub const I2C_TRANSFER_TIMEOUT_MS: u32 = 50;
-/// `true` for relay modules whose input switches the coil on when driven *low*.
-pub const RELAY_ACTIVE_LOW: bool = false;
-/// How long the feedback contact may lag the coil (a mechanical relay needs 5 to 20 ms). The
-/// relay kit waits it out inside the call, on embassy-time: the executor (Wi-Fi included) runs
-/// meanwhile.
-pub const RELAY_SETTLE_MS: u32 = 20;
-/// `true` when the feedback input reads high while the load is on. With the input pulled up
-/// and the contact switching it to GND, "on" reads low.
-pub const RELAY_FEEDBACK_ACTIVE_HIGH: bool = false;
-/// Backlight PWM frequency.
-pub const BACKLIGHT_KHZ: u32 = 24;
-/// Backlight brightness at power-up, in percent.
-pub const BACKLIGHT_START_PERCENT: u8 = 80;
+#[path = "../../esp-shared/wiring.rs"]
+pub mod wiring;
+pub(crate) use wiring::board_pins;
+pub use wiring::*;
 
 // ---- The engine ---------------------------------------------------------------------------
 
@@ -129,13 +32,19 @@ pub const PAGE_BYTES: usize = 2048;
 pub const MAX_DEPTH: u8 = 128;
 /// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener, the
 /// WebSocket client or the MQTT client), and one spare; with the feature `mdns` one more, the
-/// responder's UDP socket; in the outbound modes one more, DNS.
-pub const SOCKETS: usize =
-    if cfg!(feature = "mdns") || cfg!(any(feature = "xiaozhi", feature = "mqtt")) {
-        4
-    } else {
-        3
-    };
+/// responder's UDP socket; in the outbound modes one more, DNS; with `tls` one more, SNTP.
+pub const SOCKETS: usize = if cfg!(feature = "tls") {
+    5
+} else if cfg!(feature = "mdns") || cfg!(any(feature = "xiaozhi", feature = "mqtt")) {
+    4
+} else {
+    3
+};
+
+/// With the feature `tls`: heap for a handshake (RSA's big integers, the server's certificate
+/// kept for its signature; a few KiB at a time).
+#[cfg(feature = "tls")]
+pub const TLS_HEAP: usize = 24 * 1024;
 
 /// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
 /// bootloader used is reclaimed for it). The MCP engine allocates nothing: mcp-core is built

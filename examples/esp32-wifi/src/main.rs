@@ -35,8 +35,13 @@ mod mdns;
 mod mqtt;
 #[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
 mod net;
+#[cfg(feature = "tls")]
+mod tls;
 #[cfg(feature = "xiaozhi")]
 mod xiaozhi;
+
+#[cfg(all(feature = "tls", not(any(feature = "xiaozhi", feature = "mqtt"))))]
+compile_error!("the feature `tls` is for the outbound links: build it with `xiaozhi` or `mqtt`");
 
 #[cfg(all(feature = "mdns", any(feature = "xiaozhi", feature = "mqtt")))]
 compile_error!(
@@ -124,6 +129,9 @@ async fn main(spawner: Spawner) -> ! {
     let p = esp_hal::init(esp_hal::Config::default().with_cpu_clock(CpuClock::max()));
     esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: WIFI_HEAP_RECLAIMED);
     esp_alloc::heap_allocator!(size: WIFI_HEAP);
+    // RSA's big integers and the server's certificate during a TLS handshake.
+    #[cfg(feature = "tls")]
+    esp_alloc::heap_allocator!(size: TLS_HEAP);
 
     let timg0 = TimerGroup::new(p.TIMG0);
     esp_rtos::start(timg0.timer0, p.FROM_CPU_INTR0);
@@ -163,6 +171,9 @@ async fn main(spawner: Spawner) -> ! {
     spawner.spawn(connection(controller).unwrap_or_else(|_| halt()));
     spawner.spawn(net_task(runner).unwrap_or_else(|_| halt()));
     spawner.spawn(reboot_watch().unwrap_or_else(|_| halt()));
+    // The clock TLS checks certificates against.
+    #[cfg(feature = "tls")]
+    spawner.spawn(tls::sntp(stack).unwrap_or_else(|_| halt()));
     // Discovery on the LAN: answers `_mcp._tcp` queries once the stack has an address.
     #[cfg(feature = "mdns")]
     spawner.spawn(mdns::run(stack, mac).unwrap_or_else(|_| halt()));

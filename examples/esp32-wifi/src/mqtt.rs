@@ -39,6 +39,8 @@ use crate::config::mqtt::{
     TCP_BUFFER,
 };
 use crate::config::{LINE, OUT};
+#[cfg(feature = "tls")]
+use crate::tls::{Link, TlsBuffers};
 use crate::{Engine, EspBoard};
 
 const BROKER: &str = match option_env!("MQTT_BROKER") {
@@ -63,9 +65,12 @@ const META: &str = concat!(
     r#""}"#
 );
 
-/// An `mqtt://` URL (what `build.rs` lets through).
+/// An `mqtt://` URL (or `mqtts://` with the feature `tls`), what `build.rs` lets through.
 fn broker_url(text: &str) -> Option<Url<'_>> {
-    Url::parse(text).ok().filter(|u| u.scheme == Scheme::Mqtt)
+    let tls = cfg!(feature = "tls");
+    Url::parse(text)
+        .ok()
+        .filter(|u| u.scheme == Scheme::Mqtt || (tls && u.scheme == Scheme::Mqtts))
 }
 
 /// The default device id: `esp32-` and the station MAC in hex.
@@ -84,12 +89,21 @@ struct Tcp {
     broker: Url<'static>,
     rx: [u8; TCP_BUFFER],
     tx: [u8; TCP_BUFFER],
+    /// The TLS buffers (`mqtts://`).
+    #[cfg(feature = "tls")]
+    tls: &'static mut TlsBuffers,
 }
 
-impl Connect for Tcp {
-    type Conn<'a> = TcpSocket<'a>;
+/// The connection: TCP, or (feature `tls`) TLS over it when the URL says `mqtts://`.
+#[cfg(not(feature = "tls"))]
+type Conn<'a> = TcpSocket<'a>;
+#[cfg(feature = "tls")]
+type Conn<'a> = Link<'a, TcpSocket<'a>>;
 
-    async fn connect(&mut self) -> Option<TcpSocket<'_>> {
+impl Connect for Tcp {
+    type Conn<'a> = Conn<'a>;
+
+    async fn connect(&mut self) -> Option<Conn<'_>> {
         self.stack.wait_link_up().await;
         self.stack.wait_config_up().await;
         let addr = crate::net::resolve(self.stack, self.broker.host).await?;
@@ -97,11 +111,38 @@ impl Connect for Tcp {
         // Unacknowledged data older than this aborts the connection.
         socket.set_timeout(Some(KEEP_ALIVE));
         socket.connect((addr, self.broker.port)).await.ok()?;
+        #[cfg(feature = "tls")]
+        {
+            // Within mqtt-device's connect timeout, as the TCP connect.
+            let secure = self.broker.scheme == Scheme::Mqtts;
+            match Link::open(socket, secure, self.broker.host, self.tls).await {
+                Ok(link) => Some(link),
+                Err(why) => {
+                    esp_println::println!("mqtt: TLS refused: {why}");
+                    None
+                }
+            }
+        }
+        #[cfg(not(feature = "tls"))]
         Some(socket)
     }
 
-    async fn close(socket: &mut Self::Conn<'_>) {
+    async fn close(conn: &mut Self::Conn<'_>) {
         // A reset: the broker learns at once that the device is gone (and publishes its will).
+        #[cfg(feature = "tls")]
+        let socket = match conn {
+            Link::Plain(s) => s,
+            // TLS's close_notify first (bounded), then the reset.
+            Link::Tls(t) => {
+                if let Ok(Some(mut socket)) = with_timeout(CLOSE_TIMEOUT, t.close()).await {
+                    socket.abort();
+                    let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
+                }
+                return;
+            }
+        };
+        #[cfg(not(feature = "tls"))]
+        let socket = conn;
         socket.abort();
         let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
     }
@@ -177,6 +218,12 @@ pub async fn run(
         broker,
         rx: [0; TCP_BUFFER],
         tx: [0; TCP_BUFFER],
+        #[cfg(feature = "tls")]
+        tls: {
+            static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> =
+                static_cell::StaticCell::new();
+            TLS_BUFFERS.init(TlsBuffers::new())
+        },
     };
     let mut app = EspApp { engine, board };
     let mut packet = [0u8; PACKET];

@@ -57,11 +57,12 @@ use core::fmt::Write as _;
 use core::ops::Range;
 
 use device_link::ota::{Answer, ClientId, Device};
+use device_link::shown::Shown;
 use device_link::url::{Scheme, Url};
 use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
 use embassy_time::{Duration, Instant, Timer, with_deadline, with_timeout};
-use embedded_io_async::Write as _;
+use embedded_io_async::{Read, Write};
 use mcp_core::Principal;
 use mcp_core::server::{Delivery, Input, Peer};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN, Reconnect};
@@ -73,6 +74,8 @@ use crate::config::xiaozhi::{
     HANDSHAKE_TIMEOUT, HELLO_TIMEOUT, MAX_MESSAGE, OTA_RETRY, OTA_TIMEOUT, PING_INTERVAL,
     TCP_BUFFER, TOKEN_LEN, URL_LEN,
 };
+#[cfg(feature = "tls")]
+use crate::tls::{Link, TlsBuffers};
 use crate::{Engine, EspBoard};
 
 const URL: &str = match option_env!("XIAOZHI_URL") {
@@ -132,8 +135,11 @@ enum Ended {
     ConnectTimeout,
     /// The backend did not answer the upgrade with `101`.
     Handshake,
-    /// The upgrade took longer than `HANDSHAKE_TIMEOUT`.
+    /// The TLS handshake and the upgrade took longer than `HANDSHAKE_TIMEOUT`.
     HandshakeTimeout,
+    /// TLS refused: no clock yet, or the server's certificate did not verify (logged).
+    #[cfg(feature = "tls")]
+    Tls,
     /// A read or write failed (reset, TCP timeout).
     Io,
     /// Nothing from the backend for `DEAD_AFTER`, a send stuck that long, or a frame that did
@@ -149,9 +155,12 @@ enum Ended {
     Closed,
 }
 
-/// A `ws://` URL (what `build.rs` lets through).
+/// A `ws://` URL (or `wss://` with the feature `tls`), what `build.rs` lets through.
 fn ws_url(text: &str) -> Option<Url<'_>> {
-    Url::parse(text).ok().filter(|u| u.scheme == Scheme::Ws)
+    let tls = cfg!(feature = "tls");
+    Url::parse(text)
+        .ok()
+        .filter(|u| u.scheme == Scheme::Ws || (tls && u.scheme == Scheme::Wss))
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -209,6 +218,12 @@ pub async fn run(
     // With XIAOZHI_OTA_URL the check says where to connect and with which token.
     let mut url_text = heapless::String::<URL_LEN>::new();
     let mut token = heapless::String::<TOKEN_LEN>::new();
+    // One connection at a time: the OTA check's and then the sessions' TLS buffers.
+    #[cfg(feature = "tls")]
+    let tls_buffers: &'static mut TlsBuffers = {
+        static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
+        TLS_BUFFERS.init(TlsBuffers::new())
+    };
     if let Ok(ota) = Url::parse(OTA_URL) {
         loop {
             stack.wait_config_up().await;
@@ -221,6 +236,8 @@ pub async fn run(
                 &mut msg,
                 &mut url_text,
                 &mut token,
+                #[cfg(feature = "tls")]
+                &mut *tls_buffers,
             )
             .await;
             if got == Checked::Connect {
@@ -234,7 +251,8 @@ pub async fn run(
     }
     let Some(target) = ws_url(&url_text) else {
         // Built without a usable XIAOZHI_URL (or handed a URL this firmware cannot use, such
-        // as `wss://`): there is nothing to connect to.
+        // as `wss://` without the feature `tls`): there is nothing to connect to.
+        esp_println::println!("xiaozhi: no usable WebSocket URL; idle");
         loop {
             Timer::after(Duration::from_secs(3600)).await;
         }
@@ -249,7 +267,7 @@ pub async fn run(
         // Unacknowledged data older than this aborts the connection.
         socket.set_timeout(Some(DEAD_AFTER));
         let mut greeted = false;
-        let link = Link {
+        let link = Session {
             target,
             token: &token,
             mac,
@@ -257,7 +275,16 @@ pub async fn run(
             stack,
         };
         let _ended = link
-            .session(&mut socket, engine, board, &mut msg, &mut out, &mut greeted)
+            .session(
+                &mut socket,
+                engine,
+                board,
+                &mut msg,
+                &mut out,
+                &mut greeted,
+                #[cfg(feature = "tls")]
+                &mut *tls_buffers,
+            )
             .await;
         socket.abort();
         let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
@@ -268,7 +295,7 @@ pub async fn run(
 }
 
 /// One connection's settings.
-struct Link<'u> {
+struct Session<'u> {
     /// The backend's URL.
     target: Url<'u>,
     /// The bearer token (empty: none).
@@ -281,9 +308,13 @@ struct Link<'u> {
     unnamed: Peer,
 }
 
-impl Link<'_> {
+impl Session<'_> {
     /// Connects, upgrades, and serves until the link ends; says why. `greeted` is set once the
     /// backend's hello arrived.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the buffers are the caller's, lent for the connection"
+    )]
     async fn session(
         &self,
         socket: &mut TcpSocket<'_>,
@@ -292,6 +323,7 @@ impl Link<'_> {
         msg: &mut [u8],
         out: &mut [u8],
         greeted: &mut bool,
+        #[cfg(feature = "tls")] tls_buffers: &mut TlsBuffers,
     ) -> Ended {
         let Some(addr) = crate::net::resolve(self.stack, self.target.host).await else {
             return Ended::Dns;
@@ -301,7 +333,24 @@ impl Link<'_> {
             Ok(Err(_)) => return Ended::Connect,
             Ok(Ok(())) => {}
         }
-        match with_timeout(HANDSHAKE_TIMEOUT, self.upgrade(socket)).await {
+        // The TLS handshake (`wss://`) and the upgrade share one deadline.
+        let by = Instant::now() + HANDSHAKE_TIMEOUT;
+        #[cfg(feature = "tls")]
+        let mut socket = {
+            let secure = self.target.scheme == Scheme::Wss;
+            let opened = Link::open(&mut *socket, secure, self.target.host, tls_buffers);
+            match with_deadline(by, opened).await {
+                Err(_) => return Ended::HandshakeTimeout,
+                Ok(Err(why)) => {
+                    esp_println::println!("xiaozhi: TLS refused: {why}");
+                    return Ended::Tls;
+                }
+                Ok(Ok(link)) => link,
+            }
+        };
+        #[cfg(feature = "tls")]
+        let socket = &mut socket;
+        match with_deadline(by, self.upgrade(socket)).await {
             Err(_) => return Ended::HandshakeTimeout,
             Ok(Err(e)) => return e,
             Ok(Ok(())) => {}
@@ -312,7 +361,7 @@ impl Link<'_> {
     }
 
     /// The HTTP upgrade with xiaozhi's headers; the answer must be `101`.
-    async fn upgrade(&self, socket: &mut TcpSocket<'_>) -> Result<(), Ended> {
+    async fn upgrade<T: Read + Write>(&self, socket: &mut T) -> Result<(), Ended> {
         let (host, path) = (self.target.authority(), self.target.path);
         let mut key = [0u8; 16];
         for (i, b) in key.iter_mut().enumerate() {
@@ -370,9 +419,9 @@ impl Link<'_> {
     }
 
     /// Sends the hello, then answers what comes until the link ends.
-    async fn serve(
+    async fn serve<T: Read + Write>(
         &self,
-        ws: &mut Ws<'_, '_>,
+        ws: &mut Ws<'_, T>,
         engine: &mut Engine,
         board: &mut EspBoard,
         msg: &mut [u8],
@@ -528,8 +577,10 @@ async fn ota_check(
     answer: &mut [u8],
     url: &mut heapless::String<URL_LEN>,
     token: &mut heapless::String<TOKEN_LEN>,
+    #[cfg(feature = "tls")] tls_buffers: &mut TlsBuffers,
 ) -> Checked {
-    if ota.scheme != Scheme::Http {
+    let secure = ota.scheme == Scheme::Https;
+    if ota.scheme != Scheme::Http && !(secure && cfg!(feature = "tls")) {
         return Checked::Failed;
     }
     let Some(addr) = crate::net::resolve(stack, ota.host).await else {
@@ -557,6 +608,14 @@ async fn ota_check(
     socket.set_timeout(Some(OTA_TIMEOUT));
     let got = with_timeout(OTA_TIMEOUT, async {
         socket.connect((addr, ota.port)).await.ok()?;
+        #[cfg(feature = "tls")]
+        let mut socket = match Link::open(&mut socket, secure, ota.host, tls_buffers).await {
+            Ok(link) => link,
+            Err(why) => {
+                esp_println::println!("ota: TLS refused: {why}");
+                return None;
+            }
+        };
         socket.write_all(head.get(..head_len)?).await.ok()?;
         socket.write_all(body.get(..body_len)?).await.ok()?;
         socket.flush().await.ok()?;
@@ -581,7 +640,8 @@ async fn ota_check(
     let Ok(Some(len)) = got else {
         return Checked::Failed;
     };
-    read_answer(answer.get(..len).unwrap_or_default(), url, token)
+    // Only a server whose certificate verified may set the clock.
+    read_answer(answer.get(..len).unwrap_or_default(), url, token, secure)
 }
 
 /// An HTTP answer to the check: `200`, no chunked body (`device_link::ota::http_body`), then
@@ -590,13 +650,26 @@ fn read_answer(
     http: &[u8],
     url: &mut heapless::String<URL_LEN>,
     token: &mut heapless::String<TOKEN_LEN>,
+    trusted_time: bool,
 ) -> Checked {
     let Some(body) = device_link::ota::http_body(http) else {
+        esp_println::println!("ota: no usable HTTP answer");
         return Checked::Failed;
     };
-    let Ok(a) = Answer::parse(body) else {
-        return Checked::Failed;
+    let a = match Answer::parse(body) {
+        Ok(a) => a,
+        Err(e) => {
+            esp_println::println!("ota: {e}");
+            return Checked::Failed;
+        }
     };
+    #[cfg(feature = "tls")]
+    if let (true, Some(t)) = (trusted_time, a.server_time) {
+        crate::tls::set_clock(t.timestamp_ms / 1000);
+    }
+    #[cfg(not(feature = "tls"))]
+    let _ = trusted_time;
+    report(&a);
     if a.activation.is_some() {
         return Checked::NotBound;
     }
@@ -624,6 +697,34 @@ fn read_answer(
     Checked::Connect
 }
 
+/// Logs what the user must know from an answer: an activation code to enter on the server's
+/// console (and its message), a firmware newer than this one. Every string from the wire is
+/// escaped (`device_link::shown::Shown`) and cut to 64 characters; none is acted on.
+fn report(a: &Answer<'_>) {
+    let mut buf = [0u8; 256];
+    if let Some(act) = &a.activation {
+        let code = act.code.and_then(|c| c.decode_into(&mut buf)).unwrap_or("");
+        esp_println::println!(
+            "xiaozhi: not bound yet: activation code \"{}\"",
+            Shown::new(code)
+        );
+        if let Some(m) = act.message.and_then(|m| m.decode_into(&mut buf)) {
+            esp_println::println!("xiaozhi: {}", Shown::new(m).max(128));
+        }
+    }
+    if let Some(fw) = &a.firmware {
+        let running = env!("CARGO_PKG_VERSION");
+        if let Some(v) = fw.version.decode_into(&mut buf) {
+            if device_link::ota::is_newer(running, v) {
+                esp_println::println!(
+                    "ota: firmware {} offered (running {running}); not installed: images come through the MCP firmware tools",
+                    Shown::new(v)
+                );
+            }
+        }
+    }
+}
+
 /// A frame's header.
 struct Head {
     fin: bool,
@@ -633,16 +734,16 @@ struct Head {
 }
 
 /// The WebSocket on an upgraded connection: frames in and out, and the keep-alive clock.
-struct Ws<'s, 'b> {
-    socket: &'s mut TcpSocket<'b>,
+struct Ws<'s, T> {
+    socket: &'s mut T,
     /// When the last frame from the backend arrived (or the link opened).
     heard: Instant,
     /// When the last ping went out (or the link opened).
     pinged: Instant,
 }
 
-impl<'s, 'b> Ws<'s, 'b> {
-    fn new(socket: &'s mut TcpSocket<'b>) -> Self {
+impl<'s, T: Read + Write> Ws<'s, T> {
+    fn new(socket: &'s mut T) -> Self {
         let now = Instant::now();
         Ws {
             socket,
@@ -784,7 +885,7 @@ impl<'s, 'b> Ws<'s, 'b> {
     }
 }
 
-async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<(), Ended> {
+async fn read_exact<T: Read>(socket: &mut T, buf: &mut [u8]) -> Result<(), Ended> {
     let mut got = 0;
     while got < buf.len() {
         let n = socket
@@ -800,7 +901,7 @@ async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> Result<(), En
 }
 
 /// The rest of a frame's header after its first byte `b0`.
-async fn read_head(socket: &mut TcpSocket<'_>, b0: u8) -> Result<Head, Ended> {
+async fn read_head<T: Read>(socket: &mut T, b0: u8) -> Result<Head, Ended> {
     let mut b1 = [0u8; 1];
     read_exact(socket, &mut b1).await?;
     let [b1] = b1;
@@ -834,8 +935,8 @@ async fn read_head(socket: &mut TcpSocket<'_>, b0: u8) -> Result<Head, Ended> {
 }
 
 /// Reads a frame's payload into `dst` (its exact length) and unmasks it.
-async fn read_payload(
-    socket: &mut TcpSocket<'_>,
+async fn read_payload<T: Read>(
+    socket: &mut T,
     mask: Option<[u8; 4]>,
     dst: &mut [u8],
 ) -> Result<(), Ended> {
@@ -849,7 +950,7 @@ async fn read_payload(
 }
 
 /// Reads and drops `len` bytes (a binary frame's payload).
-async fn skip(socket: &mut TcpSocket<'_>, mut len: usize) -> Result<(), Ended> {
+async fn skip<T: Read>(socket: &mut T, mut len: usize) -> Result<(), Ended> {
     let mut sink = [0u8; 64];
     while len > 0 {
         let take = len.min(sink.len());
@@ -860,7 +961,7 @@ async fn skip(socket: &mut TcpSocket<'_>, mut len: usize) -> Result<(), Ended> {
 }
 
 /// Writes one final frame; a client masks what it sends (RFC 6455 §5.3).
-async fn write_frame(socket: &mut TcpSocket<'_>, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
+async fn write_frame<T: Write>(socket: &mut T, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
     let mut head = heapless::Vec::<u8, 14>::new();
     let _ = head.push(0x80 | opcode);
     match payload.len() {
