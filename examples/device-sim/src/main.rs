@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use board::Board;
 use clap::{Parser, ValueEnum};
 use mcp_core::server::{Delivery, Peer, Pending, Receipt};
+use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Input, Principal, Revision};
@@ -406,8 +407,8 @@ impl Device {
                 if env.is("hello") {
                     self.session_id = usable_session_id(&env);
                     eprintln!(
-                        "device-sim: hello from the server, session {:?}",
-                        self.session_id.as_deref().unwrap_or("")
+                        "device-sim: hello from the server, session \"{}\"",
+                        escaped(self.session_id.as_deref().unwrap_or(""))
                     );
                     // A backend cannot subscribe: the device subscribes it to everything live,
                     // and the updates go out in the envelope (the xiaozhi convention).
@@ -487,15 +488,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A peer's text as the log shows it: at most 200 characters, control characters escaped.
-fn shown(s: &str) -> String {
-    let mut out: String = s.chars().take(200).flat_map(char::escape_debug).collect();
-    if s.chars().nth(200).is_some() {
-        out.push('…');
-    }
-    out
-}
-
 /// The envelope's `session_id` if it may be echoed and logged; an unusable one (too long, control
 /// characters) is ignored, and said so with its length only.
 fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
@@ -524,7 +516,7 @@ fn handle(
                 *initialized = Some(revision);
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
-                    eprintln!("device-sim: vision endpoint {}", shown(&v.url.to_cow()));
+                    eprintln!("device-sim: vision endpoint {}", escaped(&v.url.to_cow()));
                 }
             }
             if let Some(first) = h.replay {
@@ -720,7 +712,8 @@ fn main() -> ExitCode {
         return match serve_network(&cli, faults, board, sim) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("device-sim: {e}");
+                // May carry a peer's words (a backend's close reason, a broker's error).
+                eprintln!("device-sim: {}", escaped(&e).max_chars(512));
                 ExitCode::FAILURE
             }
         };
@@ -755,7 +748,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("device-sim: {e}");
+            eprintln!("device-sim: {}", escaped(&e.to_string()).max_chars(512));
             ExitCode::FAILURE
         }
     }
@@ -777,39 +770,40 @@ fn log_event(e: &HostEvent) {
         } => {
             eprintln!("device-sim: initialized, protocol {}", revision.as_str());
             if let Some(url) = vision_url {
-                eprintln!("device-sim: vision endpoint {}", shown(url));
+                eprintln!("device-sim: vision endpoint {}", escaped(url));
             }
         }
         HostEvent::Hello { session_id } => eprintln!(
-            "device-sim: hello from the server, session {:?}",
-            session_id.as_deref().unwrap_or("")
+            "device-sim: hello from the server, session \"{}\"",
+            escaped(session_id.as_deref().unwrap_or(""))
         ),
         HostEvent::UnusableSessionId { len } => eprintln!(
             "device-sim: ignored a session_id of {len} bytes (more than {} or not printable ASCII); \
              replies carry none",
             xiaozhi::MAX_SESSION_ID_LEN
         ),
-        HostEvent::Connected { to } => eprintln!("device-sim: connected to {to}"),
+        HostEvent::Connected { to } => eprintln!("device-sim: connected to {}", escaped(to)),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
-                "device-sim: disconnected ({reason}); reconnecting in {} ms",
+                "device-sim: disconnected ({}); reconnecting in {} ms",
+                escaped(reason),
                 t.as_millis()
             ),
-            None => eprintln!("device-sim: disconnected ({reason})"),
+            None => eprintln!("device-sim: disconnected ({})", escaped(reason)),
         },
         HostEvent::Call(c) if c.id.is_empty() => eprintln!(
             "device-sim: {} {} on the device: {}",
-            c.tool,
+            escaped(&c.tool),
             if c.confirmed == Some(true) {
                 "confirmed"
             } else {
                 "not confirmed"
             },
-            shown(&c.text)
+            escaped(&c.text)
         ),
         HostEvent::Listen { id, open } => eprintln!(
             "device-sim: 2026-07-28 listen stream {} {}",
-            shown(id),
+            escaped(id),
             if *open { "opened" } else { "closed" }
         ),
         HostEvent::Answered {

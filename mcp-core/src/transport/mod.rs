@@ -7,8 +7,10 @@
 //! - [`auth`]: bearer tokens on the HTTP endpoint (constant-time check, the 401 challenge, the
 //!   protected-resource metadata document).
 //! - [`mqtt`]: MCP over MQTT (EMQX's convention): topics, presence payloads, who sent a message.
+//! - [`escape`]: a peer's or an image's text, escaped and capped for a log line.
 
 pub mod auth;
+pub mod escape;
 pub mod http;
 pub mod mqtt;
 pub mod stdio;
