@@ -1033,6 +1033,7 @@ fn serve_network(
                 path: "/mcp",
                 proto: Revision::LATEST.as_str(),
                 version: env!("CARGO_PKG_VERSION"),
+                auth: protected.then_some("bearer"),
             })
             .map_err(|e| e.to_string())?;
             eprintln!(
@@ -1040,10 +1041,11 @@ fn serve_network(
                 advert.fullname(),
                 advert.host()
             );
-            // A client that resolved the advertisement may name its host in Host.
-            let local = format!("{}.local", advert.host());
+            // What a client resolved from the advertisement — its .local name, each address it
+            // names — is this device's own: accepted in Host.
+            let own = advert.hosts();
             let mut names = hosts.clone();
-            names.push(&local);
+            names.extend(own.iter().map(String::as_str));
             opts = opts.allow_hosts(&names);
             Some(advert)
         } else {
