@@ -102,6 +102,26 @@ struct Cli {
     /// are ignored).
     #[arg(long, value_name = "PATH", requires = "http")]
     token_file: Option<std::path::PathBuf>,
+    /// With --http: also (or, without --token, only) take OAuth access tokens (JWT, ES256 or
+    /// RS256) issued by the authorization server at this issuer URL, for this endpoint (RFC 8707
+    /// audience); the protected-resource metadata names it, so MCP clients' OAuth flows find it.
+    /// Its keys are fetched from its metadata (jwks_uri; plain HTTP from a loopback server
+    /// only) and kept, or given with --oauth-jwks.
+    #[arg(long, value_name = "URL", requires = "http")]
+    oauth_issuer: Option<String>,
+    /// With --oauth-issuer: the audience tokens must carry (default: the endpoint's URL as each
+    /// request names it, http://HOST/mcp); the metadata names it as the resource.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_audience: Option<String>,
+    /// With --oauth-issuer: a scope every token must hold (repeatable); clients ask for it
+    /// (scopes_supported, the challenge's scope), a token without it gets 403
+    /// insufficient_scope.
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "oauth_issuer")]
+    oauth_scopes: Vec<String>,
+    /// With --oauth-issuer: the authorization server's keys from this JWKS file instead of
+    /// fetching them (as a firmware has them, at build time).
+    #[arg(long, value_name = "PATH", requires = "oauth_issuer")]
+    oauth_jwks: Option<std::path::PathBuf>,
     /// With --http: the most connections served at once; more wait until one closes.
     #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
     http_max_connections: usize,
@@ -870,6 +890,30 @@ fn bearer_token(cli: &Cli) -> Result<Option<String>, String> {
     }
 }
 
+/// The OAuth options of `--oauth-issuer` and its companions, checked.
+fn oauth_options(cli: &Cli) -> Result<Option<mcp_host::oauth::OAuthOptions>, String> {
+    let Some(issuer) = &cli.oauth_issuer else {
+        return Ok(None);
+    };
+    let scopes: Vec<&str> = cli.oauth_scopes.iter().map(String::as_str).collect();
+    let mut opts = mcp_host::oauth::OAuthOptions::new(issuer.trim_end_matches('/').to_string())
+        .scopes(&scopes);
+    if issuer.ends_with('/') {
+        // An issuer is compared exactly: keep what was given.
+        opts.issuer = issuer.clone();
+    }
+    if let Some(audience) = &cli.oauth_audience {
+        opts = opts.audience(audience.clone());
+    }
+    if let Some(path) = &cli.oauth_jwks {
+        let doc = std::fs::read_to_string(path)
+            .map_err(|e| format!("--oauth-jwks {}: {e}", path.display()))?;
+        opts = opts.keys(mcp_host::oauth::Keys::Document(doc));
+    }
+    opts.check().map_err(|e| format!("--oauth-issuer: {e}"))?;
+    Ok(Some(opts))
+}
+
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -1011,9 +1055,14 @@ fn serve_network(
         .keepalive(cli.sse_keepalive)
         .on_event(on_event);
     let token = bearer_token(cli)?;
-    let protected = token.is_some();
+    let oauth = oauth_options(cli)?;
+    let protected = token.is_some() || oauth.is_some();
     let opts = match token {
         Some(token) => opts.bearer_token(token),
+        None => opts,
+    };
+    let opts = match oauth.clone() {
+        Some(o) => opts.oauth(o),
         None => opts,
     };
     runtime.block_on(async {
@@ -1056,9 +1105,25 @@ fn serve_network(
             sim.add_transport(format!("http://{bound}/mcp"));
         }
         eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
+        if let Some(o) = &oauth {
+            // Fetch the keys now: a server that cannot be reached shows at start-up (requests
+            // fetch again later, so this is not fatal).
+            let verifier = mcp_host::oauth::Verifier::new(o.clone());
+            match verifier.prefetch().await {
+                Ok(n) => eprintln!(
+                    "device-sim: OAuth access tokens of {} are accepted (keys: {n} bytes)",
+                    escaped(&o.issuer)
+                ),
+                Err(e) => eprintln!(
+                    "device-sim: OAuth: the keys of {} are not to be had yet: {}",
+                    escaped(&o.issuer),
+                    escaped(&e).max_chars(300)
+                ),
+            }
+        }
         if protected {
             eprintln!(
-                "device-sim: /mcp requires the bearer token; its metadata is at \
+                "device-sim: /mcp requires a bearer token; its metadata is at \
                  http://{bound}/.well-known/oauth-protected-resource/mcp"
             );
         }

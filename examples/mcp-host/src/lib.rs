@@ -56,6 +56,7 @@
 mod http;
 pub mod mdns;
 pub mod mqtt;
+pub mod oauth;
 pub mod report;
 mod session;
 pub mod web;
