@@ -1108,17 +1108,17 @@ fn serve_network(
         if let Some(o) = &oauth {
             // Fetch the keys now: a server that cannot be reached shows at start-up (requests
             // fetch again later, so this is not fatal).
-            let verifier = mcp_host::oauth::Verifier::new(o.clone());
-            match verifier.prefetch().await {
-                Ok(n) => eprintln!(
+            match host.prefetch_keys().await {
+                Some(Ok(n)) => eprintln!(
                     "device-sim: OAuth access tokens of {} are accepted (keys: {n} bytes)",
                     escaped(&o.issuer)
                 ),
-                Err(e) => eprintln!(
+                Some(Err(e)) => eprintln!(
                     "device-sim: OAuth: the keys of {} are not to be had yet: {}",
                     escaped(&o.issuer),
                     escaped(&e).max_chars(300)
                 ),
+                None => {}
             }
         }
         if protected {

@@ -260,6 +260,8 @@ struct Shared<C: 'static, const N: usize, const T: usize> {
     listens: Mutex<HashMap<u64, Listener>>,
     next_generation: std::sync::atomic::AtomicU64,
     clock: Clock,
+    /// The access-token check and its keys ([`HttpOptions::oauth`]), one for the host.
+    oauth: Option<Arc<oauth::Verifier>>,
 }
 
 /// What a protected endpoint checks: its pre-shared token, the access tokens of its
@@ -405,6 +407,7 @@ pub struct HttpHost<C: 'static, const N: usize, const T: usize> {
 impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
     /// A host; starts the timer thread that polls the engines (it ends with the host).
     pub fn new(opts: HttpOptions, factory: Factory<C, N, T>, board: Arc<Mutex<C>>) -> Self {
+        let opts_oauth = opts.oauth.clone();
         let clock = Clock::new();
         let mut stateless = factory();
         {
@@ -420,6 +423,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             listens: Mutex::new(HashMap::new()),
             next_generation: std::sync::atomic::AtomicU64::new(1),
             clock,
+            oauth: opts_oauth.map(|o| Arc::new(oauth::Verifier::new(o))),
         });
         let weak = Arc::downgrade(&shared);
         std::thread::spawn(move || timer(weak));
@@ -437,10 +441,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
         if opts.bearer_token.is_some() || opts.oauth.is_some() {
             let protect = Arc::new(Protected {
                 token: opts.bearer_token.clone(),
-                oauth: opts
-                    .oauth
-                    .clone()
-                    .map(|o| Arc::new(oauth::Verifier::new(o))),
+                oauth: self.shared.oauth.clone(),
                 path: opts.path.clone(),
             });
             // `route_layer`: only the endpoint's routes; the metadata below stays open.
@@ -509,6 +510,14 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             .header_timeout(opts.header_timeout)
             .max_connections(opts.max_connections);
         web::serve(self.router(), listener, limits).await
+    }
+
+    /// With [`HttpOptions::oauth`] and keys to fetch: fetches the authorization server's keys
+    /// now (the first request would), so that a server that cannot be reached shows at
+    /// start-up. `None` without OAuth; else the size of the key document, or why there is none
+    /// (requests try again later).
+    pub async fn prefetch_keys(&self) -> Option<Result<usize, String>> {
+        Some(self.shared.oauth.as_ref()?.prefetch().await)
     }
 
     /// The number of open legacy sessions.

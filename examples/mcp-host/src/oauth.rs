@@ -8,8 +8,8 @@
 //! ([`Keys::Fetch`]): its RFC 8414 metadata (`/.well-known/oauth-authorization-server`, then
 //! OpenID's `/.well-known/openid-configuration`), whose `issuer` must be the configured one,
 //! then its `jwks_uri`. Fetched keys are kept ([`Verifier`]) and fetched again when a token
-//! names a key they lack (a rotation) — at most once per [`REFETCH_AFTER`] — and after
-//! [`MAX_KEY_AGE`].
+//! names a key they lack (a rotation: at once the first time, then at most once per
+//! [`REFETCH_AFTER`]) and after [`MAX_KEY_AGE`].
 //!
 //! Fetching is plain HTTP and only from a loopback authorization server (tests, a server on the
 //! same machine): keys fetched in clear from elsewhere could be swapped on the way, and this
@@ -26,7 +26,7 @@ use mcp_core::transport::jwt::{self, Jwks, JwtError, Rules};
 const MAX_DOCUMENT: usize = 64 * 1024;
 /// How long one fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
-/// A token naming an unknown key fetches the keys again only this long after the last fetch.
+/// A token naming an unknown key fetches the keys again, and then not again for this long.
 pub const REFETCH_AFTER: Duration = Duration::from_secs(30);
 /// Fetched keys are fetched again after this long.
 pub const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
@@ -157,8 +157,10 @@ fn url_parts(url: &str) -> Option<(bool, &str, &str)> {
 #[derive(Default)]
 struct Cache {
     doc: Option<Arc<String>>,
+    /// When the keys were last fetched (successfully).
     fetched: Option<Instant>,
-    attempted: Option<Instant>,
+    /// When a token naming an unknown key last made them be fetched again.
+    kid_refetch: Option<Instant>,
 }
 
 /// Checks tokens against [`OAuthOptions`], keeping fetched keys.
@@ -252,18 +254,20 @@ impl Verifier {
     async fn refetch(&self, min_gap: Option<Duration>) -> Option<Arc<String>> {
         let _one = self.fetching.lock().await;
         {
-            let c = lock(&self.cache);
-            let recent = match (min_gap, c.attempted) {
-                (Some(gap), Some(t)) => t.elapsed() < gap,
-                // First use: another request may have fetched while this one waited.
-                (None, Some(_)) => c.fetched.is_some_and(|t| t.elapsed() <= MAX_KEY_AGE),
-                (_, None) => false,
+            let mut c = lock(&self.cache);
+            let recent = match min_gap {
+                // For an unknown kid: at most once per gap.
+                Some(gap) => c.kid_refetch.is_some_and(|t| t.elapsed() < gap),
+                // Missing or old keys: another request may have fetched while this one waited.
+                None => c.fetched.is_some_and(|t| t.elapsed() <= MAX_KEY_AGE),
             };
             if recent {
                 return c.doc.clone();
             }
+            if min_gap.is_some() {
+                c.kid_refetch = Some(Instant::now());
+            }
         }
-        lock(&self.cache).attempted = Some(Instant::now());
         match fetch_jwks(&self.opts.issuer).await {
             Ok(doc) => {
                 let doc = Arc::new(doc);
@@ -297,7 +301,6 @@ impl Verifier {
         let mut c = lock(&self.cache);
         c.doc = Some(Arc::new(doc));
         c.fetched = Some(Instant::now());
-        c.attempted = c.fetched;
         Ok(n)
     }
 }
