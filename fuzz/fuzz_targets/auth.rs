@@ -29,7 +29,9 @@
 use arbitrary::{Arbitrary, Unstructured};
 use base64::Engine as _;
 use libfuzzer_sys::fuzz_target;
-use mcp_core::transport::jwt::{Jwks, JwtError, MAX_JWT_LEN, Rules, verify};
+use mcp_core::transport::jwt::{
+    Jwks, JwtError, MAX_CLAIMS_LEN, MAX_HEADER_LEN, MAX_JWT_LEN, Rules, verify,
+};
 use p256::ecdsa::signature::Signer as _;
 use p256::pkcs8::DecodePrivateKey as _;
 use rsa::signature::SignatureEncoding as _;
@@ -363,6 +365,9 @@ fn build(s: &Scenario) -> Built {
         if token.len() > MAX_JWT_LEN {
             return Err(JwtError::TooLong);
         }
+        if header.len() > MAX_HEADER_LEN {
+            return Err(JwtError::Malformed);
+        }
         // Header: alg once, a string; kid a string; crit refused.
         if s.dup_alg {
             return Err(JwtError::Malformed);
@@ -392,17 +397,24 @@ fn build(s: &Scenario) -> Built {
         if !signed_by_it {
             return Err(JwtError::Signature);
         }
+        if claims.len() > MAX_CLAIMS_LEN {
+            return Err(JwtError::Malformed);
+        }
         // Claims: exp never twice; then iss, aud, exp, nbf, scope.
         if s.dup_exp && !matches!(s.exp, Time::Absent) {
             return Err(JwtError::Malformed);
         }
-        if !matches!(s.iss, Text::Right) && !matches!(&s.iss, Text::Wrong(w) if w == ISS) {
-            return Err(JwtError::Issuer);
+        // A member of the wrong type is malformed; an absent or other issuer is not this one.
+        match &s.iss {
+            Text::Number(_) => return Err(JwtError::Malformed),
+            Text::Right => {}
+            Text::Wrong(w) if w == ISS => {}
+            _ => return Err(JwtError::Issuer),
         }
         let ours = |t: &Text| matches!(t, Text::Right) || matches!(t, Text::Wrong(w) if w == AUD);
         match &s.aud {
             Aud::Object => return Err(JwtError::Malformed),
-            Aud::One(Text::Number(_)) => return Err(JwtError::Audience),
+            Aud::One(Text::Number(_)) => return Err(JwtError::Malformed),
             Aud::One(t) if !ours(t) => return Err(JwtError::Audience),
             Aud::Array { others, with_ours } if !*with_ours && !others.iter().any(|o| o == AUD) => {
                 return Err(JwtError::Audience);

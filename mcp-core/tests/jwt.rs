@@ -216,7 +216,8 @@ fn the_wrong_issuer_or_audience() {
         })),
         Err(JwtError::Issuer)
     );
-    assert_eq!(t(with(|c| c["iss"] = json!(7))), Err(JwtError::Issuer));
+    assert_eq!(t(with(|c| c["iss"] = json!(7))), Err(JwtError::Malformed));
+    assert_eq!(t(with(|c| c["aud"] = json!(7))), Err(JwtError::Malformed));
     assert_eq!(
         t(with(|c| c["aud"] = json!("http://127.0.0.1:8081/mcp"))),
         Err(JwtError::Audience)

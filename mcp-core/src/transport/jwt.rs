@@ -8,7 +8,8 @@
 //! access token for this device — `resource=` the endpoint's URL (RFC 8707), so the token's
 //! `aud` is that URL. [`verify`] decides whether such a token admits a request:
 //!
-//! 1. at most [`MAX_JWT_LEN`] bytes, three base64url parts (RFC 7515 compact form);
+//! 1. at most [`MAX_JWT_LEN`] bytes, three base64url parts (RFC 7515 compact form), the header
+//!    at most [`MAX_HEADER_LEN`] bytes decoded (the claims at most [`MAX_CLAIMS_LEN`]);
 //! 2. the header's `alg` is `ES256` or `RS256` — nothing else: not `none`, not `HS256` (a
 //!    token MAC'd with a public key as the secret), no `crit` extension;
 //! 3. the key: the one of the [`Jwks`] whose `kid` the header names (without `kid`, the only key
@@ -61,10 +62,12 @@ use crate::wire::json::{Json, JsonStr, Kind};
 /// The longest token [`verify`] reads, in bytes; longer ones are [`JwtError::TooLong`].
 pub const MAX_JWT_LEN: usize = 4096;
 
-/// The longest decoded header, in bytes.
-const MAX_HEADER: usize = 512;
-/// The longest decoded claims, in bytes.
-const MAX_CLAIMS: usize = 3072;
+/// The longest header [`verify`] reads, in bytes once decoded; a longer one is
+/// [`JwtError::Malformed`].
+pub const MAX_HEADER_LEN: usize = 512;
+/// The longest claims [`verify`] reads, in bytes once decoded; longer ones are
+/// [`JwtError::Malformed`] (after the signature check, as every claim).
+pub const MAX_CLAIMS_LEN: usize = 3072;
 /// The longest signature or RSA modulus, in bytes (4096 bits).
 const MAX_RSA: usize = 512;
 /// The shortest RSA modulus accepted, in bytes (2048 bits).
@@ -83,8 +86,9 @@ pub enum JwtError {
     /// Longer than [`MAX_JWT_LEN`] bytes.
     #[error("the token is too long")]
     TooLong,
-    /// Not a compact JWS of three base64url parts, a header or claims that are no JSON object,
-    /// a member that matters given twice or with the wrong type, no `exp`.
+    /// Not a compact JWS of three base64url parts, a header or claims that are no JSON object
+    /// (or longer than [`MAX_HEADER_LEN`] / [`MAX_CLAIMS_LEN`] decoded), a member that matters
+    /// given twice or with the wrong type, no `exp`.
     #[error("the token is not a well-formed JWT")]
     Malformed,
     /// An algorithm other than ES256 and RS256 (`none`, `HS256`, …), or a `crit` header.
@@ -603,11 +607,8 @@ fn seconds(v: &Json<'_>) -> Option<i64> {
 
 /// Checks the claims against `rules` at `now`.
 fn check_claims(c: &Claims<'_>, rules: &Rules<'_>, now: u64) -> Result<(), JwtError> {
-    let iss = c
-        .iss
-        .as_ref()
-        .and_then(Json::as_str)
-        .ok_or(JwtError::Issuer)?;
+    let iss = c.iss.as_ref().ok_or(JwtError::Issuer)?;
+    let iss = iss.as_str().ok_or(JwtError::Malformed)?;
     if !iss.eq_str(rules.issuer) {
         return Err(JwtError::Issuer);
     }
@@ -675,7 +676,7 @@ pub fn verify(token: &[u8], keys: &Jwks<'_>, rules: &Rules<'_>, now: u64) -> Res
     else {
         return Err(JwtError::Malformed);
     };
-    let mut header_buf = [0u8; MAX_HEADER];
+    let mut header_buf = [0u8; MAX_HEADER_LEN];
     let header = read_header(decode_part(header_b64, &mut header_buf)?)?;
     let key = keys.find(header.alg, header.kid.as_ref())?;
     let mut sig_buf = [0u8; MAX_RSA];
@@ -684,7 +685,7 @@ pub fn verify(token: &[u8], keys: &Jwks<'_>, rules: &Rules<'_>, now: u64) -> Res
         .get(..header_b64.len() + 1 + claims_b64.len())
         .ok_or(JwtError::Malformed)?;
     check_signature(&key, signed, signature)?;
-    let mut claims_buf = [0u8; MAX_CLAIMS];
+    let mut claims_buf = [0u8; MAX_CLAIMS_LEN];
     let claims = read_claims(decode_part(claims_b64, &mut claims_buf)?)?;
     check_claims(&claims, rules, now)
 }
