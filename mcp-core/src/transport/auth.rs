@@ -15,7 +15,7 @@
 //!   `/.well-known/oauth-protected-resource/mcp` ([`is_metadata_path`]). A device with a
 //!   pre-shared token names no authorization server; the document then only says that the token
 //!   goes in the `Authorization` header. A device that takes OAuth access tokens (feature `jwt`,
-//!   [`jwt`](super::jwt)) names its authorization server and the scopes it wants
+//!   `transport::jwt`) names its authorization server and the scopes it wants
 //!   ([`Resource::write_metadata_for`]), and a token without them is answered 403
 //!   `insufficient_scope` ([`Unauthorized::InsufficientScope`]).
 //! - The paths an OAuth client tries next on the device itself — the authorization server's
