@@ -21,6 +21,10 @@
 #                                      an ES256 and an RS256 access token, a call; tokens for another
 #                                      resource, without the scope, altered: refused; a device with a
 #                                      pre-shared token answers the SDKs' follow-up paths with a JSON OAuth error
+#   inspector-oauth  the Inspector CLI's own OAuth flow against the same: it opens a "browser"
+#                                      (xdg-open's $BROWSER: tests/interop/headless_browser.mjs logs in on the
+#                                      server's pages and follows the redirect to the Inspector's callback), then
+#                                      tools/list and tools/call with its token
 #   python-ota  mcp==2.3.0 against device-sim --http --flash F --principal user: a firmware upgrade over MCP
 #                                      (pieces, verification on the device, the real restart, the new
 #                                      version answering; a wrong hash; a foreign image rolled back)
@@ -52,7 +56,7 @@ SCRATCH=${INTEROP_DIR:-$ROOT/target/interop}
 mkdir -p "$SCRATCH/logs"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 rm -f "$SCRATCH"/logs/*.log
-ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth python-ota ts-auth python-oauth ts-oauth inspector xiaozhi}
+ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth python-ota ts-auth python-oauth ts-oauth inspector inspector-oauth xiaozhi}
 started=$(date +%s)
 
 step() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
@@ -118,6 +122,7 @@ run ts-auth node tests/interop/ts_auth.mjs
 run python-oauth "$PY" tests/interop/python_oauth.py
 run ts-oauth node tests/interop/ts_oauth.mjs
 run inspector node tests/interop/inspector_cli.mjs
+run inspector-oauth node tests/interop/inspector_oauth.mjs
 run xiaozhi "$PY" tests/interop/xiaozhi_client.py --transport both
 
 step "summary ($(($(date +%s) - started)) s in all; logs in $SCRATCH/logs)"

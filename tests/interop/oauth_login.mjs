@@ -47,8 +47,11 @@ function firstForm(html) {
 }
 
 /** A person logs in as `login` on the authorization server's pages, starting at `authUrl`, and
- * approves; resolves to the redirect it ends with (a URL on `redirectUri`), and what was done. */
+ * approves; resolves to the redirect it ends with (a URL on `redirectUri`; without one, the first
+ * URL off the server's origin: the client's callback), and what was done. */
 export async function logIn(authUrl, redirectUri, login = "interop-user") {
+  const server = new URL(authUrl).origin;
+  const done = (u) => (redirectUri ? u.href.startsWith(redirectUri) : u.origin !== server);
   const jar = new Map();
   const steps = [];
   const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
@@ -62,7 +65,7 @@ export async function logIn(authUrl, redirectUri, login = "interop-user") {
   let url = new URL(authUrl);
   let init = { method: "GET" };
   for (let hop = 0; hop < 20; hop++) {
-    if (url.href.startsWith(redirectUri)) return { redirect: url, steps };
+    if (done(url)) return { redirect: url, steps };
     const res = await fetch(url, {
       ...init,
       redirect: "manual",
@@ -92,5 +95,5 @@ export async function logIn(authUrl, redirectUri, login = "interop-user") {
       : { method: "GET" };
     if (init.method === "GET") for (const [k, v] of body) url.searchParams.set(k, v);
   }
-  throw new Error(`the login did not reach ${redirectUri}: ${steps.join("; ")}`);
+  throw new Error(`the login did not reach ${redirectUri ?? "the client"}: ${steps.join("; ")}`);
 }
