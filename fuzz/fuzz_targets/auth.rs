@@ -29,6 +29,9 @@
 use arbitrary::{Arbitrary, Unstructured};
 use base64::Engine as _;
 use libfuzzer_sys::fuzz_target;
+use mcp_core::transport::auth::{
+    Bearer, MAX_AUTHORITY_LEN, METADATA_PATH, Resource, Unauthorized, is_metadata_path,
+};
 use mcp_core::transport::jwt::{
     Jwks, JwtError, MAX_CLAIMS_LEN, MAX_HEADER_LEN, MAX_JWT_LEN, Rules, verify,
 };
@@ -38,9 +41,6 @@ use rsa::signature::SignatureEncoding as _;
 use rsa::traits::PublicKeyParts as _;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
-use mcp_core::transport::auth::{
-    Bearer, MAX_AUTHORITY_LEN, METADATA_PATH, Resource, Unauthorized, is_metadata_path,
-};
 
 const TOKENS: [&str; 4] = ["a", "dev1ce-T0ken_with.all~chars+/==", "YWJj==", "tok"];
 
@@ -191,7 +191,10 @@ enum Text {
 #[derive(Arbitrary, Debug, Clone)]
 enum Aud {
     One(Text),
-    Array { others: Vec<String>, with_ours: bool },
+    Array {
+        others: Vec<String>,
+        with_ours: bool,
+    },
     Object,
 }
 
@@ -315,16 +318,17 @@ fn build(s: &Scenario) -> Built {
         Scope::Absent => None,
         Scope::Array => Some(json!([SCOPE]).to_string()),
         Scope::Tokens(t) => Some(
-            json!(t
-                .iter()
-                .map(|t| match t {
-                    ScopeToken::Ours => SCOPE.to_string(),
-                    ScopeToken::Openid => "openid".to_string(),
-                    ScopeToken::Prefix => "mcp:toolsX".to_string(),
-                    ScopeToken::Other(o) => o.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join(" "))
+            json!(
+                t.iter()
+                    .map(|t| match t {
+                        ScopeToken::Ours => SCOPE.to_string(),
+                        ScopeToken::Openid => "openid".to_string(),
+                        ScopeToken::Prefix => "mcp:toolsX".to_string(),
+                        ScopeToken::Other(o) => o.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
             .to_string(),
         ),
     };
@@ -335,7 +339,10 @@ fn build(s: &Scenario) -> Built {
         ("exp", s.dup_exp.then(|| (NOW - 100_000).to_string())),
         ("nbf", time_value(&s.nbf)),
         ("scope", scope_text),
-        ("pad", Some(json!("p".repeat(usize::from(s.padding % 5000))).to_string())),
+        (
+            "pad",
+            Some(json!("p".repeat(usize::from(s.padding % 5000))).to_string()),
+        ),
     ]);
     let input = format!("{}.{}", b64(header.as_bytes()), b64(claims.as_bytes()));
     let signature: Vec<u8> = match s.signer {

@@ -50,7 +50,9 @@ pub(crate) const TOKEN: Option<Bearer<'static>> = match option_env!("MCP_TOKEN")
     None => None,
     Some(t) => match Bearer::new(t) {
         Ok(b) => Some(b),
-        Err(_) => panic!("MCP_TOKEN is not a bearer token: 1 to 256 of A-Z a-z 0-9 - . _ ~ + /, then optional ="),
+        Err(_) => panic!(
+            "MCP_TOKEN is not a bearer token: 1 to 256 of A-Z a-z 0-9 - . _ ~ + /, then optional ="
+        ),
     },
 };
 
