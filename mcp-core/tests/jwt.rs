@@ -48,6 +48,7 @@ fn rsa_key(bits: u32) -> RsaPrivateKey {
     RsaPrivateKey::from_pkcs8_pem(match bits {
         1024 => include_str!("keys/rsa1024.pem"),
         2048 => include_str!("keys/rsa2048.pem"),
+        3072 => include_str!("keys/rsa3072.pem"),
         _ => include_str!("keys/rsa4096.pem"),
     })
     .unwrap()
@@ -71,6 +72,7 @@ fn jwks_doc() -> String {
         ec_jwk(&ec_key(), "ec-1"),
         rsa_jwk(&rsa_key(2048), "rsa-1"),
         rsa_jwk(&rsa_key(4096), "rsa-4k"),
+        rsa_jwk(&rsa_key(3072), "rsa-3k"),
         {"kty":"OKP","crv":"Ed25519","kid":"ed","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},
         {"kty":"oct","kid":"hmac","k":"c2VjcmV0"},
         {"kty":"EC","crv":"P-256","kid":"enc-1","use":"enc","x":"x","y":"y"}
@@ -130,6 +132,17 @@ fn es256_and_rs256_tokens_of_the_authorization_server_admit() {
     assert_eq!(check(&rs256(&rsa_key(2048), &rs, &claims())), Ok(()));
     let rs4k = json!({"alg":"RS256","kid":"rsa-4k"});
     assert_eq!(check(&rs256(&rsa_key(4096), &rs4k, &claims())), Ok(()));
+    let rs3k = json!({"alg":"RS256","kid":"rsa-3k"});
+    assert_eq!(check(&rs256(&rsa_key(3072), &rs3k, &claims())), Ok(()));
+    // Each width refuses the others' signatures.
+    assert_eq!(
+        check(&rs256(&rsa_key(2048), &rs3k, &claims())),
+        Err(JwtError::Signature)
+    );
+    assert_eq!(
+        check(&rs256(&rsa_key(3072), &rs4k, &claims())),
+        Err(JwtError::Signature)
+    );
     // `aud` as an array that names this resource; fractional dates; no scope required.
     let c = with(|c| {
         c["aud"] = json!(["https://other.example/api", AUD]);

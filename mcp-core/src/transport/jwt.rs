@@ -52,7 +52,7 @@
 
 use base64ct::{Base64UrlUnpadded, Encoding as _};
 use crypto_bigint::modular::runtime_mod::{DynResidue, DynResidueParams};
-use crypto_bigint::{Encoding as _, Integer as _, U64, U4096};
+use crypto_bigint::{Encoding, Integer as _, U64, U2048, U3072, U4096, Uint};
 use p256::ecdsa::signature::Verifier as _;
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
@@ -271,10 +271,10 @@ impl<'a> JwkView<'a> {
                 if exponent < 3 || exponent & 1 == 0 || e.first() == Some(&0) {
                     return None;
                 }
-                let mut padded = [0u8; MAX_RSA];
-                padded.get_mut(MAX_RSA - len..)?.copy_from_slice(modulus);
+                let mut n = [0u8; MAX_RSA];
+                n.get_mut(MAX_RSA - len..)?.copy_from_slice(modulus);
                 Some(Key::Rs256 {
-                    n: U4096::from_be_slice(&padded),
+                    n,
                     len,
                     e: exponent,
                 })
@@ -292,8 +292,8 @@ impl<'a> JwkView<'a> {
 enum Key {
     Es256(p256::ecdsa::VerifyingKey),
     Rs256 {
-        /// The modulus.
-        n: U4096,
+        /// The modulus, big-endian, right-aligned in [`MAX_RSA`] bytes.
+        n: [u8; MAX_RSA],
         /// Its length in bytes (`k` of RFC 8017).
         len: usize,
         /// The public exponent.
@@ -489,9 +489,10 @@ const SHA256_DIGEST_INFO: [u8; 19] = [
 
 /// RSASSA-PKCS1-v1_5 verification with SHA-256 (RFC 8017 §8.2.2): `s` of exactly `k` bytes and
 /// below `n`, `m = s^e mod n`, and the whole encoded message compared with the one built from
-/// the digest (no parsing of what the signer sent).
+/// the digest (no parsing of what the signer sent). The arithmetic is as wide as the key needs:
+/// 2048, 3072 or 4096 bits.
 fn rsa_pkcs1v15_sha256(
-    n: &U4096,
+    n: &[u8; MAX_RSA],
     k: usize,
     e: u32,
     input: &[u8],
@@ -500,37 +501,24 @@ fn rsa_pkcs1v15_sha256(
     if signature.len() != k {
         return Err(JwtError::Signature);
     }
-    let mut padded = [0u8; MAX_RSA];
-    padded
-        .get_mut(MAX_RSA - k..)
+    let mut s = [0u8; MAX_RSA];
+    s.get_mut(MAX_RSA - k..)
         .ok_or(JwtError::Signature)?
         .copy_from_slice(signature);
-    let s = U4096::from_be_slice(&padded);
-    // `DynResidueParams::new` panics on an even modulus: never let it see one.
-    if s >= *n || !bool::from(n.is_odd()) {
-        return Err(JwtError::Signature);
-    }
-    let params = DynResidueParams::new(n);
-    let bits = 32 - e.leading_zeros();
-    let m = DynResidue::new(&s, params)
-        .pow_bounded_exp(&U64::from_u32(e), bits as usize)
-        .retrieve();
-    let em = m.to_be_bytes();
-    // EM = 0x00 || 0x01 || PS (0xff…, at least 8) || 0x00 || DigestInfo || H, k bytes long.
-    let mut expected = [0u8; MAX_RSA];
+    // EM = 0x00 || 0x01 || PS (0xff…, at least 8) || 0x00 || DigestInfo || H, k bytes long,
+    // right-aligned like the numbers.
     let digest = Sha256::digest(input);
     let t_len = SHA256_DIGEST_INFO.len() + digest.len();
-    let start = MAX_RSA - k;
-    let ps_end = MAX_RSA - t_len - 1;
     if k < t_len + 11 {
         return Err(JwtError::Signature);
     }
+    let mut expected = [0u8; MAX_RSA];
+    let start = MAX_RSA - k;
+    let ps_end = MAX_RSA - t_len - 1;
     for (i, b) in expected.iter_mut().enumerate() {
-        *b = if i < start + 1 {
-            0
-        } else if i == start + 1 {
+        *b = if i == start + 1 {
             1
-        } else if i < ps_end {
+        } else if i > start + 1 && i < ps_end {
             0xff
         } else {
             0
@@ -544,11 +532,45 @@ fn rsa_pkcs1v15_sha256(
         .get_mut(MAX_RSA - digest.len()..)
         .ok_or(JwtError::Signature)?
         .copy_from_slice(&digest);
-    if bool::from(em.as_slice().ct_eq(expected.as_slice())) {
-        Ok(())
+    let ok = if k <= U2048::BYTES {
+        rsa_em_matches::<{ U2048::LIMBS }>(n, &s, e, &expected)
+    } else if k <= U3072::BYTES {
+        rsa_em_matches::<{ U3072::LIMBS }>(n, &s, e, &expected)
     } else {
-        Err(JwtError::Signature)
+        rsa_em_matches::<{ U4096::LIMBS }>(n, &s, e, &expected)
+    };
+    if ok { Ok(()) } else { Err(JwtError::Signature) }
+}
+
+/// `s^e mod n` equals `expected`, in `LIMBS`-wide arithmetic (all three right-aligned in
+/// [`MAX_RSA`] bytes; the bytes above its width are zero in `n` and `s`, as the key's length
+/// chose the width).
+fn rsa_em_matches<const LIMBS: usize>(
+    n: &[u8; MAX_RSA],
+    s: &[u8; MAX_RSA],
+    e: u32,
+    expected: &[u8; MAX_RSA],
+) -> bool
+where
+    Uint<LIMBS>: Encoding,
+{
+    let from = MAX_RSA.saturating_sub(Uint::<LIMBS>::BYTES);
+    let (Some(n), Some(s), Some(expected)) = (n.get(from..), s.get(from..), expected.get(from..))
+    else {
+        return false;
+    };
+    let n = Uint::<LIMBS>::from_be_slice(n);
+    let s = Uint::<LIMBS>::from_be_slice(s);
+    // `DynResidueParams::new` panics on an even modulus: never let it see one.
+    if s >= n || !bool::from(n.is_odd()) {
+        return false;
     }
+    let params = DynResidueParams::new(&n);
+    let bits = 32 - e.leading_zeros();
+    let m = DynResidue::new(&s, params)
+        .pow_bounded_exp(&U64::from_u32(e), bits as usize)
+        .retrieve();
+    bool::from(m.to_be_bytes().as_ref().ct_eq(expected))
 }
 
 /// The claims that matter.
