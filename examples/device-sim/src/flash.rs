@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use mcp_core::transport::escape::escaped;
 use mcp_hal::sim::SimFirmware;
 
 use crate::board::Board;
@@ -55,8 +56,10 @@ pub fn power_up(board: &mut Board, path: &Path) -> Result<(), String> {
     let boot = mcp_hal::firmware::FirmwareSlot::boot(&board.firmware.slot);
     let running: &'static str = Box::leak(boot.running.to_owned().into_boxed_str());
     let _ = RUNNING.set(running);
+    // The version is the image's: escaped, as every string from the wire or an image.
     eprintln!(
-        "device-sim: firmware {running} ({:?}) from flash {}",
+        "device-sim: firmware {} ({:?}) from flash {}",
+        escaped(running),
         boot.state,
         path.display()
     );

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use board::Board;
 use clap::{Parser, ValueEnum};
 use mcp_core::server::{Delivery, Peer, Pending, Receipt};
+use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Input, Principal, Revision};
@@ -102,6 +103,26 @@ struct Cli {
     /// are ignored).
     #[arg(long, value_name = "PATH", requires = "http")]
     token_file: Option<std::path::PathBuf>,
+    /// With --http: also (or, without --token, only) take OAuth access tokens (JWT, ES256 or
+    /// RS256) issued by the authorization server at this issuer URL, for this endpoint (RFC 8707
+    /// audience); the protected-resource metadata names it, so MCP clients' OAuth flows find it.
+    /// Its keys are fetched from its metadata (jwks_uri; plain HTTP from a loopback server
+    /// only) and kept, or given with --oauth-jwks.
+    #[arg(long, value_name = "URL", requires = "http")]
+    oauth_issuer: Option<String>,
+    /// With --oauth-issuer: the audience tokens must carry (default: the endpoint's URL as each
+    /// request names it, http://HOST/mcp); the metadata names it as the resource.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_audience: Option<String>,
+    /// With --oauth-issuer: a scope every token must hold (repeatable); clients ask for it
+    /// (scopes_supported, the challenge's scope), a token without it gets 403
+    /// insufficient_scope.
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "oauth_issuer")]
+    oauth_scopes: Vec<String>,
+    /// With --oauth-issuer: the authorization server's keys from this JWKS file instead of
+    /// fetching them (as a firmware has them, at build time).
+    #[arg(long, value_name = "PATH", requires = "oauth_issuer")]
+    oauth_jwks: Option<std::path::PathBuf>,
     /// With --http: the most connections served at once; more wait until one closes.
     #[arg(long, value_name = "N", default_value_t = 128, requires = "http")]
     http_max_connections: usize,
@@ -431,8 +452,8 @@ impl Device {
                 if env.is("hello") {
                     self.session_id = usable_session_id(&env);
                     eprintln!(
-                        "device-sim: hello from the server, session {:?}",
-                        self.session_id.as_deref().unwrap_or("")
+                        "device-sim: hello from the server, session \"{}\"",
+                        escaped(self.session_id.as_deref().unwrap_or(""))
                     );
                     // A backend cannot subscribe: the device subscribes it to everything live,
                     // and the updates go out in the envelope (the xiaozhi convention).
@@ -512,15 +533,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A peer's text as the log shows it: at most 200 characters, control characters escaped.
-fn shown(s: &str) -> String {
-    let mut out: String = s.chars().take(200).flat_map(char::escape_debug).collect();
-    if s.chars().nth(200).is_some() {
-        out.push('…');
-    }
-    out
-}
-
 /// The envelope's `session_id` if it may be echoed and logged; an unusable one (too long, control
 /// characters) is ignored, and said so with its length only.
 fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
@@ -549,7 +561,7 @@ fn handle(
                 *initialized = Some(revision);
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
-                    eprintln!("device-sim: vision endpoint {}", shown(&v.url.to_cow()));
+                    eprintln!("device-sim: vision endpoint {}", escaped(&v.url.to_cow()));
                 }
             }
             if let Some(first) = h.replay {
@@ -781,7 +793,8 @@ fn main() -> ExitCode {
         return match serve_network(&cli, faults, board, sim) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("device-sim: {e}");
+                // May carry a peer's words (a backend's close reason, a broker's error).
+                eprintln!("device-sim: {}", escaped(&e).max_chars(512));
                 ExitCode::FAILURE
             }
         };
@@ -816,7 +829,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("device-sim: {e}");
+            eprintln!("device-sim: {}", escaped(&e.to_string()).max_chars(512));
             ExitCode::FAILURE
         }
     }
@@ -838,23 +851,23 @@ fn log_event(e: &HostEvent) {
         } => {
             eprintln!("device-sim: initialized, protocol {}", revision.as_str());
             if let Some(url) = vision_url {
-                eprintln!("device-sim: vision endpoint {}", shown(url));
+                eprintln!("device-sim: vision endpoint {}", escaped(url));
             }
         }
         HostEvent::Hello { session_id } => eprintln!(
-            "device-sim: hello from the server, session {:?}",
-            session_id.as_deref().unwrap_or("")
+            "device-sim: hello from the server, session \"{}\"",
+            escaped(session_id.as_deref().unwrap_or(""))
         ),
         HostEvent::UnusableSessionId { len } => eprintln!(
             "device-sim: ignored a session_id of {len} bytes (more than {} or not printable ASCII); \
              replies carry none",
             xiaozhi::MAX_SESSION_ID_LEN
         ),
-        HostEvent::Connected { to } => eprintln!("device-sim: connected to {to}"),
+        HostEvent::Connected { to } => eprintln!("device-sim: connected to {}", escaped(to)),
         HostEvent::Activation { code, message } => eprintln!(
             "device-sim: not bound yet: activation code {} ({}); checking again until it is bound",
-            shown(code),
-            shown(message)
+            escaped(code),
+            escaped(message)
         ),
         HostEvent::Activated => {
             eprintln!("device-sim: bound: the OTA check has no activation any more")
@@ -866,31 +879,32 @@ fn log_event(e: &HostEvent) {
         } => eprintln!(
             "device-sim: a newer firmware is offered: {} (running {running}){}; not installed \
              (with --flash, a client installs one through self.upgrade_firmware)",
-            shown(offered),
+            escaped(offered),
             url.as_deref()
-                .map(|u| format!(" at {}", shown(u)))
+                .map(|u| format!(" at {}", escaped(u)))
                 .unwrap_or_default()
         ),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
-                "device-sim: disconnected ({reason}); reconnecting in {} ms",
+                "device-sim: disconnected ({}); reconnecting in {} ms",
+                escaped(reason),
                 t.as_millis()
             ),
-            None => eprintln!("device-sim: disconnected ({reason})"),
+            None => eprintln!("device-sim: disconnected ({})", escaped(reason)),
         },
         HostEvent::Call(c) if c.id.is_empty() => eprintln!(
             "device-sim: {} {} on the device: {}",
-            c.tool,
+            escaped(&c.tool),
             if c.confirmed == Some(true) {
                 "confirmed"
             } else {
                 "not confirmed"
             },
-            shown(&c.text)
+            escaped(&c.text)
         ),
         HostEvent::Listen { id, open } => eprintln!(
             "device-sim: 2026-07-28 listen stream {} {}",
-            shown(id),
+            escaped(id),
             if *open { "opened" } else { "closed" }
         ),
         HostEvent::Answered {
@@ -955,6 +969,30 @@ fn bearer_token(cli: &Cli) -> Result<Option<String>, String> {
         Ok(_) => Ok(Some(token)),
         Err(e) => Err(format!("{from}: not a bearer token ({e})")),
     }
+}
+
+/// The OAuth options of `--oauth-issuer` and its companions, checked.
+fn oauth_options(cli: &Cli) -> Result<Option<mcp_host::oauth::OAuthOptions>, String> {
+    let Some(issuer) = &cli.oauth_issuer else {
+        return Ok(None);
+    };
+    let scopes: Vec<&str> = cli.oauth_scopes.iter().map(String::as_str).collect();
+    let mut opts = mcp_host::oauth::OAuthOptions::new(issuer.trim_end_matches('/').to_string())
+        .scopes(&scopes);
+    if issuer.ends_with('/') {
+        // An issuer is compared exactly: keep what was given.
+        opts.issuer = issuer.clone();
+    }
+    if let Some(audience) = &cli.oauth_audience {
+        opts = opts.audience(audience.clone());
+    }
+    if let Some(path) = &cli.oauth_jwks {
+        let doc = std::fs::read_to_string(path)
+            .map_err(|e| format!("--oauth-jwks {}: {e}", path.display()))?;
+        opts = opts.keys(mcp_host::oauth::Keys::Document(doc));
+    }
+    opts.check().map_err(|e| format!("--oauth-issuer: {e}"))?;
+    Ok(Some(opts))
 }
 
 /// `127.0.0.1:PORT`, `[::1]:PORT`, or a bare port (loopback).
@@ -1138,9 +1176,14 @@ fn serve_network(
         .keepalive(cli.sse_keepalive)
         .on_event(on_event);
     let token = bearer_token(cli)?;
-    let protected = token.is_some();
+    let oauth = oauth_options(cli)?;
+    let protected = token.is_some() || oauth.is_some();
     let opts = match token {
         Some(token) => opts.bearer_token(token),
+        None => opts,
+    };
+    let opts = match oauth.clone() {
+        Some(o) => opts.oauth(o),
         None => opts,
     };
     runtime.block_on(async {
@@ -1160,6 +1203,7 @@ fn serve_network(
                 path: "/mcp",
                 proto: Revision::LATEST.as_str(),
                 version: env!("CARGO_PKG_VERSION"),
+                auth: protected.then_some("bearer"),
             })
             .map_err(|e| e.to_string())?;
             eprintln!(
@@ -1167,10 +1211,11 @@ fn serve_network(
                 advert.fullname(),
                 advert.host()
             );
-            // A client that resolved the advertisement may name its host in Host.
-            let local = format!("{}.local", advert.host());
+            // What a client resolved from the advertisement — its .local name, each address it
+            // names — is this device's own: accepted in Host.
+            let own = advert.hosts();
             let mut names = hosts.clone();
-            names.push(&local);
+            names.extend(own.iter().map(String::as_str));
             opts = opts.allow_hosts(&names);
             Some(advert)
         } else {
@@ -1181,9 +1226,25 @@ fn serve_network(
             sim.add_transport(format!("http://{bound}/mcp"));
         }
         eprintln!("device-sim: serving MCP (Streamable HTTP) at http://{bound}/mcp");
+        if let Some(o) = &oauth {
+            // Fetch the keys now: a server that cannot be reached shows at start-up (requests
+            // fetch again later, so this is not fatal).
+            match host.prefetch_keys().await {
+                Some(Ok(n)) => eprintln!(
+                    "device-sim: OAuth access tokens of {} are accepted (keys: {n} bytes)",
+                    escaped(&o.issuer)
+                ),
+                Some(Err(e)) => eprintln!(
+                    "device-sim: OAuth: the keys of {} are not to be had yet: {}",
+                    escaped(&o.issuer),
+                    escaped(&e).max_chars(300)
+                ),
+                None => {}
+            }
+        }
         if protected {
             eprintln!(
-                "device-sim: /mcp requires the bearer token; its metadata is at \
+                "device-sim: /mcp requires a bearer token; its metadata is at \
                  http://{bound}/.well-known/oauth-protected-resource/mcp"
             );
         }

@@ -49,8 +49,14 @@ impl Drop for Sim {
 /// (and runs nothing) where no namespace can be made (no `unshare` or `ip`, or user namespaces
 /// forbidden, as in some containers): the caller then runs the test here, on loopback.
 fn in_private_netns(name: &str) -> bool {
+    in_private_netns_with(name, "ip link set lo up")
+}
+
+/// [`in_private_netns`] with `setup` (a shell command run as root of the namespace) instead of
+/// only bringing `lo` up.
+fn in_private_netns_with(name: &str, setup: &str) -> bool {
     let probe = Command::new("unshare")
-        .args(["--net", "--map-root-user", "sh", "-c", "ip link set lo up"])
+        .args(["--net", "--map-root-user", "sh", "-c", setup])
         .stdin(Stdio::null())
         .output();
     if !probe.as_ref().is_ok_and(|p| p.status.success()) {
@@ -67,7 +73,7 @@ fn in_private_netns(name: &str) -> bool {
             "--map-root-user",
             "sh",
             "-c",
-            "ip link set lo up && exec \"$0\" \"$@\"",
+            &format!("{setup} && exec \"$0\" \"$@\""),
         ])
         .arg(exe)
         .args(["--exact", name, "--nocapture", "--test-threads=1"])
@@ -292,4 +298,181 @@ fn mdns_needs_http_and_a_usable_name() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 to 63 bytes"), "{stderr}");
+}
+
+/// Two ends of a veth pair (10.77.0.1 and 10.77.0.2), up, next to `lo`: a LAN inside the
+/// namespace, on addresses no real network has.
+const VETH_LAN: &str = "ip link set lo up && ip link add mcp0 type veth peer name mcp1 && \
+    ip addr add 10.77.0.1/24 dev mcp0 && ip addr add 10.77.0.2/24 dev mcp1 && \
+    ip link set mcp0 up && ip link set mcp1 up";
+
+/// Starts device-sim with `args` (an `--http` and `--mdns-name` among them) and waits until it
+/// serves and advertises `fullname`; returns it, its log so far and on, and the port.
+fn start_advertising(args: &[&str], fullname: &str) -> (Sim, mpsc::Receiver<String>, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start device-sim");
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let sim = Sim(child);
+    let (tx, log) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + WAIT;
+    let (mut port, mut advertised, mut lines) = (None, false, Vec::new());
+    while port.is_none() || !advertised {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = log.recv_timeout(left).unwrap_or_else(|_| {
+            panic!("device-sim did not say where it serves and what it advertises: {lines:#?}")
+        });
+        if let Some(rest) =
+            line.strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
+        {
+            let addr = rest.strip_suffix("/mcp").unwrap();
+            port = Some(addr.rsplit_once(':').unwrap().1.parse().unwrap());
+        }
+        if line.starts_with(&format!("device-sim: advertising {fullname} ")) {
+            advertised = true;
+        }
+        lines.push(line);
+    }
+    (sim, log, port.unwrap())
+}
+
+fn unique_instance() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("lan-{}-{nanos:08x}", std::process::id())
+}
+
+/// `initialize` at `authority` (what goes in `Host` too), with `headers` besides.
+fn initialize_at(authority: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mdns-test","version":"1"}}});
+    let mut all = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    all.extend_from_slice(headers);
+    common::request(authority, "POST", path, &all, &init.to_string())
+}
+
+#[test]
+fn every_address_and_the_name_the_advertisement_gives_are_accepted_as_host() {
+    const NAME: &str = "every_address_and_the_name_the_advertisement_gives_are_accepted_as_host";
+    if std::env::var_os(INSIDE).is_none() && in_private_netns_with(NAME, VETH_LAN) {
+        return;
+    }
+    if std::env::var_os(INSIDE).is_none() {
+        eprintln!("mdns test: no namespace with a veth LAN here; skipped");
+        return;
+    }
+    let instance = unique_instance();
+    let fullname = format!("{instance}.{SERVICE_TYPE}");
+    // Every IPv4 interface, no --allow-host: what a resolver returns must still connect.
+    let (sim, _log, port) = start_advertising(
+        &["--http", "0.0.0.0:0", "--mdns", "--mdns-name", &instance],
+        &fullname,
+    );
+    let browser = ServiceDaemon::new().expect("start the mDNS browser");
+    let events = browser.browse(SERVICE_TYPE).unwrap();
+    let resolved = wait_for(&events, &format!("resolution of {fullname}"), |e| match e {
+        ServiceEvent::ServiceResolved(s)
+            if s.get_fullname() == fullname && s.get_addresses_v4().len() >= 3 =>
+        {
+            Some(s)
+        }
+        _ => None,
+    });
+    assert_eq!(resolved.get_port(), port);
+    assert_eq!(
+        resolved.get_property_val_str("auth"),
+        None,
+        "no token: no auth key"
+    );
+    let mut addrs: Vec<Ipv4Addr> = resolved.get_addresses_v4().into_iter().collect();
+    addrs.sort();
+    assert_eq!(
+        addrs,
+        vec![
+            Ipv4Addr::new(10, 77, 0, 1),
+            Ipv4Addr::new(10, 77, 0, 2),
+            Ipv4Addr::LOCALHOST
+        ],
+        "each interface's own address"
+    );
+    let path = resolved.get_property_val_str("path").unwrap();
+    for ip in addrs {
+        let (status, body) = initialize_at(&format!("{ip}:{port}"), path, &[]);
+        assert_eq!(status, 200, "Host {ip}:{port}: {body}");
+    }
+    // The SRV target's name, as a client that connects by name sends it.
+    let host = resolved.get_hostname().trim_end_matches('.').to_string();
+    let (status, body) = initialize_at(
+        &format!("10.77.0.1:{port}"),
+        path,
+        &[("Host", &format!("{host}:{port}"))],
+    );
+    assert_eq!(status, 200, "Host {host}: {body}");
+    // Anything else is still refused (DNS rebinding): another name, another address.
+    for other in ["evil.example", "10.77.0.9", "lan-other.local"] {
+        let (status, body) = initialize_at(
+            &format!("10.77.0.1:{port}"),
+            path,
+            &[("Host", &format!("{other}:{port}"))],
+        );
+        assert_eq!(status, 403, "Host {other}: {body}");
+    }
+    drop(sim);
+    let _ = browser.shutdown();
+}
+
+#[test]
+fn a_device_with_a_token_says_so_in_txt() {
+    const NAME: &str = "a_device_with_a_token_says_so_in_txt";
+    if std::env::var_os(INSIDE).is_none() && in_private_netns(NAME) {
+        return;
+    }
+    let instance = unique_instance();
+    let fullname = format!("{instance}.{SERVICE_TYPE}");
+    let (sim, _log, port) = start_advertising(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            "lan-token-123",
+            "--mdns",
+            "--mdns-name",
+            &instance,
+        ],
+        &fullname,
+    );
+    let (browser, events) = loopback_browser();
+    let resolved = wait_for(&events, &format!("resolution of {fullname}"), |e| match e {
+        ServiceEvent::ServiceResolved(s) if s.get_fullname() == fullname => Some(s),
+        _ => None,
+    });
+    assert_eq!(resolved.get_port(), port);
+    assert_eq!(resolved.get_property_val_str("auth"), Some("bearer"));
+    let path = resolved.get_property_val_str("path").unwrap();
+    let (status, _) = initialize_at(&format!("127.0.0.1:{port}"), path, &[]);
+    assert_eq!(status, 401);
+    let (status, body) = initialize_at(
+        &format!("127.0.0.1:{port}"),
+        path,
+        &[("Authorization", "Bearer lan-token-123")],
+    );
+    assert_eq!(status, 200, "{body}");
+    drop(sim);
+    let _ = browser.shutdown();
 }

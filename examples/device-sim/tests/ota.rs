@@ -186,3 +186,61 @@ fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_is_rolled_back(
     drop(sim);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A flash file whose slot 1 holds `img`, activated (as an upgrade leaves it before its
+/// restart), built with the simulator's own store.
+fn flash_with_activated(img: &[u8]) -> Vec<u8> {
+    use mcp_hal::firmware::FirmwareSlot as _;
+    // device-sim's flash: a 32-byte boot record and two slots of 256 KiB (src/flash.rs).
+    let storage: &'static mut [u8] = Box::leak(vec![0u8; 32 + 2 * 256 * 1024].into_boxed_slice());
+    let mut store = mcp_hal::sim::SimFirmware::new("device-sim", env!("CARGO_PKG_VERSION"));
+    store.attach(storage);
+    store.begin(img.len() as u32).unwrap();
+    store.write(0, img).unwrap();
+    store.activate().unwrap();
+    store.storage().to_vec()
+}
+
+#[test]
+fn an_image_version_reaches_the_log_escaped_and_capped() {
+    // A version made to forge log lines and paint the terminal: a newline, a fake device-sim
+    // line, ANSI escapes, a carriage return, a bidi override, and a long tail.
+    let evil = format!(
+        "7.2.0\ndevice-sim: forged line\x1b[2J\x1b[31mred\r\u{202e}gnp.exe{}",
+        "A".repeat(200)
+    );
+    let dir = std::env::temp_dir().join(format!("device-sim-ota-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flash = dir.join("flash.bin");
+    let mut img = vec![0u8; 300];
+    let n = mcp_hal::sim::write_image_header("device-sim", &evil, &mut img).unwrap();
+    img.truncate(n);
+    img.extend([0u8; 100]);
+    std::fs::write(&flash, flash_with_activated(&img)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--flash", flash.to_str().unwrap(), "--stdio"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let log = String::from_utf8(out.stderr).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("device-sim: firmware 7.2.0"))
+        .unwrap_or_else(|| panic!("no firmware line in {log:?}"));
+    assert!(
+        !log.lines()
+            .any(|l| l.starts_with("device-sim: forged line")),
+        "a forged line: {log:?}"
+    );
+    for c in ['\x1b', '\r', '\u{202e}'] {
+        assert!(!log.contains(c), "{c:?} reached the log: {log:?}");
+    }
+    assert!(
+        line.contains(r"7.2.0\ndevice-sim: forged line\u{1b}[2J\u{1b}[31mred\r\u{202e}gnp.exe"),
+        "{line}"
+    );
+    // Capped: not the whole 200-byte tail, and says so.
+    assert!(!line.contains(&"A".repeat(150)), "{line}");
+    assert!(line.contains('…'), "{line}");
+}

@@ -46,7 +46,7 @@ use crate::{Engine, EspBoard};
 /// The device's bearer token (`MCP_TOKEN` at build time), checked when the firmware compiles:
 /// one that is no bearer token (empty, over 256 bytes, a character outside RFC 6750's
 /// `b64token`) fails the build. `None`: the endpoint is open.
-const TOKEN: Option<Bearer<'static>> = match option_env!("MCP_TOKEN") {
+pub(crate) const TOKEN: Option<Bearer<'static>> = match option_env!("MCP_TOKEN") {
     None => None,
     Some(t) => match Bearer::new(t) {
         Ok(b) => Some(b),

@@ -11,7 +11,8 @@
 //! - PTR `_mcp._tcp.local` → `esp32-wifi-XXXXXX._mcp._tcp.local`;
 //! - SRV → `esp32-wifi-XXXXXX.local`, port 80 ([`config::http::PORT`]);
 //! - TXT `path=/mcp`, `proto=` the newest revision `initialize` negotiates, `version=` this
-//!   firmware's version (the same keys as device-sim's `--mdns`);
+//!   firmware's version, and `auth=bearer` when it was built with `MCP_TOKEN` (the same keys as
+//!   device-sim's `--mdns`);
 //! - A `esp32-wifi-XXXXXX.local` → the DHCP address.
 //!
 //! It announces once when it starts and otherwise answers queries (legacy unicast queries, from
@@ -67,11 +68,17 @@ pub async fn run(stack: Stack<'static>, mac: [u8; 6]) {
     let send_buf = VecBufAccess::<NoopRawMutex, MESSAGE>::new();
     // Nothing changes the answers while the responder runs (a new address restarts it).
     let changed = Signal::<NoopRawMutex, ()>::new();
-    let txt = [
+    let all = [
         ("path", "/mcp"),
         ("proto", mcp_core::Revision::LATEST.as_str()),
         ("version", env!("CARGO_PKG_VERSION")),
+        ("auth", "bearer"),
     ];
+    // `auth=bearer` only when the endpoint wants a token (`MCP_TOKEN`).
+    let txt = match crate::http::TOKEN {
+        Some(_) => &all[..],
+        None => all.split_last().map_or(&all[..], |(_, rest)| rest),
+    };
     let service = Service {
         name: &name,
         priority: 0,
@@ -80,7 +87,7 @@ pub async fn run(stack: Stack<'static>, mac: [u8; 6]) {
         protocol: "_tcp",
         port: PORT,
         service_subtypes: &[],
-        txt_kvs: &txt,
+        txt_kvs: txt,
     };
     loop {
         stack.wait_config_up().await;

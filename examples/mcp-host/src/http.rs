@@ -20,6 +20,7 @@ use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::wire::request::Message;
 
 use crate::Delivery;
+use crate::oauth;
 use crate::session::{Frames, Session, frame, parse_event_id};
 use crate::web::{self, View};
 use crate::{
@@ -92,6 +93,15 @@ pub struct HttpOptions {
     /// Check the token with [`Bearer::new`](auth::Bearer::new) when you read it: one that is no bearer token
     /// (empty, over 256 bytes, other characters than `b64token`'s) admits no request at all.
     pub bearer_token: Option<String>,
+    /// OAuth: access tokens (JWT, ES256/RS256) of one authorization server admit requests too
+    /// (or alone, without a [`bearer_token`](Self::bearer_token)); the metadata then names the
+    /// server and the scopes, and a token without them gets 403 `insufficient_scope`. See
+    /// [`oauth`]. Check the options with [`OAuthOptions::check`](oauth::OAuthOptions::check).
+    ///
+    /// With either, the paths an OAuth client tries on the device for an authorization server
+    /// (`/register`, `/authorize`, `/token`, the server metadata) answer a JSON OAuth error
+    /// that says where tokens come from.
+    pub oauth: Option<oauth::OAuthOptions>,
 }
 
 impl fmt::Debug for HttpOptions {
@@ -108,6 +118,7 @@ impl fmt::Debug for HttpOptions {
             .field("body_timeout", &self.body_timeout)
             .field("max_connections", &self.max_connections)
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| ".."))
+            .field("oauth", &self.oauth)
             .finish_non_exhaustive()
     }
 }
@@ -132,6 +143,7 @@ impl Default for HttpOptions {
             body_timeout: Duration::from_secs(10),
             max_connections: 128,
             bearer_token: None,
+            oauth: None,
         }
     }
 }
@@ -217,6 +229,12 @@ impl HttpOptions {
         self
     }
 
+    /// Takes access tokens of an authorization server; see [`oauth`](Self::oauth).
+    pub fn oauth(mut self, oauth: oauth::OAuthOptions) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// Sets how often open SSE connections get a keep-alive comment.
     pub fn keepalive(mut self, every: Duration) -> Self {
         self.keepalive = every.max(Duration::from_millis(10));
@@ -242,11 +260,15 @@ struct Shared<C: 'static, const N: usize, const T: usize> {
     listens: Mutex<HashMap<u64, Listener>>,
     next_generation: std::sync::atomic::AtomicU64,
     clock: Clock,
+    /// The access-token check and its keys ([`HttpOptions::oauth`]), one for the host.
+    oauth: Option<Arc<oauth::Verifier>>,
 }
 
-/// What a token-protected endpoint checks: its token and its path.
+/// What a protected endpoint checks: its pre-shared token, the access tokens of its
+/// authorization server, or both; and its path.
 struct Protected {
-    token: String,
+    token: Option<String>,
+    oauth: Option<Arc<oauth::Verifier>>,
     path: String,
 }
 
@@ -255,29 +277,53 @@ impl Protected {
     fn resource<'a>(&'a self, h: &'a View<'_>) -> Option<auth::Resource<'a>> {
         auth::Resource::new(h.header("Host")?, &self.path)
     }
+
+    /// The scopes a token needs here.
+    fn scopes(&self) -> Vec<&str> {
+        self.oauth.as_ref().map_or_else(Vec::new, |o| {
+            o.options().scopes.iter().map(String::as_str).collect()
+        })
+    }
+
+    /// Whether the request's bearer token admits it: the pre-shared token (constant time), else
+    /// an access token of the authorization server for this endpoint.
+    async fn admits(&self, h: &View<'_>) -> Result<(), auth::Unauthorized> {
+        let presented = auth::presented(h)?;
+        if let Some(token) = &self.token {
+            // A configured token that is no bearer token admits nothing.
+            if auth::Bearer::new(token).is_ok_and(|b| b.check(h).is_ok()) {
+                return Ok(());
+            }
+        }
+        let Some(verifier) = &self.oauth else {
+            return Err(auth::Unauthorized::Invalid);
+        };
+        let mut url = [0u8; 600];
+        let n = self.resource(h).map_or(0, |r| r.write_url(&mut url));
+        let endpoint = std::str::from_utf8(url.get(..n).unwrap_or_default()).unwrap_or_default();
+        match verifier.check(presented, endpoint).await {
+            Ok(()) => Ok(()),
+            Err(mcp_core::transport::jwt::JwtError::Scope) => {
+                Err(auth::Unauthorized::InsufficientScope)
+            }
+            Err(_) => Err(auth::Unauthorized::Invalid),
+        }
+    }
 }
 
-/// Lets a request through to the endpoint only with the device's bearer token; else 401 with
-/// the challenge. Nothing of the body is read.
+/// Lets a request through to the endpoint only with a token that admits it; else 401 (403 for
+/// a token without the scopes) with the challenge. Nothing of the body is read.
 async fn require_token(
     State(p): State<Arc<Protected>>,
     req: Request,
     next: axum::middleware::Next,
 ) -> Response {
     let h = View(req.headers());
-    let checked = match auth::Bearer::new(&p.token) {
-        Ok(bearer) => bearer.check(&h),
-        // A token that is no bearer token admits nothing.
-        Err(_) => Err(match h.header("Authorization") {
-            Some(_) => auth::Unauthorized::Invalid,
-            None => auth::Unauthorized::Missing,
-        }),
-    };
-    let Err(why) = checked else {
+    let Err(why) = p.admits(&h).await else {
         return next.run(req).await;
     };
-    let mut challenge = [0u8; 512];
-    let n = why.write_challenge(p.resource(&h).as_ref(), &mut challenge);
+    let mut challenge = [0u8; 768];
+    let n = why.write_challenge_with(p.resource(&h).as_ref(), &p.scopes(), &mut challenge);
     let value = challenge
         .get(..n)
         .filter(|v| !v.is_empty())
@@ -289,7 +335,7 @@ async fn require_token(
 }
 
 /// The protected-resource metadata document (RFC 9728) of the endpoint as this request
-/// reached it.
+/// reached it: with OAuth, its authorization server and scopes.
 async fn metadata(State(p): State<Arc<Protected>>, req: Request) -> Response {
     let h = View(req.headers());
     let Some(resource) = p.resource(&h) else {
@@ -300,13 +346,46 @@ async fn metadata(State(p): State<Arc<Protected>>, req: Request) -> Response {
             "Bad Request: the Host header names the resource",
         );
     };
-    let mut out = vec![0u8; 1024];
-    let n = resource.write_metadata(&[], &mut out);
+    let issuer = p.oauth.as_ref().map(|o| o.options().issuer.as_str());
+    let servers: Vec<&str> = issuer.into_iter().collect();
+    let scopes = p.scopes();
+    let meta = auth::Metadata {
+        resource: p
+            .oauth
+            .as_ref()
+            .and_then(|o| o.options().audience.as_deref()),
+        authorization_servers: &servers,
+        scopes_supported: &scopes,
+    };
+    let mut out = vec![0u8; 4096];
+    let n = resource.write_metadata_for(&meta, &mut out);
     out.truncate(n);
     if out.is_empty() {
         return internal();
     }
     json(StatusCode::OK, Bytes::from(out))
+}
+
+/// What an OAuth client that looks for an authorization server on the device itself gets
+/// (`/register`, `/token`, the server metadata paths): a JSON OAuth error saying where tokens
+/// come from, not a bare 404.
+async fn no_authorization_server(State(p): State<Arc<Protected>>, req: Request) -> Response {
+    let issuer = p.oauth.as_ref().map(|o| o.options().issuer.as_str());
+    let issuers: Vec<&str> = issuer.into_iter().collect();
+    let mut out = vec![0u8; 1024];
+    let n = auth::write_no_authorization_server(&issuers, &mut out);
+    out.truncate(n);
+    if out.is_empty() {
+        return internal();
+    }
+    let status = StatusCode::from_u16(auth::no_authorization_server_status(
+        req.uri().path().as_bytes(),
+    ))
+    .unwrap_or(StatusCode::BAD_REQUEST);
+    let mut r = json(status, Bytes::from(out));
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
 }
 
 /// A Streamable HTTP MCP server over engines built by a [`Factory`], sharing one board.
@@ -328,6 +407,7 @@ pub struct HttpHost<C: 'static, const N: usize, const T: usize> {
 impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
     /// A host; starts the timer thread that polls the engines (it ends with the host).
     pub fn new(opts: HttpOptions, factory: Factory<C, N, T>, board: Arc<Mutex<C>>) -> Self {
+        let opts_oauth = opts.oauth.clone();
         let clock = Clock::new();
         let mut stateless = factory();
         {
@@ -343,6 +423,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             listens: Mutex::new(HashMap::new()),
             next_generation: std::sync::atomic::AtomicU64::new(1),
             clock,
+            oauth: opts_oauth.map(|o| Arc::new(oauth::Verifier::new(o))),
         });
         let weak = Arc::downgrade(&shared);
         std::thread::spawn(move || timer(weak));
@@ -357,9 +438,10 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
         let mut router = Router::new()
             .route(&opts.path, axum::routing::any(endpoint::<C, N, T>))
             .with_state(self.shared.clone());
-        if let Some(token) = &opts.bearer_token {
+        if opts.bearer_token.is_some() || opts.oauth.is_some() {
             let protect = Arc::new(Protected {
-                token: token.clone(),
+                token: opts.bearer_token.clone(),
+                oauth: self.shared.oauth.clone(),
                 path: opts.path.clone(),
             });
             // `route_layer`: only the endpoint's routes; the metadata below stays open.
@@ -374,7 +456,35 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
                 );
             let suffixed = format!("{}{}", auth::METADATA_PATH, opts.path.trim_end_matches('/'));
             if suffixed != auth::METADATA_PATH {
-                router = router.route(&suffixed, axum::routing::get(metadata).with_state(protect));
+                router = router.route(
+                    &suffixed,
+                    axum::routing::get(metadata).with_state(protect.clone()),
+                );
+            }
+            // The paths an OAuth client tries on the device when it looks for an authorization
+            // server here (added after the token's route layer: open): a JSON OAuth error each.
+            let trimmed = opts.path.trim_end_matches('/');
+            let mut paths: Vec<String> = ["/register", "/authorize", "/token"]
+                .iter()
+                .map(|p| (*p).to_string())
+                .collect();
+            for well_known in [
+                "/.well-known/oauth-authorization-server",
+                "/.well-known/openid-configuration",
+            ] {
+                paths.push(well_known.to_string());
+                if !trimmed.is_empty() {
+                    paths.push(format!("{well_known}{trimmed}"));
+                }
+            }
+            if !trimmed.is_empty() {
+                paths.push(format!("{trimmed}/.well-known/openid-configuration"));
+            }
+            for path in paths.iter().filter(|p| **p != opts.path) {
+                router = router.route(
+                    path,
+                    axum::routing::any(no_authorization_server).with_state(protect.clone()),
+                );
             }
         }
         let origins = web::Origins::new(&opts.allowed_hosts, &opts.allowed_origins);
@@ -400,6 +510,14 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
             .header_timeout(opts.header_timeout)
             .max_connections(opts.max_connections);
         web::serve(self.router(), listener, limits).await
+    }
+
+    /// With [`HttpOptions::oauth`] and keys to fetch: fetches the authorization server's keys
+    /// now (the first request would), so that a server that cannot be reached shows at
+    /// start-up. `None` without OAuth; else the size of the key document, or why there is none
+    /// (requests try again later).
+    pub async fn prefetch_keys(&self) -> Option<Result<usize, String>> {
+        Some(self.shared.oauth.as_ref()?.prefetch().await)
     }
 
     /// The number of open legacy sessions.

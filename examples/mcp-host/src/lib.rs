@@ -62,6 +62,7 @@ mod http;
 pub mod link;
 pub mod mdns;
 pub mod mqtt;
+pub mod oauth;
 pub mod ota;
 pub mod report;
 mod session;

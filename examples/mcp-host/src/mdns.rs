@@ -13,6 +13,16 @@
 //! | `path` | the endpoint's path, e.g. `/mcp` | the URL is `http://ADDRESS:PORT` + `path` |
 //! | `proto` | the newest revision `initialize` negotiates, e.g. `2025-11-25` | what to offer without a round trip |
 //! | `version` | the serving software's version | tell firmware builds apart |
+//! | `auth` | `bearer`, only when the endpoint wants a token ([`Service::auth`]) | expect a 401 and where to look (its protected-resource metadata) |
+//!
+//! ## What the advertisement makes this device's own
+//!
+//! A client connects to an address it resolved, or to the SRV target's name, and puts that in
+//! `Host`. [`Advert::hosts`] lists them all — the `.local` name and every advertised address —
+//! for the HTTP server's Host rule, so that what the resolver returns is never refused as "not
+//! this device". With an unspecified listener the addresses are the interfaces' at
+//! [`Advert::start`]; an address an interface gets later is advertised by the responder but not
+//! in that list (restart, or name it yourself).
 //!
 //! ## Where it is announced
 //!
@@ -61,6 +71,10 @@ pub struct Service<'a> {
     pub proto: &'a str,
     /// The serving software's version: TXT `version`.
     pub version: &'a str,
+    /// How a client authorizes, when the endpoint wants it: TXT `auth` (`"bearer"`: a bearer
+    /// token in `Authorization`, pre-shared or from an OAuth authorization server). `None`
+    /// (open endpoint): no `auth` key.
+    pub auth: Option<&'a str>,
 }
 
 /// Why an advertisement could not start.
@@ -95,6 +109,7 @@ pub struct Advert {
     daemon: ServiceDaemon,
     fullname: String,
     host: String,
+    addresses: Vec<IpAddr>,
 }
 
 impl fmt::Debug for Advert {
@@ -102,6 +117,7 @@ impl fmt::Debug for Advert {
         f.debug_struct("Advert")
             .field("fullname", &self.fullname)
             .field("host", &self.host)
+            .field("addresses", &self.addresses)
             .finish_non_exhaustive()
     }
 }
@@ -118,11 +134,14 @@ impl Advert {
             return Err(Error::NoPort);
         }
         let host = host_label(service.instance, port);
-        let txt = [
+        let mut txt = vec![
             ("path", service.path),
             ("proto", service.proto),
             ("version", service.version),
         ];
+        if let Some(auth) = service.auth {
+            txt.push(("auth", auth));
+        }
         let ip = service.bound.ip();
         let responder = |e: mdns_sd::Error| Error::Responder(e.to_string());
         let daemon = ServiceDaemon::new().map_err(responder)?;
@@ -156,11 +175,18 @@ impl Advert {
             daemon.register(info)?;
             Ok(fullname)
         })();
+        // What the records will name: the listener's address, or each interface's own.
+        let addresses = if addrs.is_empty() {
+            interface_addresses(ip)
+        } else {
+            addrs
+        };
         match started {
             Ok(fullname) => Ok(Advert {
                 daemon,
                 fullname,
                 host,
+                addresses,
             }),
             Err(e) => {
                 let _ = daemon.shutdown();
@@ -178,6 +204,23 @@ impl Advert {
     /// client may put in `Host`, so an HTTP server should accept `HOST.local`.
     pub fn host(&self) -> &str {
         &self.host
+    }
+
+    /// The addresses the A/AAAA records name (the listener's, or each interface's at start).
+    pub fn addresses(&self) -> &[IpAddr] {
+        &self.addresses
+    }
+
+    /// Every `Host` value (without port) a client that resolved this advertisement may send:
+    /// `HOST.local` and each advertised address (IPv6 in brackets). Give them to the HTTP
+    /// server's Host rule (`HttpOptions::allow_hosts`).
+    pub fn hosts(&self) -> Vec<String> {
+        let mut hosts = vec![format!("{}.local", self.host)];
+        hosts.extend(self.addresses.iter().map(|a| match a {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => format!("[{v6}]"),
+        }));
+        hosts
     }
 
     /// Withdraws the instance (goodbye packets: its records again with TTL 0), waits up to two
@@ -202,6 +245,22 @@ impl Drop for Advert {
     fn drop(&mut self) {
         let _ = self.daemon.shutdown();
     }
+}
+
+/// The addresses of the interfaces an unspecified listener (`0.0.0.0`: IPv4 only; `[::]`:
+/// all) serves, as the responder advertises them; none when they cannot be read.
+fn interface_addresses(unspecified: IpAddr) -> Vec<IpAddr> {
+    let Ok(interfaces) = if_addrs::get_if_addrs() else {
+        return Vec::new();
+    };
+    let mut addrs: Vec<IpAddr> = interfaces
+        .iter()
+        .map(if_addrs::Interface::ip)
+        .filter(|ip| unspecified.is_ipv6() || ip.is_ipv4())
+        .collect();
+    addrs.sort();
+    addrs.dedup();
+    addrs
 }
 
 /// A host label derived from the instance name: its ASCII letters and digits lower-cased, every
@@ -257,6 +316,7 @@ mod test {
             path: "/mcp",
             proto: "2025-11-25",
             version: "0",
+            auth: None,
         };
         assert_eq!(Advert::start(&service).err(), Some(Error::BadInstance));
         let long = "x".repeat(64);

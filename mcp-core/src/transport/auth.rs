@@ -14,7 +14,14 @@
 //!   `/.well-known/oauth-protected-resource` and at its path-suffixed form
 //!   `/.well-known/oauth-protected-resource/mcp` ([`is_metadata_path`]). A device with a
 //!   pre-shared token names no authorization server; the document then only says that the token
-//!   goes in the `Authorization` header.
+//!   goes in the `Authorization` header. A device that takes OAuth access tokens (feature `jwt`,
+//!   `transport::jwt`) names its authorization server and the scopes it wants
+//!   ([`Resource::write_metadata_for`]), and a token without them is answered 403
+//!   `insufficient_scope` ([`Unauthorized::InsufficientScope`]).
+//! - The paths an OAuth client tries next on the device itself — the authorization server's
+//!   metadata, `/register`, `/authorize`, `/token` ([`is_authorization_server_path`]) — get a
+//!   JSON OAuth error that says where tokens come from ([`write_no_authorization_server`]),
+//!   not a bare 404.
 //!
 //! Every header byte is a peer's: nothing here panics or reads beyond a bound, whatever comes.
 //! Tokens longer than [`MAX_TOKEN_LEN`] are refused without being compared.
@@ -164,22 +171,7 @@ impl<'a> Bearer<'a> {
     /// - [`Unauthorized::Invalid`]: a bearer token that is not this device's — a different one,
     ///   an empty or malformed one, one longer than [`MAX_TOKEN_LEN`].
     pub fn check(&self, headers: &(impl Headers + ?Sized)) -> Result<(), Unauthorized> {
-        let value = trim(
-            headers
-                .header("Authorization")
-                .ok_or(Unauthorized::Missing)?,
-        );
-        let (scheme, rest) = match value.iter().position(|&c| c == b' ') {
-            Some(i) => (
-                value.get(..i).unwrap_or_default(),
-                value.get(i..).unwrap_or_default(),
-            ),
-            None => (value, &b""[..]),
-        };
-        if !scheme.eq_ignore_ascii_case(b"bearer") {
-            return Err(Unauthorized::Missing);
-        }
-        let presented = trim(rest);
+        let presented = presented(headers)?;
         if check_token(presented).is_err() || !self.matches(presented) {
             return Err(Unauthorized::Invalid);
         }
@@ -211,31 +203,67 @@ impl<'a> Bearer<'a> {
     }
 }
 
-/// Why a request was refused: answer 401 ([`refusal`](Self::refusal)) with the challenge
+/// The bearer token a request presents: the `Authorization` header's value after the scheme
+/// `Bearer` (any case) and one or more spaces, trimmed — not checked against anything.
+///
+/// # Errors
+/// [`Unauthorized::Missing`]: no `Authorization` header, or another scheme.
+pub fn presented(headers: &(impl Headers + ?Sized)) -> Result<&[u8], Unauthorized> {
+    let value = trim(
+        headers
+            .header("Authorization")
+            .ok_or(Unauthorized::Missing)?,
+    );
+    let (scheme, rest) = match value.iter().position(|&c| c == b' ') {
+        Some(i) => (
+            value.get(..i).unwrap_or_default(),
+            value.get(i..).unwrap_or_default(),
+        ),
+        None => (value, &b""[..]),
+    };
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return Err(Unauthorized::Missing);
+    }
+    Ok(trim(rest))
+}
+
+/// Why a request was refused: answer [`refusal`](Self::refusal) (401, or 403 for
+/// [`InsufficientScope`](Self::InsufficientScope)) with the challenge
 /// ([`write_challenge`](Self::write_challenge)) in [`WWW_AUTHENTICATE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Unauthorized {
     /// No bearer token was presented.
     Missing,
-    /// A bearer token was presented, and it is not the device's.
+    /// A bearer token was presented, and it is not the device's (nor, with OAuth, a valid
+    /// access token for it).
     Invalid,
+    /// A valid access token that lacks a scope the endpoint needs (403, RFC 6750 §3.1).
+    InsufficientScope,
 }
 
 impl Unauthorized {
-    /// The 401 refusal: a JSON-RPC error (-32600) whose message says what is missing
-    /// ([`Refusal::write_body`] writes it).
+    /// The refusal — 401, or 403 for [`InsufficientScope`](Self::InsufficientScope): a
+    /// JSON-RPC error (-32600) whose message says what is missing ([`Refusal::write_body`]
+    /// writes it).
     pub const fn refusal(self) -> Refusal {
-        Refusal::new(
-            401,
-            ErrorCode::InvalidRequest,
-            match self {
-                Unauthorized::Missing => {
-                    "Unauthorized: this device wants Authorization: Bearer <its token>"
-                }
-                Unauthorized::Invalid => "Unauthorized: the bearer token is not this device's",
-            },
-        )
+        match self {
+            Unauthorized::Missing => Refusal::new(
+                401,
+                ErrorCode::InvalidRequest,
+                "Unauthorized: this device wants Authorization: Bearer <its token>",
+            ),
+            Unauthorized::Invalid => Refusal::new(
+                401,
+                ErrorCode::InvalidRequest,
+                "Unauthorized: the bearer token is not this device's",
+            ),
+            Unauthorized::InsufficientScope => Refusal::new(
+                403,
+                ErrorCode::InvalidRequest,
+                "Forbidden: the access token lacks a scope this device needs",
+            ),
+        }
     }
 
     /// Writes the `WWW-Authenticate` value: `Bearer resource_metadata="<metadata URL>"` (RFC
@@ -243,6 +271,20 @@ impl Unauthorized {
     /// then `, error="invalid_token"` for [`Invalid`](Self::Invalid) (RFC 6750 §3.1; a request
     /// without a token gets no error code). Returns the length, 0 if `out` is too small.
     pub fn write_challenge(self, resource: Option<&Resource<'_>>, out: &mut [u8]) -> usize {
+        self.write_challenge_with(resource, &[], out)
+    }
+
+    /// [`write_challenge`](Self::write_challenge) with the scopes the endpoint needs
+    /// (`scope="a b"`, RFC 6750 §3; MCP clients ask the authorization server for them), and
+    /// `error="insufficient_scope"` for [`InsufficientScope`](Self::InsufficientScope). Scopes
+    /// with characters outside RFC 6749's `scope-token` (a quote, a backslash, a space, a
+    /// control) are left out. Returns the length, 0 if `out` is too small.
+    pub fn write_challenge_with(
+        self,
+        resource: Option<&Resource<'_>>,
+        scopes: &[&str],
+        out: &mut [u8],
+    ) -> usize {
         let mut w = Writer::new(out);
         w.raw(b"Bearer");
         let mut sep: &[u8] = b" ";
@@ -252,9 +294,31 @@ impl Unauthorized {
             w.raw(b"\"");
             sep = b", ";
         }
-        if self == Unauthorized::Invalid {
+        let mut scopes = scopes.iter().filter(|s| is_scope_token(s)).peekable();
+        if scopes.peek().is_some() {
             w.raw(sep);
-            w.raw(b"error=\"invalid_token\"");
+            w.raw(b"scope=\"");
+            let mut first = true;
+            for s in scopes {
+                if !first {
+                    w.raw(b" ");
+                }
+                first = false;
+                w.raw(s.as_bytes());
+            }
+            w.raw(b"\"");
+            sep = b", ";
+        }
+        match self {
+            Unauthorized::Missing => {}
+            Unauthorized::Invalid => {
+                w.raw(sep);
+                w.raw(b"error=\"invalid_token\"");
+            }
+            Unauthorized::InsufficientScope => {
+                w.raw(sep);
+                w.raw(b"error=\"insufficient_scope\"");
+            }
         }
         if w.fits() { w.needed() } else { 0 }
     }
@@ -337,22 +401,159 @@ impl<'a> Resource<'a> {
     /// pre-shared token has none). Serve it as `application/json`, without authorization.
     /// Returns the length, 0 if `out` is too small.
     pub fn write_metadata(&self, authorization_servers: &[&str], out: &mut [u8]) -> usize {
+        self.write_metadata_for(
+            &Metadata {
+                authorization_servers,
+                ..Metadata::PRE_SHARED
+            },
+            out,
+        )
+    }
+
+    /// Writes the protected-resource metadata document with everything `meta` says: the
+    /// `resource` (this endpoint's URL, or [`Metadata::resource`] when set),
+    /// `authorization_servers`, `scopes_supported` (when any), `bearer_methods_supported`.
+    /// Returns the length, 0 if `out` is too small.
+    pub fn write_metadata_for(&self, meta: &Metadata<'_>, out: &mut [u8]) -> usize {
         let mut w = Writer::new(out);
-        w.raw(b"{\"resource\":\"");
-        self.url(&mut w, false);
-        w.raw(b"\"");
-        if !authorization_servers.is_empty() {
-            w.raw(b",");
-            w.key("authorization_servers");
-            ArrayWriter::write(&mut w, |a| {
-                for s in authorization_servers {
-                    a.str(s);
-                }
-            });
+        match meta.resource {
+            Some(r) => {
+                w.raw(b"{");
+                w.key("resource");
+                w.string(r);
+            }
+            None => {
+                w.raw(b"{\"resource\":\"");
+                self.url(&mut w, false);
+                w.raw(b"\"");
+            }
+        }
+        for (key, list) in [
+            ("authorization_servers", meta.authorization_servers),
+            ("scopes_supported", meta.scopes_supported),
+        ] {
+            if !list.is_empty() {
+                w.raw(b",");
+                w.key(key);
+                ArrayWriter::write(&mut w, |a| {
+                    for s in list {
+                        a.str(s);
+                    }
+                });
+            }
         }
         w.raw(b",\"bearer_methods_supported\":[\"header\"]}");
         if w.fits() { w.needed() } else { 0 }
     }
+}
+
+/// What the protected-resource metadata says besides the endpoint (RFC 9728 §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Metadata<'a> {
+    /// The `resource`, when it is not the endpoint as the request named it: the audience the
+    /// device's access tokens must carry, configured (`--oauth-audience`).
+    pub resource: Option<&'a str>,
+    /// The authorization servers whose tokens the device takes (their issuer URLs); empty
+    /// with a pre-shared token.
+    pub authorization_servers: &'a [&'a str],
+    /// The scopes a token needs here (`scopes_supported`); clients ask for them.
+    pub scopes_supported: &'a [&'a str],
+}
+
+impl Metadata<'_> {
+    /// A device with a pre-shared token: no authorization server, no scopes.
+    pub const PRE_SHARED: Metadata<'static> = Metadata {
+        resource: None,
+        authorization_servers: &[],
+        scopes_supported: &[],
+    };
+}
+
+/// `true` for an RFC 6749 `scope-token`: printable ASCII but space, `"` and `\\`.
+fn is_scope_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|c| matches!(c, 0x21 | 0x23..=0x5b | 0x5d..=0x7e))
+}
+
+/// The paths an OAuth client tries on the MCP server itself when it looks for an authorization
+/// server there (its metadata, RFC 8414 and OpenID discovery, with or without the endpoint's
+/// path appended; and the default endpoints of the 2025-03-26 revision): `/register`,
+/// `/authorize`, `/token`. A device is no authorization server; answer these with
+/// [`write_no_authorization_server`]. A query string is not part of `request_path`.
+pub fn is_authorization_server_path(request_path: &[u8], endpoint_path: &str) -> bool {
+    if matches!(request_path, b"/register" | b"/authorize" | b"/token") {
+        return true;
+    }
+    let suffix = endpoint_path.trim_end_matches('/').as_bytes();
+    [
+        &b"/.well-known/oauth-authorization-server"[..],
+        b"/.well-known/openid-configuration",
+    ]
+    .iter()
+    .any(|prefix| {
+        request_path
+            .strip_prefix(*prefix)
+            .is_some_and(|rest| rest.is_empty() || rest == suffix)
+    }) || request_path
+        .strip_prefix(suffix)
+        .is_some_and(|rest| rest == b"/.well-known/openid-configuration")
+}
+
+/// The status for a path of [`is_authorization_server_path`]: 404 for the metadata documents
+/// (a client then tries the next place), 400 for the endpoints (an OAuth error response).
+pub fn no_authorization_server_status(request_path: &[u8]) -> u16 {
+    if request_path.starts_with(b"/.well-known/")
+        || request_path.ends_with(b"/.well-known/openid-configuration")
+    {
+        404
+    } else {
+        400
+    }
+}
+
+/// Writes the JSON OAuth error (RFC 6749 §5.2 form) a device answers on the authorization
+/// server's paths: `{"error":"invalid_request","error_description":…}` saying that this device
+/// is no authorization server, and where its tokens come from — the `issuers` it takes tokens
+/// of (its protected-resource metadata names them), or, with none, that it takes a pre-shared
+/// bearer token its owner gives out. Serve it as `application/json` with
+/// [`no_authorization_server_status`]. Returns the length, 0 if `out` is too small.
+pub fn write_no_authorization_server(issuers: &[&str], out: &mut [u8]) -> usize {
+    let mut w = Writer::new(out);
+    w.raw(b"{\"error\":\"invalid_request\",\"error_description\":");
+    w.begin_string();
+    match issuers {
+        [] => w.text(
+            "This device is not an OAuth authorization server and has none: it takes a \
+             pre-shared bearer token (Authorization: Bearer <token>) that its owner gives out",
+        ),
+        _ => {
+            w.text(
+                "This device is not an OAuth authorization server: get an access token for it \
+                 from ",
+            );
+            for (i, s) in issuers.iter().enumerate() {
+                if i > 0 {
+                    w.text(" or ");
+                }
+                w.text(s);
+            }
+            w.text(" (its protected-resource metadata names it)");
+        }
+    }
+    w.end_string();
+    if !issuers.is_empty() {
+        w.raw(b",");
+        w.key("authorization_servers");
+        ArrayWriter::write(&mut w, |a| {
+            for s in issuers {
+                a.str(s);
+            }
+        });
+    }
+    w.raw(b"}");
+    if w.fits() { w.needed() } else { 0 }
 }
 
 /// `true` when a request path is where the metadata of the endpoint at `endpoint_path` is
@@ -608,5 +809,111 @@ mod test {
         ] {
             assert!(!is_metadata_path(other, "/mcp"), "{other:?}");
         }
+    }
+
+    #[test]
+    fn oauth_challenges_name_the_scopes() {
+        let r = Resource::new(b"127.0.0.1:8080", "/mcp").unwrap();
+        let mut out = [0u8; 300];
+        let n = Unauthorized::Missing.write_challenge_with(Some(&r), &["mcp:tools"], &mut out);
+        assert_eq!(
+            &out[..n],
+            br#"Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#
+        );
+        let n = Unauthorized::InsufficientScope.write_challenge_with(
+            Some(&r),
+            &["mcp:tools", "bad\"quote", "mcp:admin", "", "a b"],
+            &mut out,
+        );
+        assert_eq!(
+            &out[..n],
+            br#"Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp", scope="mcp:tools mcp:admin", error="insufficient_scope""#
+        );
+        let n = Unauthorized::Invalid.write_challenge_with(None, &["s"], &mut out);
+        assert_eq!(&out[..n], br#"Bearer scope="s", error="invalid_token""#);
+        let refusal = Unauthorized::InsufficientScope.refusal();
+        assert_eq!(refusal.status, 403);
+    }
+
+    #[test]
+    fn presented_tokens() {
+        let h: &[(&str, &[u8])] = &[("Authorization", b" bearer  a.b.c ")];
+        assert_eq!(presented(h), Ok(&b"a.b.c"[..]));
+        let h: &[(&str, &[u8])] = &[("Authorization", b"Basic x")];
+        assert_eq!(presented(h), Err(Unauthorized::Missing));
+        let h: &[(&str, &[u8])] = &[];
+        assert_eq!(presented(h), Err(Unauthorized::Missing));
+    }
+
+    #[test]
+    fn oauth_metadata_and_the_authorization_server_paths() {
+        let r = Resource::new(b"127.0.0.1:9", "/mcp").unwrap();
+        let mut out = [0u8; 400];
+        let meta = Metadata {
+            resource: None,
+            authorization_servers: &["http://127.0.0.1:4000"],
+            scopes_supported: &["mcp:tools"],
+        };
+        let n = r.write_metadata_for(&meta, &mut out);
+        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"resource":"http://127.0.0.1:9/mcp","authorization_servers":["http://127.0.0.1:4000"],
+                "scopes_supported":["mcp:tools"],"bearer_methods_supported":["header"]})
+        );
+        let n = r.write_metadata_for(
+            &Metadata {
+                resource: Some("https://lamp.example/mcp"),
+                ..meta
+            },
+            &mut out,
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+        assert_eq!(v["resource"], "https://lamp.example/mcp");
+        for p in [
+            &b"/register"[..],
+            b"/authorize",
+            b"/token",
+            b"/.well-known/oauth-authorization-server",
+            b"/.well-known/oauth-authorization-server/mcp",
+            b"/.well-known/openid-configuration",
+            b"/.well-known/openid-configuration/mcp",
+            b"/mcp/.well-known/openid-configuration",
+        ] {
+            assert!(is_authorization_server_path(p, "/mcp"), "{p:?}");
+        }
+        for p in [
+            &b"/mcp"[..],
+            b"/registerx",
+            b"/.well-known/oauth-protected-resource",
+            b"/.well-known/oauth-authorization-server/other",
+            b"/token/x",
+        ] {
+            assert!(!is_authorization_server_path(p, "/mcp"), "{p:?}");
+        }
+        assert_eq!(no_authorization_server_status(b"/register"), 400);
+        assert_eq!(
+            no_authorization_server_status(b"/.well-known/oauth-authorization-server"),
+            404
+        );
+        let n = write_no_authorization_server(&[], &mut out);
+        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+        assert_eq!(v["error"], "invalid_request");
+        assert!(
+            v["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("pre-shared bearer token")
+        );
+        let n = write_no_authorization_server(&["http://127.0.0.1:4000"], &mut out);
+        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+        assert!(
+            v["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("from http://127.0.0.1:4000")
+        );
+        assert_eq!(v["authorization_servers"][0], "http://127.0.0.1:4000");
+        assert_eq!(write_no_authorization_server(&[], &mut [0u8; 40]), 0);
     }
 }

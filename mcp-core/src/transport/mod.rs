@@ -7,9 +7,15 @@
 //! - [`auth`]: bearer tokens on the HTTP endpoint (constant-time check, the 401 challenge, the
 //!   protected-resource metadata document).
 //! - [`mqtt`]: MCP over MQTT (EMQX's convention): topics, presence payloads, who sent a message.
+//! - [`escape`]: a peer's or an image's text, escaped and capped for a log line.
+//! - `jwt` (feature `jwt`): OAuth access tokens (JWT, ES256/RS256) checked against an
+//!   authorization server's keys, issuer, this resource as audience, expiry and scope.
 
 pub mod auth;
+pub mod escape;
 pub mod http;
+#[cfg(feature = "jwt")]
+pub mod jwt;
 pub mod mqtt;
 pub mod stdio;
 pub mod xiaozhi;

@@ -25,8 +25,12 @@
 //! start, or one that restarts before it confirms itself, is rolled back by the bootloader, and
 //! the status names the version that did not come up and why.
 
+use core::fmt::Write as _;
+
 use mcp_core::schema::Param;
 use mcp_core::server::Peer;
+use mcp_core::transport::escape::escaped;
+use mcp_core::wire::writer::Writer;
 use mcp_core::{
     Annotations, Args, Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo,
     TaskPoll, TaskSupport, Tool, ToolError, ToolResult,
@@ -436,6 +440,15 @@ fn stop<C: HasFirmware>(ctx: &mut C, task: &TaskInfo) -> Result<(), ToolError> {
     ota.slot.abort().map_err(|e| device_error(&e))
 }
 
+/// Writes an image's version into a sentence: escaped and capped (it is the image's text, and
+/// backends speak and log the sentence), as every string from the wire or an image is.
+fn version(w: &mut Writer<'_>, v: &str) {
+    let _ = write!(w, "{}", escaped(v).max_chars(MAX_VERSION_SHOWN));
+}
+
+/// The most characters of a version a sentence shows.
+const MAX_VERSION_SHOWN: usize = 64;
+
 fn status_handler<C: HasFirmware>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
     let ota = ctx.ota();
     let boot = ota.slot.boot();
@@ -447,11 +460,11 @@ fn status_handler<C: HasFirmware>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'
         return Err(reply
             .error_with(|w| {
                 w.text("Firmware ");
-                w.text(attempted);
+                version(w, attempted);
                 w.text(" did not come up (");
                 w.text(why.as_str());
                 w.text("); the bootloader rolled back and ");
-                w.text(boot.running);
+                version(w, boot.running);
                 w.text(" runs");
             })
             .with_evidence(measured));
@@ -465,17 +478,17 @@ fn status_handler<C: HasFirmware>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'
     let out = reply.report(
         |w| {
             w.text("Firmware ");
-            w.text(boot.running);
+            version(w, boot.running);
             w.text(" is running");
             match boot.state {
                 BootState::Upgraded => {
                     w.text(": it came up after the upgrade from ");
-                    w.text(previous);
+                    version(w, previous);
                     w.text(" and answers");
                 }
                 BootState::Trial => {
                     w.text(" on trial after the upgrade from ");
-                    w.text(previous);
+                    version(w, previous);
                     w.text(": it answers, not yet confirmed");
                 }
                 _ => {}

@@ -124,14 +124,23 @@ fn head(
     body: &str,
     close: bool,
 ) -> String {
+    // A `Host` among `headers` replaces the address (a client that connects by address and
+    // names the host it resolved).
+    let host = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
+        .map_or(addr, |(_, v)| *v);
     let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n",
         body.len()
     );
     if close {
         req.push_str("Connection: close\r\n");
     }
-    for (k, v) in headers {
+    for (k, v) in headers
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("host"))
+    {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");

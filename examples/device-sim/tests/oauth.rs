@@ -1,0 +1,502 @@
+//! `device-sim --http … --oauth-issuer URL`: the device as an OAuth resource server, against the
+//! real binary. Access tokens are signed here (ES256, mcp-core's test keys); the authorization
+//! server's metadata and keys come from a file (`--oauth-jwks`) or from a small server on
+//! loopback that serves its RFC 8414 metadata and JWKS (and rotates its keys). A token admits a
+//! call only when it is signed by the server's key and names the issuer, this endpoint as its
+//! audience, a time that has not passed, and the scope; every other is refused before the engine
+//! sees anything (the relay stays off). The follow-up paths an OAuth client tries answer a JSON
+//! OAuth error.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // a test
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use common::{start, state};
+use p256::ecdsa::SigningKey;
+use p256::ecdsa::signature::Signer as _;
+use p256::pkcs8::DecodePrivateKey as _;
+use serde_json::{Value, json};
+
+const SCOPE: &str = "mcp:tools";
+
+fn b64(b: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
+fn key() -> SigningKey {
+    SigningKey::from_pkcs8_pem(include_str!("../../../mcp-core/tests/keys/ec256.pem")).unwrap()
+}
+
+fn other_key() -> SigningKey {
+    SigningKey::from_pkcs8_pem(include_str!("../../../mcp-core/tests/keys/ec256-other.pem"))
+        .unwrap()
+}
+
+fn jwk(k: &SigningKey, kid: &str) -> Value {
+    let p = k.verifying_key().to_encoded_point(false);
+    json!({"kty":"EC","crv":"P-256","kid":kid,"alg":"ES256","use":"sig",
+           "x": b64(p.x().unwrap()), "y": b64(p.y().unwrap())})
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn sign(k: &SigningKey, kid: &str, claims: &Value) -> String {
+    let input = format!(
+        "{}.{}",
+        b64(json!({"alg":"ES256","typ":"at+jwt","kid":kid})
+            .to_string()
+            .as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let sig: p256::ecdsa::Signature = k.sign(input.as_bytes());
+    format!("{input}.{}", b64(&sig.to_bytes()))
+}
+
+/// An HTTP/1.1 exchange (Connection: close): status, headers (lower-case names), body.
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
+
+fn header<'a>(h: &'a [(String, String)], name: &str) -> &'a str {
+    h.iter()
+        .find(|(k, _)| k == name)
+        .map_or("", |(_, v)| v.as_str())
+}
+
+/// A 2025-11-25 `initialize` with `token` (if any): the status and the challenge.
+fn initialize(http: &str, token: Option<&str>) -> (u16, String, String) {
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a));
+    }
+    let (status, h, body) = request(http, "POST", "/mcp", &headers, &init.to_string());
+    (status, header(&h, "www-authenticate").to_string(), body)
+}
+
+/// A 2026-07-28 call that switches the relay on, with `token`.
+fn relay_on(http: &str, token: &str) -> u16 {
+    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}});
+    let auth = format!("Bearer {token}");
+    request(
+        http,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "self.relay.set"),
+            ("Authorization", &auth),
+        ],
+        &call.to_string(),
+    )
+    .0
+}
+
+fn claims(issuer: &str, aud: &str) -> Value {
+    json!({"iss": issuer, "aud": aud, "sub": "user-1", "client_id": "c1", "scope": format!("openid {SCOPE}"),
+           "iat": now() - 5, "exp": now() + 600})
+}
+
+fn jwks_file(doc: &Value) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "device-sim-oauth-{}-{}.json",
+        std::process::id(),
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    ));
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn access_tokens_admit_only_when_every_rule_holds() {
+    let issuer = "http://127.0.0.1:1/as";
+    let keys = jwks_file(&json!({"keys":[jwk(&key(), "k1")]}));
+    let sim = start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        issuer,
+        "--oauth-scope",
+        SCOPE,
+        "--oauth-jwks",
+        keys.to_str().unwrap(),
+    ]);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+
+    // Discovery: the metadata names the authorization server and the scope.
+    let (status, _, body) = request(
+        &http,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    );
+    assert_eq!(status, 200);
+    let meta: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        meta,
+        json!({"resource": aud, "authorization_servers": [issuer], "scopes_supported": [SCOPE],
+               "bearer_methods_supported": ["header"]})
+    );
+    let (status, challenge, _) = initialize(&http, None);
+    assert_eq!(status, 401);
+    assert_eq!(
+        challenge,
+        format!(
+            r#"Bearer resource_metadata="http://{http}/.well-known/oauth-protected-resource/mcp", scope="{SCOPE}""#
+        )
+    );
+
+    let good = sign(&key(), "k1", &claims(issuer, &aud));
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut c = claims(issuer, &aud);
+        f(&mut c);
+        sign(&key(), "k1", &c)
+    };
+    let refused: Vec<(&str, String, u16, &str)> = vec![
+        (
+            "another key",
+            sign(&other_key(), "k1", &claims(issuer, &aud)),
+            401,
+            "invalid_token",
+        ),
+        (
+            "a kid not in the keys",
+            sign(&key(), "k2", &claims(issuer, &aud)),
+            401,
+            "invalid_token",
+        ),
+        (
+            "another issuer",
+            with(&|c| c["iss"] = json!("http://127.0.0.1:2/as")),
+            401,
+            "invalid_token",
+        ),
+        (
+            "another resource",
+            with(&|c| c["aud"] = json!("http://127.0.0.1:9/mcp")),
+            401,
+            "invalid_token",
+        ),
+        (
+            "expired",
+            with(&|c| c["exp"] = json!(now() - 120)),
+            401,
+            "invalid_token",
+        ),
+        (
+            "not yet valid",
+            with(&|c| c["nbf"] = json!(now() + 600)),
+            401,
+            "invalid_token",
+        ),
+        (
+            "without the scope",
+            with(&|c| c["scope"] = json!("openid")),
+            403,
+            "insufficient_scope",
+        ),
+        (
+            "alg none",
+            {
+                let h = b64(br#"{"alg":"none"}"#);
+                let p = good.split('.').nth(1).unwrap();
+                format!("{h}.{p}.")
+            },
+            401,
+            "invalid_token",
+        ),
+    ];
+    for (what, token, status, error) in &refused {
+        let (got, challenge, body) = initialize(&http, Some(token));
+        assert_eq!(got, *status, "{what}: {body}");
+        assert!(
+            challenge.contains(&format!("error=\"{error}\"")),
+            "{what}: {challenge}"
+        );
+        assert_eq!(relay_on(&http, token), *status, "{what}");
+    }
+    assert_eq!(
+        state(&sim)["relay"]["on"],
+        false,
+        "nothing reached the engine"
+    );
+    let (status, _, body) = initialize(&http, Some(&good));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(relay_on(&http, &good), 200);
+    assert_eq!(state(&sim)["relay"]["on"], true);
+
+    // What an OAuth client tries on the device itself: a JSON OAuth error naming the server.
+    for (method, path, status) in [
+        ("POST", "/register", 400),
+        ("POST", "/token", 400),
+        ("GET", "/authorize", 400),
+        ("GET", "/.well-known/oauth-authorization-server", 404),
+        ("GET", "/.well-known/openid-configuration/mcp", 404),
+    ] {
+        let (got, _, body) = request(&http, method, path, &[], "");
+        assert_eq!(got, status, "{path}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"], "invalid_request", "{path}");
+        assert!(
+            v["error_description"].as_str().unwrap().contains(issuer),
+            "{path}: {v}"
+        );
+    }
+    let _ = std::fs::remove_file(keys);
+}
+
+#[test]
+fn a_pre_shared_token_and_oauth_side_by_side() {
+    let issuer = "http://127.0.0.1:1";
+    let keys = jwks_file(&json!({"keys":[jwk(&key(), "k1")]}));
+    let sim = start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--token",
+        "pre-shared-123",
+        "--oauth-issuer",
+        issuer,
+        "--oauth-audience",
+        "https://lamp.example/mcp",
+        "--oauth-jwks",
+        keys.to_str().unwrap(),
+    ]);
+    let http = sim.http.clone().unwrap();
+    assert_eq!(initialize(&http, Some("pre-shared-123")).0, 200);
+    // The configured audience, not the address the request used.
+    let for_lamp = sign(&key(), "k1", &claims(issuer, "https://lamp.example/mcp"));
+    assert_eq!(initialize(&http, Some(&for_lamp)).0, 200);
+    let for_address = sign(&key(), "k1", &claims(issuer, &format!("http://{http}/mcp")));
+    assert_eq!(initialize(&http, Some(&for_address)).0, 401);
+    let (_, _, body) = request(
+        &http,
+        "GET",
+        "/.well-known/oauth-protected-resource",
+        &[],
+        "",
+    );
+    let meta: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(meta["resource"], "https://lamp.example/mcp");
+    assert!(meta.get("scopes_supported").is_none(), "{meta}");
+    let _ = std::fs::remove_file(keys);
+}
+
+/// A small authorization server on loopback: its RFC 8414 metadata and its JWKS, which the test
+/// may change (a key rotation); counts the JWKS fetches.
+struct KeyServer {
+    issuer: String,
+    jwks: Arc<Mutex<Value>>,
+    fetches: Arc<Mutex<usize>>,
+}
+
+impl KeyServer {
+    fn start(jwks: Value, named_issuer: Option<&str>) -> KeyServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let named = named_issuer.unwrap_or(&issuer).to_string();
+        let jwks = Arc::new(Mutex::new(jwks));
+        let fetches = Arc::new(Mutex::new(0));
+        let (j, f, iss) = (jwks.clone(), fetches.clone(), issuer.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let mut line = String::new();
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                if reader.read_line(&mut line).is_err() {
+                    continue;
+                }
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                }
+                let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                let (status, body) = match path.as_str() {
+                    "/.well-known/oauth-authorization-server" => (
+                        "200 OK",
+                        json!({"issuer": named, "jwks_uri": format!("{iss}/jwks")}).to_string(),
+                    ),
+                    "/jwks" => {
+                        *f.lock().unwrap() += 1;
+                        ("200 OK", j.lock().unwrap().to_string())
+                    }
+                    _ => ("404 Not Found", "{}".to_string()),
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        KeyServer {
+            issuer,
+            jwks,
+            fetches,
+        }
+    }
+}
+
+#[test]
+fn fetched_keys_are_kept_and_fetched_again_for_a_new_kid() {
+    let server = KeyServer::start(json!({"keys":[jwk(&key(), "k1")]}), None);
+    let sim = start(&["--http", "127.0.0.1:0", "--oauth-issuer", &server.issuer]);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    let t1 = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    for _ in 0..3 {
+        assert_eq!(initialize(&http, Some(&t1)).0, 200);
+    }
+    assert_eq!(
+        *server.fetches.lock().unwrap(),
+        1,
+        "fetched once at start-up, then kept"
+    );
+    // The server rotates: a new key k2 signs; the device fetches again once and admits it.
+    *server.jwks.lock().unwrap() = json!({"keys":[jwk(&key(), "k1"), jwk(&other_key(), "k2")]});
+    let t2 = sign(&other_key(), "k2", &claims(&server.issuer, &aud));
+    assert_eq!(initialize(&http, Some(&t2)).0, 200);
+    assert_eq!(*server.fetches.lock().unwrap(), 2);
+    // Unknown kids do not make it fetch again and again (at most every 30 s).
+    for i in 0..5 {
+        let t = sign(
+            &other_key(),
+            &format!("k9{i}"),
+            &claims(&server.issuer, &aud),
+        );
+        assert_eq!(initialize(&http, Some(&t)).0, 401);
+    }
+    assert_eq!(*server.fetches.lock().unwrap(), 2);
+}
+
+#[test]
+fn a_server_whose_metadata_names_another_issuer_gives_no_keys() {
+    let server = KeyServer::start(
+        json!({"keys":[jwk(&key(), "k1")]}),
+        Some("http://127.0.0.1:1/evil"),
+    );
+    let sim = start(&["--http", "127.0.0.1:0", "--oauth-issuer", &server.issuer]);
+    let http = sim.http.clone().unwrap();
+    let t = sign(
+        &key(),
+        "k1",
+        &claims(&server.issuer, &format!("http://{http}/mcp")),
+    );
+    assert_eq!(initialize(&http, Some(&t)).0, 401);
+    assert_eq!(
+        *server.fetches.lock().unwrap(),
+        0,
+        "its JWKS was never fetched"
+    );
+}
+
+#[test]
+fn oauth_options_are_checked_before_serving() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        "https://auth.example",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("needs TLS"), "{err}");
+    let (code, err) = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        "http://127.0.0.1:1",
+        "--oauth-scope",
+        "a b",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("not a scope"), "{err}");
+    let bad = jwks_file(&json!({"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AA"}]}));
+    let (code, err) = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        "http://127.0.0.1:1",
+        "--oauth-jwks",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the keys"), "{err}");
+    let _ = std::fs::remove_file(bad);
+    let (code, err) = run(&["--oauth-issuer", "http://127.0.0.1:1"]);
+    assert_eq!(code, Some(2), "{err}");
+}

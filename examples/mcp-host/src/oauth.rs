@@ -1,0 +1,448 @@
+//! OAuth access tokens on the HTTP endpoint: the host as a resource server of one authorization
+//! server, over mcp-core's [`jwt`] check.
+//!
+//! [`OAuthOptions`] names the authorization server (its issuer URL), the audience tokens must
+//! carry (by default the endpoint's URL as the request names it: what an MCP client asks for
+//! with `resource=`), the scopes a call needs, and where the keys come from: a JWKS document
+//! given ([`Keys::Document`], as a firmware has them at build time) or fetched from the server
+//! ([`Keys::Fetch`]): its RFC 8414 metadata (`/.well-known/oauth-authorization-server`, then
+//! OpenID's `/.well-known/openid-configuration`), whose `issuer` must be the configured one,
+//! then its `jwks_uri`. Fetched keys are kept ([`Verifier`]) and fetched again when a token
+//! names a key they lack (a rotation: at once the first time, then at most once per
+//! [`REFETCH_AFTER`]) and after [`MAX_KEY_AGE`].
+//!
+//! Fetching is plain HTTP and only from a loopback authorization server (tests, a server on the
+//! same machine): keys fetched in clear from elsewhere could be swapped on the way, and this
+//! host has no TLS client yet. For any other server give the keys as a document.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http_body_util::{BodyExt as _, Empty, Limited};
+use hyper::body::Bytes;
+use mcp_core::transport::jwt::{self, Jwks, JwtError, Rules};
+
+/// The largest metadata or JWKS document fetched.
+const MAX_DOCUMENT: usize = 64 * 1024;
+/// How long one fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// A token naming an unknown key fetches the keys again, and then not again for this long.
+pub const REFETCH_AFTER: Duration = Duration::from_secs(30);
+/// Fetched keys are fetched again after this long.
+pub const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
+
+/// Where the authorization server's keys come from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Keys {
+    /// A JWKS document (`{"keys":[…]}`), checked by [`OAuthOptions::check`].
+    Document(String),
+    /// Fetched from the authorization server's metadata (`jwks_uri`) when first needed.
+    Fetch,
+}
+
+/// A host that takes access tokens of one authorization server.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OAuthOptions {
+    /// The authorization server's issuer URL (`iss` of its tokens, exactly).
+    pub issuer: String,
+    /// The `aud` tokens must carry; `None`: the endpoint's URL as each request names it
+    /// (`http://` + `Host` + path, the Host rule having admitted that name). When set, the
+    /// protected-resource metadata names it as the `resource`.
+    pub audience: Option<String>,
+    /// Scopes every token must hold (also `scopes_supported` and the challenge's `scope`).
+    pub scopes: Vec<String>,
+    /// Where the keys come from.
+    pub keys: Keys,
+    /// Leeway for `exp` and `nbf`.
+    pub leeway: Duration,
+}
+
+impl OAuthOptions {
+    /// Tokens of `issuer`, keys fetched from it, for the endpoint's own URL, no scope, 60 s of
+    /// leeway.
+    pub fn new(issuer: impl Into<String>) -> Self {
+        OAuthOptions {
+            issuer: issuer.into(),
+            audience: None,
+            scopes: Vec::new(),
+            keys: Keys::Fetch,
+            leeway: Duration::from_secs(jwt::DEFAULT_LEEWAY_S),
+        }
+    }
+
+    /// Sets the audience.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience = Some(audience.into());
+        self
+    }
+
+    /// Sets the required scopes.
+    pub fn scopes(mut self, scopes: &[&str]) -> Self {
+        self.scopes = scopes.iter().map(|s| (*s).to_string()).collect();
+        self
+    }
+
+    /// Sets where the keys come from.
+    pub fn keys(mut self, keys: Keys) -> Self {
+        self.keys = keys;
+        self
+    }
+
+    /// Sets the leeway.
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Checks what can be checked before serving: the issuer (and audience) are `http(s)` URLs,
+    /// the scopes are scope tokens, given keys are a usable JWKS document, keys to fetch come
+    /// from a loopback `http://` server.
+    ///
+    /// # Errors
+    /// What is wrong, in words.
+    pub fn check(&self) -> Result<(), String> {
+        url_parts(&self.issuer)
+            .ok_or_else(|| format!("the issuer {:?} is not an http(s) URL", self.issuer))?;
+        if let Some(a) = &self.audience {
+            url_parts(a).ok_or_else(|| format!("the audience {a:?} is not an http(s) URL"))?;
+        }
+        for s in &self.scopes {
+            let ok = !s.is_empty()
+                && s.bytes()
+                    .all(|c| matches!(c, 0x21 | 0x23..=0x5b | 0x5d..=0x7e));
+            if !ok {
+                return Err(format!(
+                    "{s:?} is not a scope (no spaces, quotes or backslashes)"
+                ));
+            }
+        }
+        match &self.keys {
+            Keys::Document(doc) => Jwks::new(doc.as_bytes())
+                .map(|_| ())
+                .map_err(|e| format!("the keys: {e}")),
+            Keys::Fetch => {
+                let (https, _, _) = url_parts(&self.issuer).unwrap_or_default();
+                if https {
+                    Err(format!(
+                        "fetching the keys of {} needs TLS, which this host does not have yet: \
+                         give them as a JWKS document",
+                        self.issuer
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// `(https, authority, path)` of an `http(s)://authority/path` URL.
+fn url_parts(url: &str) -> Option<(bool, &str, &str)> {
+    let (https, rest) = if let Some(r) = url.strip_prefix("https://") {
+        (true, r)
+    } else {
+        (false, url.strip_prefix("http://")?)
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-._:[]".contains(c);
+    (!authority.is_empty() && authority.chars().all(plain)).then_some((https, authority, path))
+}
+
+/// The keys as last fetched.
+#[derive(Default)]
+struct Cache {
+    doc: Option<Arc<String>>,
+    /// When the keys were last fetched (successfully).
+    fetched: Option<Instant>,
+    /// When a token naming an unknown key last made them be fetched again.
+    kid_refetch: Option<Instant>,
+}
+
+/// Checks tokens against [`OAuthOptions`], keeping fetched keys.
+pub struct Verifier {
+    opts: OAuthOptions,
+    cache: Mutex<Cache>,
+    /// One fetch at a time.
+    fetching: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verifier")
+            .field("issuer", &self.opts.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock(m: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Verifier {
+    /// A verifier for `opts` (check them first with [`OAuthOptions::check`]).
+    pub fn new(opts: OAuthOptions) -> Self {
+        let doc = match &opts.keys {
+            Keys::Document(d) => Some(Arc::new(d.clone())),
+            Keys::Fetch => None,
+        };
+        Verifier {
+            opts,
+            cache: Mutex::new(Cache {
+                doc,
+                ..Cache::default()
+            }),
+            fetching: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &OAuthOptions {
+        &self.opts
+    }
+
+    /// Checks `token` for a request to the endpoint whose URL is `endpoint_url` (the audience
+    /// unless one is configured), now.
+    ///
+    /// # Errors
+    /// Why the token does not admit the request; [`JwtError::UnknownKey`] also when no keys
+    /// could be had.
+    pub async fn check(&self, token: &[u8], endpoint_url: &str) -> Result<(), JwtError> {
+        let audience = self.opts.audience.as_deref().unwrap_or(endpoint_url);
+        let scopes: Vec<&str> = self.opts.scopes.iter().map(String::as_str).collect();
+        let rules = Rules::new(&self.opts.issuer, audience)
+            .scopes(&scopes)
+            .leeway(self.opts.leeway.as_secs());
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (doc, stale) = {
+            let c = lock(&self.cache);
+            let stale = matches!(self.opts.keys, Keys::Fetch)
+                && c.fetched.is_none_or(|t| t.elapsed() > MAX_KEY_AGE);
+            (c.doc.clone(), stale)
+        };
+        let doc = match doc {
+            Some(d) if !stale => d,
+            _ => match self.refetch(None).await {
+                Some(d) => d,
+                None => return Err(JwtError::UnknownKey),
+            },
+        };
+        let first = Self::verify(&doc, token, &rules, now);
+        if first != Err(JwtError::UnknownKey) || !matches!(self.opts.keys, Keys::Fetch) {
+            return first;
+        }
+        // A key the set lacks: the server may have rotated its keys.
+        match self.refetch(Some(REFETCH_AFTER)).await {
+            Some(fresh) if !Arc::ptr_eq(&fresh, &doc) => Self::verify(&fresh, token, &rules, now),
+            _ => first,
+        }
+    }
+
+    fn verify(doc: &str, token: &[u8], rules: &Rules<'_>, now: u64) -> Result<(), JwtError> {
+        let keys = Jwks::new(doc.as_bytes()).map_err(|_| JwtError::UnknownKey)?;
+        jwt::verify(token, &keys, rules, now)
+    }
+
+    /// Fetches the keys again unless the last attempt was less than `min_gap` ago (then the
+    /// keys as they are); the keys afterwards.
+    async fn refetch(&self, min_gap: Option<Duration>) -> Option<Arc<String>> {
+        let _one = self.fetching.lock().await;
+        {
+            let mut c = lock(&self.cache);
+            let recent = match min_gap {
+                // For an unknown kid: at most once per gap.
+                Some(gap) => c.kid_refetch.is_some_and(|t| t.elapsed() < gap),
+                // Missing or old keys: another request may have fetched while this one waited.
+                None => c.fetched.is_some_and(|t| t.elapsed() <= MAX_KEY_AGE),
+            };
+            if recent {
+                return c.doc.clone();
+            }
+            if min_gap.is_some() {
+                c.kid_refetch = Some(Instant::now());
+            }
+        }
+        match fetch_jwks(&self.opts.issuer).await {
+            Ok(doc) => {
+                let doc = Arc::new(doc);
+                let mut c = lock(&self.cache);
+                c.doc = Some(doc.clone());
+                c.fetched = Some(Instant::now());
+                Some(doc)
+            }
+            Err(e) => {
+                eprintln!(
+                    "mcp-host: the keys of {}: {}",
+                    mcp_core::transport::escape::escaped(&self.opts.issuer),
+                    mcp_core::transport::escape::escaped(&e).max_chars(300)
+                );
+                lock(&self.cache).doc.clone()
+            }
+        }
+    }
+
+    /// Fetches the keys now (at start-up, to fail early). Returns how many bytes the document
+    /// has.
+    ///
+    /// # Errors
+    /// Why they could not be had.
+    pub async fn prefetch(&self) -> Result<usize, String> {
+        if let Keys::Document(d) = &self.opts.keys {
+            return Ok(d.len());
+        }
+        let doc = fetch_jwks(&self.opts.issuer).await?;
+        let n = doc.len();
+        let mut c = lock(&self.cache);
+        c.doc = Some(Arc::new(doc));
+        c.fetched = Some(Instant::now());
+        Ok(n)
+    }
+}
+
+/// The authorization server's JWKS document: its metadata (RFC 8414, then OpenID discovery),
+/// whose `issuer` must be `issuer`, then its `jwks_uri`, checked as a key set.
+pub async fn fetch_jwks(issuer: &str) -> Result<String, String> {
+    let (_, authority, path) =
+        url_parts(issuer).ok_or_else(|| format!("{issuer:?} is not an http(s) URL"))?;
+    let path = path.trim_end_matches('/');
+    let candidates = [
+        format!("http://{authority}/.well-known/oauth-authorization-server{path}"),
+        format!("http://{authority}{path}/.well-known/openid-configuration"),
+    ];
+    let mut last = String::new();
+    for url in &candidates {
+        let body = match get(url).await {
+            Ok(b) => b,
+            Err(e) => {
+                last = format!("{url}: {e}");
+                continue;
+            }
+        };
+        let meta: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON ({e})"))?;
+        let named = meta.get("issuer").and_then(serde_json::Value::as_str);
+        if named != Some(issuer) {
+            return Err(format!(
+                "{url} names the issuer {:?}, not {issuer}",
+                named.unwrap_or_default()
+            ));
+        }
+        let jwks_uri = meta
+            .get("jwks_uri")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| format!("{url} has no jwks_uri"))?;
+        let doc = get(jwks_uri)
+            .await
+            .map_err(|e| format!("{jwks_uri}: {e}"))?;
+        let doc = String::from_utf8(doc.to_vec()).map_err(|_| format!("{jwks_uri}: not UTF-8"))?;
+        Jwks::new(doc.as_bytes()).map_err(|e| format!("{jwks_uri}: {e}"))?;
+        return Ok(doc);
+    }
+    Err(last)
+}
+
+/// GETs `url` (plain HTTP, a loopback server only): the body of a 200.
+async fn get(url: &str) -> Result<Bytes, String> {
+    let (https, authority, path) = url_parts(url).ok_or("not an http URL")?;
+    if https {
+        return Err("https needs TLS, which this host does not have yet".into());
+    }
+    let addrs: Vec<_> = tokio::net::lookup_host(authority_with_port(authority))
+        .await
+        .map_err(|e| e.to_string())?
+        .collect();
+    if addrs.is_empty() || !addrs.iter().all(|a| a.ip().is_loopback()) {
+        return Err("keys are fetched in clear only from a loopback server".into());
+    }
+    let fetch = async {
+        let tcp = tokio::net::TcpStream::connect(&addrs[..])
+            .await
+            .map_err(|e| e.to_string())?;
+        let (mut send, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+                .await
+                .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        let req = hyper::Request::get(if path.is_empty() { "/" } else { path })
+            .header(hyper::header::HOST, authority)
+            .header(hyper::header::ACCEPT, "application/json")
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| e.to_string())?;
+        let res = send.send_request(req).await.map_err(|e| e.to_string())?;
+        if res.status() != hyper::StatusCode::OK {
+            return Err(format!("HTTP {}", res.status()));
+        }
+        Limited::new(res.into_body(), MAX_DOCUMENT)
+            .collect()
+            .await
+            .map(http_body_util::Collected::to_bytes)
+            .map_err(|e| e.to_string())
+    };
+    tokio::time::timeout(FETCH_TIMEOUT, fetch)
+        .await
+        .map_err(|_| "timed out".to_string())?
+}
+
+/// `authority` with `:80` when it names no port.
+fn authority_with_port(authority: &str) -> String {
+    let has_port = if authority.starts_with('[') {
+        authority.contains("]:")
+    } else {
+        authority.contains(':')
+    };
+    if has_port {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            url_parts("http://127.0.0.1:4000"),
+            Some((false, "127.0.0.1:4000", ""))
+        );
+        assert_eq!(
+            url_parts("https://auth.example/tenant/x"),
+            Some((true, "auth.example", "/tenant/x"))
+        );
+        assert_eq!(url_parts("ftp://x"), None);
+        assert_eq!(url_parts("http://user@x/"), None);
+        assert_eq!(authority_with_port("127.0.0.1:4000"), "127.0.0.1:4000");
+        assert_eq!(authority_with_port("localhost"), "localhost:80");
+        assert_eq!(authority_with_port("[::1]:9"), "[::1]:9");
+        assert_eq!(authority_with_port("[::1]"), "[::1]:80");
+    }
+
+    #[test]
+    fn options_are_checked() {
+        assert!(OAuthOptions::new("http://127.0.0.1:4000").check().is_ok());
+        let e = OAuthOptions::new("https://auth.example")
+            .check()
+            .unwrap_err();
+        assert!(e.contains("needs TLS"), "{e}");
+        assert!(OAuthOptions::new("auth.example").check().is_err());
+        assert!(
+            OAuthOptions::new("http://127.0.0.1:4000")
+                .scopes(&["a b"])
+                .check()
+                .is_err()
+        );
+        let e = OAuthOptions::new("https://auth.example")
+            .keys(Keys::Document("{}".into()))
+            .check()
+            .unwrap_err();
+        assert!(e.contains("the keys"), "{e}");
+    }
+}
