@@ -13,7 +13,7 @@
     clippy::indexing_slicing
 )] // a test
 
-use mcp_core::{Config, Principal, Server, Tool};
+use mcp_core::{Caps, Config, Principal, Server, Tool};
 use mcp_hal::kits::{DelayNs, Wait, audio, screen};
 #[cfg(feature = "tasks")]
 use mcp_hal::sim::{DemoBoard, Fault, SimRelay};
@@ -26,7 +26,7 @@ type Board = DemoBoard;
 
 #[cfg(feature = "tasks")]
 struct Rig {
-    server: Server<'static, Board, 16>,
+    server: Server<'static, Board, Caps<16>>,
     board: Board,
     out: Vec<u8>,
     now: u64,
@@ -403,7 +403,7 @@ impl audio::HasCodec for Capped {
 fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
     use mcp_hal::audio::AudioCodec as _;
     static CAPPED_VOLUME: Tool<Capped> = audio::set_volume();
-    let mut server: Server<'static, Capped, 2> = Server::new(Config::new("capped", "1"));
+    let mut server: Server<'static, Capped, Caps<2>> = Server::new(Config::new("capped", "1"));
     server.register(&CAPPED_VOLUME).unwrap();
     let mut dev = Capped(SimCodec::new(Faults::NONE));
     let mut out = vec![0u8; 2048];
@@ -653,7 +653,8 @@ impl audio::HasCodec for Quantized {
 #[test]
 fn a_quantized_codec_confirms_every_percentage_within_its_step() {
     static QUANTIZED_VOLUME: Tool<Quantized> = audio::set_volume();
-    let mut server: Server<'static, Quantized, 2> = Server::new(Config::new("quantized", "1"));
+    let mut server: Server<'static, Quantized, Caps<2>> =
+        Server::new(Config::new("quantized", "1"));
     server.register(&QUANTIZED_VOLUME).unwrap();
     let mut dev = Quantized { code: 0 };
     let mut out = vec![0u8; 2048];
@@ -763,7 +764,8 @@ impl screen::HasBacklight for CoarseBacklight {
 #[test]
 fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
     static COARSE: Tool<CoarseBacklight> = screen::set_brightness();
-    let mut server: Server<'static, CoarseBacklight, 2> = Server::new(Config::new("coarse", "1"));
+    let mut server: Server<'static, CoarseBacklight, Caps<2>> =
+        Server::new(Config::new("coarse", "1"));
     server.register(&COARSE).unwrap();
     let mut dev = CoarseBacklight { step: 0 };
     let mut out = vec![0u8; 2048];

@@ -5,8 +5,8 @@ use super::cache::{Seen, call_key};
 use super::confirm::Gate;
 use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
 use super::{
-    Caller, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server,
-    UserToolPolicy, finish, members, once, write_result_object,
+    Caller, Capacities, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision,
+    Server, UserToolPolicy, finish, members, once, write_result_object,
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
@@ -76,18 +76,7 @@ pub struct Call<'a, 's> {
     pub reply: &'a mut Reply<'s>,
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// `tools/call`. A blocking tool runs here; an async one is parked in `park` when the caller
     /// can await it (`AWAIT`), and refused otherwise.
     // Not inlined into `Server::request`: its frame would be under every handler.
@@ -299,7 +288,7 @@ impl<
         let reply = Reply::new(scratch, tail.principal, seq)
             .with_peer(tail.peer)
             .with_reserve(envelope_len(tail.id, tail.era, tail.info));
-        let reply = if TASKS > 0 {
+        let reply = if K::TASKS > 0 {
             reply.with_tasks(&self.tasks)
         } else {
             reply
@@ -399,8 +388,8 @@ impl<
         let (augmented, ttl_ms) = match era {
             Era::Modern(m) => (m.tasks && tool.task_hooks().is_some(), None),
             Era::Legacy => {
-                let augmented = TASKS > 0 && task.is_some();
-                match task.filter(|_| TASKS > 0).map(task_ttl) {
+                let augmented = K::TASKS > 0 && task.is_some();
+                match task.filter(|_| K::TASKS > 0).map(task_ttl) {
                     Some(Err(msg)) => {
                         return answered(respond.error_text(ErrorCode::InvalidParams, msg));
                     }
@@ -412,7 +401,7 @@ impl<
         // (Without a task table no tool with task hooks is registered: every tool forbids tasks
         // and no call is augmented, so there is nothing to refuse here.)
         match (tool.task_support(), augmented, era) {
-            _ if TASKS == 0 => {}
+            _ if K::TASKS == 0 => {}
             (TaskSupport::Required, false, Era::Modern(_)) => {
                 return answered(respond.error_with(
                     ErrorCode::MissingRequiredClientCapability,
@@ -509,9 +498,9 @@ impl<
             );
         };
 
-        // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
+        // Registration refuses long-running tools when `K::TASKS == 0`; saying so here lets the
         // compiler drop the task code from such a server.
-        let long_running = tool.task_hooks().copied().filter(|_| TASKS > 0);
+        let long_running = tool.task_hooks().copied().filter(|_| K::TASKS > 0);
         if long_running.is_some() && !self.tasks.has_room() {
             // Refused before the handler runs: nothing is started that could not be tracked.
             const BUSY: &str =
@@ -542,7 +531,7 @@ impl<
         #[cfg(feature = "confirm")]
         let respond = match tool
             .confirmation()
-            .filter(|c| super::confirm::Confirmations::<HOLD>::ON && c.applies(args))
+            .filter(|c| super::confirm::Confirmations::<K>::ON && c.applies(args))
         {
             None => respond,
             Some(confirm) => {
@@ -599,7 +588,7 @@ impl<
             ),
             // (A server without a task table starts no task, so it remembers none: no task code
             // is linked for it.)
-            Seen::Task(task) if TASKS > 0 => {
+            Seen::Task(task) if K::TASKS > 0 => {
                 debug!(
                     "retransmission of a {} call answered from the task table",
                     tool
@@ -645,9 +634,9 @@ impl<
             peer,
             ..
         } = tail;
-        // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
+        // Registration refuses long-running tools when `K::TASKS == 0`; saying so here lets the
         // compiler drop the task code from such a server.
-        let long_running = tool.task_hooks().copied().filter(|_| TASKS > 0);
+        let long_running = tool.task_hooks().copied().filter(|_| K::TASKS > 0);
         // The handler ran: whatever was remembered about this tool may no longer be true.
         handled.ran = Some(tool.name());
         if !tool.is_read_only() {
@@ -724,11 +713,11 @@ impl<
                 // task-start answer is re-rendered from the task table, so that the client still
                 // learns its task id.
                 if let (Some(task), Some(key)) = (started, key) {
-                    handled.receipt = match out.get(..len).filter(|sent| sent.len() <= CACHE_BYTES)
-                    {
-                        Some(sent) => self.cache.put(key, index, sent),
-                        None => self.cache.put_task(key, index, task),
-                    };
+                    handled.receipt =
+                        match out.get(..len).filter(|sent| sent.len() <= K::CACHE_BYTES) {
+                            Some(sent) => self.cache.put(key, index, sent),
+                            None => self.cache.put_task(key, index, task),
+                        };
                     return len;
                 }
                 len

@@ -49,7 +49,7 @@
 //!
 //! One call can wait for a person per engine: a second one meanwhile is refused, saying so.
 
-use super::{Caller, Era, Handled, Input, Peer, Principal, Respond, Session, members};
+use super::{Caller, Capacities, Era, Handled, Input, Peer, Principal, Respond, Session, members};
 use crate::registry::Confirm;
 #[cfg(feature = "modern")]
 use crate::wire::json::JsonStr;
@@ -303,30 +303,30 @@ impl Held {
 /// All of it lives in the `HOLD` bytes ([`HOLD_RECORD`] of record, then the message): a
 /// firmware that sets `HOLD = 0` pays nothing for it. The question and the tool's name are not
 /// stored; they are the registered tool's (`tool` is its index).
-pub(crate) struct Confirmations<const B: usize> {
+pub(crate) struct Confirmations<K: Capacities> {
     /// The record, then the held call's message (`[HOLD_RECORD..][..held.len]`).
-    bytes: [u8; B],
+    bytes: K::Hold,
 }
 
-impl<const B: usize> Confirmations<B> {
+impl<K: Capacities> Confirmations<K> {
     /// Room for a record and a message: with less, nothing is ever held (and the compiler drops
     /// the confirmation code from the server).
-    pub(crate) const ON: bool = B > HOLD_RECORD;
+    pub(crate) const ON: bool = K::HOLD > HOLD_RECORD;
 
-    pub(crate) const fn new() -> Self {
-        Confirmations { bytes: [0; B] }
+    pub(crate) const fn new(bytes: K::Hold) -> Self {
+        Confirmations { bytes }
     }
 
     /// The held call's record (its `len` is 0 when nothing is held).
     fn held(&self) -> Held {
-        match self.bytes.first_chunk::<HELD>() {
+        match self.bytes.as_ref().first_chunk::<HELD>() {
             Some(b) if Self::ON => Held::read(b),
             _ => Held::NONE,
         }
     }
 
     fn set_held(&mut self, h: &Held) {
-        if let Some(b) = self.bytes.first_chunk_mut::<HELD>() {
+        if let Some(b) = self.bytes.as_mut().first_chunk_mut::<HELD>() {
             h.write(b);
         }
     }
@@ -336,6 +336,7 @@ impl<const B: usize> Confirmations<B> {
         Self::ON
             && self
                 .bytes
+                .as_ref()
                 .first_chunk::<2>()
                 .is_some_and(|len| *len != [0, 0])
     }
@@ -347,12 +348,16 @@ impl<const B: usize> Confirmations<B> {
 
     /// Where the held call's message goes.
     fn message_mut(&mut self) -> &mut [u8] {
-        self.bytes.get_mut(HOLD_RECORD..).unwrap_or_default()
+        self.bytes
+            .as_mut()
+            .get_mut(HOLD_RECORD..)
+            .unwrap_or_default()
     }
 
     /// The first `len` bytes held (the message, when `len` is the length it was held with).
     fn message_at(&self, len: usize) -> &[u8] {
         self.bytes
+            .as_ref()
             .get(HOLD_RECORD..)
             .and_then(|m| m.get(..len))
             .unwrap_or_default()
@@ -373,6 +378,7 @@ impl<const B: usize> Confirmations<B> {
         let mut counter = 0;
         if let Some(c) = self
             .bytes
+            .as_mut()
             .get_mut(HELD..)
             .and_then(|b| b.first_chunk_mut::<4>())
         {
@@ -393,6 +399,7 @@ impl<const B: usize> Confirmations<B> {
         // Each record: the expiry in whole seconds (0: free) above the nonce's low 32 bits.
         let (records, _) = self
             .bytes
+            .as_mut()
             .get_mut(HELD + 4..HOLD_RECORD)
             .unwrap_or_default()
             .as_chunks_mut::<8>();
@@ -637,18 +644,7 @@ impl Approved {
     }
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> super::Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// The call waiting for a person's answer, if any (for a display: "Press the button to
     /// confirm: Reboot the device?").
     pub fn confirmation(&self) -> Option<Pending> {
@@ -1201,6 +1197,7 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::server::Caps;
 
     /// Every field of the record reads back as it was written, whatever its value.
     #[test]
@@ -1248,8 +1245,9 @@ mod test {
         }
         // A fresh server's zeros: nothing held.
         assert_eq!(Held::read(&[0; HELD]).len, 0);
-        let fresh = Confirmations::<{ HOLD_RECORD + 1 }>::new();
+        let fresh =
+            Confirmations::<Caps<1, 0, 0, 0, 0, 0, { HOLD_RECORD + 1 }>>::new([0; HOLD_RECORD + 1]);
         assert!(!fresh.holds());
-        const { assert!(!Confirmations::<HOLD_RECORD>::ON) };
+        const { assert!(!Confirmations::<Caps<1, 0, 0, 0, 0, 0, HOLD_RECORD>>::ON) };
     }
 }

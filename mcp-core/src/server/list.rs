@@ -1,22 +1,12 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Respond, Server, members, write_cache_hints};
+use super::{Capacities, Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::protocol;
 use crate::wire::response::ErrorCode;
 
-impl<
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<C, K: Capacities> Server<'_, C, K> {
     /// Answers `tools/list`.
     ///
     /// The page budget counts the bytes of the `result` object, including the members a

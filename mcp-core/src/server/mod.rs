@@ -5,7 +5,7 @@
 //! and no executor, and allocates nothing on the steady-state `tools/call` path.
 //!
 //! ```
-//! use mcp_core::{Args, Config, Output, Principal, Reply, Server, ToolResult};
+//! use mcp_core::{Args, Caps, Config, Output, Principal, Reply, Server, ToolResult};
 //! use mcp_core::registry::Tool;
 //! use mcp_core::schema::Param;
 //!
@@ -17,7 +17,7 @@
 //! const SET_VOLUME: Tool<Device> = Tool::new("self.audio_speaker.set_volume", "Set the volume", set_volume)
 //!     .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
 //!
-//! let mut server: Server<'_, Device, 4> = Server::new(Config::new("demo", "0.1.0"));
+//! let mut server: Server<'_, Device, Caps<4>> = Server::new(Config::new("demo", "0.1.0"));
 //! server.register(&SET_VOLUME).unwrap();
 //! let mut dev = Device { volume: 0 };
 //! let mut out = [0u8; 1024];
@@ -29,6 +29,7 @@
 
 mod cache;
 mod call;
+mod capacities;
 #[cfg(feature = "confirm")]
 mod confirm;
 mod list;
@@ -39,6 +40,7 @@ mod tasks;
 pub use crate::caller::{LogLevel, Notify, Principal};
 pub use crate::result::{TaskLookup, TaskSnapshot, TaskStatus};
 pub use cache::{CallRecord, Delivery, MAX_IDEMPOTENCY_KEY_LEN, Peer, Receipt};
+pub use capacities::{Capacities, Caps};
 #[cfg(feature = "resources")]
 pub use resources::MAX_LIVE_RESOURCES;
 pub use tasks::{MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
@@ -46,7 +48,7 @@ pub use tasks::{MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
 use core::cell::Cell;
 
 use crate::ToolResult;
-use crate::registry::{RegisterError, Registry, Tool};
+use crate::registry::{RegisterError, RegistryView, Tool};
 use crate::wire::frame::{Found, Frame, Member};
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
@@ -302,6 +304,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// Not initialized; the configured log level.
+    pub(crate) const NEW: Session = Session {
+        revision: None,
+        elicits: false,
+        tasks: false,
+        log_level: None,
+    };
+
     /// The revision the client's `initialize` settled on, if it sent one.
     pub const fn revision(&self) -> Option<Revision> {
         self.revision
@@ -454,41 +464,25 @@ pub const MIN_OUT_LEN: usize = 320;
 
 /// The engine: configuration, the tool table, and session state.
 ///
-/// `N` is the tool capacity; `TASKS` long-running actions can be tracked at once (0 disables MCP
-/// Tasks); `CACHE` recent calls of up to `CACHE_BYTES` response bytes each are kept for
-/// retransmissions (0 disables); `RES` live resources can be registered (at most 64) and
-/// `LISTEN` 2026-07-28 `subscriptions/listen` streams served at once (both with the feature
-/// `resources`; without it they cost nothing); a call can be held while a person is asked to
-/// confirm it in `HOLD` bytes (feature `confirm`): `HOLD_RECORD` of them keep its record, the
-/// rest its message (the default, 352, holds a call of 264 bytes, 296 without the feature
-/// `modern`; `HOLD = 0` costs nothing). The whole server lives in one value (a
-/// `static` is fine): about `CACHE * CACHE_BYTES + TASKS * 320 + 8 * N + 4 * RES + 150 * LISTEN +
-/// HOLD + 100` bytes.
-pub struct Server<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize = 2,
-    const CACHE: usize = 4,
-    const CACHE_BYTES: usize = 384,
-    const RES: usize = 4,
-    const LISTEN: usize = 1,
-    const HOLD: usize = 352,
-> {
+/// `K` names its capacities ([`Capacities`]; by default [`Caps<16>`](Caps): 16 tools, 2 task
+/// slots, 4 remembered answers of 384 bytes, 4 live resources, 1 listen stream, 352 bytes for a
+/// held call). The whole server lives in one value (a `static` is fine); what it costs in RAM:
+/// [`Capacities`].
+pub struct Server<'t, C: 't, K: Capacities = Caps<16>> {
     config: Config,
     /// A call held for a person's confirmation (feature `confirm`).
     #[cfg(feature = "confirm")]
-    confirm: confirm::Confirmations<HOLD>,
-    registry: Registry<'t, C, N>,
+    confirm: confirm::Confirmations<K>,
+    registry: K::Tools<'t, C>,
     /// Live resources, their subscriptions and the 2026-07-28 listen streams (feature
     /// `resources`).
     #[cfg(feature = "resources")]
-    live: resources::Live<'t, C, RES, LISTEN>,
+    live: resources::Live<'t, C, K>,
     /// The session of the client whose message is being handled: the engine's own client's, or
     /// one a transport lent with the message ([`Input::session`]) while that message is handled.
     session: Session,
-    cache: RecentCalls<CACHE, CACHE_BYTES>,
-    tasks: tasks::Tasks<TASKS>,
+    cache: RecentCalls<K>,
+    tasks: K::Tasks,
     /// The caller's clock as of the last `poll` (ms).
     now_ms: u64,
     last_advance: Option<u64>,
@@ -499,21 +493,11 @@ pub struct Server<
     entropy: (u64, u64),
 }
 
-impl<
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> core::fmt::Debug for Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<C, K: Capacities> core::fmt::Debug for Server<'_, C, K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Server")
             .field("config", &self.config)
-            .field("registry", &self.registry)
+            .field("registry", &&*self.registry)
             .field("session", &self.session)
             .finish_non_exhaustive()
     }
@@ -856,51 +840,11 @@ fn members_into<'i>(
     Ok(())
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
-    /// A server with no tools. With the feature `modern`, the `tools/list` page budget reserves
-    /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
-    pub const fn new(config: Config) -> Self {
-        #[cfg(feature = "modern")]
-        let reserve = modern_reserve(&config);
-        #[cfg(not(feature = "modern"))]
-        let reserve = 0;
-        Server {
-            config,
-            registry: Registry::new(config.page_bytes.saturating_sub(reserve)),
-            session: Session {
-                revision: None,
-                elicits: false,
-                tasks: false,
-                log_level: None,
-            },
-            cache: RecentCalls::new(),
-            tasks: tasks::Tasks::new(),
-            now_ms: 0,
-            last_advance: None,
-            unix_offset_ms: 0,
-            call_seq: 0,
-            entropy: (0, 0),
-            #[cfg(feature = "resources")]
-            live: resources::Live::new(),
-            #[cfg(feature = "confirm")]
-            confirm: confirm::Confirmations::new(),
-        }
-    }
-
-    /// Registers a tool (see [`Registry::register`]). A long-running tool needs `TASKS > 0`.
+impl<'t, C, K: Capacities> Server<'t, C, K> {
+    /// Registers a tool (see [`RegistryView::register`]). A long-running tool needs task slots
+    /// ([`Capacities::TASKS`] > 0).
     pub fn register(&mut self, tool: &'t Tool<C>) -> Result<&mut Self, RegisterError> {
-        if TASKS == 0 && tool.task_hooks().is_some() {
+        if K::TASKS == 0 && tool.task_hooks().is_some() {
             return Err(RegisterError {
                 tool: tool.name(),
                 kind: crate::registry::RegisterErrorKind::NoTaskTable,
@@ -914,7 +858,7 @@ impl<
             });
         }
         #[cfg(feature = "confirm")]
-        if !confirm::Confirmations::<HOLD>::ON && tool.confirmation().is_some() {
+        if !confirm::Confirmations::<K>::ON && tool.confirmation().is_some() {
             return Err(RegisterError {
                 tool: tool.name(),
                 kind: crate::registry::RegisterErrorKind::NoHold,
@@ -932,7 +876,7 @@ impl<
     /// and `&kit()` would be a temporary.
     ///
     /// ```
-    /// use mcp_core::{Args, Config, Output, Reply, Server, Tool, ToolResult};
+    /// use mcp_core::{Args, Caps, Config, Output, Reply, Server, Tool, ToolResult};
     ///
     /// trait Codec { fn set(&mut self, v: i64); }
     /// struct Board<C> { codec: C }
@@ -953,7 +897,7 @@ impl<
     ///     ];
     /// }
     ///
-    /// fn engine<C: Codec + 'static>() -> Server<'static, Board<C>, 8> {
+    /// fn engine<C: Codec + 'static>() -> Server<'static, Board<C>, Caps<8>> {
     ///     let mut server = Server::new(Config::new("board", "1.0"));
     ///     server.register_all(Board::<C>::TOOLS).expect("the tool set fits");
     ///     server
@@ -973,7 +917,7 @@ impl<
     }
 
     /// The tool table.
-    pub const fn registry(&self) -> &Registry<'t, C, N> {
+    pub fn registry(&self) -> &RegistryView<'t, C> {
         &self.registry
     }
 
@@ -996,12 +940,7 @@ impl<
     /// A session for a new client of a transport that serves several clients with this engine
     /// (see [`Session`]): not initialized, the configured log level ([`Session::default`]).
     pub const fn new_session(&self) -> Session {
-        Session {
-            revision: None,
-            elicits: false,
-            tasks: false,
-            log_level: None,
-        }
+        Session::NEW
     }
 
     /// Something outside this engine changed what `tool` acts on (a physical control, a local
@@ -1096,7 +1035,7 @@ impl<
     /// not also keep the dispatch's frames.
     ///
     /// ```
-    /// use mcp_core::{Call, Config, Input, Output, Principal, Server, Tool, ToolResult};
+    /// use mcp_core::{Call, Caps, Config, Input, Output, Principal, Server, Tool, ToolResult};
     /// use mcp_core::schema::Param;
     ///
     /// struct Board { volume: i64 }
@@ -1106,7 +1045,7 @@ impl<
     /// const SET_VOLUME: Tool<Board> = Tool::new_async("self.audio_speaker.set_volume", "Set the volume")
     ///     .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
     ///
-    /// async fn serve(server: &mut Server<'_, Board, 4>, board: &mut Board, msg: &[u8], out: &mut [u8]) -> usize {
+    /// async fn serve(server: &mut Server<'_, Board, Caps<4>>, board: &mut Board, msg: &[u8], out: &mut [u8]) -> usize {
     ///     let input = Input::new(msg, Principal::Model);
     ///     let handled = server
     ///         .handle_async(input, board, out, &mut |_: &[u8]| {}, async |board: &mut Board, call: Call<'_, '_>| {
@@ -1122,7 +1061,7 @@ impl<
     ///         .await;
     ///     handled.map_or(0, |h| h.len)
     /// }
-    /// # let mut server: Server<'_, Board, 4> = Server::new(Config::new("demo", "1"));
+    /// # let mut server: Server<'_, Board, Caps<4>> = Server::new(Config::new("demo", "1"));
     /// # server.register(&SET_VOLUME).unwrap();
     /// # let mut board = Board { volume: 0 };
     /// # let mut out = [0u8; 1024];
@@ -1181,7 +1120,7 @@ impl<
             Some(handled) => handled,
             // (Only a server that can hold a call asks a client anything.)
             #[cfg(feature = "confirm")]
-            None if confirm::Confirmations::<HOLD>::ON => {
+            None if confirm::Confirmations::<K>::ON => {
                 self.answered::<AWAIT>(&input, ctx, out, notify)
             }
             None => Handled::empty(),
@@ -1385,7 +1324,7 @@ impl<
                 true => m.eq_str(n),
             })
         };
-        let known = find(methods).or_else(|| if TASKS > 0 { find(tasks) } else { None });
+        let known = find(methods).or_else(|| if K::TASKS > 0 { find(tasks) } else { None });
         #[cfg(feature = "resources")]
         let known =
             known.filter(|&&(n, route)| route != Route::Resources || self.offers_resources(n));
@@ -1460,7 +1399,7 @@ impl<
 
     /// Capabilities, as members of the `capabilities` object.
     fn write_capabilities(&self, w: &mut Writer<'_>, era: Era<'_>) {
-        let has_tasks = TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
+        let has_tasks = K::TASKS > 0 && self.registry.tools().any(|t| t.task_hooks().is_some());
         w.raw(protocol::TOOLS_AND_LOGGING);
         #[cfg(feature = "resources")]
         if self.has_live_resources() {
@@ -1567,7 +1506,7 @@ impl<
 /// The most bytes the 2026-07-28 members add to a `tools/list` result: `resultType`, the server
 /// identity (each character escaped at most 6 bytes long) and the caching hints.
 #[cfg(feature = "modern")]
-const fn modern_reserve(config: &Config) -> usize {
+pub(crate) const fn modern_reserve(config: &Config) -> usize {
     // `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"",
     // "version":""}},"ttlMs":4294967295,"cacheScope":"public"`, without the name and version.
     const FIXED: usize = protocol::joined_len(&[

@@ -22,8 +22,10 @@
 //! so a noisy sensor costs one bit until the main loop drains it (and a sensor kit with
 //! hysteresis and a minimum interval decides when to publish at all).
 
+use super::capacities::Slots;
 use super::{
-    Caller, Handled, Peer, Respond, Server, finish, members, write_cache_hints, write_object,
+    Caller, Capacities, Handled, Peer, Respond, Server, finish, members, write_cache_hints,
+    write_object,
 };
 use crate::registry::LiveResource;
 use crate::registry::{Listing, Prompt, Resource};
@@ -33,6 +35,7 @@ use crate::wire::protocol::{self, join};
 use crate::wire::request::{KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
+use heapless::VecView;
 
 /// The most live resources one server can hold (the subscription sets are 64-bit masks).
 pub const MAX_LIVE_RESOURCES: usize = 64;
@@ -46,7 +49,7 @@ const LIVE_CACHE_HINTS: &[u8] = protocol::LIVE_CACHE_HINTS;
 
 /// One 2026-07-28 `subscriptions/listen` stream.
 #[derive(Debug)]
-struct Listen {
+pub struct Listen {
     /// The listen request's id (raw JSON), none for a free slot.
     id: KeptRaw<MAX_ID_LEN>,
     /// The client that opened it: ids are that client's, and only it can end the stream.
@@ -58,7 +61,8 @@ struct Listen {
 }
 
 impl Listen {
-    const FREE: Listen = Listen {
+    /// A free slot.
+    pub(crate) const FREE: Listen = Listen {
         id: KeptRaw::NONE,
         peer: Peer::ONLY,
         resources: 0,
@@ -72,35 +76,49 @@ impl Listen {
 }
 
 /// Live resources, the session's subscriptions and the listen streams.
-pub(crate) struct Live<'t, C, const RES: usize, const LISTEN: usize> {
-    resources: heapless::Vec<&'t LiveResource<C>, RES>,
+pub(crate) struct Live<'t, C: 't, K: Capacities> {
+    resources: K::Live<'t, C>,
     /// Subscribed through `resources/subscribe` (or [`Server::subscribe`]).
     subscribed: u64,
     /// Published changes not yet written to the session.
     pending: u64,
-    listens: [Listen; LISTEN],
+    listens: K::Listens,
 }
 
-impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
-    pub(crate) const fn new() -> Self {
+impl<'t, C, K: Capacities> Live<'t, C, K> {
+    pub(crate) const fn new(resources: K::Live<'t, C>, listens: K::Listens) -> Self {
         Live {
-            resources: heapless::Vec::new(),
+            resources,
             subscribed: 0,
             pending: 0,
-            listens: [const { Listen::FREE }; LISTEN],
+            listens,
         }
     }
 
+    /// The registered live resources, in registration order (a resource's index is its bit in
+    /// the subscription masks).
+    fn resources(&self) -> &VecView<&'t LiveResource<C>> {
+        self.resources.view()
+    }
+
+    fn listens(&self) -> &[Listen] {
+        self.listens.as_ref()
+    }
+
+    fn listens_mut(&mut self) -> &mut [Listen] {
+        self.listens.as_mut()
+    }
+
     fn position(&self, uri: &str) -> Option<usize> {
-        self.resources.iter().position(|r| r.uri() == uri)
+        self.resources().iter().position(|r| r.uri() == uri)
     }
 
     fn position_json(&self, uri: JsonStr<'_>) -> Option<usize> {
-        self.resources.iter().position(|r| uri.eq_str(r.uri()))
+        self.resources().iter().position(|r| uri.eq_str(r.uri()))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.resources.is_empty()
+        self.resources().is_empty()
     }
 
     /// Writes the next owed notification into `out`, and whom it is for (`None`: the
@@ -112,10 +130,10 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
             self.pending &= !(1u64 << bit);
             return (self.updated(bit, None, out), None);
         }
-        let Some(k) = self.listens.iter().position(|l| l.pending != 0) else {
+        let Some(k) = self.listens().iter().position(|l| l.pending != 0) else {
             return (0, None);
         };
-        let Some(l) = self.listens.get_mut(k) else {
+        let Some(l) = self.listens_mut().get_mut(k) else {
             return (0, None);
         };
         let bit = l.pending.trailing_zeros() as usize;
@@ -126,7 +144,7 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
 
     /// `notifications/resources/updated` for resource `bit`, tagged with a listen stream's id.
     fn updated(&self, bit: usize, listen: Option<&[u8]>, out: &mut [u8]) -> usize {
-        let Some(r) = self.resources.get(bit) else {
+        let Some(r) = self.resources().get(bit) else {
             return 0;
         };
         let mut w = Writer::new(out);
@@ -151,18 +169,7 @@ fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
     w.raw(b"}");
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// Registers a live resource (see [`LiveResource`]). `resources/*` are then offered, with
     /// `"resources":{"subscribe":true}` in the capabilities.
     ///
@@ -179,10 +186,10 @@ impl<
                 .resources
                 .iter()
                 .any(|r| r.uri() == resource.uri());
-        if taken || self.live.resources.len() >= MAX_LIVE_RESOURCES {
+        if taken || self.live.resources().len() >= MAX_LIVE_RESOURCES {
             return Err(resource);
         }
-        self.live.resources.push(resource)?;
+        self.live.resources.view_mut().push(resource)?;
         Ok(self)
     }
 
@@ -197,7 +204,12 @@ impl<
         if self.live.subscribed & bit != 0 {
             self.live.pending |= bit;
         }
-        for l in self.live.listens.iter_mut().filter(|l| l.id.is_some()) {
+        for l in self
+            .live
+            .listens_mut()
+            .iter_mut()
+            .filter(|l| l.id.is_some())
+        {
             if l.resources & bit != 0 {
                 l.pending |= bit;
             }
@@ -225,7 +237,7 @@ impl<
     pub fn cancelled(&mut self, peer: Peer, request_id: &[u8]) -> bool {
         match self
             .live
-            .listens
+            .listens_mut()
             .iter_mut()
             .find(|l| l.is(peer, request_id))
         {
@@ -242,7 +254,7 @@ impl<
         let mut n = 0;
         for l in self
             .live
-            .listens
+            .listens_mut()
             .iter_mut()
             .filter(|l| l.id.is_some() && l.peer == peer)
         {
@@ -293,7 +305,7 @@ impl<
         };
         match method {
             "resources/list" => {
-                let live = &self.live.resources;
+                let live = self.live.resources();
                 respond.result(|w| {
                     w.raw(protocol::RESOURCES_OPEN);
                     let statics = statics.iter().map(Resource::listing);
@@ -421,7 +433,7 @@ impl<
         ctx: &mut C,
         respond: Respond<'_, '_>,
     ) -> usize {
-        let Some(&r) = self.live.resources.get(index) else {
+        let Some(&r) = self.live.resources().get(index) else {
             return 0;
         };
         let seq = self.next_seq();
@@ -500,12 +512,12 @@ impl<
                 w.text("Invalid params: id too long")
             });
         }
-        if self.live.listens.iter().any(|l| l.is(peer, raw)) {
+        if self.live.listens().iter().any(|l| l.is(peer, raw)) {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: a subscription with this id is already open")
             });
         }
-        let Some(slot) = self.live.listens.iter_mut().find(|l| l.id.is_none()) else {
+        let Some(slot) = self.live.listens_mut().iter_mut().find(|l| l.id.is_none()) else {
             return respond.error(ErrorCode::InternalError, |w| {
                 w.text("Device busy: every subscription slot is in use; close one and listen again")
             });
@@ -519,7 +531,7 @@ impl<
         // An id is never empty, and its length was checked: the stream is open.
         slot.id.set(raw);
         handled.deferred = true;
-        let resources = &self.live.resources;
+        let resources = self.live.resources();
         let Respond { out, .. } = respond;
         finish(out, None, "", |w| {
             w.raw(protocol::SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION);

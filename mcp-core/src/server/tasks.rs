@@ -35,7 +35,7 @@
 use core::fmt::Write as _;
 use core::hash::Hasher as _;
 
-use super::{Era, Peer, Receipt, Respond, Server, members, write_object};
+use super::{Capacities, Era, Peer, Receipt, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
@@ -100,7 +100,7 @@ pub(crate) enum TaskForm {
 /// [`TaskLookup::snapshot`] lends it instead of copying some 250 bytes under the handler; the
 /// entry derefs to it, so those fields read as the entry's own.
 #[derive(Debug)]
-pub(crate) struct Entry {
+pub struct Entry {
     id: u64,
     tool: u16,
     view: TaskSnapshot,
@@ -220,28 +220,50 @@ fn parse_id(id: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// The bounded task table.
+/// The bounded task table over the storage `S`: `heapless::Vec<Entry, T>` in a server (its
+/// [`Capacities::Tasks`](super::Capacities)), seen as [`TasksView`] — the table without its
+/// capacity in the type — by every method.
 #[derive(Debug)]
-pub(crate) struct Tasks<const T: usize> {
-    entries: heapless::Vec<Entry, T>,
+pub struct Tasks<S: ?Sized> {
     counter: u64,
+    entries: S,
 }
 
-impl<const T: usize> TaskLookup for Tasks<T> {
-    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot> {
-        let id = parse_id(id)?;
-        self.entries.iter().find(|e| e.id == id).map(|e| &e.view)
-    }
-}
+/// The task table of any capacity.
+pub type TasksView = Tasks<heapless::VecView<Entry>>;
 
-impl<const T: usize> Tasks<T> {
+impl<const T: usize> Tasks<heapless::Vec<Entry, T>> {
     pub(crate) const fn new() -> Self {
         Tasks {
             entries: heapless::Vec::new(),
             counter: 0,
         }
     }
+}
 
+impl<const T: usize> core::ops::Deref for Tasks<heapless::Vec<Entry, T>> {
+    type Target = TasksView;
+    fn deref(&self) -> &TasksView {
+        self
+    }
+}
+
+impl<const T: usize> core::ops::DerefMut for Tasks<heapless::Vec<Entry, T>> {
+    fn deref_mut(&mut self) -> &mut TasksView {
+        self
+    }
+}
+
+// (For both forms: the server lends its own table to a handler's reply as a `dyn TaskLookup`,
+// which needs the sized one.)
+impl<S: ?Sized + core::ops::Deref<Target = [Entry]>> TaskLookup for Tasks<S> {
+    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot> {
+        let id = parse_id(id)?;
+        self.entries.iter().find(|e| e.id == id).map(|e| &e.view)
+    }
+}
+
+impl TasksView {
     /// A fresh task id, unguessable under the server's `key` ([`Server::set_entropy`]).
     fn next_id(&mut self, key: (u64, u64)) -> u64 {
         loop {
@@ -264,7 +286,7 @@ impl<const T: usize> Tasks<T> {
 
     /// `true` when a new task fits: a free slot, or a finished task nobody waits for to evict.
     pub(crate) fn has_room(&self) -> bool {
-        self.entries.len() < T
+        !self.entries.is_full()
             || self
                 .entries
                 .iter()
@@ -281,7 +303,7 @@ impl<const T: usize> Tasks<T> {
     /// writes the entry where it stays (an entry is some 500 bytes: built on the stack and moved
     /// in, it would cost that much stack under every call that starts a task).
     fn slot(&mut self) -> Option<&mut Entry> {
-        if self.entries.len() == T {
+        if self.entries.is_full() {
             let victim = self
                 .entries
                 .iter()
@@ -336,18 +358,7 @@ pub(crate) fn write_timestamp(w: &mut Writer<'_>, ms: i64) {
     );
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// Tells the engine the wall-clock time: `unix_ms` (milliseconds since the Unix epoch) is
     /// now, as of the last [`poll`](Self::poll). Task timestamps use it from then on.
     pub fn set_unix_time(&mut self, unix_ms: i64) {
@@ -393,7 +404,7 @@ impl<
         )]
         let mut polled = self.poll_step(now_ms, ctx, out);
         #[cfg(feature = "confirm")]
-        if super::confirm::Confirmations::<HOLD>::ON && polled.len == 0 && self.confirm.approved() {
+        if super::confirm::Confirmations::<K>::ON && polled.len == 0 && self.confirm.approved() {
             polled = self.run_approved(ctx, out, &mut |_: &[u8]| {});
         }
         #[cfg(feature = "resources")]
@@ -425,9 +436,7 @@ impl<
         let mut run = run;
         async move {
             #[cfg(feature = "confirm")]
-            if super::confirm::Confirmations::<HOLD>::ON
-                && polled.len == 0
-                && self.confirm.approved()
+            if super::confirm::Confirmations::<K>::ON && polled.len == 0 && self.confirm.approved()
             {
                 polled = self
                     .run_approved_async(ctx, out, &mut |_: &[u8]| {}, &mut run)
@@ -449,7 +458,7 @@ impl<
         let mut polled = self.poll_tasks(now_ms, ctx, out);
         // (`HOLD > HOLD_RECORD`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
-        if super::confirm::Confirmations::<HOLD>::ON
+        if super::confirm::Confirmations::<K>::ON
             && polled.len == 0
             && out.len() >= super::MIN_OUT_LEN
         {
@@ -474,7 +483,7 @@ impl<
 
     fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
         self.now_ms = self.now_ms.max(now_ms);
-        if TASKS == 0 {
+        if K::TASKS == 0 {
             // No task table: nothing to drive or send (and no task code linked).
             return Polled::NONE;
         }
@@ -870,7 +879,7 @@ impl<
         ctx: &mut C,
         peer: Peer,
     ) -> usize {
-        if TASKS == 0 {
+        if K::TASKS == 0 {
             // Not offered without a task table (see `Server::request`); links no task code.
             return respond.error_text(ErrorCode::MethodNotFound, "Method not found");
         }
@@ -1184,9 +1193,9 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
 ///
 /// ```
 /// # struct Board;
-/// use mcp_core::{Config, Server, server::status_tool};
+/// use mcp_core::{Caps, Config, Server, server::status_tool};
 /// static STATUS: mcp_core::Tool<Board> = status_tool();
-/// let mut server: Server<'_, Board, 8> = Server::new(Config::new("b", "1"));
+/// let mut server: Server<'_, Board, Caps<8>> = Server::new(Config::new("b", "1"));
 /// server.register(&STATUS).unwrap();
 /// ```
 pub const fn status_tool<C>() -> Tool<C> {
@@ -1236,8 +1245,8 @@ mod test {
 
     #[test]
     fn task_ids_depend_on_the_key() {
-        let mut a: Tasks<1> = Tasks::new();
-        let mut b: Tasks<1> = Tasks::new();
+        let mut a: Tasks<heapless::Vec<Entry, 1>> = Tasks::new();
+        let mut b: Tasks<heapless::Vec<Entry, 1>> = Tasks::new();
         let (x, y) = (a.next_id((0, 0)), b.next_id((7, 7)));
         assert_ne!(x, y);
         assert_ne!(a.next_id((0, 0)), x);

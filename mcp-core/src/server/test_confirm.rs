@@ -31,7 +31,7 @@ const RELAY: Tool<Dev> = Tool::new("self.relay.set", "Relay", relay)
     .params(&[Param::boolean("on", "On")])
     .confirm(Confirm::new("Switch the heater on?").when(|a| a.bool("on") == Ok(true)));
 
-type S = Server<'static, Dev, 4>;
+type S = Server<'static, Dev, Caps<4>>;
 
 struct T {
     s: S,

@@ -27,7 +27,7 @@ static PROMPTS: [Prompt; 2] = [
     .arguments(&CHECK_ARGS),
 ];
 
-type S = Server<'static, (), 4>;
+type S = Server<'static, (), Caps<4>>;
 
 fn send(s: &mut S, msg: &J) -> J {
     let mut out = vec![0; 2048];

@@ -37,7 +37,7 @@ static TEMPERATURE: LiveResource<Sensors> =
 static BUTTON: LiveResource<Sensors> =
     LiveResource::new(BUTTON_URI, "button", "text/plain", presses);
 
-type S = Server<'static, Sensors, 4, 2, 4, 384, 4, 2>;
+type S = Server<'static, Sensors, Caps<4, 2, 4, 384, 4, 2>>;
 
 fn server() -> S {
     let mut s = S::new(Config::new("sensors", "1"));
@@ -450,7 +450,8 @@ fn without_live_resources_nothing_about_subscriptions_is_offered() {
     // Registration refuses a second resource at the same URI, and a full table.
     let mut s = server();
     assert!(s.register_resource(&TEMPERATURE).is_err());
-    let mut tiny: Server<'static, Sensors, 4, 2, 4, 384, 1, 1> = Server::new(Config::new("t", "1"));
+    let mut tiny: Server<'static, Sensors, Caps<4, 2, 4, 384, 1, 1>> =
+        Server::new(Config::new("t", "1"));
     tiny.register_resource(&TEMPERATURE).unwrap();
     assert!(tiny.register_resource(&BUTTON).is_err());
 }
