@@ -208,7 +208,7 @@ impl<
     /// room for the members a 2026-07-28 result adds, so the same pages fit both eras.
     pub const fn new(config: Config) -> Self {
         #[cfg(feature = "modern")]
-        let reserve = super::modern_reserve(&config);
+        let reserve = super::initialize::modern_reserve(&config);
         #[cfg(not(feature = "modern"))]
         let reserve = 0;
         Server {

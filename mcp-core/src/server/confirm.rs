@@ -742,7 +742,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     ) -> Gate<'o, 'i> {
         if !elicits {
             return Gate::Answered(respond.error_with(
-                super::ErrorCode::MissingRequiredClientCapability,
+                crate::wire::response::ErrorCode::MissingRequiredClientCapability,
                 |w| {
                     w.text("Missing required client capability: elicitation (this tool asks a person first: ");
                     w.text(confirm.message());
@@ -756,9 +756,12 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             let arguments = arguments.map_or(&b""[..], |a| a.raw());
             let key = self.entropy;
             let Ok([state, responses]) = members(params, ["requestState", "inputResponses"]) else {
-                return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
-                    w.text("Invalid params: duplicate member");
-                }));
+                return Gate::Answered(respond.error(
+                    crate::wire::response::ErrorCode::InvalidParams,
+                    |w| {
+                        w.text("Invalid params: duplicate member");
+                    },
+                ));
             };
             if let Some(state) = state {
                 let now = self.now_ms;
@@ -766,7 +769,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                     s.mac == self::mac(key, tool, arguments, s.expiry, s.nonce) && now <= s.expiry
                 });
                 let Some(verified) = verified else {
-                    return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
+                    return Gate::Answered(respond.error(crate::wire::response::ErrorCode::InvalidParams, |w| {
                         w.text("Invalid params: requestState failed verification or expired; call the tool again without it");
                     }));
                 };
@@ -778,7 +781,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                     Some(Answer::Yes) => {
                         return match self.confirm.spend(verified.nonce, verified.expiry, now) {
                             Ok(()) => Gate::Pass(respond),
-                            Err(true) => Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
+                            Err(true) => Gate::Answered(respond.error(crate::wire::response::ErrorCode::InvalidParams, |w| {
                                 w.text("Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it");
                             })),
                             Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),

@@ -3,8 +3,8 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::schema::Param;
+use crate::server::*;
 use crate::{
     Args, Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
     TaskSupport, ToolError, ToolResult,

@@ -6,8 +6,8 @@ use core::future::Future;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
-use super::*;
 use crate::schema::Param;
+use crate::server::*;
 use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
 
 /// Polls a future to completion; `pending` counts the `Pending`s seen (each await point of an

@@ -1,8 +1,8 @@
 //! Byte-exact request/response vectors for the engine.
 
-use super::*;
 use crate::registry::Annotations;
 use crate::schema::Param;
+use crate::server::*;
 use crate::wire::writer::Writer;
 use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
 
@@ -1418,7 +1418,7 @@ fn a_confirmed_tool_needs_hold_room() {
     // A tool that asks nothing registers there; a server with room takes the confirmed one.
     assert!(none.register(&VOLUME).is_ok());
     // Nor where HOLD is only the record, with no room for the message.
-    const REC: usize = super::HOLD_RECORD;
+    const REC: usize = crate::server::HOLD_RECORD;
     let mut record: Server<'static, Dev, Caps<2, 0, 0, 0, 0, 0, REC>> =
         Server::new(Config::new("t", "1"));
     let err = record.register(&ASKS).map(|_| ()).unwrap_err();
@@ -1435,7 +1435,7 @@ fn a_confirmed_tool_needs_hold_room() {
 fn hold_is_the_whole_cost_of_confirmation() {
     type S<const HOLD: usize> = Server<'static, Dev, Caps<2, 0, 0, 0, 0, 0, HOLD>>;
     assert_eq!(
-        core::mem::size_of::<super::confirm::Confirmations<Caps<2, 0, 0, 0, 0, 0, 0>>>(),
+        core::mem::size_of::<crate::server::confirm::Confirmations<Caps<2, 0, 0, 0, 0, 0, 0>>>(),
         0
     );
     assert_eq!(
@@ -1444,7 +1444,7 @@ fn hold_is_the_whole_cost_of_confirmation() {
     );
     // The default holds a call of 264 bytes (the record keeps 2026-07-28 approvals with
     // `modern`).
-    let message = 352 - super::HOLD_RECORD;
+    let message = 352 - crate::server::HOLD_RECORD;
     assert_eq!(message, if cfg!(feature = "modern") { 264 } else { 296 });
 }
 
@@ -1452,6 +1452,8 @@ fn hold_is_the_whole_cost_of_confirmation() {
 /// `Display` says, for every kind of error; and the over-long response error names its sizes.
 #[test]
 fn piecewise_messages_match_their_formatted_text() {
+    use crate::server::respond::{parse_error, too_large};
+    use crate::wire::json::JsonError;
     for e in [
         JsonError::Utf8(3),
         JsonError::Syntax(1234),

@@ -7,10 +7,10 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 #[cfg(all(feature = "modern", feature = "resources"))]
 use crate::registry::{Prompt, Resource};
 use crate::schema::Param;
+use crate::server::*;
 use crate::{
     Args, Evidence, Level, Output, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, ToolError,
     ToolResult,

@@ -2,9 +2,9 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::registry::Confirm;
 use crate::schema::Param;
+use crate::server::*;
 use crate::{Args, Evidence, Level, Output, Reply, ToolResult};
 
 #[derive(Default)]

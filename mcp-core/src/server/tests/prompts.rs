@@ -4,8 +4,8 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::registry::{Prompt, PromptArgument};
+use crate::server::*;
 
 static CHECK_ARGS: [PromptArgument; 2] = [
     PromptArgument::new("part", "The part to check")

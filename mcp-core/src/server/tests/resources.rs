@@ -4,8 +4,8 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::registry::LiveResource;
+use crate::server::*;
 use crate::{Output, Reply, ToolResult};
 
 #[derive(Default)]
