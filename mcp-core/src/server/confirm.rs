@@ -462,9 +462,9 @@ pub struct Pending {
 }
 
 /// What the gate decided about a call.
-pub(crate) enum Gate<'o, 'i> {
+pub(crate) enum Gate {
     /// Run it.
-    Pass(Respond<'o, 'i>),
+    Pass,
     /// Answered (held for the device, asked again, refused): the length written.
     Answered(usize),
     /// The question went to the client (`elicitation/create`): the length written; the call's
@@ -713,9 +713,9 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         params: Option<Json<'i>>,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
-    ) -> Gate<'o, 'i> {
+    ) -> Gate {
         if caller.confirmed || caller.principal == Principal::User {
-            return Gate::Pass(respond);
+            return Gate::Pass;
         }
         match respond.era {
             Era::Modern(m) => {
@@ -739,7 +739,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         params: Option<Json<'i>>,
         elicits: bool,
         respond: Respond<'o, 'i>,
-    ) -> Gate<'o, 'i> {
+    ) -> Gate {
         if !elicits {
             return Gate::Answered(respond.error_with(
                 crate::wire::response::ErrorCode::MissingRequiredClientCapability,
@@ -780,7 +780,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                     // A yes is good once: the approval is recorded as used until it expires.
                     Some(Answer::Yes) => {
                         return match self.confirm.spend(verified.nonce, verified.expiry, now) {
-                            Ok(()) => Gate::Pass(respond),
+                            Ok(()) => Gate::Pass,
                             Err(true) => Gate::Answered(respond.error(crate::wire::response::ErrorCode::InvalidParams, |w| {
                                 w.text("Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it");
                             })),
@@ -828,7 +828,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         tool: usize,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
-    ) -> Gate<'o, 'i> {
+    ) -> Gate {
         let session = self.session;
         let error_member = session.effective_revision() == super::Revision::V2024_11_05;
         if self.confirm.holds() {

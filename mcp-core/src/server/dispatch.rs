@@ -68,6 +68,18 @@ pub(crate) struct Modern<'i> {
     pub(crate) never: core::convert::Infallible,
 }
 
+#[cfg(feature = "modern")]
+impl Modern<'_> {
+    /// Nothing stated (a request refused before its `_meta` was read).
+    pub(super) const NONE: Self = Modern {
+        tasks: false,
+        log_level: None,
+        progress_token: None,
+        caps: None,
+        idempotency_key: None,
+    };
+}
+
 impl Era<'_> {
     pub(crate) const fn is_modern(&self) -> bool {
         matches!(self, Era::Modern(_))
@@ -274,121 +286,36 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         Some(handled)
     }
 
+    /// Routes a request to its method: find the method (unknown: -32601), check that `params`
+    /// is an object, and run it.
     #[inline(never)]
     fn request<'i, const AWAIT: bool>(
         &mut self,
         req: Request<'i>,
         frame: &Frame<'i>,
-        caller: Caller,
+        caller: Caller<'i>,
         respond: Respond<'_, 'i>,
         effects: &mut Effects<'_, 'i, 't, C>,
     ) -> Flow {
-        let m = req.method;
-        let era = respond.era;
-        // The methods of each wire, the hottest first (a call, a ping, a listing). A method this
-        // build cannot serve is not in its tables (without the feature `resources`, without a
-        // task table): it is unknown there, as it would be refused anyway.
-        const LEGACY: &[(&str, Route)] = &[
-            ("tools/call", Route::Call),
-            ("ping", Route::Ping),
-            ("tools/list", Route::List),
-            ("initialize", Route::Initialize),
-            ("logging/setLevel", Route::SetLevel),
-            #[cfg(feature = "resources")]
-            ("resources/list", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("resources/templates/list", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("resources/read", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("resources/subscribe", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("resources/unsubscribe", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("prompts/list", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("prompts/get", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("completion/complete", Route::Resources),
-        ];
-        const LEGACY_TASKS: &[(&str, Route)] = &[
-            ("tasks/get", Route::Task),
-            ("tasks/result", Route::Task),
-            ("tasks/list", Route::Task),
-            ("tasks/cancel", Route::Task),
-        ];
-        const MODERN: &[(&str, Route)] = &[
-            ("tools/call", Route::Call),
-            ("tools/list", Route::List),
-            ("server/discover", Route::Discover),
-            #[cfg(feature = "resources")]
-            ("resources/list", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("resources/templates/list", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("resources/read", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("subscriptions/listen", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("prompts/list", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("prompts/get", Route::Resources),
-            #[cfg(feature = "resources")]
-            ("completion/complete", Route::Resources),
-        ];
-        const MODERN_TASKS: &[(&str, Route)] = &[
-            ("tasks/get", Route::Task),
-            ("tasks/update", Route::Task),
-            ("tasks/cancel", Route::Task),
-        ];
-        let (methods, tasks) = if era.is_modern() {
-            (MODERN, MODERN_TASKS)
-        } else {
-            (LEGACY, LEGACY_TASKS)
-        };
-        // Names are unique in each era: find the name (comparing bytes unless the name was sent
-        // with escapes); a resource or prompt method is then asked whether it is offered.
         let escaped = frame.has_escapes(Member::Method);
-        let find = |table: &'static [(&'static str, Route)]| {
-            table.iter().find(|(n, _)| match escaped {
-                false => m.raw() == n.as_bytes(),
-                true => m.eq_str(n),
-            })
-        };
-        let known = find(methods).or_else(|| if K::TASKS > 0 { find(tasks) } else { None });
-        #[cfg(feature = "resources")]
-        let known =
-            known.filter(|&&(n, route)| route != Route::Resources || self.offers_resources(n));
-        let Some(&(method, route)) = known else {
+        let Some((method, route)) = self.route(req.method, escaped, respond.era) else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
-                w.decoded(m, 64);
+                w.decoded(req.method, 64);
             }));
         };
         let params = match params_object(&req) {
             Ok(p) => p,
-            Err(msg) => {
-                return Flow::Len(respond.error_text(ErrorCode::InvalidParams, msg));
-            }
+            Err(msg) => return Flow::Len(respond.error_text(ErrorCode::InvalidParams, msg)),
         };
         Flow::Len(match route {
-            Route::Call => {
-                return self.call::<AWAIT>(req.id, frame, caller, respond, effects);
-            }
+            Route::Call => return self.call::<AWAIT>(req.id, frame, caller, respond, effects),
             Route::Ping => respond.result(|_| {}),
             Route::List => self.list(params, respond),
             Route::Initialize => self.initialize(params, respond, &mut effects.handled.event),
             #[cfg(feature = "modern")]
             Route::Discover => self.discover(respond),
-            Route::SetLevel => match members(params, ["level"])
-                .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse))
-            {
-                Ok(Some(level)) => {
-                    self.session.log_level = Some(level);
-                    respond.result(|_| {})
-                }
-                _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
-            },
+            Route::SetLevel => self.set_level(params, respond),
             #[cfg(feature = "resources")]
             Route::Resources => {
                 let Effects { ctx, handled, .. } = effects;
@@ -397,6 +324,53 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             // Tasks (and, without the features, what is never offered).
             _ => self.task_method(method, params, respond, effects.ctx, caller.peer),
         })
+    }
+
+    /// The method named `name` on this wire, if this server offers it. Names are unique in each
+    /// era: the name is compared as bytes unless it was sent with escapes; a resource or prompt
+    /// method is then asked whether it is offered.
+    #[inline(always)]
+    fn route(
+        &self,
+        name: JsonStr<'_>,
+        escaped: bool,
+        era: Era<'_>,
+    ) -> Option<(&'static str, Route)> {
+        let find = |table: &'static [(&'static str, Route)]| {
+            table.iter().copied().find(|(n, _)| match escaped {
+                false => name.raw() == n.as_bytes(),
+                true => name.eq_str(n),
+            })
+        };
+        let (methods, tasks) = match era {
+            Era::Modern(_) => (routes::MODERN, routes::MODERN_TASKS),
+            Era::Legacy => (routes::LEGACY, routes::LEGACY_TASKS),
+        };
+        let known = find(methods);
+        #[cfg(feature = "resources")]
+        let known = known.or_else(|| {
+            let (shared, own) = match era {
+                Era::Modern(_) => (routes::RESOURCES, routes::MODERN_LISTEN),
+                Era::Legacy => (routes::RESOURCES, routes::LEGACY_SUBSCRIBE),
+            };
+            find(shared)
+                .or_else(|| find(own))
+                .filter(|&(n, _)| self.offers_resources(n))
+        });
+        known.or_else(|| if K::TASKS > 0 { find(tasks) } else { None })
+    }
+
+    /// `logging/setLevel`: the level the client's log messages start at.
+    fn set_level(&mut self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+        let level = members(params, ["level"])
+            .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse));
+        match level {
+            Ok(Some(level)) => {
+                self.session.log_level = Some(level);
+                respond.result(|_| {})
+            }
+            _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
+        }
     }
 
     /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts,
@@ -442,4 +416,54 @@ enum Route {
     Task,
     #[cfg(feature = "resources")]
     Resources,
+}
+
+/// The methods of each wire, the hottest first (a call, a ping, a listing). A method this build
+/// cannot serve is not in its tables (without the feature `resources`, without a task table): it
+/// is unknown there, as it would be refused anyway.
+mod routes {
+    use super::Route;
+
+    pub(super) const LEGACY: &[(&str, Route)] = &[
+        ("tools/call", Route::Call),
+        ("ping", Route::Ping),
+        ("tools/list", Route::List),
+        ("initialize", Route::Initialize),
+        ("logging/setLevel", Route::SetLevel),
+    ];
+    pub(super) const MODERN: &[(&str, Route)] = &[
+        ("tools/call", Route::Call),
+        ("tools/list", Route::List),
+        ("server/discover", Route::Discover),
+    ];
+    /// Resources and prompts, on both wires.
+    #[cfg(feature = "resources")]
+    pub(super) const RESOURCES: &[(&str, Route)] = &[
+        ("resources/list", Route::Resources),
+        ("resources/templates/list", Route::Resources),
+        ("resources/read", Route::Resources),
+        ("prompts/list", Route::Resources),
+        ("prompts/get", Route::Resources),
+        ("completion/complete", Route::Resources),
+    ];
+    /// Subscriptions: a legacy session subscribes; a 2026-07-28 client listens.
+    #[cfg(feature = "resources")]
+    pub(super) const LEGACY_SUBSCRIBE: &[(&str, Route)] = &[
+        ("resources/subscribe", Route::Resources),
+        ("resources/unsubscribe", Route::Resources),
+    ];
+    #[cfg(feature = "resources")]
+    pub(super) const MODERN_LISTEN: &[(&str, Route)] =
+        &[("subscriptions/listen", Route::Resources)];
+    pub(super) const LEGACY_TASKS: &[(&str, Route)] = &[
+        ("tasks/get", Route::Task),
+        ("tasks/result", Route::Task),
+        ("tasks/list", Route::Task),
+        ("tasks/cancel", Route::Task),
+    ];
+    pub(super) const MODERN_TASKS: &[(&str, Route)] = &[
+        ("tasks/get", Route::Task),
+        ("tasks/update", Route::Task),
+        ("tasks/cancel", Route::Task),
+    ];
 }

@@ -48,6 +48,7 @@ mod dispatch;
 mod initialize;
 mod list;
 mod message;
+mod prepare;
 mod refusal;
 #[cfg(feature = "resources")]
 mod resources;

@@ -13,6 +13,8 @@ use super::{LogLevel, MAX_IDEMPOTENCY_KEY_LEN, MAX_PROGRESS_TOKEN_LEN, MODERN_RE
 use crate::wire::frame::Frame;
 #[cfg(feature = "modern")]
 use crate::wire::frame::{Found, Member};
+#[cfg(feature = "modern")]
+use crate::wire::json::Json;
 use crate::wire::json::JsonStr;
 #[cfg(feature = "modern")]
 use crate::wire::json::Kind;
@@ -90,18 +92,8 @@ pub(super) fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Opti
         // The common case: no `_meta`, no transport rule: a legacy request.
         return (Era::Legacy, None);
     }
-    let modern_refusal = |msg| {
-        let m = Modern {
-            tasks: false,
-            log_level: None,
-            progress_token: None,
-            caps: None,
-            idempotency_key: None,
-        };
-        (Era::Modern(m), Some(Refusal::Meta(msg)))
-    };
     // The checking pass recorded `params._meta`'s members (those of an object, once each).
-    let Some([version, caps, level, token, key]) = once(
+    let meta = once(
         [
             Member::ProtocolVersion,
             Member::ClientCapabilities,
@@ -111,59 +103,55 @@ pub(super) fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Opti
         ]
         .map(|m| frame.get(m)),
     )
-    .filter(|_| frame.get(Member::Meta) != Found::Repeated) else {
-        return if stateless {
-            modern_refusal(NO_META)
-        } else {
-            (Era::Legacy, None)
+    .filter(|_| frame.get(Member::Meta) != Found::Repeated);
+    let Some([Some(version), caps, level, token, key]) = meta else {
+        // No protocol version: a legacy request, unless the transport requires 2026-07-28.
+        return match stateless {
+            true => (Era::Modern(Modern::NONE), Some(Refusal::Meta(NO_META))),
+            false => (Era::Legacy, None),
         };
     };
-    let Some(version) = version else {
-        return if stateless {
-            modern_refusal(NO_META)
-        } else {
-            (Era::Legacy, None)
-        };
-    };
-    let mut modern = Modern {
-        tasks: false,
-        log_level: None,
-        progress_token: None,
-        caps: None,
-        idempotency_key: None,
-    };
-    let refuse = |r| (Era::Modern(modern), Some(r));
+    match modern(version, caps, level, token, key) {
+        Ok(m) => (Era::Modern(m), None),
+        Err(refusal) => (Era::Modern(Modern::NONE), Some(refusal)),
+    }
+}
+
+/// What a 2026-07-28 request states in `_meta`, checked: the version (a string, one spoken),
+/// the client's capabilities (an object), and when present the idempotency key, the log level
+/// and the progress token.
+#[cfg(feature = "modern")]
+fn modern<'i>(
+    version: Json<'i>,
+    caps: Option<Json<'i>>,
+    level: Option<Json<'i>>,
+    token: Option<Json<'i>>,
+    key: Option<Json<'i>>,
+) -> Result<Modern<'i>, Refusal<'i>> {
     let Some(version) = version.as_str() else {
-        return refuse(Refusal::Meta(
+        return Err(Refusal::Meta(
             "Invalid params: io.modelcontextprotocol/protocolVersion must be a string",
         ));
     };
     let Some(caps) = caps.filter(|c| c.members().is_some()) else {
-        return refuse(Refusal::Meta(
+        return Err(Refusal::Meta(
             "Invalid params: _meta needs io.modelcontextprotocol/clientCapabilities (an object)",
         ));
     };
     if !version.eq_str(MODERN_REVISION) {
-        return refuse(Refusal::Version(version));
+        return Err(Refusal::Version(version));
     }
-    let mut idempotency_key = None;
-    if let Some(key) = key {
-        match key.as_str() {
-            Some(k) if !k.raw().is_empty() && k.raw().len() <= MAX_IDEMPOTENCY_KEY_LEN => {
-                idempotency_key = Some(k);
-            }
-            _ => return refuse(Refusal::Meta(BAD_IDEMPOTENCY_KEY)),
-        }
-    }
-    if let Some(level) = level {
-        match level.as_str().and_then(LogLevel::parse) {
-            Some(l) => modern.log_level = Some(l),
-            None => return refuse(Refusal::Meta(BAD_LOG_LEVEL)),
-        }
-    }
-    modern.caps = Some(caps);
-    modern.idempotency_key = idempotency_key;
-    modern.tasks = members(Some(caps), ["extensions"])
+    let idempotency_key = match key.map(|k| k.as_str()) {
+        None => None,
+        Some(Some(k)) if !k.raw().is_empty() && k.raw().len() <= MAX_IDEMPOTENCY_KEY_LEN => Some(k),
+        Some(_) => return Err(Refusal::Meta(BAD_IDEMPOTENCY_KEY)),
+    };
+    let log_level = match level.map(|l| l.as_str().and_then(LogLevel::parse)) {
+        None => None,
+        Some(Some(l)) => Some(l),
+        Some(None) => return Err(Refusal::Meta(BAD_LOG_LEVEL)),
+    };
+    let tasks = members(Some(caps), ["extensions"])
         .ok()
         .and_then(|[e]| {
             members(
@@ -173,9 +161,15 @@ pub(super) fn classify<'i>(frame: &Frame<'i>, stateless: bool) -> (Era<'i>, Opti
             .ok()
         })
         .is_some_and(|[t]| t.is_some());
-    modern.progress_token = token.filter(|t| {
+    let progress_token = token.filter(|t| {
         t.raw().len() <= MAX_PROGRESS_TOKEN_LEN
             && (t.kind() == Kind::String || t.is_plain_integer())
     });
-    (Era::Modern(modern), None)
+    Ok(Modern {
+        tasks,
+        log_level,
+        progress_token,
+        caps: Some(caps),
+        idempotency_key,
+    })
 }

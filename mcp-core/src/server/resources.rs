@@ -160,6 +160,37 @@ impl<'t, C, K: Capacities> Live<'t, C, K> {
     }
 }
 
+/// `params.uri`, a string.
+fn uri_param<'i>(params: Option<Json<'i>>) -> Option<JsonStr<'i>> {
+    members(params, ["uri"])
+        .ok()
+        .and_then(|[u]| u)
+        .and_then(|u| u.as_str())
+}
+
+/// `prompts/get`: the prompt's template, filled with the arguments (checked like a tool's).
+fn get_prompt(
+    prompts: &'static [Prompt],
+    params: Option<Json<'_>>,
+    respond: Respond<'_, '_>,
+) -> usize {
+    let (p, arguments) = match prompt_and_arguments(prompts, params) {
+        Ok(found) => found,
+        Err(refused) => {
+            return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
+        }
+    };
+    respond.result(|w| {
+        w.raw(protocol::first(protocol::DESCRIPTION));
+        w.string(p.describe());
+        w.raw(protocol::USER_MESSAGE);
+        w.begin_string();
+        fill(w, p, arguments);
+        w.end_string();
+        w.raw(b"}}]");
+    })
+}
+
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
 fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
     w.raw(protocol::META_OPEN);
@@ -277,6 +308,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         !self.live.is_empty()
     }
 
+    /// Routes `resources/*`, `subscriptions/listen`, `prompts/*` and `completion/complete`.
     pub(super) fn resources(
         &mut self,
         method: &str,
@@ -286,142 +318,155 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         respond: Respond<'_, '_>,
         handled: &mut Handled<'_>,
     ) -> usize {
-        let (statics, prompts, ttl) = (
-            self.config.resources,
-            self.config.prompts,
-            self.config.list_ttl_ms,
-        );
-        let modern = respond.era.is_modern();
-        let hints = |w: &mut crate::wire::Writer<'_>| {
+        match method {
+            "resources/list" => self.list_resources(respond),
+            "resources/templates/list" => {
+                let hints = self.hints(respond.era);
+                respond.result(|w| {
+                    w.raw(protocol::NO_RESOURCE_TEMPLATES);
+                    hints(w);
+                })
+            }
+            "resources/read" => self.read(params, caller, ctx, respond),
+            "resources/subscribe" => self.subscription(params, true, respond),
+            "resources/unsubscribe" => self.subscription(params, false, respond),
+            "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
+            "prompts/list" => self.list_prompts(respond),
+            "completion/complete" => complete(self.config.prompts, params, respond),
+            _ => get_prompt(self.config.prompts, params, respond),
+        }
+    }
+
+    /// The 2026-07-28 caching hints of a listing (nothing on the legacy wire).
+    fn hints(&self, era: super::Era<'_>) -> impl Fn(&mut Writer<'_>) + use<'t, C, K> {
+        let (modern, ttl) = (era.is_modern(), self.config.list_ttl_ms);
+        move |w: &mut Writer<'_>| {
             if modern {
                 write_cache_hints(w, ttl);
             }
-        };
-        let uri_param = || {
-            members(params, ["uri"])
-                .ok()
-                .and_then(|[u]| u)
-                .and_then(|u| u.as_str())
-        };
-        match method {
-            "resources/list" => {
-                let live = self.live.resources();
-                respond.result(|w| {
-                    w.raw(protocol::RESOURCES_OPEN);
-                    let statics = statics.iter().map(Resource::listing);
-                    let lives = live.iter().map(|r| r.listing());
-                    for (i, listing) in statics.chain(lives).enumerate() {
-                        let &Listing {
-                            uri,
-                            name,
-                            description,
-                            mime_type: mime,
-                        } = listing;
-                        w.raw(if i > 0 {
-                            join!(b",", protocol::URI_ENTRY)
-                        } else {
-                            protocol::URI_ENTRY
-                        });
-                        w.string(uri);
-                        w.raw(protocol::NAME);
-                        w.string(name);
-                        if let Some(d) = description {
-                            w.raw(protocol::DESCRIPTION);
-                            w.string(d);
-                        }
-                        w.raw(protocol::MIME_TYPE);
-                        w.string(mime);
-                        w.raw(b"}");
-                    }
-                    w.raw(b"]");
-                    hints(w);
-                })
-            }
-            "resources/templates/list" => respond.result(|w| {
-                w.raw(protocol::NO_RESOURCE_TEMPLATES);
-                hints(w);
-            }),
-            "resources/read" => {
-                let uri = uri_param();
-                if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
-                    return self.read_live(i, caller, ctx, respond);
-                }
-                let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
-                    return not_found(respond, uri, modern);
-                };
-                respond.result(|w| {
-                    w.raw(join!(protocol::CONTENTS_OPEN, protocol::URI_ENTRY));
-                    w.string(r.uri());
-                    w.raw(protocol::MIME_TYPE);
-                    w.string(r.listing().mime_type);
-                    w.raw(protocol::TEXT);
-                    w.string(r.text());
-                    w.raw(b"}]");
-                    hints(w);
-                })
-            }
-            "resources/subscribe" | "resources/unsubscribe" => {
-                let Some(i) = uri_param().and_then(|u| self.live.position_json(u)) else {
-                    return not_found(respond, uri_param(), modern);
-                };
-                let bit = 1u64 << i;
-                if method == "resources/subscribe" {
-                    self.live.subscribed |= bit;
-                } else {
-                    self.live.subscribed &= !bit;
-                    self.live.pending &= !bit;
-                }
-                respond.result(|_| {})
-            }
-            "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
-            "prompts/list" => respond.result(|w| {
-                w.raw(protocol::PROMPTS_OPEN);
-                for (i, p) in prompts.iter().enumerate() {
-                    let open = if i > 0 {
-                        join!(b",", protocol::NAME_ENTRY)
-                    } else {
-                        protocol::NAME_ENTRY
-                    };
-                    write_named(w, open, p.name(), p.describe());
-                    for (j, a) in p.argument_list().iter().enumerate() {
-                        let open = if j > 0 {
-                            join!(b"},", protocol::NAME_ENTRY)
-                        } else {
-                            protocol::ARGUMENTS_OPEN
-                        };
-                        write_named(w, open, a.name(), a.describe());
-                        if a.is_required() {
-                            w.raw(protocol::REQUIRED_TRUE);
-                        }
-                    }
-                    if !p.argument_list().is_empty() {
-                        w.raw(b"}]");
-                    }
-                    w.raw(b"}");
-                }
-                w.raw(b"]");
-                hints(w);
-            }),
-            "completion/complete" => complete(prompts, params, respond),
-            _ => {
-                // prompts/get
-                let (p, arguments) = match prompt_and_arguments(prompts, params) {
-                    Ok(found) => found,
-                    Err(refused) => {
-                        return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
-                    }
-                };
-                respond.result(|w| {
-                    w.raw(protocol::first(protocol::DESCRIPTION));
-                    w.string(p.describe());
-                    w.raw(protocol::USER_MESSAGE);
-                    w.begin_string();
-                    fill(w, p, arguments);
-                    w.end_string();
-                    w.raw(b"}}]");
-                })
-            }
         }
+    }
+
+    /// `resources/list`: the static resources, then the live ones.
+    fn list_resources(&self, respond: Respond<'_, '_>) -> usize {
+        let (statics, live) = (self.config.resources, self.live.resources());
+        let hints = self.hints(respond.era);
+        respond.result(|w| {
+            w.raw(protocol::RESOURCES_OPEN);
+            let statics = statics.iter().map(Resource::listing);
+            let lives = live.iter().map(|r| r.listing());
+            for (i, listing) in statics.chain(lives).enumerate() {
+                let &Listing {
+                    uri,
+                    name,
+                    description,
+                    mime_type: mime,
+                } = listing;
+                w.raw(if i > 0 {
+                    join!(b",", protocol::URI_ENTRY)
+                } else {
+                    protocol::URI_ENTRY
+                });
+                w.string(uri);
+                w.raw(protocol::NAME);
+                w.string(name);
+                if let Some(d) = description {
+                    w.raw(protocol::DESCRIPTION);
+                    w.string(d);
+                }
+                w.raw(protocol::MIME_TYPE);
+                w.string(mime);
+                w.raw(b"}");
+            }
+            w.raw(b"]");
+            hints(w);
+        })
+    }
+
+    /// `resources/read`: a live resource's reading, or a static resource's text.
+    fn read(
+        &mut self,
+        params: Option<Json<'_>>,
+        caller: Caller,
+        ctx: &mut C,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let uri = uri_param(params);
+        if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
+            return self.read_live(i, caller, ctx, respond);
+        }
+        let statics = self.config.resources;
+        let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
+            let modern = respond.era.is_modern();
+            return not_found(respond, uri, modern);
+        };
+        let hints = self.hints(respond.era);
+        respond.result(|w| {
+            w.raw(join!(protocol::CONTENTS_OPEN, protocol::URI_ENTRY));
+            w.string(r.uri());
+            w.raw(protocol::MIME_TYPE);
+            w.string(r.listing().mime_type);
+            w.raw(protocol::TEXT);
+            w.string(r.text());
+            w.raw(b"}]");
+            hints(w);
+        })
+    }
+
+    /// `resources/subscribe` (`on`) and `resources/unsubscribe` of a live resource.
+    fn subscription(
+        &mut self,
+        params: Option<Json<'_>>,
+        on: bool,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let uri = uri_param(params);
+        let Some(i) = uri.and_then(|u| self.live.position_json(u)) else {
+            let modern = respond.era.is_modern();
+            return not_found(respond, uri, modern);
+        };
+        let bit = 1u64 << i;
+        if on {
+            self.live.subscribed |= bit;
+        } else {
+            self.live.subscribed &= !bit;
+            self.live.pending &= !bit;
+        }
+        respond.result(|_| {})
+    }
+
+    /// `prompts/list`: each prompt with its arguments.
+    fn list_prompts(&self, respond: Respond<'_, '_>) -> usize {
+        let prompts = self.config.prompts;
+        let hints = self.hints(respond.era);
+        respond.result(|w| {
+            w.raw(protocol::PROMPTS_OPEN);
+            for (i, p) in prompts.iter().enumerate() {
+                let open = if i > 0 {
+                    join!(b",", protocol::NAME_ENTRY)
+                } else {
+                    protocol::NAME_ENTRY
+                };
+                write_named(w, open, p.name(), p.describe());
+                for (j, a) in p.argument_list().iter().enumerate() {
+                    let open = if j > 0 {
+                        join!(b"},", protocol::NAME_ENTRY)
+                    } else {
+                        protocol::ARGUMENTS_OPEN
+                    };
+                    write_named(w, open, a.name(), a.describe());
+                    if a.is_required() {
+                        w.raw(protocol::REQUIRED_TRUE);
+                    }
+                }
+                if !p.argument_list().is_empty() {
+                    w.raw(b"}]");
+                }
+                w.raw(b"}");
+            }
+            w.raw(b"]");
+            hints(w);
+        })
     }
 
     /// `resources/read` of a live resource: its reader runs with the output buffer as scratch,

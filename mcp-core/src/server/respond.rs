@@ -22,7 +22,20 @@ pub(super) struct Respond<'o, 'i> {
     pub(super) status: &'o Cell<Status>,
 }
 
-impl Respond<'_, '_> {
+impl<'i> Respond<'_, 'i> {
+    /// A handle on the same answer for a step that may write it: what the step does not use
+    /// stays with this one.
+    #[inline(always)]
+    pub(super) fn reborrow(&mut self) -> Respond<'_, 'i> {
+        Respond {
+            out: &mut *self.out,
+            id: self.id,
+            era: self.era,
+            info: self.info,
+            status: self.status,
+        }
+    }
+
     pub(super) fn error(self, code: ErrorCode, mut message: impl FnMut(&mut Writer<'_>)) -> usize {
         self.error_dyn(code, &mut message, None)
     }

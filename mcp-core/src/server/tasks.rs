@@ -883,8 +883,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             // Not offered without a task table (see `Server::request`); links no task code.
             return respond.error_text(ErrorCode::MethodNotFound, "Method not found");
         }
-        let era = respond.era;
-        if let Era::Modern(m) = era
+        if let Era::Modern(m) = respond.era
             && !m.tasks
         {
             return respond.error_with(
@@ -898,99 +897,119 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         if method == "tasks/list" {
-            if cursor.is_some() {
-                return respond.error(ErrorCode::InvalidParams, |w| {
-                    w.text("Invalid params: unknown cursor")
-                });
-            }
-            return respond.result(|w| {
-                w.raw(protocol::TASKS_OPEN);
-                for (i, e) in self.tasks.entries.iter().enumerate() {
-                    w.raw(if i > 0 { b",{" } else { b"{" });
-                    self.write_task(w, e);
-                    w.raw(b"}");
-                }
-                w.raw(b"]");
-            });
+            return self.list_tasks(cursor, respond);
         }
         let Some(i) = self.tasks.position(task_id) else {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: unknown or expired taskId")
             });
         };
-        let now = self.now_ms;
         match method {
-            "tasks/cancel" => {
-                let hooks = self
-                    .tasks
-                    .entries
-                    .get(i)
-                    .and_then(|e| self.registry.get(usize::from(e.tool)))
-                    .and_then(Tool::task_hooks)
-                    .copied();
-                let Some(e) = self.tasks.entries.get_mut(i) else {
-                    return 0;
-                };
-                if e.status.is_terminal() {
-                    if era.is_modern() {
-                        // Cancelling a finished task is an idempotent acknowledgement.
-                        return respond.result(|_| {});
-                    }
-                    return respond.error(ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: the task already finished (");
-                        w.text(e.status.as_str());
-                        w.text(")");
-                    });
-                }
-                let stop = hooks
-                    .and_then(|h| h.stop)
-                    .map(|stop| stop(ctx, &e.info(now)));
-                e.finish(
-                    TaskStatus::Cancelled,
-                    Err(ToolError::new("Cancelled by request")),
-                    stop,
-                    now,
-                );
-                // The requestor learns it from this response.
-                e.send_status = false;
-                if era.is_modern() {
-                    return respond.result(|_| {});
-                }
-            }
+            "tasks/cancel" => self.cancel_task(i, ctx, respond),
             // Input for a task that asks for none: acknowledged and ignored.
-            "tasks/update" => return respond.result(|_| {}),
-            "tasks/result" => {
-                let Some(e) = self.tasks.entries.get_mut(i) else {
-                    return 0;
-                };
-                if !e.status.is_terminal() {
-                    if e.waiter.is_some() {
-                        return respond.error_text(
-                            ErrorCode::InvalidRequest,
-                            "Another tasks/result request is already waiting for this task",
-                        );
-                    }
-                    let id = respond.id.map(|id| id.raw()).unwrap_or_default();
-                    e.waiter.set(id);
-                    e.waiter_peer = peer;
-                    return 0;
-                }
-                let Some(id) = respond.id else { return 0 };
-                let Some(e) = self.tasks.entries.get(i) else {
-                    return 0;
-                };
-                return self.write_payload(e, id, respond.out);
-            }
-            _ => {}
+            "tasks/update" => respond.result(|_| {}),
+            "tasks/result" => self.task_result(i, peer, respond),
+            _ => self.get_task(i, respond),
         }
+    }
+
+    /// `tasks/list`: every task of the table, in one page.
+    fn list_tasks(&self, cursor: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+        if cursor.is_some() {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: unknown cursor")
+            });
+        }
+        respond.result(|w| {
+            w.raw(protocol::TASKS_OPEN);
+            for (i, e) in self.tasks.entries.iter().enumerate() {
+                w.raw(if i > 0 { b",{" } else { b"{" });
+                self.write_task(w, e);
+                w.raw(b"}");
+            }
+            w.raw(b"]");
+        })
+    }
+
+    /// `tasks/cancel`: a running task ends `cancelled`, its safe-stop issued. Cancelling a
+    /// finished task is an error on the legacy wire, an idempotent acknowledgement on 2026-07-28.
+    fn cancel_task(&mut self, i: usize, ctx: &mut C, respond: Respond<'_, '_>) -> usize {
+        let now = self.now_ms;
+        let era = respond.era;
+        let hooks = self
+            .tasks
+            .entries
+            .get(i)
+            .and_then(|e| self.registry.get(usize::from(e.tool)))
+            .and_then(Tool::task_hooks)
+            .copied();
+        let Some(e) = self.tasks.entries.get_mut(i) else {
+            return 0;
+        };
+        if e.status.is_terminal() {
+            if era.is_modern() {
+                return respond.result(|_| {});
+            }
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: the task already finished (");
+                w.text(e.status.as_str());
+                w.text(")");
+            });
+        }
+        let stop = hooks
+            .and_then(|h| h.stop)
+            .map(|stop| stop(ctx, &e.info(now)));
+        e.finish(
+            TaskStatus::Cancelled,
+            Err(ToolError::new("Cancelled by request")),
+            stop,
+            now,
+        );
+        // The requestor learns it from this response.
+        e.send_status = false;
+        if era.is_modern() {
+            return respond.result(|_| {});
+        }
+        self.get_task(i, respond)
+    }
+
+    /// 2025-11-25 `tasks/result`: the outcome of a finished task; for a running one the request
+    /// is parked (returns 0) until the task ends, one waiter at a time.
+    fn task_result(&mut self, i: usize, peer: Peer, respond: Respond<'_, '_>) -> usize {
+        let Some(e) = self.tasks.entries.get_mut(i) else {
+            return 0;
+        };
+        if !e.status.is_terminal() {
+            if e.waiter.is_some() {
+                return respond.error_text(
+                    ErrorCode::InvalidRequest,
+                    "Another tasks/result request is already waiting for this task",
+                );
+            }
+            let id = respond.id.map(|id| id.raw()).unwrap_or_default();
+            e.waiter.set(id);
+            e.waiter_peer = peer;
+            return 0;
+        }
+        let (Some(id), Some(e)) = (respond.id, self.tasks.entries.get(i)) else {
+            return 0;
+        };
+        self.write_payload(e, id, respond.out)
+    }
+
+    /// `tasks/get` (and the legacy answer to `tasks/cancel`): the task; on 2026-07-28 a finished
+    /// task's result (or error) too.
+    fn get_task(&self, i: usize, respond: Respond<'_, '_>) -> usize {
         let Some(e) = self.tasks.entries.get(i) else {
             return 0;
         };
-        let info = respond.info;
+        let (era, info) = (respond.era, respond.info);
         respond.result(|w| {
             self.write_task(w, e);
-            // 2026-07-28 `tasks/get` carries the result (or the error) of a finished task.
-            if let (true, Some(message)) = (era.is_modern(), e.error) {
+            if !era.is_modern() {
+                return;
+            }
+            if let Some(message) = e.error {
                 w.raw(protocol::ERROR_OPEN);
                 w.int(i64::from(ErrorCode::InternalError.code()));
                 w.raw(protocol::MESSAGE);
@@ -999,9 +1018,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                     None => w.string(message),
                 }
                 w.raw(b"}");
-            } else if era.is_modern()
-                && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed)
-            {
+            } else if matches!(e.status, TaskStatus::Completed | TaskStatus::Failed) {
                 let outcome = Self::outcome(e);
                 w.raw(protocol::RESULT);
                 write_object(w, era, info, "complete", |w| {
