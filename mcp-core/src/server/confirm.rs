@@ -56,6 +56,7 @@ use crate::wire::json::JsonStr;
 use crate::wire::json::{Json, Kind};
 use crate::wire::protocol;
 use crate::wire::request::Id;
+use crate::wire::response::ErrorCode;
 use crate::wire::writer::Writer;
 
 /// The `inputRequests` / `inputResponses` key and the boolean property of the question.
@@ -742,7 +743,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     ) -> Gate {
         if !elicits {
             return Gate::Answered(respond.error_with(
-                crate::wire::response::ErrorCode::MissingRequiredClientCapability,
+                ErrorCode::MissingRequiredClientCapability,
                 |w| {
                     w.text("Missing required client capability: elicitation (this tool asks a person first: ");
                     w.text(confirm.message());
@@ -753,64 +754,20 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         }
         #[cfg(feature = "modern")]
         {
+            let mut respond = respond;
             let arguments = arguments.map_or(&b""[..], |a| a.raw());
-            let key = self.entropy;
             let Ok([state, responses]) = members(params, ["requestState", "inputResponses"]) else {
-                return Gate::Answered(respond.error(
-                    crate::wire::response::ErrorCode::InvalidParams,
-                    |w| {
-                        w.text("Invalid params: duplicate member");
-                    },
-                ));
+                return Gate::Answered(
+                    respond
+                        .error_text(ErrorCode::InvalidParams, "Invalid params: duplicate member"),
+                );
             };
-            if let Some(state) = state {
-                let now = self.now_ms;
-                let verified = state.as_str().and_then(State::read).filter(|s| {
-                    s.mac == self::mac(key, tool, arguments, s.expiry, s.nonce) && now <= s.expiry
-                });
-                let Some(verified) = verified else {
-                    return Gate::Answered(respond.error(crate::wire::response::ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: requestState failed verification or expired; call the tool again without it");
-                    }));
-                };
-                let answer = members(responses.filter(|r| r.kind() == Kind::Object), [KEY])
-                    .ok()
-                    .and_then(|[a]| a);
-                match answer.map(|a| Answer::read(Some(a))) {
-                    // A yes is good once: the approval is recorded as used until it expires.
-                    Some(Answer::Yes) => {
-                        return match self.confirm.spend(verified.nonce, verified.expiry, now) {
-                            Ok(()) => Gate::Pass,
-                            Err(true) => Gate::Answered(respond.error(crate::wire::response::ErrorCode::InvalidParams, |w| {
-                                w.text("Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it");
-                            })),
-                            Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),
-                        };
-                    }
-                    Some(other) => {
-                        return Gate::Answered(
-                            respond.result(|w| refusal(w, other.refusal(), false)),
-                        );
-                    }
-                    // A valid state without the answer: ask again.
-                    None => {}
-                }
+            if let Some(state) = state
+                && let Some(gate) = self.retry(tool, arguments, state, responses, &mut respond)
+            {
+                return gate;
             }
-            let expiry = self
-                .now_ms
-                .saturating_add(u64::from(self.config.confirm_timeout_ms));
-            let nonce = self.confirm.fresh(key);
-            let state = State {
-                expiry,
-                nonce,
-                mac: self::mac(key, tool, arguments, expiry, nonce),
-            };
-            Gate::Answered(respond.result_typed("input_required", |w| {
-                w.raw(protocol::INPUT_REQUEST_OPEN);
-                write_elicitation_params(w, confirm.message(), true);
-                w.raw(protocol::REQUEST_STATE);
-                state.write(w);
-            }))
+            self.ask_modern(confirm, tool, arguments, respond)
         }
         // (Without the feature `modern` no request is of that era.)
         #[cfg(not(feature = "modern"))]
@@ -818,6 +775,74 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             let _ = (tool, arguments, params);
             Gate::Answered(0)
         }
+    }
+
+    /// The retry of a 2026-07-28 call with the `requestState` it was answered with and the
+    /// person's answer: a yes runs it (once), anything else refuses it. `None`: a valid state
+    /// without an answer (ask again).
+    #[cfg(feature = "modern")]
+    fn retry(
+        &mut self,
+        tool: &'static str,
+        arguments: &[u8],
+        state: Json<'_>,
+        responses: Option<Json<'_>>,
+        respond: &mut Respond<'_, '_>,
+    ) -> Option<Gate> {
+        let (now, key) = (self.now_ms, self.entropy);
+        let verified = state.as_str().and_then(State::read).filter(|s| {
+            s.mac == self::mac(key, tool, arguments, s.expiry, s.nonce) && now <= s.expiry
+        });
+        let Some(verified) = verified else {
+            return Some(Gate::Answered(respond.reborrow().error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: requestState failed verification or expired; call the tool again without it",
+            )));
+        };
+        let answer = members(responses.filter(|r| r.kind() == Kind::Object), [KEY])
+            .ok()
+            .and_then(|[a]| a)?;
+        let respond = respond.reborrow();
+        Some(match Answer::read(Some(answer)) {
+            // A yes is good once: the approval is recorded as used until it expires.
+            Answer::Yes => match self.confirm.spend(verified.nonce, verified.expiry, now) {
+                Ok(()) => Gate::Pass,
+                Err(true) => Gate::Answered(respond.error_text(
+                    ErrorCode::InvalidParams,
+                    "Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it",
+                )),
+                Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),
+            },
+            other => Gate::Answered(respond.result(|w| refusal(w, other.refusal(), false))),
+        })
+    }
+
+    /// Asks a 2026-07-28 client's user: `input_required`, with a state signed for this tool and
+    /// these arguments, good until the confirmation times out.
+    #[cfg(feature = "modern")]
+    fn ask_modern(
+        &mut self,
+        confirm: &Confirm,
+        tool: &'static str,
+        arguments: &[u8],
+        respond: Respond<'_, '_>,
+    ) -> Gate {
+        let key = self.entropy;
+        let expiry = self
+            .now_ms
+            .saturating_add(u64::from(self.config.confirm_timeout_ms));
+        let nonce = self.confirm.fresh(key);
+        let state = State {
+            expiry,
+            nonce,
+            mac: self::mac(key, tool, arguments, expiry, nonce),
+        };
+        Gate::Answered(respond.result_typed("input_required", |w| {
+            w.raw(protocol::INPUT_REQUEST_OPEN);
+            write_elicitation_params(w, confirm.message(), true);
+            w.raw(protocol::REQUEST_STATE);
+            state.write(w);
+        }))
     }
 
     /// Legacy revisions: hold the call, and ask the client (elicitation, when *this* client
@@ -856,9 +881,8 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         };
         dst.copy_from_slice(raw);
         let asked = session.elicits;
-        let timeout = self.config.confirm_timeout_ms;
         let now = self.now_ms;
-        let deadline_ms = now.saturating_add(u64::from(timeout));
+        let deadline_ms = now.saturating_add(u64::from(self.config.confirm_timeout_ms));
         // A client that can neither ask its user nor follow a task hears the outcome in the
         // call's own answer, when it comes within the budget.
         let budget = self.config.hold_answer_ms;
@@ -867,7 +891,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             false => At::NONE,
         };
         let approval = self.confirm.fresh(self.entropy);
-        self.confirm.set_held(&Held {
+        let held = Held {
             len,
             id: (id_start, id_len),
             tool,
@@ -881,25 +905,32 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             deadline_ms,
             owed_until,
             device_answer: None,
-        });
-        let Respond { out, .. } = respond;
-        if asked {
-            // The request to the client is this message's answer; the call's comes later.
+        };
+        self.confirm.set_held(&held);
+        self.held_answer(confirm, &held, respond)
+    }
+
+    /// The answer to a call just held: the question to the client (elicitation: the call's own
+    /// answer comes later), nothing yet (the answer is owed, from `poll`), or that it waits for
+    /// the device's button.
+    fn held_answer(&self, confirm: &Confirm, held: &Held, respond: Respond<'_, '_>) -> Gate {
+        let Respond {
+            out, id, era, info, ..
+        } = respond;
+        if held.asked {
             let mut w = Writer::new(out);
             w.raw(protocol::RESPONSE_HEAD);
-            write_elicitation_id(&mut w, approval);
+            write_elicitation_id(&mut w, held.approval);
             w.raw(protocol::ELICITATION_REQUEST);
-            let form = session.effective_revision() >= super::Revision::V2025_11_25;
+            let form = held.session.effective_revision() >= super::Revision::V2025_11_25;
             write_elicitation_params(&mut w, confirm.message(), form);
             w.raw(b"}}");
             return Gate::Asked(if w.fits() { w.needed() } else { 0 });
         }
-        if owed_until != At::NONE {
-            // The answer comes later, from `poll`.
+        if held.owed_until != At::NONE {
             return Gate::Asked(0);
         }
-        let id = respond.id;
-        let (era, info) = (respond.era, respond.info);
+        let timeout = self.config.confirm_timeout_ms;
         Gate::Answered(super::finish(out, id, "", |w| {
             if let Some(id) = id {
                 super::write_result_object(w, id, era, info, "complete", |w| {

@@ -109,6 +109,44 @@ impl<'t, C, K: Capacities> Live<'t, C, K> {
         self.listens.as_mut()
     }
 
+    /// The live resources among `uris` (an array of strings; absent: none), as a mask. A URI
+    /// that is not a live resource is not honoured (left out of the acknowledgement). `None`:
+    /// not an array of strings.
+    fn mask(&self, uris: Option<Json<'_>>) -> Option<u64> {
+        let Some(uris) = uris else { return Some(0) };
+        let mut mask = 0u64;
+        for uri in uris.elements()? {
+            if let Some(i) = self.position_json(uri.as_str()?) {
+                mask |= 1u64 << i;
+            }
+        }
+        Some(mask)
+    }
+
+    /// `notifications/subscriptions/acknowledged` for the listen stream `id`: the URIs of the
+    /// resources in `mask`.
+    fn acknowledge(&self, w: &mut Writer<'_>, id: &[u8], mask: u64) {
+        w.raw(protocol::SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION);
+        write_subscription_meta(w, id);
+        w.raw(protocol::NOTIFICATIONS_OPEN);
+        if mask != 0 {
+            w.raw(protocol::SUBSCRIPTIONS_OPEN);
+            let honoured = self
+                .resources()
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1u64 << i) != 0);
+            for (k, (_, r)) in honoured.enumerate() {
+                if k > 0 {
+                    w.raw(b",");
+                }
+                w.string(r.uri());
+            }
+            w.raw(b"]");
+        }
+        w.raw(b"}}}");
+    }
+
     fn position(&self, uri: &str) -> Option<usize> {
         self.resources().iter().position(|r| r.uri() == uri)
     }
@@ -536,21 +574,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         ) else {
             return respond.error_text(ErrorCode::InvalidParams, BAD);
         };
-        let mut mask = 0u64;
-        if let Some(uris) = uris {
-            let Some(elements) = uris.elements() else {
-                return respond.error_text(ErrorCode::InvalidParams, BAD);
-            };
-            for uri in elements {
-                let Some(uri) = uri.as_str() else {
-                    return respond.error_text(ErrorCode::InvalidParams, BAD);
-                };
-                // A URI that is not a live resource is not honoured (left out of the ack).
-                if let Some(i) = self.live.position_json(uri) {
-                    mask |= 1u64 << i;
-                }
-            }
-        }
+        let Some(mask) = self.live.mask(uris) else {
+            return respond.error_text(ErrorCode::InvalidParams, BAD);
+        };
         let raw = id.raw();
         if raw.len() > MAX_ID_LEN {
             return respond.error(ErrorCode::InvalidParams, |w| {
@@ -576,28 +602,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // An id is never empty, and its length was checked: the stream is open.
         slot.id.set(raw);
         handled.deferred = true;
-        let resources = self.live.resources();
         let Respond { out, .. } = respond;
-        finish(out, None, "", |w| {
-            w.raw(protocol::SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION);
-            write_subscription_meta(w, raw);
-            w.raw(protocol::NOTIFICATIONS_OPEN);
-            if mask != 0 {
-                w.raw(protocol::SUBSCRIPTIONS_OPEN);
-                let honoured = resources
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| mask & (1u64 << i) != 0);
-                for (k, (_, r)) in honoured.enumerate() {
-                    if k > 0 {
-                        w.raw(b",");
-                    }
-                    w.string(r.uri());
-                }
-                w.raw(b"]");
-            }
-            w.raw(b"}}}");
-        })
+        finish(out, None, "", |w| self.live.acknowledge(w, raw, mask))
     }
 }
 

@@ -46,7 +46,7 @@ use crate::wire::json::Json;
 use crate::wire::protocol;
 use crate::wire::request::{Id, KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
-use crate::wire::writer::Writer;
+use crate::wire::writer::{ObjectWriter, Writer};
 use crate::{Args, Reply};
 
 /// [`Entry::owed_until`] of a task whose call's answer is not held back.
@@ -1153,45 +1153,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
         }
         o.raw_member("started", |w| t.started.write_json(w));
         // Read where it is: the outcome and its evidence are not copied onto the stack.
-        match &t.outcome {
-            Some(Ok(out)) => {
-                match out.value {
-                    Value::Bool(b) => o.bool("result", b),
-                    Value::Int(i) => o.int("result", i),
-                    #[cfg(feature = "float")]
-                    Value::Number(n) => o.number("result", n),
-                    Value::Static(s) => o.str("result", s),
-                    _ => o,
-                };
-                if let Some(ev) = &out.evidence {
-                    o.raw_member("evidence", |w| ev.write_json(w));
-                }
-            }
-            Some(Err(err)) => {
-                // The failure as a model reads it, with what became of the safe-stop (the
-                // `stop` member below says it again for programs).
-                let m = match (t.error, err.message) {
-                    (Some(m), _) | (None, crate::result::Message::Static(m)) => Some(m),
-                    (None, crate::result::Message::Scratch(_)) => None,
-                };
-                match (m, stop_note(t.stop)) {
-                    (Some(m), Some(note)) => {
-                        o.str_parts("error", &[m, "; ", note]);
-                    }
-                    (Some(m), None) => {
-                        o.str("error", m);
-                    }
-                    (None, Some(note)) => {
-                        o.str_parts("error", &["Failed; ", note]);
-                    }
-                    (None, None) => {}
-                }
-                if let Some(ev) = &err.evidence {
-                    o.raw_member("evidence", |w| ev.write_json(w));
-                }
-            }
-            None => {}
-        }
+        report_outcome(o, t);
         match t.stop {
             Some(Ok(())) => {
                 o.str("stop", "issued");
@@ -1202,6 +1164,50 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
             None => {}
         }
     })
+}
+
+/// The status tool's members for a task's outcome: its result and evidence, or its failure as a
+/// model reads it (with what became of the safe-stop) and the evidence.
+fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
+    match &t.outcome {
+        Some(Ok(out)) => {
+            match out.value {
+                Value::Bool(b) => o.bool("result", b),
+                Value::Int(i) => o.int("result", i),
+                #[cfg(feature = "float")]
+                Value::Number(n) => o.number("result", n),
+                Value::Static(s) => o.str("result", s),
+                _ => o,
+            };
+            if let Some(ev) = &out.evidence {
+                o.raw_member("evidence", |w| ev.write_json(w));
+            }
+        }
+        Some(Err(err)) => {
+            // The failure as a model reads it, with what became of the safe-stop (the `stop`
+            // member says it again for programs).
+            let m = match (t.error, err.message) {
+                (Some(m), _) | (None, crate::result::Message::Static(m)) => Some(m),
+                (None, crate::result::Message::Scratch(_)) => None,
+            };
+            match (m, stop_note(t.stop)) {
+                (Some(m), Some(note)) => {
+                    o.str_parts("error", &[m, "; ", note]);
+                }
+                (Some(m), None) => {
+                    o.str("error", m);
+                }
+                (None, Some(note)) => {
+                    o.str_parts("error", &["Failed; ", note]);
+                }
+                (None, None) => {}
+            }
+            if let Some(ev) = &err.evidence {
+                o.raw_member("evidence", |w| ev.write_json(w));
+            }
+        }
+        None => {}
+    }
 }
 
 /// The status tool `self.tasks.get_status` for clients without task support (xiaozhi
