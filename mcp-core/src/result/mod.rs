@@ -62,6 +62,7 @@ pub type ToolResult = Result<Output, ToolError>;
 /// How strongly the device can vouch for an action's effect, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Level {
     /// Queued or deferred: it has not happened yet (a reboot in one second, a queued move).
     Scheduled,
@@ -94,6 +95,7 @@ impl Level {
 /// A commanded or observed value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Reading {
     /// An on/off state.
     Bool(bool),

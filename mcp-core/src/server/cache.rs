@@ -42,6 +42,7 @@ pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
 /// know that the answer was handed to the transport, or that the link was gone first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Delivery {
     /// The answer was produced; the transport has not said what became of it.
     Pending,

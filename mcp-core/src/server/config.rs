@@ -6,6 +6,7 @@ use crate::wire::json::DEFAULT_MAX_DEPTH;
 /// What happens when the model calls a user-only tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum UserToolPolicy {
     /// Refuse it (the default). User-only tools are left out of `tools/list` unless the client
     /// asks with `withUserTools: true` (xiaozhi's backend does, to show a person what the device

@@ -108,6 +108,7 @@ impl Handled<'_> {
 /// [`Server::handle`](super::Server::handle) could not write even an error response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum HandleError {
     /// The output buffer is smaller than [`MIN_OUT_LEN`].
     #[error("output buffer smaller than {MIN_OUT_LEN} bytes")]
