@@ -108,6 +108,20 @@ extern crate alloc;
 #[cfg(all(feature = "log", feature = "defmt"))]
 compile_error!("features `log` and `defmt` are mutually exclusive");
 
+/// Builder methods that set one field each and return the value (`const fn`, so that what they
+/// build can be a `const`): `name(v: T) => field = value;`, each with its own docs and attributes.
+macro_rules! setters {
+    ($($(#[$attr:meta])* $name:ident($v:ident: $ty:ty) => $field:ident = $value:expr;)*) => {
+        $(
+            $(#[$attr])*
+            pub const fn $name(mut self, $v: $ty) -> Self {
+                self.$field = $value;
+                self
+            }
+        )*
+    };
+}
+
 pub mod caller;
 mod fmt;
 pub mod registry;
@@ -149,7 +163,9 @@ pub use server::{
 /// | `listen` | 2026-07-28 listen streams (feature `resources`) | 1 |
 /// | `hold` | bytes for a call held for a person's confirmation: its record (`server::HOLD_RECORD`) and its message (feature `confirm`; 0: none) | 352 |
 ///
-/// The names may come in any order. What each costs in RAM: [`Capacities`].
+/// The names may come in any order; a name this table does not have, or one named twice, does not
+/// compile, nor does leaving out `tools`. The values are constants (over a const generic `N`,
+/// write `Caps<N, …>` itself). What each costs in RAM: [`Capacities`].
 ///
 /// ```
 /// use mcp_core::{Caps, Config, Server, caps};
@@ -163,45 +179,12 @@ pub use server::{
 /// ```
 #[macro_export]
 macro_rules! caps {
-    // One name at a time, replacing its default.
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        tools = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$v] [$t] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    ($($name:ident = $value:expr),+ $(,)?) => {
+        $crate::caps!(@of $crate::server::Named { $($name: $value,)+ ..$crate::server::Named::DEFAULT })
     };
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        tasks = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$($n)?] [$v] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        cache = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$($n)?] [$t] [$v] [$cb] [$r] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        cache_bytes = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$($n)?] [$t] [$ca] [$v] [$r] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        resources = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$($n)?] [$t] [$ca] [$cb] [$v] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        listen = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$($n)?] [$t] [$ca] [$cb] [$r] [$v] [$h] $($($rest)*)?)
-    };
-    (@named [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        hold = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::caps!(@named [$($n)?] [$t] [$ca] [$cb] [$r] [$l] [$v] $($($rest)*)?)
-    };
-    // All named: the type.
-    (@named [$n:expr] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]) => {
-        $crate::Caps<{ $n }, { $t }, { $ca }, { $cb }, { $r }, { $l }, { $h }>
-    };
-    (@named [] $($rest:tt)*) => {
-        compile_error!("caps!: name the tool capacity, `tools = N`")
-    };
-    // The entry: every capacity at its default, then the names.
-    ($($named:tt)*) => {
-        $crate::caps!(@named [] [2] [4] [384] [4] [1] [352] $($named)*)
+    (@of $named:expr) => {
+        $crate::Caps<{ $named.tools() }, { $named.tasks }, { $named.cache }, { $named.cache_bytes },
+            { $named.resources }, { $named.listen }, { $named.hold }>
     };
 }
 

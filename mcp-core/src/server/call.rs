@@ -87,8 +87,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         id: Id<'i>,
         frame: &Frame<'i>,
         caller: Caller<'i>,
-        respond: Respond<'_, 'i>,
         effects: &mut Effects<'_, 'i, 't, C>,
+        respond: Respond<'_, 'i>,
     ) -> Flow {
         // Validated where the handler reads them: the arguments are not moved on the blocking
         // path (a parked call takes them along).
@@ -130,7 +130,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
                 self.invoke(handler, args, tail, scratch, seq, effects)
             }
-            _ => self.invoke_decoded(handler, args, tail, out, seq, effects),
+            _ => self.invoke_decoded(handler, (args, out), tail, seq, effects),
         };
         self.conclude(tail, result, Scratch { used, seq }, out, effects.handled)
     }
@@ -158,9 +158,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     fn invoke_decoded(
         &self,
         handler: crate::Handler<C>,
-        args: &Args<'_>,
+        (args, out): (&Args<'_>, &mut [u8]),
         tail: &Tail<'_, 't, C>,
-        out: &mut [u8],
         seq: u32,
         effects: &mut Effects<'_, '_, 't, C>,
     ) -> (ToolResult, usize) {

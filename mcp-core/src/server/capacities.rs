@@ -192,6 +192,42 @@ impl<
     type Hold = [u8; HOLD];
 }
 
+/// The capacities [`caps!`](crate::caps) names: each one left out is `Caps`'s default.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Named {
+    pub tools: usize,
+    pub tasks: usize,
+    pub cache: usize,
+    pub cache_bytes: usize,
+    pub resources: usize,
+    pub listen: usize,
+    pub hold: usize,
+}
+
+#[doc(hidden)]
+impl Named {
+    /// `Caps`'s defaults; the tool capacity has none.
+    pub const DEFAULT: Named = Named {
+        tools: usize::MAX,
+        tasks: 2,
+        cache: 4,
+        cache_bytes: 384,
+        resources: 4,
+        listen: 1,
+        hold: 352,
+    };
+
+    /// The tool capacity, which must be named.
+    pub const fn tools(self) -> usize {
+        assert!(
+            self.tools != usize::MAX,
+            "caps!: name the tool capacity, `tools = N`"
+        );
+        self.tools
+    }
+}
+
 impl<
     't,
     C,

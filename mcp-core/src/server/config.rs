@@ -90,73 +90,36 @@ impl Config {
         }
     }
 
-    /// Publishes static text resources. Feature `resources`.
-    #[cfg(feature = "resources")]
-    pub const fn resources(mut self, v: &'static [crate::registry::Resource]) -> Self {
-        self.resources = v;
-        self
-    }
-
-    /// Publishes static prompts. Feature `resources`.
-    #[cfg(feature = "resources")]
-    pub const fn prompts(mut self, v: &'static [crate::registry::Prompt]) -> Self {
-        self.prompts = v;
-        self
-    }
-
-    /// Sets how long a person has to answer a confirmation (ms).
-    pub const fn confirm_timeout(mut self, ms: u32) -> Self {
-        self.confirm_timeout_ms = ms;
-        self
-    }
-
-    /// Sets how long a waiting call (for the device's button, or a long-running action) may keep
-    /// its answer back (ms; see [`hold_answer_ms`](Self::hold_answer_ms)).
-    pub const fn hold_answer(mut self, ms: u32) -> Self {
-        self.hold_answer_ms = ms;
-        self
-    }
-
-    /// Sets the log level in force before the client sets one.
-    pub const fn log_level(mut self, v: Option<LogLevel>) -> Self {
-        self.log_level = v;
-        self
-    }
-
-    /// Sets the `pollInterval` suggested to clients for tasks (ms).
-    pub const fn task_poll_interval(mut self, ms: u32) -> Self {
-        self.task_poll_interval_ms = ms;
-        self
+    setters! {
+        /// Publishes static text resources. Feature `resources`.
+        #[cfg(feature = "resources")]
+        resources(v: &'static [crate::registry::Resource]) => resources = v;
+        /// Publishes static prompts. Feature `resources`.
+        #[cfg(feature = "resources")]
+        prompts(v: &'static [crate::registry::Prompt]) => prompts = v;
+        /// Sets how long a person has to answer a confirmation (ms).
+        confirm_timeout(ms: u32) => confirm_timeout_ms = ms;
+        /// Sets how long a waiting call (for the device's button, or a long-running action) may
+        /// keep its answer back (ms; see [`hold_answer_ms`](Self::hold_answer_ms)).
+        hold_answer(ms: u32) => hold_answer_ms = ms;
+        /// Sets the log level in force before the client sets one.
+        log_level(v: Option<LogLevel>) => log_level = v;
+        /// Sets the `pollInterval` suggested to clients for tasks (ms).
+        task_poll_interval(ms: u32) => task_poll_interval_ms = ms;
+        /// Sets the `tools/list` page budget.
+        page_bytes(v: usize) => page_bytes = v;
+        /// Sets the user-only tool policy.
+        user_tools(v: UserToolPolicy) => user_tools = v;
+        /// Sets the JSON nesting limit.
+        max_depth(v: u8) => max_depth = v;
+        /// Sets the `initialize` instructions.
+        instructions(v: &'static str) => instructions = Some(v);
     }
 
     /// Sets the default task `ttl` and the longest one granted (ms).
     pub const fn task_ttl(mut self, default_ms: u32, max_ms: u32) -> Self {
         self.task_ttl_ms = default_ms;
         self.task_ttl_max_ms = max_ms;
-        self
-    }
-
-    /// Sets the `tools/list` page budget.
-    pub const fn page_bytes(mut self, v: usize) -> Self {
-        self.page_bytes = v;
-        self
-    }
-
-    /// Sets the user-only tool policy.
-    pub const fn user_tools(mut self, v: UserToolPolicy) -> Self {
-        self.user_tools = v;
-        self
-    }
-
-    /// Sets the JSON nesting limit.
-    pub const fn max_depth(mut self, v: u8) -> Self {
-        self.max_depth = v;
-        self
-    }
-
-    /// Sets the `initialize` instructions.
-    pub const fn instructions(mut self, v: &'static str) -> Self {
-        self.instructions = Some(v);
         self
     }
 }

@@ -37,23 +37,15 @@ impl<'i> Input<'i> {
         }
     }
 
-    /// Lends the sending client's session (a transport serving several clients with one engine;
-    /// see [`Session`]). The session after the message comes back in [`Handled::session`].
-    pub const fn session(mut self, session: Session) -> Self {
-        self.session = Some(session);
-        self
-    }
-
-    /// Names the peer (default [`Peer::ONLY`]: a point-to-point link).
-    pub const fn peer(mut self, peer: Peer) -> Self {
-        self.peer = peer;
-        self
-    }
-
-    /// Requires the 2026-07-28 rules.
-    pub const fn stateless(mut self, yes: bool) -> Self {
-        self.stateless = yes;
-        self
+    setters! {
+        /// Lends the sending client's session (a transport serving several clients with one
+        /// engine; see [`Session`]). The session after the message comes back in
+        /// [`Handled::session`].
+        session(session: Session) => session = Some(session);
+        /// Names the peer (default [`Peer::ONLY`]: a point-to-point link).
+        peer(peer: Peer) => peer = peer;
+        /// Requires the 2026-07-28 rules.
+        stateless(yes: bool) => stateless = yes;
     }
 }
 

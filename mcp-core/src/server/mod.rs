@@ -60,6 +60,8 @@ pub use crate::caller::{LogLevel, Notify, Principal};
 pub use crate::result::{TaskLookup, TaskSnapshot, TaskStatus};
 pub use cache::{CallRecord, Delivery, MAX_IDEMPOTENCY_KEY_LEN, Peer, Receipt};
 pub use call::Call;
+#[doc(hidden)]
+pub use capacities::Named;
 pub use capacities::{Capacities, Caps};
 pub use config::{Config, UserToolPolicy};
 #[cfg(feature = "confirm")]

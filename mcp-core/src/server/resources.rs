@@ -109,6 +109,12 @@ impl<'t, C, K: Capacities> Live<'t, C, K> {
         self.listens.as_mut()
     }
 
+    /// `params.uri`, and the index of the live resource there, if one is.
+    fn at<'i>(&self, params: Option<Json<'i>>) -> (Option<JsonStr<'i>>, Option<usize>) {
+        let uri = uri_param(params);
+        (uri, uri.and_then(|u| self.position_json(u)))
+    }
+
     /// The live resources among `uris` (an array of strings; absent: none), as a mask. A URI
     /// that is not a live resource is not honoured (left out of the acknowledgement). `None`:
     /// not an array of strings.
@@ -366,8 +372,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 })
             }
             "resources/read" => self.read(params, caller, ctx, respond),
-            "resources/subscribe" => self.subscription(params, true, respond),
-            "resources/unsubscribe" => self.subscription(params, false, respond),
+            "resources/subscribe" => self.subscription(true, params, respond),
+            "resources/unsubscribe" => self.subscription(false, params, respond),
             "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
             "prompts/list" => self.list_prompts(respond),
             "completion/complete" => complete(self.config.prompts, params, respond),
@@ -429,14 +435,13 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         ctx: &mut C,
         respond: Respond<'_, '_>,
     ) -> usize {
-        let uri = uri_param(params);
-        if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
+        let (uri, live) = self.live.at(params);
+        if let Some(i) = live {
             return self.read_live(i, caller, ctx, respond);
         }
         let statics = self.config.resources;
         let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
-            let modern = respond.era.is_modern();
-            return not_found(respond, uri, modern);
+            return not_found(respond, uri);
         };
         let hints = self.hints(respond.era);
         respond.result(|w| {
@@ -454,14 +459,13 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// `resources/subscribe` (`on`) and `resources/unsubscribe` of a live resource.
     fn subscription(
         &mut self,
-        params: Option<Json<'_>>,
         on: bool,
+        params: Option<Json<'_>>,
         respond: Respond<'_, '_>,
     ) -> usize {
-        let uri = uri_param(params);
-        let Some(i) = uri.and_then(|u| self.live.position_json(u)) else {
-            let modern = respond.era.is_modern();
-            return not_found(respond, uri, modern);
+        let (uri, live) = self.live.at(params);
+        let Some(i) = live else {
+            return not_found(respond, uri);
         };
         let bit = 1u64 << i;
         if on {
@@ -608,8 +612,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
 }
 
 /// Resource not found: -32002 with `data.uri` before 2026-07-28, -32602 from then on.
-fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>, modern: bool) -> usize {
-    let code = if modern {
+fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>) -> usize {
+    let code = if respond.era.is_modern() {
         ErrorCode::InvalidParams
     } else {
         ErrorCode::ResourceNotFound

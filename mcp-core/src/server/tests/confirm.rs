@@ -62,17 +62,8 @@ impl T {
 
     fn send(&mut self, msg: &J) -> (Option<J>, bool) {
         let bytes = msg.to_string();
-        let h = self
-            .s
-            .handle(
-                bytes.as_bytes(),
-                self.principal,
-                &mut self.dev,
-                &mut self.out,
-            )
-            .unwrap();
-        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
-        (v, h.deferred)
+        let input = Input::new(bytes.as_bytes(), self.principal);
+        super::exchange(&mut self.s, input, &mut self.dev, &mut self.out)
     }
 
     fn ask(&mut self, msg: J) -> J {

@@ -65,17 +65,8 @@ impl Dev {
 
     fn send(&mut self, msg: &J) -> (Option<J>, bool) {
         let bytes = msg.to_string();
-        let h = self
-            .s
-            .handle(
-                bytes.as_bytes(),
-                Principal::Model,
-                &mut self.sensors,
-                &mut self.out,
-            )
-            .unwrap();
-        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
-        (v, h.deferred)
+        let input = Input::new(bytes.as_bytes(), Principal::Model);
+        super::exchange(&mut self.s, input, &mut self.sensors, &mut self.out)
     }
 
     fn ask(&mut self, msg: J) -> J {
@@ -83,18 +74,15 @@ impl Dev {
     }
 
     /// A message from one of several clients of this engine.
+    #[cfg(feature = "modern")]
     fn send_from(&mut self, peer: Peer, msg: &J) -> (Option<J>, bool) {
         let bytes = msg.to_string();
         let input = Input::new(bytes.as_bytes(), Principal::Model).peer(peer);
-        let h = self
-            .s
-            .handle_with(input, &mut self.sensors, &mut self.out, &mut |_: &[u8]| {})
-            .unwrap();
-        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
-        (v, h.deferred)
+        super::exchange(&mut self.s, input, &mut self.sensors, &mut self.out)
     }
 
     /// Everything `poll` owes now, with whom each message is for.
+    #[cfg(feature = "modern")]
     fn drain_to(&mut self) -> Vec<(J, Option<Peer>)> {
         let mut msgs = Vec::new();
         loop {

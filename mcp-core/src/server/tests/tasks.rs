@@ -744,16 +744,11 @@ const FULL_TOOL: Tool<Motor> = Tool::new("full", "Every evidence field", full)
     );
 
 /// The JSON an evidence must be rendered as, from its fields, and the words its sentence must
-/// contain, one per field. Every field is named: a field added to `Evidence` does not compile here
-/// until this test expects it, and then every path below must render it.
+/// contain, one per field. Every field is taken ([`Evidence::fields`]): a field added to
+/// `Evidence` does not compile here until this test expects it, and then every path below must
+/// render it.
 fn expected(e: &Evidence) -> (J, Vec<String>) {
-    let Evidence {
-        level,
-        commanded,
-        observed,
-        tolerance,
-        unit,
-    } = *e;
+    let (level, commanded, observed, tolerance, unit) = e.fields();
     let reading = |r: Reading| match r {
         Reading::Bool(b) => json!(b),
         Reading::Int(i) => json!(i),
