@@ -13,6 +13,8 @@
     clippy::indexing_slicing
 )] // a test
 
+mod common;
+
 use mcp_core::{Caps, Config, Principal, Server, Tool};
 use mcp_hal::kits::{DelayNs, Wait, audio, screen};
 #[cfg(feature = "tasks")]
@@ -51,19 +53,14 @@ impl Rig {
 
     fn call(&mut self, tool: &str, args: Value) -> Value {
         self.id += 1;
-        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":"tools/call","params":{"name":tool,"arguments":args}});
-        let n = self
-            .server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::User,
-                &mut self.board,
-                &mut self.out,
-            )
-            .unwrap()
-            .len;
-        let v: Value = serde_json::from_slice(&self.out[..n]).unwrap();
-        v["result"].clone()
+        let (board, out) = (&mut self.board, &mut self.out);
+        common::call(
+            &mut self.server,
+            Principal::User,
+            board,
+            out,
+            (self.id, tool, args),
+        )
     }
 
     /// Advances the board and the engine together, in 50 ms steps.
@@ -408,12 +405,8 @@ fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
     let mut dev = Capped(SimCodec::new(Faults::NONE));
     let mut out = vec![0u8; 2048];
     let mut send = |dev: &mut Capped, v: i64| -> Value {
-        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
-        let n = server
-            .handle(msg.to_string().as_bytes(), Principal::Model, dev, &mut out)
-            .unwrap()
-            .len;
-        serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone()
+        let call = (v, "self.audio_speaker.set_volume", json!({ "volume": v }));
+        common::call(&mut server, Principal::Model, dev, &mut out, call)
     };
     let r = send(&mut dev, 80);
     assert_eq!(cell(&r), c(true, None, N, N));
@@ -431,18 +424,9 @@ fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
 impl Rig {
     fn request(&mut self, method: &str, params: Value) -> Option<Value> {
         self.id += 1;
-        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":method,"params":params});
-        let n = self
-            .server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::Model,
-                &mut self.board,
-                &mut self.out,
-            )
-            .unwrap()
-            .len;
-        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
+        let msg = common::request(self.id, method, params);
+        let (board, out) = (&mut self.board, &mut self.out);
+        common::send(&mut self.server, Principal::Model, board, out, &msg)
     }
 
     /// Advances 50 ms and returns what the engine emitted.
@@ -660,17 +644,8 @@ fn a_quantized_codec_confirms_every_percentage_within_its_step() {
     let mut out = vec![0u8; 2048];
     let mut failed = Vec::new();
     for v in 0..=100i64 {
-        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
-        let n = server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::Model,
-                &mut dev,
-                &mut out,
-            )
-            .unwrap()
-            .len;
-        let r = serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone();
+        let call = (v, "self.audio_speaker.set_volume", json!({ "volume": v }));
+        let r = common::call(&mut server, Principal::Model, &mut dev, &mut out, call);
         let observed = Quantized::percent(Quantized::code(mcp_hal::Percent::new(v as u8).unwrap()));
         if r["isError"] != false {
             failed.push(v);

@@ -9,7 +9,9 @@
     clippy::indexing_slicing
 )] // a test
 
-use mcp_core::{Caps, Config, Principal, Server, Tool};
+mod common;
+
+use mcp_core::{Capacities, Caps, Config, Principal, Server, Tool};
 use mcp_hal::kits::{DEFAULT_CALL_BUDGET_MS, DelayNs, Wait, audio, relay};
 use mcp_hal::sim::{Fault, Faults, SimBoard, SimCodec, SimRelay};
 use serde_json::{Value, json};
@@ -65,24 +67,14 @@ impl relay::HasRelay for Board {
 }
 
 /// Sends one `tools/call` and returns its `result`.
-fn call<B>(
-    server: &mut Server<'static, B, Caps<4>>,
+fn call<B, K: Capacities>(
+    server: &mut Server<'static, B, K>,
     board: &mut B,
     tool: &str,
     args: Value,
 ) -> Value {
-    let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":args}});
     let mut out = vec![0u8; 4096];
-    let n = server
-        .handle(
-            msg.to_string().as_bytes(),
-            Principal::Model,
-            board,
-            &mut out,
-        )
-        .unwrap()
-        .len;
-    serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone()
+    common::call(server, Principal::Model, board, &mut out, (1, tool, args))
 }
 
 fn sim_server() -> Server<'static, Board, Caps<4>> {
