@@ -7,7 +7,7 @@
 //! [`Capacities`] trait is what code over *any* server is written against:
 //!
 //! ```
-//! use mcp_core::{Capacities, Caps, Config, Principal, Server};
+//! use mcp_core::{Capacities, Caps, Config, Server};
 //!
 //! struct Board;
 //!

@@ -501,6 +501,8 @@ fn awaitable<C>(tool: &Tool<C>, can_await: bool, respond: &mut Respond<'_, '_>) 
 }
 
 /// Answers the call with a tool result that failed with `message` (the handler did not run).
+/// (Inlined: out of line it costs 80 bytes of flash more on the ESP32-C3 firmware.)
+#[inline(always)]
 fn tool_error(respond: &mut Respond<'_, '_>, message: &'static str) -> usize {
     respond
         .reborrow()
