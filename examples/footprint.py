@@ -586,7 +586,7 @@ def main() -> None:
     for name, n in sorted(statics.items()):
         add(f"| `{name}` | {n} |")
     add("")
-    add("What the const generics of `Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>` cost on riscv32imc")
+    add("What the capacities of `Server<'_, C, Caps<N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>>` cost on riscv32imc")
     add("(`size_of`, computed by the compiler inside the QEMU firmware):")
     add("")
     add("| part | bytes |")

@@ -1,7 +1,7 @@
 //! The mcu-mcp side: a [`Server`] over the device-sim [`Board`], fed a fixed cycle of messages.
 
 use mcp_core::registry::Tool;
-use mcp_core::{Config, Principal, Server};
+use mcp_core::{Caps, Config, Principal, Server};
 use serde_json::Value;
 
 use crate::board::Board;
@@ -15,7 +15,7 @@ pub type BoardCheck = fn(&mut Board) -> Result<(), String>;
 
 /// A server with `N` tool slots over a [`Board`], and the message cycle it is fed.
 pub struct Ours<const N: usize> {
-    server: Server<'static, Board, N>,
+    server: Server<'static, Board, Caps<N>>,
     board: Board,
     out: Vec<u8>,
     steps: Vec<Step>,
@@ -35,8 +35,9 @@ impl<const N: usize> core::fmt::Debug for Ours<N> {
 /// A server with `tools` registered, already initialized with [`INITIALIZE`] (2025-11-25).
 pub fn server<const N: usize>(
     tools: &[&'static Tool<Board>],
-) -> (Server<'static, Board, N>, Board) {
-    let mut server: Server<'static, Board, N> = Server::new(Config::new("device-sim", "0.1.0"));
+) -> (Server<'static, Board, Caps<N>>, Board) {
+    let mut server: Server<'static, Board, Caps<N>> =
+        Server::new(Config::new("device-sim", "0.1.0"));
     for tool in tools {
         if let Err(e) = server.register(tool) {
             panic!("registering {}: {e:?}", tool.name());
@@ -55,7 +56,7 @@ pub fn server<const N: usize>(
 impl<const N: usize> Ours<N> {
     /// A harness over `server`, feeding `steps` in a cycle.
     pub fn new(
-        (server, board): (Server<'static, Board, N>, Board),
+        (server, board): (Server<'static, Board, Caps<N>>, Board),
         steps: Vec<Step>,
         check: Check,
         board_check: BoardCheck,
@@ -74,7 +75,7 @@ impl<const N: usize> Ours<N> {
 
 /// Handles one message; returns the response bytes.
 fn handle<'o, const N: usize>(
-    server: &mut Server<'static, Board, N>,
+    server: &mut Server<'static, Board, Caps<N>>,
     board: &mut Board,
     out: &'o mut [u8],
     message: &[u8],

@@ -21,7 +21,7 @@ use arbitrary::Arbitrary;
 use base64::Engine as _;
 use libfuzzer_sys::fuzz_target;
 use mcp_core::server::Peer;
-use mcp_core::{Config, Input, Principal, Server};
+use mcp_core::{Caps, Config, Input, Principal, Server};
 use mcp_hal::kits::firmware::MAX_CHUNK;
 use mcp_hal::sim::{DemoBoard, SimFirmware, write_image_header};
 use serde_json::{Value, json};
@@ -110,7 +110,7 @@ struct Upgrade {
 }
 
 struct Device {
-    server: Server<'static, DemoBoard, 8>,
+    server: Server<'static, DemoBoard, Caps<8>>,
     board: DemoBoard,
     out: Vec<u8>,
     now: u64,

@@ -11,7 +11,7 @@ use mcp_core::registry::{Confirm, Tool};
 use mcp_core::schema::Param;
 use mcp_core::server::{Approval, Peer};
 use mcp_core::{
-    Args, Call, Config, Evidence, Input, Level, Output, Principal, Reply, Server, Session,
+    Args, Call, Caps, Config, Evidence, Input, Level, Output, Principal, Reply, Server, Session,
     ToolResult,
 };
 
@@ -81,8 +81,11 @@ pub static MODEL: [ToolModel; 3] = [
 
 /// The server type: 4 tools, 2 tasks, 4 cached answers, a call of up to [`approvals::HOLD`]
 /// bytes held (beside its record, `HOLD_RECORD`).
-pub type Srv =
-    Server<'static, Dev, 4, 2, 4, 384, 4, 1, { approvals::HOLD + mcp_core::server::HOLD_RECORD }>;
+pub type Srv = Server<
+    'static,
+    Dev,
+    Caps<4, 2, 4, 384, 4, 1, { approvals::HOLD + mcp_core::server::HOLD_RECORD }>,
+>;
 
 /// The buffers messages are written into: one that leaves room for the answer in front of any
 /// held call (`HOLD` bytes), and one where a yes to a long held call finds no room to run it.

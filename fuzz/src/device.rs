@@ -8,8 +8,8 @@ use mcp_core::registry::{Annotations, TaskSupport, Tool};
 use mcp_core::schema::Param;
 use mcp_core::server::status_tool;
 use mcp_core::{
-    Args, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks, TaskInfo,
-    TaskPoll, ToolError, ToolResult,
+    Args, Caps, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks,
+    TaskInfo, TaskPoll, ToolError, ToolResult,
 };
 
 /// The device: counts handler runs, per tool.
@@ -175,7 +175,7 @@ static PROMPTS: [mcp_core::Prompt; 2] = [
 ];
 
 /// The server type under test: 8 tools, 2 task slots, 4 cached calls of 384 bytes.
-pub type Srv = Server<'static, Dev, 8>;
+pub type Srv = Server<'static, Dev, Caps<8>>;
 
 /// A fresh server with every tool registered.
 pub fn server(page_bytes: usize) -> Srv {

@@ -31,7 +31,7 @@
 //!
 //! ## Quick start
 //! ```
-//! use mcp_core::{Args, Config, Evidence, Level, Output, Principal, Reading, Reply, Server, ToolResult};
+//! use mcp_core::{Args, Caps, Config, Evidence, Level, Output, Principal, Reading, Reply, Server, ToolResult};
 //! use mcp_core::registry::Tool;
 //! use mcp_core::schema::Param;
 //!
@@ -51,7 +51,7 @@
 //!     Tool::new("self.audio_speaker.set_volume", "Set the speaker volume", set_volume)
 //!         .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
 //!
-//! let mut server: Server<'_, Device, 8> = Server::new(Config::new("my-device", "1.0.0"));
+//! let mut server: Server<'_, Device, Caps<8>> = Server::new(Config::new("my-device", "1.0.0"));
 //! server.register(&SET_VOLUME).unwrap();
 //!
 //! let mut device = Device { codec_register: 0 };
@@ -84,10 +84,16 @@
 //! `ParamType`, `Literal` and `Reading` have their `Number` variant only with `float`: code that
 //! must build both ways matches them with a wildcard arm.
 //!
-//! Long-running tools (MCP Tasks) are not a feature but a size: a [`Server`] with `TASKS = 0` has
-//! no task table, refuses long-running tools at registration, does not offer `tasks/*`, and
-//! links no task code (about 17 KiB on the same firmware, together with mcp-hal's kits without
-//! their `tasks` feature).
+//! Long-running tools (MCP Tasks) are not a feature but a size: a [`Server`] with no task slots
+//! ([`Caps<N, 0>`](Caps), [`Capacities::TASKS`] = 0) has no task table, refuses long-running
+//! tools at registration, does not offer `tasks/*`, and links no task code (about 17 KiB on the
+//! same firmware, together with mcp-hal's kits without their `tasks` feature).
+//!
+//! ## Capacities
+//! A [`Server`]'s type names how much it holds: `Server<'t, C, K>`, where `K` is a [`Caps`]
+//! (`Caps<16>` by default: 16 tools, the rest at defaults that fit a typical board), or any
+//! capacities named with [`caps!`]. Code over every server is generic over one parameter,
+//! `K: Capacities` (see [`server::Capacities`]).
 //!
 //! ## Minimum supported Rust version
 //! Rust 1.88 (the MSRV of `heapless` 0.9; edition 2024). Raising it is a minor-version change,
@@ -101,6 +107,20 @@ extern crate alloc;
 
 #[cfg(all(feature = "log", feature = "defmt"))]
 compile_error!("features `log` and `defmt` are mutually exclusive");
+
+/// Builder methods that set one field each and return the value (`const fn`, so that what they
+/// build can be a `const`): `name(v: T) => field = value;`, each with its own docs and attributes.
+macro_rules! setters {
+    ($($(#[$attr:meta])* $name:ident($v:ident: $ty:ty) => $field:ident = $value:expr;)*) => {
+        $(
+            $(#[$attr])*
+            pub const fn $name(mut self, $v: $ty) -> Self {
+                self.$field = $value;
+                self
+            }
+        )*
+    };
+}
 
 pub mod caller;
 mod fmt;
@@ -125,14 +145,13 @@ pub use result::{
 };
 pub use schema::{Args, Param};
 pub use server::{
-    Call, Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Polled,
-    Principal, Revision, Server, Session, UserToolPolicy, Vision,
+    Call, Capacities, Caps, Config, Event, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN,
+    Notify, Polled, Principal, Revision, Server, Session, UserToolPolicy, Vision,
 };
 
-/// The [`Server`] type with its capacities **named**, each one left out taking its default:
-/// `server_type!(Board; tools = 16, hold = 0)` instead of
-/// `Server<'static, Board, 16, 2, 4, 384, 4, 1, 0>` (nine positional generics, where setting the
-/// last one means spelling all).
+/// [`Caps`] with its capacities **named**, each one left out taking its default:
+/// `caps!(tools = 16, hold = 0)` is `Caps<16, 2, 4, 384, 4, 1, 0>` (where setting the last
+/// parameter means spelling all of them).
 ///
 /// | name | what | default |
 /// |---|---|---|
@@ -143,63 +162,58 @@ pub use server::{
 /// | `resources` | live resources (feature `resources`) | 4 |
 /// | `listen` | 2026-07-28 listen streams (feature `resources`) | 1 |
 /// | `hold` | bytes for a call held for a person's confirmation: its record (`server::HOLD_RECORD`) and its message (feature `confirm`; 0: none) | 352 |
-/// | `lifetime` | the tools' lifetime | `'static` |
 ///
-/// The names may come in any order. What each costs in RAM: [`Server`].
+/// The names may come in any order; a name this table does not have, or one named twice, does not
+/// compile, nor does leaving out `tools`. The values are constants (over a const generic `N`,
+/// write `Caps<N, …>` itself). What each costs in RAM: [`Capacities`].
 ///
 /// ```
-/// use mcp_core::{Config, Server, server_type};
+/// use mcp_core::{Caps, Config, Server, caps};
 ///
 /// struct Board;
 /// // A UART firmware: 8 tools, no task table, nothing held for a person.
+/// let engine: Server<'static, Board, caps!(tools = 8, tasks = 0, hold = 0)> =
+///     Server::new(Config::new("uart-device", "1.0"));
+/// let spelled: Server<'static, Board, Caps<8, 0, 4, 384, 4, 1, 0>> = engine;
+/// # let _ = spelled;
+/// ```
+#[macro_export]
+macro_rules! caps {
+    ($($name:ident = $value:expr),+ $(,)?) => {
+        $crate::caps!(@of $crate::server::Named { $($name: $value,)+ ..$crate::server::Named::DEFAULT })
+    };
+    (@of $named:expr) => {
+        $crate::Caps<{ $named.tools() }, { $named.tasks }, { $named.cache }, { $named.cache_bytes },
+            { $named.resources }, { $named.listen }, { $named.hold }>
+    };
+}
+
+/// The [`Server`] type over capacities named as in [`caps!`], the tools' lifetime too:
+/// `server_type!(Board; tools = 16, hold = 0)` is `Server<'static, Board, caps!(tools = 16,
+/// hold = 0)>`, and `lifetime = 'a` sets the lifetime (default `'static`).
+///
+/// ```
+/// use mcp_core::{Caps, Config, Server, server_type};
+///
+/// struct Board;
 /// type Engine = server_type!(Board; tools = 8, tasks = 0, hold = 0);
 /// let engine: Engine = Server::new(Config::new("uart-device", "1.0"));
-/// let spelled: Server<'static, Board, 8, 0, 4, 384, 4, 1, 0> = engine;
+/// let spelled: Server<'static, Board, Caps<8, 0, 4, 384, 4, 1, 0>> = engine;
 /// # let _ = spelled;
 /// ```
 #[macro_export]
 macro_rules! server_type {
     ($ctx:ty; $($named:tt)*) => {
-        $crate::server_type!(@named [$ctx] ['static] [] [2] [4] [384] [4] [1] [352] $($named)*)
+        $crate::server_type!(@lifetime [$ctx] ['static] [] $($named)*)
     };
-    // One name at a time, replacing its default.
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        tools = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$v] [$t] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    // Takes `lifetime = 'a` out; every other name goes to `caps!`.
+    (@lifetime [$c:ty] [$lt:lifetime] [$($kept:tt)*] lifetime = $v:lifetime $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@lifetime [$c] [$v] [$($kept)*] $($($rest)*)?)
     };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        tasks = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$v] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
+    (@lifetime [$c:ty] [$lt:lifetime] [$($kept:tt)*] $name:ident = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::server_type!(@lifetime [$c] [$lt] [$($kept)* $name = $v,] $($($rest)*)?)
     };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        cache = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$v] [$cb] [$r] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        cache_bytes = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$v] [$r] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        resources = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$cb] [$v] [$l] [$h] $($($rest)*)?)
-    };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        listen = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$cb] [$r] [$v] [$h] $($($rest)*)?)
-    };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        hold = $v:expr $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$lt] [$($n)?] [$t] [$ca] [$cb] [$r] [$l] [$v] $($($rest)*)?)
-    };
-    (@named [$c:ty] [$lt:lifetime] [$($n:expr)?] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]
-        lifetime = $v:lifetime $(, $($rest:tt)*)?) => {
-        $crate::server_type!(@named [$c] [$v] [$($n)?] [$t] [$ca] [$cb] [$r] [$l] [$h] $($($rest)*)?)
-    };
-    // All named: the type.
-    (@named [$c:ty] [$lt:lifetime] [$n:expr] [$t:expr] [$ca:expr] [$cb:expr] [$r:expr] [$l:expr] [$h:expr]) => {
-        $crate::Server<$lt, $c, { $n }, { $t }, { $ca }, { $cb }, { $r }, { $l }, { $h }>
-    };
-    (@named [$c:ty] [$lt:lifetime] [] $($rest:tt)*) => {
-        compile_error!("server_type!: name the tool capacity, `tools = N`")
+    (@lifetime [$c:ty] [$lt:lifetime] [$($kept:tt)*]) => {
+        $crate::Server<$lt, $c, $crate::caps!($($kept)*)>
     };
 }

@@ -6,8 +6,8 @@
 
 use mcp_core::registry::{TaskSupport, Tool};
 use mcp_core::{
-    Args, Config, Evidence, Level, Output, Principal, Reading, Reply, Server, TaskHooks, TaskInfo,
-    TaskPoll, ToolResult,
+    Args, Caps, Config, Evidence, Level, Output, Principal, Reading, Reply, Server, TaskHooks,
+    TaskInfo, TaskPoll, ToolResult,
 };
 
 fn start(_: &mut (), _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -32,7 +32,7 @@ static SLOW: Tool<()> = Tool::new("t.slow", "A long-running action", start).long
     },
 );
 
-fn handle(server: &mut Server<'static, (), 4>, msg: &str) -> String {
+fn handle(server: &mut Server<'static, (), Caps<4>>, msg: &str) -> String {
     let mut out = [0u8; 2048];
     let n = server
         .handle(msg.as_bytes(), Principal::Model, &mut (), &mut out)
@@ -49,7 +49,7 @@ fn handle(server: &mut Server<'static, (), 4>, msg: &str) -> String {
 #[test]
 
 fn a_parked_result_is_not_lost_when_the_poll_buffer_is_too_small() {
-    let mut server: Server<'static, (), 4> = Server::new(Config::new("f", "1"));
+    let mut server: Server<'static, (), Caps<4>> = Server::new(Config::new("f", "1"));
     server.register(&SLOW).unwrap();
     let created = handle(
         &mut server,
@@ -125,7 +125,7 @@ static SET_VOLUME: Tool<()> = Tool::new(
 fn a_retransmitted_task_start_is_answered_from_the_cache_with_default_sizes() {
     // The task-start answer at once (a client that can follow no task otherwise gets the answer
     // held back until the action ends: `Config::hold_answer_ms`).
-    let mut server: Server<'static, (), 4> =
+    let mut server: Server<'static, (), Caps<4>> =
         Server::new(Config::new("device", "1.0.0").hold_answer(0));
     server.register(&SET_VOLUME).unwrap();
     let call = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":68}}}"#;

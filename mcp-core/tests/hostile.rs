@@ -12,7 +12,7 @@
 mod common;
 
 use mcp_core::registry::Tool;
-use mcp_core::{Args, Config, Param, Principal, Reply, Server, ToolResult};
+use mcp_core::{Args, Caps, Config, Param, Principal, Reply, Server, ToolResult};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -169,7 +169,7 @@ fn check_response(input: &[u8], out: &[u8]) {
 
 #[test]
 fn mutated_messages_get_one_well_formed_answer_or_none() {
-    let mut server: Server<'_, Dev, 4> = Server::new(Config::new("t", "1").page_bytes(600));
+    let mut server: Server<'_, Dev, Caps<4>> = Server::new(Config::new("t", "1").page_bytes(600));
     for t in &TOOLS {
         server.register(t).unwrap();
     }

@@ -16,15 +16,25 @@ const LAYERS: [&str; 7] = [
     "transport",
 ];
 
+/// The production sources under `dir`: a `tests` folder and the crate's test helpers hold only
+/// code compiled for `cargo test`, which may reach anywhere, so they are not read.
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            if !is_test_only(&path) {
+                files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") && !is_test_only(&path) {
             out.push(path);
         }
     }
+}
+
+/// `src/**/tests/` and `src/test_support.rs`: test code (declared `#[cfg(test)]`).
+fn is_test_only(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    (path.is_dir() && name == "tests") || name == "test_support.rs"
 }
 
 /// The layer a source file belongs to, by its first path component under `src/`.
@@ -82,6 +92,44 @@ fn no_layer_reaches_forward() {
     }
     assert!(checked > 20, "only {checked} files found under {src:?}");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every folder and file the test leaves out is declared `#[cfg(test)]` where its parent names
+/// it: what the layer check skips is never production code.
+#[test]
+fn only_test_code_is_left_out() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    every_path(&src, &mut all);
+    let skipped: Vec<_> = all.iter().filter(|p| is_test_only(p)).collect();
+    assert!(!skipped.is_empty(), "no test folder found under {src:?}");
+    for path in skipped {
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let parent = path.parent().unwrap();
+        let declaring = if parent == src {
+            src.join("lib.rs")
+        } else {
+            parent.join("mod.rs")
+        };
+        let text = fs::read_to_string(&declaring).unwrap();
+        let declared = format!("#[cfg(test)]\nmod {name};");
+        assert!(
+            text.contains(&declared),
+            "{} is skipped by the layer check but {} does not declare it with #[cfg(test)]",
+            path.display(),
+            declaring.display()
+        );
+    }
+}
+
+fn every_path(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            every_path(&path, out);
+        }
+        out.push(path);
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@
 
 use mcp_core::schema::Param;
 use mcp_core::server::Status;
-use mcp_core::{Args, Config, Input, Output, Principal, Reply, Server, Tool, ToolResult};
+use mcp_core::{Args, Caps, Config, Input, Output, Principal, Reply, Server, Tool, ToolResult};
 
 struct Device {
     volume: i64,
@@ -26,7 +26,7 @@ static SET_VOLUME: Tool<Device> = Tool::new("set_volume", "Set the volume", set_
     .params(&[Param::integer("volume", "Volume in percent").range(0, 100)]);
 
 /// No task table, no retransmission cache.
-type Minimal = Server<'static, Device, 4, 0, 0, 0>;
+type Minimal = Server<'static, Device, Caps<4, 0, 0, 0>>;
 
 fn server() -> Minimal {
     let mut s = Minimal::new(Config::new("minimal", "1.0"));

@@ -8,7 +8,8 @@ use std::cell::Cell;
 
 use mcp_core::registry::Tool;
 use mcp_core::{
-    Args, Config, Evidence, Level, Output, Param, Principal, Reading, Reply, Server, ToolResult,
+    Args, Caps, Config, Evidence, Level, Output, Param, Principal, Reading, Reply, Server,
+    ToolResult,
 };
 
 struct Counting;
@@ -77,7 +78,7 @@ fn call(id: impl std::fmt::Display, tool: &str, arguments: &str) -> String {
 }
 
 /// A server with `tools`, and its device.
-fn rig<'t>(tools: impl IntoIterator<Item = &'t Tool<Dev>>) -> (Server<'t, Dev, 8>, Dev) {
+fn rig<'t>(tools: impl IntoIterator<Item = &'t Tool<Dev>>) -> (Server<'t, Dev, Caps<8>>, Dev) {
     let mut server = Server::new(Config::new("t", "1"));
     for t in tools {
         server.register(t).unwrap();

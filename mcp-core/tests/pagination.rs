@@ -12,7 +12,7 @@
 )] // a test
 
 use mcp_core::registry::{Annotations, Tool};
-use mcp_core::{Args, Config, Output, Param, Principal, Reply, Server, ToolResult};
+use mcp_core::{Args, Caps, Config, Output, Param, Principal, Reply, Server, ToolResult};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -87,7 +87,7 @@ struct Page {
 const MODERN_META: &str = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 fn list(
-    server: &mut Server<'static, (), 64>,
+    server: &mut Server<'static, (), Caps<64>>,
     modern: bool,
     with_user: bool,
     cursor: Option<&str>,
@@ -136,7 +136,7 @@ proptest! {
         with_user in any::<bool>(),
         modern in any::<bool>(),
     ) {
-        let mut server: Server<'static, (), 64> =
+        let mut server: Server<'static, (), Caps<64>> =
             Server::new(Config::new("prop", "1").page_bytes(budget));
         let mut registered: Vec<(&'static Tool<()>, bool)> = Vec::new();
         for (i, s) in specs.iter().enumerate() {

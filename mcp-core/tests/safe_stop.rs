@@ -16,8 +16,8 @@ use mcp_core::registry::TaskSupport;
 use mcp_core::schema::Param;
 use mcp_core::server::status_tool;
 use mcp_core::{
-    Args, Config, Evidence, Input, Level, Output, Principal, Reading, Reply, Server, TaskHooks,
-    TaskInfo, TaskPoll, Tool, ToolError, ToolResult,
+    Args, Caps, Config, Evidence, Input, Level, Output, Principal, Reading, Reply, Server,
+    TaskHooks, TaskInfo, TaskPoll, Tool, ToolError, ToolResult,
 };
 use serde_json::{Value, json};
 
@@ -71,7 +71,7 @@ static MOVE: Tool<Arm> = Tool::new("arm.move", "Moves the arm", start)
 static STATUS: Tool<Arm> = status_tool();
 
 struct Rig {
-    server: Server<'static, Arm, 4>,
+    server: Server<'static, Arm, Caps<4>>,
     arm: Arm,
     out: Vec<u8>,
     now: u64,

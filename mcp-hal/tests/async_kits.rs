@@ -18,7 +18,7 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, Waker};
 
-use mcp_core::{Call, Config, Input, Principal, Server, Tool};
+use mcp_core::{Call, Caps, Config, Input, Principal, Server, Tool};
 use mcp_hal::asynch::BlockingAsync;
 use mcp_hal::audio::VolumeCaps;
 use mcp_hal::kits::asynch::{self as ak};
@@ -418,14 +418,14 @@ fn call_msg(tool: &str, args: &Value) -> String {
 }
 
 fn blocking_server<C: mcp_hal::audio::AudioCodec + Clocked + 'static>()
--> Server<'static, Blocking<C>, 8> {
+-> Server<'static, Blocking<C>, Caps<8>> {
     let mut server = Server::new(Config::new("kits", "1"));
     server.register_all(Blocking::<C>::TOOLS).unwrap();
     server
 }
 
-fn async_server<C: mcp_hal::audio::AudioCodec + Clocked + 'static>() -> Server<'static, Async<C>, 8>
-{
+fn async_server<C: mcp_hal::audio::AudioCodec + Clocked + 'static>()
+-> Server<'static, Async<C>, Caps<8>> {
     let mut server = Server::new(Config::new("kits", "1"));
     server.register_all(Async::<C>::TOOLS).unwrap();
     server
@@ -446,7 +446,7 @@ fn send_blocking<C: mcp_hal::audio::AudioCodec + Clocked + 'static>(
 
 /// The answer through `handle_async`, and how often the handler was suspended.
 fn send_async<C: mcp_hal::audio::AudioCodec + Clocked + 'static>(
-    server: &mut Server<'static, Async<C>, 8>,
+    server: &mut Server<'static, Async<C>, Caps<8>>,
     board: &mut Async<C>,
     who: Principal,
     msg: &str,
@@ -834,7 +834,8 @@ fn a_renamed_kit_is_dispatched_by_its_new_name() {
     static GARAGE_DOOR: Tool<Async<SimCodec>> = ak::relay::set()
         .rename(DOOR)
         .describe("Open (true) or close (false) the garage door.");
-    let mut server: Server<'static, Async<SimCodec>, 8> = Server::new(Config::new("kits", "1"));
+    let mut server: Server<'static, Async<SimCodec>, Caps<8>> =
+        Server::new(Config::new("kits", "1"));
     server.register(&GARAGE_DOOR).unwrap();
     let mut board = nominal().into_async();
     let mut send = |board: &mut Async<SimCodec>, tool: &str| {
@@ -884,7 +885,8 @@ fn an_async_calls_notifications_reach_the_transport_queue() {
     }
     static FAN: Tool<Async<SimCodec>> = fan::spin();
     type Notes = heapless::Deque<heapless::Vec<u8, 256>, 4>;
-    let mut server: Server<'static, Async<SimCodec>, 8> = Server::new(Config::new("kits", "1"));
+    let mut server: Server<'static, Async<SimCodec>, Caps<8>> =
+        Server::new(Config::new("kits", "1"));
     server.register_all(Async::<SimCodec>::TOOLS).unwrap();
     server.register(&FAN).unwrap();
     let mut board = nominal().into_async();

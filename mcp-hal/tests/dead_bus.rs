@@ -29,7 +29,7 @@ use embedded_hal::i2c::NoAcknowledgeSource;
 use embedded_hal::i2c::{ErrorKind as I2cErrorKind, ErrorType as I2cErrorType, Operation};
 use embedded_hal_mock::eh1::delay::NoopDelay;
 use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
-use mcp_core::{Call, Config, Input, Principal, Server, Tool};
+use mcp_core::{Call, Caps, Config, Input, Principal, Server, Tool};
 use mcp_hal::asynch::audio::AudioCodec as _;
 use mcp_hal::drivers::{Es8311, Es8311Error, asynch};
 use mcp_hal::kits::asynch as ak;
@@ -275,7 +275,8 @@ fn async_volume_and_status_tools_answer_an_error_naming_the_codec() {
         now_ms: now.clone(),
     };
     let mut board = AsyncBoard { codec, clock };
-    let mut server: Server<'static, AsyncBoard, 4> = Server::new(Config::new("dead-bus", "1"));
+    let mut server: Server<'static, AsyncBoard, Caps<4>> =
+        Server::new(Config::new("dead-bus", "1"));
     server.register_all(AsyncBoard::TOOLS).unwrap();
     let mut call = |tool: &str, args: Value| {
         let msg = call_msg(tool, &args);
@@ -350,7 +351,7 @@ impl Board {
 
     /// One `tools/call`, answered through `Server::handle`.
     fn call(&mut self, tool: &str, args: Value) -> (bool, String) {
-        let mut server: Server<'static, Board, 4> = Server::new(Config::new("dead-bus", "1"));
+        let mut server: Server<'static, Board, Caps<4>> = Server::new(Config::new("dead-bus", "1"));
         server.register_all(Board::TOOLS).unwrap();
         let mut out = vec![0u8; 4096];
         let msg = call_msg(tool, &args);

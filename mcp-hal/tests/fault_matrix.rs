@@ -13,7 +13,9 @@
     clippy::indexing_slicing
 )] // a test
 
-use mcp_core::{Config, Principal, Server, Tool};
+mod common;
+
+use mcp_core::{Caps, Config, Principal, Server, Tool};
 use mcp_hal::kits::{DelayNs, Wait, audio, screen};
 #[cfg(feature = "tasks")]
 use mcp_hal::sim::{DemoBoard, Fault, SimRelay};
@@ -26,7 +28,7 @@ type Board = DemoBoard;
 
 #[cfg(feature = "tasks")]
 struct Rig {
-    server: Server<'static, Board, 16>,
+    server: Server<'static, Board, Caps<16>>,
     board: Board,
     out: Vec<u8>,
     now: u64,
@@ -51,19 +53,14 @@ impl Rig {
 
     fn call(&mut self, tool: &str, args: Value) -> Value {
         self.id += 1;
-        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":"tools/call","params":{"name":tool,"arguments":args}});
-        let n = self
-            .server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::User,
-                &mut self.board,
-                &mut self.out,
-            )
-            .unwrap()
-            .len;
-        let v: Value = serde_json::from_slice(&self.out[..n]).unwrap();
-        v["result"].clone()
+        let (board, out) = (&mut self.board, &mut self.out);
+        common::call(
+            &mut self.server,
+            Principal::User,
+            board,
+            out,
+            (self.id, tool, args),
+        )
     }
 
     /// Advances the board and the engine together, in 50 ms steps.
@@ -403,17 +400,13 @@ impl audio::HasCodec for Capped {
 fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
     use mcp_hal::audio::AudioCodec as _;
     static CAPPED_VOLUME: Tool<Capped> = audio::set_volume();
-    let mut server: Server<'static, Capped, 2> = Server::new(Config::new("capped", "1"));
+    let mut server: Server<'static, Capped, Caps<2>> = Server::new(Config::new("capped", "1"));
     server.register(&CAPPED_VOLUME).unwrap();
     let mut dev = Capped(SimCodec::new(Faults::NONE));
     let mut out = vec![0u8; 2048];
     let mut send = |dev: &mut Capped, v: i64| -> Value {
-        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
-        let n = server
-            .handle(msg.to_string().as_bytes(), Principal::Model, dev, &mut out)
-            .unwrap()
-            .len;
-        serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone()
+        let call = (v, "self.audio_speaker.set_volume", json!({ "volume": v }));
+        common::call(&mut server, Principal::Model, dev, &mut out, call)
     };
     let r = send(&mut dev, 80);
     assert_eq!(cell(&r), c(true, None, N, N));
@@ -431,18 +424,9 @@ fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
 impl Rig {
     fn request(&mut self, method: &str, params: Value) -> Option<Value> {
         self.id += 1;
-        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":method,"params":params});
-        let n = self
-            .server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::Model,
-                &mut self.board,
-                &mut self.out,
-            )
-            .unwrap()
-            .len;
-        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
+        let msg = common::request(self.id, method, params);
+        let (board, out) = (&mut self.board, &mut self.out);
+        common::send(&mut self.server, Principal::Model, board, out, &msg)
     }
 
     /// Advances 50 ms and returns what the engine emitted.
@@ -653,23 +637,15 @@ impl audio::HasCodec for Quantized {
 #[test]
 fn a_quantized_codec_confirms_every_percentage_within_its_step() {
     static QUANTIZED_VOLUME: Tool<Quantized> = audio::set_volume();
-    let mut server: Server<'static, Quantized, 2> = Server::new(Config::new("quantized", "1"));
+    let mut server: Server<'static, Quantized, Caps<2>> =
+        Server::new(Config::new("quantized", "1"));
     server.register(&QUANTIZED_VOLUME).unwrap();
     let mut dev = Quantized { code: 0 };
     let mut out = vec![0u8; 2048];
     let mut failed = Vec::new();
     for v in 0..=100i64 {
-        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
-        let n = server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::Model,
-                &mut dev,
-                &mut out,
-            )
-            .unwrap()
-            .len;
-        let r = serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone();
+        let call = (v, "self.audio_speaker.set_volume", json!({ "volume": v }));
+        let r = common::call(&mut server, Principal::Model, &mut dev, &mut out, call);
         let observed = Quantized::percent(Quantized::code(mcp_hal::Percent::new(v as u8).unwrap()));
         if r["isError"] != false {
             failed.push(v);
@@ -763,7 +739,8 @@ impl screen::HasBacklight for CoarseBacklight {
 #[test]
 fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
     static COARSE: Tool<CoarseBacklight> = screen::set_brightness();
-    let mut server: Server<'static, CoarseBacklight, 2> = Server::new(Config::new("coarse", "1"));
+    let mut server: Server<'static, CoarseBacklight, Caps<2>> =
+        Server::new(Config::new("coarse", "1"));
     server.register(&COARSE).unwrap();
     let mut dev = CoarseBacklight { step: 0 };
     let mut out = vec![0u8; 2048];

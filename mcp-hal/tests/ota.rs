@@ -11,7 +11,7 @@
 
 use base64::Engine as _;
 use mcp_core::server::Peer;
-use mcp_core::{Config, Input, Principal, Server, Tool};
+use mcp_core::{Caps, Config, Input, Principal, Server, Tool};
 use mcp_hal::firmware::{BootReport, FirmwareSlot};
 use mcp_hal::kits::firmware::{self, HasFirmware, MAX_CHUNK, Ota, came_up};
 use mcp_hal::kits::system::HasSystem;
@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 struct Device {
-    server: Server<'static, DemoBoard, 16>,
+    server: Server<'static, DemoBoard, Caps<16>>,
     board: DemoBoard,
     out: Vec<u8>,
     now: u64,
@@ -476,7 +476,7 @@ fn a_cancelled_upgrade_discards_the_slot_and_a_new_one_may_begin() {
 #[cfg(feature = "confirm")]
 #[test]
 fn the_model_upgrades_only_after_a_persons_yes() {
-    let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("ota", "1"));
+    let mut server: Server<'static, DemoBoard, Caps<16>> = Server::new(Config::new("ota", "1"));
     server
         .register_all(DemoBoard::CONFIRMED_FIRMWARE_TOOLS)
         .unwrap();
@@ -610,11 +610,11 @@ fn a_piece_the_slot_took_but_did_not_keep_is_caught_by_the_read_back() {
         }),
         system: SimSystem::new(Faults::NONE),
     };
-    let mut server: Server<'static, LossyBoard, 4> = Server::new(Config::new("ota", "1"));
+    let mut server: Server<'static, LossyBoard, Caps<4>> = Server::new(Config::new("ota", "1"));
     const TOOLS: &[&Tool<LossyBoard>] = &[&firmware::upgrade(), &firmware::write()];
     server.register_all(TOOLS).unwrap();
     let mut out = vec![0u8; 8192];
-    let mut request = |server: &mut Server<'static, LossyBoard, 4>,
+    let mut request = |server: &mut Server<'static, LossyBoard, Caps<4>>,
                        board: &mut LossyBoard,
                        id: usize,
                        method: &str,

@@ -20,7 +20,7 @@ use core::task::{Context, Poll, Waker};
 
 #[cfg(feature = "tasks")]
 use mcp_core::Principal;
-use mcp_core::{Config, Server};
+use mcp_core::{Caps, Config, Server};
 use mcp_hal::ErrorType;
 use mcp_hal::asynch::sensor::{Button as AsyncButton, Sensor as AsyncSensor, Unit};
 #[cfg(feature = "tasks")]
@@ -36,7 +36,7 @@ use mcp_hal::{ErrorKind, Percent};
 use serde_json::{Value, json};
 
 #[cfg(feature = "tasks")]
-type S = Server<'static, DemoBoard, 16>;
+type S = Server<'static, DemoBoard, Caps<16>>;
 
 /// A 2025-06-18 session on the demo board, its resources registered, and a clock.
 #[cfg(feature = "tasks")]
@@ -283,7 +283,7 @@ fn a_heartbeat_policy_publishes_a_steady_value() {
         }
     }
     static TEMPERATURE: mcp_core::registry::LiveResource<Board> = temperature::resource();
-    let mut server: Server<'static, Board, 4> = Server::new(Config::new("b", "1"));
+    let mut server: Server<'static, Board, Caps<4>> = Server::new(Config::new("b", "1"));
     server.register_resource(&TEMPERATURE).unwrap();
     server.subscribe(temperature::URI);
     let mut board = Board {

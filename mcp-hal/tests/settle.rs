@@ -9,7 +9,9 @@
     clippy::indexing_slicing
 )] // a test
 
-use mcp_core::{Config, Principal, Server, Tool};
+mod common;
+
+use mcp_core::{Capacities, Caps, Config, Principal, Server, Tool};
 use mcp_hal::kits::{DEFAULT_CALL_BUDGET_MS, DelayNs, Wait, audio, relay};
 use mcp_hal::sim::{Fault, Faults, SimBoard, SimCodec, SimRelay};
 use serde_json::{Value, json};
@@ -65,22 +67,17 @@ impl relay::HasRelay for Board {
 }
 
 /// Sends one `tools/call` and returns its `result`.
-fn call<B>(server: &mut Server<'static, B, 4>, board: &mut B, tool: &str, args: Value) -> Value {
-    let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":args}});
+fn call<B, K: Capacities>(
+    server: &mut Server<'static, B, K>,
+    board: &mut B,
+    tool: &str,
+    args: Value,
+) -> Value {
     let mut out = vec![0u8; 4096];
-    let n = server
-        .handle(
-            msg.to_string().as_bytes(),
-            Principal::Model,
-            board,
-            &mut out,
-        )
-        .unwrap()
-        .len;
-    serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone()
+    common::call(server, Principal::Model, board, &mut out, (1, tool, args))
 }
 
-fn sim_server() -> Server<'static, Board, 4> {
+fn sim_server() -> Server<'static, Board, Caps<4>> {
     static SET_VOLUME: Tool<Board> = audio::set_volume();
     static RELAY: Tool<Board> = relay::set();
     // A plain call that becomes a task answers at once here (what the kits start is checked);
@@ -179,7 +176,7 @@ impl relay::HasRelay for Laggy {
 #[test]
 fn a_relay_that_settles_within_20_ms_is_measured_in_the_call() {
     static RELAY: Tool<Laggy> = relay::set();
-    let mut server: Server<'static, Laggy, 4> = Server::new(Config::new("laggy", "1"));
+    let mut server: Server<'static, Laggy, Caps<4>> = Server::new(Config::new("laggy", "1"));
     server.register(&RELAY).unwrap();
     let mut board = Laggy {
         now: 500,
@@ -267,7 +264,7 @@ impl audio::HasCodec for LaggyCodec {
 #[test]
 fn a_codec_that_settles_within_the_budget_is_read_back_in_the_call() {
     static SET_VOLUME: Tool<LaggyCodec> = audio::set_volume();
-    let mut server: Server<'static, LaggyCodec, 4> = Server::new(Config::new("laggy", "1"));
+    let mut server: Server<'static, LaggyCodec, Caps<4>> = Server::new(Config::new("laggy", "1"));
     server.register(&SET_VOLUME).unwrap();
     let mut board = LaggyCodec {
         now: 0,

@@ -35,7 +35,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::Instant;
 
-use mcp_core::{Config, Principal, Server};
+use mcp_core::{Caps, Config, Principal, Server};
 use mcp_hal::sim::{DemoBoard, Fault, Faults, SimBoard, SimCodec, SimMotor};
 use serde_json::{Value, json};
 
@@ -321,7 +321,7 @@ struct Figures {
 
 struct Soak {
     rng: Rng,
-    server: Server<'static, Board, 16>,
+    server: Server<'static, Board, Caps<16>>,
     board: Board,
     out: Vec<u8>,
     now: u64,

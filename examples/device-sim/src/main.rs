@@ -840,6 +840,8 @@ fn delivery_word(d: Delivery) -> &'static str {
         Delivery::Pending => "not yet reported",
         Delivery::Written => "written out",
         Delivery::Lost => "lost with the link",
+        // (`Delivery` may grow: a state this version does not know is reported as such.)
+        _ => "in a state this version does not know",
     }
 }
 

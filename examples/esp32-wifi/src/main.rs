@@ -75,7 +75,7 @@ use esp_radio::wifi::sta::StationConfig;
 use esp_radio::wifi::{
     AuthenticationMethodConfig, Config as WifiConfig, Interface, WifiController,
 };
-use mcp_core::{Config, Server};
+use mcp_core::{Caps, Config, Server};
 use mcp_hal::Percent;
 use mcp_hal::asynch::BlockingAsync;
 use mcp_hal::drivers::asynch::Es8311;
@@ -106,7 +106,8 @@ pub type EspBoard = Board<
 /// The engine type. No live resources, `subscriptions/listen` streams nor calls held for a
 /// person's confirmation (`RES`, `LISTEN`, `HOLD` = 0): this firmware uses none, so they cost no
 /// RAM, though mcp-core's default features are on.
-pub type Engine = Server<'static, EspBoard, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>;
+pub type Engine =
+    Server<'static, EspBoard, Caps<TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-wifi", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)

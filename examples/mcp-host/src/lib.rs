@@ -77,7 +77,7 @@ use bytes::Bytes;
 use mcp_core::server::{Peer, Pending, Receipt, Status};
 
 pub use mcp_core::server::Approval;
-use mcp_core::{Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
+use mcp_core::{Caps, Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
 use tokio::sync::mpsc;
 
 pub use http::{HttpHost, HttpOptions};
@@ -204,7 +204,7 @@ pub const HOLD_BYTES: usize = 1024;
 /// up to 384 bytes for retransmissions and four live resources (mcp-core's defaults),
 /// [`LISTEN_STREAMS`] listen streams, calls up to [`HOLD_BYTES`] held for a confirmation.
 pub type Engine<C, const N: usize, const T: usize> =
-    Server<'static, C, N, T, 4, 384, 4, LISTEN_STREAMS, HOLD_BYTES>;
+    Server<'static, C, Caps<N, T, 4, 384, 4, LISTEN_STREAMS, HOLD_BYTES>>;
 
 /// One message an engine's `poll` emitted: for whom, and what ran in it.
 #[derive(Debug, Clone)]

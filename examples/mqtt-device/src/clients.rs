@@ -211,7 +211,7 @@ mod test {
     /// peer, not sent to whoever spoke last.
     #[test]
     fn each_client_has_its_own_session_and_is_found_by_its_peer() {
-        use mcp_core::{Config, Principal, Server, Tool};
+        use mcp_core::{Caps, Config, Principal, Server, Tool};
         let idle = Duration::from_secs(60);
         let mut t = unbounded::<4>();
         assert_eq!(t.admit(id("alice"), at(0), idle), Admit::New);
@@ -221,7 +221,7 @@ mod test {
         const NOOP: Tool<Dev> = Tool::new("self.noop", "Nothing", |_, _, _| {
             Ok(mcp_core::Output::bool(true))
         });
-        let mut engine: Server<'_, Dev, 2> = Server::new(Config::new("d", "1"));
+        let mut engine: Server<'_, Dev, Caps<2>> = Server::new(Config::new("d", "1"));
         engine.register(&NOOP).unwrap();
         let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}}}}"#;
         let input = mcp_core::Input::new(init, Principal::Model)

@@ -35,7 +35,7 @@ use core::ptr::addr_of_mut;
 
 use board::{Board, DIAGNOSTICS, ENGINE_SIZES, EngineSizes, PlatformTime};
 use mcp_core::transport::stdio::{LineLink, Port};
-use mcp_core::{Config, Principal, Server};
+use mcp_core::{Caps, Config, Principal, Server};
 use mcp_hal::kits::firmware::{Ota, came_up};
 use mcp_hal::sim::{Fault, Faults, SimFirmware};
 use measure::{TrackingHeap, Work, measured};
@@ -111,7 +111,8 @@ const HOLD: usize = if cfg!(feature = "confirm") { 256 } else { 0 };
 #[cfg(all(feature = "_footprint-use", feature = "async"))]
 compile_error!("_footprint-use is for the blocking build");
 
-type Engine = Server<'static, Board, TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>;
+type Engine =
+    Server<'static, Board, Caps<TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>>;
 
 const CONFIG: Config = Config::new("qemu-riscv", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)
@@ -125,7 +126,7 @@ type With<
     const R: usize,
     const L: usize,
     const H: usize,
-> = Server<'static, Board, N, T, CA, CACHE_BYTES, R, L, H>;
+> = Server<'static, Board, Caps<N, T, CA, CACHE_BYTES, R, L, H>>;
 
 /// What the engine costs, computed for this target by the compiler.
 const SIZES: EngineSizes = EngineSizes {

@@ -583,7 +583,9 @@ pub(crate) const CURSOR_LEN: usize = 8;
 /// `,"nextCursor":"` + cursor + `"`
 pub(crate) const CURSOR_MEMBER_LEN: usize = protocol::NEXT_CURSOR_OPEN.len() + CURSOR_LEN + 1;
 
-pub(crate) struct Entry<'t, C> {
+/// One row of the tool table: a registered tool and the size of its listing (opaque; see
+/// [`ToolTable`]).
+pub struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,
     /// The listing's size in bytes (below 2^24) above the name's length (1–128): the lookup by
     /// name passes over the tools of another length without reading their names.
@@ -602,19 +604,50 @@ impl<C> Entry<'_, C> {
     }
 }
 
-/// The tool table: up to `N` tools, in registration order (which is listing order).
-pub struct Registry<'t, C, const N: usize> {
-    entries: heapless::Vec<Entry<'t, C>, N>,
+/// The tool table over the storage `S`, in registration order (which is listing order).
+///
+/// It comes in two forms, as `heapless`'s `Vec` and `VecView` do: [`Registry<'t, C, N>`]
+/// owns room for `N` tools (what a [`Server`](crate::server::Server) keeps, sized by its
+/// [`Capacities`](crate::server::Capacities)); [`RegistryView<'t, C>`] is the same table
+/// without its capacity in the type, which every method is written for once. A `Registry`
+/// derefs to its view, and [`Server::registry`](crate::server::Server::registry) lends the view.
+pub struct ToolTable<S: ?Sized> {
     page_bytes: usize,
     fingerprint: u32,
+    entries: S,
 }
 
-impl<C, const N: usize> core::fmt::Debug for Registry<'_, C, N> {
+/// A tool table with room for `N` tools.
+pub type Registry<'t, C, const N: usize> = ToolTable<heapless::Vec<Entry<'t, C>, N>>;
+
+/// A tool table of any capacity (see [`ToolTable`]).
+pub type RegistryView<'t, C> = ToolTable<heapless::VecView<Entry<'t, C>>>;
+
+impl<C> core::fmt::Debug for RegistryView<'_, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Registry")
             .field("tools", &self.entries.len())
             .field("page_bytes", &self.page_bytes)
             .finish()
+    }
+}
+
+impl<C, const N: usize> core::fmt::Debug for Registry<'_, C, N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::ops::Deref::deref(self).fmt(f)
+    }
+}
+
+impl<'t, C, const N: usize> core::ops::Deref for Registry<'t, C, N> {
+    type Target = RegistryView<'t, C>;
+    fn deref(&self) -> &RegistryView<'t, C> {
+        self
+    }
+}
+
+impl<'t, C, const N: usize> core::ops::DerefMut for Registry<'t, C, N> {
+    fn deref_mut(&mut self) -> &mut RegistryView<'t, C> {
+        self
     }
 }
 
@@ -636,16 +669,18 @@ fn fnv(mut h: u32, bytes: &[u8]) -> u32 {
     h
 }
 
-impl<'t, C, const N: usize> Registry<'t, C, N> {
+impl<C, const N: usize> Registry<'_, C, N> {
     /// An empty table whose `tools/list` pages hold at most `page_bytes` bytes of result.
     pub const fn new(page_bytes: usize) -> Self {
-        Registry {
+        ToolTable {
             entries: heapless::Vec::new(),
             page_bytes,
             fingerprint: FNV_OFFSET,
         }
     }
+}
 
+impl<'t, C> RegistryView<'t, C> {
     /// The page budget.
     pub const fn page_bytes(&self) -> usize {
         self.page_bytes

@@ -62,6 +62,7 @@ pub type ToolResult = Result<Output, ToolError>;
 /// How strongly the device can vouch for an action's effect, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Level {
     /// Queued or deferred: it has not happened yet (a reboot in one second, a queued move).
     Scheduled,
@@ -94,6 +95,7 @@ impl Level {
 /// A commanded or observed value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Reading {
     /// An on/off state.
     Bool(bool),
@@ -162,28 +164,16 @@ impl Evidence {
         }
     }
 
-    /// Records the commanded value.
-    pub const fn commanded(mut self, v: Reading) -> Self {
-        self.commanded = Some(v);
-        self
-    }
-
-    /// Records the observed value.
-    pub const fn observed(mut self, v: Reading) -> Self {
-        self.observed = Some(v);
-        self
-    }
-
-    /// Records the tolerance of the comparison (0: exact), in the readings' unit.
-    pub const fn tolerance(mut self, tolerance: u32) -> Self {
-        self.tolerance = tolerance;
-        self
-    }
-
-    /// Records the unit of the readings (`"steps"`), for readings that are not percent or on/off.
-    pub const fn unit(mut self, unit: &'static str) -> Self {
-        self.unit = Some(unit);
-        self
+    setters! {
+        /// Records the commanded value.
+        commanded(v: Reading) => commanded = Some(v);
+        /// Records the observed value.
+        observed(v: Reading) => observed = Some(v);
+        /// Records the tolerance of the comparison (0: exact), in the readings' unit.
+        tolerance(tolerance: u32) => tolerance = tolerance;
+        /// Records the unit of the readings (`"steps"`), for readings that are not percent or
+        /// on/off.
+        unit(unit: &'static str) => unit = Some(unit);
     }
 
     /// Whether the observed value matches the command: `|observed − commanded| ≤ tolerance`
@@ -202,6 +192,28 @@ impl Evidence {
         }
     }
 
+    /// Every field, named here once: a field added to `Evidence` does not compile until it is
+    /// added to this tuple, and then not until every writer (the JSON, the sentence) and the
+    /// tests that check them take it.
+    pub(crate) const fn fields(
+        &self,
+    ) -> (
+        Level,
+        Option<Reading>,
+        Option<Reading>,
+        u32,
+        Option<&'static str>,
+    ) {
+        let Evidence {
+            level,
+            commanded,
+            observed,
+            tolerance,
+            unit,
+        } = *self;
+        (level, commanded, observed, tolerance, unit)
+    }
+
     /// The evidence as JSON: `{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`
     /// (`tolerance` only when not 0; `unit` only when set). With [`write_member`](Self::write_member)
     /// the one writer of this form: a `tools/call` answer's `evidence` member, a task's result, a
@@ -217,14 +229,8 @@ impl Evidence {
 
     /// The member, from byte `skip` on (the key and the head are one piece).
     fn write_json_from(&self, w: &mut Writer<'_>, skip: usize) {
-        // Every field named: a field added to `Evidence` does not compile until it is written.
-        let Evidence {
-            level,
-            commanded,
-            observed,
-            tolerance,
-            unit,
-        } = *self;
+        // Every field: a field added to `Evidence` does not compile until it is written.
+        let (level, commanded, observed, tolerance, unit) = self.fields();
         // `,"evidence":{"level":"read_back"`: the member's key and its first member, one piece.
         macro_rules! head {
             ($level:ident) => {
@@ -284,14 +290,8 @@ impl Evidence {
     /// The sentence, from byte `skip` on (the separator, the level's words and the colon before
     /// an observed value are one piece).
     fn write_sentence_from(&self, w: &mut Writer<'_>, skip: usize) {
-        // Every field named: a field added to `Evidence` does not compile until it is said.
-        let Evidence {
-            level,
-            commanded,
-            observed,
-            tolerance,
-            unit,
-        } = *self;
+        // Every field: a field added to `Evidence` does not compile until it is said.
+        let (level, commanded, observed, tolerance, unit) = self.fields();
         let said: &str = match level {
             Level::Scheduled => " — scheduled, not done yet: ",
             Level::Applied => " — applied, not verified: ",

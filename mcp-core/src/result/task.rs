@@ -18,6 +18,7 @@ pub struct Progress {
 
 /// What a long-running tool's [`TaskHooks::poll`] reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum TaskPoll {
     /// Still running.
     Working(Option<Progress>),
@@ -79,6 +80,7 @@ impl<C> fmt::Debug for TaskHooks<C> {
 /// The status of a task, as the table keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum TaskStatus {
     /// Running.
     Working,

@@ -24,11 +24,13 @@
 //! [`Handled`](super::Handled) handed out. A full cache evicts answers known to be written first
 //! and lost ones last, so that the answer a dropped link still owes its peer is kept longest.
 //!
-//! Capacity: `N` entries of up to `B` response bytes. A larger answer is remembered as "executed,
+//! Capacity: [`Capacities::CACHE`] entries of up to [`Capacities::CACHE_BYTES`] response bytes. A larger answer is remembered as "executed,
 //! not replayable", so that a retransmission still never runs twice.
 
 pub use crate::caller::Peer;
 pub(crate) use crate::caller::call_key;
+
+use super::Capacities;
 
 /// The longest idempotency key accepted in `_meta` (bytes as sent).
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
@@ -40,6 +42,7 @@ pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
 /// know that the answer was handed to the transport, or that the link was gone first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Delivery {
     /// The answer was produced; the transport has not said what became of it.
     Pending,
@@ -73,8 +76,9 @@ pub struct CallRecord {
     pub task: bool,
 }
 
+/// One remembered call, without its bytes (those are the slot's chunk of the byte store).
 #[derive(Debug)]
-struct Slot<const B: usize> {
+pub struct Slot {
     key: u64,
     used: bool,
     /// The registry index of the tool the call ran.
@@ -85,9 +89,39 @@ struct Slot<const B: usize> {
     replays: u16,
     /// The call started this task: a retransmission is answered from the task table.
     task: Option<u64>,
-    /// `None`: the response did not fit `B` bytes.
+    /// `None`: the response did not fit the slot's bytes.
     len: Option<usize>,
-    bytes: [u8; B],
+}
+
+impl Slot {
+    /// An unused slot.
+    pub(crate) const FREE: Slot = Slot {
+        key: 0,
+        used: false,
+        tool: 0,
+        stamp: 0,
+        delivery: Delivery::Pending,
+        replays: 0,
+        task: None,
+        len: None,
+    };
+}
+
+/// The remembered answers' bytes: one chunk per slot (`[[u8; B]; N]` in a server, sealed).
+pub trait Chunks {
+    /// Slot `i`'s bytes.
+    fn chunk(&self, i: usize) -> Option<&[u8]>;
+    /// Slot `i`'s bytes, to fill.
+    fn chunk_mut(&mut self, i: usize) -> Option<&mut [u8]>;
+}
+
+impl<const B: usize, const N: usize> Chunks for [[u8; B]; N] {
+    fn chunk(&self, i: usize) -> Option<&[u8]> {
+        self.get(i).map(|c| c.as_slice())
+    }
+    fn chunk_mut(&mut self, i: usize) -> Option<&mut [u8]> {
+        self.get_mut(i).map(|c| c.as_mut_slice())
+    }
 }
 
 /// What the cache knows about a key.
@@ -101,37 +135,34 @@ pub(crate) enum Seen<'c> {
     Task(u64),
 }
 
-/// Up to `N` executed calls, each with up to `B` bytes of response.
-#[derive(Debug)]
-pub(crate) struct RecentCalls<const N: usize, const B: usize> {
-    slots: [Slot<B>; N],
+/// Up to `K::CACHE` executed calls, each with up to `K::CACHE_BYTES` bytes of response.
+pub(crate) struct RecentCalls<K: Capacities> {
+    slots: K::CacheSlots,
+    bytes: K::CacheBytes,
     stamp: u32,
 }
 
-impl<const N: usize, const B: usize> RecentCalls<N, B> {
-    pub(crate) const fn new() -> Self {
+impl<K: Capacities> RecentCalls<K> {
+    pub(crate) const fn new(slots: K::CacheSlots, bytes: K::CacheBytes) -> Self {
         RecentCalls {
-            slots: [const {
-                Slot {
-                    key: 0,
-                    used: false,
-                    tool: 0,
-                    stamp: 0,
-                    delivery: Delivery::Pending,
-                    replays: 0,
-                    task: None,
-                    len: None,
-                    bytes: [0; B],
-                }
-            }; N],
+            slots,
+            bytes,
             stamp: 0,
         }
+    }
+
+    fn slots(&self) -> &[Slot] {
+        self.slots.as_ref()
+    }
+
+    fn slots_mut(&mut self) -> &mut [Slot] {
+        self.slots.as_mut()
     }
 
     /// Looks a key up; a hit counts as a replay. Returns the entry's receipt and delivery too.
     pub(crate) fn get(&mut self, key: u64) -> Option<(Receipt, Delivery, Seen<'_>)> {
         let (i, slot) = self
-            .slots
+            .slots_mut()
             .iter_mut()
             .enumerate()
             .find(|(_, s)| s.used && s.key == key)?;
@@ -140,20 +171,21 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
             slot: u16::try_from(i).ok()?,
             stamp: slot.stamp,
         };
-        if let Some(task) = slot.task {
-            return Some((receipt, slot.delivery, Seen::Task(task)));
+        let (delivery, task, len) = (slot.delivery, slot.task, slot.len);
+        if let Some(task) = task {
+            return Some((receipt, delivery, Seen::Task(task)));
         }
-        let seen = match slot.len.and_then(|n| slot.bytes.get(..n)) {
+        let seen = match len.and_then(|n| self.bytes.chunk(i)?.get(..n)) {
             Some(bytes) => Seen::Replay(bytes),
             None => Seen::Executed,
         };
-        Some((receipt, slot.delivery, seen))
+        Some((receipt, delivery, seen))
     }
 
     /// Forgets every answer of tool `tool`: something touched what it acts on.
     pub(crate) fn touch(&mut self, tool: usize) -> usize {
         let mut dropped = 0;
-        for s in self.slots.iter_mut().filter(|s| s.used) {
+        for s in self.slots_mut().iter_mut().filter(|s| s.used) {
             if usize::from(s.tool) == tool {
                 s.used = false;
                 dropped += 1;
@@ -165,11 +197,16 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
     /// Remembers the answer `response` of the call `key` of tool `tool`.
     pub(crate) fn put(&mut self, key: u64, tool: usize, response: &[u8]) -> Option<Receipt> {
         let slot = self.victim()?;
-        let s = self.slots.get_mut(slot)?;
-        s.len = s.bytes.get_mut(..response.len()).map(|dst| {
-            dst.copy_from_slice(response);
-            response.len()
-        });
+        let len = self
+            .bytes
+            .chunk_mut(slot)
+            .and_then(|b| b.get_mut(..response.len()))
+            .map(|dst| {
+                dst.copy_from_slice(response);
+                response.len()
+            });
+        let s = self.slots_mut().get_mut(slot)?;
+        s.len = len;
         s.task = None;
         Some(self.fill(slot, key, tool))
     }
@@ -177,7 +214,7 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
     /// Remembers that the call `key` of tool `tool` started task `task`.
     pub(crate) fn put_task(&mut self, key: u64, tool: usize, task: u64) -> Option<Receipt> {
         let slot = self.victim()?;
-        let s = self.slots.get_mut(slot)?;
+        let s = self.slots_mut().get_mut(slot)?;
         s.len = None;
         s.task = Some(task);
         Some(self.fill(slot, key, tool))
@@ -186,7 +223,7 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
     fn fill(&mut self, slot: usize, key: u64, tool: usize) -> Receipt {
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
-        if let Some(s) = self.slots.get_mut(slot) {
+        if let Some(s) = self.slots_mut().get_mut(slot) {
             s.key = key;
             s.used = true;
             s.tool = u16::try_from(tool).unwrap_or(u16::MAX);
@@ -200,10 +237,15 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
         }
     }
 
+    /// Age by distance from the newest stamp, so that wrapping does not reorder.
+    fn age(&self, s: &Slot) -> u32 {
+        self.stamp.wrapping_sub(s.stamp)
+    }
+
     /// The slot to fill: a free one, else the oldest answer known to be written, else the oldest
     /// one pending, else the oldest lost one.
     fn victim(&self) -> Option<usize> {
-        if let Some(free) = self.slots.iter().position(|s| !s.used) {
+        if let Some(free) = self.slots().iter().position(|s| !s.used) {
             return Some(free);
         }
         let rank = |d: Delivery| match d {
@@ -211,22 +253,20 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
             Delivery::Pending => 1,
             Delivery::Lost => 2,
         };
-        // Age by distance from the newest stamp, so that wrapping does not reorder.
-        let age = |s: &Slot<B>| self.stamp.wrapping_sub(s.stamp);
-        self.slots
+        self.slots()
             .iter()
             .enumerate()
             .min_by(|(_, a), (_, b)| {
                 rank(a.delivery)
                     .cmp(&rank(b.delivery))
-                    .then(age(b).cmp(&age(a)))
+                    .then(self.age(b).cmp(&self.age(a)))
             })
             .map(|(i, _)| i)
     }
 
     /// Records what became of the answer named by `receipt`; `false` when it is gone.
     pub(crate) fn delivered(&mut self, receipt: Receipt, delivery: Delivery) -> bool {
-        match self.slots.get_mut(usize::from(receipt.slot)) {
+        match self.slots_mut().get_mut(usize::from(receipt.slot)) {
             Some(s) if s.used && s.stamp == receipt.stamp => {
                 s.delivery = delivery;
                 true
@@ -237,7 +277,7 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
 
     /// The delivery recorded for `receipt`, while its entry lives.
     pub(crate) fn delivery(&self, receipt: Receipt) -> Option<Delivery> {
-        self.slots
+        self.slots()
             .get(usize::from(receipt.slot))
             .filter(|s| s.used && s.stamp == receipt.stamp)
             .map(|s| s.delivery)
@@ -248,14 +288,16 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
         &'a self,
         name: impl Fn(usize) -> &'static str + 'a,
     ) -> impl Iterator<Item = CallRecord> + 'a {
-        let mut order: [usize; N] = core::array::from_fn(|i| i);
-        order.sort_unstable_by_key(|&i| {
-            self.slots
-                .get(i)
-                .map_or(u32::MAX, |s| self.stamp.wrapping_sub(s.stamp))
-        });
-        order.into_iter().rev().filter_map(move |i| {
-            let s = self.slots.get(i).filter(|s| s.used)?;
+        // Each step takes the used slot that is the oldest of those younger than the last one
+        // (stamps are distinct, so ages are): no room for an order is needed.
+        let mut older_than = None::<u32>;
+        core::iter::from_fn(move || {
+            let s = self
+                .slots()
+                .iter()
+                .filter(|s| s.used && older_than.is_none_or(|a| self.age(s) < a))
+                .max_by_key(|s| self.age(s))?;
+            older_than = Some(self.age(s));
             Some(CallRecord {
                 tool: name(usize::from(s.tool)),
                 delivery: s.delivery,
@@ -266,13 +308,28 @@ impl<const N: usize, const B: usize> RecentCalls<N, B> {
     }
 }
 
+impl<K: Capacities> core::fmt::Debug for RecentCalls<K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RecentCalls")
+            .field("slots", &self.slots())
+            .field("stamp", &self.stamp)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::server::Caps;
+
+    /// A cache of `N` slots of 8 bytes.
+    fn cache<const N: usize>() -> RecentCalls<Caps<1, 0, N, 8>> {
+        RecentCalls::new([const { Slot::FREE }; N], [[0; 8]; N])
+    }
 
     #[test]
     fn a_replay_is_found_by_key_and_an_oversized_answer_is_only_marked() {
-        let mut c: RecentCalls<2, 8> = RecentCalls::new();
+        let mut c = cache::<2>();
         let (a, b) = (
             call_key([0, 0], &[b"1", b"x"]),
             call_key([0, 0], &[b"2", b"x"]),
@@ -286,7 +343,7 @@ mod test {
 
     #[test]
     fn touching_a_tool_forgets_all_its_answers_and_only_those() {
-        let mut c: RecentCalls<4, 8> = RecentCalls::new();
+        let mut c = cache::<4>();
         c.put(1, 0, b"a");
         c.put(2, 0, b"b");
         c.put(3, 1, b"c");
@@ -299,7 +356,7 @@ mod test {
 
     #[test]
     fn eviction_keeps_what_a_lost_link_still_owes() {
-        let mut c: RecentCalls<3, 8> = RecentCalls::new();
+        let mut c = cache::<3>();
         let lost = c.put(1, 0, b"a").unwrap();
         let written = c.put(2, 1, b"b").unwrap();
         c.put(3, 2, b"c").unwrap();
@@ -320,7 +377,7 @@ mod test {
 
     #[test]
     fn records_list_oldest_first_with_replays() {
-        let mut c: RecentCalls<3, 8> = RecentCalls::new();
+        let mut c = cache::<3>();
         for (key, tool) in [(1, 5), (2, 6), (3, 7), (4, 8)] {
             c.put(key, tool, b"x");
         }
@@ -344,7 +401,7 @@ mod test {
 
     #[test]
     fn zero_capacity_never_remembers() {
-        let mut c: RecentCalls<0, 8> = RecentCalls::new();
+        let mut c = cache::<0>();
         assert_eq!(c.put(1, 0, b"x"), None);
         assert_eq!(c.get(1), None);
         assert_eq!(c.records(|_| "").count(), 0);

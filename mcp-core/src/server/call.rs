@@ -1,19 +1,20 @@
-//! `tools/call`: look up, refuse by audience, replay retransmissions, validate, run, render.
+//! `tools/call`: run the handler (blocking, or awaited when parked) and conclude the call —
+//! remember its answer, start its task, or render its result. What comes before the handler is
+//! in `prepare.rs`.
 
-use super::cache::{Seen, call_key};
-#[cfg(feature = "confirm")]
-use super::confirm::Gate;
-use super::tasks::{MAX_PROGRESS_TOKEN_LEN, NewTask, TaskForm};
+use super::cache::Seen;
+use super::prepare::Prepared;
+use super::tasks::{NewTask, TaskForm};
 use super::{
-    Caller, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision, Server,
-    UserToolPolicy, finish, members, once, write_result_object,
+    Caller, Capacities, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision,
+    Server, finish, write_result_object,
 };
 use crate::fmt::debug;
-use crate::registry::{Audience, TaskSupport, Tool};
-use crate::result::{Output, ToolError, Value, render_result, render_result_for};
-use crate::schema::{Args, validate_into, validate_object};
-use crate::wire::frame::{Frame, Member};
-use crate::wire::json::{Integer, Json, Kind};
+use crate::registry::Tool;
+use crate::result::{Output, TaskHooks, ToolError, Value, render_result_for};
+use crate::schema::Args;
+use crate::wire::frame::Frame;
+use crate::wire::json::Json;
 use crate::wire::protocol;
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, error_into, write_error_dyn};
@@ -29,23 +30,23 @@ pub(crate) struct Parked<'i, 't, C> {
 }
 
 /// The parked call without its arguments: what the reply and the answer need.
-struct Tail<'i, 't, C> {
-    info: (&'static str, &'static str),
-    id: Id<'i>,
-    era: Era<'i>,
-    tool: &'t Tool<C>,
-    index: usize,
+pub(super) struct Tail<'i, 't, C> {
+    pub(super) info: (&'static str, &'static str),
+    pub(super) id: Id<'i>,
+    pub(super) era: Era<'i>,
+    pub(super) tool: &'t Tool<C>,
+    pub(super) index: usize,
     /// The handler's scratch area is `out[..room]`; escaped string arguments are decoded
     /// into `out[room..]`.
-    room: usize,
-    key: Option<u64>,
-    augmented: bool,
-    ttl_ms: Option<u64>,
-    token: Option<Json<'i>>,
-    log_level: Option<LogLevel>,
-    principal: Principal,
+    pub(super) room: usize,
+    pub(super) key: Option<u64>,
+    pub(super) augmented: bool,
+    pub(super) ttl_ms: Option<u64>,
+    pub(super) token: Option<Json<'i>>,
+    pub(super) log_level: Option<LogLevel>,
+    pub(super) principal: Principal,
     /// The client that made the call.
-    peer: super::Peer,
+    pub(super) peer: super::Peer,
 }
 
 /// Decodes the escaped string arguments into the tail of `out` (from `room` on); returns the
@@ -76,18 +77,7 @@ pub struct Call<'a, 's> {
     pub reply: &'a mut Reply<'s>,
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// `tools/call`. A blocking tool runs here; an async one is parked in `park` when the caller
     /// can await it (`AWAIT`), and refused otherwise.
     // Not inlined into `Server::request`: its frame would be under every handler.
@@ -96,9 +86,9 @@ impl<
         &mut self,
         id: Id<'i>,
         frame: &Frame<'i>,
-        caller: Caller,
-        respond: Respond<'_, 'i>,
+        caller: Caller<'i>,
         effects: &mut Effects<'_, 'i, 't, C>,
+        respond: Respond<'_, 'i>,
     ) -> Flow {
         // Validated where the handler reads them: the arguments are not moved on the blocking
         // path (a parked call takes them along).
@@ -140,7 +130,7 @@ impl<
                 let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
                 self.invoke(handler, args, tail, scratch, seq, effects)
             }
-            _ => self.invoke_decoded(handler, args, tail, out, seq, effects),
+            _ => self.invoke_decoded(handler, (args, out), tail, seq, effects),
         };
         self.conclude(tail, result, Scratch { used, seq }, out, effects.handled)
     }
@@ -168,9 +158,8 @@ impl<
     fn invoke_decoded(
         &self,
         handler: crate::Handler<C>,
-        args: &Args<'_>,
+        (args, out): (&Args<'_>, &mut [u8]),
         tail: &Tail<'_, 't, C>,
-        out: &mut [u8],
         seq: u32,
         effects: &mut Effects<'_, '_, 't, C>,
     ) -> (ToolResult, usize) {
@@ -299,7 +288,7 @@ impl<
         let reply = Reply::new(scratch, tail.principal, seq)
             .with_peer(tail.peer)
             .with_reserve(envelope_len(tail.id, tail.era, tail.info));
-        let reply = if TASKS > 0 {
+        let reply = if K::TASKS > 0 {
             reply.with_tasks(&self.tasks)
         } else {
             reply
@@ -307,290 +296,17 @@ impl<
         reply.with_notify(notify, tail.token, tail.log_level)
     }
 
-    /// Everything before the handler runs: lookup, audience, capability, task form, the
-    /// retransmission cache, validation (into `args`), room for decoded strings, a free task
-    /// slot.
-    #[inline(never)]
-    fn prepare<'o, 'i>(
-        &mut self,
-        id: Id<'i>,
-        frame: &Frame<'i>,
-        caller: Caller,
-        respond: Respond<'o, 'i>,
-        effects: &mut Effects<'_, 'i, 't, C>,
-        args: &mut Args<'i>,
-    ) -> Prepared<'o, 'i, 't, C> {
-        // An async tool can be awaited where its call can be parked.
-        let (handled, can_await) = (&mut *effects.handled, effects.park.is_some());
-        let answered = Prepared::Answered;
-        let principal = caller.principal;
-        // The checking pass recorded these members of `params` (an object, or absent).
-        let found = [Member::Name, Member::Arguments, Member::Task, Member::Meta];
-        let Some([name, arguments, task, _]) = once(found.map(|m| frame.get(m))) else {
-            return answered(
-                respond.error_text(ErrorCode::InvalidParams, "Invalid params: duplicate member"),
-            );
-        };
-        let Some(name) = name.and_then(|n| n.as_str()) else {
-            return answered(respond.error_text(
-                ErrorCode::InvalidParams,
-                "Invalid params: tools/call needs a tool name (a string)",
-            ));
-        };
-        // `arguments` that is not an object (an array, a string) is a malformed request, on every
-        // revision, as the official SDK servers answer it. A tool result with `isError` is for an
-        // object that does not satisfy the tool's schema. `null` counts as absent.
-        if arguments.is_some_and(|a| !matches!(a.kind(), Kind::Object | Kind::Null)) {
-            return answered(respond.error_text(
-                ErrorCode::InvalidParams,
-                "Invalid params: arguments must be an object",
-            ));
-        }
-        let Some(index) = self
-            .registry
-            .position(name, frame.has_escapes(Member::Name))
-        else {
-            return answered(respond.error(ErrorCode::InvalidParams, |w| {
-                w.text("Unknown tool: ");
-                w.decoded(name, 128);
-            }));
-        };
-        let Some(tool) = self.registry.get(index) else {
-            return answered(0);
-        };
-        if tool.audience() == Audience::User
-            && principal == Principal::Model
-            && self.config.user_tools == UserToolPolicy::Enforce
-        {
-            debug!("refused user-only tool {} for the model", tool.name());
-            return answered(respond.error_parts(
-                ErrorCode::InvalidParams,
-                &[
-                    "Tool ",
-                    tool.name(),
-                    " is only available to the user, not to the model",
-                ],
-            ));
-        }
-
-        if let (Era::Modern(m), Some(cap)) = (respond.era, tool.required_client_capability())
-            && !m
-                .caps
-                .and_then(|c| c.members())
-                .is_some_and(|mut c| c.any(|(k, _)| k.eq_str(cap)))
-        {
-            return answered(respond.error_with(
-                ErrorCode::MissingRequiredClientCapability,
-                |w| {
-                    w.text("Missing required client capability: ");
-                    w.text(cap);
-                },
-                Some(|w: &mut Writer<'_>| {
-                    w.raw(protocol::REQUIRED_CAPABILITIES_OPEN);
-                    w.string(cap);
-                    w.raw(b":{}}}");
-                }),
-            ));
-        }
-
-        // Task augmentation. Legacy (2025-11-25): the client asks with `params.task`. 2026-07-28:
-        // the server decides, for clients that declare the tasks extension; `params.task` is ignored.
-        let era = respond.era;
-        let (augmented, ttl_ms) = match era {
-            Era::Modern(m) => (m.tasks && tool.task_hooks().is_some(), None),
-            Era::Legacy => {
-                let augmented = TASKS > 0 && task.is_some();
-                match task.filter(|_| TASKS > 0).map(task_ttl) {
-                    Some(Err(msg)) => {
-                        return answered(respond.error_text(ErrorCode::InvalidParams, msg));
-                    }
-                    Some(Ok(ttl)) => (augmented, ttl),
-                    None => (augmented, None),
-                }
-            }
-        };
-        // (Without a task table no tool with task hooks is registered: every tool forbids tasks
-        // and no call is augmented, so there is nothing to refuse here.)
-        match (tool.task_support(), augmented, era) {
-            _ if TASKS == 0 => {}
-            (TaskSupport::Required, false, Era::Modern(_)) => {
-                return answered(respond.error_with(
-                    ErrorCode::MissingRequiredClientCapability,
-                    |w| w.text("Missing required client capability: this tool runs only as a task"),
-                    Some(|w: &mut Writer<'_>| {
-                        w.raw(protocol::REQUIRES_TASKS);
-                    }),
-                ));
-            }
-            (TaskSupport::Forbidden, true, Era::Legacy)
-            | (TaskSupport::Required, false, Era::Legacy) => {
-                let why = if augmented {
-                    " does not support task-augmented calls"
-                } else {
-                    " must be called as a task (params.task)"
-                };
-                return answered(
-                    respond.error_parts(ErrorCode::MethodNotFound, &["Tool ", tool.name(), why]),
-                );
-            }
-            _ => {}
-        }
-
-        // Arguments are checked before the retransmission cache is consulted: a call that does not
-        // satisfy the schema never ran, so it can never be answered from the cache.
-        let checked = match tool.raw_input_schema() {
-            Some(_) => validate_raw(arguments, args),
-            // From the members the checking pass recorded (walked again only past its table).
-            None => validate_into(args, tool.param_specs(), arguments, Some(frame)),
-        };
-        if let Err(e) = checked {
-            debug!("refused arguments for {}", tool.name());
-            // The handler does not run. The revision decides how the refusal is reported.
-            if era.is_modern() || self.effective_revision().reports_validation_as_tool_error() {
-                return answered(respond.result(|w| {
-                    w.open_string(protocol::FIRST_TEXT_OPEN);
-                    e.write_json(w);
-                    w.close_string(protocol::FIRST_TEXT_END_FAILED);
-                }));
-            }
-            return answered(respond.error(ErrorCode::InvalidParams, |w| e.write_json(w)));
-        }
-
-        // The retransmission scope (see `cache`): the peer; on the 2026-07-28 wire the peer and
-        // the client's idempotency key, and without a key no scope (a stateless request is
-        // never recognised as a retransmission).
-        let peer = caller.peer.get();
-        let scope: Option<&[u8]> = match era {
-            Era::Legacy => Some(b""),
-            Era::Modern(m) => m.idempotency_key.map(|k| k.raw()),
-        };
-        // Only actions are remembered: a read-only tool is answered afresh every time.
-        let key = scope.filter(|_| !tool.is_read_only()).map(|scope| {
-            // The tool and the call form in one word: index, task-augmented, 2026-07-28.
-            let form = (index as u64) << 2 | u64::from(augmented) << 1 | u64::from(era.is_modern());
-            call_key(
-                [peer, form],
-                &[scope, id.raw(), arguments.map_or(b"", |a| a.raw())],
-            )
-        });
-        let cached = match key {
-            Some(key) => self.cache.get(key),
-            None => None,
-        };
-        if let Some((receipt, delivery, seen)) = cached {
-            handled.replay = Some(delivery);
-            handled.receipt = Some(receipt);
-            let seen = match seen {
-                Seen::Replay(bytes) => match respond.out.get_mut(..bytes.len()) {
-                    Some(dst) => {
-                        debug!(
-                            "retransmission of a {} call answered from the cache",
-                            tool.name()
-                        );
-                        dst.copy_from_slice(bytes);
-                        return answered(bytes.len());
-                    }
-                    None => Seen::Replay(&[]),
-                },
-                Seen::Executed => Seen::Executed,
-                Seen::Task(task) => Seen::Task(task),
-            };
-            return answered(self.replay(seen, tool.name(), id, respond));
-        }
-
-        // String arguments sent with escape sequences are decoded into the tail of the output
-        // buffer while the handler runs (nothing is allocated); the handler's scratch area is
-        // what remains in front.
-        let Some(room) = respond.out.len().checked_sub(args.escaped_len()) else {
-            const TOO_LONG: &str = "Arguments too long: the string arguments with escape \
-                sequences do not fit the device's buffer once decoded; the tool did not run";
-            return answered(
-                respond.result(|w| render_result(w, &Err(ToolError::new(TOO_LONG)), &[], 0, None)),
-            );
-        };
-
-        // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
-        // compiler drop the task code from such a server.
-        let long_running = tool.task_hooks().copied().filter(|_| TASKS > 0);
-        if long_running.is_some() && !self.tasks.has_room() {
-            // Refused before the handler runs: nothing is started that could not be tracked.
-            const BUSY: &str =
-                "Device busy: every task slot holds a running action; nothing was started";
-            if augmented {
-                return answered(respond.error_text(ErrorCode::InternalError, BUSY));
-            }
-            return answered(
-                respond.result(|w| render_result(w, &Err(ToolError::new(BUSY)), &[], 0, None)),
-            );
-        }
-
-        // An async tool needs a caller that can await its handler.
-        if tool.handler().is_none() && !can_await {
-            const NEEDS_ASYNC: &str = "Tool bug: this tool's handler is async; the firmware must \
-                serve it with Server::handle_async (and poll with Server::poll_async); the tool \
-                did not run";
-            return answered(
-                respond
-                    .result(|w| render_result(w, &Err(ToolError::new(NEEDS_ASYNC)), &[], 0, None)),
-            );
-        }
-
-        // A person's yes, where the tool asks for one (after every other check: a call that is
-        // held or asked about would otherwise run). Only where `HOLD > HOLD_RECORD`: registration refuses
-        // such a tool otherwise, and this lets the compiler drop the confirmation code from a
-        // server that holds nothing.
-        #[cfg(feature = "confirm")]
-        let respond = match tool
-            .confirmation()
-            .filter(|c| super::confirm::Confirmations::<HOLD>::ON && c.applies(args))
-        {
-            None => respond,
-            Some(confirm) => {
-                let params = once([frame.get(Member::Params)]).and_then(|[p]| p);
-                match self.confirm_gate(confirm, index, arguments, params, &caller, respond) {
-                    Gate::Pass(respond) => respond,
-                    Gate::Answered(len) => return answered(len),
-                    Gate::Asked(len) => {
-                        handled.deferred = true;
-                        return answered(len);
-                    }
-                }
-            }
-        };
-
-        let (token, log_level) = match era {
-            Era::Modern(m) => (m.progress_token, m.log_level),
-            Era::Legacy => (
-                progress_token(frame),
-                self.session.log_level.or(self.config.log_level),
-            ),
-        };
-        let Respond { out, info, .. } = respond;
-        Prepared::Ready(
-            Tail {
-                info,
-                id,
-                era,
-                tool,
-                index,
-                room,
-                key,
-                augmented,
-                ttl_ms,
-                token,
-                log_level,
-                principal,
-                peer: caller.peer,
-            },
-            out,
-        )
-    }
-
     /// Answers a retransmission of a call that already ran whose remembered bytes do not fit
     /// `respond`'s buffer, or from the task table. (Not inlined: its writer stays out of [`prepare`](Self::prepare)'s frame, which is on the
     /// stack under validation.)
     #[inline(never)]
-    fn replay(&self, seen: Seen<'_>, tool: &str, id: Id<'_>, respond: Respond<'_, '_>) -> usize {
+    pub(super) fn replay(
+        &self,
+        seen: Seen<'_>,
+        tool: &str,
+        id: Id<'_>,
+        respond: Respond<'_, '_>,
+    ) -> usize {
         match seen {
             // (The remembered bytes that fit were copied by the caller.)
             Seen::Replay(_) => respond.error_text(
@@ -599,7 +315,7 @@ impl<
             ),
             // (A server without a task table starts no task, so it remembers none: no task code
             // is linked for it.)
-            Seen::Task(task) if TASKS > 0 => {
+            Seen::Task(task) if K::TASKS > 0 => {
                 debug!(
                     "retransmission of a {} call answered from the task table",
                     tool
@@ -623,7 +339,8 @@ impl<
         }
     }
 
-    /// Everything after the handler ran: the cache, a task start or the rendered result.
+    /// Everything after the handler ran: forget what the call made stale, then start its task
+    /// (a long-running tool's call) or render its result, and remember the answer.
     fn conclude(
         &mut self,
         tail: &Tail<'_, 't, C>,
@@ -632,130 +349,117 @@ impl<
         out: &mut [u8],
         handled: &mut Handled<'_>,
     ) -> usize {
-        let &Tail {
-            info,
-            id,
-            era,
-            tool,
-            index,
-            key,
-            augmented,
-            ttl_ms,
-            token,
-            peer,
-            ..
-        } = tail;
-        // Registration refuses long-running tools when `TASKS == 0`; saying so here lets the
-        // compiler drop the task code from such a server.
-        let long_running = tool.task_hooks().copied().filter(|_| TASKS > 0);
+        let tool = tail.tool;
         // The handler ran: whatever was remembered about this tool may no longer be true.
         handled.ran = Some(tool.name());
         if !tool.is_read_only() {
-            self.cache.touch(index);
+            self.cache.touch(tail.index);
         }
-        if long_running.is_none()
-            && matches!(
-                result,
-                Ok(Output {
-                    value: Value::Task(_),
-                    ..
-                })
-            )
-        {
-            result = Err(ToolError::new(
-                "Tool bug: Output::task from a tool that is not long-running",
-            ));
+        // Registration refuses long-running tools when `K::TASKS == 0`; saying so here lets the
+        // compiler drop the task code from such a server.
+        let long_running = tool.task_hooks().copied().filter(|_| K::TASKS > 0);
+        match long_running {
+            Some(hooks) if tail.augmented || starts_task(&result) => {
+                return self.conclude_task(tail, hooks, result, out, handled);
+            }
+            None if starts_task(&result) => {
+                const BUG: &str = "Tool bug: Output::task from a tool that is not long-running";
+                result = Err(ToolError::new(BUG));
+            }
+            _ => {}
         }
-        let len = match long_running {
-            Some(hooks)
-                if augmented
-                    || matches!(
-                        result,
-                        Ok(Output {
-                            value: Value::Task(_),
-                            ..
-                        })
-                    ) =>
-            {
-                let legacy_error =
-                    !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
-                let new = NewTask {
-                    tool: index,
-                    tool_name: tool.name(),
-                    form: match era {
-                        Era::Modern(_) if augmented => TaskForm::Extension,
-                        Era::Legacy if augmented => TaskForm::Legacy,
-                        _ => TaskForm::Plain,
-                    },
-                    ttl_ms,
-                    token,
-                    timeout_ms: hooks.timeout_ms,
-                    peer,
-                    error_member: legacy_error,
-                };
-                // A client that can follow no task (a xiaozhi backend hands the model only the
-                // call's answer) hears the outcome in the call's own answer when it comes within
-                // the budget: the answer is held back until the task ends.
-                let budget = self.config.hold_answer_ms;
-                let hold = !augmented
-                    && !era.is_modern()
-                    && budget > 0
-                    && !tool.answers_at_once()
-                    && !self.session.tasks()
-                    && matches!(
-                        result,
-                        Ok(Output {
-                            value: Value::Task(_),
-                            ..
-                        })
-                    );
-                if hold {
-                    let task = self.start_held(new, result, id, budget);
-                    if let Some(key) = key {
-                        handled.receipt = self.cache.put_task(key, index, task);
-                    }
-                    return 0;
-                }
-                let mut started = None;
-                let len = finish(out, Some(id), "; the tool did run", |w| {
-                    started = self.start_task(new, result, id, era, info, w);
-                });
-                // A retransmission gets the original bytes when they fit a cache slot; a larger
-                // task-start answer is re-rendered from the task table, so that the client still
-                // learns its task id.
-                if let (Some(task), Some(key)) = (started, key) {
-                    handled.receipt = match out.get(..len).filter(|sent| sent.len() <= CACHE_BYTES)
-                    {
-                        Some(sent) => self.cache.put(key, index, sent),
-                        None => self.cache.put_task(key, index, task),
-                    };
-                    return len;
-                }
-                len
-            }
-            _ => {
-                // xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
-                let legacy_error =
-                    !era.is_modern() && self.effective_revision() == Revision::V2024_11_05;
-                render_call(tail, legacy_error, &result, scratch, out)
-            }
+        let len = render_call(tail, self.legacy_error(tail.era), &result, scratch, out);
+        self.remember(tail, out.get(..len), handled);
+        len
+    }
+
+    /// A long-running tool's call: its task starts, and the answer says so (or, for a client
+    /// that can follow no task, is held back until the task ends or its budget runs out).
+    fn conclude_task(
+        &mut self,
+        tail: &Tail<'_, 't, C>,
+        hooks: TaskHooks<C>,
+        result: ToolResult,
+        out: &mut [u8],
+        handled: &mut Handled<'_>,
+    ) -> usize {
+        let &Tail { id, era, info, .. } = tail;
+        let new = NewTask {
+            tool: tail.index,
+            tool_name: tail.tool.name(),
+            form: match era {
+                Era::Modern(_) if tail.augmented => TaskForm::Extension,
+                Era::Legacy if tail.augmented => TaskForm::Legacy,
+                _ => TaskForm::Plain,
+            },
+            ttl_ms: tail.ttl_ms,
+            token: tail.token,
+            timeout_ms: hooks.timeout_ms,
+            peer: tail.peer,
+            error_member: self.legacy_error(era),
         };
-        if let (Some(sent), Some(key)) = (out.get(..len), key) {
-            handled.receipt = self.cache.put(key, index, sent);
+        if self.holds_answer(tail, &result) {
+            let task = self.start_held(new, result, id, self.config.hold_answer_ms);
+            if let Some(key) = tail.key {
+                handled.receipt = self.cache.put_task(key, tail.index, task);
+            }
+            return 0;
+        }
+        let mut started = None;
+        let len = finish(out, Some(id), "; the tool did run", |w| {
+            started = self.start_task(new, result, id, era, info, w);
+        });
+        let sent = out.get(..len);
+        match (started, tail.key) {
+            // A retransmission gets the original bytes when they fit a cache slot; a larger
+            // task-start answer is re-rendered from the task table, so that the client still
+            // learns its task id.
+            (Some(task), Some(key)) => {
+                handled.receipt = match sent.filter(|sent| sent.len() <= K::CACHE_BYTES) {
+                    Some(sent) => self.cache.put(key, tail.index, sent),
+                    None => self.cache.put_task(key, tail.index, task),
+                };
+            }
+            (Some(_), None) => {}
+            (None, _) => self.remember(tail, sent, handled),
         }
         len
     }
+
+    /// A client that can follow no task (a xiaozhi backend hands the model only the call's
+    /// answer) hears the outcome in the call's own answer when it comes within the budget: the
+    /// answer is held back until the task ends.
+    fn holds_answer(&self, tail: &Tail<'_, 't, C>, result: &ToolResult) -> bool {
+        !tail.augmented
+            && !tail.era.is_modern()
+            && self.config.hold_answer_ms > 0
+            && !tail.tool.answers_at_once()
+            && !self.session.tasks()
+            && starts_task(result)
+    }
+
+    /// xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
+    fn legacy_error(&self, era: Era<'_>) -> bool {
+        !era.is_modern() && self.effective_revision() == Revision::V2024_11_05
+    }
+
+    /// Remembers the answer `sent` of an acting call, for retransmissions.
+    fn remember(&mut self, tail: &Tail<'_, 't, C>, sent: Option<&[u8]>, handled: &mut Handled<'_>) {
+        if let (Some(sent), Some(key)) = (sent, tail.key) {
+            handled.receipt = self.cache.put(key, tail.index, sent);
+        }
+    }
 }
 
-/// What [`Server::prepare`] came to: an answer already written, or a call ready to run, with the
-/// output buffer handed back.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "no allocator to box into; the parked call is built once, in the caller's frame"
-)]
-enum Prepared<'o, 'i, 't, C> {
-    Answered(usize),
-    Ready(Tail<'i, 't, C>, &'o mut [u8]),
+/// The handler's result asks for a task (`Output::task`): the action goes on after the call.
+fn starts_task(result: &ToolResult) -> bool {
+    matches!(
+        result,
+        Ok(Output {
+            value: Value::Task(_),
+            ..
+        })
+    )
 }
 
 /// What a handler wrote in its scratch area: `used` bytes, at the start of the output buffer,
@@ -823,39 +527,4 @@ fn envelope_len(id: Id<'_>, era: Era<'_>, info: (&str, &str)) -> usize {
         0
     };
     LEGACY + id.raw().len() + modern
-}
-
-/// Validation for a tool that declares a raw input schema (only that `arguments` is an object),
-/// into `args`. (Not inlined: the view it builds is not kept in [`Server::prepare`]'s frame,
-/// which is on the stack under validation.)
-#[inline(never)]
-fn validate_raw<'i>(
-    arguments: Option<Json<'i>>,
-    args: &mut Args<'i>,
-) -> Result<(), crate::schema::ArgError<'i>> {
-    validate_object(arguments).map(|a| *args = a)
-}
-
-/// `params.task`: an object with an optional non-negative integer `ttl` (ms).
-fn task_ttl(task: Json<'_>) -> Result<Option<u64>, &'static str> {
-    const BAD: &str = "Invalid params: task must be an object with an optional integer ttl (ms)";
-    if task.kind() != Kind::Object {
-        return Err(BAD);
-    }
-    let [ttl] = members(Some(task), ["ttl"]).map_err(|_| BAD)?;
-    match ttl.map(|t| (t.kind(), t.as_integer())) {
-        None | Some((Kind::Null, _)) => Ok(None),
-        Some((_, Some(Integer::Exact(v)))) => u64::try_from(v).map(Some).map_err(|_| BAD),
-        Some((_, Some(Integer::OutOfRange))) => Ok(Some(u64::MAX)),
-        Some(_) => Err(BAD),
-    }
-}
-
-/// `params._meta.progressToken`: a string or an integer, kept when short enough.
-fn progress_token<'i>(frame: &Frame<'i>) -> Option<Json<'i>> {
-    let token = frame.get(Member::ProgressToken).once();
-    token.filter(|t| {
-        t.raw().len() <= MAX_PROGRESS_TOKEN_LEN
-            && (t.kind() == Kind::String || t.is_plain_integer())
-    })
 }

@@ -49,13 +49,14 @@
 //!
 //! One call can wait for a person per engine: a second one meanwhile is refused, saying so.
 
-use super::{Caller, Era, Handled, Input, Peer, Principal, Respond, Session, members};
+use super::{Caller, Capacities, Era, Handled, Input, Peer, Principal, Respond, Session, members};
 use crate::registry::Confirm;
 #[cfg(feature = "modern")]
 use crate::wire::json::JsonStr;
 use crate::wire::json::{Json, Kind};
 use crate::wire::protocol;
 use crate::wire::request::Id;
+use crate::wire::response::ErrorCode;
 use crate::wire::writer::Writer;
 
 /// The `inputRequests` / `inputResponses` key and the boolean property of the question.
@@ -303,30 +304,30 @@ impl Held {
 /// All of it lives in the `HOLD` bytes ([`HOLD_RECORD`] of record, then the message): a
 /// firmware that sets `HOLD = 0` pays nothing for it. The question and the tool's name are not
 /// stored; they are the registered tool's (`tool` is its index).
-pub(crate) struct Confirmations<const B: usize> {
+pub(crate) struct Confirmations<K: Capacities> {
     /// The record, then the held call's message (`[HOLD_RECORD..][..held.len]`).
-    bytes: [u8; B],
+    bytes: K::Hold,
 }
 
-impl<const B: usize> Confirmations<B> {
+impl<K: Capacities> Confirmations<K> {
     /// Room for a record and a message: with less, nothing is ever held (and the compiler drops
     /// the confirmation code from the server).
-    pub(crate) const ON: bool = B > HOLD_RECORD;
+    pub(crate) const ON: bool = K::HOLD > HOLD_RECORD;
 
-    pub(crate) const fn new() -> Self {
-        Confirmations { bytes: [0; B] }
+    pub(crate) const fn new(bytes: K::Hold) -> Self {
+        Confirmations { bytes }
     }
 
     /// The held call's record (its `len` is 0 when nothing is held).
     fn held(&self) -> Held {
-        match self.bytes.first_chunk::<HELD>() {
+        match self.bytes.as_ref().first_chunk::<HELD>() {
             Some(b) if Self::ON => Held::read(b),
             _ => Held::NONE,
         }
     }
 
     fn set_held(&mut self, h: &Held) {
-        if let Some(b) = self.bytes.first_chunk_mut::<HELD>() {
+        if let Some(b) = self.bytes.as_mut().first_chunk_mut::<HELD>() {
             h.write(b);
         }
     }
@@ -336,6 +337,7 @@ impl<const B: usize> Confirmations<B> {
         Self::ON
             && self
                 .bytes
+                .as_ref()
                 .first_chunk::<2>()
                 .is_some_and(|len| *len != [0, 0])
     }
@@ -347,12 +349,16 @@ impl<const B: usize> Confirmations<B> {
 
     /// Where the held call's message goes.
     fn message_mut(&mut self) -> &mut [u8] {
-        self.bytes.get_mut(HOLD_RECORD..).unwrap_or_default()
+        self.bytes
+            .as_mut()
+            .get_mut(HOLD_RECORD..)
+            .unwrap_or_default()
     }
 
     /// The first `len` bytes held (the message, when `len` is the length it was held with).
     fn message_at(&self, len: usize) -> &[u8] {
         self.bytes
+            .as_ref()
             .get(HOLD_RECORD..)
             .and_then(|m| m.get(..len))
             .unwrap_or_default()
@@ -373,6 +379,7 @@ impl<const B: usize> Confirmations<B> {
         let mut counter = 0;
         if let Some(c) = self
             .bytes
+            .as_mut()
             .get_mut(HELD..)
             .and_then(|b| b.first_chunk_mut::<4>())
         {
@@ -393,6 +400,7 @@ impl<const B: usize> Confirmations<B> {
         // Each record: the expiry in whole seconds (0: free) above the nonce's low 32 bits.
         let (records, _) = self
             .bytes
+            .as_mut()
             .get_mut(HELD + 4..HOLD_RECORD)
             .unwrap_or_default()
             .as_chunks_mut::<8>();
@@ -455,9 +463,9 @@ pub struct Pending {
 }
 
 /// What the gate decided about a call.
-pub(crate) enum Gate<'o, 'i> {
+pub(crate) enum Gate {
     /// Run it.
-    Pass(Respond<'o, 'i>),
+    Pass,
     /// Answered (held for the device, asked again, refused): the length written.
     Answered(usize),
     /// The question went to the client (`elicitation/create`): the length written; the call's
@@ -637,18 +645,7 @@ impl Approved {
     }
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> super::Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// The call waiting for a person's answer, if any (for a display: "Press the button to
     /// confirm: Reboot the device?").
     pub fn confirmation(&self) -> Option<Pending> {
@@ -717,9 +714,9 @@ impl<
         params: Option<Json<'i>>,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
-    ) -> Gate<'o, 'i> {
+    ) -> Gate {
         if caller.confirmed || caller.principal == Principal::User {
-            return Gate::Pass(respond);
+            return Gate::Pass;
         }
         match respond.era {
             Era::Modern(m) => {
@@ -743,10 +740,10 @@ impl<
         params: Option<Json<'i>>,
         elicits: bool,
         respond: Respond<'o, 'i>,
-    ) -> Gate<'o, 'i> {
+    ) -> Gate {
         if !elicits {
             return Gate::Answered(respond.error_with(
-                super::ErrorCode::MissingRequiredClientCapability,
+                ErrorCode::MissingRequiredClientCapability,
                 |w| {
                     w.text("Missing required client capability: elicitation (this tool asks a person first: ");
                     w.text(confirm.message());
@@ -757,61 +754,20 @@ impl<
         }
         #[cfg(feature = "modern")]
         {
+            let mut respond = respond;
             let arguments = arguments.map_or(&b""[..], |a| a.raw());
-            let key = self.entropy;
             let Ok([state, responses]) = members(params, ["requestState", "inputResponses"]) else {
-                return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
-                    w.text("Invalid params: duplicate member");
-                }));
+                return Gate::Answered(
+                    respond
+                        .error_text(ErrorCode::InvalidParams, "Invalid params: duplicate member"),
+                );
             };
-            if let Some(state) = state {
-                let now = self.now_ms;
-                let verified = state.as_str().and_then(State::read).filter(|s| {
-                    s.mac == self::mac(key, tool, arguments, s.expiry, s.nonce) && now <= s.expiry
-                });
-                let Some(verified) = verified else {
-                    return Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: requestState failed verification or expired; call the tool again without it");
-                    }));
-                };
-                let answer = members(responses.filter(|r| r.kind() == Kind::Object), [KEY])
-                    .ok()
-                    .and_then(|[a]| a);
-                match answer.map(|a| Answer::read(Some(a))) {
-                    // A yes is good once: the approval is recorded as used until it expires.
-                    Some(Answer::Yes) => {
-                        return match self.confirm.spend(verified.nonce, verified.expiry, now) {
-                            Ok(()) => Gate::Pass(respond),
-                            Err(true) => Gate::Answered(respond.error(super::ErrorCode::InvalidParams, |w| {
-                                w.text("Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it");
-                            })),
-                            Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),
-                        };
-                    }
-                    Some(other) => {
-                        return Gate::Answered(
-                            respond.result(|w| refusal(w, other.refusal(), false)),
-                        );
-                    }
-                    // A valid state without the answer: ask again.
-                    None => {}
-                }
+            if let Some(state) = state
+                && let Some(gate) = self.retry(tool, arguments, state, responses, &mut respond)
+            {
+                return gate;
             }
-            let expiry = self
-                .now_ms
-                .saturating_add(u64::from(self.config.confirm_timeout_ms));
-            let nonce = self.confirm.fresh(key);
-            let state = State {
-                expiry,
-                nonce,
-                mac: self::mac(key, tool, arguments, expiry, nonce),
-            };
-            Gate::Answered(respond.result_typed("input_required", |w| {
-                w.raw(protocol::INPUT_REQUEST_OPEN);
-                write_elicitation_params(w, confirm.message(), true);
-                w.raw(protocol::REQUEST_STATE);
-                state.write(w);
-            }))
+            self.ask_modern(confirm, tool, arguments, respond)
         }
         // (Without the feature `modern` no request is of that era.)
         #[cfg(not(feature = "modern"))]
@@ -819,6 +775,74 @@ impl<
             let _ = (tool, arguments, params);
             Gate::Answered(0)
         }
+    }
+
+    /// The retry of a 2026-07-28 call with the `requestState` it was answered with and the
+    /// person's answer: a yes runs it (once), anything else refuses it. `None`: a valid state
+    /// without an answer (ask again).
+    #[cfg(feature = "modern")]
+    fn retry(
+        &mut self,
+        tool: &'static str,
+        arguments: &[u8],
+        state: Json<'_>,
+        responses: Option<Json<'_>>,
+        respond: &mut Respond<'_, '_>,
+    ) -> Option<Gate> {
+        let (now, key) = (self.now_ms, self.entropy);
+        let verified = state.as_str().and_then(State::read).filter(|s| {
+            s.mac == self::mac(key, tool, arguments, s.expiry, s.nonce) && now <= s.expiry
+        });
+        let Some(verified) = verified else {
+            return Some(Gate::Answered(respond.reborrow().error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: requestState failed verification or expired; call the tool again without it",
+            )));
+        };
+        let answer = members(responses.filter(|r| r.kind() == Kind::Object), [KEY])
+            .ok()
+            .and_then(|[a]| a)?;
+        let respond = respond.reborrow();
+        Some(match Answer::read(Some(answer)) {
+            // A yes is good once: the approval is recorded as used until it expires.
+            Answer::Yes => match self.confirm.spend(verified.nonce, verified.expiry, now) {
+                Ok(()) => Gate::Pass,
+                Err(true) => Gate::Answered(respond.error_text(
+                    ErrorCode::InvalidParams,
+                    "Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it",
+                )),
+                Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),
+            },
+            other => Gate::Answered(respond.result(|w| refusal(w, other.refusal(), false))),
+        })
+    }
+
+    /// Asks a 2026-07-28 client's user: `input_required`, with a state signed for this tool and
+    /// these arguments, good until the confirmation times out.
+    #[cfg(feature = "modern")]
+    fn ask_modern(
+        &mut self,
+        confirm: &Confirm,
+        tool: &'static str,
+        arguments: &[u8],
+        respond: Respond<'_, '_>,
+    ) -> Gate {
+        let key = self.entropy;
+        let expiry = self
+            .now_ms
+            .saturating_add(u64::from(self.config.confirm_timeout_ms));
+        let nonce = self.confirm.fresh(key);
+        let state = State {
+            expiry,
+            nonce,
+            mac: self::mac(key, tool, arguments, expiry, nonce),
+        };
+        Gate::Answered(respond.result_typed("input_required", |w| {
+            w.raw(protocol::INPUT_REQUEST_OPEN);
+            write_elicitation_params(w, confirm.message(), true);
+            w.raw(protocol::REQUEST_STATE);
+            state.write(w);
+        }))
     }
 
     /// Legacy revisions: hold the call, and ask the client (elicitation, when *this* client
@@ -829,7 +853,7 @@ impl<
         tool: usize,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
-    ) -> Gate<'o, 'i> {
+    ) -> Gate {
         let session = self.session;
         let error_member = session.effective_revision() == super::Revision::V2024_11_05;
         if self.confirm.holds() {
@@ -857,9 +881,8 @@ impl<
         };
         dst.copy_from_slice(raw);
         let asked = session.elicits;
-        let timeout = self.config.confirm_timeout_ms;
         let now = self.now_ms;
-        let deadline_ms = now.saturating_add(u64::from(timeout));
+        let deadline_ms = now.saturating_add(u64::from(self.config.confirm_timeout_ms));
         // A client that can neither ask its user nor follow a task hears the outcome in the
         // call's own answer, when it comes within the budget.
         let budget = self.config.hold_answer_ms;
@@ -868,7 +891,7 @@ impl<
             false => At::NONE,
         };
         let approval = self.confirm.fresh(self.entropy);
-        self.confirm.set_held(&Held {
+        let held = Held {
             len,
             id: (id_start, id_len),
             tool,
@@ -882,25 +905,32 @@ impl<
             deadline_ms,
             owed_until,
             device_answer: None,
-        });
-        let Respond { out, .. } = respond;
-        if asked {
-            // The request to the client is this message's answer; the call's comes later.
+        };
+        self.confirm.set_held(&held);
+        self.held_answer(confirm, &held, respond)
+    }
+
+    /// The answer to a call just held: the question to the client (elicitation: the call's own
+    /// answer comes later), nothing yet (the answer is owed, from `poll`), or that it waits for
+    /// the device's button.
+    fn held_answer(&self, confirm: &Confirm, held: &Held, respond: Respond<'_, '_>) -> Gate {
+        let Respond {
+            out, id, era, info, ..
+        } = respond;
+        if held.asked {
             let mut w = Writer::new(out);
             w.raw(protocol::RESPONSE_HEAD);
-            write_elicitation_id(&mut w, approval);
+            write_elicitation_id(&mut w, held.approval);
             w.raw(protocol::ELICITATION_REQUEST);
-            let form = session.effective_revision() >= super::Revision::V2025_11_25;
+            let form = held.session.effective_revision() >= super::Revision::V2025_11_25;
             write_elicitation_params(&mut w, confirm.message(), form);
             w.raw(b"}}");
             return Gate::Asked(if w.fits() { w.needed() } else { 0 });
         }
-        if owed_until != At::NONE {
-            // The answer comes later, from `poll`.
+        if held.owed_until != At::NONE {
             return Gate::Asked(0);
         }
-        let id = respond.id;
-        let (era, info) = (respond.era, respond.info);
+        let timeout = self.config.confirm_timeout_ms;
         Gate::Answered(super::finish(out, id, "", |w| {
             if let Some(id) = id {
                 super::write_result_object(w, id, era, info, "complete", |w| {
@@ -1201,6 +1231,7 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::server::Caps;
 
     /// Every field of the record reads back as it was written, whatever its value.
     #[test]
@@ -1248,8 +1279,9 @@ mod test {
         }
         // A fresh server's zeros: nothing held.
         assert_eq!(Held::read(&[0; HELD]).len, 0);
-        let fresh = Confirmations::<{ HOLD_RECORD + 1 }>::new();
+        let fresh =
+            Confirmations::<Caps<1, 0, 0, 0, 0, 0, { HOLD_RECORD + 1 }>>::new([0; HOLD_RECORD + 1]);
         assert!(!fresh.holds());
-        const { assert!(!Confirmations::<HOLD_RECORD>::ON) };
+        const { assert!(!Confirmations::<Caps<1, 0, 0, 0, 0, 0, HOLD_RECORD>>::ON) };
     }
 }

@@ -1,22 +1,12 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Respond, Server, members, write_cache_hints};
+use super::{Capacities, Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::protocol;
 use crate::wire::response::ErrorCode;
 
-impl<
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'_, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<C, K: Capacities> Server<'_, C, K> {
     /// Answers `tools/list`.
     ///
     /// The page budget counts the bytes of the `result` object, including the members a
@@ -36,20 +26,11 @@ impl<
             Ok(m) => m,
             Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
-        // An empty cursor is the first page: xiaozhi's devices and backends send `"cursor":""`
-        // to start a listing (`{"cursor":"","withUserTools":true}`).
-        let start = match cursor.map(|c| c.as_str()) {
-            None => 0,
-            Some(Some(c)) if c.eq_str("") => 0,
-            Some(c) => match c.and_then(|s| self.registry.parse_cursor(s)) {
-                Some(i) => i,
-                None => {
-                    return respond.error_text(
-                        ErrorCode::InvalidParams,
-                        "Invalid params: unknown cursor (start again without one)",
-                    );
-                }
-            },
+        let Some(start) = self.first_of_page(cursor) else {
+            return respond.error_text(
+                ErrorCode::InvalidParams,
+                "Invalid params: unknown cursor (start again without one)",
+            );
         };
         // Whoever asks with `withUserTools: true` sees the user-only tools (xiaozhi's backend
         // asks to show them to a person); `tools/call` still refuses them to the model.
@@ -60,33 +41,7 @@ impl<
                 .get(*i)
                 .is_some_and(|e| with_user || e.tool.audience() == Audience::Model)
         };
-        let budget = self.registry.page_bytes();
-
-        // Plan the page: [start, end) and whether a cursor follows.
-        let mut used = PAGE_OPEN.len() + PAGE_CLOSE.len();
-        let mut next = None;
-        let mut count = 0usize;
-        let last_visible = (start..entries.len()).rev().find(|i| visible(i));
-        let mut i = start;
-        while i < entries.len() {
-            if !visible(&i) {
-                i += 1;
-                continue;
-            }
-            let size = entries.get(i).map_or(0, |e| e.size() as usize) + usize::from(count > 0);
-            let reserve = if last_visible.is_some_and(|last| i < last) {
-                CURSOR_MEMBER_LEN
-            } else {
-                0
-            };
-            if count > 0 && used + size + reserve > budget {
-                next = Some(i);
-                break;
-            }
-            used += size;
-            count += 1;
-            i += 1;
-        }
+        let next = self.next_page(start, visible);
         let end = next.unwrap_or(entries.len());
         let cursor = next.map(|i| self.registry.cursor(i));
         let modern = respond.era.is_modern();
@@ -113,5 +68,37 @@ impl<
                 write_cache_hints(w, ttl);
             }
         })
+    }
+
+    /// The first tool of the page a cursor asks for. An empty cursor is the first page:
+    /// xiaozhi's devices and backends send `"cursor":""` to start a listing
+    /// (`{"cursor":"","withUserTools":true}`). `None`: a cursor this table did not issue.
+    fn first_of_page(&self, cursor: Option<Json<'_>>) -> Option<usize> {
+        match cursor.map(|c| c.as_str()) {
+            None => Some(0),
+            Some(Some(c)) if c.eq_str("") => Some(0),
+            Some(c) => c.and_then(|s| self.registry.parse_cursor(s)),
+        }
+    }
+
+    /// Plans the page from `start`: the visible tools that fit the budget (at least one), with
+    /// room for a cursor while more follow. Returns where the next page starts, if one does.
+    fn next_page(&self, start: usize, visible: impl Fn(&usize) -> bool) -> Option<usize> {
+        let (entries, budget) = (self.registry.entries(), self.registry.page_bytes());
+        let mut used = PAGE_OPEN.len() + PAGE_CLOSE.len();
+        let last_visible = (start..entries.len()).rev().find(|i| visible(i));
+        for (count, i) in (start..entries.len()).filter(|i| visible(i)).enumerate() {
+            let size = entries.get(i).map_or(0, |e| e.size() as usize) + usize::from(count > 0);
+            let reserve = if last_visible.is_some_and(|last| i < last) {
+                CURSOR_MEMBER_LEN
+            } else {
+                0
+            };
+            if count > 0 && used + size + reserve > budget {
+                return Some(i);
+            }
+            used += size;
+        }
+        None
     }
 }

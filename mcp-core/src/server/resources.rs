@@ -22,8 +22,10 @@
 //! so a noisy sensor costs one bit until the main loop drains it (and a sensor kit with
 //! hysteresis and a minimum interval decides when to publish at all).
 
+use super::capacities::Slots;
 use super::{
-    Caller, Handled, Peer, Respond, Server, finish, members, write_cache_hints, write_object,
+    Caller, Capacities, Handled, Peer, Respond, Server, finish, members, write_cache_hints,
+    write_object,
 };
 use crate::registry::LiveResource;
 use crate::registry::{Listing, Prompt, Resource};
@@ -33,6 +35,7 @@ use crate::wire::protocol::{self, join};
 use crate::wire::request::{KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
 use crate::wire::writer::Writer;
+use heapless::VecView;
 
 /// The most live resources one server can hold (the subscription sets are 64-bit masks).
 pub const MAX_LIVE_RESOURCES: usize = 64;
@@ -46,7 +49,7 @@ const LIVE_CACHE_HINTS: &[u8] = protocol::LIVE_CACHE_HINTS;
 
 /// One 2026-07-28 `subscriptions/listen` stream.
 #[derive(Debug)]
-struct Listen {
+pub struct Listen {
     /// The listen request's id (raw JSON), none for a free slot.
     id: KeptRaw<MAX_ID_LEN>,
     /// The client that opened it: ids are that client's, and only it can end the stream.
@@ -58,7 +61,8 @@ struct Listen {
 }
 
 impl Listen {
-    const FREE: Listen = Listen {
+    /// A free slot.
+    pub(crate) const FREE: Listen = Listen {
         id: KeptRaw::NONE,
         peer: Peer::ONLY,
         resources: 0,
@@ -72,35 +76,93 @@ impl Listen {
 }
 
 /// Live resources, the session's subscriptions and the listen streams.
-pub(crate) struct Live<'t, C, const RES: usize, const LISTEN: usize> {
-    resources: heapless::Vec<&'t LiveResource<C>, RES>,
+pub(crate) struct Live<'t, C: 't, K: Capacities> {
+    resources: K::Live<'t, C>,
     /// Subscribed through `resources/subscribe` (or [`Server::subscribe`]).
     subscribed: u64,
     /// Published changes not yet written to the session.
     pending: u64,
-    listens: [Listen; LISTEN],
+    listens: K::Listens,
 }
 
-impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
-    pub(crate) const fn new() -> Self {
+impl<'t, C, K: Capacities> Live<'t, C, K> {
+    pub(crate) const fn new(resources: K::Live<'t, C>, listens: K::Listens) -> Self {
         Live {
-            resources: heapless::Vec::new(),
+            resources,
             subscribed: 0,
             pending: 0,
-            listens: [const { Listen::FREE }; LISTEN],
+            listens,
         }
     }
 
+    /// The registered live resources, in registration order (a resource's index is its bit in
+    /// the subscription masks).
+    fn resources(&self) -> &VecView<&'t LiveResource<C>> {
+        self.resources.view()
+    }
+
+    fn listens(&self) -> &[Listen] {
+        self.listens.as_ref()
+    }
+
+    fn listens_mut(&mut self) -> &mut [Listen] {
+        self.listens.as_mut()
+    }
+
+    /// `params.uri`, and the index of the live resource there, if one is.
+    fn at<'i>(&self, params: Option<Json<'i>>) -> (Option<JsonStr<'i>>, Option<usize>) {
+        let uri = uri_param(params);
+        (uri, uri.and_then(|u| self.position_json(u)))
+    }
+
+    /// The live resources among `uris` (an array of strings; absent: none), as a mask. A URI
+    /// that is not a live resource is not honoured (left out of the acknowledgement). `None`:
+    /// not an array of strings.
+    fn mask(&self, uris: Option<Json<'_>>) -> Option<u64> {
+        let Some(uris) = uris else { return Some(0) };
+        let mut mask = 0u64;
+        for uri in uris.elements()? {
+            if let Some(i) = self.position_json(uri.as_str()?) {
+                mask |= 1u64 << i;
+            }
+        }
+        Some(mask)
+    }
+
+    /// `notifications/subscriptions/acknowledged` for the listen stream `id`: the URIs of the
+    /// resources in `mask`.
+    fn acknowledge(&self, w: &mut Writer<'_>, id: &[u8], mask: u64) {
+        w.raw(protocol::SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION);
+        write_subscription_meta(w, id);
+        w.raw(protocol::NOTIFICATIONS_OPEN);
+        if mask != 0 {
+            w.raw(protocol::SUBSCRIPTIONS_OPEN);
+            let honoured = self
+                .resources()
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1u64 << i) != 0);
+            for (k, (_, r)) in honoured.enumerate() {
+                if k > 0 {
+                    w.raw(b",");
+                }
+                w.string(r.uri());
+            }
+            w.raw(b"]");
+        }
+        w.raw(b"}}}");
+    }
+
     fn position(&self, uri: &str) -> Option<usize> {
-        self.resources.iter().position(|r| r.uri() == uri)
+        self.resources().iter().position(|r| r.uri() == uri)
     }
 
     fn position_json(&self, uri: JsonStr<'_>) -> Option<usize> {
-        self.resources.iter().position(|r| uri.eq_str(r.uri()))
+        self.resources().iter().position(|r| uri.eq_str(r.uri()))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.resources.is_empty()
+        self.resources().is_empty()
     }
 
     /// Writes the next owed notification into `out`, and whom it is for (`None`: the
@@ -112,10 +174,10 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
             self.pending &= !(1u64 << bit);
             return (self.updated(bit, None, out), None);
         }
-        let Some(k) = self.listens.iter().position(|l| l.pending != 0) else {
+        let Some(k) = self.listens().iter().position(|l| l.pending != 0) else {
             return (0, None);
         };
-        let Some(l) = self.listens.get_mut(k) else {
+        let Some(l) = self.listens_mut().get_mut(k) else {
             return (0, None);
         };
         let bit = l.pending.trailing_zeros() as usize;
@@ -126,7 +188,7 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
 
     /// `notifications/resources/updated` for resource `bit`, tagged with a listen stream's id.
     fn updated(&self, bit: usize, listen: Option<&[u8]>, out: &mut [u8]) -> usize {
-        let Some(r) = self.resources.get(bit) else {
+        let Some(r) = self.resources().get(bit) else {
             return 0;
         };
         let mut w = Writer::new(out);
@@ -142,6 +204,37 @@ impl<'t, C, const RES: usize, const LISTEN: usize> Live<'t, C, RES, LISTEN> {
     }
 }
 
+/// `params.uri`, a string.
+fn uri_param<'i>(params: Option<Json<'i>>) -> Option<JsonStr<'i>> {
+    members(params, ["uri"])
+        .ok()
+        .and_then(|[u]| u)
+        .and_then(|u| u.as_str())
+}
+
+/// `prompts/get`: the prompt's template, filled with the arguments (checked like a tool's).
+fn get_prompt(
+    prompts: &'static [Prompt],
+    params: Option<Json<'_>>,
+    respond: Respond<'_, '_>,
+) -> usize {
+    let (p, arguments) = match prompt_and_arguments(prompts, params) {
+        Ok(found) => found,
+        Err(refused) => {
+            return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
+        }
+    };
+    respond.result(|w| {
+        w.raw(protocol::first(protocol::DESCRIPTION));
+        w.string(p.describe());
+        w.raw(protocol::USER_MESSAGE);
+        w.begin_string();
+        fill(w, p, arguments);
+        w.end_string();
+        w.raw(b"}}]");
+    })
+}
+
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
 fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
     w.raw(protocol::META_OPEN);
@@ -151,18 +244,7 @@ fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
     w.raw(b"}");
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// Registers a live resource (see [`LiveResource`]). `resources/*` are then offered, with
     /// `"resources":{"subscribe":true}` in the capabilities.
     ///
@@ -179,10 +261,10 @@ impl<
                 .resources
                 .iter()
                 .any(|r| r.uri() == resource.uri());
-        if taken || self.live.resources.len() >= MAX_LIVE_RESOURCES {
+        if taken || self.live.resources().len() >= MAX_LIVE_RESOURCES {
             return Err(resource);
         }
-        self.live.resources.push(resource)?;
+        self.live.resources.view_mut().push(resource)?;
         Ok(self)
     }
 
@@ -197,7 +279,12 @@ impl<
         if self.live.subscribed & bit != 0 {
             self.live.pending |= bit;
         }
-        for l in self.live.listens.iter_mut().filter(|l| l.id.is_some()) {
+        for l in self
+            .live
+            .listens_mut()
+            .iter_mut()
+            .filter(|l| l.id.is_some())
+        {
             if l.resources & bit != 0 {
                 l.pending |= bit;
             }
@@ -225,7 +312,7 @@ impl<
     pub fn cancelled(&mut self, peer: Peer, request_id: &[u8]) -> bool {
         match self
             .live
-            .listens
+            .listens_mut()
             .iter_mut()
             .find(|l| l.is(peer, request_id))
         {
@@ -242,7 +329,7 @@ impl<
         let mut n = 0;
         for l in self
             .live
-            .listens
+            .listens_mut()
             .iter_mut()
             .filter(|l| l.id.is_some() && l.peer == peer)
         {
@@ -265,6 +352,7 @@ impl<
         !self.live.is_empty()
     }
 
+    /// Routes `resources/*`, `subscriptions/listen`, `prompts/*` and `completion/complete`.
     pub(super) fn resources(
         &mut self,
         method: &str,
@@ -274,142 +362,153 @@ impl<
         respond: Respond<'_, '_>,
         handled: &mut Handled<'_>,
     ) -> usize {
-        let (statics, prompts, ttl) = (
-            self.config.resources,
-            self.config.prompts,
-            self.config.list_ttl_ms,
-        );
-        let modern = respond.era.is_modern();
-        let hints = |w: &mut crate::wire::Writer<'_>| {
+        match method {
+            "resources/list" => self.list_resources(respond),
+            "resources/templates/list" => {
+                let hints = self.hints(respond.era);
+                respond.result(|w| {
+                    w.raw(protocol::NO_RESOURCE_TEMPLATES);
+                    hints(w);
+                })
+            }
+            "resources/read" => self.read(params, caller, ctx, respond),
+            "resources/subscribe" => self.subscription(true, params, respond),
+            "resources/unsubscribe" => self.subscription(false, params, respond),
+            "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
+            "prompts/list" => self.list_prompts(respond),
+            "completion/complete" => complete(self.config.prompts, params, respond),
+            _ => get_prompt(self.config.prompts, params, respond),
+        }
+    }
+
+    /// The 2026-07-28 caching hints of a listing (nothing on the legacy wire).
+    fn hints(&self, era: super::Era<'_>) -> impl Fn(&mut Writer<'_>) + use<'t, C, K> {
+        let (modern, ttl) = (era.is_modern(), self.config.list_ttl_ms);
+        move |w: &mut Writer<'_>| {
             if modern {
                 write_cache_hints(w, ttl);
             }
-        };
-        let uri_param = || {
-            members(params, ["uri"])
-                .ok()
-                .and_then(|[u]| u)
-                .and_then(|u| u.as_str())
-        };
-        match method {
-            "resources/list" => {
-                let live = &self.live.resources;
-                respond.result(|w| {
-                    w.raw(protocol::RESOURCES_OPEN);
-                    let statics = statics.iter().map(Resource::listing);
-                    let lives = live.iter().map(|r| r.listing());
-                    for (i, listing) in statics.chain(lives).enumerate() {
-                        let &Listing {
-                            uri,
-                            name,
-                            description,
-                            mime_type: mime,
-                        } = listing;
-                        w.raw(if i > 0 {
-                            join!(b",", protocol::URI_ENTRY)
-                        } else {
-                            protocol::URI_ENTRY
-                        });
-                        w.string(uri);
-                        w.raw(protocol::NAME);
-                        w.string(name);
-                        if let Some(d) = description {
-                            w.raw(protocol::DESCRIPTION);
-                            w.string(d);
-                        }
-                        w.raw(protocol::MIME_TYPE);
-                        w.string(mime);
-                        w.raw(b"}");
-                    }
-                    w.raw(b"]");
-                    hints(w);
-                })
-            }
-            "resources/templates/list" => respond.result(|w| {
-                w.raw(protocol::NO_RESOURCE_TEMPLATES);
-                hints(w);
-            }),
-            "resources/read" => {
-                let uri = uri_param();
-                if let Some(i) = uri.and_then(|u| self.live.position_json(u)) {
-                    return self.read_live(i, caller, ctx, respond);
-                }
-                let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
-                    return not_found(respond, uri, modern);
-                };
-                respond.result(|w| {
-                    w.raw(join!(protocol::CONTENTS_OPEN, protocol::URI_ENTRY));
-                    w.string(r.uri());
-                    w.raw(protocol::MIME_TYPE);
-                    w.string(r.listing().mime_type);
-                    w.raw(protocol::TEXT);
-                    w.string(r.text());
-                    w.raw(b"}]");
-                    hints(w);
-                })
-            }
-            "resources/subscribe" | "resources/unsubscribe" => {
-                let Some(i) = uri_param().and_then(|u| self.live.position_json(u)) else {
-                    return not_found(respond, uri_param(), modern);
-                };
-                let bit = 1u64 << i;
-                if method == "resources/subscribe" {
-                    self.live.subscribed |= bit;
-                } else {
-                    self.live.subscribed &= !bit;
-                    self.live.pending &= !bit;
-                }
-                respond.result(|_| {})
-            }
-            "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
-            "prompts/list" => respond.result(|w| {
-                w.raw(protocol::PROMPTS_OPEN);
-                for (i, p) in prompts.iter().enumerate() {
-                    let open = if i > 0 {
-                        join!(b",", protocol::NAME_ENTRY)
-                    } else {
-                        protocol::NAME_ENTRY
-                    };
-                    write_named(w, open, p.name(), p.describe());
-                    for (j, a) in p.argument_list().iter().enumerate() {
-                        let open = if j > 0 {
-                            join!(b"},", protocol::NAME_ENTRY)
-                        } else {
-                            protocol::ARGUMENTS_OPEN
-                        };
-                        write_named(w, open, a.name(), a.describe());
-                        if a.is_required() {
-                            w.raw(protocol::REQUIRED_TRUE);
-                        }
-                    }
-                    if !p.argument_list().is_empty() {
-                        w.raw(b"}]");
-                    }
-                    w.raw(b"}");
-                }
-                w.raw(b"]");
-                hints(w);
-            }),
-            "completion/complete" => complete(prompts, params, respond),
-            _ => {
-                // prompts/get
-                let (p, arguments) = match prompt_and_arguments(prompts, params) {
-                    Ok(found) => found,
-                    Err(refused) => {
-                        return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
-                    }
-                };
-                respond.result(|w| {
-                    w.raw(protocol::first(protocol::DESCRIPTION));
-                    w.string(p.describe());
-                    w.raw(protocol::USER_MESSAGE);
-                    w.begin_string();
-                    fill(w, p, arguments);
-                    w.end_string();
-                    w.raw(b"}}]");
-                })
-            }
         }
+    }
+
+    /// `resources/list`: the static resources, then the live ones.
+    fn list_resources(&self, respond: Respond<'_, '_>) -> usize {
+        let (statics, live) = (self.config.resources, self.live.resources());
+        let hints = self.hints(respond.era);
+        respond.result(|w| {
+            w.raw(protocol::RESOURCES_OPEN);
+            let statics = statics.iter().map(Resource::listing);
+            let lives = live.iter().map(|r| r.listing());
+            for (i, listing) in statics.chain(lives).enumerate() {
+                let &Listing {
+                    uri,
+                    name,
+                    description,
+                    mime_type: mime,
+                } = listing;
+                w.raw(if i > 0 {
+                    join!(b",", protocol::URI_ENTRY)
+                } else {
+                    protocol::URI_ENTRY
+                });
+                w.string(uri);
+                w.raw(protocol::NAME);
+                w.string(name);
+                if let Some(d) = description {
+                    w.raw(protocol::DESCRIPTION);
+                    w.string(d);
+                }
+                w.raw(protocol::MIME_TYPE);
+                w.string(mime);
+                w.raw(b"}");
+            }
+            w.raw(b"]");
+            hints(w);
+        })
+    }
+
+    /// `resources/read`: a live resource's reading, or a static resource's text.
+    fn read(
+        &mut self,
+        params: Option<Json<'_>>,
+        caller: Caller,
+        ctx: &mut C,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let (uri, live) = self.live.at(params);
+        if let Some(i) = live {
+            return self.read_live(i, caller, ctx, respond);
+        }
+        let statics = self.config.resources;
+        let Some(r) = uri.and_then(|u| statics.iter().find(|r| u.eq_str(r.uri()))) else {
+            return not_found(respond, uri);
+        };
+        let hints = self.hints(respond.era);
+        respond.result(|w| {
+            w.raw(join!(protocol::CONTENTS_OPEN, protocol::URI_ENTRY));
+            w.string(r.uri());
+            w.raw(protocol::MIME_TYPE);
+            w.string(r.listing().mime_type);
+            w.raw(protocol::TEXT);
+            w.string(r.text());
+            w.raw(b"}]");
+            hints(w);
+        })
+    }
+
+    /// `resources/subscribe` (`on`) and `resources/unsubscribe` of a live resource.
+    fn subscription(
+        &mut self,
+        on: bool,
+        params: Option<Json<'_>>,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let (uri, live) = self.live.at(params);
+        let Some(i) = live else {
+            return not_found(respond, uri);
+        };
+        let bit = 1u64 << i;
+        if on {
+            self.live.subscribed |= bit;
+        } else {
+            self.live.subscribed &= !bit;
+            self.live.pending &= !bit;
+        }
+        respond.result(|_| {})
+    }
+
+    /// `prompts/list`: each prompt with its arguments.
+    fn list_prompts(&self, respond: Respond<'_, '_>) -> usize {
+        let prompts = self.config.prompts;
+        let hints = self.hints(respond.era);
+        respond.result(|w| {
+            w.raw(protocol::PROMPTS_OPEN);
+            for (i, p) in prompts.iter().enumerate() {
+                let open = if i > 0 {
+                    join!(b",", protocol::NAME_ENTRY)
+                } else {
+                    protocol::NAME_ENTRY
+                };
+                write_named(w, open, p.name(), p.describe());
+                for (j, a) in p.argument_list().iter().enumerate() {
+                    let open = if j > 0 {
+                        join!(b"},", protocol::NAME_ENTRY)
+                    } else {
+                        protocol::ARGUMENTS_OPEN
+                    };
+                    write_named(w, open, a.name(), a.describe());
+                    if a.is_required() {
+                        w.raw(protocol::REQUIRED_TRUE);
+                    }
+                }
+                if !p.argument_list().is_empty() {
+                    w.raw(b"}]");
+                }
+                w.raw(b"}");
+            }
+            w.raw(b"]");
+            hints(w);
+        })
     }
 
     /// `resources/read` of a live resource: its reader runs with the output buffer as scratch,
@@ -421,7 +520,7 @@ impl<
         ctx: &mut C,
         respond: Respond<'_, '_>,
     ) -> usize {
-        let Some(&r) = self.live.resources.get(index) else {
+        let Some(&r) = self.live.resources().get(index) else {
             return 0;
         };
         let seq = self.next_seq();
@@ -479,33 +578,21 @@ impl<
         ) else {
             return respond.error_text(ErrorCode::InvalidParams, BAD);
         };
-        let mut mask = 0u64;
-        if let Some(uris) = uris {
-            let Some(elements) = uris.elements() else {
-                return respond.error_text(ErrorCode::InvalidParams, BAD);
-            };
-            for uri in elements {
-                let Some(uri) = uri.as_str() else {
-                    return respond.error_text(ErrorCode::InvalidParams, BAD);
-                };
-                // A URI that is not a live resource is not honoured (left out of the ack).
-                if let Some(i) = self.live.position_json(uri) {
-                    mask |= 1u64 << i;
-                }
-            }
-        }
+        let Some(mask) = self.live.mask(uris) else {
+            return respond.error_text(ErrorCode::InvalidParams, BAD);
+        };
         let raw = id.raw();
         if raw.len() > MAX_ID_LEN {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: id too long")
             });
         }
-        if self.live.listens.iter().any(|l| l.is(peer, raw)) {
+        if self.live.listens().iter().any(|l| l.is(peer, raw)) {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: a subscription with this id is already open")
             });
         }
-        let Some(slot) = self.live.listens.iter_mut().find(|l| l.id.is_none()) else {
+        let Some(slot) = self.live.listens_mut().iter_mut().find(|l| l.id.is_none()) else {
             return respond.error(ErrorCode::InternalError, |w| {
                 w.text("Device busy: every subscription slot is in use; close one and listen again")
             });
@@ -519,34 +606,14 @@ impl<
         // An id is never empty, and its length was checked: the stream is open.
         slot.id.set(raw);
         handled.deferred = true;
-        let resources = &self.live.resources;
         let Respond { out, .. } = respond;
-        finish(out, None, "", |w| {
-            w.raw(protocol::SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION);
-            write_subscription_meta(w, raw);
-            w.raw(protocol::NOTIFICATIONS_OPEN);
-            if mask != 0 {
-                w.raw(protocol::SUBSCRIPTIONS_OPEN);
-                let honoured = resources
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| mask & (1u64 << i) != 0);
-                for (k, (_, r)) in honoured.enumerate() {
-                    if k > 0 {
-                        w.raw(b",");
-                    }
-                    w.string(r.uri());
-                }
-                w.raw(b"]");
-            }
-            w.raw(b"}}}");
-        })
+        finish(out, None, "", |w| self.live.acknowledge(w, raw, mask))
     }
 }
 
 /// Resource not found: -32002 with `data.uri` before 2026-07-28, -32602 from then on.
-fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>, modern: bool) -> usize {
-    let code = if modern {
+fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>) -> usize {
+    let code = if respond.era.is_modern() {
         ErrorCode::InvalidParams
     } else {
         ErrorCode::ResourceNotFound

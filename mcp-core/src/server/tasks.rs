@@ -35,7 +35,7 @@
 use core::fmt::Write as _;
 use core::hash::Hasher as _;
 
-use super::{Era, Peer, Receipt, Respond, Server, members, write_object};
+use super::{Capacities, Era, Peer, Receipt, Respond, Server, members, write_object};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
@@ -46,7 +46,7 @@ use crate::wire::json::Json;
 use crate::wire::protocol;
 use crate::wire::request::{Id, KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
-use crate::wire::writer::Writer;
+use crate::wire::writer::{ObjectWriter, Writer};
 use crate::{Args, Reply};
 
 /// [`Entry::owed_until`] of a task whose call's answer is not held back.
@@ -100,7 +100,7 @@ pub(crate) enum TaskForm {
 /// [`TaskLookup::snapshot`] lends it instead of copying some 250 bytes under the handler; the
 /// entry derefs to it, so those fields read as the entry's own.
 #[derive(Debug)]
-pub(crate) struct Entry {
+pub struct Entry {
     id: u64,
     tool: u16,
     view: TaskSnapshot,
@@ -220,28 +220,50 @@ fn parse_id(id: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// The bounded task table.
+/// The bounded task table over the storage `S`: `heapless::Vec<Entry, T>` in a server (its
+/// [`Capacities::Tasks`](super::Capacities)), seen as [`TasksView`] — the table without its
+/// capacity in the type — by every method.
 #[derive(Debug)]
-pub(crate) struct Tasks<const T: usize> {
-    entries: heapless::Vec<Entry, T>,
+pub struct Tasks<S: ?Sized> {
     counter: u64,
+    entries: S,
 }
 
-impl<const T: usize> TaskLookup for Tasks<T> {
-    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot> {
-        let id = parse_id(id)?;
-        self.entries.iter().find(|e| e.id == id).map(|e| &e.view)
-    }
-}
+/// The task table of any capacity.
+pub type TasksView = Tasks<heapless::VecView<Entry>>;
 
-impl<const T: usize> Tasks<T> {
+impl<const T: usize> Tasks<heapless::Vec<Entry, T>> {
     pub(crate) const fn new() -> Self {
         Tasks {
             entries: heapless::Vec::new(),
             counter: 0,
         }
     }
+}
 
+impl<const T: usize> core::ops::Deref for Tasks<heapless::Vec<Entry, T>> {
+    type Target = TasksView;
+    fn deref(&self) -> &TasksView {
+        self
+    }
+}
+
+impl<const T: usize> core::ops::DerefMut for Tasks<heapless::Vec<Entry, T>> {
+    fn deref_mut(&mut self) -> &mut TasksView {
+        self
+    }
+}
+
+// (For both forms: the server lends its own table to a handler's reply as a `dyn TaskLookup`,
+// which needs the sized one.)
+impl<S: ?Sized + core::ops::Deref<Target = [Entry]>> TaskLookup for Tasks<S> {
+    fn snapshot(&self, id: &str) -> Option<&TaskSnapshot> {
+        let id = parse_id(id)?;
+        self.entries.iter().find(|e| e.id == id).map(|e| &e.view)
+    }
+}
+
+impl TasksView {
     /// A fresh task id, unguessable under the server's `key` ([`Server::set_entropy`]).
     fn next_id(&mut self, key: (u64, u64)) -> u64 {
         loop {
@@ -264,7 +286,7 @@ impl<const T: usize> Tasks<T> {
 
     /// `true` when a new task fits: a free slot, or a finished task nobody waits for to evict.
     pub(crate) fn has_room(&self) -> bool {
-        self.entries.len() < T
+        !self.entries.is_full()
             || self
                 .entries
                 .iter()
@@ -281,7 +303,7 @@ impl<const T: usize> Tasks<T> {
     /// writes the entry where it stays (an entry is some 500 bytes: built on the stack and moved
     /// in, it would cost that much stack under every call that starts a task).
     fn slot(&mut self) -> Option<&mut Entry> {
-        if self.entries.len() == T {
+        if self.entries.is_full() {
             let victim = self
                 .entries
                 .iter()
@@ -336,18 +358,7 @@ pub(crate) fn write_timestamp(w: &mut Writer<'_>, ms: i64) {
     );
 }
 
-impl<
-    't,
-    C,
-    const N: usize,
-    const TASKS: usize,
-    const CACHE: usize,
-    const CACHE_BYTES: usize,
-    const RES: usize,
-    const LISTEN: usize,
-    const HOLD: usize,
-> Server<'t, C, N, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>
-{
+impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// Tells the engine the wall-clock time: `unix_ms` (milliseconds since the Unix epoch) is
     /// now, as of the last [`poll`](Self::poll). Task timestamps use it from then on.
     pub fn set_unix_time(&mut self, unix_ms: i64) {
@@ -393,7 +404,7 @@ impl<
         )]
         let mut polled = self.poll_step(now_ms, ctx, out);
         #[cfg(feature = "confirm")]
-        if super::confirm::Confirmations::<HOLD>::ON && polled.len == 0 && self.confirm.approved() {
+        if super::confirm::Confirmations::<K>::ON && polled.len == 0 && self.confirm.approved() {
             polled = self.run_approved(ctx, out, &mut |_: &[u8]| {});
         }
         #[cfg(feature = "resources")]
@@ -425,9 +436,7 @@ impl<
         let mut run = run;
         async move {
             #[cfg(feature = "confirm")]
-            if super::confirm::Confirmations::<HOLD>::ON
-                && polled.len == 0
-                && self.confirm.approved()
+            if super::confirm::Confirmations::<K>::ON && polled.len == 0 && self.confirm.approved()
             {
                 polled = self
                     .run_approved_async(ctx, out, &mut |_: &[u8]| {}, &mut run)
@@ -449,7 +458,7 @@ impl<
         let mut polled = self.poll_tasks(now_ms, ctx, out);
         // (`HOLD > HOLD_RECORD`: a server that holds nothing has no confirmation code to link.)
         #[cfg(feature = "confirm")]
-        if super::confirm::Confirmations::<HOLD>::ON
+        if super::confirm::Confirmations::<K>::ON
             && polled.len == 0
             && out.len() >= super::MIN_OUT_LEN
         {
@@ -474,7 +483,7 @@ impl<
 
     fn poll_tasks(&mut self, now_ms: u64, ctx: &mut C, out: &mut [u8]) -> Polled {
         self.now_ms = self.now_ms.max(now_ms);
-        if TASKS == 0 {
+        if K::TASKS == 0 {
             // No task table: nothing to drive or send (and no task code linked).
             return Polled::NONE;
         }
@@ -870,12 +879,11 @@ impl<
         ctx: &mut C,
         peer: Peer,
     ) -> usize {
-        if TASKS == 0 {
+        if K::TASKS == 0 {
             // Not offered without a task table (see `Server::request`); links no task code.
             return respond.error_text(ErrorCode::MethodNotFound, "Method not found");
         }
-        let era = respond.era;
-        if let Era::Modern(m) = era
+        if let Era::Modern(m) = respond.era
             && !m.tasks
         {
             return respond.error_with(
@@ -889,99 +897,119 @@ impl<
             Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
         };
         if method == "tasks/list" {
-            if cursor.is_some() {
-                return respond.error(ErrorCode::InvalidParams, |w| {
-                    w.text("Invalid params: unknown cursor")
-                });
-            }
-            return respond.result(|w| {
-                w.raw(protocol::TASKS_OPEN);
-                for (i, e) in self.tasks.entries.iter().enumerate() {
-                    w.raw(if i > 0 { b",{" } else { b"{" });
-                    self.write_task(w, e);
-                    w.raw(b"}");
-                }
-                w.raw(b"]");
-            });
+            return self.list_tasks(cursor, respond);
         }
         let Some(i) = self.tasks.position(task_id) else {
             return respond.error(ErrorCode::InvalidParams, |w| {
                 w.text("Invalid params: unknown or expired taskId")
             });
         };
-        let now = self.now_ms;
         match method {
-            "tasks/cancel" => {
-                let hooks = self
-                    .tasks
-                    .entries
-                    .get(i)
-                    .and_then(|e| self.registry.get(usize::from(e.tool)))
-                    .and_then(Tool::task_hooks)
-                    .copied();
-                let Some(e) = self.tasks.entries.get_mut(i) else {
-                    return 0;
-                };
-                if e.status.is_terminal() {
-                    if era.is_modern() {
-                        // Cancelling a finished task is an idempotent acknowledgement.
-                        return respond.result(|_| {});
-                    }
-                    return respond.error(ErrorCode::InvalidParams, |w| {
-                        w.text("Invalid params: the task already finished (");
-                        w.text(e.status.as_str());
-                        w.text(")");
-                    });
-                }
-                let stop = hooks
-                    .and_then(|h| h.stop)
-                    .map(|stop| stop(ctx, &e.info(now)));
-                e.finish(
-                    TaskStatus::Cancelled,
-                    Err(ToolError::new("Cancelled by request")),
-                    stop,
-                    now,
-                );
-                // The requestor learns it from this response.
-                e.send_status = false;
-                if era.is_modern() {
-                    return respond.result(|_| {});
-                }
-            }
+            "tasks/cancel" => self.cancel_task(i, ctx, respond),
             // Input for a task that asks for none: acknowledged and ignored.
-            "tasks/update" => return respond.result(|_| {}),
-            "tasks/result" => {
-                let Some(e) = self.tasks.entries.get_mut(i) else {
-                    return 0;
-                };
-                if !e.status.is_terminal() {
-                    if e.waiter.is_some() {
-                        return respond.error_text(
-                            ErrorCode::InvalidRequest,
-                            "Another tasks/result request is already waiting for this task",
-                        );
-                    }
-                    let id = respond.id.map(|id| id.raw()).unwrap_or_default();
-                    e.waiter.set(id);
-                    e.waiter_peer = peer;
-                    return 0;
-                }
-                let Some(id) = respond.id else { return 0 };
-                let Some(e) = self.tasks.entries.get(i) else {
-                    return 0;
-                };
-                return self.write_payload(e, id, respond.out);
-            }
-            _ => {}
+            "tasks/update" => respond.result(|_| {}),
+            "tasks/result" => self.task_result(i, peer, respond),
+            _ => self.get_task(i, respond),
         }
+    }
+
+    /// `tasks/list`: every task of the table, in one page.
+    fn list_tasks(&self, cursor: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+        if cursor.is_some() {
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: unknown cursor")
+            });
+        }
+        respond.result(|w| {
+            w.raw(protocol::TASKS_OPEN);
+            for (i, e) in self.tasks.entries.iter().enumerate() {
+                w.raw(if i > 0 { b",{" } else { b"{" });
+                self.write_task(w, e);
+                w.raw(b"}");
+            }
+            w.raw(b"]");
+        })
+    }
+
+    /// `tasks/cancel`: a running task ends `cancelled`, its safe-stop issued. Cancelling a
+    /// finished task is an error on the legacy wire, an idempotent acknowledgement on 2026-07-28.
+    fn cancel_task(&mut self, i: usize, ctx: &mut C, respond: Respond<'_, '_>) -> usize {
+        let now = self.now_ms;
+        let era = respond.era;
+        let hooks = self
+            .tasks
+            .entries
+            .get(i)
+            .and_then(|e| self.registry.get(usize::from(e.tool)))
+            .and_then(Tool::task_hooks)
+            .copied();
+        let Some(e) = self.tasks.entries.get_mut(i) else {
+            return 0;
+        };
+        if e.status.is_terminal() {
+            if era.is_modern() {
+                return respond.result(|_| {});
+            }
+            return respond.error(ErrorCode::InvalidParams, |w| {
+                w.text("Invalid params: the task already finished (");
+                w.text(e.status.as_str());
+                w.text(")");
+            });
+        }
+        let stop = hooks
+            .and_then(|h| h.stop)
+            .map(|stop| stop(ctx, &e.info(now)));
+        e.finish(
+            TaskStatus::Cancelled,
+            Err(ToolError::new("Cancelled by request")),
+            stop,
+            now,
+        );
+        // The requestor learns it from this response.
+        e.send_status = false;
+        if era.is_modern() {
+            return respond.result(|_| {});
+        }
+        self.get_task(i, respond)
+    }
+
+    /// 2025-11-25 `tasks/result`: the outcome of a finished task; for a running one the request
+    /// is parked (returns 0) until the task ends, one waiter at a time.
+    fn task_result(&mut self, i: usize, peer: Peer, respond: Respond<'_, '_>) -> usize {
+        let Some(e) = self.tasks.entries.get_mut(i) else {
+            return 0;
+        };
+        if !e.status.is_terminal() {
+            if e.waiter.is_some() {
+                return respond.error_text(
+                    ErrorCode::InvalidRequest,
+                    "Another tasks/result request is already waiting for this task",
+                );
+            }
+            let id = respond.id.map(|id| id.raw()).unwrap_or_default();
+            e.waiter.set(id);
+            e.waiter_peer = peer;
+            return 0;
+        }
+        let (Some(id), Some(e)) = (respond.id, self.tasks.entries.get(i)) else {
+            return 0;
+        };
+        self.write_payload(e, id, respond.out)
+    }
+
+    /// `tasks/get` (and the legacy answer to `tasks/cancel`): the task; on 2026-07-28 a finished
+    /// task's result (or error) too.
+    fn get_task(&self, i: usize, respond: Respond<'_, '_>) -> usize {
         let Some(e) = self.tasks.entries.get(i) else {
             return 0;
         };
-        let info = respond.info;
+        let (era, info) = (respond.era, respond.info);
         respond.result(|w| {
             self.write_task(w, e);
-            // 2026-07-28 `tasks/get` carries the result (or the error) of a finished task.
-            if let (true, Some(message)) = (era.is_modern(), e.error) {
+            if !era.is_modern() {
+                return;
+            }
+            if let Some(message) = e.error {
                 w.raw(protocol::ERROR_OPEN);
                 w.int(i64::from(ErrorCode::InternalError.code()));
                 w.raw(protocol::MESSAGE);
@@ -990,9 +1018,7 @@ impl<
                     None => w.string(message),
                 }
                 w.raw(b"}");
-            } else if era.is_modern()
-                && matches!(e.status, TaskStatus::Completed | TaskStatus::Failed)
-            {
+            } else if matches!(e.status, TaskStatus::Completed | TaskStatus::Failed) {
                 let outcome = Self::outcome(e);
                 w.raw(protocol::RESULT);
                 write_object(w, era, info, "complete", |w| {
@@ -1127,45 +1153,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
         }
         o.raw_member("started", |w| t.started.write_json(w));
         // Read where it is: the outcome and its evidence are not copied onto the stack.
-        match &t.outcome {
-            Some(Ok(out)) => {
-                match out.value {
-                    Value::Bool(b) => o.bool("result", b),
-                    Value::Int(i) => o.int("result", i),
-                    #[cfg(feature = "float")]
-                    Value::Number(n) => o.number("result", n),
-                    Value::Static(s) => o.str("result", s),
-                    _ => o,
-                };
-                if let Some(ev) = &out.evidence {
-                    o.raw_member("evidence", |w| ev.write_json(w));
-                }
-            }
-            Some(Err(err)) => {
-                // The failure as a model reads it, with what became of the safe-stop (the
-                // `stop` member below says it again for programs).
-                let m = match (t.error, err.message) {
-                    (Some(m), _) | (None, crate::result::Message::Static(m)) => Some(m),
-                    (None, crate::result::Message::Scratch(_)) => None,
-                };
-                match (m, stop_note(t.stop)) {
-                    (Some(m), Some(note)) => {
-                        o.str_parts("error", &[m, "; ", note]);
-                    }
-                    (Some(m), None) => {
-                        o.str("error", m);
-                    }
-                    (None, Some(note)) => {
-                        o.str_parts("error", &["Failed; ", note]);
-                    }
-                    (None, None) => {}
-                }
-                if let Some(ev) = &err.evidence {
-                    o.raw_member("evidence", |w| ev.write_json(w));
-                }
-            }
-            None => {}
-        }
+        report_outcome(o, t);
         match t.stop {
             Some(Ok(())) => {
                 o.str("stop", "issued");
@@ -1178,15 +1166,59 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
     })
 }
 
+/// The status tool's members for a task's outcome: its result and evidence, or its failure as a
+/// model reads it (with what became of the safe-stop) and the evidence.
+fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
+    match &t.outcome {
+        Some(Ok(out)) => {
+            match out.value {
+                Value::Bool(b) => o.bool("result", b),
+                Value::Int(i) => o.int("result", i),
+                #[cfg(feature = "float")]
+                Value::Number(n) => o.number("result", n),
+                Value::Static(s) => o.str("result", s),
+                _ => o,
+            };
+            if let Some(ev) = &out.evidence {
+                o.raw_member("evidence", |w| ev.write_json(w));
+            }
+        }
+        Some(Err(err)) => {
+            // The failure as a model reads it, with what became of the safe-stop (the `stop`
+            // member says it again for programs).
+            let m = match (t.error, err.message) {
+                (Some(m), _) | (None, crate::result::Message::Static(m)) => Some(m),
+                (None, crate::result::Message::Scratch(_)) => None,
+            };
+            match (m, stop_note(t.stop)) {
+                (Some(m), Some(note)) => {
+                    o.str_parts("error", &[m, "; ", note]);
+                }
+                (Some(m), None) => {
+                    o.str("error", m);
+                }
+                (None, Some(note)) => {
+                    o.str_parts("error", &["Failed; ", note]);
+                }
+                (None, None) => {}
+            }
+            if let Some(ev) = &err.evidence {
+                o.raw_member("evidence", |w| ev.write_json(w));
+            }
+        }
+        None => {}
+    }
+}
+
 /// The status tool `self.tasks.get_status` for clients without task support (xiaozhi
 /// backends): given a `task_id` from a long-running tool's immediate answer, it reports the
 /// status, progress, final result and evidence, and whether a safe-stop was issued.
 ///
 /// ```
 /// # struct Board;
-/// use mcp_core::{Config, Server, server::status_tool};
+/// use mcp_core::{Caps, Config, Server, server::status_tool};
 /// static STATUS: mcp_core::Tool<Board> = status_tool();
-/// let mut server: Server<'_, Board, 8> = Server::new(Config::new("b", "1"));
+/// let mut server: Server<'_, Board, Caps<8>> = Server::new(Config::new("b", "1"));
 /// server.register(&STATUS).unwrap();
 /// ```
 pub const fn status_tool<C>() -> Tool<C> {
@@ -1236,8 +1268,8 @@ mod test {
 
     #[test]
     fn task_ids_depend_on_the_key() {
-        let mut a: Tasks<1> = Tasks::new();
-        let mut b: Tasks<1> = Tasks::new();
+        let mut a: Tasks<heapless::Vec<Entry, 1>> = Tasks::new();
+        let mut b: Tasks<heapless::Vec<Entry, 1>> = Tasks::new();
         let (x, y) = (a.next_id((0, 0)), b.next_id((7, 7)));
         assert_ne!(x, y);
         assert_ne!(a.next_id((0, 0)), x);

@@ -8,11 +8,11 @@
 //!
 //! ```
 //! use mcp_core::transport::stdio::LineLink;
-//! use mcp_core::{Config, Output, Principal, Server, Tool};
+//! use mcp_core::{Caps, Config, Output, Principal, Server, Tool};
 //!
 //! struct Board;
 //! const PING: Tool<Board> = Tool::new("self.ping", "Ping", |_, _, _| Ok(Output::bool(true)));
-//! let mut server: Server<'_, Board, 4> = Server::new(Config::new("uart-device", "1"));
+//! let mut server: Server<'_, Board, Caps<4>> = Server::new(Config::new("uart-device", "1"));
 //! server.register(&PING).unwrap();
 //! let (mut board, mut out) = (Board, [0u8; 1024]);
 //! let mut link: LineLink<512> = LineLink::new();
@@ -48,7 +48,7 @@
 //! ```
 
 use crate::ToolResult;
-use crate::server::{Call, Input, Principal, Server};
+use crate::server::{Call, Capacities, Input, Principal, Server};
 use crate::wire::response::{ErrorCode, error_into};
 use crate::wire::writer::Writer;
 
@@ -180,18 +180,9 @@ impl<const N: usize> LineLink<N> {
 
     /// Sends everything the engine owes at `now_ms` (task results and progress, a held call's
     /// answer, resource updates: [`Server::poll`]), each message through `send`.
-    pub fn poll<
-        C,
-        const T: usize,
-        const TASKS: usize,
-        const CACHE: usize,
-        const CACHE_BYTES: usize,
-        const RES: usize,
-        const LISTEN: usize,
-        const HOLD: usize,
-    >(
+    pub fn poll<C, K: Capacities>(
         &mut self,
-        server: &mut Server<'_, C, T, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>,
+        server: &mut Server<'_, C, K>,
         now_ms: u64,
         ctx: &mut C,
         out: &mut [u8],
@@ -209,18 +200,9 @@ impl<const N: usize> LineLink<N> {
     /// Takes the bytes that wait, up to one complete line, and sends the engine's answer to it
     /// (an over-long line is answered with [`write_too_long`]). Returns `true` when a byte was
     /// read (a firmware may sleep when none was).
-    pub fn serve<
-        C,
-        const T: usize,
-        const TASKS: usize,
-        const CACHE: usize,
-        const CACHE_BYTES: usize,
-        const RES: usize,
-        const LISTEN: usize,
-        const HOLD: usize,
-    >(
+    pub fn serve<C, K: Capacities>(
         &mut self,
-        server: &mut Server<'_, C, T, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>,
+        server: &mut Server<'_, C, K>,
         principal: Principal,
         ctx: &mut C,
         out: &mut [u8],
@@ -255,18 +237,9 @@ impl<const N: usize> LineLink<N> {
 
     /// [`poll`](Self::poll) for firmware whose tools are async: a call a person confirmed on the
     /// device runs through `run` ([`Server::poll_async`]).
-    pub async fn poll_async<
-        C,
-        const T: usize,
-        const TASKS: usize,
-        const CACHE: usize,
-        const CACHE_BYTES: usize,
-        const RES: usize,
-        const LISTEN: usize,
-        const HOLD: usize,
-    >(
+    pub async fn poll_async<C, K: Capacities>(
         &mut self,
-        server: &mut Server<'_, C, T, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>,
+        server: &mut Server<'_, C, K>,
         now_ms: u64,
         ctx: &mut C,
         out: &mut [u8],
@@ -289,18 +262,9 @@ impl<const N: usize> LineLink<N> {
         clippy::too_many_arguments,
         reason = "the engine, who calls, the board, the buffer, the port, the handlers"
     )]
-    pub async fn serve_async<
-        C,
-        const T: usize,
-        const TASKS: usize,
-        const CACHE: usize,
-        const CACHE_BYTES: usize,
-        const RES: usize,
-        const LISTEN: usize,
-        const HOLD: usize,
-    >(
+    pub async fn serve_async<C, K: Capacities>(
         &mut self,
-        server: &mut Server<'_, C, T, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>,
+        server: &mut Server<'_, C, K>,
         principal: Principal,
         ctx: &mut C,
         out: &mut [u8],
@@ -360,13 +324,13 @@ mod test {
     /// answered with -32600 and the next one still served; nothing waiting reads nothing.
     #[test]
     fn a_link_serves_one_line_at_a_time_and_refuses_an_overlong_one() {
-        use crate::{Config, Output, Principal, Server, Tool};
+        use crate::{Caps, Config, Output, Principal, Server, Tool};
         struct Board(u32);
         const PING: Tool<Board> = Tool::new("self.count", "Count", |b: &mut Board, _, _| {
             b.0 += 1;
             Ok(Output::int(i64::from(b.0)))
         });
-        let mut server: Server<'_, Board, 4> = Server::new(Config::new("t", "1"));
+        let mut server: Server<'_, Board, Caps<4>> = Server::new(Config::new("t", "1"));
         server.register(&PING).unwrap();
         let (mut board, mut out) = (Board(0), [0u8; 1024]);
         let mut link: LineLink<96> = LineLink::new();

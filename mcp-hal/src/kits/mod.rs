@@ -19,7 +19,7 @@
 //! use mcp_hal::kits::{audio, system, DelayNs, Wait};
 //! use mcp_hal::sim::{SimBoard, SimCodec, SimSystem};
 //! use mcp_hal::sim::Faults;
-//! use mcp_core::{Config, Server, Tool};
+//! use mcp_core::{Caps, Config, Server, Tool};
 //!
 //! struct Board { sim: SimBoard }
 //! impl Wait for Board {
@@ -38,7 +38,7 @@
 //! static SET_VOLUME: Tool<Board> = audio::set_volume();
 //! static REBOOT: Tool<Board> = system::reboot();
 //!
-//! let mut server: Server<'_, Board, 8> = Server::new(Config::new("board", "1.0"));
+//! let mut server: Server<'_, Board, Caps<8>> = Server::new(Config::new("board", "1.0"));
 //! server.register(&SET_VOLUME).unwrap().register(&REBOOT).unwrap();
 //! # let _ = Board { sim: SimBoard::new(Faults::NONE) };
 //! # }
@@ -105,7 +105,7 @@
 //!
 //! ```
 //! # #[cfg(all(feature = "resources", feature = "sim"))] {
-//! use mcp_core::{Config, Server};
+//! use mcp_core::{Caps, Config, Server};
 //! use mcp_core::registry::LiveResource;
 //! use mcp_hal::kits::{temperature, Watch};
 //! use mcp_hal::sim::{Faults, SimThermometer};
@@ -118,7 +118,7 @@
 //! static TEMPERATURE: LiveResource<Board> = temperature::resource();
 //!
 //! let mut board = Board { thermometer: SimThermometer::new(Faults::NONE) };
-//! let mut server: Server<'_, Board, 8> = Server::new(Config::new("board", "1.0"));
+//! let mut server: Server<'_, Board, Caps<8>> = Server::new(Config::new("board", "1.0"));
 //! server.register_resource(&TEMPERATURE).unwrap();
 //! server.subscribe(temperature::URI); // or a client's resources/subscribe
 //! let mut watch: Watch = temperature::watch();

@@ -43,11 +43,11 @@
 //!
 //! ```
 //! # #[cfg(feature = "resources")] {
-//! use mcp_core::{Config, Principal, Server};
+//! use mcp_core::{Caps, Config, Principal, Server};
 //! use mcp_hal::sim::{DemoBoard, Faults};
 //!
 //! let mut board = DemoBoard::default();
-//! let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1.0"));
+//! let mut server: Server<'static, DemoBoard, Caps<16>> = Server::new(Config::new("demo", "1.0"));
 //! server.register_all(DemoBoard::TOOLS).unwrap();
 //! for r in DemoBoard::RESOURCES { server.register_resource(r).unwrap(); }
 //! let mut out = [0u8; 1024];
@@ -80,11 +80,11 @@
 //! shape (an associated const registered with [`Server::register_all`](mcp_core::Server::register_all)).
 //!
 //! ```
-//! use mcp_core::{Config, Principal, Server};
+//! use mcp_core::{Caps, Config, Principal, Server};
 //! use mcp_hal::sim::{DemoBoard, Faults};
 //!
 //! let mut board = DemoBoard::new(Faults::NONE, true);
-//! let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1.0"));
+//! let mut server: Server<'static, DemoBoard, Caps<16>> = Server::new(Config::new("demo", "1.0"));
 //! server.register_all(DemoBoard::TOOLS).unwrap();
 //! let mut out = [0u8; 2048];
 //! let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}}"#;
@@ -860,7 +860,7 @@ mod test {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
 
     use mcp_core::wire::Writer;
-    use mcp_core::{Config, Principal, Server};
+    use mcp_core::{Caps, Config, Principal, Server};
 
     use super::*;
 
@@ -892,7 +892,7 @@ mod test {
     #[cfg(feature = "resources")]
     #[test]
     fn the_prompts_complete_and_fill_from_the_table() {
-        let mut server: Server<'static, DemoBoard, 16> =
+        let mut server: Server<'static, DemoBoard, Caps<16>> =
             Server::new(Config::new("demo", "1").prompts(<DemoBoard>::PROMPTS));
         server.register_all(DemoBoard::TOOLS).unwrap();
         let mut board = DemoBoard::default();
@@ -938,7 +938,7 @@ mod test {
     }
 
     fn call(
-        server: &mut Server<'static, DemoBoard, 16>,
+        server: &mut Server<'static, DemoBoard, Caps<16>>,
         board: &mut DemoBoard,
         msg: &str,
     ) -> String {
@@ -952,7 +952,8 @@ mod test {
 
     #[test]
     fn the_tool_set_lists_in_order_and_the_theme_and_interlock_work() {
-        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        let mut server: Server<'static, DemoBoard, Caps<16>> =
+            Server::new(Config::new("demo", "1"));
         server.register_all(DemoBoard::TOOLS).unwrap();
         let names: Vec<_> = server.registry().tools().map(|t| t.name()).collect();
         assert_eq!(
@@ -1024,7 +1025,8 @@ mod test {
     /// a size that does fit.
     #[test]
     fn the_camera_answers_a_png_or_refuses_a_frame_too_large() {
-        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        let mut server: Server<'static, DemoBoard, Caps<16>> =
+            Server::new(Config::new("demo", "1"));
         server.register_all(DemoBoard::TOOLS).unwrap();
         let mut board = DemoBoard::default();
         let capture = |id: u32, w: u32, h: u32| {
@@ -1103,7 +1105,8 @@ mod test {
     /// With a small answer buffer no frame fits: said so, and nothing is taken.
     #[test]
     fn no_frame_fits_a_tiny_answer() {
-        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        let mut server: Server<'static, DemoBoard, Caps<16>> =
+            Server::new(Config::new("demo", "1"));
         server.register_all(DemoBoard::TOOLS).unwrap();
         let mut board = DemoBoard::default();
         let msg = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.camera.capture","arguments":{"width":8,"height":8}}}"#;
@@ -1159,7 +1162,8 @@ mod test {
     #[cfg(feature = "confirm")]
     #[test]
     fn the_confirmed_set_asks_before_a_reboot_and_before_switching_on() {
-        let mut server: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        let mut server: Server<'static, DemoBoard, Caps<16>> =
+            Server::new(Config::new("demo", "1"));
         server.register_all(DemoBoard::CONFIRMED_TOOLS).unwrap();
         let names: Vec<_> = server.registry().tools().map(|t| t.name()).collect();
         let plain: Vec<_> = DemoBoard::<SimTime>::TOOLS
@@ -1168,15 +1172,16 @@ mod test {
             .collect();
         assert_eq!(names, plain);
         let mut board = DemoBoard::default();
-        let ask =
-            |server: &mut Server<'static, DemoBoard, 16>, board: &mut DemoBoard, msg: &str| {
-                let mut out = [0u8; 4096];
-                let n = server
-                    .handle(msg.as_bytes(), Principal::Model, board, &mut out)
-                    .unwrap()
-                    .len;
-                String::from_utf8(out[..n].to_vec()).unwrap()
-            };
+        let ask = |server: &mut Server<'static, DemoBoard, Caps<16>>,
+                   board: &mut DemoBoard,
+                   msg: &str| {
+            let mut out = [0u8; 4096];
+            let n = server
+                .handle(msg.as_bytes(), Principal::Model, board, &mut out)
+                .unwrap()
+                .len;
+            String::from_utf8(out[..n].to_vec()).unwrap()
+        };
         // Switching off never asks.
         let off = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":false}}}"#;
         assert!(ask(&mut server, &mut board, off).contains(r#""isError":false"#));
@@ -1233,11 +1238,13 @@ mod test {
     #[test]
     fn the_async_tool_set_answers_as_the_blocking_one() {
         use mcp_core::Input;
-        let mut blocking: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        let mut blocking: Server<'static, DemoBoard, Caps<16>> =
+            Server::new(Config::new("demo", "1"));
         blocking.register_all(DemoBoard::TOOLS).unwrap();
-        let mut asynch: Server<'static, DemoBoard, 16> = Server::new(Config::new("demo", "1"));
+        let mut asynch: Server<'static, DemoBoard, Caps<16>> =
+            Server::new(Config::new("demo", "1"));
         asynch.register_all(DemoBoard::ASYNC_TOOLS).unwrap();
-        let names = |s: &Server<'static, DemoBoard, 16>| {
+        let names = |s: &Server<'static, DemoBoard, Caps<16>>| {
             s.registry().tools().map(|t| t.name()).collect::<Vec<_>>()
         };
         assert_eq!(names(&blocking), names(&asynch));

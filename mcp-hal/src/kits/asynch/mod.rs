@@ -67,7 +67,7 @@
 //! ```
 //! use embedded_hal_async::i2c::I2c;
 //! use embedded_hal::digital::OutputPin;
-//! use mcp_core::{Call, Config, Input, Principal, Server, Tool};
+//! use mcp_core::{Call, Caps, Config, Input, Principal, Server, Tool};
 //! use mcp_hal::drivers::{asynch::Es8311, GpioRelay};
 //! use mcp_hal::kits::asynch::{audio, mute, relay, DelayNs, Wait};
 //! use mcp_hal::kits::relay::Refusal;
@@ -102,7 +102,7 @@
 //!
 //! /// One message in: its notifications queued in `notes`, the answer's length out.
 //! async fn serve<B: I2c + 'static, P: OutputPin + 'static, D: DelayNs + 'static>(
-//!     server: &mut Server<'static, Board<B, P, D>, 8>,
+//!     server: &mut Server<'static, Board<B, P, D>, Caps<8>>,
 //!     board: &mut Board<B, P, D>,
 //!     msg: &[u8],
 //!     out: &mut [u8],

@@ -2,9 +2,9 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::registry::Confirm;
 use crate::schema::Param;
+use crate::server::*;
 use crate::{Args, Evidence, Level, Output, Reply, ToolResult};
 
 #[derive(Default)]
@@ -31,7 +31,7 @@ const RELAY: Tool<Dev> = Tool::new("self.relay.set", "Relay", relay)
     .params(&[Param::boolean("on", "On")])
     .confirm(Confirm::new("Switch the heater on?").when(|a| a.bool("on") == Ok(true)));
 
-type S = Server<'static, Dev, 4>;
+type S = Server<'static, Dev, Caps<4>>;
 
 struct T {
     s: S,
@@ -62,17 +62,8 @@ impl T {
 
     fn send(&mut self, msg: &J) -> (Option<J>, bool) {
         let bytes = msg.to_string();
-        let h = self
-            .s
-            .handle(
-                bytes.as_bytes(),
-                self.principal,
-                &mut self.dev,
-                &mut self.out,
-            )
-            .unwrap();
-        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
-        (v, h.deferred)
+        let input = Input::new(bytes.as_bytes(), self.principal);
+        super::exchange(&mut self.s, input, &mut self.dev, &mut self.out)
     }
 
     fn ask(&mut self, msg: J) -> J {

@@ -6,8 +6,8 @@ use core::future::Future;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
-use super::*;
 use crate::schema::Param;
+use crate::server::*;
 use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
 
 /// Polls a future to completion; `pending` counts the `Pending`s seen (each await point of an
@@ -83,7 +83,7 @@ const VOLUME: Tool<Codec> = Tool::new_async("self.audio_speaker.set_volume", "Se
 const STATUS: Tool<Codec> = Tool::new("self.get_device_status", "Status", status)
     .annotations(crate::Annotations::new().read_only(true));
 
-fn server() -> Server<'static, Codec, 4> {
+fn server() -> Server<'static, Codec, Caps<4>> {
     let mut s = Server::new(Config::new("async", "1"));
     s.register(&VOLUME).unwrap().register(&STATUS).unwrap();
     s
@@ -98,7 +98,7 @@ fn call(id: u32, tool: &str, args: &str) -> String {
 /// Sends `msg` through `handle_async`, with `run` for the async tools; returns the answer and how
 /// often the handler suspended.
 fn send_with(
-    s: &mut Server<'static, Codec, 4>,
+    s: &mut Server<'static, Codec, Caps<4>>,
     codec: &mut Codec,
     msg: &str,
     run: impl AsyncFnMut(&mut Codec, Call<'_, '_>) -> ToolResult,
@@ -124,7 +124,11 @@ fn send_with(
 
 /// Sends `msg` through `handle_async`, the volume being the async tool; returns the answer and
 /// how often the handler suspended.
-fn send_async(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> (String, u32) {
+fn send_async(
+    s: &mut Server<'static, Codec, Caps<4>>,
+    codec: &mut Codec,
+    msg: &str,
+) -> (String, u32) {
     send_with(
         s,
         codec,
@@ -219,7 +223,7 @@ mod confirmed {
         .params(&[Param::integer("volume", "Stand-in argument").range(0, 100)])
         .confirm(Confirm::new("Open the garage door?"));
 
-    fn server() -> Server<'static, Codec, 4> {
+    fn server() -> Server<'static, Codec, Caps<4>> {
         let mut s = Server::new(Config::new("async", "1").hold_answer(0));
         s.register(&GARAGE).unwrap();
         s.set_entropy([3; 16]);
@@ -234,18 +238,22 @@ mod confirmed {
         }
     }
 
-    fn send(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, msg: &str) -> String {
+    fn send(s: &mut Server<'static, Codec, Caps<4>>, codec: &mut Codec, msg: &str) -> String {
         send_with(s, codec, msg, run).0
     }
 
-    fn poll(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, now: u64) -> (String, Polled) {
+    fn poll(
+        s: &mut Server<'static, Codec, Caps<4>>,
+        codec: &mut Codec,
+        now: u64,
+    ) -> (String, Polled) {
         let mut out = [0u8; 2048];
         let mut pending = 0;
         let p = block_on(s.poll_async(now, codec, &mut out, run), &mut pending);
         (String::from_utf8(out[..p.len].to_vec()).unwrap(), p)
     }
 
-    fn init(s: &mut Server<'static, Codec, 4>, codec: &mut Codec, rev: &str, caps: &str) {
+    fn init(s: &mut Server<'static, Codec, Caps<4>>, codec: &mut Codec, rev: &str, caps: &str) {
         let msg = format!(
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{rev}","capabilities":{caps},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
         );

@@ -3,8 +3,8 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::schema::Param;
+use crate::server::*;
 use crate::{
     Args, Evidence, Level, Output, Progress, Reading, Reply, TaskHooks, TaskInfo, TaskPoll,
     TaskSupport, ToolError, ToolResult,
@@ -116,7 +116,7 @@ fn tid(n: u64) -> String {
 }
 
 struct Rig<const T: usize> {
-    server: Server<'static, Motor, 8, T>,
+    server: Server<'static, Motor, Caps<8, T>>,
     motor: Motor,
     out: Vec<u8>,
     now: u64,
@@ -653,7 +653,7 @@ fn tasks_capability_is_advertised_from_2025_11_25() {
     assert_eq!(tools[1]["execution"], json!({"taskSupport":"required"}));
     assert!(tools[2].get("execution").is_none());
     // Without a task table, long-running tools cannot be registered and tasks/* do not exist.
-    let mut none: Server<'static, Motor, 4, 0> = Server::new(Config::new("m", "1"));
+    let mut none: Server<'static, Motor, Caps<4, 0>> = Server::new(Config::new("m", "1"));
     assert_eq!(
         none.register(&MOVE).unwrap_err().kind,
         crate::registry::RegisterErrorKind::NoTaskTable
@@ -675,7 +675,7 @@ fn tasks_capability_is_advertised_from_2025_11_25() {
 fn a_long_running_tool_must_support_tasks() {
     const FORBIDDEN: Tool<Motor> =
         Tool::new("m", "m", move_to).long_running(TaskSupport::Forbidden, HOOKS);
-    let mut s: Server<'static, Motor, 2> = Server::new(Config::new("m", "1"));
+    let mut s: Server<'static, Motor, Caps<2>> = Server::new(Config::new("m", "1"));
     assert_eq!(
         s.register(&FORBIDDEN).unwrap_err().kind,
         crate::registry::RegisterErrorKind::BadTaskSupport
@@ -744,16 +744,11 @@ const FULL_TOOL: Tool<Motor> = Tool::new("full", "Every evidence field", full)
     );
 
 /// The JSON an evidence must be rendered as, from its fields, and the words its sentence must
-/// contain, one per field. Every field is named: a field added to `Evidence` does not compile here
-/// until this test expects it, and then every path below must render it.
+/// contain, one per field. Every field is taken ([`Evidence::fields`]): a field added to
+/// `Evidence` does not compile here until this test expects it, and then every path below must
+/// render it.
 fn expected(e: &Evidence) -> (J, Vec<String>) {
-    let Evidence {
-        level,
-        commanded,
-        observed,
-        tolerance,
-        unit,
-    } = *e;
+    let (level, commanded, observed, tolerance, unit) = e.fields();
     let reading = |r: Reading| match r {
         Reading::Bool(b) => json!(b),
         Reading::Int(i) => json!(i),
@@ -792,7 +787,7 @@ fn expected(e: &Evidence) -> (J, Vec<String>) {
 
 /// A server with the `full` tool and the status tool.
 struct FullRig {
-    s: Server<'static, Motor, 4, 2>,
+    s: Server<'static, Motor, Caps<4, 2>>,
     motor: Motor,
     out: Vec<u8>,
 }

@@ -1,8 +1,8 @@
 //! Byte-exact request/response vectors for the engine.
 
-use super::*;
 use crate::registry::Annotations;
 use crate::schema::Param;
+use crate::server::*;
 use crate::wire::writer::Writer;
 use crate::{Args, Evidence, Level, Output, Reading, Reply, ToolError, ToolResult};
 
@@ -160,7 +160,7 @@ const BROKEN: Tool<Dev> = Tool::new("test.broken", "Fails", broken);
 const BIG: Tool<Dev> = Tool::new("test.big", "Big", big);
 const HUGE: Tool<Dev> = Tool::new("test.huge", "Huge", huge);
 
-type S = Server<'static, Dev, 16>;
+type S = Server<'static, Dev, Caps<16>>;
 
 fn server() -> S {
     let mut s = S::new(Config::new("sim", "1.0"));
@@ -288,7 +288,7 @@ fn ping_and_ids_are_echoed_byte_exact() {
 /// `resources`, not even in the method table).
 #[test]
 fn methods_a_server_cannot_serve_are_unknown() {
-    let mut no_tasks: Server<'static, Dev, 4, 0> = Server::new(Config::new("sim", "1.0"));
+    let mut no_tasks: Server<'static, Dev, Caps<4, 0>> = Server::new(Config::new("sim", "1.0"));
     no_tasks.register(&VOLUME).unwrap();
     let mut dev = Dev::default();
     let mut out = vec![0; 1024];
@@ -1409,7 +1409,8 @@ fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handle
 fn a_confirmed_tool_needs_hold_room() {
     const ASKS: Tool<Dev> = Tool::new("self.asks", "Asks first", set_volume)
         .confirm(crate::registry::Confirm::new("Go ahead?"));
-    let mut none: Server<'static, Dev, 2, 0, 0, 0, 0, 0, 0> = Server::new(Config::new("t", "1"));
+    let mut none: Server<'static, Dev, Caps<2, 0, 0, 0, 0, 0, 0>> =
+        Server::new(Config::new("t", "1"));
     let err = none.register(&ASKS).map(|_| ()).unwrap_err();
     assert_eq!(err.tool, "self.asks");
     assert_eq!(err.kind, crate::registry::RegisterErrorKind::NoHold);
@@ -1417,12 +1418,12 @@ fn a_confirmed_tool_needs_hold_room() {
     // A tool that asks nothing registers there; a server with room takes the confirmed one.
     assert!(none.register(&VOLUME).is_ok());
     // Nor where HOLD is only the record, with no room for the message.
-    const REC: usize = super::HOLD_RECORD;
-    let mut record: Server<'static, Dev, 2, 0, 0, 0, 0, 0, REC> =
+    const REC: usize = crate::server::HOLD_RECORD;
+    let mut record: Server<'static, Dev, Caps<2, 0, 0, 0, 0, 0, REC>> =
         Server::new(Config::new("t", "1"));
     let err = record.register(&ASKS).map(|_| ()).unwrap_err();
     assert_eq!(err.kind, crate::registry::RegisterErrorKind::NoHold);
-    let mut some: Server<'static, Dev, 2, 0, 0, 0, 0, 0, { REC + 64 }> =
+    let mut some: Server<'static, Dev, Caps<2, 0, 0, 0, 0, 0, { REC + 64 }>> =
         Server::new(Config::new("t", "1"));
     assert!(some.register(&ASKS).is_ok());
 }
@@ -1432,15 +1433,18 @@ fn a_confirmed_tool_needs_hold_room() {
 #[cfg(feature = "confirm")]
 #[test]
 fn hold_is_the_whole_cost_of_confirmation() {
-    type S<const HOLD: usize> = Server<'static, Dev, 2, 0, 0, 0, 0, 0, HOLD>;
-    assert_eq!(core::mem::size_of::<super::confirm::Confirmations<0>>(), 0);
+    type S<const HOLD: usize> = Server<'static, Dev, Caps<2, 0, 0, 0, 0, 0, HOLD>>;
+    assert_eq!(
+        core::mem::size_of::<crate::server::confirm::Confirmations<Caps<2, 0, 0, 0, 0, 0, 0>>>(),
+        0
+    );
     assert_eq!(
         core::mem::size_of::<S<256>>() - core::mem::size_of::<S<0>>(),
         256
     );
     // The default holds a call of 264 bytes (the record keeps 2026-07-28 approvals with
     // `modern`).
-    let message = 352 - super::HOLD_RECORD;
+    let message = 352 - crate::server::HOLD_RECORD;
     assert_eq!(message, if cfg!(feature = "modern") { 264 } else { 296 });
 }
 
@@ -1448,6 +1452,8 @@ fn hold_is_the_whole_cost_of_confirmation() {
 /// `Display` says, for every kind of error; and the over-long response error names its sizes.
 #[test]
 fn piecewise_messages_match_their_formatted_text() {
+    use crate::server::respond::{parse_error, too_large};
+    use crate::wire::json::JsonError;
     for e in [
         JsonError::Utf8(3),
         JsonError::Syntax(1234),

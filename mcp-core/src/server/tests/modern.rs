@@ -7,10 +7,10 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 #[cfg(all(feature = "modern", feature = "resources"))]
 use crate::registry::{Prompt, Resource};
 use crate::schema::Param;
+use crate::server::*;
 use crate::{
     Args, Evidence, Level, Output, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport, ToolError,
     ToolResult,
@@ -127,7 +127,7 @@ static PROMPTS: [Prompt; 1] = [Prompt::new(
     "You are talking to a lamp.",
 )];
 
-type S = Server<'static, Jobs, 8>;
+type S = Server<'static, Jobs, Caps<8>>;
 
 fn server(config: Config) -> S {
     let mut s = S::new(config);
@@ -622,7 +622,7 @@ fn hand_written_schemas_are_listed_and_only_shape_checked() {
     assert_eq!(rig.j.seen_raw, None);
     rig.raw(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"raw","arguments":{"x":"y"}}}), false);
     assert_eq!(rig.j.seen_raw.as_deref(), Some(r#"{"x":"y"}"#));
-    let mut s: Server<'static, Jobs, 2> = Server::new(Config::new("d", "1"));
+    let mut s: Server<'static, Jobs, Caps<2>> = Server::new(Config::new("d", "1"));
     const BAD: Tool<Jobs> = Tool::new("bad", "b", raw).input_schema(r#"{"type":"array"}"#);
     assert_eq!(
         s.register(&BAD).unwrap_err().kind,

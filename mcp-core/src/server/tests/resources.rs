@@ -4,8 +4,8 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::registry::LiveResource;
+use crate::server::*;
 use crate::{Output, Reply, ToolResult};
 
 #[derive(Default)]
@@ -37,7 +37,7 @@ static TEMPERATURE: LiveResource<Sensors> =
 static BUTTON: LiveResource<Sensors> =
     LiveResource::new(BUTTON_URI, "button", "text/plain", presses);
 
-type S = Server<'static, Sensors, 4, 2, 4, 384, 4, 2>;
+type S = Server<'static, Sensors, Caps<4, 2, 4, 384, 4, 2>>;
 
 fn server() -> S {
     let mut s = S::new(Config::new("sensors", "1"));
@@ -65,17 +65,8 @@ impl Dev {
 
     fn send(&mut self, msg: &J) -> (Option<J>, bool) {
         let bytes = msg.to_string();
-        let h = self
-            .s
-            .handle(
-                bytes.as_bytes(),
-                Principal::Model,
-                &mut self.sensors,
-                &mut self.out,
-            )
-            .unwrap();
-        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
-        (v, h.deferred)
+        let input = Input::new(bytes.as_bytes(), Principal::Model);
+        super::exchange(&mut self.s, input, &mut self.sensors, &mut self.out)
     }
 
     fn ask(&mut self, msg: J) -> J {
@@ -83,18 +74,15 @@ impl Dev {
     }
 
     /// A message from one of several clients of this engine.
+    #[cfg(feature = "modern")]
     fn send_from(&mut self, peer: Peer, msg: &J) -> (Option<J>, bool) {
         let bytes = msg.to_string();
         let input = Input::new(bytes.as_bytes(), Principal::Model).peer(peer);
-        let h = self
-            .s
-            .handle_with(input, &mut self.sensors, &mut self.out, &mut |_: &[u8]| {})
-            .unwrap();
-        let v = (h.len > 0).then(|| serde_json::from_slice(&self.out[..h.len]).unwrap());
-        (v, h.deferred)
+        super::exchange(&mut self.s, input, &mut self.sensors, &mut self.out)
     }
 
     /// Everything `poll` owes now, with whom each message is for.
+    #[cfg(feature = "modern")]
     fn drain_to(&mut self) -> Vec<(J, Option<Peer>)> {
         let mut msgs = Vec::new();
         loop {
@@ -450,7 +438,8 @@ fn without_live_resources_nothing_about_subscriptions_is_offered() {
     // Registration refuses a second resource at the same URI, and a full table.
     let mut s = server();
     assert!(s.register_resource(&TEMPERATURE).is_err());
-    let mut tiny: Server<'static, Sensors, 4, 2, 4, 384, 1, 1> = Server::new(Config::new("t", "1"));
+    let mut tiny: Server<'static, Sensors, Caps<4, 2, 4, 384, 1, 1>> =
+        Server::new(Config::new("t", "1"));
     tiny.register_resource(&TEMPERATURE).unwrap();
     assert!(tiny.register_resource(&BUTTON).is_err());
 }

@@ -4,8 +4,8 @@
 
 use serde_json::{Value as J, json};
 
-use super::*;
 use crate::registry::{Prompt, PromptArgument};
+use crate::server::*;
 
 static CHECK_ARGS: [PromptArgument; 2] = [
     PromptArgument::new("part", "The part to check")
@@ -27,7 +27,7 @@ static PROMPTS: [Prompt; 2] = [
     .arguments(&CHECK_ARGS),
 ];
 
-type S = Server<'static, (), 4>;
+type S = Server<'static, (), Caps<4>>;
 
 fn send(s: &mut S, msg: &J) -> J {
     let mut out = vec![0; 2048];

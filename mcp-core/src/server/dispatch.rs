@@ -1,0 +1,471 @@
+//! Dispatch: one message is checked and indexed in one pass, sorted into its era
+//! ([`classify`](super::refusal::classify)), and routed to its method by name.
+
+use core::cell::Cell;
+
+use super::call::{Flow, Parked};
+use super::refusal::{BAD_LOG_LEVEL, classify};
+use super::respond::{Respond, parse_error};
+use super::{
+    Capacities, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Peer, Principal,
+    Server, Status,
+};
+use crate::wire::frame::{Found, Frame, Member};
+use crate::wire::json::{Json, JsonStr};
+use crate::wire::request::{Message, Request};
+use crate::wire::response::ErrorCode;
+
+/// Where a request's effects go, handed down the dispatch as one (by reference: built once in
+/// [`Server::dispatch`]'s frame): the application's context (tools act on it), the sink for
+/// notifications (progress, log messages), the facts the caller gets back, and the slot an async
+/// tool's call is parked in (`None`: the caller cannot await one).
+pub(crate) struct Effects<'e, 'i, 't, C> {
+    pub(crate) ctx: &'e mut C,
+    pub(crate) notify: &'e mut dyn Notify,
+    pub(crate) handled: &'e mut Handled<'i>,
+    pub(crate) park: Option<&'e mut Option<Parked<'i, 't, C>>>,
+}
+
+/// Who is calling: the principal the firmware states and the peer the transport tells apart.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Caller<'i> {
+    pub(crate) principal: Principal,
+    pub(crate) peer: Peer,
+    /// The whole message, for a call held while a person is asked.
+    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    pub(crate) raw: &'i [u8],
+    /// A person already confirmed this call (it is being dispatched again).
+    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    pub(crate) confirmed: bool,
+}
+
+/// The protocol era a request follows: legacy (a session negotiated by `initialize`, or none),
+/// or 2026-07-28 (everything stated per request in `params._meta`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Era<'i> {
+    Legacy,
+    #[cfg_attr(not(feature = "modern"), allow(dead_code))]
+    Modern(Modern<'i>),
+}
+
+/// What a 2026-07-28 request states about itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Modern<'i> {
+    /// `io.modelcontextprotocol/clientCapabilities` declares the tasks extension.
+    pub(crate) tasks: bool,
+    /// `io.modelcontextprotocol/logLevel`.
+    pub(crate) log_level: Option<LogLevel>,
+    /// `progressToken`.
+    pub(crate) progress_token: Option<Json<'i>>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub(crate) caps: Option<Json<'i>>,
+    /// [`IDEMPOTENCY_KEY`]: the client's word that a repeated request is a retransmission.
+    pub(crate) idempotency_key: Option<JsonStr<'i>>,
+    /// Without the feature `modern` no request follows the 2026-07-28 rules: this field makes
+    /// [`Era::Modern`] uninhabited, so every branch for that era compiles away.
+    #[cfg(not(feature = "modern"))]
+    #[allow(dead_code)]
+    pub(crate) never: core::convert::Infallible,
+}
+
+#[cfg(feature = "modern")]
+impl Modern<'_> {
+    /// Nothing stated (a request refused before its `_meta` was read).
+    pub(super) const NONE: Self = Modern {
+        tasks: false,
+        log_level: None,
+        progress_token: None,
+        caps: None,
+        idempotency_key: None,
+    };
+}
+
+impl Era<'_> {
+    pub(crate) const fn is_modern(&self) -> bool {
+        matches!(self, Era::Modern(_))
+    }
+}
+
+pub(super) fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str> {
+    match req.params {
+        None => Ok(None),
+        Some(p) if p.members().is_some() => Ok(Some(p)),
+        Some(_) => Err("Invalid params: params must be an object"),
+    }
+}
+
+/// The values of members the checking pass recorded; `None` when one of them is repeated.
+pub(crate) fn once<'i, const K: usize>(found: [Found<'i>; K]) -> Option<[Option<Json<'i>>; K]> {
+    let mut values = [None; K];
+    for (value, f) in values.iter_mut().zip(found) {
+        match f {
+            Found::Repeated => return None,
+            f => *value = f.once(),
+        }
+    }
+    Some(values)
+}
+
+/// Looks up members of a params object; a duplicate of a looked-up member is an error.
+pub(super) fn members<'i, const K: usize>(
+    params: Option<Json<'i>>,
+    names: [&str; K],
+) -> Result<[Option<Json<'i>>; K], &'static str> {
+    let mut found = [None; K];
+    members_into(params, &names, &mut found).map(|()| found)
+}
+
+/// [`members`] for any number of names: one copy of the code, not one per `K`.
+fn members_into<'i>(
+    params: Option<Json<'i>>,
+    names: &[&str],
+    found: &mut [Option<Json<'i>>],
+) -> Result<(), &'static str> {
+    let Some(members) = params.and_then(|p| p.members()) else {
+        return Ok(());
+    };
+    for (key, value) in members {
+        if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
+            let slot = found.get_mut(i).ok_or("Invalid params")?;
+            if slot.is_some() {
+                return Err("Invalid params: duplicate member");
+            }
+            *slot = Some(value);
+        }
+    }
+    Ok(())
+}
+
+impl<'t, C, K: Capacities> Server<'t, C, K> {
+    /// Dispatches one message: answers it, or (`AWAIT`: a caller that can await, given `park`)
+    /// parks an async tool's call there. The blocking path (`AWAIT = false`) is compiled without
+    /// the parking code: none of its frames holds room for a parked call.
+    ///
+    /// A client's response (the answer to a question this engine asked) is acted on here, after
+    /// [`dispatch`](Self::dispatch) returned: a confirmed call it releases is dispatched again,
+    /// and this way that second dispatch does not sit on the stack below the first one's frame.
+    pub(crate) fn begin<'i, const AWAIT: bool>(
+        &mut self,
+        input: Input<'i>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Result<Handled<'i>, HandleError> {
+        if out.len() < MIN_OUT_LEN {
+            return Err(HandleError::OutputTooSmall);
+        }
+        // A transport that keeps one session per client lends it for this message.
+        let own = input
+            .session
+            .map(|lent| core::mem::replace(&mut self.session, lent));
+        let mut handled = match self.dispatch::<AWAIT>(input, out, ctx, notify, park) {
+            Some(handled) => handled,
+            // (Only a server that can hold a call asks a client anything.)
+            #[cfg(feature = "confirm")]
+            None if super::confirm::Confirmations::<K>::ON => {
+                self.answered::<AWAIT>(&input, ctx, out, notify)
+            }
+            None => Handled::empty(),
+        };
+        if let Some(own) = own {
+            handled.session = Some(core::mem::replace(&mut self.session, own));
+        }
+        Ok(handled)
+    }
+
+    /// A client's response: an answer to a question this engine asked. A yes runs the call now
+    /// on the blocking path (`AWAIT = false`); on the async path the call stays approved and the
+    /// next [`poll_async`](Self::poll_async) runs it (its answer is owed: `Handled::deferred`).
+    #[cfg(feature = "confirm")]
+    #[inline(never)]
+    fn answered<'i, const AWAIT: bool>(
+        &mut self,
+        input: &Input<'_>,
+        ctx: &mut C,
+        out: &mut [u8],
+        notify: &mut dyn Notify,
+    ) -> Handled<'i> {
+        let mut handled = self.on_response(input, out);
+        if self.confirm.approved() {
+            if AWAIT {
+                handled.deferred = true;
+            } else {
+                let p = self.run_approved(ctx, out, notify);
+                (handled.len, handled.ran, handled.receipt) = (p.len, p.ran, p.receipt);
+            }
+        }
+        handled
+    }
+
+    /// Checks and indexes one message and answers it; `None` for a client's response, which
+    /// [`begin`](Self::begin) hands to the confirmation code.
+    ///
+    /// Its frame holds the message's index ([`Frame`]) for the whole dispatch; whatever else is
+    /// large and not on every message's path (formatting a parse error, the confirmation code)
+    /// is kept out of it.
+    #[inline(never)]
+    fn dispatch<'i, const AWAIT: bool>(
+        &mut self,
+        input: Input<'i>,
+        out: &mut [u8],
+        ctx: &mut C,
+        notify: &mut dyn Notify,
+        park: Option<&mut Option<Parked<'i, 't, C>>>,
+    ) -> Option<Handled<'i>> {
+        let Input {
+            bytes: input,
+            principal,
+            stateless,
+            peer,
+            confirmed,
+            ..
+        } = input;
+        let status = Cell::new(Status::Ok);
+        let mut handled = Handled::empty();
+        let info = (self.config.name, self.config.version);
+        let respond = |out, id, era| Respond {
+            out,
+            id,
+            era,
+            info,
+            status: &status,
+        };
+        // One pass checks the whole message and indexes what dispatch reads.
+        let mut frame = Frame::new();
+        if let Err(e) = frame.index(input, self.config.max_depth) {
+            handled.len = parse_error(out, e);
+            return Some(handled);
+        }
+        handled.len = match frame.message() {
+            #[cfg(feature = "resources")]
+            Message::Notification { method, params }
+                if method.eq_str("notifications/cancelled") =>
+            {
+                self.on_cancelled(peer, params);
+                0
+            }
+            // A client's response: the answer to a question this engine asked, if any.
+            Message::Response => return None,
+            Message::Notification { .. } => 0,
+            Message::Invalid { id, why } => respond(out, id, Era::Legacy)
+                .error(ErrorCode::InvalidRequest, |w| w.text(why.message())),
+            Message::Request(req) => {
+                let frame = &frame;
+                let (era, refusal) = classify(frame, stateless);
+                handled.modern = era.is_modern();
+                let respond = respond(out, Some(req.id), era);
+                match refusal {
+                    Some(refusal) => refusal.answer(respond),
+                    None => {
+                        let caller = Caller {
+                            principal,
+                            peer,
+                            raw: input,
+                            confirmed,
+                        };
+                        let mut effects = Effects {
+                            ctx,
+                            notify,
+                            handled: &mut handled,
+                            park,
+                        };
+                        let flow = self.request::<AWAIT>(req, frame, caller, respond, &mut effects);
+                        match flow {
+                            Flow::Len(len) => {
+                                handled.deferred = handled.deferred || len == 0;
+                                len
+                            }
+                            Flow::Parked => 0,
+                        }
+                    }
+                }
+            }
+        };
+        handled.status = status.get();
+        Some(handled)
+    }
+
+    /// Routes a request to its method: find the method (unknown: -32601), check that `params`
+    /// is an object, and run it.
+    #[inline(never)]
+    fn request<'i, const AWAIT: bool>(
+        &mut self,
+        req: Request<'i>,
+        frame: &Frame<'i>,
+        caller: Caller<'i>,
+        respond: Respond<'_, 'i>,
+        effects: &mut Effects<'_, 'i, 't, C>,
+    ) -> Flow {
+        let escaped = frame.has_escapes(Member::Method);
+        let Some((method, route)) = self.route(req.method, escaped, respond.era) else {
+            return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
+                w.text("Method not found: ");
+                w.decoded(req.method, 64);
+            }));
+        };
+        let params = match params_object(&req) {
+            Ok(p) => p,
+            Err(msg) => return Flow::Len(respond.error_text(ErrorCode::InvalidParams, msg)),
+        };
+        Flow::Len(match route {
+            Route::Call => return self.call::<AWAIT>(req.id, frame, caller, effects, respond),
+            Route::Ping => respond.result(|_| {}),
+            Route::List => self.list(params, respond),
+            Route::Initialize => self.initialize(params, respond, &mut effects.handled.event),
+            #[cfg(feature = "modern")]
+            Route::Discover => self.discover(respond),
+            Route::SetLevel => self.set_level(params, respond),
+            #[cfg(feature = "resources")]
+            Route::Resources => {
+                let Effects { ctx, handled, .. } = effects;
+                self.resources(method, params, caller, ctx, respond, handled)
+            }
+            // Tasks (and, without the features, what is never offered).
+            _ => self.task_method(method, params, respond, effects.ctx, caller.peer),
+        })
+    }
+
+    /// The method named `name` on this wire, if this server offers it. Names are unique in each
+    /// era: the name is compared as bytes unless it was sent with escapes; a resource or prompt
+    /// method is then asked whether it is offered.
+    #[inline(always)]
+    fn route(
+        &self,
+        name: JsonStr<'_>,
+        escaped: bool,
+        era: Era<'_>,
+    ) -> Option<(&'static str, Route)> {
+        let find = |table: &'static [(&'static str, Route)]| {
+            table.iter().copied().find(|(n, _)| match escaped {
+                false => name.raw() == n.as_bytes(),
+                true => name.eq_str(n),
+            })
+        };
+        let (methods, tasks) = match era {
+            Era::Modern(_) => (routes::MODERN, routes::MODERN_TASKS),
+            Era::Legacy => (routes::LEGACY, routes::LEGACY_TASKS),
+        };
+        let known = find(methods);
+        #[cfg(feature = "resources")]
+        let known = known.or_else(|| {
+            let (shared, own) = match era {
+                Era::Modern(_) => (routes::RESOURCES, routes::MODERN_LISTEN),
+                Era::Legacy => (routes::RESOURCES, routes::LEGACY_SUBSCRIBE),
+            };
+            find(shared)
+                .or_else(|| find(own))
+                .filter(|&(n, _)| self.offers_resources(n))
+        });
+        known.or_else(|| if K::TASKS > 0 { find(tasks) } else { None })
+    }
+
+    /// `logging/setLevel`: the level the client's log messages start at.
+    fn set_level(&mut self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+        let level = members(params, ["level"])
+            .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse));
+        match level {
+            Ok(Some(level)) => {
+                self.session.log_level = Some(level);
+                respond.result(|_| {})
+            }
+            _ => respond.error_text(ErrorCode::InvalidParams, BAD_LOG_LEVEL),
+        }
+    }
+
+    /// `false` for a `resources/*` or `prompts/*` method when there are no resources or prompts,
+    /// and for the subscription methods without live resources. (Without the feature
+    /// `resources` these methods are not in the method tables.)
+    #[cfg(feature = "resources")]
+    fn offers_resources(&self, method: &str) -> bool {
+        let (resources, prompts, live) = (
+            !self.config.resources.is_empty() || self.has_live_resources(),
+            !self.config.prompts.is_empty(),
+            self.has_live_resources(),
+        );
+        let subscription = matches!(
+            method,
+            "resources/subscribe" | "resources/unsubscribe" | "subscriptions/listen"
+        );
+        (resources || !method.starts_with("resources/"))
+            && (prompts || !method.starts_with("prompts/"))
+            && (live || !subscription)
+            && (method != "completion/complete" || self.completes())
+    }
+
+    /// `true` when a prompt has arguments: `completion/complete` is offered for them.
+    #[cfg(feature = "resources")]
+    pub(super) fn completes(&self) -> bool {
+        self.config
+            .prompts
+            .iter()
+            .any(|p| !p.argument_list().is_empty())
+    }
+}
+
+/// What [`Server::request`] does with a method it knows, found with its name (the name is not
+/// compared again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Call,
+    Ping,
+    List,
+    Initialize,
+    Discover,
+    SetLevel,
+    Task,
+    #[cfg(feature = "resources")]
+    Resources,
+}
+
+/// The methods of each wire, the hottest first (a call, a ping, a listing). A method this build
+/// cannot serve is not in its tables (without the feature `resources`, without a task table): it
+/// is unknown there, as it would be refused anyway. (Short tables, searched one after the other:
+/// the compiler unrolls the search of a short constant table into compares against constants,
+/// which a single table of every method lost, 35–40 instructions on `ping`.)
+mod routes {
+    use super::Route;
+
+    pub(super) const LEGACY: &[(&str, Route)] = &[
+        ("tools/call", Route::Call),
+        ("ping", Route::Ping),
+        ("tools/list", Route::List),
+        ("initialize", Route::Initialize),
+        ("logging/setLevel", Route::SetLevel),
+    ];
+    pub(super) const MODERN: &[(&str, Route)] = &[
+        ("tools/call", Route::Call),
+        ("tools/list", Route::List),
+        ("server/discover", Route::Discover),
+    ];
+    /// Resources and prompts, on both wires.
+    #[cfg(feature = "resources")]
+    pub(super) const RESOURCES: &[(&str, Route)] = &[
+        ("resources/list", Route::Resources),
+        ("resources/templates/list", Route::Resources),
+        ("resources/read", Route::Resources),
+        ("prompts/list", Route::Resources),
+        ("prompts/get", Route::Resources),
+        ("completion/complete", Route::Resources),
+    ];
+    /// Subscriptions: a legacy session subscribes; a 2026-07-28 client listens.
+    #[cfg(feature = "resources")]
+    pub(super) const LEGACY_SUBSCRIBE: &[(&str, Route)] = &[
+        ("resources/subscribe", Route::Resources),
+        ("resources/unsubscribe", Route::Resources),
+    ];
+    #[cfg(feature = "resources")]
+    pub(super) const MODERN_LISTEN: &[(&str, Route)] =
+        &[("subscriptions/listen", Route::Resources)];
+    pub(super) const LEGACY_TASKS: &[(&str, Route)] = &[
+        ("tasks/get", Route::Task),
+        ("tasks/result", Route::Task),
+        ("tasks/list", Route::Task),
+        ("tasks/cancel", Route::Task),
+    ];
+    pub(super) const MODERN_TASKS: &[(&str, Route)] = &[
+        ("tasks/get", Route::Task),
+        ("tasks/update", Route::Task),
+        ("tasks/cancel", Route::Task),
+    ];
+}
