@@ -34,7 +34,7 @@ use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Input, Principal, Revision};
-use mcp_hal::sim::{Fault, Faults};
+use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
 use mcp_host::report::{self, CallReport};
 use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
@@ -674,6 +674,13 @@ fn tls(cli: &Cli) -> mcp_host::tls::Tls {
         .fold(mcp_host::tls::Tls::system(), |t, f| t.ca_file(f))
 }
 
+/// The answer buffer: a page plus its envelope, the JSON-RPC head and an id, and never less than
+/// the demo board's tools are planned for ([`ANSWER_BYTES`]: the camera's schema admits the
+/// largest frame such an answer holds).
+fn out_len(cli: &Cli) -> usize {
+    (cli.page_bytes + 1024).max(ANSWER_BYTES)
+}
+
 fn principal(cli: &Cli) -> Principal {
     match cli.principal {
         Who::Model => Principal::Model,
@@ -693,8 +700,9 @@ fn build(
         engine,
         board,
         principal,
-        // A page plus its envelope, the JSON-RPC head and an id always fit.
-        out: vec![0u8; cli.page_bytes + 1024],
+        // A page plus its envelope, the JSON-RPC head and an id always fit; and never less than
+        // the demo board's answers are planned for (the camera's schema is derived from it).
+        out: vec![0u8; out_len(cli)],
         envelope: cli.envelope,
         session_id: None,
         panel: mcp_host::Panel::new(presses),
@@ -1066,7 +1074,7 @@ fn serve_network(
     if !faults.is_empty() {
         eprintln!("device-sim: injected faults: {faults}");
     }
-    let out_len = cli.page_bytes + 1024;
+    let out_len = out_len(cli);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
