@@ -658,10 +658,15 @@ fn with_user_tools_lists_user_only_tools_on_every_revision_and_the_model_still_c
             // xiaozhi's own form: an empty cursor and the flag.
             let list = s.json(&ask(r#""cursor":"","withUserTools":true"#));
             assert!(listed(&list).contains(&"self.reboot"), "{list}");
-            // Without the flag (or with anything but `true`) the user-only tools are hidden.
+            // Without the flag (or with anything but `true`) the user-only tools are hidden from
+            // the model, and listed to a person all the same.
             for params in [r#""withUserTools":false"#, r#""cursor":"""#] {
                 let list = s.json(&ask(params));
-                assert!(!listed(&list).contains(&"self.reboot"), "{params}: {list}");
+                assert_eq!(
+                    listed(&list).contains(&"self.reboot"),
+                    principal == Principal::User,
+                    "{params}: {list}"
+                );
             }
         }
     }
@@ -693,6 +698,33 @@ fn user_only_tools_by_principal_and_policy() {
         reboot["annotations"]["audience"],
         serde_json::json!(["user"])
     );
+    // A person's client sees the tools meant for them whether it asks with the flag or not:
+    // the listing follows the caller's principal (issue 33, finding 12: `--principal user`
+    // could call them but never saw them).
+    for params in [
+        "",
+        r#","params":{}"#,
+        r#","params":{"withUserTools":false}"#,
+        r#","params":{"withUserTools":"true"}"#,
+        r#","params":{"withUserTools":1}"#,
+        r#","params":{"withUserTools":null}"#,
+    ] {
+        let list = s.json(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"{params}}}"#
+        ));
+        let reboot = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "self.reboot")
+            .unwrap_or_else(|| panic!("{params}: {list}"));
+        assert_eq!(
+            reboot["annotations"]["audience"],
+            serde_json::json!(["user"])
+        );
+    }
+    // The model's listing still leaves them out unless asked with exactly `true`.
+    s.principal = Principal::Model;
     for not_true in [r#"false"#, r#""true""#, "1", "null"] {
         let list = s.json(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"withUserTools":{not_true}}}}}"#));
         assert!(
@@ -704,7 +736,6 @@ fn user_only_tools_by_principal_and_policy() {
             "{not_true}"
         );
     }
-    s.principal = Principal::Model;
     assert_eq!(
         s.send(&call("3", "self.reboot", "{}")),
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Tool self.reboot is only available to the user, not to the model"}}"#
@@ -1018,7 +1049,12 @@ fn pagination_by_byte_budget() {
         ] {
             s.server.register(t).unwrap();
         }
-        for with_user in [false, true] {
+        for (principal, with_user) in [
+            (Principal::Model, false),
+            (Principal::Model, true),
+            (Principal::User, false),
+        ] {
+            s.principal = principal;
             let mut names = Vec::new();
             let mut cursor: Option<String> = None;
             let mut pages = 0;
@@ -1059,7 +1095,7 @@ fn pagination_by_byte_budget() {
                 "self.audio_speaker.set_volume",
                 "self.screen.set_theme",
             ];
-            if with_user {
+            if with_user || principal == Principal::User {
                 expected.push("self.reboot");
             }
             expected.extend([
