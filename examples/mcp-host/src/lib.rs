@@ -218,12 +218,33 @@ pub(crate) struct Emitted {
     pub(crate) receipt: Option<Receipt>,
 }
 
+/// A call waiting for a person, as its engine holds it: the engine's record of it and the text
+/// of its question ([`Server::question`]: what it approves, and which client asks) — what the
+/// device shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// The engine's record.
+    pub pending: Pending,
+    /// The question, as every form of it says it.
+    pub question: String,
+}
+
+impl Asked {
+    /// The call `engine` holds for a person, if any.
+    pub fn of<C, K: mcp_core::Capacities>(engine: &Server<'_, C, K>) -> Option<Asked> {
+        Some(Asked {
+            pending: engine.confirmation()?,
+            question: engine.question().map(|q| q.to_string()).unwrap_or_default(),
+        })
+    }
+}
+
 /// One engine's turn in the timer: what it emitted, and the call it held for a person's answer
 /// before and after.
 pub(crate) struct Turn {
     pub(crate) msgs: Vec<Emitted>,
     pub(crate) held_before: Option<Pending>,
-    pub(crate) held_after: Option<Pending>,
+    pub(crate) held_after: Option<Asked>,
 }
 
 impl Turn {
@@ -264,15 +285,17 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
     Turn {
         msgs,
         held_before,
-        held_after: engine.confirmation(),
+        held_after: Asked::of(&engine),
     }
 }
 
 /// What the device shows of the calls waiting for a press of its button, over every engine that
 /// acts on its board (a timer keeps one per board): **one question at a time, in the order the calls were first seen held**
 /// (first held, first shown). A press answers the question shown when it came, and only one
-/// shown since before the press: never a question that appeared (or moved to the front) in the
-/// same tick as the press, nor one the person could not have seen.
+/// shown for the engines' minimum before the press
+/// ([`Config::confirm_min_shown_ms`](mcp_core::Config), default 1 s) and not that soon after the
+/// previous press: never a question that appeared (or moved to the front) just before the press,
+/// nor one the person could not have read, nor the next question after a quick double press.
 #[derive(Debug, Default)]
 pub struct Panel {
     /// The questions waiting on the device, first seen first.
@@ -281,6 +304,11 @@ pub struct Panel {
     shown: Option<(Approval, u64)>,
     /// The button's presses counted so far.
     presses: u32,
+    /// When the button was last pressed (host clock, ms).
+    last_press: Option<u64>,
+    /// How long a question is shown before a press counts, and the bounce time (ms): the
+    /// engines' [`Pending::min_shown_ms`], as last seen.
+    min_shown_ms: u64,
 }
 
 impl Panel {
@@ -293,9 +321,10 @@ impl Panel {
     }
 
     /// New presses of the button (its count is `count`) at `now_ms`: their numbers, and the
-    /// question the first of them answers: the one shown since before now, if any (a second
-    /// press in the same tick has nothing left to answer). The caller passes that approval to
-    /// the engine holding it ([`Server::confirm_on_device`]).
+    /// question the first of them answers: the one shown for at least the minimum before now, if
+    /// any, unless the press came within the minimum of the previous press (a bounce, or the
+    /// second half of a double press; a second press in the same tick is one too). The caller
+    /// passes that approval to the engine holding it ([`Server::confirm_on_device`]).
     pub fn presses(&mut self, count: u32, now_ms: u64) -> (Vec<u32>, Option<Approval>) {
         let new = count.wrapping_sub(self.presses);
         let first = self.presses.wrapping_add(1);
@@ -304,11 +333,18 @@ impl Panel {
             return (Vec::new(), None);
         }
         let numbers = (0..new).map(|k| first.wrapping_add(k)).collect();
+        let min = self.min_shown_ms;
+        let bounce = self
+            .last_press
+            .is_some_and(|last| min > 0 && now_ms < last.saturating_add(min));
+        self.last_press = Some(now_ms);
         let answers = self
             .shown
-            .take()
-            .filter(|&(_, since)| since < now_ms)
+            .filter(|&(_, since)| !bounce && since < now_ms && now_ms - since >= min)
             .map(|(a, _)| a);
+        if answers.is_some() {
+            self.shown = None;
+        }
         (numbers, answers)
     }
 
@@ -324,11 +360,12 @@ impl Panel {
         if let Some(approval) = answers {
             for engine in engines {
                 let mut engine = lock(engine);
-                let Some(p) = engine.confirmation().filter(|p| p.approval == approval) else {
+                let Some(asked) = Asked::of(&engine).filter(|a| a.pending.approval == approval)
+                else {
                     continue;
                 };
                 if engine.confirm_on_device(approval, true, now_ms) {
-                    answered = Some(Waiting::new(&p, now_ms, p.shown_ms));
+                    answered = Some(Waiting::new(&asked, now_ms, asked.pending.shown_ms));
                 }
                 break;
             }
@@ -339,12 +376,16 @@ impl Panel {
     /// After the engines were polled: `waiting` is every call now held for the device, engine by
     /// engine in a fixed order. Updates the queue and what is shown; returns the waiting calls in
     /// the order they are shown, the one shown first.
-    pub fn show(&mut self, waiting: &[Pending], now_ms: u64) -> Vec<Waiting> {
-        self.queue
-            .retain(|a| waiting.iter().any(|p| p.on_device && p.approval == *a));
-        for p in waiting.iter().filter(|p| p.on_device) {
-            if !self.queue.contains(&p.approval) {
-                self.queue.push(p.approval);
+    pub fn show(&mut self, waiting: &[Asked], now_ms: u64) -> Vec<Waiting> {
+        self.queue.retain(|a| {
+            waiting
+                .iter()
+                .any(|w| w.pending.on_device && w.pending.approval == *a)
+        });
+        for w in waiting.iter().filter(|w| w.pending.on_device) {
+            self.min_shown_ms = self.min_shown_ms.max(u64::from(w.pending.min_shown_ms));
+            if !self.queue.contains(&w.pending.approval) {
+                self.queue.push(w.pending.approval);
             }
         }
         let head = self.queue.first().copied();
@@ -355,17 +396,17 @@ impl Panel {
         };
         let mut out: Vec<Waiting> = Vec::with_capacity(waiting.len());
         for a in &self.queue {
-            if let Some(p) = waiting.iter().find(|p| p.approval == *a) {
+            if let Some(w) = waiting.iter().find(|w| w.pending.approval == *a) {
                 let since = self.shown.filter(|(s, _)| s == a).map(|(_, t)| t);
-                out.push(Waiting::new(p, now_ms, since));
+                out.push(Waiting::new(w, now_ms, since));
             }
         }
         // Questions the client asks (elicitation) are listed after, never shown.
         out.extend(
             waiting
                 .iter()
-                .filter(|p| !p.on_device)
-                .map(|p| Waiting::new(p, now_ms, None)),
+                .filter(|w| !w.pending.on_device)
+                .map(|w| Waiting::new(w, now_ms, None)),
         );
         out
     }
@@ -404,7 +445,7 @@ impl Display {
             }
         }
         let turn = turn(engine, board, &changed, now_ms, out);
-        let held: Vec<Pending> = turn.held_after.into_iter().collect();
+        let held: Vec<Asked> = turn.held_after.clone().into_iter().collect();
         let shown = self.panel.show(&held, now_ms);
         waiting_changed(shown, &mut self.waiting, hook);
         turn
@@ -444,7 +485,8 @@ pub(crate) fn observe(
     msg: &[u8],
     delivered: bool,
 ) -> Option<HostEvent> {
-    report::emitted(transport, turn.held_before, turn.held_after, msg, delivered)
+    let held_after = turn.held_after.as_ref().map(|a| a.pending);
+    report::emitted(transport, turn.held_before, held_after, msg, delivered)
 }
 
 /// Tells the application when the calls waiting for a person changed (in the order the device
@@ -872,7 +914,7 @@ mod test {
         engines: &[&Mutex<Box<Engine<Dev, 2, 0>>>],
         board: &Mutex<Dev>,
         now: u64,
-    ) -> Vec<Pending> {
+    ) -> Vec<Asked> {
         let mut out = vec![0u8; 1024];
         let mut held = Vec::new();
         for e in engines {
@@ -884,7 +926,8 @@ mod test {
 
     /// Issue 22, bug 4: with two calls waiting (two sessions), the device shows one — the first
     /// held — and a press answers that one; a press in the same tick as a question appears answers
-    /// nothing; the next question is shown only after the first is answered.
+    /// nothing; the next question is shown only after the first is answered. (Each question
+    /// is shown for the engines' minimum, 1 s, before a press counts.)
     #[test]
     fn the_device_shows_one_question_first_held_first_and_a_press_answers_only_it() {
         let board = Mutex::new(Dev::default());
@@ -908,26 +951,86 @@ mod test {
         assert_eq!(shown[0].approval, b_question, "first held, first shown");
         assert_eq!(shown[0].shown_since, Some(200));
         assert_eq!(shown[1].shown_since, None, "A's waits its turn, not shown");
-        // A press answers B's (shown since before it), not A's.
-        let pressed = panel.press(2, 300, [&a, &b]);
+        // A press answers B's (shown for a second before it), not A's.
+        let pressed = panel.press(2, 1_300, [&a, &b]);
         assert_eq!(pressed[0].answers.as_ref().unwrap().approval, b_question);
-        poll_all(&[&a, &b], &board, 300);
+        poll_all(&[&a, &b], &board, 1_300);
         assert_eq!(lock(&board).reboots, 1);
         assert!(lock(&b).confirmation().is_none());
         assert!(lock(&a).confirmation().is_some(), "A's still waits");
         // A's question is shown from now: a press in this same tick answers nothing.
-        let held = poll_all(&[&a, &b], &board, 300);
-        let shown = panel.show(&held, 300);
-        assert_eq!(shown[0].shown_since, Some(300));
-        let pressed = panel.press(3, 300, [&a, &b]);
+        let held = poll_all(&[&a, &b], &board, 1_300);
+        let shown = panel.show(&held, 1_300);
+        assert_eq!(shown[0].shown_since, Some(1_300));
+        let pressed = panel.press(3, 1_300, [&a, &b]);
         assert_eq!(pressed[0].answers, None, "a press as the question appears");
         assert_eq!(lock(&board).reboots, 1);
-        // The panel shows it again on the next turn; a later press answers it.
-        let held = poll_all(&[&a, &b], &board, 320);
-        panel.show(&held, 320);
-        let pressed = panel.press(4, 400, [&a, &b]);
+        // The panel shows it on; a press once it was read (and a second after the last press)
+        // answers it.
+        let held = poll_all(&[&a, &b], &board, 1_320);
+        panel.show(&held, 1_320);
+        let pressed = panel.press(4, 2_400, [&a, &b]);
         assert!(pressed[0].answers.is_some());
-        poll_all(&[&a, &b], &board, 400);
+        poll_all(&[&a, &b], &board, 2_400);
+        assert_eq!(lock(&board).reboots, 2);
+    }
+
+    /// Issue 33, finding 3: a quick double press — the first half answers the question shown,
+    /// the second, 29–150 ms later, must not approve the question that came up in between (on
+    /// the device for under 100 ms). A press counts only for a question shown for the minimum
+    /// (1 s), and never within the minimum of the previous press.
+    #[test]
+    fn a_quick_double_press_answers_one_question_only() {
+        let board = Mutex::new(Dev::default());
+        let (a, b) = (engine(1), engine(2));
+        let mut panel = Panel::new(0);
+        hold(&a, &board);
+        hold(&b, &board);
+        let held = poll_all(&[&a, &b], &board, 0);
+        let shown = panel.show(&held, 0);
+        let first = shown[0].approval;
+        // Before it was on the device for a second: nothing.
+        let pressed = panel.press(1, 999, [&a, &b]);
+        assert_eq!(pressed[0].answers, None, "shown for 999 ms");
+        // 1 ms later, within the bounce time of that press: nothing either.
+        let pressed = panel.press(2, 1_000, [&a, &b]);
+        assert_eq!(pressed[0].answers, None, "a bounce");
+        // The double press: its first half answers the shown question…
+        let pressed = panel.press(3, 2_000, [&a, &b]);
+        assert_eq!(pressed[0].answers.as_ref().unwrap().approval, first);
+        let held = poll_all(&[&a, &b], &board, 2_010);
+        let shown = panel.show(&held, 2_010);
+        assert_eq!(lock(&board).reboots, 1);
+        let second = shown[0].approval;
+        assert_ne!(second, first);
+        // …the second half, 29 to 150 ms later, answers nothing: the next question was on the
+        // device for under 100 ms, and the press is within the bounce time of the first.
+        for (n, at) in [(4, 2_029), (5, 2_150)] {
+            let pressed = panel.press(n, at, [&a, &b]);
+            assert_eq!(pressed[0].answers, None, "press at {at}");
+            poll_all(&[&a, &b], &board, at);
+        }
+        assert_eq!(lock(&board).reboots, 1, "the second call did not run");
+        // Even straight at the engine, a press is refused before the question was shown long
+        // enough.
+        let p = lock(&b)
+            .confirmation()
+            .or_else(|| lock(&a).confirmation())
+            .unwrap();
+        let holder = if lock(&a).confirmation().is_some() {
+            &a
+        } else {
+            &b
+        };
+        assert_eq!(p.min_shown_ms, 1_000);
+        let shown_at = p.shown_ms.unwrap();
+        assert!(!lock(holder).confirm_on_device(p.approval, true, shown_at + 999));
+        // Read and answered a second after the last press: it runs.
+        let held = poll_all(&[&a, &b], &board, 3_100);
+        panel.show(&held, 3_100);
+        let pressed = panel.press(6, 3_200, [&a, &b]);
+        assert_eq!(pressed[0].answers.as_ref().unwrap().approval, second);
+        poll_all(&[&a, &b], &board, 3_200);
         assert_eq!(lock(&board).reboots, 2);
     }
 }

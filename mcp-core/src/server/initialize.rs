@@ -5,7 +5,7 @@ use super::dispatch::{Era, members};
 use super::respond::Respond;
 #[cfg(feature = "modern")]
 use super::respond::write_cache_hints;
-use super::{Capacities, Event, Revision, Server, Vision};
+use super::{Capacities, ClientName, Event, Revision, Server, Vision};
 #[cfg(feature = "modern")]
 use super::{Config, MODERN_REVISION};
 use crate::wire::json::Json;
@@ -68,10 +68,11 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         respond: Respond<'_, 'i>,
         event: &mut Option<Event<'i>>,
     ) -> usize {
-        let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
-            Ok(m) => m,
-            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
-        };
+        let [version, capabilities, client] =
+            match members(params, ["protocolVersion", "capabilities", "clientInfo"]) {
+                Ok(m) => m,
+                Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
+            };
         let Some(version) = version.and_then(|v| v.as_str()) else {
             return respond.error_text(
                 ErrorCode::InvalidParams,
@@ -90,6 +91,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         self.session.elicits = revision >= Revision::V2025_06_18 && declared("elicitation");
         // A client that follows tasks needs no answer held back for a long-running call.
         self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
+        // Its name, as a question a person is asked shows it (its own claim).
+        let name = members(client, ["name"]).ok().and_then(|[n]| n?.as_str());
+        self.session.client = name.map_or(ClientName::NONE, ClientName::new);
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())

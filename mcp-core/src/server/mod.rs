@@ -65,11 +65,11 @@ pub use capacities::Named;
 pub use capacities::{Capacities, Caps};
 pub use config::{Config, UserToolPolicy};
 #[cfg(feature = "confirm")]
-pub use confirm::{Approval, HOLD_RECORD, Pending};
+pub use confirm::{Approval, ClientLabel, HOLD_RECORD, Pending, Question};
 pub use message::{HandleError, Handled, Input, MIN_OUT_LEN, Status};
 #[cfg(feature = "resources")]
 pub use resources::MAX_LIVE_RESOURCES;
-pub use session::{Event, MODERN_REVISION, Revision, Session, Vision};
+pub use session::{ClientName, Event, MODERN_REVISION, Revision, Session, Vision};
 pub use tasks::{MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
 
 use crate::ToolResult;

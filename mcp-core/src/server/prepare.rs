@@ -346,6 +346,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             index,
             call.arguments,
             params,
+            args,
             caller,
             respond.reborrow(),
         );

@@ -224,7 +224,11 @@ mod confirmed {
         .confirm(Confirm::new("Open the garage door?"));
 
     fn server() -> Server<'static, Codec, Caps<4>> {
-        let mut s = Server::new(Config::new("async", "1").hold_answer(0));
+        let mut s = Server::new(
+            Config::new("async", "1")
+                .hold_answer(0)
+                .confirm_min_shown(0),
+        );
         s.register(&GARAGE).unwrap();
         s.set_entropy([3; 16]);
         s

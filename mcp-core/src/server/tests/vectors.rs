@@ -1478,10 +1478,10 @@ fn hold_is_the_whole_cost_of_confirmation() {
         core::mem::size_of::<S<256>>() - core::mem::size_of::<S<0>>(),
         256
     );
-    // The default holds a call of 264 bytes (the record keeps 2026-07-28 approvals with
-    // `modern`).
+    // The default holds a call of 231 bytes (the record keeps the client's name, the last
+    // press, and 2026-07-28 approvals with `modern`).
     let message = 352 - crate::server::HOLD_RECORD;
-    assert_eq!(message, if cfg!(feature = "modern") { 264 } else { 296 });
+    assert_eq!(message, if cfg!(feature = "modern") { 231 } else { 263 });
 }
 
 /// The parse error's message, written piece by piece (no `core::fmt`), says what `JsonError`'s
