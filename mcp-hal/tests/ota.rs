@@ -505,18 +505,34 @@ fn the_model_upgrades_only_after_a_persons_yes() {
     );
     assert!(dev.run(50).is_empty());
     let pending = dev.server.confirmation().unwrap();
+    assert_eq!(pending.tool, "self.upgrade_firmware");
+    // The question names the image it approves: its size and the first digits of its hash
+    // (issue 33, finding 1), and which client asks.
+    let question = dev.server.question().unwrap().to_string();
+    let digits = &sha(&img)[..8];
     assert_eq!(
-        (pending.tool, pending.message),
-        ("self.upgrade_firmware", "Upgrade the device's firmware?")
+        question,
+        format!(
+            "Upgrade the device's firmware to the {}-byte image with SHA-256 {digits}…? (asked by an unnamed client #{:04x})",
+            img.len(),
+            pending.client.tag
+        )
     );
     assert_eq!(
         dev.status()["structuredContent"].get("upgrade"),
         None,
         "nothing began"
     );
+    // A press counts once the question was on the device for the minimum (1 s).
+    let shown = pending.shown_ms.unwrap();
+    assert!(
+        !dev.server
+            .confirm_on_device(pending.approval, true, shown + 10)
+    );
+    dev.run(1_100);
     assert!(
         dev.server
-            .confirm_on_device(pending.approval, true, dev.now + 10)
+            .confirm_on_device(pending.approval, true, dev.now)
     );
     let started = dev.run(50);
     let started = started

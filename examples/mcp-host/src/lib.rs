@@ -395,10 +395,18 @@ impl Panel {
             (None, _) => None,
         };
         let mut out: Vec<Waiting> = Vec::with_capacity(waiting.len());
+        // A press counts once the question was read, and not within the bounce time of the last.
+        let bounce_ends = self
+            .last_press
+            .map(|last| last.saturating_add(self.min_shown_ms));
         for a in &self.queue {
             if let Some(w) = waiting.iter().find(|w| w.pending.approval == *a) {
                 let since = self.shown.filter(|(s, _)| s == a).map(|(_, t)| t);
-                out.push(Waiting::new(w, now_ms, since));
+                let waiting = Waiting::new(w, now_ms, since);
+                let from = waiting
+                    .press_counts_from
+                    .map(|f| f.max(bounce_ends.unwrap_or(0)));
+                out.push(waiting.counts_from(from, now_ms));
             }
         }
         // Questions the client asks (elicitation) are listed after, never shown.
@@ -497,10 +505,10 @@ pub(crate) fn waiting_changed(
     hook: Option<&EventHook>,
 ) {
     let same = held.len() == last.len()
-        && held
-            .iter()
-            .zip(last.iter())
-            .all(|(a, b)| a.approval == b.approval && a.shown_since == b.shown_since);
+        && held.iter().zip(last.iter()).all(|(a, b)| {
+            (a.approval, a.shown_since, a.press_counts_from)
+                == (b.approval, b.shown_since, b.press_counts_from)
+        });
     if same {
         return;
     }
@@ -604,8 +612,9 @@ pub(crate) struct Done {
     /// What the answer says, when the message was a `tools/call` (or a client's answer that
     /// settled a held one).
     pub(crate) call: Option<CallReport>,
-    /// The client's session after the message, when the run lent one ([`Run::session`]).
-    pub(crate) session: Option<mcp_core::Session>,
+    /// The client's session after the message, when the run lent one ([`Run::session`]) (boxed:
+    /// a session carries the client's name, and most answers have none).
+    pub(crate) session: Option<Box<mcp_core::Session>>,
 }
 
 impl Done {
@@ -816,7 +825,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     receipt: h.receipt,
                     replay: h.replay,
                     call,
-                    session: h.session,
+                    session: h.session.map(Box::new),
                 }
             }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
@@ -830,7 +839,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                 receipt: None,
                 replay: None,
                 call: None,
-                session: how.session,
+                session: how.session.map(Box::new),
             },
         };
         // Lock order: never an engine while holding the board.

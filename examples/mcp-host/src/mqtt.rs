@@ -1033,7 +1033,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                         hook(&event);
                     }
                     if let (Some(after), Some(c)) = (d.session, self.clients.get_mut(&client)) {
-                        c.session = after;
+                        c.session = *after;
                     }
                     let tracked = d.receipt.map(|receipt| Tracked {
                         receipt,

@@ -101,9 +101,12 @@ pub struct Waiting {
     pub shown_since: Option<u64>,
     /// How long until the engine gives up, from when the event was sent.
     pub expires_in: Duration,
-    /// How long until a press answers it, from when the event was sent (a question is read
-    /// before it is answered: [`Pending::min_shown_ms`]); `None` while it is not shown.
+    /// How long until a press answers it, from when the event was sent: a question is read
+    /// before it is answered ([`Pending::min_shown_ms`] after it was shown), and a press that
+    /// soon after the previous one is a bounce. `None` while it is not shown.
     pub press_counts_in: Option<Duration>,
+    /// The same as a time (host clock, ms).
+    pub press_counts_from: Option<u64>,
 }
 
 impl Waiting {
@@ -118,11 +121,21 @@ impl Waiting {
             on_device: p.on_device,
             shown_since,
             expires_in: Duration::from_millis(p.deadline_ms.saturating_sub(now_ms)),
-            press_counts_in: shown_since.map(|since| {
-                let from = since.saturating_add(u64::from(p.min_shown_ms));
-                Duration::from_millis(from.saturating_sub(now_ms))
-            }),
+            press_counts_in: None,
+            press_counts_from: None,
         }
+        .counts_from(
+            shown_since.map(|since| since.saturating_add(u64::from(p.min_shown_ms))),
+            now_ms,
+        )
+    }
+
+    /// From `from_ms` on (host clock) a press answers it.
+    pub(crate) fn counts_from(mut self, from_ms: Option<u64>, now_ms: u64) -> Self {
+        self.press_counts_from = from_ms;
+        self.press_counts_in =
+            from_ms.map(|from| Duration::from_millis(from.saturating_sub(now_ms)));
+        self
     }
 }
 

@@ -1,11 +1,13 @@
 //! `initialize` (the legacy handshake) and `server/discover` (2026-07-28): the revision, the
 //! client's capabilities, and what this server offers.
 
+#[cfg(feature = "confirm")]
+use super::ClientName;
 use super::dispatch::{Era, members};
 use super::respond::Respond;
 #[cfg(feature = "modern")]
 use super::respond::write_cache_hints;
-use super::{Capacities, ClientName, Event, Revision, Server, Vision};
+use super::{Capacities, Event, Revision, Server, Vision};
 #[cfg(feature = "modern")]
 use super::{Config, MODERN_REVISION};
 use crate::wire::json::Json;
@@ -92,8 +94,13 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // A client that follows tasks needs no answer held back for a long-running call.
         self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
         // Its name, as a question a person is asked shows it (its own claim).
-        let name = members(client, ["name"]).ok().and_then(|[n]| n?.as_str());
-        self.session.client = name.map_or(ClientName::NONE, ClientName::new);
+        #[cfg(feature = "confirm")]
+        {
+            let name = members(client, ["name"]).ok().and_then(|[n]| n?.as_str());
+            self.session.client = name.map_or(ClientName::NONE, ClientName::new);
+        }
+        #[cfg(not(feature = "confirm"))]
+        let _ = client;
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())

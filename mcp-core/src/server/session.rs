@@ -88,7 +88,9 @@ pub struct Session {
     pub(super) tasks: bool,
     /// The level the client asked for (`logging/setLevel`); `None`: the configured one.
     pub(super) log_level: Option<LogLevel>,
-    /// The name it gave in `initialize` (`clientInfo.name`), as a device may show it.
+    /// The name it gave in `initialize` (`clientInfo.name`), as a device may show it (feature
+    /// `confirm`: the questions a person is asked name the client).
+    #[cfg(feature = "confirm")]
     pub(super) client: ClientName,
 }
 
@@ -99,11 +101,13 @@ impl Session {
         elicits: false,
         tasks: false,
         log_level: None,
+        #[cfg(feature = "confirm")]
         client: ClientName::NONE,
     };
 
     /// The name the client gave in its `initialize` (`clientInfo.name`), escaped and capped
-    /// for a display.
+    /// for a display (feature `confirm`).
+    #[cfg(feature = "confirm")]
     pub const fn client(&self) -> &ClientName {
         &self.client
     }

@@ -546,8 +546,13 @@ pub const fn upgrade<C: HasFirmware + HasSystem>() -> Tool<C> {
         .user_only()
 }
 
-/// The question an upgrade asks a person ([`upgrade_confirmed`]; mcp-core's feature `confirm`).
-pub const CONFIRM: mcp_core::Confirm = mcp_core::Confirm::new("Upgrade the device's firmware?");
+/// The question an upgrade asks a person ([`upgrade_confirmed`]; mcp-core's feature `confirm`):
+/// it names the image it approves, from the call's validated arguments — `Upgrade the device's
+/// firmware to the 524288-byte image with SHA-256 9f86d081…?` — and the engine adds which client
+/// asks. Two upgrades waiting on one device ask two different questions.
+pub const CONFIRM: mcp_core::Confirm = mcp_core::Confirm::new(
+    "Upgrade the device's firmware to the {size}-byte image with SHA-256 {sha256:8}?",
+);
 
 /// `self.upgrade_firmware` open to the model behind a person's yes ([`CONFIRM`]), with
 /// [`write_open`] for its pieces.

@@ -469,8 +469,9 @@ const ENVELOPE_ALLOWANCE: usize = br#"{"jsonrpc":"2.0","id":,"result":{"content"
     + 48;
 
 /// The largest side of a square frame whose capture an answer of `answer` bytes holds, under any
-/// id and era ([`ENVELOPE_ALLOWANCE`]); [`SimCamera::MIN_SIDE`]` - 1` when not even the smallest
-/// does (a camera tool with that range is refused at registration).
+/// id (up to 128 bytes) and era (the 2026-07-28 envelope with a server name and version of up to
+/// 48 bytes); [`SimCamera::MIN_SIDE`]` - 1` when not even the smallest does (a camera tool with
+/// that range is refused at registration).
 pub const fn largest_side(answer: usize) -> u16 {
     let room = answer.saturating_sub(ENVELOPE_ALLOWANCE) / 2;
     let mut side = SimCamera::MAX_SIDE;
@@ -1290,8 +1291,9 @@ mod test {
         );
         assert!(pending.on_device);
         assert_eq!(board.sim.system.scheduled_at(), None);
-        assert!(server.confirm_on_device(pending.approval, true, 20));
-        let n = server.poll(30, &mut board, &mut out);
+        // A press counts once the question was on the device for a second.
+        assert!(server.confirm_on_device(pending.approval, true, 1_010));
+        let n = server.poll(1_030, &mut board, &mut out);
         let outcome = core::str::from_utf8(&out[..n]).unwrap();
         assert!(
             outcome.starts_with(r#"{"jsonrpc":"2.0","id":2,"#),
