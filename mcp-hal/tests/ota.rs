@@ -27,7 +27,7 @@ struct Device {
     id: i64,
 }
 
-const STORAGE: usize = 32 + 2 * 8192;
+const STORAGE: usize = SimFirmware::RECORD + 2 * 8192;
 
 impl Device {
     /// A start-up with `storage` (the flash that survives a restart).
@@ -281,26 +281,50 @@ fn a_hash_that_does_not_match_discards_the_image_and_arms_nothing() {
     );
 }
 
+/// Issue 33, finding 10: an image for another board (hashed right) was verified "completed", and
+/// the device restarted only to roll back. The header is checked — board and version, as the
+/// bootloader reads them — before the restart: the task fails, the slot is discarded, nothing
+/// restarts. The same for an image with no valid header.
 #[test]
-fn an_image_the_bootloader_cannot_start_is_rolled_back_and_the_status_says_so() {
-    let mut dev = Device::fresh();
-    // Hashed correctly, but built for another board.
-    let img = image("other-board", "2.0.0", 100);
-    let task = start(&mut dev, &img, &sha(&img));
-    dev.send(&img);
-    assert_eq!(finish(&mut dev, &task).0["isError"], false);
-    let mut dev = dev.restart();
-    let status = dev.status();
-    assert_eq!(status["isError"], true);
-    assert_eq!(status["evidence"]["level"], "measured");
-    assert_eq!(
-        status["content"][0]["text"],
-        "Firmware 2.0.0 did not come up (the bootloader could not start it); the bootloader rolled back and 1.0.0 runs — measured"
-    );
+fn an_image_this_board_would_not_start_fails_its_task_before_any_restart() {
+    for (img, says) in [
+        (
+            image("other-board", "2.0.0", 100),
+            "it is built for another board",
+        ),
+        (
+            b"no header at all, just bytes".to_vec(),
+            "it has no valid image header",
+        ),
+    ] {
+        let mut dev = Device::fresh();
+        let task = start(&mut dev, &img, &sha(&img));
+        dev.send(&img);
+        let (result, _) = finish(&mut dev, &task);
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!("The image matches its sha256, but {says}")),
+            "{text}"
+        );
+        assert!(text.contains("the device does not restart"), "{text}");
+        assert!(text.ends_with("safe-stop issued"), "{text}");
+        assert_eq!(result["evidence"]["level"], "read_back");
+        dev.run(3000);
+        assert!(!dev.board.sim.system.take_reboot(), "no restart was armed");
+        assert_eq!(
+            dev.status()["structuredContent"],
+            json!({"running":"1.0.0","boot":"normal"})
+        );
+    }
 }
 
+/// Issue 33, finding 10: a rollback is data (`boot: "rolled_back"`, why, both versions), not a
+/// failed call without it; and what the boot record says of the last start-up stays true while a
+/// later upgrade writes over the slot the rolled-back image was in (it used to read "Firmware an
+/// image with no valid header did not come up" from the half-written slot).
 #[test]
-fn a_trial_that_restarts_before_answering_is_rolled_back() {
+fn a_trial_that_restarts_before_answering_is_rolled_back_and_later_upgrades_are_reported_right() {
     let mut dev = Device::fresh();
     let img = image("demo", "3.0.0", 10);
     let task = start(&mut dev, &img, &sha(&img));
@@ -311,13 +335,41 @@ fn a_trial_that_restarts_before_answering_is_rolled_back() {
     // A crash before `came_up`: the next start-up rolls back.
     let storage = dev.board.firmware.slot.detach();
     let mut dev = Device::boot(storage, "demo");
+    let rolled_back = json!({"running":"1.0.0","boot":"rolled_back","attempted":"3.0.0",
+        "previous":"1.0.0","rollback":"not_confirmed"});
     let status = dev.status();
-    assert_eq!(status["isError"], true);
+    assert_eq!(status["isError"], false, "{status}");
+    assert_eq!(status["structuredContent"], rolled_back);
+    assert_eq!(status["evidence"]["level"], "measured");
+    assert_eq!(
+        status["content"][0]["text"],
+        "Firmware 3.0.0 did not come up (it restarted before it confirmed itself); the bootloader rolled back and 1.0.0 runs — measured"
+    );
+    // A later upgrade writes the slot 3.0.0 was in: the status still names 3.0.0, and the
+    // upgrade in progress.
+    let next = image("demo", "3.0.1", 3000);
+    let task = start(&mut dev, &next, &sha(&next));
+    dev.send(&next[..1024]);
+    let during = dev.status();
+    assert_eq!(during["isError"], false, "{during}");
+    let mut expected = rolled_back.clone();
+    expected["upgrade"] =
+        json!({"phase":"receiving","size":next.len(),"received":1024,"verified":0});
+    assert_eq!(during["structuredContent"], expected);
+    let text = during["content"][0]["text"].as_str().unwrap();
     assert!(
-        status["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("3.0.0 did not come up (it restarted before it confirmed itself)")
+        text.starts_with("Firmware 3.0.0 did not come up")
+            && text.contains("an upgrade is receiving"),
+        "{text}"
+    );
+    dev.send_from(1024, &next[1024..]);
+    assert_eq!(finish(&mut dev, &task).0["isError"], false);
+    assert_eq!(dev.status()["structuredContent"]["attempted"], "3.0.0");
+    // The next start-up: the new image on trial, after 1.0.0.
+    let mut dev = dev.restart();
+    assert_eq!(
+        dev.status()["structuredContent"],
+        json!({"running":"3.0.1","boot":"trial","attempted":"3.0.1","previous":"1.0.0"})
     );
 }
 

@@ -578,8 +578,8 @@ fn handle(
                 );
             }
             *receipt = h.receipt;
-            if h.len > 0 {
-                // Up and answering: an upgraded firmware on trial confirms itself.
+            if h.len > 0 && h.ran.is_some() {
+                // Up and answering a tool call: an upgraded firmware on trial confirms itself.
                 board.answered();
             }
             h.len

@@ -121,9 +121,10 @@ pub trait Board: Send + 'static {
         Vec::new()
     }
 
-    /// Called after the engine answered a message, with the board still locked: the firmware
-    /// is up and serving (an upgraded firmware on trial confirms itself here). The default:
-    /// nothing.
+    /// Called after the engine answered a tool call (a handler ran and its answer is written),
+    /// with the board still locked: the firmware is up and its tools work (an upgraded firmware
+    /// on trial confirms itself here; until then a client's `self.firmware.status` sees it on
+    /// trial). The default: nothing.
     fn answered(&mut self) {}
 }
 
@@ -134,6 +135,17 @@ type RebootHook = Box<dyn Fn(&[u8]) + Send + Sync>;
 /// What a due reboot of the demo board does: the hook [`on_reboot`] set, else only a log line.
 #[cfg(feature = "sim")]
 static REBOOT: std::sync::OnceLock<RebootHook> = std::sync::OnceLock::new();
+#[cfg(feature = "sim")]
+static FLASH_CHANGED: std::sync::OnceLock<RebootHook> = std::sync::OnceLock::new();
+
+/// Makes the demo board call `hook` with its firmware storage when the boot record changed
+/// between restarts — an upgraded firmware on trial confirmed itself — so that a simulator that
+/// keeps its flash in a file writes it then, and a crash afterwards does not roll back an image
+/// that was kept. Set once; later calls are ignored.
+#[cfg(feature = "sim")]
+pub fn on_flash_changed(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
+    let _ = FLASH_CHANGED.set(Box::new(hook));
+}
 
 /// Makes a due reboot of the demo board (`self.reboot`, or the restart an upgrade arms) call
 /// `hook` with the board's firmware storage (`DemoBoard::firmware`), instead of only logging
@@ -146,7 +158,7 @@ pub fn on_reboot(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
 
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
 /// that comes due goes to the [`on_reboot`] hook, or is logged and the host keeps running; an
-/// answered message confirms an upgraded firmware on trial (`kits::firmware::came_up`). Its
+/// answered tool call confirms an upgraded firmware on trial (`kits::firmware::came_up`). Its
 /// sensors and button are sampled at each tick and publish by their kits' policies
 /// (`DemoBoard::poll_resources`); register `DemoBoard::RESOURCES` on the engines the factory
 /// builds to serve them. Its button (`device://buttons/main`) also answers confirmations: one
@@ -166,8 +178,12 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
     }
 
     fn answered(&mut self) {
+        use mcp_hal::firmware::{BootState, FirmwareSlot as _};
+        let trial = self.firmware.slot.boot().state == BootState::Trial;
         if let Err(e) = mcp_hal::kits::firmware::came_up(&mut self.firmware) {
             eprintln!("mcp-host: the firmware could not confirm itself: {e:?}");
+        } else if trial && let Some(hook) = FLASH_CHANGED.get() {
+            hook(self.firmware.slot.storage());
         }
     }
 
@@ -795,7 +811,8 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         }
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
             Ok(h) => {
-                if h.len > 0 {
+                if h.len > 0 && h.ran.is_some() {
+                    // A tool answered end to end: an upgraded firmware on trial is kept.
                     board.answered();
                 }
                 let (initialized, vision_url) = match h.event {
