@@ -473,10 +473,9 @@ impl Approvals {
             return;
         }
         let members = members.unwrap_or_default();
-        let (Ok(version), Ok(caps), Ok(client)) = (
+        let (Ok(version), Ok(caps)) = (
             unique(&members, "protocolVersion"),
             unique(&members, "capabilities"),
-            unique(&members, "clientInfo"),
         ) else {
             assert_eq!(r.code, Some(-32602), "duplicate members");
             return;
@@ -504,8 +503,11 @@ impl Approvals {
             })
             .unwrap_or(false);
         self.set_elicits(peer, Some(revision >= Revision::V2025_06_18 && declared));
-        // The name it gave (the target sends plain ASCII names, or none, or not a string).
-        let name = client
+        // The name it gave (the target sends plain ASCII names, or none, or not a string); a
+        // `clientInfo` given twice names nobody.
+        let name = unique(&members, "clientInfo")
+            .ok()
+            .flatten()
             .and_then(J::parse_str)
             .and_then(|c| c.as_object().and_then(|m| unique_j(m, "name").ok().flatten().cloned()))
             .and_then(|n| n.as_str().map(str::to_string));

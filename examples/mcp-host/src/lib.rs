@@ -217,10 +217,10 @@ pub const LISTEN_STREAMS: usize = 8;
 pub const HOLD_BYTES: usize = 1024;
 
 /// The engine type the host drives: tool capacity `N`, task capacity `T`; four recent calls of
-/// up to 384 bytes for retransmissions and four live resources (mcp-core's defaults),
+/// up to 448 bytes for retransmissions and four live resources (mcp-core's defaults),
 /// [`LISTEN_STREAMS`] listen streams, calls up to [`HOLD_BYTES`] held for a confirmation.
 pub type Engine<C, const N: usize, const T: usize> =
-    Server<'static, C, Caps<N, T, 4, 384, 4, LISTEN_STREAMS, HOLD_BYTES>>;
+    Server<'static, C, Caps<N, T, 4, 448, 4, LISTEN_STREAMS, HOLD_BYTES>>;
 
 /// One message an engine's `poll` emitted: for whom, and what ran in it.
 #[derive(Debug, Clone)]

@@ -1430,7 +1430,7 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
         }
         _ => (cap, 0, true),
     };
-    let (head, moved) = out.split_at_mut(tail);
+    let (head, _) = out.split_at_mut(tail);
     let mut w = Writer::new(head);
     w.raw(protocol::CONFIRMATION_NOTIFICATION);
     w.string(tool);
@@ -1446,10 +1446,22 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
         } else {
             protocol::ERROR
         });
-        w.raw(moved.get(..len).unwrap_or_default());
     }
-    w.raw(b"}}}");
-    if w.fits() { w.needed() } else { 0 }
+    let at = w.needed();
+    if !w.fits() {
+        return 0;
+    }
+    // The member slides down behind the head (it need not fit twice), then the braces.
+    let end = at + len + 3;
+    if end > cap {
+        return 0;
+    }
+    out.copy_within(tail..tail + len, at);
+    match out.get_mut(at + len..end) {
+        Some(braces) => braces.copy_from_slice(b"}}}"),
+        None => return 0,
+    }
+    end
 }
 
 #[cfg(test)]

@@ -70,11 +70,10 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         respond: Respond<'_, 'i>,
         event: &mut Option<Event<'i>>,
     ) -> usize {
-        let [version, capabilities, client] =
-            match members(params, ["protocolVersion", "capabilities", "clientInfo"]) {
-                Ok(m) => m,
-                Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
-            };
+        let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
+            Ok(m) => m,
+            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
+        };
         let Some(version) = version.and_then(|v| v.as_str()) else {
             return respond.error_text(
                 ErrorCode::InvalidParams,
@@ -93,14 +92,16 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         self.session.elicits = revision >= Revision::V2025_06_18 && declared("elicitation");
         // A client that follows tasks needs no answer held back for a long-running call.
         self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
-        // Its name, as a question a person is asked shows it (its own claim).
+        // Its name, as a question a person is asked shows it (its own claim), kept only where a
+        // tool asks a person first (nothing else reads it).
         #[cfg(feature = "confirm")]
         {
-            let name = members(client, ["name"]).ok().and_then(|[n]| n?.as_str());
-            self.session.client = name.map_or(ClientName::NONE, ClientName::new);
+            let asks = self.registry.tools().any(|t| t.confirmation().is_some());
+            self.session.client = match asks {
+                true => client_name(params),
+                false => ClientName::NONE,
+            };
         }
-        #[cfg(not(feature = "confirm"))]
-        let _ = client;
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())
@@ -129,6 +130,17 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             }
         })
     }
+}
+
+/// `clientInfo.name` of an `initialize`'s params, as a device shows it (none when absent, not a
+/// string, or `clientInfo` or `name` is given twice).
+#[cfg(feature = "confirm")]
+fn client_name(params: Option<Json<'_>>) -> ClientName {
+    let name = members(params, ["clientInfo"])
+        .ok()
+        .and_then(|[client]| members(client, ["name"]).ok())
+        .and_then(|[name]| name?.as_str());
+    name.map_or(ClientName::NONE, ClientName::new)
 }
 
 /// The most bytes the 2026-07-28 members add to a `tools/list` result: `resultType`, the server

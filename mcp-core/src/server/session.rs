@@ -158,6 +158,41 @@ impl ClientName {
 
     /// `name`, escaped and capped.
     pub fn new(name: JsonStr<'_>) -> Self {
+        // The common case (`claude-ai`, `python-sdk`): printable ASCII sent without escapes,
+        // which needs no escape either: its bytes, cut when long.
+        let raw = name.raw();
+        if raw
+            .iter()
+            .all(|&b| (b' '..=b'~').contains(&b) && b != b'\\')
+        {
+            return Self::plain(raw);
+        }
+        Self::escaped(name)
+    }
+
+    /// Printable ASCII: the bytes as they are, at most `MAX_LEN - 3` of them, then `…`.
+    fn plain(raw: &[u8]) -> Self {
+        let mut out = ClientName::NONE;
+        let room = ClientName::MAX_LEN - '…'.len_utf8();
+        let (kept, cut) = match raw.get(..room) {
+            Some(head) if raw.len() > room => (head, true),
+            _ => (raw, false),
+        };
+        if let Some(dst) = out.bytes.get_mut(..kept.len()) {
+            dst.copy_from_slice(kept);
+        }
+        let mut len = kept.len();
+        if cut && let Some(dst) = out.bytes.get_mut(len..len + '…'.len_utf8()) {
+            dst.copy_from_slice("…".as_bytes());
+            len += '…'.len_utf8();
+        }
+        out.len = len as u8;
+        out
+    }
+
+    /// Any other name: decoded, each character a display must not carry escaped, whole
+    /// characters (and whole escapes) while they fit.
+    fn escaped(name: JsonStr<'_>) -> Self {
         /// One character as shown: itself, or its escape (`\u{10ffff}` at the longest).
         #[derive(Default)]
         struct Shown {

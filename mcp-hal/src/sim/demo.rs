@@ -446,8 +446,9 @@ const PNG: &str = "image/png";
 /// What a capture's answer keeps free besides the image block, in [`Reply::content_room`]'s
 /// bytes: the caption (at most 60 bytes: `captured frame 4294967295 (64x64 PNG, 12420 bytes)`)
 /// and its length (4), and half of what is rendered once — the evidence sentence (` — measured`,
-/// 13 bytes) and member (`,"evidence":{"level":"measured"}`, 32).
-const CAPTION_ROOM: usize = 96;
+/// 13 bytes), its member (`,"evidence":{"level":"measured"}`, 32) and the same as data
+/// (`,"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}`, 61).
+const CAPTION_ROOM: usize = 128;
 
 /// Whether a frame of `size` fits an answer with `room` ([`Reply::content_room`]).
 const fn frame_fits(size: FrameSize, room: usize) -> bool {

@@ -507,7 +507,9 @@ fn tools_work_before_initialize_like_xiaozhi_backends() {
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","#,
             r#""text":"true — read back: 40 (commanded 40)"}],"#,
             r#""structuredContent":{"value":true},"isError":false,"#,
-            r#""evidence":{"level":"read_back","commanded":40,"observed":40}}}"#
+            r#""evidence":{"level":"read_back","commanded":40,"observed":40},"#,
+            // The evidence as data too, where the SDKs keep it (they drop `evidence`).
+            r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
         )
     );
     assert_eq!(s.dev.register, 40);
@@ -524,7 +526,8 @@ fn business_values_are_apart_from_failure() {
         s.send(&call("2", "test.broken", "{}")),
         concat!(
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge — applied, not verified"}],"#,
-            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","evidence":{"level":"applied"}}}"#
+            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","evidence":{"level":"applied"},"#,
+            r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"applied"}}}}"#
         )
     );
     // Before 2025-06-18 sessions (xiaozhi's 2024-11-05, or no initialize), a failure also
@@ -1235,7 +1238,8 @@ fn captioned_streamed_images_fit_or_are_refused_first() {
         s.send(&call("1", "test.frame", &args(4, true))),
         concat!(
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"frame of 4 bytes — measured"},"#,
-            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"evidence":{"level":"measured"}}}"#
+            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"evidence":{"level":"measured"},"#,
+            r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}}}"#
         )
     );
     assert_eq!(b64(4), "AAcOFQ==");
@@ -1246,7 +1250,8 @@ fn captioned_streamed_images_fit_or_are_refused_first() {
         let empty = s.send(&call(id, "test.frame", &args(0, true)));
         let v: serde_json::Value = serde_json::from_str(&empty).unwrap();
         let blocks = v["result"]["content"].to_string().len() - 2;
-        let evidence = r#","evidence":{"level":"measured"}"#.len();
+        // What is rendered once (not counted in the room): the evidence, as a member and as data.
+        let evidence = r#","evidence":{"level":"measured"},"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}"#.len();
         assert_eq!(
             s.dev.room,
             (4096 - (empty.len() - blocks - evidence)) / 2,
