@@ -1,0 +1,346 @@
+//! `minimum` and `maximum`, inclusive: of an integer ([`IntRange`]) and of a number
+//! ([`NumRange`], feature `float`).
+//!
+//! Both are emitted for every parameter of their type, narrowed or not: an integer states the
+//! `i64` bounds the validator enforces, a number the finite `f64` bounds, so that the schema a
+//! client sees is the one enforced (a value beyond them is refused by the `type` keyword, with
+//! the same [`ArgErrorKind::OutOfRange`]).
+
+use core::fmt;
+
+use super::{Keyword, ParamType, Value};
+use crate::schema::message::{Expectation, Sink};
+use crate::schema::validate::ArgErrorKind;
+use crate::schema::{Param, ParamProblem};
+use crate::wire::protocol;
+use crate::wire::writer::Writer;
+#[cfg(feature = "float")]
+use crate::wire::writer::with_number;
+
+/// An integer's bounds (`None`: the `i64` bound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IntRange {
+    min: Option<i64>,
+    max: Option<i64>,
+}
+
+impl IntRange {
+    /// The effective bounds.
+    const fn bounds(&self) -> (i64, i64) {
+        (
+            match self.min {
+                Some(min) => min,
+                None => i64::MIN,
+            },
+            match self.max {
+                Some(max) => max,
+                None => i64::MAX,
+            },
+        )
+    }
+}
+
+impl Keyword for IntRange {
+    const NONE: Self = IntRange {
+        min: None,
+        max: None,
+    };
+
+    fn applies(ty: ParamType) -> bool {
+        ty == ParamType::Integer
+    }
+
+    fn is_set(&self) -> bool {
+        self.min.is_some() || self.max.is_some()
+    }
+
+    fn check_spec(&self, _: &Param) -> Result<(), ParamProblem> {
+        let (min, max) = self.bounds();
+        if min > max {
+            return Err(ParamProblem::BadRange);
+        }
+        Ok(())
+    }
+
+    fn emit(&self, w: &mut Writer<'_>) {
+        let (min, max) = self.bounds();
+        w.raw(protocol::MINIMUM);
+        w.int(min);
+        w.raw(protocol::MAXIMUM);
+        w.int(max);
+    }
+
+    #[inline(always)]
+    fn check(&self, v: &Value<'_>) -> Result<(), ArgErrorKind> {
+        let (min, max) = self.bounds();
+        match *v {
+            Value::Int(n) if !(min..=max).contains(&n) => Err(ArgErrorKind::OutOfRange),
+            _ => Ok(()),
+        }
+    }
+
+    fn describe<S: Sink>(&self, e: &mut Expectation<'_, S>) -> fmt::Result {
+        let (min, max) = self.bounds();
+        e.bounds(
+            ["an integer from ", " from "],
+            (min != i64::MIN).then_some(min),
+            (max != i64::MAX).then_some(max),
+            "",
+        )
+    }
+}
+
+/// A number's bounds (`None`: the finite `f64` bound); never set without feature `float`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct NumRange {
+    #[cfg(feature = "float")]
+    min: Option<f64>,
+    #[cfg(feature = "float")]
+    max: Option<f64>,
+}
+
+#[cfg(feature = "float")]
+impl NumRange {
+    /// The effective bounds.
+    const fn bounds(&self) -> (f64, f64) {
+        (
+            match self.min {
+                Some(min) => min,
+                None => f64::MIN,
+            },
+            match self.max {
+                Some(max) => max,
+                None => f64::MAX,
+            },
+        )
+    }
+}
+
+impl Keyword for NumRange {
+    const NONE: Self = NumRange {
+        #[cfg(feature = "float")]
+        min: None,
+        #[cfg(feature = "float")]
+        max: None,
+    };
+
+    fn applies(ty: ParamType) -> bool {
+        #[cfg(feature = "float")]
+        return ty == ParamType::Number;
+        #[cfg(not(feature = "float"))]
+        return {
+            let _ = ty;
+            false
+        };
+    }
+
+    fn is_set(&self) -> bool {
+        #[cfg(feature = "float")]
+        return self.min.is_some() || self.max.is_some();
+        #[cfg(not(feature = "float"))]
+        return false;
+    }
+
+    #[cfg(feature = "float")]
+    fn check_spec(&self, _: &Param) -> Result<(), ParamProblem> {
+        let (min, max) = self.bounds();
+        if !(min.is_finite() && max.is_finite() && min <= max) {
+            return Err(ParamProblem::BadRange);
+        }
+        Ok(())
+    }
+
+    fn emit(&self, w: &mut Writer<'_>) {
+        #[cfg(feature = "float")]
+        {
+            let (min, max) = self.bounds();
+            w.raw(protocol::MINIMUM);
+            w.number(min);
+            w.raw(protocol::MAXIMUM);
+            w.number(max);
+        }
+        #[cfg(not(feature = "float"))]
+        let _ = w;
+    }
+
+    #[inline(always)]
+    fn check(&self, v: &Value<'_>) -> Result<(), ArgErrorKind> {
+        #[cfg(feature = "float")]
+        if let Value::Number(n) = *v {
+            let (min, max) = self.bounds();
+            // (Also refuses what is not finite: a default.)
+            if !(min <= n && n <= max) {
+                return Err(ArgErrorKind::OutOfRange);
+            }
+        }
+        #[cfg(not(feature = "float"))]
+        let _ = v;
+        Ok(())
+    }
+
+    #[cfg(feature = "float")]
+    fn describe<S: Sink>(&self, e: &mut Expectation<'_, S>) -> fmt::Result {
+        let (min, max) = self.bounds();
+        // Written as the writer writes numbers: digits, `.`, `-`, `e` (plain).
+        let number = |f: &mut S, n: f64| with_number(n, |s| f.plain(s));
+        match (min != f64::MIN, max != f64::MAX) {
+            (true, true) => {
+                let f = e.qualify(Some("a number from "), " from ")?;
+                number(f, min)?;
+                f.plain(" to ")?;
+                number(f, max)
+            }
+            (true, false) => number(e.qualify(None, " of at least ")?, min),
+            (false, true) => number(e.qualify(None, " of at most ")?, max),
+            (false, false) => Ok(()),
+        }
+    }
+}
+
+impl Param {
+    /// Integer: inclusive bounds.
+    pub const fn range(mut self, min: i64, max: i64) -> Self {
+        self.keywords.int_range = IntRange {
+            min: Some(min),
+            max: Some(max),
+        };
+        self
+    }
+
+    /// Integer: inclusive lower bound.
+    pub const fn min(mut self, min: i64) -> Self {
+        self.keywords.int_range.min = Some(min);
+        self
+    }
+
+    /// Integer: inclusive upper bound.
+    pub const fn max(mut self, max: i64) -> Self {
+        self.keywords.int_range.max = Some(max);
+        self
+    }
+
+    /// Number: inclusive bounds. Feature `float`.
+    #[cfg(feature = "float")]
+    pub const fn range_f64(mut self, min: f64, max: f64) -> Self {
+        self.keywords.num_range = NumRange {
+            min: Some(min),
+            max: Some(max),
+        };
+        self
+    }
+
+    /// Effective inclusive integer bounds (the `i64` range when not narrowed).
+    pub const fn int_bounds(&self) -> (i64, i64) {
+        self.keywords.int_range.bounds()
+    }
+
+    /// Effective inclusive number bounds (the finite `f64` range when not narrowed). Feature
+    /// `float`.
+    #[cfg(feature = "float")]
+    pub const fn num_bounds(&self) -> (f64, f64) {
+        self.keywords.num_range.bounds()
+    }
+}
+
+#[cfg(test)]
+impl super::test::Samples for IntRange {
+    fn specs() -> Vec<Param> {
+        let p = || Param::integer("x", "X");
+        vec![
+            p(),
+            p().range(0, 100),
+            p().range(-7, -7),
+            p().min(-5),
+            p().max(7),
+            p().range(i64::MIN, i64::MAX),
+        ]
+    }
+
+    fn values() -> &'static [&'static str] {
+        &[
+            "0",
+            "-1",
+            "100",
+            "101",
+            "-7",
+            "-8",
+            "7",
+            "8",
+            "-5",
+            "-6",
+            "50.0",
+            "5e1",
+            "-9223372036854775808",
+            "9223372036854775807",
+            "1e400",
+            "\"5\"",
+        ]
+    }
+
+    fn refused() -> Vec<(Param, ParamProblem)> {
+        vec![
+            (Param::integer("x", "X").range(5, 4), ParamProblem::BadRange),
+            (
+                Param::string("x", "X").range(0, 1),
+                ParamProblem::ConstraintForOtherType,
+            ),
+            (
+                Param::boolean("x", "X").max(1),
+                ParamProblem::ConstraintForOtherType,
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+impl super::test::Samples for NumRange {
+    fn specs() -> Vec<Param> {
+        #[cfg(feature = "float")]
+        return {
+            let p = || Param::number("x", "X");
+            vec![
+                p(),
+                p().range_f64(-1.5, 1.5),
+                p().range_f64(0.0, 0.0),
+                p().range_f64(-1e300, 1e-300),
+            ]
+        };
+        #[cfg(not(feature = "float"))]
+        return Vec::new();
+    }
+
+    fn values() -> &'static [&'static str] {
+        &[
+            "0", "-0", "1.5", "1.6", "-1.5", "-1.51", "1e-300", "-1e300", "-2e300", "1", "1e400",
+            "true",
+        ]
+    }
+
+    fn refused() -> Vec<(Param, ParamProblem)> {
+        #[cfg(feature = "float")]
+        return vec![
+            (
+                Param::number("x", "X").range_f64(f64::NAN, 1.0),
+                ParamProblem::BadRange,
+            ),
+            (
+                Param::number("x", "X").range_f64(1.0, -1.0),
+                ParamProblem::BadRange,
+            ),
+            (
+                Param::number("x", "X").range_f64(0.0, f64::INFINITY),
+                ParamProblem::BadRange,
+            ),
+            (
+                Param::number("x", "X").min(0),
+                ParamProblem::ConstraintForOtherType,
+            ),
+            (
+                Param::integer("x", "X").range_f64(0.0, 1.0),
+                ParamProblem::ConstraintForOtherType,
+            ),
+        ];
+        #[cfg(not(feature = "float"))]
+        return Vec::new();
+    }
+}
