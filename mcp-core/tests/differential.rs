@@ -290,6 +290,7 @@ fn value(p: &Param, rng: &mut Rng) -> (String, bool) {
                 quoted(&s, rng)
             }
         }
+        other => panic!("the generator makes no {other:?} parameter"),
     };
     (token, false)
 }

@@ -55,6 +55,7 @@ pub struct Param {
 /// What is wrong with a parameter spec (a registration error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ParamProblem {
     /// The name is empty, longer than 64 bytes, or uses characters other than `A-Za-z0-9_.-`.
     #[error("name must be 1-64 characters of A-Z a-z 0-9 _ . -")]

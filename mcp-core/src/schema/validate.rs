@@ -39,6 +39,7 @@ pub struct Args<'a> {
 /// A handler asked [`Args`] for something the tool's spec cannot provide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum AccessError {
     /// The tool declares no parameter of that name.
     #[error("handler bug: the tool declares no such argument")]
@@ -297,6 +298,7 @@ impl<'a> Args<'a> {
 /// What is wrong with the arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ArgErrorKind {
     /// `arguments` is not a JSON object.
     NotAnObject,

@@ -75,6 +75,7 @@ pub const WWW_AUTHENTICATE: &str = "WWW-Authenticate";
 /// Why a string cannot be a device's bearer token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum TokenError {
     /// Empty.
     #[error("empty")]
@@ -215,6 +216,7 @@ impl<'a> Bearer<'a> {
 /// ([`write_challenge`](Self::write_challenge)) in [`WWW_AUTHENTICATE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Unauthorized {
     /// No bearer token was presented.
     Missing,

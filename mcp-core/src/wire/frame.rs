@@ -33,6 +33,7 @@ pub const INDEXED_ARGUMENTS: usize = 8;
 /// in; the members of one object are contiguous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Member {
     /// `jsonrpc`
     Jsonrpc,

@@ -28,6 +28,7 @@ pub const MAX_DEPTH_LIMIT: u8 = 128;
 /// Why a byte string is not acceptable JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum JsonError {
     /// The text is not valid UTF-8.
     #[error("invalid UTF-8 at byte {0}")]

@@ -89,6 +89,7 @@ impl<'a> Id<'a> {
 /// Why a message is not a valid JSON-RPC 2.0 request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Invalid {
     /// The message is a JSON array (a batch); MCP does not use batches.
     Batch,

@@ -11,6 +11,7 @@ use crate::wire::writer::Writer;
 /// A default value for an optional parameter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Literal {
     /// A boolean default.
     Bool(bool),

@@ -13,6 +13,7 @@ use crate::wire::writer::Writer;
 /// The JSON type of a parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ParamType {
     /// `true` / `false`.
     Boolean,
