@@ -17,33 +17,20 @@ use crate::wire::writer::Writer;
 #[cfg(feature = "float")]
 use crate::wire::writer::with_number;
 
-/// An integer's bounds (`None`: the `i64` bound).
+/// An integer's bounds, inclusive (the `i64` bounds until narrowed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct IntRange {
-    min: Option<i64>,
-    max: Option<i64>,
-}
-
-impl IntRange {
-    /// The effective bounds.
-    const fn bounds(&self) -> (i64, i64) {
-        (
-            match self.min {
-                Some(min) => min,
-                None => i64::MIN,
-            },
-            match self.max {
-                Some(max) => max,
-                None => i64::MAX,
-            },
-        )
-    }
+    min: i64,
+    max: i64,
+    /// A builder set a bound.
+    set: bool,
 }
 
 impl Keyword for IntRange {
     const NONE: Self = IntRange {
-        min: None,
-        max: None,
+        min: i64::MIN,
+        max: i64::MAX,
+        set: false,
     };
 
     fn applies(ty: ParamType) -> bool {
@@ -51,36 +38,33 @@ impl Keyword for IntRange {
     }
 
     fn is_set(&self) -> bool {
-        self.min.is_some() || self.max.is_some()
+        self.set
     }
 
     fn check_spec(&self, _: &Param) -> Result<(), ParamProblem> {
-        let (min, max) = self.bounds();
-        if min > max {
+        if self.min > self.max {
             return Err(ParamProblem::BadRange);
         }
         Ok(())
     }
 
     fn emit(&self, w: &mut Writer<'_>) {
-        let (min, max) = self.bounds();
         w.raw(protocol::MINIMUM);
-        w.int(min);
+        w.int(self.min);
         w.raw(protocol::MAXIMUM);
-        w.int(max);
+        w.int(self.max);
     }
 
     #[inline(always)]
     fn check(&self, v: &Value<'_>) -> Result<(), ArgErrorKind> {
-        let (min, max) = self.bounds();
         match *v {
-            Value::Int(n) if !(min..=max).contains(&n) => Err(ArgErrorKind::OutOfRange),
+            Value::Int(n) if !(self.min..=self.max).contains(&n) => Err(ArgErrorKind::OutOfRange),
             _ => Ok(()),
         }
     }
 
     fn describe<S: Sink>(&self, e: &mut Expectation<'_, S>) -> fmt::Result {
-        let (min, max) = self.bounds();
+        let (min, max) = (self.min, self.max);
         e.bounds(
             ["an integer from ", " from "],
             (min != i64::MIN).then_some(min),
@@ -90,38 +74,25 @@ impl Keyword for IntRange {
     }
 }
 
-/// A number's bounds (`None`: the finite `f64` bound); never set without feature `float`.
+/// A number's bounds, inclusive (the finite `f64` bounds until narrowed); never set without
+/// feature `float`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct NumRange {
     #[cfg(feature = "float")]
-    min: Option<f64>,
+    min: f64,
     #[cfg(feature = "float")]
-    max: Option<f64>,
-}
-
-#[cfg(feature = "float")]
-impl NumRange {
-    /// The effective bounds.
-    const fn bounds(&self) -> (f64, f64) {
-        (
-            match self.min {
-                Some(min) => min,
-                None => f64::MIN,
-            },
-            match self.max {
-                Some(max) => max,
-                None => f64::MAX,
-            },
-        )
-    }
+    max: f64,
+    /// A builder set the bounds.
+    set: bool,
 }
 
 impl Keyword for NumRange {
     const NONE: Self = NumRange {
         #[cfg(feature = "float")]
-        min: None,
+        min: f64::MIN,
         #[cfg(feature = "float")]
-        max: None,
+        max: f64::MAX,
+        set: false,
     };
 
     fn applies(ty: ParamType) -> bool {
@@ -135,15 +106,12 @@ impl Keyword for NumRange {
     }
 
     fn is_set(&self) -> bool {
-        #[cfg(feature = "float")]
-        return self.min.is_some() || self.max.is_some();
-        #[cfg(not(feature = "float"))]
-        return false;
+        self.set
     }
 
     #[cfg(feature = "float")]
     fn check_spec(&self, _: &Param) -> Result<(), ParamProblem> {
-        let (min, max) = self.bounds();
+        let (min, max) = (self.min, self.max);
         if !(min.is_finite() && max.is_finite() && min <= max) {
             return Err(ParamProblem::BadRange);
         }
@@ -153,11 +121,10 @@ impl Keyword for NumRange {
     fn emit(&self, w: &mut Writer<'_>) {
         #[cfg(feature = "float")]
         {
-            let (min, max) = self.bounds();
             w.raw(protocol::MINIMUM);
-            w.number(min);
+            w.number(self.min);
             w.raw(protocol::MAXIMUM);
-            w.number(max);
+            w.number(self.max);
         }
         #[cfg(not(feature = "float"))]
         let _ = w;
@@ -167,9 +134,8 @@ impl Keyword for NumRange {
     fn check(&self, v: &Value<'_>) -> Result<(), ArgErrorKind> {
         #[cfg(feature = "float")]
         if let Value::Number(n) = *v {
-            let (min, max) = self.bounds();
             // (Also refuses what is not finite: a default.)
-            if !(min <= n && n <= max) {
+            if !(self.min <= n && n <= self.max) {
                 return Err(ArgErrorKind::OutOfRange);
             }
         }
@@ -180,7 +146,7 @@ impl Keyword for NumRange {
 
     #[cfg(feature = "float")]
     fn describe<S: Sink>(&self, e: &mut Expectation<'_, S>) -> fmt::Result {
-        let (min, max) = self.bounds();
+        let (min, max) = (self.min, self.max);
         // Written as the writer writes numbers: digits, `.`, `-`, `e` (plain).
         let number = |f: &mut S, n: f64| with_number(n, |s| f.plain(s));
         match (min != f64::MIN, max != f64::MAX) {
@@ -201,21 +167,24 @@ impl Param {
     /// Integer: inclusive bounds.
     pub const fn range(mut self, min: i64, max: i64) -> Self {
         self.keywords.int_range = IntRange {
-            min: Some(min),
-            max: Some(max),
+            min,
+            max,
+            set: true,
         };
         self
     }
 
     /// Integer: inclusive lower bound.
     pub const fn min(mut self, min: i64) -> Self {
-        self.keywords.int_range.min = Some(min);
+        self.keywords.int_range.min = min;
+        self.keywords.int_range.set = true;
         self
     }
 
     /// Integer: inclusive upper bound.
     pub const fn max(mut self, max: i64) -> Self {
-        self.keywords.int_range.max = Some(max);
+        self.keywords.int_range.max = max;
+        self.keywords.int_range.set = true;
         self
     }
 
@@ -223,22 +192,23 @@ impl Param {
     #[cfg(feature = "float")]
     pub const fn range_f64(mut self, min: f64, max: f64) -> Self {
         self.keywords.num_range = NumRange {
-            min: Some(min),
-            max: Some(max),
+            min,
+            max,
+            set: true,
         };
         self
     }
 
     /// Effective inclusive integer bounds (the `i64` range when not narrowed).
     pub const fn int_bounds(&self) -> (i64, i64) {
-        self.keywords.int_range.bounds()
+        (self.keywords.int_range.min, self.keywords.int_range.max)
     }
 
     /// Effective inclusive number bounds (the finite `f64` range when not narrowed). Feature
     /// `float`.
     #[cfg(feature = "float")]
     pub const fn num_bounds(&self) -> (f64, f64) {
-        self.keywords.num_range.bounds()
+        (self.keywords.num_range.min, self.keywords.num_range.max)
     }
 }
 
