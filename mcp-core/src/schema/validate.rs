@@ -318,6 +318,8 @@ pub enum ArgErrorKind {
     NotAChoice,
     /// A string shorter or longer than allowed.
     BadLength,
+    /// An integer that is not a multiple of the parameter's step.
+    NotAMultiple,
 }
 
 /// Why the arguments were refused; renders as a short message naming the argument, what was

@@ -149,6 +149,7 @@ keys! {
     MAXIMUM = "maximum",
     MIN_LENGTH = "minLength",
     MAX_LENGTH = "maxLength",
+    MULTIPLE_OF = "multipleOf",
     DEFAULT = "default",
 }
 

@@ -12,21 +12,26 @@
 //! | [`range`] | `minimum`, `maximum` (always emitted: the type's own bounds when not narrowed) | integers, numbers |
 //! | [`choices`] | `enum` | strings |
 //! | [`length`] | `minLength`, `maxLength` | strings |
+//! | [`multiple_of`] | `multipleOf` | integers |
 //! | [`default`] | `default` (and with it, that the parameter is optional) | every parameter |
 //!
 //! # Adding a keyword
 //!
-//! Write a module here with the keyword's value type and `impl Keyword` for it, and the
-//! builder and getter as an `impl Param` block beside it; then declare the module and name it
-//! once in the list at the bottom of this file (`field: module::Type,`), which gives [`Param`]
-//! its field and calls the keyword wherever a parameter is registered, emitted, checked or
-//! worded. Nothing else changes. Every keyword in the list is then run by the conformance test
-//! (`test::every_keyword_emits_what_it_checks`, with the samples the module gives): what its
-//! emitted schema admits, by a reference JSON Schema validator, is what its check admits, and
-//! the specs it must refuse are refused with the problem it names.
+//! Write a module here with the keyword's value type and `impl Keyword` for it, the builder and
+//! getter as an `impl Param` block beside it, and its conformance samples; then declare the
+//! module and name it once in the list at the bottom of this file (`field: module::Type,`),
+//! which gives [`Param`] its field and calls the keyword wherever a parameter is registered,
+//! emitted, checked or worded. Two one-line additions outside this folder may come with it: the
+//! key's fragment in `wire::protocol` (where every key the engine writes is spelled once), and,
+//! for a keyword that fails in a way no [`ArgErrorKind`] says yet, its kind (the enum is
+//! `#[non_exhaustive]`). `multiple_of.rs` is the example: its commit adds that file, its two
+//! lines here, `MULTIPLE_OF` and `ArgErrorKind::NotAMultiple`.
 //!
-//! A value that breaks a keyword is reported with an [`ArgErrorKind`]; a keyword that fails in a
-//! way none of the kinds says adds one there.
+//! Every keyword in the list is run by the conformance test
+//! (`test::every_keyword_emits_what_it_checks`, with the samples the module gives): what its
+//! emitted schema admits, by a reference JSON Schema validator, is what its check admits, its
+//! refusals read the same as text and in the engine's JSON spelling, and the specs it must
+//! refuse are refused with the problem it names.
 
 use core::fmt;
 
@@ -266,6 +271,7 @@ macro_rules! keywords {
 mod choices;
 mod default;
 mod length;
+mod multiple_of;
 mod range;
 pub(crate) mod ty;
 
@@ -280,6 +286,8 @@ keywords! {
     choices: choices::Choices,
     /// `minLength` and `maxLength`.
     length: length::Length,
+    /// `multipleOf`.
+    multiple_of: multiple_of::MultipleOf,
     /// `default`.
     default: default::DefaultValue,
 }
