@@ -6,7 +6,8 @@ use super::keyword::{Value, ty};
 use super::message::{Read, Sink, got, piece};
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
-use crate::wire::json::{Escapes, Integer, Json, JsonStr, Kind};
+use crate::wire::check::Escapes;
+use crate::wire::json::{Integer, Json, JsonStr, Kind};
 use crate::wire::writer::Writer;
 
 /// The validated arguments of one call: every declared parameter is present with the right type

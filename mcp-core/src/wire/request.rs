@@ -4,8 +4,8 @@
 //! (has a valid `id`), a notification (no `id`, never answered), a response from the peer
 //! (ignored), or an invalid request (answered with -32600). No state, no I/O.
 
-use super::frame::Member;
-use super::json::{Json, JsonError, JsonStr, Kind};
+use super::frame::{Frame, Member, Top};
+use super::json::{Integer, Json, JsonError, JsonStr, Kind};
 
 /// Ids longer than this (in raw bytes) are refused, so that an error echoing the id always fits
 /// a small output buffer.
@@ -77,8 +77,7 @@ impl<'a> Id<'a> {
             // Up to 18 digits always fit `i64`; longer ones are read exactly.
             Kind::Number => {
                 v.is_plain_integer()
-                    && (v.raw().len() <= 18
-                        || matches!(v.as_integer(), Some(super::json::Integer::Exact(_))))
+                    && (v.raw().len() <= 18 || matches!(v.as_integer(), Some(Integer::Exact(_))))
             }
             _ => false,
         };
@@ -158,7 +157,7 @@ pub enum Message<'a> {
 impl<'a> Message<'a> {
     /// Checks and classifies one message. An `Err` is a parse error (-32700, `id: null`).
     pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        Ok(super::Frame::parse(bytes, max_depth)?.message())
+        Ok(Frame::parse(bytes, max_depth)?.message())
     }
 
     /// Classifies a checked JSON value.
@@ -195,19 +194,14 @@ impl<'a> Message<'a> {
     }
 }
 
-/// The top-level members that decide what a message is (the last of each when repeated), however
-/// they were found: by walking the members ([`Message::classify`]) or from the index of the
-/// checking pass ([`Frame::message`](super::Frame::message)).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Top<'a> {
-    pub(crate) jsonrpc: Option<Json<'a>>,
-    pub(crate) id: Option<Json<'a>>,
-    pub(crate) method: Option<Json<'a>>,
-    pub(crate) params: Option<Json<'a>>,
-    /// One of the four members above occurs more than once.
-    pub(crate) duplicate: bool,
-    /// A `result` or `error` member occurs (a response from the peer).
-    pub(crate) result_or_error: bool,
+impl<'a> Frame<'a> {
+    /// Classifies the message, as [`Message::classify`] does from the root.
+    pub fn message(&self) -> Message<'a> {
+        match self.top() {
+            Some(top) => top.classify(),
+            None => Message::not_an_object(self.root()),
+        }
+    }
 }
 
 impl<'a> Top<'a> {

@@ -38,7 +38,8 @@ use core::fmt;
 use super::message::{Expectation, Sink};
 use super::validate::ArgErrorKind;
 use super::{Param, ParamProblem};
-use crate::wire::json::{Escapes, Json, JsonStr};
+use crate::wire::check::Escapes;
+use crate::wire::json::{Json, JsonStr};
 use crate::wire::writer::Writer;
 
 pub use default::Literal;

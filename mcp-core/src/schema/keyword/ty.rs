@@ -4,9 +4,10 @@
 
 use super::{Text, Value};
 use crate::schema::validate::ArgErrorKind;
+use crate::wire::check::Escapes;
 #[cfg(feature = "float")]
 use crate::wire::json::Kind;
-use crate::wire::json::{Escapes, Integer, Json};
+use crate::wire::json::{Integer, Json};
 use crate::wire::protocol;
 use crate::wire::writer::Writer;
 
