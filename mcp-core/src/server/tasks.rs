@@ -1125,7 +1125,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                 o.progress_value("total", total);
             }
         }
-        o.raw_member("started", |w| t.started.write_json(w));
+        o.raw_member(protocol::STARTED, |w| t.started.write_json(w));
         // Read where it is: the outcome and its evidence are not copied onto the stack.
         match &t.outcome {
             Some(Ok(out)) => {
@@ -1138,7 +1138,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     _ => o,
                 };
                 if let Some(ev) = &out.evidence {
-                    o.raw_member("evidence", |w| ev.write_json(w));
+                    o.raw_member(protocol::EVIDENCE, |w| ev.write_json(w));
                 }
             }
             Some(Err(err)) => {
@@ -1161,7 +1161,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     (None, None) => {}
                 }
                 if let Some(ev) = &err.evidence {
-                    o.raw_member("evidence", |w| ev.write_json(w));
+                    o.raw_member(protocol::EVIDENCE, |w| ev.write_json(w));
                 }
             }
             None => {}

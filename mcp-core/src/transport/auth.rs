@@ -53,6 +53,7 @@ use core::fmt;
 use subtle::{Choice, ConstantTimeEq};
 
 use super::http::{Headers, Refusal, is_authority, trim};
+use crate::wire::protocol;
 use crate::wire::response::ErrorCode;
 use crate::wire::writer::{ArrayWriter, Writer};
 
@@ -340,19 +341,18 @@ impl<'a> Resource<'a> {
     /// Returns the length, 0 if `out` is too small.
     pub fn write_metadata(&self, authorization_servers: &[&str], out: &mut [u8]) -> usize {
         let mut w = Writer::new(out);
-        w.raw(b"{\"resource\":\"");
+        w.raw(protocol::RESOURCE_METADATA_OPEN);
         self.url(&mut w, false);
         w.raw(b"\"");
         if !authorization_servers.is_empty() {
-            w.raw(b",");
-            w.key("authorization_servers");
+            w.raw(protocol::AUTHORIZATION_SERVERS);
             ArrayWriter::write(&mut w, |a| {
                 for s in authorization_servers {
                     a.str(s);
                 }
             });
         }
-        w.raw(b",\"bearer_methods_supported\":[\"header\"]}");
+        w.raw(protocol::BEARER_IN_HEADER_END);
         if w.fits() { w.needed() } else { 0 }
     }
 }

@@ -12,6 +12,7 @@
 use core::fmt;
 
 use super::json::JsonStr;
+use super::protocol;
 use super::swar::{self, plain_len};
 
 /// An escaping, counting JSON writer over `&mut [u8]`.
@@ -490,10 +491,21 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
         self
     }
 
-    /// Adds a member whose value `f` writes as JSON (one writer shared with other forms, such as
-    /// evidence).
-    pub(crate) fn raw_member(&mut self, key: &str, f: impl FnOnce(&mut Writer<'b>)) -> &mut Self {
-        f(self.member(key));
+    /// Adds a member whose key is a fragment of `wire::protocol` (`,"evidence":`, spelled
+    /// there once) and whose value `f` writes as JSON (one writer shared with other forms, such
+    /// as the evidence writer's).
+    pub(crate) fn raw_member(
+        &mut self,
+        member: &'static [u8],
+        f: impl FnOnce(&mut Writer<'b>),
+    ) -> &mut Self {
+        self.w.raw(if self.first {
+            protocol::first(member)
+        } else {
+            member
+        });
+        self.first = false;
+        f(self.w);
         self
     }
 
