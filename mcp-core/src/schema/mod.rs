@@ -149,6 +149,7 @@ impl Param {
     }
 
     /// Writes this parameter's JSON Schema.
+    #[inline]
     pub fn write_schema(&self, w: &mut Writer<'_>) {
         self.ty.emit(w);
         w.raw(protocol::DESCRIPTION);
@@ -198,20 +199,40 @@ pub fn check_params(params: &[Param]) -> Result<(), (&'static str, ParamProblem)
 
 /// Writes the `inputSchema` object for a parameter list.
 pub fn write_input_schema(w: &mut Writer<'_>, params: &[Param]) {
-    w.raw(protocol::OBJECT_SCHEMA_OPEN);
-    for (i, p) in params.iter().enumerate() {
+    write_properties(
+        w,
+        protocol::OBJECT_SCHEMA_OPEN,
+        params,
+        |p| (p.name, p.is_required()),
+        Param::write_schema,
+    );
+    w.raw(protocol::NO_ADDITIONAL_PROPERTIES_END);
+}
+
+/// `open` (up to inside `"properties":{`), each item's name and schema, `}`, and `"required"`
+/// with the names `named` says are required (the parameters of an input schema, the fields of
+/// an output schema).
+#[inline(always)]
+pub(crate) fn write_properties<T>(
+    w: &mut Writer<'_>,
+    open: &[u8],
+    items: &[T],
+    named: impl Fn(&T) -> (&'static str, bool),
+    write_schema: impl Fn(&T, &mut Writer<'_>),
+) {
+    w.raw(open);
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             w.raw(b",");
         }
-        w.key(p.name);
-        p.write_schema(w);
+        w.key(named(item).0);
+        write_schema(item, w);
     }
     w.raw(b"}");
-    let mut required = params.iter().filter(|p| p.is_required()).peekable();
+    let mut required = items.iter().map(&named).filter(|n| n.1).peekable();
     if required.peek().is_some() {
-        write_strings(w, protocol::REQUIRED_OPEN, required.map(|p| p.name));
+        write_strings(w, protocol::REQUIRED_OPEN, required.map(|n| n.0));
     }
-    w.raw(protocol::NO_ADDITIONAL_PROPERTIES_END);
 }
 
 /// `true` when `text` is a JSON object whose `type` is `"object"` (a hand-written `inputSchema`).
@@ -239,29 +260,18 @@ mod test {
 
     #[test]
     fn emits_every_constraint() {
-        let s = schema(&[
-            Param::integer("volume", "Volume").range(0, 100),
-            Param::string("theme", "Theme")
-                .one_of(&["light", "dark"])
-                .default_str("light"),
-            Param::string("label", "Label").length(1, 8).optional(),
-            #[cfg(feature = "float")]
-            Param::number("gain", "Gain")
-                .range_f64(-1.5, 1.5)
-                .default_f64(0.0),
-            Param::boolean("on", "On"),
-            Param::integer("any", "Any").optional(),
-        ]);
+        let mut params = validate::test::PARAMS.to_vec();
+        params.push(Param::integer("any", "Any").optional());
         let expected = serde_json::json!({
             "type": "object",
             "properties": {
                 "volume": {"type": "integer", "description": "Volume", "minimum": 0, "maximum": 100},
                 "theme": {"type": "string", "description": "Theme", "enum": ["light", "dark"], "default": "light"},
-                "label": {"type": "string", "description": "Label", "minLength": 1, "maxLength": 8},
-                "on": {"type": "boolean", "description": "On"},
+                "label": {"type": "string", "description": "Label", "minLength": 1, "maxLength": 4},
+                "on": {"type": "boolean", "description": "On", "default": false},
                 "any": {"type": "integer", "description": "Any", "minimum": i64::MIN, "maximum": i64::MAX},
             },
-            "required": ["volume", "on"],
+            "required": ["volume"],
             "additionalProperties": false,
         });
         // Number parameters exist with feature `float` only.
@@ -269,11 +279,11 @@ mod test {
         let expected = {
             let mut expected = expected;
             expected["properties"]["gain"] = serde_json::json!(
-                {"type": "number", "description": "Gain", "minimum": -1.5, "maximum": 1.5, "default": 0}
+                {"type": "number", "description": "Gain", "minimum": -1, "maximum": 1, "default": 0.5}
             );
             expected
         };
-        assert_eq!(s, expected);
+        assert_eq!(schema(&params), expected);
         assert_eq!(
             schema(&[]),
             serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})

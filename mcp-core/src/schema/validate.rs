@@ -555,11 +555,12 @@ fn check_value(
 }
 
 #[cfg(test)]
-mod test {
+pub(crate) mod test {
     use super::*;
     use crate::wire::json::DEFAULT_MAX_DEPTH;
 
-    const PARAMS: &[Param] = &[
+    /// One parameter of each type and constraint (the schema's own tests emit them too).
+    pub(crate) const PARAMS: &[Param] = &[
         Param::integer("volume", "Volume").range(0, 100),
         Param::string("theme", "Theme")
             .one_of(&["light", "dark"])

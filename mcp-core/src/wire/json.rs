@@ -181,14 +181,7 @@ impl<'a> Json<'a> {
 
     /// The members, if this is an object. Members come in document order; duplicates are kept.
     pub fn members(&self) -> Option<Members<'a>> {
-        match self.raw.first() {
-            Some(b'{') => Some(Members {
-                raw: self.raw,
-                pos: 1,
-                done: false,
-            }),
-            _ => None,
-        }
+        Items::of(self.raw, b'{').map(Members)
     }
 
     /// The member `key` (compared decoded) of this object: once, repeated, or absent (also when
@@ -210,14 +203,7 @@ impl<'a> Json<'a> {
 
     /// The elements, if this is an array.
     pub fn elements(&self) -> Option<Elements<'a>> {
-        match self.raw.first() {
-            Some(b'[') => Some(Elements {
-                raw: self.raw,
-                pos: 1,
-                done: false,
-            }),
-            _ => None,
-        }
+        Items::of(self.raw, b'[').map(Elements)
     }
 
     /// Reads the number as a JSON Schema 2020-12 `integer`: any number whose value has no
@@ -292,42 +278,65 @@ impl<'a> Found<'a> {
     }
 }
 
-/// Member iterator of a JSON object, created by [`Json::members`].
+/// Where a walk over the items of a checked container is: what [`Members`] and [`Elements`]
+/// share.
 #[derive(Debug, Clone)]
-pub struct Members<'a> {
+struct Items<'a> {
     raw: &'a [u8],
     pos: usize,
     done: bool,
 }
 
-impl<'a> Iterator for Members<'a> {
-    type Item = (JsonStr<'a>, Json<'a>);
+impl<'a> Items<'a> {
+    /// A walk over `raw`'s items when it starts with `open`.
+    fn of(raw: &'a [u8], open: u8) -> Option<Self> {
+        (raw.first() == Some(&open)).then_some(Items {
+            raw,
+            pos: 1,
+            done: false,
+        })
+    }
 
-    fn next(&mut self) -> Option<Self::Item> {
+    /// Where the next item starts: past whitespace and a separating comma; `None` (and done
+    /// from then on) at the `close` bracket or the end of the bytes.
+    fn next_start(&mut self, close: u8) -> Option<usize> {
         if self.done {
             return None;
         }
         let b = self.raw;
-        let mut p = skip_ws(b, self.pos);
-        if b.get(p) == Some(&b'}') || b.get(p).is_none() {
-            self.done = true;
-            return None;
+        let p = skip_ws(b, self.pos);
+        match b.get(p) {
+            Some(&c) if c != close => Some(if c == b',' { skip_ws(b, p + 1) } else { p }),
+            _ => {
+                self.done = true;
+                None
+            }
         }
-        if b.get(p) == Some(&b',') {
-            p = skip_ws(b, p + 1);
-        }
+    }
+}
+
+/// Member iterator of a JSON object, created by [`Json::members`].
+#[derive(Debug, Clone)]
+pub struct Members<'a>(Items<'a>);
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (JsonStr<'a>, Json<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut p = self.0.next_start(b'}')?;
+        let b = self.0.raw;
         let key_end = skip_checked(b, p);
         let key = JsonStr {
             raw: b.get(p + 1..key_end.saturating_sub(1)).unwrap_or_default(),
         };
         p = skip_ws(b, key_end);
         if b.get(p) != Some(&b':') {
-            self.done = true;
+            self.0.done = true;
             return None;
         }
         let vstart = skip_ws(b, p + 1);
         let vend = skip_checked(b, vstart);
-        self.pos = vend;
+        self.0.pos = vend;
         Some((
             key,
             Json {
@@ -339,30 +348,16 @@ impl<'a> Iterator for Members<'a> {
 
 /// Element iterator of a JSON array, created by [`Json::elements`].
 #[derive(Debug, Clone)]
-pub struct Elements<'a> {
-    raw: &'a [u8],
-    pos: usize,
-    done: bool,
-}
+pub struct Elements<'a>(Items<'a>);
 
 impl<'a> Iterator for Elements<'a> {
     type Item = Json<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let b = self.raw;
-        let mut p = skip_ws(b, self.pos);
-        if b.get(p) == Some(&b']') || b.get(p).is_none() {
-            self.done = true;
-            return None;
-        }
-        if b.get(p) == Some(&b',') {
-            p = skip_ws(b, p + 1);
-        }
+        let p = self.0.next_start(b']')?;
+        let b = self.0.raw;
         let end = skip_checked(b, p);
-        self.pos = end;
+        self.0.pos = end;
         Some(Json {
             raw: b.get(p..end).unwrap_or_default(),
         })

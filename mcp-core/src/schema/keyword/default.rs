@@ -55,15 +55,8 @@ pub(crate) struct DefaultValue(Option<Literal>);
 
 impl Keyword for DefaultValue {
     const NONE: Self = DefaultValue(None);
-
-    fn applies(_: ParamType) -> bool {
-        // (A default of another type is its own problem: `DefaultWrongType`.)
-        true
-    }
-
-    fn is_set(&self) -> bool {
-        self.0.is_some()
-    }
+    /// (A default of another type is its own problem: `DefaultWrongType`.)
+    const TYPE: Option<ParamType> = None;
 
     fn check_spec(&self, p: &Param) -> Result<(), ParamProblem> {
         let Some(default) = self.0 else {
@@ -77,6 +70,7 @@ impl Keyword for DefaultValue {
             .map_err(|_| ParamProblem::DefaultInvalid)
     }
 
+    #[inline]
     fn emit(&self, w: &mut Writer<'_>) {
         if let Some(d) = self.0 {
             w.raw(protocol::DEFAULT);
@@ -128,6 +122,11 @@ impl Param {
 
 #[cfg(test)]
 impl super::test::Samples for DefaultValue {
+    /// (Every type takes a default; one of another type is `DefaultWrongType`, below.)
+    fn set(p: Param) -> Param {
+        p.default_int(0)
+    }
+
     fn specs() -> Vec<Param> {
         #[cfg_attr(
             not(feature = "float"),

@@ -33,14 +33,7 @@ impl Keyword for Length {
         min: None,
         max: None,
     };
-
-    fn applies(ty: ParamType) -> bool {
-        ty == ParamType::String
-    }
-
-    fn is_set(&self) -> bool {
-        self.min.is_some() || self.max.is_some()
-    }
+    const TYPE: Option<ParamType> = Some(ParamType::String);
 
     fn check_spec(&self, _: &Param) -> Result<(), ParamProblem> {
         let (min, max) = self.bounds();
@@ -50,6 +43,7 @@ impl Keyword for Length {
         Ok(())
     }
 
+    #[inline]
     fn emit(&self, w: &mut Writer<'_>) {
         if let Some(min) = self.min {
             w.raw(protocol::MIN_LENGTH);
@@ -117,6 +111,10 @@ impl Param {
 
 #[cfg(test)]
 impl super::test::Samples for Length {
+    fn set(p: Param) -> Param {
+        p.length(0, 1)
+    }
+
     fn specs() -> Vec<Param> {
         let p = || Param::string("x", "X");
         vec![
@@ -147,12 +145,6 @@ impl super::test::Samples for Length {
     }
 
     fn refused() -> Vec<(Param, ParamProblem)> {
-        vec![
-            (Param::string("x", "X").length(3, 2), ParamProblem::BadRange),
-            (
-                Param::boolean("x", "X").length(0, 1),
-                ParamProblem::ConstraintForOtherType,
-            ),
-        ]
+        vec![(Param::string("x", "X").length(3, 2), ParamProblem::BadRange)]
     }
 }

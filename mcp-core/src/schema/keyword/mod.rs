@@ -47,16 +47,24 @@ pub use ty::ParamType;
 
 /// One keyword of a parameter's schema (see the [module docs](self)). `Self` is its value in a
 /// [`Param`]: [`NONE`](Self::NONE) until a builder sets it.
-pub(crate) trait Keyword: Copy {
+pub(crate) trait Keyword: Copy + PartialEq {
     /// Not set.
     const NONE: Self;
 
-    /// `true` for the parameter types the keyword applies to (set on another, it is refused at
-    /// registration with [`ParamProblem::ConstraintForOtherType`]).
-    fn applies(ty: ParamType) -> bool;
+    /// The parameter type the keyword applies to (set on another, it is refused at registration
+    /// with [`ParamProblem::ConstraintForOtherType`]); `None`: every type.
+    const TYPE: Option<ParamType>;
+
+    /// `true` for a parameter type the keyword applies to.
+    #[inline(always)]
+    fn applies(ty: ParamType) -> bool {
+        Self::TYPE.is_none_or(|t| t == ty)
+    }
 
     /// `true` when a builder set it.
-    fn is_set(&self) -> bool;
+    fn is_set(&self) -> bool {
+        *self != Self::NONE
+    }
 
     /// Registration: the keyword's own value is sound ([`ParamProblem::BadRange`], …); `p` is
     /// the whole spec, for keywords whose values must pass the others (`enum`, `default`).
@@ -201,6 +209,7 @@ macro_rules! keywords {
             }
 
             /// Writes the members of the keywords that apply to `ty`.
+            #[inline]
             pub(crate) fn emit(&self, ty: ParamType, w: &mut Writer<'_>) {
                 $(
                     if <$module::$kw as Keyword>::applies(ty) {

@@ -2,28 +2,52 @@
 //! JSON Schema 2020-12 validator (the `jsonschema` crate), admits exactly the values its check
 //! admits, and it refuses the specs it should at registration.
 
-use super::CONFORMANCE;
+use super::{CONFORMANCE, Keyword};
 use crate::schema::{Param, ParamProblem, validate, write_input_schema};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use crate::wire::writer::Writer;
 
 /// What a keyword's module gives its conformance test (`cfg(test)`, beside the keyword).
 pub(crate) trait Samples {
+    /// `p` with the keyword set (`p.range(0, 1)`): on a parameter of a type the keyword does
+    /// not apply to, registration must refuse it.
+    fn set(p: Param) -> Param;
     /// Specs of one parameter named `x` (each accepted at registration), with the keyword set
     /// in every way worth checking, and its type's spec without it.
     fn specs() -> Vec<Param>;
     /// Values for `x` (JSON texts): inside, at and across each bound, other spellings, other
     /// types.
     fn values() -> &'static [&'static str];
-    /// Specs registration refuses, with the problem it reports.
+    /// Specs registration refuses, with the problem it reports (besides the keyword on another
+    /// type, which every keyword is tried on).
     fn refused() -> Vec<(Param, ParamProblem)>;
 }
 
+/// A parameter `x` of each type.
+fn every_type() -> Vec<Param> {
+    #[cfg_attr(
+        not(feature = "float"),
+        expect(unused_mut, reason = "a number follows")
+    )]
+    let mut all = vec![
+        Param::boolean("x", "X"),
+        Param::integer("x", "X"),
+        Param::string("x", "X"),
+    ];
+    #[cfg(feature = "float")]
+    all.push(Param::number("x", "X"));
+    all
+}
+
 /// Runs `K`'s conformance test; the number of (spec, value) pairs compared, or what disagreed.
-pub(crate) fn conformance<K: Samples>() -> Result<usize, String> {
+pub(crate) fn conformance<K: Keyword + Samples>() -> Result<usize, String> {
     let mut pairs = 0;
     let mut failures = Vec::new();
-    for (p, problem) in K::refused() {
+    let foreign = every_type()
+        .into_iter()
+        .filter(|p| K::TYPE.is_some_and(|t| t != p.ty()))
+        .map(|p| (K::set(p), ParamProblem::ConstraintForOtherType));
+    for (p, problem) in K::refused().into_iter().chain(foreign) {
         if p.check() != Err(problem) {
             failures.push(format!("{p:?}: {:?}, expected {problem:?}", p.check()));
         }
