@@ -8,6 +8,7 @@ use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
 use crate::wire::check::Escapes;
 use crate::wire::json::{Integer, Json, JsonStr, Kind};
+use crate::wire::swar;
 use crate::wire::writer::Writer;
 
 /// The validated arguments of one call: every declared parameter is present with the right type
@@ -71,6 +72,7 @@ impl<'a> Args<'a> {
     }
 
     /// The parameter `name` (of type `ty`), its index, and its value as sent (`None`: absent).
+    #[inline(always)]
     fn slot(
         &self,
         name: &str,
@@ -79,7 +81,7 @@ impl<'a> Args<'a> {
         let params = self.params;
         let i = params
             .iter()
-            .position(|p| p.name() == name)
+            .position(|p| swar::eq(p.name().as_bytes(), name.as_bytes()))
             .ok_or(AccessError::Undeclared)?;
         let p = params.get(i).ok_or(AccessError::Undeclared)?;
         if p.ty() != ty {
@@ -229,6 +231,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional integer argument.
+    #[inline]
     pub fn opt_int(&self, name: &str) -> Result<Option<i64>, AccessError> {
         match self.slot(name, ParamType::Integer)? {
             // Validated: an exact integer in range.
@@ -478,7 +481,10 @@ pub(crate) fn validate_into<'a>(
     for (n, (key, value)) in members.enumerate() {
         // Parameter names are plain ASCII without `\` (registration checks them): a key
         // without escapes equals one byte for byte, a key with escapes only decoded.
-        let Some(i) = (match params.iter().position(|p| p.name().as_bytes() == key.raw()) {
+        let Some(i) = (match params
+            .iter()
+            .position(|p| swar::eq(p.name().as_bytes(), key.raw()))
+        {
             Some(i) => Some(i),
             // A key's raw form with escapes holds a `\`, which no name does: it can equal one
             // only decoded (looked for only when no name equals the key byte for byte).
