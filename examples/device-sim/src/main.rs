@@ -135,7 +135,8 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "http")]
     http_body_timeout: Duration,
     /// With --http: the most legacy sessions; at the limit an idle one is ended, and when every
-    /// one is in use (a running task, an open stream) a new initialize gets 503 + Retry-After.
+    /// one is in use (a running task, a call waiting for a person, an open stream) a new
+    /// initialize gets 503 + Retry-After.
     #[arg(long, value_name = "N", default_value_t = 32, requires = "http")]
     max_sessions: usize,
     /// Connect to a xiaozhi backend's WebSocket URL (ws://…, or wss://… over TLS: the server's

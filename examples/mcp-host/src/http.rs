@@ -58,8 +58,9 @@ pub struct HttpOptions {
     /// sessions): the result is delivered when the client reconnects with `Last-Event-ID`.
     pub close_early: Vec<String>,
     /// The most legacy sessions kept. A new `initialize` beyond it ends the least recently used
-    /// *idle* session (no running task, no open stream, no answer still to come, no request in
-    /// flight); when every session is in use it is refused with 503, `Retry-After` and a
+    /// *idle* session (no running task, no call held for a person's answer, no open stream, no
+    /// answer still to come, no request in flight); when every session is in use it is refused
+    /// with 503, `Retry-After` and a
     /// JSON-RPC error (-32000) saying the device is at its session limit. A session in use is
     /// never ended to make room.
     pub max_sessions: usize,
@@ -976,7 +977,8 @@ fn at_session_limit<C: Board, const N: usize, const T: usize>(
     let id = rules::request_id(bytes).map(|i| i.raw().to_vec());
     let message = format!(
         "Service Unavailable: the device is at its session limit ({} sessions, each with a running \
-         task, an open stream or a request in flight); retry later, or end a session with DELETE",
+         task, a call waiting for a person, an open stream or a request in flight); retry later, \
+         or end a session with DELETE",
         shared.opts.max_sessions
     );
     let mut r = error(

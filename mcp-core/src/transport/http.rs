@@ -12,7 +12,19 @@
 //! Before either: [`check_host_and_origin`] (DNS-rebinding protection and the exact-origin rule:
 //! 403) and [`check_post`] (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`]
 //! for a GET stream. Every header these read is parsed by its grammar (authorities, origins,
-//! media types), never searched for a substring. After the engine: map
+//! media types), never searched for a substring.
+//!
+//! **Sessions.** Anyone who reaches the endpoint may send `initialize`, so a server that keeps a
+//! bounded table of legacy sessions must make room for a new one only by ending a session nobody
+//! uses: never one whose engine has a running task
+//! ([`Server::has_running_tasks`](crate::Server::has_running_tasks)) or holds a call for a
+//! person's answer ([`Server::holds_call`](crate::Server::holds_call): the question would vanish
+//! from the device, and the press meant for it would answer nothing), nor one with an open
+//! stream or a request in flight. When every session is in use, the new `initialize` gets 503
+//! with `Retry-After` and a JSON-RPC error echoing its id (`mcp_host` in `examples/mcp-host` does
+//! this).
+//!
+//! After the engine: map
 //! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
 //! notifications precede the response.
 //!
