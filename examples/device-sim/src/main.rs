@@ -32,7 +32,6 @@ use clap::{Parser, ValueEnum};
 use mcp_core::server::{Delivery, Peer, Pending, Receipt};
 use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
-use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Input, Principal, Revision};
 use mcp_hal::sim::{Fault, Faults};
 use mcp_host::Board as _;
@@ -446,12 +445,11 @@ impl Device {
                 n
             }
             Some(EnvelopeKind::Xiaozhi) => {
-                let Ok(env) = Envelope::parse(msg, DEFAULT_MAX_DEPTH) else {
-                    eprintln!("device-sim: ignoring a line that is not a JSON envelope");
-                    return None;
-                };
-                if env.is("hello") {
-                    self.session_id = usable_session_id(&env);
+                let env = Envelope::parse(msg);
+                if let Ok(env) = &env
+                    && env.is("hello")
+                {
+                    self.session_id = usable_session_id(env);
                     eprintln!(
                         "device-sim: hello from the server, session \"{}\"",
                         escaped(self.session_id.as_deref().unwrap_or(""))
@@ -467,13 +465,24 @@ impl Device {
                     });
                     return None;
                 }
-                let Some(payload) = env.mcp_payload() else {
-                    eprintln!("device-sim: ignoring a non-MCP message");
-                    return None;
+                let payload = match &env {
+                    Ok(env) => {
+                        let Some(payload) = env.mcp_payload() else {
+                            eprintln!("device-sim: ignoring a non-MCP message");
+                            return None;
+                        };
+                        payload
+                    }
+                    // No envelope anyone can read: the engine answers it as it answers any
+                    // unreadable message (-32700, `id: null`), in an `mcp` envelope.
+                    Err(_) => msg,
                 };
                 payload_in = payload;
                 // Answer in the session the server gave us, or the one the message names.
-                let sid = self.session_id.clone().or_else(|| usable_session_id(&env));
+                let sid = self
+                    .session_id
+                    .clone()
+                    .or_else(|| env.as_ref().ok().and_then(usable_session_id));
                 // The backend session is the peer whose retransmissions are recognised.
                 let peer = sid
                     .as_deref()

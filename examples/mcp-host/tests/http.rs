@@ -1016,6 +1016,66 @@ async fn a_flood_of_new_sessions_never_ends_one_whose_call_waits_for_a_press() {
     }
 }
 
+/// `value` nested `depth` objects deep.
+fn nested(depth: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..depth {
+        v = json!({ "a": v });
+    }
+    v
+}
+
+/// Issue 33, finding 7: a request nested deeper than the engine reads, in a 2025 session, got
+/// 202 and no body (taken for a client's response); every request with an id is answered,
+/// -32700 with that id, in and out of a session and on the 2026-07-28 path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_nested_too_deep_is_answered_with_its_id() {
+    let rig = start(default_opts().max_body(64 * 1024)).await;
+    let sid = rig.initialize("2025-06-18").await;
+    let deep = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+        "params":{"name":"hello","arguments":nested(40)}});
+    let r = rig.in_session(&sid, &deep).send().await.unwrap();
+    let status = r.status();
+    let body = r.text().await.unwrap();
+    assert!(!body.is_empty(), "{status}: no answer");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["id"], 7, "{v}");
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    // The session still works.
+    let ping = json!({"jsonrpc":"2.0","id":8,"method":"ping"});
+    let r = rig.in_session(&sid, &ping).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    // A deep notification is still only acknowledged.
+    let note = json!({"jsonrpc":"2.0","method":"notifications/progress","params":nested(40)});
+    let r = rig.in_session(&sid, &note).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+    // Without a session: a deep initialize is refused with its id, and opens nothing.
+    let init = json!({"jsonrpc":"2.0","id":"i","method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":nested(40)}});
+    let r = rig.post(&init).send().await.unwrap();
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!("i"), json!(-32700))
+    );
+    // The 2026-07-28 path.
+    let r = rig
+        .modern(
+            "tools/call",
+            Some("hello"),
+            json!({"name":"hello","arguments":nested(40)}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(9), json!(-32700))
+    );
+}
+
 /// Reads from `s` until the server closes the connection or `within` passes; returns what came
 /// and whether the connection was closed.
 async fn read_until_closed(s: &mut tokio::net::TcpStream, within: Duration) -> (String, bool) {

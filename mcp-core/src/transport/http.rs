@@ -45,7 +45,7 @@
 use core::fmt::Write as _;
 
 use crate::server::Status;
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
+use crate::wire::json::{Json, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::request::{Id, Message};
 use crate::wire::response::{ErrorCode, write_error};
 use crate::wire::writer::Writer;
@@ -88,7 +88,7 @@ impl Refusal {
     /// Writes the JSON-RPC error body, echoing the request id when the body had a valid one.
     /// Returns its length (0 if `out` is too small).
     pub fn write_body(&self, body: &[u8], out: &mut [u8]) -> usize {
-        let id = match Message::parse(body, DEFAULT_MAX_DEPTH) {
+        let id = match Message::parse(body, MAX_DEPTH_LIMIT) {
             Ok(Message::Request(r)) => Some(r.id),
             _ => None,
         };
@@ -598,7 +598,7 @@ pub fn route<'h>(headers: &'h (impl Headers + ?Sized), body: &[u8]) -> Route<'h>
 
 /// `params._meta["io.modelcontextprotocol/protocolVersion"]` of a body, when present.
 fn meta_version(body: &[u8]) -> Option<Json<'_>> {
-    let root = Json::parse(body, DEFAULT_MAX_DEPTH).ok()?;
+    let root = Json::parse(body, MAX_DEPTH_LIMIT).ok()?;
     let params = member(root, "params")?;
     let meta = member(params, "_meta")?;
     member(meta, "io.modelcontextprotocol/protocolVersion")
@@ -620,7 +620,7 @@ pub fn check_stateless_headers(
     headers: &(impl Headers + ?Sized),
     body: &[u8],
 ) -> Result<(), Refusal> {
-    let Ok(Message::Request(req)) = Message::parse(body, DEFAULT_MAX_DEPTH) else {
+    let Ok(Message::Request(req)) = Message::parse(body, MAX_DEPTH_LIMIT) else {
         // Not a request: the engine answers (parse error, invalid request, notification).
         return Ok(());
     };
@@ -779,9 +779,11 @@ pub fn write_sse_event(
     if w.fits() { w.needed() } else { 0 }
 }
 
-/// The id of a request body, for errors a transport writes itself.
+/// The id of a request body, for errors a transport writes itself: read as deep as the checker
+/// can follow ([`MAX_DEPTH_LIMIT`]), so that a request nested deeper than an engine reads is
+/// still answered with its id.
 pub fn request_id(body: &[u8]) -> Option<Id<'_>> {
-    match Message::parse(body, DEFAULT_MAX_DEPTH) {
+    match Message::parse(body, MAX_DEPTH_LIMIT) {
         Ok(Message::Request(r)) => Some(r.id),
         _ => None,
     }

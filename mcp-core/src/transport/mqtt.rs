@@ -117,7 +117,7 @@
 //! ```
 
 use crate::server::Peer;
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
+use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::protocol::{self, join};
 use crate::wire::request::Message;
 use crate::wire::writer::Writer;
@@ -551,7 +551,9 @@ pub enum Busy {
 /// assert!(out[..n].starts_with(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"#));
 /// ```
 pub fn write_busy(out: &mut [u8], request: &[u8], why: Busy) -> Result<usize, BufferTooSmall> {
-    let Ok(Message::Request(req)) = Message::parse(request, DEFAULT_MAX_DEPTH) else {
+    // As deep as the checker can follow: the id of a request nested deeper than an engine reads
+    // is still echoed.
+    let Ok(Message::Request(req)) = Message::parse(request, MAX_DEPTH_LIMIT) else {
         return Ok(0);
     };
     let mut w = Writer::new(out);
