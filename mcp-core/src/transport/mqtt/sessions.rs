@@ -1,52 +1,4 @@
-//! The client sessions of a server on a broker: a bounded table of the clients that completed
-//! their handshake, and beside it a small table of **half-open** ones.
-//!
-//! The control topic is open to every client by design — a client starts with an `initialize`
-//! there — and the client id that names the sender is whatever the sender wrote. So an
-//! `initialize` only opens a *half-open* session: it gets an answer (on that client's RPC topic)
-//! and a place in a table of its own, of `H` places that live [`HALF_OPEN_MS`] at most. A client
-//! completes its handshake by speaking on its own RPC topic (`notifications/initialized`, which
-//! every client sends at once); only then does it take one of the `N` places of the session
-//! table. An id invented in a flood of `initialize` never speaks there (and under broker ACLs
-//! that bind a client id to its RPC topic, cannot), so:
-//!
-//! - a half-open session never takes, nor waits for, a place of a session that completed its
-//!   handshake: a full half-open table gives the place of its oldest entry to the newcomer, and
-//!   a flood only turns that table over — it never refuses a real client's `initialize`, and a
-//!   real client that answers before `H` more forged `initialize` arrived (at ten a second and
-//!   `H` = 8: within 0.8 s) completes its handshake;
-//! - a session that completed its handshake gives its place only when it has been idle for
-//!   `idle_ms` (another client may then take it); with every place in use, a new client is told
-//!   the server is busy ([`Busy::Full`]), at its `initialize` or when it speaks;
-//! - an `initialize` that names a client with a session (a client that restarted, or someone
-//!   using its id on the open control topic) is half-open beside it: the session stays as it was
-//!   until that client says `notifications/initialized` on its own RPC topic; anything else it
-//!   says is served in the session it had.
-//!
-//! A server that subscribes to every client's RPC topic at once (`$mcp-rpc/+/{server-id}/…`,
-//! [`ServerTopics::rpc_filter`](super::ServerTopics::rpc_filter)) spends nothing on a half-open
-//! session but its place here and the answer to its `initialize`: it subscribes to a client's
-//! presence and capability topics only once the client has completed its handshake
-//! ([`Spoke::Promoted`]).
-//!
-//! No clock of its own: the caller passes its milliseconds (any monotonic clock).
-//!
-//! ```
-//! use mcp_core::transport::mqtt::{Busy, ClientId, Opened, Sessions, Spoke};
-//! let mut table: Sessions<2, 4> = Sessions::new(600_000, 10_000);
-//! let alice = ClientId::new("alice").unwrap();
-//! assert_eq!(table.initialize(alice, 0), Opened::HalfOpen { displaced: None });
-//! // A flood of invented ids turns the half-open table over, and never refuses anyone.
-//! for i in 0..100 {
-//!     let id = format!("forged-{i}");
-//!     assert!(matches!(table.initialize(ClientId::new(&id).unwrap(), 10), Opened::HalfOpen { .. }));
-//! }
-//! // A real client that answers in time completes its handshake.
-//! let bob = ClientId::new("bob").unwrap();
-//! table.initialize(bob, 20);
-//! assert!(matches!(table.spoke(bob, true, 30), Spoke::Promoted { replaced: None, .. }));
-//! assert_eq!(table.confirmed().collect::<Vec<_>>(), ["bob"]);
-//! ```
+//! The client sessions of a server on a broker, with their half-open ones: [`Sessions`].
 
 use super::{Busy, ClientId, MAX_ID_LEN};
 use crate::server::{Peer, Session};
@@ -77,12 +29,11 @@ struct Slot {
 
 /// What [`Sessions::initialize`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Opened {
     /// A half-open session: hand the `initialize` to the engine with
     /// [`half_open_session`](Sessions::half_open_session) and keep what it makes of it
-    /// ([`set_half_open_session`](Sessions::set_half_open_session)); answer on the client's RPC topic; subscribe to
-    /// nothing for it. `displaced`: the oldest half-open session gave its place (nothing to
+    /// ([`set_half_open_session`](Sessions::set_half_open_session)); answer on the client's RPC
+    /// topic; subscribe to nothing for it. `displaced`: the oldest half-open session gave its place (nothing to
     /// undo for it: it had no subscription).
     HalfOpen {
         /// The client whose half-open session ended to make room.
@@ -96,7 +47,6 @@ pub enum Opened {
 
 /// What [`Sessions::spoke`] made of a message on a client's RPC topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Spoke {
     /// A client with a session: serve the message with this session (and keep what the engine
     /// makes of it: [`set_session`](Sessions::set_session)). `restarted`: the client completed a
@@ -125,8 +75,55 @@ pub enum Spoke {
     Unknown,
 }
 
-/// The client sessions of one server: `N` that completed their handshake, `H` half-open (see
-/// the [module docs](self)).
+/// The client sessions of a server on a broker: a bounded table of the clients that completed
+/// their handshake, and beside it a small table of **half-open** ones.
+///
+/// The control topic is open to every client by design — a client starts with an `initialize`
+/// there — and the client id that names the sender is whatever the sender wrote. So an
+/// `initialize` only opens a *half-open* session: it gets an answer (on that client's RPC topic)
+/// and a place in a table of its own, of `H` places that live [`HALF_OPEN_MS`] at most. A client
+/// completes its handshake by speaking on its own RPC topic (`notifications/initialized`, which
+/// every client sends at once); only then does it take one of the `N` places of the session
+/// table. An id invented in a flood of `initialize` never speaks there (and under broker ACLs
+/// that bind a client id to its RPC topic, cannot), so:
+///
+/// - a half-open session never takes, nor waits for, a place of a session that completed its
+///   handshake: a full half-open table gives the place of its oldest entry to the newcomer, and
+///   a flood only turns that table over — it never refuses a real client's `initialize`, and a
+///   real client that answers before `H` more forged `initialize` arrived (at ten a second and
+///   `H` = 8: within 0.8 s) completes its handshake;
+/// - a session that completed its handshake gives its place only when it has been idle for
+///   `idle_ms` (another client may then take it); with every place in use, a new client is told
+///   the server is busy ([`Busy::Full`]), at its `initialize` or when it speaks;
+/// - an `initialize` that names a client with a session (a client that restarted, or someone
+///   using its id on the open control topic) is half-open beside it: the session stays as it was
+///   until that client says `notifications/initialized` on its own RPC topic; anything else it
+///   says is served in the session it had.
+///
+/// A server that subscribes to every client's RPC topic at once (`$mcp-rpc/+/{server-id}/…`,
+/// [`ServerTopics::rpc_filter`](super::ServerTopics::rpc_filter)) spends nothing on a half-open
+/// session but its place here and the answer to its `initialize`: it subscribes to a client's
+/// presence and capability topics only once the client has completed its handshake
+/// ([`Spoke::Promoted`]).
+///
+/// No clock of its own: the caller passes its milliseconds (any monotonic clock).
+///
+/// ```
+/// use mcp_core::transport::mqtt::{Busy, ClientId, Opened, Sessions, Spoke};
+/// let mut table: Sessions<2, 4> = Sessions::new(600_000, 10_000);
+/// let alice = ClientId::new("alice").unwrap();
+/// assert_eq!(table.initialize(alice, 0), Opened::HalfOpen { displaced: None });
+/// // A flood of invented ids turns the half-open table over, and never refuses anyone.
+/// for i in 0..100 {
+///     let id = format!("forged-{i}");
+///     assert!(matches!(table.initialize(ClientId::new(&id).unwrap(), 10), Opened::HalfOpen { .. }));
+/// }
+/// // A real client that answers in time completes its handshake.
+/// let bob = ClientId::new("bob").unwrap();
+/// table.initialize(bob, 20);
+/// assert!(matches!(table.spoke(bob, true, 30), Spoke::Promoted { replaced: None, .. }));
+/// assert_eq!(table.confirmed().collect::<Vec<_>>(), ["bob"]);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Sessions<const N: usize, const H: usize> {
     /// Sessions that completed their handshake.
