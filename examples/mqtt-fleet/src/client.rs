@@ -104,6 +104,19 @@ impl Client {
     /// # Errors
     /// A bad URL or id.
     pub fn connect(broker: &str, id: &str) -> Result<Client, String> {
+        Self::connect_with(broker, id, None)
+    }
+
+    /// [`connect`](Self::connect) with the account `id` / `password` (a broker with a password
+    /// file, where the user name is the client id).
+    ///
+    /// # Errors
+    /// A bad URL or id.
+    pub fn connect_as(broker: &str, id: &str, password: &str) -> Result<Client, String> {
+        Self::connect_with(broker, id, Some(password))
+    }
+
+    fn connect_with(broker: &str, id: &str, password: Option<&str>) -> Result<Client, String> {
         conv::check_id(id).map_err(|e| format!("client id {id:?}: {e}"))?;
         let rest = broker
             .strip_prefix("mqtt://")
@@ -131,6 +144,9 @@ impl Client {
         net.set_tcp_nodelay(true);
         net.set_connection_timeout(2);
         opts.set_network_options(net);
+        if let Some(password) = password {
+            opts.set_credentials(id, password);
+        }
         let (mqtt, mut eventloop) = AsyncClient::new(opts, 100_000);
         let shared = Arc::new(Shared::default());
         let (sub, me, sh) = (mqtt.clone(), id.to_string(), shared.clone());

@@ -385,6 +385,13 @@ async fn a_silent_link_is_found_dead_by_the_keep_alive_and_the_device_reconnects
     let client = Client::connect(&broker.url(), "observer").unwrap();
     assert!(client.wait_for_online(1, T).await);
     client.initialize("ledger-s", T).await.unwrap();
+    // The handshake completed (a call answered) before the link goes quiet: a session the
+    // device keeps across the reconnection. (A half-open one would have expired meanwhile.)
+    let first = client
+        .request("ledger-s", 0, "tools/call", append(8), T)
+        .await
+        .unwrap();
+    assert!(first.get("result").is_some(), "{first}");
     // No FIN, no RST: the link just stops carrying anything.
     proxy.silence();
     let start = Instant::now();

@@ -33,7 +33,7 @@ use crate::Reply;
 mod resources;
 
 #[cfg(feature = "resources")]
-pub(crate) use resources::Listing;
+pub(crate) use resources::{Listing, Values};
 #[cfg(feature = "resources")]
 pub use resources::{LiveResource, Prompt, PromptArgument, Reader, Resource};
 

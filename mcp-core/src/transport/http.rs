@@ -12,7 +12,19 @@
 //! Before either: [`check_host_and_origin`] (DNS-rebinding protection and the exact-origin rule:
 //! 403) and [`check_post`] (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`]
 //! for a GET stream. Every header these read is parsed by its grammar (authorities, origins,
-//! media types), never searched for a substring. After the engine: map
+//! media types), never searched for a substring.
+//!
+//! **Sessions.** Anyone who reaches the endpoint may send `initialize`, so a server that keeps a
+//! bounded table of legacy sessions must make room for a new one only by ending a session nobody
+//! uses: never one whose engine has a running task
+//! ([`Server::has_running_tasks`](crate::Server::has_running_tasks)) or holds a call for a
+//! person's answer ([`Server::holds_call`](crate::Server::holds_call): the question would vanish
+//! from the device, and the press meant for it would answer nothing), nor one with an open
+//! stream or a request in flight. When every session is in use, the new `initialize` gets 503
+//! with `Retry-After` and a JSON-RPC error echoing its id (`mcp_host` in `examples/mcp-host` does
+//! this).
+//!
+//! After the engine: map
 //! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
 //! notifications precede the response.
 //!
@@ -34,7 +46,7 @@ use core::fmt::Write as _;
 
 use crate::server::Status;
 use crate::wire::frame::{Frame, Member};
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Found, JsonStr};
+use crate::wire::json::{Found, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::request::{Id, Message};
 use crate::wire::response::{ErrorCode, write_error};
 use crate::wire::writer::Writer;
@@ -77,7 +89,7 @@ impl Refusal {
     /// Writes the JSON-RPC error body, echoing the request id when the body had a valid one.
     /// Returns its length (0 if `out` is too small).
     pub fn write_body(&self, body: &[u8], out: &mut [u8]) -> usize {
-        let id = match Message::parse(body, DEFAULT_MAX_DEPTH) {
+        let id = match Message::parse(body, MAX_DEPTH_LIMIT) {
             Ok(Message::Request(r)) => Some(r.id),
             _ => None,
         };
@@ -579,7 +591,7 @@ fn is_legacy_version(v: &[u8]) -> bool {
 pub fn route<'h>(headers: &'h (impl Headers + ?Sized), body: &[u8]) -> Route<'h> {
     let version = headers.header(PROTOCOL_VERSION).map(trim);
     // `params._meta`'s protocol version, as the engine's checking pass records it.
-    let meta_version = Frame::parse(body, DEFAULT_MAX_DEPTH)
+    let meta_version = Frame::parse(body, MAX_DEPTH_LIMIT)
         .is_ok_and(|frame| frame.get(Member::ProtocolVersion) != Found::Absent);
     if meta_version || version.is_some_and(|v| !is_legacy_version(v)) {
         Route::Stateless
@@ -600,7 +612,7 @@ pub fn check_stateless_headers(
     headers: &(impl Headers + ?Sized),
     body: &[u8],
 ) -> Result<(), Refusal> {
-    let Ok(frame) = Frame::parse(body, DEFAULT_MAX_DEPTH) else {
+    let Ok(frame) = Frame::parse(body, MAX_DEPTH_LIMIT) else {
         // Not JSON: the engine answers (parse error).
         return Ok(());
     };
@@ -772,9 +784,11 @@ pub fn write_sse_event(
     if w.fits() { w.needed() } else { 0 }
 }
 
-/// The id of a request body, for errors a transport writes itself.
+/// The id of a request body, for errors a transport writes itself: read as deep as the checker
+/// can follow ([`MAX_DEPTH_LIMIT`]), so that a request nested deeper than an engine reads is
+/// still answered with its id.
 pub fn request_id(body: &[u8]) -> Option<Id<'_>> {
-    match Message::parse(body, DEFAULT_MAX_DEPTH) {
+    match Message::parse(body, MAX_DEPTH_LIMIT) {
         Ok(Message::Request(r)) => Some(r.id),
         _ => None,
     }
