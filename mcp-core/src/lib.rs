@@ -21,6 +21,7 @@
 //! | [`registry`] | the [`Tool`] builder and the bounded tool table | tools |
 //! | [`server`] | session state and dispatch ([`Server::handle`]) | session |
 //! | [`transport`] | framing helpers: stdio lines, the xiaozhi envelope, Streamable HTTP rules | none |
+//! | `testing` | a small MCP client for host tests (feature `testing`, std) | a client's |
 //!
 //! Each layer uses only the ones above it in this table.
 //!
@@ -128,6 +129,8 @@ pub mod registry;
 pub mod result;
 pub mod schema;
 pub mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 pub mod wire;
 
