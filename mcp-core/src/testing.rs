@@ -222,9 +222,9 @@ pub struct Client<'t, C, K: Capacities = Caps<16>, R: Runner<C> = Blocking> {
     out: Vec<u8>,
     principal: Principal,
     peer: Peer,
-    /// `Some`: the client's own session, lent with each message (a transport that serves several
+    /// `Some`: each peer's own session, lent with its messages (a transport that serves several
     /// clients with one engine).
-    session: Option<Session>,
+    sessions: Option<Vec<(Peer, Session)>>,
     /// Every request carries the 2026-07-28 `_meta`.
     stateless: bool,
     elicitation: bool,
@@ -299,7 +299,7 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
             out: vec![0; 16 * 1024],
             principal: Principal::Model,
             peer: Peer::ONLY,
-            session: None,
+            sessions: None,
             stateless: false,
             elicitation: false,
             tasks: false,
@@ -334,13 +334,13 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
         self
     }
 
-    /// Sends as `peer`, with a session of its own lent with each message
-    /// ([`Input::peer`], [`Input::session`]): one client of a transport that serves several
-    /// with one engine (MCP over MQTT).
+    /// Sends as `peer`, each peer with a session of its own lent with its messages
+    /// ([`Input::peer`], [`Input::session`]): a client of a transport that serves several with
+    /// one engine (MCP over MQTT). [`set_peer`](Self::set_peer) switches between them.
     #[must_use]
     pub fn with_peer(mut self, peer: Peer) -> Self {
         self.peer = peer;
-        self.session = Some(self.server.new_session());
+        self.sessions = Some(Vec::new());
         self
     }
 
@@ -370,6 +370,14 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
     /// Who is calling from now on.
     pub fn set_principal(&mut self, principal: Principal) {
         self.principal = principal;
+    }
+
+    /// Which peer sends from now on ([`Input::peer`]): another client of the same engine. With
+    /// [`with_peer`](Self::with_peer) each peer keeps its own session (a new one for a peer not
+    /// seen before); otherwise the engine's own session serves every peer, as on a link that
+    /// tells peers apart but keeps no session per peer.
+    pub fn set_peer(&mut self, peer: Peer) {
+        self.peer = peer;
     }
 
     /// The engine.
@@ -485,7 +493,12 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
     /// When the output buffer is too small for any answer, or what the engine wrote is not JSON.
     pub fn send_bytes(&mut self, bytes: &[u8]) -> Answer {
         let mut input = Input::new(bytes, self.principal).peer(self.peer);
-        if let Some(session) = self.session {
+        let peer = self.peer;
+        if let Some(sessions) = &self.sessions {
+            let session = sessions
+                .iter()
+                .find(|(p, _)| *p == peer)
+                .map_or_else(|| self.server.new_session(), |(_, s)| *s);
             input = input.session(session);
         }
         let mut notes = Vec::new();
@@ -500,8 +513,11 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
                 &mut notify,
             )
             .expect("the output buffer holds an answer");
-        if let Some(session) = handled.session {
-            self.session = Some(session);
+        if let (Some(sessions), Some(session)) = (&mut self.sessions, handled.session) {
+            match sessions.iter_mut().find(|(p, _)| *p == peer) {
+                Some(kept) => kept.1 = session,
+                None => sessions.push((peer, session)),
+            }
         }
         let written = self
             .out
