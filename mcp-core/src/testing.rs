@@ -211,6 +211,10 @@ fn block_on<F: Future>(f: F) -> F::Output {
     }
 }
 
+/// What a firmware's main loop does each turn besides polling the engine
+/// ([`Client::with_main_loop`]).
+pub type MainLoop<'t, C, K> = fn(&mut Server<'t, C, K>, &mut C, u64);
+
 /// A client of one [`Server`] serving one board, for host tests (see the [module](self)).
 ///
 /// `K` is the server's capacities, `R` how it is driven ([`Blocking`], or [`Async`] from
@@ -232,7 +236,7 @@ pub struct Client<'t, C, K: Capacities = Caps<16>, R: Runner<C> = Blocking> {
     next_id: i64,
     now_ms: u64,
     step_ms: u64,
-    clock: Option<fn(&mut C, u64)>,
+    main_loop: Option<MainLoop<'t, C, K>>,
     /// Messages polled on the way to something else, returned by the next poll.
     unread: Vec<Answer>,
 }
@@ -306,7 +310,7 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
             next_id: 1,
             now_ms: 0,
             step_ms: 10,
-            clock: None,
+            main_loop: None,
             unread: Vec::new(),
         }
     }
@@ -344,11 +348,28 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
         self
     }
 
-    /// Calls `clock(board, now_ms)` whenever the test clock moves, so that the board's simulated
-    /// devices keep the engine's time (a motor moves, a relay settles).
+    /// What the firmware's main loop does besides polling the engine, run whenever the test
+    /// clock moves: `main_loop(server, board, now_ms)` gives the board's simulated devices the
+    /// time (a motor moves, a relay settles) and publishes what its sensor watches report.
+    ///
+    /// ```
+    /// # use mcp_core::testing::Client;
+    /// # use mcp_core::{Caps, Config, Server};
+    /// struct Board { now_ms: u64, temperature_changed: bool }
+    /// let server: Server<'static, Board, Caps<4>> = Server::new(Config::new("b", "1"));
+    /// let board = Board { now_ms: 0, temperature_changed: false };
+    /// let mut client = Client::new(server, board).with_main_loop(|server, board, now| {
+    ///     board.now_ms = now;
+    ///     if board.temperature_changed {
+    ///         server.publish("device://sensors/temperature");
+    ///     }
+    /// });
+    /// client.advance(100);
+    /// assert_eq!(client.board().now_ms, 100);
+    /// ```
     #[must_use]
-    pub fn with_clock(mut self, clock: fn(&mut C, u64)) -> Self {
-        self.clock = Some(clock);
+    pub fn with_main_loop(mut self, main_loop: MainLoop<'t, C, K>) -> Self {
+        self.main_loop = Some(main_loop);
         self
     }
 
@@ -686,11 +707,12 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
         written
     }
 
-    /// Sets the test clock (and the board's, [`with_clock`](Self::with_clock)) without polling.
+    /// Sets the test clock, and runs the [main loop](Self::with_main_loop) at that time, without
+    /// polling the engine.
     pub fn set_now(&mut self, now_ms: u64) {
         self.now_ms = now_ms;
-        if let Some(clock) = self.clock {
-            clock(&mut self.board, now_ms);
+        if let Some(main_loop) = self.main_loop {
+            main_loop(&mut self.server, &mut self.board, now_ms);
         }
     }
 

@@ -39,7 +39,7 @@ fn demo(faults: Faults) -> Rig {
     server.register_all(Board::TOOLS).unwrap();
     Client::new(server, Board::new(faults, false))
         .with_principal(Principal::User)
-        .with_clock(|board, now| board.sim.set_time(now))
+        .with_main_loop(|_, board, now| board.sim.set_time(now))
         .with_step(50)
 }
 

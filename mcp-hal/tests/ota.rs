@@ -46,7 +46,7 @@ fn device(
     board.firmware.slot.attach(storage);
     Client::new(server, board)
         .with_principal(Principal::User)
-        .with_clock(|board, now| board.sim.set_time(now))
+        .with_main_loop(|_, board, now| board.sim.set_time(now))
         .with_step(50)
 }
 
