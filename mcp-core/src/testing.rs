@@ -15,6 +15,7 @@
 //! ([`advance`](Client::advance)) for tasks, held calls and resource updates.
 //!
 //! ```
+//! # #[cfg(all(feature = "confirm", feature = "modern"))] {
 //! use mcp_core::testing::Client;
 //! use mcp_core::{Args, Caps, Config, Confirm, Evidence, Level, Output, Param, Reading, Reply, Server, Tool, ToolResult};
 //! use serde_json::json;
@@ -55,12 +56,14 @@
 //! let asked = client.call("self.garage_door.set", json!({"open": true}));
 //! assert_eq!(asked.result_type(), Some("input_required"));
 //! assert!(client.decline(&asked).text().starts_with("Not confirmed"));
+//! # }
 //! ```
 //!
 //! A client without elicitation (a xiaozhi backend, 2024-11-05) gets the question on the
 //! device, whose button the test presses:
 //!
 //! ```
+//! # #[cfg(feature = "confirm")] {
 //! # use mcp_core::testing::Client;
 //! # use mcp_core::{Args, Caps, Config, Confirm, Output, Reply, Server, Tool, ToolResult};
 //! # use serde_json::json;
@@ -77,6 +80,7 @@
 //! let done = client.press(true);
 //! assert_eq!(done.text(), "true");
 //! assert_eq!(*client.board(), 1);
+//! # }
 //! ```
 //!
 //! Async tools ([`Tool::new_async`](crate::Tool::new_async), mcp-hal's `kits::asynch`) are served
@@ -360,8 +364,9 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
     /// let board = Board { now_ms: 0, temperature_changed: false };
     /// let mut client = Client::new(server, board).with_main_loop(|server, board, now| {
     ///     board.now_ms = now;
+    ///     # #[cfg(feature = "resources")]
     ///     if board.temperature_changed {
-    ///         server.publish("device://sensors/temperature");
+    ///         server.publish("device://sensors/temperature"); // feature `resources`
     ///     }
     /// });
     /// client.advance(100);
