@@ -137,6 +137,11 @@ pub mod wire;
 #[cfg(test)]
 mod test_support;
 
+/// The Rust of this crate's README, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct Readme;
+
 pub use registry::{
     Annotations, Audience, Confirm, Handler, RegisterError, Registry, TaskSupport, Tool,
 };
