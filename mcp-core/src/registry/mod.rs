@@ -550,6 +550,7 @@ pub struct RegisterError {
 /// What is wrong with a tool at registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum RegisterErrorKind {
     /// The table already holds `N` tools.
     #[error("the tool table is full")]

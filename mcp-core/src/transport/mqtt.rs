@@ -168,6 +168,7 @@ const CLIENT_CAPABILITY_PREFIX: &str = "$mcp-client/capability/";
 /// Why an id or a server name cannot be used in a topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum NameError {
     /// Empty, or (a server name) with an empty level: `a//b`, `/a`, `a/`.
     #[error("empty, or an empty topic level")]
@@ -516,6 +517,7 @@ pub const BUSY_CODE: i32 = -32000;
 /// Why a server refuses a new client session ([`write_busy`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Busy {
     /// Every one of its `sessions` client sessions is in use, and none may be replaced.
     Full {

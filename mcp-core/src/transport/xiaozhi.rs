@@ -215,11 +215,13 @@ pub fn wrap(
     inner: impl FnOnce(&mut [u8]) -> usize,
 ) -> usize {
     let mut w = Writer::new(out);
-    w.raw(b"{");
-    if let Some(id) = session_id {
-        w.key("session_id");
-        w.string(id);
-        w.raw(b",");
+    match session_id {
+        Some(id) => {
+            w.raw(protocol::SESSION_ENVELOPE_OPEN);
+            w.string(id);
+            w.raw(b",");
+        }
+        None => w.raw(b"{"),
     }
     w.raw(protocol::MCP_PAYLOAD);
     if !w.fits() {
