@@ -106,12 +106,12 @@ use core::task::{Context, Poll, Waker};
 
 use serde_json::{Map, Value, json};
 
-use crate::ToolResult;
 use crate::server::{
     Call, Capacities, Caps, HandleError, Handled, Input, MODERN_REVISION, Notify, Peer, Polled,
     Principal, Server, Session,
 };
 use crate::wire::frame::Member;
+use crate::{Level, ToolResult};
 
 /// The 2026-07-28 tasks extension's key in the client's capabilities.
 const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -903,9 +903,20 @@ impl Answer {
         self.result()?.get("evidence")
     }
 
-    /// The evidence level: `scheduled`, `applied`, `read_back` or `measured`.
-    pub fn level(&self) -> Option<&str> {
-        self.evidence()?["level"].as_str()
+    /// The evidence level.
+    ///
+    /// # Panics
+    /// When the evidence names a level this crate does not know.
+    pub fn level(&self) -> Option<Level> {
+        let named = self.evidence()?["level"].as_str()?;
+        let levels = [
+            Level::Scheduled,
+            Level::Applied,
+            Level::ReadBack,
+            Level::Measured,
+        ];
+        let level = levels.into_iter().find(|l| l.as_str() == named);
+        Some(level.unwrap_or_else(|| panic!("an unknown evidence level in {self}")))
     }
 
     /// The 2026-07-28 `resultType` (`complete`, `input_required`, `task`).

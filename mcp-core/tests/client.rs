@@ -139,7 +139,12 @@ fn the_button_answers_a_held_call_or_one_answered_already() {
     assert_eq!(refused.method(), Some("notifications/message"));
     let said = &refused.message["params"]["data"];
     assert_eq!(said["confirmed"], false, "{refused}");
-    assert!(said["reason"].as_str().unwrap().starts_with("Not confirmed"));
+    assert!(
+        said["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not confirmed")
+    );
     assert!(!client.board().on);
     // A yes runs it: the notification carries the call's result.
     client.call("self.lamp.set", json!({"on": true}));

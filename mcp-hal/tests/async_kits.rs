@@ -7,16 +7,11 @@
 //! Both start from the same state, get the same request, and must answer the same bytes; the
 //! async one must have been suspended on the way.
 #![cfg(feature = "sim")]
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")]
 
-use core::future::Future;
-use core::pin::{Pin, pin};
-use core::task::{Context, Poll, Waker};
+mod common;
+
+use common::{YieldOnce, block_on};
 
 use mcp_core::testing::Client;
 use mcp_core::{Call, Caps, Config, Input, Principal, Server, Tool};
@@ -48,23 +43,6 @@ clocked!(SimCodec, SimRelay, SimBacklight, SimSystem);
 impl<T: Clocked> Clocked for BlockingAsync<T> {
     fn set_time(&mut self, now_ms: u64) {
         self.inner_mut().set_time(now_ms);
-    }
-}
-
-/// A future that is `Pending` once (and asks to be polled again), then ready.
-#[derive(Default)]
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
     }
 }
 
@@ -399,19 +377,6 @@ impl<C: mcp_hal::audio::AudioCodec + Clocked + 'static> Async<C> {
 }
 
 // ---- sending requests ----
-
-/// Polls `f` to completion with a no-op waker; returns its output and how often it was pending.
-fn block_on<F: Future>(f: F) -> (F::Output, u32) {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut pending = 0;
-    loop {
-        match f.as_mut().poll(&mut cx) {
-            Poll::Ready(v) => return (v, pending),
-            Poll::Pending => pending += 1,
-        }
-    }
-}
 
 fn call_msg(tool: &str, args: &Value) -> String {
     json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":args}})

@@ -7,16 +7,20 @@
 //! `self.motor.move_to`): they are built with `tasks` only. The kits over test devices of their
 //! own (a capped codec, a quantized codec, a coarse backlight) are checked in every build.
 #![allow(
-    missing_docs,
     clippy::unwrap_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+    clippy::indexing_slicing,
+    reason = "a test"
+)]
 
+use mcp_core::Level::ReadBack;
+#[cfg(feature = "tasks")]
+use mcp_core::Level::{Applied, Measured, Scheduled};
 #[cfg(feature = "tasks")]
 use mcp_core::Principal;
 use mcp_core::testing::{Answer, Client};
-use mcp_core::{Caps, Config, Server, Tool};
+use mcp_core::{Caps, Config, Level, Server, Tool};
+use mcp_hal::audio::AudioCodec;
 use mcp_hal::kits::{DelayNs, Wait, audio, screen};
 #[cfg(feature = "tasks")]
 use mcp_hal::sim::{DemoBoard, Fault, SimRelay};
@@ -47,29 +51,22 @@ fn demo(faults: Faults) -> Rig {
 #[derive(Debug, PartialEq)]
 struct Cell {
     error: bool,
-    level: Option<&'static str>,
+    level: Option<Level>,
     commanded: Value,
     observed: Value,
 }
 
 fn cell(answer: &Answer) -> Cell {
-    let level = answer.level().map(|l| match l {
-        "scheduled" => "scheduled",
-        "applied" => "applied",
-        "read_back" => "read_back",
-        "measured" => "measured",
-        other => panic!("unknown level {other}"),
-    });
     let evidence = answer.evidence().cloned().unwrap_or_default();
-    Cell {
-        error: answer.is_error(),
-        level,
-        commanded: evidence["commanded"].clone(),
-        observed: evidence["observed"].clone(),
-    }
+    c(
+        answer.is_error(),
+        answer.level(),
+        evidence["commanded"].clone(),
+        evidence["observed"].clone(),
+    )
 }
 
-fn c(error: bool, level: Option<&'static str>, commanded: Value, observed: Value) -> Cell {
+fn c(error: bool, level: Option<Level>, commanded: Value, observed: Value) -> Cell {
     Cell {
         error,
         level,
@@ -153,11 +150,11 @@ fn check(fault: Option<Fault>, kit: &str) {
                     | Fault::QueueFull
                     | Fault::CodecQuantized
                     | Fault::SensorNack,
-                ) => c(false, Some("read_back"), json!(80), json!(80)),
+                ) => c(false, Some(ReadBack), json!(80), json!(80)),
                 Some(Fault::CodecNack | Fault::Timeout) => c(true, None, N, N),
-                Some(Fault::CodecClamp) => c(true, Some("read_back"), json!(80), json!(63)),
-                Some(Fault::ReadbackMismatch) => c(true, Some("read_back"), json!(80), json!(87)),
-                Some(Fault::Slow) => c(false, Some("applied"), json!(80), N),
+                Some(Fault::CodecClamp) => c(true, Some(ReadBack), json!(80), json!(63)),
+                Some(Fault::ReadbackMismatch) => c(true, Some(ReadBack), json!(80), json!(87)),
+                Some(Fault::Slow) => c(false, Some(Applied), json!(80), N),
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let wrote = !matches!(fault, Some(Fault::CodecNack | Fault::Timeout));
@@ -176,7 +173,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.screen.set_brightness", json!({"brightness": 30}));
             assert_eq!(
                 cell(&r),
-                c(false, Some("applied"), json!(30), N),
+                c(false, Some(Applied), json!(30), N),
                 "{ctx}: {r}"
             );
             assert_eq!(rig.board().sim.backlight.level().get(), 30, "{ctx}");
@@ -209,7 +206,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let expected = if refused {
                 c(true, None, N, N)
             } else {
-                c(false, Some("scheduled"), N, N)
+                c(false, Some(Scheduled), N, N)
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             assert_eq!(
@@ -223,10 +220,10 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.relay.set", json!({"on": true}));
             let expected = match fault {
                 // Stuck, 20 ms declared: waited out in the call, then a failure naming both.
-                Some(Fault::RelayStuck) => c(true, Some("measured"), json!(true), json!(false)),
+                Some(Fault::RelayStuck) => c(true, Some(Measured), json!(true), json!(false)),
                 // 2000 ms declared, beyond the 200 ms call budget: a task.
-                Some(Fault::Slow) => c(false, Some("applied"), json!(true), N),
-                _ => c(false, Some("measured"), json!(true), json!(true)),
+                Some(Fault::Slow) => c(false, Some(Applied), json!(true), N),
+                _ => c(false, Some(Measured), json!(true), json!(true)),
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             assert!(rig.board().sim.relay.coil(), "{ctx}: the coil is driven");
@@ -247,7 +244,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let expected = if refused {
                 c(true, None, N, N)
             } else {
-                c(false, Some("scheduled"), json!(500), N)
+                c(false, Some(Scheduled), json!(500), N)
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let fin = match fault {
@@ -325,7 +322,7 @@ impl mcp_hal::ErrorType for Capped {
     type Error = mcp_hal::ErrorKind;
 }
 
-impl mcp_hal::audio::AudioCodec for Capped {
+impl AudioCodec for Capped {
     fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
         mcp_hal::audio::VolumeCaps {
             max: mcp_hal::Percent::new(63).unwrap(),
@@ -352,36 +349,46 @@ impl DelayNs for NeverWaits {
     }
 }
 
-impl Wait for Capped {
+/// A board that is only its codec, which declares no settle time.
+struct Alone<C>(C);
+
+impl<C> Wait for Alone<C> {
     fn delay(&mut self) -> impl DelayNs + '_ {
         NeverWaits
     }
 }
 
-impl audio::HasCodec for Capped {
-    type Codec = Capped;
-    fn codec(&mut self) -> &mut Capped {
-        self
+impl<C: AudioCodec> audio::HasCodec for Alone<C> {
+    type Codec = C;
+    fn codec(&mut self) -> &mut C {
+        &mut self.0
+    }
+}
+
+impl<C: AudioCodec + 'static> Alone<C> {
+    const TOOLS: &'static [&'static Tool<Self>] = &[&audio::set_volume()];
+
+    /// A client of the volume kit on `codec` alone.
+    fn client(codec: C) -> Client<'static, Self, Caps<2>> {
+        let mut server = Server::new(Config::new("codec", "1"));
+        server.register_all(Self::TOOLS).unwrap();
+        Client::new(server, Alone(codec))
     }
 }
 
 #[test]
 fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
-    use mcp_hal::audio::AudioCodec as _;
-    static CAPPED_VOLUME: Tool<Capped> = audio::set_volume();
-    let mut server: Server<'static, Capped, Caps<2>> = Server::new(Config::new("capped", "1"));
-    server.register(&CAPPED_VOLUME).unwrap();
-    let mut dev = Client::new(server, Capped(SimCodec::new(Faults::NONE)));
+    let mut dev = Alone::client(Capped(SimCodec::new(Faults::NONE)));
     let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 80}));
     assert_eq!(cell(&r), c(true, None, N, N));
     assert_eq!(
         r.text(),
         "This codec's maximum volume is 63%; nothing was changed"
     );
-    assert_eq!(dev.board().0.writes(), 0);
+    assert_eq!(dev.board().0.0.writes(), 0);
     let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 63}));
-    assert_eq!(cell(&r), c(false, Some("read_back"), json!(63), json!(63)));
-    assert_eq!(dev.board_mut().volume().unwrap().get(), 63);
+    assert_eq!(cell(&r), c(false, Some(ReadBack), json!(63), json!(63)));
+    assert_eq!(dev.board_mut().0.volume().unwrap().get(), 63);
 }
 
 #[cfg(feature = "tasks")]
@@ -447,6 +454,11 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
 #[cfg(feature = "tasks")]
 #[test]
 fn cancelling_a_motor_task_issues_the_safe_stop_in_both_forms() {
+    let motion = |position, moving| mcp_hal::motor::Motion {
+        position,
+        moving,
+        stalled: false,
+    };
     for augmented in [true, false] {
         let mut rig = demo(Faults::NONE);
         let extra = if augmented {
@@ -458,28 +470,14 @@ fn cancelling_a_motor_task_issues_the_safe_stop_in_both_forms() {
         let task = r.task_id().unwrap();
         rig.advance(1000);
         // One second at 250 units/s.
-        assert_eq!(
-            rig.board().sim.motor.motion(),
-            mcp_hal::motor::Motion {
-                position: 250,
-                moving: true,
-                stalled: false
-            }
-        );
+        assert_eq!(rig.board().sim.motor.motion(), motion(250, true));
         let c = rig.request("tasks/cancel", json!({"taskId": task}));
         let c = c.result().unwrap();
         assert_eq!(c["status"], "cancelled", "augmented {augmented}");
         assert_eq!(c["statusMessage"], "Cancelled by request; safe-stop issued");
         assert_eq!(rig.board().sim.motor.stops(), 1);
         rig.advance(1000);
-        assert_eq!(
-            rig.board().sim.motor.motion(),
-            mcp_hal::motor::Motion {
-                position: 250,
-                moving: false,
-                stalled: false
-            }
-        );
+        assert_eq!(rig.board().sim.motor.motion(), motion(250, false));
         let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
         assert_eq!(s.structured().unwrap()["status"], "cancelled");
         assert_eq!(s.structured().unwrap()["stop"], "issued");
@@ -514,7 +512,7 @@ impl mcp_hal::ErrorType for Quantized {
     type Error = mcp_hal::ErrorKind;
 }
 
-impl mcp_hal::audio::AudioCodec for Quantized {
+impl AudioCodec for Quantized {
     fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
         mcp_hal::audio::VolumeCaps {
             max: mcp_hal::Percent::MAX,
@@ -535,28 +533,11 @@ impl mcp_hal::audio::AudioCodec for Quantized {
     }
 }
 
-impl Wait for Quantized {
-    fn delay(&mut self) -> impl DelayNs + '_ {
-        NeverWaits
-    }
-}
-
-impl audio::HasCodec for Quantized {
-    type Codec = Quantized;
-    fn codec(&mut self) -> &mut Quantized {
-        self
-    }
-}
-
 /// Issue 10 (2): a read-back one step off is the chip's resolution, not a failure. Every one of
 /// the 101 percentages succeeds with `read_back` evidence naming the observed step.
 #[test]
 fn a_quantized_codec_confirms_every_percentage_within_its_step() {
-    static QUANTIZED_VOLUME: Tool<Quantized> = audio::set_volume();
-    let mut server: Server<'static, Quantized, Caps<2>> =
-        Server::new(Config::new("quantized", "1"));
-    server.register(&QUANTIZED_VOLUME).unwrap();
-    let mut dev = Client::new(server, Quantized { code: 0 });
+    let mut dev = Alone::client(Quantized { code: 0 });
     let mut failed = Vec::new();
     for v in 0..=100i64 {
         let r = dev.call("self.audio_speaker.set_volume", json!({ "volume": v }));
@@ -567,7 +548,7 @@ fn a_quantized_codec_confirms_every_percentage_within_its_step() {
         }
         assert_eq!(
             cell(&r),
-            c(false, Some("read_back"), json!(v), json!(observed.get())),
+            c(false, Some(ReadBack), json!(v), json!(observed.get())),
             "{v}: {r}"
         );
         assert_eq!(r.evidence().unwrap()["tolerance"], 2, "{v}: {r}");
@@ -596,7 +577,7 @@ fn the_sim_quantized_codec_confirms_every_percentage_and_the_status_agrees() {
         assert!((observed - v).abs() <= 2, "{v} stored as {observed}");
         assert_eq!(
             cell(&r),
-            c(false, Some("read_back"), json!(v), json!(observed)),
+            c(false, Some(ReadBack), json!(v), json!(observed)),
             "{v}: {r}"
         );
         assert_eq!(r.evidence().unwrap()["tolerance"], 2, "{v}: {r}");
@@ -662,7 +643,7 @@ fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
         off += usize::from(observed != v);
         assert_eq!(
             cell(&r),
-            c(false, Some("read_back"), json!(v), json!(observed)),
+            c(false, Some(ReadBack), json!(v), json!(observed)),
             "{v}: {r}"
         );
         assert_eq!(r.evidence().unwrap()["tolerance"], 3, "{v}: {r}");

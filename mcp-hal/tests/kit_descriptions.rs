@@ -6,7 +6,7 @@
 //! parameter descriptions, annotations) together with its confirmation question, and scanned for
 //! the name of any other tool: every kit's, the engine's status tool, and anything spelled like
 //! a xiaozhi tool name (`self.…`).
-#![allow(missing_docs, clippy::expect_used, clippy::indexing_slicing)] // a test
+#![allow(clippy::expect_used, clippy::indexing_slicing, reason = "a test")]
 
 use mcp_core::Tool;
 use mcp_core::wire::Writer;

@@ -3,16 +3,16 @@
 //! says after it (`measured` when the new version answers; a failed call after a rollback).
 //! Every refusal leaves the slot as it was.
 #![allow(
-    missing_docs,
     clippy::unwrap_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+    clippy::indexing_slicing,
+    reason = "a test"
+)]
 
 use base64::Engine as _;
 use mcp_core::server::Peer;
 use mcp_core::testing::{Answer, Client};
-use mcp_core::{Caps, Config, Principal, Server, Tool};
+use mcp_core::{Caps, Config, Level, Principal, Server, Tool};
 use mcp_hal::firmware::{BootReport, FirmwareSlot};
 use mcp_hal::kits::firmware::{self, HasFirmware, MAX_CHUNK, Ota, came_up};
 use mcp_hal::kits::system::HasSystem;
@@ -81,7 +81,7 @@ fn send_from(dev: &mut Device, at: usize, rest: &[u8]) {
             json!({"offset": at + i * MAX_CHUNK, "data": b64(piece)}),
         );
         assert!(!r.is_error(), "{r}");
-        assert_eq!(r.level(), Some("applied"));
+        assert_eq!(r.level(), Some(Level::Applied));
     }
 }
 
@@ -146,6 +146,13 @@ fn finish(dev: &mut Device, task: &str) -> (Answer, Vec<f64>) {
     panic!("the task did not finish");
 }
 
+/// A whole upgrade of `img`, announced with `sha256`: started, sent, and its task's result.
+fn upgrade(dev: &mut Device, img: &[u8], sha256: &str) -> Answer {
+    let task = start(dev, img, sha256);
+    send(dev, img);
+    finish(dev, &task).0
+}
+
 #[test]
 fn an_upgrade_is_verified_restarts_on_trial_and_is_measured_when_the_new_version_answers() {
     let mut dev = fresh();
@@ -199,7 +206,7 @@ fn an_upgrade_is_verified_restarts_on_trial_and_is_measured_when_the_new_version
         structured(&trial),
         &json!({"running":"1.1.0","boot":"trial","attempted":"1.1.0","previous":"1.0.0"})
     );
-    assert_eq!(trial.level(), Some("measured"));
+    assert_eq!(trial.level(), Some(Level::Measured));
     // The firmware confirms itself once it has answered.
     came_up(&mut dev.board_mut().firmware).unwrap();
     let up = firmware_status(&mut dev);
@@ -216,11 +223,9 @@ fn a_hash_that_does_not_match_discards_the_image_and_arms_nothing() {
     let img = image("demo", "6.6.6", 2000);
     let mut other = img.clone();
     other[100] ^= 1;
-    let task = start(&mut dev, &img, &sha(&other));
-    send(&mut dev, &img);
-    let (result, _) = finish(&mut dev, &task);
+    let result = upgrade(&mut dev, &img, &sha(&other));
     assert!(result.is_error());
-    assert_eq!(result.level(), Some("read_back"));
+    assert_eq!(result.level(), Some(Level::ReadBack));
     let text = result.text();
     assert!(text.contains("does not match the sha256 given"), "{text}");
     assert!(text.ends_with("safe-stop issued"), "{text}");
@@ -240,13 +245,11 @@ fn an_image_the_bootloader_cannot_start_is_rolled_back_and_the_status_says_so() 
     let mut dev = fresh();
     // Hashed correctly, but built for another board.
     let img = image("other-board", "2.0.0", 100);
-    let task = start(&mut dev, &img, &sha(&img));
-    send(&mut dev, &img);
-    assert!(!finish(&mut dev, &task).0.is_error());
+    assert!(!upgrade(&mut dev, &img, &sha(&img)).is_error());
     let mut dev = restart(dev);
     let status = firmware_status(&mut dev);
     assert!(status.is_error());
-    assert_eq!(status.level(), Some("measured"));
+    assert_eq!(status.level(), Some(Level::Measured));
     assert_eq!(
         status.text(),
         "Firmware 2.0.0 did not come up (the bootloader could not start it); the bootloader rolled back and 1.0.0 runs — measured"
@@ -257,9 +260,7 @@ fn an_image_the_bootloader_cannot_start_is_rolled_back_and_the_status_says_so() 
 fn a_trial_that_restarts_before_answering_is_rolled_back() {
     let mut dev = fresh();
     let img = image("demo", "3.0.0", 10);
-    let task = start(&mut dev, &img, &sha(&img));
-    send(&mut dev, &img);
-    finish(&mut dev, &task);
+    upgrade(&mut dev, &img, &sha(&img));
     let mut dev = restart(dev);
     assert_eq!(structured(&firmware_status(&mut dev))["boot"], "trial");
     // A crash before `came_up`: the next start-up rolls back.
@@ -316,7 +317,7 @@ fn bad_pieces_and_bad_upgrades_are_refused_and_change_nothing() {
         "self.upgrade_firmware",
         json!({"size":img.len(),"sha256":digest}),
     );
-    assert_eq!(started.level(), Some("scheduled"), "{started}");
+    assert_eq!(started.level(), Some(Level::Scheduled), "{started}");
     send(&mut dev, &img[..1024]);
     // Another client's piece is refused, even at the right offset.
     dev.set_peer(Peer::new(7));
@@ -447,7 +448,7 @@ fn the_model_upgrades_only_after_a_persons_yes() {
         "nothing began"
     );
     let started = dev.press(true);
-    assert_eq!(started.level(), Some("scheduled"), "{started}");
+    assert_eq!(started.level(), Some(Level::Scheduled), "{started}");
     // The model's own client sends the pieces (write_open), and the upgrade completes.
     send(&mut dev, &img);
     dev.advance(500);
@@ -549,7 +550,7 @@ fn a_piece_the_slot_took_but_did_not_keep_is_caught_by_the_read_back() {
     dev.advance(5000);
     let result = dev.request("tasks/result", json!({"taskId": task}));
     assert!(result.is_error(), "{result}");
-    assert_eq!(result.level(), Some("read_back"));
+    assert_eq!(result.level(), Some(Level::ReadBack));
     let text = result.text();
     assert!(text.contains("does not match the sha256 given"), "{text}");
     let board = dev.board_mut();
@@ -568,9 +569,7 @@ fn an_image_version_is_escaped_and_capped_in_the_status_sentence() {
     let n = write_image_header("demo", &evil, &mut img).unwrap();
     img.truncate(n);
     img.extend([1u8; 100]);
-    let task = start(&mut dev, &img, &sha(&img));
-    send(&mut dev, &img);
-    let (result, _) = finish(&mut dev, &task);
+    let result = upgrade(&mut dev, &img, &sha(&img));
     assert!(!result.is_error(), "{result}");
     let mut dev = restart(dev);
     came_up(&mut dev.board_mut().firmware).unwrap();

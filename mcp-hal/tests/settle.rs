@@ -2,12 +2,7 @@
 //! actions whose declared settle time exceeds the call budget become tasks. Every board here runs
 //! on a simulated clock that only the delay advances, so the waits are exact.
 #![cfg(feature = "sim")]
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::unwrap_used, reason = "a test")]
 
 use mcp_core::testing::{Answer, Client};
 use mcp_core::{Caps, Config, Server, Tool};
@@ -59,9 +54,6 @@ impl relay::HasRelay for Board {
     type Relay = SimRelay;
     fn relay(&mut self) -> &mut SimRelay {
         &mut self.sim.relay
-    }
-    fn interlock(&mut self, _: bool) -> Result<(), relay::Refusal> {
-        Ok(())
     }
 }
 
@@ -152,9 +144,6 @@ impl relay::HasRelay for Laggy {
     type Relay = Laggy;
     fn relay(&mut self) -> &mut Laggy {
         self
-    }
-    fn interlock(&mut self, _: bool) -> Result<(), relay::Refusal> {
-        Ok(())
     }
 }
 
@@ -310,19 +299,27 @@ fn the_call_budget_is_the_boards_to_choose() {
         );
         assert_eq!(dev.board().sim.now_ms(), 0);
     } else {
-        assert!(r.is_error(), "{r}");
-        assert_eq!(
-            r.evidence(),
-            Some(&json!({"level":"applied","commanded":true}))
-        );
-        assert_eq!(
-            r.text(),
-            "The relay was driven but its feedback did not confirm it within this device's 10 ms \
-             call budget (the relay may take 20 ms; the feedback still reads off) — applied, not \
-             verified (commanded true)"
-        );
+        unconfirmed_relay(&r, 10, 20);
         assert_eq!(dev.board().sim.now_ms(), 10);
     }
+}
+
+/// `r` is the failed call of a relay switched on whose feedback did not confirm it within the
+/// board's `budget_ms` (the relay declaring `settle_ms`): `applied`, and a message saying so.
+fn unconfirmed_relay(r: &Answer, budget_ms: u32, settle_ms: u32) {
+    assert!(r.is_error(), "{r}");
+    assert_eq!(
+        r.evidence(),
+        Some(&json!({"level":"applied","commanded":true}))
+    );
+    assert_eq!(
+        r.text(),
+        format!(
+            "The relay was driven but its feedback did not confirm it within this device's \
+             {budget_ms} ms call budget (the relay may take {settle_ms} ms; the feedback still \
+             reads off) — applied, not verified (commanded true)"
+        )
+    );
 }
 
 /// Without `tasks`, an action longer than the budget cannot be a task: the call waits the whole
@@ -334,17 +331,7 @@ fn without_tasks_a_slow_action_waits_the_budget_and_fails_unconfirmed() {
     let mut dev = sim(Board::new(Faults::only(Fault::Slow)));
     let r = dev.call("self.relay.set", json!({"on": true}));
     assert!(!started_a_task(&r), "{r}");
-    assert!(r.is_error(), "{r}");
-    assert_eq!(
-        r.evidence(),
-        Some(&json!({"level":"applied","commanded":true}))
-    );
-    assert_eq!(
-        r.text(),
-        "The relay was driven but its feedback did not confirm it within this device's 200 ms \
-         call budget (the relay may take 2000 ms; the feedback still reads off) — applied, not \
-         verified (commanded true)"
-    );
+    unconfirmed_relay(&r, 200, 2000);
     assert_eq!(dev.board().sim.now_ms(), 200);
     let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 40}));
     assert!(r.is_error(), "{r}");
