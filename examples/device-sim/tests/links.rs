@@ -5,19 +5,14 @@
 //! (issue 23). Each time the device must notice, recover by itself (reconnect, hello again, with a
 //! backoff that grows while no session comes) and then serve `initialize` and `tools/list` as
 //! before.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{Running, device_sim, log_text};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -28,42 +23,22 @@ type Ws = WebSocketStream<TcpStream>;
 
 /// The device-sim process, its stderr collected on a thread.
 struct Sim {
-    child: Child,
+    _running: Running,
     stderr: Arc<Mutex<String>>,
 }
 
 impl Sim {
     fn start(url: &str, args: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-            .args(["--xiaozhi-ws", url])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start device-sim");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = BufReader::new(child.stderr.take().unwrap());
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            while pipe.read_line(&mut line).unwrap_or(0) > 0 {
-                sink.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
-        Sim { child, stderr }
+        let mut child = device_sim(&[&["--xiaozhi-ws", url], args].concat(), false);
+        let stderr = log_text(&mut child);
+        Sim {
+            _running: Running(child),
+            stderr,
+        }
     }
 
     fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -378,14 +353,8 @@ async fn accept_then_close_forever_backs_off_to_the_cap() {
 
 #[test]
 fn the_stdio_envelope_bounds_session_ids_too() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--envelope", "xiaozhi"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = device_sim(&["--envelope", "xiaozhi"], true);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();

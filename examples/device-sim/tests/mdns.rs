@@ -10,22 +10,16 @@
 //! the machine, and parallel runs cannot hear one another. (Linux loops multicast back on `lo`
 //! without its `MULTICAST` flag; the namespace does not need to set it.) Where no namespace can be
 //! made (user namespaces forbidden), the test runs on the machine's loopback with a unique name.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::{Running, device_sim, log_lines};
 use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent};
 use serde_json::{Value, json};
 
@@ -34,15 +28,6 @@ const INSIDE: &str = "DEVICE_SIM_MDNS_NETNS";
 /// Every wait of this test.
 const WAIT: Duration = Duration::from_secs(10);
 const SERVICE_TYPE: &str = "_mcp._tcp.local.";
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Runs test `name` of this binary again inside a fresh network namespace whose only
 /// interface is `lo`; fails with the namespace's own output when it fails. Returns `false`
@@ -147,25 +132,10 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
     let instance = format!("test-{}-{nanos:08x}", std::process::id());
     let fullname = format!("{instance}.{SERVICE_TYPE}");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &instance])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut sim = Sim(child);
+    let args = ["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &instance];
+    let mut sim = Running(device_sim(&args, false));
     // Its log, line by line, on a thread (reads block), so that every wait is bounded.
-    let (tx, log) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let log = log_lines(&mut sim.0);
     let deadline = Instant::now() + WAIT;
     let mut lines = Vec::new();
     let mut served = None;
@@ -308,25 +278,9 @@ const VETH_LAN: &str = "ip link set lo up && ip link add mcp0 type veth peer nam
 
 /// Starts device-sim with `args` (an `--http` and `--mdns-name` among them) and waits until it
 /// serves and advertises `fullname`; returns it, its log so far and on, and the port.
-fn start_advertising(args: &[&str], fullname: &str) -> (Sim, mpsc::Receiver<String>, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let sim = Sim(child);
-    let (tx, log) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+fn start_advertising(args: &[&str], fullname: &str) -> (Running, mpsc::Receiver<String>, u16) {
+    let mut sim = Running(device_sim(args, false));
+    let log = log_lines(&mut sim.0);
     let deadline = Instant::now() + WAIT;
     let (mut port, mut advertised, mut lines) = (None, false, Vec::new());
     while port.is_none() || !advertised {

@@ -2,31 +2,16 @@
 //! mosquitto started by the test, discovered by their presence and called, and gone (their
 //! wills) when the process dies. With `--ui`, the page shows the board the MQTT device drives,
 //! and its button confirms what that device holds.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{api, state_until};
+use common::{Running, api, device_sim, log_lines, state_until};
 use mqtt_fleet::{Broker, Client};
 use serde_json::{Value, json};
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 const T: Duration = Duration::from_secs(10);
 
@@ -35,20 +20,12 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
     let Some(broker) = Broker::for_test() else {
         return;
     };
-    let mut sim = Sim(Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args([
-            "--mqtt",
-            &broker.url(),
-            "--device-id",
-            "sim",
-            "--devices",
-            "12",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start device-sim"));
+    let url = broker.url();
+    let mut sim = Running(device_sim(
+        &["--mqtt", &url, "--device-id", "sim", "--devices", "12"],
+        false,
+    ));
+    let _log = log_lines(&mut sim.0);
     let client = Client::connect(&broker.url(), "sim-tester").unwrap();
     assert!(
         client.wait_for_online(12, T).await,
@@ -106,17 +83,7 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
     let Some(broker) = Broker::for_test() else {
         return;
     };
-    let url = broker.url();
-    let sim = tokio::task::spawn_blocking(move || {
-        common::start(&["--mqtt", &url, "--device-id", "held", "--confirm"])
-    })
-    .await
-    .unwrap();
-    let sim = std::sync::Arc::new(sim);
-    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
-        let sim = sim.clone();
-        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
-    };
+    let sim = confirming_sim(broker.url(), "held").await;
     let client = Client::connect(&broker.url(), "ui-tester").unwrap();
     assert!(client.wait_for_online(1, T).await, "{:?}", client.devices());
     client.initialize("held", T).await.unwrap();
@@ -132,9 +99,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
         .await
         .unwrap();
     assert_eq!(call["result"]["evidence"]["level"], "read_back", "{call}");
-    let s = on_page("the volume set over MQTT", |s| s["speaker"]["volume"] == 35)
-        .await
-        .unwrap();
+    let s = on_page(&sim, "the volume set over MQTT", |s| {
+        s["speaker"]["volume"] == 35
+    })
+    .await;
     assert_eq!(
         s["device"]["transports"],
         json!([format!("mqtt {} as held", broker.url())])
@@ -144,11 +112,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
         "params":{"name":"self.relay.set","arguments":{"on":true}}});
     let mut answer = client.expect_answer("held", &json!(2));
     client.send("held", relay.to_string()).await.unwrap();
-    let s = on_page("the MQTT call waiting on the page", |s| {
+    let s = on_page(&sim, "the MQTT call waiting on the page", |s| {
         s["confirmation"]["tool"] == "self.relay.set"
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s["confirmation"]["on_device"], true, "{s:#}");
     assert_eq!(s["relay"]["on"], false);
     // The press confirms it.
@@ -159,11 +126,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
             .unwrap();
     assert_eq!(status, 200);
     assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
-    on_page("the relay on, nothing waiting", |s| {
+    on_page(&sim, "the relay on, nothing waiting", |s| {
         s["relay"]["on"] == true && s["confirmation"].is_null()
     })
-    .await
-    .unwrap();
+    .await;
     // The MQTT client hears the outcome: the call's own answer when it was held inside the call,
     // or, after an `awaiting_confirmation` answer, the outcome notification (logger
     // `confirmation`).
@@ -211,17 +177,7 @@ async fn one_client_never_answers_another_clients_confirmation() {
     let Some(broker) = Broker::for_test() else {
         return;
     };
-    let url = broker.url();
-    let sim = tokio::task::spawn_blocking(move || {
-        common::start(&["--mqtt", &url, "--device-id", "shared", "--confirm"])
-    })
-    .await
-    .unwrap();
-    let sim = std::sync::Arc::new(sim);
-    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
-        let sim = sim.clone();
-        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
-    };
+    let sim = confirming_sim(broker.url(), "shared").await;
     let alice = Client::connect(&broker.url(), "alice").unwrap();
     let bob = Client::connect(&broker.url(), "bob").unwrap();
     assert!(alice.wait_for_online(1, T).await, "{:?}", alice.devices());
@@ -257,11 +213,10 @@ async fn one_client_never_answers_another_clients_confirmation() {
         )
         .await
         .unwrap();
-    let s = on_page("Alice's reboot waiting on the device", |s| {
+    let s = on_page(&sim, "Alice's reboot waiting on the device", |s| {
         s["confirmation"]["tool"] == "self.reboot"
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s["confirmation"]["on_device"], true, "{s:#}");
     assert!(
         alice
@@ -283,11 +238,10 @@ async fn one_client_never_answers_another_clients_confirmation() {
         .unwrap();
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let s = on_page("still waiting for the button", |s| {
+    let s = on_page(&sim, "still waiting for the button", |s| {
         s["confirmation"]["tool"] == "self.reboot"
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s["reboot"]["scheduled"], 0, "Bob's yes ran nothing: {s:#}");
     assert!(answer.try_recv().is_err(), "Alice has no answer yet");
     // The press decides; the outcome is Alice's call's answer, and Bob hears nothing of it.
@@ -315,26 +269,26 @@ async fn one_client_never_answers_another_clients_confirmation() {
 }
 
 /// Starts `device-sim --mqtt URL --device-id ID` and collects its stderr lines on a thread.
-fn mqtt_sim(url: &str, id: &str) -> (Sim, std::sync::mpsc::Receiver<String>) {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--mqtt", url, "--device-id", id])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
+fn mqtt_sim(url: &str, id: &str) -> (Running, std::sync::mpsc::Receiver<String>) {
+    let mut child = device_sim(&["--mqtt", url, "--device-id", id], false);
+    let rx = log_lines(&mut child);
+    (Running(child), rx)
+}
+
+/// `device-sim --mqtt URL --device-id ID --confirm` with its page (`--ui`): the device holds a
+/// call for its button, which the page presses.
+async fn confirming_sim(url: String, id: &'static str) -> Arc<common::Sim> {
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--mqtt", &url, "--device-id", id, "--confirm"])
     });
-    (Sim(child), rx)
+    Arc::new(sim.await.unwrap())
+}
+
+/// The page's state once `ok` holds (`what` names it), waited for on a blocking thread.
+async fn on_page(sim: &Arc<common::Sim>, what: &'static str, ok: fn(&Value) -> bool) -> Value {
+    let sim = sim.clone();
+    let state = tokio::task::spawn_blocking(move || state_until(&sim, what, ok));
+    state.await.unwrap()
 }
 
 /// The lines that came within `wait`, until one satisfies `stop`.

@@ -1,108 +1,28 @@
 //! The real device-sim binary on its network transports: `--http` (Streamable HTTP, plain
 //! HTTP/1.1 requests written by hand) and `--xiaozhi-ws` (a backend-style WebSocket server).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use common::{ACCEPT, JSON, exchange, header, next_text, start_http};
+use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `device-sim --http 127.0.0.1:0 ARGS` and returns it with the address it serves.
-fn start_http(args: &[&str]) -> (Sim, String) {
-    let mut sim = Sim(Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim"));
-    let mut stderr = BufReader::new(sim.0.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "device-sim exited"
-        );
-        if let Some(rest) = line
-            .trim()
-            .strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
-        {
-            let addr = rest.strip_suffix("/mcp").unwrap().to_string();
-            // Keep draining stderr so the child never blocks on it.
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return (sim, addr);
-        }
-    }
-}
-
-/// One HTTP/1.1 request; returns the status, the headers (lower-case names) and the body.
+/// One request to `/mcp`: the status, the headers (lower-case names) and the body.
 fn request(
     addr: &str,
     method: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    (status, headers, body.to_string())
+    exchange(addr, method, "/mcp", headers, body)
 }
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
 #[test]
 fn http_serves_a_legacy_session_and_the_stateless_revision() {
@@ -234,7 +154,7 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         .unwrap()
         .unwrap();
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
+    let hello = next_text(&mut ws, Duration::from_secs(5)).await;
     assert_eq!(hello["features"]["mcp"], true);
     ws.send(Message::text(
         json!({"type":"hello","session_id":"abc"}).to_string(),
@@ -253,7 +173,7 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         ))
         .await
         .unwrap();
-        let answer = next_text(&mut ws).await;
+        let answer = next_text(&mut ws, Duration::from_secs(5)).await;
         assert_eq!(answer["session_id"], "abc");
         assert_eq!(answer["payload"]["id"], id);
         if id == 2 {
@@ -280,17 +200,4 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         err.contains("hello from the server, session \"abc\""),
         "{err}"
     );
-}
-
-async fn next_text(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
 }

@@ -2,13 +2,7 @@
 //! subscribed — and, with nothing moving the readings, no update is ever written (the noise-free
 //! simulated sensors stay under their kits' thresholds; the update path itself is tested in
 //! `src/sensors.rs` and mcp-hal's `tests/resources.rs`).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};

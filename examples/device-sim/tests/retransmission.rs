@@ -6,20 +6,17 @@
 //! at 40 (the third call ran) and that `self.get_device_status` agrees; where a transport has
 //! sessions, it also checks that a real retransmission is answered from the first answer without
 //! running again.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
+
+mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{Running, device_sim, log_text};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -37,7 +34,7 @@ fn volume(v: i64) -> Value {
 
 /// The device-sim process, its stderr collected on a thread.
 struct Sim {
-    child: Child,
+    _running: Running,
     stdin: Option<ChildStdin>,
     stdout: Option<BufReader<ChildStdout>>,
     stderr: Arc<Mutex<String>>,
@@ -45,27 +42,12 @@ struct Sim {
 
 impl Sim {
     fn start(args: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start device-sim");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = BufReader::new(child.stderr.take().unwrap());
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            while pipe.read_line(&mut line).unwrap_or(0) > 0 {
-                sink.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
+        let mut child = device_sim(args, true);
+        let stderr = log_text(&mut child);
         Sim {
             stdin: child.stdin.take(),
             stdout: child.stdout.take().map(BufReader::new),
-            child,
+            _running: Running(child),
             stderr,
         }
     }
@@ -96,13 +78,6 @@ impl Sim {
 
     fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -2,14 +2,11 @@
 //! CA made at test time: `wss://` to a backend whose certificate chains to `--ca-file` reaches a
 //! session; a wrong root, an expired certificate and one for another name are refused, and the
 //! log says which; `mqtts://` to mosquitto's TLS listener publishes the device's presence.
+#![allow(clippy::restriction, reason = "a test")]
 #![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::result_large_err
-)] // a test (tungstenite's handshake callback returns its large error type)
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback returns its large error type"
+)]
 
 mod common;
 
@@ -17,7 +14,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use common::next_text;
+use futures_util::SinkExt;
 use mqtt_fleet::certs::{Issued, TestCa, Validity};
 use mqtt_fleet::{Broker, Client};
 use rustls::pki_types::pem::PemObject;
@@ -78,7 +76,7 @@ async fn wss_backend(listener: TcpListener, server: Issued) -> Seen {
             })
             .await
             .unwrap();
-        let hello = next_text(&mut ws).await;
+        let hello = next_text(&mut ws, Duration::from_secs(10)).await;
         assert_eq!(hello["type"], "hello");
         ws.send(Message::text(
             json!({"type":"hello","transport":"websocket","session_id":"tls-1"}).to_string(),
@@ -89,26 +87,10 @@ async fn wss_backend(listener: TcpListener, server: Issued) -> Seen {
             "method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},
             "clientInfo":{"name":"backend","version":"1"}}}});
         ws.send(Message::text(init.to_string())).await.unwrap();
-        let answer = next_text(&mut ws).await;
+        let answer = next_text(&mut ws, Duration::from_secs(10)).await;
         seen.initialized = answer["payload"]["result"]["protocolVersion"] == "2024-11-05";
         ws.close(None).await.unwrap();
         return seen;
-    }
-}
-
-async fn next_text<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>) -> Value
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
     }
 }
 
@@ -237,6 +219,20 @@ fn an_unreadable_ca_file_is_refused_before_connecting() {
 /// `--mqtt mqtts://localhost:PORT --ca-file ca.pem`: the device reaches mosquitto's TLS
 /// listener and publishes its presence, seen by a client on the broker's plain listener; with
 /// the wrong root it never does, and its log says why.
+/// `device-sim --mqtt URL --device-id ID --ca-file` with `ca`'s certificate, killed when
+/// dropped; its stderr goes to `stderr`.
+fn mqtts_device(url: &str, id: &str, ca: &TestCa, stderr: Stdio) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--mqtt", url, "--device-id", id, "--ca-file"])
+        .arg(&ca.pem)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
     let ca = TestCa::new("broker-ca").unwrap();
@@ -246,15 +242,7 @@ async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
     };
     let url = broker.tls_url().unwrap();
     let client = Client::connect(&broker.url(), "tls-watcher").unwrap();
-    let mut good = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--mqtt", &url, "--device-id", "tls-dev", "--ca-file"])
-        .arg(&ca.pem)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut good = mqtts_device(&url, "tls-dev", &ca, Stdio::null());
     assert!(
         client.wait_for_online(1, Duration::from_secs(15)).await,
         "{:?}",
@@ -269,15 +257,7 @@ async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
 
     // The wrong root: the device retries, refused each time, and says why.
     let other = TestCa::new("someone-else").unwrap();
-    let mut bad = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--mqtt", &url, "--device-id", "tls-bad", "--ca-file"])
-        .arg(&other.pem)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut bad = mqtts_device(&url, "tls-bad", &other, Stdio::piped());
     let mut err = bad.stderr.take().unwrap();
     let mut log = String::new();
     let _ = tokio::time::timeout(Duration::from_secs(5), async {
@@ -480,7 +460,7 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
         })
         .await
         .unwrap();
-        let hello = next_text(&mut ws).await;
+        let hello = next_text(&mut ws, Duration::from_secs(10)).await;
         assert_eq!(hello["type"], "hello");
         auth
     });

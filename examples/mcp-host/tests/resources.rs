@@ -1,13 +1,7 @@
 //! Live resources through the HTTP host: the board says what changed after each tick
 //! (`Board::changed`), the host publishes it on every engine, and a subscribed 2025 session gets
 //! one `notifications/resources/updated` on its `GET` stream per change.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,13 +1,7 @@
 //! Faults on a real mosquitto: the broker killed and restarted mid-run, a device's connection
 //! dropped mid-call, a link gone silent. No call executes twice, every call is answered or
 //! reported lost, and the devices come back by themselves.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,12 +1,6 @@
 //! MCP over MQTT on a real mosquitto: discovery by presence, calls on per-client RPC topics,
 //! redelivered requests, delivery reports, departures, and the checks on peers' ids.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -5,13 +5,7 @@
 //!   legitimate clients out of the device's client table (bug 8);
 //! - a client that clears or forges the device's retained presence must not make the device
 //!   vanish from discovery, or be shown as something else (bug 10).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::time::Duration;
 
