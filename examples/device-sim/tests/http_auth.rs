@@ -12,7 +12,8 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{ACCEPT, JSON, head, header, parse_response, start, state, state_until};
+use common::exchange as request;
+use common::{ACCEPT, JSON, header, parse_response, start, state, state_until};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "dev1ce-T0ken_with.all~chars+/==";
@@ -53,17 +54,6 @@ fn complete(raw: &[u8]) -> Option<usize> {
     })?;
     let total = head.len() + 4 + len;
     (raw.len() >= total).then_some(total)
-}
-
-/// One request to `path` with `Connection: close`.
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    exchange(addr, &head(addr, method, path, headers, body, true), "")
 }
 
 /// A 2026-07-28 `tools/call` that switches the relay on, and its headers.

@@ -12,14 +12,11 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Running, device_sim, log_text};
+use common::{Running, Ws, device_sim, log_text, next_text, xiaozhi_ask, xiaozhi_handshake};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-
-type Ws = WebSocketStream<TcpStream>;
 
 /// The device-sim process, its stderr collected on a thread.
 struct Sim {
@@ -59,47 +56,14 @@ async fn next_tcp(listener: &TcpListener, within: Duration, sim: &Sim) -> TcpStr
     }
 }
 
-async fn next_text(ws: &mut Ws) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a frame within 10 s")
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
-}
-
-/// Upgrades `tcp`, reads the device's hello and answers with the server hello for `sid`.
-async fn handshake(tcp: TcpStream, sid: &str) -> Ws {
-    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
-    assert_eq!(hello["type"], "hello");
-    assert_eq!(hello["features"]["mcp"], true);
-    ws.send(Message::text(
-        json!({"type":"hello","transport":"websocket","session_id": sid}).to_string(),
-    ))
-    .await
-    .unwrap();
-    ws
-}
-
-async fn ask(ws: &mut Ws, sid: &str, payload: Value) -> Value {
-    let msg = json!({"session_id": sid, "type": "mcp", "payload": payload});
-    ws.send(Message::text(msg.to_string())).await.unwrap();
-    next_text(ws).await
-}
-
 /// What a backend does first on every connection, as xinnan's does: initialize, then list.
 async fn initialize_and_list(ws: &mut Ws, sid: &str) {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05",
         "capabilities":{},"clientInfo":{"name":"backend","version":"1"}}});
-    let answer = ask(ws, sid, init).await;
+    let answer = xiaozhi_ask(ws, sid, init).await;
     assert_eq!(answer["session_id"], sid, "{answer}");
     assert_eq!(answer["payload"]["result"]["protocolVersion"], "2024-11-05");
-    let answer = ask(
+    let answer = xiaozhi_ask(
         ws,
         sid,
         json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
@@ -117,7 +81,7 @@ async fn a_silent_backend_is_declared_dead_and_the_device_reconnects() {
         &url,
         &["--ws-ping-interval", "0.2", "--ws-dead-after", "0.8"],
     );
-    let mut ws = handshake(
+    let mut ws = xiaozhi_handshake(
         next_tcp(&listener, Duration::from_secs(10), &sim).await,
         "s-1",
     )
@@ -138,7 +102,7 @@ async fn a_silent_backend_is_declared_dead_and_the_device_reconnects() {
     assert!(log.contains("dead link"), "{log}");
     assert!(log.contains("reconnecting in"), "{log}");
     // The device says hello again and serves the backend as before.
-    let mut again = handshake(tcp, "s-2").await;
+    let mut again = xiaozhi_handshake(tcp, "s-2").await;
     initialize_and_list(&mut again, "s-2").await;
     drop(ws);
 }
@@ -154,7 +118,7 @@ async fn a_backend_that_never_upgrades_hits_the_handshake_timeout_and_is_retried
     assert!(since.elapsed() >= Duration::from_millis(300));
     let log = sim.log();
     assert!(log.contains("connection attempt timed out"), "{log}");
-    let mut ws = handshake(tcp, "s-1").await;
+    let mut ws = xiaozhi_handshake(tcp, "s-1").await;
     initialize_and_list(&mut ws, "s-1").await;
     drop(stuck);
 }
@@ -182,7 +146,10 @@ async fn a_message_beyond_the_device_limit_is_closed_with_1009_then_the_device_c
     let sim = Sim::start(&url, &[]);
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    assert_eq!(next_text(&mut ws).await["type"], "hello");
+    assert_eq!(
+        next_text(&mut ws, Duration::from_secs(10)).await["type"],
+        "hello"
+    );
     // A hello whose session_id is a megabyte: far beyond what a device holds.
     // The device may close before all of it is written (the send then fails with a broken
     // pipe): it is sent from its own task while its close frame is read.
@@ -202,12 +169,15 @@ async fn a_message_beyond_the_device_limit_is_closed_with_1009_then_the_device_c
     let log = sim.log();
     assert!(log.contains("1009 message too big"), "{log}");
     assert!(log.len() < 16 * 1024, "the log grew to {} bytes", log.len());
-    let mut ws = handshake(tcp, "s-2").await;
+    let mut ws = xiaozhi_handshake(tcp, "s-2").await;
     initialize_and_list(&mut ws, "s-2").await;
     let padded = json!({"session_id":"s-2","type":"mcp","padding":"p".repeat(30_000),
         "payload":{"jsonrpc":"2.0","id":3,"method":"ping"}});
     ws.send(Message::text(padded.to_string())).await.unwrap();
-    assert_eq!(next_text(&mut ws).await["payload"]["id"], 3);
+    assert_eq!(
+        next_text(&mut ws, Duration::from_secs(10)).await["payload"]["id"],
+        3
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -217,7 +187,10 @@ async fn unusable_session_ids_are_never_echoed_or_logged() {
     let sim = Sim::start(&url, &["--ws-max-message", "4194304"]);
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    assert_eq!(next_text(&mut ws).await["type"], "hello");
+    assert_eq!(
+        next_text(&mut ws, Duration::from_secs(10)).await["type"],
+        "hello"
+    );
     let megabyte = "m".repeat(1 << 20);
     let control = "s-1\u{1b}[2J\nforged log line";
     for bad in [megabyte.as_str(), control, &"y".repeat(129)] {
@@ -230,7 +203,7 @@ async fn unusable_session_ids_are_never_echoed_or_logged() {
             {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05",
             "capabilities":{},"clientInfo":{"name":"b","version":"1"}}}});
         ws.send(Message::text(msg.to_string())).await.unwrap();
-        let answer = next_text(&mut ws).await;
+        let answer = next_text(&mut ws, Duration::from_secs(10)).await;
         assert!(
             answer.get("session_id").is_none(),
             "echoed: {:.200}",
@@ -285,7 +258,7 @@ async fn a_dropped_hello_is_recovered_within_15_s_with_the_default_hello_timeout
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let accepted = tokio::time::Instant::now();
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
+    let hello = next_text(&mut ws, Duration::from_secs(10)).await;
     assert_eq!(hello["type"], "hello");
     assert!(
         accepted.elapsed() < Duration::from_secs(1),
@@ -297,7 +270,7 @@ async fn a_dropped_hello_is_recovered_within_15_s_with_the_default_hello_timeout
     assert_eq!(close, Some((1000, "no hello".to_string())), "{}", sim.log());
     assert!(gave_up >= Duration::from_millis(9_900), "{gave_up:?}");
     let tcp = next_tcp(&listener, Duration::from_secs(3), &sim).await;
-    let mut ws = handshake(tcp, "s-2").await;
+    let mut ws = xiaozhi_handshake(tcp, "s-2").await;
     initialize_and_list(&mut ws, "s-2").await;
     let recovered = accepted.elapsed();
     assert!(recovered < Duration::from_secs(15), "{recovered:?}");

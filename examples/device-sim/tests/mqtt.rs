@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Running, api, device_sim, log_lines, state_until};
+use mcp_hal::kits::audio;
 use mqtt_fleet::{Broker, Client};
 use serde_json::{Value, json};
 
@@ -49,13 +50,7 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
         );
         let volume = i64::try_from(i).unwrap() * 5;
         let call = client
-            .request(
-                id,
-                2,
-                "tools/call",
-                json!({"name":"self.audio_speaker.set_volume","arguments":{"volume":volume}}),
-                T,
-            )
+            .call_tool(id, 2, audio::NAME, json!({ "volume": volume }), T)
             .await
             .unwrap();
         let evidence = &call["result"]["evidence"];
@@ -89,11 +84,11 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
     client.initialize("held", T).await.unwrap();
     // One board: a volume set over MQTT is the page's volume.
     let call = client
-        .request(
+        .call_tool(
             "held",
             1,
-            "tools/call",
-            json!({"name":"self.audio_speaker.set_volume","arguments":{"volume":35}}),
+            "self.audio_speaker.set_volume",
+            json!({"volume":35}),
             T,
         )
         .await

@@ -16,8 +16,8 @@ use std::process::{ChildStdin, ChildStdout};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Running, device_sim, log_text};
-use futures_util::{SinkExt, StreamExt};
+use common::{Running, Ws, device_sim, log_text, next_text, xiaozhi_ask, xiaozhi_handshake};
+use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -300,41 +300,16 @@ fn http_stateless_ids_reused_by_different_clients_and_idempotency_keys() {
     assert_eq!(http_volume(&addr), 55);
 }
 
-async fn next_text(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a frame within 10 s")
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
-}
-
-type Ws = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
-
 async fn accept(listener: &tokio::net::TcpListener, sid: &str) -> Ws {
     let (tcp, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
         .await
         .expect("the device connects")
         .unwrap();
-    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
-    assert_eq!(hello["type"], "hello");
-    ws.send(Message::text(
-        json!({"type":"hello","transport":"websocket","session_id": sid}).to_string(),
-    ))
-    .await
-    .unwrap();
-    ws
+    xiaozhi_handshake(tcp, sid).await
 }
 
 async fn ask(ws: &mut Ws, sid: &str, payload: Value) -> Value {
-    let msg = json!({"session_id": sid, "type": "mcp", "payload": payload});
-    ws.send(Message::text(msg.to_string())).await.unwrap();
-    next_text(ws).await["payload"].clone()
+    xiaozhi_ask(ws, sid, payload).await["payload"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -353,7 +328,7 @@ async fn xiaozhi_websocket_a_call_resent_after_a_reconnect_runs_once_and_is_deli
     let reboot = call(2, "self.reboot", json!({}));
     let msg = json!({"session_id": "s-1", "type": "mcp", "payload": reboot});
     ws.send(Message::text(msg.to_string())).await.unwrap();
-    let first = next_text(&mut ws).await["payload"].clone();
+    let first = next_text(&mut ws, Duration::from_secs(10)).await["payload"].clone();
     drop(ws);
     sim.wait_log("self.reboot ran; its answer", 1);
     // The device reconnects by itself; the backend resumes session s-1 and sends the call again

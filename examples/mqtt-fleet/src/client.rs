@@ -348,6 +348,23 @@ impl Client {
         self.call(device, id, method, params, 1, timeout).await
     }
 
+    /// `tools/call` of `tool` with `arguments`, one attempt: the whole response object.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request).
+    pub async fn call_tool(
+        &self,
+        device: &str,
+        id: i64,
+        tool: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let params = json!({"name": tool, "arguments": arguments});
+        self.request(device, id, "tools/call", params, timeout)
+            .await
+    }
+
     /// A request, sent again (the same bytes, the same id) up to `attempts` times while no
     /// answer comes within `timeout`; the whole response object.
     ///

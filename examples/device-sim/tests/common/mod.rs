@@ -431,6 +431,32 @@ fn within_5_s(rx: &mpsc::Receiver<Value>, what: &str, ok: impl Fn(&Value) -> boo
     next_within(rx, Duration::from_secs(5), ok).unwrap_or_else(|| panic!("no {what} within 5 s"))
 }
 
+/// A xiaozhi backend's side of a device's WebSocket.
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
+
+/// Upgrades `tcp` as a xiaozhi backend, reads the device's hello and answers with the server
+/// hello for session `sid`.
+pub async fn xiaozhi_handshake(tcp: tokio::net::TcpStream, sid: &str) -> Ws {
+    use futures_util::SinkExt;
+    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+    let hello = next_text(&mut ws, Duration::from_secs(10)).await;
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["features"]["mcp"], true);
+    let server_hello =
+        serde_json::json!({"type":"hello","transport":"websocket","session_id": sid});
+    ws.send(server_hello.to_string().into()).await.unwrap();
+    ws
+}
+
+/// Sends `payload` to the device in session `sid`'s envelope; the next message (the answer's
+/// envelope).
+pub async fn xiaozhi_ask(ws: &mut Ws, sid: &str, payload: Value) -> Value {
+    use futures_util::SinkExt;
+    let msg = serde_json::json!({"session_id": sid, "type": "mcp", "payload": payload});
+    ws.send(msg.to_string().into()).await.unwrap();
+    next_text(ws, Duration::from_secs(10)).await
+}
+
 /// The next text message of a WebSocket, parsed, within `wait`.
 pub async fn next_text<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>, wait: Duration) -> Value
 where
