@@ -6,13 +6,13 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{ACCEPT, JSON, exchange, header, next_text, start_http};
-use futures_util::SinkExt;
+use common::{
+    ACCEPT, JSON, device_sim, device_sim_output, exchange, header, log_text, start_http,
+    xiaozhi_ask, xiaozhi_handshake,
+};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
 /// One request to `/mcp`: the status, the headers (lower-case names) and the body.
 fn request(
@@ -123,10 +123,7 @@ fn http_closes_slow_heads_and_short_bodies_within_its_timeouts() {
 
 #[test]
 fn http_refuses_a_bad_address() {
-    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "nowhere"])
-        .output()
-        .unwrap();
+    let out = device_sim_output(&["--http", "nowhere"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--http wants"));
 }
@@ -135,32 +132,17 @@ fn http_refuses_a_bad_address() {
 async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args([
-            "--xiaozhi-ws",
-            &url,
-            "--once",
-            "--ws-header",
-            "Device-Id: 11:22:33:44:55:66",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let device_id = "Device-Id: 11:22:33:44:55:66";
+    let mut child = device_sim(
+        &["--xiaozhi-ws", &url, "--once", "--ws-header", device_id],
+        false,
+    );
+    let log = log_text(&mut child);
     let (tcp, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
         .await
         .unwrap()
         .unwrap();
-    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws, Duration::from_secs(5)).await;
-    assert_eq!(hello["features"]["mcp"], true);
-    ws.send(Message::text(
-        json!({"type":"hello","session_id":"abc"}).to_string(),
-    ))
-    .await
-    .unwrap();
+    let mut ws = xiaozhi_handshake(tcp, "abc").await;
     for (id, msg) in [
         (
             1,
@@ -168,12 +150,7 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         ),
         (2, json!({"jsonrpc":"2.0","id":2,"method":"tools/list"})),
     ] {
-        ws.send(Message::text(
-            json!({"session_id":"abc","type":"mcp","payload":msg}).to_string(),
-        ))
-        .await
-        .unwrap();
-        let answer = next_text(&mut ws, Duration::from_secs(5)).await;
+        let answer = xiaozhi_ask(&mut ws, "abc", msg).await;
         assert_eq!(answer["session_id"], "abc");
         assert_eq!(answer["payload"]["id"], id);
         if id == 2 {
@@ -187,17 +164,17 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         }
     }
     ws.close(None).await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+    // `--once`: the device ends with the link.
+    let waited = tokio::task::spawn_blocking(move || child.wait());
+    let status = tokio::time::timeout(Duration::from_secs(10), waited)
         .await
+        .unwrap()
         .unwrap()
         .unwrap();
     assert!(status.success());
-    let mut err = String::new();
-    tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut err)
-        .await
-        .unwrap();
+    let log = log.lock().unwrap().clone();
     assert!(
-        err.contains("hello from the server, session \"abc\""),
-        "{err}"
+        log.contains("hello from the server, session \"abc\""),
+        "{log}"
     );
 }

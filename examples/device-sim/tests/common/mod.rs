@@ -30,14 +30,29 @@ impl Drop for Running {
 /// `device-sim ARGS`: stdin and stdout piped when `piped` (for `--stdio`), else closed; stderr
 /// piped (read it with [`log_lines`] or [`log_text`], or the child may block on it).
 pub fn device_sim(args: &[&str], piped: bool) -> Child {
+    run(Command::new(env!("CARGO_BIN_EXE_device-sim")), args, piped)
+}
+
+/// `command ARGS` started: stdin and stdout piped when `piped`, else closed; stderr piped.
+fn run(mut command: Command, args: &[&str], piped: bool) -> Child {
     let io = || if piped { Stdio::piped() } else { Stdio::null() };
-    Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(args)
-        .stdin(io())
-        .stdout(io())
+    let started = command.args(args).stdin(io()).stdout(io());
+    started
         .stderr(Stdio::piped())
         .spawn()
         .expect("start device-sim")
+}
+
+/// `device-sim ARGS` run to its end (an option it refuses, `--list-tools`): its output.
+pub fn device_sim_output(args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_device-sim"));
+    command.args(args).output().expect("run device-sim")
+}
+
+/// The `field` of every item of `message.result[list]` (the `uri` of each listed resource).
+pub fn listed<'a>(message: &'a Value, list: &str, field: &str) -> Vec<&'a str> {
+    let items = message["result"][list].as_array().unwrap();
+    items.iter().map(|i| i[field].as_str().unwrap()).collect()
 }
 
 /// The lines of `child`'s stderr as they come, read on a thread.
@@ -130,15 +145,8 @@ pub fn start_with_fd_limit(nofile: u32, args: &[&str]) -> Sim {
     spawn(sh, args)
 }
 
-fn spawn(mut command: Command, args: &[&str]) -> Sim {
-    let mut child = command
-        .args(["--ui", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
+fn spawn(command: Command, args: &[&str]) -> Sim {
+    let mut child = run(command, &[&["--ui", "127.0.0.1:0"], args].concat(), true);
     let wants_http = args.contains(&"--http");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let (mut ui, mut http) = (None, None);
