@@ -39,10 +39,11 @@ impl Sim {
     }
 }
 
-async fn listen() -> (TcpListener, String) {
+/// A backend listening on loopback, and device-sim connecting to it with `args`.
+async fn connecting(args: &[&str]) -> (TcpListener, Sim) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
-    (listener, url)
+    (listener, Sim::start(&url, args))
 }
 
 /// The next TCP connection from the device, within `within`.
@@ -76,11 +77,8 @@ async fn initialize_and_list(ws: &mut Ws, sid: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_backend_is_declared_dead_and_the_device_reconnects() {
-    let (listener, url) = listen().await;
-    let sim = Sim::start(
-        &url,
-        &["--ws-ping-interval", "0.2", "--ws-dead-after", "0.8"],
-    );
+    let (listener, sim) =
+        connecting(&["--ws-ping-interval", "0.2", "--ws-dead-after", "0.8"]).await;
     let mut ws = xiaozhi_handshake(
         next_tcp(&listener, Duration::from_secs(10), &sim).await,
         "s-1",
@@ -109,8 +107,7 @@ async fn a_silent_backend_is_declared_dead_and_the_device_reconnects() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backend_that_never_upgrades_hits_the_handshake_timeout_and_is_retried() {
-    let (listener, url) = listen().await;
-    let sim = Sim::start(&url, &["--ws-connect-timeout", "0.4"]);
+    let (listener, sim) = connecting(&["--ws-connect-timeout", "0.4"]).await;
     // The first attempt: TCP accepted, the upgrade request never answered.
     let stuck = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let since = tokio::time::Instant::now();
@@ -141,9 +138,8 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_beyond_the_device_limit_is_closed_with_1009_then_the_device_comes_back() {
-    let (listener, url) = listen().await;
     // Defaults: the limit is four pages (4 x 8000 bytes).
-    let sim = Sim::start(&url, &[]);
+    let (listener, sim) = connecting(&[]).await;
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
     assert_eq!(
@@ -182,9 +178,8 @@ async fn a_message_beyond_the_device_limit_is_closed_with_1009_then_the_device_c
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unusable_session_ids_are_never_echoed_or_logged() {
-    let (listener, url) = listen().await;
     // A limit high enough to let a 1 MiB session_id through to the envelope parser.
-    let sim = Sim::start(&url, &["--ws-max-message", "4194304"]);
+    let (listener, sim) = connecting(&["--ws-max-message", "4194304"]).await;
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
     assert_eq!(
@@ -253,8 +248,7 @@ async fn a_dropped_hello_is_recovered_within_15_s_with_the_default_hello_timeout
     // configuration (it waits 1 s for it): here the device's first hello. Defaults only: the
     // device waits its 10 s for the backend's hello, closes, reconnects after the first backoff
     // step (0.5-1 s), and this time gets a session.
-    let (listener, url) = listen().await;
-    let sim = Sim::start(&url, &[]);
+    let (listener, sim) = connecting(&[]).await;
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let accepted = tokio::time::Instant::now();
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
@@ -287,11 +281,8 @@ async fn accept_then_close_forever_backs_off_to_the_cap() {
     // header is missing, sends a line of text and closes — gives no session: every such
     // connection makes the next wait longer, up to the cap (short steps here: 0.1 s doubling
     // to 0.8 s; the defaults are 1 s to 30 s).
-    let (listener, url) = listen().await;
-    let sim = Sim::start(
-        &url,
-        &["--ws-backoff-first", "0.1", "--ws-backoff-max", "0.8"],
-    );
+    let (listener, sim) =
+        connecting(&["--ws-backoff-first", "0.1", "--ws-backoff-max", "0.8"]).await;
     let mut accepted = Vec::new();
     for _ in 0..7 {
         let tcp = next_tcp(&listener, Duration::from_secs(5), &sim).await;

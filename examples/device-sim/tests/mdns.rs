@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{Running, device_sim, log_lines};
+use common::{Running, device_sim, device_sim_output, log_lines};
 use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent};
 use serde_json::{Value, json};
 
@@ -133,30 +133,8 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
     let fullname = format!("{instance}.{SERVICE_TYPE}");
 
     let args = ["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &instance];
-    let mut sim = Running(device_sim(&args, false));
     // Its log, line by line, on a thread (reads block), so that every wait is bounded.
-    let log = log_lines(&mut sim.0);
-    let deadline = Instant::now() + WAIT;
-    let mut lines = Vec::new();
-    let mut served = None;
-    let mut advertised = false;
-    while served.is_none() || !advertised {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = log.recv_timeout(left).unwrap_or_else(|_| {
-            panic!("device-sim did not say where it serves and what it advertises: {lines:#?}")
-        });
-        if let Some(rest) =
-            line.strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
-        {
-            served = Some(rest.strip_suffix("/mcp").unwrap().to_string());
-        }
-        if line.starts_with(&format!("device-sim: advertising {fullname} ")) {
-            advertised = true;
-        }
-        lines.push(line);
-    }
-    let served = served.unwrap();
-    let port: u16 = served.rsplit_once(':').unwrap().1.parse().unwrap();
+    let (mut sim, log, port) = start_advertising(&args, &fullname);
 
     // Browse and resolve, as a client that knows nothing but the service type.
     let (browser, events) = loopback_browser();
@@ -235,6 +213,7 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
         status.success(),
         "device-sim exited with {status} on SIGTERM"
     );
+    let mut lines = Vec::new();
     while let Ok(line) = log.recv_timeout(Duration::from_secs(1)) {
         lines.push(line);
     }
@@ -249,22 +228,14 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
 
 #[test]
 fn mdns_needs_http_and_a_usable_name() {
-    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .arg("--mdns")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = device_sim_output(&["--mdns"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--http"), "{stderr}");
 
     // A name longer than a DNS label is refused before anything is served.
     let long = "x".repeat(64);
-    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &long])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = device_sim_output(&["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &long]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 to 63 bytes"), "{stderr}");

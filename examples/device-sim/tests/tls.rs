@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::next_text;
+use common::{accept_seeing, next_text};
 use futures_util::SinkExt;
 use mqtt_fleet::certs::{Issued, TestCa, Validity};
 use mqtt_fleet::{Broker, Client};
@@ -450,19 +450,7 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
     );
     let backend = tokio::spawn(async move {
         let (tcp, _) = ws_listener.accept().await.unwrap();
-        let mut auth = None;
-        let mut ws = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
-            auth = req
-                .headers()
-                .get("authorization")
-                .map(|v| v.to_str().unwrap().to_string());
-            Ok(resp)
-        })
-        .await
-        .unwrap();
-        let hello = next_text(&mut ws, Duration::from_secs(10)).await;
-        assert_eq!(hello["type"], "hello");
-        auth
+        accept_seeing(tcp, "authorization").await.1
     });
     let ota = Ota {
         ws,

@@ -348,6 +348,29 @@ impl Client {
         self.call(device, id, method, params, 1, timeout).await
     }
 
+    /// A client `id` of the broker at `broker`, once `device` is online, initialized with it
+    /// (2025-11-25).
+    ///
+    /// # Errors
+    /// No connection, `device` not online within `timeout`, or its `initialize` unanswered.
+    pub async fn initialized(
+        broker: &str,
+        id: &str,
+        device: &str,
+        timeout: Duration,
+    ) -> Result<Client, String> {
+        let client = Client::connect(broker, id)?;
+        let online = |d: &BTreeMap<String, Presence>| d.get(device).is_some_and(|p| p.online);
+        if !client.wait_until(timeout, online).await {
+            return Err(format!("{device} is not online"));
+        }
+        client
+            .initialize(device, timeout)
+            .await
+            .map_err(|e| format!("initialize {device}: {e}"))?;
+        Ok(client)
+    }
+
     /// `tools/call` of `tool` with `arguments`, one attempt: the whole response object.
     ///
     /// # Errors

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mcp_core::server::Delivery;
 use mcp_host::HostEvent;
-use mqtt_fleet::devices::{self, Device, Ledger, answered, eventually, recorder};
+use mqtt_fleet::devices::{self, Device, Ledger, answered, eventually, ledger_device, recorder};
 use mqtt_fleet::{Broker, CallError, Client};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -255,11 +255,10 @@ async fn a_device_connection_dropped_mid_call_comes_back_and_the_call_runs_once(
     let Some(broker) = broker() else { return };
     let proxy = Proxy::start(broker.port()).await;
     let (hook, events) = recorder();
-    let opts = devices::quick(&proxy.url(), "ledger-p", "devices/ledger").on_event(hook);
-    let dev = Device::spawn(opts, devices::ledger_engine(), Ledger::default());
-    let client = Client::connect(&broker.url(), "patient").unwrap();
-    assert!(client.wait_for_online(1, T).await);
-    client.initialize("ledger-p", T).await.unwrap();
+    let dev = ledger_device(&proxy.url(), "ledger-p", |o| o.on_event(hook));
+    let client = Client::initialized(&broker.url(), "patient", "ledger-p", T)
+        .await
+        .unwrap();
     let ok = client
         .call_tool("ledger-p", 1, "self.ledger.append", json!({"entry": 1}), T)
         .await
@@ -336,11 +335,10 @@ async fn a_silent_link_is_found_dead_by_the_keep_alive_and_the_device_reconnects
     let Some(broker) = broker() else { return };
     let proxy = Proxy::start(broker.port()).await;
     let (hook, events) = recorder();
-    let opts = devices::quick(&proxy.url(), "ledger-s", "devices/ledger").on_event(hook);
-    let dev = Device::spawn(opts, devices::ledger_engine(), Ledger::default());
-    let client = Client::connect(&broker.url(), "observer").unwrap();
-    assert!(client.wait_for_online(1, T).await);
-    client.initialize("ledger-s", T).await.unwrap();
+    let dev = ledger_device(&proxy.url(), "ledger-s", |o| o.on_event(hook));
+    let client = Client::initialized(&broker.url(), "observer", "ledger-s", T)
+        .await
+        .unwrap();
     // No FIN, no RST: the link just stops carrying anything.
     proxy.silence();
     let start = Instant::now();

@@ -93,9 +93,9 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
     let url = broker.url();
     let (hook, events) = recorder();
     let dev = ledger_device(&url, "ledger-1", |o| o.on_event(hook));
-    let a = Client::connect(&url, "client-a").unwrap();
-    assert!(a.wait_for_online(1, T).await);
-    a.initialize("ledger-1", T).await.unwrap();
+    let a = Client::initialized(&url, "client-a", "ledger-1", T)
+        .await
+        .unwrap();
 
     // QoS 1 may deliver a request twice: the same bytes arrive again.
     let request =
@@ -115,9 +115,9 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
 
     // Another client on the same device also starts its ids at 1: its call runs, and neither
     // gets the other's answer.
-    let b = Client::connect(&url, "client-b").unwrap();
-    assert!(b.wait_for_online(1, T).await);
-    b.initialize("ledger-1", T).await.unwrap();
+    let b = Client::initialized(&url, "client-b", "ledger-1", T)
+        .await
+        .unwrap();
     let answer = b
         .call_tool("ledger-1", 1, "self.ledger.append", json!({"entry": 8}), T)
         .await

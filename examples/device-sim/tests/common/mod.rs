@@ -3,6 +3,10 @@
 //! on a thread, and WebSocket messages.
 #![allow(dead_code, reason = "each test file uses some")]
 #![allow(clippy::restriction, reason = "test helpers")]
+#![allow(
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback returns its large error type"
+)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -454,6 +458,32 @@ pub async fn xiaozhi_handshake(tcp: tokio::net::TcpStream, sid: &str) -> Ws {
         serde_json::json!({"type":"hello","transport":"websocket","session_id": sid});
     ws.send(server_hello.to_string().into()).await.unwrap();
     ws
+}
+
+/// Upgrades `tcp` as a backend, keeping the upgrade request's header `name` (lower case), and
+/// reads the device's hello; the socket and the header's value.
+pub async fn accept_seeing<S>(
+    tcp: S,
+    name: &str,
+) -> (tokio_tungstenite::WebSocketStream<S>, Option<String>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    let mut seen = None;
+    let keep = |req: &Request, resp: Response| {
+        seen = req
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string());
+        Ok(resp)
+    };
+    let mut ws = tokio_tungstenite::accept_hdr_async(tcp, keep)
+        .await
+        .unwrap();
+    let hello = next_text(&mut ws, Duration::from_secs(10)).await;
+    assert_eq!(hello["type"], "hello");
+    (ws, seen)
 }
 
 /// Sends `payload` to the device in session `sid`'s envelope; the next message (the answer's
