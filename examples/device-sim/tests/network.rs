@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::{
-    ACCEPT, JSON, device_sim, device_sim_output, exchange, header, log_text, start_http,
+    ACCEPT, JSON, device_sim, device_sim_output, exchange, head, header, log_text, start_http,
     xiaozhi_ask, xiaozhi_handshake,
 };
 use serde_json::{Value, json};
@@ -100,16 +100,18 @@ fn http_closes_slow_heads_and_short_bodies_within_its_timeouts() {
     let mut slow = TcpStream::connect(&addr).unwrap();
     slow.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
         .unwrap();
+    // A head that announces 100 bytes of body, and 10 of them.
     let mut short = TcpStream::connect(&addr).unwrap();
-    short
-        .write_all(
-            format!(
-                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let whole = head(
+        &addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT],
+        &" ".repeat(100),
+        false,
+    );
+    let sent = whole.len() - 90;
+    short.write_all(&whole.as_bytes()[..sent]).unwrap();
     let (got, closed) = read_until_closed(&mut slow, Duration::from_secs(3));
     assert!(
         closed && !got.starts_with("HTTP/1.1 2"),
