@@ -75,13 +75,9 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
 /// going to that client.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
-    let Some(broker) = Broker::for_test() else {
+    let Some((broker, sim, client)) = confirming_sim("held", "ui-tester").await else {
         return;
     };
-    let sim = confirming_sim(broker.url(), "held").await;
-    let client = Client::connect(&broker.url(), "ui-tester").unwrap();
-    assert!(client.wait_for_online(1, T).await, "{:?}", client.devices());
-    client.initialize("held", T).await.unwrap();
     // One board: a volume set over MQTT is the page's volume.
     let call = client
         .call_tool(
@@ -169,15 +165,11 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
 /// nothing of hers, and the outcome of her call goes to her only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_never_answers_another_clients_confirmation() {
-    let Some(broker) = Broker::for_test() else {
+    let Some((broker, sim, alice)) = confirming_sim("shared", "alice").await else {
         return;
     };
-    let sim = confirming_sim(broker.url(), "shared").await;
-    let alice = Client::connect(&broker.url(), "alice").unwrap();
     let bob = Client::connect(&broker.url(), "bob").unwrap();
-    assert!(alice.wait_for_online(1, T).await, "{:?}", alice.devices());
     assert!(bob.wait_for_online(1, T).await, "{:?}", bob.devices());
-    alice.initialize("shared", T).await.unwrap();
     // Bob declares elicitation at his initialize.
     let init = bob.expect_answer("shared", &json!(0));
     bob.send_control(
@@ -270,13 +262,20 @@ fn mqtt_sim(url: &str, id: &str) -> (Running, std::sync::mpsc::Receiver<String>)
     (Running(child), rx)
 }
 
-/// `device-sim --mqtt URL --device-id ID --confirm` with its page (`--ui`): the device holds a
-/// call for its button, which the page presses.
-async fn confirming_sim(url: String, id: &'static str) -> Arc<common::Sim> {
+/// A broker (`None`: none on this machine), `device-sim --mqtt URL --device-id ID --confirm` on
+/// it with its page (`--ui`) — the device holds a call for its button, which the page presses —
+/// and a client `who` that initialized with it.
+async fn confirming_sim(id: &'static str, who: &str) -> Option<(Broker, Arc<common::Sim>, Client)> {
+    let broker = Broker::for_test()?;
+    let url = broker.url();
     let sim = tokio::task::spawn_blocking(move || {
         common::start(&["--mqtt", &url, "--device-id", id, "--confirm"])
     });
-    Arc::new(sim.await.unwrap())
+    let sim = Arc::new(sim.await.unwrap());
+    let client = Client::initialized(&broker.url(), who, id, T)
+        .await
+        .unwrap();
+    Some((broker, sim, client))
 }
 
 /// The page's state once `ok` holds (`what` names it), waited for on a blocking thread.

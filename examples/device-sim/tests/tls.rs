@@ -25,6 +25,13 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 
+/// A listener on a free loopback port, and `url` of that port.
+async fn listening(url: fn(u16) -> String) -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = url(listener.local_addr().unwrap().port());
+    (listener, url)
+}
+
 /// A TLS acceptor serving `server`'s certificate.
 fn acceptor(server: &Issued) -> tokio_rustls::TlsAcceptor {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&server.cert)
@@ -378,22 +385,15 @@ async fn ota_server(listener: TcpListener, server: Option<Issued>, ota: Ota) {
 async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
     let ca = TestCa::new("service-ca").unwrap();
     let server = ca.issue("service", &["localhost"], Validity::Now).unwrap();
-    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ws = format!(
-        "wss://localhost:{}/xiaozhi/v1/",
-        ws_listener.local_addr().unwrap().port()
-    );
+    let (ws_listener, ws) = listening(|port| format!("wss://localhost:{port}/xiaozhi/v1/")).await;
     let backend = tokio::spawn(wss_backend(ws_listener, server.clone()));
     let ota = Ota {
         ws,
         bound: Arc::new(true.into()),
         checks: Arc::default(),
     };
-    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ota_url = format!(
-        "https://localhost:{}/xiaozhi/ota/",
-        ota_listener.local_addr().unwrap().port()
-    );
+    let (ota_listener, ota_url) =
+        listening(|port| format!("https://localhost:{port}/xiaozhi/ota/")).await;
     let ota_task = tokio::spawn(ota_server(ota_listener, Some(server), ota.clone()));
     let out = sim(vec![
         "--xiaozhi-ota".into(),
@@ -443,11 +443,7 @@ async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
 /// server stops sending `activation`), it connects where the answer says.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_activation_code_is_shown_until_the_device_is_bound() {
-    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ws = format!(
-        "ws://127.0.0.1:{}/xiaozhi/v1/",
-        ws_listener.local_addr().unwrap().port()
-    );
+    let (ws_listener, ws) = listening(|port| format!("ws://127.0.0.1:{port}/xiaozhi/v1/")).await;
     let backend = tokio::spawn(async move {
         let (tcp, _) = ws_listener.accept().await.unwrap();
         accept_seeing(tcp, "authorization").await.1
@@ -457,11 +453,8 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
         bound: Arc::new(false.into()),
         checks: Arc::default(),
     };
-    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ota_url = format!(
-        "http://127.0.0.1:{}/xiaozhi/ota/",
-        ota_listener.local_addr().unwrap().port()
-    );
+    let (ota_listener, ota_url) =
+        listening(|port| format!("http://127.0.0.1:{port}/xiaozhi/ota/")).await;
     let ota_task = tokio::spawn(ota_server(ota_listener, None, ota.clone()));
     let url = ota_url.clone();
     let sim = tokio::task::spawn_blocking(move || {

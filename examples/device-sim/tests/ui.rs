@@ -284,18 +284,14 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
         .iter()
         .filter(|e| e["tool"] == "self.relay.set")
         .collect();
-    assert_eq!(relay.len(), 1, "{calls:#?}");
+    let [relay] = relay[..] else {
+        panic!("one relay call: {calls:#?}")
+    };
+    let seen = [&relay["transport"], &relay["id"], &relay["delivery"]];
+    assert_eq!(seen, [&json!("http"), &json!("4"), &json!("written")]);
+    assert_eq!(relay["confirmed"], true);
     assert_eq!(
-        (
-            &relay[0]["transport"],
-            &relay[0]["id"],
-            &relay[0]["delivery"]
-        ),
-        (&json!("http"), &json!("4"), &json!("written"))
-    );
-    assert_eq!(relay[0]["confirmed"], true);
-    assert_eq!(
-        (&relay[0]["outcome"], &relay[0]["evidence"]),
+        (&relay["outcome"], &relay["evidence"]),
         (&json!("ok"), &json!("measured"))
     );
     let presses = entries(&s, "press");

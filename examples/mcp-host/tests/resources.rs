@@ -93,15 +93,14 @@ async fn a_subscribed_session_hears_of_each_change_once_on_its_get_stream() {
     )
     .await
     .unwrap();
-    let sub: Value = post(
-        Some(&sid),
-        json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":URI}}),
-    )
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    // A request in the session, and its JSON answer.
+    let ask = |body: Value| {
+        let sent = post(Some(&sid), body);
+        async move { sent.await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let sub =
+        ask(json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":URI}}))
+            .await;
     assert_eq!(sub["result"], json!({}));
     let get = http
         .get(&url)
@@ -138,15 +137,8 @@ async fn a_subscribed_session_hears_of_each_change_once_on_its_get_stream() {
         "{text}"
     );
     // The client reads the new value.
-    let read: Value = post(
-        Some(&sid),
-        json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":URI}}),
-    )
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    let read =
+        ask(json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":URI}})).await;
     assert_eq!(
         read["result"]["contents"][0]["text"],
         r#"{"millicelsius":31500}"#
