@@ -1,12 +1,12 @@
 //! The folders are layers (issue 11.6): wire → schema → caller → result → registry → server →
-//! transport. Each module may use only the ones before it; this test reads the sources and fails
+//! transport → testing (the host tests' client, above everything). Each module may use only the ones before it; this test reads the sources and fails
 //! on a `crate::` path that reaches forward (in code, not in doc comments).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const LAYERS: [&str; 7] = [
+const LAYERS: [&str; 8] = [
     "wire",
     "schema",
     "caller",
@@ -14,6 +14,7 @@ const LAYERS: [&str; 7] = [
     "registry",
     "server",
     "transport",
+    "testing",
 ];
 
 /// The production sources under `dir`: a `tests` folder and the crate's test helpers hold only

@@ -1,11 +1,5 @@
 //! The Streamable HTTP host through real HTTP requests against a server on an ephemeral port.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -526,23 +526,24 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                 self.clients.set_session(client.as_str(), after);
             }
         }
-        if answer.len == 0 {
-            return Ok(());
-        }
-        let mut topic = [0u8; MAX_TOPIC_LEN];
-        let rpc = self
-            .me
-            .rpc(client, &mut topic)
-            .map_err(|_| Ended::Protocol)?;
-        self.publish_out(rpc, answer.len, false, answer.receipt)
-            .await
+        self.answer(client, answer.len, answer.receipt).await
     }
 
     /// Answers a request the device does not serve in a session (see [`Busy`]).
     async fn refuse(&mut self, client: ClientId<'_>, len: usize, why: Busy) -> Result<(), Ended> {
         let msg = self.message.get(..len).unwrap_or_default();
         let n = conv::write_busy(self.out, msg, why).unwrap_or(0);
-        if n == 0 {
+        self.answer(client, n, None).await
+    }
+
+    /// Publishes the first `len` bytes of the output (nothing when 0) on `client`'s RPC topic.
+    async fn answer(
+        &mut self,
+        client: ClientId<'_>,
+        len: usize,
+        receipt: Option<Receipt>,
+    ) -> Result<(), Ended> {
+        if len == 0 {
             return Ok(());
         }
         let mut topic = [0u8; MAX_TOPIC_LEN];
@@ -550,7 +551,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             .me
             .rpc(client, &mut topic)
             .map_err(|_| Ended::Protocol)?;
-        self.publish_out(rpc, n, false, None).await
+        self.publish_out(rpc, len, false, receipt).await
     }
 
     /// Ends a client's session: forget it, unsubscribe from its topics.

@@ -9,13 +9,7 @@
 //! table refusing with "busy", a client leaving, the keep-alive holding an idle link, the
 //! connection cut (the will clears the presence, the device comes back by itself and serves
 //! the known clients without a new `initialize`; a resend across the cut runs nothing).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::net::Shutdown;
 use std::sync::{Arc, Mutex};

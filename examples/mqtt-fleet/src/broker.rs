@@ -99,31 +99,15 @@ impl Broker {
     /// # Errors
     /// As [`start`](Self::start).
     pub fn start_tls(server: &crate::certs::Issued) -> Result<Broker, String> {
-        let binary = mosquitto()?;
-        let mut last = String::new();
-        for _ in 0..3 {
-            match Self::start_on(binary.clone(), Auth::OPEN, Some(server)) {
-                Ok(b) => return Ok(b),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        Self::start_auth(Auth::OPEN, Some(server))
     }
 
     /// [`start_tls`](Self::start_tls) for a test, as [`for_test`](Self::for_test).
     ///
     /// # Panics
     /// No broker while the environment variable `CI` is set.
-    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
     pub fn for_test_tls(server: &crate::certs::Issued) -> Option<Broker> {
-        match Self::start_tls(server) {
-            Ok(b) => Some(b),
-            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
-            Err(e) => {
-                eprintln!("SKIPPED: no MQTT broker: {e}");
-                None
-            }
-        }
+        or_skip(Self::start_tls(server))
     }
 
     /// [`start`](Self::start) with a password file: only `user` with `password` may connect;
@@ -138,10 +122,11 @@ impl Broker {
 
     fn start_as(auth: Option<(&str, &str)>) -> Result<Broker, String> {
         let users = auth.map(|u| [u]);
-        Self::start_auth(Auth {
+        let auth = Auth {
             users: users.as_ref().map_or(&[], |u| u.as_slice()),
             acl: None,
-        })
+        };
+        Self::start_auth(auth, None)
     }
 
     /// [`start`](Self::start) with accounts and an ACL file (mosquitto's `acl_file`): only the
@@ -151,35 +136,28 @@ impl Broker {
     /// # Errors
     /// As [`start_with_password`](Self::start_with_password).
     pub fn start_with_acl(users: &[(&str, &str)], acl: &Path) -> Result<Broker, String> {
-        Self::start_auth(Auth {
+        let auth = Auth {
             users,
             acl: Some(acl),
-        })
+        };
+        Self::start_auth(auth, None)
     }
 
     /// [`start_with_acl`](Self::start_with_acl) for a test, as [`for_test`](Self::for_test).
     ///
     /// # Panics
     /// No broker while the environment variable `CI` is set.
-    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
     pub fn for_test_with_acl(users: &[(&str, &str)], acl: &Path) -> Option<Broker> {
-        match Self::start_with_acl(users, acl) {
-            Ok(b) => Some(b),
-            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
-            Err(e) => {
-                eprintln!("SKIPPED: no MQTT broker: {e}");
-                None
-            }
-        }
+        or_skip(Self::start_with_acl(users, acl))
     }
 
-    fn start_auth(auth: Auth<'_>) -> Result<Broker, String> {
+    fn start_auth(auth: Auth<'_>, tls: Option<&crate::certs::Issued>) -> Result<Broker, String> {
         let binary = mosquitto()?;
         // Another process may take the port between its release and mosquitto's bind: try again
         // on a new one.
         let mut last = String::new();
         for _ in 0..3 {
-            match Self::start_on(binary.clone(), auth, None) {
+            match Self::start_on(binary.clone(), auth, tls) {
                 Ok(b) => return Ok(b),
                 Err(e) => last = e,
             }
@@ -206,16 +184,8 @@ impl Broker {
         Self::for_test_as(Some((user, password)))
     }
 
-    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
     fn for_test_as(auth: Option<(&str, &str)>) -> Option<Broker> {
-        match Self::start_as(auth) {
-            Ok(b) => Some(b),
-            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
-            Err(e) => {
-                eprintln!("SKIPPED: no MQTT broker: {e}");
-                None
-            }
-        }
+        or_skip(Self::start_as(auth))
     }
 
     fn start_on(
@@ -372,5 +342,19 @@ impl Drop for Broker {
     fn drop(&mut self) {
         self.kill();
         let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A started broker, or — no mosquitto on this machine — `None` and a `SKIPPED` line on stderr;
+/// with `CI` set, a failure instead (CI installs mosquitto: a skip would pass without testing).
+#[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
+fn or_skip(started: Result<Broker, String>) -> Option<Broker> {
+    match started {
+        Ok(b) => Some(b),
+        Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no MQTT broker: {e}");
+            None
+        }
     }
 }

@@ -364,6 +364,46 @@ impl Client {
         self.call(device, id, method, params, 1, timeout).await
     }
 
+    /// A client `id` of the broker at `broker`, once `device` is online, initialized with it
+    /// (2025-11-25).
+    ///
+    /// # Errors
+    /// No connection, `device` not online within `timeout`, or its `initialize` unanswered.
+    pub async fn initialized(
+        broker: &str,
+        id: &str,
+        device: &str,
+        timeout: Duration,
+    ) -> Result<Client, String> {
+        let client = Client::connect(broker, id)?;
+        let online = |d: &BTreeMap<String, Presence>| d.get(device).is_some_and(|p| p.online);
+        if !client.wait_until(timeout, online).await {
+            return Err(format!("{device} is not online"));
+        }
+        client
+            .initialize(device, timeout)
+            .await
+            .map_err(|e| format!("initialize {device}: {e}"))?;
+        Ok(client)
+    }
+
+    /// `tools/call` of `tool` with `arguments`, one attempt: the whole response object.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request).
+    pub async fn call_tool(
+        &self,
+        device: &str,
+        id: i64,
+        tool: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let params = json!({"name": tool, "arguments": arguments});
+        self.request(device, id, "tools/call", params, timeout)
+            .await
+    }
+
     /// A request, sent again (the same bytes, the same id) up to `attempts` times while no
     /// answer comes within `timeout`; the whole response object.
     ///

@@ -6,13 +6,7 @@
 //!   (issue 33, finding 4);
 //! - a client that clears or forges the device's retained presence must not make the device
 //!   vanish from discovery, or be shown as something else (bug 10).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::path::Path;
 use std::sync::Arc;
