@@ -6,23 +6,17 @@
 //! audience, a time that has not passed, and the scope; every other is refused before the engine
 //! sees anything (the relay stays off). The follow-up paths an OAuth client tries answer a JSON
 //! OAuth error.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use common::{start, state};
+use common::{ACCEPT, JSON, exchange, header, start, state};
 use p256::ecdsa::SigningKey;
 use p256::ecdsa::signature::Signer as _;
 use p256::pkcs8::DecodePrivateKey as _;
@@ -68,64 +62,17 @@ fn sign(k: &SigningKey, kid: &str, claims: &Value) -> String {
     format!("{input}.{}", b64(&sig.to_bytes()))
 }
 
-/// An HTTP/1.1 exchange (Connection: close): status, headers (lower-case names), body.
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    (status, headers, body.to_string())
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> &'a str {
-    h.iter()
-        .find(|(k, _)| k == name)
-        .map_or("", |(_, v)| v.as_str())
-}
-
 /// A 2025-11-25 `initialize` with `token` (if any): the status and the challenge.
 fn initialize(http: &str, token: Option<&str>) -> (u16, String, String) {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
     let auth = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-    ];
+    let mut headers = vec![JSON, ACCEPT];
     if let Some(a) = &auth {
         headers.push(("Authorization", a));
     }
-    let (status, h, body) = request(http, "POST", "/mcp", &headers, &init.to_string());
-    (status, header(&h, "www-authenticate").to_string(), body)
+    let (status, h, body) = exchange(http, "POST", "/mcp", &headers, &init.to_string());
+    let challenge = header(&h, "www-authenticate").unwrap_or_default();
+    (status, challenge.to_string(), body)
 }
 
 /// A 2026-07-28 call that switches the relay on, with `token`.
@@ -133,13 +80,13 @@ fn relay_on(http: &str, token: &str) -> u16 {
     let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true},
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}});
     let auth = format!("Bearer {token}");
-    request(
+    exchange(
         http,
         "POST",
         "/mcp",
         &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
+            JSON,
+            ACCEPT,
             ("MCP-Protocol-Version", "2026-07-28"),
             ("Mcp-Method", "tools/call"),
             ("Mcp-Name", "self.relay.set"),
@@ -186,7 +133,7 @@ fn access_tokens_admit_only_when_every_rule_holds() {
     let aud = format!("http://{http}/mcp");
 
     // Discovery: the metadata names the authorization server and the scope.
-    let (status, _, body) = request(
+    let (status, _, body) = exchange(
         &http,
         "GET",
         "/.well-known/oauth-protected-resource/mcp",
@@ -296,7 +243,7 @@ fn access_tokens_admit_only_when_every_rule_holds() {
         ("GET", "/.well-known/oauth-authorization-server", 404),
         ("GET", "/.well-known/openid-configuration/mcp", 404),
     ] {
-        let (got, _, body) = request(&http, method, path, &[], "");
+        let (got, _, body) = exchange(&http, method, path, &[], "");
         assert_eq!(got, status, "{path}: {body}");
         let v: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["error"], "invalid_request", "{path}");
@@ -331,7 +278,7 @@ fn a_pre_shared_token_and_oauth_side_by_side() {
     assert_eq!(initialize(&http, Some(&for_lamp)).0, 200);
     let for_address = sign(&key(), "k1", &claims(issuer, &format!("http://{http}/mcp")));
     assert_eq!(initialize(&http, Some(&for_address)).0, 401);
-    let (_, _, body) = request(
+    let (_, _, body) = exchange(
         &http,
         "GET",
         "/.well-known/oauth-protected-resource",

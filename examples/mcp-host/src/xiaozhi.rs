@@ -56,7 +56,6 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, HELLO_TIMEOUT_MS, Reconnect, wrap};
-use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
@@ -457,12 +456,10 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     // Audio frames, pings (answered by tungstenite), pongs.
                     Some(Ok(_)) => continue,
                 };
-                let Ok(env) = Envelope::parse(text.as_bytes(), DEFAULT_MAX_DEPTH) else {
-                    continue;
-                };
-                if env.is("hello") {
+                let env = Envelope::parse(text.as_bytes());
+                if let Ok(env) = &env && env.is("hello") {
                     *session = true;
-                    session_id = session_of(&env, opts);
+                    session_id = session_of(env, opts);
                     if let Some(hook) = &opts.on_event {
                         hook(&HostEvent::Hello { session_id: session_id.clone() });
                     }
@@ -474,12 +471,20 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     }
                     continue;
                 }
-                let Some(payload) = env.mcp_payload() else { continue };
+                let payload = match &env {
+                    Ok(env) => {
+                        let Some(payload) = env.mcp_payload() else { continue };
+                        payload
+                    }
+                    // No envelope anyone can read: the engine answers it as it answers any
+                    // unreadable message (-32700, `id: null`), in an `mcp` envelope.
+                    Err(_) => text.as_bytes(),
+                };
                 // Answer in the session the server gave us, or the one the message names. The
                 // backend session is the peer: one resumed after a reconnect is the same peer.
                 let sid = match &session_id {
                     Some(s) => Some(s.clone()),
-                    None => session_of(&env, opts),
+                    None => env.as_ref().ok().and_then(|env| session_of(env, opts)),
                 };
                 let how = Run {
                     principal: opts.principal,

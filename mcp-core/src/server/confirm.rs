@@ -358,7 +358,7 @@ impl<K: Capacities> Confirmations<K> {
     }
 
     /// `true` while a call waits for a person (or, approved, to run).
-    fn holds(&self) -> bool {
+    pub(crate) fn holds(&self) -> bool {
         Self::ON
             && self
                 .bytes
@@ -507,6 +507,9 @@ pub struct Pending {
     /// A press counts for this question only once it has been shown this long (ms), and not
     /// this soon after the previous press ([`Config::confirm_min_shown_ms`](super::Config)).
     pub min_shown_ms: u32,
+    /// From when a press answers it (engine clock, ms): shown for [`min_shown_ms`](Self::min_shown_ms)
+    /// and that long after the previous press. `None`: not on the device (yet).
+    pub press_from_ms: Option<u64>,
 }
 
 /// Which client asks, as a device shows it next to the question: the name the client gave in
@@ -802,6 +805,14 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             owner: h.owner,
             client: self.label(&h),
             min_shown_ms: self.config.confirm_min_shown_ms,
+            press_from_ms: h.shown_ms.get().filter(|_| !h.asked).map(|shown| {
+                let min = u64::from(self.config.confirm_min_shown_ms);
+                let read = shown.saturating_add(min.max(1));
+                match self.confirm.last_press() {
+                    Some(last) if min > 0 => read.max(last.saturating_add(min)),
+                    _ => read,
+                }
+            }),
         })
     }
 
