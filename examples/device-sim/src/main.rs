@@ -1006,7 +1006,8 @@ fn oauth_options(cli: &Cli) -> Result<Option<mcp_host::oauth::OAuthOptions>, Str
     };
     let scopes: Vec<&str> = cli.oauth_scopes.iter().map(String::as_str).collect();
     let mut opts = mcp_host::oauth::OAuthOptions::new(issuer.trim_end_matches('/').to_string())
-        .scopes(&scopes);
+        .scopes(&scopes)
+        .tls(tls(cli));
     if issuer.ends_with('/') {
         // An issuer is compared exactly: keep what was given.
         opts.issuer = issuer.clone();

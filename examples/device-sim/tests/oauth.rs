@@ -10,13 +10,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use common::{ACCEPT, JSON, exchange, header, start, state};
+use mqtt_fleet::certs::{Issued, TestCa, Validity};
 use p256::ecdsa::SigningKey;
 use p256::ecdsa::signature::Signer as _;
 use p256::pkcs8::DecodePrivateKey as _;
@@ -293,6 +294,10 @@ fn a_pre_shared_token_and_oauth_side_by_side() {
 
 /// A small authorization server on loopback: its RFC 8414 metadata and its JWKS, which the test
 /// may change (a key rotation); counts the JWKS fetches.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// The authorization server's side (see [`KeyServer::start`]).
 struct KeyServer {
     issuer: String,
     jwks: Arc<Mutex<Value>>,
@@ -301,27 +306,52 @@ struct KeyServer {
 
 impl KeyServer {
     fn start(jwks: Value, named_issuer: Option<&str>) -> KeyServer {
+        Self::start_with(jwks, named_issuer, None)
+    }
+
+    /// The same over `https://localhost:PORT`, serving `tls`'s certificate.
+    fn start_tls(jwks: Value, tls: &Issued) -> KeyServer {
+        Self::start_with(jwks, None, Some(common::tls_server_config(tls)))
+    }
+
+    fn start_with(
+        jwks: Value,
+        named_issuer: Option<&str>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> KeyServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let port = listener.local_addr().unwrap().port();
+        let issuer = match tls {
+            Some(_) => format!("https://localhost:{port}"),
+            None => format!("http://127.0.0.1:{port}"),
+        };
         let named = named_issuer.unwrap_or(&issuer).to_string();
         let jwks = Arc::new(Mutex::new(jwks));
         let fetches = Arc::new(Mutex::new(0));
         let (j, f, iss) = (jwks.clone(), fetches.clone(), issuer.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let mut line = String::new();
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                if reader.read_line(&mut line).is_err() {
-                    continue;
-                }
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
+                let Ok(tcp) = conn else { continue };
+                let mut conn: Box<dyn ReadWrite> = match &tls {
+                    Some(config) => {
+                        let Ok(server) = rustls::ServerConnection::new(config.clone()) else {
+                            continue;
+                        };
+                        Box::new(rustls::StreamOwned::new(server, tcp))
+                    }
+                    None => Box::new(tcp),
+                };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                // The request head, byte by byte (a TLS stream cannot be cloned for a reader).
+                while !head.ends_with(b"\r\n\r\n") && head.len() < 8192 {
+                    match conn.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => break,
                     }
                 }
-                let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("").to_string();
                 let (status, body) = match path.as_str() {
                     "/.well-known/oauth-authorization-server" => (
                         "200 OK",
@@ -338,6 +368,7 @@ impl KeyServer {
                     "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
+                let _ = conn.flush();
             }
         });
         KeyServer {
@@ -380,6 +411,53 @@ fn fetched_keys_are_kept_and_fetched_again_for_a_new_kid() {
     assert_eq!(*server.fetches.lock().unwrap(), 2);
 }
 
+/// Keys of an `https://` authorization server are fetched over TLS, its certificate checked
+/// against `--ca-file` like every outbound link's; with another root nothing is fetched.
+#[test]
+fn keys_are_fetched_over_https_with_the_certificate_checked() {
+    let ca = TestCa::new("oauth").unwrap();
+    let issued = ca.issue("as", &["localhost"], Validity::Now).unwrap();
+    let server = KeyServer::start_tls(json!({"keys":[jwk(&key(), "k1")]}), &issued);
+    let ca_file = ca.pem.to_str().unwrap();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        &server.issuer,
+        "--ca-file",
+        ca_file,
+    ];
+    let sim = start(&args);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    let t = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    assert_eq!(initialize(&http, Some(&t)).0, 200);
+    assert_eq!(*server.fetches.lock().unwrap(), 1);
+    drop(sim);
+
+    // Another root: the certificate does not verify, no keys, no admission.
+    let other = TestCa::new("other").unwrap();
+    let ca_file = other.pem.to_str().unwrap();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        &server.issuer,
+        "--ca-file",
+        ca_file,
+    ];
+    let sim = start(&args);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    let t = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    assert_eq!(initialize(&http, Some(&t)).0, 401);
+    assert_eq!(
+        *server.fetches.lock().unwrap(),
+        1,
+        "nothing fetched past a refused certificate"
+    );
+}
+
 #[test]
 fn a_server_whose_metadata_names_another_issuer_gives_no_keys() {
     let server = KeyServer::start(
@@ -418,7 +496,7 @@ fn oauth_options_are_checked_before_serving() {
         "--http",
         "127.0.0.1:0",
         "--oauth-issuer",
-        "https://auth.example",
+        "http://auth.example",
     ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("needs TLS"), "{err}");

@@ -18,8 +18,6 @@ use common::{accept_seeing, next_text};
 use futures_util::SinkExt;
 use mqtt_fleet::certs::{Issued, TestCa, Validity};
 use mqtt_fleet::{Broker, Client};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
@@ -34,20 +32,7 @@ async fn listening(url: fn(u16) -> String) -> (TcpListener, String) {
 
 /// A TLS acceptor serving `server`'s certificate.
 fn acceptor(server: &Issued) -> tokio_rustls::TlsAcceptor {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&server.cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&server.key).unwrap();
-    #[allow(deprecated, reason = "the test server's provider is irrelevant")]
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+    tokio_rustls::TlsAcceptor::from(common::tls_server_config(server))
 }
 
 /// What the backend saw of one session.

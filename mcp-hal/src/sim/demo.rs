@@ -695,7 +695,7 @@ impl<T: Timebase + 'static> DemoBoard<T> {
 
     /// The names of the board's tools, in listing order (a column of [`TABLE`](Self::TABLE)).
     /// The `use_tool` prompt's `tool` takes and offers only those the caller may call
-    /// ([`PromptArgument::tool`]), never this whole list.
+    /// ([`PromptArgument::tool`](mcp_core::registry::PromptArgument::tool)), never this whole list.
     #[allow(
         clippy::indexing_slicing,
         reason = "const evaluation; `i < DEMO_TOOLS` and the table has `DEMO_TOOLS` rows"

@@ -526,3 +526,24 @@ where
         }
     }
 }
+
+/// A TLS server configuration serving `server`'s certificate and key (for a test's `wss://`,
+/// `https://` peer; *ring* as the crypto provider).
+pub fn tls_server_config(server: &mqtt_fleet::certs::Issued) -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&server.cert)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(&server.key).unwrap();
+    #[allow(deprecated, reason = "the test server's provider is irrelevant")]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    Arc::new(config)
+}
