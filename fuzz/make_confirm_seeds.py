@@ -18,6 +18,7 @@ BUDGET = {0: 0, 500: 1, 25000: 2, 2000: 3}
 
 
 def config(timeout=30000, budget=0, p2p=False, entropy=1, small_out=False, asynch=False):
+    """`entropy=0` also sets the engine's `confirm_min_shown_ms` to 1000 (1: 0)."""
     return bytes([TIMEOUT[timeout] | BUDGET[budget] << 2 | (0x10 if p2p else 0) | entropy << 5
                   | (0x40 if asynch else 0) | (0x80 if small_out else 0)])
 
@@ -34,6 +35,11 @@ REPLIES = {"yes": 0, "no": 1, "decline": 2, "cancel": 3, "error": 4, "ok": 5, "s
 LATEST, OWN, OLDER, GUESS, ALTERED, ESCAPED, INTEGER, SHORT = range(8)
 # Press times (the `when` byte is this << 1, bit 0 set for "no").
 BEFORE, AT_SHOWN, AFTER_SHOWN, NOW, LATER, DEADLINE_MINUS_1, DEADLINE, PAST_DEADLINE = range(8)
+# … and at the edges of the minimum a question is shown (issue 33): just under and just the
+# minimum after it was shown, just under and just the minimum after the last press.
+SHOWN_MIN_MINUS_1, SHOWN_MIN, LAST_MIN_MINUS_1, LAST_MIN = range(8, 12)
+# Client names (the high bits of the capabilities byte): "f", "alice-client", none, one cut.
+NAME_F, NAME_ALICE, NO_NAME, LONG_NAME = range(4)
 # Poll choices.
 ADV = {0: 0, 1: 1, 10: 2, 100: 3, 250: 4, 1000: 5, 5000: 6, 30000: 7}
 DEADLINE_M1, AT_DEADLINE, OWED_M1, AT_OWED = 8, 9, 10, 11
@@ -42,8 +48,8 @@ DEADLINE_M1, AT_DEADLINE, OWED_M1, AT_OWED = 8, 9, 10, 11
  STATE_NUMBER, STATE_UPPER, STATE_ESCAPED) = range(10)
 
 
-def init(peer, version, caps, id=0):
-    return bytes([0, peer, VERSIONS[version], CAPS[caps], id])
+def init(peer, version, caps, id=0, name=NAME_F):
+    return bytes([0, peer, VERSIONS[version], CAPS[caps] | name << 6, id])
 
 
 def call(peer, tool, args=None, id=1, user=False, pad=0):
@@ -259,8 +265,31 @@ seed("raw-calls", config(), raw(ALICE, '{"jsonrpc":"2.0","id":9,"method":"tools/
      raw(BOB, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"_meta":{}}}'),
      poll(ADV[10]), press(AFTER_SHOWN), poll(ADV[1]))
 
+# Issue 33: a question is read before a press answers it (1 s), and a press within 1 s of the
+# last is a bounce: the second half of a quick double press never approves the next question.
+seed("double-press", config(entropy=0, budget=25000), init(ALICE, "2024-11-05", "none"),
+     init(BOB, "2024-11-05", "none", name=NAME_ALICE), call(ALICE, "reboot"), poll(ADV[10]),
+     press(SHOWN_MIN), poll(ADV[10]), call(BOB, "relay", "on", id=2), poll(ADV[10]),
+     press(LAST_MIN_MINUS_1, delta=1), poll(ADV[10]), press(LAST_MIN, delta=0), poll(ADV[1000]),
+     press(LAST_MIN, delta=0), poll(ADV[10]))
+seed("press-min-edges", config(entropy=0), init(ALICE, "2024-11-05", "none"), call(ALICE, "reboot"),
+     poll(ADV[10]), press(SHOWN_MIN_MINUS_1), press(SHOWN_MIN), press(LAST_MIN, delta=3),
+     poll(ADV[10]))
+# The question names the call's arguments and the client (as its initialize named it, cut when
+# long, "an unnamed client" without one), in the waiting answer, after the budget, and in the
+# elicitation.
+seed("question-names", config(budget=0), init(ALICE, "2024-11-05", "none", name=LONG_NAME),
+     call(ALICE, "relay", "on"), init(ALICE, "2024-11-05", "none", name=NAME_ALICE), poll(ADV[10]),
+     press(AFTER_SHOWN), poll(ADV[10]), call(CAROL, "relay", "on", id=2), poll(ADV[10]),
+     press(AFTER_SHOWN), poll(ADV[10]))
+seed("question-after-budget", config(budget=500), init(BOB, "2024-11-05", "none", name=NO_NAME),
+     call(BOB, "relay", "on"), poll(ADV[10]), poll(OWED_M1), poll(AT_OWED), press(LATER),
+     poll(ADV[10]))
+seed("question-elicited", config(), init(ALICE, "2025-06-18", "elicitation", name=LONG_NAME),
+     call(ALICE, "relay", "on"), answer(ALICE, LATEST, "yes"), poll(ADV[10]))
+
 # The async paths (`handle_async`, `poll_async`) run an approved call with their own code.
-for asynch_seed in ["elicit-yes", "press-2-yes", "press-before-shown", "budget-500-in-time",
+for asynch_seed in ["elicit-yes", "press-2-yes", "press-before-shown", "budget-500-in-time", "double-press",
                     "budget-500-past", "no-room-elicit", "no-room-device-0", "no-room-device-500",
                     "modern-yes-once", "elicit-other-client", "retransmission"]:
     data = SEEDS[asynch_seed]

@@ -12,9 +12,14 @@
 //!   the next offset, only as standard padded base64 of 1 to 1024 bytes, and only within the
 //!   image's size; the bytes taken are exactly the piece's;
 //! - a refused piece, status or upgrade changes nothing in the flash;
-//! - a restart is armed only into an image whose every byte the upgrade's client sent and whose
-//!   SHA-256 is the one that client gave, and the next start-up runs that image on trial when it
-//!   is one for this board, or rolls back.
+//! - a restart is armed only into an image whose every byte the upgrade's client sent, whose
+//!   SHA-256 is the one that client gave, and whose header names this board and a version (an
+//!   image for another board fails its task before any restart: issue 33, finding 10); the next
+//!   start-up runs it on trial;
+//! - the status is always data (`boot`: normal, trial, upgraded, rolled_back with `rollback`),
+//!   and says what the model's boot record says: a crash (a start-up nobody armed) rolls back a
+//!   trial the firmware did not confirm, `came_up` confirms one, and a later upgrade writing over
+//!   the slots never changes what the status says of the last start-up.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -28,8 +33,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 
-/// The flash: a 32-byte boot record and two 2 KiB slots.
-const STORAGE: usize = 32 + 2 * 2048;
+/// The flash: the boot record and two 2 KiB slots.
+const STORAGE: usize = mcp_hal::sim::SimFirmware::RECORD + 2 * 2048;
 const SLOT: usize = 2048;
 const CLIENTS: u8 = 3;
 
@@ -65,6 +70,10 @@ enum Op {
         steps: u8,
     },
     Restart,
+    /// A start-up nobody armed (power lost, a crash), when no upgrade is under way.
+    Crash,
+    /// The firmware confirms itself (`came_up`: it answered a tool call).
+    Confirm,
     Raw {
         client: u8,
         text: String,
@@ -97,6 +106,40 @@ enum Data {
     Planned(u16),
     Bytes(Vec<u8>),
     Text(String),
+}
+
+/// What the model knows of the last start-up (the boot record's story).
+#[derive(Debug, Clone, PartialEq)]
+struct Boot {
+    running: String,
+    /// `normal`, `trial`, `upgraded`, `rolled_back`.
+    state: &'static str,
+    attempted: Option<String>,
+    previous: Option<String>,
+    /// What ran before the last upgrade, in full (read from its slot when it runs again).
+    before: String,
+}
+
+/// The board name and version an image's header carries (`MCPFW1`, a length-prefixed board and
+/// version), written from the format's description, not the simulator's code.
+fn header(image: &[u8]) -> Option<(String, String)> {
+    let rest = image.strip_prefix(b"MCPFW1")?;
+    let (&bl, rest) = rest.split_first()?;
+    let board = rest.get(..usize::from(bl))?;
+    let rest = &rest[usize::from(bl)..];
+    let (&vl, rest) = rest.split_first()?;
+    let version = std::str::from_utf8(rest.get(..usize::from(vl))?).ok()?;
+    let board = std::str::from_utf8(board).ok()?;
+    (!version.is_empty()).then(|| (board.to_string(), version.to_string()))
+}
+
+/// A version as the boot record keeps it: at most 31 bytes, cut at a character.
+fn kept(v: &str) -> String {
+    let mut end = v.len().min(31);
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    v[..end].to_string()
 }
 
 /// What the model knows of the upgrade in progress.
@@ -231,6 +274,13 @@ fuzz_target!(|plan: Plan| {
     let planned_hash: [u8; 32] = Sha256::digest(&img).into();
     let mut dev = Device::boot(storage, 0);
     let mut model: Option<Upgrade> = None;
+    let mut boot = Boot {
+        running: "1.0.0".into(),
+        state: "normal",
+        attempted: None,
+        previous: None,
+        before: String::new(),
+    };
 
     for op in plan.ops.iter().take(64) {
         match op {
@@ -363,6 +413,20 @@ fuzz_target!(|plan: Plan| {
                     "the status is a tool result: {r}"
                 );
                 assert_eq!(dev.flash(), before, "the status changed the flash");
+                // Data, and what the boot record says (a later upgrade changes none of it).
+                let s = &r["result"]["structuredContent"];
+                assert_eq!(r["result"]["isError"], false, "{r}");
+                assert_eq!(s["running"], boot.running.as_str(), "{r}");
+                assert_eq!(s["boot"], boot.state, "{r}");
+                assert_eq!(s["attempted"].as_str(), boot.attempted.as_deref(), "{r}");
+                assert_eq!(s["previous"].as_str(), boot.previous.as_deref(), "{r}");
+                let rollback = (boot.state == "rolled_back").then_some("not_confirmed");
+                assert_eq!(s["rollback"].as_str(), rollback, "{r}");
+                assert_eq!(
+                    s.get("upgrade").is_some(),
+                    dev.board.firmware.in_progress(),
+                    "{r}"
+                );
             }
             Op::Cancel { client } => {
                 let Some(task) = model.as_ref().and_then(|u| u.task.clone()) else {
@@ -392,21 +456,53 @@ fuzz_target!(|plan: Plan| {
                     hash, up.expected,
                     "a restart into an image that does not match"
                 );
+                // …and only into an image this board starts: its header was checked first.
+                let (board, version) = header(&up.taken).expect("a restart into an image without a header");
+                assert_eq!(board, "demo", "a restart into another board's image");
                 let now = dev.now;
                 let storage = dev.board.firmware.slot.detach();
                 dev = Device::boot(storage, now);
+                boot = Boot {
+                    previous: Some(kept(&boot.running)),
+                    attempted: Some(kept(&version)),
+                    before: boot.running.clone(),
+                    running: version,
+                    state: "trial",
+                };
                 let s = dev.call(0, Principal::Model, "self.firmware.status", json!({}));
-                let ours = up.taken == img && !plan.foreign;
-                if ours {
-                    assert_eq!(s["result"]["structuredContent"]["boot"], "trial", "{s}");
-                    assert_eq!(
-                        s["result"]["structuredContent"]["running"],
-                        format!("2.0.{}", plan.version),
-                        "{s}"
-                    );
-                } else if up.taken == img {
-                    // Another board's image: the bootloader does not start it.
-                    assert_eq!(s["result"]["isError"], true, "{s}");
+                assert_eq!(s["result"]["structuredContent"]["boot"], "trial", "{s}");
+                assert_eq!(
+                    s["result"]["structuredContent"]["running"],
+                    boot.running.as_str(),
+                    "{s}"
+                );
+                if up.taken == img {
+                    assert!(!plan.foreign, "another board's image restarted the device");
+                }
+            }
+            Op::Crash => {
+                if dev.board.firmware.in_progress() {
+                    continue;
+                }
+                model = None;
+                let now = dev.now;
+                let storage = dev.board.firmware.slot.detach();
+                dev = Device::boot(storage, now);
+                // A trial that did not confirm itself is rolled back to what ran before.
+                if boot.state == "trial" {
+                    boot = Boot {
+                        attempted: Some(kept(&boot.running)),
+                        running: boot.before.clone(),
+                        previous: boot.previous.clone(),
+                        before: boot.before.clone(),
+                        state: "rolled_back",
+                    };
+                }
+            }
+            Op::Confirm => {
+                mcp_hal::kits::firmware::came_up(&mut dev.board.firmware).expect("confirmed");
+                if boot.state == "trial" {
+                    boot.state = "upgraded";
                 }
             }
             Op::Raw { client, text } => {

@@ -10,7 +10,8 @@
 //!
 //! - a tool that asks first runs from the model only after a yes: its owner's elicitation answer
 //!   with the question's id, a press that [`Server::confirm_on_device`] took for the shown
-//!   question (strictly after it was shown, before the deadline), or a 2026-07-28 retry with a
+//!   question (strictly after it was shown, shown for the minimum, not within the minimum of the
+//!   previous press, before the deadline), or a 2026-07-28 retry with a
 //!   state the engine issued for that tool and those argument bytes, unexpired and unspent, and a
 //!   yes; at most once per approval (a run ends the hold; a spent state never runs again), never
 //!   after a decline, a cancel, a malformed answer, an error, a timeout or a forgotten client,
@@ -21,7 +22,10 @@
 //!   anyone else gets nothing;
 //! - each question has a new number, its `elicitation/create` id is `"confirm-<16 hex>"` of it,
 //!   and what the device shows ([`Pending`]) is the held call: owner, tool, question, where it is
-//!   answered, since when it is shown and its deadline;
+//!   answered, since when it is shown and its deadline, which client asks (the name its
+//!   `initialize` gave, capped; one tag per client); the question's text — in the elicitation,
+//!   in a waiting answer — is the tool's question filled from the call's arguments and names that
+//!   client;
 //! - a client's elicitation support is its own (its session says what its `initialize` said);
 //! - every message is one well-formed JSON-RPC 2.0 message.
 //!
@@ -49,8 +53,10 @@ const IDEMPOTENCY_KEY: &str = "io.github.mcu-mcp/idempotencyKey";
 pub struct ToolModel {
     pub name: &'static str,
     pub params: &'static [Param],
-    /// The question, for a tool that asks first.
+    /// The question's template, for a tool that asks first.
     pub question: Option<&'static str>,
+    /// The question a call with these (validated) values asks: the template filled in.
+    pub asked: fn(&[Val]) -> String,
     /// Whether a call with these (validated) values asks (`Confirm::when`).
     pub asks: fn(&[Val]) -> bool,
 }
@@ -117,6 +123,9 @@ pub struct Held {
     /// The call's own answer is still owed, at the latest by then.
     pub owed: Option<u64>,
     pub device_answer: Option<bool>,
+    /// Which client asks, as its `initialize` named it when the call was held (`None`: not
+    /// known to the model).
+    pub label: Option<String>,
 }
 
 /// A 2026-07-28 state the engine issued.
@@ -168,6 +177,15 @@ pub struct Approvals {
     /// Each client's elicitation support (`None`: not known to the model); a client not listed
     /// has none.
     elicits: Vec<(Peer, Option<bool>)>,
+    /// The name each client's `initialize` gave, as a device shows it (`None`: not known).
+    names: Vec<(Peer, Option<String>)>,
+    /// The tag each client's questions carry, as first seen.
+    tags: Vec<(Peer, u16)>,
+    /// A press counts only this long after its question was shown, and not this soon after the
+    /// previous press (ms).
+    min_shown: u64,
+    /// When the button was last pressed (every press handed to the engine).
+    last_press: Option<u64>,
     pub held: Option<Held>,
     /// Every approval number seen.
     pub approvals: Vec<u64>,
@@ -262,8 +280,13 @@ impl Approvals {
         budget_ms: u32,
         out_len: usize,
         asynch: bool,
+        min_shown_ms: u32,
     ) -> Self {
         Approvals {
+            names: Vec::new(),
+            tags: Vec::new(),
+            min_shown: u64::from(min_shown_ms),
+            last_press: None,
             tools,
             out_len,
             asynch,
@@ -278,6 +301,58 @@ impl Approvals {
             spent: Vec::new(),
             ran: Vec::new(),
             confirmed_runs: 0,
+        }
+    }
+
+    /// The name a client gave, as a device shows it: at most 21 bytes (the names the target
+    /// sends are plain ASCII), `…` after when cut; `an unnamed client` without one.
+    fn label_of(&self, peer: Peer) -> Option<String> {
+        // Never initialized: no name. `None` in the list: not known to the model.
+        let name = match self.names.iter().find(|(p, _)| *p == peer) {
+            None => String::new(),
+            Some((_, n)) => n.clone()?,
+        };
+        Some(match name {
+            n if n.is_empty() => "an unnamed client".into(),
+            n if n.len() > 21 => format!("{}…", &n[..21]),
+            n => n,
+        })
+    }
+
+    /// The tag of `peer`'s questions: the same every time.
+    fn check_tag(&mut self, peer: Peer, tag: u16) {
+        match self.tags.iter().find(|(p, _)| *p == peer) {
+            Some(&(_, t)) => assert_eq!(t, tag, "one tag per client"),
+            None => self.tags.push((peer, tag)),
+        }
+    }
+
+    /// The full text of the held call's question, when the model knows the asking client's
+    /// name (the tag as the engine shows it, checked stable per client).
+    fn question_text(
+        &mut self,
+        h_tool: usize,
+        args: &Option<String>,
+        label: Option<String>,
+        peer: Peer,
+        tag: u16,
+    ) -> Option<String> {
+        self.check_tag(peer, tag);
+        let label = label?;
+        let values = self.values(h_tool, args);
+        let asked = (self.tools[h_tool].asked)(&values);
+        Some(format!("{asked} (asked by {label} #{tag:04x})"))
+    }
+
+    /// The validated values of a call's arguments (as sent).
+    fn values(&self, tool: usize, args: &Option<String>) -> Vec<Val> {
+        model::validate(self.tools[tool].params, args.as_deref()).unwrap_or_default()
+    }
+
+    fn set_name(&mut self, peer: Peer, name: Option<String>) {
+        match self.names.iter_mut().find(|(p, _)| *p == peer) {
+            Some(entry) => entry.1 = name,
+            None => self.names.push((peer, name)),
         }
     }
 
@@ -394,6 +469,7 @@ impl Approvals {
         {
             // Not plainly legacy: learnt from the session, when there is one.
             self.set_elicits(peer, None);
+            self.set_name(peer, None);
             return;
         }
         let members = members.unwrap_or_default();
@@ -427,6 +503,18 @@ impl Approvals {
             })
             .unwrap_or(false);
         self.set_elicits(peer, Some(revision >= Revision::V2025_06_18 && declared));
+        // The name it gave (the target sends plain ASCII names, or none, or not a string); a
+        // `clientInfo` given twice names nobody.
+        let name = unique(&members, "clientInfo")
+            .ok()
+            .flatten()
+            .and_then(J::parse_str)
+            .and_then(|c| c.as_object().and_then(|m| unique_j(m, "name").ok().flatten().cloned()))
+            .and_then(|n| n.as_str().map(str::to_string));
+        let plain = name
+            .as_deref()
+            .is_none_or(|n| n.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'\\'));
+        self.set_name(peer, plain.then(|| name.unwrap_or_default()));
     }
 
     fn call(
@@ -574,9 +662,11 @@ impl Approvals {
         let deadline = self.now + self.timeout;
         let owed = (!asked && self.budget > 0).then(|| (self.now + self.budget).min(deadline));
         let mut token = None;
+        let label = self.label_of(peer);
+        let question = self.question_text(tool, &args, label.clone(), peer, p.client.tag);
         if asked {
             assert!(seen.deferred, "the call's answer comes later");
-            token = Some(self.check_elicitation(seen.out, approval, tool, peer));
+            token = Some(self.check_elicitation(seen.out, approval, question.as_deref(), peer));
         } else if owed.is_some() {
             assert!(
                 seen.out.is_empty() && seen.deferred,
@@ -593,6 +683,7 @@ impl Approvals {
                 Some("awaiting_confirmation"),
                 "{res}"
             );
+            check_question(&res, question.as_deref());
         }
         self.held = Some(Held {
             owner: peer,
@@ -608,11 +699,18 @@ impl Approvals {
             deadline,
             owed,
             device_answer: None,
+            label,
         });
     }
 
     /// `elicitation/create` for `approval`: one well-formed request with the question.
-    fn check_elicitation(&mut self, out: &[u8], approval: u64, tool: usize, peer: Peer) -> String {
+    fn check_elicitation(
+        &mut self,
+        out: &[u8],
+        approval: u64,
+        question: Option<&str>,
+        peer: Peer,
+    ) -> String {
         let v = J::parse(out).unwrap_or_else(|| panic!("not JSON: {}", show(out)));
         let members = entries(out).expect("an object");
         let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
@@ -630,8 +728,12 @@ impl Approvals {
             "an elicitation id came back: {token}"
         );
         self.elicitation_ids.push((token.clone(), peer));
-        let question = self.tools[tool].question.expect("asks");
-        assert_eq!(v["params"]["message"].as_str(), Some(question));
+        // The question names what the call approves and which client asks.
+        let message = v["params"]["message"].as_str().expect("a message");
+        if let Some(question) = question {
+            assert_eq!(message, question);
+        }
+        assert!(message.contains(" (asked by "), "{message}");
         assert!(v["params"]["requestedSchema"]["properties"]["confirm"].is_object());
         token
     }
@@ -986,6 +1088,11 @@ impl Approvals {
                         Some("awaiting_confirmation"),
                         "{res}"
                     );
+                    // The question, its arguments read again from the held message.
+                    let tag = pending.map_or(0, |p| p.client.tag);
+                    let question =
+                        self.question_text(h.tool, &h.args, h.label.clone(), h.owner, tag);
+                    check_question(&res, question.as_deref());
                     self.held.as_mut().expect("held").owed = None;
                 } else {
                     assert!(msgs.is_empty(), "{what}: wrote {}", show(&msgs[0].bytes));
@@ -1025,16 +1132,23 @@ impl Approvals {
     }
 
     /// A press at `pressed` answering `approval`; `taken` is what `confirm_on_device` returned.
-    /// Taken only for the question the device shows, strictly after it was shown and before the
-    /// engine gives up on it.
+    /// Taken only for the question the device shows, strictly after it was shown and once it was
+    /// shown for the minimum, not within the minimum of the previous press (a bounce, or the
+    /// second half of a double press), and before the engine gives up on it.
     pub fn press(&mut self, approval: u64, yes: bool, pressed: u64, taken: bool) {
-        let expected = self.held.as_ref().is_some_and(|h| {
-            !h.asked
-                && h.device_answer.is_none()
-                && h.approval == approval
-                && h.shown.is_some_and(|s| pressed > s)
-                && pressed < h.deadline
-        });
+        let min = self.min_shown;
+        let bounce = self
+            .last_press
+            .is_some_and(|last| min > 0 && pressed < last + min);
+        self.last_press = Some(pressed);
+        let expected = !bounce
+            && self.held.as_ref().is_some_and(|h| {
+                !h.asked
+                    && h.device_answer.is_none()
+                    && h.approval == approval
+                    && h.shown.is_some_and(|s| pressed > s && pressed - s >= min)
+                    && pressed < h.deadline
+            });
         assert_eq!(
             taken, expected,
             "press at {pressed} for {approval:016x} (held: {:?})",
@@ -1075,6 +1189,18 @@ impl Approvals {
                 );
                 assert_eq!(p.deadline_ms, h.deadline, "deadline, after {}", show(after));
                 assert_eq!(p.owner, h.owner, "owner, after {}", show(after));
+                assert_eq!(u64::from(p.min_shown_ms), self.min_shown);
+                if let Some(label) = &h.label {
+                    let name = if p.client.name.is_empty() {
+                        "an unnamed client"
+                    } else {
+                        p.client.name.as_str()
+                    };
+                    assert_eq!(name, label, "the client's name, after {}", show(after));
+                }
+                if let Some(&(_, tag)) = self.tags.iter().find(|(p, _)| *p == h.owner) {
+                    assert_eq!(p.client.tag, tag, "one tag per client");
+                }
             }
             (h, p) => panic!(
                 "the model holds {h:?}, the engine shows {p:?}, after {}",
@@ -1086,5 +1212,22 @@ impl Approvals {
     /// The state of the model's hold, for the target's choices (deadline, owed-by).
     pub fn times(&self) -> Option<(u64, Option<u64>, Option<u64>)> {
         self.held.as_ref().map(|h| (h.deadline, h.owed, h.shown))
+    }
+}
+
+/// A waiting answer's `structuredContent.question` (and its first text) say the question.
+fn check_question(res: &J, question: Option<&str>) {
+    let said = res["structuredContent"]["question"]
+        .as_str()
+        .expect("the question");
+    assert!(said.contains(" (asked by "), "{said}");
+    if let Some(q) = question {
+        assert_eq!(said, q);
+        let text = match res.get("content") {
+            Some(J::Arr(items)) => items.first().and_then(|i| i["text"].as_str()),
+            _ => None,
+        };
+        let text = text.expect("a first text");
+        assert!(text.contains(q), "{text}");
     }
 }

@@ -44,7 +44,8 @@ fn plain(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
 }
 
 const REBOOT_Q: &str = "Reboot the device?";
-const RELAY_Q: &str = "Switch the heater on?";
+/// A question filled from the call's arguments (`on` is `true` whenever it asks).
+const RELAY_Q: &str = "Set the heater to {on}?";
 const RELAY_PARAMS: &[Param] = &[Param::boolean("on", "On")];
 
 /// The tools, in the order of [`MODEL`].
@@ -63,18 +64,24 @@ pub static MODEL: [ToolModel; 3] = [
         name: "c.reboot",
         params: &[],
         question: Some(REBOOT_Q),
+        asked: |_| REBOOT_Q.into(),
         asks: |_| true,
     },
     ToolModel {
         name: "c.relay",
         params: RELAY_PARAMS,
         question: Some(RELAY_Q),
+        asked: |v| match v.first() {
+            Some(Val::Bool(on)) => format!("Set the heater to {on}?"),
+            _ => "Set the heater to ?".into(),
+        },
         asks: |v| v.first() == Some(&Val::Bool(true)),
     },
     ToolModel {
         name: "c.plain",
         params: &[],
         question: None,
+        asked: |_| String::new(),
         asks: |_| false,
     },
 ];
@@ -92,6 +99,11 @@ pub type Srv = Server<
 const OUTS: [usize; 2] = [1024, 560];
 const PEERS: [&[u8]; 3] = [b"alice", b"bob", b"carol"];
 const TIMEOUTS: [u32; 4] = [1_000, 3_000, 30_000, 250];
+/// How long a question is shown before a press counts (and the bounce time), by the
+/// configuration's entropy bit (set: 0, as every seed of issue 22 was written for).
+const MIN_SHOWN: [u32; 2] = [1_000, 0];
+/// The names clients give in `initialize` (`None`: no `clientInfo`; the long one is cut).
+const NAMES: [Option<&str>; 4] = [Some("f"), Some("alice-client"), None, Some("a-very-long-client-name-x")];
 const BUDGETS: [u32; 4] = [0, 500, 25_000, 2_000];
 const ADVANCES: [u64; 8] = [0, 1, 10, 100, 250, 1_000, 5_000, 30_000];
 const TOOL_NAMES: [&str; 4] = ["c.reboot", "c.relay", "c.plain", "c.nope"];
@@ -197,6 +209,10 @@ pub struct Flow {
     sessions: [Session; 3],
     /// The harness's clock: the latest poll or press.
     clock: u64,
+    /// The engine's `confirm_min_shown_ms`.
+    min_shown: u64,
+    /// The latest press handed to the engine.
+    last_press: u64,
     /// Every question the device showed.
     approvals: Vec<Approval>,
     out: Vec<u8>,
@@ -207,10 +223,12 @@ impl Flow {
     pub fn new(config: u8) -> Self {
         let timeout = TIMEOUTS[usize::from(config & 3)];
         let budget = BUDGETS[usize::from((config >> 2) & 3)];
+        let min_shown = MIN_SHOWN[usize::from((config >> 5) & 1)];
         let mut server = Srv::new(
             Config::new("fuzz", "1")
                 .confirm_timeout(timeout)
-                .hold_answer(budget),
+                .hold_answer(budget)
+                .confirm_min_shown(min_shown),
         );
         for t in &TOOLS {
             server.register(t).expect("the confirm tools register");
@@ -221,7 +239,9 @@ impl Flow {
         Flow {
             server,
             dev: Dev::default(),
-            model: Approvals::new(&MODEL, timeout, budget, out, config & 0x40 != 0),
+            model: Approvals::new(&MODEL, timeout, budget, out, config & 0x40 != 0, min_shown),
+            min_shown: u64::from(min_shown),
+            last_press: 0,
             multi: config & 0x10 == 0,
             asynch: config & 0x40 != 0,
             sessions: [session; 3],
@@ -337,11 +357,16 @@ impl Flow {
 
     fn init(&mut self, r: &mut Reader<'_>) {
         let (b, v, c, id) = (r.u8(), r.u8(), r.u8(), r.u8());
+        // The name, from the high bits of the capabilities byte.
+        let info = match NAMES[usize::from(c >> 6)] {
+            Some(name) => format!(r#","clientInfo":{{"name":"{name}","version":"1"}}"#),
+            None => String::new(),
+        };
         let msg = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"method":"initialize","params":{{"protocolVersion":"{}","capabilities":{},"clientInfo":{{"name":"f","version":"1"}}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":{},"method":"initialize","params":{{"protocolVersion":"{}","capabilities":{}{info}}}}}"#,
             id_token(id),
             VERSIONS[usize::from(v) % VERSIONS.len()],
-            CAPS[usize::from(c) % CAPS.len()],
+            CAPS[usize::from(c & 0x3f) % CAPS.len()],
         );
         self.send(b, Principal::Model, msg.as_bytes());
     }
@@ -425,7 +450,8 @@ impl Flow {
         let shown = pending.and_then(|p| p.shown_ms).unwrap_or(self.clock);
         let deadline = pending.map_or(self.clock, |p| p.deadline_ms);
         let d = u64::from(delta) * 7 + 1;
-        let at = match (when >> 1) % 8 {
+        let min = self.min_shown;
+        let at = match (when >> 1) % 12 {
             0 => shown.saturating_sub(d),
             1 => shown,
             2 => shown + 1,
@@ -433,10 +459,17 @@ impl Flow {
             4 => self.clock + d,
             5 => deadline.saturating_sub(1),
             6 => deadline,
-            _ => deadline + d,
+            7 => deadline + d,
+            // At the edges of the minimum: shown for just under or just the minimum, and the
+            // second half of a double press (just under or just the minimum after the last).
+            8 => (shown + min).saturating_sub(1),
+            9 => shown + min,
+            10 => (self.last_press + min).saturating_sub(1),
+            _ => self.last_press + min + d % 50,
         };
         let yes = when & 1 == 0;
         let taken = self.server.confirm_on_device(approval, yes, at);
+        self.last_press = at;
         self.clock = self.clock.max(at);
         self.model.press(approval.get(), yes, at, taken);
         self.model

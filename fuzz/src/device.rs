@@ -174,7 +174,7 @@ static PROMPTS: [mcp_core::Prompt; 2] = [
     ]),
 ];
 
-/// The server type under test: 8 tools, 2 task slots, 4 cached calls of 384 bytes.
+/// The server type under test: 8 tools, 2 task slots, 4 cached calls of 448 bytes.
 pub type Srv = Server<'static, Dev, Caps<8>>;
 
 /// A fresh server with every tool registered.

@@ -166,7 +166,7 @@ pub use server::{
 /// | `tools` | tool capacity (required) | — |
 /// | `tasks` | long-running actions tracked at once (0: no MCP Tasks) | 2 |
 /// | `cache` | recent calls kept for retransmissions (0: none) | 4 |
-/// | `cache_bytes` | bytes of each kept answer | 384 |
+/// | `cache_bytes` | bytes of each kept answer | 448 |
 /// | `resources` | live resources (feature `resources`) | 4 |
 /// | `listen` | 2026-07-28 listen streams (feature `resources`) | 1 |
 /// | `hold` | bytes for a call held for a person's confirmation: its record (`server::HOLD_RECORD`) and its message (feature `confirm`; 0: none) | 352 |
@@ -182,7 +182,7 @@ pub use server::{
 /// // A UART firmware: 8 tools, no task table, nothing held for a person.
 /// let engine: Server<'static, Board, caps!(tools = 8, tasks = 0, hold = 0)> =
 ///     Server::new(Config::new("uart-device", "1.0"));
-/// let spelled: Server<'static, Board, Caps<8, 0, 4, 384, 4, 1, 0>> = engine;
+/// let spelled: Server<'static, Board, Caps<8, 0, 4, 448, 4, 1, 0>> = engine;
 /// # let _ = spelled;
 /// ```
 #[macro_export]
@@ -206,7 +206,7 @@ macro_rules! caps {
 /// struct Board;
 /// type Engine = server_type!(Board; tools = 8, tasks = 0, hold = 0);
 /// let engine: Engine = Server::new(Config::new("uart-device", "1.0"));
-/// let spelled: Server<'static, Board, Caps<8, 0, 4, 384, 4, 1, 0>> = engine;
+/// let spelled: Server<'static, Board, Caps<8, 0, 4, 448, 4, 1, 0>> = engine;
 /// # let _ = spelled;
 /// ```
 #[macro_export]

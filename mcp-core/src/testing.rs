@@ -45,7 +45,7 @@
 //!
 //! // Opening asks the client's user first; nothing moves before the answer.
 //! let asked = client.call("self.garage_door.set", json!({"open": true}));
-//! assert_eq!(asked.question(), Some("Open the garage door?"));
+//! assert!(asked.question().unwrap().starts_with("Open the garage door? (asked by "));
 //! assert!(!client.board().door_open);
 //! let opened = client.accept(&asked);
 //! assert_eq!(opened.evidence(), Some(&json!({"level": "applied", "commanded": true})));
@@ -752,8 +752,11 @@ impl<'t, C, K: Capacities, R: Runner<C>> Client<'t, C, K, R> {
 #[cfg(feature = "confirm")]
 impl<C, K: Capacities, R: Runner<C>> Client<'_, C, K, R> {
     /// A person presses the device's button (`yes`, or a "no" button): the firmware's
-    /// [`Server::confirm_on_device`] for the question the device shows, 1 ms after it was shown
-    /// (a poll shows it first if none has yet); then the engine is polled and the held call's
+    /// [`Server::confirm_on_device`] for the question the device shows, as soon as a press counts
+    /// for it ([`Pending::press_from_ms`](crate::server::Pending::press_from_ms): shown for the
+    /// engine's minimum, default 1 s, and that long after the previous press; the time passes,
+    /// the engine polled; a poll shows the question first if none has yet); then the engine is
+    /// polled and the held call's
     /// outcome returned — the call's own held answer, or the `notifications/message` (logger
     /// `confirmation`) that follows an answer already given; [`Answer::result`] reads either.
     ///
@@ -766,8 +769,15 @@ impl<C, K: Capacities, R: Runner<C>> Client<'_, C, K, R> {
             let polled = self.poll_now();
             self.unread.extend(polled);
         }
-        let shown = shows(self).and_then(|p| p.shown_ms).unwrap_or(self.now_ms);
-        self.set_now(self.now_ms.max(shown + 1));
+        // The person reads the question first: a press counts once it was shown for the
+        // engine's minimum and that long after the previous press (the time passes, polled).
+        let from = shows(self)
+            .and_then(|p| p.press_from_ms)
+            .unwrap_or(self.now_ms);
+        if from > self.now_ms {
+            let polled = self.advance(from - self.now_ms);
+            self.unread.extend(polled);
+        }
         assert!(
             self.server
                 .confirm_on_device(pending.approval, yes, self.now_ms),

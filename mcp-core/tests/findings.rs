@@ -111,7 +111,7 @@ static SET_VOLUME: Tool<()> = Tool::new(
     },
 );
 
-/// With the default cache (`CACHE_BYTES` = 384), the engine's own answer to a plain call of a
+/// With the default cache (then `CACHE_BYTES` = 384), the engine's own answer to a plain call of a
 /// long-running tool (task id, `poll_with`, and the start evidence twice: about 450 bytes for
 /// the audio kit) is too large to keep, so a retransmission of that call — what a xiaozhi backend
 /// does after a lost answer — is answered with -32603 "its response is too large to replay"

@@ -142,8 +142,8 @@ fn the_check_can_fail() {
 /// The modules of `wire`, bottom first (issue 34): each may use only those before it. The
 /// checking pass (`check`) is under both parsers, so `json` and `frame` no longer call each
 /// other, and `request` classifies what `frame` recorded without `frame` knowing it.
-const WIRE: [&str; 8] = [
-    "swar", "protocol", "check", "json", "frame", "request", "writer", "response",
+const WIRE: [&str; 9] = [
+    "swar", "protocol", "escape", "check", "json", "frame", "request", "writer", "response",
 ];
 
 /// `super::name` and `crate::wire::name` paths in code lines (comments and tests excluded),

@@ -9,6 +9,10 @@
 //!
 //! - [`begin`](FirmwareSlot::begin) erases the slot that is not running;
 //!   [`write`](FirmwareSlot::write) and [`read`](FirmwareSlot::read) reach it by offset;
+//! - [`check_image`](FirmwareSlot::check_image) reads the image's header as the bootloader will
+//!   (ESP-IDF's `esp_ota_end` image verification and the app description's chip and version,
+//!   MCUboot's image header): an image this board would not start is refused *before* the
+//!   restart, not discovered by a rollback after it;
 //! - [`activate`](FirmwareSlot::activate) makes the next restart boot it on trial (ESP-IDF's
 //!   `esp_ota_set_boot_partition`, MCUboot's `boot_set_pending(0)`);
 //! - the new firmware calls [`mark_good`](FirmwareSlot::mark_good) once it is up (ESP-IDF's
@@ -58,6 +62,26 @@ impl Rollback {
     }
 }
 
+/// Why the bootloader would not start the image in the slot ([`FirmwareSlot::check_image`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unbootable {
+    /// The slot holds no image header the bootloader recognises (or one without a version).
+    NoHeader,
+    /// The image is built for another board (or chip).
+    OtherBoard,
+}
+
+impl Unbootable {
+    /// A short phrase for a tool result.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Unbootable::NoHeader => "it has no valid image header",
+            Unbootable::OtherBoard => "it is built for another board",
+        }
+    }
+}
+
 /// The running firmware and the outcome of the last upgrade, as the bootloader left them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BootReport<'a> {
@@ -92,6 +116,15 @@ pub trait FirmwareSlot: ErrorType {
     /// Reads the slot's contents at `offset` into `buf`.
     fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error>;
 
+    /// Whether the bootloader would start the image written to the slot: its header names this
+    /// board and a version. Checked after the image's hash matched, before
+    /// [`activate`](FirmwareSlot::activate): an image refused here never restarts the device.
+    /// The default says yes (a slot that cannot tell leaves it to the bootloader, which rolls
+    /// back).
+    fn check_image(&mut self) -> Result<(), Unbootable> {
+        Ok(())
+    }
+
     /// Makes the next restart boot the slot's image, on trial.
     fn activate(&mut self) -> Result<(), Self::Error>;
 
@@ -118,6 +151,9 @@ impl<T: FirmwareSlot + ?Sized> FirmwareSlot for &mut T {
     }
     fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error> {
         T::read(self, offset, buf)
+    }
+    fn check_image(&mut self) -> Result<(), Unbootable> {
+        T::check_image(self)
     }
     fn activate(&mut self) -> Result<(), Self::Error> {
         T::activate(self)

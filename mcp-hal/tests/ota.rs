@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 /// A person's client of the demo board, its clock the sim's, in 50 ms steps.
 type Device = Client<'static, DemoBoard, Caps<16>>;
 
-const STORAGE: usize = 32 + 2 * 8192;
+const STORAGE: usize = SimFirmware::RECORD + 2 * 8192;
 
 /// A start-up with `storage` (the flash that survives a restart).
 fn boot(storage: &'static mut [u8], board_name: &'static str) -> Device {
@@ -240,24 +240,51 @@ fn a_hash_that_does_not_match_discards_the_image_and_arms_nothing() {
     );
 }
 
+/// Issue 33, finding 10: an image for another board (hashed right) was verified "completed", and
+/// the device restarted only to roll back. The header is checked — board and version, as the
+/// bootloader reads them — before the restart: the task fails, the slot is discarded, nothing
+/// restarts. The same for an image with no valid header.
 #[test]
-fn an_image_the_bootloader_cannot_start_is_rolled_back_and_the_status_says_so() {
-    let mut dev = fresh();
-    // Hashed correctly, but built for another board.
-    let img = image("other-board", "2.0.0", 100);
-    assert!(!upgrade(&mut dev, &img, &sha(&img)).is_error());
-    let mut dev = restart(dev);
-    let status = firmware_status(&mut dev);
-    assert!(status.is_error());
-    assert_eq!(status.level(), Some(Level::Measured));
-    assert_eq!(
-        status.text(),
-        "Firmware 2.0.0 did not come up (the bootloader could not start it); the bootloader rolled back and 1.0.0 runs — measured"
-    );
+fn an_image_this_board_would_not_start_fails_its_task_before_any_restart() {
+    for (img, says) in [
+        (
+            image("other-board", "2.0.0", 100),
+            "it is built for another board",
+        ),
+        (
+            b"no header at all, just bytes".to_vec(),
+            "it has no valid image header",
+        ),
+    ] {
+        let mut dev = fresh();
+        let result = upgrade(&mut dev, &img, &sha(&img));
+        assert!(result.is_error(), "{result}");
+        let text = result.text();
+        assert!(
+            text.starts_with(&format!("The image matches its sha256, but {says}")),
+            "{text}"
+        );
+        assert!(text.contains("the device does not restart"), "{text}");
+        assert!(text.ends_with("safe-stop issued"), "{text}");
+        assert_eq!(result.level(), Some(Level::ReadBack));
+        dev.advance(3000);
+        assert!(
+            !dev.board_mut().sim.system.take_reboot(),
+            "no restart was armed"
+        );
+        assert_eq!(
+            structured(&firmware_status(&mut dev)),
+            &json!({"running":"1.0.0","boot":"normal"})
+        );
+    }
 }
 
+/// Issue 33, finding 10: a rollback is data (`boot: "rolled_back"`, why, both versions), not a
+/// failed call without it; and what the boot record says of the last start-up stays true while a
+/// later upgrade writes over the slot the rolled-back image was in (it used to read "Firmware an
+/// image with no valid header did not come up" from the half-written slot).
 #[test]
-fn a_trial_that_restarts_before_answering_is_rolled_back() {
+fn a_trial_that_restarts_before_answering_is_rolled_back_and_later_upgrades_are_reported_right() {
     let mut dev = fresh();
     let img = image("demo", "3.0.0", 10);
     upgrade(&mut dev, &img, &sha(&img));
@@ -266,12 +293,41 @@ fn a_trial_that_restarts_before_answering_is_rolled_back() {
     // A crash before `came_up`: the next start-up rolls back.
     let storage = dev.board_mut().firmware.slot.detach();
     let mut dev = boot(storage, "demo");
+    let rolled_back = json!({"running":"1.0.0","boot":"rolled_back","attempted":"3.0.0",
+        "previous":"1.0.0","rollback":"not_confirmed"});
     let status = firmware_status(&mut dev);
-    assert!(status.is_error());
+    assert!(!status.is_error(), "{status}");
+    assert_eq!(structured(&status), &rolled_back);
+    assert_eq!(status.level(), Some(Level::Measured));
+    assert_eq!(
+        status.text(),
+        "Firmware 3.0.0 did not come up (it restarted before it confirmed itself); the bootloader rolled back and 1.0.0 runs — measured"
+    );
+    // A later upgrade writes the slot 3.0.0 was in: the status still names 3.0.0, and the
+    // upgrade in progress.
+    let next = image("demo", "3.0.1", 3000);
+    let task = start(&mut dev, &next, &sha(&next));
+    send(&mut dev, &next[..1024]);
+    let during = firmware_status(&mut dev);
+    assert!(!during.is_error(), "{during}");
+    let mut expected = rolled_back.clone();
+    expected["upgrade"] =
+        json!({"phase":"receiving","size":next.len(),"received":1024,"verified":0});
+    assert_eq!(structured(&during), &expected);
+    let text = during.text();
     assert!(
-        status
-            .text()
-            .contains("3.0.0 did not come up (it restarted before it confirmed itself)")
+        text.starts_with("Firmware 3.0.0 did not come up")
+            && text.contains("an upgrade is receiving"),
+        "{text}"
+    );
+    send_from(&mut dev, 1024, &next[1024..]);
+    assert!(!finish(&mut dev, &task).0.is_error());
+    assert_eq!(structured(&firmware_status(&mut dev))["attempted"], "3.0.0");
+    // The next start-up: the new image on trial, after 1.0.0.
+    let mut dev = restart(dev);
+    assert_eq!(
+        structured(&firmware_status(&mut dev)),
+        &json!({"running":"3.0.1","boot":"trial","attempted":"3.0.1","previous":"1.0.0"})
     );
 }
 
@@ -438,9 +494,24 @@ fn the_model_upgrades_only_after_a_persons_yes() {
     );
     assert!(dev.advance(50).is_empty());
     let pending = dev.server().confirmation().unwrap();
+    assert_eq!(pending.tool, "self.upgrade_firmware");
+    // The question names the image it approves: its size and the first digits of its hash
+    // (issue 33, finding 1), and which client asks.
+    let question = dev.server().question().unwrap().to_string();
+    let digits = &sha(&img)[..8];
     assert_eq!(
-        (pending.tool, pending.message),
-        ("self.upgrade_firmware", "Upgrade the device's firmware?")
+        question,
+        format!(
+            "Upgrade the device's firmware to the {}-byte image with SHA-256 {digits}…? (asked by an unnamed client #{:04x})",
+            img.len(),
+            pending.client.tag
+        )
+    );
+    // A press counts once the question was on the device for the minimum (1 s).
+    let shown = pending.shown_ms.unwrap();
+    assert!(
+        !dev.server_mut()
+            .confirm_on_device(pending.approval, true, shown + 10)
     );
     assert_eq!(
         structured(&firmware_status(&mut dev)).get("upgrade"),

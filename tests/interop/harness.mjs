@@ -115,7 +115,17 @@ export function simApi(addr) {
     addr,
     state: () => call("GET", "/sim/state"),
     sensor: (values) => call("POST", "/sim/sensor", values),
-    press: () => call("POST", "/sim/button"),
+    // A press counts only for a question shown for a second, and not within a second of the
+    // last press: wait until the question shown may be answered.
+    press: async () => {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const c = (await call("GET", "/sim/state")).confirmation;
+        if (!c || c.press_counts_in_ms == null || c.press_counts_in_ms === 0 || Date.now() > deadline) break;
+        await sleep(20);
+      }
+      return call("POST", "/sim/button");
+    },
     relayOn: async () => (await api.state()).relay.on,
     async ready(ms = 15000) {
       const deadline = Date.now() + ms;
@@ -181,6 +191,9 @@ export const LIVE = [TEMPERATURE, BATTERY, "device://buttons/main"];
 export const RELAY = "self.relay.set";
 /** What it asks. */
 export const QUESTION = "Switch the relay-controlled load on?";
+/** The relay's question as a device asks it: then which client asks (`… (asked by NAME #TAG)`)
+ * where the call came with a session; just the question on the stateless 2026-07-28 wire. */
+export const asksRelay = (text) => text === QUESTION || (typeof text === "string" && text.startsWith(`${QUESTION} (asked by `));
 
 /** The JSON of a resources/read result's first content, or undefined. */
 export const reading = (r) => {
@@ -208,6 +221,6 @@ export function person() {
 }
 
 /** `true` when an elicitation's params are the relay's question as a form with one boolean. */
-export const questionOk = (params) => params?.mode === "form" && params?.message === QUESTION
+export const questionOk = (params) => params?.mode === "form" && asksRelay(params?.message)
   && params?.requestedSchema?.properties?.confirm?.type === "boolean"
   && same(params?.requestedSchema?.required, ["confirm"]);

@@ -53,6 +53,13 @@ LIVE_RESOURCES = [TEMPERATURE, BATTERY, BUTTON]
 #: The question `self.relay.set` asks before it switches on (mcp-hal relay::CONFIRM_ON).
 RELAY_QUESTION = "Switch the relay-controlled load on?"
 
+
+def asks_relay(text: Any) -> bool:
+    """The relay's question as a device asks it: the question, then which client asks
+    (`… (asked by NAME #TAG)`) where the call came with a session; just the question on the
+    stateless 2026-07-28 wire."""
+    return isinstance(text, str) and (text == RELAY_QUESTION or text.startswith(RELAY_QUESTION + " (asked by "))
+
 _passed = 0
 _failed = 0
 _started = time.monotonic()
@@ -135,6 +142,9 @@ class SimApi:
         return v
 
     def press(self) -> dict:
+        """A press, once the question the device shows may be answered: a press counts only for
+        a question shown for a second, and not within a second of the last press."""
+        self.state_until(lambda s: (s.get("confirmation") or {}).get("press_counts_in_ms") in (None, 0))
         status, v = self.request("POST", "/sim/button")
         if status != 200:
             raise RuntimeError(f"POST /sim/button: {status} {v}")

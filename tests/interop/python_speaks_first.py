@@ -35,6 +35,7 @@ from harness import (
     DEVICE_SIM,
     LIVE_RESOURCES,
     RELAY_QUESTION,
+    asks_relay,
     TEMPERATURE,
     SimApi,
     SimProcess,
@@ -124,7 +125,7 @@ def question_ok(params: Any) -> bool:
     schema = getattr(params, "requested_schema", None) or {}
     return (
         getattr(params, "mode", None) == "form"
-        and getattr(params, "message", None) == RELAY_QUESTION
+        and asks_relay(getattr(params, "message", None))
         and schema.get("type") == "object"
         and (schema.get("properties") or {}).get("confirm", {}).get("type") == "boolean"
         and schema.get("required") == ["confirm"]

@@ -118,11 +118,15 @@ async function scenario(client, received, tag) {
     client.getToolOutputValidator("self.get_device_status") !== undefined);
 
   const called = [];
+  const EVIDENCE_KEY = "io.github.mcu-mcp/evidence";
   let r = await client.callTool({ name: "self.audio_speaker.set_volume", arguments: { volume: 40 } });
   check(`${tag} set_volume 40: true, evidence read_back commanded 40 == observed 40`,
     r.isError === false && same(r.structuredContent, { value: true })
       && same(r.evidence, { level: "read_back", commanded: 40, observed: 40 })
       && r.content[0]?.text === "true — read back: 40 (commanded 40)", r);
+  // The evidence as data where every SDK keeps a result's metadata (issue 33, finding 9).
+  check(`${tag} set_volume 40: the evidence as data in the result's _meta["${EVIDENCE_KEY}"]`,
+    same(r._meta?.[EVIDENCE_KEY], { level: "read_back", commanded: 40, observed: 40 }), r._meta);
   called.push("self.audio_speaker.set_volume");
 
   r = await client.callTool({ name: "self.screen.set_brightness", arguments: { brightness: 55 } });
@@ -166,6 +170,19 @@ async function scenario(client, received, tag) {
   check(`${tag} move_to 200 as an MCP Task: taskCreated, then a result measured at 200 (${events.join(" > ")})`,
     events[0] === "taskCreated" && final?.isError === false && final?.evidence?.level === "measured"
       && final?.evidence?.observed === 200, { events, final });
+  check(`${tag} ...its tasks/result carries the evidence as data in _meta, beside the related task`,
+    final?._meta?.[EVIDENCE_KEY]?.level === "measured" && final?._meta?.[EVIDENCE_KEY]?.observed === 200
+      && typeof final?._meta?.["io.modelcontextprotocol/related-task"]?.taskId === "string", final?._meta);
+  // tasks/get of the finished task: the evidence as data too.
+  const taskId = final?._meta?.["io.modelcontextprotocol/related-task"]?.taskId;
+  let got;
+  try {
+    got = taskId && await client.experimental.tasks.getTask(taskId);
+  } catch (e) {
+    got = { thrown: String(e) };
+  }
+  check(`${tag} tasks/get of the finished move: completed, the evidence as data in its _meta`,
+    got?.status === "completed" && got?._meta?.[EVIDENCE_KEY]?.observed === 200, got);
 
   // The status: validated by the SDK (it throws when structuredContent does not conform) and here.
   r = await client.callTool({ name: "self.get_device_status", arguments: {} });

@@ -127,6 +127,7 @@ from harness import (
     PAGE_BYTES,
     PAGING,
     RELAY_QUESTION,
+    asks_relay,
     TEMPERATURE,
     SimApi,
     check,
@@ -1336,7 +1337,7 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
                                                 for s in said_all),
               {"said": said_all[:2], "only logged": [what for _, what, _ in b.logged if what.startswith("notif")][:3]})
         shown = [bool((s.get("confirmation") or {}).get("shown"))
-                 and (s.get("confirmation") or {}).get("question") == RELAY_QUESTION for _, s in polls]
+                 and asks_relay((s.get("confirmation") or {}).get("question")) for _, s in polls]
         known(f"{tag} issue 31 item 5: /sim/state read the moment the waiting answer arrived shows the question "
               f"({sum(shown)}/{len(polls)})", len(polls) == repeats and all(shown),
               {"read then": [s.get("confirmation") for _, s in polls][:6], "shown after (ms)": lags})

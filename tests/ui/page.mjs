@@ -158,7 +158,7 @@ try {
   check("the page shows the theme", (await page.textContent("#theme")) === "dark");
   await page.waitForSelector("#confirm.show", { timeout: 5000 });
   check("the confirmation banner asks the question",
-    (await page.textContent("#confirm-question")) === "Switch the relay-controlled load on?");
+    (await page.textContent("#confirm-question")).startsWith("Switch the relay-controlled load on? (asked by "));
   check("the relay is off while it waits", (await page.textContent("#relay")) === "off");
   const presses = await page.textContent("#presses");
   check("no press yet", presses === "0", presses);
@@ -168,7 +168,10 @@ try {
   await page.screenshot({ path: before, fullPage: true });
   console.log(`screenshot: ${before}`);
 
-  // The person presses the button on the page.
+  // The person reads the question (a press counts once it was shown for a second: the hint says
+  // when), then presses the button on the page.
+  await page.waitForFunction(() => document.getElementById("press-hint").textContent.startsWith("pressing confirms"),
+    null, { timeout: 5000 });
   await page.click("#press");
   await page.waitForFunction(() => document.getElementById("presses").textContent === "1", null, { timeout: 5000 });
   check("the press count went up", true);

@@ -28,7 +28,7 @@ use crate::board::Board;
 pub const BOARD: &str = "device-sim";
 
 /// Bytes of the simulated flash: the boot record and two slots of 256 KiB.
-pub const SIZE: usize = 32 + 2 * 256 * 1024;
+pub const SIZE: usize = SimFirmware::RECORD + 2 * 256 * 1024;
 
 /// The running firmware's version, once [`power_up`] read the flash.
 static RUNNING: OnceLock<&'static str> = OnceLock::new();
@@ -64,6 +64,13 @@ pub fn power_up(board: &mut Board, path: &Path) -> Result<(), String> {
         path.display()
     );
     let path: PathBuf = path.to_owned();
+    let kept = path.clone();
+    // A trial image that confirmed itself is written at once: a crash afterwards keeps it.
+    mcp_host::on_flash_changed(move |storage| {
+        if let Err(e) = save(&kept, storage) {
+            eprintln!("device-sim: {e}");
+        }
+    });
     mcp_host::on_reboot(move |storage| restart(&path, storage));
     Ok(())
 }

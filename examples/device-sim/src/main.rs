@@ -29,11 +29,11 @@ use std::time::{Duration, Instant};
 
 use board::Board;
 use clap::{Parser, ValueEnum};
-use mcp_core::server::{Delivery, Peer, Pending, Receipt};
+use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::{Config, Event, Input, Principal, Revision};
-use mcp_hal::sim::{Fault, Faults};
+use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
 use mcp_host::report::{self, CallReport};
 use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
@@ -268,6 +268,12 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=3600), requires = "confirm")]
     confirm_timeout: u32,
+    /// With --confirm: milliseconds a question must be on the device before a press answers it,
+    /// and the button's bounce time: a press this soon after the previous one answers nothing
+    /// (so the second half of a quick double press never approves the next question).
+    #[arg(long, value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(0..=60_000), requires = "confirm")]
+    press_after_ms: u32,
     /// Whole seconds a call may keep its answer back for a client that can neither ask its user
     /// nor follow a task (a xiaozhi backend): a call waiting for the device's button, or a
     /// long-running action, is answered with its real outcome when it comes in time; past it,
@@ -362,10 +368,10 @@ impl Device {
         sensors::publish(&mut board, &mut self.engine, now_ms);
         let (numbers, answers) = self.panel.presses(board.confirm_presses(), now_ms);
         let answered = answers.and_then(|approval| {
-            let p = self.engine.confirmation()?;
+            let asked = mcp_host::Asked::of(&self.engine)?;
             self.engine
                 .confirm_on_device(approval, true, now_ms)
-                .then(|| Waiting::new(&p, now_ms, p.shown_ms))
+                .then(|| Waiting::new(&asked, now_ms, asked.pending.shown_ms))
         });
         for p in mcp_host::Pressed::numbered(numbers, answered) {
             self.report(&HostEvent::Pressed(p));
@@ -395,19 +401,20 @@ impl Device {
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
         }
         drop(board);
-        let held_after = self.engine.confirmation();
+        let held_after = mcp_host::Asked::of(&self.engine);
+        let after = held_after.as_ref().map(|a| a.pending);
         for p in &payloads {
-            if let Some(e) = report::emitted(transport, held_before, held_after, p, true) {
+            if let Some(e) = report::emitted(transport, held_before, after, p, true) {
                 self.report(&e);
             }
         }
-        let held: Vec<Pending> = held_after.into_iter().collect();
+        let held: Vec<mcp_host::Asked> = held_after.into_iter().collect();
         let shown = self.panel.show(&held, now_ms);
         let same = shown.len() == self.waiting.len()
-            && shown
-                .iter()
-                .zip(&self.waiting)
-                .all(|(a, b)| (a.approval, a.shown_since) == (b.approval, b.shown_since));
+            && shown.iter().zip(&self.waiting).all(|(a, b)| {
+                (a.approval, a.shown_since, a.press_counts_from)
+                    == (b.approval, b.shown_since, b.press_counts_from)
+            });
         if !same {
             self.waiting = shown.clone();
             self.report(&HostEvent::Waiting(shown));
@@ -581,8 +588,8 @@ fn handle(
                 );
             }
             *receipt = h.receipt;
-            if h.len > 0 {
-                // Up and answering: an upgraded firmware on trial confirms itself.
+            if h.len > 0 && h.ran.is_some() {
+                // Up and answering a tool call: an upgraded firmware on trial confirms itself.
                 board.answered();
             }
             h.len
@@ -610,6 +617,7 @@ impl Tools {
                 .page_bytes(cli.page_bytes)
                 .confirm_timeout(cli.confirm_timeout.saturating_mul(1000))
                 .hold_answer(cli.hold_answer.saturating_mul(1000))
+                .confirm_min_shown(cli.press_after_ms)
                 .prompts(Board::PROMPTS),
             fillers: (1..=cli.extra_tools).map(board::filler_tool).collect(),
             confirm: cli.confirm,
@@ -684,6 +692,13 @@ fn tls(cli: &Cli) -> mcp_host::tls::Tls {
         .fold(mcp_host::tls::Tls::system(), |t, f| t.ca_file(f))
 }
 
+/// The answer buffer: a page plus its envelope, the JSON-RPC head and an id, and never less than
+/// the demo board's tools are planned for ([`ANSWER_BYTES`]: the camera's schema admits the
+/// largest frame such an answer holds).
+fn out_len(cli: &Cli) -> usize {
+    (cli.page_bytes + 1024).max(ANSWER_BYTES)
+}
+
 fn principal(cli: &Cli) -> Principal {
     match cli.principal {
         Who::Model => Principal::Model,
@@ -703,8 +718,9 @@ fn build(
         engine,
         board,
         principal,
-        // A page plus its envelope, the JSON-RPC head and an id always fit.
-        out: vec![0u8; cli.page_bytes + 1024],
+        // A page plus its envelope, the JSON-RPC head and an id always fit; and never less than
+        // the demo board's answers are planned for (the camera's schema is derived from it).
+        out: vec![0u8; out_len(cli)],
         envelope: cli.envelope,
         session_id: None,
         panel: mcp_host::Panel::new(presses),
@@ -1077,7 +1093,7 @@ fn serve_network(
     if !faults.is_empty() {
         eprintln!("device-sim: injected faults: {faults}");
     }
-    let out_len = cli.page_bytes + 1024;
+    let out_len = out_len(cli);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -13,9 +13,13 @@
 //! ("press the button on the device to confirm"), it is the yes to that question: the host
 //! confirms it on the engine holding it (whichever transport that engine serves), runs it, and
 //! sends the outcome to the client that made the call. The device shows one question at a time,
-//! first held first shown (`confirmation`; the others wait their turn in `waiting`), and a press
-//! answers only a question shown before it. `answers` says which call the press confirmed, as the
-//! host reported it (null: nothing was shown when the press came).
+//! first held first shown (`confirmation`; the others wait their turn in `waiting`), with the
+//! text that names what the call approves and which client asks (`question`, `client`). A press
+//! answers only a question shown for at least `--press-after-ms` (default 1000) before it —
+//! `press_counts_in_ms` says how long until then, null while not shown — and not that soon after
+//! the previous press (a bounce, or the second half of a double press, answers nothing).
+//! `answers` says which call the press confirmed, as the host reported it (null: nothing was
+//! answered).
 //!
 //! `POST /sim/sensor` sets the simulated readings: `temperature` in °C (a number, −40 to 125),
 //! `battery` in % (a number, 0 to 100). Unknown members, wrong types and values out of range
@@ -33,8 +37,9 @@
 //!  "relay":{"on":false}, "motor":{"position":0,"target":0,"moving":false},
 //!  "sensors":{"temperature":21.5,"battery":87}, "button":{"presses":0,"down":false},
 //!  "door_open":false, "reboot":{"scheduled":0,"due_in_ms":null},
-//!  "confirmation":null | {"tool":"self.reboot","question":"Reboot the device?",
-//!                         "on_device":true,"shown":true,"approval":"5f0e…","expires_in_ms":28750},
+//!  "confirmation":null | {"tool":"self.reboot","question":"Reboot the device? (asked by claude-ai #3fa2)",
+//!                         "client":"claude-ai #3fa2","on_device":true,"shown":true,
+//!                         "press_counts_in_ms":0,"approval":"5f0e…","expires_in_ms":28750},
 //!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
 //!  "activation":null | {"code":"123456","message":"…"}   (--xiaozhi-ota: not bound yet),
 //!  "firmware_offered":null | {"running":"0.1.0","offered":"0.2.0","url":"…"},
@@ -373,11 +378,16 @@ impl Sim {
         let now = Instant::now();
         // What the device shows (the first on-device question), else a question the client
         // asks; the others wait their turn, in order.
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let view = |(w, at): &(Waiting, Instant)| {
             let left = (*at + w.expires_in).saturating_duration_since(now);
-            json!({"tool": w.tool, "question": w.question, "on_device": w.on_device,
-                   "shown": w.shown_since.is_some(), "approval": format!("{:016x}", w.approval),
-                   "expires_in_ms": u64::try_from(left.as_millis()).unwrap_or(u64::MAX)})
+            let press = w
+                .press_counts_in
+                .map(|d| ms((*at + d).saturating_duration_since(now)));
+            json!({"tool": w.tool, "question": w.question, "client": w.client,
+                   "on_device": w.on_device, "shown": w.shown_since.is_some(),
+                   "press_counts_in_ms": press, "approval": format!("{:016x}", w.approval),
+                   "expires_in_ms": ms(left)})
         };
         let confirmation = log
             .waiting

@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Running, api, device_sim, log_lines, state_until};
+use common::{Running, device_sim, log_lines, press_shown, state_until};
 use mcp_hal::kits::audio;
 use mqtt_fleet::{Broker, Client};
 use serde_json::{Value, json};
@@ -111,10 +111,9 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
     assert_eq!(s["relay"]["on"], false);
     // The press confirms it.
     let sim2 = sim.clone();
-    let (status, v) =
-        tokio::task::spawn_blocking(move || api(&sim2, "POST", "/sim/button", Some(&json!({}))))
-            .await
-            .unwrap();
+    let (status, v) = tokio::task::spawn_blocking(move || press_shown(&sim2))
+        .await
+        .unwrap();
     assert_eq!(status, 200);
     assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
     on_page(&sim, "the relay on, nothing waiting", |s| {
@@ -233,10 +232,9 @@ async fn one_client_never_answers_another_clients_confirmation() {
     assert!(answer.try_recv().is_err(), "Alice has no answer yet");
     // The press decides; the outcome is Alice's call's answer, and Bob hears nothing of it.
     let sim2 = sim.clone();
-    let (_, v) =
-        tokio::task::spawn_blocking(move || api(&sim2, "POST", "/sim/button", Some(&json!({}))))
-            .await
-            .unwrap();
+    let (_, v) = tokio::task::spawn_blocking(move || press_shown(&sim2))
+        .await
+        .unwrap();
     assert_eq!(v["answers"]["tool"], "self.reboot", "{v}");
     let outcome = tokio::time::timeout(T, answer).await.unwrap().unwrap();
     assert_eq!(outcome["result"]["isError"], false, "{outcome}");

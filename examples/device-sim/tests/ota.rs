@@ -106,19 +106,25 @@ impl Client {
     }
 }
 
+/// The upgrade on the real binary across its real restart, and issue 33's finding 10: the trial
+/// is visible to a client (the new firmware confirms itself once it has answered a tool call,
+/// not on the handshake), an image for another board fails its task before any restart, a trial
+/// that restarts before answering a tool call is rolled back and reported as data, and a later
+/// upgrade does not change what the status says of that rollback.
 #[test]
-fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_is_rolled_back() {
+fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_never_restarts_it() {
     let dir = std::env::temp_dir().join(format!("device-sim-ota-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let flash = dir.join("flash.bin");
     let _ = std::fs::remove_file(&flash);
-    let mut sim = start(&[
+    let args = [
         "--stdio",
         "--principal",
         "user",
         "--flash",
         flash.to_str().unwrap(),
-    ]);
+    ];
+    let mut sim = start(&args);
     let pid = sim.child.id();
     let mut c = Client {
         lines: Lines::new(&mut sim),
@@ -158,26 +164,86 @@ fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_is_rolled_back(
         "the new version answers"
     );
     assert_eq!(sim.child.id(), pid, "the same process, replaced");
+    // The handshake does not confirm it: the first tool call sees the trial...
     let s = c.call("self.firmware.status", json!({}));
-    assert_eq!(s["structuredContent"]["running"], "7.1.0", "{s}");
     assert_eq!(
-        s["structuredContent"]["boot"], "upgraded",
-        "confirmed by its first answer: {s}"
+        s["structuredContent"],
+        json!({"running":"7.1.0","boot":"trial","attempted":"7.1.0","previous":factory}),
+        "{s}"
     );
     assert_eq!(s["evidence"]["level"], "measured");
-
-    // An image for another board, hashed right: verified, but the bootloader cannot start it.
-    let foreign = image("esp32-c3", "8.0.0", 100);
-    let done = c.upgrade(&foreign, &format!("{:x}", Sha256::digest(&foreign)));
-    assert_eq!(done["structuredContent"]["status"], "completed", "{done}");
-    let info = c.after_restart();
-    assert_eq!(info["serverInfo"]["version"], "7.1.0");
+    // ...and, answered, confirms it.
     let s = c.call("self.firmware.status", json!({}));
-    assert_eq!(s["isError"], true, "{s}");
+    assert_eq!(s["structuredContent"]["boot"], "upgraded", "{s}");
+    assert_eq!(s["evidence"]["level"], "measured");
+    // Kept in the flash at once: a crash now does not roll it back.
+    drop(c);
+    drop(sim);
+    let mut sim = start(&args);
+    let pid = sim.child.id();
+    let mut c = Client {
+        lines: Lines::new(&mut sim),
+        id: 0,
+    };
+    assert_eq!(c.initialize()["serverInfo"]["version"], "7.1.0");
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(s["structuredContent"]["boot"], "upgraded", "{s}");
+
+    // An image for another board, hashed right: the task fails before any restart.
+    let foreign = image("esp32-c3", "8.0.0", 100);
+    let failed = c.upgrade(&foreign, &format!("{:x}", Sha256::digest(&foreign)));
+    assert_eq!(failed["structuredContent"]["status"], "failed", "{failed}");
+    let error = failed["structuredContent"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("it is built for another board")
+            && error.contains("the device does not restart"),
+        "{error}"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(
+        s["structuredContent"]["running"], "7.1.0",
+        "no restart: {s}"
+    );
+    assert_eq!(sim.child.id(), pid);
+
+    // 7.2.0 restarts on trial, and the device goes down before it answered a tool call: the
+    // next start-up rolls back, and says so as data.
+    let next = image("device-sim", "7.2.0", 3000);
+    let done = c.upgrade(&next, &format!("{:x}", Sha256::digest(&next)));
+    assert_eq!(done["structuredContent"]["status"], "completed", "{done}");
+    assert_eq!(c.after_restart()["serverInfo"]["version"], "7.2.0");
+    drop(c);
+    drop(sim);
+    let mut sim = start(&args);
+    let mut c = Client {
+        lines: Lines::new(&mut sim),
+        id: 0,
+    };
+    assert_eq!(c.initialize()["serverInfo"]["version"], "7.1.0");
+    let rolled_back = json!({"running":"7.1.0","boot":"rolled_back","attempted":"7.2.0",
+        "previous":"7.1.0","rollback":"not_confirmed"});
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(s["isError"], false, "{s}");
+    assert_eq!(s["structuredContent"], rolled_back, "{s}");
     assert_eq!(
         s["content"][0]["text"],
-        "Firmware 8.0.0 did not come up (the bootloader could not start it); the bootloader rolled back and 7.1.0 runs — measured"
+        "Firmware 7.2.0 did not come up (it restarted before it confirmed itself); the bootloader rolled back and 7.1.0 runs — measured"
     );
+    // A later upgrade writes over 7.2.0's slot: the status still says what happened to 7.2.0.
+    let later = image("device-sim", "7.3.0", 3000);
+    let started = c.call(
+        "self.upgrade_firmware",
+        json!({"size":later.len(),"sha256":format!("{:x}", Sha256::digest(&later))}),
+    );
+    assert_eq!(started["isError"], false, "{started}");
+    let data = base64::engine::general_purpose::STANDARD.encode(&later[..1024]);
+    let r = c.call("self.firmware.write", json!({"offset": 0, "data": data}));
+    assert_eq!(r["isError"], false, "{r}");
+    let s = c.call("self.firmware.status", json!({}));
+    assert_eq!(s["structuredContent"]["attempted"], "7.2.0", "{s}");
+    assert_eq!(s["structuredContent"]["boot"], "rolled_back");
+    assert_eq!(s["structuredContent"]["upgrade"]["received"], 1024);
     drop(sim);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -186,8 +252,9 @@ fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_is_rolled_back(
 /// restart), built with the simulator's own store.
 fn flash_with_activated(img: &[u8]) -> Vec<u8> {
     use mcp_hal::firmware::FirmwareSlot as _;
-    // device-sim's flash: a 32-byte boot record and two slots of 256 KiB (src/flash.rs).
-    let storage: &'static mut [u8] = Box::leak(vec![0u8; 32 + 2 * 256 * 1024].into_boxed_slice());
+    // device-sim's flash: the boot record and two slots of 256 KiB (src/flash.rs).
+    let size = mcp_hal::sim::SimFirmware::RECORD + 2 * 256 * 1024;
+    let storage: &'static mut [u8] = Box::leak(vec![0u8; size].into_boxed_slice());
     let mut store = mcp_hal::sim::SimFirmware::new("device-sim", env!("CARGO_PKG_VERSION"));
     store.attach(storage);
     store.begin(img.len() as u32).unwrap();

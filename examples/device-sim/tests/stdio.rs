@@ -272,6 +272,16 @@ fn user_principal_and_user_tools() {
         .unwrap()
         .clone();
     assert_eq!(reboot["annotations"]["audience"], json!(["user"]));
+    // A person's client lists them without asking for them: what it may call, it sees.
+    let list = sim.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "self.reboot" && t["annotations"]["audience"] == json!(["user"])),
+        "{list}"
+    );
     let r = sim.ask(&call(1, "self.reboot", json!({})));
     assert_eq!(r["result"]["evidence"]["level"], "scheduled");
     sim.finish();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ACCEPT, Events, JSON, api, request, start, state, state_until};
+use common::{ACCEPT, Events, JSON, api, press_shown, request, start, state, state_until};
 use serde_json::{Value, json};
 
 const V: &str = "2025-11-25";
@@ -101,7 +101,7 @@ fn a_press_that_runs_a_call_makes_every_engine_forget_the_tool() {
         state_until(&sim, "the confirmation shown", |s| {
             !s["confirmation"].is_null()
         });
-        let (_, v) = api(&sim, "POST", "/sim/button", None);
+        let (_, v) = press_shown(&sim);
         assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
         let done = pending.next_where("B's answer", |m| m["id"] == id);
         assert_eq!(done["result"]["evidence"]["observed"], true, "{done}");
@@ -255,19 +255,21 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     });
     let c = &s["confirmation"];
     assert_eq!(
-        (&c["tool"], &c["question"], &c["on_device"], &c["shown"]),
-        (
-            &json!("self.relay.set"),
-            &json!("Switch the relay-controlled load on?"),
-            &json!(true),
-            &json!(true)
-        )
+        (&c["tool"], &c["on_device"], &c["shown"]),
+        (&json!("self.relay.set"), &json!(true), &json!(true))
+    );
+    // The question, and which client asks (the name its initialize gave and its session's tag).
+    let client = c["client"].as_str().unwrap();
+    assert!(client.starts_with("ui-test #"), "{client}");
+    assert_eq!(
+        c["question"],
+        format!("Switch the relay-controlled load on? (asked by {client})")
     );
     assert!(c["expires_in_ms"].as_u64().unwrap() > 20_000);
     assert_eq!(s["relay"]["on"], false);
     // The press confirms it (and says so: issue 23, no `answers: null` for a press that
     // confirmed); the call's own answer is the outcome, with the relay's measured evidence.
-    let (_, v) = api(&sim, "POST", "/sim/button", Some(&json!({})));
+    let (_, v) = press_shown(&sim);
     assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
     assert_eq!(v["answers"]["approval"], c["approval"]);
     let outcome = pending.next_where("the call's answer", |m| m["id"] == 4);
@@ -349,11 +351,19 @@ fn a_client_that_elicits_is_asked_and_the_timeline_shows_its_answer() {
     let ask = stream.next_where("elicitation/create", |m| {
         m["method"] == "elicitation/create"
     });
-    assert_eq!(ask["params"]["message"], "Reboot the device?");
     let s = state_until(&sim, "the question shown", |s| {
         s["confirmation"]["on_device"] == false
     });
     assert_eq!(s["confirmation"]["tool"], "self.reboot");
+    // The client's user is asked what the page shows: the question and who asks.
+    assert_eq!(ask["params"]["message"], s["confirmation"]["question"]);
+    assert_eq!(
+        ask["params"]["message"],
+        format!(
+            "Reboot the device? (asked by {})",
+            s["confirmation"]["client"].as_str().unwrap()
+        )
+    );
     // The person says yes through the client: the call's answer comes on the call's stream.
     mcp.post(&json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}}));
     let answer = stream.next_where("the call's answer", |m| m["id"] == 5);
@@ -365,7 +375,7 @@ fn a_client_that_elicits_is_asked_and_the_timeline_shows_its_answer() {
     assert_eq!(calls.len(), 2, "{calls:#?}");
     assert_eq!(
         (&calls[0]["outcome"], &calls[0]["text"]),
-        (&json!("asked_client"), &json!("Reboot the device?"))
+        (&json!("asked_client"), &ask["params"]["message"])
     );
     assert_eq!(
         (
@@ -591,4 +601,111 @@ fn slow_and_large_bodies_to_the_ui_are_refused() {
     let s = state(&sim);
     assert_eq!(s["button"]["presses"], 0);
     assert_eq!(s["sensors"]["temperature"], 21.5);
+}
+
+/// Issue 33, findings 1 and 3, as the hostile client did it: two sessions ask to upgrade the
+/// firmware (the attacker first, with its image's hash). The device used to show "Upgrade the
+/// device's firmware?" twice, and the person's press for the user's upgrade approved the
+/// attacker's. Now each question names what it approves (size, first hash digits) and which
+/// client asks; the device shows one at a time, and the press's answer names the call it
+/// approved. A quick double press answers one question only: the next one is read first.
+#[test]
+fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
+    let dir = std::env::temp_dir().join(format!("device-sim-ui-ota-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flash = dir.join("flash.bin");
+    let _ = std::fs::remove_file(&flash);
+    let sim = start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--confirm",
+        "--flash",
+        flash.to_str().unwrap(),
+    ]);
+    let http = sim.http.clone().unwrap();
+    let open = |name: &str| {
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
+            "capabilities":{},"clientInfo":{"name":name,"version":"1"}}});
+        Session::open_with(&http, &init)
+    };
+    let (evil, user) = (open("evil-client"), open("claude-ai"));
+    let evil_hash = "6".repeat(64);
+    let user_hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let upgrade = |id: i64, size: u32, sha: &str| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name":"self.upgrade_firmware","arguments":{"size":size,"sha256":sha}}})
+    };
+    let evil_call = Events::open(
+        &http,
+        "POST",
+        &evil.headers(),
+        &upgrade(1, 6666, &evil_hash).to_string(),
+    );
+    state_until(&sim, "the attacker's question shown", |s| {
+        s["confirmation"]["tool"] == "self.upgrade_firmware"
+    });
+    let user_call = Events::open(
+        &http,
+        "POST",
+        &user.headers(),
+        &upgrade(1, 4096, user_hash).to_string(),
+    );
+    let s = state_until(&sim, "both waiting", |s| {
+        s["waiting"].as_array().is_some_and(|w| w.len() == 2)
+    });
+    let (first, second) = (&s["waiting"][0], &s["waiting"][1]);
+    let text = |w: &Value| w["question"].as_str().unwrap().to_string();
+    let (q_evil, q_user) = (text(first), text(second));
+    assert!(
+        q_evil.starts_with(
+            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by evil-client #"
+        ),
+        "{q_evil}"
+    );
+    assert!(
+        q_user.starts_with(
+            "Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by claude-ai #"
+        ),
+        "{q_user}"
+    );
+    assert_eq!(
+        first["client"],
+        q_evil[q_evil.find("evil-client").unwrap()..q_evil.len() - 1]
+    );
+    // One question at a time: the attacker's (first held) is shown, the user's waits its turn.
+    assert_eq!(s["confirmation"]["question"], q_evil);
+    assert_eq!(
+        (first["shown"].clone(), second["shown"].clone()),
+        (json!(true), json!(false))
+    );
+
+    // The person presses (for the question shown, which now says whose and which image it is):
+    // the press's answer names it. The second half of a quick double press answers nothing.
+    let (_, v) = press_shown(&sim);
+    assert_eq!(v["answers"]["question"], q_evil, "{v}");
+    let (_, again) = api(&sim, "POST", "/sim/button", Some(&json!({})));
+    assert_eq!(
+        again["answers"],
+        Value::Null,
+        "the double press's second half: {again}"
+    );
+    let s = state_until(&sim, "the user's question shown", |s| {
+        s["confirmation"]["question"] == q_user.as_str()
+    });
+    assert_eq!(s["waiting"].as_array().unwrap().len(), 1, "{s:#}");
+    assert!(
+        s["confirmation"]["press_counts_in_ms"].as_u64().unwrap() > 0,
+        "not answerable at once: {s:#}"
+    );
+    // Read, and pressed for: the user's upgrade.
+    let (_, v) = press_shown(&sim);
+    assert_eq!(v["answers"]["question"], q_user, "{v}");
+    let started = user_call.next_where("the user's upgrade", |m| m["id"] == 1);
+    assert_eq!(started["result"]["isError"], false, "{started}");
+    assert_eq!(started["result"]["evidence"]["level"], "scheduled");
+    let started = evil_call.next_where("the attacker's upgrade", |m| m["id"] == 1);
+    assert_eq!(started["result"]["isError"], false, "{started}");
+    user_call.close();
+    evil_call.close();
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -562,7 +562,7 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         // opened the stream); its tasks are read with tasks/get, so nothing else it emits has a
         // reader.
         let turn = crate::turn(&shared.stateless, &shared.board, &changed, now, &mut out);
-        held.extend(turn.held_after);
+        held.extend(turn.held_after.clone());
         ran.extend(turn.ran().map(|t| (t, Arc::as_ptr(&shared.stateless))));
         {
             let listens = lock(&shared.listens);
@@ -585,7 +585,7 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         }
         for s in &sessions {
             let turn = crate::turn(&s.engine, &shared.board, &changed, now, &mut out);
-            held.extend(turn.held_after);
+            held.extend(turn.held_after.clone());
             ran.extend(turn.ran().map(|t| (t, Arc::as_ptr(&s.engine))));
             let mut state = lock(&s.state);
             for m in &turn.msgs {

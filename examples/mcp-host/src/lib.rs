@@ -121,9 +121,10 @@ pub trait Board: Send + 'static {
         Vec::new()
     }
 
-    /// Called after the engine answered a message, with the board still locked: the firmware
-    /// is up and serving (an upgraded firmware on trial confirms itself here). The default:
-    /// nothing.
+    /// Called after the engine answered a tool call (a handler ran and its answer is written),
+    /// with the board still locked: the firmware is up and its tools work (an upgraded firmware
+    /// on trial confirms itself here; until then a client's `self.firmware.status` sees it on
+    /// trial). The default: nothing.
     fn answered(&mut self) {}
 }
 
@@ -134,6 +135,17 @@ type RebootHook = Box<dyn Fn(&[u8]) + Send + Sync>;
 /// What a due reboot of the demo board does: the hook [`on_reboot`] set, else only a log line.
 #[cfg(feature = "sim")]
 static REBOOT: std::sync::OnceLock<RebootHook> = std::sync::OnceLock::new();
+#[cfg(feature = "sim")]
+static FLASH_CHANGED: std::sync::OnceLock<RebootHook> = std::sync::OnceLock::new();
+
+/// Makes the demo board call `hook` with its firmware storage when the boot record changed
+/// between restarts — an upgraded firmware on trial confirmed itself — so that a simulator that
+/// keeps its flash in a file writes it then, and a crash afterwards does not roll back an image
+/// that was kept. Set once; later calls are ignored.
+#[cfg(feature = "sim")]
+pub fn on_flash_changed(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
+    let _ = FLASH_CHANGED.set(Box::new(hook));
+}
 
 /// Makes a due reboot of the demo board (`self.reboot`, or the restart an upgrade arms) call
 /// `hook` with the board's firmware storage (`DemoBoard::firmware`), instead of only logging
@@ -146,7 +158,7 @@ pub fn on_reboot(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
 
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
 /// that comes due goes to the [`on_reboot`] hook, or is logged and the host keeps running; an
-/// answered message confirms an upgraded firmware on trial (`kits::firmware::came_up`). Its
+/// answered tool call confirms an upgraded firmware on trial (`kits::firmware::came_up`). Its
 /// sensors and button are sampled at each tick and publish by their kits' policies
 /// (`DemoBoard::poll_resources`); register `DemoBoard::RESOURCES` on the engines the factory
 /// builds to serve them. Its button (`device://buttons/main`) also answers confirmations: one
@@ -166,8 +178,12 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
     }
 
     fn answered(&mut self) {
+        use mcp_hal::firmware::{BootState, FirmwareSlot as _};
+        let trial = self.firmware.slot.boot().state == BootState::Trial;
         if let Err(e) = mcp_hal::kits::firmware::came_up(&mut self.firmware) {
             eprintln!("mcp-host: the firmware could not confirm itself: {e:?}");
+        } else if trial && let Some(hook) = FLASH_CHANGED.get() {
+            hook(self.firmware.slot.storage());
         }
     }
 
@@ -201,10 +217,10 @@ pub const LISTEN_STREAMS: usize = 8;
 pub const HOLD_BYTES: usize = 1024;
 
 /// The engine type the host drives: tool capacity `N`, task capacity `T`; four recent calls of
-/// up to 384 bytes for retransmissions and four live resources (mcp-core's defaults),
+/// up to 448 bytes for retransmissions and four live resources (mcp-core's defaults),
 /// [`LISTEN_STREAMS`] listen streams, calls up to [`HOLD_BYTES`] held for a confirmation.
 pub type Engine<C, const N: usize, const T: usize> =
-    Server<'static, C, Caps<N, T, 4, 384, 4, LISTEN_STREAMS, HOLD_BYTES>>;
+    Server<'static, C, Caps<N, T, 4, 448, 4, LISTEN_STREAMS, HOLD_BYTES>>;
 
 /// One message an engine's `poll` emitted: for whom, and what ran in it.
 #[derive(Debug, Clone)]
@@ -218,12 +234,33 @@ pub(crate) struct Emitted {
     pub(crate) receipt: Option<Receipt>,
 }
 
+/// A call waiting for a person, as its engine holds it: the engine's record of it and the text
+/// of its question ([`Server::question`]: what it approves, and which client asks) — what the
+/// device shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// The engine's record.
+    pub pending: Pending,
+    /// The question, as every form of it says it.
+    pub question: String,
+}
+
+impl Asked {
+    /// The call `engine` holds for a person, if any.
+    pub fn of<C, K: mcp_core::Capacities>(engine: &Server<'_, C, K>) -> Option<Asked> {
+        Some(Asked {
+            pending: engine.confirmation()?,
+            question: engine.question().map(|q| q.to_string()).unwrap_or_default(),
+        })
+    }
+}
+
 /// One engine's turn in the timer: what it emitted, and the call it held for a person's answer
 /// before and after.
 pub(crate) struct Turn {
     pub(crate) msgs: Vec<Emitted>,
     pub(crate) held_before: Option<Pending>,
-    pub(crate) held_after: Option<Pending>,
+    pub(crate) held_after: Option<Asked>,
 }
 
 impl Turn {
@@ -264,15 +301,17 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
     Turn {
         msgs,
         held_before,
-        held_after: engine.confirmation(),
+        held_after: Asked::of(&engine),
     }
 }
 
 /// What the device shows of the calls waiting for a press of its button, over every engine that
 /// acts on its board (a timer keeps one per board): **one question at a time, in the order the calls were first seen held**
 /// (first held, first shown). A press answers the question shown when it came, and only one
-/// shown since before the press: never a question that appeared (or moved to the front) in the
-/// same tick as the press, nor one the person could not have seen.
+/// shown for the engines' minimum before the press
+/// ([`Config::confirm_min_shown_ms`](mcp_core::Config), default 1 s) and not that soon after the
+/// previous press: never a question that appeared (or moved to the front) just before the press,
+/// nor one the person could not have read, nor the next question after a quick double press.
 #[derive(Debug, Default)]
 pub struct Panel {
     /// The questions waiting on the device, first seen first.
@@ -281,6 +320,11 @@ pub struct Panel {
     shown: Option<(Approval, u64)>,
     /// The button's presses counted so far.
     presses: u32,
+    /// When the button was last pressed (host clock, ms).
+    last_press: Option<u64>,
+    /// How long a question is shown before a press counts, and the bounce time (ms): the
+    /// engines' [`Pending::min_shown_ms`], as last seen.
+    min_shown_ms: u64,
 }
 
 impl Panel {
@@ -293,9 +337,10 @@ impl Panel {
     }
 
     /// New presses of the button (its count is `count`) at `now_ms`: their numbers, and the
-    /// question the first of them answers: the one shown since before now, if any (a second
-    /// press in the same tick has nothing left to answer). The caller passes that approval to
-    /// the engine holding it ([`Server::confirm_on_device`]).
+    /// question the first of them answers: the one shown for at least the minimum before now, if
+    /// any, unless the press came within the minimum of the previous press (a bounce, or the
+    /// second half of a double press; a second press in the same tick is one too). The caller
+    /// passes that approval to the engine holding it ([`Server::confirm_on_device`]).
     pub fn presses(&mut self, count: u32, now_ms: u64) -> (Vec<u32>, Option<Approval>) {
         let new = count.wrapping_sub(self.presses);
         let first = self.presses.wrapping_add(1);
@@ -304,11 +349,18 @@ impl Panel {
             return (Vec::new(), None);
         }
         let numbers = (0..new).map(|k| first.wrapping_add(k)).collect();
+        let min = self.min_shown_ms;
+        let bounce = self
+            .last_press
+            .is_some_and(|last| min > 0 && now_ms < last.saturating_add(min));
+        self.last_press = Some(now_ms);
         let answers = self
             .shown
-            .take()
-            .filter(|&(_, since)| since < now_ms)
+            .filter(|&(_, since)| !bounce && since < now_ms && now_ms - since >= min)
             .map(|(a, _)| a);
+        if answers.is_some() {
+            self.shown = None;
+        }
         (numbers, answers)
     }
 
@@ -324,11 +376,12 @@ impl Panel {
         if let Some(approval) = answers {
             for engine in engines {
                 let mut engine = lock(engine);
-                let Some(p) = engine.confirmation().filter(|p| p.approval == approval) else {
+                let Some(asked) = Asked::of(&engine).filter(|a| a.pending.approval == approval)
+                else {
                     continue;
                 };
                 if engine.confirm_on_device(approval, true, now_ms) {
-                    answered = Some(Waiting::new(&p, now_ms, p.shown_ms));
+                    answered = Some(Waiting::new(&asked, now_ms, asked.pending.shown_ms));
                 }
                 break;
             }
@@ -339,12 +392,16 @@ impl Panel {
     /// After the engines were polled: `waiting` is every call now held for the device, engine by
     /// engine in a fixed order. Updates the queue and what is shown; returns the waiting calls in
     /// the order they are shown, the one shown first.
-    pub fn show(&mut self, waiting: &[Pending], now_ms: u64) -> Vec<Waiting> {
-        self.queue
-            .retain(|a| waiting.iter().any(|p| p.on_device && p.approval == *a));
-        for p in waiting.iter().filter(|p| p.on_device) {
-            if !self.queue.contains(&p.approval) {
-                self.queue.push(p.approval);
+    pub fn show(&mut self, waiting: &[Asked], now_ms: u64) -> Vec<Waiting> {
+        self.queue.retain(|a| {
+            waiting
+                .iter()
+                .any(|w| w.pending.on_device && w.pending.approval == *a)
+        });
+        for w in waiting.iter().filter(|w| w.pending.on_device) {
+            self.min_shown_ms = self.min_shown_ms.max(u64::from(w.pending.min_shown_ms));
+            if !self.queue.contains(&w.pending.approval) {
+                self.queue.push(w.pending.approval);
             }
         }
         let head = self.queue.first().copied();
@@ -354,18 +411,26 @@ impl Panel {
             (None, _) => None,
         };
         let mut out: Vec<Waiting> = Vec::with_capacity(waiting.len());
+        // A press counts once the question was read, and not within the bounce time of the last.
+        let bounce_ends = self
+            .last_press
+            .map(|last| last.saturating_add(self.min_shown_ms));
         for a in &self.queue {
-            if let Some(p) = waiting.iter().find(|p| p.approval == *a) {
+            if let Some(w) = waiting.iter().find(|w| w.pending.approval == *a) {
                 let since = self.shown.filter(|(s, _)| s == a).map(|(_, t)| t);
-                out.push(Waiting::new(p, now_ms, since));
+                let waiting = Waiting::new(w, now_ms, since);
+                let from = waiting
+                    .press_counts_from
+                    .map(|f| f.max(bounce_ends.unwrap_or(0)));
+                out.push(waiting.counts_from(from, now_ms));
             }
         }
         // Questions the client asks (elicitation) are listed after, never shown.
         out.extend(
             waiting
                 .iter()
-                .filter(|p| !p.on_device)
-                .map(|p| Waiting::new(p, now_ms, None)),
+                .filter(|w| !w.pending.on_device)
+                .map(|w| Waiting::new(w, now_ms, None)),
         );
         out
     }
@@ -404,7 +469,7 @@ impl Display {
             }
         }
         let turn = turn(engine, board, &changed, now_ms, out);
-        let held: Vec<Pending> = turn.held_after.into_iter().collect();
+        let held: Vec<Asked> = turn.held_after.clone().into_iter().collect();
         let shown = self.panel.show(&held, now_ms);
         waiting_changed(shown, &mut self.waiting, hook);
         turn
@@ -444,7 +509,8 @@ pub(crate) fn observe(
     msg: &[u8],
     delivered: bool,
 ) -> Option<HostEvent> {
-    report::emitted(transport, turn.held_before, turn.held_after, msg, delivered)
+    let held_after = turn.held_after.as_ref().map(|a| a.pending);
+    report::emitted(transport, turn.held_before, held_after, msg, delivered)
 }
 
 /// Tells the application when the calls waiting for a person changed (in the order the device
@@ -455,10 +521,10 @@ pub(crate) fn waiting_changed(
     hook: Option<&EventHook>,
 ) {
     let same = held.len() == last.len()
-        && held
-            .iter()
-            .zip(last.iter())
-            .all(|(a, b)| a.approval == b.approval && a.shown_since == b.shown_since);
+        && held.iter().zip(last.iter()).all(|(a, b)| {
+            (a.approval, a.shown_since, a.press_counts_from)
+                == (b.approval, b.shown_since, b.press_counts_from)
+        });
     if same {
         return;
     }
@@ -562,8 +628,9 @@ pub(crate) struct Done {
     /// What the answer says, when the message was a `tools/call` (or a client's answer that
     /// settled a held one).
     pub(crate) call: Option<CallReport>,
-    /// The client's session after the message, when the run lent one ([`Run::session`]).
-    pub(crate) session: Option<mcp_core::Session>,
+    /// The client's session after the message, when the run lent one ([`Run::session`]) (boxed:
+    /// a session carries the client's name, and most answers have none).
+    pub(crate) session: Option<Box<mcp_core::Session>>,
 }
 
 impl Done {
@@ -744,7 +811,8 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         }
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
             Ok(h) => {
-                if h.len > 0 {
+                if h.len > 0 && h.ran.is_some() {
+                    // A tool answered end to end: an upgraded firmware on trial is kept.
                     board.answered();
                 }
                 let (initialized, vision_url) = match h.event {
@@ -774,7 +842,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     receipt: h.receipt,
                     replay: h.replay,
                     call,
-                    session: h.session,
+                    session: h.session.map(Box::new),
                 }
             }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
@@ -788,7 +856,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                 receipt: None,
                 replay: None,
                 call: None,
-                session: how.session,
+                session: how.session.map(Box::new),
             },
         };
         // Lock order: never an engine while holding the board.
@@ -872,7 +940,7 @@ mod test {
         engines: &[&Mutex<Box<Engine<Dev, 2, 0>>>],
         board: &Mutex<Dev>,
         now: u64,
-    ) -> Vec<Pending> {
+    ) -> Vec<Asked> {
         let mut out = vec![0u8; 1024];
         let mut held = Vec::new();
         for e in engines {
@@ -884,7 +952,8 @@ mod test {
 
     /// Issue 22, bug 4: with two calls waiting (two sessions), the device shows one — the first
     /// held — and a press answers that one; a press in the same tick as a question appears answers
-    /// nothing; the next question is shown only after the first is answered.
+    /// nothing; the next question is shown only after the first is answered. (Each question
+    /// is shown for the engines' minimum, 1 s, before a press counts.)
     #[test]
     fn the_device_shows_one_question_first_held_first_and_a_press_answers_only_it() {
         let board = Mutex::new(Dev::default());
@@ -908,26 +977,86 @@ mod test {
         assert_eq!(shown[0].approval, b_question, "first held, first shown");
         assert_eq!(shown[0].shown_since, Some(200));
         assert_eq!(shown[1].shown_since, None, "A's waits its turn, not shown");
-        // A press answers B's (shown since before it), not A's.
-        let pressed = panel.press(2, 300, [&a, &b]);
+        // A press answers B's (shown for a second before it), not A's.
+        let pressed = panel.press(2, 1_300, [&a, &b]);
         assert_eq!(pressed[0].answers.as_ref().unwrap().approval, b_question);
-        poll_all(&[&a, &b], &board, 300);
+        poll_all(&[&a, &b], &board, 1_300);
         assert_eq!(lock(&board).reboots, 1);
         assert!(lock(&b).confirmation().is_none());
         assert!(lock(&a).confirmation().is_some(), "A's still waits");
         // A's question is shown from now: a press in this same tick answers nothing.
-        let held = poll_all(&[&a, &b], &board, 300);
-        let shown = panel.show(&held, 300);
-        assert_eq!(shown[0].shown_since, Some(300));
-        let pressed = panel.press(3, 300, [&a, &b]);
+        let held = poll_all(&[&a, &b], &board, 1_300);
+        let shown = panel.show(&held, 1_300);
+        assert_eq!(shown[0].shown_since, Some(1_300));
+        let pressed = panel.press(3, 1_300, [&a, &b]);
         assert_eq!(pressed[0].answers, None, "a press as the question appears");
         assert_eq!(lock(&board).reboots, 1);
-        // The panel shows it again on the next turn; a later press answers it.
-        let held = poll_all(&[&a, &b], &board, 320);
-        panel.show(&held, 320);
-        let pressed = panel.press(4, 400, [&a, &b]);
+        // The panel shows it on; a press once it was read (and a second after the last press)
+        // answers it.
+        let held = poll_all(&[&a, &b], &board, 1_320);
+        panel.show(&held, 1_320);
+        let pressed = panel.press(4, 2_400, [&a, &b]);
         assert!(pressed[0].answers.is_some());
-        poll_all(&[&a, &b], &board, 400);
+        poll_all(&[&a, &b], &board, 2_400);
+        assert_eq!(lock(&board).reboots, 2);
+    }
+
+    /// Issue 33, finding 3: a quick double press — the first half answers the question shown,
+    /// the second, 29–150 ms later, must not approve the question that came up in between (on
+    /// the device for under 100 ms). A press counts only for a question shown for the minimum
+    /// (1 s), and never within the minimum of the previous press.
+    #[test]
+    fn a_quick_double_press_answers_one_question_only() {
+        let board = Mutex::new(Dev::default());
+        let (a, b) = (engine(1), engine(2));
+        let mut panel = Panel::new(0);
+        hold(&a, &board);
+        hold(&b, &board);
+        let held = poll_all(&[&a, &b], &board, 0);
+        let shown = panel.show(&held, 0);
+        let first = shown[0].approval;
+        // Before it was on the device for a second: nothing.
+        let pressed = panel.press(1, 999, [&a, &b]);
+        assert_eq!(pressed[0].answers, None, "shown for 999 ms");
+        // 1 ms later, within the bounce time of that press: nothing either.
+        let pressed = panel.press(2, 1_000, [&a, &b]);
+        assert_eq!(pressed[0].answers, None, "a bounce");
+        // The double press: its first half answers the shown question…
+        let pressed = panel.press(3, 2_000, [&a, &b]);
+        assert_eq!(pressed[0].answers.as_ref().unwrap().approval, first);
+        let held = poll_all(&[&a, &b], &board, 2_010);
+        let shown = panel.show(&held, 2_010);
+        assert_eq!(lock(&board).reboots, 1);
+        let second = shown[0].approval;
+        assert_ne!(second, first);
+        // …the second half, 29 to 150 ms later, answers nothing: the next question was on the
+        // device for under 100 ms, and the press is within the bounce time of the first.
+        for (n, at) in [(4, 2_029), (5, 2_150)] {
+            let pressed = panel.press(n, at, [&a, &b]);
+            assert_eq!(pressed[0].answers, None, "press at {at}");
+            poll_all(&[&a, &b], &board, at);
+        }
+        assert_eq!(lock(&board).reboots, 1, "the second call did not run");
+        // Even straight at the engine, a press is refused before the question was shown long
+        // enough.
+        let p = lock(&b)
+            .confirmation()
+            .or_else(|| lock(&a).confirmation())
+            .unwrap();
+        let holder = if lock(&a).confirmation().is_some() {
+            &a
+        } else {
+            &b
+        };
+        assert_eq!(p.min_shown_ms, 1_000);
+        let shown_at = p.shown_ms.unwrap();
+        assert!(!lock(holder).confirm_on_device(p.approval, true, shown_at + 999));
+        // Read and answered a second after the last press: it runs.
+        let held = poll_all(&[&a, &b], &board, 3_100);
+        panel.show(&held, 3_100);
+        let pressed = panel.press(6, 3_200, [&a, &b]);
+        assert_eq!(pressed[0].answers.as_ref().unwrap().approval, second);
+        poll_all(&[&a, &b], &board, 3_200);
         assert_eq!(lock(&board).reboots, 2);
     }
 }

@@ -1025,9 +1025,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                     }
                     if let Some(after) = d.session {
                         if opening {
-                            self.clients.set_half_open_session(&client, after);
+                            self.clients.set_half_open_session(&client, *after);
                         } else {
-                            self.clients.set_session(&client, after);
+                            self.clients.set_session(&client, *after);
                         }
                     }
                     let tracked = d.receipt.map(|receipt| Tracked {

@@ -89,8 +89,11 @@ pub struct Waiting {
     pub approval: u64,
     /// The tool that waits.
     pub tool: &'static str,
-    /// The question.
-    pub question: &'static str,
+    /// The question, as the device shows it: what the call approves (from its arguments) and
+    /// which client asks ([`mcp_core::Server::question`]).
+    pub question: String,
+    /// Which client asks: the name it gave and its session's tag (`python-sdk #3fa2`).
+    pub client: String,
     /// `true`: the answer must come from the device (its button); `false`: the client asks.
     pub on_device: bool,
     /// Since when the device shows this question (host clock, ms): a press after it answers
@@ -98,19 +101,41 @@ pub struct Waiting {
     pub shown_since: Option<u64>,
     /// How long until the engine gives up, from when the event was sent.
     pub expires_in: Duration,
+    /// How long until a press answers it, from when the event was sent: a question is read
+    /// before it is answered ([`Pending::min_shown_ms`] after it was shown), and a press that
+    /// soon after the previous one is a bounce. `None` while it is not shown.
+    pub press_counts_in: Option<Duration>,
+    /// The same as a time (host clock, ms).
+    pub press_counts_from: Option<u64>,
 }
 
 impl Waiting {
     /// What waits, as of `now_ms` (the engine's clock), shown on the device since `shown_since`.
-    pub fn new(p: &Pending, now_ms: u64, shown_since: Option<u64>) -> Self {
+    pub fn new(asked: &crate::Asked, now_ms: u64, shown_since: Option<u64>) -> Self {
+        let p = &asked.pending;
         Waiting {
             approval: p.approval.get(),
             tool: p.tool,
-            question: p.message,
+            question: asked.question.clone(),
+            client: p.client.to_string(),
             on_device: p.on_device,
             shown_since,
             expires_in: Duration::from_millis(p.deadline_ms.saturating_sub(now_ms)),
+            press_counts_in: None,
+            press_counts_from: None,
         }
+        .counts_from(
+            shown_since.map(|since| since.saturating_add(u64::from(p.min_shown_ms))),
+            now_ms,
+        )
+    }
+
+    /// From `from_ms` on (host clock) a press answers it.
+    pub(crate) fn counts_from(mut self, from_ms: Option<u64>, now_ms: u64) -> Self {
+        self.press_counts_from = from_ms;
+        self.press_counts_in =
+            from_ms.map(|from| Duration::from_millis(from.saturating_sub(now_ms)));
+        self
     }
 }
 

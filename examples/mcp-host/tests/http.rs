@@ -975,7 +975,8 @@ async fn a_flood_of_new_sessions_never_ends_one_whose_call_waits_for_a_press() {
     let ping = json!({"jsonrpc":"2.0","id":2,"method":"ping"});
     let r = rig.in_session(&alice, &ping).send().await.unwrap();
     assert_eq!(r.status(), 200, "the session with a held call was ended");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A press counts once the question was shown for the engine's minimum (1 s by default).
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     rig.board.lock().unwrap().presses += 1;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while rig.board.lock().unwrap().switched == 0 {

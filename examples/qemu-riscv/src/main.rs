@@ -256,7 +256,8 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
         }
     }
 
-    // Whether this start-up has answered a message yet: the first answer confirms a trial image.
+    // Whether this start-up has answered a tool call yet: the first one (a handler ran and its
+    // answer went out) confirms a trial image; the handshake alone does not.
     let mut came_up_yet = false;
     loop {
         let now = platform::now_ms();
@@ -278,15 +279,16 @@ fn main(_hart: usize, fdt: usize, _: usize) -> ! {
         let (engine, board) = (&mut fw.engine, &mut fw.board);
         let mut answered = false;
         let read = fw.link.serve_with(&mut fw.out, &mut Uart, |msg, out| {
-            let n = measured(Work::Handle, || {
+            let (n, ran) = measured(Work::Handle, || {
                 dispatch(engine, msg, principal, board, out)
             })
-            .unwrap_or(0);
-            answered |= n > 0;
+            .unwrap_or((0, false));
+            answered |= n > 0 && ran;
             n
         });
         if answered && !came_up_yet {
-            // The answer is out: this version runs and answers, so a trial image is kept.
+            // A tool's answer is out: this version runs and its tools work, so a trial image
+            // is kept.
             came_up_yet = true;
             if came_up(&mut fw.board.firmware).is_err() {
                 platform::exit_failure(4);
@@ -311,14 +313,15 @@ const TOOLS: &[&mcp_core::Tool<Board>] = Board::CONFIRMED_TOOLS;
 const TOOLS: &[&mcp_core::Tool<Board>] = Board::ASYNC_TOOLS;
 
 /// One message through the engine: `Server::handle`, or with the feature `async`
-/// `Server::handle_async` run to completion by [`block_on`].
+/// `Server::handle_async` run to completion by [`block_on`]. The answer's length, and whether a
+/// tool's handler ran.
 fn dispatch(
     engine: &mut Engine,
     msg: &[u8],
     principal: Principal,
     board: &mut Board,
     out: &mut [u8],
-) -> Result<usize, mcp_core::HandleError> {
+) -> Result<(usize, bool), mcp_core::HandleError> {
     #[cfg(not(feature = "async"))]
     let handled = engine.handle(msg, principal, board, out);
     #[cfg(feature = "async")]
@@ -328,7 +331,7 @@ fn dispatch(
             async |board: &mut Board, call: mcp_core::Call<'_, '_>| board.call_async(call).await;
         block_on(engine.handle_async(input, board, out, &mut |_: &[u8]| {}, run))
     };
-    handled.map(|h| h.len)
+    handled.map(|h| (h.len, h.ran.is_some()))
 }
 
 /// The whole executor of this firmware: polls the one future in flight until it is ready,

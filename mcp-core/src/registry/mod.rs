@@ -29,6 +29,8 @@
 //! ```
 
 use crate::Reply;
+#[cfg(feature = "confirm")]
+mod question;
 #[cfg(feature = "resources")]
 mod resources;
 
@@ -180,6 +182,21 @@ impl<C> Clone for Tool<C> {
 impl<C> Copy for Tool<C> {}
 
 /// A person's yes, obtained by the engine before a tool acts (see [`Tool::confirm`]).
+///
+/// The question names what the person approves: it is a template over the tool's parameters,
+/// filled from the call's *validated* arguments — `{name}` stands for the argument `name` (a
+/// string's text escaped for a display and capped at 32 characters), `{name:N}` for at most `N`
+/// characters of it, `…` after when more were left out. Registration refuses a placeholder that
+/// names no parameter ([`RegisterErrorKind::BadQuestion`]). The engine adds which client asks.
+///
+/// ```
+/// use mcp_core::{Args, Confirm, Output, Param, Reply, Tool, ToolResult};
+/// # fn upgrade(_: &mut (), _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult { Ok(Output::bool(true)) }
+/// const UPGRADE: Tool<()> = Tool::new("self.upgrade_firmware", "Upgrade", upgrade)
+///     .params(&[Param::integer("size", "Bytes"), Param::string("sha256", "SHA-256").length(64, 64)])
+///     // "Upgrade the firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by …)"
+///     .confirm(Confirm::new("Upgrade the firmware to the {size}-byte image with SHA-256 {sha256:8}?"));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Confirm {
     message: &'static str,
@@ -187,7 +204,8 @@ pub struct Confirm {
 }
 
 impl Confirm {
-    /// Ask `message` (a yes/no question a person can answer: "Reboot the device?").
+    /// Ask `message` (a yes/no question a person can answer: "Reboot the device?"), a template
+    /// over the tool's parameters (see the type's docs).
     pub const fn new(message: &'static str) -> Self {
         Confirm {
             message,
@@ -202,9 +220,16 @@ impl Confirm {
         self
     }
 
-    /// The question.
+    /// The question's template (its placeholders unfilled).
     pub const fn message(&self) -> &'static str {
         self.message
+    }
+
+    /// Writes the question for a call with (validated) `args`: the template with its
+    /// placeholders filled.
+    #[cfg(feature = "confirm")]
+    pub(crate) fn write_question(&self, args: &Args<'_>, f: &mut dyn core::fmt::Write) {
+        let _ = question::write(self.message, args, f);
     }
 
     /// `true` when a call with `args` needs the person's yes.
@@ -596,6 +621,10 @@ pub enum RegisterErrorKind {
     /// `long_running` with [`TaskSupport::Forbidden`].
     #[error("a long-running tool needs task support optional or required")]
     BadTaskSupport,
+    /// The confirmation's question ([`Confirm`]) has a placeholder that is malformed or names
+    /// no parameter of the tool.
+    #[error("the question has a placeholder that is malformed or names no parameter")]
+    BadQuestion,
     /// The listing alone would overflow a `tools/list` page.
     #[error("its listing needs {size} bytes but a tools/list page holds {page}")]
     TooLargeForPage {
@@ -760,6 +789,12 @@ impl<'t, C> RegistryView<'t, C> {
         }
         if matches!(tool.task, Some((TaskSupport::Forbidden, _))) {
             return Err(err(RegisterErrorKind::BadTaskSupport));
+        }
+        #[cfg(feature = "confirm")]
+        if let Some(c) = &tool.confirm
+            && !question::is_valid(c.message, tool.params)
+        {
+            return Err(err(RegisterErrorKind::BadQuestion));
         }
         let size = tool.listing_size();
         if size + PAGE_OVERHEAD > self.page_bytes {

@@ -222,9 +222,16 @@ impl Evidence {
         self.write_json_from(w, protocol::EVIDENCE.len());
     }
 
-    /// `,"evidence":` and the evidence as JSON: the member of a result.
+    /// `,"evidence":` and the evidence as JSON: the member of a result; and the same JSON as
+    /// data where the SDKs keep it, the result's `_meta` under `io.github.mcu-mcp/evidence`
+    /// (copied, not written twice). The result object's writer closes the `_meta` member
+    /// ([`Writer::close_meta`]).
     pub(crate) fn write_member(&self, w: &mut Writer<'_>) {
+        let start = w.mark() + protocol::EVIDENCE.len();
         self.write_json_from(w, 0);
+        let end = w.mark();
+        w.meta_member(protocol::EVIDENCE_META);
+        w.repeat(start, end);
     }
 
     /// The member, from byte `skip` on (the key and the head are one piece).
@@ -684,9 +691,10 @@ impl<'s> Reply<'s> {
     /// The engine renders the answer in front of what the handler wrote (see the type's docs), so
     /// every byte written counts twice, and the response's envelope (its head with the call's id,
     /// `isError`, the 2026-07-28 `_meta`) is kept free. Not counted: what the result adds when it
-    /// is rendered once — the evidence sentence after a caption and the `evidence` member (45
-    /// bytes for a bare `measured`, some 150 with readings and a unit) — for which the handler
-    /// keeps a margin of half that (one rendered byte is half a written one here).
+    /// is rendered once — the evidence sentence after a caption, the `evidence` member and the
+    /// same evidence as data in `_meta` (110 bytes for a bare `measured`, some 300 with readings
+    /// and a unit) — for which the handler keeps a margin of half that (one rendered byte is half
+    /// a written one here).
     ///
     /// A handler checks `ContentWriter::image_len(mime, len) + margin <= reply.content_room()`
     /// before it makes the image ([`ContentWriter::image_len`]; mcp-hal's demo camera does).

@@ -265,7 +265,10 @@ mod test {
                 });
                 let answer: serde_json::Value = serde_json::from_str(&format!(
                     "{{{}}}",
-                    rendered(|w| render_result(w, &result, &[], 0, None))
+                    rendered(|w| {
+                        render_result(w, &result, &[], 0, None);
+                        w.close_meta();
+                    })
                 ))
                 .unwrap();
                 let first = rendered(|w| {

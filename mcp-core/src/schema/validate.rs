@@ -299,6 +299,71 @@ impl<'a> Args<'a> {
     }
 }
 
+#[cfg(feature = "confirm")]
+impl Args<'_> {
+    /// Writes the argument `name` as a person reads it in a question
+    /// ([`Confirm`](crate::Confirm)): a boolean, integer or number as JSON writes it; a string's
+    /// text (escape sequences decoded), each character a display must not carry escaped as
+    /// [`escaped`](crate::wire::escape::escaped) does, at most `max_chars` characters and `…`
+    /// when more were left out; nothing for an absent optional argument without a default.
+    /// `false`: the tool declares no such argument.
+    pub(crate) fn show(&self, name: &str, max_chars: usize, f: &mut dyn fmt::Write) -> bool {
+        let Some(p) = self.params.iter().find(|p| p.name() == name) else {
+            return false;
+        };
+        let _ = match p.ty() {
+            ParamType::Boolean => match self.opt_bool(name) {
+                Ok(Some(v)) => f.write_str(if v { "true" } else { "false" }),
+                _ => Ok(()),
+            },
+            ParamType::Integer => match self.opt_int(name) {
+                Ok(Some(v)) => write!(f, "{v}"),
+                _ => Ok(()),
+            },
+            #[cfg(feature = "float")]
+            ParamType::Number => match self.opt_number(name) {
+                Ok(Some(v)) => write!(f, "{v}"),
+                _ => Ok(()),
+            },
+            ParamType::String => self.show_str(name, max_chars, f),
+        };
+        true
+    }
+
+    /// [`show`](Self::show) for a string: its characters, from the token as sent when it was
+    /// not decoded yet.
+    fn show_str(&self, name: &str, max_chars: usize, f: &mut dyn fmt::Write) -> fmt::Result {
+        let mut chars: &mut dyn Iterator<Item = char> = &mut core::iter::empty();
+        let (mut text, mut token);
+        match self.slot(name, ParamType::String) {
+            Ok((_, i, Some(v))) if self.decoded & (1 << i) != 0 => {
+                text = core::str::from_utf8(v).unwrap_or_default().chars();
+                chars = &mut text;
+            }
+            Ok((_, _, Some(v))) => {
+                if let Some(s) = Json::from_checked(v).as_str() {
+                    token = s.chars();
+                    chars = &mut token;
+                }
+            }
+            Ok((p, _, None)) => {
+                if let Some(Literal::Str(v)) = p.default_value() {
+                    text = v.chars();
+                    chars = &mut text;
+                }
+            }
+            Err(_) => {}
+        }
+        for (n, c) in chars.enumerate() {
+            if n == max_chars {
+                return f.write_char('…');
+            }
+            crate::wire::escape::write_char(f, c)?;
+        }
+        Ok(())
+    }
+}
+
 /// What is wrong with the arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -486,11 +486,16 @@ fn render_call<C>(
         out.copy_within(..used.min(out.len()), tail);
     }
     let (head, scratch) = out.split_at_mut(tail);
-    let len = finish(head, Some(id), "; the tool did run", |w| {
-        write_result_object(w, id, era, info, "complete", |w| {
-            render_result_for(w, result, scratch, seq, None, legacy_error)
-        });
+    // `finish`, written out: the hot path's answer, kept in this frame.
+    let mut w = Writer::new(head);
+    write_result_object(&mut w, id, era, info, "complete", |w| {
+        render_result_for(w, result, scratch, seq, None, legacy_error)
     });
+    let needed = w.needed();
+    let len = match w.fits() {
+        true => needed,
+        false => super::respond::too_large(head, Some(id), needed, "; the tool did run"),
+    };
     if len > 0 {
         return len;
     }

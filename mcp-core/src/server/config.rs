@@ -8,9 +8,9 @@ use crate::wire::json::DEFAULT_MAX_DEPTH;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum UserToolPolicy {
-    /// Refuse it (the default). User-only tools are left out of `tools/list` unless the client
-    /// asks with `withUserTools: true` (xiaozhi's backend does, to show a person what the device
-    /// can do), and are refused at the model's `tools/call` either way.
+    /// Refuse it (the default). User-only tools are left out of the model's `tools/list` unless
+    /// the client asks with `withUserTools: true` (xiaozhi's backend does, to show a person what
+    /// the device can do), and are refused at the model's `tools/call` either way.
     Enforce,
     /// Let the model call user-only tools (xiaozhi's behaviour: it only hides them).
     ///
@@ -57,6 +57,11 @@ pub struct Config {
     /// for it); past it, the call is answered that it waits or what was started, and the outcome
     /// follows as a notification or through the status tool. 0: answer at once.
     pub hold_answer_ms: u32,
+    /// How long a question must have been on the device before a press answers it (ms; feature
+    /// `confirm`), and how soon after the previous press a press is a bounce that answers
+    /// nothing: a person reads the question first, and the second half of a quick double press
+    /// never approves the question that came up in between. Default 1000.
+    pub confirm_min_shown_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -83,6 +88,7 @@ impl Config {
             list_ttl_ms: 300_000,
             confirm_timeout_ms: 30_000,
             hold_answer_ms: 25_000,
+            confirm_min_shown_ms: 1_000,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -102,6 +108,9 @@ impl Config {
         /// Sets how long a waiting call (for the device's button, or a long-running action) may
         /// keep its answer back (ms; see [`hold_answer_ms`](Self::hold_answer_ms)).
         hold_answer(ms: u32) => hold_answer_ms = ms;
+        /// Sets how long a question must be on the device before a press answers it, and the
+        /// bounce time of the button (ms; see [`confirm_min_shown_ms`](Self::confirm_min_shown_ms)).
+        confirm_min_shown(ms: u32) => confirm_min_shown_ms = ms;
         /// Sets the log level in force before the client sets one.
         log_level(v: Option<LogLevel>) => log_level = v;
         /// Sets the `pollInterval` suggested to clients for tasks (ms).

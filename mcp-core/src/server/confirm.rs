@@ -49,8 +49,13 @@
 //!
 //! One call can wait for a person per engine: a second one meanwhile is refused, saying so.
 
-use super::{Caller, Capacities, Era, Handled, Input, Peer, Principal, Respond, Session, members};
+use core::fmt::{self, Write as _};
+
+use super::{
+    Caller, Capacities, ClientName, Era, Handled, Input, Peer, Principal, Respond, Session, members,
+};
 use crate::registry::Confirm;
+use crate::schema::{Args, validate, validate_object};
 #[cfg(feature = "modern")]
 use crate::wire::json::JsonStr;
 use crate::wire::json::{Json, Kind};
@@ -143,12 +148,7 @@ impl Held {
         tool: 0,
         principal: Principal::Model,
         owner: Peer::ONLY,
-        session: Session {
-            revision: None,
-            elicits: false,
-            tasks: false,
-            log_level: None,
-        },
+        session: Session::NEW,
         approval: 0,
         asked: false,
         approved: false,
@@ -169,10 +169,19 @@ impl Held {
 /// approvals already used; the rest of `HOLD` holds the call's message. A server whose `HOLD` is
 /// not larger holds nothing, keeps no record, and refuses tools that ask a person first at
 /// registration ([`RegisterErrorKind::NoHold`](crate::registry::RegisterErrorKind::NoHold)).
-pub const HOLD_RECORD: usize = HELD + 4 + SPENT_BYTES;
+pub const HOLD_RECORD: usize = HELD + 4 + 8 + SPENT_BYTES;
 
-/// The held call's record, [`Held::read`] / [`Held::write`].
-const HELD: usize = 52;
+/// The held call's record, [`Held::read`] / [`Held::write`]: its numbers (52 bytes) and the
+/// client's name (its length and bytes).
+const HELD: usize = 52 + 1 + ClientName::MAX_LEN;
+/// Where the approval counter is kept, after the record (4 bytes).
+const COUNTER: usize = HELD;
+/// Where the time of the last press on the device is kept (8 bytes; `u64::MAX`: none, and all
+/// zeros reads as a press at 0, which no later press is a bounce of once the minimum passed).
+const LAST_PRESS: usize = HELD + 4;
+/// Where the 2026-07-28 approvals already used are kept.
+#[cfg(feature = "modern")]
+const SPENT_AT: usize = HELD + 4 + 8;
 #[cfg(feature = "modern")]
 const SPENT_BYTES: usize = SPENT * 8;
 #[cfg(not(feature = "modern"))]
@@ -247,6 +256,7 @@ impl Held {
                 elicits: flags & Self::ELICITS != 0,
                 tasks: flags & Self::TASKS != 0,
                 log_level: at(log_level, &crate::LogLevel::ALL),
+                client: ClientName::NONE,
             },
             asked: flags & Self::ASKED != 0,
             approved: flags & Self::APPROVED != 0,
@@ -257,6 +267,19 @@ impl Held {
             deadline_ms: r.u64(),
             owed_until: At(r.u64()),
         }
+        .with_client({
+            let len = r.u8().min(ClientName::MAX_LEN as u8);
+            ClientName {
+                bytes: r.take(),
+                len,
+            }
+        })
+    }
+
+    /// The record with its session's client name.
+    fn with_client(mut self, client: ClientName) -> Held {
+        self.session.client = client;
+        self
     }
 
     #[inline(never)]
@@ -295,6 +318,8 @@ impl Held {
         w.put(self.shown_ms.0.to_le_bytes());
         w.put(self.deadline_ms.to_le_bytes());
         w.put(self.owed_until.0.to_le_bytes());
+        w.put([s.client.len]);
+        w.put(s.client.bytes);
     }
 }
 
@@ -380,7 +405,7 @@ impl<K: Capacities> Confirmations<K> {
         if let Some(c) = self
             .bytes
             .as_mut()
-            .get_mut(HELD..)
+            .get_mut(COUNTER..)
             .and_then(|b| b.first_chunk_mut::<4>())
         {
             counter = u32::from_le_bytes(*c).wrapping_add(1);
@@ -392,6 +417,23 @@ impl<K: Capacities> Confirmations<K> {
         h.finish()
     }
 
+    /// When the device's button was last pressed (engine clock), if ever.
+    fn last_press(&self) -> Option<u64> {
+        let at = self.bytes.as_ref().get(LAST_PRESS..)?.first_chunk::<8>()?;
+        At(u64::from_le_bytes(*at)).get()
+    }
+
+    fn set_last_press(&mut self, ms: u64) {
+        if let Some(at) = self
+            .bytes
+            .as_mut()
+            .get_mut(LAST_PRESS..)
+            .and_then(|b| b.first_chunk_mut::<8>())
+        {
+            *at = ms.to_le_bytes();
+        }
+    }
+
     /// Records a 2026-07-28 approval as used; `Err(true)` when it was used already, `Err(false)`
     /// when no record is free.
     #[cfg(feature = "modern")]
@@ -401,7 +443,7 @@ impl<K: Capacities> Confirmations<K> {
         let (records, _) = self
             .bytes
             .as_mut()
-            .get_mut(HELD + 4..HOLD_RECORD)
+            .get_mut(SPENT_AT..HOLD_RECORD)
             .unwrap_or_default()
             .as_chunks_mut::<8>();
         let live = |r: &[u8; 8]| {
@@ -460,6 +502,105 @@ pub struct Pending {
     /// The client that made the call: the only one whose answer counts, and where its outcome
     /// goes.
     pub owner: Peer,
+    /// Who asks, as the device shows it: the name the client gave and a tag of its session.
+    pub client: ClientLabel,
+    /// A press counts for this question only once it has been shown this long (ms), and not
+    /// this soon after the previous press ([`Config::confirm_min_shown_ms`](super::Config)).
+    pub min_shown_ms: u32,
+    /// From when a press answers it (engine clock, ms): shown for [`min_shown_ms`](Self::min_shown_ms)
+    /// and that long after the previous press. `None`: not on the device (yet).
+    pub press_from_ms: Option<u64>,
+}
+
+/// Which client asks, as a device shows it next to the question: the name the client gave in
+/// its `initialize` ([`ClientName`], its own claim) and a tag of its session — four hex digits of
+/// a keyed hash of the transport's name for the client ([`Input::peer`]), so that two clients
+/// that give the same name are still told apart. Displayed as `python-sdk #3fa2` (`an unnamed
+/// client #3fa2` without a name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ClientLabel {
+    /// The name the client gave.
+    pub name: ClientName,
+    /// The session's tag.
+    pub tag: u16,
+}
+
+impl ClientLabel {
+    /// The label of the client `peer` called `name`, its tag keyed by the server's entropy.
+    fn new(name: ClientName, peer: Peer, key: (u64, u64)) -> Self {
+        use core::hash::Hasher as _;
+        let mut h =
+            siphasher::sip::SipHasher13::new_with_keys(key.0 ^ 0x636c_6965_6e74_2374, key.1);
+        h.write_u64(peer.get());
+        ClientLabel {
+            name,
+            tag: h.finish() as u16,
+        }
+    }
+}
+
+impl fmt::Display for ClientLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name.is_empty() {
+            true => f.write_str("an unnamed client")?,
+            false => f.write_str(self.name.as_str())?,
+        }
+        write!(f, " #{:04x}", self.tag)
+    }
+}
+
+/// The question a person is asked about one call, as every form of it says it (the device's
+/// display, the `elicitation/create` message, the answer a client that cannot ask hears): the
+/// tool's question with the call's validated arguments filled in ([`Confirm`]), then who asks —
+/// `Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by
+/// python-sdk #3fa2)`. `Display` writes it; see [`Server::question`](super::Server::question).
+#[derive(Debug, Clone)]
+pub struct Question<'a> {
+    confirm: &'a Confirm,
+    args: Args<'a>,
+    client: Option<ClientLabel>,
+}
+
+impl fmt::Display for Question<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let asked = Asked {
+            confirm: self.confirm,
+            args: &self.args,
+            client: self.client,
+        };
+        fmt::Display::fmt(&asked, f)
+    }
+}
+
+/// A [`Question`] over arguments it borrows (the call's own, while it is being held): the one
+/// writer of a question's text.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    confirm: &'a Confirm,
+    args: &'a Args<'a>,
+    /// `None`: who asks is not known (a 2026-07-28 request, which has no session), and the
+    /// question goes to that client's own user.
+    client: Option<ClientLabel>,
+}
+
+impl fmt::Display for Asked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.confirm.write_question(self.args, f);
+        if let Some(client) = &self.client {
+            write!(f, " (asked by {client})")?;
+        }
+        Ok(())
+    }
+}
+
+impl Asked<'_> {
+    /// Written as a JSON string (escaped).
+    fn write_string(&self, w: &mut Writer<'_>) {
+        w.begin_string();
+        let _ = write!(w, "{self}");
+        w.end_string();
+    }
 }
 
 /// What the gate decided about a call.
@@ -474,21 +615,21 @@ pub(crate) enum Gate {
 }
 
 /// `{"type":"object","properties":{"confirm":{"type":"boolean",…}},"required":["confirm"]}`.
-fn write_schema(w: &mut Writer<'_>, message: &str) {
+fn write_schema(w: &mut Writer<'_>, question: &Asked<'_>) {
     w.raw(protocol::CONFIRM_SCHEMA_OPEN);
-    w.string(message);
+    question.write_string(w);
     w.raw(protocol::CONFIRM_SCHEMA_END);
 }
 
 /// The params of `elicitation/create` (no braces around): message and schema.
-fn write_elicitation_params(w: &mut Writer<'_>, message: &str, form_mode: bool) {
+fn write_elicitation_params(w: &mut Writer<'_>, question: &Asked<'_>, form_mode: bool) {
     if form_mode {
         w.raw(protocol::FORM_MODE);
     }
     w.raw(protocol::first(protocol::MESSAGE));
-    w.string(message);
+    question.write_string(w);
     w.raw(protocol::REQUESTED_SCHEMA);
-    write_schema(w, message);
+    write_schema(w, question);
 }
 
 /// How a person answered, as an `ElicitResult` says it.
@@ -662,7 +803,66 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             shown_ms: h.shown_ms.get().filter(|_| !h.asked),
             deadline_ms: h.deadline_ms,
             owner: h.owner,
+            client: self.label(&h),
+            min_shown_ms: self.config.confirm_min_shown_ms,
+            press_from_ms: h.shown_ms.get().filter(|_| !h.asked).map(|shown| {
+                let min = u64::from(self.config.confirm_min_shown_ms);
+                let read = shown.saturating_add(min.max(1));
+                match self.confirm.last_press() {
+                    Some(last) if min > 0 => read.max(last.saturating_add(min)),
+                    _ => read,
+                }
+            }),
         })
+    }
+
+    /// The question the waiting call asks ([`confirmation`](Self::confirmation)), as every form
+    /// of it says it: the tool's question filled from the call's validated arguments, then
+    /// which client asks (`Upgrade the device's firmware to the 4096-byte image with SHA-256
+    /// 9f86d081…? (asked by python-sdk #3fa2)`). A device shows this text, never the template:
+    /// two calls of one tool ask two different questions.
+    ///
+    /// ```
+    /// # use mcp_core::{Caps, Config, Server};
+    /// # let server: Server<'static, (), Caps<4>> = Server::new(Config::new("d", "1"));
+    /// let mut display = heapless::String::<160>::new();
+    /// if let Some(q) = server.question() {
+    ///     let _ = core::fmt::Write::write_fmt(&mut display, format_args!("{q}"));
+    /// }
+    /// ```
+    pub fn question(&self) -> Option<Question<'_>> {
+        let h = self.confirm.held();
+        if !self.confirm.holds() || h.approved {
+            return None;
+        }
+        self.question_of(&h)
+    }
+
+    /// The question of the held call `h`, its arguments read again from the held message (they
+    /// passed validation when it was held).
+    fn question_of(&self, h: &Held) -> Option<Question<'_>> {
+        let tool = self.registry.get(usize::from(h.tool))?;
+        let confirm = tool.confirmation()?;
+        let message = self.confirm.message_at(usize::from(h.len));
+        let arguments = Json::parse(message, self.config.max_depth)
+            .ok()
+            .and_then(|root| members(Some(root), ["params"]).ok())
+            .and_then(|[params]| members(params, ["arguments"]).ok())
+            .and_then(|[arguments]| arguments);
+        let args = match tool.raw_input_schema() {
+            Some(_) => validate_object(arguments),
+            None => validate(tool.param_specs(), arguments),
+        };
+        Some(Question {
+            confirm,
+            args: args.unwrap_or(Args::empty()),
+            client: Some(self.label(h)),
+        })
+    }
+
+    /// Who asks the held call `h`'s question.
+    fn label(&self, h: &Held) -> ClientLabel {
+        ClientLabel::new(h.session.client, h.owner, self.entropy)
     }
 
     /// A person answered on the device (a button; `yes: false` for a "no" button) at
@@ -670,20 +870,35 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// device showed ([`confirmation`](Self::confirmation)). The next `poll` runs the held call
     /// when `yes`, or drops it, and writes the outcome for the client that made the call.
     ///
-    /// Returns `false`, and nothing changes, unless that question still waits for an answer on
-    /// the device and the press came after it was shown (strictly after
-    /// [`Pending::shown_ms`]) and before its time was up ([`Pending::deadline_ms`]): a press
-    /// never answers a question that was not on the device yet, nor one that replaced the
-    /// question the person saw, nor one whose time ran out (nothing runs then).
+    /// Returns `false`, and nothing changes but the time of the last press, unless that question
+    /// still waits for an answer on the device, the press came after it had been shown for
+    /// [`Config::confirm_min_shown_ms`](super::Config) (default 1 s; strictly after
+    /// [`Pending::shown_ms`] when 0), at least that long after the previous press passed here
+    /// (a quicker one is a bounce, or the second half of a double press), and before its time
+    /// was up ([`Pending::deadline_ms`]): a press never answers a question that was not on the
+    /// device long enough to be read, nor one that replaced the question the person saw, nor
+    /// one whose time ran out (nothing runs then). Pass every press of the button here while a
+    /// question is shown, answered or not.
     pub fn confirm_on_device(&mut self, approval: Approval, yes: bool, pressed_ms: u64) -> bool {
         let holds = self.confirm.holds();
         let mut h = self.confirm.held();
+        let min = u64::from(self.config.confirm_min_shown_ms);
+        // A press this soon after the previous one is the button bouncing, or a double press
+        // whose second half was meant for nothing: it answers nothing (and counts as a press).
+        let bounce = self
+            .confirm
+            .last_press()
+            .is_some_and(|last| min > 0 && pressed_ms < last.saturating_add(min));
+        self.confirm.set_last_press(pressed_ms);
         let waits = holds
+            && !bounce
             && !h.asked
             && !h.approved
             && h.device_answer.is_none()
             && h.approval == approval.0
-            && h.shown_ms.get().is_some_and(|shown| pressed_ms > shown)
+            && h.shown_ms
+                .get()
+                .is_some_and(|shown| pressed_ms > shown && pressed_ms - shown >= min)
             && pressed_ms < h.deadline_ms;
         if waits {
             h.device_answer = Some(yes);
@@ -706,12 +921,17 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// The gate of `tools/call`: after validation, before the handler. `tool` is the tool's
     /// index in the registry.
     #[inline(never)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the call, its checked arguments, who makes it, and where the question goes"
+    )]
     pub(super) fn confirm_gate<'o, 'i>(
         &mut self,
         confirm: &Confirm,
         tool: usize,
         arguments: Option<Json<'i>>,
         params: Option<Json<'i>>,
+        args: &Args<'_>,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
     ) -> Gate {
@@ -724,9 +944,15 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                     c.any(|(k, v)| k.eq_str("elicitation") && v.kind() == Kind::Object)
                 });
                 let name = self.registry.get(tool).map_or("", |t| t.name());
-                self.modern_gate(confirm, name, arguments, params, elicits, respond)
+                // No session on this wire: the question goes to the caller's own user.
+                let question = Asked {
+                    confirm,
+                    args,
+                    client: None,
+                };
+                self.modern_gate(&question, name, arguments, params, elicits, respond)
             }
-            Era::Legacy => self.hold(confirm, tool, caller, respond),
+            Era::Legacy => self.hold(confirm, tool, args, caller, respond),
         }
     }
 
@@ -734,7 +960,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// the answer.
     fn modern_gate<'o, 'i>(
         &mut self,
-        confirm: &Confirm,
+        question: &Asked<'_>,
         tool: &'static str,
         arguments: Option<Json<'i>>,
         params: Option<Json<'i>>,
@@ -746,7 +972,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                 ErrorCode::MissingRequiredClientCapability,
                 |w| {
                     w.text("Missing required client capability: elicitation (this tool asks a person first: ");
-                    w.text(confirm.message());
+                    let _ = write!(w, "{question}");
                     w.text(")");
                 },
                 Some(|w: &mut Writer<'_>| w.raw(protocol::REQUIRES_ELICITATION)),
@@ -767,12 +993,12 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             {
                 return gate;
             }
-            self.ask_modern(confirm, tool, arguments, respond)
+            self.ask_modern(question, tool, arguments, respond)
         }
         // (Without the feature `modern` no request is of that era.)
         #[cfg(not(feature = "modern"))]
         {
-            let _ = (tool, arguments, params);
+            let _ = (tool, arguments, params, question);
             Gate::Answered(0)
         }
     }
@@ -822,7 +1048,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     #[cfg(feature = "modern")]
     fn ask_modern(
         &mut self,
-        confirm: &Confirm,
+        question: &Asked<'_>,
         tool: &'static str,
         arguments: &[u8],
         respond: Respond<'_, '_>,
@@ -839,7 +1065,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         };
         Gate::Answered(respond.result_typed("input_required", |w| {
             w.raw(protocol::INPUT_REQUEST_OPEN);
-            write_elicitation_params(w, confirm.message(), true);
+            write_elicitation_params(w, question, true);
             w.raw(protocol::REQUEST_STATE);
             state.write(w);
         }))
@@ -851,6 +1077,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         &mut self,
         confirm: &Confirm,
         tool: usize,
+        args: &Args<'_>,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
     ) -> Gate {
@@ -907,13 +1134,18 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             device_answer: None,
         };
         self.confirm.set_held(&held);
-        self.held_answer(confirm, &held, respond)
+        let question = Asked {
+            confirm,
+            args,
+            client: Some(self.label(&held)),
+        };
+        self.held_answer(&question, &held, respond)
     }
 
     /// The answer to a call just held: the question to the client (elicitation: the call's own
     /// answer comes later), nothing yet (the answer is owed, from `poll`), or that it waits for
     /// the device's button.
-    fn held_answer(&self, confirm: &Confirm, held: &Held, respond: Respond<'_, '_>) -> Gate {
+    fn held_answer(&self, question: &Asked<'_>, held: &Held, respond: Respond<'_, '_>) -> Gate {
         let Respond {
             out, id, era, info, ..
         } = respond;
@@ -923,7 +1155,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             write_elicitation_id(&mut w, held.approval);
             w.raw(protocol::ELICITATION_REQUEST);
             let form = held.session.effective_revision() >= super::Revision::V2025_11_25;
-            write_elicitation_params(&mut w, confirm.message(), form);
+            write_elicitation_params(&mut w, question, form);
             w.raw(b"}}");
             return Gate::Asked(if w.fits() { w.needed() } else { 0 });
         }
@@ -934,7 +1166,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         Gate::Answered(super::finish(out, id, "", |w| {
             if let Some(id) = id {
                 super::write_result_object(w, id, era, info, "complete", |w| {
-                    awaiting(w, confirm.message(), timeout);
+                    awaiting(w, question, timeout);
                 });
             }
         }))
@@ -1133,16 +1365,19 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             return 0;
         };
         let info = (self.config.name, self.config.version);
-        let question = self
-            .registry
-            .get(usize::from(h.tool))
-            .and_then(|t| t.confirmation())
-            .map_or("", Confirm::message);
+        let Some(question) = self.question_of(h) else {
+            return 0;
+        };
+        let question = Asked {
+            confirm: question.confirm,
+            args: &question.args,
+            client: question.client,
+        };
         let left = h.deadline_ms.saturating_sub(self.now_ms);
         let left = u32::try_from(left).unwrap_or(u32::MAX);
         super::finish(out, Some(id), "", |w| {
             super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
-                awaiting(w, question, left);
+                awaiting(w, &question, left);
             });
         })
     }
@@ -1169,20 +1404,20 @@ fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
 }
 
 /// The answer of a call held for the device's button while it waits.
-fn awaiting(w: &mut Writer<'_>, question: &str, timeout_ms: u32) {
+fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32) {
     let secs = u64::from(timeout_ms.div_ceil(1000));
     w.raw(protocol::FIRST_TEXT);
     w.begin_string();
     w.text("Waiting for a person: press the button on the device within ");
     w.uint(secs);
     w.text(" s to confirm: ");
-    w.text(question);
+    let _ = write!(w, "{question}");
     w.text(" Nothing has been done yet.");
     w.end_string();
     w.raw(protocol::AWAITING_OPEN);
     w.uint(secs);
     w.raw(protocol::QUESTION);
-    w.string(question);
+    question.write_string(w);
     w.raw(protocol::VALUE_END_OK);
 }
 
@@ -1206,7 +1441,7 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
         }
         _ => (cap, 0, true),
     };
-    let (head, moved) = out.split_at_mut(tail);
+    let (head, _) = out.split_at_mut(tail);
     let mut w = Writer::new(head);
     w.raw(protocol::CONFIRMATION_NOTIFICATION);
     w.string(tool);
@@ -1222,10 +1457,22 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
         } else {
             protocol::ERROR
         });
-        w.raw(moved.get(..len).unwrap_or_default());
     }
-    w.raw(b"}}}");
-    if w.fits() { w.needed() } else { 0 }
+    let at = w.needed();
+    if !w.fits() {
+        return 0;
+    }
+    // The member slides down behind the head (it need not fit twice), then the braces.
+    let end = at + len + 3;
+    if end > cap {
+        return 0;
+    }
+    out.copy_within(tail..tail + len, at);
+    match out.get_mut(at + len..end) {
+        Some(braces) => braces.copy_from_slice(b"}}}"),
+        None => return 0,
+    }
+    end
 }
 
 #[cfg(test)]
@@ -1248,6 +1495,12 @@ mod test {
                 elicits: true,
                 tasks: false,
                 log_level: Some(crate::LogLevel::Emergency),
+                client: ClientName::new(
+                    crate::wire::Json::parse(br#""caf\u00e9 \n xxxxxxxxxxxxxxxxxxxxxxxxxx""#, 2)
+                        .unwrap()
+                        .as_str()
+                        .unwrap(),
+                ),
             },
             approval: 0x0123_4567_89ab_cdef,
             asked: true,
@@ -1264,6 +1517,7 @@ mod test {
                 elicits: false,
                 tasks: true,
                 log_level: None,
+                client: ClientName::NONE,
             },
             asked: false,
             approved: true,

@@ -334,7 +334,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         Flow::Len(match route {
             Route::Call => return self.call::<AWAIT>(req.id, frame, caller, effects, respond),
             Route::Ping => respond.result(|_| {}),
-            Route::List => self.list(params, respond),
+            Route::List => self.list(params, caller.principal, respond),
             Route::Initialize => self.initialize(params, respond, &mut effects.handled.event),
             #[cfg(feature = "modern")]
             Route::Discover => self.discover(respond),

@@ -1,6 +1,8 @@
 //! `initialize` (the legacy handshake) and `server/discover` (2026-07-28): the revision, the
 //! client's capabilities, and what this server offers.
 
+#[cfg(feature = "confirm")]
+use super::ClientName;
 use super::dispatch::{Era, members};
 use super::respond::Respond;
 #[cfg(feature = "modern")]
@@ -90,6 +92,16 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         self.session.elicits = revision >= Revision::V2025_06_18 && declared("elicitation");
         // A client that follows tasks needs no answer held back for a long-running call.
         self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
+        // Its name, as a question a person is asked shows it (its own claim), kept only where a
+        // tool asks a person first (nothing else reads it).
+        #[cfg(feature = "confirm")]
+        {
+            let asks = self.registry.tools().any(|t| t.confirmation().is_some());
+            self.session.client = match asks {
+                true => client_name(params),
+                false => ClientName::NONE,
+            };
+        }
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())
             .and_then(|[v]| members(v, ["url", "token"]).ok())
@@ -118,6 +130,17 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             }
         })
     }
+}
+
+/// `clientInfo.name` of an `initialize`'s params, as a device shows it (none when absent, not a
+/// string, or `clientInfo` or `name` is given twice).
+#[cfg(feature = "confirm")]
+fn client_name(params: Option<Json<'_>>) -> ClientName {
+    let name = members(params, ["clientInfo"])
+        .ok()
+        .and_then(|[client]| members(client, ["name"]).ok())
+        .and_then(|[name]| name?.as_str());
+    name.map_or(ClientName::NONE, ClientName::new)
 }
 
 /// The most bytes the 2026-07-28 members add to a `tools/list` result: `resultType`, the server

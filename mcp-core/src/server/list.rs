@@ -1,6 +1,6 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Capacities, Respond, Server, members, write_cache_hints};
+use super::{Capacities, Principal, Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::protocol;
@@ -13,15 +13,21 @@ impl<C, K: Capacities> Server<'_, C, K> {
     /// 2026-07-28 result adds (reserved up front: see [`Server::new`]). Tool sizes are measured at
     /// registration, so a page is planned without trial rendering, and a tool that could not fit
     /// an empty page was refused then: every page holds at least one tool and cursors always
-    /// advance. `withUserTools: true` (the JSON literal; anything else counts as absent, as in
-    /// xiaozhi) adds the user-only tools, annotated `"audience":["user"]`, on every revision and
-    /// whoever the principal is: xiaozhi's backend asks with it to show a person what the device
-    /// offers them, and xiaozhi's devices list them to it. Listing is not calling: `tools/call`
-    /// still refuses a user-only tool to the model (see [`UserToolPolicy`](super::UserToolPolicy)). An empty cursor
+    /// advance. The user-only tools, annotated `"audience":["user"]`, are listed to a person
+    /// ([`Principal::User`]: what they may call, they see), and to anyone who asks with
+    /// `withUserTools: true` (the JSON literal; anything else counts as absent, as in xiaozhi),
+    /// on every revision: xiaozhi's backend asks with it to show a person what the device offers
+    /// them, and xiaozhi's devices list them to it. Listing is not calling: `tools/call` still
+    /// refuses a user-only tool to the model (see [`UserToolPolicy`](super::UserToolPolicy)). An empty cursor
     /// (`""`) asks for the first page, as an absent one does; any other unknown cursor is -32602.
     // Not inlined into `Server::request` (whose frame is under every tools/call).
     #[inline(never)]
-    pub(super) fn list(&self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
+    pub(super) fn list(
+        &self,
+        params: Option<Json<'_>>,
+        principal: Principal,
+        respond: Respond<'_, '_>,
+    ) -> usize {
         let [cursor, with_user] = match members(params, ["cursor", "withUserTools"]) {
             Ok(m) => m,
             Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
@@ -32,9 +38,11 @@ impl<C, K: Capacities> Server<'_, C, K> {
                 "Invalid params: unknown cursor (start again without one)",
             );
         };
-        // Whoever asks with `withUserTools: true` sees the user-only tools (xiaozhi's backend
-        // asks to show them to a person); `tools/call` still refuses them to the model.
-        let with_user = with_user.and_then(|v| v.as_bool()) == Some(true);
+        // A person sees the user-only tools, and so does whoever asks with `withUserTools: true`
+        // (xiaozhi's backend asks to show them to a person); `tools/call` still refuses them to
+        // the model.
+        let with_user =
+            principal == Principal::User || with_user.and_then(|v| v.as_bool()) == Some(true);
         let entries = self.registry.entries();
         let visible = |i: &usize| {
             entries

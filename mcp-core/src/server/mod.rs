@@ -65,11 +65,11 @@ pub use capacities::Named;
 pub use capacities::{Capacities, Caps};
 pub use config::{Config, UserToolPolicy};
 #[cfg(feature = "confirm")]
-pub use confirm::{Approval, HOLD_RECORD, Pending};
+pub use confirm::{Approval, ClientLabel, HOLD_RECORD, Pending, Question};
 pub use message::{HandleError, Handled, Input, MIN_OUT_LEN, Status};
 #[cfg(feature = "resources")]
 pub use resources::MAX_LIVE_RESOURCES;
-pub use session::{Event, MODERN_REVISION, Revision, Session, Vision};
+pub use session::{ClientName, Event, MODERN_REVISION, Revision, Session, Vision};
 pub use tasks::{MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
 
 use crate::ToolResult;
@@ -83,7 +83,7 @@ use respond::{Respond, finish, write_cache_hints, write_object, write_result_obj
 /// The engine: configuration, the tool table, and session state.
 ///
 /// `K` names its capacities ([`Capacities`]; by default [`Caps<16>`](Caps): 16 tools, 2 task
-/// slots, 4 remembered answers of 384 bytes, 4 live resources, 1 listen stream, 352 bytes for a
+/// slots, 4 remembered answers of 448 bytes, 4 live resources, 1 listen stream, 352 bytes for a
 /// held call). The whole server lives in one value (a `static` is fine); what it costs in RAM:
 /// [`Capacities`].
 pub struct Server<'t, C: 't, K: Capacities = Caps<16>> {

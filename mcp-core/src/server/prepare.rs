@@ -352,6 +352,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             index,
             call.arguments,
             params,
+            args,
             caller,
             respond.reborrow(),
         );

@@ -88,6 +88,10 @@ pub struct Session {
     pub(super) tasks: bool,
     /// The level the client asked for (`logging/setLevel`); `None`: the configured one.
     pub(super) log_level: Option<LogLevel>,
+    /// The name it gave in `initialize` (`clientInfo.name`), as a device may show it (feature
+    /// `confirm`: the questions a person is asked name the client).
+    #[cfg(feature = "confirm")]
+    pub(super) client: ClientName,
 }
 
 impl Session {
@@ -97,7 +101,16 @@ impl Session {
         elicits: false,
         tasks: false,
         log_level: None,
+        #[cfg(feature = "confirm")]
+        client: ClientName::NONE,
     };
+
+    /// The name the client gave in its `initialize` (`clientInfo.name`), escaped and capped
+    /// for a display (feature `confirm`).
+    #[cfg(feature = "confirm")]
+    pub const fn client(&self) -> &ClientName {
+        &self.client
+    }
 
     /// The revision the client's `initialize` settled on, if it sent one.
     pub const fn revision(&self) -> Option<Revision> {
@@ -118,6 +131,125 @@ impl Session {
     /// tools without initializing (xiaozhi backends do).
     pub fn effective_revision(&self) -> Revision {
         self.revision.unwrap_or(Revision::V2024_11_05)
+    }
+}
+
+/// The name a client gave itself (`clientInfo.name` of its `initialize`), short and safe enough
+/// for a device's display and a spoken question: each character a display must not carry is
+/// escaped as [`escaped`](crate::wire::escape::escaped) does, and what does not fit
+/// [`ClientName::MAX_LEN`] bytes is cut, `…` in its place. It is the client's own claim, not
+/// proof of who it is: a question shows it next to a tag of the client's session
+/// ([`ClientLabel`](super::ClientLabel)).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ClientName {
+    pub(super) bytes: [u8; ClientName::MAX_LEN],
+    pub(super) len: u8,
+}
+
+impl ClientName {
+    /// The most bytes a name keeps.
+    pub const MAX_LEN: usize = 24;
+    /// No name (a client that did not initialize, or gave none).
+    pub const NONE: ClientName = ClientName {
+        bytes: [0; ClientName::MAX_LEN],
+        len: 0,
+    };
+
+    /// `name`, escaped and capped.
+    pub fn new(name: JsonStr<'_>) -> Self {
+        // The common case (`claude-ai`, `python-sdk`): printable ASCII sent without escapes,
+        // which needs no escape either: its bytes, cut when long.
+        let raw = name.raw();
+        if raw
+            .iter()
+            .all(|&b| (b' '..=b'~').contains(&b) && b != b'\\')
+        {
+            return Self::plain(raw);
+        }
+        Self::escaped(name)
+    }
+
+    /// Printable ASCII: the bytes as they are, at most `MAX_LEN - 3` of them, then `…`.
+    fn plain(raw: &[u8]) -> Self {
+        let mut out = ClientName::NONE;
+        let room = ClientName::MAX_LEN - '…'.len_utf8();
+        let (kept, cut) = match raw.get(..room) {
+            Some(head) if raw.len() > room => (head, true),
+            _ => (raw, false),
+        };
+        if let Some(dst) = out.bytes.get_mut(..kept.len()) {
+            dst.copy_from_slice(kept);
+        }
+        let mut len = kept.len();
+        if cut && let Some(dst) = out.bytes.get_mut(len..len + '…'.len_utf8()) {
+            dst.copy_from_slice("…".as_bytes());
+            len += '…'.len_utf8();
+        }
+        out.len = len as u8;
+        out
+    }
+
+    /// Any other name: decoded, each character a display must not carry escaped, whole
+    /// characters (and whole escapes) while they fit.
+    fn escaped(name: JsonStr<'_>) -> Self {
+        /// One character as shown: itself, or its escape (`\u{10ffff}` at the longest).
+        #[derive(Default)]
+        struct Shown {
+            bytes: [u8; 12],
+            len: usize,
+        }
+        impl core::fmt::Write for Shown {
+            fn write_str(&mut self, s: &str) -> core::fmt::Result {
+                let dst = self.bytes.get_mut(self.len..self.len + s.len());
+                dst.ok_or(core::fmt::Error)?.copy_from_slice(s.as_bytes());
+                self.len += s.len();
+                Ok(())
+            }
+        }
+        let mut out = ClientName::NONE;
+        // Whole characters (and whole escapes) while they and a `…` after them still fit.
+        let room = ClientName::MAX_LEN - '…'.len_utf8();
+        let mut at = 0;
+        let mut cut = false;
+        for c in name.chars() {
+            let mut one = Shown::default();
+            let _ = crate::wire::escape::write_char(&mut one, c);
+            let piece = one.bytes.get(..one.len).unwrap_or_default();
+            match out.bytes.get_mut(at..at + piece.len()) {
+                Some(dst) if at + piece.len() <= room => {
+                    dst.copy_from_slice(piece);
+                    at += piece.len();
+                }
+                _ => {
+                    cut = true;
+                    break;
+                }
+            }
+        }
+        if cut && let Some(dst) = out.bytes.get_mut(at..at + '…'.len_utf8()) {
+            dst.copy_from_slice("…".as_bytes());
+            at += '…'.len_utf8();
+        }
+        out.len = at as u8;
+        out
+    }
+
+    /// The name (empty: none).
+    pub fn as_str(&self) -> &str {
+        let bytes = self.bytes.get(..usize::from(self.len)).unwrap_or_default();
+        core::str::from_utf8(bytes).unwrap_or_default()
+    }
+
+    /// `true` when the client gave no name.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl core::fmt::Debug for ClientName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(self.as_str(), f)
     }
 }
 

@@ -693,9 +693,12 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             write_result(w, id, |w| {
                 w.raw(b"{");
                 render_result(w, &outcome, &[], 0, note);
-                w.raw(protocol::RELATED_TASK_OPEN);
+                // Beside the evidence in the same `_meta`, when there is evidence.
+                w.meta_member(protocol::RELATED_TASK_OPEN);
                 write_id(w, e.id);
-                w.raw(br#""}}}"#);
+                w.raw(br#""}"#);
+                w.close_meta();
+                w.raw(b"}");
             });
         })
     }
@@ -836,9 +839,15 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             TaskForm::Legacy => {
                 w.raw(protocol::TASK_OPEN);
                 self.write_task(w, e);
-                w.raw(b"}}");
+                w.raw(b"}");
+                write_task_evidence(w, e);
+                w.close_meta();
+                w.raw(b"}");
             }
-            TaskForm::Extension => write_object(w, era, info, "task", |w| self.write_task(w, e)),
+            TaskForm::Extension => write_object(w, era, info, "task", |w| {
+                self.write_task(w, e);
+                write_task_evidence(w, e);
+            }),
             TaskForm::Plain => write_object(w, era, info, "complete", |w| match e.outcome {
                 Some(outcome) => {
                     render_result_for(w, &outcome, &[], 0, stop_note(e.stop), e.error_member);
@@ -1006,26 +1015,53 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         let (era, info) = (respond.era, respond.info);
         respond.result(|w| {
             self.write_task(w, e);
-            if !era.is_modern() {
-                return;
+            if era.is_modern() {
+                self.write_modern_outcome(w, e, era, info);
             }
-            if let Some(message) = e.error {
-                w.raw(protocol::ERROR_OPEN);
-                w.int(i64::from(ErrorCode::InternalError.code()));
-                w.raw(protocol::MESSAGE);
-                match stop_note(e.stop) {
-                    Some(note) => w.string_parts(&[message, "; ", note]),
-                    None => w.string(message),
-                }
-                w.raw(b"}");
-            } else if matches!(e.status, TaskStatus::Completed | TaskStatus::Failed) {
-                let outcome = Self::outcome(e);
-                w.raw(protocol::RESULT);
-                write_object(w, era, info, "complete", |w| {
-                    render_result(w, &outcome, &[], 0, stop_note(e.stop))
-                });
-            }
+            // After the 2026-07-28 result, which has its own `_meta`.
+            write_task_evidence(w, e);
         })
+    }
+
+    /// The 2026-07-28 `tasks/get` members of a finished task: its result, or its error.
+    fn write_modern_outcome(
+        &self,
+        w: &mut Writer<'_>,
+        e: &Entry,
+        era: Era<'_>,
+        info: (&'static str, &'static str),
+    ) {
+        if let Some(message) = e.error {
+            w.raw(protocol::ERROR_OPEN);
+            w.int(i64::from(ErrorCode::InternalError.code()));
+            w.raw(protocol::MESSAGE);
+            match stop_note(e.stop) {
+                Some(note) => w.string_parts(&[message, "; ", note]),
+                None => w.string(message),
+            }
+            w.raw(b"}");
+        } else if matches!(e.status, TaskStatus::Completed | TaskStatus::Failed) {
+            let outcome = Self::outcome(e);
+            w.raw(protocol::RESULT);
+            write_object(w, era, info, "complete", |w| {
+                render_result(w, &outcome, &[], 0, stop_note(e.stop))
+            });
+        }
+    }
+}
+
+/// A task that ended with evidence: the evidence as data, in the `_meta` of the result that
+/// describes the task (`tasks/get`, a task start answered when the task had already ended); its
+/// words are in the task's `statusMessage`. The result object's writer closes the `_meta`.
+fn write_task_evidence(w: &mut Writer<'_>, e: &Entry) {
+    let evidence = match &e.outcome {
+        Some(Ok(o)) => o.evidence,
+        Some(Err(err)) => err.evidence,
+        None => None,
+    };
+    if let Some(ev) = evidence.filter(|_| e.status != TaskStatus::Working) {
+        w.meta_member(protocol::EVIDENCE_META);
+        ev.write_json(w);
     }
 }
 

@@ -12,7 +12,7 @@
 //!   authorization server's keys, issuer, this resource as audience, expiry and scope.
 
 pub mod auth;
-pub mod escape;
+pub use crate::wire::escape;
 pub mod http;
 #[cfg(feature = "jwt")]
 pub mod jwt;

@@ -5,6 +5,8 @@
 //!
 //! - `swar`: the bit tricks that read a word of bytes at a time, each beside its plain twin.
 //! - `protocol`: the constant fragments of the messages the engine writes, each spelled once.
+//! - [`escape`]: a peer's or an image's text, escaped and capped for a log line or a display
+//!   (also `transport::escape`); it uses nothing of the wire.
 //! - `check`: the checking pass over untrusted bytes (grammar, UTF-8, escapes, numbers, nesting),
 //!   in offsets; what both parsers below run.
 //! - [`json`]: borrowed views over checked JSON ([`Json`], [`JsonStr`]); [`Json::parse`] checks a
@@ -15,6 +17,7 @@
 //! - [`response`]: result and error envelopes.
 
 pub(crate) mod check;
+pub mod escape;
 pub mod frame;
 pub mod json;
 pub(crate) mod protocol;

@@ -323,6 +323,10 @@ pub(crate) const SERVER_INFO_META_OPEN: &[u8] = join!(
     br#""io.modelcontextprotocol/serverInfo":{"#,
     first(NAME)
 );
+/// `,"_meta":{"io.github.mcu-mcp/evidence":`: a result's evidence as data, where the SDKs keep
+/// a result's `_meta` (they drop the top-level `evidence` member). A `_meta` key of this project
+/// (reverse DNS of its GitHub home; the second label, `github`, is not MCP's reserved space).
+pub(crate) const EVIDENCE_META: &[u8] = join!(b",", META_OPEN, br#""io.github.mcu-mcp/evidence":"#);
 /// `,"cacheScope":"public"`: a result the same for every client.
 pub(crate) const CACHE_SCOPE_PUBLIC: &[u8] = join!(CACHE_SCOPE, br#""public""#);
 /// `,"ttlMs":0,"cacheScope":"private"`: a live reading, stale at once and the caller's own.
@@ -351,6 +355,9 @@ pub(crate) const TASK_ID_OPEN: &[u8] = br#""taskId":""#;
 pub(crate) const TASK_STATUS: &[u8] = br#"","status":"#;
 /// `,"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"`: what a message of a task
 /// says of it, inside the task's id.
+/// The length of `,"_meta":{`, which a `_meta` member fragment (`SERVER_INFO_META_OPEN`,
+/// `EVIDENCE_META`, `RELATED_TASK_OPEN`) starts with: past it, the fragment is its key.
+pub(crate) const META_MEMBER_HEAD: usize = 1 + META_OPEN.len();
 pub(crate) const RELATED_TASK_OPEN: &[u8] = join!(
     b",",
     META_OPEN,

@@ -21,6 +21,9 @@ pub struct Writer<'b> {
     buf: &'b mut [u8],
     len: usize,
     in_string: bool,
+    /// A `_meta` member of the object being written is open ([`meta_member`](Self::meta_member)):
+    /// the next `_meta` entry joins it, and [`close_meta`](Self::close_meta) ends it.
+    meta: bool,
 }
 
 impl<'b> Writer<'b> {
@@ -30,6 +33,7 @@ impl<'b> Writer<'b> {
             buf,
             len: 0,
             in_string: false,
+            meta: false,
         }
     }
 
@@ -71,6 +75,53 @@ impl<'b> Writer<'b> {
             None => self.put_partly(bytes),
         }
         self.len = end;
+    }
+
+    /// Writes an entry of the `_meta` member of the object being written: `member` is its
+    /// fragment, `,"_meta":{"key":` (see `protocol::EVIDENCE_META`). The first entry opens the
+    /// member; a later one joins it (`,"key":`), so that an object never has two `_meta`
+    /// members. The object's writer ends it with [`close_meta`](Self::close_meta) before the
+    /// object's `}`.
+    #[inline]
+    pub(crate) fn meta_member(&mut self, member: &[u8]) {
+        if self.meta {
+            self.put(b",");
+            self.put(
+                member
+                    .get(super::protocol::META_MEMBER_HEAD..)
+                    .unwrap_or_default(),
+            );
+        } else {
+            self.meta = true;
+            self.put(member);
+        }
+    }
+
+    /// `true` while a `_meta` member is open ([`meta_member`](Self::meta_member)).
+    #[inline]
+    pub(crate) const fn meta_open(&self) -> bool {
+        self.meta
+    }
+
+    /// Ends the `_meta` member [`meta_member`](Self::meta_member) opened, if one is open.
+    #[inline]
+    pub(crate) fn close_meta(&mut self) {
+        if self.meta {
+            self.meta = false;
+            self.put(b"}");
+        }
+    }
+
+    /// Writes again the bytes written from `start` to `end` (marks of this writer): JSON already
+    /// written once, without writing it twice. When they no longer are in the buffer (it
+    /// overflowed) only the count goes on, as for any write past the end.
+    pub(crate) fn repeat(&mut self, start: usize, end: usize) {
+        let n = end.saturating_sub(start);
+        let at = self.len;
+        if end <= at && at + n <= self.buf.len() {
+            self.buf.copy_within(start..end, at);
+        }
+        self.len = at + n;
     }
 
     /// The rare path of [`put`](Self::put), kept out of its many inlined copies: `bytes` does

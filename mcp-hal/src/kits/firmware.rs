@@ -4,15 +4,17 @@
 //!
 //! | tool | what it does | evidence |
 //! |---|---|---|
-//! | [`upgrade`] `self.upgrade_firmware` (user-only; [`upgrade_confirmed`]: open to the model, a person confirms first) | `size`, `sha256`: erases the slot and starts a task that waits for the image | `scheduled` at once; the task ends with `read_back` (the slot's contents hashed, equal to `sha256`) and the restart armed, or fails and discards the slot |
+//! | [`upgrade`] `self.upgrade_firmware` (user-only; [`upgrade_confirmed`]: open to the model, a person confirms first) | `size`, `sha256`: erases the slot and starts a task that waits for the image | `scheduled` at once; the task ends with `read_back` (the slot's contents hashed, equal to `sha256`, and its header one this board starts: [`FirmwareSlot::check_image`]) and the restart armed, or fails and discards the slot |
 //! | [`write()`] `self.firmware.write` (same audience as the upgrade) | `offset`, `data` (base64, up to [`MAX_CHUNK`] bytes): the next piece of the image | `applied` |
-//! | [`status`] `self.firmware.status` (read-only) | the running version, what the last start-up did, the upgrade in progress | `measured` after an upgrade: the new version is answering; a rollback is a failed call naming both versions |
+//! | [`status`] `self.firmware.status` (read-only) | the running version, what the last start-up did, the upgrade in progress | `measured` after an upgrade: the new version is answering (`trial` until it has answered a tool call, then `upgraded`), or the bootloader rolled back (`boot: "rolled_back"`, `rollback` says why, the sentence names both versions) |
 //!
 //! The image travels as MCP calls, so an upgrade works over every transport the device has (a
 //! UART, MQTT, a WebSocket) and needs no HTTP client on the device. The task reports progress as
 //! the pieces arrive and as the slot is read back; a task-less client follows it with the
-//! board's task status tool. A cancelled task, a timeout, a write the slot refuses and a hash
-//! that does not match all discard the slot (the task's safe-stop): the running firmware stays.
+//! board's task status tool. A cancelled task, a timeout, a write the slot refuses, a hash that
+//! does not match and an image this board would not start (another board's, no valid header:
+//! checked before the restart, never discovered by a rollback after it) all discard the slot
+//! (the task's safe-stop): the running firmware stays.
 //!
 //! **Who may write.** Pieces are taken only from the client that began the upgrade
 //! ([`Reply::peer`]), and the slot boots only when its contents hash to the `sha256` that client
@@ -20,10 +22,13 @@
 //! verifying — whose client may be gone, and with it the engine that drove its task — and that
 //! one's task fails as abandoned; only the restart into a verified image is never interrupted.
 //!
-//! **After the restart.** The new firmware calls [`FirmwareSlot::mark_good`] once it answers (see
-//! [`came_up`]); `self.firmware.status` then reports `measured`. An image the bootloader cannot
-//! start, or one that restarts before it confirms itself, is rolled back by the bootloader, and
-//! the status names the version that did not come up and why.
+//! **After the restart.** The new firmware runs on trial (`self.firmware.status`: `boot:
+//! "trial"`, `measured`) until it has answered a tool call end to end; then it calls
+//! [`FirmwareSlot::mark_good`] (see [`came_up`]) and the status says `upgraded`. An image the
+//! bootloader cannot start, or one that restarts before it confirms itself, is rolled back by the
+//! bootloader, and the status reports `boot: "rolled_back"` with the version that did not come up
+//! and why — as data, and in its first text; what the boot record says of that start-up stays
+//! true while later upgrades write over the slots.
 
 use core::fmt::Write as _;
 
@@ -39,7 +44,7 @@ use sha2::{Digest, Sha256};
 
 use super::device_error;
 use super::system::{HasSystem, REBOOT_DELAY_MS};
-use crate::firmware::{BootState, FirmwareSlot};
+use crate::firmware::{BootState, FirmwareSlot, Rollback, Unbootable};
 use crate::system::System;
 
 /// The upgrade tool's name.
@@ -133,8 +138,10 @@ impl<S> Ota<S> {
 }
 
 /// Tells the slot that the firmware came up: a firmware calls it once it has answered its first
-/// request after a start-up (the new version answering is what `self.firmware.status` reports as
-/// `measured`). Nothing happens unless a trial image runs.
+/// tool call after a start-up (a handler ran and its answer went out: `Handled::ran` with a
+/// non-empty answer), so that a handshake alone never confirms an image whose tools do not work,
+/// and a client sees the trial (`self.firmware.status` on trial, `measured`) before it is kept.
+/// Nothing happens unless a trial image runs.
 pub fn came_up<S: FirmwareSlot>(ota: &mut Ota<S>) -> Result<(), S::Error> {
     if ota.slot.boot().state == BootState::Trial {
         ota.slot.mark_good()
@@ -169,6 +176,7 @@ const STATUS_SCHEMA: &str = concat!(
     r#"{"type":"object","properties":{"running":{"type":"string"},"#,
     r#""boot":{"type":"string","enum":["normal","trial","upgraded","rolled_back"]},"#,
     r#""attempted":{"type":"string"},"previous":{"type":"string"},"#,
+    r#""rollback":{"type":"string","enum":["not_bootable","not_confirmed"]},"#,
     r#""upgrade":{"type":"object","properties":{"phase":{"type":"string"},"size":{"type":"integer"},"received":{"type":"integer"},"verified":{"type":"integer"}}}},"#,
     r#""required":["running","boot"]}"#
 );
@@ -409,6 +417,20 @@ fn poll<C: HasFirmware + HasSystem>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
         )
         .with_evidence(evidence)));
     }
+    // The header as the bootloader will read it (board, version): an image this board would not
+    // start fails here, before a restart that could only roll back.
+    if let Err(why) = ota.slot.check_image() {
+        up.phase = Phase::Failed;
+        return TaskPoll::Done(Err(ToolError::new(match why {
+            Unbootable::OtherBoard => {
+                "The image matches its sha256, but it is built for another board: this board would not start it, so the device does not restart and the running firmware stays"
+            }
+            _ => {
+                "The image matches its sha256, but it has no valid image header: this board would not start it, so the device does not restart and the running firmware stays"
+            }
+        })
+        .with_evidence(evidence)));
+    }
     if let Err(e) = ota.slot.activate() {
         up.phase = Phase::Failed;
         return TaskPoll::Done(Err(device_error(&e)));
@@ -455,31 +477,32 @@ fn status_handler<C: HasFirmware>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'
     let upgrade = ota.upgrade.as_ref();
     let attempted = boot.attempted.unwrap_or("");
     let previous = boot.previous.unwrap_or("");
-    let measured = Evidence::new(Level::Measured);
-    if let BootState::RolledBack(why) = boot.state {
-        return Err(reply
-            .error_with(|w| {
-                w.text("Firmware ");
-                version(w, attempted);
-                w.text(" did not come up (");
-                w.text(why.as_str());
-                w.text("); the bootloader rolled back and ");
-                version(w, boot.running);
-                w.text(" runs");
-            })
-            .with_evidence(measured));
-    }
-    let state = match boot.state {
-        BootState::Normal => "normal",
-        BootState::Trial => "trial",
-        BootState::Upgraded => "upgraded",
-        BootState::RolledBack(_) => "rolled_back",
+    let (state, rollback) = match boot.state {
+        BootState::Normal => ("normal", None),
+        BootState::Trial => ("trial", None),
+        BootState::Upgraded => ("upgraded", None),
+        BootState::RolledBack(why) => ("rolled_back", Some(why)),
     };
+    // A rollback is what the device measured of the last start-up: reported as data
+    // (`boot: "rolled_back"`, why), with the sentence that names both versions first.
     let out = reply.report(
         |w| {
-            w.text("Firmware ");
-            version(w, boot.running);
-            w.text(" is running");
+            match rollback {
+                Some(why) => {
+                    w.text("Firmware ");
+                    version(w, attempted);
+                    w.text(" did not come up (");
+                    w.text(why.as_str());
+                    w.text("); the bootloader rolled back and ");
+                    version(w, boot.running);
+                    w.text(" runs");
+                }
+                None => {
+                    w.text("Firmware ");
+                    version(w, boot.running);
+                    w.text(" is running");
+                }
+            }
             match boot.state {
                 BootState::Upgraded => {
                     w.text(": it came up after the upgrade from ");
@@ -508,6 +531,15 @@ fn status_handler<C: HasFirmware>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'
             if boot.attempted.is_some() {
                 o.str("attempted", attempted).str("previous", previous);
             }
+            if let Some(why) = rollback {
+                o.str(
+                    "rollback",
+                    match why {
+                        Rollback::NotBootable => "not_bootable",
+                        Rollback::NotConfirmed => "not_confirmed",
+                    },
+                );
+            }
             if let Some(up) = upgrade {
                 o.object("upgrade", |o| {
                     o.str("phase", up.phase.as_str())
@@ -518,9 +550,10 @@ fn status_handler<C: HasFirmware>(ctx: &mut C, _: &Args<'_>, reply: &mut Reply<'
             }
         },
     )?;
+    let measured = Evidence::new(Level::Measured);
     Ok(match boot.state {
-        BootState::Upgraded | BootState::Trial => out.with_evidence(measured),
-        _ => out,
+        BootState::Normal => out,
+        _ => out.with_evidence(measured),
     })
 }
 
@@ -546,8 +579,13 @@ pub const fn upgrade<C: HasFirmware + HasSystem>() -> Tool<C> {
         .user_only()
 }
 
-/// The question an upgrade asks a person ([`upgrade_confirmed`]; mcp-core's feature `confirm`).
-pub const CONFIRM: mcp_core::Confirm = mcp_core::Confirm::new("Upgrade the device's firmware?");
+/// The question an upgrade asks a person ([`upgrade_confirmed`]; mcp-core's feature `confirm`):
+/// it names the image it approves, from the call's validated arguments — `Upgrade the device's
+/// firmware to the 524288-byte image with SHA-256 9f86d081…?` — and the engine adds which client
+/// asks. Two upgrades waiting on one device ask two different questions.
+pub const CONFIRM: mcp_core::Confirm = mcp_core::Confirm::new(
+    "Upgrade the device's firmware to the {size}-byte image with SHA-256 {sha256:8}?",
+);
 
 /// `self.upgrade_firmware` open to the model behind a person's yes ([`CONFIRM`]), with
 /// [`write_open`] for its pieces.

@@ -446,13 +446,51 @@ const PNG: &str = "image/png";
 /// What a capture's answer keeps free besides the image block, in [`Reply::content_room`]'s
 /// bytes: the caption (at most 60 bytes: `captured frame 4294967295 (64x64 PNG, 12420 bytes)`)
 /// and its length (4), and half of what is rendered once — the evidence sentence (` — measured`,
-/// 13 bytes) and member (`,"evidence":{"level":"measured"}`, 32).
-const CAPTION_ROOM: usize = 96;
+/// 13 bytes), its member (`,"evidence":{"level":"measured"}`, 32) and the same as data
+/// (`,"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}`, 61).
+const CAPTION_ROOM: usize = 128;
 
 /// Whether a frame of `size` fits an answer with `room` ([`Reply::content_room`]).
 const fn frame_fits(size: FrameSize, room: usize) -> bool {
     ContentWriter::image_len(PNG, size.png_len()) + CAPTION_ROOM <= room
 }
+
+/// The answer buffer the demo board's tools are planned for, in bytes: a `tools/list` page of
+/// 8000 bytes (xiaozhi's) and 1 KiB, device-sim's buffer (it never answers in less). The camera's
+/// schema is derived from it ([`CAPTURE_SIDE`]).
+pub const ANSWER_BYTES: usize = 8000 + 1024;
+
+/// What a `tools/call` answer's envelope may take of the buffer, which
+/// [`Reply::content_room`] keeps free: the JSON-RPC head with an id of up to 128 bytes,
+/// `"result":{"content":[`, `],"isError":false}}`, and on 2026-07-28 the `resultType` and the
+/// server identity (a name and version of up to 48 bytes together).
+const ENVELOPE_ALLOWANCE: usize = br#"{"jsonrpc":"2.0","id":,"result":{"content":[],"isError":false}}"#.len()
+    + 128
+    + br#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}}"#.len()
+    + 48;
+
+/// The largest side of a square frame whose capture an answer of `answer` bytes holds, under any
+/// id (up to 128 bytes) and era (the 2026-07-28 envelope with a server name and version of up to
+/// 48 bytes); [`SimCamera::MIN_SIDE`]` - 1` when not even the smallest does (a camera tool with
+/// that range is refused at registration).
+pub const fn largest_side(answer: usize) -> u16 {
+    let room = answer.saturating_sub(ENVELOPE_ALLOWANCE) / 2;
+    let mut side = SimCamera::MAX_SIDE;
+    while side >= SimCamera::MIN_SIDE {
+        if let Some(size) = FrameSize::new(side, side)
+            && frame_fits(size, room)
+        {
+            return side;
+        }
+        side -= 1;
+    }
+    SimCamera::MIN_SIDE - 1
+}
+
+/// The largest side `self.camera.capture`'s schema admits: the largest square frame an answer of
+/// [`ANSWER_BYTES`] holds ([`largest_side`]). The camera takes up to [`SimCamera::MAX_SIDE`]; the
+/// answer is the limit.
+pub const CAPTURE_SIDE: u16 = largest_side(ANSWER_BYTES);
 
 /// The largest frame of about the aspect of `size` that fits `room`, if any does.
 fn largest_fitting(size: FrameSize, room: usize) -> Option<FrameSize> {
@@ -563,14 +601,15 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     .params(&[Param::integer("percent", "The speed, in percent of full speed").range(0, 100)])
     .annotations(Annotations::new().idempotent(true).destructive(false));
 
-    /// `self.camera.capture` (`width`, `height`: 8 to 64 pixels): takes a frame with the
+    /// `self.camera.capture` (`width`, `height`: 8 to [`CAPTURE_SIDE`] pixels, the largest square
+    /// frame an answer of [`ANSWER_BYTES`] holds under any id): takes a frame with the
     /// [`SimCamera`] and answers it as `image` content (`image/png`, streamed into the answer),
     /// after a first text that says what was captured, `measured`: `captured frame 7 (32x24
     /// PNG, 2396 bytes) — measured`. A frame the answer cannot hold ([`Reply::content_room`]) is
     /// refused before it is taken, with its size, the limit and a size of its aspect that fits
-    /// (device-sim, whose answers are up to 9024 bytes: `A 64x64 frame is 12420 bytes as PNG,
-    /// 16560 in base64; this device answers with at most 4332 bytes of base64; ask for at most
-    /// 32x32. No frame was taken.`).
+    /// (a host whose buffer is smaller than [`ANSWER_BYTES`], here 4096 bytes: `A 31x31 frame is
+    /// 2982 bytes as PNG, 3976 in base64; this device answers with at most 1868 bytes of base64;
+    /// ask for at most 20x20. No frame was taken.`).
     pub const CAPTURE: Tool<Self> = Tool::new(
         "self.camera.capture",
         "Take a picture with the camera; answers a PNG image. Small sizes only: a frame too \
@@ -578,8 +617,10 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         capture::<T>,
     )
     .params(&[
-        Param::integer("width", "The frame's width, in pixels").range(8, 64),
-        Param::integer("height", "The frame's height, in pixels").range(8, 64),
+        Param::integer("width", "The frame's width, in pixels")
+            .range(SimCamera::MIN_SIDE as i64, CAPTURE_SIDE as i64),
+        Param::integer("height", "The frame's height, in pixels")
+            .range(SimCamera::MIN_SIDE as i64, CAPTURE_SIDE as i64),
     ])
     .annotations(Annotations::new().read_only(true));
 
@@ -1130,13 +1171,15 @@ mod test {
         assert_ne!(images[0], images[1], "two captures differ");
         assert_eq!(board.sim.camera.frames(), 2);
 
-        // 64x64 is 12420 bytes as PNG: this answer (a 4096-byte buffer) cannot hold it.
-        let answer = call(&mut server, &mut board, &capture(3, 64, 64));
+        // The largest frame the schema admits (31x31, 2982 bytes as PNG) does not fit this
+        // answer (a 4096-byte buffer, smaller than the board's ANSWER_BYTES).
+        let side = u32::from(CAPTURE_SIDE);
+        let answer = call(&mut server, &mut board, &capture(3, side, side));
         let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(v["result"]["isError"], true, "{answer}");
         let text = v["result"]["content"][0]["text"].as_str().unwrap();
         assert!(
-            text.starts_with("A 64x64 frame is 12420 bytes as PNG, 16560 in base64; this device answers with at most "),
+            text.starts_with("A 31x31 frame is 2982 bytes as PNG, 3976 in base64; this device answers with at most "),
             "{text}"
         );
         assert!(text.ends_with(". No frame was taken."), "{text}");
@@ -1161,9 +1204,58 @@ mod test {
         assert_eq!(board.sim.camera.frames(), 3);
 
         // Out of the schema's range: refused by the validator, before the handler.
-        let answer = call(&mut server, &mut board, &capture(6, 65, 8));
+        let answer = call(&mut server, &mut board, &capture(6, side + 1, 8));
         assert!(answer.contains("width"), "{answer}");
         assert_eq!(board.sim.camera.frames(), 3);
+    }
+
+    /// The schema states the real limit: the largest side it admits is the largest square frame
+    /// an answer in [`ANSWER_BYTES`] holds, whatever the call's id (up to 128 bytes) and era (a
+    /// 2026-07-28 answer names the server: here 48 bytes of name and version). It used to admit
+    /// 64 a side, whose frame no answer of the demo board could hold.
+    #[test]
+    fn the_camera_schema_admits_only_frames_that_fit() {
+        let (name, version) = ("n".repeat(40), "1.2.3-rc".to_string());
+        let config = Config::new(name.leak(), version.leak());
+        let mut server: Server<'static, DemoBoard, Caps<16>> = Server::new(config);
+        server.register_all(DemoBoard::TOOLS).unwrap();
+        let mut board = DemoBoard::default();
+        let mut out = vec![0u8; ANSWER_BYTES];
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+        let n = server
+            .handle(list, Principal::User, &mut board, &mut out)
+            .unwrap()
+            .len;
+        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
+        let tool = v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "self.camera.capture")
+            .unwrap();
+        let props = &tool["inputSchema"]["properties"];
+        let side = props["width"]["maximum"].as_u64().unwrap();
+        assert_eq!(props["height"]["maximum"], side);
+        assert_eq!(side, u64::from(CAPTURE_SIDE));
+        // The largest admitted frame, under the longest id, in either era, is answered with its
+        // image.
+        let id = format!("\"{}\"", "i".repeat(126));
+        let meta = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        for meta in ["", meta] {
+            let msg = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"self.camera.capture","arguments":{{"width":{side},"height":{side}}}{meta}}}}}"#
+            );
+            let n = server
+                .handle(msg.as_bytes(), Principal::User, &mut board, &mut out)
+                .unwrap()
+                .len;
+            let answer = std::str::from_utf8(&out[..n]).unwrap();
+            assert!(answer.contains(r#""mimeType":"image/png""#), "{answer}");
+            assert!(answer.contains(r#""isError":false"#), "{answer}");
+        }
+        // One side more would not fit that answer: the schema is not narrower than the buffer.
+        let more = FrameSize::new(side as u16 + 1, side as u16 + 1).unwrap();
+        assert!(!frame_fits(more, (ANSWER_BYTES - ENVELOPE_ALLOWANCE) / 2));
     }
 
     /// With a small answer buffer no frame fits: said so, and nothing is taken.
@@ -1264,8 +1356,9 @@ mod test {
         );
         assert!(pending.on_device);
         assert_eq!(board.sim.system.scheduled_at(), None);
-        assert!(server.confirm_on_device(pending.approval, true, 20));
-        let n = server.poll(30, &mut board, &mut out);
+        // A press counts once the question was on the device for a second.
+        assert!(server.confirm_on_device(pending.approval, true, 1_010));
+        let n = server.poll(1_030, &mut board, &mut out);
         let outcome = core::str::from_utf8(&out[..n]).unwrap();
         assert!(
             outcome.starts_with(r#"{"jsonrpc":"2.0","id":2,"#),

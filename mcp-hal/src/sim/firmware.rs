@@ -2,14 +2,22 @@
 //! bootloader's start-up decision (trial boot, confirmation, rollback).
 
 use crate::ErrorKind;
-use crate::firmware::{BootReport, BootState, FirmwareSlot, Rollback};
+use crate::firmware::{BootReport, BootState, FirmwareSlot, Rollback, Unbootable};
 
 /// The magic that starts a simulated firmware image.
 pub const IMAGE_MAGIC: &[u8; 6] = b"MCPFW1";
 
 /// Bytes of the boot record at the start of the storage.
-const RECORD: usize = 32;
-const RECORD_MAGIC: &[u8; 4] = b"OTA1";
+const RECORD: usize = SimFirmware::RECORD;
+/// The record's format (`OTA1` kept no versions: such a record reads as a first start-up).
+const RECORD_MAGIC: &[u8; 4] = b"OTA2";
+/// The most bytes of a version the record keeps (cut at a character).
+const VERSION_LEN: usize = 31;
+/// Where the attempted and the previous versions are kept: a length byte, then the text.
+const ATTEMPTED_AT: usize = 28;
+const PREVIOUS_AT: usize = 60;
+/// Where the checksum is, over the bytes before it.
+const SUM_AT: usize = RECORD - 4;
 /// The slot id of the built-in (factory) firmware.
 const FACTORY: u8 = 0xFF;
 const NONE: u8 = 0xFE;
@@ -46,6 +54,50 @@ fn parse_header(image: &[u8]) -> Option<(&str, &str)> {
     ))
 }
 
+/// A version as the boot record keeps it: copied when the bootloader decided, so that a later
+/// upgrade writing over a slot never changes what the record says of the last start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Version {
+    bytes: [u8; VERSION_LEN],
+    len: u8,
+}
+
+impl Version {
+    const EMPTY: Version = Version {
+        bytes: [0; VERSION_LEN],
+        len: 0,
+    };
+
+    /// `v`, cut at a character to [`VERSION_LEN`] bytes.
+    fn of(v: &str) -> Version {
+        let mut end = v.len().min(VERSION_LEN);
+        while !v.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut out = Version::EMPTY;
+        if let (Some(dst), Some(src)) = (out.bytes.get_mut(..end), v.as_bytes().get(..end)) {
+            dst.copy_from_slice(src);
+        }
+        out.len = end as u8;
+        out
+    }
+
+    fn load(bytes: &[u8]) -> Option<Version> {
+        let (&len, rest) = bytes.split_first()?;
+        let text = core::str::from_utf8(rest.get(..usize::from(len))?).ok()?;
+        Some(Version::of(text))
+    }
+
+    fn store(&self, to: &mut [u8]) {
+        if let Some((len, rest)) = to.split_first_mut() {
+            *len = self.len;
+            if let Some(dst) = rest.get_mut(..VERSION_LEN) {
+                dst.copy_from_slice(&self.bytes);
+            }
+        }
+    }
+}
+
 /// The boot record, as kept in the first [`RECORD`] bytes of the storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Record {
@@ -55,6 +107,10 @@ struct Record {
     attempted: u8,
     pending: u8,
     sizes: [u32; 2],
+    /// The version the last upgrade tried to start (empty: its image had no valid header).
+    attempted_version: Version,
+    /// The version that ran before the last upgrade.
+    previous_version: Version,
 }
 
 impl Record {
@@ -65,6 +121,8 @@ impl Record {
         attempted: NONE,
         pending: NONE,
         sizes: [0; 2],
+        attempted_version: Version::EMPTY,
+        previous_version: Version::EMPTY,
     };
 
     fn checksum(bytes: &[u8]) -> u32 {
@@ -76,7 +134,7 @@ impl Record {
 
     fn load(bytes: &[u8]) -> Option<Record> {
         let bytes: &[u8; RECORD] = bytes.get(..RECORD)?.try_into().ok()?;
-        let (body, sum) = bytes.split_at(28);
+        let (body, sum) = bytes.split_at(SUM_AT);
         if !body.starts_with(RECORD_MAGIC) || sum != Self::checksum(body).to_le_bytes() {
             return None;
         }
@@ -99,6 +157,8 @@ impl Record {
                 word([bytes[12], bytes[13], bytes[14], bytes[15]]),
                 word([bytes[16], bytes[17], bytes[18], bytes[19]]),
             ],
+            attempted_version: Version::load(&bytes[ATTEMPTED_AT..PREVIOUS_AT])?,
+            previous_version: Version::load(&bytes[PREVIOUS_AT..SUM_AT])?,
         })
     }
 
@@ -118,8 +178,11 @@ impl Record {
         bytes[8] = self.pending;
         bytes[12..16].copy_from_slice(&self.sizes[0].to_le_bytes());
         bytes[16..20].copy_from_slice(&self.sizes[1].to_le_bytes());
-        let sum = Self::checksum(&bytes[..28]);
-        bytes[28..32].copy_from_slice(&sum.to_le_bytes());
+        self.attempted_version
+            .store(&mut bytes[ATTEMPTED_AT..PREVIOUS_AT]);
+        self.previous_version.store(&mut bytes[PREVIOUS_AT..SUM_AT]);
+        let sum = Self::checksum(&bytes[..SUM_AT]);
+        bytes[SUM_AT..].copy_from_slice(&sum.to_le_bytes());
         if let Some(to) = storage.get_mut(..RECORD) {
             to.copy_from_slice(&bytes);
         }
@@ -151,6 +214,10 @@ pub struct SimFirmware {
 }
 
 impl SimFirmware {
+    /// Bytes of the boot record at the start of the storage; the rest is two slots of half of
+    /// it each.
+    pub const RECORD: usize = 96;
+
     /// A store for `board`'s images whose built-in firmware is `factory` (its version), with no
     /// storage yet.
     pub const fn new(board: &'static str, factory: &'static str) -> Self {
@@ -170,18 +237,22 @@ impl SimFirmware {
         self.storage = storage;
         self.writing = None;
         let mut r = Record::load(self.storage).unwrap_or(Record::FRESH);
+        // The versions are copied into the record as the bootloader decides: a later upgrade
+        // writes over the slots, never over what the record says of this start-up.
         if r.pending != NONE {
             let slot = r.pending;
             r.pending = NONE;
             r.attempted = slot;
-            let ours = self
-                .header(slot, r.sizes)
-                .is_some_and(|(board, _)| board == self.board);
+            let header = self.header(slot, r.sizes);
+            r.attempted_version = Version::of(header.map_or("", |(_, v)| v));
+            r.previous_version = Version::of(self.version(&r, r.running).unwrap_or(""));
+            let ours = header.is_some_and(|(board, _)| board == self.board);
             if ours {
                 r.previous = r.running;
                 r.running = slot;
                 r.state = BootState::Trial;
             } else {
+                r.previous = r.running;
                 r.state = BootState::RolledBack(Rollback::NotBootable);
             }
         } else if r.state == BootState::Trial {
@@ -223,6 +294,7 @@ impl SimFirmware {
         Record::load(self.storage).unwrap_or(Record::FRESH)
     }
 
+    /// The version in `slot`'s header (the running firmware's: its slot is never written).
     fn version(&self, r: &Record, slot: u8) -> Option<&str> {
         match slot {
             FACTORY => Some(self.factory),
@@ -232,6 +304,25 @@ impl SimFirmware {
                     .map_or("an image with no valid header", |(_, v)| v),
             ),
         }
+    }
+
+    /// A version the record kept at `at` (`None` when the record names no `slot`): read where
+    /// it is kept (the record was checked when it was loaded).
+    fn kept(&self, slot: u8, at: usize) -> Option<&str> {
+        if slot == NONE {
+            return None;
+        }
+        let text = self
+            .storage
+            .split_at_checked(at)
+            .and_then(|(_, rest)| rest.split_first())
+            .and_then(|(&len, rest)| rest.get(..usize::from(len).min(VERSION_LEN)))
+            .and_then(|b| core::str::from_utf8(b).ok())
+            .unwrap_or_default();
+        Some(match text {
+            "" => "an image with no valid header",
+            v => v,
+        })
     }
 
     fn range(&self, offset: u32, len: usize) -> Result<core::ops::Range<usize>, ErrorKind> {
@@ -288,6 +379,19 @@ impl FirmwareSlot for SimFirmware {
         Ok(())
     }
 
+    fn check_image(&mut self) -> Result<(), Unbootable> {
+        let (slot, size) = self.writing.ok_or(Unbootable::NoHeader)?;
+        let image = self
+            .slot(slot)
+            .get(..size as usize)
+            .ok_or(Unbootable::NoHeader)?;
+        match parse_header(image) {
+            None => Err(Unbootable::NoHeader),
+            Some((board, _)) if board != self.board => Err(Unbootable::OtherBoard),
+            Some(_) => Ok(()),
+        }
+    }
+
     fn activate(&mut self) -> Result<(), ErrorKind> {
         let (slot, _) = self.writing.ok_or(ErrorKind::Unsupported)?;
         let mut r = self.record();
@@ -318,8 +422,8 @@ impl FirmwareSlot for SimFirmware {
         BootReport {
             running: self.version(&r, r.running).unwrap_or(self.factory),
             state: r.state,
-            attempted: self.version(&r, r.attempted),
-            previous: self.version(&r, r.previous),
+            attempted: self.kept(r.attempted, ATTEMPTED_AT),
+            previous: self.kept(r.previous, PREVIOUS_AT),
         }
     }
 }
@@ -367,7 +471,7 @@ mod test {
     fn an_upgrade_boots_on_trial_and_is_confirmed() {
         let mut fw = SimFirmware::new("board-a", "1.0.0");
         fw.attach(storage(1024));
-        assert_eq!(fw.capacity(), (1024 - 32) / 2);
+        assert_eq!(fw.capacity(), (1024 - SimFirmware::RECORD as u32) / 2);
         let first = fw.boot();
         assert_eq!(
             (first.running, first.state, first.attempted),
@@ -428,6 +532,65 @@ mod test {
             assert_eq!(b.state, BootState::RolledBack(Rollback::NotBootable));
             assert!(b.attempted.is_some());
         }
+    }
+
+    /// What the record says of the last start-up is kept in the record: a later upgrade writing
+    /// over the slot of the image that rolled back (or of the one that ran before) does not
+    /// change it; the check before `activate` says what the bootloader would.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn the_record_keeps_its_versions_while_a_later_upgrade_writes_the_slots() {
+        let mut fw = SimFirmware::new("b", "1.0.0");
+        fw.attach(storage(512));
+        upgrade(&mut fw, &image("b", "2.0.0", b""));
+        let fw = restart(fw);
+        let mut fw = restart(fw); // not confirmed: rolled back
+        let b = fw.boot();
+        assert_eq!(
+            (b.running, b.state, b.attempted, b.previous),
+            (
+                "1.0.0",
+                BootState::RolledBack(Rollback::NotConfirmed),
+                Some("2.0.0"),
+                Some("1.0.0")
+            )
+        );
+        // The next upgrade erases and writes the slot 2.0.0 was in.
+        let next = image("b", "2.0.1", b"fix");
+        fw.begin(next.len() as u32).unwrap();
+        assert_eq!(
+            fw.boot().attempted,
+            Some("2.0.0"),
+            "while the slot is blank"
+        );
+        fw.write(0, &next[..5]).unwrap();
+        assert_eq!(
+            fw.boot().attempted,
+            Some("2.0.0"),
+            "while it is half written"
+        );
+        assert_eq!(fw.check_image(), Err(Unbootable::NoHeader));
+        fw.write(5, &next[5..]).unwrap();
+        assert_eq!(fw.check_image(), Ok(()));
+        // Another board's image is refused before the restart.
+        let foreign = image("other", "9.0.0", b"");
+        fw.begin(foreign.len() as u32).unwrap();
+        fw.write(0, &foreign).unwrap();
+        assert_eq!(fw.check_image(), Err(Unbootable::OtherBoard));
+        // A long version is kept cut at a character.
+        let long = format!("1.{}é", "0".repeat(28));
+        upgrade(&mut fw, &image("b", &long, b""));
+        let fw = restart(fw);
+        assert_eq!(
+            fw.boot().running,
+            long,
+            "the running version is read from its slot"
+        );
+        assert_eq!(
+            fw.boot().attempted,
+            Some(&long[..30]),
+            "cut at a character: the é would make 32 bytes"
+        );
     }
 
     #[test]

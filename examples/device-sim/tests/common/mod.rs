@@ -314,6 +314,20 @@ pub fn state_until(sim: &Sim, what: &str, ok: impl Fn(&Value) -> bool) -> Value 
     }
 }
 
+/// Presses the device's button once the question it shows may be answered: shown for the
+/// minimum, and a second after the last press (`press_counts_in_ms` 0). The press's answer.
+pub fn press_shown(sim: &Sim) -> (u16, Value) {
+    state_until(sim, "the question to be answerable", |s| {
+        s["confirmation"]["press_counts_in_ms"] == 0
+    });
+    api(
+        sim,
+        "POST",
+        "/sim/button",
+        Some(&Value::Object(Default::default())),
+    )
+}
+
 /// An SSE response read on a thread: its status, then each `data:` JSON as it comes. Dropping
 /// it (or [`close`](Self::close)) closes the connection.
 pub struct Events {

@@ -44,7 +44,11 @@ struct T {
 
 impl T {
     fn new() -> Self {
-        Self::with(Config::new("c", "1").confirm_timeout(30_000))
+        Self::with(
+            Config::new("c", "1")
+                .confirm_min_shown(0)
+                .confirm_timeout(30_000),
+        )
     }
 
     fn with(config: Config) -> Self {
@@ -146,7 +150,12 @@ fn call(id: J, tool: &str, args: J) -> J {
 /// the outcome follows as a notification.
 #[test]
 fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification() {
-    let mut t = T::with(Config::new("c", "1").confirm_timeout(30_000).hold_answer(0));
+    let mut t = T::with(
+        Config::new("c", "1")
+            .confirm_min_shown(0)
+            .confirm_timeout(30_000)
+            .hold_answer(0),
+    );
     t.init("2024-11-05", json!({}));
     t.poll(1_000);
     let r = t.ask(call(json!(1), "self.reboot", json!({})));
@@ -281,7 +290,11 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
     assert_eq!(note["params"]["data"]["confirmed"], true);
     assert_eq!(t.dev.reboots, 2);
     // With a confirmation timeout shorter than the budget the answer comes at the timeout.
-    let mut t = T::with(Config::new("c", "1").confirm_timeout(2_000));
+    let mut t = T::with(
+        Config::new("c", "1")
+            .confirm_min_shown(0)
+            .confirm_timeout(2_000),
+    );
     t.init("2024-11-05", json!({}));
     t.poll(0);
     let (r, _) = t.send(&call(json!(9), "self.reboot", json!({})));
@@ -296,7 +309,7 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
 /// shown: not one up to a few ms before the question, nor one meant for an earlier question.
 #[test]
 fn a_press_answers_only_the_question_shown_before_it() {
-    let mut t = T::with(Config::new("c", "1").hold_answer(0));
+    let mut t = T::with(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
     t.init("2024-11-05", json!({}));
     t.poll(1_000);
     t.ask(call(json!(1), "self.reboot", json!({})));
@@ -339,7 +352,12 @@ fn a_press_answers_only_the_question_shown_before_it() {
 /// about to be, at the next poll), and the device must not run it anyway.
 #[test]
 fn a_press_after_the_deadline_answers_nothing() {
-    let mut t = T::with(Config::new("c", "1").confirm_timeout(1_000).hold_answer(0));
+    let mut t = T::with(
+        Config::new("c", "1")
+            .confirm_min_shown(0)
+            .confirm_timeout(1_000)
+            .hold_answer(0),
+    );
     t.init("2024-11-05", json!({}));
     t.poll(0);
     t.ask(call(json!(1), "self.reboot", json!({})));
@@ -371,7 +389,7 @@ fn a_press_after_the_deadline_answers_nothing() {
 /// goes to alice.
 #[test]
 fn only_the_caller_answers_its_confirmation_and_hears_the_outcome() {
-    let mut c = Clients::new(Config::new("c", "1").hold_answer(0));
+    let mut c = Clients::new(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
     c.init("alice", "2024-11-05", json!({}));
     c.init("bob", "2025-06-18", json!({"elicitation":{}}));
     let alice = Peer::named(b"alice");
@@ -432,7 +450,7 @@ fn only_the_caller_answers_its_confirmation_and_hears_the_outcome() {
 /// engine speaks to another.
 #[test]
 fn each_client_keeps_its_own_revision() {
-    let mut c = Clients::new(Config::new("c", "1"));
+    let mut c = Clients::new(Config::new("c", "1").confirm_min_shown(0));
     c.init("old", "2024-11-05", json!({}));
     c.init("new", "2025-11-25", json!({}));
     let bad = call(json!(5), "self.relay.set", json!({"on":"yes"}));
@@ -458,7 +476,7 @@ fn each_client_keeps_its_own_revision() {
 /// A client that is gone leaves nothing waiting: its held call is dropped.
 #[test]
 fn a_call_of_a_client_that_is_gone_is_dropped() {
-    let mut c = Clients::new(Config::new("c", "1").hold_answer(0));
+    let mut c = Clients::new(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
     c.init("alice", "2024-11-05", json!({}));
     c.from("alice", &call(json!(1), "self.reboot", json!({})));
     assert!(!c.t.s.forget_confirmation(Peer::named(b"bob")));
@@ -478,7 +496,10 @@ fn with_elicitation_the_client_asks_and_the_call_answers_after_the_person() {
     assert!(deferred, "the call's own response comes later");
     assert_eq!(ask["method"], "elicitation/create");
     let id = ask["id"].clone();
-    assert_eq!(ask["params"]["message"], "Switch the heater on?");
+    // The question, and who asks: the name its client gave and its session's tag.
+    let tag = t.s.confirmation().unwrap().client.tag;
+    let question = format!("Switch the heater on? (asked by t #{tag:04x})");
+    assert_eq!(ask["params"]["message"], question);
     assert_eq!(
         ask["params"]["requestedSchema"]["properties"]["confirm"]["type"],
         "boolean"
@@ -814,11 +835,264 @@ fn a_xiaozhi_backend_hears_why_a_confirmed_call_was_refused() {
     assert!(busy["result"].get("error").is_none(), "{busy}");
 }
 
+fn upgrade(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    d.reboots += 1;
+    Ok(Output::bool(true))
+}
+
+/// An upgrade whose question names the image it approves.
+const UPGRADE: Tool<Dev> = Tool::new("self.upgrade_firmware", "Upgrade", upgrade)
+    .params(&[
+        Param::integer("size", "Bytes").range(1, 1 << 20),
+        Param::string("sha256", "SHA-256").length(64, 64),
+    ])
+    .confirm(Confirm::new(
+        "Upgrade the device's firmware to the {size}-byte image with SHA-256 {sha256:8}?",
+    ));
+
+const EVIL: &str = "6666666666666666666666666666666666666666666666666666666666666666";
+const GOOD: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+fn upgrade_call(id: i64, size: u32, sha: &str) -> J {
+    call(
+        json!(id),
+        "self.upgrade_firmware",
+        json!({"size":size,"sha256":sha}),
+    )
+}
+
+/// A server (one session's engine, as a host keeps one per HTTP session) with the upgrade tool.
+fn with_upgrade(config: Config) -> T {
+    let mut t = T::with(config);
+    t.s.register(&UPGRADE).unwrap();
+    t
+}
+
+/// Issue 33, finding 1: two sessions ask to upgrade (an attacker first, with its image's hash);
+/// the device showed "Upgrade the device's firmware?" twice, and the person's press for the
+/// user's upgrade approved the attacker's. A question names what it approves — the size and the
+/// first hash digits, from the validated arguments — and which client asks (the name it gave,
+/// escaped and capped, and a tag of its session), on the device, in the elicitation and on the
+/// xiaozhi wire: one text in every form.
+#[test]
+fn a_question_names_what_it_approves_and_which_client_asks() {
+    let config = || Config::new("c", "1").confirm_min_shown(0).hold_answer(0);
+    // The attacker's session and the user's, each on its engine; neither can elicit.
+    let mut evil = with_upgrade(config());
+    let mut user = with_upgrade(config());
+    let init = |t: &mut T, name: &str| {
+        t.ask(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":name,"version":"1"}}}));
+    };
+    init(&mut evil, "xiaozhi");
+    init(&mut user, "xiaozhi");
+    let waits_evil = evil.ask(upgrade_call(1, 6_666, EVIL));
+    let waits_user = user.ask(upgrade_call(1, 524_288, GOOD));
+    evil.poll(10);
+    user.poll(10);
+    let (q_evil, q_user) = (
+        evil.s.question().unwrap().to_string(),
+        user.s.question().unwrap().to_string(),
+    );
+    let (p_evil, p_user) = (
+        evil.s.confirmation().unwrap(),
+        user.s.confirmation().unwrap(),
+    );
+    assert_eq!(
+        q_evil,
+        format!(
+            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by xiaozhi #{:04x})",
+            p_evil.client.tag
+        )
+    );
+    assert_eq!(
+        q_user,
+        format!(
+            "Upgrade the device's firmware to the 524288-byte image with SHA-256 9f86d081…? (asked by xiaozhi #{:04x})",
+            p_user.client.tag
+        )
+    );
+    // Same tool, same client name: the questions still differ in what they approve (and the
+    // sessions' tags tell the clients apart: each is a keyed hash of the client's peer).
+    assert_ne!(q_evil, q_user);
+    assert_eq!(p_evil.client.name.as_str(), "xiaozhi");
+    assert_eq!(p_evil.message, UPGRADE.confirmation().unwrap().message());
+    // On the xiaozhi wire the waiting answer says the same question, in its first text (all a
+    // backend hands its model) and as `question`.
+    let text = waits_evil["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&q_evil), "{text}");
+    assert_eq!(
+        waits_evil["result"]["structuredContent"]["question"],
+        q_evil
+    );
+    assert_eq!(
+        waits_user["result"]["structuredContent"]["question"],
+        q_user
+    );
+
+    // The waiting answer written when the hold budget runs out (from `poll`, the arguments read
+    // again from the held message) says it too.
+    let mut t = with_upgrade(
+        Config::new("c", "1")
+            .confirm_min_shown(0)
+            .hold_answer(1_000),
+    );
+    t.init("2024-11-05", json!({}));
+    let (r, deferred) = t.send(&upgrade_call(3, 4096, GOOD));
+    assert!(r.is_none() && deferred, "held inside the call");
+    let late = t.poll(1_000).unwrap();
+    let question = t.s.question().unwrap().to_string();
+    assert!(
+        question.contains("4096-byte image with SHA-256 9f86d081…?"),
+        "{question}"
+    );
+    assert!(
+        question.ends_with(")") && question.contains("(asked by t #"),
+        "{question}"
+    );
+    assert_eq!(
+        late["result"]["structuredContent"]["question"], question,
+        "{late}"
+    );
+
+    // The elicitation asks the client's user the same question.
+    let mut t = with_upgrade(Config::new("c", "1").confirm_min_shown(0));
+    t.ask(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"python-sdk","version":"2.3"}}}));
+    let ask = t.ask(upgrade_call(4, 4096, GOOD));
+    let question = t.s.question().unwrap().to_string();
+    assert!(question.contains("(asked by python-sdk #"), "{question}");
+    assert_eq!(ask["params"]["message"], question, "{ask}");
+    assert_eq!(
+        ask["params"]["requestedSchema"]["properties"]["confirm"]["description"],
+        question
+    );
+}
+
+/// The name a client gives is its own text: escaped for a display (no line breaks, terminal
+/// escapes or bidi overrides reach it) and capped; a client without one is "an unnamed client".
+#[test]
+fn a_client_name_is_escaped_and_capped_in_the_question() {
+    let mut t = with_upgrade(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
+    let name = "Claude\n\u{1b}[31m\u{202e}Desktop and a very long tail";
+    t.ask(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":name,"version":"1"}}}));
+    t.ask(upgrade_call(1, 10, GOOD));
+    let p = t.s.confirmation().unwrap();
+    let shown = p.client.name.as_str();
+    assert_eq!(
+        shown, r"Claude\n\u{1b}[31m…",
+        "whole escapes only, then the ellipsis"
+    );
+    assert!(shown.len() <= ClientName::MAX_LEN);
+    assert!(
+        !shown.chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "{shown}"
+    );
+    let q = t.s.question().unwrap().to_string();
+    assert!(
+        q.ends_with(&format!("(asked by {shown} #{:04x})", p.client.tag)),
+        "{q}"
+    );
+
+    // Without initialize (as xiaozhi backends may call): an unnamed client.
+    let mut t = with_upgrade(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
+    t.ask(upgrade_call(1, 10, GOOD));
+    let q = t.s.question().unwrap().to_string();
+    assert!(q.contains("(asked by an unnamed client #"), "{q}");
+}
+
+/// On 2026-07-28 the client asks its own user: the question names what it approves (there is no
+/// session to name the client by).
+#[cfg(feature = "modern")]
+#[test]
+fn on_the_stateless_wire_the_question_names_the_image() {
+    let mut t = with_upgrade(Config::new("c", "1"));
+    let mut c = modern_call(
+        1,
+        json!({"size":4096,"sha256":GOOD}),
+        json!({"elicitation":{}}),
+        json!({}),
+    );
+    c["params"]["name"] = json!("self.upgrade_firmware");
+    let r = t.ask(c);
+    let message = &r["result"]["inputRequests"]["confirm"]["params"]["message"];
+    assert_eq!(
+        message,
+        "Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…?"
+    );
+    // Without elicitation the refusal names it too.
+    let mut c = modern_call(1, json!({"size":7,"sha256":EVIL}), json!({}), json!({}));
+    c["params"]["name"] = json!("self.upgrade_firmware");
+    let r = t.ask(c);
+    let m = r["error"]["message"].as_str().unwrap();
+    assert!(m.contains("7-byte image with SHA-256 66666666…?"), "{m}");
+}
+
+/// Registration refuses a question whose placeholder names no parameter.
+#[test]
+fn a_question_with_an_unknown_placeholder_is_refused_at_registration() {
+    const BAD: Tool<Dev> = Tool::new("self.bad", "Bad", reboot)
+        .params(&[Param::integer("size", "Bytes")])
+        .confirm(Confirm::new("Flash {sise} bytes?"));
+    let mut s = S::new(Config::new("c", "1"));
+    let e = s.register(&BAD).unwrap_err();
+    assert_eq!(e.kind, crate::registry::RegisterErrorKind::BadQuestion);
+}
+
+/// Issue 33, finding 3, on the engine's clock (no sleeps): a press counts only once the question
+/// was shown for `confirm_min_shown_ms` (default 1 s), and a press within that time of the
+/// previous press is a bounce — so the second half of a quick double press never approves the
+/// question that came up in between.
+#[test]
+fn a_press_counts_only_after_the_question_was_shown_long_enough() {
+    let mut t = T::with(Config::new("c", "1").hold_answer(0));
+    assert_eq!(t.s.config().confirm_min_shown_ms, 1_000, "the default");
+    t.init("2024-11-05", json!({}));
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    t.poll(100);
+    assert_eq!(t.s.confirmation().unwrap().min_shown_ms, 1_000);
+    // Shown for exactly the minimum, the first press: it counts.
+    assert!(t.press(true, 1_100));
+    t.poll(1_110);
+    assert_eq!(t.dev.reboots, 1);
+
+    // Too early, then a bounce of that press, then a press a second later: only the last.
+    t.ask(call(json!(2), "self.reboot", json!({})));
+    t.poll(3_000);
+    assert!(!t.press(true, 3_999), "shown for 999 ms");
+    assert!(!t.press(true, 4_500), "within 1 s of the last press");
+    t.poll(4_600);
+    assert_eq!(t.dev.reboots, 1, "nothing ran");
+    assert!(t.press(true, 5_500));
+    t.poll(5_510);
+    assert_eq!(t.dev.reboots, 2);
+
+    // The double press: its first half answers the reboot; the relay question comes up 20 ms
+    // later; the second half, 30 ms after that, answers nothing.
+    t.ask(call(json!(3), "self.reboot", json!({})));
+    t.poll(7_000);
+    assert!(t.press(true, 8_000));
+    t.poll(8_010);
+    assert_eq!(t.dev.reboots, 3);
+    t.ask(call(json!(4), "self.relay.set", json!({"on":true})));
+    t.poll(8_020);
+    assert!(!t.press(true, 8_050), "the second half of the double press");
+    t.poll(8_060);
+    assert_eq!(t.dev.relay_writes, 0, "the relay was not switched");
+    // Read and pressed for: it runs.
+    assert!(t.press(true, 9_100));
+    t.poll(9_110);
+    assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
+}
+
 /// Issue 33, finding 2: `holds_call` says when a transport must not end this engine's session
 /// to make room: from the moment a call is held, through the press, until it ran.
 #[test]
 fn an_engine_holds_a_call_from_the_question_until_it_ran() {
-    let mut t = T::with(Config::new("c", "1").confirm_timeout(30_000).hold_answer(0));
+    let mut t = T::with(
+        Config::new("c", "1")
+            .confirm_timeout(30_000)
+            .hold_answer(0)
+            .confirm_min_shown(0),
+    );
     t.init("2024-11-05", json!({}));
     assert!(!t.s.holds_call());
     t.ask(call(json!(1), "self.reboot", json!({})));

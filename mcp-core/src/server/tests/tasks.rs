@@ -284,7 +284,8 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
             ],
             "structuredContent": {"task_id": tid(1),"status":"working","poll_with":"self.tasks.get_status"},
             "isError": false,
-            "evidence": {"level":"scheduled"}
+            "evidence": {"level":"scheduled"},
+            "_meta": {"io.github.mcu-mcp/evidence": {"level":"scheduled"}}
         })
     );
     assert!(
@@ -396,7 +397,10 @@ fn augmented_call_with_progress_and_a_parked_result() {
             "content":[{"type":"text","text":"300 — measured: 300 (commanded 300)"}],
             "structuredContent":{"value":300},"isError":false,
             "evidence":{"level":"measured","commanded":300,"observed":300},
-            "_meta":{"io.modelcontextprotocol/related-task":{"taskId": tid(1)}}
+            "_meta":{
+                "io.github.mcu-mcp/evidence":{"level":"measured","commanded":300,"observed":300},
+                "io.modelcontextprotocol/related-task":{"taskId": tid(1)}
+            }
         }})
     );
     assert_eq!(msgs[1]["method"], "notifications/tasks/status");
@@ -834,6 +838,13 @@ fn call_full(id: i64, mode: i64) -> J {
 #[test]
 fn every_path_renders_every_evidence_field() {
     let (json_form, words) = expected(&FULL);
+    // Issue 33, finding 9: the evidence as data where the SDKs keep it, the result's `_meta`.
+    let as_data = |result: &J, what: &str| {
+        assert_eq!(
+            result["_meta"]["io.github.mcu-mcp/evidence"], json_form,
+            "{what}: {result}"
+        );
+    };
     let says_all = |text: &J, what: &str| {
         let text = text.as_str().unwrap_or_else(|| panic!("{what}: no text"));
         for w in &words {
@@ -845,15 +856,18 @@ fn every_path_renders_every_evidence_field() {
     let mut rig = FullRig::new();
     let r = rig.ask(call_full(1, 0));
     assert_eq!(r["result"]["evidence"], json_form, "answer: {r}");
+    as_data(&r["result"], "answer");
     says_all(&r["result"]["content"][0]["text"], "answer's first text");
     let r = rig.ask(call_full(2, 1));
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(r["result"]["evidence"], json_form, "failure: {r}");
+    as_data(&r["result"], "failure");
     says_all(&r["result"]["content"][0]["text"], "failure's first text");
     says_all(&r["result"]["error"], "failure's error member");
     // A task's start, and the status tool's report on it.
     let r = rig.ask(call_full(3, 2));
     assert_eq!(r["result"]["evidence"], json_form, "start: {r}");
+    as_data(&r["result"], "start");
     says_all(&r["result"]["content"][0]["text"], "start's first text");
     let task = r["result"]["structuredContent"]["task_id"].clone();
     let status = json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"self.tasks.get_status","arguments":{"task_id":task}}});
@@ -887,7 +901,15 @@ fn every_path_renders_every_evidence_field() {
     let r =
         rig.ask(json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":task}}));
     assert_eq!(r["result"]["evidence"], json_form, "tasks/result: {r}");
+    as_data(&r["result"], "tasks/result");
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task,
+        "one _meta, both entries: {r}"
+    );
     says_all(&r["result"]["content"][0]["text"], "tasks/result");
+    // tasks/get of the finished task: the evidence as data beside its status message.
+    let g = rig.ask(json!({"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":task}}));
+    as_data(&g["result"], "tasks/get");
 
     // 2026-07-28: tasks/get carries the result.
     #[cfg(feature = "modern")]
@@ -904,6 +926,23 @@ fn every_path_renders_every_evidence_field() {
         rig.poll(1);
         let g = rig.ask(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task,"_meta":meta}}));
         assert_eq!(g["result"]["result"]["evidence"], json_form, "{g}");
+        as_data(&g["result"]["result"], "2026 tasks/get's result");
+        as_data(&g["result"], "2026 tasks/get");
+        assert_eq!(
+            g["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "m",
+            "one _meta, both entries: {g}"
+        );
+        // A 2026-07-28 task start that ended at once (its flat task result): one `_meta` with the
+        // evidence and the server identity, and `resultType` outside it.
+        let mut plain = call_full(3, 0);
+        plain["params"]["_meta"] = meta.clone();
+        let r = rig.ask(plain);
+        as_data(&r["result"], "2026 task start");
+        assert_eq!(r["result"]["resultType"], "task", "{r}");
+        assert!(
+            r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"].is_object(),
+            "{r}"
+        );
         says_all(
             &g["result"]["result"]["content"][0]["text"],
             "2026 tasks/get",

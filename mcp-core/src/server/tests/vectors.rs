@@ -507,7 +507,9 @@ fn tools_work_before_initialize_like_xiaozhi_backends() {
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","#,
             r#""text":"true — read back: 40 (commanded 40)"}],"#,
             r#""structuredContent":{"value":true},"isError":false,"#,
-            r#""evidence":{"level":"read_back","commanded":40,"observed":40}}}"#
+            r#""evidence":{"level":"read_back","commanded":40,"observed":40},"#,
+            // The evidence as data too, where the SDKs keep it (they drop `evidence`).
+            r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
         )
     );
     assert_eq!(s.dev.register, 40);
@@ -524,7 +526,8 @@ fn business_values_are_apart_from_failure() {
         s.send(&call("2", "test.broken", "{}")),
         concat!(
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge — applied, not verified"}],"#,
-            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","evidence":{"level":"applied"}}}"#
+            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","evidence":{"level":"applied"},"#,
+            r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"applied"}}}}"#
         )
     );
     // Before 2025-06-18 sessions (xiaozhi's 2024-11-05, or no initialize), a failure also
@@ -658,10 +661,15 @@ fn with_user_tools_lists_user_only_tools_on_every_revision_and_the_model_still_c
             // xiaozhi's own form: an empty cursor and the flag.
             let list = s.json(&ask(r#""cursor":"","withUserTools":true"#));
             assert!(listed(&list).contains(&"self.reboot"), "{list}");
-            // Without the flag (or with anything but `true`) the user-only tools are hidden.
+            // Without the flag (or with anything but `true`) the user-only tools are hidden from
+            // the model, and listed to a person all the same.
             for params in [r#""withUserTools":false"#, r#""cursor":"""#] {
                 let list = s.json(&ask(params));
-                assert!(!listed(&list).contains(&"self.reboot"), "{params}: {list}");
+                assert_eq!(
+                    listed(&list).contains(&"self.reboot"),
+                    principal == Principal::User,
+                    "{params}: {list}"
+                );
             }
         }
     }
@@ -693,6 +701,33 @@ fn user_only_tools_by_principal_and_policy() {
         reboot["annotations"]["audience"],
         serde_json::json!(["user"])
     );
+    // A person's client sees the tools meant for them whether it asks with the flag or not:
+    // the listing follows the caller's principal (issue 33, finding 12: `--principal user`
+    // could call them but never saw them).
+    for params in [
+        "",
+        r#","params":{}"#,
+        r#","params":{"withUserTools":false}"#,
+        r#","params":{"withUserTools":"true"}"#,
+        r#","params":{"withUserTools":1}"#,
+        r#","params":{"withUserTools":null}"#,
+    ] {
+        let list = s.json(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"{params}}}"#
+        ));
+        let reboot = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "self.reboot")
+            .unwrap_or_else(|| panic!("{params}: {list}"));
+        assert_eq!(
+            reboot["annotations"]["audience"],
+            serde_json::json!(["user"])
+        );
+    }
+    // The model's listing still leaves them out unless asked with exactly `true`.
+    s.principal = Principal::Model;
     for not_true in [r#"false"#, r#""true""#, "1", "null"] {
         let list = s.json(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"withUserTools":{not_true}}}}}"#));
         assert!(
@@ -704,7 +739,6 @@ fn user_only_tools_by_principal_and_policy() {
             "{not_true}"
         );
     }
-    s.principal = Principal::Model;
     assert_eq!(
         s.send(&call("3", "self.reboot", "{}")),
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Tool self.reboot is only available to the user, not to the model"}}"#
@@ -1018,7 +1052,12 @@ fn pagination_by_byte_budget() {
         ] {
             s.server.register(t).unwrap();
         }
-        for with_user in [false, true] {
+        for (principal, with_user) in [
+            (Principal::Model, false),
+            (Principal::Model, true),
+            (Principal::User, false),
+        ] {
+            s.principal = principal;
             let mut names = Vec::new();
             let mut cursor: Option<String> = None;
             let mut pages = 0;
@@ -1059,7 +1098,7 @@ fn pagination_by_byte_budget() {
                 "self.audio_speaker.set_volume",
                 "self.screen.set_theme",
             ];
-            if with_user {
+            if with_user || principal == Principal::User {
                 expected.push("self.reboot");
             }
             expected.extend([
@@ -1199,7 +1238,8 @@ fn captioned_streamed_images_fit_or_are_refused_first() {
         s.send(&call("1", "test.frame", &args(4, true))),
         concat!(
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"frame of 4 bytes — measured"},"#,
-            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"evidence":{"level":"measured"}}}"#
+            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"evidence":{"level":"measured"},"#,
+            r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}}}"#
         )
     );
     assert_eq!(b64(4), "AAcOFQ==");
@@ -1210,7 +1250,8 @@ fn captioned_streamed_images_fit_or_are_refused_first() {
         let empty = s.send(&call(id, "test.frame", &args(0, true)));
         let v: serde_json::Value = serde_json::from_str(&empty).unwrap();
         let blocks = v["result"]["content"].to_string().len() - 2;
-        let evidence = r#","evidence":{"level":"measured"}"#.len();
+        // What is rendered once (not counted in the room): the evidence, as a member and as data.
+        let evidence = r#","evidence":{"level":"measured"},"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}"#.len();
         assert_eq!(
             s.dev.room,
             (4096 - (empty.len() - blocks - evidence)) / 2,
@@ -1442,10 +1483,10 @@ fn hold_is_the_whole_cost_of_confirmation() {
         core::mem::size_of::<S<256>>() - core::mem::size_of::<S<0>>(),
         256
     );
-    // The default holds a call of 264 bytes (the record keeps 2026-07-28 approvals with
-    // `modern`).
+    // The default holds a call of 231 bytes (the record keeps the client's name, the last
+    // press, and 2026-07-28 approvals with `modern`).
     let message = 352 - crate::server::HOLD_RECORD;
-    assert_eq!(message, if cfg!(feature = "modern") { 264 } else { 296 });
+    assert_eq!(message, if cfg!(feature = "modern") { 231 } else { 263 });
 }
 
 /// The parse error's message, written piece by piece (no `core::fmt`), says what `JsonError`'s

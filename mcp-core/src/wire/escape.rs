@@ -1,4 +1,4 @@
-//! Text from a peer or from an image, made safe for a log line: [`escaped`].
+//! Text from a peer or from an image, made safe for a log line or a display: [`escaped`].
 //!
 //! A string that came over the wire (a tool name, a session id, a close reason, a URL) or out of
 //! a firmware image (its version) is the sender's. Written raw into a log it can end the line and
@@ -122,14 +122,31 @@ impl fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.pieces(|p| match p {
             Piece::Plain(s) => f.write_str(s),
-            Piece::Char('\\') => f.write_str("\\\\"),
-            Piece::Char('\n') => f.write_str("\\n"),
-            Piece::Char('\r') => f.write_str("\\r"),
-            Piece::Char('\t') => f.write_str("\\t"),
-            Piece::Char(c) => write!(f, "\\u{{{:x}}}", u32::from(c)),
+            Piece::Char(c) => write_escape(f, c),
             Piece::Byte(b) => write!(f, "\\x{b:02x}"),
             Piece::More => f.write_char('…'),
         })
+    }
+}
+
+/// Writes `c` as [`escaped`] shows it: as it is, or as its escape when a log line or a display
+/// must not carry it ([`needs_escape`]).
+pub(crate) fn write_char(f: &mut dyn fmt::Write, c: char) -> fmt::Result {
+    if needs_escape(c) {
+        write_escape(f, c)
+    } else {
+        f.write_char(c)
+    }
+}
+
+/// The escape of a character that [`needs_escape`].
+fn write_escape(f: &mut dyn fmt::Write, c: char) -> fmt::Result {
+    match c {
+        '\\' => f.write_str("\\\\"),
+        '\n' => f.write_str("\\n"),
+        '\r' => f.write_str("\\r"),
+        '\t' => f.write_str("\\t"),
+        c => write!(f, "\\u{{{:x}}}", u32::from(c)),
     }
 }
 
