@@ -418,39 +418,31 @@ fn keys_are_fetched_over_https_with_the_certificate_checked() {
     let ca = TestCa::new("oauth").unwrap();
     let issued = ca.issue("as", &["localhost"], Validity::Now).unwrap();
     let server = KeyServer::start_tls(json!({"keys":[jwk(&key(), "k1")]}), &issued);
-    let ca_file = ca.pem.to_str().unwrap();
-    let args = [
-        "--http",
-        "127.0.0.1:0",
-        "--oauth-issuer",
-        &server.issuer,
-        "--ca-file",
-        ca_file,
-    ];
-    let sim = start(&args);
-    let http = sim.http.clone().unwrap();
-    let aud = format!("http://{http}/mcp");
-    let t = sign(&key(), "k1", &claims(&server.issuer, &aud));
-    assert_eq!(initialize(&http, Some(&t)).0, 200);
+    // device-sim trusting `root` (a PEM file): what an initialize with a token of the
+    // server's key gets.
+    let admitted = |root: &std::path::Path| {
+        let args = [
+            "--http",
+            "127.0.0.1:0",
+            "--oauth-issuer",
+            &server.issuer,
+            "--ca-file",
+            root.to_str().unwrap(),
+        ];
+        let sim = start(&args);
+        let http = sim.http.clone().unwrap();
+        let t = sign(
+            &key(),
+            "k1",
+            &claims(&server.issuer, &format!("http://{http}/mcp")),
+        );
+        initialize(&http, Some(&t)).0
+    };
+    assert_eq!(admitted(&ca.pem), 200);
     assert_eq!(*server.fetches.lock().unwrap(), 1);
-    drop(sim);
 
     // Another root: the certificate does not verify, no keys, no admission.
-    let other = TestCa::new("other").unwrap();
-    let ca_file = other.pem.to_str().unwrap();
-    let args = [
-        "--http",
-        "127.0.0.1:0",
-        "--oauth-issuer",
-        &server.issuer,
-        "--ca-file",
-        ca_file,
-    ];
-    let sim = start(&args);
-    let http = sim.http.clone().unwrap();
-    let aud = format!("http://{http}/mcp");
-    let t = sign(&key(), "k1", &claims(&server.issuer, &aud));
-    assert_eq!(initialize(&http, Some(&t)).0, 401);
+    assert_eq!(admitted(&TestCa::new("other").unwrap().pem), 401);
     assert_eq!(
         *server.fetches.lock().unwrap(),
         1,
