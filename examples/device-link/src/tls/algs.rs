@@ -162,77 +162,42 @@ impl SignatureVerificationAlgorithm for Rsa {
     }
 }
 
-/// ECDSA P-256 with SHA-256.
-pub static ECDSA_P256_SHA256: &dyn SignatureVerificationAlgorithm = &Ecdsa {
-    curve: Curve::P256,
-    hash: Hash::Sha256,
-    signature_alg: alg_id::ECDSA_SHA256,
-};
-/// ECDSA P-256 with SHA-384.
-pub static ECDSA_P256_SHA384: &dyn SignatureVerificationAlgorithm = &Ecdsa {
-    curve: Curve::P256,
-    hash: Hash::Sha384,
-    signature_alg: alg_id::ECDSA_SHA384,
-};
-/// ECDSA P-384 with SHA-256.
-pub static ECDSA_P384_SHA256: &dyn SignatureVerificationAlgorithm = &Ecdsa {
-    curve: Curve::P384,
-    hash: Hash::Sha256,
-    signature_alg: alg_id::ECDSA_SHA256,
-};
-/// ECDSA P-384 with SHA-384.
-pub static ECDSA_P384_SHA384: &dyn SignatureVerificationAlgorithm = &Ecdsa {
-    curve: Curve::P384,
-    hash: Hash::Sha384,
-    signature_alg: alg_id::ECDSA_SHA384,
-};
-/// RSA PKCS#1 v1.5 with SHA-256 (2048–4096-bit keys).
-pub static RSA_PKCS1_SHA256: &dyn SignatureVerificationAlgorithm = &Rsa {
-    padding: Padding::Pkcs1,
-    hash: Hash::Sha256,
-    signature_alg: alg_id::RSA_PKCS1_SHA256,
-};
-/// RSA PKCS#1 v1.5 with SHA-384.
-pub static RSA_PKCS1_SHA384: &dyn SignatureVerificationAlgorithm = &Rsa {
-    padding: Padding::Pkcs1,
-    hash: Hash::Sha384,
-    signature_alg: alg_id::RSA_PKCS1_SHA384,
-};
-/// RSA PKCS#1 v1.5 with SHA-512.
-pub static RSA_PKCS1_SHA512: &dyn SignatureVerificationAlgorithm = &Rsa {
-    padding: Padding::Pkcs1,
-    hash: Hash::Sha512,
-    signature_alg: alg_id::RSA_PKCS1_SHA512,
-};
-/// RSA-PSS with SHA-256 (salt as long as the hash).
-pub static RSA_PSS_SHA256: &dyn SignatureVerificationAlgorithm = &Rsa {
-    padding: Padding::Pss,
-    hash: Hash::Sha256,
-    signature_alg: alg_id::RSA_PSS_SHA256,
-};
-/// RSA-PSS with SHA-384.
-pub static RSA_PSS_SHA384: &dyn SignatureVerificationAlgorithm = &Rsa {
-    padding: Padding::Pss,
-    hash: Hash::Sha384,
-    signature_alg: alg_id::RSA_PSS_SHA384,
-};
-/// RSA-PSS with SHA-512.
-pub static RSA_PSS_SHA512: &dyn SignatureVerificationAlgorithm = &Rsa {
-    padding: Padding::Pss,
-    hash: Hash::Sha512,
-    signature_alg: alg_id::RSA_PSS_SHA512,
-};
+/// The statics of the algorithms, each an `Ecdsa` or `Rsa` with its two parameters and its
+/// identifier, and [`ALL`] listing them.
+macro_rules! algorithms {
+    ($($(#[$doc:meta])* $name:ident = $kind:ident { $f1:ident: $v1:expr, hash: $hash:ident, $id:ident };)*) => {
+        $(
+            $(#[$doc])*
+            pub static $name: &dyn SignatureVerificationAlgorithm = &$kind {
+                $f1: $v1,
+                hash: Hash::$hash,
+                signature_alg: alg_id::$id,
+            };
+        )*
+        /// Every algorithm a certificate in the chain may be signed with.
+        pub static ALL: &[&dyn SignatureVerificationAlgorithm] = &[$($name),*];
+    };
+}
 
-/// Every algorithm a certificate in the chain may be signed with.
-pub static ALL: &[&dyn SignatureVerificationAlgorithm] = &[
-    ECDSA_P256_SHA256,
-    ECDSA_P256_SHA384,
-    ECDSA_P384_SHA256,
-    ECDSA_P384_SHA384,
-    RSA_PKCS1_SHA256,
-    RSA_PKCS1_SHA384,
-    RSA_PKCS1_SHA512,
-    RSA_PSS_SHA256,
-    RSA_PSS_SHA384,
-    RSA_PSS_SHA512,
-];
+algorithms! {
+    /// ECDSA P-256 with SHA-256.
+    ECDSA_P256_SHA256 = Ecdsa { curve: Curve::P256, hash: Sha256, ECDSA_SHA256 };
+    /// ECDSA P-256 with SHA-384.
+    ECDSA_P256_SHA384 = Ecdsa { curve: Curve::P256, hash: Sha384, ECDSA_SHA384 };
+    /// ECDSA P-384 with SHA-256.
+    ECDSA_P384_SHA256 = Ecdsa { curve: Curve::P384, hash: Sha256, ECDSA_SHA256 };
+    /// ECDSA P-384 with SHA-384.
+    ECDSA_P384_SHA384 = Ecdsa { curve: Curve::P384, hash: Sha384, ECDSA_SHA384 };
+    /// RSA PKCS#1 v1.5 with SHA-256 (2048–4096-bit keys).
+    RSA_PKCS1_SHA256 = Rsa { padding: Padding::Pkcs1, hash: Sha256, RSA_PKCS1_SHA256 };
+    /// RSA PKCS#1 v1.5 with SHA-384.
+    RSA_PKCS1_SHA384 = Rsa { padding: Padding::Pkcs1, hash: Sha384, RSA_PKCS1_SHA384 };
+    /// RSA PKCS#1 v1.5 with SHA-512.
+    RSA_PKCS1_SHA512 = Rsa { padding: Padding::Pkcs1, hash: Sha512, RSA_PKCS1_SHA512 };
+    /// RSA-PSS with SHA-256 (salt as long as the hash).
+    RSA_PSS_SHA256 = Rsa { padding: Padding::Pss, hash: Sha256, RSA_PSS_SHA256 };
+    /// RSA-PSS with SHA-384.
+    RSA_PSS_SHA384 = Rsa { padding: Padding::Pss, hash: Sha384, RSA_PSS_SHA384 };
+    /// RSA-PSS with SHA-512.
+    RSA_PSS_SHA512 = Rsa { padding: Padding::Pss, hash: Sha512, RSA_PSS_SHA512 };
+}
