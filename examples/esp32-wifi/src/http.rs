@@ -308,16 +308,7 @@ async fn connection_step(
     // A browser's Origin must be this device's own origin (http:// and its Host, the port
     // included): a page served anywhere else, another server on the same host too, is refused.
     if let Err(refusal) = http::check_host_and_origin(&req, allowed, &[]) {
-        let n = refusal.write_body(b"", out);
-        let _ = respond(
-            socket,
-            refusal.status,
-            &[],
-            out.get(..n).unwrap_or_default(),
-            true,
-        )
-        .await;
-        return false;
+        return refuse_as(socket, &refusal, out).await;
     }
     // The one Host was checked above: the resource is the endpoint as the client named it.
     let resource = req
@@ -380,17 +371,8 @@ async fn connection_step(
         return refuse(socket, 411).await;
     };
     if let Err(refusal) = http::check_post(&req, len, LINE) {
-        let n = refusal.write_body(b"", out);
         // The body was not read: close rather than resynchronize.
-        let _ = respond(
-            socket,
-            refusal.status,
-            &[],
-            out.get(..n).unwrap_or_default(),
-            true,
-        )
-        .await;
-        return false;
+        return refuse_as(socket, &refusal, out).await;
     }
     // The body: what came with the head, then the rest from the socket, within one deadline.
     let Some(body) = body.get_mut(..len) else {
@@ -485,6 +467,21 @@ async fn refuse(socket: &mut TcpSocket<'_>, status: u16) -> bool {
         reason(status)
     );
     let _ = respond(socket, status, &[], body.as_bytes(), true).await;
+    false
+}
+
+/// Answers mcp-core's `refusal` (its status and JSON-RPC error body, written into `out`) and
+/// closes the connection; always `false` (the connection is done).
+async fn refuse_as(socket: &mut TcpSocket<'_>, refusal: &http::Refusal, out: &mut [u8]) -> bool {
+    let n = refusal.write_body(b"", out);
+    let _ = respond(
+        socket,
+        refusal.status,
+        &[],
+        out.get(..n).unwrap_or_default(),
+        true,
+    )
+    .await;
     false
 }
 

@@ -268,18 +268,13 @@ async fn serve(
     http::serve(stack, &mut ep, uptime_ms).await
 }
 
-#[cfg(feature = "xiaozhi")]
-async fn serve(
-    stack: Stack<'static>,
-    engine: &'static mut Engine,
-    board: &'static mut EspBoard,
-    _host: heapless::String<16>,
-    mac: [u8; 6],
-) -> ! {
-    xiaozhi::run(stack, engine, board, mac).await
-}
-
+/// The outbound link the firmware was built with (one of the two; checked above).
 #[cfg(feature = "mqtt")]
+use mqtt as link;
+#[cfg(feature = "xiaozhi")]
+use xiaozhi as link;
+
+#[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
 async fn serve(
     stack: Stack<'static>,
     engine: &'static mut Engine,
@@ -287,7 +282,7 @@ async fn serve(
     _host: heapless::String<16>,
     mac: [u8; 6],
 ) -> ! {
-    mqtt::run(stack, engine, board, mac).await
+    link::run(stack, engine, board, mac).await
 }
 
 /// Milliseconds since boot, from embassy-time.

@@ -35,8 +35,7 @@ use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
 use crate::config::mqtt::{
     BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
-    HALF_OPEN, KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME,
-    TCP_BUFFER,
+    HALF_OPEN, KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME, TCP_BUFFER,
 };
 use crate::config::{LINE, OUT};
 #[cfg(feature = "tls")]
