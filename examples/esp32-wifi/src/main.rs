@@ -249,7 +249,14 @@ fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
     Board::new(codec, relay, screen)
 }
 
-#[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
+/// The outbound link the firmware was built with (one of the two; checked above).
+#[cfg(feature = "mqtt")]
+use mqtt as link;
+#[cfg(feature = "xiaozhi")]
+use xiaozhi as link;
+
+/// Serves MCP over the transport the firmware was built with: the outbound link (xiaozhi or
+/// MQTT), or else the Streamable HTTP endpoint on `host`.
 async fn serve(
     stack: Stack<'static>,
     engine: &'static mut Engine,
@@ -257,32 +264,23 @@ async fn serve(
     host: heapless::String<16>,
     mac: [u8; 6],
 ) -> ! {
-    let mut ep = http::Endpoint::new(engine, board, host, random);
-    // A client that resolved the mDNS name may put it in Host.
-    #[cfg(feature = "mdns")]
+    #[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
     {
-        ep.alias = Some(mdns::local_name(mac));
+        let _ = host;
+        link::run(stack, engine, board, mac).await
     }
-    #[cfg(not(feature = "mdns"))]
-    let _ = mac;
-    http::serve(stack, &mut ep, uptime_ms).await
-}
-
-/// The outbound link the firmware was built with (one of the two; checked above).
-#[cfg(feature = "mqtt")]
-use mqtt as link;
-#[cfg(feature = "xiaozhi")]
-use xiaozhi as link;
-
-#[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
-async fn serve(
-    stack: Stack<'static>,
-    engine: &'static mut Engine,
-    board: &'static mut EspBoard,
-    _host: heapless::String<16>,
-    mac: [u8; 6],
-) -> ! {
-    link::run(stack, engine, board, mac).await
+    #[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
+    {
+        let mut ep = http::Endpoint::new(engine, board, host, random);
+        // A client that resolved the mDNS name may put it in Host.
+        #[cfg(feature = "mdns")]
+        {
+            ep.alias = Some(mdns::local_name(mac));
+        }
+        #[cfg(not(feature = "mdns"))]
+        let _ = mac;
+        http::serve(stack, &mut ep, uptime_ms).await
+    }
 }
 
 /// Milliseconds since boot, from embassy-time.
