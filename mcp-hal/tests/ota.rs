@@ -146,6 +146,19 @@ fn finish(dev: &mut Device, task: &str) -> (Answer, Vec<f64>) {
     panic!("the task did not finish");
 }
 
+/// Past the restart's delay: no restart was armed and 1.0.0 still runs, as it booted.
+fn assert_nothing_restarts(dev: &mut Device) {
+    dev.advance(3000);
+    assert!(
+        !dev.board_mut().sim.system.take_reboot(),
+        "no restart was armed"
+    );
+    assert_eq!(
+        structured(&firmware_status(dev)),
+        &json!({"running":"1.0.0","boot":"normal"})
+    );
+}
+
 /// A whole upgrade of `img`, announced with `sha256`: started, sent, and its task's result.
 fn upgrade(dev: &mut Device, img: &[u8], sha256: &str) -> Answer {
     let task = start(dev, img, sha256);
@@ -229,15 +242,7 @@ fn a_hash_that_does_not_match_discards_the_image_and_arms_nothing() {
     let text = result.text();
     assert!(text.contains("does not match the sha256 given"), "{text}");
     assert!(text.ends_with("safe-stop issued"), "{text}");
-    dev.advance(3000);
-    assert!(
-        !dev.board_mut().sim.system.take_reboot(),
-        "no restart was armed"
-    );
-    assert_eq!(
-        structured(&firmware_status(&mut dev)),
-        &json!({"running":"1.0.0","boot":"normal"})
-    );
+    assert_nothing_restarts(&mut dev);
 }
 
 /// Issue 33, finding 10: an image for another board (hashed right) was verified "completed", and
@@ -267,15 +272,7 @@ fn an_image_this_board_would_not_start_fails_its_task_before_any_restart() {
         assert!(text.contains("the device does not restart"), "{text}");
         assert!(text.ends_with("safe-stop issued"), "{text}");
         assert_eq!(result.level(), Some(Level::ReadBack));
-        dev.advance(3000);
-        assert!(
-            !dev.board_mut().sim.system.take_reboot(),
-            "no restart was armed"
-        );
-        assert_eq!(
-            structured(&firmware_status(&mut dev)),
-            &json!({"running":"1.0.0","boot":"normal"})
-        );
+        assert_nothing_restarts(&mut dev);
     }
 }
 
