@@ -84,6 +84,8 @@ struct Cell {
 
 fn cell(result: &Value) -> Cell {
     let level = result["evidence"]["level"].as_str().map(|l| match l {
+        "unknown" => "unknown",
+        "not_applied" => "not_applied",
         "scheduled" => "scheduled",
         "applied" => "applied",
         "read_back" => "read_back",
@@ -185,7 +187,10 @@ fn check(fault: Option<Fault>, kit: &str) {
                     | Fault::CodecQuantized
                     | Fault::SensorNack,
                 ) => c(false, Some("read_back"), json!(80), json!(80)),
-                Some(Fault::CodecNack | Fault::Timeout) => c(true, None, N, N),
+                // Issue 31 item 4: a failure says what was commanded and how much took effect:
+                // a NACK is refused by the codec, a timeout leaves the state unknown.
+                Some(Fault::CodecNack) => c(true, Some("not_applied"), json!(80), N),
+                Some(Fault::Timeout) => c(true, Some("unknown"), json!(80), N),
                 Some(Fault::CodecClamp) => c(true, Some("read_back"), json!(80), json!(63)),
                 Some(Fault::ReadbackMismatch) => c(true, Some("read_back"), json!(80), json!(87)),
                 Some(Fault::Slow) => c(false, Some("applied"), json!(80), N),
@@ -238,7 +243,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.reboot", json!({}));
             let refused = fault == Some(Fault::QueueFull);
             let expected = if refused {
-                c(true, None, N, N)
+                c(true, Some("not_applied"), N, N)
             } else {
                 c(false, Some("scheduled"), N, N)
             };
@@ -276,7 +281,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.motor.move_to", json!({"position": 500}));
             let refused = fault == Some(Fault::QueueFull);
             let expected = if refused {
-                c(true, None, N, N)
+                c(true, Some("not_applied"), json!(500), N)
             } else {
                 c(false, Some("scheduled"), json!(500), N)
             };
@@ -340,7 +345,8 @@ fn the_interlock_refuses_by_name_and_drives_nothing() {
     assert_eq!(r["isError"], true);
     assert_eq!(
         r["content"][0]["text"],
-        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not switched"
+        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not \
+         switched — not applied (commanded true)"
     );
     assert_eq!(rig.board.sim.relay.writes(), 0);
     // Switching off is allowed.
@@ -409,10 +415,10 @@ fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
         common::call(&mut server, Principal::Model, dev, &mut out, call)
     };
     let r = send(&mut dev, 80);
-    assert_eq!(cell(&r), c(true, None, N, N));
+    assert_eq!(cell(&r), c(true, Some("not_applied"), json!(80), N));
     assert_eq!(
         r["content"][0]["text"],
-        "This codec's maximum volume is 63%; nothing was changed"
+        "This codec's maximum volume is 63%; nothing was changed — not applied (commanded 80)"
     );
     assert_eq!(dev.0.writes(), 0);
     let r = send(&mut dev, 63);

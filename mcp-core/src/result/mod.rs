@@ -60,10 +60,22 @@ use crate::wire::writer::{ObjectWriter, Writer};
 pub type ToolResult = Result<Output, ToolError>;
 
 /// How strongly the device can vouch for an action's effect, weakest first.
+///
+/// The first two say that the action did not (knowingly) take effect, so they come only with a
+/// failed call ([`ToolError::with_evidence`]): a failure states what was commanded and how much
+/// of it the device knows to have happened, in the same sentence as every other answer (`The
+/// device did not acknowledge (I2C NACK); nothing was changed — not applied (commanded 40)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum Level {
+    /// The command may or may not have taken effect: the device lost track (a bus error or a
+    /// timeout in the middle of a write). Only on a failed call.
+    Unknown,
+    /// The command did not take effect: it was refused before the hardware was driven (a
+    /// range the device cannot reach, an interlock, a person's "no", a full queue), or the
+    /// hardware refused it (an I2C NACK). Only on a failed call.
+    NotApplied,
     /// Queued or deferred: it has not happened yet (a reboot in one second, a queued move).
     Scheduled,
     /// The driver call returned OK; nothing was read back.
@@ -81,9 +93,12 @@ pub enum Level {
 }
 
 impl Level {
-    /// The wire name: `scheduled`, `applied`, `read_back`, `measured`.
+    /// The wire name: `unknown`, `not_applied`, `scheduled`, `applied`, `read_back`,
+    /// `measured`.
     pub const fn as_str(self) -> &'static str {
         match self {
+            Level::Unknown => "unknown",
+            Level::NotApplied => "not_applied",
             Level::Scheduled => "scheduled",
             Level::Applied => "applied",
             Level::ReadBack => "read_back",
@@ -245,6 +260,8 @@ impl Evidence {
             };
         }
         let head: &[u8] = match level {
+            Level::Unknown => head!(Unknown),
+            Level::NotApplied => head!(NotApplied),
             Level::Scheduled => head!(Scheduled),
             Level::Applied => head!(Applied),
             Level::ReadBack => head!(ReadBack),
@@ -293,6 +310,8 @@ impl Evidence {
         // Every field: a field added to `Evidence` does not compile until it is said.
         let (level, commanded, observed, tolerance, unit) = self.fields();
         let said: &str = match level {
+            Level::Unknown => " — state unknown: ",
+            Level::NotApplied => " — not applied: ",
             Level::Scheduled => " — scheduled, not done yet: ",
             Level::Applied => " — applied, not verified: ",
             Level::ReadBack => " — read back: ",
@@ -337,6 +356,41 @@ impl Evidence {
         if open {
             w.plain(b")");
         }
+    }
+}
+
+/// What a call commanded, as a failure's evidence names it: its first parameter's validated
+/// value when that is a boolean, a number or one of the parameter's declared choices (`on`:
+/// `true`, `volume`: 40, `theme`: `dark`). A free-form string is never repeated (it is the
+/// client's text, and a failure's sentence is spoken and logged), nor an absent optional one.
+pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
+    use crate::schema::ParamType;
+    let p = args.params().first()?;
+    let name = p.name();
+    match p.ty() {
+        ParamType::Boolean => args.opt_bool(name).ok()?.map(Reading::Bool),
+        ParamType::Integer => args.opt_int(name).ok()?.map(Reading::Int),
+        #[cfg(feature = "float")]
+        ParamType::Number => args.opt_number(name).ok()?.map(Reading::Number),
+        ParamType::String => {
+            let i = args.opt_choice(name).ok()??;
+            p.choices().get(i).copied().map(Reading::Str)
+        }
+    }
+}
+
+impl ToolError {
+    /// The rule every failure follows: when its evidence names no commanded value, the call's
+    /// ([`commanded`]) is filled in, so that `… — not applied (commanded 40)` says what was
+    /// asked for whichever part of the device refused it. A failure without evidence (a tool
+    /// bug) stays as it is.
+    pub(crate) fn with_commanded(mut self, args: &crate::schema::Args<'_>) -> Self {
+        if let Some(e) = &mut self.evidence
+            && e.commanded.is_none()
+        {
+            e.commanded = commanded(args);
+        }
+        self
     }
 }
 
@@ -1132,6 +1186,8 @@ mod test {
         e.write_sentence(&mut w);
         assert_eq!(w.written().unwrap(), b"read back: 63 (commanded 80)");
         for (level, said) in [
+            (Level::Unknown, "state unknown"),
+            (Level::NotApplied, "not applied"),
             (Level::Scheduled, "scheduled, not done yet"),
             (Level::Applied, "applied, not verified"),
             (Level::ReadBack, "read back"),

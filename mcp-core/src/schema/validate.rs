@@ -130,6 +130,11 @@ impl<'a> Args<'a> {
         true
     }
 
+    /// The parameters these arguments were validated against (the tool's, in declaration order).
+    pub fn params(&self) -> &'a [Param] {
+        self.params
+    }
+
     /// The `arguments` object as sent (after validation). Tools with a hand-written
     /// `inputSchema` read their arguments here and must check them themselves.
     pub fn raw(&self) -> Option<Json<'a>> {

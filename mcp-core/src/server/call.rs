@@ -148,7 +148,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     ) -> (ToolResult, usize) {
         let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
         let result = handler(effects.ctx, args, &mut reply);
-        (result, reply.used())
+        (commanded(result, args), reply.used())
     }
 
     /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
@@ -232,7 +232,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                     reply: &mut reply,
                 };
                 let result = run(ctx, call).await;
-                (result, reply.used())
+                (commanded(result, &args), reply.used())
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
@@ -439,7 +439,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     }
 
     /// xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
-    fn legacy_error(&self, era: Era<'_>) -> bool {
+    pub(super) fn legacy_error(&self, era: Era<'_>) -> bool {
         !era.is_modern() && self.effective_revision() == Revision::V2024_11_05
     }
 
@@ -448,6 +448,20 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         if let (Some(sent), Some(key)) = (sent, tail.key) {
             handled.receipt = self.cache.put(key, tail.index, sent);
         }
+    }
+}
+
+/// A failure names what the call commanded ([`ToolError::with_commanded`]): the check is
+/// inline, the work (on a failure with evidence only) is not.
+#[inline(always)]
+fn commanded(result: ToolResult, args: &Args<'_>) -> ToolResult {
+    #[inline(never)]
+    fn fill(e: ToolError, args: &Args<'_>) -> ToolResult {
+        Err(e.with_commanded(args))
+    }
+    match result {
+        Err(e) if e.evidence.is_some_and(|ev| ev.commanded.is_none()) => fill(e, args),
+        other => other,
     }
 }
 

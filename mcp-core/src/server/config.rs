@@ -57,6 +57,12 @@ pub struct Config {
     /// for it); past it, the call is answered that it waits or what was started, and the outcome
     /// follows as a notification or through the status tool. 0: answer at once.
     pub hold_answer_ms: u32,
+    /// The least time a person has to answer on the device once the client was told that the
+    /// call waits (ms; feature `confirm`): a call answered "press the button within N s" — at
+    /// once, or when [`hold_answer_ms`](Self::hold_answer_ms) ran out — waits at least this long
+    /// from then, and N says so. Time counts from when the person can hear the question, not
+    /// from when the call came (20 s by default).
+    pub heard_margin_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -83,6 +89,7 @@ impl Config {
             list_ttl_ms: 300_000,
             confirm_timeout_ms: 30_000,
             hold_answer_ms: 25_000,
+            heard_margin_ms: 20_000,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -102,6 +109,9 @@ impl Config {
         /// Sets how long a waiting call (for the device's button, or a long-running action) may
         /// keep its answer back (ms; see [`hold_answer_ms`](Self::hold_answer_ms)).
         hold_answer(ms: u32) => hold_answer_ms = ms;
+        /// Sets the least time a person has once the client heard that the call waits (ms; see
+        /// [`heard_margin_ms`](Self::heard_margin_ms)).
+        heard_margin(ms: u32) => heard_margin_ms = ms;
         /// Sets the log level in force before the client sets one.
         log_level(v: Option<LogLevel>) => log_level = v;
         /// Sets the `pollInterval` suggested to clients for tasks (ms).

@@ -144,6 +144,9 @@ keys! {
     QUESTION = "question",
     CONFIRMED = "confirmed",
     REASON = "reason",
+    // What came after a call's answer
+    TOOL = "tool",
+    STATUS = "status",
     // JSON Schema
     MINIMUM = "minimum",
     MAXIMUM = "maximum",
@@ -218,9 +221,6 @@ pub(crate) const FIRST_TEXT_END_FAILED: &[u8] = join!(FIRST_TEXT_END, IS_ERROR_T
 pub(crate) const FIRST_TEXT_END_STRUCTURED: &[u8] = join!(FIRST_TEXT_END, STRUCTURED_CONTENT);
 /// `"}],"structuredContent":{"value":`
 pub(crate) const FIRST_TEXT_END_VALUE: &[u8] = join!(FIRST_TEXT_END_STRUCTURED, VALUE_OPEN);
-/// `}],"isError":true`: a failed call's result whose first text was a JSON string
-/// ([`FIRST_TEXT`]).
-pub(crate) const FIRST_TEXT_STRING_END_FAILED: &[u8] = join!(b"}]", IS_ERROR_TRUE);
 /// `,"structuredContent":{"value":"`: a result that is one string, inside it.
 pub(crate) const STRING_VALUE_OPEN: &[u8] = join!(STRUCTURED_CONTENT, VALUE_OPEN, b"\"");
 /// `"},"isError":false`: a structured object whose last member was a string ends the result.
@@ -390,6 +390,18 @@ pub(crate) const CONFIRMATION_NOTIFICATION: &[u8] = join!(
     br#""confirmation""#,
     DATA,
     br#"{"tool":"#
+);
+
+/// The log message that tells how a plain call's task ended (the call was answered already),
+/// up to its task id: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":
+/// "notice","logger":"task","data":{"task_id":`.
+pub(crate) const TASK_ENDED_NOTIFICATION: &[u8] = join!(
+    LOG_NOTIFICATION,
+    br#""notice""#,
+    LOGGER,
+    br#""task""#,
+    DATA,
+    br#"{"task_id":"#
 );
 
 // ---- JSON Schema -------------------------------------------------------------------------------

@@ -27,7 +27,10 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{TASKS, Verdict, Wait, Window, declare, device_error, percent, settle};
+use super::{
+    NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, device_error, percent,
+    settle,
+};
 use crate::Percent;
 use crate::audio::{AudioCodec, VolumeCaps};
 
@@ -74,11 +77,13 @@ pub(crate) fn accept(
 ) -> Result<Percent, ToolError> {
     let volume = percent(args, "volume")?;
     if volume > caps.max {
-        return Err(reply.error_with(|w| {
-            w.text("This codec's maximum volume is ");
-            w.uint(caps.max.get().into());
-            w.text("%; nothing was changed");
-        }));
+        return Err(reply
+            .error_with(|w| {
+                w.text("This codec's maximum volume is ");
+                w.uint(caps.max.get().into());
+                w.text("%; nothing was changed");
+            })
+            .with_evidence(NOT_APPLIED.commanded(Reading::Int(volume.into()))));
     }
     Ok(volume)
 }
@@ -128,7 +133,7 @@ fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let volume = accept(&caps, args, reply)?;
     ctx.codec()
         .set_volume(volume)
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     let window = Window::new(caps.settle_ms, ctx.call_budget_ms(), TASKS);
     let read = caps.read_back.then(|| {
         settle(

@@ -37,8 +37,8 @@ use mcp_core::{
 };
 use sha2::{Digest, Sha256};
 
-use super::device_error;
 use super::system::{HasSystem, REBOOT_DELAY_MS};
+use super::{NOT_APPLIED, command_failed, device_error};
 use crate::firmware::{BootState, FirmwareSlot};
 use crate::system::System;
 
@@ -193,9 +193,10 @@ fn upgrade_handler<C: HasFirmware>(
 ) -> ToolResult {
     let size = args.int_as::<u32>("size")?;
     let Some(expected) = hex(args.str("sha256")?.as_bytes()) else {
-        return Err(ToolError::new(
-            "sha256 must be 64 hexadecimal digits; nothing was started",
-        ));
+        return Err(
+            ToolError::new("sha256 must be 64 hexadecimal digits; nothing was started")
+                .with_evidence(NOT_APPLIED),
+        );
     };
     let ota = ctx.ota();
     if ota
@@ -205,22 +206,24 @@ fn upgrade_handler<C: HasFirmware>(
     {
         return Err(ToolError::new(
             "The device is about to restart into a verified image; nothing was started",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     }
     let capacity = ota.slot.capacity();
     if size > capacity {
-        return Err(reply.error_with(|w| {
+        let refused = reply.error_with(|w| {
             w.text("The image is larger than the slot (");
             w.uint(size.into());
             w.text(" bytes; the slot holds ");
             w.uint(capacity.into());
             w.text("); nothing was started");
-        }));
+        });
+        return Err(refused.with_evidence(NOT_APPLIED));
     }
     // A newer upgrade replaces one still receiving or verifying (its client may be gone, and
     // with it the engine that drove its task): that one's task fails as abandoned.
     ota.upgrade = None;
-    ota.slot.begin(size).map_err(|e| device_error(&e))?;
+    ota.slot.begin(size).map_err(|e| command_failed(&e))?;
     ota.generation = ota.generation.wrapping_add(1);
     ota.upgrade = Some(Upgrade {
         generation: ota.generation,
@@ -305,34 +308,39 @@ fn write_handler<C: HasFirmware>(
     let Some(up) = ota.upgrade.as_mut().filter(|u| u.phase == Phase::Receiving) else {
         return Err(ToolError::new(
             "No upgrade is receiving: call self.upgrade_firmware first; nothing was written",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     };
     if up.owner != reply.peer() {
         return Err(ToolError::new(
             "The upgrade that is receiving belongs to another client; nothing was written",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     }
     if offset != up.received {
-        return Err(reply.error_with(|w| {
+        let refused = reply.error_with(|w| {
             w.text("The next piece starts at byte ");
             w.uint(up.received.into());
             w.text(", not ");
             w.uint(offset.into());
             w.text("; nothing was written");
-        }));
+        });
+        return Err(refused.with_evidence(NOT_APPLIED));
     }
     let Some(len) = base64_len(data).filter(|&n| n <= MAX_CHUNK) else {
         return Err(ToolError::new(
             "data must be standard padded base64 of 1 to 1024 bytes; nothing was written",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     };
     let len = len as u32;
     if len > up.size - up.received {
-        return Err(reply.error_with(|w| {
+        let refused = reply.error_with(|w| {
             w.text("The piece goes past the image's ");
             w.uint(up.size.into());
             w.text(" bytes; nothing was written");
-        }));
+        });
+        return Err(refused.with_evidence(NOT_APPLIED));
     }
     let slot = &mut ota.slot;
     let mut at = offset;
@@ -344,10 +352,11 @@ fn write_handler<C: HasFirmware>(
     if let Err(e) = wrote {
         // Part of the piece may be in the slot: the upgrade cannot go on.
         up.phase = Phase::Failed;
-        return Err(reply.error_with(|w| {
+        let failed = reply.error_with(|w| {
             w.text(crate::Error::message(&e));
             w.text(" writing the slot; the upgrade is abandoned and the running firmware stays");
-        }));
+        });
+        return Err(failed.with_evidence(Evidence::new(Level::Unknown)));
     }
     up.received = at;
     let (received, size) = (up.received, up.size);

@@ -23,7 +23,9 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{TASKS, Verdict, Wait, Window, declare, device_error, settle};
+use super::{
+    NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, device_error, settle,
+};
 use crate::switch::Switch;
 
 /// Why an interlock guard refused.
@@ -85,16 +87,18 @@ pub(crate) enum Undriven {
     Failed(ToolError),
 }
 
-/// The failed call for a relay that was not driven.
-pub(crate) fn undriven(why: Undriven, reply: &mut Reply<'_>) -> ToolError {
+/// The failed call for a relay that was not driven to `on`.
+pub(crate) fn undriven(why: Undriven, on: bool, reply: &mut Reply<'_>) -> ToolError {
     match why {
-        Undriven::Refused(refusal) => reply.error_with(|w| {
-            w.text("Refused by interlock \"");
-            w.text(refusal.guard);
-            w.text("\": ");
-            w.text(refusal.reason);
-            w.text("; the relay was not switched");
-        }),
+        Undriven::Refused(refusal) => reply
+            .error_with(|w| {
+                w.text("Refused by interlock \"");
+                w.text(refusal.guard);
+                w.text("\": ");
+                w.text(refusal.reason);
+                w.text("; the relay was not switched");
+            })
+            .with_evidence(NOT_APPLIED.commanded(Reading::Bool(on))),
         Undriven::Failed(e) => e,
     }
 }
@@ -154,9 +158,9 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
         ctx.interlock(on).map_err(Undriven::Refused)?;
         ctx.relay()
             .set(on)
-            .map_err(|e| Undriven::Failed(device_error(&e)))
+            .map_err(|e| Undriven::Failed(command_failed(&e)))
     })
-    .map_err(|why| undriven(why, reply))?;
+    .map_err(|why| undriven(why, on, reply))?;
     let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), TASKS);
     let read = settle(ctx, window, |c| c.relay().feedback(), |f| agrees(on, f));
     conclude(on, read, window, reply)
