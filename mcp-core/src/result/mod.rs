@@ -137,7 +137,7 @@ impl Reading {
     }
 
     /// The value as text for a reader: as in JSON, but a string without quotes.
-    fn write_text(self, w: &mut Writer<'_>) {
+    pub(crate) fn write_text(self, w: &mut Writer<'_>) {
         match self {
             Reading::Str(s) => w.text(s),
             other => other.write_json(w),
@@ -299,8 +299,9 @@ impl Evidence {
     }
 
     /// ` — ` and the sentence: what follows the value in a first text (`true — read back: 40
-    /// (commanded 40)`).
-    pub(crate) fn write_sentence_after(&self, w: &mut Writer<'_>) {
+    /// (commanded 40)`). Public for sentences a firmware says of its own (a kit's news after a
+    /// restart), so that every sentence with evidence uses the same words.
+    pub fn write_sentence_after(&self, w: &mut Writer<'_>) {
         self.write_sentence_from(w, 0);
     }
 

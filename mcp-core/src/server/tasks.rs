@@ -42,7 +42,7 @@ use crate::result::{
     ToolResult, Value, render_result, render_result_for, write_first_text,
 };
 use crate::schema::Param;
-use crate::wire::json::Json;
+use crate::wire::json::{Json, JsonStr};
 use crate::wire::protocol;
 use crate::wire::request::{Id, KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
@@ -116,11 +116,14 @@ pub struct Heard {
 }
 
 impl Heard {
-    /// The sentence in `message` (the bytes the poll wrote), as JSON string content.
-    pub fn sentence<'m>(&self, message: &'m [u8]) -> &'m [u8] {
-        message
-            .get(self.at..self.at.saturating_add(self.len))
-            .unwrap_or_default()
+    /// The sentence in `message` (the bytes the poll wrote, from their start), as the JSON
+    /// string it is there (escaped). Given other bytes, a view that reads as whatever they hold.
+    pub fn sentence<'m>(&self, message: &'m [u8]) -> JsonStr<'m> {
+        JsonStr::from_checked(
+            message
+                .get(self.at..self.at.saturating_add(self.len))
+                .unwrap_or_default(),
+        )
     }
 }
 

@@ -143,6 +143,60 @@ pub fn came_up<S: FirmwareSlot>(ota: &mut Ota<S>) -> Result<(), S::Error> {
     }
 }
 
+/// What a client that asked for an upgrade hears once the device restarted: whether the new
+/// firmware came up or the bootloader rolled back, as one sentence with its evidence (`measured`:
+/// the running firmware answers): `self.upgrade_firmware: firmware 5.4.3 came up after the
+/// upgrade from firmware 0.1.0 and answers — measured`, `self.upgrade_firmware: firmware 6.0.0
+/// did not come up (the bootloader could not start it); the bootloader rolled back and firmware
+/// 5.4.3 runs — measured`. Writes it (as text: escaped in string mode) and returns `true` after an upgrade
+/// that came up (after [`came_up`]) or was rolled back; `false`, writing nothing, otherwise
+/// (an ordinary start, a trial not confirmed yet).
+///
+/// A version is the image's own text: it is written only when it is a plain version (up to 32
+/// letters, digits and `.+-_`), else as "the new firmware" — the sentence is spoken and goes
+/// into a model's dialogue.
+pub fn write_boot<S: FirmwareSlot>(ota: &Ota<S>, w: &mut Writer<'_>) -> bool {
+    let boot = ota.slot.boot();
+    // `firmware 1.1.0`, or the words for it when the version is not a plain one.
+    let named = |w: &mut Writer<'_>, v: Option<&str>, otherwise: &str| match v {
+        Some(v) if plain_version(v) => {
+            w.text("firmware ");
+            w.text(v);
+        }
+        _ => w.text(otherwise),
+    };
+    match boot.state {
+        BootState::Upgraded => {
+            w.text(NAME);
+            w.text(": ");
+            named(w, Some(boot.running), "the new firmware");
+            w.text(" came up after the upgrade from ");
+            named(w, boot.previous, "the firmware before");
+            w.text(" and answers");
+        }
+        BootState::RolledBack(why) => {
+            w.text(NAME);
+            w.text(": ");
+            named(w, boot.attempted, "the new firmware");
+            w.text(" did not come up (");
+            w.text(why.as_str());
+            w.text("); the bootloader rolled back and ");
+            named(w, Some(boot.running), "the firmware before");
+            w.text(" runs");
+        }
+        BootState::Normal | BootState::Trial => return false,
+    }
+    Evidence::new(Level::Measured).write_sentence_after(w);
+    true
+}
+
+/// Up to 32 characters of `A-Za-z0-9.+-_`, not empty.
+fn plain_version(v: &str) -> bool {
+    (1..=32).contains(&v.len())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-' | b'_'))
+}
+
 const UPGRADE_PARAMS: &[Param] = &[
     Param::integer("size", "The image's size in bytes").range(1, u32::MAX as i64),
     Param::string(

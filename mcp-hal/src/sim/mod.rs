@@ -199,7 +199,9 @@ pub use backlight::SimBacklight;
 pub use camera::{Frame, FrameSize, SimCamera};
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
-pub use demo::{DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase};
+pub use demo::{
+    DEMO_TOOLS, DOORBELL, DemoBoard, DemoTool, HOT, HOT_MILLICELSIUS, SimTime, Timebase,
+};
 pub use fan::SimFan;
 pub use fault::{Fault, Faults, FaultsIter, UnknownFault};
 pub use firmware::{IMAGE_MAGIC, SimFirmware, write_image_header};

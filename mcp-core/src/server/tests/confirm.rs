@@ -853,7 +853,7 @@ fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
         (heard.outcome, heard.tool),
         (Later::Confirmed, "self.relay.set")
     );
-    let said = core::str::from_utf8(heard.sentence(&t.out[..p.len])).unwrap();
+    let said = core::str::from_utf8(heard.sentence(&t.out[..p.len]).raw()).unwrap();
     assert_eq!(said, "self.relay.set, confirmed: true");
     assert_eq!(note["params"]["data"]["text"], said, "{note}");
     assert_eq!(
@@ -869,7 +869,7 @@ fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
     let (note, p) = t.polled(60);
     let heard = p.heard.expect("a heard refusal");
     assert_eq!(heard.outcome, Later::Refused);
-    let said = core::str::from_utf8(heard.sentence(&t.out[..p.len])).unwrap();
+    let said = core::str::from_utf8(heard.sentence(&t.out[..p.len]).raw()).unwrap();
     assert_eq!(
         said,
         "self.relay.set: Not confirmed: the person declined; nothing was done — not applied \
@@ -887,7 +887,7 @@ fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
         "30 s timeout"
     );
     let (note, p) = t.polled(30_060);
-    let said = core::str::from_utf8(p.heard.unwrap().sentence(&t.out[..p.len])).unwrap();
+    let said = core::str::from_utf8(p.heard.unwrap().sentence(&t.out[..p.len]).raw()).unwrap();
     assert!(
         said.contains("no answer in time") && said.contains("(commanded true)"),
         "{said}"

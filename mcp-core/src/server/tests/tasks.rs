@@ -972,7 +972,7 @@ fn the_end_of_a_task_whose_call_was_answered_is_heard() {
     let heard = p.heard.expect("the end is heard");
     assert_eq!(heard.outcome, Later::TaskEnded(TaskStatus::Completed));
     assert_eq!(heard.tool, "self.motor.move_to");
-    let said = core::str::from_utf8(heard.sentence(&rig.out[..p.len])).unwrap();
+    let said = core::str::from_utf8(heard.sentence(&rig.out[..p.len]).raw()).unwrap();
     assert_eq!(
         said,
         "self.motor.move_to completed: 1500 — measured: 1500 (commanded 1500)"
