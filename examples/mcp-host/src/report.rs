@@ -98,6 +98,9 @@ pub struct Waiting {
     pub shown_since: Option<u64>,
     /// How long until the engine gives up, from when the event was sent.
     pub expires_in: Duration,
+    /// When the engine gives up (engine clock, ms): it moves when the client hears that the call
+    /// waits (the person's time counts from then).
+    pub deadline_ms: u64,
 }
 
 impl Waiting {
@@ -110,6 +113,7 @@ impl Waiting {
             on_device: p.on_device,
             shown_since,
             expires_in: Duration::from_millis(p.deadline_ms.saturating_sub(now_ms)),
+            deadline_ms: p.deadline_ms,
         }
     }
 }
