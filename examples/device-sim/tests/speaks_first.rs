@@ -341,9 +341,14 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
     );
     let result = &answer["payload"]["result"];
     assert_eq!(result["isError"], true, "{answer}");
+    // (A failure says what was commanded and that nothing was applied: issue 31 item 4.)
     assert_eq!(
         result["error"],
-        "Not confirmed: no answer in time; nothing was done"
+        "Not confirmed: no answer in time; nothing was done — not applied (commanded true)"
+    );
+    assert_eq!(
+        result["evidence"],
+        json!({"level": "not_applied", "commanded": true})
     );
     assert_eq!(result["content"][0]["text"], result["error"]);
     let s = state_until(&sim, "nothing waiting", |s| s["confirmation"].is_null());
