@@ -1555,11 +1555,17 @@ async def speak_first_session(link, tag: str) -> None:
         check(f"{tag} issue 31 item 2: a press with nothing waiting sends a detect text that starts a turn: {text!r}",
               isinstance(text, str) and ("button" in text.lower() or "doorbell" in text.lower()) and len(text) <= 200
               and text in b.turns, text)
-        deadline = b.loop.time() + 3
-        while b.loop.time() < deadline and not any(m.get("role") == "tool" for m in b.dialogue[-3:]):
+        # Wait for the turn's own tool result and words: after the turn's user message (a tool
+        # result of an earlier call may still be among the last messages when the turn starts).
+        def turn_so_far() -> list[dict]:
+            user_at = max((i for i, m in enumerate(b.dialogue) if m.get("role") == "user"), default=None)
+            return b.dialogue[user_at:] if user_at is not None else []
+
+        deadline = b.loop.time() + TIMEOUT
+        while b.loop.time() < deadline and not any(m.get("role") == "assistant" and "door" in str(m.get("content"))
+                                                    for m in turn_so_far()):
             await asyncio.sleep(0.05)
-        user_at = max((i for i, m in enumerate(b.dialogue) if m.get("role") == "user"), default=None)
-        after = b.dialogue[user_at:] if user_at is not None else []
+        after = turn_so_far()
         check(f"{tag} issue 31 item 2: ...and the model's turn called a tool (self.get_device_status) and spoke",
               text is not None and any(m.get("role") == "tool" for m in after)
               and any(m.get("role") == "assistant" and "door" in str(m.get("content")) for m in after),
