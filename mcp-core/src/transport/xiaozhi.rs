@@ -37,6 +37,41 @@
 //! - a call's answer may be held back only less than the backend waits for it
 //!   ([`CALL_TIMEOUT_MS`], [`check_hold_answer`]): a later answer would reach a backend that
 //!   gave up, under an id it may have given to something else.
+//!
+//! A firmware's main loop only sends what these write:
+//!
+//! ```
+//! use mcp_core::transport::xiaozhi::{self, Event, Turns};
+//! # struct Board;
+//! # let mut engine: mcp_core::Server<'static, Board, mcp_core::Caps<4>> =
+//! #     mcp_core::Server::new(mcp_core::Config::new("b", "1"));
+//! # let (mut board, mut out, mut frame, sid, now) = (Board, [0u8; 2048], [0u8; 1024], Some("s1"), 0);
+//!
+//! static DOORBELL: Event = Event::new("doorbell", "the doorbell button was pressed");
+//! let mut turns: Turns<2> = Turns::new();
+//!
+//! // Each frame from the backend: its `tts` frames say when it speaks.
+//! # let text = br#"{"type":"tts","state":"stop"}"#;
+//! if let Ok(env) = xiaozhi::Envelope::parse(text, 16) {
+//!     turns.heard(&env, now);
+//! }
+//!
+//! // What the engine owes (send `out[..polled.len]` in the `mcp` envelope), and an outcome that
+//! // came after its call's answer spoken too:
+//! let polled = engine.poll_with(now, &mut board, &mut out);
+//! if let Some(h) = polled.heard {
+//!     let n = xiaozhi::heard(sid, h.sentence(&out[..polled.len]), &mut frame);
+//!     // send frame[..n]
+//! }
+//!
+//! // An event the author marked: the button pressed with no question waiting.
+//! turns.fire(&DOORBELL, None, now);
+//! if let Some((event, reading)) = turns.next(now + 1_500) {
+//!     let n = xiaozhi::write_event(sid, event, reading, &mut frame);
+//!     // send frame[..n]
+//!     assert!(frame[..n].starts_with(br#"{"session_id":"s1","type":"listen","state":"detect""#));
+//! }
+//! ```
 
 use crate::result::Reading;
 #[cfg(doc)]

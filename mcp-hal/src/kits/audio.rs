@@ -27,10 +27,7 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{
-    NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, device_error, percent,
-    settle,
-};
+use super::{NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, percent, settle};
 use crate::Percent;
 use crate::audio::{AudioCodec, VolumeCaps};
 
@@ -155,7 +152,7 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let caps = codec.volume_caps();
     let settle = u64::from(caps.settle_ms);
     match codec.volume() {
-        Err(e) => TaskPoll::Done(Err(device_error(&e))),
+        Err(e) => TaskPoll::Done(Err(super::device_error(&e))),
         Ok(observed) if caps.agrees(commanded, observed) => TaskPoll::Done(Ok(
             Output::bool(true).with_evidence(evidence(&caps, commanded, observed))
         )),

@@ -23,9 +23,7 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{
-    NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, device_error, settle,
-};
+use super::{NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, settle};
 use crate::switch::Switch;
 
 /// Why an interlock guard refused.
@@ -83,7 +81,7 @@ const MISMATCH: &str = "The relay's feedback contact disagrees with the command"
 pub(crate) enum Undriven {
     /// The interlock guard refused; nothing was driven.
     Refused(Refusal),
-    /// The driver failed (its [`device_error`]).
+    /// The driver failed (its [`command_failed`](super::command_failed)).
     Failed(ToolError),
 }
 
@@ -172,7 +170,7 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let relay = ctx.relay();
     let settle = u64::from(relay.settle_ms());
     match relay.feedback() {
-        Err(e) => TaskPoll::Done(Err(device_error(&e))),
+        Err(e) => TaskPoll::Done(Err(super::device_error(&e))),
         Ok(None) => TaskPoll::Done(Ok(Output::bool(true)
             .with_evidence(Evidence::new(Level::Applied).commanded(Reading::Bool(on))))),
         Ok(Some(observed)) if observed == on => {
