@@ -29,7 +29,7 @@ pub struct CallReport {
     pub tool: String,
     /// What the answer says.
     pub outcome: Outcome,
-    /// The evidence level the answer states (`scheduled`, `applied`, `read_back`, `measured`),
+    /// The evidence level the answer states (`not_applied`, `unknown`, `scheduled`, `applied`, `read_back`, `measured`),
     /// from `result.evidence` or a task status's `structuredContent.evidence`.
     pub evidence: Option<String>,
     /// The answer's first text (or the error message, or the question asked), at most
