@@ -449,19 +449,23 @@ impl Session<'_> {
                     polled = engine.poll_with(now, board, buf);
                     polled.len
                 });
+                // An outcome that came after its call's answer is spoken by the backend too, as a
+                // `[device_call]` detect frame: written now, into the idle receive buffer, so
+                // that only its length is kept across the sends.
+                let said = match polled.heard {
+                    Some(h) => {
+                        let payload = n.saturating_sub(1 + polled.len)..n.saturating_sub(1);
+                        let message = out.get(payload).unwrap_or_default();
+                        xiaozhi::heard(sid, h.sentence(message), msg)
+                    }
+                    None => 0,
+                };
                 match out.get(..n) {
                     Some(m) if n > 0 => ws.send(OP_TEXT, m).await?,
                     _ => break,
                 }
-                // An outcome that came after its call's answer: spoken by the backend too, as a
-                // `[device_call]` detect frame (written into the idle receive buffer).
-                if let Some(h) = polled.heard {
-                    let payload = n.saturating_sub(1 + polled.len)..n.saturating_sub(1);
-                    let message = out.get(payload).unwrap_or_default();
-                    let f = xiaozhi::heard(sid, h.sentence(message), msg);
-                    if let Some(frame) = msg.get(..f).filter(|_| f > 0) {
-                        ws.send(OP_TEXT, frame).await?;
-                    }
+                if let Some(frame) = msg.get(..said).filter(|_| said > 0) {
+                    ws.send(OP_TEXT, frame).await?;
                 }
             }
 

@@ -171,6 +171,21 @@ pub fn on_reboot(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
     let _ = REBOOT.set(Box::new(hook));
 }
 
+/// This start-up has news for a xiaozhi backend ([`Board::boot_news`]): an upgrade came up in this
+/// process, or the bootloader rolled one back as it started ([`upgrade_decided`]). An ordinary
+/// restart after either has none (the boot record keeps the last upgrade's outcome).
+#[cfg(feature = "sim")]
+static BOOT_NEWS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tells the demo board that the bootloader decided about an upgrade at this start-up (an image
+/// activated before the restart, or a trial never confirmed): its outcome is news for a xiaozhi
+/// backend ([`Board::boot_news`]). A simulator that keeps its flash calls it when the start-up
+/// changed the boot record.
+#[cfg(feature = "sim")]
+pub fn upgrade_decided() {
+    BOOT_NEWS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
 /// that comes due goes to the [`on_reboot`] hook, or is logged and the host keeps running; an
 /// answered message confirms an upgraded firmware on trial (`kits::firmware::came_up`). Its
@@ -193,8 +208,14 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
     }
 
     fn answered(&mut self) {
+        use mcp_hal::firmware::{BootState, FirmwareSlot as _};
+        let trial = self.firmware.slot.boot().state == BootState::Trial;
         if let Err(e) = mcp_hal::kits::firmware::came_up(&mut self.firmware) {
             eprintln!("mcp-host: the firmware could not confirm itself: {e:?}");
+        }
+        // The upgrade came up in this process: news for a xiaozhi backend.
+        if trial && self.firmware.slot.boot().state == BootState::Upgraded {
+            upgrade_decided();
         }
     }
 
@@ -222,6 +243,13 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
     }
 
     fn boot_news(&self) -> Option<String> {
+        use mcp_hal::firmware::{BootState, FirmwareSlot as _};
+        // An upgrade that came up is news once it did (not while on trial); one rolled back, from
+        // the start-up that decided it.
+        let fresh = BOOT_NEWS.load(std::sync::atomic::Ordering::Relaxed);
+        if !fresh || self.firmware.slot.boot().state == BootState::Trial {
+            return None;
+        }
         let mut buf = [0u8; 512];
         let mut w = mcp_core::wire::writer::Writer::new(&mut buf);
         let said = mcp_hal::kits::firmware::write_boot(&self.firmware, &mut w);
