@@ -147,8 +147,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         effects: &mut Effects<'_, '_, 't, C>,
     ) -> (ToolResult, usize) {
         let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
-        let result = handler(effects.ctx, args, &mut reply);
-        (commanded(result, args), reply.used())
+        let mut result = handler(effects.ctx, args, &mut reply);
+        commanded(&mut result, args);
+        (result, reply.used())
     }
 
     /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
@@ -231,8 +232,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                     args: &args,
                     reply: &mut reply,
                 };
-                let result = run(ctx, call).await;
-                (commanded(result, &args), reply.used())
+                let mut result = run(ctx, call).await;
+                commanded(&mut result, &args);
+                (result, reply.used())
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
@@ -452,16 +454,18 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
 }
 
 /// A failure names what the call commanded ([`ToolError::with_commanded`]): the check is
-/// inline, the work (on a failure with evidence only) is not.
+/// inline, the work (on a failure with evidence only) is not, and the result is changed where it
+/// is (no copy of it on the stack under every call).
 #[inline(always)]
-fn commanded(result: ToolResult, args: &Args<'_>) -> ToolResult {
+fn commanded(result: &mut ToolResult, args: &Args<'_>) {
     #[inline(never)]
-    fn fill(e: ToolError, args: &Args<'_>) -> ToolResult {
-        Err(e.with_commanded(args))
+    fn fill(e: &mut ToolError, args: &Args<'_>) {
+        *e = e.with_commanded(args);
     }
-    match result {
-        Err(e) if e.evidence.is_some_and(|ev| ev.commanded.is_none()) => fill(e, args),
-        other => other,
+    if let Err(e) = result
+        && e.evidence.is_some_and(|ev| ev.commanded.is_none())
+    {
+        fill(e, args);
     }
 }
 
