@@ -366,16 +366,22 @@ impl Evidence {
 /// client's text, and a failure's sentence is spoken and logged), nor an absent optional one.
 pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
     use crate::schema::ParamType;
-    let p = args.params().first()?;
-    let name = p.name();
+    use crate::wire::json::Integer;
+    let (p, raw) = args.first()?;
+    // Validated already: the token is of the parameter's type (a string with escapes is held
+    // decoded, and reads as no token here: nothing is named then).
+    let v = Json::from_checked(raw);
     match p.ty() {
-        ParamType::Boolean => args.opt_bool(name).ok()?.map(Reading::Bool),
-        ParamType::Integer => args.opt_int(name).ok()?.map(Reading::Int),
+        ParamType::Boolean => v.as_bool().map(Reading::Bool),
+        ParamType::Integer => match v.as_integer()? {
+            Integer::Exact(n) => Some(Reading::Int(n)),
+            _ => None,
+        },
         #[cfg(feature = "float")]
-        ParamType::Number => args.opt_number(name).ok()?.map(Reading::Number),
+        ParamType::Number => v.as_f64().map(Reading::Number),
         ParamType::String => {
-            let i = args.opt_choice(name).ok()??;
-            p.choices().get(i).copied().map(Reading::Str)
+            let s = v.as_str()?;
+            p.choices().iter().find(|c| s.eq_str(c)).copied().map(Reading::Str)
         }
     }
 }

@@ -130,9 +130,12 @@ impl<'a> Args<'a> {
         true
     }
 
-    /// The parameters these arguments were validated against (the tool's, in declaration order).
-    pub fn params(&self) -> &'a [Param] {
-        self.params
+    /// The first declared parameter and its value as sent (validated; decoded text for a string
+    /// that had escapes), when one was sent: what a failure names as commanded.
+    pub(crate) fn first(&self) -> Option<(&'a Param, &'a [u8])> {
+        let p = self.params.first()?;
+        let v = self.values.first().copied().filter(|v| !v.is_empty())?;
+        Some((p, v))
     }
 
     /// The `arguments` object as sent (after validation). Tools with a hand-written
