@@ -444,21 +444,25 @@ impl Session<'_> {
             loop {
                 let now = crate::uptime_ms();
                 let sid = session.as_deref();
-                let mut polled = mcp_core::Polled::NONE;
-                let n = xiaozhi::wrap(sid, out, |buf| {
-                    polled = engine.poll_with(now, board, buf);
-                    polled.len
-                });
                 // An outcome that came after its call's answer is spoken by the backend too, as a
-                // `[device_call]` detect frame: written now, into the idle receive buffer, so
-                // that only its length is kept across the sends.
-                let said = match polled.heard {
-                    Some(h) => {
-                        let payload = n.saturating_sub(1 + polled.len)..n.saturating_sub(1);
-                        let message = out.get(payload).unwrap_or_default();
-                        xiaozhi::heard(sid, h.sentence(message), msg)
-                    }
-                    None => 0,
+                // `[device_call]` detect frame: written now, into the idle receive buffer, in a
+                // block of its own, so that only the lengths are kept across the sends (a future
+                // keeps every local in scope at an await).
+                let (n, said) = {
+                    let mut polled = mcp_core::Polled::NONE;
+                    let n = xiaozhi::wrap(sid, out, |buf| {
+                        polled = engine.poll_with(now, board, buf);
+                        polled.len
+                    });
+                    let said = match polled.heard {
+                        Some(h) => {
+                            let payload = n.saturating_sub(1 + polled.len)..n.saturating_sub(1);
+                            let message = out.get(payload).unwrap_or_default();
+                            xiaozhi::heard(sid, h.sentence(message), msg)
+                        }
+                        None => 0,
+                    };
+                    (n, said)
                 };
                 match out.get(..n) {
                     Some(m) if n > 0 => ws.send(OP_TEXT, m).await?,

@@ -381,7 +381,11 @@ pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
         ParamType::Number => v.as_f64().map(Reading::Number),
         ParamType::String => {
             let s = v.as_str()?;
-            p.choices().iter().find(|c| s.eq_str(c)).copied().map(Reading::Str)
+            p.choices()
+                .iter()
+                .find(|c| s.eq_str(c))
+                .copied()
+                .map(Reading::Str)
         }
     }
 }
