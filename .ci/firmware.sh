@@ -78,7 +78,9 @@ step "qemu-riscv --async: the same session through Server::handle_async and the 
 (cd examples/qemu-riscv && cargo build --release --features async --target-dir target/async)
 python3 examples/qemu-riscv/tests/client_session.py --async </dev/null
 
-step "custom-board: public API only, async, no allocator: build, then the Python SDK against it"
+step "custom-board: public API only, async, no allocator: its host test (mcp_core::testing), the build, then the Python SDK against it"
+host=$(rustc -vV | sed -n 's/^host: //p')
+(cd examples/custom-board && cargo test --target "$host" && cargo clippy --target "$host" --all-targets -- -D warnings)
 (cd examples/custom-board && cargo build --release)
 python3 examples/custom-board/tests/session.py </dev/null
 

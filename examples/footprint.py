@@ -78,6 +78,13 @@ class Device:
     def call(self, name: str, args: dict, id=None) -> dict:
         return self.request("tools/call", {"name": name, "arguments": args}, id)
 
+    def raw(self, template: bytes) -> dict:
+        """Sends `template` (a message written by hand, `%d` for its id) under a new id; its
+        answer."""
+        self.next_id += 1
+        self.send(template % self.next_id)
+        return self.answer(self.next_id)
+
     def diagnostics(self) -> dict:
         r = self.call("self.device.get_diagnostics", {})
         return r["result"]["structuredContent"]
@@ -111,17 +118,13 @@ def mixed_session(dev: Device, n: int) -> dict:
             dev.call("self.audio_speaker.set_volume", bad)
         elif k == 5:
             kind = "duplicate key"
-            dev.next_id += 1
-            dev.send(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":1,"volume":2}}}' % dev.next_id)
-            dev.answer(dev.next_id)
+            dev.raw(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":1,"volume":2}}}')
         elif k == 6:
             kind = "set_brightness"
             dev.call("self.screen.set_brightness", {"brightness": rng.randint(0, 100)})
         elif k == 7:
             kind = "set_theme (escaped string)"
-            dev.next_id += 1
-            dev.send(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.screen.set_theme","arguments":{"theme":"d\\u0061rk"}}}' % dev.next_id)
-            dev.answer(dev.next_id)
+            dev.raw(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"self.screen.set_theme","arguments":{"theme":"d\\u0061rk"}}}')
         elif k == 8:
             kind = "relay"
             dev.call("self.relay.set", {"on": bool(i % 40 < 20)})

@@ -43,6 +43,16 @@ def mh(method, name=None, version=MODERN):
 
 
 act = {"name": "t.act", "arguments": {"volume": 30, "theme": "dark"}}
+
+
+def nested(depth):
+    v = 1
+    for _ in range(depth):
+        v = {"a": v}
+    return v
+
+
+deep = {"name": "t.act", "arguments": nested(40)}
 SEEDS = [
     # Legacy era: initialize, then requests in the session.
     seed(BASE, rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -81,6 +91,14 @@ SEEDS = [
     seed([BASE[0], ("Content-Type", "text/plain"), BASE[2]], rpc("ping", None, 16), out=40),
     seed([BASE[0], BASE[1], ("Accept", "application/json")], rpc("ping", None, 17), out=100),
     seed(BASE, modern("tools/call", act, 18), flags=0b0000),
+    # Nested deeper than the engine reads (issue 33, finding 7): -32700 with the id, in a session
+    # and on the 2026-07-28 path; a notification that deep: nothing.
+    seed(BASE + [("Mcp-Session-Id", "fuzz-session")], rpc("tools/call", deep, 22),
+         flags=0b0000_0110),
+    seed(mh("tools/call", "t.act"), modern("tools/call", deep, 23), flags=0b0000_0110),
+    seed(BASE + [("Mcp-Session-Id", "fuzz-session")],
+         b'{"jsonrpc":"2.0","method":"notifications/progress","params":'
+         + json.dumps(nested(40), separators=(",", ":")).encode() + b"}", flags=0b0000_0110),
 ]
 
 d = os.path.join("fuzz", "seeds", "http")

@@ -1,13 +1,6 @@
-//! Puts `memory.x` where the linker finds it (`-Tmemory.x` in `.cargo/config.toml`).
-
-use std::env;
-use std::fs;
-use std::path::PathBuf;
+//! Lets the linker find `memory.x`, next to this file (`-Tmemory.x` in `.cargo/config.toml`).
 
 fn main() {
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    fs::copy("memory.x", out.join("memory.x")).expect("memory.x is next to build.rs");
-    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rustc-link-search={}", env!("CARGO_MANIFEST_DIR"));
     println!("cargo:rerun-if-changed=memory.x");
-    println!("cargo:rerun-if-changed=build.rs");
 }

@@ -9,14 +9,25 @@
 //!   same bytes and both names pass their checks;
 //! - `parse_presence`, `is_disconnected` and `route` agree with serde_json on the method;
 //! - `write_online` with arbitrary names and descriptions either fits and reads back (the same
-//!   strings, through `parse_presence` and serde_json) or says how much it needed.
+//!   strings, through `parse_presence` and serde_json) or says how much it needed;
+//! - `Sessions` (the client table with its half-open sessions, issue 33 finding 4), driven by a
+//!   script of `initialize`, messages on a client's RPC topic, departures and time passing,
+//!   agrees step by step with a model of its documented rules written with plain `Vec`s: what
+//!   each step says (half-open, displaced, served, promoted, replaced, refused, unknown) and who
+//!   holds a place after it. The adversary's flood is one such script: it never refuses an
+//!   `initialize` while a place is free or idle, never takes a place without speaking, and a
+//!   client that speaks before `H` newer `initialize` and within the half-open life always gets
+//!   a place when one is free.
 //!
 //! Input: a mode byte, then the text (topic, or name `0xFF` description), `0xFF`, a payload.
+//! With the mode's top bit set, the rest of the input is the `Sessions` script instead (two
+//! bytes a step).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_core::transport::mqtt::{
-    self, ClientId, Incoming, MAX_ID_LEN, MAX_TOPIC_LEN, Presence, Route, ServerTopics,
+    self, Busy, ClientId, Incoming, MAX_ID_LEN, MAX_TOPIC_LEN, Opened, Presence, Route,
+    ServerTopics, Sessions, Spoke,
 };
 use mcp_fuzz::J;
 
@@ -59,10 +70,183 @@ fn method(payload: &[u8]) -> Option<String> {
     j.get("method").and_then(J::as_str).map(str::to_string)
 }
 
+/// Places for clients that completed their handshake, and half-open ones, in the script.
+const N: usize = 3;
+const H: usize = 2;
+/// A session idle this long may give its place (ms); a half-open one lives this long.
+const IDLE_MS: u64 = 1_000;
+const LIFE_MS: u64 = 500;
+/// The ids the script names: two real clients and a forger's invented ones.
+const IDS: [&str; 6] = [
+    "alice", "bob", "forged-0", "forged-1", "forged-2", "forged-3",
+];
+
+/// The documented rules of `Sessions`, written again with plain `Vec`s of (id, time).
+#[derive(Default)]
+struct Model {
+    /// Clients that completed their handshake, with when each last spoke.
+    open: Vec<(&'static str, u64)>,
+    /// Half-open sessions, oldest first, with when each `initialize` came.
+    half: Vec<(&'static str, u64)>,
+}
+
+/// What a step did, in the model's words.
+#[derive(Debug, PartialEq, Eq)]
+enum Did {
+    HalfOpen(Option<String>),
+    Refused,
+    Served(bool),
+    Promoted(Option<String>),
+    Unknown,
+}
+
+impl Model {
+    fn expire(&mut self, now: u64) {
+        self.half.retain(|&(_, at)| now - at < LIFE_MS);
+    }
+
+    /// A free place (`Some(None)`), the place of the session idle longest once idle long enough
+    /// (`Some(Some(i))`, the first of equals), or none.
+    fn room(&self, now: u64) -> Option<Option<usize>> {
+        if self.open.len() < N {
+            return Some(None);
+        }
+        let mut idlest: Option<usize> = None;
+        for (i, &(_, at)) in self.open.iter().enumerate() {
+            if idlest.is_none_or(|j| at < self.open[j].1) {
+                idlest = Some(i);
+            }
+        }
+        idlest
+            .filter(|&i| now - self.open[i].1 >= IDLE_MS)
+            .map(Some)
+    }
+
+    fn initialize(&mut self, id: &'static str, now: u64) -> Did {
+        self.expire(now);
+        let has = self.open.iter().any(|&(o, _)| o == id);
+        if !has && self.room(now).is_none() {
+            return Did::Refused;
+        }
+        self.half.retain(|&(h, _)| h != id);
+        let displaced = (self.half.len() == H).then(|| self.half.remove(0).0.to_string());
+        self.half.push((id, now));
+        Did::HalfOpen(displaced)
+    }
+
+    fn spoke(&mut self, id: &'static str, initialized: bool, now: u64) -> Did {
+        self.expire(now);
+        let half = self.half.iter().position(|&(h, _)| h == id);
+        if let Some(o) = self.open.iter().position(|&(x, _)| x == id) {
+            let restarted = initialized && half.is_some();
+            if let (true, Some(h)) = (restarted, half) {
+                self.half.remove(h);
+            }
+            self.open[o].1 = now;
+            return Did::Served(restarted);
+        }
+        let Some(h) = half else {
+            return Did::Unknown;
+        };
+        self.half.remove(h);
+        match self.room(now) {
+            None => Did::Refused,
+            Some(None) => {
+                self.open.push((id, now));
+                Did::Promoted(None)
+            }
+            Some(Some(i)) => {
+                let old = std::mem::replace(&mut self.open[i], (id, now));
+                Did::Promoted(Some(old.0.to_string()))
+            }
+        }
+    }
+
+    fn forget(&mut self, id: &str) -> bool {
+        self.half.retain(|&(h, _)| h != id);
+        let had = self.open.iter().any(|&(o, _)| o == id);
+        self.open.retain(|&(o, _)| o != id);
+        had
+    }
+}
+
+/// Runs a script of two-byte steps against `Sessions` and the model.
+fn sessions(script: &[u8]) {
+    let mut table: Sessions<N, H> = Sessions::new(IDLE_MS, LIFE_MS);
+    let mut model = Model::default();
+    let mut now = 0u64;
+    for step in script.chunks_exact(2) {
+        let (op, arg) = (step[0], step[1]);
+        let id = IDS[usize::from(arg) % IDS.len()];
+        let client = ClientId::new(id).unwrap();
+        // Every step lets some time pass (up to 70 ms; a quiet step up to 25.5 s).
+        now += u64::from(op >> 2) * 10;
+        let (got, want) = match op & 3 {
+            0 => {
+                let got = match table.initialize(client, now) {
+                    Opened::HalfOpen { displaced } => {
+                        assert!(table.half_open_session(id).is_some());
+                        Did::HalfOpen(displaced.map(|d| d.to_string()))
+                    }
+                    Opened::Refused(Busy::Full { sessions }) => {
+                        assert_eq!(sessions, N);
+                        Did::Refused
+                    }
+                    Opened::Refused(other) => panic!("{other:?}"),
+                };
+                (got, model.initialize(id, now))
+            }
+            1 => {
+                let initialized = arg & 0x80 != 0;
+                let got = match table.spoke(client, initialized, now) {
+                    Spoke::Served { restarted, .. } => Did::Served(restarted),
+                    Spoke::Promoted { replaced, .. } => {
+                        Did::Promoted(replaced.map(|r| r.to_string()))
+                    }
+                    Spoke::Refused(Busy::Full { .. }) => Did::Refused,
+                    Spoke::Refused(other) => panic!("{other:?}"),
+                    Spoke::Unknown => Did::Unknown,
+                };
+                (got, model.spoke(id, initialized, now))
+            }
+            2 => {
+                let got = table.forget(id);
+                assert_eq!(got, model.forget(id), "forget {id}");
+                continue;
+            }
+            _ => {
+                now += u64::from(arg) * 100;
+                continue;
+            }
+        };
+        assert_eq!(got, want, "{id} at {now} ms");
+        let held: Vec<&str> = table.confirmed().collect();
+        let expected: Vec<&str> = model.open.iter().map(|&(o, _)| o).collect();
+        assert_eq!(held, expected, "at {now} ms");
+        assert!(table.len() <= N && table.half_open() <= H);
+        for id in IDS {
+            let peer = ClientId::new(id).unwrap().peer();
+            let known = model
+                .open
+                .iter()
+                .chain(model.half.iter())
+                .any(|&(x, _)| x == id);
+            // (A half-open session past its life may still be listed until the next step.)
+            if known {
+                assert_eq!(table.by_peer(peer), Some(id));
+            }
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
+    if mode & 0x80 != 0 {
+        sessions(rest);
+        return;
+    }
     let mut parts = rest.splitn(2, |&b| b == 0xFF);
     let text = parts.next().unwrap_or_default();
     let payload = parts.next().unwrap_or_default();

@@ -2,28 +2,60 @@
 //! of the same bytes (read as `mcp_fuzz::J`, never as `serde_json::Value`: see
 //! `mcp_fuzz::json`); the MCP payload it extracts is handed to the engine inside `wrap`, and the
 //! wrapped answer must be one envelope carrying one JSON-RPC 2.0 response (checked as in the
-//! engine target), with the session id echoed. What the device says of its own is checked on the
-//! same bytes: a `[device_call]` detect frame made of any string the envelope holds is one valid
-//! JSON object whose text is that string (decoded, cut at `MAX_SAID_CHARS` with `…`), and
-//! `Turns` follows any frame without panicking.
+//! engine target), with the session id echoed. The envelope is read as deep as the checker can
+//! follow (a payload deeper than the engine reads is answered with its id), and a text that is
+//! no envelope goes to the engine whole, as the hosts hand it on: -32700 with `id: null`. What
+//! the device says of its own is checked on the same bytes: a `[device_call]` detect frame made
+//! of any string the envelope holds is one valid JSON object whose text is that string (decoded,
+//! cut at `MAX_SAID_CHARS` with `…`), and `Turns` follows any frame without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_core::Principal;
 use mcp_core::transport::xiaozhi::{DEVICE_CALL, Envelope, MAX_SAID_CHARS, Turns, heard, wrap};
 use mcp_fuzz::device::Session;
-use mcp_fuzz::{J, MAX_DEPTH, entries, parse_like_engine};
+use mcp_fuzz::{CHECKER_DEPTH, J, entries, parse_within};
 
 fuzz_target!(|data: &[u8]| {
     let (out_len, input) = match data.split_first() {
         Some((&c, rest)) => ([360usize, 700, 2000, 9000][usize::from(c & 3)], rest),
         None => return,
     };
-    let oracle = parse_like_engine(input);
-    let env = match Envelope::parse(input, MAX_DEPTH as u8) {
+    // The envelope is read as deep as the checker can follow: a payload deeper than the engine
+    // reads still reaches it (and is answered -32700 with its id).
+    let oracle = parse_within(input, CHECKER_DEPTH);
+    let env = match Envelope::parse(input) {
         Ok(env) => env,
         Err(e) => {
             assert!(oracle.is_none(), "refused valid JSON ({e}): {input:?}");
+            // A text nobody can read as an envelope goes to the engine whole (as the hosts
+            // do): answered -32700 with `id: null`, in an `mcp` envelope, running nothing.
+            let mut session = Session::new(8000);
+            let mut out = vec![0u8; out_len];
+            let mut inner_len = 0;
+            let n = wrap(None, &mut out, |buf| {
+                if let Ok(h) = session
+                    .server
+                    .handle(input, Principal::Model, &mut session.dev, buf)
+                {
+                    inner_len = h.len;
+                }
+                inner_len
+            });
+            if n > 0 {
+                let members = entries(&out[..n]).expect("an object");
+                let inner = members
+                    .iter()
+                    .find(|(k, _)| k == "payload")
+                    .map(|(_, v)| v.get().as_bytes().to_vec())
+                    .expect("payload");
+                let r = mcp_fuzz::check_response(&inner);
+                assert_eq!((r.code, r.id.as_str()), (Some(-32700), "null"));
+            } else {
+                // Only when the envelope head and the smallest answer do not fit.
+                assert!(out_len < 400, "no answer to an unreadable text");
+            }
+            assert!(session.dev.runs.iter().all(|&r| r == 0));
             return;
         }
     };

@@ -323,11 +323,11 @@ impl Approvals {
             show(msg)
         );
         match classify(msg) {
-            Expect::ParseError => {
+            Expect::ParseError(id) => {
                 let r = check_response(seen.out);
                 assert_eq!(
                     (r.code, r.id.as_str()),
-                    (Some(-32700), "null"),
+                    (Some(-32700), id.as_deref().unwrap_or("null")),
                     "{}",
                     show(msg)
                 );

@@ -261,10 +261,10 @@ impl Session {
                 );
                 assert!(ran.is_empty(), "a notification ran a tool: {}", show());
             }
-            Expect::ParseError => {
+            Expect::ParseError(id) => {
                 let r = check_response(out);
                 assert_eq!(r.code, Some(-32700), "for {}", show());
-                assert_eq!(r.id, "null");
+                assert_eq!(r.id, id.as_deref().unwrap_or("null"), "for {}", show());
                 assert!(ran.is_empty());
             }
             Expect::Invalid(id) => {
@@ -519,5 +519,87 @@ mod test {
     #[test]
     fn the_device_registers() {
         let _ = server(900);
+    }
+}
+
+/// The model of a message nested deeper than the engine reads, against the engine (issue 33,
+/// finding 7): requests and invalid messages with a valid id get -32700 with it, notifications
+/// and responses nothing, what the checker cannot follow `null`.
+#[cfg(test)]
+mod deep {
+    use super::*;
+    use crate::{Expect, classify};
+
+    fn nest(depth: usize) -> String {
+        "[".repeat(depth) + &"]".repeat(depth)
+    }
+
+    #[test]
+    fn the_model_and_the_engine_agree_on_deep_messages() {
+        let cases = [
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"a":{}}}}}"#,
+                    nest(40)
+                ),
+                Expect::ParseError(Some("7".into())),
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","params":{{"a":{}}},"method":"ping","id":"x"}}"#,
+                    nest(40)
+                ),
+                Expect::ParseError(Some(r#""x""#.into())),
+            ),
+            (
+                format!(r#"{{"id":3,"method":"ping","params":{}}}"#, nest(40)),
+                Expect::ParseError(Some("3".into())),
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","method":"n","params":{}}}"#, nest(40)),
+                Expect::Silent,
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}}}"#, nest(40)),
+                Expect::Silent,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}}"#,
+                    nest(200)
+                ),
+                Expect::ParseError(None),
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}} x"#,
+                    nest(40)
+                ),
+                Expect::ParseError(None),
+            ),
+            (nest(40), Expect::ParseError(None)),
+        ];
+        for (msg, expected) in cases {
+            assert_eq!(classify(msg.as_bytes()), expected, "{msg}");
+            let mut s = Session::new(8000);
+            let mut out = vec![0u8; 2000];
+            let before = s.dev.runs;
+            let h = s
+                .server
+                .handle(
+                    msg.as_bytes(),
+                    mcp_core::Principal::Model,
+                    &mut s.dev,
+                    &mut out,
+                )
+                .unwrap();
+            s.check(
+                msg.as_bytes(),
+                &out[..h.len],
+                before,
+                mcp_core::Principal::Model,
+                h.deferred,
+            );
+        }
     }
 }

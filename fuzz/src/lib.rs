@@ -102,7 +102,18 @@ pub fn depth(text: &[u8]) -> usize {
 /// `text` as a JSON value, when the engine's checker must accept it: valid JSON (serde_json)
 /// nested at most [`MAX_DEPTH`] levels.
 pub fn parse_like_engine(text: &[u8]) -> Option<J> {
-    (depth(text) <= MAX_DEPTH).then(|| J::parse(text)).flatten()
+    parse_within(text, MAX_DEPTH)
+}
+
+/// The deepest nesting the engine's checker can follow at all
+/// (`mcp_core::wire::json::MAX_DEPTH_LIMIT`): a message nested deeper than [`MAX_DEPTH`] but
+/// within this is still read, only to answer it with its id; the xiaozhi envelope is read to
+/// this depth.
+pub const CHECKER_DEPTH: usize = 128;
+
+/// `text` as a JSON value when it is valid JSON nested at most `max` levels.
+pub fn parse_within(text: &[u8], max: usize) -> Option<J> {
+    (depth(text) <= max).then(|| J::parse(text)).flatten()
 }
 
 /// `true` for a valid MCP request id token: a string, or a plain integer (no fraction, no
@@ -123,8 +134,11 @@ pub fn is_valid_id(raw: &str) -> bool {
 pub enum Expect {
     /// A notification or a response from the peer: no answer.
     Silent,
-    /// Not JSON (or nested too deep): -32700 with `id: null`.
-    ParseError,
+    /// Not JSON, or nested deeper than the engine reads: -32700 echoing this raw id, or `null`.
+    /// A message nested deeper than [`MAX_DEPTH`] that the checker can still follow
+    /// ([`CHECKER_DEPTH`]) is read only to learn its id: a request (or an invalid one whose id
+    /// is valid) gets it echoed; beyond that, or for what is no JSON, `null`.
+    ParseError(Option<String>),
     /// Not a valid request: -32600 echoing this raw id, or `null`.
     Invalid(Option<String>),
     /// A request: one response echoing this raw id byte for byte (`tasks/result` may be parked).
@@ -142,9 +156,28 @@ pub enum Expect {
 /// `params` and bad ids are invalid without echo; a message with a valid method string and no id
 /// is a notification (never answered); an id with `result`/`error` and no `method` is a peer
 /// response; otherwise `jsonrpc` must be `"2.0"` and `method` a string.
+///
+/// A message refused only for its depth is classified again as deep as the checker can follow:
+/// a notification or a response stays silent, anything with an id gets -32700 with that id.
 pub fn classify(input: &[u8]) -> Expect {
-    let Some(root) = parse_like_engine(input) else {
-        return Expect::ParseError;
+    match classify_within(input, MAX_DEPTH) {
+        Expect::ParseError(_) if depth(input) > MAX_DEPTH => {
+            match classify_within(input, CHECKER_DEPTH) {
+                Expect::Silent => Expect::Silent,
+                Expect::Invalid(id) => Expect::ParseError(id),
+                Expect::Answer { id, .. } => Expect::ParseError(Some(id)),
+                Expect::ParseError(_) => Expect::ParseError(None),
+            }
+        }
+        e => e,
+    }
+}
+
+/// [`classify`] for a checker that follows `max` levels (the transports read a body's id and
+/// routing members as deep as [`CHECKER_DEPTH`]).
+pub fn classify_within(input: &[u8], max: usize) -> Expect {
+    let Some(root) = parse_within(input, max) else {
+        return Expect::ParseError(None);
     };
     if !root.is_object() {
         return Expect::Invalid(None);

@@ -38,6 +38,7 @@ impl Problem {
             K::OutOfRange => Problem::OutOfRange,
             K::NotAChoice => Problem::NotAChoice,
             K::BadLength => Problem::BadLength,
+            other => panic!("the model knows no {other:?}"),
         }
     }
 }
@@ -145,6 +146,7 @@ pub fn validate(
             #[cfg(feature = "full")]
             Some(Literal::Number(n)) => Val::Num(n.to_bits()),
             Some(Literal::Str(s)) => Val::Str(s.to_string()),
+            Some(other) => panic!("the model knows no default {other:?}"),
             None if p.is_required() => return Err((Problem::Missing, Some(i))),
             None => Val::Absent,
         };
@@ -199,6 +201,7 @@ fn check(p: &Param, raw: &str) -> Result<Val, Problem> {
                 Err(Problem::BadLength)
             }
         }
+        other => panic!("the model knows no {other:?} parameter"),
     }
 }
 
@@ -215,6 +218,7 @@ pub fn engine_value(args: &mcp_core::Args<'_>, p: &Param) -> Val {
         ParamType::String => args
             .opt_str(name)
             .map(|v| v.map(|s| Val::Str(s.to_string()))),
+        other => panic!("the model knows no {other:?} parameter"),
     };
     v.expect("a declared parameter of its own type is readable")
         .unwrap_or(Val::Absent)

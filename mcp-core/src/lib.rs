@@ -21,6 +21,7 @@
 //! | [`registry`] | the [`Tool`] builder and the bounded tool table | tools |
 //! | [`server`] | session state and dispatch ([`Server::handle`]) | session |
 //! | [`transport`] | framing helpers: stdio lines, the xiaozhi envelope, Streamable HTTP rules | none |
+//! | `testing` | a small MCP client for host tests (feature `testing`, std) | a client's |
 //!
 //! Each layer uses only the ones above it in this table.
 //!
@@ -128,11 +129,18 @@ pub mod registry;
 pub mod result;
 pub mod schema;
 pub mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 pub mod wire;
 
 #[cfg(test)]
 mod test_support;
+
+/// The Rust of this crate's README, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct Readme;
 
 pub use registry::{
     Annotations, Audience, Confirm, Handler, RegisterError, Registry, TaskSupport, Tool,

@@ -1,7 +1,7 @@
 //! Differential validation: our validator's accept/reject against a reference JSON Schema
 //! 2020-12 validator (the `jsonschema` crate) run on the `inputSchema` we emit for the same spec.
 //!
-//! A seeded generator makes parameter specs (every type, with and without bounds, choices,
+//! A seeded generator makes parameter specs (every type, with and without bounds, steps, choices,
 //! lengths, defaults, optional) and, for each, argument objects full of boundary values, other
 //! spellings of the same number (`50.0`, `5e1`, `5000e-2`), wrong types, unknown and escaped keys,
 //! and non-ASCII strings. Every disagreement fails the test, except one documented class:
@@ -66,6 +66,8 @@ const INT_EDGES: [i64; 12] = [
     i64::MAX - 1,
     i64::MAX,
 ];
+/// `multipleOf` steps.
+const STEPS: [u64; 5] = [1, 2, 5, 7, 1000];
 #[cfg(feature = "float")]
 const NUM_EDGES: [f64; 13] = [
     f64::MIN,
@@ -124,9 +126,21 @@ fn spec(rng: &mut Rng) -> Vec<Param> {
                     2 => p.max(hi),
                     _ => p.range(lo, hi),
                 };
+                let p = if rng.chance(25) {
+                    p.multiple_of(*rng.pick(&STEPS))
+                } else {
+                    p
+                };
                 if rng.chance(25) {
                     let (lo, hi) = p.int_bounds();
-                    p.default_int(if rng.chance(50) { lo } else { hi })
+                    let step = p.step().map_or(1, |s| s as i64);
+                    // The bound, or the multiple of the step nearest inside it.
+                    let v = if rng.chance(50) { lo } else { hi };
+                    let v = v - v % step;
+                    match if v < lo { v.checked_add(step) } else { Some(v) } {
+                        Some(v) => p.default_int(v),
+                        None => p,
+                    }
                 } else {
                     p
                 }
@@ -290,6 +304,7 @@ fn value(p: &Param, rng: &mut Rng) -> (String, bool) {
                 quoted(&s, rng)
             }
         }
+        other => panic!("the generator makes no {other:?} parameter"),
     };
     (token, false)
 }

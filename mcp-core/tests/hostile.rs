@@ -219,3 +219,85 @@ fn mutated_messages_get_one_well_formed_answer_or_none() {
         "the mutations exercise both paths"
     );
 }
+
+/// `params` nested `depth` levels deep (objects all the way down).
+fn nested(depth: usize) -> String {
+    let mut v = String::from("1");
+    for _ in 0..depth {
+        v = format!(r#"{{"a":{v}}}"#);
+    }
+    v
+}
+
+/// Issue 33, finding 7: every request with an id gets an answer, also one nested deeper than
+/// the engine reads: -32700 with its id when the message can still be checked (up to the
+/// checker's own limit), with `id: null` beyond it; a notification or a client's response that
+/// is too deep gets nothing.
+#[test]
+fn a_request_nested_too_deep_is_answered_with_its_id() {
+    let mut server: Server<'_, Dev, Caps<4>> = Server::new(Config::new("t", "1"));
+    for t in &TOOLS {
+        server.register(t).unwrap();
+    }
+    let mut dev = Dev::default();
+    let mut out = vec![0u8; 1024];
+    let mut send = |msg: &str| {
+        let n = server
+            .handle(msg.as_bytes(), Principal::Model, &mut dev, &mut out)
+            .unwrap()
+            .len;
+        (n > 0).then(|| serde_json::from_slice::<Value>(&out[..n]).unwrap())
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
+    assert!(send(init).unwrap()["result"].is_object());
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    for (id, params) in [
+        (
+            "7",
+            format!(r#"{{"name":"self.act","arguments":{}}}"#, nested(40)),
+        ),
+        (r#""x\"y""#, format!(r#"{{"deep":{}}}"#, nested(40))),
+        ("8", format!(r#"{{"deep":{},{meta}}}"#, nested(40))),
+        ("9", format!(r#"{{"deep":{}}}"#, nested(120))),
+    ] {
+        let msg =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
+        let v = send(&msg).unwrap_or_else(|| panic!("no answer to id {id}"));
+        check_response(
+            msg.as_bytes(),
+            serde_json::to_string(&v).unwrap().as_bytes(),
+        );
+        assert_eq!(v["id"], serde_json::from_str::<Value>(id).unwrap(), "{v}");
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("nested deeper than 32"), "{message}");
+    }
+    // The id member after the deep part is read as well.
+    let msg = format!(
+        r#"{{"jsonrpc":"2.0","method":"ping","params":{},"id":"late"}}"#,
+        nested(50)
+    );
+    assert_eq!(send(&msg).unwrap()["id"], "late");
+    // Beyond what the checker can follow: the id cannot be read safely.
+    let msg = format!(
+        r#"{{"jsonrpc":"2.0","id":10,"method":"ping","params":{}}}"#,
+        nested(200)
+    );
+    let v = send(&msg).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::Null, serde_json::json!(-32700))
+    );
+    // A deep notification and a deep response: nothing to answer.
+    let msg = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{}}}"#,
+        nested(40)
+    );
+    assert_eq!(send(&msg), None);
+    let msg = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{}}}"#, nested(40));
+    assert_eq!(send(&msg), None);
+    // A deep message that is no valid request but has an id: answered with it.
+    let msg = format!(r#"{{"id":11,"method":"ping","params":{}}}"#, nested(40));
+    assert_eq!(send(&msg).unwrap()["id"], 11);
+    assert_eq!(dev.calls, 0);
+}

@@ -1,12 +1,12 @@
 //! The folders are layers (issue 11.6): wire → schema → caller → result → registry → server →
-//! transport. Each module may use only the ones before it; this test reads the sources and fails
+//! transport → testing (the host tests' client, above everything). Each module may use only the ones before it; this test reads the sources and fails
 //! on a `crate::` path that reaches forward (in code, not in doc comments).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const LAYERS: [&str; 7] = [
+const LAYERS: [&str; 8] = [
     "wire",
     "schema",
     "caller",
@@ -14,6 +14,7 @@ const LAYERS: [&str; 7] = [
     "registry",
     "server",
     "transport",
+    "testing",
 ];
 
 /// The production sources under `dir`: a `tests` folder and the crate's test helpers hold only
@@ -136,4 +137,89 @@ fn every_path(dir: &Path, out: &mut Vec<PathBuf>) {
 fn the_check_can_fail() {
     let forward = "use crate::server::Principal;\n/// crate::server in a doc\nfn f() {}";
     assert_eq!(uses(forward), vec![(1, "server".to_string())]);
+}
+
+/// The modules of `wire`, bottom first (issue 34): each may use only those before it. The
+/// checking pass (`check`) is under both parsers, so `json` and `frame` no longer call each
+/// other, and `request` classifies what `frame` recorded without `frame` knowing it.
+const WIRE: [&str; 8] = [
+    "swar", "protocol", "check", "json", "frame", "request", "writer", "response",
+];
+
+/// `super::name` and `crate::wire::name` paths in code lines (comments and tests excluded),
+/// grouped imports (`super::{a, b::C}`) included.
+fn wire_uses(text: &str) -> Vec<(usize, String)> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let name = |s: &str| -> String {
+        s.trim()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        for prefix in ["super::", "crate::wire::"] {
+            for (at, _) in line.match_indices(prefix) {
+                let rest = &line[at + prefix.len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let group = group.split('}').next().unwrap_or("");
+                    found.extend(group.split(',').map(|s| (n + 1, name(s))));
+                } else {
+                    found.push((n + 1, name(rest)));
+                }
+            }
+        }
+    }
+    found.retain(|(_, name)| !name.is_empty());
+    found
+}
+
+#[test]
+fn wire_modules_depend_one_way() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/wire");
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if stem == "mod" || path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let Some(mine) = WIRE.iter().position(|m| *m == stem) else {
+            problems.push(format!(
+                "wire/{stem}.rs has no place in WIRE: put it in the order"
+            ));
+            continue;
+        };
+        checked += 1;
+        let text = fs::read_to_string(&path).unwrap();
+        for (line, name) in wire_uses(&text) {
+            if let Some(theirs) = WIRE.iter().position(|m| *m == name)
+                && theirs > mine
+            {
+                problems.push(format!("wire/{stem}.rs:{line}: {stem} uses {name}"));
+            }
+        }
+    }
+    assert_eq!(checked, WIRE.len(), "{problems:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_wire_check_can_fail() {
+    // The circle this test was written against: the checker calling back into the frame.
+    let json = "use super::swar;\n/// super::frame in a doc\nlet end = super::frame::check_value(t, 0, 0, 8)?;\nuse super::{check::skip_ws, request::Message};";
+    assert_eq!(
+        wire_uses(json),
+        vec![
+            (1, "swar".to_string()),
+            (3, "frame".to_string()),
+            (4, "check".to_string()),
+            (4, "request".to_string()),
+        ]
+    );
 }

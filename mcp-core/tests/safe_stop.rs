@@ -15,9 +15,10 @@
 use mcp_core::registry::TaskSupport;
 use mcp_core::schema::Param;
 use mcp_core::server::status_tool;
+use mcp_core::testing::Client;
 use mcp_core::{
-    Args, Caps, Config, Evidence, Input, Level, Output, Principal, Reading, Reply, Server,
-    TaskHooks, TaskInfo, TaskPoll, Tool, ToolError, ToolResult,
+    Args, Caps, Config, Evidence, Level, Output, Reading, Reply, Server, TaskHooks, TaskInfo,
+    TaskPoll, Tool, ToolError, ToolResult,
 };
 use serde_json::{Value, json};
 
@@ -70,77 +71,18 @@ static MOVE: Tool<Arm> = Tool::new("arm.move", "Moves the arm", start)
     );
 static STATUS: Tool<Arm> = status_tool();
 
-struct Rig {
-    server: Server<'static, Arm, Caps<4>>,
-    arm: Arm,
-    out: Vec<u8>,
-    now: u64,
-    id: i64,
+/// A client of the arm's engine. A plain call answers with its task at once here: the status
+/// tool's report is checked.
+fn client() -> Client<'static, Arm, Caps<4>> {
+    let mut server = Server::new(Config::new("arm", "1").hold_answer(0));
+    server.register(&MOVE).unwrap().register(&STATUS).unwrap();
+    Client::new(server, Arm::default())
 }
 
-impl Rig {
-    fn new() -> Rig {
-        // A plain call answers with its task at once here: the status tool's report is checked.
-        let mut server = Server::new(Config::new("arm", "1").hold_answer(0));
-        server.register(&MOVE).unwrap().register(&STATUS).unwrap();
-        Rig {
-            server,
-            arm: Arm::default(),
-            out: vec![0; 4096],
-            now: 0,
-            id: 0,
-        }
-    }
-
-    /// The status tool's report on `task` (its id, as a JSON string).
-    fn status(&mut self, task: &Value) -> Value {
-        let r = self
-            .request(
-                "tools/call",
-                json!({"name":"self.tasks.get_status","arguments":{"task_id":task}}),
-            )
-            .unwrap();
-        r["result"]["structuredContent"].clone()
-    }
-
-    /// A rig whose client initialized with `revision`.
-    fn initialized(revision: &str) -> Rig {
-        let mut rig = Rig::new();
-        rig.request(
-            "initialize",
-            json!({"protocolVersion":revision,"capabilities":{}}),
-        );
-        rig
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Option<Value> {
-        self.id += 1;
-        let msg = json!({"jsonrpc":"2.0","id":self.id,"method":method,"params":params}).to_string();
-        let n = self
-            .server
-            .handle_with(
-                Input::new(msg.as_bytes(), Principal::Model),
-                &mut self.arm,
-                &mut self.out,
-                &mut |_: &[u8]| {},
-            )
-            .unwrap()
-            .len;
-        (n > 0).then(|| serde_json::from_slice(&self.out[..n]).unwrap())
-    }
-
-    /// Advances 10 ms; returns what the engine owed.
-    fn tick(&mut self) -> Vec<Value> {
-        self.now += 10;
-        let mut msgs = Vec::new();
-        loop {
-            let n = self.server.poll(self.now, &mut self.arm, &mut self.out);
-            if n == 0 {
-                return msgs;
-            }
-            msgs.push(serde_json::from_slice(&self.out[..n]).unwrap());
-        }
-    }
+/// The status tool's report on `task`.
+fn status(client: &mut Client<'static, Arm, Caps<4>>, task: &str) -> Value {
+    let r = client.call("self.tasks.get_status", json!({"task_id": task}));
+    r.structured().unwrap().clone()
 }
 
 fn message(mode: i64) -> &'static str {
@@ -163,17 +105,13 @@ fn first_text(mode: i64) -> String {
 #[test]
 fn the_status_tool_says_the_safe_stop_was_issued() {
     for mode in [0, 1] {
-        let mut rig = Rig::initialized("2024-11-05");
-        let r = rig
-            .request(
-                "tools/call",
-                json!({"name":"arm.move","arguments":{"mode":mode}}),
-            )
-            .unwrap();
-        let task = r["result"]["structuredContent"]["task_id"].clone();
-        rig.tick();
-        assert_eq!(rig.arm.stops, 1, "mode {mode}");
-        let s = &rig.status(&task);
+        let mut arm = client();
+        arm.initialize("2024-11-05");
+        let r = arm.call("arm.move", json!({"mode": mode}));
+        let task = r.task_id().unwrap();
+        arm.advance(10);
+        assert_eq!(arm.board().stops, 1, "mode {mode}");
+        let s = &status(&mut arm, task);
         assert_eq!(s["status"], "failed", "mode {mode}: {s}");
         assert_eq!(s["stop"], "issued", "mode {mode}: {s}");
         assert_eq!(s["error"], with_note(mode).as_str(), "mode {mode}: {s}");
@@ -183,47 +121,39 @@ fn the_status_tool_says_the_safe_stop_was_issued() {
                 json!({"level":"measured","commanded":90,"observed":30,"tolerance":1,"unit":"°"})
             );
         }
-        rig.tick();
-        assert_eq!(rig.arm.stops, 1, "mode {mode}: stopped once");
+        arm.advance(10);
+        assert_eq!(arm.board().stops, 1, "mode {mode}: stopped once");
     }
 }
 
 #[test]
 fn the_2025_11_25_forms_say_the_safe_stop_was_issued() {
     for mode in [0, 1] {
-        let mut rig = Rig::initialized("2025-11-25");
-        let created = rig
-            .request(
-                "tools/call",
-                json!({"name":"arm.move","arguments":{"mode":mode},"task":{}}),
-            )
-            .unwrap();
-        let task = created["result"]["task"]["taskId"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert!(
-            rig.request("tasks/result", json!({"taskId": task}))
-                .is_none()
-        );
-        let waiter = rig.id;
-        let msgs = rig.tick();
-        assert_eq!(rig.arm.stops, 1, "mode {mode}");
-        let result = msgs.iter().find(|m| m["id"] == waiter).expect("answered");
-        if mode == 0 {
-            assert_eq!(result["result"]["isError"], true, "{result}");
-            assert_eq!(
-                result["result"]["content"][0]["text"],
-                first_text(mode).as_str()
-            );
-        } else {
-            assert_eq!(result["error"]["code"], -32603, "{result}");
-            assert_eq!(result["error"]["message"], with_note(mode).as_str());
-        }
-        let note = msgs
+        let mut arm = client();
+        arm.initialize("2025-11-25");
+        let created = arm.call_with("arm.move", json!({"mode": mode}), json!({"task": {}}));
+        let task = created.task_id().unwrap();
+        let parked = arm.request("tasks/result", json!({"taskId": task}));
+        assert!(parked.is_empty());
+        let msgs = arm.advance(10);
+        assert_eq!(arm.board().stops, 1, "mode {mode}");
+        let waiter = &parked.sent.unwrap()["id"];
+        let result = msgs
             .iter()
-            .find(|m| m["method"] == "notifications/tasks/status")
-            .expect("a status notification");
+            .find(|m| m.message["id"] == *waiter)
+            .expect("answered");
+        if mode == 0 {
+            assert!(result.is_error(), "{result}");
+            assert_eq!(result.text(), first_text(mode));
+        } else {
+            assert_eq!(result.error_code(), Some(-32603), "{result}");
+            assert_eq!(result.error_message(), Some(with_note(mode).as_str()));
+        }
+        let note = &msgs
+            .iter()
+            .find(|m| m.method() == Some("notifications/tasks/status"))
+            .expect("a status notification")
+            .message;
         assert_eq!(note["params"]["status"], "failed");
         assert!(
             note["params"]["statusMessage"]
@@ -232,7 +162,7 @@ fn the_2025_11_25_forms_say_the_safe_stop_was_issued() {
                 .ends_with("; safe-stop issued"),
             "{note}"
         );
-        let g = rig.request("tasks/get", json!({"taskId": task})).unwrap();
+        let g = arm.request("tasks/get", json!({"taskId": task})).message;
         let status = g["result"]["statusMessage"].as_str().unwrap();
         assert!(status.starts_with(message(mode)), "{g}");
         assert!(status.ends_with("; safe-stop issued"), "{g}");
@@ -241,26 +171,16 @@ fn the_2025_11_25_forms_say_the_safe_stop_was_issued() {
 
 #[test]
 fn the_2026_07_28_extension_says_the_safe_stop_was_issued() {
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
-    });
     for mode in [0, 1] {
-        let mut rig = Rig::new();
-        let created = rig
-            .request(
-                "tools/call",
-                json!({"name":"arm.move","arguments":{"mode":mode},"_meta":meta}),
-            )
-            .unwrap();
-        assert_eq!(created["result"]["resultType"], "task", "{created}");
-        let task = created["result"]["taskId"].as_str().unwrap().to_string();
-        rig.tick();
-        assert_eq!(rig.arm.stops, 1, "mode {mode}");
-        let g = rig
-            .request("tasks/get", json!({"taskId": task, "_meta": meta}))
-            .unwrap();
-        let g = &g["result"];
+        let mut arm = client().with_tasks();
+        arm.initialize("2026-07-28");
+        let created = arm.call("arm.move", json!({"mode": mode}));
+        assert_eq!(created.result_type(), Some("task"), "{created}");
+        let task = created.task_id().unwrap();
+        arm.advance(10);
+        assert_eq!(arm.board().stops, 1, "mode {mode}");
+        let g = arm.request("tasks/get", json!({"taskId": task}));
+        let g = g.result().unwrap();
         assert!(
             g["statusMessage"]
                 .as_str()
@@ -284,17 +204,12 @@ fn the_2026_07_28_extension_says_the_safe_stop_was_issued() {
 
 #[test]
 fn a_failed_safe_stop_is_said_too() {
-    let mut rig = Rig::new();
-    rig.arm.stop_fails = true;
-    let r = rig
-        .request(
-            "tools/call",
-            json!({"name":"arm.move","arguments":{"mode":0}}),
-        )
-        .unwrap();
-    let task = r["result"]["structuredContent"]["task_id"].clone();
-    rig.tick();
-    let s = &rig.status(&task);
+    let mut arm = client();
+    arm.board_mut().stop_fails = true;
+    let r = arm.call("arm.move", json!({"mode": 0}));
+    let task = r.task_id().unwrap();
+    arm.advance(10);
+    let s = &status(&mut arm, task);
     assert_eq!(s["stop"], "failed", "{s}");
     assert_eq!(
         s["error"],

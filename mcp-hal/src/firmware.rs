@@ -39,6 +39,7 @@ pub enum BootState {
 
 /// Why an upgrade was rolled back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rollback {
     /// The bootloader could not start the image (not an image for this board, a bad header).
     NotBootable,

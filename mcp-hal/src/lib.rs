@@ -57,6 +57,23 @@ pub mod sim;
 pub mod switch;
 pub mod system;
 
+/// The Rust of the workspace README, compiled and run as doctests: they use the demo devices,
+/// live resources and a person's yes (`cargo test -p mcp-hal --features sim,resources,confirm`,
+/// or the workspace's tests, whose features include them).
+#[cfg(all(doctest, feature = "sim", feature = "resources", feature = "confirm"))]
+#[doc = include_str!("../../README.md")]
+pub struct WorkspaceReadme;
+
+/// The Rust of this crate's README, compiled as doctests.
+#[cfg(all(doctest, feature = "sim", feature = "resources", feature = "confirm"))]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;
+
+/// The Rust of `docs/OTA.md`, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/OTA.md")]
+pub struct OtaDoc;
+
 pub use error::{Error, ErrorKind, ErrorType};
 pub use mcp_core::{Evidence, Level, Reading};
 pub use percent::Percent;

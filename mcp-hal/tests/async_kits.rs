@@ -7,17 +7,13 @@
 //! Both start from the same state, get the same request, and must answer the same bytes; the
 //! async one must have been suspended on the way.
 #![cfg(feature = "sim")]
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")]
 
-use core::future::Future;
-use core::pin::{Pin, pin};
-use core::task::{Context, Poll, Waker};
+mod common;
 
+use common::{YieldOnce, block_on};
+
+use mcp_core::testing::Client;
 use mcp_core::{Call, Caps, Config, Input, Principal, Server, Tool};
 use mcp_hal::asynch::BlockingAsync;
 use mcp_hal::audio::VolumeCaps;
@@ -47,23 +43,6 @@ clocked!(SimCodec, SimRelay, SimBacklight, SimSystem);
 impl<T: Clocked> Clocked for BlockingAsync<T> {
     fn set_time(&mut self, now_ms: u64) {
         self.inner_mut().set_time(now_ms);
-    }
-}
-
-/// A future that is `Pending` once (and asks to be polled again), then ready.
-#[derive(Default)]
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
     }
 }
 
@@ -398,19 +377,6 @@ impl<C: mcp_hal::audio::AudioCodec + Clocked + 'static> Async<C> {
 }
 
 // ---- sending requests ----
-
-/// Polls `f` to completion with a no-op waker; returns its output and how often it was pending.
-fn block_on<F: Future>(f: F) -> (F::Output, u32) {
-    let mut f = pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut pending = 0;
-    loop {
-        match f.as_mut().poll(&mut cx) {
-            Poll::Ready(v) => return (v, pending),
-            Poll::Pending => pending += 1,
-        }
-    }
-}
 
 fn call_msg(tool: &str, args: &Value) -> String {
     json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":args}})
@@ -810,27 +776,16 @@ fn brightness_status_and_reboot_answer_as_the_blocking_kits() {
 /// A registered async tool that the dispatch list does not name fails, naming it.
 #[test]
 fn a_tool_missing_from_the_dispatch_list_fails_naming_it() {
-    let mut board = nominal().into_async();
-    let mut server = async_server();
-    let msg = call_msg(ak::mute::NAME, &json!({"mute": true}));
-    let mut out = vec![0u8; 4096];
-    let (handled, _) = block_on(server.handle_async(
-        Input::new(msg.as_bytes(), Principal::Model),
-        &mut board,
-        &mut out,
-        &mut |_: &[u8]| {},
-        async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
-            mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay])
-        },
-    ));
-    let answer = core::str::from_utf8(&out[..handled.unwrap().len]).unwrap();
-    assert!(
-        answer.contains(
-            "Tool bug: the firmware has no async handler for self.audio_speaker.set_mute; nothing ran"
-        ),
-        "{answer}"
+    let run = async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
+        mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay])
+    };
+    let mut device = Client::new_async(async_server(), nominal().into_async(), run);
+    let r = device.call(ak::mute::NAME, json!({"mute": true}));
+    assert_eq!(
+        r.text(),
+        "Tool bug: the firmware has no async handler for self.audio_speaker.set_mute; nothing ran"
     );
-    assert!(!board.codec.0.muted());
+    assert!(!device.board().codec.0.muted());
 }
 
 /// A garage door on the relay kit (issue 24): the kit's tool under the board's own name, listed
@@ -844,39 +799,27 @@ fn a_renamed_kit_is_dispatched_by_its_new_name() {
     let mut server: Server<'static, Async<SimCodec>, Caps<8>> =
         Server::new(Config::new("kits", "1"));
     server.register(&GARAGE_DOOR).unwrap();
-    let mut board = nominal().into_async();
-    let mut send = |board: &mut Async<SimCodec>, tool: &str| {
-        let msg = call_msg(tool, &json!({"on": true}));
-        let mut out = vec![0u8; 4096];
-        let (handled, _) = block_on(server.handle_async(
-            Input::new(msg.as_bytes(), Principal::Model),
-            board,
-            &mut out,
-            &mut |_: &[u8]| {},
-            async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
-                mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay as DOOR])
-            },
-        ));
-        let n = handled.unwrap().len;
-        serde_json::from_slice::<Value>(&out[..n]).unwrap()
+    let run = async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
+        mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay as DOOR])
     };
-    let r = &send(&mut board, DOOR)["result"];
-    assert_eq!(r["isError"], false, "{r}");
+    let mut device = Client::new_async(server, nominal().into_async(), run);
+    let r = device.call(DOOR, json!({"on": true}));
+    assert!(!r.is_error(), "{r}");
     assert_eq!(
-        r["evidence"],
-        json!({"level":"measured","commanded":true,"observed":true})
+        r.evidence(),
+        Some(&json!({"level":"measured","commanded":true,"observed":true}))
     );
-    assert!(board.relay.0.contacts());
+    assert!(device.board().relay.0.contacts());
     // Under the kit's own name there is no such tool on this board.
-    let answer = send(&mut board, ak::relay::NAME);
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let answer = device.call(ak::relay::NAME, json!({"on": true}));
+    assert_eq!(answer.error_code(), Some(-32602), "{answer}");
 }
 
-/// The notifications an async call emits reach the transport's queue, in order, and go out
-/// ahead of the answer: the README's async example, with a tool of the firmware's own that
+/// The notifications an async call emits reach the transport through `notify`, in order, ahead
+/// of the answer (the README's async example queues them): a tool of the firmware's own that
 /// reports progress and logs, dispatched beside the kits.
 #[test]
-fn an_async_calls_notifications_reach_the_transport_queue() {
+fn an_async_calls_notifications_reach_the_transport_in_order() {
     mod fan {
         use mcp_core::{Args, LogLevel, Output, Reply, Tool, ToolResult};
         pub const NAME: &str = "self.fan.spin";
@@ -891,52 +834,32 @@ fn an_async_calls_notifications_reach_the_transport_queue() {
         }
     }
     static FAN: Tool<Async<SimCodec>> = fan::spin();
-    type Notes = heapless::Deque<heapless::Vec<u8, 256>, 4>;
     let mut server: Server<'static, Async<SimCodec>, Caps<8>> =
         Server::new(Config::new("kits", "1"));
     server.register_all(Async::<SimCodec>::TOOLS).unwrap();
     server.register(&FAN).unwrap();
-    let mut board = nominal().into_async();
-    let mut send = |board: &mut Async<SimCodec>, msg: &str, notes: &mut Notes| {
-        let mut out = vec![0u8; 4096];
-        let mut notify = |note: &[u8]| {
-            if let Ok(copy) = heapless::Vec::from_slice(note) {
-                let _ = notes.push_back(copy);
-            }
-        };
-        let (handled, _) = block_on(server.handle_async(
-            Input::new(msg.as_bytes(), Principal::Model),
-            board,
-            &mut out,
-            &mut notify,
-            async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
-                mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay, fan])
-            },
-        ));
-        let n = handled.unwrap().len;
-        String::from_utf8(out[..n].to_vec()).unwrap()
+    let run = async |board: &mut Async<SimCodec>, call: Call<'_, '_>| {
+        mcp_hal::dispatch_kits!(board, call, [ak::audio, ak::relay, fan])
     };
-    let mut notes = Notes::new();
-    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    assert!(send(&mut board, init, &mut notes).contains("serverInfo"));
-    let level = r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
-    assert!(send(&mut board, level, &mut notes).contains(r#""result":{}"#));
-    let spin = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.fan.spin","arguments":{},"_meta":{"progressToken":7}}}"#;
-    let answer = send(&mut board, spin, &mut notes);
-    assert!(answer.contains(r#""id":2,"result""#), "{answer}");
-    let sent: Vec<Value> = core::iter::from_fn(|| notes.pop_front())
-        .map(|note| serde_json::from_slice(&note).unwrap())
-        .collect();
+    let mut device = Client::new_async(server, nominal().into_async(), run);
+    device.initialize("2025-06-18");
+    let level = device.request("logging/setLevel", json!({"level": "info"}));
+    assert_eq!(level.result(), Some(&json!({})));
+    let spun = device.call_with(
+        "self.fan.spin",
+        json!({}),
+        json!({"_meta": {"progressToken": 7}}),
+    );
+    assert!(!spun.is_error(), "{spun}");
     assert_eq!(
-        sent,
+        spun.notes,
         [
             json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":2,"message":"spinning up"}}),
             json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"fan","data":"at speed"}}),
             json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2,"total":2}}),
         ]
     );
-    // A kit's call reports nothing: the queue stays empty.
-    let volume = call_msg(ak::audio::NAME, &json!({"volume": 40}));
-    assert!(send(&mut board, &volume, &mut notes).contains(r#""isError":false"#));
-    assert!(notes.is_empty());
+    // A kit's call reports nothing.
+    let volume = device.call(ak::audio::NAME, json!({"volume": 40}));
+    assert!(!volume.is_error() && volume.notes.is_empty(), "{volume}");
 }

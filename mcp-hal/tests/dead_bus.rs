@@ -12,12 +12,7 @@
 //!
 //! Every test also checks that nothing else happened: the mock's `done()` (no transaction beyond
 //! those expected), the count of transfers the silent bus saw, the time the driver waited.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")]
 
 use core::cell::Cell;
 use core::future::Future;

@@ -7,15 +7,20 @@
 //! `self.motor.move_to`): they are built with `tasks` only. The kits over test devices of their
 //! own (a capped codec, a quantized codec, a coarse backlight) are checked in every build.
 #![allow(
-    missing_docs,
     clippy::unwrap_used,
     clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+    clippy::indexing_slicing,
+    reason = "a test"
+)]
 
-mod common;
-
-use mcp_core::{Caps, Config, Principal, Server, Tool};
+#[cfg(feature = "tasks")]
+use mcp_core::Level::{Applied, Measured, Scheduled, Unknown};
+use mcp_core::Level::{NotApplied, ReadBack};
+#[cfg(feature = "tasks")]
+use mcp_core::Principal;
+use mcp_core::testing::{Answer, Client};
+use mcp_core::{Caps, Config, Level, Server, Tool};
+use mcp_hal::audio::AudioCodec;
 use mcp_hal::kits::{DelayNs, Wait, audio, screen};
 #[cfg(feature = "tasks")]
 use mcp_hal::sim::{DemoBoard, Fault, SimRelay};
@@ -26,81 +31,42 @@ use serde_json::{Value, json};
 #[cfg(feature = "tasks")]
 type Board = DemoBoard;
 
+/// A person's client of the demo board under `faults`, its clock the sim's, in 50 ms steps.
 #[cfg(feature = "tasks")]
-struct Rig {
-    server: Server<'static, Board, Caps<16>>,
-    board: Board,
-    out: Vec<u8>,
-    now: u64,
-    id: i64,
-}
+type Rig = Client<'static, Board, Caps<16>>;
 
 #[cfg(feature = "tasks")]
-impl Rig {
-    fn new(faults: Faults) -> Rig {
-        // Plain calls of long-running kits answer at once here (the task form is what is
-        // checked); `Config::hold_answer_ms` holds them back by default.
-        let mut server = Server::new(Config::new("matrix", "1").hold_answer(0));
-        server.register_all(Board::TOOLS).unwrap();
-        Rig {
-            server,
-            board: Board::new(faults, false),
-            out: vec![0; 8192],
-            now: 0,
-            id: 0,
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.id += 1;
-        let (board, out) = (&mut self.board, &mut self.out);
-        common::call(
-            &mut self.server,
-            Principal::User,
-            board,
-            out,
-            (self.id, tool, args),
-        )
-    }
-
-    /// Advances the board and the engine together, in 50 ms steps.
-    fn run_until(&mut self, until: u64) {
-        while self.now < until {
-            self.now += 50;
-            self.board.sim.set_time(self.now);
-            while self.server.poll(self.now, &mut self.board, &mut self.out) > 0 {}
-        }
-    }
+fn demo(faults: Faults) -> Rig {
+    // Plain calls of long-running kits answer at once here (the task form is what is checked);
+    // `Config::hold_answer_ms` holds them back by default.
+    let mut server = Server::new(Config::new("matrix", "1").hold_answer(0));
+    server.register_all(Board::TOOLS).unwrap();
+    Client::new(server, Board::new(faults, false))
+        .with_principal(Principal::User)
+        .with_main_loop(|_, board, now| board.sim.set_time(now))
+        .with_step(50)
 }
 
 /// What a result says: isError, evidence level, commanded, observed.
 #[derive(Debug, PartialEq)]
 struct Cell {
     error: bool,
-    level: Option<&'static str>,
+    level: Option<Level>,
     commanded: Value,
     observed: Value,
 }
 
-fn cell(result: &Value) -> Cell {
-    let level = result["evidence"]["level"].as_str().map(|l| match l {
-        "unknown" => "unknown",
-        "not_applied" => "not_applied",
-        "scheduled" => "scheduled",
-        "applied" => "applied",
-        "read_back" => "read_back",
-        "measured" => "measured",
-        other => panic!("unknown level {other}"),
-    });
-    Cell {
-        error: result["isError"].as_bool().unwrap(),
-        level,
-        commanded: result["evidence"]["commanded"].clone(),
-        observed: result["evidence"]["observed"].clone(),
-    }
+fn cell(answer: &Answer) -> Cell {
+    let evidence = answer.evidence().cloned().unwrap_or_default();
+    c(
+        answer.is_error(),
+        answer.level(),
+        evidence["commanded"].clone(),
+        evidence["observed"].clone(),
+    )
 }
 
-fn c(error: bool, level: Option<&'static str>, commanded: Value, observed: Value) -> Cell {
+fn c(error: bool, level: Option<Level>, commanded: Value, observed: Value) -> Cell {
     Cell {
         error,
         level,
@@ -123,13 +89,11 @@ struct Final {
 }
 
 #[cfg(feature = "tasks")]
-fn final_state(rig: &mut Rig, started: &Value) -> Option<Final> {
-    let task = started["structuredContent"]["task_id"]
-        .as_str()?
-        .to_string();
-    rig.run_until(rig.now + 20_000);
+fn final_state(rig: &mut Rig, started: &Answer) -> Option<Final> {
+    let task = started.task_id()?;
+    rig.advance(20_000);
     let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
-    let s = &s["structuredContent"];
+    let s = s.structured().unwrap();
     let status = match s["status"].as_str().unwrap() {
         "completed" => "completed",
         "failed" => "failed",
@@ -171,7 +135,7 @@ fn f(
 #[cfg(feature = "tasks")]
 fn check(fault: Option<Fault>, kit: &str) {
     let faults = fault.map_or(Faults::NONE, Faults::only);
-    let mut rig = Rig::new(faults);
+    let mut rig = demo(faults);
     let name = fault.map_or("none", Fault::name);
     let ctx = format!("fault {name}, kit {kit}");
     match kit {
@@ -186,19 +150,19 @@ fn check(fault: Option<Fault>, kit: &str) {
                     | Fault::QueueFull
                     | Fault::CodecQuantized
                     | Fault::SensorNack,
-                ) => c(false, Some("read_back"), json!(80), json!(80)),
+                ) => c(false, Some(ReadBack), json!(80), json!(80)),
                 // Issue 31 item 4: a failure says what was commanded and how much took effect:
                 // a NACK is refused by the codec, a timeout leaves the state unknown.
-                Some(Fault::CodecNack) => c(true, Some("not_applied"), json!(80), N),
-                Some(Fault::Timeout) => c(true, Some("unknown"), json!(80), N),
-                Some(Fault::CodecClamp) => c(true, Some("read_back"), json!(80), json!(63)),
-                Some(Fault::ReadbackMismatch) => c(true, Some("read_back"), json!(80), json!(87)),
-                Some(Fault::Slow) => c(false, Some("applied"), json!(80), N),
+                Some(Fault::CodecNack) => c(true, Some(NotApplied), json!(80), N),
+                Some(Fault::Timeout) => c(true, Some(Unknown), json!(80), N),
+                Some(Fault::CodecClamp) => c(true, Some(ReadBack), json!(80), json!(63)),
+                Some(Fault::ReadbackMismatch) => c(true, Some(ReadBack), json!(80), json!(87)),
+                Some(Fault::Slow) => c(false, Some(Applied), json!(80), N),
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let wrote = !matches!(fault, Some(Fault::CodecNack | Fault::Timeout));
             assert_eq!(
-                rig.board.sim.codec.writes(),
+                rig.board().sim.codec.writes(),
                 u32::from(wrote),
                 "{ctx}: codec writes"
             );
@@ -212,10 +176,10 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.screen.set_brightness", json!({"brightness": 30}));
             assert_eq!(
                 cell(&r),
-                c(false, Some("applied"), json!(30), N),
+                c(false, Some(Applied), json!(30), N),
                 "{ctx}: {r}"
             );
-            assert_eq!(rig.board.sim.backlight.level().get(), 30, "{ctx}");
+            assert_eq!(rig.board().sim.backlight.level().get(), 30, "{ctx}");
         }
         "get_device_status" => {
             let r = rig.call("self.get_device_status", json!({}));
@@ -228,8 +192,8 @@ fn check(fault: Option<Fault>, kit: &str) {
                     70
                 };
                 assert_eq!(
-                    r["structuredContent"],
-                    json!({
+                    r.structured().unwrap(),
+                    &json!({
                         "audio_speaker": {"volume": volume},
                         "screen": {"brightness": 80, "theme": "light"},
                         "relay": {"on": false},
@@ -243,34 +207,34 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.reboot", json!({}));
             let refused = fault == Some(Fault::QueueFull);
             let expected = if refused {
-                c(true, Some("not_applied"), N, N)
+                c(true, Some(NotApplied), N, N)
             } else {
-                c(false, Some("scheduled"), N, N)
+                c(false, Some(Scheduled), N, N)
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             assert_eq!(
-                rig.board.sim.system.scheduled_at().is_some(),
+                rig.board().sim.system.scheduled_at().is_some(),
                 !refused,
                 "{ctx}"
             );
         }
         "relay.set" => {
-            let before = rig.board.sim.now_ms();
+            let before = rig.board().sim.now_ms();
             let r = rig.call("self.relay.set", json!({"on": true}));
             let expected = match fault {
                 // Stuck, 20 ms declared: waited out in the call, then a failure naming both.
-                Some(Fault::RelayStuck) => c(true, Some("measured"), json!(true), json!(false)),
+                Some(Fault::RelayStuck) => c(true, Some(Measured), json!(true), json!(false)),
                 // 2000 ms declared, beyond the 200 ms call budget: a task.
-                Some(Fault::Slow) => c(false, Some("applied"), json!(true), N),
-                _ => c(false, Some("measured"), json!(true), json!(true)),
+                Some(Fault::Slow) => c(false, Some(Applied), json!(true), N),
+                _ => c(false, Some(Measured), json!(true), json!(true)),
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
-            assert!(rig.board.sim.relay.coil(), "{ctx}: the coil is driven");
+            assert!(rig.board().sim.relay.coil(), "{ctx}: the coil is driven");
             let waited = match fault {
                 Some(Fault::RelayStuck) => u64::from(SimRelay::SETTLE_MS),
                 _ => 0,
             };
-            assert_eq!(rig.board.sim.now_ms() - before, waited, "{ctx}: waited");
+            assert_eq!(rig.board().sim.now_ms() - before, waited, "{ctx}: waited");
             let fin = match fault {
                 Some(Fault::Slow) => f("completed", "measured", json!(true), json!(true), N),
                 _ => None,
@@ -281,9 +245,9 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.motor.move_to", json!({"position": 500}));
             let refused = fault == Some(Fault::QueueFull);
             let expected = if refused {
-                c(true, Some("not_applied"), json!(500), N)
+                c(true, Some(NotApplied), json!(500), N)
             } else {
-                c(false, Some("scheduled"), json!(500), N)
+                c(false, Some(Scheduled), json!(500), N)
             };
             assert_eq!(cell(&r), expected, "{ctx}: {r}");
             let fin = match fault {
@@ -299,12 +263,12 @@ fn check(fault: Option<Fault>, kit: &str) {
             };
             assert_eq!(final_state(&mut rig, &r), fin, "{ctx}: final");
             assert_eq!(
-                rig.board.sim.motor.stops(),
+                rig.board().sim.motor.stops(),
                 u32::from(fault == Some(Fault::MotorStall)),
                 "{ctx}: safe-stops"
             );
             assert_eq!(
-                rig.board.sim.motor.starts(),
+                rig.board().sim.motor.starts(),
                 u32::from(!refused),
                 "{ctx}: starts"
             );
@@ -339,20 +303,20 @@ fn every_kit_under_every_fault() {
 #[cfg(feature = "tasks")]
 #[test]
 fn the_interlock_refuses_by_name_and_drives_nothing() {
-    let mut rig = Rig::new(Faults::NONE);
-    rig.board.door_open = true;
+    let mut rig = demo(Faults::NONE);
+    rig.board_mut().door_open = true;
     let r = rig.call("self.relay.set", json!({"on": true}));
-    assert_eq!(r["isError"], true);
+    assert!(r.is_error());
     assert_eq!(
-        r["content"][0]["text"],
+        r.text(),
         "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not \
          switched — not applied (commanded true)"
     );
-    assert_eq!(rig.board.sim.relay.writes(), 0);
+    assert_eq!(rig.board().sim.relay.writes(), 0);
     // Switching off is allowed.
     let r = rig.call("self.relay.set", json!({"on": false}));
-    assert_eq!(r["isError"], false);
-    assert_eq!(rig.board.sim.relay.writes(), 1);
+    assert!(!r.is_error());
+    assert_eq!(rig.board().sim.relay.writes(), 1);
 }
 
 /// A codec that honestly declares a 63 % ceiling.
@@ -362,7 +326,7 @@ impl mcp_hal::ErrorType for Capped {
     type Error = mcp_hal::ErrorKind;
 }
 
-impl mcp_hal::audio::AudioCodec for Capped {
+impl AudioCodec for Capped {
     fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
         mcp_hal::audio::VolumeCaps {
             max: mcp_hal::Percent::new(63).unwrap(),
@@ -389,96 +353,69 @@ impl DelayNs for NeverWaits {
     }
 }
 
-impl Wait for Capped {
+/// A board that is only its codec, which declares no settle time.
+struct Alone<C>(C);
+
+impl<C> Wait for Alone<C> {
     fn delay(&mut self) -> impl DelayNs + '_ {
         NeverWaits
     }
 }
 
-impl audio::HasCodec for Capped {
-    type Codec = Capped;
-    fn codec(&mut self) -> &mut Capped {
-        self
+impl<C: AudioCodec> audio::HasCodec for Alone<C> {
+    type Codec = C;
+    fn codec(&mut self) -> &mut C {
+        &mut self.0
+    }
+}
+
+impl<C: AudioCodec + 'static> Alone<C> {
+    const TOOLS: &'static [&'static Tool<Self>] = &[&audio::set_volume()];
+
+    /// A client of the volume kit on `codec` alone.
+    fn client(codec: C) -> Client<'static, Self, Caps<2>> {
+        let mut server = Server::new(Config::new("codec", "1"));
+        server.register_all(Self::TOOLS).unwrap();
+        Client::new(server, Alone(codec))
     }
 }
 
 #[test]
 fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
-    use mcp_hal::audio::AudioCodec as _;
-    static CAPPED_VOLUME: Tool<Capped> = audio::set_volume();
-    let mut server: Server<'static, Capped, Caps<2>> = Server::new(Config::new("capped", "1"));
-    server.register(&CAPPED_VOLUME).unwrap();
-    let mut dev = Capped(SimCodec::new(Faults::NONE));
-    let mut out = vec![0u8; 2048];
-    let mut send = |dev: &mut Capped, v: i64| -> Value {
-        let call = (v, "self.audio_speaker.set_volume", json!({ "volume": v }));
-        common::call(&mut server, Principal::Model, dev, &mut out, call)
-    };
-    let r = send(&mut dev, 80);
-    assert_eq!(cell(&r), c(true, Some("not_applied"), json!(80), N));
+    let mut dev = Alone::client(Capped(SimCodec::new(Faults::NONE)));
+    let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 80}));
+    assert_eq!(cell(&r), c(true, Some(NotApplied), json!(80), N));
     assert_eq!(
-        r["content"][0]["text"],
+        r.text(),
         "This codec's maximum volume is 63%; nothing was changed — not applied (commanded 80)"
     );
-    assert_eq!(dev.0.writes(), 0);
-    let r = send(&mut dev, 63);
-    assert_eq!(cell(&r), c(false, Some("read_back"), json!(63), json!(63)));
-    assert_eq!(dev.volume().unwrap().get(), 63);
-}
-
-#[cfg(feature = "tasks")]
-impl Rig {
-    fn request(&mut self, method: &str, params: Value) -> Option<Value> {
-        self.id += 1;
-        let msg = common::request(self.id, method, params);
-        let (board, out) = (&mut self.board, &mut self.out);
-        common::send(&mut self.server, Principal::Model, board, out, &msg)
-    }
-
-    /// Advances 50 ms and returns what the engine emitted.
-    fn step(&mut self) -> Vec<Value> {
-        self.now += 50;
-        self.board.sim.set_time(self.now);
-        let mut msgs = Vec::new();
-        loop {
-            let n = self.server.poll(self.now, &mut self.board, &mut self.out);
-            if n == 0 {
-                return msgs;
-            }
-            msgs.push(serde_json::from_slice(&self.out[..n]).unwrap());
-        }
-    }
+    assert_eq!(dev.board().0.0.writes(), 0);
+    let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 63}));
+    assert_eq!(cell(&r), c(false, Some(ReadBack), json!(63), json!(63)));
+    assert_eq!(dev.board_mut().0.volume().unwrap().get(), 63);
 }
 
 #[cfg(feature = "tasks")]
 #[test]
 fn a_motor_task_runs_to_the_encoder_confirmed_position() {
-    let mut rig = Rig::new(Faults::NONE);
-    rig.request(
-        "initialize",
-        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+    let mut rig = demo(Faults::NONE);
+    rig.initialize("2025-11-25");
+    let created = rig.call_with(
+        "self.motor.move_to",
+        json!({"position": 400}),
+        json!({"task": {"ttl": 60000}, "_meta": {"progressToken": 7}}),
     );
-    let created = rig
-        .request(
-            "tools/call",
-            json!({"name":"self.motor.move_to","arguments":{"position":400},"task":{"ttl":60000},"_meta":{"progressToken":7}}),
-        )
-        .unwrap();
-    assert_eq!(created["result"]["task"]["status"], "working");
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_eq!(created.result().unwrap()["task"]["status"], "working");
+    let task = created.task_id().unwrap();
     // The client waits for the result (parked), and receives progress meanwhile.
-    assert!(
-        rig.request("tasks/result", json!({"taskId": task}))
-            .is_none()
-    );
-    let waiter = rig.id;
+    let parked = rig.request("tasks/result", json!({"taskId": task}));
+    assert!(parked.is_empty());
+    let waiter = &parked.sent.unwrap()["id"];
     let mut progress = Vec::new();
     let mut result = None;
     for _ in 0..100 {
-        for m in rig.step() {
+        for m in rig.advance(50) {
+            let m = m.message;
             match m["method"].as_str() {
                 Some("notifications/progress") => {
                     assert_eq!(m["params"]["progressToken"], 7);
@@ -489,7 +426,7 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
                     assert_eq!(m["params"]["status"], "completed")
                 }
                 _ => {
-                    assert_eq!(m["id"], waiter);
+                    assert_eq!(m["id"], *waiter);
                     result = Some(m);
                 }
             }
@@ -512,71 +449,46 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
     );
     assert_eq!(
         result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
-        task.as_str()
+        task
     );
-    assert_eq!(rig.board.sim.motor.motion().position, 400);
-    assert_eq!(rig.board.sim.motor.stops(), 0);
+    assert_eq!(rig.board().sim.motor.motion().position, 400);
+    assert_eq!(rig.board().sim.motor.stops(), 0);
 }
 
 #[cfg(feature = "tasks")]
 #[test]
 fn cancelling_a_motor_task_issues_the_safe_stop_in_both_forms() {
+    let motion = |position, moving| mcp_hal::motor::Motion {
+        position,
+        moving,
+        stalled: false,
+    };
     for augmented in [true, false] {
-        let mut rig = Rig::new(Faults::NONE);
-        let mut params = json!({"name":"self.motor.move_to","arguments":{"position":1000}});
-        if augmented {
-            params["task"] = json!({});
-        }
-        let r = rig.request("tools/call", params).unwrap();
-        let task = if augmented {
-            r["result"]["task"]["taskId"].as_str().unwrap().to_string()
+        let mut rig = demo(Faults::NONE);
+        let extra = if augmented {
+            json!({"task": {}})
         } else {
-            r["result"]["structuredContent"]["task_id"]
-                .as_str()
-                .unwrap()
-                .to_string()
+            json!({})
         };
-        for _ in 0..20 {
-            rig.step();
-        }
+        let r = rig.call_with("self.motor.move_to", json!({"position": 1000}), extra);
+        let task = r.task_id().unwrap();
+        rig.advance(1000);
         // One second at 250 units/s.
-        assert_eq!(
-            rig.board.sim.motor.motion(),
-            mcp_hal::motor::Motion {
-                position: 250,
-                moving: true,
-                stalled: false
-            }
-        );
-        let c = rig
-            .request("tasks/cancel", json!({"taskId": task}))
-            .unwrap();
-        assert_eq!(c["result"]["status"], "cancelled", "augmented {augmented}");
-        assert_eq!(
-            c["result"]["statusMessage"],
-            "Cancelled by request; safe-stop issued"
-        );
-        assert_eq!(rig.board.sim.motor.stops(), 1);
-        for _ in 0..20 {
-            rig.step();
-        }
-        assert_eq!(
-            rig.board.sim.motor.motion(),
-            mcp_hal::motor::Motion {
-                position: 250,
-                moving: false,
-                stalled: false
-            }
-        );
+        assert_eq!(rig.board().sim.motor.motion(), motion(250, true));
+        let c = rig.request("tasks/cancel", json!({"taskId": task}));
+        let c = c.result().unwrap();
+        assert_eq!(c["status"], "cancelled", "augmented {augmented}");
+        assert_eq!(c["statusMessage"], "Cancelled by request; safe-stop issued");
+        assert_eq!(rig.board().sim.motor.stops(), 1);
+        rig.advance(1000);
+        assert_eq!(rig.board().sim.motor.motion(), motion(250, false));
         let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
-        assert_eq!(s["structuredContent"]["status"], "cancelled");
-        assert_eq!(s["structuredContent"]["stop"], "issued");
-        let again = rig
-            .request("tasks/cancel", json!({"taskId": task}))
-            .unwrap();
-        assert_eq!(again["error"]["code"], -32602);
+        assert_eq!(s.structured().unwrap()["status"], "cancelled");
+        assert_eq!(s.structured().unwrap()["stop"], "issued");
+        let again = rig.request("tasks/cancel", json!({"taskId": task}));
+        assert_eq!(again.error_code(), Some(-32602));
         assert_eq!(
-            rig.board.sim.motor.stops(),
+            rig.board().sim.motor.stops(),
             1,
             "a finished task is not stopped again"
         );
@@ -604,7 +516,7 @@ impl mcp_hal::ErrorType for Quantized {
     type Error = mcp_hal::ErrorKind;
 }
 
-impl mcp_hal::audio::AudioCodec for Quantized {
+impl AudioCodec for Quantized {
     fn volume_caps(&self) -> mcp_hal::audio::VolumeCaps {
         mcp_hal::audio::VolumeCaps {
             max: mcp_hal::Percent::MAX,
@@ -625,49 +537,30 @@ impl mcp_hal::audio::AudioCodec for Quantized {
     }
 }
 
-impl Wait for Quantized {
-    fn delay(&mut self) -> impl DelayNs + '_ {
-        NeverWaits
-    }
-}
-
-impl audio::HasCodec for Quantized {
-    type Codec = Quantized;
-    fn codec(&mut self) -> &mut Quantized {
-        self
-    }
-}
-
 /// Issue 10 (2): a read-back one step off is the chip's resolution, not a failure. Every one of
 /// the 101 percentages succeeds with `read_back` evidence naming the observed step.
 #[test]
 fn a_quantized_codec_confirms_every_percentage_within_its_step() {
-    static QUANTIZED_VOLUME: Tool<Quantized> = audio::set_volume();
-    let mut server: Server<'static, Quantized, Caps<2>> =
-        Server::new(Config::new("quantized", "1"));
-    server.register(&QUANTIZED_VOLUME).unwrap();
-    let mut dev = Quantized { code: 0 };
-    let mut out = vec![0u8; 2048];
+    let mut dev = Alone::client(Quantized { code: 0 });
     let mut failed = Vec::new();
     for v in 0..=100i64 {
-        let call = (v, "self.audio_speaker.set_volume", json!({ "volume": v }));
-        let r = common::call(&mut server, Principal::Model, &mut dev, &mut out, call);
+        let r = dev.call("self.audio_speaker.set_volume", json!({ "volume": v }));
         let observed = Quantized::percent(Quantized::code(mcp_hal::Percent::new(v as u8).unwrap()));
-        if r["isError"] != false {
+        if r.is_error() {
             failed.push(v);
             continue;
         }
         assert_eq!(
             cell(&r),
-            c(false, Some("read_back"), json!(v), json!(observed.get())),
+            c(false, Some(ReadBack), json!(v), json!(observed.get())),
             "{v}: {r}"
         );
-        assert_eq!(r["evidence"]["tolerance"], 2, "{v}: {r}");
+        assert_eq!(r.evidence().unwrap()["tolerance"], 2, "{v}: {r}");
         let text = format!(
             "true — read back: {} (commanded {v}, within ±2)",
             observed.get()
         );
-        assert_eq!(r["content"][0]["text"], text.as_str(), "{v}: {r}");
+        assert_eq!(r.text(), text, "{v}: {r}");
     }
     assert!(
         failed.is_empty(),
@@ -681,32 +574,30 @@ fn a_quantized_codec_confirms_every_percentage_within_its_step() {
 #[cfg(feature = "tasks")]
 #[test]
 fn the_sim_quantized_codec_confirms_every_percentage_and_the_status_agrees() {
-    let mut rig = Rig::new(Faults::only(Fault::CodecQuantized));
+    let mut rig = demo(Faults::only(Fault::CodecQuantized));
     for v in 0..=100i64 {
         let r = rig.call("self.audio_speaker.set_volume", json!({"volume": v}));
-        let observed = i64::from(rig.board.sim.codec.stored_volume().get());
+        let observed = i64::from(rig.board().sim.codec.stored_volume().get());
         assert!((observed - v).abs() <= 2, "{v} stored as {observed}");
         assert_eq!(
             cell(&r),
-            c(false, Some("read_back"), json!(v), json!(observed)),
+            c(false, Some(ReadBack), json!(v), json!(observed)),
             "{v}: {r}"
         );
-        assert_eq!(r["evidence"]["tolerance"], 2, "{v}: {r}");
+        assert_eq!(r.evidence().unwrap()["tolerance"], 2, "{v}: {r}");
         let s = rig.call("self.get_device_status", json!({}));
         assert_eq!(
-            s["structuredContent"]["audio_speaker"]["volume"], observed,
+            s.structured().unwrap()["audio_speaker"]["volume"],
+            observed,
             "{v}: {s}"
         );
     }
     let r = rig.call("self.audio_speaker.set_volume", json!({"volume": 40}));
     assert_eq!(
-        r["evidence"],
-        json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
+        r.evidence(),
+        Some(&json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2}))
     );
-    assert_eq!(
-        r["content"][0]["text"],
-        "true — read back: 39 (commanded 40, within ±2)"
-    );
+    assert_eq!(r.text(), "true — read back: 39 (commanded 40, within ±2)");
 }
 
 /// A backlight whose LED driver reports its level in 32 current steps (the nearest step to the
@@ -748,29 +639,18 @@ fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
     let mut server: Server<'static, CoarseBacklight, Caps<2>> =
         Server::new(Config::new("coarse", "1"));
     server.register(&COARSE).unwrap();
-    let mut dev = CoarseBacklight { step: 0 };
-    let mut out = vec![0u8; 2048];
+    let mut dev = Client::new(server, CoarseBacklight { step: 0 });
     let mut off = 0;
     for v in 0..=100i64 {
-        let msg = json!({"jsonrpc":"2.0","id":v,"method":"tools/call","params":{"name":"self.screen.set_brightness","arguments":{"brightness":v}}});
-        let n = server
-            .handle(
-                msg.to_string().as_bytes(),
-                Principal::Model,
-                &mut dev,
-                &mut out,
-            )
-            .unwrap()
-            .len;
-        let r = serde_json::from_slice::<Value>(&out[..n]).unwrap()["result"].clone();
-        let observed = r["evidence"]["observed"].as_i64().unwrap();
+        let r = dev.call("self.screen.set_brightness", json!({"brightness": v}));
+        let observed = r.evidence().unwrap()["observed"].as_i64().unwrap();
         off += usize::from(observed != v);
         assert_eq!(
             cell(&r),
-            c(false, Some("read_back"), json!(v), json!(observed)),
+            c(false, Some(ReadBack), json!(v), json!(observed)),
             "{v}: {r}"
         );
-        assert_eq!(r["evidence"]["tolerance"], 3, "{v}: {r}");
+        assert_eq!(r.evidence().unwrap()["tolerance"], 3, "{v}: {r}");
     }
     assert!(off > 50, "most percentages read back a step off: {off}");
 }
@@ -790,21 +670,18 @@ fn a_stalled_move_says_the_safe_stop_was_issued_in_every_form() {
         json!({"level":"measured","commanded":500,"observed":200,"tolerance":2,"unit":"steps"});
 
     // Plain call (a client without task support): the status tool.
-    let mut rig = Rig::new(Faults::only(Fault::MotorStall));
+    let mut rig = demo(Faults::only(Fault::MotorStall));
     let r = rig.call("self.motor.move_to", json!({"position": 500}));
-    let task = r["structuredContent"]["task_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    rig.run_until(rig.now + 5000);
-    assert_eq!(rig.board.sim.motor.stops(), 1, "plain: one safe-stop");
+    let task = r.task_id().unwrap();
+    rig.advance(5000);
+    assert_eq!(rig.board().sim.motor.stops(), 1, "plain: one safe-stop");
     let s = rig.call("self.tasks.get_status", json!({"task_id": task}));
     assert_eq!(
-        s["content"][0]["text"],
-        format!("self.motor.move_to failed: {STALLED} — {STALL_SAID}; {NOTE}").as_str(),
+        s.text(),
+        format!("self.motor.move_to failed: {STALLED} — {STALL_SAID}; {NOTE}"),
         "plain: the first text says the failure, its evidence and the safe-stop: {s}"
     );
-    let s = &s["structuredContent"];
+    let s = s.structured().unwrap();
     assert_eq!(s["status"], "failed", "{s}");
     assert_eq!(s["stop"], "issued", "{s}");
     assert_eq!(s["evidence"], stall_evidence, "{s}");
@@ -815,29 +692,23 @@ fn a_stalled_move_says_the_safe_stop_was_issued_in_every_form() {
     );
 
     // 2025-11-25: task-augmented call, parked tasks/result, status notification, tasks/get.
-    let mut rig = Rig::new(Faults::only(Fault::MotorStall));
-    rig.request(
-        "initialize",
-        json!({"protocolVersion":"2025-11-25","capabilities":{}}),
+    let mut rig = demo(Faults::only(Fault::MotorStall));
+    rig.initialize("2025-11-25");
+    let created = rig.call_with(
+        "self.motor.move_to",
+        json!({"position": 500}),
+        json!({"task": {}}),
     );
-    let created = rig
-        .request(
-            "tools/call",
-            json!({"name":"self.motor.move_to","arguments":{"position":500},"task":{}}),
-        )
-        .unwrap();
-    let task = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let task = created.task_id().unwrap();
     assert!(
         rig.request("tasks/result", json!({"taskId": task}))
-            .is_none()
+            .is_empty()
     );
     let mut status_note = None;
     let mut result = None;
     for _ in 0..200 {
-        for m in rig.step() {
+        for m in rig.advance(50) {
+            let m = m.message;
             match m["method"].as_str() {
                 Some("notifications/tasks/status") => status_note = Some(m),
                 Some(_) => {}
@@ -848,7 +719,11 @@ fn a_stalled_move_says_the_safe_stop_was_issued_in_every_form() {
             break;
         }
     }
-    assert_eq!(rig.board.sim.motor.stops(), 1, "2025-11-25: one safe-stop");
+    assert_eq!(
+        rig.board().sim.motor.stops(),
+        1,
+        "2025-11-25: one safe-stop"
+    );
     let note = status_note.expect("a status notification");
     assert_eq!(note["params"]["status"], "failed");
     assert!(
@@ -865,11 +740,11 @@ fn a_stalled_move_says_the_safe_stop_was_issued_in_every_form() {
         format!("{STALLED} — {STALL_SAID}; {NOTE}").as_str()
     );
     assert_eq!(result["result"]["evidence"], stall_evidence);
-    let g = rig.request("tasks/get", json!({"taskId": task})).unwrap();
+    let g = rig.request("tasks/get", json!({"taskId": task})).message;
     assert_eq!(g["result"]["status"], "failed");
     assert_eq!(
         g["result"]["statusMessage"],
         format!("{STALLED} — {STALL_SAID}; {NOTE}").as_str()
     );
-    assert_eq!(rig.board.sim.motor.stops(), 1, "never stopped twice");
+    assert_eq!(rig.board().sim.motor.stops(), 1, "never stopped twice");
 }

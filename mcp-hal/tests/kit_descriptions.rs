@@ -6,7 +6,7 @@
 //! parameter descriptions, annotations) together with its confirmation question, and scanned for
 //! the name of any other tool: every kit's, the engine's status tool, and anything spelled like
 //! a xiaozhi tool name (`self.…`).
-#![allow(missing_docs, clippy::expect_used, clippy::indexing_slicing)] // a test
+#![allow(clippy::expect_used, clippy::indexing_slicing, reason = "a test")]
 
 use mcp_core::Tool;
 use mcp_core::wire::Writer;
@@ -136,4 +136,47 @@ fn every_kit_can_be_renamed_and_redescribed() {
             "{kit}: {seen}"
         );
     }
+}
+
+/// The listed `destructiveHint` of `tool` (`None`: not said).
+fn destructive_hint(tool: &Tool<Board>) -> Option<bool> {
+    let listing = text(tool);
+    let json = listing.split('\n').next().expect("the listing's line");
+    let listed: serde_json::Value = serde_json::from_str(json).expect("a listing is JSON");
+    listed["annotations"]["destructiveHint"].as_bool()
+}
+
+/// A kit's annotations follow its confirmation (issue 34): a tool that asks a person first is
+/// destructive unless its author says otherwise, whatever the kit said of the tool without the
+/// question. A garage door built on the relay kit (`destructiveHint: false`: switching a load is
+/// undone by switching it back) that asks before it opens is listed destructive.
+#[test]
+fn a_kit_that_asks_first_is_listed_destructive() {
+    let door = relay::set::<Board>()
+        .rename("self.garage_door.set")
+        .confirm(relay::confirm_on("Open the garage door?"));
+    assert_eq!(destructive_hint(&door), Some(true));
+    assert_eq!(
+        destructive_hint(&relay::set().confirm(relay::CONFIRM_ON)),
+        Some(true)
+    );
+    assert_eq!(
+        destructive_hint(&ak::relay::set().confirm(relay::CONFIRM_ON)),
+        Some(true)
+    );
+    // Without the question the kit's word stands; the kits that ask first said so already.
+    assert_eq!(destructive_hint(&relay::set()), Some(false));
+    assert_eq!(destructive_hint(&system::confirmed()), Some(true));
+    // Said otherwise after the question: the author's word.
+    let gate = relay::set::<Board>()
+        .rename("self.garden_light.set")
+        .confirm(relay::confirm_on("Switch the garden light on?"))
+        .destructive(false);
+    assert_eq!(destructive_hint(&gate), Some(false));
+    // The other annotations are the kit's.
+    assert!(
+        text(&door).contains(r#""idempotentHint":true"#),
+        "{}",
+        text(&door)
+    );
 }

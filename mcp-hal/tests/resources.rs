@@ -7,19 +7,14 @@
 //! The checks on the demo board need the feature `tasks`, without which `sim::DemoBoard` does not
 //! exist (its tool set has the long-running `self.motor.move_to`); the watches, the async twins
 //! and a board of one's own are checked in every build.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")]
 
-use core::future::Future;
-use core::pin::{Pin, pin};
-use core::task::{Context, Poll, Waker};
+mod common;
+
+use common::{YieldOnce, block_on};
 
 #[cfg(feature = "tasks")]
-use mcp_core::Principal;
+use mcp_core::testing::Client;
 use mcp_core::{Caps, Config, Server};
 use mcp_hal::ErrorType;
 use mcp_hal::asynch::sensor::{Button as AsyncButton, Sensor as AsyncSensor, Unit};
@@ -35,108 +30,65 @@ use mcp_hal::{ErrorKind, Percent};
 #[cfg(feature = "tasks")]
 use serde_json::{Value, json};
 
+/// A 2025-06-18 client of the demo board, its resources registered; its main loop gives the
+/// board the time and publishes what the kits' watches report, every 10 ms.
 #[cfg(feature = "tasks")]
-type S = Server<'static, DemoBoard, Caps<16>>;
+type Device = Client<'static, DemoBoard, Caps<16>>;
 
-/// A 2025-06-18 session on the demo board, its resources registered, and a clock.
 #[cfg(feature = "tasks")]
-struct Device {
-    server: S,
-    board: DemoBoard,
-    now: u64,
-    out: Vec<u8>,
+fn device(resources: &'static [&'static mcp_core::registry::LiveResource<DemoBoard>]) -> Device {
+    let mut server = Server::new(Config::new("sensors", "1"));
+    server.register_all(DemoBoard::TOOLS).unwrap();
+    for r in resources {
+        server.register_resource(r).unwrap();
+    }
+    let mut d = Client::new(server, DemoBoard::default()).with_main_loop(|server, board, now| {
+        board.sim.set_time(now);
+        for uri in board.poll_resources(now) {
+            assert!(server.publish(uri));
+        }
+    });
+    d.initialize("2025-06-18");
+    // The first turn takes the baselines.
+    d.set_now(0);
+    assert!(d.poll().is_empty());
+    d
 }
 
+/// The contents text of a resource, or the error.
 #[cfg(feature = "tasks")]
-impl Device {
-    fn new(resources: &'static [&'static mcp_core::registry::LiveResource<DemoBoard>]) -> Self {
-        let mut server = S::new(Config::new("sensors", "1"));
-        server.register_all(DemoBoard::TOOLS).unwrap();
-        for r in resources {
-            server.register_resource(r).unwrap();
+fn read(d: &mut Device, uri: &str) -> Result<String, Value> {
+    let r = d.request("resources/read", json!({"uri": uri}));
+    match r.result() {
+        Some(res) => {
+            assert_eq!(res["contents"][0]["uri"], uri);
+            assert_eq!(res["contents"][0]["mimeType"], "application/json");
+            Ok(res["contents"][0]["text"].as_str().unwrap().to_owned())
         }
-        let mut d = Device {
-            server,
-            board: DemoBoard::default(),
-            now: 0,
-            out: vec![0; 4096],
-        };
-        d.ask(
-            "initialize",
-            json!({"protocolVersion":"2025-06-18","capabilities":{}}),
-        );
-        // The first tick takes the baselines.
-        assert!(d.tick(0).is_empty());
-        d
+        None => Err(r.error().unwrap().clone()),
     }
+}
 
-    fn ask(&mut self, method: &str, params: Value) -> Value {
-        let msg = json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}).to_string();
-        let n = self
-            .server
-            .handle(
-                msg.as_bytes(),
-                Principal::Model,
-                &mut self.board,
-                &mut self.out,
-            )
-            .unwrap()
-            .len;
-        serde_json::from_slice(&self.out[..n]).unwrap()
-    }
-
-    /// The contents text of a resource, or the error.
-    fn read(&mut self, uri: &str) -> Result<String, Value> {
-        let r = self.ask("resources/read", json!({"uri":uri}));
-        match r.get("result") {
-            Some(res) => {
-                assert_eq!(res["contents"][0]["uri"], uri);
-                assert_eq!(res["contents"][0]["mimeType"], "application/json");
-                Ok(res["contents"][0]["text"].as_str().unwrap().to_owned())
-            }
-            None => Err(r["error"].clone()),
+/// Runs the main loop every 10 ms until `until`; every update written, with its time.
+#[cfg(feature = "tasks")]
+fn run_until(d: &mut Device, until: u64) -> Vec<(u64, String)> {
+    let mut all = Vec::new();
+    while d.now() < until {
+        for m in d.advance(10) {
+            assert_eq!(m.method(), Some("notifications/resources/updated"), "{m}");
+            let uri = m.message["params"]["uri"].as_str().unwrap().to_owned();
+            all.push((d.now(), uri));
         }
     }
-
-    /// A firmware's main loop turn at `now`: the board's time, the kits' polls, the engine's.
-    /// Returns the URIs of the updates written.
-    fn tick(&mut self, now: u64) -> Vec<String> {
-        self.now = now;
-        self.board.sim.set_time(now);
-        for uri in self.board.poll_resources(now) {
-            assert!(self.server.publish(uri));
-        }
-        let mut updates = Vec::new();
-        loop {
-            let n = self.server.poll(now, &mut self.board, &mut self.out);
-            if n == 0 {
-                return updates;
-            }
-            let v: Value = serde_json::from_slice(&self.out[..n]).unwrap();
-            assert_eq!(v["method"], "notifications/resources/updated", "{v}");
-            updates.push(v["params"]["uri"].as_str().unwrap().to_owned());
-        }
-    }
-
-    /// Ticks every 10 ms until `until`; every update written, with its time.
-    fn run_until(&mut self, until: u64) -> Vec<(u64, String)> {
-        let mut all = Vec::new();
-        while self.now < until {
-            let now = self.now + 10;
-            for uri in self.tick(now) {
-                all.push((now, uri));
-            }
-        }
-        all
-    }
+    all
 }
 
 #[cfg(feature = "tasks")]
 #[test]
 fn the_three_resources_are_listed_and_read_from_the_devices() {
-    let mut d = Device::new(DemoBoard::RESOURCES);
-    let list = d.ask("resources/list", json!({}));
-    let listed: Vec<(&str, &str, &str)> = list["result"]["resources"]
+    let mut d = device(DemoBoard::RESOURCES);
+    let list = d.request("resources/list", json!({}));
+    let listed: Vec<(&str, &str, &str)> = list.result().unwrap()["resources"]
         .as_array()
         .unwrap()
         .iter()
@@ -161,71 +113,85 @@ fn the_three_resources_are_listed_and_read_from_the_devices() {
             ("device://buttons/main", "button", "application/json"),
         ]
     );
-    assert_eq!(d.read(temperature::URI).unwrap(), r#"{"celsius":21.5}"#);
-    assert_eq!(d.read(battery::URI).unwrap(), r#"{"percent":87}"#);
-    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":0}"#);
+    assert_eq!(
+        read(&mut d, temperature::URI).unwrap(),
+        r#"{"celsius":21.5}"#
+    );
+    assert_eq!(read(&mut d, battery::URI).unwrap(), r#"{"percent":87}"#);
+    assert_eq!(read(&mut d, button::URI).unwrap(), r#"{"presses":0}"#);
     // Read at each request: a new value shows at once, without a poll; fractions and signs are
     // exact decimals.
-    d.board.sim.thermometer.set_millicelsius(-3_125);
-    assert_eq!(d.read(temperature::URI).unwrap(), r#"{"celsius":-3.125}"#);
-    d.board.sim.battery.set_millipercent(42_500);
-    assert_eq!(d.read(battery::URI).unwrap(), r#"{"percent":42.5}"#);
+    d.board_mut().sim.thermometer.set_millicelsius(-3_125);
+    assert_eq!(
+        read(&mut d, temperature::URI).unwrap(),
+        r#"{"celsius":-3.125}"#
+    );
+    d.board_mut().sim.battery.set_millipercent(42_500);
+    assert_eq!(read(&mut d, battery::URI).unwrap(), r#"{"percent":42.5}"#);
     // The contents are JSON a client can parse.
-    let t: Value = serde_json::from_str(&d.read(temperature::URI).unwrap()).unwrap();
+    let t: Value = serde_json::from_str(&read(&mut d, temperature::URI).unwrap()).unwrap();
     assert_eq!(t, json!({"celsius": -3.125}));
     // A sensor that NACKs: the resource answers an error with the reason; the button still works.
-    d.board.sim.set_faults(Faults::only(Fault::SensorNack));
+    d.board_mut()
+        .sim
+        .set_faults(Faults::only(Fault::SensorNack));
     for uri in [temperature::URI, battery::URI] {
-        let e = d.read(uri).unwrap_err();
+        let e = read(&mut d, uri).unwrap_err();
         assert_eq!(e["code"], -32603);
         assert_eq!(
             e["message"],
             "Resource read failed: The sensor did not acknowledge (I2C NACK)"
         );
     }
-    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":0}"#);
+    assert_eq!(read(&mut d, button::URI).unwrap(), r#"{"presses":0}"#);
 }
 
 #[cfg(feature = "tasks")]
 #[test]
 fn a_change_is_published_once_to_a_subscriber_and_noise_never() {
-    let mut d = Device::new(DemoBoard::RESOURCES);
+    let mut d = device(DemoBoard::RESOURCES);
     assert_eq!(
-        d.ask("resources/subscribe", json!({"uri": temperature::URI}))["result"],
+        *d.request("resources/subscribe", json!({"uri": temperature::URI}))
+            .result()
+            .unwrap(),
         json!({})
     );
     // A noisy ADC (±0.2 °C) for a minute: nothing to say.
-    d.board.sim.thermometer.set_noise(200);
-    assert_eq!(d.run_until(60_000), []);
+    d.board_mut().sim.thermometer.set_noise(200);
+    assert_eq!(run_until(&mut d, 60_000), []);
     // 25 °C: one update, at the next tick; then steady (noise and all) for a minute: nothing.
-    d.board.sim.thermometer.set_millicelsius(25_000);
+    d.board_mut().sim.thermometer.set_millicelsius(25_000);
     assert_eq!(
-        d.run_until(120_000),
+        run_until(&mut d, 120_000),
         [(60_010, temperature::URI.to_owned())]
     );
     // The client reads the new value on the update.
-    let t: Value = serde_json::from_str(&d.read(temperature::URI).unwrap()).unwrap();
+    let t: Value = serde_json::from_str(&read(&mut d, temperature::URI).unwrap()).unwrap();
     assert!((t["celsius"].as_f64().unwrap() - 25.0).abs() <= 0.2, "{t}");
     // The battery and the button change too, but this session did not subscribe to them.
-    d.board.sim.battery.set_percent(Percent::new(20).unwrap());
-    d.board.sim.button.press(d.now);
-    assert_eq!(d.run_until(130_000), []);
-    assert_eq!(d.board.watch.button.count(), 1);
+    d.board_mut()
+        .sim
+        .battery
+        .set_percent(Percent::new(20).unwrap());
+    let now = d.now();
+    d.board_mut().sim.button.press(now);
+    assert_eq!(run_until(&mut d, 130_000), []);
+    assert_eq!(d.board_mut().watch.button.count(), 1);
     // Unsubscribed: the next change is not written.
-    d.ask("resources/unsubscribe", json!({"uri": temperature::URI}));
-    d.board.sim.thermometer.set_millicelsius(30_000);
-    assert_eq!(d.run_until(140_000), []);
+    d.request("resources/unsubscribe", json!({"uri": temperature::URI}));
+    d.board_mut().sim.thermometer.set_millicelsius(30_000);
+    assert_eq!(run_until(&mut d, 140_000), []);
 }
 
 #[cfg(feature = "tasks")]
 #[test]
 fn a_noisy_sensor_cannot_flood_the_link() {
-    let mut d = Device::new(DemoBoard::RESOURCES);
-    d.server.subscribe(temperature::URI);
+    let mut d = device(DemoBoard::RESOURCES);
+    d.server_mut().subscribe(temperature::URI);
     // Noise of ±2 °C, far beyond the 0.5 °C threshold, for 60 s of 10 ms ticks (6000 samples):
     // at most one update per second (the policy's minimum interval).
-    d.board.sim.thermometer.set_noise(2_000);
-    let updates = d.run_until(60_000);
+    d.board_mut().sim.thermometer.set_noise(2_000);
+    let updates = run_until(&mut d, 60_000);
     assert!(
         (30..=60).contains(&updates.len()),
         "{} updates",
@@ -234,40 +200,43 @@ fn a_noisy_sensor_cannot_flood_the_link() {
     assert!(updates.windows(2).all(|w| w[1].0 - w[0].0 >= 1000));
     // A sensor that fails publishes nothing, and the next good reading is compared with the
     // last published one.
-    d.board.sim.thermometer.set_noise(0);
-    d.board.sim.set_faults(Faults::only(Fault::SensorNack));
-    assert_eq!(d.run_until(70_000), []);
-    let last = d.board.watch.temperature.gate().reference().unwrap();
+    d.board_mut().sim.thermometer.set_noise(0);
+    d.board_mut()
+        .sim
+        .set_faults(Faults::only(Fault::SensorNack));
+    assert_eq!(run_until(&mut d, 70_000), []);
+    let last = d.board_mut().watch.temperature.gate().reference().unwrap();
     assert_eq!(
-        d.board.watch.temperature.latest().unwrap().value,
+        d.board_mut().watch.temperature.latest().unwrap().value,
         Err(ErrorKind::NoAcknowledge)
     );
-    d.board.sim.set_faults(Faults::NONE);
-    d.board.sim.thermometer.set_millicelsius(last);
-    assert_eq!(d.run_until(80_000), []);
+    d.board_mut().sim.set_faults(Faults::NONE);
+    d.board_mut().sim.thermometer.set_millicelsius(last);
+    assert_eq!(run_until(&mut d, 80_000), []);
 }
 
 #[cfg(feature = "tasks")]
 #[test]
 fn each_press_is_published_and_the_count_read() {
-    let mut d = Device::new(DemoBoard::RESOURCES);
-    d.ask("resources/subscribe", json!({"uri": button::URI}));
+    let mut d = device(DemoBoard::RESOURCES);
+    d.request("resources/subscribe", json!({"uri": button::URI}));
     // Three clicks in quick succession (they queue, 200 ms apart, each bouncing): three
     // presses counted, one update each (the policy allows one per 200 ms).
     for _ in 0..3 {
-        d.board.sim.button.press(d.now);
+        let now = d.now();
+        d.board_mut().sim.button.press(now);
     }
-    let updates = d.run_until(2_000);
+    let updates = run_until(&mut d, 2_000);
     assert_eq!(updates.len(), 3, "{updates:?}");
     assert!(updates.iter().all(|(_, uri)| uri == button::URI));
-    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":3}"#);
+    assert_eq!(read(&mut d, button::URI).unwrap(), r#"{"presses":3}"#);
     // Held down for a second: one press, not one per sample.
-    d.board.sim.button.hold(true);
-    let held = d.run_until(3_000);
-    d.board.sim.button.hold(false);
-    let after = d.run_until(4_000);
+    d.board_mut().sim.button.hold(true);
+    let held = run_until(&mut d, 3_000);
+    d.board_mut().sim.button.hold(false);
+    let after = run_until(&mut d, 4_000);
     assert_eq!((held.len(), after.len()), (1, 0));
-    assert_eq!(d.read(button::URI).unwrap(), r#"{"presses":4}"#);
+    assert_eq!(read(&mut d, button::URI).unwrap(), r#"{"presses":4}"#);
 }
 
 #[test]
@@ -314,27 +283,12 @@ impl<T: ErrorType> ErrorType for Pend<T> {
     type Error = T::Error;
 }
 
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
-}
-
 impl<T: mcp_hal::sensor::Sensor> AsyncSensor for Pend<T> {
     fn unit(&self) -> Unit {
         self.inner.unit()
     }
     async fn read(&mut self) -> Result<i32, Self::Error> {
-        YieldOnce(false).await;
+        YieldOnce::default().await;
         self.pending += 1;
         self.inner.read()
     }
@@ -342,23 +296,9 @@ impl<T: mcp_hal::sensor::Sensor> AsyncSensor for Pend<T> {
 
 impl<T: mcp_hal::sensor::Button> AsyncButton for Pend<T> {
     async fn is_pressed(&mut self) -> Result<bool, Self::Error> {
-        YieldOnce(false).await;
+        YieldOnce::default().await;
         self.pending += 1;
         self.inner.is_pressed()
-    }
-}
-
-/// Runs a future to completion with a no-op waker; the number of polls it took.
-fn block_on<F: Future>(f: F) -> (F::Output, u32) {
-    let mut f = pin!(f);
-    let cx = &mut Context::from_waker(Waker::noop());
-    let mut polls = 0;
-    loop {
-        polls += 1;
-        if let Poll::Ready(v) = f.as_mut().poll(cx) {
-            return (v, polls);
-        }
-        assert!(polls < 100, "never ready");
     }
 }
 
@@ -386,13 +326,13 @@ fn the_async_watch_awaits_a_pending_read_and_publishes_by_the_same_policy() {
             button.inner.press(now);
         }
         button.inner.set_time(now);
-        let (uri, polls) = block_on(watch.poll_async(now, &mut sensor));
-        assert_eq!(polls, 2, "suspended once, then done");
+        let (uri, pending) = block_on(watch.poll_async(now, &mut sensor));
+        assert_eq!(pending, 1, "suspended once, then done");
         // The blocking watch over the same readings decides the same.
         assert_eq!(uri, blocking.poll(now, &mut reference));
         published.extend(uri.map(|u| (now, u)));
-        let (uri, polls) = block_on(presses.poll_async(now, &mut button));
-        assert_eq!(polls, 2);
+        let (uri, pending) = block_on(presses.poll_async(now, &mut button));
+        assert_eq!(pending, 1);
         published.extend(uri.map(|u| (now, u)));
     }
     assert_eq!(sensor.pending, 1000);
@@ -408,60 +348,55 @@ fn the_async_watch_awaits_a_pending_read_and_publishes_by_the_same_policy() {
 #[cfg(feature = "tasks")]
 #[test]
 fn async_resources_answer_the_last_sample_like_the_blocking_ones() {
-    let mut blocking = Device::new(DemoBoard::RESOURCES);
-    let mut asynch = Device::new(DemoBoard::ASYNC_RESOURCES);
+    let mut blocking = device(DemoBoard::RESOURCES);
+    // The async board polls through the async twins.
+    let mut asynch = device(DemoBoard::ASYNC_RESOURCES).with_main_loop(|server, board, now| {
+        board.sim.set_time(now);
+        let (uris, _) = block_on(board.poll_resources_async(now));
+        for uri in uris {
+            server.publish(uri);
+        }
+    });
     for d in [&mut blocking, &mut asynch] {
-        d.board.sim.thermometer.set_millicelsius(18_250);
-        d.board.sim.battery.set_percent(Percent::new(64).unwrap());
-        d.board.sim.button.press(d.now);
+        let now = d.now();
+        let sim = &mut d.board_mut().sim;
+        sim.thermometer.set_millicelsius(18_250);
+        sim.battery.set_percent(Percent::new(64).unwrap());
+        sim.button.press(now);
     }
     // Until polled, the async board answers its last sample (the baseline).
     assert_eq!(
-        asynch.read(temperature::URI).unwrap(),
+        read(&mut asynch, temperature::URI).unwrap(),
         r#"{"celsius":21.5}"#
     );
-    blocking.run_until(1_000);
-    // The async board polls through the async twins.
-    while asynch.now < 1_000 {
-        let now = asynch.now + 10;
-        asynch.now = now;
-        asynch.board.sim.set_time(now);
-        let (uris, _) = block_on(asynch.board.poll_resources_async(now));
-        for uri in uris {
-            asynch.server.publish(uri);
-        }
-    }
+    run_until(&mut blocking, 1_000);
+    run_until(&mut asynch, 1_000);
     for uri in [temperature::URI, battery::URI, button::URI] {
-        assert_eq!(blocking.read(uri), asynch.read(uri), "{uri}");
+        assert_eq!(read(&mut blocking, uri), read(&mut asynch, uri), "{uri}");
     }
-    assert_eq!(asynch.read(battery::URI).unwrap(), r#"{"percent":64}"#);
-    // A failed sample is the async resource's error, with the same message.
-    asynch.board.sim.set_faults(Faults::only(Fault::SensorNack));
-    let (_published, _) = block_on(asynch.board.poll_resources_async(1_010));
-    blocking
-        .board
-        .sim
-        .set_faults(Faults::only(Fault::SensorNack));
     assert_eq!(
-        blocking.read(temperature::URI),
-        asynch.read(temperature::URI)
+        read(&mut asynch, battery::URI).unwrap(),
+        r#"{"percent":64}"#
+    );
+    // A failed sample is the async resource's error, with the same message.
+    let nack = Faults::only(Fault::SensorNack);
+    asynch.board_mut().sim.set_faults(nack);
+    asynch.advance(10);
+    blocking.board_mut().sim.set_faults(nack);
+    assert_eq!(
+        read(&mut blocking, temperature::URI),
+        read(&mut asynch, temperature::URI)
     );
     // Before any sample at all: a clear error.
-    let mut fresh = S::new(Config::new("fresh", "1"));
+    let mut fresh = Server::new(Config::new("fresh", "1"));
     fresh
         .register_resource(DemoBoard::ASYNC_RESOURCES[0])
         .unwrap();
-    let mut board = DemoBoard::default();
-    let mut out = [0u8; 1024];
-    let msg = br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"device://sensors/temperature"}}"#;
-    let n = fresh
-        .handle(msg, Principal::Model, &mut board, &mut out)
-        .unwrap()
-        .len;
-    let v: Value = serde_json::from_slice(&out[..n]).unwrap();
+    let mut fresh: Device = Client::new(fresh, DemoBoard::default());
+    let r = fresh.request("resources/read", json!({"uri": temperature::URI}));
     assert_eq!(
-        v["error"]["message"],
-        "Resource read failed: The sensor has not been read yet"
+        r.error_message(),
+        Some("Resource read failed: The sensor has not been read yet")
     );
 }
 

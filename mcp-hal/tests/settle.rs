@@ -2,19 +2,13 @@
 //! actions whose declared settle time exceeds the call budget become tasks. Every board here runs
 //! on a simulated clock that only the delay advances, so the waits are exact.
 #![cfg(feature = "sim")]
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::unwrap_used, reason = "a test")]
 
-mod common;
-
-use mcp_core::{Capacities, Caps, Config, Principal, Server, Tool};
+use mcp_core::testing::{Answer, Client};
+use mcp_core::{Caps, Config, Server, Tool};
 use mcp_hal::kits::{DEFAULT_CALL_BUDGET_MS, DelayNs, Wait, audio, relay};
 use mcp_hal::sim::{Fault, Faults, SimBoard, SimCodec, SimRelay};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The sim board behind the audio and relay kits, with a call budget.
 struct Board {
@@ -61,23 +55,10 @@ impl relay::HasRelay for Board {
     fn relay(&mut self) -> &mut SimRelay {
         &mut self.sim.relay
     }
-    fn interlock(&mut self, _: bool) -> Result<(), relay::Refusal> {
-        Ok(())
-    }
 }
 
-/// Sends one `tools/call` and returns its `result`.
-fn call<B, K: Capacities>(
-    server: &mut Server<'static, B, K>,
-    board: &mut B,
-    tool: &str,
-    args: Value,
-) -> Value {
-    let mut out = vec![0u8; 4096];
-    common::call(server, Principal::Model, board, &mut out, (1, tool, args))
-}
-
-fn sim_server() -> Server<'static, Board, Caps<4>> {
+/// A client of the audio and relay kits on `board`.
+fn sim(board: Board) -> Client<'static, Board, Caps<4>> {
     static SET_VOLUME: Tool<Board> = audio::set_volume();
     static RELAY: Tool<Board> = relay::set();
     // A plain call that becomes a task answers at once here (what the kits start is checked);
@@ -85,40 +66,37 @@ fn sim_server() -> Server<'static, Board, Caps<4>> {
     let mut server = Server::new(Config::new("settle", "1").hold_answer(0));
     server.register(&SET_VOLUME).unwrap();
     server.register(&RELAY).unwrap();
-    server
+    Client::new(server, board)
 }
 
-fn started_a_task(r: &Value) -> bool {
-    r["structuredContent"]["task_id"].is_string()
+fn started_a_task(r: &Answer) -> bool {
+    r.task_id().is_some()
 }
 
 /// A stuck relay that declares 20 ms: the call waits those 20 ms on the board's clock and fails
 /// at once with the measured feedback; no task.
 #[test]
 fn a_stuck_20_ms_relay_fails_in_the_call_naming_commanded_and_observed() {
-    let mut server = sim_server();
-    let mut board = Board::new(Faults::only(Fault::RelayStuck));
-    board.sim.set_time(1000);
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.relay.set",
-        json!({"on": true}),
-    );
+    let mut dev = sim(Board::new(Faults::only(Fault::RelayStuck)));
+    dev.board_mut().sim.set_time(1000);
+    let r = dev.call("self.relay.set", json!({"on": true}));
     assert!(!started_a_task(&r), "{r}");
-    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.is_error(), "{r}");
     assert_eq!(
-        r["evidence"],
-        json!({"level":"measured","commanded":true,"observed":false}),
+        r.evidence(),
+        Some(&json!({"level":"measured","commanded":true,"observed":false})),
         "{r}"
     );
     assert_eq!(
-        r["content"][0]["text"],
+        r.text(),
         "The relay's feedback contact disagrees with the command — measured: false (commanded \
          true)"
     );
     // It waited exactly the declared settle time before deciding.
-    assert_eq!(board.sim.now_ms(), 1000 + u64::from(SimRelay::SETTLE_MS));
+    assert_eq!(
+        dev.board().sim.now_ms(),
+        1000 + u64::from(SimRelay::SETTLE_MS)
+    );
 }
 
 /// A relay whose contacts follow the coil 10 ms late and that declares 20 ms.
@@ -167,9 +145,6 @@ impl relay::HasRelay for Laggy {
     fn relay(&mut self) -> &mut Laggy {
         self
     }
-    fn interlock(&mut self, _: bool) -> Result<(), relay::Refusal> {
-        Ok(())
-    }
 }
 
 /// A relay that settles within its 20 ms answers `measured` true in the call.
@@ -178,27 +153,25 @@ fn a_relay_that_settles_within_20_ms_is_measured_in_the_call() {
     static RELAY: Tool<Laggy> = relay::set();
     let mut server: Server<'static, Laggy, Caps<4>> = Server::new(Config::new("laggy", "1"));
     server.register(&RELAY).unwrap();
-    let mut board = Laggy {
-        now: 500,
-        coil: false,
-        contacts_before: false,
-        switched_at: 0,
-    };
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.relay.set",
-        json!({"on": true}),
+    let mut dev = Client::new(
+        server,
+        Laggy {
+            now: 500,
+            coil: false,
+            contacts_before: false,
+            switched_at: 0,
+        },
     );
+    let r = dev.call("self.relay.set", json!({"on": true}));
     assert!(!started_a_task(&r), "{r}");
-    assert_eq!(r["isError"], false, "{r}");
-    assert_eq!(r["structuredContent"], json!({"value": true}));
+    assert!(!r.is_error(), "{r}");
+    assert_eq!(r.structured(), Some(&json!({"value": true})));
     assert_eq!(
-        r["evidence"],
-        json!({"level":"measured","commanded":true,"observed":true})
+        r.evidence(),
+        Some(&json!({"level":"measured","commanded":true,"observed":true}))
     );
     // Polled every 5 ms: the contacts closed at +10 ms, and the call returned then.
-    assert_eq!(board.now, 510);
+    assert_eq!(dev.board().now, 510);
 }
 
 /// A codec whose register takes 50 ms to show a write, and declares it.
@@ -266,24 +239,22 @@ fn a_codec_that_settles_within_the_budget_is_read_back_in_the_call() {
     static SET_VOLUME: Tool<LaggyCodec> = audio::set_volume();
     let mut server: Server<'static, LaggyCodec, Caps<4>> = Server::new(Config::new("laggy", "1"));
     server.register(&SET_VOLUME).unwrap();
-    let mut board = LaggyCodec {
-        now: 0,
-        register: mcp_hal::Percent::new(70).unwrap(),
-        pending: None,
-    };
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.audio_speaker.set_volume",
-        json!({"volume": 40}),
+    let mut dev = Client::new(
+        server,
+        LaggyCodec {
+            now: 0,
+            register: mcp_hal::Percent::new(70).unwrap(),
+            pending: None,
+        },
     );
+    let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 40}));
     assert!(!started_a_task(&r), "{r}");
-    assert_eq!(r["isError"], false, "{r}");
+    assert!(!r.is_error(), "{r}");
     assert_eq!(
-        r["evidence"],
-        json!({"level":"read_back","commanded":40,"observed":40})
+        r.evidence(),
+        Some(&json!({"level":"read_back","commanded":40,"observed":40}))
     );
-    assert_eq!(board.now, 50);
+    assert_eq!(dev.board().now, 50);
 }
 
 /// A relay and a codec that declare 2000 ms (beyond the 200 ms budget) still become tasks, at
@@ -291,59 +262,64 @@ fn a_codec_that_settles_within_the_budget_is_read_back_in_the_call() {
 #[cfg(feature = "tasks")]
 #[test]
 fn slow_actions_beyond_the_budget_still_become_tasks() {
-    let mut server = sim_server();
-    let mut board = Board::new(Faults::only(Fault::Slow));
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.relay.set",
-        json!({"on": true}),
-    );
+    let mut dev = sim(Board::new(Faults::only(Fault::Slow)));
+    let r = dev.call("self.relay.set", json!({"on": true}));
     assert!(started_a_task(&r), "{r}");
     assert_eq!(
-        r["evidence"],
-        json!({"level":"applied","commanded":true}),
+        r.evidence(),
+        Some(&json!({"level":"applied","commanded":true})),
         "{r}"
     );
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.audio_speaker.set_volume",
-        json!({"volume": 40}),
-    );
+    let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 40}));
     assert!(started_a_task(&r), "{r}");
-    assert_eq!(r["evidence"], json!({"level":"applied","commanded":40}));
-    assert_eq!(board.sim.now_ms(), 0, "nothing was waited in the call");
+    assert_eq!(
+        r.evidence(),
+        Some(&json!({"level":"applied","commanded":40}))
+    );
+    assert_eq!(
+        dev.board().sim.now_ms(),
+        0,
+        "nothing was waited in the call"
+    );
 }
 
 /// The budget is the board's: with 10 ms, the 20 ms stuck relay no longer fits a call. With
 /// `tasks` it becomes a task at once; without, the call waits the 10 ms and fails unconfirmed.
 #[test]
 fn the_call_budget_is_the_boards_to_choose() {
-    let mut server = sim_server();
     let mut board = Board::new(Faults::only(Fault::RelayStuck));
     board.budget_ms = 10;
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.relay.set",
-        json!({"on": true}),
-    );
+    let mut dev = sim(board);
+    let r = dev.call("self.relay.set", json!({"on": true}));
     if cfg!(feature = "tasks") {
         assert!(started_a_task(&r), "{r}");
-        assert_eq!(r["evidence"], json!({"level":"applied","commanded":true}));
-        assert_eq!(board.sim.now_ms(), 0);
-    } else {
-        assert_eq!(r["isError"], true, "{r}");
-        assert_eq!(r["evidence"], json!({"level":"applied","commanded":true}));
         assert_eq!(
-            r["content"][0]["text"],
-            "The relay was driven but its feedback did not confirm it within this device's 10 ms \
-             call budget (the relay may take 20 ms; the feedback still reads off) — applied, not \
-             verified (commanded true)"
+            r.evidence(),
+            Some(&json!({"level":"applied","commanded":true}))
         );
-        assert_eq!(board.sim.now_ms(), 10);
+        assert_eq!(dev.board().sim.now_ms(), 0);
+    } else {
+        unconfirmed_relay(&r, 10, 20);
+        assert_eq!(dev.board().sim.now_ms(), 10);
     }
+}
+
+/// `r` is the failed call of a relay switched on whose feedback did not confirm it within the
+/// board's `budget_ms` (the relay declaring `settle_ms`): `applied`, and a message saying so.
+fn unconfirmed_relay(r: &Answer, budget_ms: u32, settle_ms: u32) {
+    assert!(r.is_error(), "{r}");
+    assert_eq!(
+        r.evidence(),
+        Some(&json!({"level":"applied","commanded":true}))
+    );
+    assert_eq!(
+        r.text(),
+        format!(
+            "The relay was driven but its feedback did not confirm it within this device's \
+             {budget_ms} ms call budget (the relay may take {settle_ms} ms; the feedback still \
+             reads off) — applied, not verified (commanded true)"
+        )
+    );
 }
 
 /// Without `tasks`, an action longer than the budget cannot be a task: the call waits the whole
@@ -352,68 +328,42 @@ fn the_call_budget_is_the_boards_to_choose() {
 #[cfg(not(feature = "tasks"))]
 #[test]
 fn without_tasks_a_slow_action_waits_the_budget_and_fails_unconfirmed() {
-    let mut server = sim_server();
-    let mut board = Board::new(Faults::only(Fault::Slow));
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.relay.set",
-        json!({"on": true}),
-    );
+    let mut dev = sim(Board::new(Faults::only(Fault::Slow)));
+    let r = dev.call("self.relay.set", json!({"on": true}));
     assert!(!started_a_task(&r), "{r}");
-    assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(r["evidence"], json!({"level":"applied","commanded":true}));
+    unconfirmed_relay(&r, 200, 2000);
+    assert_eq!(dev.board().sim.now_ms(), 200);
+    let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 40}));
+    assert!(r.is_error(), "{r}");
     assert_eq!(
-        r["content"][0]["text"],
-        "The relay was driven but its feedback did not confirm it within this device's 200 ms \
-         call budget (the relay may take 2000 ms; the feedback still reads off) — applied, not \
-         verified (commanded true)"
+        r.evidence(),
+        Some(&json!({"level":"applied","commanded":40}))
     );
-    assert_eq!(board.sim.now_ms(), 200);
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.audio_speaker.set_volume",
-        json!({"volume": 40}),
-    );
-    assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(r["evidence"], json!({"level":"applied","commanded":40}));
     assert_eq!(
-        r["content"][0]["text"],
+        r.text(),
         "The volume was written but not confirmed within this device's 200 ms call budget (the \
          codec may take 2000 ms; it still reads 70%) — applied, not verified (commanded 40)"
     );
-    assert_eq!(board.sim.now_ms(), 400);
+    assert_eq!(dev.board().sim.now_ms(), 400);
     // What was issued still happens: 2 s after the commands, both agree.
-    board.sim.set_time(2400);
-    assert!(board.sim.relay.contacts());
-    assert_eq!(board.sim.codec.stored_volume().get(), 40);
+    dev.board_mut().sim.set_time(2400);
+    assert!(dev.board().sim.relay.contacts());
+    assert_eq!(dev.board().sim.codec.stored_volume().get(), 40);
 }
 
 /// A nominal sim board answers at once: nothing to wait for when the feedback already agrees.
 #[test]
 fn agreement_at_once_waits_nothing() {
-    let mut server = sim_server();
-    let mut board = Board::new(Faults::NONE);
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.relay.set",
-        json!({"on": true}),
-    );
+    let mut dev = sim(Board::new(Faults::NONE));
+    let r = dev.call("self.relay.set", json!({"on": true}));
     assert_eq!(
-        r["evidence"],
-        json!({"level":"measured","commanded":true,"observed":true})
+        r.evidence(),
+        Some(&json!({"level":"measured","commanded":true,"observed":true}))
     );
-    let r = call(
-        &mut server,
-        &mut board,
-        "self.audio_speaker.set_volume",
-        json!({"volume": 40}),
-    );
+    let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 40}));
     assert_eq!(
-        r["evidence"],
-        json!({"level":"read_back","commanded":40,"observed":40})
+        r.evidence(),
+        Some(&json!({"level":"read_back","commanded":40,"observed":40}))
     );
-    assert_eq!(board.sim.now_ms(), 0);
+    assert_eq!(dev.board().sim.now_ms(), 0);
 }

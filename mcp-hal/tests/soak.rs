@@ -24,13 +24,12 @@
 //! `tasks` there is nothing here to run.
 #![cfg(all(feature = "sim", feature = "tasks"))]
 #![allow(
-    missing_docs,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::too_many_lines
-)] // a test
+    reason = "a test"
+)]
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Instant;

@@ -431,7 +431,7 @@ static PROMPTS: [Prompt; 2] = [
     .arguments(&[
         PromptArgument::new("arg1", "First test argument")
             .required()
-            .values(&["test", "testing", "tested"]),
+            .suggest(&["test", "testing", "tested"]),
         PromptArgument::new("arg2", "Second test argument").required(),
     ]),
 ];

@@ -10,8 +10,67 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use embedded_hal::i2c::{ErrorKind, ErrorType, NoAcknowledgeSource, Operation};
+use embedded_hal_async::delay::DelayNs;
 
-use crate::amp::CHIP_ID;
+use crate::Board;
+use crate::amp::{Amp, CHIP_ID};
+use crate::latch::LatchingRelay;
+
+/// The amplifier's I2C address.
+pub const AMP_ADDRESS: u8 = 0x2C;
+
+/// The board on the bench parts, every wait on a `D`.
+pub type BenchBoard<D> = Board<Amp<AmpBus, D>, LatchingRelay<Coil, Coil, AuxContact, D>, D>;
+
+/// The board on the bench parts: the amplifier at [`AMP_ADDRESS`] (or, when not `fitted`, a bus on
+/// which nothing answers: [`AmpBus::new`]), the latching relay on its two coils and auxiliary
+/// contact, every wait on `delay`.
+///
+/// # Errors
+/// A coil that cannot be switched off (never, on the bench).
+pub fn board<D: DelayNs + Clone>(
+    fitted: bool,
+    delay: D,
+) -> Result<BenchBoard<D>, mcp_hal::ErrorKind> {
+    let relay = LatchingRelay::new(
+        Coil { closes: true },
+        Coil { closes: false },
+        AuxContact,
+        delay.clone(),
+    )?;
+    Ok(Board {
+        codec: Amp::new(AmpBus::new(AMP_ADDRESS, fitted), AMP_ADDRESS, delay.clone()),
+        relay,
+        delay,
+    })
+}
+
+/// A delay for a host, which has no `mtime`: pending once for each millisecond it waits, so a
+/// 50 ms timeout loses to a transfer that is pending once and wins over one that never
+/// completes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PollDelay;
+
+impl DelayNs for PollDelay {
+    async fn delay_ns(&mut self, ns: u32) {
+        Polls(ns.div_ceil(1_000_000)).await;
+    }
+}
+
+/// Pending `n` more times (asking to be polled again each time), then ready.
+struct Polls(u32);
+
+impl Future for Polls {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 == 0 {
+            return Poll::Ready(());
+        }
+        self.0 -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
 
 /// Pending once, then ready: the shape of an interrupt-driven transfer.
 struct Yield(bool);

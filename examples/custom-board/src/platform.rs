@@ -12,40 +12,38 @@ const UART_LSR: usize = UART + 5;
 const MTIME: usize = 0x0200_0000 + 0xBFF8;
 const TEST: usize = 0x0010_0000;
 
-fn read8(addr: usize) -> u8 {
-    // SAFETY: a device register of QEMU's virt machine.
-    unsafe { read_volatile(addr as *const u8) }
+/// Reads the device register at `addr`.
+fn load<T: Copy>(addr: usize) -> T {
+    // SAFETY: `addr` is one of the registers above, which QEMU's virt machine maps, aligned for
+    // `T` (bytes for the UART, words for `mtime`).
+    unsafe { read_volatile(addr as *const T) }
 }
 
-fn write8(addr: usize, v: u8) {
-    // SAFETY: as in `read8`.
-    unsafe { write_volatile(addr as *mut u8, v) }
-}
-
-fn read32(addr: usize) -> u32 {
-    // SAFETY: as in `read8`; 4-byte aligned.
-    unsafe { read_volatile(addr as *const u32) }
+/// Writes `v` to the device register at `addr`.
+fn store<T>(addr: usize, v: T) {
+    // SAFETY: as in `load`.
+    unsafe { write_volatile(addr as *mut T, v) }
 }
 
 /// The next received byte, if one is waiting.
 pub fn read_byte() -> Option<u8> {
-    (read8(UART_LSR) & 0x01 != 0).then(|| read8(UART))
+    (load::<u8>(UART_LSR) & 0x01 != 0).then(|| load(UART))
 }
 
 /// Writes bytes, waiting for room.
 pub fn write(bytes: &[u8]) {
     for &b in bytes {
-        while read8(UART_LSR) & 0x20 == 0 {}
-        write8(UART, b);
+        while load::<u8>(UART_LSR) & 0x20 == 0 {}
+        store(UART, b);
     }
 }
 
 /// `mtime`.
 fn ticks() -> u64 {
     loop {
-        let hi = read32(MTIME + 4);
-        let lo = read32(MTIME);
-        if read32(MTIME + 4) == hi {
+        let hi = load::<u32>(MTIME + 4);
+        let lo = load::<u32>(MTIME);
+        if load::<u32>(MTIME + 4) == hi {
             return (u64::from(hi) << 32) | u64::from(lo);
         }
     }
@@ -70,8 +68,8 @@ impl mcp_core::transport::stdio::Port for Uart {
 
 /// Ends QEMU with a failure status.
 pub fn exit_failure(code: u16) -> ! {
-    // SAFETY: the SiFive test device.
-    unsafe { write_volatile(TEST as *mut u32, (u32::from(code) << 16) | 0x3333) };
+    // The SiFive test device: status in the high half, 0x3333 for a failure.
+    store(TEST, (u32::from(code) << 16) | 0x3333);
     loop {
         core::hint::spin_loop();
     }

@@ -33,12 +33,8 @@ passed = failed = 0
 
 def check(name: str, ok: bool, detail: object = "") -> None:
     global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   - {name}")
-    else:
-        failed += 1
-        print(f"FAIL - {name}: {detail}")
+    passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
+    print(f"ok   - {name}" if ok else f"FAIL - {name}: {detail}")
 
 
 def texts(result) -> str:

@@ -8,7 +8,7 @@
 //!   description), and the answer it reads (where to connect and with which token, an
 //!   activation code to show, a newer firmware, the server's time).
 //! - [`sntp`]: the SNTP request and the checks on its answer (the clock certificates need).
-//! - [`shown`]: text from the wire escaped for a log line.
+//! - [`shown`]: text from the wire escaped for a log line (mcp-core's escaper, capped at 64).
 //! - `tls` (feature `tls`, needs an allocator): a TLS 1.3 client over any `embedded-io-async`
 //!   stream with the server's certificate checked in full (rustls-webpki), cancel-safe reads.
 #![cfg_attr(not(test), no_std)]

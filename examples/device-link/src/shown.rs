@@ -1,48 +1,34 @@
-//! Text from the wire, made safe for a log line: [`Shown`] prints a string with every control
-//! character, quote, backslash and non-ASCII character escaped (`\n`, `\"`, `\u{1b}`), so that a
-//! server cannot forge log lines, move the cursor or hide text with terminal escapes, and caps
-//! its length. (A local escaper: mcp-core has none to share yet.)
+//! Text from the wire, made safe for a log line: [`Shown`] is mcp-core's escaper
+//! ([`mcp_core::transport::escape`]: control characters, bidi controls and backslashes escaped
+//! as `\n`, `\u{1b}`, `\\`, so that a server cannot forge log lines, move the cursor or hide
+//! text) with the firmware's cap of 64 characters. There is one escaper in the project, and this
+//! is its firmware-side name.
 
 use core::fmt;
 
-/// Displays the wrapped text escaped, at most `max` characters of it (then `…`).
+use mcp_core::transport::escape::{Escaped, escaped};
+
+/// Displays the wrapped text escaped, at most 64 characters of it (or [`max`](Self::max); then
+/// `…`).
 #[derive(Debug, Clone, Copy)]
-pub struct Shown<'a> {
-    text: &'a str,
-    max: usize,
-}
+pub struct Shown<'a>(Escaped<'a>);
 
 impl<'a> Shown<'a> {
     /// At most 64 characters of `text`, escaped.
     pub const fn new(text: &'a str) -> Self {
-        Shown { text, max: 64 }
+        Shown(escaped(text).max_chars(64))
     }
 
     /// At most `max` characters.
     #[must_use]
-    pub const fn max(mut self, max: usize) -> Self {
-        self.max = max;
-        self
+    pub const fn max(self, max: usize) -> Self {
+        Shown(self.0.max_chars(max))
     }
 }
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, c) in self.text.chars().enumerate() {
-            if i == self.max {
-                return f.write_str("…");
-            }
-            match c {
-                '"' => f.write_str("\\\"")?,
-                '\\' => f.write_str("\\\\")?,
-                '\n' => f.write_str("\\n")?,
-                '\r' => f.write_str("\\r")?,
-                '\t' => f.write_str("\\t")?,
-                ' '..='~' => fmt::Write::write_char(f, c)?,
-                c => write!(f, "\\u{{{:x}}}", u32::from(c))?,
-            }
-        }
-        Ok(())
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
@@ -51,10 +37,14 @@ mod test {
     use super::*;
 
     #[test]
-    fn control_characters_quotes_and_non_ascii_are_escaped() {
-        let s = format!("{}", Shown::new("12\"34\n\x1b[2Jé\\"));
-        assert_eq!(s, "12\\\"34\\n\\u{1b}[2J\\u{e9}\\\\");
+    fn control_characters_and_backslashes_are_escaped_and_the_text_capped() {
+        let s = format!("{}", Shown::new("12\"34\n\x1b[2Jé\\\u{202e}"));
+        assert_eq!(s, "12\"34\\n\\u{1b}[2Jé\\\\\\u{202e}");
         assert_eq!(format!("{}", Shown::new("abcdef").max(3)), "abc…");
+        assert_eq!(
+            format!("{}", Shown::new(&"x".repeat(70))),
+            format!("{}…", "x".repeat(64))
+        );
         assert_eq!(format!("{}", Shown::new("")), "");
     }
 }

@@ -32,7 +32,6 @@ use clap::{Parser, ValueEnum};
 use mcp_core::server::{Delivery, Peer, Pending, Receipt};
 use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
-use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 use mcp_core::{Config, Event, Input, Principal, Revision};
 use mcp_hal::sim::{Fault, Faults};
 use mcp_host::Board as _;
@@ -136,7 +135,8 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "http")]
     http_body_timeout: Duration,
     /// With --http: the most legacy sessions; at the limit an idle one is ended, and when every
-    /// one is in use (a running task, an open stream) a new initialize gets 503 + Retry-After.
+    /// one is in use (a running task, a call waiting for a person, an open stream) a new
+    /// initialize gets 503 + Retry-After.
     #[arg(long, value_name = "N", default_value_t = 32, requires = "http")]
     max_sessions: usize,
     /// Connect to a xiaozhi backend's WebSocket URL (ws://…, or wss://… over TLS: the server's
@@ -498,18 +498,19 @@ impl Device {
                 n
             }
             Some(EnvelopeKind::Xiaozhi) => {
-                let Ok(env) = Envelope::parse(msg, DEFAULT_MAX_DEPTH) else {
-                    eprintln!("device-sim: ignoring a line that is not a JSON envelope");
-                    return None;
-                };
-                // Its `tts` frames say when the backend speaks (no turn of the device's then).
-                self.voice.hear(&env, now_ms);
-                if env.is("tts") || env.is("stt") || env.is("pong") {
-                    return None;
+                let env = Envelope::parse(msg);
+                if let Ok(env) = &env {
+                    // Its `tts` frames say when the backend speaks (no turn of the device's then).
+                    self.voice.hear(env, now_ms);
+                    if env.is("tts") || env.is("stt") || env.is("pong") {
+                        return None;
+                    }
                 }
-                if env.is("hello") {
+                if let Ok(env) = &env
+                    && env.is("hello")
+                {
                     self.greeted = true;
-                    self.session_id = usable_session_id(&env);
+                    self.session_id = usable_session_id(env);
                     eprintln!(
                         "device-sim: hello from the server, session \"{}\"",
                         escaped(self.session_id.as_deref().unwrap_or(""))
@@ -525,13 +526,24 @@ impl Device {
                     });
                     return None;
                 }
-                let Some(payload) = env.mcp_payload() else {
-                    eprintln!("device-sim: ignoring a non-MCP message");
-                    return None;
+                let payload = match &env {
+                    Ok(env) => {
+                        let Some(payload) = env.mcp_payload() else {
+                            eprintln!("device-sim: ignoring a non-MCP message");
+                            return None;
+                        };
+                        payload
+                    }
+                    // No envelope anyone can read: the engine answers it as it answers any
+                    // unreadable message (-32700, `id: null`), in an `mcp` envelope.
+                    Err(_) => msg,
                 };
                 payload_in = payload;
                 // Answer in the session the server gave us, or the one the message names.
-                let sid = self.session_id.clone().or_else(|| usable_session_id(&env));
+                let sid = self
+                    .session_id
+                    .clone()
+                    .or_else(|| env.as_ref().ok().and_then(usable_session_id));
                 // The backend session is the peer whose retransmissions are recognised.
                 let peer = sid
                     .as_deref()
@@ -1083,7 +1095,8 @@ fn oauth_options(cli: &Cli) -> Result<Option<mcp_host::oauth::OAuthOptions>, Str
     };
     let scopes: Vec<&str> = cli.oauth_scopes.iter().map(String::as_str).collect();
     let mut opts = mcp_host::oauth::OAuthOptions::new(issuer.trim_end_matches('/').to_string())
-        .scopes(&scopes);
+        .scopes(&scopes)
+        .tls(tls(cli));
     if issuer.ends_with('/') {
         // An issuer is compared exactly: keep what was given.
         opts.issuer = issuer.clone();

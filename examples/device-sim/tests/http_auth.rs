@@ -3,13 +3,7 @@
 //! get 401 with a `WWW-Authenticate` challenge and never reach the engine (the relay a refused
 //! call would switch stays off, as `--ui`'s state shows); the protected-resource metadata is
 //! served without the token.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
@@ -18,7 +12,8 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{start, state, state_until};
+use common::exchange as request;
+use common::{ACCEPT, JSON, header, parse_response, start, state, state_until};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "dev1ce-T0ken_with.all~chars+/==";
@@ -45,15 +40,7 @@ fn exchange(addr: &str, head: &str, body: &str) -> (u16, Vec<(String, String)>, 
             break;
         }
     }
-    let raw = String::from_utf8(raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    (status.unwrap(), headers, body.to_string())
+    parse_response(&raw)
 }
 
 /// The length of a complete response with a `content-length`, once it has all come.
@@ -68,35 +55,6 @@ fn complete(raw: &[u8]) -> Option<usize> {
     let total = head.len() + 4 + len;
     (raw.len() >= total).then_some(total)
 }
-
-/// One request to `path` with `Connection: close`.
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    exchange(addr, &head, body)
-}
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
 /// A 2026-07-28 `tools/call` that switches the relay on, and its headers.
 fn relay_on() -> (String, [(&'static str, &'static str); 5]) {

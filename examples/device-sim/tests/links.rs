@@ -5,54 +5,33 @@
 //! (issue 23). Each time the device must notice, recover by itself (reconnect, hello again, with a
 //! backoff that grows while no session comes) and then serve `initialize` and `tools/list` as
 //! before.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{Running, Ws, device_sim, log_text, next_text, xiaozhi_ask, xiaozhi_handshake};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-
-type Ws = WebSocketStream<TcpStream>;
 
 /// The device-sim process, its stderr collected on a thread.
 struct Sim {
-    child: Child,
+    _running: Running,
     stderr: Arc<Mutex<String>>,
 }
 
 impl Sim {
     fn start(url: &str, args: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-            .args(["--xiaozhi-ws", url])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start device-sim");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = BufReader::new(child.stderr.take().unwrap());
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            while pipe.read_line(&mut line).unwrap_or(0) > 0 {
-                sink.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
-        Sim { child, stderr }
+        let mut child = device_sim(&[&["--xiaozhi-ws", url], args].concat(), false);
+        let stderr = log_text(&mut child);
+        Sim {
+            _running: Running(child),
+            stderr,
+        }
     }
 
     fn log(&self) -> String {
@@ -60,17 +39,11 @@ impl Sim {
     }
 }
 
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn listen() -> (TcpListener, String) {
+/// A backend listening on loopback, and device-sim connecting to it with `args`.
+async fn connecting(args: &[&str]) -> (TcpListener, Sim) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
-    (listener, url)
+    (listener, Sim::start(&url, args))
 }
 
 /// The next TCP connection from the device, within `within`.
@@ -84,47 +57,14 @@ async fn next_tcp(listener: &TcpListener, within: Duration, sim: &Sim) -> TcpStr
     }
 }
 
-async fn next_text(ws: &mut Ws) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a frame within 10 s")
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
-}
-
-/// Upgrades `tcp`, reads the device's hello and answers with the server hello for `sid`.
-async fn handshake(tcp: TcpStream, sid: &str) -> Ws {
-    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
-    assert_eq!(hello["type"], "hello");
-    assert_eq!(hello["features"]["mcp"], true);
-    ws.send(Message::text(
-        json!({"type":"hello","transport":"websocket","session_id": sid}).to_string(),
-    ))
-    .await
-    .unwrap();
-    ws
-}
-
-async fn ask(ws: &mut Ws, sid: &str, payload: Value) -> Value {
-    let msg = json!({"session_id": sid, "type": "mcp", "payload": payload});
-    ws.send(Message::text(msg.to_string())).await.unwrap();
-    next_text(ws).await
-}
-
 /// What a backend does first on every connection, as xinnan's does: initialize, then list.
 async fn initialize_and_list(ws: &mut Ws, sid: &str) {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05",
         "capabilities":{},"clientInfo":{"name":"backend","version":"1"}}});
-    let answer = ask(ws, sid, init).await;
+    let answer = xiaozhi_ask(ws, sid, init).await;
     assert_eq!(answer["session_id"], sid, "{answer}");
     assert_eq!(answer["payload"]["result"]["protocolVersion"], "2024-11-05");
-    let answer = ask(
+    let answer = xiaozhi_ask(
         ws,
         sid,
         json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
@@ -137,12 +77,9 @@ async fn initialize_and_list(ws: &mut Ws, sid: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_backend_is_declared_dead_and_the_device_reconnects() {
-    let (listener, url) = listen().await;
-    let sim = Sim::start(
-        &url,
-        &["--ws-ping-interval", "0.2", "--ws-dead-after", "0.8"],
-    );
-    let mut ws = handshake(
+    let (listener, sim) =
+        connecting(&["--ws-ping-interval", "0.2", "--ws-dead-after", "0.8"]).await;
+    let mut ws = xiaozhi_handshake(
         next_tcp(&listener, Duration::from_secs(10), &sim).await,
         "s-1",
     )
@@ -163,15 +100,14 @@ async fn a_silent_backend_is_declared_dead_and_the_device_reconnects() {
     assert!(log.contains("dead link"), "{log}");
     assert!(log.contains("reconnecting in"), "{log}");
     // The device says hello again and serves the backend as before.
-    let mut again = handshake(tcp, "s-2").await;
+    let mut again = xiaozhi_handshake(tcp, "s-2").await;
     initialize_and_list(&mut again, "s-2").await;
     drop(ws);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backend_that_never_upgrades_hits_the_handshake_timeout_and_is_retried() {
-    let (listener, url) = listen().await;
-    let sim = Sim::start(&url, &["--ws-connect-timeout", "0.4"]);
+    let (listener, sim) = connecting(&["--ws-connect-timeout", "0.4"]).await;
     // The first attempt: TCP accepted, the upgrade request never answered.
     let stuck = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let since = tokio::time::Instant::now();
@@ -179,7 +115,7 @@ async fn a_backend_that_never_upgrades_hits_the_handshake_timeout_and_is_retried
     assert!(since.elapsed() >= Duration::from_millis(300));
     let log = sim.log();
     assert!(log.contains("connection attempt timed out"), "{log}");
-    let mut ws = handshake(tcp, "s-1").await;
+    let mut ws = xiaozhi_handshake(tcp, "s-1").await;
     initialize_and_list(&mut ws, "s-1").await;
     drop(stuck);
 }
@@ -202,12 +138,14 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_beyond_the_device_limit_is_closed_with_1009_then_the_device_comes_back() {
-    let (listener, url) = listen().await;
     // Defaults: the limit is four pages (4 x 8000 bytes).
-    let sim = Sim::start(&url, &[]);
+    let (listener, sim) = connecting(&[]).await;
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    assert_eq!(next_text(&mut ws).await["type"], "hello");
+    assert_eq!(
+        next_text(&mut ws, Duration::from_secs(10)).await["type"],
+        "hello"
+    );
     // A hello whose session_id is a megabyte: far beyond what a device holds.
     // The device may close before all of it is written (the send then fails with a broken
     // pipe): it is sent from its own task while its close frame is read.
@@ -227,22 +165,27 @@ async fn a_message_beyond_the_device_limit_is_closed_with_1009_then_the_device_c
     let log = sim.log();
     assert!(log.contains("1009 message too big"), "{log}");
     assert!(log.len() < 16 * 1024, "the log grew to {} bytes", log.len());
-    let mut ws = handshake(tcp, "s-2").await;
+    let mut ws = xiaozhi_handshake(tcp, "s-2").await;
     initialize_and_list(&mut ws, "s-2").await;
     let padded = json!({"session_id":"s-2","type":"mcp","padding":"p".repeat(30_000),
         "payload":{"jsonrpc":"2.0","id":3,"method":"ping"}});
     ws.send(Message::text(padded.to_string())).await.unwrap();
-    assert_eq!(next_text(&mut ws).await["payload"]["id"], 3);
+    assert_eq!(
+        next_text(&mut ws, Duration::from_secs(10)).await["payload"]["id"],
+        3
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unusable_session_ids_are_never_echoed_or_logged() {
-    let (listener, url) = listen().await;
     // A limit high enough to let a 1 MiB session_id through to the envelope parser.
-    let sim = Sim::start(&url, &["--ws-max-message", "4194304"]);
+    let (listener, sim) = connecting(&["--ws-max-message", "4194304"]).await;
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    assert_eq!(next_text(&mut ws).await["type"], "hello");
+    assert_eq!(
+        next_text(&mut ws, Duration::from_secs(10)).await["type"],
+        "hello"
+    );
     let megabyte = "m".repeat(1 << 20);
     let control = "s-1\u{1b}[2J\nforged log line";
     for bad in [megabyte.as_str(), control, &"y".repeat(129)] {
@@ -255,7 +198,7 @@ async fn unusable_session_ids_are_never_echoed_or_logged() {
             {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05",
             "capabilities":{},"clientInfo":{"name":"b","version":"1"}}}});
         ws.send(Message::text(msg.to_string())).await.unwrap();
-        let answer = next_text(&mut ws).await;
+        let answer = next_text(&mut ws, Duration::from_secs(10)).await;
         assert!(
             answer.get("session_id").is_none(),
             "echoed: {:.200}",
@@ -305,12 +248,11 @@ async fn a_dropped_hello_is_recovered_within_15_s_with_the_default_hello_timeout
     // configuration (it waits 1 s for it): here the device's first hello. Defaults only: the
     // device waits its 10 s for the backend's hello, closes, reconnects after the first backoff
     // step (0.5-1 s), and this time gets a session.
-    let (listener, url) = listen().await;
-    let sim = Sim::start(&url, &[]);
+    let (listener, sim) = connecting(&[]).await;
     let tcp = next_tcp(&listener, Duration::from_secs(10), &sim).await;
     let accepted = tokio::time::Instant::now();
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
+    let hello = next_text(&mut ws, Duration::from_secs(10)).await;
     assert_eq!(hello["type"], "hello");
     assert!(
         accepted.elapsed() < Duration::from_secs(1),
@@ -322,7 +264,7 @@ async fn a_dropped_hello_is_recovered_within_15_s_with_the_default_hello_timeout
     assert_eq!(close, Some((1000, "no hello".to_string())), "{}", sim.log());
     assert!(gave_up >= Duration::from_millis(9_900), "{gave_up:?}");
     let tcp = next_tcp(&listener, Duration::from_secs(3), &sim).await;
-    let mut ws = handshake(tcp, "s-2").await;
+    let mut ws = xiaozhi_handshake(tcp, "s-2").await;
     initialize_and_list(&mut ws, "s-2").await;
     let recovered = accepted.elapsed();
     assert!(recovered < Duration::from_secs(15), "{recovered:?}");
@@ -339,11 +281,8 @@ async fn accept_then_close_forever_backs_off_to_the_cap() {
     // header is missing, sends a line of text and closes — gives no session: every such
     // connection makes the next wait longer, up to the cap (short steps here: 0.1 s doubling
     // to 0.8 s; the defaults are 1 s to 30 s).
-    let (listener, url) = listen().await;
-    let sim = Sim::start(
-        &url,
-        &["--ws-backoff-first", "0.1", "--ws-backoff-max", "0.8"],
-    );
+    let (listener, sim) =
+        connecting(&["--ws-backoff-first", "0.1", "--ws-backoff-max", "0.8"]).await;
     let mut accepted = Vec::new();
     for _ in 0..7 {
         let tcp = next_tcp(&listener, Duration::from_secs(5), &sim).await;
@@ -378,14 +317,8 @@ async fn accept_then_close_forever_backs_off_to_the_cap() {
 
 #[test]
 fn the_stdio_envelope_bounds_session_ids_too() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--envelope", "xiaozhi"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = device_sim(&["--envelope", "xiaozhi"], true);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();

@@ -10,22 +10,16 @@
 //! the machine, and parallel runs cannot hear one another. (Linux loops multicast back on `lo`
 //! without its `MULTICAST` flag; the namespace does not need to set it.) Where no namespace can be
 //! made (user namespaces forbidden), the test runs on the machine's loopback with a unique name.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::{Running, device_sim, device_sim_output, log_lines};
 use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent};
 use serde_json::{Value, json};
 
@@ -34,15 +28,6 @@ const INSIDE: &str = "DEVICE_SIM_MDNS_NETNS";
 /// Every wait of this test.
 const WAIT: Duration = Duration::from_secs(10);
 const SERVICE_TYPE: &str = "_mcp._tcp.local.";
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Runs test `name` of this binary again inside a fresh network namespace whose only
 /// interface is `lo`; fails with the namespace's own output when it fails. Returns `false`
@@ -147,46 +132,9 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
     let instance = format!("test-{}-{nanos:08x}", std::process::id());
     let fullname = format!("{instance}.{SERVICE_TYPE}");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &instance])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut sim = Sim(child);
+    let args = ["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &instance];
     // Its log, line by line, on a thread (reads block), so that every wait is bounded.
-    let (tx, log) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let deadline = Instant::now() + WAIT;
-    let mut lines = Vec::new();
-    let mut served = None;
-    let mut advertised = false;
-    while served.is_none() || !advertised {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = log.recv_timeout(left).unwrap_or_else(|_| {
-            panic!("device-sim did not say where it serves and what it advertises: {lines:#?}")
-        });
-        if let Some(rest) =
-            line.strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
-        {
-            served = Some(rest.strip_suffix("/mcp").unwrap().to_string());
-        }
-        if line.starts_with(&format!("device-sim: advertising {fullname} ")) {
-            advertised = true;
-        }
-        lines.push(line);
-    }
-    let served = served.unwrap();
-    let port: u16 = served.rsplit_once(':').unwrap().1.parse().unwrap();
+    let (mut sim, log, port) = start_advertising(&args, &fullname);
 
     // Browse and resolve, as a client that knows nothing but the service type.
     let (browser, events) = loopback_browser();
@@ -265,6 +213,7 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
         status.success(),
         "device-sim exited with {status} on SIGTERM"
     );
+    let mut lines = Vec::new();
     while let Ok(line) = log.recv_timeout(Duration::from_secs(1)) {
         lines.push(line);
     }
@@ -279,22 +228,14 @@ fn a_client_on_loopback_resolves_the_advertisement_connects_and_hears_the_goodby
 
 #[test]
 fn mdns_needs_http_and_a_usable_name() {
-    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .arg("--mdns")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = device_sim_output(&["--mdns"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--http"), "{stderr}");
 
     // A name longer than a DNS label is refused before anything is served.
     let long = "x".repeat(64);
-    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &long])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = device_sim_output(&["--http", "127.0.0.1:0", "--mdns", "--mdns-name", &long]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 to 63 bytes"), "{stderr}");
@@ -308,25 +249,9 @@ const VETH_LAN: &str = "ip link set lo up && ip link add mcp0 type veth peer nam
 
 /// Starts device-sim with `args` (an `--http` and `--mdns-name` among them) and waits until it
 /// serves and advertises `fullname`; returns it, its log so far and on, and the port.
-fn start_advertising(args: &[&str], fullname: &str) -> (Sim, mpsc::Receiver<String>, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let sim = Sim(child);
-    let (tx, log) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+fn start_advertising(args: &[&str], fullname: &str) -> (Running, mpsc::Receiver<String>, u16) {
+    let mut sim = Running(device_sim(args, false));
+    let log = log_lines(&mut sim.0);
     let deadline = Instant::now() + WAIT;
     let (mut port, mut advertised, mut lines) = (None, false, Vec::new());
     while port.is_none() || !advertised {

@@ -2,31 +2,17 @@
 //! mosquitto started by the test, discovered by their presence and called, and gone (their
 //! wills) when the process dies. With `--ui`, the page shows the board the MQTT device drives,
 //! and its button confirms what that device holds.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{api, state_until};
+use common::{Running, api, device_sim, log_lines, state_until};
+use mcp_hal::kits::audio;
 use mqtt_fleet::{Broker, Client};
 use serde_json::{Value, json};
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 const T: Duration = Duration::from_secs(10);
 
@@ -35,20 +21,12 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
     let Some(broker) = Broker::for_test() else {
         return;
     };
-    let mut sim = Sim(Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args([
-            "--mqtt",
-            &broker.url(),
-            "--device-id",
-            "sim",
-            "--devices",
-            "12",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start device-sim"));
+    let url = broker.url();
+    let mut sim = Running(device_sim(
+        &["--mqtt", &url, "--device-id", "sim", "--devices", "12"],
+        false,
+    ));
+    let _log = log_lines(&mut sim.0);
     let client = Client::connect(&broker.url(), "sim-tester").unwrap();
     assert!(
         client.wait_for_online(12, T).await,
@@ -72,13 +50,7 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
         );
         let volume = i64::try_from(i).unwrap() * 5;
         let call = client
-            .request(
-                id,
-                2,
-                "tools/call",
-                json!({"name":"self.audio_speaker.set_volume","arguments":{"volume":volume}}),
-                T,
-            )
+            .call_tool(id, 2, audio::NAME, json!({ "volume": volume }), T)
             .await
             .unwrap();
         let evidence = &call["result"]["evidence"];
@@ -103,38 +75,25 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
 /// going to that client.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
-    let Some(broker) = Broker::for_test() else {
+    let Some((broker, sim, client)) = confirming_sim("held", "ui-tester").await else {
         return;
     };
-    let url = broker.url();
-    let sim = tokio::task::spawn_blocking(move || {
-        common::start(&["--mqtt", &url, "--device-id", "held", "--confirm"])
-    })
-    .await
-    .unwrap();
-    let sim = std::sync::Arc::new(sim);
-    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
-        let sim = sim.clone();
-        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
-    };
-    let client = Client::connect(&broker.url(), "ui-tester").unwrap();
-    assert!(client.wait_for_online(1, T).await, "{:?}", client.devices());
-    client.initialize("held", T).await.unwrap();
     // One board: a volume set over MQTT is the page's volume.
     let call = client
-        .request(
+        .call_tool(
             "held",
             1,
-            "tools/call",
-            json!({"name":"self.audio_speaker.set_volume","arguments":{"volume":35}}),
+            "self.audio_speaker.set_volume",
+            json!({"volume":35}),
             T,
         )
         .await
         .unwrap();
     assert_eq!(call["result"]["evidence"]["level"], "read_back", "{call}");
-    let s = on_page("the volume set over MQTT", |s| s["speaker"]["volume"] == 35)
-        .await
-        .unwrap();
+    let s = on_page(&sim, "the volume set over MQTT", |s| {
+        s["speaker"]["volume"] == 35
+    })
+    .await;
     assert_eq!(
         s["device"]["transports"],
         json!([format!("mqtt {} as held", broker.url())])
@@ -144,11 +103,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
         "params":{"name":"self.relay.set","arguments":{"on":true}}});
     let mut answer = client.expect_answer("held", &json!(2));
     client.send("held", relay.to_string()).await.unwrap();
-    let s = on_page("the MQTT call waiting on the page", |s| {
+    let s = on_page(&sim, "the MQTT call waiting on the page", |s| {
         s["confirmation"]["tool"] == "self.relay.set"
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s["confirmation"]["on_device"], true, "{s:#}");
     assert_eq!(s["relay"]["on"], false);
     // The press confirms it.
@@ -159,11 +117,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
             .unwrap();
     assert_eq!(status, 200);
     assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
-    on_page("the relay on, nothing waiting", |s| {
+    on_page(&sim, "the relay on, nothing waiting", |s| {
         s["relay"]["on"] == true && s["confirmation"].is_null()
     })
-    .await
-    .unwrap();
+    .await;
     // The MQTT client hears the outcome: the call's own answer when it was held inside the call,
     // or, after an `awaiting_confirmation` answer, the outcome notification (logger
     // `confirmation`).
@@ -208,25 +165,11 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
 /// nothing of hers, and the outcome of her call goes to her only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_client_never_answers_another_clients_confirmation() {
-    let Some(broker) = Broker::for_test() else {
+    let Some((broker, sim, alice)) = confirming_sim("shared", "alice").await else {
         return;
     };
-    let url = broker.url();
-    let sim = tokio::task::spawn_blocking(move || {
-        common::start(&["--mqtt", &url, "--device-id", "shared", "--confirm"])
-    })
-    .await
-    .unwrap();
-    let sim = std::sync::Arc::new(sim);
-    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
-        let sim = sim.clone();
-        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
-    };
-    let alice = Client::connect(&broker.url(), "alice").unwrap();
     let bob = Client::connect(&broker.url(), "bob").unwrap();
-    assert!(alice.wait_for_online(1, T).await, "{:?}", alice.devices());
     assert!(bob.wait_for_online(1, T).await, "{:?}", bob.devices());
-    alice.initialize("shared", T).await.unwrap();
     // Bob declares elicitation at his initialize.
     let init = bob.expect_answer("shared", &json!(0));
     bob.send_control(
@@ -257,11 +200,10 @@ async fn one_client_never_answers_another_clients_confirmation() {
         )
         .await
         .unwrap();
-    let s = on_page("Alice's reboot waiting on the device", |s| {
+    let s = on_page(&sim, "Alice's reboot waiting on the device", |s| {
         s["confirmation"]["tool"] == "self.reboot"
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s["confirmation"]["on_device"], true, "{s:#}");
     assert!(
         alice
@@ -283,11 +225,10 @@ async fn one_client_never_answers_another_clients_confirmation() {
         .unwrap();
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let s = on_page("still waiting for the button", |s| {
+    let s = on_page(&sim, "still waiting for the button", |s| {
         s["confirmation"]["tool"] == "self.reboot"
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(s["reboot"]["scheduled"], 0, "Bob's yes ran nothing: {s:#}");
     assert!(answer.try_recv().is_err(), "Alice has no answer yet");
     // The press decides; the outcome is Alice's call's answer, and Bob hears nothing of it.
@@ -315,26 +256,33 @@ async fn one_client_never_answers_another_clients_confirmation() {
 }
 
 /// Starts `device-sim --mqtt URL --device-id ID` and collects its stderr lines on a thread.
-fn mqtt_sim(url: &str, id: &str) -> (Sim, std::sync::mpsc::Receiver<String>) {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--mqtt", url, "--device-id", id])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
+fn mqtt_sim(url: &str, id: &str) -> (Running, std::sync::mpsc::Receiver<String>) {
+    let mut child = device_sim(&["--mqtt", url, "--device-id", id], false);
+    let rx = log_lines(&mut child);
+    (Running(child), rx)
+}
+
+/// A broker (`None`: none on this machine), `device-sim --mqtt URL --device-id ID --confirm` on
+/// it with its page (`--ui`) — the device holds a call for its button, which the page presses —
+/// and a client `who` that initialized with it.
+async fn confirming_sim(id: &'static str, who: &str) -> Option<(Broker, Arc<common::Sim>, Client)> {
+    let broker = Broker::for_test()?;
+    let url = broker.url();
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--mqtt", &url, "--device-id", id, "--confirm"])
     });
-    (Sim(child), rx)
+    let sim = Arc::new(sim.await.unwrap());
+    let client = Client::initialized(&broker.url(), who, id, T)
+        .await
+        .unwrap();
+    Some((broker, sim, client))
+}
+
+/// The page's state once `ok` holds (`what` names it), waited for on a blocking thread.
+async fn on_page(sim: &Arc<common::Sim>, what: &'static str, ok: fn(&Value) -> bool) -> Value {
+    let sim = sim.clone();
+    let state = tokio::task::spawn_blocking(move || state_until(&sim, what, ok));
+    state.await.unwrap()
 }
 
 /// The lines that came within `wait`, until one satisfies `stop`.
@@ -390,18 +338,17 @@ async fn broker_credentials_come_from_the_url() {
         drop(sim);
     }
     // The right password: connected, and the URL in the log has no credentials.
-    let (sim, rx) = mqtt_sim(
-        &format!("mqtt://dev:s3cret-pw@127.0.0.1:{port}"),
-        "auth-sim",
-    );
-    let lines = lines_until(&rx, T, |l| l.starts_with(&connected));
-    assert!(
-        lines.iter().any(|l| l.starts_with(&connected)),
-        "{lines:#?}"
-    );
-    assert!(!lines.iter().any(|l| l.contains("s3cret-pw")), "{lines:#?}");
-    // ... and serves: a client of the broker (with the password) sees it online.
-    drop(sim);
+    let url = format!("mqtt://dev:s3cret-pw@127.0.0.1:{port}");
+    connects_never_showing(&url, "auth-sim", &connected, "s3cret-pw");
+}
+
+/// `device-sim --mqtt URL --device-id ID` logs `connected` (the broker took its credentials),
+/// and no log line until then shows `secret`.
+fn connects_never_showing(url: &str, id: &str, connected: &str, secret: &str) {
+    let (_sim, rx) = mqtt_sim(url, id);
+    let lines = lines_until(&rx, T, |l| l.starts_with(connected));
+    assert!(lines.iter().any(|l| l.starts_with(connected)), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l.contains(secret)), "{lines:#?}");
 }
 
 /// Issue 33, finding 5: a password with a raw `/` (`mqtt://dev:pa/ss@host`) is the password: the
@@ -416,14 +363,7 @@ async fn a_raw_slash_in_the_password_is_taken_and_never_shown() {
     let url = format!("mqtt://dev:pa/ss?#w@127.0.0.1:{port}");
     let connected =
         format!("device-sim: connected to MQTT broker mqtt://127.0.0.1:{port} as slash-sim");
-    let (sim, rx) = mqtt_sim(&url, "slash-sim");
-    let lines = lines_until(&rx, T, |l| l.starts_with(&connected));
-    assert!(
-        lines.iter().any(|l| l.starts_with(&connected)),
-        "{lines:#?}"
-    );
-    assert!(!lines.iter().any(|l| l.contains("pa/ss")), "{lines:#?}");
-    drop(sim);
+    connects_never_showing(&url, "slash-sim", &connected, "pa/ss");
     let sim = common::start(&["--mqtt", &url, "--device-id", "slash-page"]);
     let state = state_until(&sim, "the MQTT link shown", |s| {
         s.to_string().contains("slash-page")

@@ -1,108 +1,28 @@
 //! The real device-sim binary on its network transports: `--http` (Streamable HTTP, plain
 //! HTTP/1.1 requests written by hand) and `--xiaozhi-ws` (a backend-style WebSocket server).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use common::{
+    ACCEPT, JSON, device_sim, device_sim_output, exchange, head, header, log_text, start_http,
+    xiaozhi_ask, xiaozhi_handshake,
+};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `device-sim --http 127.0.0.1:0 ARGS` and returns it with the address it serves.
-fn start_http(args: &[&str]) -> (Sim, String) {
-    let mut sim = Sim(Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim"));
-    let mut stderr = BufReader::new(sim.0.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "device-sim exited"
-        );
-        if let Some(rest) = line
-            .trim()
-            .strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
-        {
-            let addr = rest.strip_suffix("/mcp").unwrap().to_string();
-            // Keep draining stderr so the child never blocks on it.
-            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-            return (sim, addr);
-        }
-    }
-}
-
-/// One HTTP/1.1 request; returns the status, the headers (lower-case names) and the body.
+/// One request to `/mcp`: the status, the headers (lower-case names) and the body.
 fn request(
     addr: &str,
     method: &str,
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    (status, headers, body.to_string())
+    exchange(addr, method, "/mcp", headers, body)
 }
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
 #[test]
 fn http_serves_a_legacy_session_and_the_stateless_revision() {
@@ -180,16 +100,18 @@ fn http_closes_slow_heads_and_short_bodies_within_its_timeouts() {
     let mut slow = TcpStream::connect(&addr).unwrap();
     slow.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
         .unwrap();
+    // A head that announces 100 bytes of body, and 10 of them.
     let mut short = TcpStream::connect(&addr).unwrap();
-    short
-        .write_all(
-            format!(
-                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let whole = head(
+        &addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT],
+        &" ".repeat(100),
+        false,
+    );
+    let sent = whole.len() - 90;
+    short.write_all(&whole.as_bytes()[..sent]).unwrap();
     let (got, closed) = read_until_closed(&mut slow, Duration::from_secs(3));
     assert!(
         closed && !got.starts_with("HTTP/1.1 2"),
@@ -203,10 +125,7 @@ fn http_closes_slow_heads_and_short_bodies_within_its_timeouts() {
 
 #[test]
 fn http_refuses_a_bad_address() {
-    let out = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--http", "nowhere"])
-        .output()
-        .unwrap();
+    let out = device_sim_output(&["--http", "nowhere"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--http wants"));
 }
@@ -215,32 +134,17 @@ fn http_refuses_a_bad_address() {
 async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args([
-            "--xiaozhi-ws",
-            &url,
-            "--once",
-            "--ws-header",
-            "Device-Id: 11:22:33:44:55:66",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let device_id = "Device-Id: 11:22:33:44:55:66";
+    let mut child = device_sim(
+        &["--xiaozhi-ws", &url, "--once", "--ws-header", device_id],
+        false,
+    );
+    let log = log_text(&mut child);
     let (tcp, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
         .await
         .unwrap()
         .unwrap();
-    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
-    assert_eq!(hello["features"]["mcp"], true);
-    ws.send(Message::text(
-        json!({"type":"hello","session_id":"abc"}).to_string(),
-    ))
-    .await
-    .unwrap();
+    let mut ws = xiaozhi_handshake(tcp, "abc").await;
     for (id, msg) in [
         (
             1,
@@ -248,12 +152,7 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         ),
         (2, json!({"jsonrpc":"2.0","id":2,"method":"tools/list"})),
     ] {
-        ws.send(Message::text(
-            json!({"session_id":"abc","type":"mcp","payload":msg}).to_string(),
-        ))
-        .await
-        .unwrap();
-        let answer = next_text(&mut ws).await;
+        let answer = xiaozhi_ask(&mut ws, "abc", msg).await;
         assert_eq!(answer["session_id"], "abc");
         assert_eq!(answer["payload"]["id"], id);
         if id == 2 {
@@ -267,30 +166,17 @@ async fn xiaozhi_ws_connects_out_says_hello_and_serves_the_envelope() {
         }
     }
     ws.close(None).await.unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+    // `--once`: the device ends with the link.
+    let waited = tokio::task::spawn_blocking(move || child.wait());
+    let status = tokio::time::timeout(Duration::from_secs(10), waited)
         .await
+        .unwrap()
         .unwrap()
         .unwrap();
     assert!(status.success());
-    let mut err = String::new();
-    tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut err)
-        .await
-        .unwrap();
+    let log = log.lock().unwrap().clone();
     assert!(
-        err.contains("hello from the server, session \"abc\""),
-        "{err}"
+        log.contains("hello from the server, session \"abc\""),
+        "{log}"
     );
-}
-
-async fn next_text(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
 }

@@ -6,23 +6,18 @@
 //! audience, a time that has not passed, and the scope; every other is refused before the engine
 //! sees anything (the relay stays off). The follow-up paths an OAuth client tries answer a JSON
 //! OAuth error.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use common::{start, state};
+use common::{ACCEPT, JSON, exchange, header, start, state};
+use mqtt_fleet::certs::{Issued, TestCa, Validity};
 use p256::ecdsa::SigningKey;
 use p256::ecdsa::signature::Signer as _;
 use p256::pkcs8::DecodePrivateKey as _;
@@ -68,64 +63,17 @@ fn sign(k: &SigningKey, kid: &str, claims: &Value) -> String {
     format!("{input}.{}", b64(&sig.to_bytes()))
 }
 
-/// An HTTP/1.1 exchange (Connection: close): status, headers (lower-case names), body.
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    (status, headers, body.to_string())
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> &'a str {
-    h.iter()
-        .find(|(k, _)| k == name)
-        .map_or("", |(_, v)| v.as_str())
-}
-
 /// A 2025-11-25 `initialize` with `token` (if any): the status and the challenge.
 fn initialize(http: &str, token: Option<&str>) -> (u16, String, String) {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
     let auth = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-    ];
+    let mut headers = vec![JSON, ACCEPT];
     if let Some(a) = &auth {
         headers.push(("Authorization", a));
     }
-    let (status, h, body) = request(http, "POST", "/mcp", &headers, &init.to_string());
-    (status, header(&h, "www-authenticate").to_string(), body)
+    let (status, h, body) = exchange(http, "POST", "/mcp", &headers, &init.to_string());
+    let challenge = header(&h, "www-authenticate").unwrap_or_default();
+    (status, challenge.to_string(), body)
 }
 
 /// A 2026-07-28 call that switches the relay on, with `token`.
@@ -133,13 +81,13 @@ fn relay_on(http: &str, token: &str) -> u16 {
     let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true},
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}});
     let auth = format!("Bearer {token}");
-    request(
+    exchange(
         http,
         "POST",
         "/mcp",
         &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
+            JSON,
+            ACCEPT,
             ("MCP-Protocol-Version", "2026-07-28"),
             ("Mcp-Method", "tools/call"),
             ("Mcp-Name", "self.relay.set"),
@@ -186,7 +134,7 @@ fn access_tokens_admit_only_when_every_rule_holds() {
     let aud = format!("http://{http}/mcp");
 
     // Discovery: the metadata names the authorization server and the scope.
-    let (status, _, body) = request(
+    let (status, _, body) = exchange(
         &http,
         "GET",
         "/.well-known/oauth-protected-resource/mcp",
@@ -296,7 +244,7 @@ fn access_tokens_admit_only_when_every_rule_holds() {
         ("GET", "/.well-known/oauth-authorization-server", 404),
         ("GET", "/.well-known/openid-configuration/mcp", 404),
     ] {
-        let (got, _, body) = request(&http, method, path, &[], "");
+        let (got, _, body) = exchange(&http, method, path, &[], "");
         assert_eq!(got, status, "{path}: {body}");
         let v: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["error"], "invalid_request", "{path}");
@@ -331,7 +279,7 @@ fn a_pre_shared_token_and_oauth_side_by_side() {
     assert_eq!(initialize(&http, Some(&for_lamp)).0, 200);
     let for_address = sign(&key(), "k1", &claims(issuer, &format!("http://{http}/mcp")));
     assert_eq!(initialize(&http, Some(&for_address)).0, 401);
-    let (_, _, body) = request(
+    let (_, _, body) = exchange(
         &http,
         "GET",
         "/.well-known/oauth-protected-resource",
@@ -346,6 +294,10 @@ fn a_pre_shared_token_and_oauth_side_by_side() {
 
 /// A small authorization server on loopback: its RFC 8414 metadata and its JWKS, which the test
 /// may change (a key rotation); counts the JWKS fetches.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// The authorization server's side (see [`KeyServer::start`]).
 struct KeyServer {
     issuer: String,
     jwks: Arc<Mutex<Value>>,
@@ -354,27 +306,52 @@ struct KeyServer {
 
 impl KeyServer {
     fn start(jwks: Value, named_issuer: Option<&str>) -> KeyServer {
+        Self::start_with(jwks, named_issuer, None)
+    }
+
+    /// The same over `https://localhost:PORT`, serving `tls`'s certificate.
+    fn start_tls(jwks: Value, tls: &Issued) -> KeyServer {
+        Self::start_with(jwks, None, Some(common::tls_server_config(tls)))
+    }
+
+    fn start_with(
+        jwks: Value,
+        named_issuer: Option<&str>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> KeyServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let port = listener.local_addr().unwrap().port();
+        let issuer = match tls {
+            Some(_) => format!("https://localhost:{port}"),
+            None => format!("http://127.0.0.1:{port}"),
+        };
         let named = named_issuer.unwrap_or(&issuer).to_string();
         let jwks = Arc::new(Mutex::new(jwks));
         let fetches = Arc::new(Mutex::new(0));
         let (j, f, iss) = (jwks.clone(), fetches.clone(), issuer.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let mut line = String::new();
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                if reader.read_line(&mut line).is_err() {
-                    continue;
-                }
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
+                let Ok(tcp) = conn else { continue };
+                let mut conn: Box<dyn ReadWrite> = match &tls {
+                    Some(config) => {
+                        let Ok(server) = rustls::ServerConnection::new(config.clone()) else {
+                            continue;
+                        };
+                        Box::new(rustls::StreamOwned::new(server, tcp))
+                    }
+                    None => Box::new(tcp),
+                };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                // The request head, byte by byte (a TLS stream cannot be cloned for a reader).
+                while !head.ends_with(b"\r\n\r\n") && head.len() < 8192 {
+                    match conn.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => break,
                     }
                 }
-                let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("").to_string();
                 let (status, body) = match path.as_str() {
                     "/.well-known/oauth-authorization-server" => (
                         "200 OK",
@@ -391,6 +368,7 @@ impl KeyServer {
                     "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
+                let _ = conn.flush();
             }
         });
         KeyServer {
@@ -433,6 +411,53 @@ fn fetched_keys_are_kept_and_fetched_again_for_a_new_kid() {
     assert_eq!(*server.fetches.lock().unwrap(), 2);
 }
 
+/// Keys of an `https://` authorization server are fetched over TLS, its certificate checked
+/// against `--ca-file` like every outbound link's; with another root nothing is fetched.
+#[test]
+fn keys_are_fetched_over_https_with_the_certificate_checked() {
+    let ca = TestCa::new("oauth").unwrap();
+    let issued = ca.issue("as", &["localhost"], Validity::Now).unwrap();
+    let server = KeyServer::start_tls(json!({"keys":[jwk(&key(), "k1")]}), &issued);
+    let ca_file = ca.pem.to_str().unwrap();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        &server.issuer,
+        "--ca-file",
+        ca_file,
+    ];
+    let sim = start(&args);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    let t = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    assert_eq!(initialize(&http, Some(&t)).0, 200);
+    assert_eq!(*server.fetches.lock().unwrap(), 1);
+    drop(sim);
+
+    // Another root: the certificate does not verify, no keys, no admission.
+    let other = TestCa::new("other").unwrap();
+    let ca_file = other.pem.to_str().unwrap();
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        &server.issuer,
+        "--ca-file",
+        ca_file,
+    ];
+    let sim = start(&args);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    let t = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    assert_eq!(initialize(&http, Some(&t)).0, 401);
+    assert_eq!(
+        *server.fetches.lock().unwrap(),
+        1,
+        "nothing fetched past a refused certificate"
+    );
+}
+
 #[test]
 fn a_server_whose_metadata_names_another_issuer_gives_no_keys() {
     let server = KeyServer::start(
@@ -471,7 +496,7 @@ fn oauth_options_are_checked_before_serving() {
         "--http",
         "127.0.0.1:0",
         "--oauth-issuer",
-        "https://auth.example",
+        "http://auth.example",
     ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("needs TLS"), "{err}");

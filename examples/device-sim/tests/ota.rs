@@ -2,12 +2,7 @@
 //! real restart it arms (the process replaces itself; the client keeps its pipes, as a UART
 //! client keeps its wires). The new version then answers — in `serverInfo.version` and as the
 //! `measured` evidence of `self.firmware.status` — and an image for another board is rolled back.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 

@@ -2,29 +2,21 @@
 //! subscribed — and, with nothing moving the readings, no update is ever written (the noise-free
 //! simulated sensors stay under their kits' thresholds; the update path itself is tested in
 //! `src/sensors.rs` and mcp-hal's `tests/resources.rs`).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
+
+mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::{Running, device_sim, listed, log_lines};
 use serde_json::{Value, json};
 
 #[test]
 fn the_sensor_resources_over_stdio() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--stdio", "--fault", "sensor-nack"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start device-sim");
+    let mut child = Running(device_sim(&["--stdio", "--fault", "sensor-nack"], true));
+    let _log = log_lines(&mut child.0);
+    let child = &mut child.0;
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut ask = |id: i64, method: &str, params: Value| -> Value {
@@ -47,12 +39,7 @@ fn the_sensor_resources_over_stdio() {
         json!({"subscribe": true})
     );
     let list = ask(2, "resources/list", json!({}));
-    let uris: Vec<&str> = list["result"]["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["uri"].as_str().unwrap())
-        .collect();
+    let uris = listed(&list, "resources", "uri");
     assert_eq!(
         uris,
         [

@@ -6,21 +6,18 @@
 //! at 40 (the third call ran) and that `self.get_device_status` agrees; where a transport has
 //! sessions, it also checks that a real retransmission is answered from the first answer without
 //! running again.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
+
+mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use common::{Running, Ws, device_sim, log_text, next_text, xiaozhi_ask, xiaozhi_handshake};
+use futures_util::SinkExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -37,7 +34,7 @@ fn volume(v: i64) -> Value {
 
 /// The device-sim process, its stderr collected on a thread.
 struct Sim {
-    child: Child,
+    _running: Running,
     stdin: Option<ChildStdin>,
     stdout: Option<BufReader<ChildStdout>>,
     stderr: Arc<Mutex<String>>,
@@ -45,27 +42,12 @@ struct Sim {
 
 impl Sim {
     fn start(args: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_device-sim"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start device-sim");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = BufReader::new(child.stderr.take().unwrap());
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            while pipe.read_line(&mut line).unwrap_or(0) > 0 {
-                sink.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
+        let mut child = device_sim(args, true);
+        let stderr = log_text(&mut child);
         Sim {
             stdin: child.stdin.take(),
             stdout: child.stdout.take().map(BufReader::new),
-            child,
+            _running: Running(child),
             stderr,
         }
     }
@@ -96,13 +78,6 @@ impl Sim {
 
     fn log(&self) -> String {
         self.stderr.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -325,41 +300,16 @@ fn http_stateless_ids_reused_by_different_clients_and_idempotency_keys() {
     assert_eq!(http_volume(&addr), 55);
 }
 
-async fn next_text(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a frame within 10 s")
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
-}
-
-type Ws = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
-
 async fn accept(listener: &tokio::net::TcpListener, sid: &str) -> Ws {
     let (tcp, _) = tokio::time::timeout(Duration::from_secs(10), listener.accept())
         .await
         .expect("the device connects")
         .unwrap();
-    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
-    let hello = next_text(&mut ws).await;
-    assert_eq!(hello["type"], "hello");
-    ws.send(Message::text(
-        json!({"type":"hello","transport":"websocket","session_id": sid}).to_string(),
-    ))
-    .await
-    .unwrap();
-    ws
+    xiaozhi_handshake(tcp, sid).await
 }
 
 async fn ask(ws: &mut Ws, sid: &str, payload: Value) -> Value {
-    let msg = json!({"session_id": sid, "type": "mcp", "payload": payload});
-    ws.send(Message::text(msg.to_string())).await.unwrap();
-    next_text(ws).await["payload"].clone()
+    xiaozhi_ask(ws, sid, payload).await["payload"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -378,7 +328,7 @@ async fn xiaozhi_websocket_a_call_resent_after_a_reconnect_runs_once_and_is_deli
     let reboot = call(2, "self.reboot", json!({}));
     let msg = json!({"session_id": "s-1", "type": "mcp", "payload": reboot});
     ws.send(Message::text(msg.to_string())).await.unwrap();
-    let first = next_text(&mut ws).await["payload"].clone();
+    let first = next_text(&mut ws, Duration::from_secs(10)).await["payload"].clone();
     drop(ws);
     sim.wait_log("self.reboot ran; its answer", 1);
     // The device reconnects by itself; the backend resumes session s-1 and sends the call again

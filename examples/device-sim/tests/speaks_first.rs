@@ -3,13 +3,7 @@
 //! when the client closes the stream), and the xiaozhi envelope — over stdio and over the
 //! WebSocket — where the backend hears of every update after its hello without subscribing, and
 //! a call held for the device's button completes after `POST /sim/button`.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 

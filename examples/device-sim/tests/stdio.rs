@@ -1,11 +1,5 @@
 //! Drives the real device-sim binary over its stdin/stdout, as an MCP client would.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -165,6 +159,58 @@ fn malformed_input_gets_well_formed_errors() {
     sim.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n");
     assert_eq!(sim.line(), r#"{"jsonrpc":"2.0","id":5,"result":{}}"#);
     assert_eq!(sim.finish(), "");
+}
+
+/// `params` nested `depth` objects deep.
+fn nested(depth: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..depth {
+        v = json!({ "a": v });
+    }
+    v
+}
+
+/// Issue 33, finding 7: a request nested deeper than the engine reads is answered -32700 with
+/// its id, on stdio and inside the xiaozhi envelope (whose own level no longer hides the
+/// payload); a frame nobody can read gets -32700 with `id: null` in an envelope, not silence.
+#[test]
+fn deep_requests_are_answered_with_their_id_on_stdio_and_in_the_xiaozhi_envelope() {
+    let deep = |id: Value| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"self.get_device_status","arguments":nested(40)}})
+    };
+    let mut sim = Sim::start(&["--stdio"]);
+    sim.ask(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#);
+    let v = sim.ask(&deep(json!(7)).to_string());
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(7), json!(-32700))
+    );
+    sim.finish();
+
+    let mut sim = Sim::start(&["--envelope", "xiaozhi"]);
+    let _hello = sim.line();
+    sim.send_raw(b"{\"type\":\"hello\",\"transport\":\"websocket\",\"session_id\":\"s-1\"}\n");
+    // The payload at depth 40 + 1 for the envelope.
+    let v =
+        sim.ask(&json!({"session_id":"s-1","type":"mcp","payload":deep(json!("x"))}).to_string());
+    assert_eq!(v["type"], "mcp", "{v}");
+    assert_eq!(v["session_id"], "s-1");
+    assert_eq!(v["payload"]["id"], "x", "{v}");
+    assert_eq!(v["payload"]["error"]["code"], -32700);
+    // Deeper than anything can be read: answered all the same, with id null.
+    let unreadable = json!({"session_id":"s-1","type":"mcp","payload":{"jsonrpc":"2.0","id":9,
+        "method":"ping","params":nested(200)}});
+    let v = sim.ask(&unreadable.to_string());
+    assert_eq!(v["type"], "mcp", "{v}");
+    assert_eq!(v["payload"]["id"], Value::Null);
+    assert_eq!(v["payload"]["error"]["code"], -32700);
+    // Still serving.
+    let v = sim.ask(
+        r#"{"session_id":"s-1","type":"mcp","payload":{"jsonrpc":"2.0","id":2,"method":"ping"}}"#,
+    );
+    assert_eq!(v["payload"]["id"], 2);
+    sim.finish();
 }
 
 #[test]

@@ -2,14 +2,11 @@
 //! CA made at test time: `wss://` to a backend whose certificate chains to `--ca-file` reaches a
 //! session; a wrong root, an expired certificate and one for another name are refused, and the
 //! log says which; `mqtts://` to mosquitto's TLS listener publishes the device's presence.
+#![allow(clippy::restriction, reason = "a test")]
 #![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::result_large_err
-)] // a test (tungstenite's handshake callback returns its large error type)
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback returns its large error type"
+)]
 
 mod common;
 
@@ -17,32 +14,25 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use common::{accept_seeing, next_text};
+use futures_util::SinkExt;
 use mqtt_fleet::certs::{Issued, TestCa, Validity};
 use mqtt_fleet::{Broker, Client};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
 
+/// A listener on a free loopback port, and `url` of that port.
+async fn listening(url: fn(u16) -> String) -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = url(listener.local_addr().unwrap().port());
+    (listener, url)
+}
+
 /// A TLS acceptor serving `server`'s certificate.
 fn acceptor(server: &Issued) -> tokio_rustls::TlsAcceptor {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&server.cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&server.key).unwrap();
-    #[allow(deprecated, reason = "the test server's provider is irrelevant")]
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+    tokio_rustls::TlsAcceptor::from(common::tls_server_config(server))
 }
 
 /// What the backend saw of one session.
@@ -78,7 +68,7 @@ async fn wss_backend(listener: TcpListener, server: Issued) -> Seen {
             })
             .await
             .unwrap();
-        let hello = next_text(&mut ws).await;
+        let hello = next_text(&mut ws, Duration::from_secs(10)).await;
         assert_eq!(hello["type"], "hello");
         ws.send(Message::text(
             json!({"type":"hello","transport":"websocket","session_id":"tls-1"}).to_string(),
@@ -89,26 +79,10 @@ async fn wss_backend(listener: TcpListener, server: Issued) -> Seen {
             "method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},
             "clientInfo":{"name":"backend","version":"1"}}}});
         ws.send(Message::text(init.to_string())).await.unwrap();
-        let answer = next_text(&mut ws).await;
+        let answer = next_text(&mut ws, Duration::from_secs(10)).await;
         seen.initialized = answer["payload"]["result"]["protocolVersion"] == "2024-11-05";
         ws.close(None).await.unwrap();
         return seen;
-    }
-}
-
-async fn next_text<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>) -> Value
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
     }
 }
 
@@ -237,6 +211,20 @@ fn an_unreadable_ca_file_is_refused_before_connecting() {
 /// `--mqtt mqtts://localhost:PORT --ca-file ca.pem`: the device reaches mosquitto's TLS
 /// listener and publishes its presence, seen by a client on the broker's plain listener; with
 /// the wrong root it never does, and its log says why.
+/// `device-sim --mqtt URL --device-id ID --ca-file` with `ca`'s certificate, killed when
+/// dropped; its stderr goes to `stderr`.
+fn mqtts_device(url: &str, id: &str, ca: &TestCa, stderr: Stdio) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args(["--mqtt", url, "--device-id", id, "--ca-file"])
+        .arg(&ca.pem)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
     let ca = TestCa::new("broker-ca").unwrap();
@@ -246,15 +234,7 @@ async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
     };
     let url = broker.tls_url().unwrap();
     let client = Client::connect(&broker.url(), "tls-watcher").unwrap();
-    let mut good = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--mqtt", &url, "--device-id", "tls-dev", "--ca-file"])
-        .arg(&ca.pem)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut good = mqtts_device(&url, "tls-dev", &ca, Stdio::null());
     assert!(
         client.wait_for_online(1, Duration::from_secs(15)).await,
         "{:?}",
@@ -269,15 +249,7 @@ async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
 
     // The wrong root: the device retries, refused each time, and says why.
     let other = TestCa::new("someone-else").unwrap();
-    let mut bad = tokio::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
-        .args(["--mqtt", &url, "--device-id", "tls-bad", "--ca-file"])
-        .arg(&other.pem)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut bad = mqtts_device(&url, "tls-bad", &other, Stdio::piped());
     let mut err = bad.stderr.take().unwrap();
     let mut log = String::new();
     let _ = tokio::time::timeout(Duration::from_secs(5), async {
@@ -398,22 +370,15 @@ async fn ota_server(listener: TcpListener, server: Option<Issued>, ota: Ota) {
 async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
     let ca = TestCa::new("service-ca").unwrap();
     let server = ca.issue("service", &["localhost"], Validity::Now).unwrap();
-    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ws = format!(
-        "wss://localhost:{}/xiaozhi/v1/",
-        ws_listener.local_addr().unwrap().port()
-    );
+    let (ws_listener, ws) = listening(|port| format!("wss://localhost:{port}/xiaozhi/v1/")).await;
     let backend = tokio::spawn(wss_backend(ws_listener, server.clone()));
     let ota = Ota {
         ws,
         bound: Arc::new(true.into()),
         checks: Arc::default(),
     };
-    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ota_url = format!(
-        "https://localhost:{}/xiaozhi/ota/",
-        ota_listener.local_addr().unwrap().port()
-    );
+    let (ota_listener, ota_url) =
+        listening(|port| format!("https://localhost:{port}/xiaozhi/ota/")).await;
     let ota_task = tokio::spawn(ota_server(ota_listener, Some(server), ota.clone()));
     let out = sim(vec![
         "--xiaozhi-ota".into(),
@@ -463,37 +428,18 @@ async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
 /// server stops sending `activation`), it connects where the answer says.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_activation_code_is_shown_until_the_device_is_bound() {
-    let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ws = format!(
-        "ws://127.0.0.1:{}/xiaozhi/v1/",
-        ws_listener.local_addr().unwrap().port()
-    );
+    let (ws_listener, ws) = listening(|port| format!("ws://127.0.0.1:{port}/xiaozhi/v1/")).await;
     let backend = tokio::spawn(async move {
         let (tcp, _) = ws_listener.accept().await.unwrap();
-        let mut auth = None;
-        let mut ws = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
-            auth = req
-                .headers()
-                .get("authorization")
-                .map(|v| v.to_str().unwrap().to_string());
-            Ok(resp)
-        })
-        .await
-        .unwrap();
-        let hello = next_text(&mut ws).await;
-        assert_eq!(hello["type"], "hello");
-        auth
+        accept_seeing(tcp, "authorization").await.1
     });
     let ota = Ota {
         ws,
         bound: Arc::new(false.into()),
         checks: Arc::default(),
     };
-    let ota_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let ota_url = format!(
-        "http://127.0.0.1:{}/xiaozhi/ota/",
-        ota_listener.local_addr().unwrap().port()
-    );
+    let (ota_listener, ota_url) =
+        listening(|port| format!("http://127.0.0.1:{port}/xiaozhi/ota/")).await;
     let ota_task = tokio::spawn(ota_server(ota_listener, None, ota.clone()));
     let url = ota_url.clone();
     let sim = tokio::task::spawn_blocking(move || {

@@ -3,21 +3,13 @@
 //! and a call held for the device's button confirmed by a press (the outcome on the session's
 //! GET stream, the timeline telling the story). Also the page itself is served, and the API
 //! refuses what it should.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 mod common;
 
-use common::{Events, api, request, start, state, state_until};
+use common::{ACCEPT, Events, JSON, api, request, start, state, state_until};
 use serde_json::{Value, json};
 
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 const V: &str = "2025-11-25";
 
 /// A 2025-11-25 session without elicitation (so a confirmation is asked on the device).
@@ -292,18 +284,14 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
         .iter()
         .filter(|e| e["tool"] == "self.relay.set")
         .collect();
-    assert_eq!(relay.len(), 1, "{calls:#?}");
+    let [relay] = relay[..] else {
+        panic!("one relay call: {calls:#?}")
+    };
+    let seen = [&relay["transport"], &relay["id"], &relay["delivery"]];
+    assert_eq!(seen, [&json!("http"), &json!("4"), &json!("written")]);
+    assert_eq!(relay["confirmed"], true);
     assert_eq!(
-        (
-            &relay[0]["transport"],
-            &relay[0]["id"],
-            &relay[0]["delivery"]
-        ),
-        (&json!("http"), &json!("4"), &json!("written"))
-    );
-    assert_eq!(relay[0]["confirmed"], true);
-    assert_eq!(
-        (&relay[0]["outcome"], &relay[0]["evidence"]),
+        (&relay["outcome"], &relay["evidence"]),
         (&json!("ok"), &json!("measured"))
     );
     let presses = entries(&s, "press");

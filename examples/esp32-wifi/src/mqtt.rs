@@ -35,7 +35,7 @@ use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
 use crate::config::mqtt::{
     BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
-    KEEP_ALIVE, NEW_CLIENT_WINDOW, NEW_CLIENTS, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME,
+    HALF_OPEN, KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME,
     TCP_BUFFER,
 };
 use crate::config::{LINE, OUT};
@@ -210,8 +210,7 @@ pub async fn run(
     settings.poll_interval = POLL_INTERVAL;
     settings.backoff = Backoff::new(BACKOFF_FIRST, BACKOFF_MAX);
     settings.client_idle = CLIENT_IDLE;
-    settings.new_clients = NEW_CLIENTS;
-    settings.new_client_window = NEW_CLIENT_WINDOW;
+    settings.half_open = HALF_OPEN;
 
     let mut tcp = Tcp {
         stack,

@@ -70,7 +70,6 @@ use embedded_io_async::{Read, Write};
 use mcp_core::Principal;
 use mcp_core::server::{Delivery, Input, Peer};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN, Reconnect};
-use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
 
 use crate::config::OUT;
 use crate::config::xiaozhi::{
@@ -484,17 +483,25 @@ impl Session<'_> {
                     }
                 }
             };
-            let Ok(env) = Envelope::parse(msg.get(..n).unwrap_or_default(), DEFAULT_MAX_DEPTH)
-            else {
-                continue;
-            };
-            if env.is("hello") {
-                session = usable_session(&env);
+            let text = msg.get(..n).unwrap_or_default();
+            let env = Envelope::parse(text);
+            if let Ok(env) = &env
+                && env.is("hello")
+            {
+                session = usable_session(env);
                 *greeted = true;
                 continue;
             }
-            let Some(payload) = env.mcp_payload() else {
-                continue;
+            let payload = match &env {
+                Ok(env) => {
+                    let Some(payload) = env.mcp_payload() else {
+                        continue;
+                    };
+                    payload
+                }
+                // No envelope anyone can read: the engine answers it as it answers any
+                // unreadable message (-32700, `id: null`), in an `mcp` envelope.
+                Err(_) => text,
             };
             // Answer in the backend's session, or the one the message names (a message before
             // the hello); the session is the peer.
@@ -502,7 +509,7 @@ impl Session<'_> {
             let sid = match &session {
                 Some(s) => Some(s.as_str()),
                 None => {
-                    named = usable_session(&env);
+                    named = env.as_ref().ok().and_then(usable_session);
                     named.as_deref()
                 }
             };

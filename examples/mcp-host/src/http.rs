@@ -16,7 +16,7 @@ use mcp_core::Principal;
 use mcp_core::server::Peer;
 use mcp_core::transport::auth;
 use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
-use mcp_core::wire::json::DEFAULT_MAX_DEPTH;
+use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT};
 use mcp_core::wire::request::Message;
 
 use crate::Delivery;
@@ -58,8 +58,9 @@ pub struct HttpOptions {
     /// sessions): the result is delivered when the client reconnects with `Last-Event-ID`.
     pub close_early: Vec<String>,
     /// The most legacy sessions kept. A new `initialize` beyond it ends the least recently used
-    /// *idle* session (no running task, no open stream, no answer still to come, no request in
-    /// flight); when every session is in use it is refused with 503, `Retry-After` and a
+    /// *idle* session (no running task, no call held for a person's answer, no open stream, no
+    /// answer still to come, no request in flight); when every session is in use it is refused
+    /// with 503, `Retry-After` and a
     /// JSON-RPC error (-32000) saying the device is at its session limit. A session in use is
     /// never ended to make room.
     pub max_sessions: usize,
@@ -883,7 +884,9 @@ async fn open<C: Board, const N: usize, const T: usize>(
     shared: &Arc<Shared<C, N, T>>,
     bytes: Bytes,
 ) -> Response {
-    match Message::parse(&bytes, DEFAULT_MAX_DEPTH) {
+    // Read as deep as the checker can follow: a request nested deeper than the engine reads is
+    // still one, answered with its id (the engine refuses it below).
+    match Message::parse(&bytes, MAX_DEPTH_LIMIT) {
         Err(_) => return error(StatusCode::BAD_REQUEST, None, -32700, "Parse error"),
         Ok(Message::Request(r)) if r.method.eq_str("initialize") => {}
         Ok(Message::Request(r)) => {
@@ -976,7 +979,8 @@ fn at_session_limit<C: Board, const N: usize, const T: usize>(
     let id = rules::request_id(bytes).map(|i| i.raw().to_vec());
     let message = format!(
         "Service Unavailable: the device is at its session limit ({} sessions, each with a running \
-         task, an open stream or a request in flight); retry later, or end a session with DELETE",
+         task, a call waiting for a person, an open stream or a request in flight); retry later, \
+         or end a session with DELETE",
         shared.opts.max_sessions
     );
     let mut r = error(
@@ -1038,9 +1042,11 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
     let request_id = rules::request_id(&bytes).map(|i| i.raw().to_vec());
     // A client's response (to a question the device asked: a confirmation) gets 202; what the
     // engine answers to it belongs to the call that asked, and goes to that call's stream.
-    let is_request = matches!(
-        Message::parse(&bytes, DEFAULT_MAX_DEPTH),
-        Ok(Message::Request(_))
+    // Anything else the engine answers is the answer to this POST: a request, but also a
+    // message it cannot read (a parse error, with the request's id when it has one).
+    let is_response = matches!(
+        Message::parse(&bytes, MAX_DEPTH_LIMIT),
+        Ok(Message::Response)
     );
     let resumable = session.resumable();
     let close_early = resumable && calls_one_of(&bytes, &shared.opts.close_early);
@@ -1074,7 +1080,7 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
             drop(state);
             sse(frames, Some(&session.id))
         }
-        Some(Step::Done(d)) if !is_request && !d.bytes.is_empty() => {
+        Some(Step::Done(d)) if is_response && !d.bytes.is_empty() => {
             lock(&session.state).route(&d.bytes);
             empty(StatusCode::ACCEPTED)
         }

@@ -7,18 +7,20 @@
 //! and a **will**: an empty retained message on its presence topic, so that a device that
 //! vanishes leaves the list of devices by itself. On every connection it
 //!
-//! 1. subscribes to its control topic `$mcp-server/{server-id}/{server-name}` (QoS 1);
+//! 1. subscribes to its control topic `$mcp-server/{server-id}/{server-name}` (QoS 1) and to
+//!    every client's RPC topic with it, `$mcp-rpc/+/{server-id}/{server-name}` (No Local);
 //! 2. subscribes again to the topics of every client session it still serves (the broker forgot
-//!    them with the old connection): `$mcp-rpc/{client}/{server-id}/{server-name}` (No Local),
-//!    `$mcp-client/presence/{client}`, `$mcp-client/capability/{client}`;
+//!    them with the old connection): `$mcp-client/presence/{client}`,
+//!    `$mcp-client/capability/{client}`;
 //! 3. publishes its retained presence (`notifications/server/online`) — discovery for every
 //!    client subscribed to `$mcp-server/presence/+/#` — then subscribes to that presence topic
 //!    itself (No Local), to hear another client clear or forge it;
 //! 4. sends what it owed while the link was down ([`Options::offline_queue`]).
 //!
 //! An `initialize` on the control topic names its client in the `MCP-MQTT-CLIENT-ID` user
-//! property; the device subscribes to that client's topics and answers on its RPC topic. Every
-//! later message of the session travels on the RPC topic. A client that publishes
+//! property; the device answers on that client's RPC topic. Every later message of the session
+//! travels on the RPC topic; the first one completes the handshake, and the device then
+//! subscribes to the client's presence and capability topics. A client that publishes
 //! `notifications/disconnected` on its presence topic (its will says so when it vanishes) is
 //! forgotten. Everything is published with QoS 1 and the convention's user properties.
 //!
@@ -27,18 +29,17 @@
 //! `initialize` is whatever its sender wrote (`mcp_core::transport::mqtt`, "An open broker",
 //! says what that allows and which broker rules stop it). So:
 //!
-//! - a session counts as **unconfirmed** until something arrives on its RPC topic (a real client
-//!   sends `notifications/initialized` there at once; an id invented on the control topic never
-//!   speaks). A new client in a full table ([`Options::max_clients`]) takes the place of the
-//!   oldest unconfirmed session, whatever its age; only when every session is confirmed does it
-//!   need one idle for [`Options::client_idle`], and otherwise it is refused ("all N client
-//!   sessions are in use");
-//! - at most [`Options::new_clients`] new sessions are admitted per
-//!   [`Options::new_client_window`] (a burst of that many, then one every window / that): an
-//!   `initialize` beyond it is answered on its RPC topic with -32000 "at most N new client
-//!   sessions per W s; try again in R s", and nothing is subscribed for it. A flood of forged
-//!   ids thus costs the device a few subscriptions per window and cannot hold the table; a real
-//!   client that comes during one waits at most a fraction of the window;
+//! - an `initialize` opens only a **half-open** session, in a small table of its own
+//!   ([`HALF_OPEN`] places, [`Options::half_open`] of life; `mcp_core::transport::mqtt::Sessions`):
+//!   the client completes its handshake by speaking on its own RPC topic (a real client sends
+//!   `notifications/initialized` there at once; an id invented on the control topic never
+//!   speaks), and only then takes one of the [`Options::max_clients`] places. A flood of forged
+//!   `initialize` turns the half-open table over and costs the device one answer each and no
+//!   subscription; it never refuses a real client's `initialize` and never takes the place of a
+//!   client that completed its handshake. With every place in use by such clients, a newcomer is
+//!   refused ("all N client sessions are in use") until one has been idle for
+//!   [`Options::client_idle`]; a message from a client without a session gets -32000 "No
+//!   session: send initialize … first";
 //! - when a message on its own presence topic is anything but its own presence, byte for byte
 //!   (an empty retained message that removed it from discovery, another "online" that shows it
 //!   as something else), the device publishes its presence again, retained: at once, and at most
@@ -82,13 +83,13 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::mqtt::{
-    self as conv, AdmissionRate, Busy, ClientId, Incoming, MAX_TOPIC_LEN, PresenceGuard, Route,
-    ServerTopics,
+    self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, Opened, PresenceGuard, Route,
+    ServerTopics, Sessions, Spoke,
 };
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use rumqttc::v5::mqttbytes::QoS;
@@ -109,6 +110,14 @@ pub const MIN_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
 /// The most QoS 1 publishes in flight (unacknowledged) each way on a device's connection.
 pub const MAX_INFLIGHT: u16 = 16;
+
+/// The most client sessions a device may keep ([`Options::max_clients`]).
+pub const MAX_CLIENTS: usize = 64;
+
+/// Half-open sessions a device keeps (an `initialize` whose client has not spoken on its RPC
+/// topic yet): a flood of forged `initialize` at F per second leaves a real client
+/// `HALF_OPEN / F` seconds to complete its handshake (1.6 s at ten a second).
+pub const HALF_OPEN: usize = 16;
 
 /// Settings of one device's MQTT client: the [`Link`] settings every outbound link has
 /// (readable here through `Deref`), and MQTT's own.
@@ -141,20 +150,16 @@ pub struct Options {
     /// The MQTT keep-alive: a ping when idle this long; a broker silent for 1.5 times it is a
     /// dead link. At least [`MIN_KEEP_ALIVE`] (rumqttc's floor).
     pub keep_alive: Duration,
-    /// The most client sessions served at once. A new client beyond it takes the place of the
-    /// oldest session still unconfirmed (nothing came on its RPC topic yet), else of the
-    /// confirmed one idle longest if that one has been idle for [`Options::client_idle`];
-    /// otherwise its `initialize` is refused with an error.
+    /// The most client sessions served at once (clients that completed their handshake; at
+    /// most [`MAX_CLIENTS`]). A new client beyond it takes the place of the one idle longest if
+    /// that one has been idle for [`Options::client_idle`]; otherwise it is refused with an
+    /// error. Half-open sessions never count here.
     pub max_clients: usize,
-    /// How long a confirmed client session must have been idle before a new client may take its
-    /// place.
+    /// How long a client session must have been idle before a new client may take its place.
     pub client_idle: Duration,
-    /// How many new client sessions are admitted per [`Options::new_client_window`] (a burst of
-    /// this many, then one every window / this): an `initialize` beyond it is refused with an
-    /// error that says when to come back, and nothing is subscribed for it.
-    pub new_clients: u32,
-    /// The window of [`Options::new_clients`] (zero: no bound).
-    pub new_client_window: Duration,
+    /// How long a half-open session (an `initialize` whose client has not yet spoken on its RPC
+    /// topic) is kept: a real client speaks within a round trip.
+    pub half_open: Duration,
     /// How many messages are kept while the link is down, to send once it is back (the oldest
     /// is dropped first).
     pub offline_queue: usize,
@@ -176,8 +181,7 @@ impl fmt::Debug for Options {
             .field("link", &self.link)
             .field("keep_alive", &self.keep_alive)
             .field("max_clients", &self.max_clients)
-            .field("new_clients", &self.new_clients)
-            .field("new_client_window", &self.new_client_window)
+            .field("half_open", &self.half_open)
             .finish_non_exhaustive()
     }
 }
@@ -186,9 +190,8 @@ impl Options {
     /// Defaults for a device `server_id` on `broker`: server name `devices/mcu-mcp`,
     /// [`Link::new`]'s (the model on the other end, 16 KiB responses, a 20 ms tick, no
     /// reconnection, a 10 s connect timeout, the system's roots), a 15 s keep-alive, packets of
-    /// at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (an unconfirmed one, or one idle for 10
-    /// minutes, may be replaced), at most 8 new clients per 10 s, 64 messages kept while
-    /// offline.
+    /// at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (one idle for 10 minutes may be
+    /// replaced), half-open sessions kept 10 s, 64 messages kept while offline.
     pub fn new(broker: impl Into<String>, server_id: impl Into<String>) -> Self {
         Options {
             broker: broker.into(),
@@ -201,8 +204,7 @@ impl Options {
             keep_alive: Duration::from_secs(15),
             max_clients: 16,
             client_idle: Duration::from_secs(600),
-            new_clients: 8,
-            new_client_window: Duration::from_secs(10),
+            half_open: Duration::from_millis(conv::HALF_OPEN_MS),
             offline_queue: 64,
         }
     }
@@ -222,18 +224,17 @@ impl Options {
         self
     }
 
-    /// Sets the number of client sessions and how long a confirmed one must be idle to be
-    /// replaced.
+    /// Sets the number of client sessions (at most [`MAX_CLIENTS`]) and how long one must be
+    /// idle to be replaced.
     pub fn max_clients(mut self, n: usize, idle: Duration) -> Self {
         self.max_clients = n;
         self.client_idle = idle;
         self
     }
 
-    /// Sets how many new client sessions are admitted per `window`.
-    pub fn new_clients(mut self, n: u32, window: Duration) -> Self {
-        self.new_clients = n;
-        self.new_client_window = window;
+    /// Sets how long a half-open session is kept.
+    pub fn half_open(mut self, life: Duration) -> Self {
+        self.half_open = life;
         self
     }
 }
@@ -383,18 +384,6 @@ struct Queued {
     tracked: Option<Tracked>,
 }
 
-/// One client session the device serves.
-struct Client {
-    /// When its `initialize` admitted it.
-    admitted: Instant,
-    last_active: Instant,
-    /// Something arrived on its RPC topic: not an id invented on the control topic.
-    confirmed: bool,
-    /// What the engine knows of this client (its revision, whether it asks its user): each
-    /// client's own, lent to the shared engine with each of its messages.
-    session: mcp_core::Session,
-}
-
 /// Everything one device's task keeps.
 struct Device<'o, C: 'static, const N: usize, const T: usize> {
     opts: &'o Options,
@@ -407,9 +396,9 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     clock: Clock,
     out_len: usize,
     connected: bool,
-    clients: HashMap<String, Client>,
-    /// How fast new client sessions are admitted.
-    admissions: AdmissionRate,
+    /// The client sessions, and the half-open ones: what the engine knows of each client (its
+    /// revision, whether it asks its user), lent to the shared engine with each of its messages.
+    clients: Sessions<MAX_CLIENTS, HALF_OPEN>,
     /// Whether the retained presence is still the device's own.
     presence: PresenceGuard,
     /// Publishes handed to rumqttc, in order, until it names their packet id.
@@ -549,11 +538,11 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         clock,
         out_len,
         connected: false,
-        clients: HashMap::new(),
-        admissions: AdmissionRate::new(
-            opts.new_clients,
-            u64::try_from(opts.new_client_window.as_millis()).unwrap_or(u64::MAX),
-        ),
+        clients: Sessions::new(
+            u64::try_from(opts.client_idle.as_millis()).unwrap_or(u64::MAX),
+            u64::try_from(opts.half_open.as_millis()).unwrap_or(u64::MAX),
+        )
+        .limit(opts.max_clients),
         presence: PresenceGuard::new(),
         handed: VecDeque::new(),
         display: crate::Display::new(presses),
@@ -630,8 +619,15 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// The link is up: subscribe, announce, send what waited.
     fn on_connect(&mut self) {
         self.connected = true;
-        let mut filters = vec![Filter::new(self.topics.control.clone(), QoS::AtLeastOnce)];
-        let known: Vec<String> = self.clients.keys().cloned().collect();
+        // Every client's RPC topic at once (No Local): a half-open session costs no subscription.
+        let mut buf = [0u8; MAX_TOPIC_LEN];
+        let mut rpc = Filter::new(owned(self.me.rpc_filter(&mut buf)), QoS::AtLeastOnce);
+        rpc.nolocal = true;
+        let mut filters = vec![
+            Filter::new(self.topics.control.clone(), QoS::AtLeastOnce),
+            rpc,
+        ];
+        let known: Vec<String> = self.clients.confirmed().map(str::to_owned).collect();
         for id in &known {
             if let Ok(c) = ClientId::new(id) {
                 filters.extend(self.client_filters(c));
@@ -663,11 +659,10 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// The three subscriptions of a client session.
-    fn client_filters(&self, c: ClientId<'_>) -> [Filter; 3] {
+    /// The two subscriptions of a client session (its RPC topic is in the device's filter for
+    /// every client's).
+    fn client_filters(&self, c: ClientId<'_>) -> [Filter; 2] {
         let mut buf = [0u8; MAX_TOPIC_LEN];
-        let mut rpc = Filter::new(owned(self.me.rpc(c, &mut buf)), QoS::AtLeastOnce);
-        rpc.nolocal = true;
         let presence = Filter::new(
             owned(self.me.client_presence(c, &mut buf)),
             QoS::AtLeastOnce,
@@ -676,7 +671,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             owned(self.me.client_capability(c, &mut buf)),
             QoS::AtLeastOnce,
         );
-        [rpc, presence, capability]
+        [presence, capability]
     }
 
     fn rpc_topic(&self, c: ClientId<'_>) -> String {
@@ -824,11 +819,8 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             Route::Capability => self.topics.capability.clone(),
             Route::Rpc => {
                 let client = msg.to.and_then(|peer| {
-                    self.clients
-                        .keys()
-                        .filter_map(|id| ClientId::new(id).ok())
-                        .find(|c| c.peer() == peer)
-                        .map(|c| self.rpc_topic(c))
+                    let id = self.clients.by_peer(peer)?;
+                    ClientId::new(id).ok().map(|c| self.rpc_topic(c))
                 });
                 match client {
                     Some(topic) => topic,
@@ -866,10 +858,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                     return;
                 };
                 let client = client.as_str().to_owned();
-                if !self.admit(&client, &p.payload) {
-                    return;
+                if let Some(session) = self.admit(&client, &p.payload) {
+                    self.serve(client, p.payload, session, true).await;
                 }
-                self.serve(client, p.payload).await;
             }
             Incoming::Rpc(client) => {
                 let client = client.as_str().to_owned();
@@ -877,13 +868,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                     self.forget(&client);
                     return;
                 }
-                if let Some(c) = self.clients.get_mut(&client) {
-                    c.last_active = Instant::now();
-                    // Someone speaks on the client's own topic: not just an id named in an
-                    // `initialize` (the RPC subscription has No Local: never the device's echo).
-                    c.confirmed = true;
+                if let Some(session) = self.spoke(&client, &p.payload) {
+                    self.serve(client, p.payload, session, false).await;
                 }
-                self.serve(client, p.payload).await;
             }
             Incoming::ClientPresence(client) => {
                 // Anyone may publish this on an open broker (see `mcp_core::transport::mqtt`,
@@ -916,57 +903,49 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// A client starts (or restarts) a session: remember it and subscribe to its topics. A full
-    /// table ends the oldest unconfirmed session, else the confirmed one idle longest if idle
-    /// long enough ([`replaceable`]); beyond the rate of new sessions, or with no place to take,
-    /// the `initialize` is refused (answered with an error on the client's RPC topic, nothing
-    /// subscribed) and `false` returned.
-    fn admit(&mut self, client: &str, payload: &[u8]) -> bool {
-        let now = Instant::now();
-        if let Some(c) = self.clients.get_mut(client) {
-            c.last_active = now;
-            return true;
-        }
-        let mut replace = None;
-        if self.clients.len() >= self.opts.max_clients.max(1) {
-            let standing = self
-                .clients
-                .iter()
-                .map(|(id, c)| (id, c.confirmed, c.admitted, c.last_active));
-            match replaceable(standing, now, self.opts.client_idle) {
-                Some(id) => replace = Some(id.clone()),
-                None => {
-                    let sessions = self.opts.max_clients.max(1);
-                    self.refuse(client, payload, Busy::Full { sessions });
-                    return false;
-                }
+    /// An `initialize` on the control topic: a half-open session (its session, to lend the
+    /// engine), or a refusal answered on the client's RPC topic (`None`). Nothing is subscribed
+    /// for a half-open session.
+    fn admit(&mut self, client: &str, payload: &[u8]) -> Option<mcp_core::Session> {
+        let c = ClientId::new(client).ok()?;
+        match self.clients.initialize(c, self.clock.now_ms()) {
+            Opened::HalfOpen { .. } => self.clients.half_open_session(client),
+            Opened::Refused(why) => {
+                self.refuse(client, payload, why);
+                None
             }
         }
-        if let Err(busy) = self.admissions.admit(self.clock.now_ms()) {
-            self.refuse(client, payload, busy);
-            return false;
-        }
-        if let Some(id) = replace {
-            self.forget(&id);
-        }
-        let session = lock(&self.engine).new_session();
-        self.clients.insert(
-            client.to_owned(),
-            Client {
-                admitted: now,
-                last_active: now,
-                confirmed: false,
-                session,
-            },
-        );
-        if let Ok(c) = ClientId::new(client) {
-            let filters = self.client_filters(c);
-            let _ = self.client.try_subscribe_many(filters);
-        }
-        true
     }
 
-    /// Answers an `initialize` the device does not take as a new session (see [`Busy`]).
+    /// A message on a client's RPC topic (the subscription has No Local: never the device's
+    /// echo): the session to serve it in, completing the client's handshake when it was
+    /// half-open (then subscribe to its topics, and end the session it replaced); or a refusal
+    /// answered on its RPC topic (`None`).
+    fn spoke(&mut self, client: &str, payload: &[u8]) -> Option<mcp_core::Session> {
+        let c = ClientId::new(client).ok()?;
+        let initialized = conv::is_initialized(payload);
+        match self.clients.spoke(c, initialized, self.clock.now_ms()) {
+            Spoke::Served { session, .. } => Some(session),
+            Spoke::Promoted { session, replaced } => {
+                if let Some(old) = replaced {
+                    self.ended(&old);
+                }
+                let filters = self.client_filters(c);
+                let _ = self.client.try_subscribe_many(filters);
+                Some(session)
+            }
+            Spoke::Refused(why) => {
+                self.refuse(client, payload, why);
+                None
+            }
+            Spoke::Unknown => {
+                self.refuse(client, payload, Busy::NoSession);
+                None
+            }
+        }
+    }
+
+    /// Answers a request the device does not serve in a session (see [`Busy`]).
     fn refuse(&mut self, client: &str, payload: &[u8], why: Busy) {
         let Ok(c) = ClientId::new(client) else { return };
         // An id is at most 128 bytes (`wire::request::MAX_ID_LEN`): 256 bytes always fit.
@@ -983,9 +962,14 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// Ends a client session: unsubscribe from its topics; a call it left waiting for a person
     /// and its listen streams end with it.
     fn forget(&mut self, client: &str) {
-        if self.clients.remove(client).is_none() {
-            return;
+        if self.clients.forget(client) {
+            self.ended(client);
         }
+    }
+
+    /// A client's session is over (forgotten, or its place taken): the engine forgets what it
+    /// held for it, and its topics are unsubscribed.
+    fn ended(&mut self, client: &str) {
         if let Ok(c) = ClientId::new(client) {
             {
                 let mut engine = lock(&self.engine);
@@ -998,14 +982,21 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// Hands one message of `client`'s session to the engine and publishes what it produces.
-    async fn serve(&mut self, client: String, payload: Bytes) {
+    /// Hands one message of `client` to the engine, in `session` (its half-open one for the
+    /// `initialize` that opened it: `opening`), and publishes what it produces.
+    async fn serve(
+        &mut self,
+        client: String,
+        payload: Bytes,
+        session: mcp_core::Session,
+        opening: bool,
+    ) {
         let Ok(c) = ClientId::new(&client) else {
             return;
         };
         let peer: Peer = c.peer();
         let rpc = self.rpc_topic(c);
-        let session = self.clients.get(&client).map(|c| c.session);
+        let session = Some(session);
         let how = Run {
             principal: self.opts.principal,
             stateless: false,
@@ -1032,8 +1023,12 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                     if let (Some(hook), Some(event)) = (&self.opts.on_event, d.event()) {
                         hook(&event);
                     }
-                    if let (Some(after), Some(c)) = (d.session, self.clients.get_mut(&client)) {
-                        c.session = after;
+                    if let Some(after) = d.session {
+                        if opening {
+                            self.clients.set_half_open_session(&client, after);
+                        } else {
+                            self.clients.set_session(&client, after);
+                        }
                     }
                     let tracked = d.receipt.map(|receipt| Tracked {
                         receipt,
@@ -1077,56 +1072,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 }
 
-/// Whose place a new client takes in a full table, from each session's (id, confirmed,
-/// admitted, last active): the oldest unconfirmed one (an id named in an `initialize` that never
-/// spoke on its RPC topic), whatever its age; else the confirmed one idle longest, if idle for
-/// `idle`; else none.
-fn replaceable<'i, K: 'i>(
-    sessions: impl Iterator<Item = (&'i K, bool, Instant, Instant)> + Clone,
-    now: Instant,
-    idle: Duration,
-) -> Option<&'i K> {
-    let unconfirmed = sessions
-        .clone()
-        .filter(|s| !s.1)
-        .min_by_key(|s| s.2)
-        .map(|s| s.0);
-    unconfirmed.or_else(|| {
-        sessions
-            .min_by_key(|s| s.3)
-            .filter(|s| now.duration_since(s.3) >= idle)
-            .map(|s| s.0)
-    })
-}
-
 #[cfg(test)]
 mod test {
     use super::*;
-
-    #[test]
-    fn unconfirmed_sessions_give_their_place_first_oldest_first() {
-        let t0 = Instant::now();
-        let at = |s: u64| t0 + Duration::from_secs(s);
-        let idle = Duration::from_secs(600);
-        // (id, confirmed, admitted, last active)
-        let table = [
-            ("alice", true, at(0), at(0)),
-            ("forged-1", false, at(5), at(5)),
-            ("forged-0", false, at(3), at(9)),
-            ("bob", true, at(1), at(2)),
-        ];
-        let pick = |t: &[(&'static str, bool, Instant, Instant)], now| {
-            replaceable(t.iter().map(|(id, c, a, l)| (id, *c, *a, *l)), now, idle).copied()
-        };
-        // The oldest admitted of the unconfirmed, however recently it was named again.
-        assert_eq!(pick(&table, at(10)), Some("forged-0"));
-        // Only confirmed sessions: the one idle longest, once idle for `idle`.
-        let confirmed = [table[0], table[3]];
-        assert_eq!(pick(&confirmed, at(10)), None);
-        assert_eq!(pick(&confirmed, at(599)), None);
-        assert_eq!(pick(&confirmed, at(600)), Some("alice"));
-        assert_eq!(pick(&[], at(600)), None);
-    }
 
     /// Issue 33, finding 5: a password with a raw `/` (or `?`, `#`, `@`, a space) is the
     /// password — taken whole, and never shown in what logs and `/sim/state` print.

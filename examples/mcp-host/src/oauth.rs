@@ -11,9 +11,10 @@
 //! names a key they lack (a rotation: at once the first time, then at most once per
 //! [`REFETCH_AFTER`]) and after [`MAX_KEY_AGE`].
 //!
-//! Fetching is plain HTTP and only from a loopback authorization server (tests, a server on the
-//! same machine): keys fetched in clear from elsewhere could be swapped on the way, and this
-//! host has no TLS client yet. For any other server give the keys as a document.
+//! An `https://` issuer is fetched over TLS, its certificate checked like every link's (the
+//! system's roots and `--ca-file`, [`Tls`]). A plain `http://` issuer is fetched only from a
+//! loopback server (tests, a server on the same machine): keys fetched in clear from elsewhere
+//! could be swapped on the way.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -21,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use http_body_util::{BodyExt as _, Empty, Limited};
 use hyper::body::Bytes;
 use mcp_core::transport::jwt::{self, Jwks, JwtError, Rules};
+
+use crate::tls::Tls;
 
 /// The largest metadata or JWKS document fetched.
 const MAX_DOCUMENT: usize = 64 * 1024;
@@ -57,6 +60,9 @@ pub struct OAuthOptions {
     pub keys: Keys,
     /// Leeway for `exp` and `nbf`.
     pub leeway: Duration,
+    /// How an `https://` authorization server is checked when its keys are fetched (the same
+    /// roots and `--ca-file`s as every other outbound link).
+    pub tls: Tls,
 }
 
 impl OAuthOptions {
@@ -69,7 +75,14 @@ impl OAuthOptions {
             scopes: Vec::new(),
             keys: Keys::Fetch,
             leeway: Duration::from_secs(jwt::DEFAULT_LEEWAY_S),
+            tls: Tls::system(),
         }
+    }
+
+    /// Sets how an `https://` authorization server's certificate is checked.
+    pub fn tls(mut self, tls: Tls) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// Sets the audience.
@@ -97,13 +110,13 @@ impl OAuthOptions {
     }
 
     /// Checks what can be checked before serving: the issuer (and audience) are `http(s)` URLs,
-    /// the scopes are scope tokens, given keys are a usable JWKS document, keys to fetch come
-    /// from a loopback `http://` server.
+    /// the scopes are scope tokens, given keys are a usable JWKS document, keys to fetch in clear
+    /// (`http://`) come from a loopback address or `localhost`.
     ///
     /// # Errors
     /// What is wrong, in words.
     pub fn check(&self) -> Result<(), String> {
-        url_parts(&self.issuer)
+        let (https, authority, _) = url_parts(&self.issuer)
             .ok_or_else(|| format!("the issuer {:?} is not an http(s) URL", self.issuer))?;
         if let Some(a) = &self.audience {
             url_parts(a).ok_or_else(|| format!("the audience {a:?} is not an http(s) URL"))?;
@@ -122,18 +135,15 @@ impl OAuthOptions {
             Keys::Document(doc) => Jwks::new(doc.as_bytes())
                 .map(|_| ())
                 .map_err(|e| format!("the keys: {e}")),
-            Keys::Fetch => {
-                let (https, _, _) = url_parts(&self.issuer).unwrap_or_default();
-                if https {
-                    Err(format!(
-                        "fetching the keys of {} needs TLS, which this host does not have yet: \
-                         give them as a JWKS document",
-                        self.issuer
-                    ))
-                } else {
-                    Ok(())
-                }
-            }
+            // Over https the certificate is checked like every link's; in clear only from a
+            // loopback server, since keys could be swapped on the way (`get` checks the
+            // addresses the name resolves to as well).
+            Keys::Fetch if !https && !is_loopback_host(authority_host(authority)) => Err(format!(
+                "the issuer {:?} needs TLS (https://): keys are fetched in clear only from a \
+                 loopback server",
+                self.issuer
+            )),
+            Keys::Fetch => Ok(()),
         }
     }
 }
@@ -268,7 +278,7 @@ impl Verifier {
                 c.kid_refetch = Some(Instant::now());
             }
         }
-        match fetch_jwks(&self.opts.issuer).await {
+        match fetch_jwks(&self.opts.issuer, &self.opts.tls).await {
             Ok(doc) => {
                 let doc = Arc::new(doc);
                 let mut c = lock(&self.cache);
@@ -296,7 +306,7 @@ impl Verifier {
         if let Keys::Document(d) = &self.opts.keys {
             return Ok(d.len());
         }
-        let doc = fetch_jwks(&self.opts.issuer).await?;
+        let doc = fetch_jwks(&self.opts.issuer, &self.opts.tls).await?;
         let n = doc.len();
         let mut c = lock(&self.cache);
         c.doc = Some(Arc::new(doc));
@@ -306,18 +316,20 @@ impl Verifier {
 }
 
 /// The authorization server's JWKS document: its metadata (RFC 8414, then OpenID discovery),
-/// whose `issuer` must be `issuer`, then its `jwks_uri`, checked as a key set.
-pub async fn fetch_jwks(issuer: &str) -> Result<String, String> {
-    let (_, authority, path) =
+/// whose `issuer` must be `issuer`, then its `jwks_uri`, checked as a key set. An `https://`
+/// server's certificate is checked with `tls`; a plain `http://` one must be on loopback.
+pub async fn fetch_jwks(issuer: &str, tls: &Tls) -> Result<String, String> {
+    let (https, authority, path) =
         url_parts(issuer).ok_or_else(|| format!("{issuer:?} is not an http(s) URL"))?;
     let path = path.trim_end_matches('/');
+    let scheme = if https { "https" } else { "http" };
     let candidates = [
-        format!("http://{authority}/.well-known/oauth-authorization-server{path}"),
-        format!("http://{authority}{path}/.well-known/openid-configuration"),
+        format!("{scheme}://{authority}/.well-known/oauth-authorization-server{path}"),
+        format!("{scheme}://{authority}{path}/.well-known/openid-configuration"),
     ];
     let mut last = String::new();
     for url in &candidates {
-        let body = match get(url).await {
+        let body = match get(url, tls).await {
             Ok(b) => b,
             Err(e) => {
                 last = format!("{url}: {e}");
@@ -337,7 +349,7 @@ pub async fn fetch_jwks(issuer: &str) -> Result<String, String> {
             .get("jwks_uri")
             .and_then(serde_json::Value::as_str)
             .ok_or_else(|| format!("{url} has no jwks_uri"))?;
-        let doc = get(jwks_uri)
+        let doc = get(jwks_uri, tls)
             .await
             .map_err(|e| format!("{jwks_uri}: {e}"))?;
         let doc = String::from_utf8(doc.to_vec()).map_err(|_| format!("{jwks_uri}: not UTF-8"))?;
@@ -347,28 +359,33 @@ pub async fn fetch_jwks(issuer: &str) -> Result<String, String> {
     Err(last)
 }
 
-/// GETs `url` (plain HTTP, a loopback server only): the body of a 200.
-async fn get(url: &str) -> Result<Bytes, String> {
-    let (https, authority, path) = url_parts(url).ok_or("not an http URL")?;
-    if https {
-        return Err("https needs TLS, which this host does not have yet".into());
-    }
-    let addrs: Vec<_> = tokio::net::lookup_host(authority_with_port(authority))
+/// GETs `url`: the body of a 200. Over `https://` the certificate is checked with `tls`; in
+/// clear, a loopback server only.
+async fn get(url: &str, tls: &Tls) -> Result<Bytes, String> {
+    let (https, authority, path) = url_parts(url).ok_or("not an http(s) URL")?;
+    let addrs: Vec<_> = tokio::net::lookup_host(authority_with_port(authority, https))
         .await
         .map_err(|e| e.to_string())?
         .collect();
-    if addrs.is_empty() || !addrs.iter().all(|a| a.ip().is_loopback()) {
+    if addrs.is_empty() || (!https && !addrs.iter().all(|a| a.ip().is_loopback())) {
         return Err("keys are fetched in clear only from a loopback server".into());
     }
     let fetch = async {
         let tcp = tokio::net::TcpStream::connect(&addrs[..])
             .await
             .map_err(|e| e.to_string())?;
-        let (mut send, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+        let mut send = if https {
+            let config = tls.client_config().map_err(|e| e.to_string())?;
+            let host = authority_host(authority);
+            let name = crate::tls::server_name(host)?;
+            let stream = tokio_rustls::TlsConnector::from(config)
+                .connect(name, tcp)
                 .await
-                .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
+                .map_err(|e| crate::tls::explain(&e).unwrap_or_else(|| format!("TLS: {e}")))?;
+            handshake(stream).await?
+        } else {
+            handshake(tcp).await?
+        };
         let req = hyper::Request::get(if path.is_empty() { "/" } else { path })
             .header(hyper::header::HOST, authority)
             .header(hyper::header::ACCEPT, "application/json")
@@ -389,8 +406,39 @@ async fn get(url: &str) -> Result<Bytes, String> {
         .map_err(|_| "timed out".to_string())?
 }
 
-/// `authority` with `:80` when it names no port.
-fn authority_with_port(authority: &str) -> String {
+/// An HTTP/1 client connection over `io`, its driver spawned.
+async fn handshake<S>(
+    io: S,
+) -> Result<hyper::client::conn::http1::SendRequest<Empty<Bytes>>, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    Ok(send)
+}
+
+/// The host of an authority: without its port, an IPv6 literal without its brackets.
+fn authority_host(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        rest.split(']').next().unwrap_or(rest)
+    } else {
+        authority.split(':').next().unwrap_or(authority)
+    }
+}
+
+/// Whether `host` (an authority's host, without brackets) is `localhost` or a loopback address.
+fn is_loopback_host(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `authority` with the scheme's port (`:443` over https, else `:80`) when it names none.
+fn authority_with_port(authority: &str, https: bool) -> String {
     let has_port = if authority.starts_with('[') {
         authority.contains("]:")
     } else {
@@ -399,7 +447,7 @@ fn authority_with_port(authority: &str) -> String {
     if has_port {
         authority.to_string()
     } else {
-        format!("{authority}:80")
+        format!("{authority}:{}", if https { 443 } else { 80 })
     }
 }
 
@@ -419,20 +467,38 @@ mod test {
         );
         assert_eq!(url_parts("ftp://x"), None);
         assert_eq!(url_parts("http://user@x/"), None);
-        assert_eq!(authority_with_port("127.0.0.1:4000"), "127.0.0.1:4000");
-        assert_eq!(authority_with_port("localhost"), "localhost:80");
-        assert_eq!(authority_with_port("[::1]:9"), "[::1]:9");
-        assert_eq!(authority_with_port("[::1]"), "[::1]:80");
+        assert_eq!(
+            authority_with_port("127.0.0.1:4000", false),
+            "127.0.0.1:4000"
+        );
+        assert_eq!(authority_with_port("localhost", false), "localhost:80");
+        assert_eq!(authority_with_port("localhost", true), "localhost:443");
+        assert_eq!(authority_with_port("[::1]:9", true), "[::1]:9");
+        assert_eq!(authority_with_port("[::1]", false), "[::1]:80");
+        assert_eq!(authority_host("[::1]:9"), "::1");
+        assert_eq!(authority_host("auth.example:8443"), "auth.example");
+        assert_eq!(authority_host("auth.example"), "auth.example");
     }
 
     #[test]
     fn options_are_checked() {
         assert!(OAuthOptions::new("http://127.0.0.1:4000").check().is_ok());
-        let e = OAuthOptions::new("https://auth.example")
+        assert!(OAuthOptions::new("https://auth.example").check().is_ok());
+        assert!(OAuthOptions::new("auth.example").check().is_err());
+        assert!(OAuthOptions::new("http://localhost:4000").check().is_ok());
+        assert!(OAuthOptions::new("http://[::1]:4000").check().is_ok());
+        let e = OAuthOptions::new("http://auth.example")
             .check()
             .unwrap_err();
         assert!(e.contains("needs TLS"), "{e}");
-        assert!(OAuthOptions::new("auth.example").check().is_err());
+        // Given keys need no fetch: the issuer is only a name tokens must carry.
+        let doc = concat!(
+            r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"as-1","alg":"ES256","use":"sig","#,
+            r#""x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","#,
+            r#""y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]}"#
+        );
+        let given = OAuthOptions::new("http://auth.example").keys(Keys::Document(doc.into()));
+        assert_eq!(given.check(), Ok(()));
         assert!(
             OAuthOptions::new("http://127.0.0.1:4000")
                 .scopes(&["a b"])

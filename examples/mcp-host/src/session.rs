@@ -62,8 +62,10 @@ impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
     }
 
     /// `true` when ending this session loses nothing anyone is using: no request in flight, no
-    /// connection reading one of its streams, no answer still to come, and no long-running
-    /// action still working in its engine (an engine busy with a handler counts as in use).
+    /// connection reading one of its streams, no answer still to come, no long-running action
+    /// still working in its engine, and no call held there for a person's answer (its question
+    /// would vanish from the device, and the press meant for it answer nothing). An engine busy
+    /// with a handler counts as in use.
     pub(crate) fn is_idle(&self) -> bool {
         if self.inflight.load(Ordering::Relaxed) > 0 {
             return false;
@@ -74,9 +76,10 @@ impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
                 return false;
             }
         }
+        let free = |e: &Engine<C, N, T>| !e.has_running_tasks() && !e.holds_call();
         match self.engine.try_lock() {
-            Ok(engine) => !engine.has_running_tasks(),
-            Err(TryLockError::Poisoned(p)) => !p.into_inner().has_running_tasks(),
+            Ok(engine) => free(&engine),
+            Err(TryLockError::Poisoned(p)) => free(&p.into_inner()),
             Err(TryLockError::WouldBlock) => false,
         }
     }

@@ -732,14 +732,14 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     // Audio frames, pings (answered by tungstenite), pongs.
                     Some(Ok(_)) => continue,
                 };
-                let Ok(env) = Envelope::parse(text.as_bytes(), DEFAULT_MAX_DEPTH) else {
-                    continue;
-                };
-                // Its `tts` frames say when the backend speaks (no turn of the device's then).
-                voice.hear(&env, clock.now_ms());
-                if env.is("hello") {
+                let env = Envelope::parse(text.as_bytes());
+                if let Ok(env) = &env {
+                    // Its `tts` frames say when the backend speaks (no turn of the device's then).
+                    voice.hear(env, clock.now_ms());
+                }
+                if let Ok(env) = &env && env.is("hello") {
                     *session = true;
-                    session_id = session_of(&env, opts);
+                    session_id = session_of(env, opts);
                     if let Some(hook) = &opts.on_event {
                         hook(&HostEvent::Hello { session_id: session_id.clone() });
                     }
@@ -751,12 +751,20 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     }
                     continue;
                 }
-                let Some(payload) = env.mcp_payload() else { continue };
+                let payload = match &env {
+                    Ok(env) => {
+                        let Some(payload) = env.mcp_payload() else { continue };
+                        payload
+                    }
+                    // No envelope anyone can read: the engine answers it as it answers any
+                    // unreadable message (-32700, `id: null`), in an `mcp` envelope.
+                    Err(_) => text.as_bytes(),
+                };
                 // Answer in the session the server gave us, or the one the message names. The
                 // backend session is the peer: one resumed after a reconnect is the same peer.
                 let sid = match &session_id {
                     Some(s) => Some(s.clone()),
-                    None => session_of(&env, opts),
+                    None => env.as_ref().ok().and_then(|env| session_of(env, opts)),
                 };
                 let how = Run {
                     principal: opts.principal,

@@ -1,11 +1,5 @@
 //! The Streamable HTTP host through real HTTP requests against a server on an ephemeral port.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,8 +7,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_core::registry::Tool;
 use mcp_core::{
-    Args, Config, Output, Param, Progress, Reply, TaskHooks, TaskInfo, TaskPoll, TaskSupport,
-    ToolResult,
+    Args, Config, Confirm, Output, Param, Progress, Reply, TaskHooks, TaskInfo, TaskPoll,
+    TaskSupport, ToolResult,
 };
 use mcp_host::{Board, Engine, HttpHost, HttpOptions};
 use serde_json::{Value, json};
@@ -22,11 +16,19 @@ use serde_json::{Value, json};
 #[derive(Default)]
 struct Lab {
     ticks: u64,
+    /// The device's confirmation button: presses so far.
+    presses: u32,
+    /// Times `switch` ran.
+    switched: u32,
 }
 
 impl Board for Lab {
     fn tick(&mut self, _: u64) {
         self.ticks += 1;
+    }
+
+    fn confirm_presses(&self) -> u32 {
+        self.presses
     }
 }
 
@@ -62,7 +64,15 @@ fn poll_move(_: &mut Lab, t: &TaskInfo) -> TaskPoll {
     }))
 }
 
+fn switch(lab: &mut Lab, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+    lab.switched += 1;
+    Ok(Output::bool(true))
+}
+
 static HELLO: Tool<Lab> = Tool::new("hello", "Says hi", hello);
+/// Asks a person first: with a client that cannot ask, the device's button answers.
+static SWITCH: Tool<Lab> = Tool::new("switch", "Switches the relay on", switch)
+    .confirm(Confirm::new("Switch the relay on?"));
 static STEPS: Tool<Lab> = Tool::new("steps", "Reports progress three times", steps);
 static SLOW: Tool<Lab> = Tool::new("slow", "Takes 50 ms", slow);
 static MOVE: Tool<Lab> = Tool::new("move", "A long-running move", start_move)
@@ -84,6 +94,16 @@ fn engine() -> Box<Engine<Lab, 8, 4>> {
     e
 }
 
+/// [`engine`] with the confirmed `switch`, answering a client that cannot ask its user at once
+/// ("press the button"), as `device-sim --confirm --hold-answer 0` does.
+fn confirming_engine() -> Box<Engine<Lab, 8, 4>> {
+    let mut e = Box::new(Engine::new(Config::new("lab", "1").hold_answer(0)));
+    for t in [&HELLO, &STEPS, &SLOW, &MOVE, &SWITCH] {
+        e.register(t).unwrap();
+    }
+    e
+}
+
 struct Rig {
     url: String,
     http: reqwest::Client,
@@ -91,8 +111,12 @@ struct Rig {
 }
 
 async fn start(opts: HttpOptions) -> Rig {
+    start_with(opts, engine).await
+}
+
+async fn start_with(opts: HttpOptions, factory: fn() -> Box<Engine<Lab, 8, 4>>) -> Rig {
     let board = Arc::new(Mutex::new(Lab::default()));
-    let host = HttpHost::new(opts, Arc::new(engine), board.clone());
+    let host = HttpHost::new(opts, Arc::new(factory), board.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(host.serve(listener));
@@ -913,6 +937,137 @@ async fn a_full_session_table_refuses_new_sessions_instead_of_ending_live_ones()
         let r = rig.in_session(sid, &ping).send().await.unwrap();
         assert_eq!(r.status(), 200);
     }
+}
+
+/// Issue 33, finding 2: a flood of unauthenticated `initialize` must not end the session whose
+/// call waits for a press of the device's button (a held call is in use, like a running task
+/// or an open stream): its question stays, and the press runs the call. When every session
+/// holds something, a new one gets 503 + `Retry-After`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_new_sessions_never_ends_one_whose_call_waits_for_a_press() {
+    let rig = start_with(default_opts().max_sessions(4), confirming_engine).await;
+    let call = |id: i64| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"switch","arguments":{}}})
+    };
+    // Alice calls the confirmed tool and is told to press the button; she holds no stream.
+    let alice = rig.initialize("2025-11-25").await;
+    let r = rig.in_session(&alice, &call(1)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let text = v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("button"), "{v}");
+    // 33 initialize from nobody in particular (the table holds 4).
+    for i in 0..33 {
+        let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"flood","version":"1"}}});
+        let r = rig.post(&init).send().await.unwrap();
+        assert_eq!(
+            r.status(),
+            200,
+            "idle flood sessions make room for each other"
+        );
+    }
+    // Alice's session is still there, her call still waits: the press runs it.
+    let ping = json!({"jsonrpc":"2.0","id":2,"method":"ping"});
+    let r = rig.in_session(&alice, &ping).send().await.unwrap();
+    assert_eq!(r.status(), 200, "the session with a held call was ended");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    rig.board.lock().unwrap().presses += 1;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while rig.board.lock().unwrap().switched == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the press answered nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(rig.board.lock().unwrap().switched, 1);
+
+    // Every session holds a call: a new one is refused, nobody's call is dropped.
+    let rig = start_with(default_opts().max_sessions(2), confirming_engine).await;
+    let mut holders = Vec::new();
+    for i in 0..2 {
+        let sid = rig.initialize("2025-11-25").await;
+        let r = rig.in_session(&sid, &call(i)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        holders.push(sid);
+    }
+    let init = json!({"jsonrpc":"2.0","id":"late","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let r = rig.post(&init).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("retry-after").is_some());
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["id"], "late");
+    assert_eq!(v["error"]["code"], -32000);
+    for sid in &holders {
+        let r = rig.in_session(sid, &ping).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+}
+
+/// `value` nested `depth` objects deep.
+fn nested(depth: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..depth {
+        v = json!({ "a": v });
+    }
+    v
+}
+
+/// Issue 33, finding 7: a request nested deeper than the engine reads, in a 2025 session, got
+/// 202 and no body (taken for a client's response); every request with an id is answered,
+/// -32700 with that id, in and out of a session and on the 2026-07-28 path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_nested_too_deep_is_answered_with_its_id() {
+    let rig = start(default_opts().max_body(64 * 1024)).await;
+    let sid = rig.initialize("2025-06-18").await;
+    let deep = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+        "params":{"name":"hello","arguments":nested(40)}});
+    let r = rig.in_session(&sid, &deep).send().await.unwrap();
+    let status = r.status();
+    let body = r.text().await.unwrap();
+    assert!(!body.is_empty(), "{status}: no answer");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["id"], 7, "{v}");
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    // The session still works.
+    let ping = json!({"jsonrpc":"2.0","id":8,"method":"ping"});
+    let r = rig.in_session(&sid, &ping).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    // A deep notification is still only acknowledged.
+    let note = json!({"jsonrpc":"2.0","method":"notifications/progress","params":nested(40)});
+    let r = rig.in_session(&sid, &note).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+    // Without a session: a deep initialize is refused with its id, and opens nothing.
+    let init = json!({"jsonrpc":"2.0","id":"i","method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":nested(40)}});
+    let r = rig.post(&init).send().await.unwrap();
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!("i"), json!(-32700))
+    );
+    // The 2026-07-28 path.
+    let r = rig
+        .modern(
+            "tools/call",
+            Some("hello"),
+            json!({"name":"hello","arguments":nested(40)}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(9), json!(-32700))
+    );
 }
 
 /// Reads from `s` until the server closes the connection or `within` passes; returns what came

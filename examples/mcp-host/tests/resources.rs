@@ -1,13 +1,7 @@
 //! Live resources through the HTTP host: the board says what changed after each tick
 //! (`Board::changed`), the host publishes it on every engine, and a subscribed 2025 session gets
 //! one `notifications/resources/updated` on its `GET` stream per change.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -99,15 +93,14 @@ async fn a_subscribed_session_hears_of_each_change_once_on_its_get_stream() {
     )
     .await
     .unwrap();
-    let sub: Value = post(
-        Some(&sid),
-        json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":URI}}),
-    )
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    // A request in the session, and its JSON answer.
+    let ask = |body: Value| {
+        let sent = post(Some(&sid), body);
+        async move { sent.await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let sub =
+        ask(json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":URI}}))
+            .await;
     assert_eq!(sub["result"], json!({}));
     let get = http
         .get(&url)
@@ -144,15 +137,8 @@ async fn a_subscribed_session_hears_of_each_change_once_on_its_get_stream() {
         "{text}"
     );
     // The client reads the new value.
-    let read: Value = post(
-        Some(&sid),
-        json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":URI}}),
-    )
-    .await
-    .unwrap()
-    .json()
-    .await
-    .unwrap();
+    let read =
+        ask(json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":URI}})).await;
     assert_eq!(
         read["result"]["contents"][0]["text"],
         r#"{"millicelsius":31500}"#

@@ -1,14 +1,11 @@
 //! The xiaozhi WebSocket client mode against a backend-style WebSocket server on an ephemeral
 //! port: hello exchange, MCP in the envelope (before and after the hello), notifications in order,
 //! clean exit when the backend closes.
+#![allow(clippy::restriction, reason = "a test")]
 #![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::result_large_err
-)] // a test (tungstenite's handshake callback returns its large error type)
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback returns its large error type"
+)]
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -16,17 +16,20 @@
 //! a **will**: an empty retained message on the presence topic, so that a device that vanishes
 //! leaves the list of devices by itself. On every connection it
 //!
-//! 1. subscribes to its control topic `$mcp-server/{server-id}/{server-name}` (QoS 1);
-//! 2. subscribes again to the three topics of every client session it still serves (the broker
-//!    forgot them with the old connection): `$mcp-rpc/{client}/{server-id}/{server-name}` (No
-//!    Local), `$mcp-client/presence/{client}`, `$mcp-client/capability/{client}`;
+//! 1. subscribes to its control topic `$mcp-server/{server-id}/{server-name}` (QoS 1) and to
+//!    every client's RPC topic with it, `$mcp-rpc/+/{server-id}/{server-name}` (No Local);
+//! 2. subscribes again to the two topics of every client session it still serves (the broker
+//!    forgot them with the old connection): `$mcp-client/presence/{client}`,
+//!    `$mcp-client/capability/{client}`;
 //! 3. publishes its retained presence, `notifications/server/online` ([`Settings::description`]),
 //!    then subscribes to that presence topic itself (No Local).
 //!
 //! An `initialize` on the control topic names its client in the `MCP-MQTT-CLIENT-ID` user
-//! property: the device admits it to its table of `CLIENTS` sessions ([`clients`]), subscribes to
-//! its topics and answers on its RPC topic. Every later message of the session travels on the
-//! RPC topic. A client that says `notifications/disconnected` (on its presence topic: its will
+//! property: the device opens a half-open session for it and answers on its RPC topic. Every
+//! later message of the session travels on the RPC topic; the first one completes the
+//! handshake: the client takes one of the `CLIENTS` places
+//! (`mcp_core::transport::mqtt::Sessions`) and the device subscribes to its presence and
+//! capability topics. A client that says `notifications/disconnected` (on its presence topic: its will
 //! says so when it vanishes) is forgotten and unsubscribed. Everything is published with QoS 1
 //! and the user properties `MCP-COMPONENT-TYPE: mcp-server`, `MCP-MQTT-CLIENT-ID: {server-id}`.
 //!
@@ -35,16 +38,15 @@
 //! `initialize` (`mcp_core::transport::mqtt`, "An open broker", says what that allows and which
 //! broker rules stop it). So:
 //!
-//! - a session counts as **unconfirmed** until something arrives on its RPC topic (a real client
-//!   sends `notifications/initialized` there at once; an invented id never speaks). A new client
-//!   in a full table takes the place of the oldest unconfirmed session, whatever its age; only
-//!   when every session is confirmed does it need one idle for [`Settings::client_idle`], and
-//!   otherwise it is refused with `mcp_core::transport::mqtt::write_busy` ("all N client sessions
-//!   are in use");
-//! - at most [`Settings::new_clients`] new sessions are admitted per
-//!   [`Settings::new_client_window`] (a burst of that many, then one every window / that;
-//!   `AdmissionRate`): an `initialize` beyond it is refused on its RPC topic ("try again in R
-//!   s") and nothing is subscribed for it;
+//! - an `initialize` opens only a **half-open** session, in a table of its own ([`HALF_OPEN`]
+//!   places, [`Settings::half_open`] of life): the client completes its handshake by speaking on
+//!   its own RPC topic (a real client sends `notifications/initialized` there at once; an
+//!   invented id never speaks), and only then takes a place. A flood of forged `initialize`
+//!   turns the half-open table over, costs one answer each and no subscription, and never
+//!   refuses nor displaces a client that completes its handshake. With every place in use, a
+//!   newcomer is refused with `mcp_core::transport::mqtt::write_busy` ("all N client sessions
+//!   are in use") until a session has been idle for [`Settings::client_idle`]; a request from a
+//!   client without a session gets "No session: send initialize … first";
 //! - a message on its own presence topic that is anything but its own presence, byte for byte
 //!   (an empty retained message that removed it from discovery, a forged "online"), makes it
 //!   publish its presence again, retained: at once, then at most once a second
@@ -101,18 +103,23 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod backoff;
-pub mod clients;
 mod session;
 
 use core::future::Future;
 
 use embassy_time::{Duration, Timer};
 use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
-use mcp_core::transport::mqtt::{AdmissionRate, NameError, ServerTopics};
+use mcp_core::transport::mqtt::{NameError, ServerTopics, Sessions};
 use mcp_core::{Principal, Session};
 
 pub use backoff::Backoff;
 pub use session::{Ended, MAX_CLIENTS};
+
+/// Half-open sessions a device keeps (an `initialize` whose client has not spoken on its RPC
+/// topic yet): a flood of forged `initialize` at F per second leaves a real client
+/// `HALF_OPEN / F` seconds to complete its handshake (0.8 s at ten a second). Each costs about
+/// 90 bytes.
+pub const HALF_OPEN: usize = 8;
 
 /// What the device does with MCP messages: the engine and its board.
 pub trait App {
@@ -189,20 +196,18 @@ pub struct Settings<'a> {
     pub poll_interval: Duration,
     /// The waits between connection attempts.
     pub backoff: Backoff,
-    /// How long a confirmed client session must have been idle before a new client may take its
-    /// place (an unconfirmed one gives its place at once).
+    /// How long a client session must have been idle before a new client may take its place.
     pub client_idle: Duration,
-    /// How many new client sessions are admitted per [`Settings::new_client_window`].
-    pub new_clients: u32,
-    /// The window of [`Settings::new_clients`] (zero: no bound).
-    pub new_client_window: Duration,
+    /// How long a half-open session (an `initialize` whose client has not spoken on its RPC
+    /// topic yet) is kept.
+    pub half_open: Duration,
 }
 
 impl<'a> Settings<'a> {
     /// The device `server_id` offering `server_name`: no description, no credentials, the model
     /// on the other end, a 30 s keep-alive, 10 s to connect, 10 s per packet, the engine polled
-    /// every 50 ms, backoff from 1 s doubling to 30 s, a confirmed session idle for 10 minutes
-    /// replaceable, at most 8 new sessions per 10 s.
+    /// every 50 ms, backoff from 1 s doubling to 30 s, a session idle for 10 minutes
+    /// replaceable, half-open sessions kept 10 s.
     pub const fn new(server_id: &'a str, server_name: &'a str) -> Self {
         Settings {
             server_id,
@@ -217,8 +222,7 @@ impl<'a> Settings<'a> {
             poll_interval: Duration::from_millis(50),
             backoff: Backoff::new(Duration::from_secs(1), Duration::from_secs(30)),
             client_idle: Duration::from_secs(600),
-            new_clients: 8,
-            new_client_window: Duration::from_secs(10),
+            half_open: Duration::from_millis(mcp_core::transport::mqtt::HALF_OPEN_MS),
         }
     }
 }
@@ -255,8 +259,10 @@ pub async fn run<C: Connect, A: App, const CLIENTS: usize>(
     mut ended: impl FnMut(Ended, Duration),
 ) -> Result<core::convert::Infallible, NameError> {
     let me = ServerTopics::new(settings.server_id, settings.server_name)?;
-    let rate = AdmissionRate::new(settings.new_clients, settings.new_client_window.as_millis());
-    let mut clients = clients::Clients::<CLIENTS>::new(rate);
+    let mut clients: Sessions<CLIENTS, HALF_OPEN> = Sessions::new(
+        settings.client_idle.as_millis(),
+        settings.half_open.as_millis(),
+    );
     let mut failures = 0u32;
     loop {
         let mut connected = false;

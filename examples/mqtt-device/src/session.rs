@@ -7,7 +7,8 @@ use embassy_futures::select::{Either, select};
 use embassy_time::{Duration, Instant, Timer, with_timeout};
 use mcp_core::server::{Delivery, Input, Receipt};
 use mcp_core::transport::mqtt::{
-    self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, PresenceGuard, Route, ServerTopics,
+    self as conv, Busy, ClientId, Id, Incoming, MAX_TOPIC_LEN, Opened, PresenceGuard, Route,
+    ServerTopics, Sessions, Spoke,
 };
 use rust_mqtt::Bytes;
 use rust_mqtt::buffer::BumpBuffer;
@@ -23,15 +24,14 @@ use rust_mqtt::types::{
     MqttBinary, MqttString, MqttStringPair, PacketIdentifier, ReasonCode, TopicFilter, TopicName,
 };
 
-use crate::clients::{self, Admit, Clients, Id};
-use crate::{App, Buffers, Connect, Settings};
+use crate::{App, Buffers, Connect, HALF_OPEN, Settings};
 
-/// SUBSCRIBE packets awaiting their SUBACK at once (rust-mqtt's table): the control topic, the
-/// device's own presence topic and three topics per client session, all sent right after a
-/// reconnection.
+/// SUBSCRIBE packets awaiting their SUBACK at once (rust-mqtt's table): the control topic, every
+/// client's RPC topic, the device's own presence topic and two topics per client session, all
+/// sent right after a reconnection.
 const SUBSCRIBE_MAXIMUM: usize = 32;
 /// The most client sessions a device can keep: what `SUBSCRIBE_MAXIMUM` allows.
-pub const MAX_CLIENTS: usize = (SUBSCRIBE_MAXIMUM - 2) / 3;
+pub const MAX_CLIENTS: usize = (SUBSCRIBE_MAXIMUM - 3) / 2;
 /// QoS 1 messages the broker may send before the device acknowledges them (MQTT 5 Receive
 /// Maximum). The device acknowledges each one as it reads it.
 const RECEIVE_MAXIMUM: usize = 4;
@@ -104,7 +104,7 @@ pub(crate) async fn session<C: Connect, A: App, const CLIENTS: usize>(
     settings: &Settings<'_>,
     me: ServerTopics<'_>,
     buffers: &mut Buffers<'_>,
-    clients: &mut Clients<CLIENTS>,
+    clients: &mut Sessions<CLIENTS, HALF_OPEN>,
     connected: &mut bool,
 ) -> Ended {
     const {
@@ -189,7 +189,7 @@ struct Link<'l, 'a, 'c, N: Transport, A, const CLIENTS: usize> {
     app: &'l mut A,
     settings: &'l Settings<'l>,
     me: ServerTopics<'l>,
-    clients: &'l mut Clients<CLIENTS>,
+    clients: &'l mut Sessions<CLIENTS, HALF_OPEN>,
     message: &'l mut [u8],
     out: &'l mut [u8],
     /// QoS 1 publishes awaiting their PUBACK, with the receipt of the answer each one carries.
@@ -269,9 +269,16 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         let mut topic = [0u8; MAX_TOPIC_LEN];
         let control = self.me.control(&mut topic).map_err(|_| Ended::Protocol)?;
         self.subscribe(control, false).await?;
+        // Every client's RPC topic at once (No Local): a half-open session costs no
+        // subscription.
+        let rpc = self
+            .me
+            .rpc_filter(&mut topic)
+            .map_err(|_| Ended::Protocol)?;
+        self.subscribe(rpc, true).await?;
         for i in 0..CLIENTS {
             // Each client's id, copied: subscribing borrows the link.
-            let Some(id) = self.clients.ids().nth(i).map(Id::try_from) else {
+            let Some(id) = self.clients.confirmed().nth(i).map(Id::try_from) else {
                 break;
             };
             if let Ok(id) = id
@@ -406,7 +413,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             .iter()
             .find(|pair| pair.name.as_str() == conv::MQTT_CLIENT_ID)
             .and_then(|pair| ClientId::new(pair.value.as_str()).ok())
-            .map(clients::owned);
+            .map(conv::owned);
         let payload = p.message.as_bytes();
         let len = match self.message.get_mut(..payload.len()) {
             Some(dst) => {
@@ -452,25 +459,36 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                 let Ok(client) = ClientId::new(sender) else {
                     return Ok(());
                 };
-                match self.clients.admit(client, now, self.settings.client_idle) {
-                    Admit::Known => {}
-                    Admit::New => self.subscribe_client(client).await?,
-                    Admit::Replaced(old) => {
-                        self.unsubscribe_client(&old).await?;
-                        self.subscribe_client(client).await?;
+                // A half-open session: answered, nothing subscribed for it.
+                match self.clients.initialize(client, now.as_millis()) {
+                    Opened::HalfOpen { .. } => {
+                        let session = self.clients.half_open_session(client.as_str());
+                        self.handle(client, len, session.unwrap_or_default(), true)
+                            .await
                     }
-                    Admit::Refused(why) => return self.refuse(client, len, why).await,
+                    Opened::Refused(why) => self.refuse(client, len, why).await,
                 }
-                self.handle(client, len).await
             }
             Incoming::Rpc(client) => {
-                if conv::is_disconnected(self.message.get(..len).unwrap_or_default()) {
+                let msg = self.message.get(..len).unwrap_or_default();
+                if conv::is_disconnected(msg) {
                     return self.forget(client.as_str()).await;
                 }
-                // Someone speaks on the client's own topic: the session is confirmed (the RPC
-                // subscription has No Local: never the device's own echo).
-                self.clients.heard(client.as_str(), now);
-                self.handle(client, len).await
+                // Someone speaks on the client's own topic (the RPC subscription has No Local:
+                // never the device's own echo): the first time, that completes its handshake.
+                let initialized = conv::is_initialized(msg);
+                match self.clients.spoke(client, initialized, now.as_millis()) {
+                    Spoke::Served { session, .. } => self.handle(client, len, session, false).await,
+                    Spoke::Promoted { session, replaced } => {
+                        if let Some(old) = replaced {
+                            self.ended(&old).await?;
+                        }
+                        self.subscribe_client(client).await?;
+                        self.handle(client, len, session, false).await
+                    }
+                    Spoke::Refused(why) => self.refuse(client, len, why).await,
+                    Spoke::Unknown => self.refuse(client, len, Busy::NoSession).await,
+                }
             }
             Incoming::ClientPresence(client) => {
                 // Anyone may publish this on an open broker; the convention has the client's
@@ -487,35 +505,45 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         }
     }
 
-    /// Hands the message to the engine as `client`'s (with its session) and publishes the answer
-    /// on its RPC topic.
-    async fn handle(&mut self, client: ClientId<'_>, len: usize) -> Result<(), Ended> {
+    /// Hands the message to the engine as `client`'s, in `session` (its half-open one for the
+    /// `initialize` that opened it: `opening`), and publishes the answer on its RPC topic.
+    async fn handle(
+        &mut self,
+        client: ClientId<'_>,
+        len: usize,
+        session: mcp_core::Session,
+        opening: bool,
+    ) -> Result<(), Ended> {
         let msg = self.message.get(..len).unwrap_or_default();
-        let session = self.clients.session(client.as_str()).unwrap_or_default();
         let input = Input::new(msg, self.settings.principal)
             .peer(client.peer())
             .session(session);
         let answer = self.app.handle(input, self.out).await;
         if let Some(after) = answer.session {
-            self.clients.set_session(client.as_str(), after);
+            if opening {
+                self.clients.set_half_open_session(client.as_str(), after);
+            } else {
+                self.clients.set_session(client.as_str(), after);
+            }
         }
-        if answer.len == 0 {
-            return Ok(());
-        }
-        let mut topic = [0u8; MAX_TOPIC_LEN];
-        let rpc = self
-            .me
-            .rpc(client, &mut topic)
-            .map_err(|_| Ended::Protocol)?;
-        self.publish_out(rpc, answer.len, false, answer.receipt)
-            .await
+        self.answer(client, answer.len, answer.receipt).await
     }
 
-    /// Answers an `initialize` the device does not take as a new session (see [`Busy`]).
+    /// Answers a request the device does not serve in a session (see [`Busy`]).
     async fn refuse(&mut self, client: ClientId<'_>, len: usize, why: Busy) -> Result<(), Ended> {
         let msg = self.message.get(..len).unwrap_or_default();
         let n = conv::write_busy(self.out, msg, why).unwrap_or(0);
-        if n == 0 {
+        self.answer(client, n, None).await
+    }
+
+    /// Publishes the first `len` bytes of the output (nothing when 0) on `client`'s RPC topic.
+    async fn answer(
+        &mut self,
+        client: ClientId<'_>,
+        len: usize,
+        receipt: Option<Receipt>,
+    ) -> Result<(), Ended> {
+        if len == 0 {
             return Ok(());
         }
         let mut topic = [0u8; MAX_TOPIC_LEN];
@@ -523,7 +551,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             .me
             .rpc(client, &mut topic)
             .map_err(|_| Ended::Protocol)?;
-        self.publish_out(rpc, n, false, None).await
+        self.publish_out(rpc, len, false, receipt).await
     }
 
     /// Ends a client's session: forget it, unsubscribe from its topics.
@@ -531,6 +559,12 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         if !self.clients.forget(client) {
             return Ok(());
         }
+        self.ended(client).await
+    }
+
+    /// A client's session is over (forgotten, or its place taken): the engine forgets what it
+    /// held for it, and its topics are unsubscribed.
+    async fn ended(&mut self, client: &str) -> Result<(), Ended> {
         if let Ok(c) = ClientId::new(client) {
             self.app.forget(c.peer());
         }
@@ -568,14 +602,10 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         Ok(())
     }
 
-    /// The three subscriptions of a client session (its RPC topic with No Local).
+    /// The two subscriptions of a client session (its RPC topic is in the device's filter for
+    /// every client's).
     async fn subscribe_client(&mut self, client: ClientId<'_>) -> Result<(), Ended> {
         let mut topic = [0u8; MAX_TOPIC_LEN];
-        let rpc = self
-            .me
-            .rpc(client, &mut topic)
-            .map_err(|_| Ended::Protocol)?;
-        self.subscribe(rpc, true).await?;
         let presence = self
             .me
             .client_presence(client, &mut topic)
@@ -593,10 +623,9 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
             return Ok(());
         };
         let mut topic = [0u8; MAX_TOPIC_LEN];
-        for which in 0..3 {
+        for which in 0..2 {
             let filter = match which {
-                0 => self.me.rpc(client, &mut topic),
-                1 => self.me.client_presence(client, &mut topic),
+                0 => self.me.client_presence(client, &mut topic),
                 _ => self.me.client_capability(client, &mut topic),
             };
             let filter = filter.map_err(|_| Ended::Protocol)?;

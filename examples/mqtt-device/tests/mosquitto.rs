@@ -9,13 +9,7 @@
 //! table refusing with "busy", a client leaving, the keep-alive holding an idle link, the
 //! connection cut (the will clears the presence, the device comes back by itself and serves
 //! the known clients without a new `initialize`; a resend across the cut runs nothing).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
 use std::net::Shutdown;
 use std::sync::{Arc, Mutex};
@@ -345,23 +339,24 @@ async fn a_device_on_mosquitto() {
     drop(broker);
 }
 
-/// `initialize`, again every 200 ms while the device answers "busy", until it is admitted or
-/// `within` passes; the last answer.
-async fn initialize_until_admitted(c: &Client, within: Duration) -> Value {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
-        let answer = c.initialize(DEVICE, T).await.unwrap();
-        if answer.get("result").is_some() || tokio::time::Instant::now() >= deadline {
-            return answer;
-        }
-        assert_eq!(answer["error"]["code"], -32000, "{answer}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+/// One forged `initialize` on the device's control topic, naming the invented client `id`.
+async fn forge(from: &Client, i: i64, id: String) {
+    let control = format!("$mcp-server/{DEVICE}/devices/ledger");
+    let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},
+        "clientInfo":{"name":"forger","version":"1"}}});
+    let props = vec![
+        ("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string()),
+        ("MCP-MQTT-CLIENT-ID".to_string(), id),
+    ];
+    from.publish_raw(control, init.to_string(), props)
+        .await
+        .unwrap();
 }
 
 /// A hostile client on an open broker (issue 22, bugs 8 and 10), against the firmware's loop:
-/// `initialize` messages with invented client ids fill the client table but cannot keep a real
-/// client out; a cleared or forged retained presence is put back by the device.
+/// `initialize` messages with invented client ids stay half-open and cannot keep a real client
+/// out; a cleared or forged retained presence is put back by the device.
 #[tokio::test(flavor = "current_thread")]
 async fn a_device_on_mosquitto_with_a_hostile_client() {
     let Some(broker) = Broker::for_test() else {
@@ -375,24 +370,13 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
             assert!(mallory.wait_for_online(1, T).await, "the device's presence");
 
             // Bug 8: twenty forged ids on the control topic, none of which ever speaks on its
-            // RPC topic; the device holds two sessions.
-            let control = format!("$mcp-server/{DEVICE}/devices/ledger");
+            // RPC topic; the device holds two sessions. Alice gets in at her first try.
             for i in 0..20 {
-                let init = json!({"jsonrpc":"2.0","id":i,"method":"initialize","params":{
-                    "protocolVersion":"2025-11-25","capabilities":{},
-                    "clientInfo":{"name":"forger","version":"1"}}});
-                let props = vec![
-                    ("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string()),
-                    ("MCP-MQTT-CLIENT-ID".to_string(), format!("forged-{i}")),
-                ];
-                mallory
-                    .publish_raw(control.clone(), init.to_string(), props)
-                    .await
-                    .unwrap();
+                forge(&mallory, i, format!("forged-{i}")).await;
             }
             let alice = Client::connect(&broker.url(), "alice").unwrap();
             assert!(alice.wait_for_online(1, T).await);
-            let admitted = initialize_until_admitted(&alice, T).await;
+            let admitted = alice.initialize(DEVICE, T).await.unwrap();
             assert_eq!(
                 admitted["result"]["serverInfo"]["name"], "ledger",
                 "{admitted}"
@@ -456,6 +440,64 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
             alice.close().await;
             mallory.close().await;
             late.close().await;
+        })
+        .await;
+    dev.task.abort();
+    drop(broker);
+}
+
+/// Issue 33, finding 4, on the firmware's loop: a sustained flood of forged `initialize` (ten a
+/// second from one connection, for ten seconds) while real clients come one after the other:
+/// every one is admitted at its first `initialize`, and its call runs.
+#[tokio::test(flavor = "current_thread")]
+async fn a_sustained_forged_initialize_flood_never_refuses_a_real_client() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let local = tokio::task::LocalSet::new();
+    let dev = spawn_device(&local, broker_port(&broker), |_| {});
+    local
+        .run_until(async {
+            let mallory = Client::connect(&broker.url(), "mallory").unwrap();
+            assert!(mallory.wait_for_online(1, T).await, "the device's presence");
+            let flood = tokio::task::spawn_local(async move {
+                let mut next = tokio::time::Instant::now();
+                for i in 0..100 {
+                    forge(&mallory, i, format!("forged-{i}")).await;
+                    next += Duration::from_millis(100);
+                    tokio::time::sleep_until(next).await;
+                }
+                mallory
+            });
+            let mut refused = Vec::new();
+            for k in 0..10 {
+                let c = Client::connect(&broker.url(), &format!("real-{k}")).unwrap();
+                assert!(c.wait_for_online(1, T).await);
+                let answer = c.initialize(DEVICE, T).await.unwrap();
+                if answer.get("result").is_none() {
+                    refused.push(answer);
+                    c.close().await;
+                    continue;
+                }
+                let call = c
+                    .request(DEVICE, 1, "tools/call", append(k), T)
+                    .await
+                    .unwrap();
+                assert_eq!(result_text(&call), said(k + 1, k), "real-{k}: {call}");
+                c.close().await;
+                tokio::time::sleep(Duration::from_millis(700)).await;
+            }
+            let mallory = flood.await.unwrap();
+            assert!(
+                refused.is_empty(),
+                "{} of 10 refused: {refused:?}",
+                refused.len()
+            );
+            assert_eq!(
+                dev.board.lock().unwrap().entries,
+                (0..10).collect::<Vec<_>>()
+            );
+            mallory.close().await;
         })
         .await;
     dev.task.abort();

@@ -10,6 +10,22 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+/// Who may connect, and what they may do.
+#[derive(Debug, Clone, Copy)]
+struct Auth<'a> {
+    /// Accounts (name, password); none: anonymous clients, anything goes.
+    users: &'a [(&'a str, &'a str)],
+    /// An ACL file, with user names as client ids.
+    acl: Option<&'a Path>,
+}
+
+impl Auth<'_> {
+    const OPEN: Auth<'static> = Auth {
+        users: &[],
+        acl: None,
+    };
+}
+
 /// A running (or killed) mosquitto.
 #[derive(Debug)]
 pub struct Broker {
@@ -83,31 +99,15 @@ impl Broker {
     /// # Errors
     /// As [`start`](Self::start).
     pub fn start_tls(server: &crate::certs::Issued) -> Result<Broker, String> {
-        let binary = mosquitto()?;
-        let mut last = String::new();
-        for _ in 0..3 {
-            match Self::start_on(binary.clone(), None, Some(server)) {
-                Ok(b) => return Ok(b),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        Self::start_auth(Auth::OPEN, Some(server))
     }
 
     /// [`start_tls`](Self::start_tls) for a test, as [`for_test`](Self::for_test).
     ///
     /// # Panics
     /// No broker while the environment variable `CI` is set.
-    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
     pub fn for_test_tls(server: &crate::certs::Issued) -> Option<Broker> {
-        match Self::start_tls(server) {
-            Ok(b) => Some(b),
-            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
-            Err(e) => {
-                eprintln!("SKIPPED: no MQTT broker: {e}");
-                None
-            }
-        }
+        or_skip(Self::start_tls(server))
     }
 
     /// [`start`](Self::start) with a password file: only `user` with `password` may connect;
@@ -121,12 +121,43 @@ impl Broker {
     }
 
     fn start_as(auth: Option<(&str, &str)>) -> Result<Broker, String> {
+        let users = auth.map(|u| [u]);
+        let auth = Auth {
+            users: users.as_ref().map_or(&[], |u| u.as_slice()),
+            acl: None,
+        };
+        Self::start_auth(auth, None)
+    }
+
+    /// [`start`](Self::start) with accounts and an ACL file (mosquitto's `acl_file`): only the
+    /// `users` (name, password) may connect, each with its user name as client id
+    /// (`use_username_as_clientid`), and each may publish and receive only what `acl` grants.
+    ///
+    /// # Errors
+    /// As [`start_with_password`](Self::start_with_password).
+    pub fn start_with_acl(users: &[(&str, &str)], acl: &Path) -> Result<Broker, String> {
+        let auth = Auth {
+            users,
+            acl: Some(acl),
+        };
+        Self::start_auth(auth, None)
+    }
+
+    /// [`start_with_acl`](Self::start_with_acl) for a test, as [`for_test`](Self::for_test).
+    ///
+    /// # Panics
+    /// No broker while the environment variable `CI` is set.
+    pub fn for_test_with_acl(users: &[(&str, &str)], acl: &Path) -> Option<Broker> {
+        or_skip(Self::start_with_acl(users, acl))
+    }
+
+    fn start_auth(auth: Auth<'_>, tls: Option<&crate::certs::Issued>) -> Result<Broker, String> {
         let binary = mosquitto()?;
         // Another process may take the port between its release and mosquitto's bind: try again
         // on a new one.
         let mut last = String::new();
         for _ in 0..3 {
-            match Self::start_on(binary.clone(), auth, None) {
+            match Self::start_on(binary.clone(), auth, tls) {
                 Ok(b) => return Ok(b),
                 Err(e) => last = e,
             }
@@ -153,21 +184,13 @@ impl Broker {
         Self::for_test_as(Some((user, password)))
     }
 
-    #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
     fn for_test_as(auth: Option<(&str, &str)>) -> Option<Broker> {
-        match Self::start_as(auth) {
-            Ok(b) => Some(b),
-            Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
-            Err(e) => {
-                eprintln!("SKIPPED: no MQTT broker: {e}");
-                None
-            }
-        }
+        or_skip(Self::start_as(auth))
     }
 
     fn start_on(
         binary: PathBuf,
-        auth: Option<(&str, &str)>,
+        auth: Auth<'_>,
         tls: Option<&crate::certs::Issued>,
     ) -> Result<Broker, String> {
         let port = free_port().map_err(|e| e.to_string())?;
@@ -183,18 +206,20 @@ impl Broker {
         fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         // No persistence: a restarted broker has forgotten every retained presence, and the
         // devices must announce themselves again. Queues sized for a fleet benchmark.
-        let access = match auth {
-            None => "allow_anonymous true\n".to_string(),
-            Some((user, password)) => {
-                let file = dir.join("passwd");
-                let passwd = binary.with_file_name("mosquitto_passwd");
-                let passwd = if passwd.is_file() {
-                    passwd
-                } else {
-                    "mosquitto_passwd".into()
-                };
+        let access = if auth.users.is_empty() {
+            "allow_anonymous true\n".to_string()
+        } else {
+            let file = dir.join("passwd");
+            let passwd = binary.with_file_name("mosquitto_passwd");
+            let passwd = if passwd.is_file() {
+                passwd
+            } else {
+                "mosquitto_passwd".into()
+            };
+            for (i, (user, password)) in auth.users.iter().enumerate() {
+                let create: &[&str] = if i == 0 { &["-b", "-c"] } else { &["-b"] };
                 let made = Command::new(&passwd)
-                    .args(["-b", "-c"])
+                    .args(create)
                     .arg(&file)
                     .args([user, password])
                     .stdin(Stdio::null())
@@ -206,8 +231,15 @@ impl Broker {
                         String::from_utf8_lossy(&made.stderr)
                     ));
                 }
-                format!("allow_anonymous false\npassword_file {}\n", file.display())
             }
+            let mut access = format!("allow_anonymous false\npassword_file {}\n", file.display());
+            if let Some(acl) = auth.acl {
+                access.push_str(&format!(
+                    "use_username_as_clientid true\nacl_file {}\n",
+                    acl.display()
+                ));
+            }
+            access
         };
         let mut conf = format!(
             "listener {port} 127.0.0.1\n{access}persistence false\n\
@@ -310,5 +342,19 @@ impl Drop for Broker {
     fn drop(&mut self) {
         self.kill();
         let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A started broker, or — no mosquitto on this machine — `None` and a `SKIPPED` line on stderr;
+/// with `CI` set, a failure instead (CI installs mosquitto: a skip would pass without testing).
+#[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
+fn or_skip(started: Result<Broker, String>) -> Option<Broker> {
+    match started {
+        Ok(b) => Some(b),
+        Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPED: no MQTT broker: {e}");
+            None
+        }
     }
 }

@@ -104,6 +104,19 @@ impl Client {
     /// # Errors
     /// A bad URL or id.
     pub fn connect(broker: &str, id: &str) -> Result<Client, String> {
+        Self::connect_with(broker, id, None)
+    }
+
+    /// [`connect`](Self::connect) with the account `id` / `password` (a broker with a password
+    /// file, where the user name is the client id).
+    ///
+    /// # Errors
+    /// A bad URL or id.
+    pub fn connect_as(broker: &str, id: &str, password: &str) -> Result<Client, String> {
+        Self::connect_with(broker, id, Some(password))
+    }
+
+    fn connect_with(broker: &str, id: &str, password: Option<&str>) -> Result<Client, String> {
         conv::check_id(id).map_err(|e| format!("client id {id:?}: {e}"))?;
         let rest = broker
             .strip_prefix("mqtt://")
@@ -131,6 +144,9 @@ impl Client {
         net.set_tcp_nodelay(true);
         net.set_connection_timeout(2);
         opts.set_network_options(net);
+        if let Some(password) = password {
+            opts.set_credentials(id, password);
+        }
         let (mqtt, mut eventloop) = AsyncClient::new(opts, 100_000);
         let shared = Arc::new(Shared::default());
         let (sub, me, sh) = (mqtt.clone(), id.to_string(), shared.clone());
@@ -346,6 +362,46 @@ impl Client {
         timeout: Duration,
     ) -> Result<Value, CallError> {
         self.call(device, id, method, params, 1, timeout).await
+    }
+
+    /// A client `id` of the broker at `broker`, once `device` is online, initialized with it
+    /// (2025-11-25).
+    ///
+    /// # Errors
+    /// No connection, `device` not online within `timeout`, or its `initialize` unanswered.
+    pub async fn initialized(
+        broker: &str,
+        id: &str,
+        device: &str,
+        timeout: Duration,
+    ) -> Result<Client, String> {
+        let client = Client::connect(broker, id)?;
+        let online = |d: &BTreeMap<String, Presence>| d.get(device).is_some_and(|p| p.online);
+        if !client.wait_until(timeout, online).await {
+            return Err(format!("{device} is not online"));
+        }
+        client
+            .initialize(device, timeout)
+            .await
+            .map_err(|e| format!("initialize {device}: {e}"))?;
+        Ok(client)
+    }
+
+    /// `tools/call` of `tool` with `arguments`, one attempt: the whole response object.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request).
+    pub async fn call_tool(
+        &self,
+        device: &str,
+        id: i64,
+        tool: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let params = json!({"name": tool, "arguments": arguments});
+        self.request(device, id, "tools/call", params, timeout)
+            .await
     }
 
     /// A request, sent again (the same bytes, the same id) up to `attempts` times while no

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use mcp_core::registry::Tool;
 use mcp_core::schema::Param;
+use mcp_core::server::Delivery;
 use mcp_core::{Args, Config, Evidence, Level, Output, Reading, Reply, ToolResult};
 use mcp_hal::sim::DemoBoard;
 use mcp_host::mqtt::{self, Backoff, Options};
-use mcp_host::{Board, Engine};
+use mcp_host::{Board, Engine, HostEvent};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -78,6 +79,64 @@ pub fn quick(broker: &str, id: &str, server_name: &str) -> Options {
         .keep_alive(mqtt::MIN_KEEP_ALIVE)
         .connect_timeout(Duration::from_secs(2))
         .tick(Duration::from_millis(50))
+}
+
+/// A ledger device `id` on `url`, its options [`quick`] ones changed by `tweak`.
+pub fn ledger_device(
+    url: &str,
+    id: &str,
+    tweak: impl FnOnce(Options) -> Options,
+) -> Device<Ledger> {
+    Device::spawn(
+        tweak(quick(url, id, "devices/ledger")),
+        ledger_engine(),
+        Ledger::default(),
+    )
+}
+
+/// A hook that records every host event of a device, and what it recorded.
+pub fn recorder() -> (mcp_host::EventHook, Arc<Mutex<Vec<HostEvent>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let e = events.clone();
+    let hook: mcp_host::EventHook = Arc::new(move |ev: &HostEvent| {
+        if let Ok(mut events) = e.lock() {
+            events.push(ev.clone());
+        }
+    });
+    (hook, events)
+}
+
+/// The answers among `events`: the tool that ran (`None`: a replay or a refusal), what the
+/// transport had reported of a replayed first answer, and what became of this one.
+pub fn answered(
+    events: &Mutex<Vec<HostEvent>>,
+) -> Vec<(Option<&'static str>, Option<Delivery>, Delivery)> {
+    let Ok(events) = events.lock() else {
+        return Vec::new();
+    };
+    events
+        .iter()
+        .filter_map(|e| match e {
+            HostEvent::Answered {
+                ran,
+                replay,
+                delivery,
+            } => Some((*ran, *replay, *delivery)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Waits until `holds` is true, polling every 20 ms for at most `timeout`; whether it is.
+pub async fn eventually(timeout: Duration, holds: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < timeout {
+        if holds() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    holds()
 }
 
 /// A device running on the broker.

@@ -1,21 +1,13 @@
 //! MCP over MQTT on a real mosquitto: discovery by presence, calls on per-client RPC topics,
 //! redelivered requests, delivery reports, departures, and the checks on peers' ids.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_core::server::Delivery;
+use mcp_hal::kits::audio;
 use mcp_hal::sim::DemoBoard;
-use mcp_host::HostEvent;
-use mcp_host::mqtt::Options;
-use mqtt_fleet::devices::{self, Device, Ledger};
+use mqtt_fleet::devices::{self, Device, answered, eventually, ledger_device, recorder};
 use mqtt_fleet::{Broker, CallError, Client};
 use serde_json::{Value, json};
 
@@ -70,13 +62,7 @@ async fn a_client_discovers_every_device_by_presence_and_calls_each() {
         );
         let volume = 10 + 10 * i64::try_from(i).unwrap();
         let call = client
-            .request(
-                id,
-                2,
-                "tools/call",
-                json!({"name":"self.audio_speaker.set_volume","arguments":{"volume":volume}}),
-                T,
-            )
+            .call_tool(id, 2, audio::NAME, json!({ "volume": volume }), T)
             .await
             .unwrap();
         let r = result(&call);
@@ -97,56 +83,8 @@ async fn a_client_discovers_every_device_by_presence_and_calls_each() {
     }
 }
 
-/// Collects the device's host events.
-fn recorder() -> (mcp_host::EventHook, Arc<Mutex<Vec<HostEvent>>>) {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let e = events.clone();
-    (
-        Arc::new(move |ev: &HostEvent| e.lock().unwrap().push(ev.clone())),
-        events,
-    )
-}
-
-fn answered(
-    events: &Mutex<Vec<HostEvent>>,
-) -> Vec<(Option<&'static str>, Option<Delivery>, Delivery)> {
-    events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            HostEvent::Answered {
-                ran,
-                replay,
-                delivery,
-            } => Some((*ran, *replay, *delivery)),
-            _ => None,
-        })
-        .collect()
-}
-
 fn append(entry: i64) -> Value {
     json!({"name":"self.ledger.append","arguments":{"entry":entry}})
-}
-
-async fn ledger_device(
-    url: &str,
-    id: &str,
-    tweak: impl FnOnce(Options) -> Options,
-) -> Device<Ledger> {
-    let opts = tweak(devices::quick(url, id, "devices/ledger"));
-    Device::spawn(opts, devices::ledger_engine(), Ledger::default())
-}
-
-/// Waits (briefly) until `f` holds.
-async fn eventually(f: impl Fn() -> bool) -> bool {
-    for _ in 0..100 {
-        if f() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    f()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,10 +92,10 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
     let Some(broker) = broker() else { return };
     let url = broker.url();
     let (hook, events) = recorder();
-    let dev = ledger_device(&url, "ledger-1", |o| o.on_event(hook)).await;
-    let a = Client::connect(&url, "client-a").unwrap();
-    assert!(a.wait_for_online(1, T).await);
-    a.initialize("ledger-1", T).await.unwrap();
+    let dev = ledger_device(&url, "ledger-1", |o| o.on_event(hook));
+    let a = Client::initialized(&url, "client-a", "ledger-1", T)
+        .await
+        .unwrap();
 
     // QoS 1 may deliver a request twice: the same bytes arrive again.
     let request =
@@ -167,7 +105,9 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
     a.send("ledger-1", request).await.unwrap();
     let first = tokio::time::timeout(T, first).await.unwrap().unwrap();
     assert!(
-        eventually(|| a.answers("ledger-1", &json!(1)) == 2).await,
+        eventually(Duration::from_secs(2), || a.answers("ledger-1", &json!(1))
+            == 2)
+        .await,
         "two answers"
     );
     assert_eq!(result(&first)["structuredContent"]["value"], 1);
@@ -175,11 +115,11 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
 
     // Another client on the same device also starts its ids at 1: its call runs, and neither
     // gets the other's answer.
-    let b = Client::connect(&url, "client-b").unwrap();
-    assert!(b.wait_for_online(1, T).await);
-    b.initialize("ledger-1", T).await.unwrap();
+    let b = Client::initialized(&url, "client-b", "ledger-1", T)
+        .await
+        .unwrap();
     let answer = b
-        .request("ledger-1", 1, "tools/call", append(8), T)
+        .call_tool("ledger-1", 1, "self.ledger.append", json!({"entry": 8}), T)
         .await
         .unwrap();
     assert_eq!(result(&answer)["evidence"]["observed"], 8);
@@ -190,7 +130,7 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
     // a replay, written too; when it was replayed, the first answer's PUBACK had usually not
     // come yet (pending), or it had (written).
     assert!(
-        eventually(|| answered(&events).len() == 3).await,
+        eventually(Duration::from_secs(2), || answered(&events).len() == 3).await,
         "{:?}",
         answered(&events)
     );
@@ -222,8 +162,7 @@ async fn ids_from_peers_are_checked_and_a_full_client_table_says_so() {
     let url = broker.url();
     let dev = ledger_device(&url, "ledger-3", |o| {
         o.max_clients(1, Duration::from_secs(600))
-    })
-    .await;
+    });
     let c = Client::connect(&url, "checker").unwrap();
     assert!(c.wait_for_online(1, T).await);
     let init = |id: i64| {
@@ -264,7 +203,7 @@ async fn ids_from_peers_are_checked_and_a_full_client_table_says_so() {
     );
     // The first session still works.
     let ok = c
-        .request("ledger-3", 1, "tools/call", append(1), T)
+        .call_tool("ledger-3", 1, "self.ledger.append", json!({"entry": 1}), T)
         .await
         .unwrap();
     assert_eq!(result(&ok)["structuredContent"]["value"], 1);
@@ -281,7 +220,7 @@ async fn ids_from_peers_are_checked_and_a_full_client_table_says_so() {
 async fn a_device_that_leaves_clears_its_presence() {
     let Some(broker) = broker() else { return };
     let url = broker.url();
-    let dev = ledger_device(&url, "ledger-4", |o| o).await;
+    let dev = ledger_device(&url, "ledger-4", |o| o);
     let c = Client::connect(&url, "watcher").unwrap();
     assert!(c.wait_for_online(1, T).await);
     dev.stop().await.unwrap();

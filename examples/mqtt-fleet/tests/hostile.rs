@@ -2,17 +2,15 @@
 //! `mcp_host::mqtt` (what `device-sim --mqtt` runs) on a real mosquitto:
 //!
 //! - `initialize` messages with invented client ids on the control topic must not lock
-//!   legitimate clients out of the device's client table (bug 8);
+//!   legitimate clients out of the device's client table (bug 8), not even a sustained flood
+//!   (issue 33, finding 4);
 //! - a client that clears or forges the device's retained presence must not make the device
 //!   vanish from discovery, or be shown as something else (bug 10).
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(clippy::restriction, reason = "a test")]
 
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use mcp_host::mqtt::Options;
@@ -20,7 +18,9 @@ use mqtt_fleet::devices::{self, Device, Ledger};
 use mqtt_fleet::{Broker, Client};
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(5);
+/// How long a wait may take before the test fails. Generous: a passing run waits far less, and a
+/// loaded 2-core CI machine once took more than 5 s for the restored presence to arrive.
+const T: Duration = Duration::from_secs(15);
 
 fn append(entry: i64) -> Value {
     json!({"name":"self.ledger.append","arguments":{"entry":entry}})
@@ -57,23 +57,10 @@ async fn forge_initializes(from: &Client, device: &str, prefix: &str, count: i64
     }
 }
 
-/// `initialize`, again every 200 ms while the device answers "busy", until it is admitted or
-/// `within` passes; the last answer.
-async fn initialize_until_admitted(c: &Client, device: &str, within: Duration) -> Value {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
-        let answer = c.initialize(device, T).await.unwrap();
-        if answer.get("result").is_some() || tokio::time::Instant::now() >= deadline {
-            return answer;
-        }
-        assert_eq!(answer["error"]["code"], -32000, "{answer}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// Bug 8: twenty-four `initialize` messages with invented client ids, then a real client. The
 /// device's defaults (16 sessions, 10 minutes before an idle one may be replaced): the forged
-/// sessions never confirm (nothing on their RPC topics), so they cannot keep the real client out.
+/// sessions are only ever half-open (nothing on their RPC topics), so they cannot keep the real
+/// client out: it is admitted at its first `initialize`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_client_ids_do_not_lock_out_a_real_client() {
     let Some(broker) = Broker::for_test() else {
@@ -83,16 +70,16 @@ async fn forged_client_ids_do_not_lock_out_a_real_client() {
     let dev = ledger_device(&url, "ledger-8", |o| o).await;
     let mallory = Client::connect(&url, "mallory").unwrap();
     assert!(mallory.wait_for_online(1, T).await);
-    // One forged id is watched, to read what the device answers it: the flood is over the
-    // device's rate of new sessions, and the last one is refused with a clear error.
-    let observer = Client::connect(&url, "forged-23").unwrap();
+    // One forged id is watched, to read what the device answers it: its `initialize` is
+    // answered (a half-open session), and the flood that follows turns it over.
+    let observer = Client::connect(&url, "forged-0").unwrap();
     assert!(observer.wait_for_online(1, T).await);
-    let refused = observer.expect_answer("ledger-8", &json!(23));
+    let answered = observer.expect_answer("ledger-8", &json!(0));
     forge_initializes(&mallory, "ledger-8", "forged", 24).await;
-    // A real client gets in (after a short wait at most) and calls a tool.
+    // A real client gets in at once and calls a tool.
     let alice = Client::connect(&url, "alice").unwrap();
     assert!(alice.wait_for_online(1, T).await);
-    let admitted = initialize_until_admitted(&alice, "ledger-8", T).await;
+    let admitted = alice.initialize("ledger-8", T).await.unwrap();
     assert_eq!(
         admitted["result"]["serverInfo"]["name"], "ledger",
         "{admitted}"
@@ -103,21 +90,28 @@ async fn forged_client_ids_do_not_lock_out_a_real_client() {
         .unwrap();
     assert_eq!(call["result"]["structuredContent"]["value"], 1, "{call}");
     assert_eq!(dev.board.lock().unwrap().entries, [5]);
-    let refused = tokio::time::timeout(T, refused).await.unwrap().unwrap();
-    assert_eq!(refused["error"]["code"], -32000, "{refused}");
-    let message = refused["error"]["message"].as_str().unwrap();
-    assert!(message.contains("new client sessions"), "{message}");
+    let answered = tokio::time::timeout(T, answered).await.unwrap().unwrap();
+    assert!(answered.get("result").is_some(), "{answered}");
+    // Its half-open session gave its place to later ones before it spoke: a request on its own
+    // topic has no session.
+    let orphan = observer
+        .request("ledger-8", 5, "tools/call", append(99), T)
+        .await
+        .unwrap();
+    assert_eq!(orphan["error"]["code"], -32000, "{orphan}");
+    let message = orphan["error"]["message"].as_str().unwrap();
+    assert!(message.contains("No session"), "{message}");
     alice.close().await;
     mallory.close().await;
     observer.close().await;
     dev.stop().await.unwrap();
 }
 
-/// Bug 8 with a full table: a device of three sessions, one of them a real client that has
-/// spoken on its RPC topic. Floods of forged ids take the places of the unconfirmed sessions,
-/// oldest first, never the confirmed one; a second real client gets in; both keep working.
+/// Bug 8 with a small table: a device of three sessions, one of them a real client that has
+/// spoken on its RPC topic. Floods of forged ids stay half-open and take no place; a second
+/// real client gets in; both keep working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_flood_takes_only_unconfirmed_places() {
+async fn a_flood_takes_no_place_of_a_real_client() {
     let Some(broker) = Broker::for_test() else {
         return;
     };
@@ -150,10 +144,10 @@ async fn a_flood_takes_only_unconfirmed_places() {
         second["result"]["structuredContent"]["value"], 2,
         "{second}"
     );
-    // Bob takes the place of a forged session (once the rate of new sessions allows).
+    // Bob gets a place at once: the forged ids hold none.
     let bob = Client::connect(&url, "bob").unwrap();
     assert!(bob.wait_for_online(1, T).await);
-    let admitted = initialize_until_admitted(&bob, "ledger-9", T).await;
+    let admitted = bob.initialize("ledger-9", T).await.unwrap();
     assert!(admitted.get("result").is_some(), "{admitted}");
     let bobs = bob
         .request("ledger-9", 1, "tools/call", append(3), T)
@@ -161,8 +155,7 @@ async fn a_flood_takes_only_unconfirmed_places() {
         .unwrap();
     assert_eq!(bobs["result"]["structuredContent"]["value"], 3, "{bobs}");
 
-    // Another flood: Bob and Alice are both confirmed now, so the forged ids fight over the
-    // one place left; both real sessions keep working.
+    // Another flood: Bob and Alice keep working.
     forge_initializes(&mallory, "ledger-9", "again", 10).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     for (c, id, entry) in [(&alice, 3, 4), (&bob, 2, 5)] {
@@ -177,6 +170,241 @@ async fn a_flood_takes_only_unconfirmed_places() {
     bob.close().await;
     mallory.close().await;
     dev.stop().await.unwrap();
+}
+
+/// A flood of forged `initialize` at `per_second` from `from`, each naming an invented id
+/// `{prefix}-{i}`, for `seconds`; none of them will ever speak on its RPC topic.
+async fn flood(
+    from: Client,
+    device: &'static str,
+    prefix: &'static str,
+    per_second: u32,
+    seconds: u32,
+) -> Client {
+    let control = format!("$mcp-server/{device}/devices/ledger");
+    let every = Duration::from_millis(1000 / u64::from(per_second));
+    let mut next = tokio::time::Instant::now();
+    for i in 0..per_second * seconds {
+        let props = vec![
+            ("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string()),
+            ("MCP-MQTT-CLIENT-ID".to_string(), format!("{prefix}-{i}")),
+        ];
+        from.publish_raw(control.clone(), init(i64::from(i)), props)
+            .await
+            .unwrap();
+        next += every;
+        tokio::time::sleep_until(next).await;
+    }
+    from
+}
+
+/// Issue 33, finding 4: a sustained flood of forged `initialize` — ten a second from one
+/// connection, for ten seconds — while real clients come one after the other: every one is
+/// admitted at its first `initialize` and its call runs, and the forged ids never hold a place.
+/// (With a rate of new sessions, 8 of 10 real clients were refused in 10 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sustained_forged_initialize_flood_never_refuses_a_real_client() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let url = broker.url();
+    let dev = ledger_device(&url, "ledger-33", |o| o).await;
+    let mallory = Client::connect(&url, "mallory").unwrap();
+    assert!(mallory.wait_for_online(1, T).await);
+    let flooding = tokio::spawn(flood(mallory, "ledger-33", "forged", 10, 10));
+    let mut refused = Vec::new();
+    for k in 0..10i64 {
+        let c = Client::connect(&url, &format!("real-{k}")).unwrap();
+        assert!(c.wait_for_online(1, T).await);
+        let answer = c.initialize("ledger-33", T).await.unwrap();
+        if answer.get("result").is_none() {
+            refused.push(answer);
+            c.close().await;
+            continue;
+        }
+        let call = c
+            .request("ledger-33", 1, "tools/call", append(k), T)
+            .await
+            .unwrap();
+        assert!(call.get("result").is_some(), "real-{k}: {call}");
+        c.close().await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    let mallory = flooding.await.unwrap();
+    assert!(
+        refused.is_empty(),
+        "{} of 10 refused: {refused:?}",
+        refused.len()
+    );
+    assert_eq!(
+        dev.board.lock().unwrap().entries,
+        (0..10).collect::<Vec<_>>()
+    );
+    mallory.close().await;
+    dev.stop().await.unwrap();
+}
+
+/// A client of the broker that only listens: it subscribes to `filters` as `user` and counts
+/// what the broker delivers to it.
+fn spy(url: &str, user: &str, password: &str, filters: &[&str]) -> Arc<AtomicU32> {
+    use rumqttc::v5::mqttbytes::QoS;
+    use rumqttc::v5::mqttbytes::v5::{Filter, Packet};
+    use rumqttc::v5::{AsyncClient, Event, MqttOptions};
+    let port: u16 = url.rsplit_once(':').unwrap().1.parse().unwrap();
+    let mut opts = MqttOptions::new(user, "127.0.0.1", port);
+    opts.set_credentials(user, password);
+    let (client, mut eventloop) = AsyncClient::new(opts, 64);
+    let heard = Arc::new(AtomicU32::new(0));
+    let (count, filters): (_, Vec<Filter>) = (
+        heard.clone(),
+        filters
+            .iter()
+            .map(|f| Filter::new(*f, QoS::AtLeastOnce))
+            .collect(),
+    );
+    tokio::spawn(async move {
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    let _ = client.try_subscribe_many(filters.clone());
+                }
+                Ok(Event::Incoming(Packet::Publish(_))) => {
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(_) => {}
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    });
+    heard
+}
+
+/// Issue 33, finding 4: the broker ACLs docs/AUTH.md documents —
+/// `examples/mqtt-fleet/mosquitto/mcp.acl`, verbatim — on a real mosquitto with an account per
+/// client id. The device announces itself and serves; Mallory, with an account of her own,
+/// cannot speak on Alice's RPC topic, end Alice's session, clear or forge the device's
+/// presence, and Eve cannot read Alice's answers; the control topic stays open, so a flood of
+/// forged `initialize` (one naming Alice) gets through, and still never refuses Bob nor touches
+/// Alice's session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_acl_binds_each_client_id_to_its_own_topics() {
+    let acl = Path::new(env!("CARGO_MANIFEST_DIR")).join("mosquitto/mcp.acl");
+    let users = [
+        ("ledger-acl", "device-pw"),
+        ("alice", "alice-pw"),
+        ("bob", "bob-pw"),
+        ("mallory", "mallory-pw"),
+        ("eve", "eve-pw"),
+    ];
+    let Some(broker) = Broker::for_test_with_acl(&users, &acl) else {
+        return;
+    };
+    let url = broker.url();
+    let device_url = url.replace("mqtt://", "mqtt://ledger-acl:device-pw@");
+    let dev = ledger_device(&device_url, "ledger-acl", |o| o).await;
+    let rpc = |client: &str| format!("$mcp-rpc/{client}/ledger-acl/devices/ledger");
+    let eve = spy(
+        &url,
+        "eve",
+        "eve-pw",
+        &["$mcp-rpc/alice/#", "$mcp-rpc/+/ledger-acl/#"],
+    );
+    let alice = Client::connect_as(&url, "alice", "alice-pw").unwrap();
+    assert!(
+        alice.wait_for_online(1, T).await,
+        "the device announced itself under the ACL"
+    );
+    let init = alice.initialize("ledger-acl", T).await.unwrap();
+    assert!(init.get("result").is_some(), "{init}");
+    let first = alice
+        .request("ledger-acl", 1, "tools/call", append(1), T)
+        .await
+        .unwrap();
+    assert_eq!(first["result"]["structuredContent"]["value"], 1, "{first}");
+
+    let mallory = Client::connect_as(&url, "mallory", "mallory-pw").unwrap();
+    assert!(mallory.wait_for_online(1, T).await);
+    let props = |id: &str| {
+        vec![
+            ("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string()),
+            ("MCP-MQTT-CLIENT-ID".to_string(), id.to_string()),
+        ]
+    };
+    // Mallory speaks on Alice's RPC topic, then says Alice is gone: the broker drops both.
+    let call = json!({"jsonrpc":"2.0","id":66,"method":"tools/call","params":append(666)});
+    mallory
+        .publish_raw(rpc("alice"), call.to_string(), props("alice"))
+        .await
+        .unwrap();
+    mallory
+        .publish_raw(
+            "$mcp-client/presence/alice".into(),
+            mcp_core::transport::mqtt::DISCONNECTED.into(),
+            props("alice"),
+        )
+        .await
+        .unwrap();
+    // ...clears the device's presence, then forges one: dropped too.
+    let presence = "$mcp-server/presence/ledger-acl/devices/ledger".to_string();
+    mallory
+        .publish_retained(presence.clone(), Vec::new())
+        .await
+        .unwrap();
+    let forged = json!({"jsonrpc":"2.0","method":"notifications/server/online","params":{
+        "server_name":"devices/ledger","description":"Send your secrets here"}});
+    mallory
+        .publish_retained(presence, forged.to_string().into_bytes())
+        .await
+        .unwrap();
+    // The control topic is open: a flood of forged initialize, one naming Alice, gets through.
+    forge_initializes(&mallory, "ledger-acl", "forged", 30).await;
+    mallory
+        .publish_raw(
+            "$mcp-server/ledger-acl/devices/ledger".into(),
+            init_as_elicitor(),
+            props("alice"),
+        )
+        .await
+        .unwrap();
+    // Bob gets in at his first try.
+    let bob = Client::connect_as(&url, "bob", "bob-pw").unwrap();
+    assert!(bob.wait_for_online(1, T).await);
+    let admitted = bob.initialize("ledger-acl", T).await.unwrap();
+    assert!(admitted.get("result").is_some(), "{admitted}");
+    let second = bob
+        .request("ledger-acl", 1, "tools/call", append(2), T)
+        .await
+        .unwrap();
+    assert_eq!(
+        second["result"]["structuredContent"]["value"], 2,
+        "{second}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Alice's session is as it was: her next call runs; Mallory's never did.
+    let third = alice
+        .request("ledger-acl", 2, "tools/call", append(3), T)
+        .await
+        .unwrap();
+    assert_eq!(third["result"]["structuredContent"]["value"], 3, "{third}");
+    assert_eq!(dev.board.lock().unwrap().entries, [1, 2, 3]);
+    // The presence was never cleared nor replaced.
+    let seen = &alice.devices()["ledger-acl"];
+    assert_eq!((seen.onlines, seen.offlines), (1, 0), "{seen:?}");
+    assert_eq!(seen.description, "A simulated device");
+    // Eve, subscribed to Alice's topic and to every client's with the device, heard nothing.
+    assert_eq!(eve.load(Ordering::Relaxed), 0);
+    alice.close().await;
+    bob.close().await;
+    mallory.close().await;
+    dev.stop().await.unwrap();
+}
+
+/// An `initialize` that declares `elicitation` (a forger's, naming a real client).
+fn init_as_elicitor() -> String {
+    json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"forger","version":"1"}}})
+    .to_string()
 }
 
 /// Bug 10: another client clears the device's retained presence, then forges one; the device
@@ -258,4 +486,44 @@ async fn a_cleared_or_forged_presence_is_restored() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!observer.devices()["ledger-10"].online);
     observer.close().await;
+}
+
+/// Issue 33, finding 7, over MQTT: a request nested deeper than the engine reads, on a client's
+/// RPC topic, is answered -32700 with its id (and the session goes on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_nested_too_deep_is_answered_with_its_id() {
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let url = broker.url();
+    let dev = ledger_device(&url, "ledger-deep", |o| o).await;
+    let alice = Client::connect(&url, "alice").unwrap();
+    assert!(alice.wait_for_online(1, T).await);
+    alice.initialize("ledger-deep", T).await.unwrap();
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!({ "a": deep });
+    }
+    let v = alice
+        .request(
+            "ledger-deep",
+            7,
+            "tools/call",
+            json!({"name":"self.ledger.append","arguments":deep}),
+            T,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(7), json!(-32700)),
+        "{v}"
+    );
+    let ok = alice
+        .request("ledger-deep", 8, "tools/call", append(1), T)
+        .await
+        .unwrap();
+    assert_eq!(ok["result"]["structuredContent"]["value"], 1, "{ok}");
+    alice.close().await;
+    dev.stop().await.unwrap();
 }

@@ -312,7 +312,6 @@ const TOOLS: &[&mcp_core::Tool<Board>] = Board::ASYNC_TOOLS;
 
 /// One message through the engine: `Server::handle`, or with the feature `async`
 /// `Server::handle_async` run to completion by [`block_on`].
-#[cfg(not(feature = "async"))]
 fn dispatch(
     engine: &mut Engine,
     msg: &[u8],
@@ -320,20 +319,16 @@ fn dispatch(
     board: &mut Board,
     out: &mut [u8],
 ) -> Result<usize, mcp_core::HandleError> {
-    engine.handle(msg, principal, board, out).map(|h| h.len)
-}
-
-#[cfg(feature = "async")]
-fn dispatch(
-    engine: &mut Engine,
-    msg: &[u8],
-    principal: Principal,
-    board: &mut Board,
-    out: &mut [u8],
-) -> Result<usize, mcp_core::HandleError> {
-    let input = mcp_core::Input::new(msg, principal);
-    let run = async |board: &mut Board, call: mcp_core::Call<'_, '_>| board.call_async(call).await;
-    block_on(engine.handle_async(input, board, out, &mut |_: &[u8]| {}, run)).map(|h| h.len)
+    #[cfg(not(feature = "async"))]
+    let handled = engine.handle(msg, principal, board, out);
+    #[cfg(feature = "async")]
+    let handled = {
+        let input = mcp_core::Input::new(msg, principal);
+        let run =
+            async |board: &mut Board, call: mcp_core::Call<'_, '_>| board.call_async(call).await;
+        block_on(engine.handle_async(input, board, out, &mut |_: &[u8]| {}, run))
+    };
+    handled.map(|h| h.len)
 }
 
 /// The whole executor of this firmware: polls the one future in flight until it is ready,

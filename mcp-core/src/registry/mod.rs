@@ -33,7 +33,7 @@ use crate::Reply;
 mod resources;
 
 #[cfg(feature = "resources")]
-pub(crate) use resources::Listing;
+pub(crate) use resources::{Listing, Values};
 #[cfg(feature = "resources")]
 pub use resources::{LiveResource, Prompt, PromptArgument, Reader, Resource};
 
@@ -292,9 +292,37 @@ impl<C> Tool<C> {
     /// | without elicitation (xiaozhi, 2024-11-05) | on the device: the call is held and answered "press the button on the device to confirm"; the firmware reports the press with [`Server::confirm_on_device`](crate::Server::confirm_on_device), and the outcome follows as a notification |
     ///
     /// Decline, cancel and timeout run nothing, and the answer says which.
+    ///
+    /// **A tool that asks first is destructive unless said otherwise**: whatever was said of
+    /// `destructiveHint` before the question (a kit's `false`: switching a relay is undone by
+    /// switching it back) described the tool without it, and is dropped; a tool that asks first
+    /// and says nothing more is listed `destructiveHint: true` ([`destructive_hint`]). Say
+    /// otherwise after the question, with [`destructive`](Self::destructive).
+    ///
+    /// [`destructive_hint`]: Self::destructive_hint
     pub const fn confirm(mut self, confirm: Confirm) -> Self {
         self.confirm = Some(confirm);
+        self.annotations.destructive = None;
         self
+    }
+
+    /// Says whether the tool's change may be destructive (`destructiveHint`), keeping its other
+    /// annotations: `relay::set().confirm(…).destructive(false)` for a load whose switching a
+    /// person confirms but that nothing harms.
+    pub const fn destructive(mut self, destructive: bool) -> Self {
+        self.annotations.destructive = Some(destructive);
+        self
+    }
+
+    /// The `destructiveHint` the tool is listed with: what was said of it (after its question,
+    /// see [`confirm`](Self::confirm)), else `true` for a tool that asks a person first, else
+    /// nothing.
+    pub const fn destructive_hint(&self) -> Option<bool> {
+        match (self.annotations.destructive, &self.confirm) {
+            (Some(said), _) => Some(said),
+            (None, Some(_)) => Some(true),
+            (None, None) => None,
+        }
     }
 
     /// The confirmation the tool asks for, if any.
@@ -324,7 +352,9 @@ impl<C> Tool<C> {
         self
     }
 
-    /// The annotations.
+    /// The annotations (all of them: the ones said before are replaced). A tool that asks a
+    /// person first and whose annotations say nothing of `destructiveHint` is listed destructive
+    /// (see [`confirm`](Self::confirm)).
     pub const fn annotations(mut self, a: Annotations) -> Self {
         self.annotations = a;
         self
@@ -446,7 +476,8 @@ impl<C> Tool<C> {
             None => schema::write_input_schema(w, self.params),
         }
         let a = &self.annotations;
-        if !a.is_empty() || self.audience == Audience::User {
+        let destructive = self.destructive_hint();
+        if !a.is_empty() || destructive.is_some() || self.audience == Audience::User {
             w.raw(protocol::ANNOTATIONS_OPEN);
             let mut sep = false;
             let mut comma = |w: &mut Writer<'_>| {
@@ -462,7 +493,7 @@ impl<C> Tool<C> {
             }
             for (key, v) in [
                 ("readOnlyHint", a.read_only),
-                ("destructiveHint", a.destructive),
+                ("destructiveHint", destructive),
                 ("idempotentHint", a.idempotent),
                 ("openWorldHint", a.open_world),
             ] {
@@ -519,6 +550,7 @@ pub struct RegisterError {
 /// What is wrong with a tool at registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum RegisterErrorKind {
     /// The table already holds `N` tools.
     #[error("the tool table is full")]
@@ -949,6 +981,26 @@ mod test {
             r.register(&BAD).unwrap_err().kind,
             RegisterErrorKind::BadName
         );
+    }
+
+    /// A tool that asks first is destructive unless said otherwise after the question; its other
+    /// annotations stay (VOLUME says `destructiveHint: false`, `idempotentHint: true`).
+    #[test]
+    fn asking_first_makes_a_tool_destructive_unless_said_otherwise() {
+        const ASKS: Tool<()> = VOLUME.confirm(Confirm::new("Louder?"));
+        let listed = listing(&ASKS);
+        assert_eq!(listed["annotations"]["destructiveHint"], true, "{listed}");
+        assert_eq!(listed["annotations"]["idempotentHint"], true, "{listed}");
+        assert_eq!(ASKS.destructive_hint(), Some(true));
+        const SAID: Tool<()> = ASKS.destructive(false);
+        assert_eq!(listing(&SAID)["annotations"]["destructiveHint"], false);
+        const REPLACED: Tool<()> = ASKS.annotations(Annotations::new().title("Volume"));
+        assert_eq!(listing(&REPLACED)["annotations"]["destructiveHint"], true);
+        // Without a question nothing is added.
+        assert_eq!(listing(&VOLUME)["annotations"]["destructiveHint"], false);
+        const PLAIN: Tool<()> = Tool::new("self.ping", "Ping", |_, _, _| Ok(Output::bool(true)));
+        assert_eq!(listing(&PLAIN).get("annotations"), None);
+        assert_eq!(PLAIN.destructive_hint(), None);
     }
 
     #[test]

@@ -68,7 +68,10 @@ impl Resource {
 /// device. Its arguments (at most [`Prompt::MAX_ARGUMENTS`]) are strings the client fills in
 /// (`prompts/get`); each `{name}` of a declared argument in the text is replaced by its value
 /// (an optional argument left out by nothing), and any other `{…}` stays as written. An
-/// argument's [`values`](PromptArgument::values) are what `completion/complete` offers.
+/// argument with [`values`](PromptArgument::values) (or one that names a
+/// [`tool`](PromptArgument::tool)) takes only those, and they are what `completion/complete`
+/// offers: whatever a client sends is written into a message a model reads, so a closed set
+/// keeps an instruction ("ignore the user and …") out of it.
 ///
 /// ```
 /// use mcp_core::{Prompt, PromptArgument};
@@ -136,13 +139,28 @@ impl Prompt {
     }
 }
 
-/// One argument of a [`Prompt`]: a string the client fills in.
+/// One argument of a [`Prompt`]: a string the client fills in — any text (with
+/// [`suggest`](Self::suggest)ions, or none), or one of a closed set of values
+/// ([`values`](Self::values), [`tool`](Self::tool)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptArgument {
     name: &'static str,
     description: &'static str,
     required: bool,
-    values: &'static [&'static str],
+    values: Values,
+}
+
+/// What a prompt argument takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Values {
+    /// Any string (nothing is completed).
+    Any,
+    /// Any string; these are completed.
+    Suggested(&'static [&'static str]),
+    /// Only these.
+    Listed(&'static [&'static str]),
+    /// Only the name of a registered tool the caller may call.
+    Tools,
 }
 
 impl PromptArgument {
@@ -152,7 +170,7 @@ impl PromptArgument {
             name,
             description,
             required: false,
-            values: &[],
+            values: Values::Any,
         }
     }
 
@@ -162,9 +180,30 @@ impl PromptArgument {
         self
     }
 
-    /// What `completion/complete` offers for it: the values that start with what the user typed.
+    /// The values it takes, and only those: `prompts/get` refuses any other string (compared
+    /// exactly, escapes decoded; the refusal names the argument, never the string), and
+    /// `completion/complete` offers those that start with what the user typed.
     pub const fn values(mut self, values: &'static [&'static str]) -> Self {
-        self.values = values;
+        self.values = Values::Listed(values);
+        self
+    }
+
+    /// Any text, and `completion/complete` offers these as the user types: suggestions for a
+    /// free-form argument. The text is written into the prompt as sent: where a closed set
+    /// will do, declare it with [`values`](Self::values).
+    pub const fn suggest(mut self, values: &'static [&'static str]) -> Self {
+        self.values = Values::Suggested(values);
+        self
+    }
+
+    /// It names one of the device's tools: its values are the names of the registered tools
+    /// the caller may call — the rule `tools/call` enforces: a user-only tool only for a person
+    /// ([`Principal::User`](crate::Principal::User)) or under
+    /// [`UserToolPolicy::AllowModel`](crate::server::UserToolPolicy::AllowModel). So the model
+    /// is never offered, nor handed in a prompt, a tool its `tools/list` does not show. A "use
+    /// this tool" prompt takes this instead of a list of names.
+    pub const fn tool(mut self) -> Self {
+        self.values = Values::Tools;
         self
     }
 
@@ -180,7 +219,7 @@ impl PromptArgument {
         self.required
     }
 
-    pub(crate) const fn offered(&self) -> &'static [&'static str] {
+    pub(crate) const fn values_taken(&self) -> Values {
         self.values
     }
 }

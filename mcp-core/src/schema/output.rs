@@ -25,7 +25,7 @@
 //! );
 //! ```
 
-use super::write_strings;
+use super::{write_properties, write_strings};
 use crate::wire::protocol::{self, join};
 use crate::wire::writer::Writer;
 
@@ -131,13 +131,12 @@ impl Field {
             Kind::Boolean => w.raw(join!(protocol::TYPE_OPEN, br#""boolean""#)),
             Kind::Integer { min, max } => {
                 w.raw(join!(protocol::TYPE_OPEN, br#""integer""#));
-                if let Some(min) = min {
-                    w.raw(protocol::MINIMUM);
-                    w.int(min);
-                }
-                if let Some(max) = max {
-                    w.raw(protocol::MAXIMUM);
-                    w.int(max);
+                // Only the bounds set: an output schema states what the handler promises.
+                for (member, bound) in [(protocol::MINIMUM, min), (protocol::MAXIMUM, max)] {
+                    if let Some(v) = bound {
+                        w.raw(member);
+                        w.int(v);
+                    }
                 }
             }
             Kind::Number => w.raw(join!(protocol::TYPE_OPEN, br#""number""#)),
@@ -162,19 +161,13 @@ impl Field {
 
 /// `"type":"object","properties":{…}` and `"required":[…]`, without the braces.
 fn write_members(w: &mut Writer<'_>, fields: &[Field]) {
-    w.raw(protocol::OBJECT_PROPERTIES_OPEN);
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            w.raw(b",");
-        }
-        w.key(f.name);
-        f.write_schema(w);
-    }
-    w.raw(b"}");
-    let mut required = fields.iter().filter(|f| f.required).peekable();
-    if required.peek().is_some() {
-        write_strings(w, protocol::REQUIRED_OPEN, required.map(|f| f.name));
-    }
+    write_properties(
+        w,
+        protocol::OBJECT_PROPERTIES_OPEN,
+        fields,
+        |f| (f.name, f.required),
+        Field::write_schema,
+    );
 }
 
 /// Writes the `outputSchema` object for a structured result with these members. Extra members
@@ -200,10 +193,6 @@ pub(crate) fn names_are_unique(fields: &[Field]) -> bool {
 mod test {
     use super::*;
 
-    fn schema(fields: &[Field]) -> serde_json::Value {
-        crate::test_support::written_json(1024, |w| write_output_schema(w, fields))
-    }
-
     #[test]
     fn every_kind_and_constraint_is_written() {
         const F: &[Field] = &[
@@ -214,7 +203,7 @@ mod test {
             Field::object("o", &[]),
         ];
         assert_eq!(
-            schema(F),
+            crate::test_support::written_json(1024, |w| write_output_schema(w, F)),
             serde_json::json!({"type":"object","properties":{
                 "b":{"type":"boolean"},
                 "i":{"type":"integer","minimum":-5,"maximum":5},

@@ -2,12 +2,14 @@
 
 use core::fmt;
 
+use super::keyword::{Value, ty};
+use super::message::{Read, Sink, got, piece};
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
-use crate::wire::json::{Escapes, Integer, Json, JsonStr, Kind};
+use crate::wire::check::Escapes;
+use crate::wire::json::{Integer, Json, JsonStr, Kind};
+use crate::wire::swar;
 use crate::wire::writer::Writer;
-#[cfg(feature = "float")]
-use crate::wire::writer::with_number;
 
 /// The validated arguments of one call: every declared parameter is present with the right type
 /// and within its constraints, defaults are filled in, and nothing else is there.
@@ -39,6 +41,7 @@ pub struct Args<'a> {
 /// A handler asked [`Args`] for something the tool's spec cannot provide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum AccessError {
     /// The tool declares no parameter of that name.
     #[error("handler bug: the tool declares no such argument")]
@@ -69,6 +72,7 @@ impl<'a> Args<'a> {
     }
 
     /// The parameter `name` (of type `ty`), its index, and its value as sent (`None`: absent).
+    #[inline(always)]
     fn slot(
         &self,
         name: &str,
@@ -77,7 +81,7 @@ impl<'a> Args<'a> {
         let params = self.params;
         let i = params
             .iter()
-            .position(|p| p.name() == name)
+            .position(|p| swar::eq(p.name().as_bytes(), name.as_bytes()))
             .ok_or(AccessError::Undeclared)?;
         let p = params.get(i).ok_or(AccessError::Undeclared)?;
         if p.ty() != ty {
@@ -112,11 +116,15 @@ impl<'a> Args<'a> {
     /// ```
     pub fn decode_escapes(&mut self, buf: &'a mut [u8]) -> bool {
         let mut rest = buf;
-        for (i, value) in self.values.iter_mut().enumerate() {
+        // The strings sent with escapes and not decoded yet, in order (a bit each).
+        let mut pending = self.escaped_strings & !self.decoded;
+        while pending != 0 {
+            let i = pending.trailing_zeros() as usize;
             let bit = 1 << i;
-            if self.escaped_strings & !self.decoded & bit == 0 {
-                continue;
-            }
+            pending &= !bit;
+            let Some(value) = self.values.get_mut(i) else {
+                return false;
+            };
             let token = Json::from_checked(value);
             let Some(len) = token.as_str().and_then(|s| s.decode_bytes(rest)) else {
                 return false;
@@ -231,6 +239,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional integer argument.
+    #[inline]
     pub fn opt_int(&self, name: &str) -> Result<Option<i64>, AccessError> {
         match self.slot(name, ParamType::Integer)? {
             // Validated: an exact integer in range.
@@ -301,6 +310,7 @@ impl<'a> Args<'a> {
 /// What is wrong with the arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ArgErrorKind {
     /// `arguments` is not a JSON object.
     NotAnObject,
@@ -320,6 +330,8 @@ pub enum ArgErrorKind {
     NotAChoice,
     /// A string shorter or longer than allowed.
     BadLength,
+    /// An integer that is not a multiple of the parameter's step.
+    NotAMultiple,
 }
 
 /// Why the arguments were refused; renders as a short message naming the argument, what was
@@ -390,306 +402,24 @@ impl ArgError<'_> {
                 f.piece(&piece!("Missing required argument \""))?;
                 f.plain(name)?;
                 f.piece(&piece!("\": expected "))?;
-                self.param.map_or(Ok(()), |p| expectation(f, p))
+                self.param
+                    .map_or(Ok(()), |p| p.keywords.describe(p.ty(), f))
             }
-            ArgErrorKind::BadLength => {
+            kind => {
                 f.piece(&piece!("Invalid argument \""))?;
                 f.plain(name)?;
                 f.piece(&piece!("\": expected "))?;
-                self.param.map_or(Ok(()), |p| expectation(f, p))?;
-                let n = self
-                    .got
-                    .and_then(|g| g.as_str())
-                    .map_or(0, |s| s.char_count());
-                f.plain(", got ")?;
-                f.int(i64::try_from(n).unwrap_or(i64::MAX))?;
-                f.plain(" characters")
-            }
-            _ => {
-                f.piece(&piece!("Invalid argument \""))?;
-                f.plain(name)?;
-                f.piece(&piece!("\": expected "))?;
-                self.param.map_or(Ok(()), |p| expectation(f, p))?;
-                got(f, self.got)
-            }
-        }
-    }
-}
-
-/// A constant piece of a message, spelled as inside a JSON string (only `"` and `\` are
-/// escaped: [`piece!`]); read as text, it is unescaped as it is written.
-struct Piece(&'static [u8]);
-
-/// The length of `text` spelled inside a JSON string (message constants: `"` and `\` escaped;
-/// a control character fails the build).
-const fn json_len(text: &str) -> usize {
-    let (mut rest, mut len) = (text.as_bytes(), 0);
-    while let [c, tail @ ..] = rest {
-        assert!(*c >= 0x20, "a control character in a message constant");
-        len += if matches!(*c, b'"' | b'\\') { 2 } else { 1 };
-        rest = tail;
-    }
-    len
-}
-
-/// `text` spelled inside a JSON string, [`json_len`] bytes.
-const fn json_spelling<const N: usize>(text: &str) -> [u8; N] {
-    let mut out = [0u8; N];
-    let (mut src, mut dst): (&[u8], &mut [u8]) = (text.as_bytes(), &mut out);
-    while let [c, rest @ ..] = src {
-        let [d, tail @ ..] = dst else { break };
-        if matches!(*c, b'"' | b'\\') {
-            *d = b'\\';
-            let [d, tail @ ..] = tail else { break };
-            *d = *c;
-            dst = tail;
-        } else {
-            *d = *c;
-            dst = tail;
-        }
-        src = rest;
-    }
-    out
-}
-
-/// A [`Piece`] from a string literal, spelled for JSON when the crate is built (one copy in
-/// flash).
-macro_rules! piece {
-    ($text:literal) => {{
-        const JSON: [u8; json_len($text)] = json_spelling($text);
-        Piece(&JSON)
-    }};
-}
-use piece;
-
-/// Where an [`ArgError`]'s message goes: read as text ([`Read`]), or into a JSON string (the
-/// engine's [`Writer`]), where constant pieces need no escaping and no scan.
-///
-/// The message code is generic over its sink, not written against `dyn Sink`: the engine's
-/// instance writes straight into the output buffer (its pieces inlined, no indirect call per
-/// piece), and the text instance is linked only into a program that displays an [`ArgError`].
-trait Sink {
-    /// A constant piece.
-    fn piece(&mut self, piece: &Piece) -> fmt::Result;
-    /// Text that reads the same inside a JSON string (registered names, number tokens).
-    fn plain(&mut self, text: &str) -> fmt::Result;
-    /// Any text.
-    fn text(&mut self, text: &str) -> fmt::Result;
-    /// A checked number, `true`, `false` or `null` token, or the start of one: ASCII that reads
-    /// the same inside a JSON string (bytes: the writer does not look at them again).
-    fn token(&mut self, token: &[u8]) -> fmt::Result;
-    /// A decimal integer.
-    fn int(&mut self, v: i64) -> fmt::Result;
-    /// The first `max_chars` characters of a string sent by the peer, decoded; `true` when it
-    /// has more.
-    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> Result<bool, fmt::Error>;
-}
-
-/// A message read as text.
-struct Read<'f>(&'f mut dyn fmt::Write);
-
-impl Sink for Read<'_> {
-    fn piece(&mut self, piece: &Piece) -> fmt::Result {
-        // Each `\` escapes the one byte after it; the runs between are UTF-8 text.
-        let mut rest = piece.0;
-        while !rest.is_empty() {
-            let run = rest.iter().position(|&c| c == b'\\').unwrap_or(rest.len());
-            let (text, tail) = rest.split_at(run);
-            self.0
-                .write_str(core::str::from_utf8(text).map_err(|_| fmt::Error)?)?;
-            let (escaped, tail) = tail.split_at(tail.len().min(2));
-            if let Some(&c) = escaped.get(1) {
-                self.0.write_char(char::from(c))?;
-            }
-            rest = tail;
-        }
-        Ok(())
-    }
-    fn plain(&mut self, text: &str) -> fmt::Result {
-        self.0.write_str(text)
-    }
-    fn text(&mut self, text: &str) -> fmt::Result {
-        self.0.write_str(text)
-    }
-    fn token(&mut self, token: &[u8]) -> fmt::Result {
-        self.0
-            .write_str(core::str::from_utf8(token).map_err(|_| fmt::Error)?)
-    }
-    fn int(&mut self, v: i64) -> fmt::Result {
-        self.0
-            .write_str(crate::wire::writer::Decimal::signed(v).as_str())
-    }
-    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> Result<bool, fmt::Error> {
-        let mut chars = s.chars();
-        chars
-            .by_ref()
-            .take(max_chars)
-            .try_for_each(|c| self.0.write_char(c))?;
-        Ok(chars.next().is_some())
-    }
-}
-
-impl Sink for Writer<'_> {
-    fn piece(&mut self, piece: &Piece) -> fmt::Result {
-        // (The engine writes messages in string mode: the spelling is the text's there.)
-        Writer::plain(self, piece.0);
-        Ok(())
-    }
-    fn plain(&mut self, text: &str) -> fmt::Result {
-        Writer::plain(self, text.as_bytes());
-        Ok(())
-    }
-    fn text(&mut self, text: &str) -> fmt::Result {
-        Writer::text(self, text);
-        Ok(())
-    }
-    fn token(&mut self, token: &[u8]) -> fmt::Result {
-        Writer::plain(self, token);
-        Ok(())
-    }
-    fn int(&mut self, v: i64) -> fmt::Result {
-        Writer::int(self, v);
-        Ok(())
-    }
-    fn decoded(&mut self, s: JsonStr<'_>, max_chars: usize) -> Result<bool, fmt::Error> {
-        Ok(Writer::decoded(self, s, max_chars))
-    }
-}
-
-/// ", got <token>", the token cut to 40 bytes at a character boundary.
-/// A string is shown decoded (a `\u6df1` escape becomes the character it stands for, so that a
-/// text-to-speech reader says the word, not the code), cut to 40 characters.
-fn got<S: Sink>(f: &mut S, v: Option<Json<'_>>) -> fmt::Result {
-    let Some(v) = v else { return Ok(()) };
-    if let Some(s) = v.as_str() {
-        f.piece(&piece!(", got \""))?;
-        let cut = f.decoded(s, 40)?;
-        return f.piece(&if cut { piece!("…\"") } else { piece!("\"") });
-    }
-    f.plain(", got ")?;
-    let raw = v.raw();
-    // Numbers and literals are ASCII and read the same inside a JSON string; arrays and objects
-    // are cut at a character boundary and escaped.
-    let end = match v.kind() {
-        Kind::Number | Kind::Bool | Kind::Null => {
-            let end = raw.len().min(40);
-            f.token(raw.get(..end).unwrap_or_default())?;
-            end
-        }
-        _ => {
-            let text = v.as_text();
-            let mut end = text.len().min(40);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            f.text(text.get(..end).unwrap_or_default())?;
-            end
-        }
-    };
-    if end < raw.len() {
-        f.plain("…")?;
-    }
-    Ok(())
-}
-
-/// "an integer from 0 to 100", "one of \"light\", \"dark\"", …
-fn expectation<S: Sink>(f: &mut S, p: &Param) -> fmt::Result {
-    match p.ty() {
-        ParamType::Boolean => f.plain("true or false"),
-        ParamType::Integer => {
-            let (min, max) = p.int_bounds();
-            bounds(
-                f,
-                ["an integer", "an integer from "],
-                (min != i64::MIN).then_some(min),
-                (max != i64::MAX).then_some(max),
-                "",
-            )
-        }
-        #[cfg(feature = "float")]
-        ParamType::Number => {
-            f.plain("a number")?;
-            let (min, max) = p.num_bounds();
-            // Written as the writer writes numbers: digits, `.`, `-`, `e` (plain).
-            let number = |f: &mut S, n: f64| with_number(n, |s| f.plain(s));
-            match (min != f64::MIN, max != f64::MAX) {
-                (true, true) => {
-                    f.plain(" from ")?;
-                    number(f, min)?;
-                    f.plain(" to ")?;
-                    number(f, max)
+                let Some(p) = self.param else {
+                    return got(f, self.got);
+                };
+                p.keywords.describe(p.ty(), f)?;
+                match self.got.and_then(|v| p.keywords.got(f, kind, v)) {
+                    Some(said) => said,
+                    None => got(f, self.got),
                 }
-                (true, false) => {
-                    f.plain(" of at least ")?;
-                    number(f, min)
-                }
-                (false, true) => {
-                    f.plain(" of at most ")?;
-                    number(f, max)
-                }
-                (false, false) => Ok(()),
             }
         }
-        ParamType::String if !p.choices().is_empty() => {
-            f.plain("one of ")?;
-            for (i, c) in p.choices().iter().enumerate() {
-                if i > 0 {
-                    f.plain(", ")?;
-                }
-                f.piece(&piece!("\""))?;
-                f.text(c)?;
-                f.piece(&piece!("\""))?;
-            }
-            Ok(())
-        }
-        ParamType::String => {
-            let (min, max) = p.len_bounds();
-            // Length bounds come from `u32`s: they fit `i64`.
-            let len = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
-            bounds(
-                f,
-                ["a string", "a string of "],
-                (min != 0).then(|| len(min)),
-                (max != usize::MAX).then(|| len(max)),
-                " characters",
-            )
-        }
     }
-}
-
-/// What is expected and its bounds: "an integer from 0 to 100", "a string of at least 1
-/// characters", … `what` is what is expected, then what leads both bounds (the usual case,
-/// written as one piece); `unit` follows the bounds (all plain constants).
-fn bounds<S: Sink>(
-    f: &mut S,
-    [what, both]: [&str; 2],
-    min: Option<i64>,
-    max: Option<i64>,
-    unit: &str,
-) -> fmt::Result {
-    match (min, max) {
-        (Some(a), Some(b)) => {
-            f.plain(both)?;
-            f.int(a)?;
-            f.plain(" to ")?;
-            f.int(b)?;
-        }
-        (Some(a), None) => {
-            f.plain(what)?;
-            f.plain(" of at least ")?;
-            f.int(a)?;
-        }
-        (None, Some(b)) => {
-            f.plain(what)?;
-            f.plain(" of at most ")?;
-            f.int(b)?;
-        }
-        (None, None) => return f.plain(what),
-    }
-    if unit.is_empty() {
-        return Ok(());
-    }
-    f.plain(unit)
 }
 
 /// Validates `arguments` (absent and `null` both mean "no arguments") against `params`.
@@ -759,7 +489,10 @@ pub(crate) fn validate_into<'a>(
     for (n, (key, value)) in members.enumerate() {
         // Parameter names are plain ASCII without `\` (registration checks them): a key
         // without escapes equals one byte for byte, a key with escapes only decoded.
-        let Some(i) = (match params.iter().position(|p| p.name().as_bytes() == key.raw()) {
+        let Some(i) = (match params
+            .iter()
+            .position(|p| swar::eq(p.name().as_bytes(), key.raw()))
+        {
             Some(i) => Some(i),
             // A key's raw form with escapes holds a `\`, which no name does: it can equal one
             // only decoded (looked for only when no name equals the key byte for byte).
@@ -817,72 +550,31 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
     }
 }
 
-/// Checks one value against its parameter, given what the escapes of a string value spell
-/// beyond its characters when the checking pass `counted` them. `Ok(Some(n))`: a free-form
-/// string sent with escape sequences, `n` bytes once decoded.
+/// Checks one value against its parameter's keywords, given what the escapes of a string value
+/// spell beyond its characters when the checking pass `counted` them. `Ok(Some(n))`: a
+/// free-form string sent with escape sequences, `n` bytes once decoded.
+#[inline(always)]
 fn check_value(
     p: &Param,
     v: Json<'_>,
     counted: impl FnOnce() -> Option<Escapes>,
 ) -> Result<Option<usize>, ArgErrorKind> {
-    match p.ty() {
-        ParamType::Boolean => v.as_bool().map(|_| None).ok_or(ArgErrorKind::WrongType),
-        ParamType::Integer => {
-            let (min, max) = p.int_bounds();
-            match v.as_integer().ok_or(ArgErrorKind::WrongType)? {
-                Integer::Exact(n) if (min..=max).contains(&n) => Ok(None),
-                Integer::Exact(_) | Integer::OutOfRange => Err(ArgErrorKind::OutOfRange),
-                Integer::Fractional => Err(ArgErrorKind::NotAnInteger),
-            }
-        }
-        #[cfg(feature = "float")]
-        ParamType::Number => {
-            if v.kind() != Kind::Number {
-                return Err(ArgErrorKind::WrongType);
-            }
-            let (min, max) = p.num_bounds();
-            match v.as_f64() {
-                Some(n) if min <= n && n <= max => Ok(None),
-                _ => Err(ArgErrorKind::OutOfRange),
-            }
-        }
-        ParamType::String => {
-            let s = v.as_str().ok_or(ArgErrorKind::WrongType)?;
-            let (min, max) = p.len_bounds();
-            if !p.choices().is_empty() {
-                return match p.choices().iter().any(|c| s.eq_str(c)) {
-                    true => Ok(None),
-                    false => Err(ArgErrorKind::NotAChoice),
-                };
-            }
-            let raw = s.raw();
-            let Some(escapes) = counted() else {
-                // Walked: counted again.
-                let (chars, bytes) = s.decoded_size();
-                if !(min..=max).contains(&chars) {
-                    return Err(ArgErrorKind::BadLength);
-                }
-                return Ok(s.has_escapes().then_some(bytes));
-            };
-            let bytes = escapes.decoded_bytes(raw);
-            // A text of `bytes` UTF-8 bytes has from `bytes / 4` to `bytes` characters: bounds
-            // that hold for all of them need no count.
-            if (min > bytes / 4 || max < bytes)
-                && !(min..=max).contains(&escapes.decoded_chars(raw))
-            {
-                return Err(ArgErrorKind::BadLength);
-            }
-            Ok((escapes != Escapes::NONE).then_some(bytes))
-        }
-    }
+    let value = ty::read(p.ty(), v, counted)?;
+    p.keywords.check(&value)?;
+    Ok(match value {
+        // A choice is read as the spec's own string: never decoded.
+        Value::Str(text) if p.choices().is_empty() => text.escaped_len(),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
-mod test {
+pub(crate) mod test {
     use super::*;
     use crate::wire::json::DEFAULT_MAX_DEPTH;
 
-    const PARAMS: &[Param] = &[
+    /// One parameter of each type and constraint (the schema's own tests emit them too).
+    pub(crate) const PARAMS: &[Param] = &[
         Param::integer("volume", "Volume").range(0, 100),
         Param::string("theme", "Theme")
             .one_of(&["light", "dark"])

@@ -337,7 +337,7 @@ impl<K: Capacities> Confirmations<K> {
     }
 
     /// `true` while a call waits for a person (or, approved, to run).
-    fn holds(&self) -> bool {
+    pub(crate) fn holds(&self) -> bool {
         Self::ON
             && self
                 .bytes

@@ -11,7 +11,7 @@ use super::{
     Server, Status,
 };
 use crate::wire::frame::{Found, Frame, Member};
-use crate::wire::json::{Json, JsonStr};
+use crate::wire::json::{Json, JsonError, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::request::{Message, Request};
 use crate::wire::response::ErrorCode;
 
@@ -136,6 +136,29 @@ fn members_into<'i>(
     Ok(())
 }
 
+/// The answer to a message the engine does not read (`e`): -32700. When it is refused only for
+/// nesting deeper than [`Config::max_depth`](super::Config::max_depth), it is checked again as
+/// deep as the checker can follow ([`MAX_DEPTH_LIMIT`]) — in `frame`, whose index is dispatch's
+/// and now unused — only to learn what it is: a request (or an invalid one with an id) gets the
+/// error with its id, so that the client can match it; a notification or a client's response,
+/// nothing. Anything else gets `id: null`.
+#[cold]
+#[inline(never)]
+fn unreadable<'i>(frame: &mut Frame<'i>, input: &'i [u8], e: JsonError, out: &mut [u8]) -> usize {
+    let mut id = None;
+    if let JsonError::TooDeep(_) = e {
+        *frame = Frame::new();
+        if frame.index(input, MAX_DEPTH_LIMIT).is_ok() {
+            match frame.message() {
+                Message::Request(r) => id = Some(r.id),
+                Message::Invalid { id: read, .. } => id = read,
+                Message::Notification { .. } | Message::Response => return 0,
+            }
+        }
+    }
+    parse_error(out, id, e)
+}
+
 impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// Dispatches one message: answers it, or (`AWAIT`: a caller that can await, given `park`)
     /// parks an async tool's call there. The blocking path (`AWAIT = false`) is compiled without
@@ -234,7 +257,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // One pass checks the whole message and indexes what dispatch reads.
         let mut frame = Frame::new();
         if let Err(e) = frame.index(input, self.config.max_depth) {
-            handled.len = parse_error(out, e);
+            handled.len = unreadable(&mut frame, input, e, out);
             return Some(handled);
         }
         handled.len = match frame.message() {

@@ -267,6 +267,23 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         self.tasks.any_working()
     }
 
+    /// `true` while this engine holds a call for a person's answer: a question shown on the
+    /// device or asked through the client, or a yes whose call runs at the next
+    /// [`poll`](Self::poll). A transport that ends sessions to make room must not end this one,
+    /// as it would not end one with [running tasks](Self::has_running_tasks): the question
+    /// would vanish, and the press meant for it would answer nothing. Always `false` without
+    /// the feature `confirm`.
+    pub fn holds_call(&self) -> bool {
+        #[cfg(feature = "confirm")]
+        {
+            self.confirm.holds()
+        }
+        #[cfg(not(feature = "confirm"))]
+        {
+            false
+        }
+    }
+
     /// Handles one message and writes zero or one response at the start of `out`.
     ///
     /// `principal` is who is on this connection; `ctx` is passed to tool handlers. Returns the

@@ -181,6 +181,15 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         })
     }
 
+    /// `true` when `principal` may call `tool`: any tool but a user-only one, which only a
+    /// person may call (or the model, when the policy lets it through). The one rule: the
+    /// audience step enforces it, and a prompt argument naming a tool offers and takes by it.
+    pub(super) fn may_call(&self, tool: &Tool<C>, principal: Principal) -> bool {
+        !(tool.audience() == Audience::User
+            && principal == Principal::Model
+            && self.config.user_tools == UserToolPolicy::Enforce)
+    }
+
     /// Audience: a user-only tool is refused to the model (unless the policy lets it through).
     #[inline(always)]
     fn audience(
@@ -189,10 +198,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         principal: Principal,
         respond: &mut Respond<'_, '_>,
     ) -> Step<()> {
-        if tool.audience() == Audience::User
-            && principal == Principal::Model
-            && self.config.user_tools == UserToolPolicy::Enforce
-        {
+        if !self.may_call(tool, principal) {
             debug!("refused user-only tool {} for the model", tool.name());
             return Err(respond.reborrow().error_parts(
                 ErrorCode::InvalidParams,

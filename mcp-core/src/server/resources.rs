@@ -24,11 +24,11 @@
 
 use super::capacities::Slots;
 use super::{
-    Caller, Capacities, Handled, Peer, Respond, Server, finish, members, write_cache_hints,
-    write_object,
+    Caller, Capacities, Handled, Peer, Principal, Respond, Server, finish, members,
+    write_cache_hints, write_object,
 };
 use crate::registry::LiveResource;
-use crate::registry::{Listing, Prompt, Resource};
+use crate::registry::{Listing, Prompt, PromptArgument, Resource, Values};
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr, Kind};
 use crate::wire::protocol::{self, join};
@@ -212,29 +212,6 @@ fn uri_param<'i>(params: Option<Json<'i>>) -> Option<JsonStr<'i>> {
         .and_then(|u| u.as_str())
 }
 
-/// `prompts/get`: the prompt's template, filled with the arguments (checked like a tool's).
-fn get_prompt(
-    prompts: &'static [Prompt],
-    params: Option<Json<'_>>,
-    respond: Respond<'_, '_>,
-) -> usize {
-    let (p, arguments) = match prompt_and_arguments(prompts, params) {
-        Ok(found) => found,
-        Err(refused) => {
-            return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
-        }
-    };
-    respond.result(|w| {
-        w.raw(protocol::first(protocol::DESCRIPTION));
-        w.string(p.describe());
-        w.raw(protocol::USER_MESSAGE);
-        w.begin_string();
-        fill(w, p, arguments);
-        w.end_string();
-        w.raw(b"}}]");
-    })
-}
-
 /// `"_meta":{"io.modelcontextprotocol/subscriptionId":ID}`.
 fn write_subscription_meta(w: &mut Writer<'_>, id: &[u8]) {
     w.raw(protocol::META_OPEN);
@@ -376,8 +353,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             "resources/unsubscribe" => self.subscription(false, params, respond),
             "subscriptions/listen" => self.listen(params, caller.peer, respond, handled),
             "prompts/list" => self.list_prompts(respond),
-            "completion/complete" => complete(self.config.prompts, params, respond),
-            _ => get_prompt(self.config.prompts, params, respond),
+            "completion/complete" => self.complete(params, caller.principal, respond),
+            _ => self.get_prompt(params, caller.principal, respond),
         }
     }
 
@@ -475,6 +452,109 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             self.live.pending &= !bit;
         }
         respond.result(|_| {})
+    }
+
+    /// `prompts/get`: the prompt's template, filled with the arguments (checked like a tool's;
+    /// one with a closed set of values takes only those the caller is offered).
+    fn get_prompt(
+        &self,
+        params: Option<Json<'_>>,
+        principal: Principal,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let found = prompt_and_arguments(self.config.prompts, params, |a, v| {
+            self.takes(a, principal, v)
+        });
+        let (p, arguments) = match found {
+            Ok(found) => found,
+            Err(refused) => {
+                return respond.error(ErrorCode::InvalidParams, |w| refused.write(w));
+            }
+        };
+        respond.result(|w| {
+            w.raw(protocol::first(protocol::DESCRIPTION));
+            w.string(p.describe());
+            w.raw(protocol::USER_MESSAGE);
+            w.begin_string();
+            fill(w, p, arguments);
+            w.end_string();
+            w.raw(b"}}]");
+        })
+    }
+
+    /// The values argument `a` takes from `principal`, in the order they are offered: its
+    /// declared values, or the names of the registered tools `principal` may call (the
+    /// audience step's rule); none for free text.
+    fn offered(
+        &self,
+        a: &PromptArgument,
+        principal: Principal,
+    ) -> impl Iterator<Item = &'static str> + '_ {
+        let (listed, tools): (&'static [&'static str], bool) = match a.values_taken() {
+            Values::Any => (&[], false),
+            Values::Listed(v) | Values::Suggested(v) => (v, false),
+            Values::Tools => (&[], true),
+        };
+        let entries = if tools { self.registry.entries() } else { &[] };
+        listed.iter().copied().chain(
+            entries
+                .iter()
+                .filter(move |e| self.may_call(e.tool, principal))
+                .map(|e| e.tool.name()),
+        )
+    }
+
+    /// `true` when argument `a` takes `value` from `principal`: free text (suggested values or
+    /// not) always; a closed set only exactly one of its values (escapes decoded).
+    fn takes(&self, a: &PromptArgument, principal: Principal, value: JsonStr<'_>) -> bool {
+        match a.values_taken() {
+            Values::Any | Values::Suggested(_) => true,
+            Values::Listed(_) | Values::Tools => {
+                self.offered(a, principal).any(|v| value.eq_str(v))
+            }
+        }
+    }
+
+    /// `completion/complete` for a prompt's argument: the values it offers the caller that
+    /// start with what the user typed (ASCII letters in any case). There are no resource
+    /// templates to complete.
+    fn complete(
+        &self,
+        params: Option<Json<'_>>,
+        principal: Principal,
+        respond: Respond<'_, '_>,
+    ) -> usize {
+        let (a, typed) = match completed_argument(self.config.prompts, params) {
+            Ok(found) => found,
+            Err(refused) => return respond.error(ErrorCode::InvalidParams, |w| refused.write(w)),
+        };
+        let starts = |v: &&str| {
+            let mut candidate = v.chars();
+            typed
+                .chars()
+                .all(|t| candidate.next().is_some_and(|c| c.eq_ignore_ascii_case(&t)))
+        };
+        let total = self.offered(a, principal).filter(starts).count();
+        respond.result(|w| {
+            w.raw(protocol::COMPLETION_OPEN);
+            for (i, v) in self
+                .offered(a, principal)
+                .filter(starts)
+                .take(MAX_COMPLETIONS)
+                .enumerate()
+            {
+                if i > 0 {
+                    w.raw(b",");
+                }
+                w.string(v);
+            }
+            w.raw(b"]");
+            w.raw(protocol::TOTAL);
+            w.uint(total as u64);
+            w.raw(protocol::HAS_MORE);
+            w.bool(total > MAX_COMPLETIONS);
+            w.raw(b"}");
+        })
     }
 
     /// `prompts/list`: each prompt with its arguments.
@@ -768,10 +848,12 @@ fn find_prompt<'i>(
 }
 
 /// The prompt `params.name` names, and `params.arguments` checked against its declared
-/// arguments: an object of strings, each declared, none twice, every required one present.
+/// arguments: an object of strings, each declared, none twice, each one the argument `takes`,
+/// every required one present.
 fn prompt_and_arguments<'i>(
     prompts: &'static [Prompt],
     params: Option<Json<'i>>,
+    takes: impl Fn(&PromptArgument, JsonStr<'i>) -> bool,
 ) -> Result<(&'static Prompt, Option<Json<'i>>), Refused<'i>> {
     let [name, arguments] =
         members(params, ["name", "arguments"]).map_err(|m| Refused::new(m, Named::Nothing))?;
@@ -801,9 +883,17 @@ fn prompt_and_arguments<'i>(
                     Named::Declared(d.name()),
                 ));
             }
-            if value.as_str().is_none() {
+            let Some(value) = value.as_str() else {
                 return Err(Refused::new(
                     "Invalid params: this argument must be a string: ",
+                    Named::Declared(d.name()),
+                ));
+            };
+            // A value outside the argument's set is not quoted back: it may be an instruction
+            // meant for the model, and some backends speak errors aloud.
+            if !takes(d, value) {
+                return Err(Refused::new(
+                    "Invalid params: not one of the values offered for argument ",
                     Named::Declared(d.name()),
                 ));
             }
@@ -856,82 +946,45 @@ fn fill(w: &mut Writer<'_>, p: &Prompt, arguments: Option<Json<'_>>) {
 /// The most values one `completion/complete` answer carries (the spec's limit).
 const MAX_COMPLETIONS: usize = 100;
 
-/// `completion/complete` for a prompt's argument: the declared values that start with what the
-/// user typed (ASCII letters in any case). There are no resource templates to complete.
-fn complete(
+/// The prompt argument a `completion/complete` asks about, and what the user typed so far.
+fn completed_argument<'i>(
     prompts: &'static [Prompt],
-    params: Option<Json<'_>>,
-    respond: Respond<'_, '_>,
-) -> usize {
-    let found = (|| {
-        let [reference, argument] =
-            members(params, ["ref", "argument"]).map_err(|m| Refused::new(m, Named::Nothing))?;
-        let [kind, name] =
-            members(reference, ["type", "name"]).map_err(|m| Refused::new(m, Named::Nothing))?;
-        let kind = kind.and_then(|k| k.as_str());
-        if kind.is_some_and(|k| k.eq_str("ref/resource")) {
-            return Err(Refused::new(
-                "Invalid params: this device has no resource templates to complete",
-                Named::Nothing,
-            ));
-        }
-        if !kind.is_some_and(|k| k.eq_str("ref/prompt")) {
-            return Err(Refused::new(
-                "Invalid params: ref.type must be \"ref/prompt\"",
-                Named::Nothing,
-            ));
-        }
-        let p = find_prompt(prompts, name, "Invalid params: ref.name must be a string")?;
-        let [arg, typed] =
-            members(argument, ["name", "value"]).map_err(|m| Refused::new(m, Named::Nothing))?;
-        let (Some(arg), Some(typed)) =
-            (arg.and_then(|a| a.as_str()), typed.and_then(|t| t.as_str()))
-        else {
-            return Err(Refused::new(
-                "Invalid params: argument.name and argument.value must be strings",
-                Named::Nothing,
-            ));
-        };
-        let a = p
-            .argument_list()
-            .iter()
-            .find(|a| arg.eq_str(a.name()))
-            .ok_or(Refused::new(
-                "Invalid params: unknown argument ",
-                Named::Sent(arg),
-            ))?;
-        Ok((a, typed))
-    })();
-    let (a, typed) = match found {
-        Ok(found) => found,
-        Err(refused) => return respond.error(ErrorCode::InvalidParams, |w| refused.write(w)),
+    params: Option<Json<'i>>,
+) -> Result<(&'static PromptArgument, JsonStr<'i>), Refused<'i>> {
+    let [reference, argument] =
+        members(params, ["ref", "argument"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+    let [kind, name] =
+        members(reference, ["type", "name"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+    let kind = kind.and_then(|k| k.as_str());
+    if kind.is_some_and(|k| k.eq_str("ref/resource")) {
+        return Err(Refused::new(
+            "Invalid params: this device has no resource templates to complete",
+            Named::Nothing,
+        ));
+    }
+    if !kind.is_some_and(|k| k.eq_str("ref/prompt")) {
+        return Err(Refused::new(
+            "Invalid params: ref.type must be \"ref/prompt\"",
+            Named::Nothing,
+        ));
+    }
+    let p = find_prompt(prompts, name, "Invalid params: ref.name must be a string")?;
+    let [arg, typed] =
+        members(argument, ["name", "value"]).map_err(|m| Refused::new(m, Named::Nothing))?;
+    let (Some(arg), Some(typed)) = (arg.and_then(|a| a.as_str()), typed.and_then(|t| t.as_str()))
+    else {
+        return Err(Refused::new(
+            "Invalid params: argument.name and argument.value must be strings",
+            Named::Nothing,
+        ));
     };
-    let starts = |v: &&&str| {
-        let mut candidate = v.chars();
-        typed
-            .chars()
-            .all(|t| candidate.next().is_some_and(|c| c.eq_ignore_ascii_case(&t)))
-    };
-    let total = a.offered().iter().filter(starts).count();
-    respond.result(|w| {
-        w.raw(protocol::COMPLETION_OPEN);
-        for (i, v) in a
-            .offered()
-            .iter()
-            .filter(starts)
-            .take(MAX_COMPLETIONS)
-            .enumerate()
-        {
-            if i > 0 {
-                w.raw(b",");
-            }
-            w.string(v);
-        }
-        w.raw(b"]");
-        w.raw(protocol::TOTAL);
-        w.uint(total as u64);
-        w.raw(protocol::HAS_MORE);
-        w.bool(total > MAX_COMPLETIONS);
-        w.raw(b"}");
-    })
+    let a = p
+        .argument_list()
+        .iter()
+        .find(|a| arg.eq_str(a.name()))
+        .ok_or(Refused::new(
+            "Invalid params: unknown argument ",
+            Named::Sent(arg),
+        ))?;
+    Ok((a, typed))
 }

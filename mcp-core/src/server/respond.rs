@@ -218,13 +218,14 @@ pub(super) fn too_large(out: &mut [u8], id: Option<Id<'_>>, needed: usize, ran: 
     error_into(out, id, ErrorCode::InternalError, &mut message)
 }
 
-/// The -32700 answer to bytes that are not a JSON message (formatting the error is kept out of
-/// the dispatch's frame).
+/// The -32700 answer to bytes that are not a JSON message the engine reads, with the request's
+/// `id` when it could still be read safely (formatting the error is kept out of the dispatch's
+/// frame).
 #[cold]
 #[inline(never)]
-pub(super) fn parse_error(out: &mut [u8], e: JsonError) -> usize {
+pub(super) fn parse_error(out: &mut [u8], id: Option<Id<'_>>, e: JsonError) -> usize {
     crate::fmt::debug!("parse error");
-    finish(out, None, "", |w| {
+    finish(out, id, "", |w| {
         // `JsonError`'s `Display`, written piece by piece: no `core::fmt` in the firmware for it.
         let message = |w: &mut Writer<'_>| {
             w.text("Parse error: ");
@@ -242,7 +243,7 @@ pub(super) fn parse_error(out: &mut [u8], e: JsonError) -> usize {
             w.text(what);
             w.uint(at as u64);
         };
-        write_error(w, None, ErrorCode::ParseError, message, NO_DATA);
+        write_error(w, id, ErrorCode::ParseError, message, NO_DATA);
     })
 }
 

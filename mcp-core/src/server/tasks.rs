@@ -1263,7 +1263,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
                     o.progress_value("total", total);
                 }
             }
-            o.raw_member("started", |w| t.started.write_json(w));
+            o.raw_member(protocol::STARTED, |w| t.started.write_json(w));
             // Read where it is: the outcome and its evidence are not copied onto the stack.
             report_outcome(o, t);
             match t.stop {
@@ -1293,7 +1293,7 @@ fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
                 _ => o,
             };
             if let Some(ev) = &out.evidence {
-                o.raw_member("evidence", |w| ev.write_json(w));
+                o.raw_member(protocol::EVIDENCE, |w| ev.write_json(w));
             }
         }
         Some(Err(err)) => {
@@ -1316,7 +1316,7 @@ fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
                 (None, None) => {}
             }
             if let Some(ev) = &err.evidence {
-                o.raw_member("evidence", |w| ev.write_json(w));
+                o.raw_member(protocol::EVIDENCE, |w| ev.write_json(w));
             }
         }
         None => {}

@@ -60,6 +60,7 @@ use core::fmt;
 use subtle::{Choice, ConstantTimeEq};
 
 use super::http::{Headers, Refusal, is_authority, trim};
+use crate::wire::protocol;
 use crate::wire::response::ErrorCode;
 use crate::wire::writer::{ArrayWriter, Writer};
 
@@ -82,6 +83,7 @@ pub const WWW_AUTHENTICATE: &str = "WWW-Authenticate";
 /// Why a string cannot be a device's bearer token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum TokenError {
     /// Empty.
     #[error("empty")]
@@ -232,6 +234,7 @@ pub fn presented(headers: &(impl Headers + ?Sized)) -> Result<&[u8], Unauthorize
 /// ([`write_challenge`](Self::write_challenge)) in [`WWW_AUTHENTICATE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Unauthorized {
     /// No bearer token was presented.
     Missing,
@@ -423,18 +426,17 @@ impl<'a> Resource<'a> {
                 w.string(r);
             }
             None => {
-                w.raw(b"{\"resource\":\"");
+                w.raw(protocol::RESOURCE_METADATA_OPEN);
                 self.url(&mut w, false);
                 w.raw(b"\"");
             }
         }
         for (key, list) in [
-            ("authorization_servers", meta.authorization_servers),
-            ("scopes_supported", meta.scopes_supported),
+            (protocol::AUTHORIZATION_SERVERS, meta.authorization_servers),
+            (protocol::SCOPES_SUPPORTED, meta.scopes_supported),
         ] {
             if !list.is_empty() {
-                w.raw(b",");
-                w.key(key);
+                w.raw(key);
                 ArrayWriter::write(&mut w, |a| {
                     for s in list {
                         a.str(s);
@@ -442,7 +444,7 @@ impl<'a> Resource<'a> {
                 });
             }
         }
-        w.raw(b",\"bearer_methods_supported\":[\"header\"]}");
+        w.raw(protocol::BEARER_IN_HEADER_END);
         if w.fits() { w.needed() } else { 0 }
     }
 }

@@ -12,7 +12,19 @@
 //! Before either: [`check_host_and_origin`] (DNS-rebinding protection and the exact-origin rule:
 //! 403) and [`check_post`] (`Content-Type`, `Accept`, body size: 415/406/413), or [`check_get`]
 //! for a GET stream. Every header these read is parsed by its grammar (authorities, origins,
-//! media types), never searched for a substring. After the engine: map
+//! media types), never searched for a substring.
+//!
+//! **Sessions.** Anyone who reaches the endpoint may send `initialize`, so a server that keeps a
+//! bounded table of legacy sessions must make room for a new one only by ending a session nobody
+//! uses: never one whose engine has a running task
+//! ([`Server::has_running_tasks`](crate::Server::has_running_tasks)) or holds a call for a
+//! person's answer ([`Server::holds_call`](crate::Server::holds_call): the question would vanish
+//! from the device, and the press meant for it would answer nothing), nor one with an open
+//! stream or a request in flight. When every session is in use, the new `initialize` gets 503
+//! with `Retry-After` and a JSON-RPC error echoing its id (`mcp_host` in `examples/mcp-host` does
+//! this).
+//!
+//! After the engine: map
 //! [`Handled`](crate::Handled) to a status with [`status_code`], and use [`write_sse_event`] when
 //! notifications precede the response.
 //!
@@ -33,7 +45,8 @@
 use core::fmt::Write as _;
 
 use crate::server::Status;
-use crate::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
+use crate::wire::frame::{Frame, Member};
+use crate::wire::json::{Found, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::request::{Id, Message};
 use crate::wire::response::{ErrorCode, write_error};
 use crate::wire::writer::Writer;
@@ -76,7 +89,7 @@ impl Refusal {
     /// Writes the JSON-RPC error body, echoing the request id when the body had a valid one.
     /// Returns its length (0 if `out` is too small).
     pub fn write_body(&self, body: &[u8], out: &mut [u8]) -> usize {
-        let id = match Message::parse(body, DEFAULT_MAX_DEPTH) {
+        let id = match Message::parse(body, MAX_DEPTH_LIMIT) {
             Ok(Message::Request(r)) => Some(r.id),
             _ => None,
         };
@@ -577,23 +590,14 @@ fn is_legacy_version(v: &[u8]) -> bool {
 /// revision requires; legacy otherwise.
 pub fn route<'h>(headers: &'h (impl Headers + ?Sized), body: &[u8]) -> Route<'h> {
     let version = headers.header(PROTOCOL_VERSION).map(trim);
-    if meta_version(body).is_some() || version.is_some_and(|v| !is_legacy_version(v)) {
+    // `params._meta`'s protocol version, as the engine's checking pass records it.
+    let meta_version = Frame::parse(body, MAX_DEPTH_LIMIT)
+        .is_ok_and(|frame| frame.get(Member::ProtocolVersion) != Found::Absent);
+    if meta_version || version.is_some_and(|v| !is_legacy_version(v)) {
         Route::Stateless
     } else {
         Route::Session(headers.header(SESSION_ID).map(trim))
     }
-}
-
-/// `params._meta["io.modelcontextprotocol/protocolVersion"]` of a body, when present.
-fn meta_version(body: &[u8]) -> Option<Json<'_>> {
-    let root = Json::parse(body, DEFAULT_MAX_DEPTH).ok()?;
-    let params = member(root, "params")?;
-    let meta = member(params, "_meta")?;
-    member(meta, "io.modelcontextprotocol/protocolVersion")
-}
-
-fn member<'a>(v: Json<'a>, name: &str) -> Option<Json<'a>> {
-    v.members()?.find(|(k, _)| k.eq_str(name)).map(|(_, v)| v)
 }
 
 /// 2026-07-28 header validation (400 + -32020): `MCP-Protocol-Version` equals
@@ -608,16 +612,24 @@ pub fn check_stateless_headers(
     headers: &(impl Headers + ?Sized),
     body: &[u8],
 ) -> Result<(), Refusal> {
-    let Ok(Message::Request(req)) = Message::parse(body, DEFAULT_MAX_DEPTH) else {
-        // Not a request: the engine answers (parse error, invalid request, notification).
+    let Ok(frame) = Frame::parse(body, MAX_DEPTH_LIMIT) else {
+        // Not JSON: the engine answers (parse error).
         return Ok(());
     };
-    let Some(version) = req.params.and_then(|p| member(p, "_meta")).and_then(|m| {
-        let has_caps = member(m, "io.modelcontextprotocol/clientCapabilities").is_some();
-        member(m, "io.modelcontextprotocol/protocolVersion").filter(|_| has_caps)
-    }) else {
+    let Message::Request(req) = frame.message() else {
+        // Not a request: the engine answers (invalid request, notification).
         return Ok(());
     };
+    // The `_meta` members as the engine reads them: each once, in one `_meta`.
+    let (Found::Once(version), Found::Once(_)) = (
+        frame.get(Member::ProtocolVersion),
+        frame.get(Member::ClientCapabilities),
+    ) else {
+        return Ok(());
+    };
+    if frame.get(Member::Meta) == Found::Repeated {
+        return Ok(());
+    }
     let header = |name| headers.header(name).map(trim);
     agreeing(
         header(PROTOCOL_VERSION),
@@ -631,22 +643,27 @@ pub fn check_stateless_headers(
         "Header mismatch: Mcp-Method is missing",
         "Header mismatch: Mcp-Method differs from the method",
     )?;
+    // The member `Mcp-Name` mirrors: `name` as the checking pass recorded it, the others read
+    // from `params` the same way (a repeated one is the engine's to refuse).
+    let params = |key| req.params.map_or(Found::Absent, |p| p.member(key));
     let named = match () {
-        () if req.method.eq_str("tools/call") || req.method.eq_str("prompts/get") => Some("name"),
-        () if req.method.eq_str("resources/read") => Some("uri"),
+        () if req.method.eq_str("tools/call") || req.method.eq_str("prompts/get") => {
+            Some(frame.get(Member::Name))
+        }
+        () if req.method.eq_str("resources/read") => Some(params("uri")),
         () if req.method.eq_str("tasks/get")
             || req.method.eq_str("tasks/update")
             || req.method.eq_str("tasks/cancel") =>
         {
-            Some("taskId")
+            Some(params("taskId"))
         }
         () => None,
     };
-    if let Some(field) = named {
-        let value = req
-            .params
-            .and_then(|p| member(p, field))
-            .and_then(|v| v.as_str());
+    if let Some(found) = named {
+        if found == Found::Repeated {
+            return Ok(());
+        }
+        let value = found.once().and_then(|v| v.as_str());
         agreeing(
             header(NAME),
             |h| value.is_some_and(|v| equal(h, v)),
@@ -767,9 +784,11 @@ pub fn write_sse_event(
     if w.fits() { w.needed() } else { 0 }
 }
 
-/// The id of a request body, for errors a transport writes itself.
+/// The id of a request body, for errors a transport writes itself: read as deep as the checker
+/// can follow ([`MAX_DEPTH_LIMIT`]), so that a request nested deeper than an engine reads is
+/// still answered with its id.
 pub fn request_id(body: &[u8]) -> Option<Id<'_>> {
-    match Message::parse(body, DEFAULT_MAX_DEPTH) {
+    match Message::parse(body, MAX_DEPTH_LIMIT) {
         Ok(Message::Request(r)) => Some(r.id),
         _ => None,
     }
@@ -1126,6 +1145,67 @@ mod test {
             route(h(&[("Mcp-Session-Id", "abc")]).as_slice(), modern),
             Route::Stateless
         );
+    }
+
+    /// The transport reads `_meta` as the engine's checking pass records it (issue 34: it had a
+    /// reader of its own that took a repeated member's first value, the engine its last).
+    #[test]
+    fn routing_reads_the_body_as_the_engine_does() {
+        let version = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+        // `_meta` twice, the last without a version: the engine reads the last one and answers
+        // by the legacy rules; so does the transport.
+        let twice = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{{version}}},"_meta":{{}}}}}}"#
+        );
+        assert_eq!(
+            route(h(&[]).as_slice(), twice.as_bytes()),
+            Route::Session(None)
+        );
+        // The other way round, the version is in the `_meta` the engine reads.
+        let last = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{}},"_meta":{{{version}}}}}}}"#
+        );
+        assert_eq!(route(h(&[]).as_slice(), last.as_bytes()), Route::Stateless);
+        // A key spelled with an escape is the key.
+        let escaped = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(route(h(&[]).as_slice(), escaped), Route::Stateless);
+        // Not JSON, or no `_meta` under `params`: legacy.
+        for body in [
+            &b"{"[..],
+            br#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}"#,
+        ] {
+            assert_eq!(route(h(&[]).as_slice(), body), Route::Session(None));
+        }
+    }
+
+    /// A body the engine refuses itself (-32602: a repeated member) passes the header check
+    /// whatever `Mcp-Name` says, as a body without the `_meta` fields does.
+    #[test]
+    fn repeated_members_are_the_engines_to_refuse() {
+        let v = "2026-07-28";
+        let check = |method, name, params: &str| {
+            let pairs = [
+                ("MCP-Protocol-Version", v),
+                ("Mcp-Method", method),
+                ("Mcp-Name", name),
+            ];
+            check_stateless_headers(h(&pairs).as_slice(), body(method, params).as_bytes())
+        };
+        for name in ["a", "b", "c"] {
+            assert_eq!(
+                check(
+                    "tools/call",
+                    name,
+                    r#""name":"a","name":"b","arguments":{}"#
+                ),
+                Ok(()),
+                "{name}"
+            );
+        }
+        let read = |params, name| check("resources/read", name, params);
+        assert_eq!(read(r#""uri":"a://x","uri":"a://y""#, "a://y"), Ok(()));
+        assert_eq!(read(r#""uri":"a://y""#, "a://y"), Ok(()));
+        assert_eq!(read(r#""uri":"a://x""#, "a://y").unwrap_err().status, 400);
     }
 
     fn body(method: &str, params: &str) -> String {

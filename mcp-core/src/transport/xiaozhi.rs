@@ -7,7 +7,9 @@
 //!
 //! Backends send MCP before the hello exchange completes and sometimes without `session_id`:
 //! [`Envelope::mcp_payload`] accepts both. A payload that is a string (JSON-in-a-string) is not a
-//! JSON-RPC object and is dropped.
+//! JSON-RPC object and is dropped. A payload nested deeper than the engine reads still reaches
+//! it (the envelope is read as deep as the checker can follow), and a text that is no envelope
+//! at all is answered as the engine answers anything unreadable: every request gets an answer.
 //!
 //! **The link's rule** (for the firmware's WebSocket client; no clock here, the caller keeps
 //! time): a connection has a *session* once the backend's hello arrived. The device waits
@@ -52,7 +54,7 @@
 //!
 //! // Each frame from the backend: its `tts` frames say when it speaks.
 //! # let text = br#"{"type":"tts","state":"stop"}"#;
-//! if let Ok(env) = xiaozhi::Envelope::parse(text, 16) {
+//! if let Ok(env) = xiaozhi::Envelope::parse(text) {
 //!     turns.heard(&env, now);
 //! }
 //!
@@ -76,7 +78,7 @@
 use crate::result::Reading;
 #[cfg(doc)]
 use crate::server::Polled;
-use crate::wire::json::{Json, JsonError, JsonStr};
+use crate::wire::json::{Json, JsonError, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::protocol;
 use crate::wire::writer::Writer;
 
@@ -218,8 +220,16 @@ pub struct Envelope<'a> {
 
 impl<'a> Envelope<'a> {
     /// Parses one envelope. Unknown members are ignored.
-    pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        let root = Json::parse(bytes, max_depth)?;
+    ///
+    /// The envelope is checked as deep as the checker can follow ([`MAX_DEPTH_LIMIT`]), not to
+    /// the engine's limit: only its own members are read here, and a payload nested deeper than
+    /// the engine reads ([`Config::max_depth`](crate::Config::max_depth)) must still reach it,
+    /// so that the engine answers the request -32700 with its id instead of the device staying
+    /// silent. An `Err` is a text nobody can read as an envelope: a transport answers it as the
+    /// engine answers any unreadable message (hand the text itself to the engine: -32700 with
+    /// `id: null`, in an `mcp` envelope).
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, JsonError> {
+        let root = Json::parse(bytes, MAX_DEPTH_LIMIT)?;
         let mut env = Envelope {
             session_id: None,
             kind: None,
@@ -279,11 +289,13 @@ pub fn wrap(
     inner: impl FnOnce(&mut [u8]) -> usize,
 ) -> usize {
     let mut w = Writer::new(out);
-    w.raw(b"{");
-    if let Some(id) = session_id {
-        w.key("session_id");
-        w.string(id);
-        w.raw(b",");
+    match session_id {
+        Some(id) => {
+            w.raw(protocol::SESSION_ENVELOPE_OPEN);
+            w.string(id);
+            w.raw(b",");
+        }
+        None => w.raw(b"{"),
     }
     w.raw(protocol::MCP_PAYLOAD);
     if !w.fits() {
@@ -680,39 +692,49 @@ impl<const N: usize> Turns<N> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::wire::json::DEFAULT_MAX_DEPTH;
 
     #[test]
     fn envelopes_with_and_without_session() {
-        let e = Envelope::parse(br#"{"session_id":"x","type":"mcp","payload":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#, DEFAULT_MAX_DEPTH).unwrap();
+        let e = Envelope::parse(br#"{"session_id":"x","type":"mcp","payload":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#).unwrap();
         assert_eq!(
             e.mcp_payload(),
             Some(&br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..])
         );
         assert!(e.session_id.unwrap().eq_str("x"));
-        let e = Envelope::parse(
-            br#"{"type":"mcp","payload":{"jsonrpc":"2.0","method":"x"}}"#,
-            DEFAULT_MAX_DEPTH,
-        )
-        .unwrap();
+        let e =
+            Envelope::parse(br#"{"type":"mcp","payload":{"jsonrpc":"2.0","method":"x"}}"#).unwrap();
         assert!(e.mcp_payload().is_some());
-        let e = Envelope::parse(
-            br#"{"type":"mcp","payload":"{\"jsonrpc\":\"2.0\"}"}"#,
-            DEFAULT_MAX_DEPTH,
-        )
-        .unwrap();
+        let e = Envelope::parse(br#"{"type":"mcp","payload":"{\"jsonrpc\":\"2.0\"}"}"#).unwrap();
         assert_eq!(e.mcp_payload(), None);
-        let e = Envelope::parse(br#"{"type":"listen","payload":{}}"#, DEFAULT_MAX_DEPTH).unwrap();
+        let e = Envelope::parse(br#"{"type":"listen","payload":{}}"#).unwrap();
         assert_eq!(e.mcp_payload(), None);
         let hello: serde_json::Value = serde_json::from_str(DEVICE_HELLO).unwrap();
         assert_eq!(hello["features"]["mcp"], true);
+    }
+
+    /// Issue 33, finding 7: a payload nested deeper than an engine reads is still handed on
+    /// (the engine answers it with its id); only what the checker cannot follow is refused.
+    #[test]
+    fn a_deep_payload_still_reaches_the_engine() {
+        let nested = |depth: usize| "[".repeat(depth) + &"]".repeat(depth);
+        let text = format!(
+            r#"{{"type":"mcp","payload":{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"a":{}}}}}}}"#,
+            nested(40)
+        );
+        let e = Envelope::parse(text.as_bytes()).unwrap();
+        assert!(e.mcp_payload().is_some_and(|p| p.len() > 80));
+        let text = format!(r#"{{"type":"mcp","payload":{{"a":{}}}}}"#, nested(200));
+        assert_eq!(
+            Envelope::parse(text.as_bytes()).err(),
+            Some(JsonError::TooDeep(MAX_DEPTH_LIMIT))
+        );
     }
 
     #[test]
     fn session_ids_are_bounded_before_anyone_echoes_them() {
         let sid = |json: &str| {
             let text = format!(r#"{{"type":"hello","session_id":{json}}}"#);
-            let e = Envelope::parse(text.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+            let e = Envelope::parse(text.as_bytes()).unwrap();
             (e.session_id.is_some(), e.usable_session_id().is_some())
         };
         assert_eq!(
@@ -816,7 +838,7 @@ mod test {
     #[test]
     fn an_outcome_is_a_device_call_detect_frame_and_always_valid_json() {
         let message = br#"{"data":{"text":"self.relay.set, confirmed: true \u2014 \"measured\": true (commanded true)"}}"#;
-        let root = Json::parse(message, DEFAULT_MAX_DEPTH).unwrap();
+        let root = Json::parse(message, crate::wire::json::DEFAULT_MAX_DEPTH).unwrap();
         let data = root.members().unwrap().next().unwrap().1;
         let sentence = data.members().unwrap().next().unwrap().1.as_str().unwrap();
         let mut out = [0u8; 512];
@@ -884,7 +906,7 @@ mod test {
 
     fn hear<const N: usize>(t: &mut Turns<N>, state: &str, now: u64) {
         let text = tts(state);
-        let env = Envelope::parse(text.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+        let env = Envelope::parse(text.as_bytes()).unwrap();
         assert!(env.state.unwrap().eq_str(state));
         t.heard(&env, now);
     }

@@ -16,11 +16,12 @@
 //! again. Nothing is recorded that was not checked: a `Frame` exists only for a complete, valid
 //! JSON text.
 
-use super::json::{
-    Escapes, Json, JsonError, JsonStr, MAX_DEPTH_LIMIT, check_literal, check_number,
-    check_string_escapes, check_utf8, digits_end, skip_ws,
+use super::check::{
+    Escapes, JsonError, MAX_DEPTH_LIMIT, check_literal, check_number, check_string_escapes,
+    check_utf8, check_value, digits_end, skip_ws,
 };
-use super::request::{Message, Top};
+pub use super::json::Found;
+use super::json::{Json, JsonStr};
 
 /// How many members of `params.arguments` the index records. A tool declares at most
 /// [`MAX_PARAMS`](crate::schema::MAX_PARAMS) parameters; an `arguments` object with more members
@@ -33,6 +34,7 @@ pub const INDEXED_ARGUMENTS: usize = 8;
 /// in; the members of one object are contiguous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Member {
     /// `jsonrpc`
     Jsonrpc,
@@ -167,26 +169,20 @@ impl Member {
     }
 }
 
-/// What the index knows of one member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found<'a> {
-    /// The member does not occur: its object has no such key, or the object itself is absent or
-    /// not an object.
-    Absent,
-    /// The member occurs once, with this value.
-    Once(Json<'a>),
-    /// The key occurs more than once in its object.
-    Repeated,
-}
-
-impl<'a> Found<'a> {
-    /// The value when the member occurs once.
-    pub const fn once(self) -> Option<Json<'a>> {
-        match self {
-            Found::Once(v) => Some(v),
-            _ => None,
-        }
-    }
+/// The top-level members that decide what a message is (the last of each when repeated), however
+/// they were found: from the index of the checking pass ([`Frame::top`]) or by walking the
+/// members ([`Message::classify`](super::Message::classify)). The request module classifies
+/// them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Top<'a> {
+    pub(crate) jsonrpc: Option<Json<'a>>,
+    pub(crate) id: Option<Json<'a>>,
+    pub(crate) method: Option<Json<'a>>,
+    pub(crate) params: Option<Json<'a>>,
+    /// One of the four members above occurs more than once.
+    pub(crate) duplicate: bool,
+    /// A `result` or `error` member occurs (a response from the peer).
+    pub(crate) result_or_error: bool,
 }
 
 /// Which object the keys being read belong to.
@@ -378,20 +374,21 @@ impl<'a> Frame<'a> {
         }
     }
 
-    /// Classifies the message, as [`Message::classify`] does from the root.
-    pub fn message(&self) -> Message<'a> {
+    /// The members that decide what the message is, as recorded; `None` when the message is
+    /// not an object ([`Frame::message`] classifies them).
+    #[inline]
+    pub(crate) fn top(&self) -> Option<Top<'a>> {
         if self.root.raw().first() != Some(&b'{') {
-            return Message::not_an_object(self.root);
+            return None;
         }
-        Top {
+        Some(Top {
             jsonrpc: self.value(Member::Jsonrpc),
             id: self.value(Member::Id),
             method: self.value(Member::Method),
             params: self.value(Member::Params),
             duplicate: self.repeated & Level::Message.bits() != 0,
             result_or_error: self.result_or_error,
-        }
-        .classify()
+        })
     }
 
     /// Forgets what was recorded below `member` (a `params`, `arguments` or `_meta` occurring
@@ -556,87 +553,6 @@ fn object<'a>(
     }
 }
 
-/// Checks the value at `p` (not whitespace) inside `depth` open containers, recording nothing;
-/// returns the offset just past it. One iterative loop: `objects` is a shift register of the
-/// containers it opened, bit 0 set when the innermost is an object (128 bits hold
-/// [`MAX_DEPTH_LIMIT`] levels).
-pub(super) fn check_value(
-    b: &[u8],
-    mut p: usize,
-    depth: u8,
-    max_depth: u8,
-) -> Result<usize, JsonError> {
-    let base = depth;
-    let mut depth = depth;
-    let mut objects: u128 = 0;
-    'value: loop {
-        // A value is expected at `p`.
-        match b.get(p) {
-            Some(&open @ (b'{' | b'[')) => {
-                if depth >= max_depth {
-                    return Err(JsonError::TooDeep(max_depth));
-                }
-                depth += 1;
-                objects = (objects << 1) | u128::from(open == b'{');
-                p = skip_ws(b, p + 1);
-                if open == b'{' {
-                    if b.get(p) != Some(&b'}') {
-                        p = check_key(b, p)?;
-                        continue 'value;
-                    }
-                } else if b.get(p) != Some(&b']') {
-                    continue 'value;
-                }
-                // An empty container: the loop below closes it at `p`.
-            }
-            Some(b'"') => p = check_string_escapes(b, p)?.0,
-            Some(b'-' | b'0'..=b'9') => p = check_number(b, p)?,
-            Some(b't') => p = check_literal(b, p, b"true")?,
-            Some(b'f') => p = check_literal(b, p, b"false")?,
-            Some(b'n') => p = check_literal(b, p, b"null")?,
-            _ => return Err(JsonError::Syntax(p)),
-        }
-        // A value ended at `p` (or an empty container is about to close there): close
-        // containers until one continues.
-        loop {
-            if depth == base {
-                return Ok(p);
-            }
-            let in_object = objects & 1 != 0;
-            p = skip_ws(b, p);
-            match b.get(p) {
-                Some(b',') => {
-                    p = skip_ws(b, p + 1);
-                    if in_object {
-                        p = check_key(b, p)?;
-                    }
-                    continue 'value;
-                }
-                Some(b'}') if in_object => {}
-                Some(b']') if !in_object => {}
-                _ => return Err(JsonError::Syntax(p)),
-            }
-            p += 1;
-            depth -= 1;
-            objects >>= 1;
-        }
-    }
-}
-
-/// Checks `"key" :` at `p` (after `{` or `,`) and returns the offset of the value after the
-/// colon (whitespace skipped).
-#[inline]
-fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
-    if b.get(p) != Some(&b'"') {
-        return Err(JsonError::Syntax(p));
-    }
-    let colon = skip_ws(b, check_string_escapes(b, p)?.0);
-    if b.get(colon) != Some(&b':') {
-        return Err(JsonError::Syntax(colon));
-    }
-    Ok(skip_ws(b, colon + 1))
-}
-
 /// One member of an object the pass records, as it found it (offsets into the message until
 /// [`Frame::record`] keeps what it needs).
 struct Seen {
@@ -787,6 +703,7 @@ pub(super) fn is_response_key(key: JsonStr<'_>) -> bool {
 mod test {
     use super::*;
     use crate::wire::json::DEFAULT_MAX_DEPTH;
+    use crate::wire::request::Message;
 
     fn frame(s: &str) -> Frame<'_> {
         Frame::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
@@ -802,7 +719,7 @@ mod test {
         if start >= text.len() {
             return Err(JsonError::Empty);
         }
-        let end = crate::wire::json::reference_check_value(text, start, max_depth)?;
+        let end = crate::wire::check::reference_check_value(text, start, max_depth)?;
         if skip_ws(text, end) != text.len() {
             return Err(JsonError::Syntax(skip_ws(text, end)));
         }

@@ -4,7 +4,9 @@
 //!
 //! 1. [`Json::parse`] checks the *whole* text once against RFC 8259: UTF-8, grammar, string escapes
 //!    (including surrogate pairs), number grammar and a nesting limit. The check is iterative: a
-//!    deeply nested message costs no stack, it is simply refused past the limit.
+//!    deeply nested message costs no stack, it is simply refused past the limit. (It is the
+//!    crate's one checking pass, `wire::check`, which the message index, [`Frame`](super::Frame),
+//!    runs too.)
 //! 2. The views ([`Json`], [`JsonStr`], [`Members`]) then walk the checked bytes without copying.
 //!    They still use checked indexing everywhere, so even a view built over bytes that were never
 //!    checked cannot panic; it just yields nothing useful.
@@ -14,6 +16,8 @@
 
 use core::fmt;
 
+pub use super::check::{JsonError, MAX_DEPTH_LIMIT};
+use super::check::{check_utf8, check_value, is_ws, skip_ws};
 use super::swar::{self, WORD};
 
 /// The nesting limit used when the caller does not choose one.
@@ -21,27 +25,6 @@ use super::swar::{self, WORD};
 /// The checker is iterative, so the limit protects callers that walk values recursively, not the
 /// checker itself. MCP messages from real clients nest fewer than 10 levels.
 pub const DEFAULT_MAX_DEPTH: u8 = 32;
-
-/// The deepest nesting the checker can track (its container stack is a 128-bit mask).
-pub const MAX_DEPTH_LIMIT: u8 = 128;
-
-/// Why a byte string is not acceptable JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum JsonError {
-    /// The text is not valid UTF-8.
-    #[error("invalid UTF-8 at byte {0}")]
-    Utf8(usize),
-    /// The text breaks the JSON grammar at this byte offset.
-    #[error("invalid JSON at byte {0}")]
-    Syntax(usize),
-    /// The text nests arrays/objects deeper than the limit.
-    #[error("JSON nested deeper than {0} levels")]
-    TooDeep(u8),
-    /// The text is empty or only whitespace.
-    #[error("empty message")]
-    Empty,
-}
 
 /// The type of a JSON value, from its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,20 +89,11 @@ impl<'a> Json<'a> {
     /// Checks `text` as one complete JSON value (surrounding whitespace allowed) nested at most
     /// `max_depth` levels, and returns a view of the value.
     pub fn parse(text: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        check_utf8(text)?;
-        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
-        let start = skip_ws(text, 0);
-        if start >= text.len() {
-            return Err(JsonError::Empty);
+        let (value, after) = Self::check_first(text, max_depth)?;
+        if after != text.len() {
+            return Err(JsonError::Syntax(after));
         }
-        // The checker of `Frame`'s pass for what it does not record (no index needed).
-        let end = super::frame::check_value(text, start, 0, max_depth)?;
-        if skip_ws(text, end) != text.len() {
-            return Err(JsonError::Syntax(skip_ws(text, end)));
-        }
-        Ok(Json {
-            raw: text.get(start..end).unwrap_or_default(),
-        })
+        Ok(value)
     }
 
     /// The first value of a comma-separated run of values (`{…},{…}`: content blocks as a
@@ -134,23 +108,30 @@ impl<'a> Json<'a> {
         text: &'a [u8],
         max_depth: u8,
     ) -> Result<(Self, &'a [u8]), JsonError> {
-        check_utf8(text)?;
-        let start = skip_ws(text, 0);
-        if start >= text.len() {
-            return Err(JsonError::Empty);
-        }
-        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
-        let end = super::frame::check_value(text, start, 0, max_depth)?;
-        let after = skip_ws(text, end);
+        let (value, after) = Self::check_first(text, max_depth)?;
         let rest = match text.get(after) {
             None => &[][..],
             Some(b',') => text.get(after + 1..).unwrap_or_default(),
             Some(_) => return Err(JsonError::Syntax(after)),
         };
+        Ok((value, rest))
+    }
+
+    /// Checks the value `text` starts with (after whitespace; the whole text is UTF-8): a view
+    /// of it, and the offset of what follows it (after whitespace).
+    fn check_first(text: &'a [u8], max_depth: u8) -> Result<(Self, usize), JsonError> {
+        check_utf8(text)?;
+        let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
+        let start = skip_ws(text, 0);
+        if start >= text.len() {
+            return Err(JsonError::Empty);
+        }
+        // The check of `Frame`'s pass for what it does not record (no index needed).
+        let end = check_value(text, start, 0, max_depth)?;
         let value = Json {
             raw: text.get(start..end).unwrap_or_default(),
         };
-        Ok((value, rest))
+        Ok((value, skip_ws(text, end)))
     }
 
     /// A view over bytes that were checked as one value (the index of [`Frame`](super::Frame);
@@ -200,26 +181,29 @@ impl<'a> Json<'a> {
 
     /// The members, if this is an object. Members come in document order; duplicates are kept.
     pub fn members(&self) -> Option<Members<'a>> {
-        match self.raw.first() {
-            Some(b'{') => Some(Members {
-                raw: self.raw,
-                pos: 1,
-                done: false,
-            }),
-            _ => None,
+        Items::of(self.raw, b'{').map(Members)
+    }
+
+    /// The member `key` (compared decoded) of this object: once, repeated, or absent (also when
+    /// this is not an object). A duplicate key is told apart from a single one, as the index of
+    /// a message tells it ([`Frame::get`](super::Frame::get)): read a member of an object the
+    /// index does not record here.
+    pub fn member(&self, key: &str) -> Found<'a> {
+        let mut found = Found::Absent;
+        for (k, v) in self.members().into_iter().flatten() {
+            if k.eq_str(key) {
+                if found != Found::Absent {
+                    return Found::Repeated;
+                }
+                found = Found::Once(v);
+            }
         }
+        found
     }
 
     /// The elements, if this is an array.
     pub fn elements(&self) -> Option<Elements<'a>> {
-        match self.raw.first() {
-            Some(b'[') => Some(Elements {
-                raw: self.raw,
-                pos: 1,
-                done: false,
-            }),
-            _ => None,
-        }
+        Items::of(self.raw, b'[').map(Elements)
     }
 
     /// Reads the number as a JSON Schema 2020-12 `integer`: any number whose value has no
@@ -271,42 +255,88 @@ impl<'a> Json<'a> {
     }
 }
 
-/// Member iterator of a JSON object, created by [`Json::members`].
+/// What an object holds for one key: what [`Json::member`] finds, and what the index of a
+/// message ([`Frame::get`](super::Frame::get)) recorded for one of its members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found<'a> {
+    /// The member does not occur: its object has no such key, or the object itself is absent or
+    /// not an object.
+    Absent,
+    /// The member occurs once, with this value.
+    Once(Json<'a>),
+    /// The key occurs more than once in its object.
+    Repeated,
+}
+
+impl<'a> Found<'a> {
+    /// The value when the member occurs once.
+    pub const fn once(self) -> Option<Json<'a>> {
+        match self {
+            Found::Once(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Where a walk over the items of a checked container is: what [`Members`] and [`Elements`]
+/// share.
 #[derive(Debug, Clone)]
-pub struct Members<'a> {
+struct Items<'a> {
     raw: &'a [u8],
     pos: usize,
     done: bool,
 }
 
-impl<'a> Iterator for Members<'a> {
-    type Item = (JsonStr<'a>, Json<'a>);
+impl<'a> Items<'a> {
+    /// A walk over `raw`'s items when it starts with `open`.
+    fn of(raw: &'a [u8], open: u8) -> Option<Self> {
+        (raw.first() == Some(&open)).then_some(Items {
+            raw,
+            pos: 1,
+            done: false,
+        })
+    }
 
-    fn next(&mut self) -> Option<Self::Item> {
+    /// Where the next item starts: past whitespace and a separating comma; `None` (and done
+    /// from then on) at the `close` bracket or the end of the bytes.
+    fn next_start(&mut self, close: u8) -> Option<usize> {
         if self.done {
             return None;
         }
         let b = self.raw;
-        let mut p = skip_ws(b, self.pos);
-        if b.get(p) == Some(&b'}') || b.get(p).is_none() {
-            self.done = true;
-            return None;
+        let p = skip_ws(b, self.pos);
+        match b.get(p) {
+            Some(&c) if c != close => Some(if c == b',' { skip_ws(b, p + 1) } else { p }),
+            _ => {
+                self.done = true;
+                None
+            }
         }
-        if b.get(p) == Some(&b',') {
-            p = skip_ws(b, p + 1);
-        }
+    }
+}
+
+/// Member iterator of a JSON object, created by [`Json::members`].
+#[derive(Debug, Clone)]
+pub struct Members<'a>(Items<'a>);
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (JsonStr<'a>, Json<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut p = self.0.next_start(b'}')?;
+        let b = self.0.raw;
         let key_end = skip_checked(b, p);
         let key = JsonStr {
             raw: b.get(p + 1..key_end.saturating_sub(1)).unwrap_or_default(),
         };
         p = skip_ws(b, key_end);
         if b.get(p) != Some(&b':') {
-            self.done = true;
+            self.0.done = true;
             return None;
         }
         let vstart = skip_ws(b, p + 1);
         let vend = skip_checked(b, vstart);
-        self.pos = vend;
+        self.0.pos = vend;
         Some((
             key,
             Json {
@@ -318,30 +348,16 @@ impl<'a> Iterator for Members<'a> {
 
 /// Element iterator of a JSON array, created by [`Json::elements`].
 #[derive(Debug, Clone)]
-pub struct Elements<'a> {
-    raw: &'a [u8],
-    pos: usize,
-    done: bool,
-}
+pub struct Elements<'a>(Items<'a>);
 
 impl<'a> Iterator for Elements<'a> {
     type Item = Json<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let b = self.raw;
-        let mut p = skip_ws(b, self.pos);
-        if b.get(p) == Some(&b']') || b.get(p).is_none() {
-            self.done = true;
-            return None;
-        }
-        if b.get(p) == Some(&b',') {
-            p = skip_ws(b, p + 1);
-        }
+        let p = self.0.next_start(b']')?;
+        let b = self.0.raw;
         let end = skip_checked(b, p);
-        self.pos = end;
+        self.0.pos = end;
         Some(Json {
             raw: b.get(p..end).unwrap_or_default(),
         })
@@ -532,56 +548,6 @@ const fn unicode_escape_size(a: u8, b: u8, c: u8) -> (usize, usize) {
     }
 }
 
-/// What the escape sequences of a string spell beyond the characters they stand for: how many
-/// more characters and UTF-8 bytes its raw form has than its decoded text, as the checking pass
-/// counts them (in one word: characters in the high half, bytes in the low). [`NONE`](Self::NONE)
-/// for a string without escapes (every escape spells at least one character more).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Escapes(u64);
-
-impl Escapes {
-    /// No escape sequence.
-    pub const NONE: Escapes = Escapes(0);
-    /// Escapes in a string too long to count them in 32 bits (count them again).
-    pub const UNCOUNTED: Escapes = Escapes(u64::MAX);
-
-    /// Counts an escape `width` bytes wide standing for `len` bytes of UTF-8 (one character).
-    #[inline]
-    const fn add(&mut self, width: u64, len: u64) {
-        // Neither half carries into the other below 2^32 bytes of string (the caller checks).
-        self.0 = self.0.wrapping_add((width - 1) << 32 | (width - len));
-    }
-
-    /// The escapes of a string whose raw form has `chars` characters and `bytes` bytes more
-    /// than its decoded text.
-    pub const fn new(chars: u32, bytes: u32) -> Self {
-        Escapes((chars as u64) << 32 | bytes as u64)
-    }
-
-    /// The decoded length in UTF-8 bytes of the checked string content `raw` whose escapes
-    /// these are.
-    pub fn decoded_bytes(self, raw: &[u8]) -> usize {
-        raw.len()
-            .saturating_sub(usize::try_from(self.bytes()).unwrap_or(usize::MAX))
-    }
-
-    /// The decoded length in characters of the checked string content `raw` whose escapes
-    /// these are.
-    pub fn decoded_chars(self, raw: &[u8]) -> usize {
-        swar::char_starts(raw).saturating_sub(usize::try_from(self.chars()).unwrap_or(usize::MAX))
-    }
-
-    /// Raw characters beyond the decoded ones.
-    pub const fn chars(self) -> u64 {
-        self.0 >> 32
-    }
-
-    /// Raw bytes beyond the decoded ones.
-    pub const fn bytes(self) -> u64 {
-        self.0 & 0xFFFF_FFFF
-    }
-}
-
 /// Decoding iterator over a [`JsonStr`], created by [`JsonStr::chars`].
 #[derive(Debug, Clone)]
 pub struct Chars<'a> {
@@ -697,56 +663,6 @@ const fn utf8_width(b: u8) -> usize {
     }
 }
 
-#[inline]
-fn hex4(b: &[u8]) -> Option<u16> {
-    const fn digit(c: u8) -> Option<u16> {
-        // `c | 0x20` folds `A-F` onto `a-f` (and leaves digits alone).
-        let lower = c | 0x20;
-        match c {
-            b'0'..=b'9' => Some((c - b'0') as u16),
-            _ if matches!(lower, b'a'..=b'f') => Some((lower - b'a' + 10) as u16),
-            _ => None,
-        }
-    }
-    let &[a, b, c, d] = b.first_chunk::<4>()?;
-    Some((digit(a)? << 12) | (digit(b)? << 8) | (digit(c)? << 4) | digit(d)?)
-}
-
-const fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
-}
-
-#[inline]
-pub(super) fn skip_ws(b: &[u8], p: usize) -> usize {
-    // Most messages have no whitespace between tokens: one comparison (every whitespace byte is
-    // at most a space).
-    match b.get(p) {
-        Some(&c) if c > b' ' => p,
-        _ => skip_ws_run(b, p),
-    }
-}
-
-fn skip_ws_run(b: &[u8], mut p: usize) -> usize {
-    while let Some(&c) = b.get(p) {
-        if !is_ws(c) {
-            break;
-        }
-        p += 1;
-    }
-    p
-}
-
-/// Checks that `text` is UTF-8 (ASCII, the common case, is told a word at a time).
-pub(super) fn check_utf8(text: &[u8]) -> Result<(), JsonError> {
-    if swar::is_ascii(text) {
-        return Ok(());
-    }
-    match core::str::from_utf8(text) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(JsonError::Utf8(e.valid_up_to())),
-    }
-}
-
 /// Finds the end of the (checked) value starting at `p`. On unchecked garbage it stops early
 /// rather than panicking.
 pub(super) fn skip_checked(b: &[u8], p: usize) -> usize {
@@ -798,260 +714,6 @@ fn skip_string_checked(b: &[u8], p: usize) -> usize {
         }
     }
     q
-}
-
-#[cfg(test)]
-/// The checker before the index (a loop of its own): the reference the checking pass is tested
-/// against (errors, offsets, nesting limit).
-pub(crate) fn reference_check_value(
-    b: &[u8],
-    start: usize,
-    max_depth: u8,
-) -> Result<usize, JsonError> {
-    // Bit `d` of `objects` is set when the container at depth `d` (1-based) is an object.
-    let mut objects: u128 = 0;
-    let mut depth: u8 = 0;
-    let mut p = start;
-    'value: loop {
-        // A value is expected at `p`.
-        p = skip_ws(b, p);
-        match b.get(p) {
-            Some(&open @ (b'{' | b'[')) => {
-                if depth >= max_depth {
-                    return Err(JsonError::TooDeep(max_depth));
-                }
-                depth += 1;
-                let bit = 1u128 << (depth - 1);
-                p = skip_ws(b, p + 1);
-                if open == b'{' {
-                    objects |= bit;
-                    if b.get(p) == Some(&b'}') {
-                        p += 1;
-                        depth -= 1;
-                    } else {
-                        p = check_key(b, p)?;
-                        continue 'value;
-                    }
-                } else {
-                    objects &= !bit;
-                    if b.get(p) == Some(&b']') {
-                        p += 1;
-                        depth -= 1;
-                    } else {
-                        continue 'value;
-                    }
-                }
-            }
-            Some(b'"') => p = check_string(b, p)?,
-            Some(b't') => p = check_literal(b, p, b"true")?,
-            Some(b'f') => p = check_literal(b, p, b"false")?,
-            Some(b'n') => p = check_literal(b, p, b"null")?,
-            Some(b'-' | b'0'..=b'9') => p = check_number(b, p)?,
-            _ => return Err(JsonError::Syntax(p)),
-        }
-        // A value ended at `p`; close containers until one continues.
-        loop {
-            if depth == 0 {
-                return Ok(p);
-            }
-            let in_object = objects & (1u128 << (depth - 1)) != 0;
-            p = skip_ws(b, p);
-            match b.get(p) {
-                Some(b',') => {
-                    p = skip_ws(b, p + 1);
-                    if in_object {
-                        p = check_key(b, p)?;
-                    }
-                    continue 'value;
-                }
-                Some(b'}') if in_object => {
-                    p += 1;
-                    depth -= 1;
-                }
-                Some(b']') if !in_object => {
-                    p += 1;
-                    depth -= 1;
-                }
-                _ => return Err(JsonError::Syntax(p)),
-            }
-        }
-    }
-}
-
-/// Checks `"key" :` at `p`, returning the offset after the colon.
-#[cfg(test)]
-fn check_key(b: &[u8], p: usize) -> Result<usize, JsonError> {
-    if b.get(p) != Some(&b'"') {
-        return Err(JsonError::Syntax(p));
-    }
-    let p = skip_ws(b, check_string(b, p)?);
-    if b.get(p) != Some(&b':') {
-        return Err(JsonError::Syntax(p));
-    }
-    Ok(p + 1)
-}
-
-pub(super) fn check_literal(b: &[u8], p: usize, lit: &[u8]) -> Result<usize, JsonError> {
-    if b.get(p..p + lit.len()) == Some(lit) {
-        Ok(p + lit.len())
-    } else {
-        Err(JsonError::Syntax(p))
-    }
-}
-
-/// The offset after the run of digits at `p` (`p` itself when there is none).
-#[inline]
-pub(super) fn digits_end(b: &[u8], mut p: usize) -> usize {
-    while b.get(p).is_some_and(u8::is_ascii_digit) {
-        p += 1;
-    }
-    p
-}
-
-fn check_digits(b: &[u8], p: usize) -> Result<usize, JsonError> {
-    let end = digits_end(b, p);
-    if end == p {
-        Err(JsonError::Syntax(p))
-    } else {
-        Ok(end)
-    }
-}
-
-pub(super) fn check_number(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
-    if b.get(p) == Some(&b'-') {
-        p += 1;
-    }
-    match b.get(p) {
-        Some(b'0') => p += 1,
-        Some(b'1'..=b'9') => p = digits_end(b, p + 1),
-        _ => return Err(JsonError::Syntax(p)),
-    }
-    // An integer (the common case) ends here.
-    match b.get(p) {
-        Some(b'.' | b'e' | b'E') => number_rest(b, p),
-        _ => Ok(p),
-    }
-}
-
-/// The fraction and exponent of a number from `p` (on `.`, `e` or `E`).
-fn number_rest(b: &[u8], mut p: usize) -> Result<usize, JsonError> {
-    if b.get(p) == Some(&b'.') {
-        p = check_digits(b, p + 1)?;
-    }
-    if matches!(b.get(p), Some(b'e' | b'E')) {
-        p += 1;
-        if matches!(b.get(p), Some(b'+' | b'-')) {
-            p += 1;
-        }
-        p = check_digits(b, p)?;
-    }
-    Ok(p)
-}
-
-/// Checks a string token at `p` (on its opening quote); returns the offset after the closing one.
-#[cfg(test)]
-fn check_string(b: &[u8], p: usize) -> Result<usize, JsonError> {
-    check_string_escapes(b, p).map(|(end, _)| end)
-}
-
-/// [`check_string`], also saying what its escape sequences spell beyond the characters they
-/// stand for ([`Escapes::NONE`]: none), and checking that its text is UTF-8. Runs of ordinary
-/// ASCII bytes are skipped a word at a time; the syntax errors and their offsets are those of a
-/// byte-by-byte scan. (Text that is not UTF-8 is an error here, of any kind: the caller that
-/// reports [`JsonError::Utf8`] finds its offset in the whole text.)
-#[inline]
-pub(super) fn check_string_escapes(b: &[u8], p: usize) -> Result<(usize, Escapes), JsonError> {
-    // The common case, inline: a run of ordinary ASCII bytes up to the closing quote, a word at
-    // a time, then byte by byte near the end of the input.
-    let mut q = p + 1;
-    loop {
-        if let Some(chunk) = b.get(q..q + WORD) {
-            let mut word = [0u8; WORD];
-            word.copy_from_slice(chunk);
-            let w = swar::load(word);
-            // Also the bytes above ASCII, which `string_rest` checks as UTF-8.
-            let found = swar::specials(w) | swar::non_ascii(w);
-            if found == 0 {
-                q += WORD;
-                continue;
-            }
-            q += swar::first_flagged(found);
-        } else {
-            while b
-                .get(q)
-                .is_some_and(|&c| c != b'"' && c != b'\\' && (0x20..0x80).contains(&c))
-            {
-                q += 1;
-            }
-        }
-        break;
-    }
-    if b.get(q) == Some(&b'"') {
-        return Ok((q + 1, Escapes::NONE));
-    }
-    string_rest(b, p, q)
-}
-
-/// The rest of the string at `p` from `q` (escapes, control characters, the last bytes of the
-/// input), byte by byte where it must be, counting what the escapes spell beyond their
-/// characters.
-#[inline(never)]
-fn string_rest(b: &[u8], p: usize, mut q: usize) -> Result<(usize, Escapes), JsonError> {
-    let mut escapes = Escapes::NONE;
-    loop {
-        match b.get(q) {
-            None => return Err(JsonError::Syntax(q)),
-            Some(b'"') if q - p > u32::MAX as usize => return Ok((q + 1, Escapes::UNCOUNTED)),
-            Some(b'"') => return Ok((q + 1, escapes)),
-            Some(b'\\') => match b.get(q + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                    escapes.add(2, 1);
-                    q += 2;
-                }
-                Some(b'u') => {
-                    let unit = b
-                        .get(q + 2..q + 6)
-                        .and_then(hex4)
-                        .ok_or(JsonError::Syntax(q))?;
-                    q += 6;
-                    match unit {
-                        0xD800..=0xDBFF => {
-                            // A high surrogate must be followed by an escaped low surrogate.
-                            let low = match b.get(q..q + 2) {
-                                Some(br"\u") => b.get(q + 2..q + 6).and_then(hex4),
-                                _ => None,
-                            };
-                            match low {
-                                Some(0xDC00..=0xDFFF) => q += 6,
-                                _ => return Err(JsonError::Syntax(q)),
-                            }
-                            escapes.add(12, 4);
-                        }
-                        0xDC00..=0xDFFF => return Err(JsonError::Syntax(q - 6)),
-                        0..0x80 => escapes.add(6, 1),
-                        0x80..0x800 => escapes.add(6, 2),
-                        _ => escapes.add(6, 3),
-                    }
-                }
-                _ => return Err(JsonError::Syntax(q)),
-            },
-            Some(&c) if c < 0x20 => return Err(JsonError::Syntax(q)),
-            Some(&c) if c >= 0x80 => {
-                // Text beyond ASCII, up to the next `"`, `\\` or control character (none of
-                // which can be inside a character's UTF-8): checked as UTF-8 in one piece.
-                let run = b.get(q..).unwrap_or_default();
-                let len = run
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                    .unwrap_or(run.len());
-                if core::str::from_utf8(run.get(..len).unwrap_or_default()).is_err() {
-                    return Err(JsonError::Utf8(q));
-                }
-                q += len;
-            }
-            Some(_) => q += 1,
-        }
-    }
 }
 
 /// Reads a checked number token as a JSON Schema integer, exactly (the rare spellings:
@@ -1149,6 +811,7 @@ fn number_as_integer(raw: &[u8]) -> Integer {
 
 #[cfg(test)]
 mod test {
+    use super::super::check::{Escapes, check_string_escapes, hex4};
     use super::*;
 
     /// Every byte value in every position of four digits, against a digit-by-digit reading.
@@ -1391,6 +1054,19 @@ mod test {
         let objs = "{\"a\":".repeat(10) + "1" + &"}".repeat(10);
         assert!(Json::parse(objs.as_bytes(), 10).is_ok());
         assert!(Json::parse(objs.as_bytes(), 9).is_err());
+    }
+
+    #[test]
+    fn a_member_is_found_once_repeated_or_absent() {
+        let v = ok(r#"{"a":1,"b":2,"\u0062":3,"c":{"a":4}}"#);
+        assert_eq!(v.member("a"), Found::Once(ok("1")));
+        // Compared decoded: `"\u0062"` is a second `b`.
+        assert_eq!(v.member("b"), Found::Repeated);
+        assert_eq!(v.member("d"), Found::Absent);
+        // Only this object's own members; not an object: absent.
+        assert_eq!(ok(r#"{"c":{"a":4}}"#).member("a"), Found::Absent);
+        assert_eq!(ok(r#"[{"a":1}]"#).member("a"), Found::Absent);
+        assert_eq!(ok(r#""a""#).member("a"), Found::Absent);
     }
 
     #[test]

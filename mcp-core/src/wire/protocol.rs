@@ -131,6 +131,8 @@ keys! {
     CACHE_SCOPE = "cacheScope",
     // Tasks
     STATUS_MESSAGE = "statusMessage",
+    /// (the status tool's report: the evidence of the start)
+    STARTED = "started",
     CREATED_AT = "createdAt",
     LAST_UPDATED_AT = "lastUpdatedAt",
     /// (2025-11-25; 2026-07-28 says [`TTL_MS`])
@@ -152,7 +154,17 @@ keys! {
     MAXIMUM = "maximum",
     MIN_LENGTH = "minLength",
     MAX_LENGTH = "maxLength",
+    MULTIPLE_OF = "multipleOf",
     DEFAULT = "default",
+    // Transports
+    /// (xiaozhi's envelope)
+    SESSION_ID = "session_id",
+    /// (MQTT presence)
+    SERVER_NAME = "server_name",
+    /// (RFC 9728 protected-resource metadata)
+    AUTHORIZATION_SERVERS = "authorization_servers",
+    /// (RFC 9728 protected-resource metadata)
+    SCOPES_SUPPORTED = "scopes_supported",
 }
 
 // ---- JSON-RPC 2.0 --------------------------------------------------------------------------
@@ -187,7 +199,9 @@ pub(crate) const SUBSCRIPTIONS_ACKNOWLEDGED_NOTIFICATION: &[u8] =
     notification!("notifications/subscriptions/acknowledged");
 /// `notifications/server/online` (MQTT presence) up to the server's name.
 pub(crate) const SERVER_ONLINE_NOTIFICATION: &[u8] =
-    notification!("notifications/server/online", br#""server_name":"#);
+    notification!("notifications/server/online", first(SERVER_NAME));
+/// `{"session_id":`: a xiaozhi envelope with a session, its id next.
+pub(crate) const SESSION_ENVELOPE_OPEN: &[u8] = join!(b"{", first(SESSION_ID));
 /// `"type":"mcp","payload":`: a xiaozhi envelope's members up to the message it carries.
 pub(crate) const MCP_PAYLOAD: &[u8] = br#""type":"mcp","payload":"#;
 
@@ -321,6 +335,13 @@ pub(crate) const REQUIRES_TASKS: &[u8] =
 /// The data of -32021 for a tool that asks a person first.
 pub(crate) const REQUIRES_ELICITATION: &[u8] =
     join!(REQUIRED_CAPABILITIES_OPEN, br#""elicitation":{}"#, b"}}");
+
+// ---- Transports: RFC 9728 protected-resource metadata (transport::auth) -----------------------
+
+/// `{"resource":"`: the metadata document, inside the endpoint's URL.
+pub(crate) const RESOURCE_METADATA_OPEN: &[u8] = br#"{"resource":""#;
+/// `,"bearer_methods_supported":["header"]}`: the metadata document's last member and its end.
+pub(crate) const BEARER_IN_HEADER_END: &[u8] = br#","bearer_methods_supported":["header"]}"#;
 
 // ---- Tasks -------------------------------------------------------------------------------------
 

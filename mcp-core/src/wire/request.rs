@@ -4,8 +4,8 @@
 //! (has a valid `id`), a notification (no `id`, never answered), a response from the peer
 //! (ignored), or an invalid request (answered with -32600). No state, no I/O.
 
-use super::frame::Member;
-use super::json::{Json, JsonError, JsonStr, Kind};
+use super::frame::{Frame, Member, Top};
+use super::json::{Integer, Json, JsonError, JsonStr, Kind};
 
 /// Ids longer than this (in raw bytes) are refused, so that an error echoing the id always fits
 /// a small output buffer.
@@ -77,8 +77,7 @@ impl<'a> Id<'a> {
             // Up to 18 digits always fit `i64`; longer ones are read exactly.
             Kind::Number => {
                 v.is_plain_integer()
-                    && (v.raw().len() <= 18
-                        || matches!(v.as_integer(), Some(super::json::Integer::Exact(_))))
+                    && (v.raw().len() <= 18 || matches!(v.as_integer(), Some(Integer::Exact(_))))
             }
             _ => false,
         };
@@ -89,6 +88,7 @@ impl<'a> Id<'a> {
 /// Why a message is not a valid JSON-RPC 2.0 request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Invalid {
     /// The message is a JSON array (a batch); MCP does not use batches.
     Batch,
@@ -157,7 +157,7 @@ pub enum Message<'a> {
 impl<'a> Message<'a> {
     /// Checks and classifies one message. An `Err` is a parse error (-32700, `id: null`).
     pub fn parse(bytes: &'a [u8], max_depth: u8) -> Result<Self, JsonError> {
-        Ok(super::Frame::parse(bytes, max_depth)?.message())
+        Ok(Frame::parse(bytes, max_depth)?.message())
     }
 
     /// Classifies a checked JSON value.
@@ -194,19 +194,14 @@ impl<'a> Message<'a> {
     }
 }
 
-/// The top-level members that decide what a message is (the last of each when repeated), however
-/// they were found: by walking the members ([`Message::classify`]) or from the index of the
-/// checking pass ([`Frame::message`](super::Frame::message)).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Top<'a> {
-    pub(crate) jsonrpc: Option<Json<'a>>,
-    pub(crate) id: Option<Json<'a>>,
-    pub(crate) method: Option<Json<'a>>,
-    pub(crate) params: Option<Json<'a>>,
-    /// One of the four members above occurs more than once.
-    pub(crate) duplicate: bool,
-    /// A `result` or `error` member occurs (a response from the peer).
-    pub(crate) result_or_error: bool,
+impl<'a> Frame<'a> {
+    /// Classifies the message, as [`Message::classify`] does from the root.
+    pub fn message(&self) -> Message<'a> {
+        match self.top() {
+            Some(top) => top.classify(),
+            None => Message::not_an_object(self.root()),
+        }
+    }
 }
 
 impl<'a> Top<'a> {
@@ -382,27 +377,26 @@ mod test {
 
     #[test]
     fn shapes_other_than_requests() {
-        assert!(matches!(
-            parse("[1,2]"),
-            Message::Invalid {
-                id: None,
-                why: Invalid::Batch
-            }
-        ));
-        assert!(matches!(
-            parse("[]"),
-            Message::Invalid {
-                id: None,
-                why: Invalid::Batch
-            }
-        ));
-        assert!(matches!(
-            parse("\"ping\""),
-            Message::Invalid {
-                id: None,
-                why: Invalid::NotAnObject
-            }
-        ));
+        // Without an id to echo, and why.
+        for (text, why) in [
+            ("[1,2]", Invalid::Batch),
+            ("[]", Invalid::Batch),
+            ("\"ping\"", Invalid::NotAnObject),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+                Invalid::DuplicateMember,
+            ),
+            // Escaped member names are the same members.
+            (
+                r#"{"jsonrpc":"2.0","\u0069d":1,"method":"ping","id":2}"#,
+                Invalid::DuplicateMember,
+            ),
+        ] {
+            assert!(
+                matches!(parse(text), Message::Invalid { id: None, why: w } if w == why),
+                "{text}"
+            );
+        }
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Message::Notification { .. }
@@ -414,21 +408,6 @@ mod test {
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","id":4,"error":{"code":1}}"#),
             Message::Response
-        ));
-        assert!(matches!(
-            parse(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
-            Message::Invalid {
-                id: None,
-                why: Invalid::DuplicateMember
-            }
-        ));
-        // Escaped member names are the same members.
-        assert!(matches!(
-            parse(r#"{"jsonrpc":"2.0","\u0069d":1,"method":"ping","id":2}"#),
-            Message::Invalid {
-                why: Invalid::DuplicateMember,
-                ..
-            }
         ));
         assert!(matches!(
             parse(r#"{"jsonrpc":"2.0","\u0069d":1,"m\u0065thod":"ping"}"#),

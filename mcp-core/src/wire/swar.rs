@@ -238,6 +238,40 @@ pub(crate) const fn pack(s: &[u8]) -> u64 {
     word
 }
 
+/// `a == b` for the short byte strings names are (parameter names, argument keys). Where an
+/// unaligned load is one instruction (x86, AArch64), up to 16 bytes are compared with two
+/// overlapping loads a side (4 or 8 bytes: the first and the last), without the call to
+/// `memcmp` that `==` makes for a length known only at run time. Elsewhere (the RISC-V and
+/// Cortex-M parts this engine runs on, where each of those loads is several byte loads and
+/// the comparison would cost some 600 bytes of flash) and beyond 16 bytes, as `==` does.
+#[inline]
+pub(crate) fn eq(a: &[u8], b: &[u8]) -> bool {
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64"))]
+    {
+        let n = a.len();
+        if n != b.len() {
+            return false;
+        }
+        match n {
+            // (Bytes 0, n / 2 and n - 1 are all of them.)
+            0..4 => a.first() == b.first() && a.get(n / 2) == b.get(n / 2) && a.last() == b.last(),
+            4..8 => {
+                a.first_chunk::<4>() == b.first_chunk::<4>()
+                    && a.last_chunk::<4>() == b.last_chunk::<4>()
+            }
+            8..=16 => {
+                a.first_chunk::<8>() == b.first_chunk::<8>()
+                    && a.last_chunk::<8>() == b.last_chunk::<8>()
+            }
+            _ => a == b,
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")))]
+    {
+        a == b
+    }
+}
+
 /// The plain twins: one byte at a time, as the fast functions must answer.
 #[cfg(test)]
 pub(crate) mod reference {
@@ -401,6 +435,15 @@ mod test {
             proptest::prop_assert_eq!(char_starts(&text), reference::char_starts(&text));
             proptest::prop_assert_eq!(plain_len(&text), reference::plain_len(&text));
             proptest::prop_assert_eq!(pack(&text), reference::pack(&text));
+            // Names against a copy differing in one byte at each place, and against a prefix.
+            let mut other = text.clone();
+            proptest::prop_assert!(eq(&text, &other));
+            for at in 0..other.len() {
+                other[at] ^= 1 << (at % 8);
+                proptest::prop_assert!(!eq(&text, &other), "{text:?} at {at}");
+                other[at] = text[at];
+            }
+            proptest::prop_assert!(!eq(&text, text.get(..text.len().saturating_sub(1)).unwrap_or_default()) || text.is_empty());
         }
     }
 

@@ -12,6 +12,7 @@
 use core::fmt;
 
 use super::json::JsonStr;
+use super::protocol;
 use super::swar::{self, plain_len};
 
 /// An escaping, counting JSON writer over `&mut [u8]`.
@@ -421,30 +422,55 @@ fn escape_of(c: u8) -> ([u8; 6], usize) {
     ([b'\\', short, 0, 0, 0, 0], 2)
 }
 
-/// Builds a JSON object member by member; created by [`Writer`]-based APIs such as
-/// [`Reply::json`](crate::Reply::json).
+/// The items of a container being written: the writer, and whether the next item is the first
+/// (no comma before it). What [`ObjectWriter`] and [`ArrayWriter`] share.
 #[derive(Debug)]
-pub struct ObjectWriter<'w, 'b> {
+struct Items<'w, 'b> {
     w: &'w mut Writer<'b>,
     first: bool,
 }
 
-impl<'w, 'b> ObjectWriter<'w, 'b> {
-    /// Writes `{`, runs `f` on the members, writes `}`.
-    pub fn write(w: &'w mut Writer<'b>, f: impl FnOnce(&mut ObjectWriter<'_, 'b>)) {
-        w.raw(b"{");
-        let mut o = ObjectWriter { w, first: true };
-        f(&mut o);
-        o.w.raw(b"}");
+impl<'w, 'b> Items<'w, 'b> {
+    /// Writes `open`, runs `f` on the items (in the container `wrap` makes of them; `unwrap`
+    /// takes them back), writes `close`.
+    fn within<T>(
+        w: &'w mut Writer<'b>,
+        [open, close]: [&[u8]; 2],
+        wrap: fn(Self) -> T,
+        f: impl FnOnce(&mut T),
+        unwrap: fn(T) -> Self,
+    ) {
+        w.raw(open);
+        let mut container = wrap(Items { w, first: true });
+        f(&mut container);
+        unwrap(container).w.raw(close);
     }
 
-    fn member(&mut self, key: &str) -> &mut Writer<'b> {
+    /// The writer, after the comma that separates this item from the one before.
+    fn next(&mut self) -> &mut Writer<'b> {
         if !self.first {
             self.w.raw(b",");
         }
         self.first = false;
-        self.w.key(key);
         self.w
+    }
+}
+
+/// Builds a JSON object member by member; created by [`Writer`]-based APIs such as
+/// [`Reply::json`](crate::Reply::json).
+#[derive(Debug)]
+pub struct ObjectWriter<'w, 'b>(Items<'w, 'b>);
+
+impl<'w, 'b> ObjectWriter<'w, 'b> {
+    /// Writes `{`, runs `f` on the members, writes `}`.
+    pub fn write(w: &'w mut Writer<'b>, f: impl FnOnce(&mut ObjectWriter<'_, 'b>)) {
+        Items::within(w, [b"{", b"}"], ObjectWriter, f, |o| o.0);
+    }
+
+    fn member(&mut self, key: &str) -> &mut Writer<'b> {
+        let w = self.0.next();
+        w.key(key);
+        w
     }
 
     /// Adds a boolean member.
@@ -490,10 +516,21 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
         self
     }
 
-    /// Adds a member whose value `f` writes as JSON (one writer shared with other forms, such as
-    /// evidence).
-    pub(crate) fn raw_member(&mut self, key: &str, f: impl FnOnce(&mut Writer<'b>)) -> &mut Self {
-        f(self.member(key));
+    /// Adds a member whose key is a fragment of `wire::protocol` (`,"evidence":`, spelled
+    /// there once) and whose value `f` writes as JSON (one writer shared with other forms, such
+    /// as the evidence writer's).
+    pub(crate) fn raw_member(
+        &mut self,
+        member: &'static [u8],
+        f: impl FnOnce(&mut Writer<'b>),
+    ) -> &mut Self {
+        let first = core::mem::replace(&mut self.0.first, false);
+        self.0.w.raw(if first {
+            protocol::first(member)
+        } else {
+            member
+        });
+        f(self.0.w);
         self
     }
 
@@ -514,26 +551,16 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
 
 /// Builds a JSON array element by element.
 #[derive(Debug)]
-pub struct ArrayWriter<'w, 'b> {
-    w: &'w mut Writer<'b>,
-    first: bool,
-}
+pub struct ArrayWriter<'w, 'b>(Items<'w, 'b>);
 
 impl<'w, 'b> ArrayWriter<'w, 'b> {
     /// Writes `[`, runs `f` on the elements, writes `]`.
     pub fn write(w: &'w mut Writer<'b>, f: impl FnOnce(&mut ArrayWriter<'_, 'b>)) {
-        w.raw(b"[");
-        let mut a = ArrayWriter { w, first: true };
-        f(&mut a);
-        a.w.raw(b"]");
+        Items::within(w, [b"[", b"]"], ArrayWriter, f, |a| a.0);
     }
 
     fn element(&mut self) -> &mut Writer<'b> {
-        if !self.first {
-            self.w.raw(b",");
-        }
-        self.first = false;
-        self.w
+        self.0.next()
     }
 
     /// Appends a boolean.

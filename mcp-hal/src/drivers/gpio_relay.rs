@@ -54,6 +54,7 @@ pub struct NoFeedback;
 
 /// A GPIO relay error: which pin failed, with the pin's own error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GpioRelayError<O, I = Infallible> {
     /// Driving the coil output failed; the relay state is unknown.
     Coil(O),

@@ -1,44 +1,41 @@
-//! What several integration tests share: talking JSON to a server of any capacities (the
-//! helper a firmware author writes too: generic over `K: Capacities`, not over nine numbers).
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    reason = "each test binary uses part of it; a test"
-)]
+//! What the async tests share: a future that is `Pending` once, the shape of a bus transfer that
+//! waits for its interrupt, and a loop that polls a future to its end.
+#![allow(dead_code, reason = "each test binary uses part of it")]
 
-use mcp_core::{Capacities, Principal, Server};
-use serde_json::{Value, json};
+use core::future::Future;
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll, Waker};
 
-/// Sends one message to `server` from `principal`; the answer, parsed (`None`: nothing written).
-pub fn send<C, K: Capacities>(
-    server: &mut Server<'_, C, K>,
-    principal: Principal,
-    board: &mut C,
-    out: &mut [u8],
-    msg: &Value,
-) -> Option<Value> {
-    let bytes = msg.to_string();
-    let n = server
-        .handle(bytes.as_bytes(), principal, board, out)
-        .unwrap()
-        .len;
-    (n > 0).then(|| serde_json::from_slice(&out[..n]).unwrap())
+/// `Pending` once (asking to be polled again), then ready.
+#[derive(Default)]
+pub struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
 }
 
-/// A JSON-RPC request `method` with `params`, numbered `id`.
-pub fn request(id: i64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// `tools/call` of `tool` with `args`, numbered `id`; the answer's `result`.
-pub fn call<C, K: Capacities>(
-    server: &mut Server<'_, C, K>,
-    principal: Principal,
-    board: &mut C,
-    out: &mut [u8],
-    (id, tool, args): (i64, &str, Value),
-) -> Value {
-    let msg = request(id, "tools/call", json!({"name": tool, "arguments": args}));
-    send(server, principal, board, out, &msg).unwrap()["result"].clone()
+/// Polls `f` to its end with a no-op waker; its output and how often it was `Pending`.
+///
+/// # Panics
+/// After 10,000 polls: a future that never ends fails the test instead of hanging it.
+pub fn block_on<F: Future>(f: F) -> (F::Output, u32) {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut pending = 0;
+    loop {
+        match f.as_mut().poll(&mut cx) {
+            Poll::Ready(v) => return (v, pending),
+            Poll::Pending => pending += 1,
+        }
+        assert!(pending < 10_000, "never ready");
+    }
 }

@@ -1,20 +1,119 @@
-//! What the `--ui` tests share: starting the real device-sim binary, plain HTTP/1.1 requests
-//! written by hand, and SSE streams read on a thread.
+//! What the tests of the real device-sim binary share: starting it (with `--ui`, `--http`, or
+//! as it is), its log, plain HTTP/1.1 requests written by hand, SSE streams and stdio lines read
+//! on a thread, and WebSocket messages.
+#![allow(dead_code, reason = "each test file uses some")]
+#![allow(clippy::restriction, reason = "test helpers")]
 #![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // test helpers; each test file uses some
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback returns its large error type"
+)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+/// `Content-Type: application/json`.
+pub const JSON: (&str, &str) = ("Content-Type", "application/json");
+/// The `Accept` of a Streamable HTTP client.
+pub const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// A child process, killed and reaped when dropped.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `device-sim ARGS`: stdin and stdout piped when `piped` (for `--stdio`), else closed; stderr
+/// piped (read it with [`log_lines`] or [`log_text`], or the child may block on it).
+pub fn device_sim(args: &[&str], piped: bool) -> Child {
+    run(Command::new(env!("CARGO_BIN_EXE_device-sim")), args, piped)
+}
+
+/// `command ARGS` started: stdin and stdout piped when `piped`, else closed; stderr piped.
+fn run(mut command: Command, args: &[&str], piped: bool) -> Child {
+    let io = || if piped { Stdio::piped() } else { Stdio::null() };
+    let started = command.args(args).stdin(io()).stdout(io());
+    started
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start device-sim")
+}
+
+/// `device-sim ARGS` run to its end (an option it refuses, `--list-tools`): its output.
+pub fn device_sim_output(args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_device-sim"));
+    command.args(args).output().expect("run device-sim")
+}
+
+/// The `field` of every item of `message.result[list]` (the `uri` of each listed resource).
+pub fn listed<'a>(message: &'a Value, list: &str, field: &str) -> Vec<&'a str> {
+    let items = message["result"][list].as_array().unwrap();
+    items.iter().map(|i| i[field].as_str().unwrap()).collect()
+}
+
+/// The lines of `child`'s stderr as they come, read on a thread.
+pub fn log_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// `child`'s stderr so far, collected on a thread.
+pub fn log_text(child: &mut Child) -> Arc<Mutex<String>> {
+    let log = Arc::new(Mutex::new(String::new()));
+    let mut pipe = BufReader::new(child.stderr.take().unwrap());
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while pipe.read_line(&mut line).unwrap_or(0) > 0 {
+            sink.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    log
+}
+
+/// Starts `device-sim --http 127.0.0.1:0 ARGS`; it, and the address it serves (host:port).
+pub fn start_http(args: &[&str]) -> (Running, String) {
+    let mut sim = Running(device_sim(
+        &[&["--http", "127.0.0.1:0"], args].concat(),
+        false,
+    ));
+    let mut stderr = BufReader::new(sim.0.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "device-sim exited"
+        );
+        if let Some(rest) = line
+            .trim()
+            .strip_prefix("device-sim: serving MCP (Streamable HTTP) at http://")
+        {
+            let addr = rest.strip_suffix("/mcp").unwrap().to_string();
+            // Keep draining stderr so the child never blocks on it.
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (sim, addr);
+        }
+    }
+}
 
 /// A running device-sim, killed when dropped.
 pub struct Sim {
@@ -50,15 +149,8 @@ pub fn start_with_fd_limit(nofile: u32, args: &[&str]) -> Sim {
     spawn(sh, args)
 }
 
-fn spawn(mut command: Command, args: &[&str]) -> Sim {
-    let mut child = command
-        .args(["--ui", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start device-sim");
+fn spawn(command: Command, args: &[&str]) -> Sim {
+    let mut child = run(command, &[&["--ui", "127.0.0.1:0"], args].concat(), true);
     let wants_http = args.contains(&"--http");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let (mut ui, mut http) = (None, None);
@@ -94,29 +186,53 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    let (status, headers, body) = exchange(addr, method, path, headers, body);
+    let chunked = header(&headers, "transfer-encoding") == Some("chunked");
+    (status, if chunked { dechunk(&body) } else { body })
+}
+
+/// One HTTP/1.1 request (`Connection: close`); returns the status, the headers (lower-case
+/// names) and the body as it came.
+pub fn exchange(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(head(addr, method, path, headers, body, true).as_bytes())
         .unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8(raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    (
-        status,
-        if chunked {
-            dechunk(body)
-        } else {
-            body.to_string()
-        },
-    )
+    parse_response(&raw)
 }
 
-fn head(
+/// A whole HTTP/1.1 response: the status, the headers (lower-case names) and the body.
+pub fn parse_response(raw: &[u8]) -> (u16, Vec<(String, String)>, String) {
+    let raw = std::str::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status.unwrap(), headers, body.to_string())
+}
+
+/// The value of the header `name` (lower case) among `headers`.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A request's head and `body`, with `Connection: close` when `close`; a `Host` among `headers`
+/// replaces the address.
+pub fn head(
     addr: &str,
     method: &str,
     path: &str,
@@ -257,15 +373,7 @@ impl Events {
 
     /// The next message that satisfies `ok` (others are skipped), within 5 s.
     pub fn next_where(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(v) if ok(&v) => return v,
-                Ok(_) => {}
-                Err(_) => panic!("no {what} within 5 s"),
-            }
-        }
+        within_5_s(&self.rx, what, ok)
     }
 
     /// Closes the connection (the client goes away).
@@ -305,27 +413,123 @@ impl Lines {
 
     /// The next line that satisfies `ok` within `wait` (others are skipped), if one comes.
     pub fn next_within(&self, wait: Duration, ok: impl Fn(&Value) -> bool) -> Option<Value> {
-        let deadline = Instant::now() + wait;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(v) if ok(&v) => return Some(v),
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
+        next_within(&self.rx, wait, ok)
     }
 
     /// The next line that satisfies `ok` (others are skipped), within 5 s.
     pub fn next_where(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(v) if ok(&v) => return v,
-                Ok(_) => {}
-                Err(_) => panic!("no {what} within 5 s"),
-            }
+        within_5_s(&self.rx, what, ok)
+    }
+}
+
+/// The next item of `rx` that satisfies `ok` within `wait` (others are skipped), if one comes.
+pub fn next_within<T>(
+    rx: &mpsc::Receiver<T>,
+    wait: Duration,
+    ok: impl Fn(&T) -> bool,
+) -> Option<T> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(v) if ok(&v) => return Some(v),
+            Ok(_) => {}
+            Err(_) => return None,
         }
     }
+}
+
+fn within_5_s(rx: &mpsc::Receiver<Value>, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    next_within(rx, Duration::from_secs(5), ok).unwrap_or_else(|| panic!("no {what} within 5 s"))
+}
+
+/// A xiaozhi backend's side of a device's WebSocket.
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
+
+/// Upgrades `tcp` as a xiaozhi backend, reads the device's hello and answers with the server
+/// hello for session `sid`.
+pub async fn xiaozhi_handshake(tcp: tokio::net::TcpStream, sid: &str) -> Ws {
+    use futures_util::SinkExt;
+    let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+    let hello = next_text(&mut ws, Duration::from_secs(10)).await;
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["features"]["mcp"], true);
+    let server_hello =
+        serde_json::json!({"type":"hello","transport":"websocket","session_id": sid});
+    ws.send(server_hello.to_string().into()).await.unwrap();
+    ws
+}
+
+/// Upgrades `tcp` as a backend, keeping the upgrade request's header `name` (lower case), and
+/// reads the device's hello; the socket and the header's value.
+pub async fn accept_seeing<S>(
+    tcp: S,
+    name: &str,
+) -> (tokio_tungstenite::WebSocketStream<S>, Option<String>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    let mut seen = None;
+    let keep = |req: &Request, resp: Response| {
+        seen = req
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string());
+        Ok(resp)
+    };
+    let mut ws = tokio_tungstenite::accept_hdr_async(tcp, keep)
+        .await
+        .unwrap();
+    let hello = next_text(&mut ws, Duration::from_secs(10)).await;
+    assert_eq!(hello["type"], "hello");
+    (ws, seen)
+}
+
+/// Sends `payload` to the device in session `sid`'s envelope; the next message (the answer's
+/// envelope).
+pub async fn xiaozhi_ask(ws: &mut Ws, sid: &str, payload: Value) -> Value {
+    use futures_util::SinkExt;
+    let msg = serde_json::json!({"session_id": sid, "type": "mcp", "payload": payload});
+    ws.send(msg.to_string().into()).await.unwrap();
+    next_text(ws, Duration::from_secs(10)).await
+}
+
+/// The next text message of a WebSocket, parsed, within `wait`.
+pub async fn next_text<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>, wait: Duration) -> Value
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::StreamExt;
+    loop {
+        let m = tokio::time::timeout(wait, ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+/// A TLS server configuration serving `server`'s certificate and key (for a test's `wss://`,
+/// `https://` peer; *ring* as the crypto provider).
+pub fn tls_server_config(server: &mqtt_fleet::certs::Issued) -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&server.cert)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(&server.key).unwrap();
+    #[allow(deprecated, reason = "the test server's provider is irrelevant")]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    Arc::new(config)
 }

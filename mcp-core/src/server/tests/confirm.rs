@@ -935,3 +935,25 @@ fn a_waiting_answer_leaves_the_person_the_margin_from_when_it_is_heard() {
     let text = waits["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("within 30 s"), "{text}");
 }
+
+/// Issue 33, finding 2: `holds_call` says when a transport must not end this engine's session
+/// to make room: from the moment a call is held, through the press, until it ran.
+#[test]
+fn an_engine_holds_a_call_from_the_question_until_it_ran() {
+    let mut t = T::with(Config::new("c", "1").confirm_timeout(30_000).hold_answer(0));
+    t.init("2024-11-05", json!({}));
+    assert!(!t.s.holds_call());
+    t.ask(call(json!(1), "self.reboot", json!({})));
+    assert!(t.s.holds_call(), "asked on the device");
+    t.poll(1_000);
+    assert!(t.press(true, 1_050));
+    assert!(t.s.holds_call(), "answered, runs at the next poll");
+    t.poll(1_100);
+    assert_eq!(t.dev.reboots, 1);
+    assert!(!t.s.holds_call());
+    // Timed out: nothing held any more.
+    t.ask(call(json!(2), "self.reboot", json!({})));
+    assert!(t.s.holds_call());
+    t.poll(40_000);
+    assert!(!t.s.holds_call());
+}

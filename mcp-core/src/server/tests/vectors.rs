@@ -1461,7 +1461,7 @@ fn piecewise_messages_match_their_formatted_text() {
         JsonError::Empty,
     ] {
         let mut out = [0u8; 256];
-        let n = parse_error(&mut out, e);
+        let n = parse_error(&mut out, None, e);
         let want = format!(
             r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32700,"message":"Parse error: {e}"}}}}"#
         );
