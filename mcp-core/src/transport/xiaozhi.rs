@@ -373,13 +373,15 @@ pub const MAX_SAID_CHARS: usize = 280;
 /// `{"session_id":"…","type":"listen","state":"detect","text":"` — a detect frame up to its
 /// text, the writer in string mode (its content next).
 fn detect_head(w: &mut Writer<'_>, session_id: Option<&str>) {
-    w.raw(b"{");
-    if let Some(id) = session_id {
-        w.key("session_id");
-        w.string(id);
-        w.raw(b",");
+    match session_id {
+        Some(id) => {
+            w.raw(protocol::SESSION_ENVELOPE_OPEN);
+            w.string(id);
+            w.raw(b",");
+        }
+        None => w.raw(b"{"),
     }
-    w.open_string(br#""type":"listen","state":"detect","text":""#);
+    w.open_string(protocol::DETECT_TEXT_OPEN);
 }
 
 /// Writes the `[device_call]` detect frame that makes a xiaozhi backend say `sentence` to the

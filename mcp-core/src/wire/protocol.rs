@@ -159,6 +159,8 @@ keys! {
     // Transports
     /// (xiaozhi's envelope)
     SESSION_ID = "session_id",
+    /// (xiaozhi's `listen` frame)
+    STATE = "state",
     /// (MQTT presence)
     SERVER_NAME = "server_name",
     /// (RFC 9728 protected-resource metadata)
@@ -204,6 +206,16 @@ pub(crate) const SERVER_ONLINE_NOTIFICATION: &[u8] =
 pub(crate) const SESSION_ENVELOPE_OPEN: &[u8] = join!(b"{", first(SESSION_ID));
 /// `"type":"mcp","payload":`: a xiaozhi envelope's members up to the message it carries.
 pub(crate) const MCP_PAYLOAD: &[u8] = br#""type":"mcp","payload":"#;
+/// `"type":"listen","state":"detect","text":"`: a xiaozhi detect frame's members up to its text
+/// (the string open; the backend speaks a `[device_call]` text, any other starts a model turn).
+pub(crate) const DETECT_TEXT_OPEN: &[u8] = join!(
+    first(TYPE),
+    br#""listen""#,
+    STATE,
+    br#""detect""#,
+    TEXT,
+    b"\""
+);
 
 // ---- Tool results ----------------------------------------------------------------------------
 
@@ -460,6 +472,10 @@ mod test {
         assert_eq!(
             CONFIRMATION_NOTIFICATION,
             br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"notice","logger":"confirmation","data":{"tool":"#
+        );
+        assert_eq!(
+            DETECT_TEXT_OPEN,
+            br#""type":"listen","state":"detect","text":""#
         );
         assert_eq!(first(DESCRIPTION), br#""description":"#);
         assert_eq!(first(b"{"), b"{");
