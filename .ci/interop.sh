@@ -33,7 +33,10 @@
 #            its message order and ids, its 1 s configuration wait, failures spoken to the user, only
 #            content[0].text to the model, notifications only logged, [device_call] detect texts spoken;
 #            records what the user hears and what the model's dialogue holds; faults, confirmation by
-#            POST /sim/button, a task; issue 31's items 1-5 as KNOWN findings; the link as xinnan's server
+#            POST /sim/button, a task; issue 31's items 1-5: outcomes after the answer spoken as
+#            [device_call] texts (a press, a task, an upgrade that came up after the restart),
+#            --speak-first turns rate-limited, failures that name what was commanded, the
+#            pending text's time, the question shown with the answer; the link as xinnan's server
 #            treats it (an early hello dropped after 1 s, then its bind prompt; no Device-Id turned away).
 #            XIAOZHI_SLOW=1 adds the sessions across the 25/30 s boundary (about 1 min more; not in CI)
 #

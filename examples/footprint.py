@@ -350,6 +350,25 @@ def wifi_tls(args, add) -> None:
         if plain and tls:
             add(f"| `--features {mode},tls` | {tls[0]:,} ({signed(tls[0] - plain[0])}) | {tls[1]:,} ({signed(tls[1] - plain[1])}) |")
     add("")
+    # Issue 31, measured once against the commit before it (ba3bc93, the same toolchain): what an
+    # outcome heard after the answer (the `[device_call]` frames) and failures that say what was
+    # commanded cost this firmware. The figures of now are the ELFs above.
+    before = {"default": (510_574, 73_656), "xiaozhi": (529_918, 76_488)}
+    now = {name: figures(name) for name in before}
+    if all(now.values()):
+        (df, dr), (xf, xr) = now["default"], now["xiaozhi"]
+        add("What issue 31 added (outcomes heard after a call's answer, failures that say what was")
+        add("commanded), against the commit before it (`ba3bc93`, measured once on the same toolchain):")
+        add("")
+        add("| build | flash | static RAM |")
+        add("|---|---|---|")
+        add(f"| default: the engine and the kits (`not applied` / `state unknown` evidence, a failure's commanded value, the sentence writers) | {signed(df - before['default'][0])} | {signed(dr - before['default'][1])} |")
+        add(f"| `--features xiaozhi`: that, and the `[device_call]` frame of an outcome after its call's answer | {signed(xf - before['xiaozhi'][0])} | {signed(xr - before['xiaozhi'][1])} |")
+        add("")
+        add("(This board holds no call for a person and runs no task, so it never has such an outcome to")
+        add("send; the code that would send one is what the second row adds over the first. The RAM is")
+        add("the futures the firmware keeps in its tasks' static storage.)")
+        add("")
 
 
 def main() -> None:

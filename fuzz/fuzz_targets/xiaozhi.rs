@@ -4,12 +4,15 @@
 //! wrapped answer must be one envelope carrying one JSON-RPC 2.0 response (checked as in the
 //! engine target), with the session id echoed. The envelope is read as deep as the checker can
 //! follow (a payload deeper than the engine reads is answered with its id), and a text that is
-//! no envelope goes to the engine whole, as the hosts hand it on: -32700 with `id: null`.
+//! no envelope goes to the engine whole, as the hosts hand it on: -32700 with `id: null`. What
+//! the device says of its own is checked on the same bytes: a `[device_call]` detect frame made
+//! of any string the envelope holds is one valid JSON object whose text is that string (decoded,
+//! cut at `MAX_SAID_CHARS` with `…`), and `Turns` follows any frame without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_core::Principal;
-use mcp_core::transport::xiaozhi::{Envelope, wrap};
+use mcp_core::transport::xiaozhi::{DEVICE_CALL, Envelope, MAX_SAID_CHARS, Turns, heard, wrap};
 use mcp_fuzz::device::Session;
 use mcp_fuzz::{CHECKER_DEPTH, J, entries, parse_within};
 
@@ -67,6 +70,32 @@ fuzz_target!(|data: &[u8]| {
     let decoded = |s: Option<mcp_core::wire::JsonStr<'_>>| s.map(|s| s.to_cow().into_owned());
     assert_eq!(decoded(env.kind), str_of("type"));
     assert_eq!(decoded(env.session_id), str_of("session_id"));
+    assert_eq!(decoded(env.state), str_of("state"));
+
+    // A detect frame of any string it holds (the `type`, as a sentence), in its session.
+    let mut turns: Turns<2> = Turns::new();
+    turns.heard(&env, 1);
+    let _ = turns.quiet(2);
+    if let Some(sentence) = env.kind {
+        let sid = str_of("session_id");
+        let mut frame = vec![0u8; out_len];
+        let n = heard(sid.as_deref(), sentence, &mut frame);
+        if n > 0 {
+            let f = J::parse(&frame[..n]).unwrap_or_else(|| {
+                panic!("a detect frame that is not JSON: {:?}", String::from_utf8_lossy(&frame[..n]))
+            });
+            assert_eq!(f.get("type").and_then(J::as_str), Some("listen"));
+            assert_eq!(f.get("state").and_then(J::as_str), Some("detect"));
+            assert_eq!(f.get("session_id").and_then(J::as_str), sid.as_deref());
+            let said = sentence.to_cow();
+            let mut expected = format!("{DEVICE_CALL} ");
+            expected.extend(said.chars().take(MAX_SAID_CHARS));
+            if said.chars().count() > MAX_SAID_CHARS {
+                expected.push('…');
+            }
+            assert_eq!(f.get("text").and_then(J::as_str), Some(expected.as_str()));
+        }
+    }
     let expected_payload = root
         .get("payload")
         .filter(|p| p.is_object() && root.get("type").and_then(J::as_str) == Some("mcp"));

@@ -920,6 +920,8 @@ impl Answer {
     pub fn level(&self) -> Option<Level> {
         let named = self.evidence()?["level"].as_str()?;
         let levels = [
+            Level::Unknown,
+            Level::NotApplied,
             Level::Scheduled,
             Level::Applied,
             Level::ReadBack,

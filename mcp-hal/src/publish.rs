@@ -1,5 +1,6 @@
 //! When a device tells its clients that a reading changed: a publish [`Policy`] applied by a
-//! [`Gate`], and a [`Debouncer`] that turns a bouncing button into counted presses.
+//! [`Gate`], a [`Debouncer`] that turns a bouncing button into counted presses, and a
+//! [`Threshold`] that says when a reading crossed a level (an event worth a turn of its own).
 //!
 //! # The model
 //! A firmware's main loop samples its sensors often (every few milliseconds), and each
@@ -232,6 +233,58 @@ impl Debouncer {
     }
 }
 
+/// A level a reading crosses upwards (a temperature above 40 °C), once per crossing: the reading
+/// must fall `hysteresis` below the level before a new crossing counts, so a value dithering
+/// around the level is one crossing, not one per flicker. For an event that starts a turn
+/// (`mcp_core::transport::xiaozhi::Event`), where a [`Gate`] would publish every step.
+///
+/// ```
+/// use mcp_hal::publish::Threshold;
+/// let mut hot = Threshold::above(40_000, 1_000); // milli-°C: 40 °C, re-armed below 39 °C
+/// assert!(!hot.update(21_500));
+/// assert!(hot.update(50_000)); // crossed
+/// assert!(!hot.update(39_500)); // not below 39 °C: still above, as far as the event goes
+/// assert!(!hot.update(41_000));
+/// assert!(!hot.update(38_000)); // re-armed…
+/// assert!(hot.update(40_500)); // …and crossed again
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    level: i32,
+    hysteresis: u32,
+    above: bool,
+}
+
+impl Threshold {
+    /// Crossings of `level` upwards; re-armed once the reading is `hysteresis` below it. A
+    /// first reading already above the level counts as a crossing.
+    pub const fn above(level: i32, hysteresis: u32) -> Self {
+        Threshold {
+            level,
+            hysteresis,
+            above: false,
+        }
+    }
+
+    /// Feeds a reading; `true` when it crossed the level (upwards) since the last crossing.
+    pub fn update(&mut self, value: i32) -> bool {
+        let rearm = i64::from(self.level) - i64::from(self.hysteresis);
+        if self.above {
+            if i64::from(value) < rearm {
+                self.above = false;
+            }
+            return false;
+        }
+        self.above = value > self.level;
+        self.above
+    }
+
+    /// The level.
+    pub const fn level(&self) -> i32 {
+        self.level
+    }
+}
+
 #[cfg(test)]
 mod test {
     #![allow(clippy::indexing_slicing, clippy::unwrap_used)] // a test
@@ -428,5 +481,38 @@ mod test {
         assert!(!d.update(6, false));
         assert!(d.update(7, true));
         assert_eq!((d.presses(), d.stable_ms()), (2, 0));
+    }
+
+    #[test]
+    fn a_threshold_is_crossed_once_per_excursion() {
+        let mut t = Threshold::above(40_000, 1_000);
+        let seen: Vec<bool> = [
+            21_000,
+            40_000,
+            40_001,
+            45_000,
+            39_001,
+            40_500,
+            38_999,
+            39_500,
+            40_001,
+            i32::MIN,
+            i32::MAX,
+        ]
+        .iter()
+        .map(|&v| t.update(v))
+        .collect();
+        assert_eq!(
+            seen,
+            [
+                false, false, true, false, false, false, false, false, true, false, true
+            ]
+        );
+        assert_eq!(t.level(), 40_000);
+        // A first reading above the level is a crossing; a hysteresis wider than the range
+        // never overflows.
+        let mut t = Threshold::above(i32::MIN, u32::MAX);
+        assert!(t.update(0));
+        assert!(!t.update(i32::MIN));
     }
 }

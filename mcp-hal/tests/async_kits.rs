@@ -678,9 +678,13 @@ fn the_interlock_refuses_and_nothing_is_driven() {
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(
         r["content"][0]["text"],
-        "Refused by interlock \"door-closed\": the door is open; the relay was not switched"
+        "Refused by interlock \"door-closed\": the door is open; the relay was not switched — \
+         not applied (commanded true)"
     );
-    assert!(r["evidence"].is_null());
+    assert_eq!(
+        r["evidence"],
+        json!({"level":"not_applied","commanded":true})
+    );
     assert_eq!(b.asynch.relay.0.writes(), 0);
     assert_eq!(b.blocking.relay.writes(), 0);
     // Off is always allowed.
@@ -727,7 +731,10 @@ fn mute_is_applied() {
     );
     assert_eq!(
         b.result()["content"][0]["text"],
-        ErrorKind::NoAcknowledge.message()
+        format!(
+            "{} — not applied (commanded true)",
+            ErrorKind::NoAcknowledge.message()
+        )
     );
 }
 

@@ -13,9 +13,9 @@
     reason = "a test"
 )]
 
-use mcp_core::Level::ReadBack;
 #[cfg(feature = "tasks")]
-use mcp_core::Level::{Applied, Measured, Scheduled};
+use mcp_core::Level::{Applied, Measured, Scheduled, Unknown};
+use mcp_core::Level::{NotApplied, ReadBack};
 #[cfg(feature = "tasks")]
 use mcp_core::Principal;
 use mcp_core::testing::{Answer, Client};
@@ -151,7 +151,10 @@ fn check(fault: Option<Fault>, kit: &str) {
                     | Fault::CodecQuantized
                     | Fault::SensorNack,
                 ) => c(false, Some(ReadBack), json!(80), json!(80)),
-                Some(Fault::CodecNack | Fault::Timeout) => c(true, None, N, N),
+                // Issue 31 item 4: a failure says what was commanded and how much took effect:
+                // a NACK is refused by the codec, a timeout leaves the state unknown.
+                Some(Fault::CodecNack) => c(true, Some(NotApplied), json!(80), N),
+                Some(Fault::Timeout) => c(true, Some(Unknown), json!(80), N),
                 Some(Fault::CodecClamp) => c(true, Some(ReadBack), json!(80), json!(63)),
                 Some(Fault::ReadbackMismatch) => c(true, Some(ReadBack), json!(80), json!(87)),
                 Some(Fault::Slow) => c(false, Some(Applied), json!(80), N),
@@ -204,7 +207,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.reboot", json!({}));
             let refused = fault == Some(Fault::QueueFull);
             let expected = if refused {
-                c(true, None, N, N)
+                c(true, Some(NotApplied), N, N)
             } else {
                 c(false, Some(Scheduled), N, N)
             };
@@ -242,7 +245,7 @@ fn check(fault: Option<Fault>, kit: &str) {
             let r = rig.call("self.motor.move_to", json!({"position": 500}));
             let refused = fault == Some(Fault::QueueFull);
             let expected = if refused {
-                c(true, None, N, N)
+                c(true, Some(NotApplied), json!(500), N)
             } else {
                 c(false, Some(Scheduled), json!(500), N)
             };
@@ -306,7 +309,8 @@ fn the_interlock_refuses_by_name_and_drives_nothing() {
     assert!(r.is_error());
     assert_eq!(
         r.text(),
-        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not switched"
+        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not \
+         switched — not applied (commanded true)"
     );
     assert_eq!(rig.board().sim.relay.writes(), 0);
     // Switching off is allowed.
@@ -380,10 +384,10 @@ impl<C: AudioCodec + 'static> Alone<C> {
 fn a_codec_that_declares_its_ceiling_refuses_instead_of_pretending() {
     let mut dev = Alone::client(Capped(SimCodec::new(Faults::NONE)));
     let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 80}));
-    assert_eq!(cell(&r), c(true, None, N, N));
+    assert_eq!(cell(&r), c(true, Some(NotApplied), json!(80), N));
     assert_eq!(
         r.text(),
-        "This codec's maximum volume is 63%; nothing was changed"
+        "This codec's maximum volume is 63%; nothing was changed — not applied (commanded 80)"
     );
     assert_eq!(dev.board().0.0.writes(), 0);
     let r = dev.call("self.audio_speaker.set_volume", json!({"volume": 63}));

@@ -124,6 +124,8 @@ struct Cell {
 
 fn cell(r: &Value) -> Cell {
     let level = r["evidence"]["level"].as_str().map(|l| match l {
+        "unknown" => "unknown",
+        "not_applied" => "not_applied",
         "scheduled" => "scheduled",
         "applied" => "applied",
         "read_back" => "read_back",
@@ -173,8 +175,12 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
     let cell = match action {
         Action::Volume(v) => {
             d.codec_attempts = 1;
-            if f.contains(Fault::CodecNack) || f.contains(Fault::Timeout) {
-                c(true, None, N, N, false)
+            // A failure says what was commanded and how much took effect (a NACK: nothing; a
+            // timeout: unknown).
+            if f.contains(Fault::CodecNack) {
+                c(true, Some("not_applied"), json!(v), N, false)
+            } else if f.contains(Fault::Timeout) {
+                c(true, Some("unknown"), json!(v), N, false)
             } else {
                 d.codec_writes = 1;
                 let stored = if f.contains(Fault::CodecClamp) {
@@ -216,7 +222,7 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
         }
         Action::Relay(on) => {
             if on && b.door_open {
-                c(true, None, N, N, false)
+                c(true, Some("not_applied"), json!(on), N, false)
             } else {
                 d.relay_writes = 1;
                 let contacts = if f.contains(Fault::RelayStuck) {
@@ -242,7 +248,7 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
             if !m.moving && (i64::from(m.position) - p).unsigned_abs() <= 2 {
                 c(false, Some("measured"), json!(p), json!(m.position), false)
             } else if f.contains(Fault::QueueFull) {
-                c(true, None, N, N, false)
+                c(true, Some("not_applied"), json!(p), N, false)
             } else {
                 d.motor_starts = 1;
                 c(false, Some("scheduled"), json!(p), N, true)
@@ -250,7 +256,7 @@ fn predict(action: Action, b: &Board) -> (Cell, Hw) {
         }
         Action::Reboot => {
             if f.contains(Fault::QueueFull) {
-                c(true, None, N, N, false)
+                c(true, Some("not_applied"), N, N, false)
             } else {
                 d.reboots = 1;
                 c(false, Some("scheduled"), N, N, false)

@@ -172,10 +172,11 @@ async function autoSession(dev, tag) {
     s = await api.state();
     const calls = timeline(s, "call").filter((e) => e.tool === RELAY).map((e) => [e.outcome, e.evidence ?? e.text]);
     const asks = ["input_required", QUESTION];
+    // (A refusal is a failure like any other: its evidence is `not_applied`, issue 31 item 4.)
     const expected = [asks, ["ok", "measured"], ["ok", "measured"],
-      asks, ["failed", "Not confirmed: the person declined; nothing was done"],
-      asks, ["failed", "Not confirmed: the person declined; nothing was done"],
-      asks, ["failed", "Not confirmed: the person dismissed the question; nothing was done"],
+      asks, ["failed", "not_applied"],
+      asks, ["failed", "not_applied"],
+      asks, ["failed", "not_applied"],
       asks];
     check(`${tag} the device's timeline: on asked, yes ran, off ran, three refusals, and the failed handler's call never came back`,
       same(calls, expected), calls);

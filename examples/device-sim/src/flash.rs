@@ -47,12 +47,19 @@ pub fn power_up(board: &mut Board, path: &Path) -> Result<(), String> {
         Err(e) => return Err(format!("--flash {}: {e}", path.display())),
     };
     bytes.resize(SIZE, 0);
+    let record_before = bytes.get(..SimFirmware::RECORD).map(<[u8]>::to_vec);
     board.firmware.slot = SimFirmware::new(BOARD, env!("CARGO_PKG_VERSION"));
     board
         .firmware
         .slot
         .attach(Box::leak(bytes.into_boxed_slice()));
     save(path, board.firmware.slot.storage())?;
+    // The bootloader decided about an upgrade at this start-up (it changed the boot record: an
+    // image on trial, or one rolled back): news for a xiaozhi backend once it is known.
+    let storage = board.firmware.slot.storage();
+    if record_before.as_deref() != storage.get(..SimFirmware::RECORD) {
+        mcp_host::upgrade_decided();
+    }
     let boot = mcp_hal::firmware::FirmwareSlot::boot(&board.firmware.slot);
     let running: &'static str = Box::leak(boot.running.to_owned().into_boxed_str());
     let _ = RUNNING.set(running);

@@ -36,6 +36,7 @@ use mcp_core::{Config, Event, Input, Principal, Revision};
 use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
 use mcp_host::report::{self, CallReport};
+use mcp_host::xiaozhi::Voice;
 use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
 
 /// The most tools the simulator's table holds (built-in + fillers).
@@ -282,6 +283,14 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 25,
           value_parser = clap::value_parser!(u32).range(0..=3600))]
     hold_answer: u32,
+    /// On the xiaozhi wire (--envelope xiaozhi, --xiaozhi-ws, --xiaozhi-ota): the device speaks
+    /// first. A press of the button with no question waiting is a doorbell, and the temperature
+    /// rising above 40 °C (/sim/sensor) a heat alarm: each starts a turn of the backend's model
+    /// ("[event] the doorbell button was pressed"), at most one per event every 10 s (the heat
+    /// alarm: a minute), never while the backend speaks. On MCP wires the same changes are
+    /// resource updates, as without it.
+    #[arg(long)]
+    speak_first: bool,
     /// Serve a live page of the simulated device at http://ADDR/ (ADDR: 127.0.0.1:PORT, or a bare
     /// PORT for loopback), with its JSON API: GET /sim/state, POST /sim/button, POST /sim/sensor.
     /// Works with every transport (with --mqtt --devices N, it shows the first device). Only the
@@ -333,6 +342,11 @@ struct Device {
     waiting: Vec<Waiting>,
     /// Where calls, updates and confirmations are reported (`--ui`'s timeline).
     on_event: Option<EventHook>,
+    /// What the device says of its own on the xiaozhi wire: outcomes after a call's answer,
+    /// the news after a start-up, and (`--speak-first`) its events.
+    voice: Voice,
+    /// The backend's hello came (the device may speak of its own from then).
+    greeted: bool,
 }
 
 /// What one input line came to.
@@ -358,7 +372,8 @@ impl Device {
 
     /// Sets the time of the board and the engine, and returns every message the engine owes. A
     /// new press of the button is a yes to the question the device shows, if it showed it
-    /// before the press.
+    /// before the press; on the xiaozhi wire, what the device says of its own follows (an
+    /// outcome heard after a call's answer right after its message).
     fn tick(&mut self, now_ms: u64) -> Vec<Vec<u8>> {
         let transport = self.transport();
         let board_arc = self.board.clone();
@@ -366,6 +381,7 @@ impl Device {
         // The clock, and a due reboot (with --flash, a real restart).
         mcp_host::Board::tick(&mut *board, now_ms);
         sensors::publish(&mut board, &mut self.engine, now_ms);
+        let mut events = board.events(now_ms);
         let (numbers, answers) = self.panel.presses(board.confirm_presses(), now_ms);
         let answered = answers.and_then(|approval| {
             let asked = mcp_host::Asked::of(&self.engine)?;
@@ -374,14 +390,22 @@ impl Device {
                 .then(|| Waiting::new(&asked, now_ms, asked.pending.shown_ms))
         });
         for p in mcp_host::Pressed::numbered(numbers, answered) {
+            // A press when no question waited is the board's press event (a doorbell).
+            if let (None, true, Some(e)) =
+                (&p.answers, self.waiting.is_empty(), board.press_event())
+            {
+                events.push((e, None));
+            }
             self.report(&HostEvent::Pressed(p));
         }
         let held_before = self.engine.confirmation();
         let mut msgs = Vec::new();
         let mut payloads = Vec::new();
+        let mut said = Vec::new();
         loop {
             let (engine, sid) = (&mut self.engine, self.session_id.as_deref());
             let board = &mut *board;
+            let mut heard = None;
             let n = match self.envelope {
                 None => {
                     let n = engine.poll(now_ms, board, &mut self.out);
@@ -389,9 +413,10 @@ impl Device {
                     n
                 }
                 Some(EnvelopeKind::Xiaozhi) => xiaozhi::wrap(sid, &mut self.out, |buf| {
-                    let n = engine.poll(now_ms, board, buf);
-                    payloads.push(buf.get(..n).unwrap_or_default().to_vec());
-                    n
+                    let p = engine.poll_with(now_ms, board, buf);
+                    payloads.push(buf.get(..p.len).unwrap_or_default().to_vec());
+                    heard = p.heard;
+                    p.len
                 }),
             };
             if n == 0 {
@@ -399,8 +424,36 @@ impl Device {
                 break;
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
+            // The outcome heard after a call's answer, spoken: right after its message.
+            let message = payloads.last().map(Vec::as_slice).unwrap_or_default();
+            if let Some(s) = heard.and_then(|h| self.voice.outcome(sid, message, &h, now_ms)) {
+                msgs.push(s.frame.clone().into_bytes());
+                said.push(s);
+            }
+        }
+        if self.envelope.is_some() && self.greeted {
+            let sid = self.session_id.as_deref();
+            let news = (!self.voice.told_boot())
+                .then(|| board.boot_news())
+                .flatten();
+            for s in self
+                .voice
+                .boot(sid, news, now_ms)
+                .into_iter()
+                .chain(self.voice.events(sid, events, now_ms))
+            {
+                msgs.push(s.frame.clone().into_bytes());
+                said.push(s);
+            }
         }
         drop(board);
+        for s in said {
+            self.report(&HostEvent::Said {
+                transport,
+                text: s.text,
+                event: s.event,
+            });
+        }
         let held_after = mcp_host::Asked::of(&self.engine);
         let after = held_after.as_ref().map(|a| a.pending);
         for p in &payloads {
@@ -412,8 +465,17 @@ impl Device {
         let shown = self.panel.show(&held, now_ms);
         let same = shown.len() == self.waiting.len()
             && shown.iter().zip(&self.waiting).all(|(a, b)| {
-                (a.approval, a.shown_since, a.press_counts_from)
-                    == (b.approval, b.shown_since, b.press_counts_from)
+                (
+                    a.approval,
+                    a.shown_since,
+                    a.press_counts_from,
+                    a.deadline_ms,
+                ) == (
+                    b.approval,
+                    b.shown_since,
+                    b.press_counts_from,
+                    b.deadline_ms,
+                )
             });
         if !same {
             self.waiting = shown.clone();
@@ -424,7 +486,7 @@ impl Device {
 
     /// Handles one input line; returns the answer to send, if any, its receipt when it answers
     /// an acting call, and what it says when it answers a `tools/call`.
-    fn line(&mut self, msg: &[u8], principal: Principal) -> Option<Answer> {
+    fn line(&mut self, msg: &[u8], principal: Principal, now_ms: u64) -> Option<Answer> {
         let transport = self.transport();
         let mut receipt = None;
         let mut revision = None;
@@ -453,9 +515,17 @@ impl Device {
             }
             Some(EnvelopeKind::Xiaozhi) => {
                 let env = Envelope::parse(msg);
+                if let Ok(env) = &env {
+                    // Its `tts` frames say when the backend speaks (no turn of the device's then).
+                    self.voice.hear(env, now_ms);
+                    if env.is("tts") || env.is("stt") || env.is("pong") {
+                        return None;
+                    }
+                }
                 if let Ok(env) = &env
                     && env.is("hello")
                 {
+                    self.greeted = true;
                     self.session_id = usable_session_id(env);
                     eprintln!(
                         "device-sim: hello from the server, session \"{}\"",
@@ -526,6 +596,17 @@ impl Device {
             bytes: self.out.get(..n).unwrap_or_default().to_vec(),
             receipt,
             call,
+        })
+    }
+
+    /// `true` when the engine holds a question for the device that it does not show yet.
+    fn unshown(&self) -> bool {
+        self.engine.confirmation().is_some_and(|p| {
+            p.on_device
+                && !self
+                    .waiting
+                    .iter()
+                    .any(|w| w.approval == p.approval.get() && w.shown_since.is_some())
         })
     }
 
@@ -726,7 +807,32 @@ fn build(
         panel: mcp_host::Panel::new(presses),
         waiting: Vec::new(),
         on_event,
+        voice: Voice::new(cli.speak_first),
+        greeted: false,
     })
+}
+
+/// What the xiaozhi wire asks of the options: a hold budget the backend waits out (it gives up on
+/// a call after 30 s), and `--speak-first` only where a device can start a turn.
+fn check_xiaozhi(cli: &Cli) -> Result<(), String> {
+    let xiaozhi = cli.envelope.is_some() || cli.xiaozhi_ws.is_some() || cli.xiaozhi_ota.is_some();
+    if xiaozhi {
+        xiaozhi::check_hold_answer(cli.hold_answer.saturating_mul(1000)).map_err(|e| {
+            format!(
+                "--hold-answer {}: {e}; give --hold-answer 29 or less (the default is 25)",
+                cli.hold_answer
+            )
+        })?;
+    }
+    if cli.speak_first && !xiaozhi {
+        return Err(
+            "--speak-first starts turns on the xiaozhi wire (--envelope xiaozhi, \
+                    --xiaozhi-ws, --xiaozhi-ota); on MCP wires a press and a reading are resource \
+                    updates already"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 fn parse_faults(names: &[String]) -> Result<Option<Faults>, String> {
@@ -775,6 +881,10 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         };
+    }
+    if let Err(e) = check_xiaozhi(&cli) {
+        eprintln!("device-sim: {e}");
+        return ExitCode::from(2);
     }
     let faults = match parse_faults(&cli.faults) {
         Ok(Some(f)) => f,
@@ -930,6 +1040,10 @@ fn log_event(e: &HostEvent) {
             },
             escaped(&c.text)
         ),
+        HostEvent::Said { text, event, .. } => match event {
+            Some(name) => eprintln!("device-sim: {name}: said {}", escaped(text)),
+            None => eprintln!("device-sim: said {}", escaped(text)),
+        },
         HostEvent::Listen { id, open } => eprintln!(
             "device-sim: 2026-07-28 listen stream {} {}",
             escaped(id),
@@ -1160,6 +1274,7 @@ fn serve_network(
                     .unwrap_or(4 * cli.page_bytes)
                     .max(MIN_WS_MESSAGE),
             )
+            .speak_first(cli.speak_first)
             .on_event(on_event);
         if !cli.once {
             opts = opts.reconnect(mcp_host::xiaozhi::Backoff::new(
@@ -1467,10 +1582,20 @@ fn serve(device: &mut Device) -> io::Result<()> {
                 continue;
             }
             let principal = device.principal;
-            if let Some(answer) = device.line(msg, principal) {
+            if let Some(answer) = device.line(msg, principal, now()) {
+                // A call answered that it waits for the device's button: the device shows the
+                // question before the answer goes out (a person who hears the answer finds it
+                // on the device); what that turn owes follows the answer.
+                let after = match device.unshown() {
+                    true => device.tick(now()),
+                    false => Vec::new(),
+                };
                 let written = send(&answer.bytes);
                 device.delivered(answer, written.is_ok());
                 written?;
+                for msg in after {
+                    send(&msg)?;
+                }
             }
         }
     }
@@ -1518,7 +1643,7 @@ fn demo(device: &mut Device) -> io::Result<()> {
         writeln!(stdout, "{}. {title}{who}", i + 1)?;
         writeln!(stdout, "   -> {request}")?;
         let response = device
-            .line(request.as_bytes(), *principal)
+            .line(request.as_bytes(), *principal, t)
             .map(|a| a.bytes)
             .unwrap_or_default();
         let response = String::from_utf8_lossy(&response).into_owned();

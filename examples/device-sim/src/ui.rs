@@ -56,7 +56,10 @@
 //! - `update`: `transport`, `uri`, `subscription` (a 2026 listen stream's id, or null),
 //!   `delivered`;
 //! - `press`: `answers` (the tool the press confirms, or null); `sensor`: `temperature` and/or
-//!   `battery`; `session`: `text` (initialized, hello, disconnected); `listen`: `id`, `open`.
+//!   `battery`; `session`: `text` (initialized, hello, disconnected); `listen`: `id`, `open`;
+//! - `said`: `transport`, `text`, `event` — a detect text the device sent its xiaozhi backend:
+//!   an outcome heard after a call's answer (`[device_call] …`, `event` null), or an event that
+//!   starts a model turn (`[event] …`, with `--speak-first`; `event` names it).
 //!
 //! It listens on loopback unless told otherwise, and refuses (403) requests whose `Host` is not a
 //! loopback name (or one given with `--allow-host`), or whose `Origin` is not the page's own
@@ -215,6 +218,14 @@ impl Sim {
             HostEvent::Listen { id, open } => {
                 self.push("listen", json!({"id": id, "open": open}));
             }
+            HostEvent::Said {
+                transport,
+                text,
+                event,
+            } => self.push(
+                "said",
+                json!({"transport": transport, "text": text, "event": event}),
+            ),
             HostEvent::Initialized { revision, .. } => self.push(
                 "session",
                 json!({"text": format!("initialized, protocol {}", revision.as_str())}),

@@ -341,9 +341,14 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
     );
     let result = &answer["payload"]["result"];
     assert_eq!(result["isError"], true, "{answer}");
+    // (A failure says what was commanded and that nothing was applied: issue 31 item 4.)
     assert_eq!(
         result["error"],
-        "Not confirmed: no answer in time; nothing was done"
+        "Not confirmed: no answer in time; nothing was done — not applied (commanded true)"
+    );
+    assert_eq!(
+        result["evidence"],
+        json!({"level": "not_applied", "commanded": true})
     );
     assert_eq!(result["content"][0]["text"], result["error"]);
     let s = state_until(&sim, "nothing waiting", |s| s["confirmation"].is_null());
@@ -353,4 +358,123 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
     assert_eq!(pressed["answers"], Value::Null);
     let s = state_until(&sim, "the press counted", |s| s["button"]["presses"] == 1);
     assert_eq!(s["relay"]["on"], false);
+}
+
+/// Issue 31 over the stdio envelope: an outcome after a call's answer is a `[device_call]` detect
+/// text right after its notification (items 1, 4), and with `--speak-first` a press with no
+/// question waiting and the temperature rising above 40 °C each start a turn (`[event]`, no
+/// `[device_call]`), at most one per event and interval, none while the backend speaks (item 2).
+#[test]
+fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_detect_texts() {
+    let mut sim = start(&[
+        "--envelope",
+        "xiaozhi",
+        "--confirm",
+        "--hold-answer",
+        "0",
+        "--speak-first",
+    ]);
+    let mut lines = Lines::new(&mut sim);
+    lines.next_where("the device hello", |_| true);
+    lines.send(&json!({"type":"hello","session_id":"s-31"}));
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"self.relay.set","arguments":{"on":true}}});
+    lines.send(&envelope("s-31", call));
+    let waits = lines.next_where("the answer that it waits", |m| m["payload"]["id"] == 1);
+    assert_eq!(
+        waits["payload"]["result"]["structuredContent"]["status"],
+        "awaiting_confirmation"
+    );
+    // Item 5: the device shows the question by the time that answer is out.
+    let s = api(&sim, "GET", "/sim/state", None).1;
+    assert_eq!(s["confirmation"]["shown"], true, "{s}");
+    let (_, pressed) = api(&sim, "POST", "/sim/button", None);
+    assert_eq!(pressed["answers"]["tool"], "self.relay.set");
+    let note = lines.next_where("the outcome's notification", |m| {
+        m["payload"]["method"] == "notifications/message"
+    });
+    let said = lines.next_where("the outcome, spoken", |m| m["type"] == "listen");
+    assert_eq!(
+        said,
+        json!({"session_id":"s-31","type":"listen","state":"detect",
+            "text":"[device_call] self.relay.set, confirmed: true — measured: true (commanded true)"})
+    );
+    assert_eq!(
+        note["payload"]["params"]["data"]["text"],
+        "self.relay.set, confirmed: true — measured: true (commanded true)"
+    );
+    // The backend speaks it (tts start … stop); a doorbell meanwhile waits for the quiet.
+    lines.send(&json!({"session_id":"s-31","type":"tts","state":"start"}));
+    let speaking = Instant::now();
+    api(&sim, "POST", "/sim/button", None);
+    assert!(
+        lines
+            .next_within(Duration::from_millis(600), |m| m["type"] == "listen")
+            .is_none(),
+        "no turn while the backend speaks"
+    );
+    lines.send(&json!({"session_id":"s-31","type":"tts","state":"stop"}));
+    let event = lines.next_where("the doorbell", |m| m["type"] == "listen");
+    assert_eq!(event["text"], "[event] the doorbell button was pressed");
+    assert!(speaking.elapsed() >= Duration::from_millis(600));
+    // More presses within the doorbell's 10 s: no more turns for now.
+    for _ in 0..5 {
+        api(&sim, "POST", "/sim/button", None);
+    }
+    // The heat alarm is its own event: one turn, with the reading in whole degrees.
+    lines.send(&json!({"session_id":"s-31","type":"tts","state":"start"}));
+    lines.send(&json!({"session_id":"s-31","type":"tts","state":"stop"}));
+    api(
+        &sim,
+        "POST",
+        "/sim/sensor",
+        Some(&json!({"temperature": 45.4})),
+    );
+    let heat = lines.next_where("the heat alarm", |m| m["type"] == "listen");
+    assert_eq!(
+        heat["text"],
+        "[event] the temperature rose above 40 °C; the sensor reads 45 °C"
+    );
+    assert!(
+        lines
+            .next_within(Duration::from_millis(1_500), |m| m["type"] == "listen")
+            .is_none(),
+        "the presses within the interval started no turn yet"
+    );
+    let s = state_until(&sim, "the timeline's said entries", |s| {
+        s["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "said")
+            .count()
+            == 3
+    });
+    let events: Vec<&Value> = s["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "said")
+        .map(|e| &e["event"])
+        .collect();
+    assert_eq!(events, [&Value::Null, &json!("doorbell"), &json!("hot")]);
+}
+
+/// Issue 31 item 3: a hold budget a xiaozhi backend would not wait out is refused at start.
+#[test]
+fn a_hold_budget_of_30_s_or_more_is_refused_on_the_xiaozhi_wire() {
+    let bin = env!("CARGO_BIN_EXE_device-sim");
+    for args in [
+        &["--envelope", "xiaozhi", "--hold-answer", "35"][..],
+        &["--xiaozhi-ws", "ws://127.0.0.1:9/x", "--hold-answer", "30"][..],
+        &["--stdio", "--speak-first"][..],
+    ] {
+        let out = std::process::Command::new(bin).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("30 s") || err.contains("--speak-first"),
+            "{err}"
+        );
+    }
 }

@@ -398,9 +398,15 @@ fn faults_change_the_evidence() {
     );
     let r = sim.ask(&call(2, "self.motor.move_to", json!({"position": 10})));
     assert_eq!(r["result"]["isError"], true);
+    // A failure says what was commanded and that nothing took effect (issue 31 item 4).
     assert_eq!(
         r["result"]["content"][0]["text"],
-        "The device is busy: its action queue is full; nothing was started"
+        "The device is busy: its action queue is full; nothing was started — not applied \
+         (commanded 10 steps)"
+    );
+    assert_eq!(
+        r["result"]["evidence"],
+        json!({"level":"not_applied","commanded":10,"unit":"steps"})
     );
     sim.finish();
 
@@ -419,7 +425,8 @@ fn faults_change_the_evidence() {
     let r = sim.ask(&call(1, "self.relay.set", json!({"on": true})));
     assert_eq!(
         r["result"]["content"][0]["text"],
-        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not switched"
+        "Refused by interlock \"door-closed\": the door sensor reads open; the relay was not \
+         switched — not applied (commanded true)"
     );
     sim.finish();
 }

@@ -48,6 +48,10 @@
 //!   is the peer (nothing else tells two backend sessions apart). A `session_id` that is not
 //!   usable (`is_usable_session_id`: over 128 bytes, or anything but printable ASCII) is never
 //!   echoed; replies then carry none.
+//! - **What the backend hears.** A xiaozhi backend speaks, and gives its model, only a
+//!   device's `listen` `detect` texts: an outcome the engine tells after its call's answer (a
+//!   held call settled, a task that ended: `Polled::heard`) goes out after its notification as
+//!   a `[device_call]` frame too (`mcp_core::transport::xiaozhi::heard`).
 //! - **Delivery is reported.** Each remembered answer is reported to the engine after the
 //!   socket write: `Delivery::Written` when the frame went into the TCP send buffer,
 //!   `Delivery::Lost` when the write failed (the link died first).
@@ -433,15 +437,38 @@ impl Session<'_> {
         // The backend's session, from its hello: the peer, and the `session_id` of replies.
         let mut session: Option<SessionId> = None;
         loop {
-            // What the engine owes (task status and results; nothing on this board, which has
-            // no long-running tool, but a board that adds one needs it sent).
+            // What the engine owes (task status and results, a held call's outcome; nothing on
+            // this board, which has no long-running tool and asks no person, but a board that
+            // adds one needs it sent).
             loop {
                 let now = crate::uptime_ms();
                 let sid = session.as_deref();
-                let n = xiaozhi::wrap(sid, out, |buf| engine.poll(now, board, buf));
+                // An outcome that came after its call's answer is spoken by the backend too, as a
+                // `[device_call]` detect frame: written now, into the idle receive buffer, in a
+                // block of its own, so that only the lengths are kept across the sends (a future
+                // keeps every local in scope at an await).
+                let (n, said) = {
+                    let mut polled = mcp_core::Polled::NONE;
+                    let n = xiaozhi::wrap(sid, out, |buf| {
+                        polled = engine.poll_with(now, board, buf);
+                        polled.len
+                    });
+                    let said = match polled.heard {
+                        Some(h) => {
+                            let payload = n.saturating_sub(1 + polled.len)..n.saturating_sub(1);
+                            let message = out.get(payload).unwrap_or_default();
+                            xiaozhi::heard(sid, h.sentence(message), msg)
+                        }
+                        None => 0,
+                    };
+                    (n, said)
+                };
                 match out.get(..n) {
                     Some(m) if n > 0 => ws.send(OP_TEXT, m).await?,
                     _ => break,
+                }
+                if let Some(frame) = msg.get(..said).filter(|_| said > 0) {
+                    ws.send(OP_TEXT, frame).await?;
                 }
             }
 

@@ -74,10 +74,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use mcp_core::server::{Peer, Pending, Receipt, Status};
+use mcp_core::server::{Heard, Peer, Pending, Receipt, Status};
+use mcp_core::transport::xiaozhi::Event;
 
 pub use mcp_core::server::Approval;
-use mcp_core::{Caps, Event, Input, MIN_OUT_LEN, Principal, Revision, Server};
+use mcp_core::{Caps, Input, MIN_OUT_LEN, Principal, Reading, Revision, Server};
 use tokio::sync::mpsc;
 
 pub use http::{HttpHost, HttpOptions};
@@ -126,6 +127,32 @@ pub trait Board: Send + 'static {
     /// on trial confirms itself here; until then a client's `self.firmware.status` sees it on
     /// trial). The default: nothing.
     fn answered(&mut self) {}
+
+    /// The board's events at `now_ms` that start a turn on a xiaozhi backend when the host
+    /// speaks first ([`xiaozhi::Options::speak_first`]): a threshold crossed, a door opened —
+    /// each marked by the firmware author with its fixed words
+    /// ([`Event`](mcp_core::transport::xiaozhi::Event)) and a reading of the device's own.
+    /// Read by the host's timer after [`changed`](Self::changed), whether it speaks first or
+    /// not (so that a detector keeps its state). On MCP wires the same change is a resource
+    /// update, as [`changed`](Self::changed) says. The default: none.
+    fn events(&mut self, now_ms: u64) -> Vec<(&'static Event, Option<Reading>)> {
+        let _ = now_ms;
+        Vec::new()
+    }
+
+    /// The event a press of the confirmation button is when no question waits for it (a
+    /// doorbell), when the host speaks first. The default: none (a press is only a press).
+    fn press_event(&self) -> Option<&'static Event> {
+        None
+    }
+
+    /// What the board tells its xiaozhi backend once after the start-up: the outcome of an
+    /// upgrade that restarted it (came up, or rolled back; mcp-hal's
+    /// `kits::firmware::write_boot`), a sentence with its evidence, spoken as a `[device_call]`.
+    /// The default: nothing.
+    fn boot_news(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A reboot hook: called with the board's firmware storage.
@@ -154,6 +181,21 @@ pub fn on_flash_changed(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
 #[cfg(feature = "sim")]
 pub fn on_reboot(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
     let _ = REBOOT.set(Box::new(hook));
+}
+
+/// This start-up has news for a xiaozhi backend ([`Board::boot_news`]): an upgrade came up in this
+/// process, or the bootloader rolled one back as it started ([`upgrade_decided`]). An ordinary
+/// restart after either has none (the boot record keeps the last upgrade's outcome).
+#[cfg(feature = "sim")]
+static BOOT_NEWS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tells the demo board that the bootloader decided about an upgrade at this start-up (an image
+/// activated before the restart, or a trial never confirmed): its outcome is news for a xiaozhi
+/// backend ([`Board::boot_news`]). A simulator that keeps its flash calls it when the start-up
+/// changed the boot record.
+#[cfg(feature = "sim")]
+pub fn upgrade_decided() {
+    BOOT_NEWS.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// mcp-hal's demo board (feature `sim`): its simulated devices follow the host's clock; a reboot
@@ -185,6 +227,10 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
         } else if trial && let Some(hook) = FLASH_CHANGED.get() {
             hook(self.firmware.slot.storage());
         }
+        // The upgrade came up in this process: news for a xiaozhi backend.
+        if trial && self.firmware.slot.boot().state == BootState::Upgraded {
+            upgrade_decided();
+        }
     }
 
     fn changed(&mut self, now_ms: u64) -> Vec<&'static str> {
@@ -197,6 +243,32 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
 
     fn live_resources(&self) -> Vec<&'static str> {
         Self::RESOURCES.iter().map(|r| r.uri()).collect()
+    }
+
+    fn events(&mut self, _: u64) -> Vec<(&'static Event, Option<Reading>)> {
+        self.heat()
+            .map(|reading| (&mcp_hal::sim::HOT, Some(reading)))
+            .into_iter()
+            .collect()
+    }
+
+    fn press_event(&self) -> Option<&'static Event> {
+        Some(&mcp_hal::sim::DOORBELL)
+    }
+
+    fn boot_news(&self) -> Option<String> {
+        use mcp_hal::firmware::{BootState, FirmwareSlot as _};
+        // An upgrade that came up is news once it did (not while on trial); one rolled back, from
+        // the start-up that decided it.
+        let fresh = BOOT_NEWS.load(std::sync::atomic::Ordering::Relaxed);
+        if !fresh || self.firmware.slot.boot().state == BootState::Trial {
+            return None;
+        }
+        let mut buf = [0u8; 512];
+        let mut w = mcp_core::wire::writer::Writer::new(&mut buf);
+        let said = mcp_hal::kits::firmware::write_boot(&self.firmware, &mut w);
+        let text = w.written().filter(|_| said)?;
+        String::from_utf8(text.to_vec()).ok()
     }
 }
 
@@ -232,6 +304,9 @@ pub(crate) struct Emitted {
     pub(crate) ran: Option<&'static str>,
     /// That call's remembered answer, for delivery reports.
     pub(crate) receipt: Option<Receipt>,
+    /// The message is an outcome heard after a call's answer ([`mcp_core::Polled::heard`]):
+    /// where its sentence is in `bytes`.
+    pub(crate) heard: Option<Heard>,
 }
 
 /// A call waiting for a person, as its engine holds it: the engine's record of it and the text
@@ -261,6 +336,9 @@ pub(crate) struct Turn {
     pub(crate) msgs: Vec<Emitted>,
     pub(crate) held_before: Option<Pending>,
     pub(crate) held_after: Option<Asked>,
+    /// The board's events in this turn that start a turn on a xiaozhi backend: its own
+    /// ([`Board::events`]), and a press that answered no question ([`Board::press_event`]).
+    pub(crate) events: Vec<(&'static Event, Option<Reading>)>,
 }
 
 impl Turn {
@@ -294,6 +372,7 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
                 to: p.to,
                 ran: p.ran,
                 receipt: p.receipt,
+                heard: p.heard,
             }),
             _ => break,
         }
@@ -302,6 +381,7 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
         msgs,
         held_before,
         held_after: Asked::of(&engine),
+        events: Vec::new(),
     }
 }
 
@@ -463,12 +543,21 @@ impl Display {
         hook: Option<&EventHook>,
     ) -> Turn {
         let (changed, pressed) = tick(board, now_ms);
+        let (mut events, press_event) = {
+            let mut b = lock(board);
+            (b.events(now_ms), b.press_event())
+        };
         for p in self.panel.press(pressed, now_ms, [engine]) {
+            // A press when no question waited is the board's press event (a doorbell).
+            if let (None, true, Some(e)) = (&p.answers, self.waiting.is_empty(), press_event) {
+                events.push((e, None));
+            }
             if let Some(hook) = hook {
                 hook(&HostEvent::Pressed(p));
             }
         }
-        let turn = turn(engine, board, &changed, now_ms, out);
+        let mut turn = turn(engine, board, &changed, now_ms, out);
+        turn.events = events;
         let held: Vec<Asked> = turn.held_after.clone().into_iter().collect();
         let shown = self.panel.show(&held, now_ms);
         waiting_changed(shown, &mut self.waiting, hook);
@@ -520,10 +609,21 @@ pub(crate) fn waiting_changed(
     last: &mut Vec<Waiting>,
     hook: Option<&EventHook>,
 ) {
+    // (A deadline that moved — the person's time counts from when the client heard that the
+    // call waits — is a change too.)
     let same = held.len() == last.len()
         && held.iter().zip(last.iter()).all(|(a, b)| {
-            (a.approval, a.shown_since, a.press_counts_from)
-                == (b.approval, b.shown_since, b.press_counts_from)
+            (
+                a.approval,
+                a.shown_since,
+                a.press_counts_from,
+                a.deadline_ms,
+            ) == (
+                b.approval,
+                b.shown_since,
+                b.press_counts_from,
+                b.deadline_ms,
+            )
         });
     if same {
         return;
@@ -722,6 +822,17 @@ pub enum HostEvent {
     Waiting(Vec<Waiting>),
     /// The device's button was pressed: the call it confirmed, if any (see [`Pressed`]).
     Pressed(Pressed),
+    /// The device sent its xiaozhi backend a detect text of its own: an outcome heard after a
+    /// call's answer (`[device_call] …`, spoken and added to the model's dialogue), or an event
+    /// that starts a model turn (`[event] …`).
+    Said {
+        /// The transport (`"xiaozhi-ws"`, `"stdio-xiaozhi"`).
+        transport: &'static str,
+        /// The text, as sent.
+        text: String,
+        /// The event's name, for an event; `None` for an outcome.
+        event: Option<&'static str>,
+    },
     /// A `notifications/resources/updated` went out (or had nowhere to go: a 2025 session
     /// without a `GET` stream, a listen stream already closed).
     Updated {
@@ -816,7 +927,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     board.answered();
                 }
                 let (initialized, vision_url) = match h.event {
-                    Some(Event::Initialized { revision, vision }) => {
+                    Some(mcp_core::Event::Initialized { revision, vision }) => {
                         (Some(revision), vision.map(|v| v.url.to_cow().into_owned()))
                     }
                     _ => (None, None),

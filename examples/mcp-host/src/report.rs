@@ -29,7 +29,7 @@ pub struct CallReport {
     pub tool: String,
     /// What the answer says.
     pub outcome: Outcome,
-    /// The evidence level the answer states (`scheduled`, `applied`, `read_back`, `measured`),
+    /// The evidence level the answer states (`not_applied`, `unknown`, `scheduled`, `applied`, `read_back`, `measured`),
     /// from `result.evidence` or a task status's `structuredContent.evidence`.
     pub evidence: Option<String>,
     /// The answer's first text (or the error message, or the question asked), at most
@@ -107,6 +107,9 @@ pub struct Waiting {
     pub press_counts_in: Option<Duration>,
     /// The same as a time (host clock, ms).
     pub press_counts_from: Option<u64>,
+    /// When the engine gives up (engine clock, ms): it moves when the client hears that the call
+    /// waits (the person's time counts from then).
+    pub deadline_ms: u64,
 }
 
 impl Waiting {
@@ -123,6 +126,7 @@ impl Waiting {
             expires_in: Duration::from_millis(p.deadline_ms.saturating_sub(now_ms)),
             press_counts_in: None,
             press_counts_from: None,
+            deadline_ms: p.deadline_ms,
         }
         .counts_from(
             shown_since.map(|since| since.saturating_add(u64::from(p.min_shown_ms))),

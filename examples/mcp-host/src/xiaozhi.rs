@@ -20,6 +20,17 @@
 //! the device ("press the button on the device to confirm") settles when the board's button is
 //! pressed ([`Board::confirm_presses`]); its outcome follows in the envelope as a
 //! `notifications/message` (logger `confirmation`).
+//!
+//! **What the backend hears** ([`Voice`]). That backend only logs notifications; what it speaks,
+//! and gives the model, is a `{"type":"listen","state":"detect","text":…}` frame. So an outcome
+//! that comes after a call's answer (a press on a call answered "waiting", a refusal or timeout
+//! after it, a task that ends after its answer) also goes out as a `[device_call]` detect frame
+//! with the outcome's sentence, right after its notification; so does, once after a start-up,
+//! the board's news ([`Board::boot_news`]: an upgrade that came up or rolled back). With
+//! [`Options::speak_first`] the board's events ([`Board::events`], and a press that answers no
+//! question, [`Board::press_event`]) start turns: `[event] …` detect frames from the events'
+//! fixed words, at most one per event and interval, never while the backend speaks (its `tts`
+//! frames are followed). Each is reported as [`HostEvent::Said`].
 //! The backend's `session_id` names the peer (`mcp_core::server::Peer`): a call the backend sends
 //! again in the same session is answered without running twice, even after a reconnect.
 //!
@@ -54,8 +65,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use mcp_core::server::{Delivery, Peer};
-use mcp_core::transport::xiaozhi::{DEVICE_HELLO, Envelope, HELLO_TIMEOUT_MS, Reconnect, wrap};
+use mcp_core::Reading;
+use mcp_core::server::{Delivery, Heard, Peer};
+use mcp_core::transport::xiaozhi::{
+    DEVICE_HELLO, Envelope, Event, HELLO_TIMEOUT_MS, MAX_SAID_CHARS, Reconnect, Turns, heard, wrap,
+    write_event,
+};
+use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
@@ -121,6 +137,9 @@ pub struct Options {
     /// A message or frame beyond its limit closes the connection with 1009 "message too big"
     /// (and the client reconnects, with reconnection).
     pub max_frame: Option<usize>,
+    /// The board's events start turns of the backend's model ([`Voice`]); `false` (the
+    /// default): they stay resource updates, as on every MCP wire.
+    pub speak_first: bool,
 }
 
 impl std::ops::Deref for Options {
@@ -142,6 +161,7 @@ impl fmt::Debug for Options {
             .field("hello_timeout", &self.hello_timeout)
             .field("keepalive", &self.keepalive)
             .field("max_frame", &self.max_frame)
+            .field("speak_first", &self.speak_first)
             .finish_non_exhaustive()
     }
 }
@@ -159,6 +179,7 @@ impl Options {
             hello_timeout: Duration::from_millis(HELLO_TIMEOUT_MS.into()),
             keepalive: Some(Keepalive::DEFAULT),
             max_frame: None,
+            speak_first: false,
         }
     }
 
@@ -180,6 +201,133 @@ impl Options {
     pub fn hello_timeout(mut self, t: Duration) -> Self {
         self.hello_timeout = t;
         self
+    }
+
+    /// Lets the board's events start turns of the backend's model (see [`Voice`]).
+    pub fn speak_first(mut self, on: bool) -> Self {
+        self.speak_first = on;
+        self
+    }
+}
+
+/// One detect frame the device sends its backend of its own, and what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Said {
+    /// The frame (`{"session_id":…,"type":"listen","state":"detect","text":…}`).
+    pub frame: String,
+    /// Its text, as the backend reads it (`[device_call] …`, `[event] …`).
+    pub text: String,
+    /// The event's name, for an event; `None` for an outcome.
+    pub event: Option<&'static str>,
+}
+
+impl Said {
+    fn new(frame: Vec<u8>, event: Option<&'static str>) -> Option<Said> {
+        let text = serde_json::from_slice::<serde_json::Value>(&frame)
+            .ok()?
+            .get("text")?
+            .as_str()?
+            .to_owned();
+        Some(Said {
+            frame: String::from_utf8(frame).ok()?,
+            text,
+            event,
+        })
+    }
+}
+
+/// What a xiaozhi device says of its own on the link, over mcp-core's sans-IO pieces
+/// (`mcp_core::transport::xiaozhi`: [`heard`], [`write_event`], [`Turns`]): the `[device_call]`
+/// frames of outcomes heard after a call's answer and of the board's news after a start-up, and
+/// — when the device speaks first — the `[event]` frames of the board's events, when it may
+/// start a turn. The WebSocket client here and device-sim's stdio envelope both use it.
+#[derive(Debug, Clone, Default)]
+pub struct Voice {
+    turns: Turns<4>,
+    speak_first: bool,
+    told_boot: bool,
+}
+
+impl Voice {
+    /// A device that starts turns of its own when `speak_first`.
+    pub fn new(speak_first: bool) -> Self {
+        Voice {
+            speak_first,
+            ..Voice::default()
+        }
+    }
+
+    /// A new connection: nobody speaks, nothing waits (the board's news stays told).
+    pub fn connected(&mut self) {
+        self.turns = Turns::new();
+    }
+
+    /// A frame from the backend at `now_ms` (its `tts` frames say when it speaks).
+    pub fn hear(&mut self, env: &Envelope<'_>, now_ms: u64) {
+        self.turns.heard(env, now_ms);
+    }
+
+    /// The `[device_call]` frame of an outcome a poll wrote (`message`, its bytes from their
+    /// start; `heard`, where its sentence is), for the backend session `sid`.
+    pub fn outcome(
+        &mut self,
+        sid: Option<&str>,
+        message: &[u8],
+        heard: &Heard,
+        now_ms: u64,
+    ) -> Option<Said> {
+        self.device_call(sid, heard.sentence(message), now_ms)
+    }
+
+    /// The board's news after the start-up ([`Board::boot_news`]), once: `news` is what the
+    /// board says now (an upgrade's outcome is known once the new firmware answered).
+    pub fn boot(&mut self, sid: Option<&str>, news: Option<String>, now_ms: u64) -> Option<Said> {
+        if self.told_boot {
+            return None;
+        }
+        let news = serde_json::to_string(&news?).ok()?;
+        let json = Json::parse(news.as_bytes(), DEFAULT_MAX_DEPTH).ok()?;
+        let said = self.device_call(sid, json.as_str()?, now_ms)?;
+        self.told_boot = true;
+        Some(said)
+    }
+
+    /// `true` once the board's news was told (it is wanted only then).
+    pub fn told_boot(&self) -> bool {
+        self.told_boot
+    }
+
+    fn device_call(&mut self, sid: Option<&str>, sentence: JsonStr<'_>, now: u64) -> Option<Said> {
+        let mut out = vec![0u8; 64 + 6 * (MAX_SAID_CHARS + sid.map_or(0, str::len))];
+        let n = heard(sid, sentence, &mut out);
+        out.truncate(n);
+        self.turns.said(now);
+        Said::new(out, None)
+    }
+
+    /// The board's events that occurred (`fired`), and the frames of those whose turn it is at
+    /// `now_ms` (none unless the device speaks first).
+    pub fn events(
+        &mut self,
+        sid: Option<&str>,
+        fired: Vec<(&'static Event, Option<Reading>)>,
+        now_ms: u64,
+    ) -> Vec<Said> {
+        if !self.speak_first {
+            return Vec::new();
+        }
+        for (event, reading) in fired {
+            self.turns.fire(event, reading, now_ms);
+        }
+        let mut said = Vec::new();
+        while let Some((event, reading)) = self.turns.next(now_ms) {
+            let mut out = vec![0u8; 64 + 6 * (event.says().len() + 32 + sid.map_or(0, str::len))];
+            let n = write_event(sid, event, reading, &mut out);
+            out.truncate(n);
+            said.extend(Said::new(out, Some(event.name())));
+        }
+        said
     }
 }
 
@@ -315,6 +463,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
     }
     let mut policy = opts.reconnect.map(|b| b.policy());
     let mut display = crate::Display::new(lock(&board).confirm_presses());
+    let mut voice = Voice::new(opts.speak_first);
     loop {
         let config = WebSocketConfig::default()
             .max_message_size(Some(opts.max_message))
@@ -333,16 +482,14 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         let mut session = false;
         let end = match attempt {
             Ok(Ok((ws, _))) => {
-                serve(
+                voice.connected();
+                let host = Host {
                     opts,
-                    &engine,
-                    &board,
-                    &clock,
-                    &mut display,
-                    ws,
-                    &mut session,
-                )
-                .await
+                    engine: &engine,
+                    board: &board,
+                    clock: &clock,
+                };
+                serve(host, &mut display, &mut voice, ws, &mut session).await
             }
             Ok(Err(e)) => Err(e.into()),
             Err(_) => Err(Error::ConnectTimeout),
@@ -410,17 +557,146 @@ fn session_of(env: &Envelope<'_>, opts: &Options) -> Option<String> {
     usable
 }
 
+/// What every connection of [`run`] serves with.
+struct Host<'a, C: 'static, const N: usize, const T: usize> {
+    opts: &'a Options,
+    engine: &'a Arc<Mutex<Box<Engine<C, N, T>>>>,
+    board: &'a Arc<Mutex<C>>,
+    clock: &'a Clock,
+}
+
+impl<C: 'static, const N: usize, const T: usize> Clone for Host<'_, C, N, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: 'static, const N: usize, const T: usize> Copy for Host<'_, C, N, T> {}
+
+/// One timer turn on the board and the engine (off the async threads): the board's tick, a press
+/// answers the question shown, the engine is polled, what waits is shown; with `news`, the
+/// board's news after the start-up.
+async fn tick<C: Board, const N: usize, const T: usize>(
+    host: Host<'_, C, N, T>,
+    display: &mut crate::Display,
+    news: bool,
+) -> Option<(crate::Turn, Option<String>, u64)> {
+    let (e, b) = (host.engine.clone(), host.board.clone());
+    let now = host.clock.now_ms();
+    let hook = host.opts.on_event.clone();
+    let out_len = host.opts.out_len.max(mcp_core::MIN_OUT_LEN);
+    let mut shown = std::mem::take(display);
+    let (turn, shown, news) = tokio::task::spawn_blocking(move || {
+        let mut out = vec![0u8; out_len];
+        let turn = shown.turn(&e, &b, now, &mut out, hook.as_ref());
+        let news = if news { lock(&b).boot_news() } else { None };
+        (turn, shown, news)
+    })
+    .await
+    .ok()?;
+    *display = shown;
+    Some((turn, news, now))
+}
+
+/// Sends what a timer turn owes the backend: each message the engine emitted, with the
+/// `[device_call]` frame of an outcome heard after a call's answer right after its message;
+/// then, in a session, the board's news and its events' turns ([`Voice`]).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one connection's state, lent for the turn"
+)]
+async fn send_turn<C: 'static, const N: usize, const T: usize>(
+    host: Host<'_, C, N, T>,
+    sink: &mut Sink,
+    voice: &mut Voice,
+    session_id: Option<&str>,
+    session: bool,
+    (turn, news, now): (crate::Turn, Option<String>, u64),
+) -> Result<(), Error> {
+    let opts = host.opts;
+    let dead_after = opts.keepalive.map(|k| k.timeout);
+    let mut said = Vec::new();
+    for m in &turn.msgs {
+        let sent = match envelope(session_id, &m.bytes) {
+            Some(frame) => send(sink, Message::text(frame), dead_after).await,
+            None => Ok(()),
+        };
+        if let Some(receipt) = m.receipt {
+            let delivery = if sent.is_ok() {
+                Delivery::Written
+            } else {
+                Delivery::Lost
+            };
+            lock(host.engine).delivered(receipt, delivery);
+        }
+        if let (Some(hook), Some(event)) = (
+            &opts.on_event,
+            crate::observe("xiaozhi-ws", &turn, &m.bytes, sent.is_ok()),
+        ) {
+            hook(&event);
+        }
+        sent?;
+        if let Some(h) = &m.heard {
+            said.extend(voice.outcome(session_id, &m.bytes, h, now));
+        }
+        for s in said.drain(..) {
+            say(sink, s, opts).await?;
+        }
+    }
+    if session {
+        said.extend(voice.boot(session_id, news, now));
+        said.extend(voice.events(session_id, turn.events, now));
+        for s in said {
+            say(sink, s, opts).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Sends a detect frame of the device's own, and reports it.
+async fn say(sink: &mut Sink, said: Said, opts: &Options) -> Result<(), Error> {
+    let dead_after = opts.keepalive.map(|k| k.timeout);
+    send(sink, Message::text(said.frame), dead_after).await?;
+    if let Some(hook) = &opts.on_event {
+        hook(&HostEvent::Said {
+            transport: "xiaozhi-ws",
+            text: said.text,
+            event: said.event,
+        });
+    }
+    Ok(())
+}
+
+/// `true` when the engine holds a question for the device that the display does not show yet:
+/// a call just answered that it waits. The device shows it before that answer goes out.
+fn unshown<C: 'static, const N: usize, const T: usize>(
+    engine: &Mutex<Box<Engine<C, N, T>>>,
+    display: &crate::Display,
+) -> bool {
+    lock(engine).confirmation().is_some_and(|p| {
+        p.on_device
+            && !display
+                .waiting
+                .iter()
+                .any(|w| w.approval == p.approval.get() && w.shown_since.is_some())
+    })
+}
+
 /// Serves one connection until it closes (`Ok`) or fails; `session` is set once the backend's
 /// hello arrived (then the connection counts as a session for the backoff).
 async fn serve<C: Board, const N: usize, const T: usize>(
-    opts: &Options,
-    engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
-    board: &Arc<Mutex<C>>,
-    clock: &Clock,
+    host: Host<'_, C, N, T>,
     display: &mut crate::Display,
+    voice: &mut Voice,
     ws: Ws,
     session: &mut bool,
 ) -> Result<(), Error> {
+    let Host {
+        opts,
+        engine,
+        board,
+        clock,
+    } = host;
     let (mut sink, mut stream) = ws.split();
     let dead_after = opts.keepalive.map(|k| k.timeout);
     send(&mut sink, Message::text(DEVICE_HELLO), dead_after).await?;
@@ -457,6 +733,10 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     Some(Ok(_)) => continue,
                 };
                 let env = Envelope::parse(text.as_bytes());
+                if let Ok(env) = &env {
+                    // Its `tts` frames say when the backend speaks (no turn of the device's then).
+                    voice.hear(env, clock.now_ms());
+                }
                 if let Ok(env) = &env && env.is("hello") {
                     *session = true;
                     session_id = session_of(env, opts);
@@ -509,6 +789,13 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                             (d.bytes.clone(), Some(d))
                         }
                     };
+                    // A call answered that it waits for the device's button: the device shows
+                    // the question before the answer goes out (a person who hears the answer
+                    // finds it on the device), and what that turn owes follows the answer.
+                    let shown = match done.is_some() && unshown(engine, display) {
+                        true => tick(host, display, false).await,
+                        false => None,
+                    };
                     let sent = match envelope(sid.as_deref(), &data) {
                         Some(frame) => send(&mut sink, Message::text(frame), dead_after).await,
                         None => Ok(()),
@@ -517,39 +804,15 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                         report(opts, engine, &d, sent.is_ok());
                     }
                     sent?;
+                    if let Some(turn) = shown {
+                        send_turn(host, &mut sink, voice, session_id.as_deref(), *session, turn).await?;
+                    }
                 }
             }
             _ = ticks.tick() => {
-                let (e, b) = (engine.clone(), board.clone());
-                let now = clock.now_ms();
-                let hook = opts.on_event.clone();
-                let mut shown = std::mem::take(display);
-                let Ok((turn, shown)) = tokio::task::spawn_blocking(move || {
-                    let mut out = vec![0u8; out_len];
-                    let turn = shown.turn(&e, &b, now, &mut out, hook.as_ref());
-                    (turn, shown)
-                })
-                .await
-                else {
-                    continue;
-                };
-                *display = shown;
-                for m in &turn.msgs {
-                    let sent = match envelope(session_id.as_deref(), &m.bytes) {
-                        Some(frame) => send(&mut sink, Message::text(frame), dead_after).await,
-                        None => Ok(()),
-                    };
-                    if let Some(receipt) = m.receipt {
-                        let delivery = if sent.is_ok() { Delivery::Written } else { Delivery::Lost };
-                        lock(engine).delivered(receipt, delivery);
-                    }
-                    if let (Some(hook), Some(event)) =
-                        (&opts.on_event, crate::observe("xiaozhi-ws", &turn, &m.bytes, sent.is_ok()))
-                    {
-                        hook(&event);
-                    }
-                    sent?;
-                }
+                let news = *session && !voice.told_boot();
+                let Some(turn) = tick(host, display, news).await else { continue };
+                send_turn(host, &mut sink, voice, session_id.as_deref(), *session, turn).await?;
             }
             _ = pings.tick(), if opts.keepalive.is_some() => {
                 send(&mut sink, Message::Ping(Bytes::new()), dead_after).await?;

@@ -60,10 +60,22 @@ use crate::wire::writer::{ObjectWriter, Writer};
 pub type ToolResult = Result<Output, ToolError>;
 
 /// How strongly the device can vouch for an action's effect, weakest first.
+///
+/// The first two say that the action did not (knowingly) take effect, so they come only with a
+/// failed call ([`ToolError::with_evidence`]): a failure states what was commanded and how much
+/// of it the device knows to have happened, in the same sentence as every other answer (`The
+/// device did not acknowledge (I2C NACK); nothing was changed — not applied (commanded 40)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum Level {
+    /// The command may or may not have taken effect: the device lost track (a bus error or a
+    /// timeout in the middle of a write). Only on a failed call.
+    Unknown,
+    /// The command did not take effect: it was refused before the hardware was driven (a
+    /// range the device cannot reach, an interlock, a person's "no", a full queue), or the
+    /// hardware refused it (an I2C NACK). Only on a failed call.
+    NotApplied,
     /// Queued or deferred: it has not happened yet (a reboot in one second, a queued move).
     Scheduled,
     /// The driver call returned OK; nothing was read back.
@@ -81,9 +93,12 @@ pub enum Level {
 }
 
 impl Level {
-    /// The wire name: `scheduled`, `applied`, `read_back`, `measured`.
+    /// The wire name: `unknown`, `not_applied`, `scheduled`, `applied`, `read_back`,
+    /// `measured`.
     pub const fn as_str(self) -> &'static str {
         match self {
+            Level::Unknown => "unknown",
+            Level::NotApplied => "not_applied",
             Level::Scheduled => "scheduled",
             Level::Applied => "applied",
             Level::ReadBack => "read_back",
@@ -122,7 +137,7 @@ impl Reading {
     }
 
     /// The value as text for a reader: as in JSON, but a string without quotes.
-    fn write_text(self, w: &mut Writer<'_>) {
+    pub(crate) fn write_text(self, w: &mut Writer<'_>) {
         match self {
             Reading::Str(s) => w.text(s),
             other => other.write_json(w),
@@ -252,6 +267,8 @@ impl Evidence {
             };
         }
         let head: &[u8] = match level {
+            Level::Unknown => head!(Unknown),
+            Level::NotApplied => head!(NotApplied),
             Level::Scheduled => head!(Scheduled),
             Level::Applied => head!(Applied),
             Level::ReadBack => head!(ReadBack),
@@ -289,8 +306,9 @@ impl Evidence {
     }
 
     /// ` — ` and the sentence: what follows the value in a first text (`true — read back: 40
-    /// (commanded 40)`).
-    pub(crate) fn write_sentence_after(&self, w: &mut Writer<'_>) {
+    /// (commanded 40)`). Public for sentences a firmware says of its own (a kit's news after a
+    /// restart), so that every sentence with evidence uses the same words.
+    pub fn write_sentence_after(&self, w: &mut Writer<'_>) {
         self.write_sentence_from(w, 0);
     }
 
@@ -300,6 +318,8 @@ impl Evidence {
         // Every field: a field added to `Evidence` does not compile until it is said.
         let (level, commanded, observed, tolerance, unit) = self.fields();
         let said: &str = match level {
+            Level::Unknown => " — state unknown: ",
+            Level::NotApplied => " — not applied: ",
             Level::Scheduled => " — scheduled, not done yet: ",
             Level::Applied => " — applied, not verified: ",
             Level::ReadBack => " — read back: ",
@@ -344,6 +364,51 @@ impl Evidence {
         if open {
             w.plain(b")");
         }
+    }
+}
+
+/// What a call commanded, as a failure's evidence names it: its first parameter's validated
+/// value when that is a boolean, a number or one of the parameter's declared choices (`on`:
+/// `true`, `volume`: 40, `theme`: `dark`). A free-form string is never repeated (it is the
+/// client's text, and a failure's sentence is spoken and logged), nor an absent optional one.
+pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
+    use crate::schema::ParamType;
+    use crate::wire::json::Integer;
+    let (p, raw) = args.first()?;
+    // Validated already: the token is of the parameter's type (a string with escapes is held
+    // decoded, and reads as no token here: nothing is named then).
+    let v = Json::from_checked(raw);
+    match p.ty() {
+        ParamType::Boolean => v.as_bool().map(Reading::Bool),
+        ParamType::Integer => match v.as_integer()? {
+            Integer::Exact(n) => Some(Reading::Int(n)),
+            _ => None,
+        },
+        #[cfg(feature = "float")]
+        ParamType::Number => v.as_f64().map(Reading::Number),
+        ParamType::String => {
+            let s = v.as_str()?;
+            p.choices()
+                .iter()
+                .find(|c| s.eq_str(c))
+                .copied()
+                .map(Reading::Str)
+        }
+    }
+}
+
+impl ToolError {
+    /// The rule every failure follows: when its evidence names no commanded value, the call's
+    /// ([`commanded`]) is filled in, so that `… — not applied (commanded 40)` says what was
+    /// asked for whichever part of the device refused it. A failure without evidence (a tool
+    /// bug) stays as it is.
+    pub(crate) fn with_commanded(mut self, args: &crate::schema::Args<'_>) -> Self {
+        if let Some(e) = &mut self.evidence
+            && e.commanded.is_none()
+        {
+            e.commanded = commanded(args);
+        }
+        self
     }
 }
 
@@ -1140,6 +1205,8 @@ mod test {
         e.write_sentence(&mut w);
         assert_eq!(w.written().unwrap(), b"read back: 63 (commanded 80)");
         for (level, said) in [
+            (Level::Unknown, "state unknown"),
+            (Level::NotApplied, "not applied"),
             (Level::Scheduled, "scheduled, not done yet"),
             (Level::Applied, "applied, not verified"),
             (Level::ReadBack, "read back"),

@@ -138,6 +138,14 @@ impl<'a> Args<'a> {
         true
     }
 
+    /// The first declared parameter and its value as sent (validated; decoded text for a string
+    /// that had escapes), when one was sent: what a failure names as commanded.
+    pub(crate) fn first(&self) -> Option<(&'a Param, &'a [u8])> {
+        let p = self.params.first()?;
+        let v = self.values.first().copied().filter(|v| !v.is_empty())?;
+        Some((p, v))
+    }
+
     /// The `arguments` object as sent (after validation). Tools with a hand-written
     /// `inputSchema` read their arguments here and must check them themselves.
     pub fn raw(&self) -> Option<Json<'a>> {

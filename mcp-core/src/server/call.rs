@@ -147,7 +147,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         effects: &mut Effects<'_, '_, 't, C>,
     ) -> (ToolResult, usize) {
         let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
-        let result = handler(effects.ctx, args, &mut reply);
+        let mut result = handler(effects.ctx, args, &mut reply);
+        commanded(&mut result, args);
         (result, reply.used())
     }
 
@@ -231,7 +232,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                     args: &args,
                     reply: &mut reply,
                 };
-                let result = run(ctx, call).await;
+                let mut result = run(ctx, call).await;
+                commanded(&mut result, &args);
                 (result, reply.used())
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
@@ -439,7 +441,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     }
 
     /// xiaozhi backends (2024-11-05) read a failed call's reason from `error`.
-    fn legacy_error(&self, era: Era<'_>) -> bool {
+    pub(super) fn legacy_error(&self, era: Era<'_>) -> bool {
         !era.is_modern() && self.effective_revision() == Revision::V2024_11_05
     }
 
@@ -448,6 +450,22 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         if let (Some(sent), Some(key)) = (sent, tail.key) {
             handled.receipt = self.cache.put(key, tail.index, sent);
         }
+    }
+}
+
+/// A failure names what the call commanded ([`ToolError::with_commanded`]): the check is
+/// inline, the work (on a failure with evidence only) is not, and the result is changed where it
+/// is (no copy of it on the stack under every call).
+#[inline(always)]
+fn commanded(result: &mut ToolResult, args: &Args<'_>) {
+    #[inline(never)]
+    fn fill(e: &mut ToolError, args: &Args<'_>) {
+        *e = e.with_commanded(args);
+    }
+    if let Err(e) = result
+        && e.evidence.is_some_and(|ev| ev.commanded.is_none())
+    {
+        fill(e, args);
     }
 }
 

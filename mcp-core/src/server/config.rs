@@ -62,6 +62,12 @@ pub struct Config {
     /// nothing: a person reads the question first, and the second half of a quick double press
     /// never approves the question that came up in between. Default 1000.
     pub confirm_min_shown_ms: u32,
+    /// The least time a person has to answer on the device once the client was told that the
+    /// call waits (ms; feature `confirm`): a call answered "press the button within N s" — at
+    /// once, or when [`hold_answer_ms`](Self::hold_answer_ms) ran out — waits at least this long
+    /// from then, and N says so. Time counts from when the person can hear the question, not
+    /// from when the call came (20 s by default).
+    pub heard_margin_ms: u32,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -89,6 +95,7 @@ impl Config {
             confirm_timeout_ms: 30_000,
             hold_answer_ms: 25_000,
             confirm_min_shown_ms: 1_000,
+            heard_margin_ms: 20_000,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -111,6 +118,9 @@ impl Config {
         /// Sets how long a question must be on the device before a press answers it, and the
         /// bounce time of the button (ms; see [`confirm_min_shown_ms`](Self::confirm_min_shown_ms)).
         confirm_min_shown(ms: u32) => confirm_min_shown_ms = ms;
+        /// Sets the least time a person has once the client heard that the call waits (ms; see
+        /// [`heard_margin_ms`](Self::heard_margin_ms)).
+        heard_margin(ms: u32) => heard_margin_ms = ms;
         /// Sets the log level in force before the client sets one.
         log_level(v: Option<LogLevel>) => log_level = v;
         /// Sets the `pollInterval` suggested to clients for tasks (ms).

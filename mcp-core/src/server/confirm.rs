@@ -55,6 +55,9 @@ use super::{
     Caller, Capacities, ClientName, Era, Handled, Input, Peer, Principal, Respond, Session, members,
 };
 use crate::registry::Confirm;
+use crate::result::{
+    Evidence, Level, Reading, ToolError, commanded, render_result_for, write_first_text,
+};
 use crate::schema::{Args, validate, validate_object};
 #[cfg(feature = "modern")]
 use crate::wire::json::JsonStr;
@@ -603,6 +606,15 @@ impl Asked<'_> {
     }
 }
 
+/// A 2026-07-28 call as the gate reads it: the tool's name, its arguments (as sent, and the
+/// value they command), and its params.
+type ModernCall<'i> = (
+    &'static str,
+    Option<Json<'i>>,
+    Option<Json<'i>>,
+    Option<Reading>,
+);
+
 /// What the gate decided about a call.
 pub(crate) enum Gate {
     /// Run it.
@@ -923,21 +935,24 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     #[inline(never)]
     #[allow(
         clippy::too_many_arguments,
-        reason = "the call, its checked arguments, who makes it, and where the question goes"
+        reason = "the call, its validated arguments, who makes it, and where the question goes"
     )]
     pub(super) fn confirm_gate<'o, 'i>(
         &mut self,
         confirm: &Confirm,
         tool: usize,
         arguments: Option<Json<'i>>,
-        params: Option<Json<'i>>,
         args: &Args<'_>,
+        params: Option<Json<'i>>,
         caller: &Caller<'i>,
         respond: Respond<'o, 'i>,
     ) -> Gate {
         if caller.confirmed || caller.principal == Principal::User {
             return Gate::Pass;
         }
+        // What a refusal names as commanded (a failure's rule), read now: only the validated
+        // arguments know it.
+        let commanded = commanded(args);
         match respond.era {
             Era::Modern(m) => {
                 let elicits = m.caps.and_then(|c| c.members()).is_some_and(|mut c| {
@@ -950,9 +965,10 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                     args,
                     client: None,
                 };
-                self.modern_gate(&question, name, arguments, params, elicits, respond)
+                let call = (name, arguments, params, commanded);
+                self.modern_gate(&question, call, elicits, respond)
             }
-            Era::Legacy => self.hold(confirm, tool, args, caller, respond),
+            Era::Legacy => self.hold(confirm, tool, args, caller, commanded, respond),
         }
     }
 
@@ -961,9 +977,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     fn modern_gate<'o, 'i>(
         &mut self,
         question: &Asked<'_>,
-        tool: &'static str,
-        arguments: Option<Json<'i>>,
-        params: Option<Json<'i>>,
+        (tool, arguments, params, commanded): ModernCall<'i>,
         elicits: bool,
         respond: Respond<'o, 'i>,
     ) -> Gate {
@@ -989,7 +1003,8 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                 );
             };
             if let Some(state) = state
-                && let Some(gate) = self.retry(tool, arguments, state, responses, &mut respond)
+                && let Some(gate) =
+                    self.retry(tool, arguments, state, responses, commanded, &mut respond)
             {
                 return gate;
             }
@@ -998,7 +1013,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         // (Without the feature `modern` no request is of that era.)
         #[cfg(not(feature = "modern"))]
         {
-            let _ = (tool, arguments, params, question);
+            let _ = (tool, arguments, params, commanded, question);
             Gate::Answered(0)
         }
     }
@@ -1013,6 +1028,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         arguments: &[u8],
         state: Json<'_>,
         responses: Option<Json<'_>>,
+        commanded: Option<Reading>,
         respond: &mut Respond<'_, '_>,
     ) -> Option<Gate> {
         let (now, key) = (self.now_ms, self.entropy);
@@ -1037,9 +1053,9 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                     ErrorCode::InvalidParams,
                     "Invalid params: this requestState was used already (an approval is good for one call); call the tool again without it",
                 )),
-                Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false))),
+                Err(false) => Gate::Answered(respond.result(|w| refusal(w, "Not run: the device is keeping track of too many approvals just now; call the tool again shortly", false, commanded))),
             },
-            other => Gate::Answered(respond.result(|w| refusal(w, other.refusal(), false))),
+            other => Gate::Answered(respond.result(|w| refusal(w, other.refusal(), false, commanded))),
         })
     }
 
@@ -1079,13 +1095,14 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         tool: usize,
         args: &Args<'_>,
         caller: &Caller<'i>,
+        commanded: Option<Reading>,
         respond: Respond<'o, 'i>,
     ) -> Gate {
         let session = self.session;
         let error_member = session.effective_revision() == super::Revision::V2024_11_05;
         if self.confirm.holds() {
             return Gate::Answered(respond.result(|w| {
-                refusal(w, "Another action is waiting for a person's confirmation; answer that one first. Nothing was done", error_member);
+                refusal(w, "Another action is waiting for a person's confirmation; answer that one first. Nothing was done", error_member, commanded);
             }));
         }
         let raw = caller.raw;
@@ -1103,7 +1120,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         );
         let (Ok(len), Ok(id_start), Ok(id_len), Ok(tool), Some(dst)) = fits else {
             return Gate::Answered(respond.result(|w| {
-                refusal(w, "This call is too large for the device to hold while it asks for confirmation; nothing was done", error_member);
+                refusal(w, "This call is too large for the device to hold while it asks for confirmation; nothing was done", error_member, commanded);
             }));
         };
         dst.copy_from_slice(raw);
@@ -1116,6 +1133,11 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         let owed_until = match !asked && budget > 0 {
             true => At(now.saturating_add(u64::from(budget)).min(deadline_ms)),
             false => At::NONE,
+        };
+        // Answered at once that it waits: the person has at least the margin from now.
+        let deadline_ms = match !asked && owed_until == At::NONE {
+            true => self.heard_deadline(deadline_ms),
+            false => deadline_ms,
         };
         let approval = self.confirm.fresh(self.entropy);
         let held = Held {
@@ -1162,7 +1184,8 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         if held.owed_until != At::NONE {
             return Gate::Asked(0);
         }
-        let timeout = self.config.confirm_timeout_ms;
+        let timeout = held.deadline_ms.saturating_sub(self.now_ms);
+        let timeout = u32::try_from(timeout).unwrap_or(u32::MAX);
         Gate::Answered(super::finish(out, id, "", |w| {
             if let Some(id) = id {
                 super::write_result_object(w, id, era, info, "complete", |w| {
@@ -1204,41 +1227,71 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         } else {
             Answer::read(result)
         };
-        handled.len = self.settle(answer, out);
+        handled.len = self.settle(answer, out).0;
         handled
     }
 
     /// Ends a held call with a person's answer: a yes approves it (it runs at the caller's next
     /// chance: [`take_approved`](Self::take_approved)); anything else drops it, and what is
     /// written is why: the call's own answer when it is still owed, else a notification.
-    fn settle(&mut self, answer: Answer, out: &mut [u8]) -> usize {
+    /// The length written, and, for an outcome that comes after the call was answered, what
+    /// the client hears of it.
+    fn settle(&mut self, answer: Answer, out: &mut [u8]) -> (usize, Option<super::Heard>) {
         if !self.confirm.holds() {
-            return 0;
+            return (0, None);
         }
         let mut h = self.confirm.held();
         if answer == Answer::Yes {
             h.approved = true;
             self.confirm.set_held(&h);
-            return 0;
+            return (0, None);
         }
+        // (Read before the record is cleared: the held message is the arguments' only copy.)
+        let commanded = self.held_commanded(&h);
         self.confirm.set_held(&Held::NONE);
         let tool = self
             .registry
             .get(usize::from(h.tool))
             .map_or("", |t| t.name());
         if !(h.asked || h.owed_until != At::NONE) {
-            return wrap_outcome(out, 0, tool, false, answer.refusal());
+            let refused = Refused {
+                why: answer.refusal(),
+                commanded,
+            };
+            let (len, heard) = wrap_outcome(out, 0, tool, Some(refused));
+            return (len, heard);
         }
         // The call's own response: a refusal, for the id it was sent with.
         let Some(id) = self.confirm.held_id(&h) else {
-            return 0;
+            return (0, None);
         };
         let info = (self.config.name, self.config.version);
-        super::finish(out, Some(id), "", |w| {
+        let len = super::finish(out, Some(id), "", |w| {
             super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
-                refusal(w, answer.refusal(), h.error_member());
+                refusal(w, answer.refusal(), h.error_member(), commanded);
             });
-        })
+        });
+        (len, None)
+    }
+
+    /// What the held call `h` commanded ([`commanded`]), read from its held message: its
+    /// arguments validated again against the tool's parameters (they passed once).
+    #[inline(never)]
+    fn held_commanded(&self, h: &Held) -> Option<Reading> {
+        let tool = self.registry.get(usize::from(h.tool))?;
+        let message = self.confirm.message_at(usize::from(h.len));
+        let root = Json::parse(message, self.config.max_depth).ok()?;
+        let [params] = members(Some(root), ["params"]).ok()?;
+        let [arguments] = members(params, ["arguments"]).ok()?;
+        let args = crate::schema::validate(tool.param_specs(), arguments).ok()?;
+        commanded(&args)
+    }
+
+    /// The latest a person may answer, once the client heard that the call waits (now): at
+    /// least [`Config::heard_margin_ms`](super::Config) from now, never earlier than `deadline_ms`.
+    fn heard_deadline(&self, deadline_ms: u64) -> u64 {
+        let margin = u64::from(self.config.heard_margin_ms);
+        deadline_ms.max(self.now_ms.saturating_add(margin))
     }
 
     /// Takes the approved call out of the hold to run it: copies its message to the end of
@@ -1258,10 +1311,11 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         if at < super::MIN_OUT_LEN {
             h.approved = false;
             self.confirm.set_held(&h);
-            let len = self.settle(Answer::NoRoom, out);
+            let (len, heard) = self.settle(Answer::NoRoom, out);
             return Some(Err(super::Polled {
                 len,
                 to: Some(h.owner),
+                heard,
                 ..super::Polled::NONE
             }));
         }
@@ -1288,16 +1342,17 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         out: &mut [u8],
         (n, ran, receipt): (usize, Option<&'static str>, Option<super::Receipt>),
     ) -> super::Polled {
-        let len = if approved.notify {
-            wrap_outcome(out, n, approved.tool, true, "")
+        let (len, heard) = if approved.notify {
+            wrap_outcome(out, n, approved.tool, None)
         } else {
-            n
+            (n, None)
         };
         super::Polled {
             len,
             to: Some(approved.owner),
             ran,
             receipt,
+            heard,
         }
     }
 
@@ -1336,24 +1391,27 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             self.confirm.set_held(&h);
         }
         let to = Some(h.owner);
-        let len = match (h.device_answer, now >= h.deadline_ms) {
+        let (len, heard) = match (h.device_answer, now >= h.deadline_ms) {
             (Some(true), _) => self.settle(Answer::Yes, out),
             (Some(false), _) => self.settle(Answer::No, out),
             (None, true) => self.settle(Answer::Timeout, out),
             (None, false) => match h.owed_until.get() {
-                // The budget for holding the call's answer ran out: answer that it waits.
+                // The budget for holding the call's answer ran out: answer that it waits. The
+                // person's time counts from when the client hears that: at least the margin.
                 Some(until) if now >= until => {
                     let mut owed = h;
                     owed.owed_until = At::NONE;
+                    owed.deadline_ms = self.heard_deadline(h.deadline_ms);
                     self.confirm.set_held(&owed);
-                    self.write_awaiting(out, &h)
+                    (self.write_awaiting(out, &owed), None)
                 }
-                _ => 0,
+                _ => (0, None),
             },
         };
         super::Polled {
             len,
             to,
+            heard,
             ..super::Polled::NONE
         }
     }
@@ -1393,13 +1451,24 @@ fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
 /// A refusal result's members: the reason, `isError: true`; with `error_member` (2024-11-05) the
 /// reason again as `error`, where xiaozhi's backends read a failed call's reason (as
 /// `render_result_for` writes it for any failed call).
-fn refusal(w: &mut Writer<'_>, why: &str, error_member: bool) {
-    w.raw(protocol::FIRST_TEXT);
-    w.string(why);
-    w.raw(protocol::FIRST_TEXT_STRING_END_FAILED);
-    if error_member {
-        w.raw(protocol::ERROR);
-        w.string(why);
+fn refusal(w: &mut Writer<'_>, why: &'static str, error_member: bool, commanded: Option<Reading>) {
+    let refused = Refused { why, commanded }.error();
+    render_result_for(w, &Err(refused), &[], 0, None, error_member);
+}
+
+/// A held call that did not run, and why: a failure like any other (the first-text rule), its
+/// evidence `not applied` with what the call commanded.
+#[derive(Clone, Copy)]
+struct Refused {
+    why: &'static str,
+    commanded: Option<Reading>,
+}
+
+impl Refused {
+    fn error(self) -> ToolError {
+        let mut evidence = Evidence::new(Level::NotApplied);
+        evidence.commanded = self.commanded;
+        ToolError::new(self.why).with_evidence(evidence)
     }
 }
 
@@ -1422,8 +1491,17 @@ fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32) {
 }
 
 /// Turns the held call's outcome into a `notifications/message` (the call was answered already):
-/// `out[..n]` holds the call's response when it ran.
-fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str) -> usize {
+/// `out[..n]` holds the call's response when it ran (`refused` is `None`), else nothing. Its
+/// `data` has the tool, whether it was confirmed, the reason of a refusal, the sentence a
+/// person hears (`text`: `self.relay.set, confirmed: true — measured: …`, `self.relay.set: Not
+/// confirmed: no answer in time; nothing was done — not applied (commanded true)`), and the
+/// call's result or error. Returns the length and where the sentence is.
+fn wrap_outcome(
+    out: &mut [u8],
+    n: usize,
+    tool: &'static str,
+    refused: Option<Refused>,
+) -> (usize, Option<super::Heard>) {
     // The response's `result` (or `error`) member, moved to the end of the buffer.
     let member = out.get(..n).and_then(|resp| {
         let root = Json::parse(resp, crate::wire::json::DEFAULT_MAX_DEPTH).ok()?;
@@ -1441,16 +1519,35 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
         }
         _ => (cap, 0, true),
     };
-    let (head, _) = out.split_at_mut(tail);
+    let (head, moved) = out.split_at_mut(tail);
+    let moved = moved.get(..len).unwrap_or_default();
     let mut w = Writer::new(head);
     w.raw(protocol::CONFIRMATION_NOTIFICATION);
     w.string(tool);
     w.raw(protocol::CONFIRMED);
-    w.bool(confirmed);
-    if !why.is_empty() {
+    w.bool(refused.is_none());
+    if let Some(r) = refused {
         w.raw(protocol::REASON);
-        w.string(why);
+        w.string(r.why);
     }
+    // The sentence: the engine's words, the tool's name, and the result's own first text (or
+    // error message), copied as it was written (escaped already).
+    w.raw(protocol::TEXT);
+    w.begin_string();
+    let said_at = w.mark();
+    w.text(tool);
+    match refused {
+        Some(r) => {
+            w.plain(b": ");
+            write_first_text(&mut w, &Err(r.error()), &[], 0, None);
+        }
+        None => {
+            w.plain(b", confirmed: ");
+            w.plain(said_by(moved, is_result));
+        }
+    }
+    let said = w.mark() - said_at;
+    w.end_string();
     if len > 0 {
         w.raw(if is_result {
             protocol::RESULT
@@ -1460,19 +1557,45 @@ fn wrap_outcome(out: &mut [u8], n: usize, tool: &str, confirmed: bool, why: &str
     }
     let at = w.needed();
     if !w.fits() {
-        return 0;
+        return (0, None);
     }
     // The member slides down behind the head (it need not fit twice), then the braces.
     let end = at + len + 3;
     if end > cap {
-        return 0;
+        return (0, None);
     }
     out.copy_within(tail..tail + len, at);
     match out.get_mut(at + len..end) {
         Some(braces) => braces.copy_from_slice(b"}}}"),
-        None => return 0,
+        None => return (0, None),
     }
-    end
+    let heard = super::Heard {
+        outcome: match refused {
+            Some(_) => super::Later::Refused,
+            None => super::Later::Confirmed,
+        },
+        tool,
+        at: said_at,
+        len: said,
+    };
+    (end, Some(heard))
+}
+
+/// What a call's `result` member says in words (its first text), or its `error` member (the
+/// message), as escaped JSON string content; nothing when it has neither.
+fn said_by(member: &[u8], is_result: bool) -> &[u8] {
+    let Ok(v) = Json::parse(member, crate::wire::json::DEFAULT_MAX_DEPTH) else {
+        return b"";
+    };
+    let text = match is_result {
+        true => members(Some(v), ["content"])
+            .ok()
+            .and_then(|[c]| c?.elements()?.next())
+            .and_then(|first| members(Some(first), ["text"]).ok())
+            .and_then(|[t]| t),
+        false => members(Some(v), ["message"]).ok().and_then(|[m]| m),
+    };
+    text.and_then(|t| t.as_str()).map_or(b"", |t| t.raw())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
-use crate::result::{ToolError, render_result};
+use crate::result::{Evidence, Level, ToolError, render_result, render_result_for};
 use crate::schema::{Args, validate_into, validate_object};
 use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Integer, Json, JsonStr, Kind};
@@ -103,7 +103,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             effects.handled,
         )?;
         let room = room(args, respond)?;
-        self.slot(tool, form, respond)?;
+        self.slot(tool, form, args, respond)?;
         awaitable(tool, effects.park.is_some(), respond)?;
         #[cfg(feature = "confirm")]
         self.confirm(
@@ -303,7 +303,13 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// Slot: a long-running tool needs a free task slot, reserved before the handler runs, so
     /// that nothing is started that could not be tracked.
     #[inline(always)]
-    fn slot(&self, tool: &Tool<C>, form: Form, respond: &mut Respond<'_, '_>) -> Step<()> {
+    fn slot(
+        &self,
+        tool: &Tool<C>,
+        form: Form,
+        args: &Args<'_>,
+        respond: &mut Respond<'_, '_>,
+    ) -> Step<()> {
         // Registration refuses long-running tools when `K::TASKS == 0`; saying so here lets the
         // compiler drop the task code from such a server.
         let long_running = K::TASKS > 0 && tool.task_hooks().is_some();
@@ -317,7 +323,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 .reborrow()
                 .error_text(ErrorCode::InternalError, BUSY));
         }
-        Err(tool_error(respond, BUSY))
+        let error_member = self.legacy_error(respond.era);
+        Err(not_applied(respond, BUSY, args, error_member))
     }
 
     /// Confirm: a person's yes, where the tool asks for one. Only where `HOLD > HOLD_RECORD`:
@@ -351,8 +358,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             confirm,
             index,
             call.arguments,
-            params,
             args,
+            params,
             caller,
             respond.reborrow(),
         );
@@ -514,6 +521,23 @@ fn tool_error(respond: &mut Respond<'_, '_>, message: &'static str) -> usize {
     respond
         .reborrow()
         .result(|w| render_result(w, &Err(ToolError::new(message)), &[], 0, None))
+}
+
+/// Answers the call with a tool result that failed with `message` before anything was driven:
+/// `not applied`, with what the call commanded (the rule every failure follows).
+#[inline(never)]
+fn not_applied(
+    respond: &mut Respond<'_, '_>,
+    message: &'static str,
+    args: &Args<'_>,
+    error_member: bool,
+) -> usize {
+    let refused = Err(ToolError::new(message)
+        .with_evidence(Evidence::new(Level::NotApplied))
+        .with_commanded(args));
+    respond
+        .reborrow()
+        .result(|w| render_result_for(w, &refused, &[], 0, None, error_member))
 }
 
 /// Validation for a tool that declares a raw input schema (only that `arguments` is an object),

@@ -42,7 +42,7 @@ use crate::result::{
     ToolResult, Value, render_result, render_result_for, write_first_text,
 };
 use crate::schema::Param;
-use crate::wire::json::Json;
+use crate::wire::json::{Json, JsonStr};
 use crate::wire::protocol;
 use crate::wire::request::{Id, KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
@@ -72,6 +72,12 @@ pub struct Polled {
     /// The remembered answer of that call: tell the engine what became of it
     /// ([`Server::delivered`]).
     pub receipt: Option<Receipt>,
+    /// The message is an outcome that came after the call's own answer (a press on a call
+    /// answered "waiting", a refusal or timeout after it, a task that ended after its call was
+    /// answered), with the sentence a person hears: what a transport whose client only speaks
+    /// or hands its model what it is told (xiaozhi) sends on as well
+    /// (`mcp_core::transport::xiaozhi::heard`).
+    pub heard: Option<Heard>,
 }
 
 impl Polled {
@@ -81,7 +87,59 @@ impl Polled {
         to: None,
         ran: None,
         receipt: None,
+        heard: None,
     };
+}
+
+/// An outcome that came after a call was answered, in a message [`Server::poll_with`] wrote: what
+/// it is, and where its sentence is.
+///
+/// The sentence says the tool, what came of it, the value and the evidence, in words a person
+/// can hear and a model can repeat (the first-text rule): `self.relay.set, confirmed: true —
+/// measured: true (commanded true)`, `self.relay.set: Not confirmed: no answer in time; nothing
+/// was done — not applied (commanded true)`, `self.motor.move_to completed: 150 — measured: 150
+/// steps (commanded 150 steps, within ±2 steps)`. It is the `text` member of the message's
+/// `data` (a `notifications/message`), so it is made of the engine's words and the device's
+/// readings only: the call's free-form strings never appear in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Heard {
+    /// What came of the call.
+    pub outcome: Later,
+    /// The tool.
+    pub tool: &'static str,
+    /// Where the sentence starts in the message (a byte offset into the output buffer).
+    pub at: usize,
+    /// Its length in bytes, as written: the content of a JSON string (escaped as JSON escapes
+    /// it, so it can be copied into another JSON string as it is).
+    pub len: usize,
+}
+
+impl Heard {
+    /// The sentence in `message` (the bytes the poll wrote, from their start), as the JSON
+    /// string it is there (escaped). Given other bytes, a view that reads as whatever they hold.
+    pub fn sentence<'m>(&self, message: &'m [u8]) -> JsonStr<'m> {
+        JsonStr::from_checked(
+            message
+                .get(self.at..self.at.saturating_add(self.len))
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// What came of a call after its answer ([`Heard::outcome`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Later {
+    /// A person said yes on the device and the call ran: the sentence has its result (which may
+    /// be a failure).
+    Confirmed,
+    /// The call did not run: the person said no, or did not answer in time.
+    Refused,
+    /// A long-running action's task ended (completed, failed, cancelled or timed out: the
+    /// sentence says which, with the evidence).
+    TaskEnded(TaskStatus),
 }
 
 /// How a task was started, which decides how it is reported.
@@ -187,12 +245,25 @@ impl Entry {
         self.outcome = Some(outcome);
         self.stop = stop;
         self.updated_ms = now;
-        self.send_status = self.form == TaskForm::Legacy;
+        // A 2025-11-25 client hears of it by a status notification; a plain call's client,
+        // whose answer was given already (past the hold budget, or at once), by a log message
+        // with the outcome's sentence. (One still waiting for its held answer hears it there.)
+        self.send_status = match self.form {
+            TaskForm::Legacy => true,
+            TaskForm::Plain => self.waiter.is_none(),
+            TaskForm::Extension => false,
+        };
         self.send_progress = false;
     }
 
-    /// [`finish`](Self::finish) as failed with `error`.
+    /// [`finish`](Self::finish) as failed with `error`. A failure that brings no evidence of its
+    /// own (a timeout, a read that failed) states what the task's start did: what was commanded
+    /// and how far it got (`… — scheduled, not done yet (commanded 600 steps)`).
     fn fail(&mut self, error: ToolError, stop: Option<Result<(), ToolError>>, now: u64) {
+        let error = match error.evidence {
+            Some(_) => error,
+            None => error.with_evidence(self.view.started),
+        };
         self.finish(TaskStatus::Failed, Err(error), stop, now);
     }
 
@@ -495,10 +566,11 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             // Nothing is consumed: what is owed stays owed until a buffer that fits comes.
             return Polled::NONE;
         }
-        let (len, to) = self.emit(out);
+        let (len, to, heard) = self.emit(out);
         Polled {
             len,
             to: Some(to),
+            heard,
             ..Polled::NONE
         }
     }
@@ -568,7 +640,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         });
     }
 
-    fn emit(&mut self, out: &mut [u8]) -> (usize, Peer) {
+    fn emit(&mut self, out: &mut [u8]) -> (usize, Peer, Option<Heard>) {
         let now = self.now_ms;
         // A request that waits for a task: a parked `tasks/result`, or a plain call whose answer
         // is held back — answered when the task ends, a held call also when its budget ran out.
@@ -577,7 +649,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 && (e.status.is_terminal() || (e.owed_until != NOT_OWED && now >= e.owed_until))
         }) {
             let Some(e) = self.tasks.entries.get(i) else {
-                return (0, Peer::ONLY);
+                return (0, Peer::ONLY, None);
             };
             let to = e.waiter_peer;
             let id = Id::from_checked_raw(e.waiter.get().unwrap_or_default());
@@ -595,27 +667,33 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 e.waiter.clear();
                 e.owed_until = NOT_OWED;
             }
-            return (n, to);
+            return (n, to, None);
         }
         if let Some(i) = self.tasks.entries.iter().position(|e| e.send_status) {
             let Some(e) = self.tasks.entries.get(i) else {
-                return (0, Peer::ONLY);
+                return (0, Peer::ONLY, None);
             };
             let to = e.owner;
             let mut w = Writer::new(out);
-            w.raw(protocol::TASK_STATUS_NOTIFICATION);
-            self.write_task(&mut w, e);
-            w.raw(b"}}");
+            let heard = match e.form {
+                TaskForm::Plain => Some(write_ended(&mut w, e)),
+                _ => {
+                    w.raw(protocol::TASK_STATUS_NOTIFICATION);
+                    self.write_task(&mut w, e);
+                    w.raw(b"}}");
+                    None
+                }
+            };
             let n = if w.fits() { w.needed() } else { 0 };
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
                 e.send_status = false;
             }
-            return (n, to);
+            return (n, to, heard.filter(|_| n > 0));
         }
         if let Some(e) = self.tasks.entries.iter_mut().find(|e| e.send_progress) {
             let (Some(token), Some(p)) = (e.token.get(), e.progress) else {
                 e.send_progress = false;
-                return (0, Peer::ONLY);
+                return (0, Peer::ONLY, None);
             };
             let mut w = Writer::new(out);
             w.raw(protocol::PROGRESS_NOTIFICATION);
@@ -634,9 +712,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             w.raw(b"}}");
             let n = if w.fits() { w.needed() } else { 0 };
             e.send_progress = n == 0;
-            return (n, e.owner);
+            return (n, e.owner, None);
         }
-        (0, Peer::ONLY)
+        (0, Peer::ONLY, None)
     }
 
     /// Writes the members of a `Task` object, in the shape of its form.
@@ -1147,6 +1225,56 @@ fn render_started(w: &mut Writer<'_>, e: &Entry) {
     e.started.write_member(w);
 }
 
+/// A task's state as a model reading only a first text hears it (the status tool's first text,
+/// and the sentence of a plain task's end): `self.motor.move_to completed: 600 — measured: 600
+/// (commanded 600)`, `… working (30 of 100) — scheduled, not done yet (commanded 600)`, `…
+/// failed: Motor stalled…; safe-stop issued — measured: 120 (…)`. (Text: escaped in string
+/// mode.)
+fn write_task_sentence(w: &mut Writer<'_>, t: &TaskSnapshot) {
+    let working = t.status == TaskStatus::Working;
+    w.text(t.tool);
+    w.plain(b" ");
+    w.plain(t.status.as_str().as_bytes());
+    match &t.outcome {
+        Some(outcome) if !working => {
+            w.plain(b": ");
+            write_first_text(w, outcome, &[], 0, stop_note(t.stop));
+        }
+        _ => {
+            write_progress(w, t.progress.filter(|_| working));
+            t.started.write_sentence_after(w);
+        }
+    }
+}
+
+/// The log message that tells a plain call's client how its task ended, the call having been
+/// answered already: `notifications/message` (logger `task`), its `data` the task id, the tool,
+/// the status and the outcome's sentence (`text`, [`write_task_sentence`]), which it returns
+/// where it is.
+fn write_ended(w: &mut Writer<'_>, e: &Entry) -> Heard {
+    w.raw(protocol::TASK_ENDED_NOTIFICATION);
+    w.raw(b"\"");
+    write_id(w, e.id);
+    w.raw(b"\"");
+    w.raw(protocol::TOOL);
+    w.string(e.view.tool);
+    w.raw(protocol::STATUS);
+    w.string(e.status.as_str());
+    w.raw(protocol::TEXT);
+    w.begin_string();
+    let at = w.mark();
+    write_task_sentence(w, e);
+    let len = w.mark() - at;
+    w.end_string();
+    w.raw(b"}}}");
+    Heard {
+        outcome: Later::TaskEnded(e.status),
+        tool: e.view.tool,
+        at,
+        len,
+    }
+}
+
 /// The name of the status tool for clients without task support.
 pub const STATUS_TOOL_NAME: &str = "self.tasks.get_status";
 
@@ -1159,47 +1287,32 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
         return Err(ToolError::new("Unknown or expired task_id"));
     };
     let working = t.status == TaskStatus::Working;
-    // What a model reading only the first text hears: `self.motor.move_to completed: 600 —
-    // measured: 600 (commanded 600)`, `… working (30 of 100) — scheduled, not done yet
-    // (commanded 600)`, `… failed: Motor stalled…; safe-stop issued — measured: 120 (…)`.
-    let text = |w: &mut Writer<'_>| {
-        w.text(t.tool);
-        w.plain(b" ");
-        w.plain(t.status.as_str().as_bytes());
-        match &t.outcome {
-            Some(outcome) if !working => {
-                w.plain(b": ");
-                write_first_text(w, outcome, &[], 0, stop_note(t.stop));
+    reply.report(
+        |w| write_task_sentence(w, t),
+        |o| {
+            o.str("task_id", id)
+                .str("tool", t.tool)
+                .str("status", t.status.as_str());
+            if let Some(p) = t.progress.as_ref().filter(|_| working) {
+                o.progress_value("progress", p.progress);
+                if let Some(total) = p.total {
+                    o.progress_value("total", total);
+                }
             }
-            _ => {
-                write_progress(w, t.progress.filter(|_| working));
-                t.started.write_sentence_after(w);
+            o.raw_member(protocol::STARTED, |w| t.started.write_json(w));
+            // Read where it is: the outcome and its evidence are not copied onto the stack.
+            report_outcome(o, t);
+            match t.stop {
+                Some(Ok(())) => {
+                    o.str("stop", "issued");
+                }
+                Some(Err(_)) => {
+                    o.str("stop", "failed");
+                }
+                None => {}
             }
-        }
-    };
-    reply.report(text, |o| {
-        o.str("task_id", id)
-            .str("tool", t.tool)
-            .str("status", t.status.as_str());
-        if let Some(p) = t.progress.as_ref().filter(|_| working) {
-            o.progress_value("progress", p.progress);
-            if let Some(total) = p.total {
-                o.progress_value("total", total);
-            }
-        }
-        o.raw_member(protocol::STARTED, |w| t.started.write_json(w));
-        // Read where it is: the outcome and its evidence are not copied onto the stack.
-        report_outcome(o, t);
-        match t.stop {
-            Some(Ok(())) => {
-                o.str("stop", "issued");
-            }
-            Some(Err(_)) => {
-                o.str("stop", "failed");
-            }
-            None => {}
-        }
-    })
+        },
+    )
 }
 
 /// The status tool's members for a task's outcome: its result and evidence, or its failure as a

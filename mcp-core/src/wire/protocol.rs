@@ -146,6 +146,9 @@ keys! {
     QUESTION = "question",
     CONFIRMED = "confirmed",
     REASON = "reason",
+    // What came after a call's answer
+    TOOL = "tool",
+    STATUS = "status",
     // JSON Schema
     MINIMUM = "minimum",
     MAXIMUM = "maximum",
@@ -156,6 +159,8 @@ keys! {
     // Transports
     /// (xiaozhi's envelope)
     SESSION_ID = "session_id",
+    /// (xiaozhi's `listen` frame)
+    STATE = "state",
     /// (MQTT presence)
     SERVER_NAME = "server_name",
     /// (RFC 9728 protected-resource metadata)
@@ -201,6 +206,16 @@ pub(crate) const SERVER_ONLINE_NOTIFICATION: &[u8] =
 pub(crate) const SESSION_ENVELOPE_OPEN: &[u8] = join!(b"{", first(SESSION_ID));
 /// `"type":"mcp","payload":`: a xiaozhi envelope's members up to the message it carries.
 pub(crate) const MCP_PAYLOAD: &[u8] = br#""type":"mcp","payload":"#;
+/// `"type":"listen","state":"detect","text":"`: a xiaozhi detect frame's members up to its text
+/// (the string open; the backend speaks a `[device_call]` text, any other starts a model turn).
+pub(crate) const DETECT_TEXT_OPEN: &[u8] = join!(
+    first(TYPE),
+    br#""listen""#,
+    STATE,
+    br#""detect""#,
+    TEXT,
+    b"\""
+);
 
 // ---- Tool results ----------------------------------------------------------------------------
 
@@ -232,9 +247,6 @@ pub(crate) const FIRST_TEXT_END_FAILED: &[u8] = join!(FIRST_TEXT_END, IS_ERROR_T
 pub(crate) const FIRST_TEXT_END_STRUCTURED: &[u8] = join!(FIRST_TEXT_END, STRUCTURED_CONTENT);
 /// `"}],"structuredContent":{"value":`
 pub(crate) const FIRST_TEXT_END_VALUE: &[u8] = join!(FIRST_TEXT_END_STRUCTURED, VALUE_OPEN);
-/// `}],"isError":true`: a failed call's result whose first text was a JSON string
-/// ([`FIRST_TEXT`]).
-pub(crate) const FIRST_TEXT_STRING_END_FAILED: &[u8] = join!(b"}]", IS_ERROR_TRUE);
 /// `,"structuredContent":{"value":"`: a result that is one string, inside it.
 pub(crate) const STRING_VALUE_OPEN: &[u8] = join!(STRUCTURED_CONTENT, VALUE_OPEN, b"\"");
 /// `"},"isError":false`: a structured object whose last member was a string ends the result.
@@ -420,6 +432,18 @@ pub(crate) const CONFIRMATION_NOTIFICATION: &[u8] = join!(
     br#"{"tool":"#
 );
 
+/// The log message that tells how a plain call's task ended (the call was answered already),
+/// up to its task id: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":
+/// "notice","logger":"task","data":{"task_id":`.
+pub(crate) const TASK_ENDED_NOTIFICATION: &[u8] = join!(
+    LOG_NOTIFICATION,
+    br#""notice""#,
+    LOGGER,
+    br#""task""#,
+    DATA,
+    br#"{"task_id":"#
+);
+
 // ---- JSON Schema -------------------------------------------------------------------------------
 
 /// `{"type":`: a schema, its type next.
@@ -455,6 +479,10 @@ mod test {
         assert_eq!(
             CONFIRMATION_NOTIFICATION,
             br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"notice","logger":"confirmation","data":{"tool":"#
+        );
+        assert_eq!(
+            DETECT_TEXT_OPEN,
+            br#""type":"listen","state":"detect","text":""#
         );
         assert_eq!(first(DESCRIPTION), br#""description":"#);
         assert_eq!(first(b"{"), b"{");

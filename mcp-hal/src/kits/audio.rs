@@ -27,7 +27,7 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{TASKS, Verdict, Wait, Window, declare, device_error, percent, settle};
+use super::{NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, percent, settle};
 use crate::Percent;
 use crate::audio::{AudioCodec, VolumeCaps};
 
@@ -74,11 +74,13 @@ pub(crate) fn accept(
 ) -> Result<Percent, ToolError> {
     let volume = percent(args, "volume")?;
     if volume > caps.max {
-        return Err(reply.error_with(|w| {
-            w.text("This codec's maximum volume is ");
-            w.uint(caps.max.get().into());
-            w.text("%; nothing was changed");
-        }));
+        return Err(reply
+            .error_with(|w| {
+                w.text("This codec's maximum volume is ");
+                w.uint(caps.max.get().into());
+                w.text("%; nothing was changed");
+            })
+            .with_evidence(NOT_APPLIED.commanded(Reading::Int(volume.into()))));
     }
     Ok(volume)
 }
@@ -128,7 +130,7 @@ fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let volume = accept(&caps, args, reply)?;
     ctx.codec()
         .set_volume(volume)
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     let window = Window::new(caps.settle_ms, ctx.call_budget_ms(), TASKS);
     let read = caps.read_back.then(|| {
         settle(
@@ -150,7 +152,7 @@ fn poll<C: HasCodec>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let caps = codec.volume_caps();
     let settle = u64::from(caps.settle_ms);
     match codec.volume() {
-        Err(e) => TaskPoll::Done(Err(device_error(&e))),
+        Err(e) => TaskPoll::Done(Err(super::device_error(&e))),
         Ok(observed) if caps.agrees(commanded, observed) => TaskPoll::Done(Ok(
             Output::bool(true).with_evidence(evidence(&caps, commanded, observed))
         )),

@@ -42,8 +42,8 @@ use mcp_core::{
 };
 use sha2::{Digest, Sha256};
 
-use super::device_error;
 use super::system::{HasSystem, REBOOT_DELAY_MS};
+use super::{NOT_APPLIED, command_failed, device_error};
 use crate::firmware::{BootState, FirmwareSlot, Rollback, Unbootable};
 use crate::system::System;
 
@@ -150,6 +150,60 @@ pub fn came_up<S: FirmwareSlot>(ota: &mut Ota<S>) -> Result<(), S::Error> {
     }
 }
 
+/// What a client that asked for an upgrade hears once the device restarted: whether the new
+/// firmware came up or the bootloader rolled back, as one sentence with its evidence (`measured`:
+/// the running firmware answers): `self.upgrade_firmware: firmware 5.4.3 came up after the
+/// upgrade from firmware 0.1.0 and answers — measured`, `self.upgrade_firmware: firmware 6.0.0
+/// did not come up (the bootloader could not start it); the bootloader rolled back and firmware
+/// 5.4.3 runs — measured`. Writes it (as text: escaped in string mode) and returns `true` after an upgrade
+/// that came up (after [`came_up`]) or was rolled back; `false`, writing nothing, otherwise
+/// (an ordinary start, a trial not confirmed yet).
+///
+/// A version is the image's own text: it is written only when it is a plain version (up to 32
+/// letters, digits and `.+-_`), else as "the new firmware" — the sentence is spoken and goes
+/// into a model's dialogue.
+pub fn write_boot<S: FirmwareSlot>(ota: &Ota<S>, w: &mut Writer<'_>) -> bool {
+    let boot = ota.slot.boot();
+    // `firmware 1.1.0`, or the words for it when the version is not a plain one.
+    let named = |w: &mut Writer<'_>, v: Option<&str>, otherwise: &str| match v {
+        Some(v) if plain_version(v) => {
+            w.text("firmware ");
+            w.text(v);
+        }
+        _ => w.text(otherwise),
+    };
+    match boot.state {
+        BootState::Upgraded => {
+            w.text(NAME);
+            w.text(": ");
+            named(w, Some(boot.running), "the new firmware");
+            w.text(" came up after the upgrade from ");
+            named(w, boot.previous, "the firmware before");
+            w.text(" and answers");
+        }
+        BootState::RolledBack(why) => {
+            w.text(NAME);
+            w.text(": ");
+            named(w, boot.attempted, "the new firmware");
+            w.text(" did not come up (");
+            w.text(why.as_str());
+            w.text("); the bootloader rolled back and ");
+            named(w, Some(boot.running), "the firmware before");
+            w.text(" runs");
+        }
+        BootState::Normal | BootState::Trial => return false,
+    }
+    Evidence::new(Level::Measured).write_sentence_after(w);
+    true
+}
+
+/// Up to 32 characters of `A-Za-z0-9.+-_`, not empty.
+fn plain_version(v: &str) -> bool {
+    (1..=32).contains(&v.len())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-' | b'_'))
+}
+
 const UPGRADE_PARAMS: &[Param] = &[
     Param::integer("size", "The image's size in bytes").range(1, u32::MAX as i64),
     Param::string(
@@ -201,9 +255,10 @@ fn upgrade_handler<C: HasFirmware>(
 ) -> ToolResult {
     let size = args.int_as::<u32>("size")?;
     let Some(expected) = hex(args.str("sha256")?.as_bytes()) else {
-        return Err(ToolError::new(
-            "sha256 must be 64 hexadecimal digits; nothing was started",
-        ));
+        return Err(
+            ToolError::new("sha256 must be 64 hexadecimal digits; nothing was started")
+                .with_evidence(NOT_APPLIED),
+        );
     };
     let ota = ctx.ota();
     if ota
@@ -213,22 +268,24 @@ fn upgrade_handler<C: HasFirmware>(
     {
         return Err(ToolError::new(
             "The device is about to restart into a verified image; nothing was started",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     }
     let capacity = ota.slot.capacity();
     if size > capacity {
-        return Err(reply.error_with(|w| {
+        let refused = reply.error_with(|w| {
             w.text("The image is larger than the slot (");
             w.uint(size.into());
             w.text(" bytes; the slot holds ");
             w.uint(capacity.into());
             w.text("); nothing was started");
-        }));
+        });
+        return Err(refused.with_evidence(NOT_APPLIED));
     }
     // A newer upgrade replaces one still receiving or verifying (its client may be gone, and
     // with it the engine that drove its task): that one's task fails as abandoned.
     ota.upgrade = None;
-    ota.slot.begin(size).map_err(|e| device_error(&e))?;
+    ota.slot.begin(size).map_err(|e| command_failed(&e))?;
     ota.generation = ota.generation.wrapping_add(1);
     ota.upgrade = Some(Upgrade {
         generation: ota.generation,
@@ -313,34 +370,39 @@ fn write_handler<C: HasFirmware>(
     let Some(up) = ota.upgrade.as_mut().filter(|u| u.phase == Phase::Receiving) else {
         return Err(ToolError::new(
             "No upgrade is receiving: call self.upgrade_firmware first; nothing was written",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     };
     if up.owner != reply.peer() {
         return Err(ToolError::new(
             "The upgrade that is receiving belongs to another client; nothing was written",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     }
     if offset != up.received {
-        return Err(reply.error_with(|w| {
+        let refused = reply.error_with(|w| {
             w.text("The next piece starts at byte ");
             w.uint(up.received.into());
             w.text(", not ");
             w.uint(offset.into());
             w.text("; nothing was written");
-        }));
+        });
+        return Err(refused.with_evidence(NOT_APPLIED));
     }
     let Some(len) = base64_len(data).filter(|&n| n <= MAX_CHUNK) else {
         return Err(ToolError::new(
             "data must be standard padded base64 of 1 to 1024 bytes; nothing was written",
-        ));
+        )
+        .with_evidence(NOT_APPLIED));
     };
     let len = len as u32;
     if len > up.size - up.received {
-        return Err(reply.error_with(|w| {
+        let refused = reply.error_with(|w| {
             w.text("The piece goes past the image's ");
             w.uint(up.size.into());
             w.text(" bytes; nothing was written");
-        }));
+        });
+        return Err(refused.with_evidence(NOT_APPLIED));
     }
     let slot = &mut ota.slot;
     let mut at = offset;
@@ -352,10 +414,11 @@ fn write_handler<C: HasFirmware>(
     if let Err(e) = wrote {
         // Part of the piece may be in the slot: the upgrade cannot go on.
         up.phase = Phase::Failed;
-        return Err(reply.error_with(|w| {
+        let failed = reply.error_with(|w| {
             w.text(crate::Error::message(&e));
             w.text(" writing the slot; the upgrade is abandoned and the running firmware stays");
-        }));
+        });
+        return Err(failed.with_evidence(Evidence::new(Level::Unknown)));
     }
     up.received = at;
     let (received, size) = (up.received, up.size);

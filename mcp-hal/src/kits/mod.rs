@@ -197,7 +197,7 @@ mod watch;
 
 pub use watch::{Sample, Watch};
 
-use mcp_core::{Args, Handler, Tool, ToolError};
+use mcp_core::{Args, Evidence, Handler, Level, Tool, ToolError};
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskHooks, TaskInfo, TaskPoll, TaskSupport};
 
@@ -377,10 +377,33 @@ pub(crate) const fn settle_task<C>(
     )
 }
 
-/// The [`ToolError`] for a device error: its [`message`](Error::message) (which names the chip
-/// when the driver does), no evidence (nothing is known to have happened).
+/// The [`ToolError`] for a device error while reading (a read-back, a task's progress): its
+/// [`message`](Error::message) (which names the chip when the driver does), no evidence of its
+/// own (a task's failure then says what was started: the engine reports it with the task's start
+/// evidence). For a command the device failed, [`command_failed`].
 pub fn device_error<E: Error>(e: &E) -> ToolError {
     ToolError::new(e.message())
+}
+
+/// Evidence of a command that did not take effect (refused before the device was driven): the
+/// engine adds the call's commanded value (`… — not applied (commanded 40)`).
+pub const NOT_APPLIED: Evidence = Evidence::new(Level::NotApplied);
+
+/// The [`ToolError`] for a command the device failed: its [`message`](Error::message), and how
+/// much of the command the device knows to have taken effect, from the error's kind —
+/// [`Level::NotApplied`] when the device refused it (an I2C NACK, a full queue, another chip, a
+/// command it cannot do), [`Level::Unknown`] when it lost track (a bus error, a timeout, any
+/// other). The engine adds the call's commanded value, so the failure reads `The device did not
+/// acknowledge (I2C NACK); nothing was changed — not applied (commanded 40)`.
+pub fn command_failed<E: Error>(e: &E) -> ToolError {
+    let level = match e.kind() {
+        crate::ErrorKind::NoAcknowledge
+        | crate::ErrorKind::QueueFull
+        | crate::ErrorKind::WrongDevice
+        | crate::ErrorKind::Unsupported => Level::NotApplied,
+        _ => Level::Unknown,
+    };
+    ToolError::new(e.message()).with_evidence(Evidence::new(level))
 }
 
 /// Reads a 0..=100 integer argument as a [`Percent`], for a kit of your own: declare the

@@ -12,7 +12,7 @@ use mcp_core::{
     TaskPoll, TaskSupport, Tool, ToolError, ToolResult,
 };
 
-use super::device_error;
+use super::{NOT_APPLIED, command_failed, device_error};
 use crate::motor::Actuator;
 
 /// Access to the board's actuator.
@@ -45,6 +45,15 @@ fn unpack(data: i64) -> (i32, i32) {
     ((data >> 32) as i32, data as u32 as i32)
 }
 
+/// Evidence of a move that was not started, toward `target` (in the actuator's unit).
+fn not_started<M: Actuator>(motor: &M, target: i64) -> Evidence {
+    let e = NOT_APPLIED.commanded(Reading::Int(target));
+    match motor.unit() {
+        Some(unit) => e.unit(unit),
+        None => e,
+    }
+}
+
 /// `measured` evidence from the encoder, with the actuator's arrival tolerance and unit.
 fn measured<M: Actuator>(motor: &M, target: i32, position: i32) -> Evidence {
     let e = Evidence::new(Level::Measured)
@@ -68,16 +77,20 @@ fn handler<C: HasMotor>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
     let target = match i32::try_from(target) {
         Ok(t) if (min..=max).contains(&t) => t,
         _ => {
-            return Err(reply.error_with(|w| {
+            let refused = reply.error_with(|w| {
                 w.text("This actuator reaches ");
                 w.int(min.into());
                 w.text(" to ");
                 w.int(max.into());
                 w.text("; nothing was started");
-            }));
+            });
+            return Err(refused.with_evidence(not_started(motor, target)));
         }
     };
-    let now = motor.state().map_err(|e| device_error(&e))?;
+    // (Nothing is started when the state cannot be read.)
+    let now = motor
+        .state()
+        .map_err(|e| device_error(&e).with_evidence(not_started(motor, target.into())))?;
     if !now.moving && arrived(now.position, target, motor.tolerance()) {
         return Ok(Output::int(now.position.into()).with_evidence(measured(
             motor,
@@ -85,7 +98,15 @@ fn handler<C: HasMotor>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
             now.position,
         )));
     }
-    motor.start_move(target).map_err(|e| device_error(&e))?;
+    motor.start_move(target).map_err(|e| {
+        let failed = command_failed(&e);
+        match failed.evidence() {
+            Some(ev) if ev.level == Level::NotApplied => {
+                failed.with_evidence(not_started(motor, target.into()))
+            }
+            _ => failed,
+        }
+    })?;
     // What a model hears at the start: `scheduled, not done yet (commanded 600 steps)`.
     let started = Evidence::new(Level::Scheduled).commanded(Reading::Int(target.into()));
     let started = match motor.unit() {

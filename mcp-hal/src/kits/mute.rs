@@ -20,7 +20,7 @@ use mcp_core::{
 };
 
 use super::audio::HasCodec;
-use super::{declare, device_error};
+use super::{command_failed, declare};
 use crate::audio::AudioCodec;
 
 /// The tool's name.
@@ -55,7 +55,7 @@ pub(crate) const fn conclude(mute: bool) -> ToolResult {
 
 fn handler<C: HasCodec>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     let mute = accept(args)?;
-    ctx.codec().set_mute(mute).map_err(|e| device_error(&e))?;
+    ctx.codec().set_mute(mute).map_err(|e| command_failed(&e))?;
     conclude(mute)
 }
 

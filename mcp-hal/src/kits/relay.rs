@@ -23,7 +23,7 @@ use mcp_core::{
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
-use super::{TASKS, Verdict, Wait, Window, declare, device_error, settle};
+use super::{NOT_APPLIED, TASKS, Verdict, Wait, Window, command_failed, declare, settle};
 use crate::switch::Switch;
 
 /// Why an interlock guard refused.
@@ -81,20 +81,22 @@ const MISMATCH: &str = "The relay's feedback contact disagrees with the command"
 pub(crate) enum Undriven {
     /// The interlock guard refused; nothing was driven.
     Refused(Refusal),
-    /// The driver failed (its [`device_error`]).
+    /// The driver failed (its [`command_failed`](super::command_failed)).
     Failed(ToolError),
 }
 
-/// The failed call for a relay that was not driven.
-pub(crate) fn undriven(why: Undriven, reply: &mut Reply<'_>) -> ToolError {
+/// The failed call for a relay that was not driven to `on`.
+pub(crate) fn undriven(why: Undriven, on: bool, reply: &mut Reply<'_>) -> ToolError {
     match why {
-        Undriven::Refused(refusal) => reply.error_with(|w| {
-            w.text("Refused by interlock \"");
-            w.text(refusal.guard);
-            w.text("\": ");
-            w.text(refusal.reason);
-            w.text("; the relay was not switched");
-        }),
+        Undriven::Refused(refusal) => reply
+            .error_with(|w| {
+                w.text("Refused by interlock \"");
+                w.text(refusal.guard);
+                w.text("\": ");
+                w.text(refusal.reason);
+                w.text("; the relay was not switched");
+            })
+            .with_evidence(NOT_APPLIED.commanded(Reading::Bool(on))),
         Undriven::Failed(e) => e,
     }
 }
@@ -154,9 +156,9 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
         ctx.interlock(on).map_err(Undriven::Refused)?;
         ctx.relay()
             .set(on)
-            .map_err(|e| Undriven::Failed(device_error(&e)))
+            .map_err(|e| Undriven::Failed(command_failed(&e)))
     })
-    .map_err(|why| undriven(why, reply))?;
+    .map_err(|why| undriven(why, on, reply))?;
     let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), TASKS);
     let read = settle(ctx, window, |c| c.relay().feedback(), |f| agrees(on, f));
     conclude(on, read, window, reply)
@@ -168,7 +170,7 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
     let relay = ctx.relay();
     let settle = u64::from(relay.settle_ms());
     match relay.feedback() {
-        Err(e) => TaskPoll::Done(Err(device_error(&e))),
+        Err(e) => TaskPoll::Done(Err(super::device_error(&e))),
         Ok(None) => TaskPoll::Done(Ok(Output::bool(true)
             .with_evidence(Evidence::new(Level::Applied).commanded(Reading::Bool(on))))),
         Ok(Some(observed)) if observed == on => {

@@ -11,7 +11,7 @@ use mcp_core::{
     ToolResult,
 };
 
-use super::{declare, device_error, percent};
+use super::{command_failed, declare, percent};
 use crate::Percent;
 use crate::backlight::Backlight;
 
@@ -78,7 +78,7 @@ fn handler<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) -> 
     let backlight = ctx.backlight();
     backlight
         .set_brightness(level)
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     conclude(level, backlight.brightness(), backlight.tolerance())
 }
 

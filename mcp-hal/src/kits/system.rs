@@ -3,7 +3,7 @@
 
 use mcp_core::{Annotations, Args, Evidence, Handler, Level, Output, Reply, Tool, ToolResult};
 
-use super::{declare, device_error};
+use super::{command_failed, declare};
 use crate::system::System;
 
 /// Access to the board's system control.
@@ -39,7 +39,7 @@ pub(crate) const fn scheduled() -> ToolResult {
 fn handler<C: HasSystem>(ctx: &mut C, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     ctx.system()
         .schedule_reboot(REBOOT_DELAY_MS)
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     scheduled()
 }
 

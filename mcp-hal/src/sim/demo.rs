@@ -114,6 +114,8 @@ use crate::kits::firmware::{self, Ota};
 use crate::kits::{
     DelayNs, Wait, Watch, audio, battery, button, motor, relay, screen, status, system, temperature,
 };
+use crate::publish::Threshold;
+use mcp_core::transport::xiaozhi::Event;
 
 /// How a [`DemoBoard`] waits inside a call (a kit waiting for a settle time).
 pub trait Timebase {
@@ -154,6 +156,8 @@ pub struct DemoWatch {
     pub battery: Watch,
     /// `device://buttons/main`: debounced over [`button::DEBOUNCE_MS`], by [`button::POLICY`].
     pub button: button::Presses,
+    /// The temperature's [`HOT`] threshold: [`HOT_MILLICELSIUS`], re-armed 1 °C below.
+    pub hot: Threshold,
 }
 
 impl DemoWatch {
@@ -163,9 +167,26 @@ impl DemoWatch {
             temperature: temperature::watch(),
             battery: battery::watch(),
             button: button::Presses::new(),
+            hot: Threshold::above(HOT_MILLICELSIUS, 1_000),
         }
     }
 }
+
+/// The demo board's doorbell: a press of its button when no question waits for it (device-sim
+/// `--speak-first`), an event that starts a turn on a xiaozhi backend.
+pub static DOORBELL: Event = Event::new("doorbell", "the doorbell button was pressed");
+
+/// The demo board's heat alarm: the temperature rose above [`HOT_MILLICELSIUS`] (device-sim
+/// `--speak-first`), an event that starts a turn on a xiaozhi backend, with the reading in whole
+/// degrees. At most one a minute.
+pub static HOT: Event = Event::new(
+    "hot",
+    "the temperature rose above 40 °C; the sensor reads {} °C",
+)
+.min_interval_ms(60_000);
+
+/// [`HOT`]'s level: 40 °C.
+pub const HOT_MILLICELSIUS: i32 = 40_000;
 
 impl Default for DemoWatch {
     fn default() -> Self {
@@ -374,6 +395,17 @@ impl<T> DemoBoard<T> {
         ]
         .into_iter()
         .flatten()
+    }
+
+    /// [`HOT`]'s occurrence: the temperature the simulated sensor holds crossed
+    /// [`HOT_MILLICELSIUS`] since the last look (once per excursion), with the reading in whole
+    /// degrees for its words.
+    pub fn heat(&mut self) -> Option<Reading> {
+        let milli = self.sim.thermometer.millicelsius();
+        self.watch
+            .hot
+            .update(milli)
+            .then(|| Reading::Int(i64::from(milli.saturating_add(500).div_euclid(1000))))
     }
 }
 

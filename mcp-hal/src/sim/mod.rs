@@ -200,7 +200,8 @@ pub use camera::{Frame, FrameSize, SimCamera};
 pub use codec::SimCodec;
 #[cfg(feature = "tasks")]
 pub use demo::{
-    ANSWER_BYTES, CAPTURE_SIDE, DEMO_TOOLS, DemoBoard, DemoTool, SimTime, Timebase, largest_side,
+    ANSWER_BYTES, CAPTURE_SIDE, DEMO_TOOLS, DOORBELL, DemoBoard, DemoTool, HOT, HOT_MILLICELSIUS,
+    SimTime, Timebase, largest_side,
 };
 pub use fan::SimFan;
 pub use fault::{Fault, Faults, FaultsIter, UnknownFault};

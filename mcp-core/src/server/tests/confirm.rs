@@ -271,7 +271,9 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
             .contains("declined")
     );
     // Past the budget: the answer that it waits (with the time left), then the outcome as a
-    // notification.
+    // notification. Issue 31 item 3: the time left counts from when the client hears it — at
+    // least the 20 s margin, not the 5 s the 30 s timeout left after the 25 s budget — and the
+    // device waits that long.
     t.send(&call(json!(3), "self.reboot", json!({})));
     assert_eq!(t.poll(7_000), None);
     let waits = t.poll(32_000).unwrap();
@@ -282,10 +284,14 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
     );
     assert_eq!(
         waits["result"]["structuredContent"]["confirm_on_device_within_s"],
-        5
+        20
     );
-    assert!(t.press(true, 33_000));
-    let note = t.poll(33_001).unwrap();
+    let text = waits["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("within 20 s"), "{text}");
+    assert_eq!(t.s.confirmation().unwrap().deadline_ms, 52_000);
+    assert_eq!(t.poll(40_000), None, "still waiting past the 30 s timeout");
+    assert!(t.press(true, 51_000));
+    let note = t.poll(51_001).unwrap();
     assert_eq!(note["method"], "notifications/message");
     assert_eq!(note["params"]["data"]["confirmed"], true);
     assert_eq!(t.dev.reboots, 2);
@@ -352,12 +358,12 @@ fn a_press_answers_only_the_question_shown_before_it() {
 /// about to be, at the next poll), and the device must not run it anyway.
 #[test]
 fn a_press_after_the_deadline_answers_nothing() {
-    let mut t = T::with(
-        Config::new("c", "1")
-            .confirm_min_shown(0)
-            .confirm_timeout(1_000)
-            .hold_answer(0),
-    );
+    // (No margin after the answer: the deadline is the timeout's.)
+    let config = Config::new("c", "1")
+        .confirm_min_shown(0)
+        .confirm_timeout(1_000)
+        .hold_answer(0);
+    let mut t = T::with(config.heard_margin(0));
     t.init("2024-11-05", json!({}));
     t.poll(0);
     t.ask(call(json!(1), "self.reboot", json!({})));
@@ -723,7 +729,10 @@ fn an_accept_without_the_boolean_is_not_reported_as_a_decline() {
         let id = ask.unwrap()["id"].clone();
         let refused = t.ask(json!({"jsonrpc":"2.0","id":id,"result":answer}));
         assert_eq!(refused["result"]["isError"], true, "{answer}");
-        assert_eq!(refused["result"]["content"][0]["text"], *why, "{answer}");
+        // (A refusal is a failure like any other: the evidence says nothing was applied.)
+        let said = format!("{why} — not applied");
+        assert_eq!(refused["result"]["content"][0]["text"], said, "{answer}");
+        assert_eq!(refused["result"]["evidence"]["level"], "not_applied");
     }
     assert_eq!(t.dev.reboots, 0);
     // 2026-07-28: the retry's `inputResponses`.
@@ -738,7 +747,9 @@ fn an_accept_without_the_boolean_is_not_reported_as_a_decline() {
             let extra = json!({"requestState":state,"inputResponses":{"confirm":answer}});
             let r = t.ask(modern_call(2 + n as i64, on.clone(), caps.clone(), extra));
             assert_eq!(r["result"]["resultType"], "complete", "{r}");
-            assert_eq!(r["result"]["content"][0]["text"], *why, "{answer}");
+            // (With what the call commanded: the relay `on`.)
+            let said = format!("{why} — not applied (commanded true)");
+            assert_eq!(r["result"]["content"][0]["text"], said, "{answer}");
         }
         assert_eq!(t.dev.relay_writes, 0);
     }
@@ -1081,6 +1092,116 @@ fn a_press_counts_only_after_the_question_was_shown_long_enough() {
     assert!(t.press(true, 9_100));
     t.poll(9_110);
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
+}
+
+/// Issue 31 items 1 and 4: an outcome that comes after the call was answered "waiting" — a
+/// press, a refusal, a timeout — is a `notifications/message` whose `data.text` is the sentence a
+/// person hears (the tool, the value, the evidence, what was commanded), and `poll_with` says
+/// where that sentence is ([`Polled::heard`]), so that a transport whose client only speaks what
+/// it is told (xiaozhi) can send it on; a refusal within the call's budget is the call's own
+/// answer, with the same evidence.
+#[test]
+fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
+    // (Presses count at once here: the minimum a question is shown is another test's.)
+    let mut t = T::with(Config::new("c", "1").hold_answer(0).confirm_min_shown(0));
+    t.init("2024-11-05", json!({}));
+    t.poll(0);
+    // Answered at once: it waits.
+    let waits = t.ask(call(json!(1), "self.relay.set", json!({"on": true})));
+    assert_eq!(
+        waits["result"]["structuredContent"]["status"],
+        "awaiting_confirmation"
+    );
+    t.poll(10);
+    assert!(t.press(true, 20));
+    let (note, p) = t.polled(30);
+    let note = note.expect("the outcome");
+    let heard = p.heard.expect("a heard outcome");
+    assert_eq!(
+        (heard.outcome, heard.tool),
+        (Later::Confirmed, "self.relay.set")
+    );
+    let said = core::str::from_utf8(heard.sentence(&t.out[..p.len]).raw()).unwrap();
+    assert_eq!(said, "self.relay.set, confirmed: true");
+    assert_eq!(note["params"]["data"]["text"], said, "{note}");
+    assert_eq!(
+        note["params"]["data"]["result"]["content"][0]["text"],
+        "true"
+    );
+    assert_eq!(t.dev.relay_writes, 1);
+
+    // A "no" on the device after the answer: not applied, with what was commanded.
+    t.ask(call(json!(2), "self.relay.set", json!({"on": true})));
+    t.poll(40);
+    assert!(t.press(false, 50));
+    let (note, p) = t.polled(60);
+    let heard = p.heard.expect("a heard refusal");
+    assert_eq!(heard.outcome, Later::Refused);
+    let said = core::str::from_utf8(heard.sentence(&t.out[..p.len]).raw()).unwrap();
+    assert_eq!(
+        said,
+        "self.relay.set: Not confirmed: the person declined; nothing was done — not applied \
+         (commanded true)"
+    );
+    assert_eq!(note.unwrap()["params"]["data"]["confirmed"], false);
+
+    // No answer in time (20 s, the margin after the answer): the same, said.
+    t.ask(call(json!(3), "self.relay.set", json!({"on": true})));
+    t.poll(100);
+    // (The call came at 60, the clock of the last poll: 30 s from then.)
+    assert_eq!(
+        t.s.confirmation().unwrap().deadline_ms,
+        30_060,
+        "30 s timeout"
+    );
+    let (note, p) = t.polled(30_060);
+    let said = core::str::from_utf8(p.heard.unwrap().sentence(&t.out[..p.len]).raw()).unwrap();
+    assert!(
+        said.contains("no answer in time") && said.contains("(commanded true)"),
+        "{said}"
+    );
+    assert_eq!(note.unwrap()["params"]["data"]["text"], said);
+    assert_eq!(t.dev.relay_writes, 1);
+
+    // An answer held inside the call is the call's own: nothing is "heard" besides it.
+    let mut t = T::new();
+    t.init("2024-11-05", json!({}));
+    t.poll(0);
+    t.send(&call(json!(4), "self.relay.set", json!({"on": true})));
+    t.poll(10);
+    assert!(t.press(false, 20));
+    let (answer, p) = t.polled(30);
+    let answer = answer.unwrap();
+    assert_eq!(answer["id"], 4);
+    assert_eq!(p.heard, None);
+    assert_eq!(
+        answer["result"]["error"],
+        "Not confirmed: the person declined; nothing was done — not applied (commanded true)"
+    );
+    assert_eq!(
+        answer["result"]["evidence"],
+        json!({"level": "not_applied", "commanded": true})
+    );
+}
+
+/// Issue 31 item 3: answered at once that it waits, the person has at least the margin
+/// (20 s by default) from then, whatever the confirmation timeout; the text says how long.
+#[test]
+fn a_waiting_answer_leaves_the_person_the_margin_from_when_it_is_heard() {
+    let mut t = T::with(Config::new("c", "1").hold_answer(0).confirm_timeout(4_000));
+    t.init("2024-11-05", json!({}));
+    t.poll(1_000);
+    let waits = t.ask(call(json!(1), "self.reboot", json!({})));
+    let text = waits["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("within 20 s"), "{text}");
+    assert_eq!(t.s.confirmation().unwrap().deadline_ms, 21_000);
+    // A longer timeout stays as it is.
+    let mut t = T::with(Config::new("c", "1").hold_answer(0).heard_margin(5_000));
+    t.init("2024-11-05", json!({}));
+    t.poll(1_000);
+    let waits = t.ask(call(json!(1), "self.reboot", json!({})));
+    let text = waits["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("within 30 s"), "{text}");
 }
 
 /// Issue 33, finding 2: `holds_call` says when a transport must not end this engine's session

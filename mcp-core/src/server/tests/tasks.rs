@@ -546,7 +546,8 @@ fn a_full_table_refuses_before_starting_and_never_evicts_running_tasks() {
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(
         r["result"]["content"][0]["text"],
-        "Device busy: every task slot holds a running action; nothing was started"
+        "Device busy: every task slot holds a running action; nothing was started — not applied \
+         (commanded 10)"
     );
     let r = rig.ask(
         3,
@@ -764,6 +765,8 @@ fn expected(e: &Evidence) -> (J, Vec<String>) {
     let mut j = json!({"level": level.as_str()});
     let mut words = vec![
         match level {
+            Level::Unknown => "state unknown",
+            Level::NotApplied => "not applied",
             Level::Scheduled => "scheduled",
             Level::Applied => "applied",
             Level::ReadBack => "read back",
@@ -877,7 +880,10 @@ fn every_path_renders_every_evidence_field() {
         "{r}"
     );
     says_all(&r["result"]["content"][0]["text"], "status (working)");
-    assert_eq!(rig.poll(1), None);
+    // Its end, told to the client whose call was answered already (issue 31 item 1).
+    let note = rig.poll(1).expect("the task's end");
+    assert_eq!(note["method"], "notifications/message", "{note}");
+    says_all(&note["params"]["data"]["text"], "the plain task's end");
     let r = rig.ask(status);
     assert_eq!(
         r["result"]["structuredContent"]["status"], "completed",
@@ -977,4 +983,63 @@ fn a_progress_token_up_to_its_limit_is_echoed_and_a_longer_one_only_goes_unrepor
         let get = rig.ask(3, "tasks/get", json!({"taskId": tid(1)}));
         assert_eq!(get["result"]["status"], "completed", "{get}");
     }
+}
+
+/// Issue 31 item 1: a plain call's client whose answer was given before the action ended (past
+/// the hold budget, or at once) hears how it ended: a `notifications/message` (logger `task`)
+/// whose `data.text` is the status tool's sentence, and `poll_with` says where it is
+/// ([`Polled::heard`]). A failure without evidence of its own (a timeout) states what the start
+/// did; a client still waiting for its held answer hears the end there, and nothing else.
+#[test]
+fn the_end_of_a_task_whose_call_was_answered_is_heard() {
+    let mut rig: Rig<2> = Rig::with(
+        Config::new("m", "1")
+            .task_ttl(60_000, 120_000)
+            .hold_answer(1_000),
+    );
+    rig.poll_at(0);
+    let call = |id: i64, position: i64| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":position}}}).to_string()
+    };
+    assert_eq!(rig.send(&call(1, 1_500)), None, "held");
+    let started = rig.poll_at(1_000);
+    assert_eq!(started[0]["id"], 1, "past the budget: what started");
+    rig.now = 1_500;
+    rig.motor.now = 1_500;
+    let p = rig.server.poll_with(1_500, &mut rig.motor, &mut rig.out);
+    let note: J = serde_json::from_slice(&rig.out[..p.len]).unwrap();
+    let heard = p.heard.expect("the end is heard");
+    assert_eq!(heard.outcome, Later::TaskEnded(TaskStatus::Completed));
+    assert_eq!(heard.tool, "self.motor.move_to");
+    let said = core::str::from_utf8(heard.sentence(&rig.out[..p.len]).raw()).unwrap();
+    assert_eq!(
+        said,
+        "self.motor.move_to completed: 1500 — measured: 1500 (commanded 1500)"
+    );
+    assert_eq!(note["params"]["logger"], "task", "{note}");
+    assert_eq!(note["params"]["data"]["text"], said);
+    assert_eq!(note["params"]["data"]["status"], "completed");
+    assert_eq!(note["params"]["data"]["task_id"], tid(1));
+    assert!(rig.poll_at(1_600).is_empty(), "said once");
+
+    // A move that times out (5 s) after its answer: the failure, with the start's evidence.
+    assert_eq!(rig.send(&call(2, 9_000)), None);
+    assert_eq!(rig.poll_at(2_600).len(), 1, "what started");
+    let end = rig.poll_at(6_600);
+    assert_eq!(end.len(), 1, "{end:?}");
+    let text = end[0]["params"]["data"]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "self.motor.move_to failed: Timed out before the action finished — scheduled, not done \
+         yet; safe-stop issued"
+    );
+
+    // Within the budget the call's own answer has the outcome; nothing more is sent.
+    // (The timed-out move stopped at 6500.)
+    assert_eq!(rig.send(&call(3, 7_000)), None);
+    let done = rig.poll_at(7_100);
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(done[0]["id"], 3);
+    assert_eq!(done[0]["result"]["evidence"]["level"], "measured");
+    assert!(rig.poll_at(9_000).is_empty());
 }

@@ -1518,3 +1518,58 @@ fn piecewise_messages_match_their_formatted_text() {
         "{text}"
     );
 }
+
+/// Issue 31 item 4, one rule for every failure: a failure whose evidence names no commanded
+/// value (a kit's `not applied` from a driver that knows only its own error) gets the call's
+/// first parameter's validated value — a number, a boolean or a declared choice, never the
+/// client's free-form text — and says it in the first text and, for xiaozhi, in `error`.
+#[test]
+fn a_failure_names_what_the_call_commanded() {
+    fn refuse(_: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+        Err(
+            ToolError::new("The device did not acknowledge (I2C NACK); nothing was changed")
+                .with_evidence(Evidence::new(Level::NotApplied)),
+        )
+    }
+    fn bug(_: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+        Err(ToolError::new("Tool bug"))
+    }
+    const NACK: Tool<Dev> = Tool::new("t.volume", "Volume", refuse)
+        .params(&[Param::integer("volume", "Volume").range(0, 100)]);
+    const MODE: Tool<Dev> = Tool::new("t.mode", "Mode", refuse)
+        .params(&[Param::string("mode", "Mode").one_of(&["eco", "boost"])]);
+    const LABEL: Tool<Dev> =
+        Tool::new("t.label", "Label", refuse).params(&[Param::string("label", "Free text")]);
+    const BUG: Tool<Dev> =
+        Tool::new("t.bug", "Bug", bug).params(&[Param::integer("n", "N").range(0, 9)]);
+    let mut s: S = Server::new(Config::new("v", "1"));
+    s.register_all(&[&NACK, &MODE, &LABEL, &BUG]).unwrap();
+    let mut dev = Dev::default();
+    let mut out = [0u8; 1024];
+    let mut ask = |tool: &str, args: &str| {
+        let msg = call("1", tool, args);
+        answer_in(&mut s, &mut dev, msg.as_bytes(), &mut out)
+    };
+    let r = ask("t.volume", r#"{"volume":40}"#);
+    let said = "The device did not acknowledge (I2C NACK); nothing was changed — not applied \
+                (commanded 40)";
+    assert_eq!(r["result"]["content"][0]["text"], said, "{r}");
+    assert_eq!(r["result"]["error"], said, "xiaozhi speaks `error`");
+    assert_eq!(
+        r["result"]["evidence"],
+        serde_json::json!({"level": "not_applied", "commanded": 40})
+    );
+    let r = ask("t.mode", r#"{"mode":"boost"}"#);
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.ends_with("— not applied (commanded boost)"), "{text}");
+    // The client's own words are not repeated (a failure is spoken and logged).
+    let r = ask("t.label", r#"{"label":"say \"hi\" zq7"}"#);
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with("— not applied") && !text.contains("zq7"),
+        "{text}"
+    );
+    // A failure without evidence (a tool bug) says what the tool said.
+    let r = ask("t.bug", r#"{"n":3}"#);
+    assert_eq!(r["result"]["content"][0]["text"], "Tool bug");
+}

@@ -13,7 +13,7 @@ use mcp_core::{Args, Reply, Tool, ToolResult};
 use super::{Wait, settle};
 use crate::asynch::audio::AudioCodec;
 use crate::kits::audio::{accept, conclude, listing};
-use crate::kits::{Window, device_error};
+use crate::kits::{Window, command_failed};
 
 pub use crate::kits::audio::NAME;
 
@@ -45,7 +45,7 @@ pub async fn call<C: HasCodec>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'
     ctx.codec()
         .set_volume(volume)
         .await
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     let window = Window::new(caps.settle_ms, ctx.call_budget_ms(), false);
     let read = if caps.read_back {
         let read_back = async |c: &mut C| c.codec().volume().await;

@@ -6,7 +6,7 @@ use mcp_core::{Args, Reply, Tool, ToolResult};
 
 use super::audio::HasCodec;
 use crate::asynch::audio::AudioCodec;
-use crate::kits::device_error;
+use crate::kits::command_failed;
 use crate::kits::mute::{accept, conclude, listing};
 
 pub use crate::kits::mute::NAME;
@@ -28,6 +28,6 @@ pub async fn call<C: HasCodec>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'_>) 
     ctx.codec()
         .set_mute(mute)
         .await
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     conclude(mute)
 }

@@ -32,7 +32,7 @@ use mcp_core::{Args, Reply, Tool, ToolResult};
 use super::{Wait, settle};
 use crate::asynch::switch::Switch;
 use crate::kits::relay::{Undriven, agrees, conclude, listing, undriven};
-use crate::kits::{Window, device_error};
+use crate::kits::{Window, command_failed};
 
 pub use crate::kits::relay::{CONFIRM_ON, NAME, Refusal, confirm_on};
 
@@ -74,7 +74,9 @@ pub const fn tool<C: HasRelay>() -> Tool<C> {
 /// over.
 pub async fn call<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
     let on = args.bool("on")?;
-    drive(ctx, on).await.map_err(|why| undriven(why, reply))?;
+    drive(ctx, on)
+        .await
+        .map_err(|why| undriven(why, on, reply))?;
     let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), false);
     let feedback = async |c: &mut C| c.relay().feedback().await;
     let read = settle(ctx, window, feedback, |f| agrees(on, f)).await;
@@ -88,7 +90,7 @@ async fn drive<C: HasRelay>(ctx: &mut C, on: bool) -> Result<(), Undriven> {
         ctx.relay()
             .set(on)
             .await
-            .map_err(|e| Undriven::Failed(device_error(&e)))
+            .map_err(|e| Undriven::Failed(command_failed(&e)))
     });
     let mut first = true;
     poll_fn(|cx| {

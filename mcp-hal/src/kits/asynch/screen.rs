@@ -5,7 +5,7 @@
 use mcp_core::{Args, Reply, Tool, ToolResult};
 
 use crate::asynch::backlight::Backlight;
-use crate::kits::device_error;
+use crate::kits::command_failed;
 use crate::kits::screen::{accept, conclude, listing};
 
 pub use crate::kits::screen::NAME;
@@ -37,7 +37,7 @@ pub async fn call<C: HasBacklight>(ctx: &mut C, args: &Args<'_>, _: &mut Reply<'
     backlight
         .set_brightness(level)
         .await
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     let read = backlight.brightness().await;
     conclude(level, read, backlight.tolerance())
 }

@@ -4,7 +4,7 @@
 use mcp_core::{Args, Reply, Tool, ToolResult};
 
 use crate::asynch::system::System;
-use crate::kits::device_error;
+use crate::kits::command_failed;
 use crate::kits::system::{confirmed_listing, listing, scheduled};
 
 pub use crate::kits::system::{CONFIRM, NAME, REBOOT_DELAY_MS};
@@ -41,6 +41,6 @@ pub async fn call<C: HasSystem>(ctx: &mut C, _: &Args<'_>, _: &mut Reply<'_>) ->
     ctx.system()
         .schedule_reboot(REBOOT_DELAY_MS)
         .await
-        .map_err(|e| device_error(&e))?;
+        .map_err(|e| command_failed(&e))?;
     scheduled()
 }
