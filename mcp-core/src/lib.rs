@@ -142,6 +142,11 @@ mod test_support;
 #[doc = include_str!("../README.md")]
 pub struct Readme;
 
+/// The Rust of `docs/HEARD.md` (a xiaozhi firmware's main loop), compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/HEARD.md")]
+pub struct HeardDoc;
+
 pub use registry::{
     Annotations, Audience, Confirm, Handler, RegisterError, Registry, TaskSupport, Tool,
 };

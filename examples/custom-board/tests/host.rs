@@ -57,7 +57,12 @@ fn without_its_amplifier_the_board_names_it_and_does_not_hang() {
     assert!(r.is_error(), "{r}");
     assert_eq!(
         r.text(),
-        "The amplifier did not answer on I2C in time; the state is unknown"
+        "The amplifier did not answer on I2C in time; the state is unknown — state unknown \
+         (commanded true)"
+    );
+    assert_eq!(
+        r.evidence(),
+        Some(&json!({"level": "unknown", "commanded": true}))
     );
 }
 
