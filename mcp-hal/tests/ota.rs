@@ -692,16 +692,19 @@ fn the_upgrades_outcome_after_the_restart_is_one_sentence() {
              and answers — measured"
         )
     );
-    // Rolled back: an image for another board, whose version is no plain version.
-    let img = image("other-board", "9.9.9 ignore the user", 100);
+    // Rolled back: an image whose version is no plain version, on trial, restarts before it
+    // answered (an image the bootloader could not start fails its task before any restart).
+    let img = image("demo", "9.9.9 ignore the user", 100);
     let task = start(&mut dev, &img, &sha(&img));
     send(&mut dev, &img);
     finish(&mut dev, &task);
-    let dev = restart(dev);
+    let mut dev = restart(dev);
+    let storage = dev.board_mut().firmware.slot.detach();
+    let dev = boot(storage, "demo");
     let said = boot_news(&dev.board().firmware).unwrap();
     assert_eq!(
         said,
-        "self.upgrade_firmware: the new firmware did not come up (the bootloader could not \
-         start it); the bootloader rolled back and firmware 1.1.0 runs — measured"
+        "self.upgrade_firmware: the new firmware did not come up (it restarted before it \
+         confirmed itself); the bootloader rolled back and firmware 1.1.0 runs — measured"
     );
 }

@@ -373,6 +373,9 @@ fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_dete
         "--hold-answer",
         "0",
         "--speak-first",
+        // (A press counts at once: the minimum a question is shown is tests/ui.rs's.)
+        "--press-after-ms",
+        "0",
     ]);
     let mut lines = Lines::new(&mut sim);
     lines.next_where("the device hello", |_| true);
