@@ -463,21 +463,7 @@ impl Device {
         }
         let held: Vec<mcp_host::Asked> = held_after.into_iter().collect();
         let shown = self.panel.show(&held, now_ms);
-        let same = shown.len() == self.waiting.len()
-            && shown.iter().zip(&self.waiting).all(|(a, b)| {
-                (
-                    a.approval,
-                    a.shown_since,
-                    a.press_counts_from,
-                    a.deadline_ms,
-                ) == (
-                    b.approval,
-                    b.shown_since,
-                    b.press_counts_from,
-                    b.deadline_ms,
-                )
-            });
-        if !same {
+        if !Waiting::same_shown(&shown, &self.waiting) {
             self.waiting = shown.clone();
             self.report(&HostEvent::Waiting(shown));
         }

@@ -71,6 +71,12 @@ fn call(id: i64, name: &str, args: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}).to_string()
 }
 
+/// The names of the tools a `tools/list` answer lists.
+fn tool_names(list: &Value) -> Vec<&str> {
+    let tools = list["result"]["tools"].as_array().unwrap();
+    tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
 #[test]
 fn a_xiaozhi_backend_session_over_stdio() {
     let mut sim = Sim::start(&["--stdio"]);
@@ -79,12 +85,7 @@ fn a_xiaozhi_backend_session_over_stdio() {
     assert_eq!(init["result"]["protocolVersion"], "2024-11-05");
     assert_eq!(init["result"]["serverInfo"]["name"], "device-sim");
     let list = sim.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&list);
     assert_eq!(names, model_tools());
     let set = sim.ask(&call(
         1,
@@ -292,12 +293,7 @@ fn user_principal_and_user_tools() {
     let mut sim = Sim::start(&["--stdio"]);
     let list = sim
         .ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"withUserTools":true}}"#);
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&list);
     assert!(names.contains(&"self.reboot"), "{list}");
     let list = sim.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
     assert!(!list.to_string().contains("self.reboot"), "{list}");

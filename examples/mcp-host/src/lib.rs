@@ -609,23 +609,7 @@ pub(crate) fn waiting_changed(
     last: &mut Vec<Waiting>,
     hook: Option<&EventHook>,
 ) {
-    // (A deadline that moved — the person's time counts from when the client heard that the
-    // call waits — is a change too.)
-    let same = held.len() == last.len()
-        && held.iter().zip(last.iter()).all(|(a, b)| {
-            (
-                a.approval,
-                a.shown_since,
-                a.press_counts_from,
-                a.deadline_ms,
-            ) == (
-                b.approval,
-                b.shown_since,
-                b.press_counts_from,
-                b.deadline_ms,
-            )
-        });
-    if same {
+    if Waiting::same_shown(&held, last) {
         return;
     }
     if let Some(hook) = hook {
@@ -682,6 +666,24 @@ fn unix_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// `engine`, shared, once [`prime`]d on a blocking thread (the clock at `now_ms`, polls into a
+/// buffer of `out_len` bytes): what every outbound link does before its first connection.
+pub(crate) async fn primed<C: Board, const N: usize, const T: usize>(
+    engine: Box<Engine<C, N, T>>,
+    board: &Arc<Mutex<C>>,
+    now_ms: u64,
+    out_len: usize,
+) -> Arc<Mutex<Box<Engine<C, N, T>>>> {
+    let engine = Arc::new(Mutex::new(engine));
+    let (e, b) = (engine.clone(), board.clone());
+    let _ = tokio::task::spawn_blocking(move || {
+        let mut out = vec![0u8; out_len];
+        prime(&mut lock(&e), &mut lock(&b), now_ms, &mut out);
+    })
+    .await;
+    engine
 }
 
 /// Brings a fresh engine onto the host's clock (so task timestamps are wall-clock time) and

@@ -164,3 +164,18 @@ macro_rules! link_builders {
 }
 
 pub(crate) use link_builders;
+
+/// `Deref` to its [`Link`] settings for an `Options` type with a field `link`: what every link
+/// shares reads as the options' own (`opts.tick`).
+macro_rules! deref_link {
+    ($options:ty) => {
+        impl std::ops::Deref for $options {
+            type Target = $crate::link::Link;
+            fn deref(&self) -> &Self::Target {
+                &self.link
+            }
+        }
+    };
+}
+
+pub(crate) use deref_link;

@@ -99,7 +99,7 @@ use rumqttc::{NetworkOptions, Outgoing, TlsConfiguration, Transport};
 
 pub use crate::link::Backoff;
 use crate::link::{Link, link_builders};
-use crate::{Board, Clock, Engine, HostEvent, Run, Step, lock, prime};
+use crate::{Board, Clock, Engine, HostEvent, Run, Step, lock, primed};
 
 /// The default limit of one incoming MQTT packet: four xiaozhi `tools/list` pages, as over
 /// WebSocket ([`crate::xiaozhi::DEFAULT_MAX_MESSAGE`]).
@@ -165,12 +165,7 @@ pub struct Options {
     pub offline_queue: usize,
 }
 
-impl std::ops::Deref for Options {
-    type Target = Link;
-    fn deref(&self) -> &Link {
-        &self.link
-    }
-}
+crate::link::deref_link!(Options);
 
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -516,16 +511,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
 
     let clock = Clock::new();
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
-    let engine = Arc::new(Mutex::new(engine));
-    {
-        let (engine, board) = (engine.clone(), board.clone());
-        let now = clock.now_ms();
-        let _ = tokio::task::spawn_blocking(move || {
-            let mut out = vec![0u8; out_len];
-            prime(&mut lock(&engine), &mut lock(&board), now, &mut out);
-        })
-        .await;
-    }
+    let engine = primed(engine, &board, clock.now_ms(), out_len).await;
     let presses = lock(&board).confirm_presses();
     let mut dev = Device {
         opts,

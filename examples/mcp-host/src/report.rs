@@ -113,6 +113,22 @@ pub struct Waiting {
 }
 
 impl Waiting {
+    /// Whether the lists `a` and `b` show a person the same: the same questions, each shown
+    /// since the same time, a press counting from the same time, the same deadline (a deadline
+    /// that moved — the person's time counts from when the client heard that the call waits —
+    /// is a change). The times left (`expires_in`, `press_counts_in`) do not count.
+    pub fn same_shown(a: &[Waiting], b: &[Waiting]) -> bool {
+        let key = |w: &Waiting| {
+            (
+                w.approval,
+                w.shown_since,
+                w.press_counts_from,
+                w.deadline_ms,
+            )
+        };
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| key(x) == key(y))
+    }
+
     /// What waits, as of `now_ms` (the engine's clock), shown on the device since `shown_since`.
     pub fn new(asked: &crate::Asked, now_ms: u64, shown_since: Option<u64>) -> Self {
         let p = &asked.pending;

@@ -80,7 +80,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::{Board, Clock, Done, Engine, HostEvent, Run, Step, lock, prime};
+use crate::{Board, Clock, Done, Engine, HostEvent, Run, Step, lock, primed};
 
 pub use crate::link::Backoff;
 use crate::link::{Link, link_builders, ms};
@@ -142,12 +142,7 @@ pub struct Options {
     pub speak_first: bool,
 }
 
-impl std::ops::Deref for Options {
-    type Target = Link;
-    fn deref(&self) -> &Link {
-        &self.link
-    }
-}
+crate::link::deref_link!(Options);
 
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -451,16 +446,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
     };
     let clock = Clock::new();
     let out_len = opts.out_len.max(mcp_core::MIN_OUT_LEN);
-    let engine = Arc::new(Mutex::new(engine));
-    {
-        let (engine, board) = (engine.clone(), board.clone());
-        let now = clock.now_ms();
-        let _ = tokio::task::spawn_blocking(move || {
-            let mut out = vec![0u8; out_len];
-            prime(&mut lock(&engine), &mut lock(&board), now, &mut out);
-        })
-        .await;
-    }
+    let engine = primed(engine, &board, clock.now_ms(), out_len).await;
     let mut policy = opts.reconnect.map(|b| b.policy());
     let mut display = crate::Display::new(lock(&board).confirm_presses());
     let mut voice = Voice::new(opts.speak_first);
