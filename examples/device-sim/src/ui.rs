@@ -338,18 +338,12 @@ impl Sim {
         let mut board = lock(&self.board);
         // In range, so the products fit an i32.
         #[allow(clippy::cast_possible_truncation)]
+        let milli = |x: f64| (x * 1000.0).round() as i32;
         if let Some(t) = temperature {
-            board
-                .sim
-                .thermometer
-                .set_millicelsius((t * 1000.0).round() as i32);
+            board.sim.thermometer.set_millicelsius(milli(t));
         }
-        #[allow(clippy::cast_possible_truncation)]
         if let Some(b) = battery {
-            board
-                .sim
-                .battery
-                .set_millipercent((b * 1000.0).round() as i32);
+            board.sim.battery.set_millipercent(milli(b));
         }
         let now = sensors(&board);
         drop(board);

@@ -248,13 +248,15 @@ impl<S: Read + Write> ErrorType for Link<'_, S> {
     type Error = Failure;
 }
 
+/// A plain stream's error as a [`Failure`]: its kind.
+fn io(e: impl embedded_io_async::Error) -> Failure {
+    Failure::Io(e.kind())
+}
+
 impl<S: Read + Write> Read for Link<'_, S> {
     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Failure> {
         match self {
-            Link::Plain(s) => s
-                .read(buf)
-                .await
-                .map_err(|e| Failure::Io(embedded_io_async::Error::kind(&e))),
+            Link::Plain(s) => s.read(buf).await.map_err(io),
             Link::Tls(t) => t.read(buf).await,
         }
     }
@@ -263,20 +265,14 @@ impl<S: Read + Write> Read for Link<'_, S> {
 impl<S: Read + Write> Write for Link<'_, S> {
     async fn write(&mut self, buf: &[u8]) -> Result<usize, Failure> {
         match self {
-            Link::Plain(s) => s
-                .write(buf)
-                .await
-                .map_err(|e| Failure::Io(embedded_io_async::Error::kind(&e))),
+            Link::Plain(s) => s.write(buf).await.map_err(io),
             Link::Tls(t) => t.write(buf).await,
         }
     }
 
     async fn flush(&mut self) -> Result<(), Failure> {
         match self {
-            Link::Plain(s) => s
-                .flush()
-                .await
-                .map_err(|e| Failure::Io(embedded_io_async::Error::kind(&e))),
+            Link::Plain(s) => s.flush().await.map_err(io),
             Link::Tls(t) => t.flush().await,
         }
     }
