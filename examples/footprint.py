@@ -30,9 +30,10 @@ RUN = ROOT / "examples" / "qemu-riscv" / "run"
 
 TARGETS = {"flash": 48 * 1024, "engine_ram": 2 * 1024, "dispatch_stack": 3 * 1024, "heap": 8 * 1024}
 # Regression guards from issue 14 (gated like the targets): the minimal build's MCP share of flash
-# as its sixth round left it (43,256 B) plus 5 % for toolchain drift (CI takes rustup's stable), and
+# as issues 31 and 33 left it (45,724 B: the sixth round's 43,256 B, then what a failure and a
+# question now say; see the report) plus 5 % for toolchain drift (CI takes rustup's stable), and
 # the dispatch stack budget the issue set (the figure before it, 2,040 B; 1,944 B after it).
-GUARDS = {"flash": 43_256 * 105 // 100, "dispatch_stack": 2040}
+GUARDS = {"flash": 45_724 * 105 // 100, "dispatch_stack": 2040}
 
 
 class Device:
@@ -587,6 +588,13 @@ def main() -> None:
     add("| without a task table no retransmission is answered from the task table | −260 B |")
     add("| end of the round | 42.2 KiB (−1.72) |")
     add("")
+    add("Issues 31 and 33 then added to the same build what a failure and a question must now say (the")
+    add("guard moved to the figure they left, 45,724 B, on purpose): against `24c8345`, by symbol,")
+    add("+599 B, mostly a failure's commanded value filled from the validated arguments")
+    add("(`commanded::fill` +234 B, `Json::as_bool` +112 B), the audio kit's `not applied` / `state")
+    add("unknown` evidence (+182 B, the codec error's kind +88 B), and the result's renderer")
+    add("(`render_result_for` +172 B: the sentence after a failure, the evidence again in `_meta`).")
+    add("")
     add("The budget's 38.0 KiB is not reached: it predates what issues 10 to 14 added to the same")
     add("minimal build (async tools, output schemas from specs, settle times in the kits, the one-pass")
     add("index: 46.0 KiB at `fb42dbc`), and what is left is one copy of each function (see the largest")
@@ -712,7 +720,7 @@ def main() -> None:
     add("## Reproduce")
     add("")
     add(f"Regression guards of issue 14, gated with the targets: MCP's share of flash ≤ {GUARDS['flash']} B "
-        f"(the sixth round's 43,256 B + 5 %): {delta} B {ok(delta <= GUARDS['flash'])}; one dispatch's "
+        f"(45,724 B after issues 31 and 33 + 5 %): {delta} B {ok(delta <= GUARDS['flash'])}; one dispatch's "
         f"stack ≤ {GUARDS['dispatch_stack']} B: {stack['handle_peak']} B {ok(stack['handle_peak'] <= GUARDS['dispatch_stack'])}.")
     add("")
     add("```sh")

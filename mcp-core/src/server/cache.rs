@@ -87,11 +87,17 @@ pub struct Slot {
     stamp: u32,
     delivery: Delivery,
     replays: u16,
-    /// The call started this task: a retransmission is answered from the task table.
-    task: Option<u64>,
-    /// `None`: the response did not fit the slot's bytes.
-    len: Option<usize>,
+    /// The call started task `task` (when `has_task`): a retransmission is answered from the
+    /// task table. (A flag beside a plain `u64`, and a length with a sentinel, not `Option`s: a
+    /// slot is 32 bytes, not 48.)
+    task: u64,
+    has_task: bool,
+    /// The response's length in the slot's bytes; [`NOT_KEPT`]: it did not fit.
+    len: u32,
 }
+
+/// [`Slot::len`] of a response that did not fit the slot's bytes.
+const NOT_KEPT: u32 = u32::MAX;
 
 impl Slot {
     /// An unused slot.
@@ -102,9 +108,20 @@ impl Slot {
         stamp: 0,
         delivery: Delivery::Pending,
         replays: 0,
-        task: None,
-        len: None,
+        task: 0,
+        has_task: false,
+        len: NOT_KEPT,
     };
+
+    /// The task the call started, if it started one.
+    fn task(&self) -> Option<u64> {
+        self.has_task.then_some(self.task)
+    }
+
+    /// The length of the response kept, if it fit.
+    fn kept(&self) -> Option<usize> {
+        (self.len != NOT_KEPT).then_some(self.len as usize)
+    }
 }
 
 /// The remembered answers' bytes: one chunk per slot (`[[u8; B]; N]` in a server, sealed).
@@ -171,7 +188,7 @@ impl<K: Capacities> RecentCalls<K> {
             slot: u16::try_from(i).ok()?,
             stamp: slot.stamp,
         };
-        let (delivery, task, len) = (slot.delivery, slot.task, slot.len);
+        let (delivery, task, len) = (slot.delivery, slot.task(), slot.kept());
         if let Some(task) = task {
             return Some((receipt, delivery, Seen::Task(task)));
         }
@@ -201,13 +218,13 @@ impl<K: Capacities> RecentCalls<K> {
             .bytes
             .chunk_mut(slot)
             .and_then(|b| b.get_mut(..response.len()))
-            .map(|dst| {
+            .and_then(|dst| {
                 dst.copy_from_slice(response);
-                response.len()
+                u32::try_from(response.len()).ok()
             });
         let s = self.slots_mut().get_mut(slot)?;
-        s.len = len;
-        s.task = None;
+        s.len = len.unwrap_or(NOT_KEPT);
+        s.has_task = false;
         Some(self.fill(slot, key, tool))
     }
 
@@ -215,8 +232,8 @@ impl<K: Capacities> RecentCalls<K> {
     pub(crate) fn put_task(&mut self, key: u64, tool: usize, task: u64) -> Option<Receipt> {
         let slot = self.victim()?;
         let s = self.slots_mut().get_mut(slot)?;
-        s.len = None;
-        s.task = Some(task);
+        s.len = NOT_KEPT;
+        (s.task, s.has_task) = (task, true);
         Some(self.fill(slot, key, tool))
     }
 
@@ -302,7 +319,7 @@ impl<K: Capacities> RecentCalls<K> {
                 tool: name(usize::from(s.tool)),
                 delivery: s.delivery,
                 replays: s.replays,
-                task: s.task.is_some(),
+                task: s.has_task,
             })
         })
     }

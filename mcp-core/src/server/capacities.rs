@@ -257,7 +257,7 @@ impl<
             ),
             tasks: tasks::Tasks::new(),
             now_ms: 0,
-            last_advance: None,
+            last_advance: u64::MAX,
             unix_offset_ms: 0,
             call_seq: 0,
             entropy: (0, 0),

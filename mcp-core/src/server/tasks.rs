@@ -558,8 +558,8 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             // No task table: nothing to drive or send (and no task code linked).
             return Polled::NONE;
         }
-        if self.last_advance != Some(self.now_ms) {
-            self.last_advance = Some(self.now_ms);
+        if self.last_advance != self.now_ms || self.now_ms == u64::MAX {
+            self.last_advance = self.now_ms;
             self.advance(ctx);
         }
         if out.len() < super::MIN_OUT_LEN {
