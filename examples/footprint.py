@@ -351,15 +351,16 @@ def wifi_tls(args, add) -> None:
         if plain and tls:
             add(f"| `--features {mode},tls` | {tls[0]:,} ({signed(tls[0] - plain[0])}) | {tls[1]:,} ({signed(tls[1] - plain[1])}) |")
     add("")
-    # Issue 31, measured once against the commit before it (ba3bc93, the same toolchain): what an
-    # outcome heard after the answer (the `[device_call]` frames) and failures that say what was
-    # commanded cost this firmware. The figures of now are the ELFs above.
+    # Measured once at ba3bc93 (the commit before issues 31 and 33, the same toolchain): what the
+    # outcomes heard after the answer, failures that say what was commanded, and questions that
+    # name what they approve cost this firmware since. The figures of now are the ELFs above.
     before = {"default": (510_574, 73_656), "xiaozhi": (529_918, 76_488)}
     now = {name: figures(name) for name in before}
     if all(now.values()):
         (df, dr), (xf, xr) = now["default"], now["xiaozhi"]
-        add("What issue 31 added (outcomes heard after a call's answer, failures that say what was")
-        add("commanded), against the commit before it (`ba3bc93`, measured once on the same toolchain):")
+        add("What the Wi-Fi firmware gained since `ba3bc93` (measured once there, on the same toolchain):")
+        add("issue 31's outcomes heard after a call's answer and failures that say what was commanded,")
+        add("and issue 33's questions that name what they approve and evidence again in `_meta`:")
         add("")
         add("| build | flash | static RAM |")
         add("|---|---|---|")
