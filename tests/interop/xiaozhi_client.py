@@ -1476,9 +1476,10 @@ def firmware_image(board: str, version: str, payload: int) -> bytes:
 async def ota_session(link, tag: str) -> None:
     """--flash F --confirm --ui, on the stdio envelope (device-sim restarts in place, keeping its
     pipes, as a device reconnects): the model upgrades the firmware, a person confirms on the
-    device, the model sends the pieces; the task's end (verified, read back) is heard, and after
-    the restart the backend — a new hello, initialize, listing — hears that the new firmware came
-    up (measured), in the user's ears and the model's dialogue."""
+    device, the model sends the pieces; the task's end (verified, read back) is heard; after the
+    restart (a new hello, initialize, listing) the new firmware is on trial until it answers a tool
+    call, and then the backend hears that it came up (measured), in the user's ears and the
+    model's dialogue."""
     api = await ui_of(link)
     b = await opened(link, tag)
     try:
@@ -1504,17 +1505,27 @@ async def ota_session(link, tag: str) -> None:
               f"and the dialogue: {said!r}",
               outcome_sentence(said, f"{len(img)} bytes", "read back") and in_dialogue(b, said), said)
         # The device restarts 1 s after the verified image: a new hello, initialize and listing.
-        hellos = sum(1 for _, m in b.received if isinstance(m, str) and '"hello"' in m)
-        seen = len(b.device_calls())
-        said = await b.device_call_after(seen, 20.0)
-        again = sum(1 for _, m in b.received if isinstance(m, str) and '"hello"' in m)
-        check(f"{tag} issue 31 item 1: after the restart (a new hello: {again > hellos}) the backend heard that "
-              f"the new firmware came up, measured: {said!r}",
-              again > hellos and isinstance(said, str) and "5.4.3 came up" in said and "measured" in said
-              and len(said) <= 300 and in_dialogue(b, said), said)
+        # The new image is on trial until it answered a tool call (issue 33 item 10: the trial is
+        # visible to a client); that answer confirms it, and then the backend hears it came up.
+        def hellos() -> int:
+            return sum(1 for _, m in b.received if isinstance(m, str) and '"hello"' in m)
+        before = hellos()
+        deadline = asyncio.get_running_loop().time() + 20.0
+        while hellos() == before and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        check(f"{tag} the device restarted: a new hello", hellos() > before, hellos())
         await b.until_ready()
+        seen = len(b.device_calls())
         o = await b.model_call("self.firmware.status", {})
-        check(f"{tag} the model's status call agrees: \"{o.text}\"",
+        check(f"{tag} the model's first status call after the restart sees the trial: \"{o.text}\"",
+              o.to_model and o.text.startswith("Firmware 5.4.3 is running on trial"), o)
+        said = await b.device_call_after(seen, 10.0)
+        check(f"{tag} issue 31 item 1: once the new firmware answered, the backend heard that it came up, "
+              f"measured: {said!r}",
+              isinstance(said, str) and "5.4.3 came up" in said and "measured" in said
+              and len(said) <= 300 and in_dialogue(b, said), said)
+        o = await b.model_call("self.firmware.status", {})
+        check(f"{tag} the model's next status call agrees: \"{o.text}\"",
               o.to_model and o.text.startswith("Firmware 5.4.3 is running: it came up"), o)
         # (A restart is a new connection in reality; here the same backend saw a second initialize
         # answer with id 1, which it counts as late.)
