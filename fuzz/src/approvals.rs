@@ -167,6 +167,9 @@ pub struct Approvals {
     tools: &'static [ToolModel],
     timeout: u64,
     budget: u64,
+    /// The least time a person has once the client heard that the call waits
+    /// (`Config::heard_margin_ms`, the default: the target does not set it).
+    margin: u64,
     /// The output buffer every message is written into.
     out_len: usize,
     /// Messages go through `handle_async`: a client's yes approves the held call, and the next
@@ -291,6 +294,7 @@ impl Approvals {
             out_len,
             asynch,
             timeout: u64::from(timeout_ms),
+            margin: u64::from(mcp_core::Config::new("", "").heard_margin_ms),
             budget: u64::from(budget_ms.min(timeout_ms)),
             now: 0,
             elicits: Vec::new(),
@@ -661,6 +665,11 @@ impl Approvals {
         self.approvals.push(approval);
         let deadline = self.now + self.timeout;
         let owed = (!asked && self.budget > 0).then(|| (self.now + self.budget).min(deadline));
+        // Answered at once that it waits: the person's time counts from now, at least the margin.
+        let deadline = match !asked && owed.is_none() {
+            true => deadline.max(self.now + self.margin),
+            false => deadline,
+        };
         let mut token = None;
         let label = self.label_of(peer);
         let question = self.question_text(tool, &args, label.clone(), peer, p.client.tag);
@@ -1093,7 +1102,10 @@ impl Approvals {
                     let question =
                         self.question_text(h.tool, &h.args, h.label.clone(), h.owner, tag);
                     check_question(&res, question.as_deref());
-                    self.held.as_mut().expect("held").owed = None;
+                    // The client heard that it waits: the person has at least the margin from now.
+                    let held = self.held.as_mut().expect("held");
+                    held.owed = None;
+                    held.deadline = held.deadline.max(self.now + self.margin);
                 } else {
                     assert!(msgs.is_empty(), "{what}: wrote {}", show(&msgs[0].bytes));
                 }
