@@ -334,16 +334,38 @@ fn member(text: &str, name: &str) -> Option<String> {
         .map(|(_, v)| v.get().to_string())
 }
 
-/// The documented routing: stateless when the body's `params._meta` names a protocol version
+/// The member `name` of the JSON object `text` when it is named exactly once, as raw text.
+fn only_member(text: &str, name: &str) -> Option<String> {
+    let entries = entries(text.as_bytes())?;
+    let mut named = entries.iter().filter(|(k, _)| k == name);
+    match (named.next(), named.next()) {
+        (Some((_, v)), None) => Some(v.get().to_string()),
+        _ => None,
+    }
+}
+
+/// The last member `name` of the JSON object `text` (the value a repeated key has for the
+/// engine), as raw text.
+fn last_member(text: &str, name: &str) -> Option<String> {
+    entries(text.as_bytes())?
+        .into_iter()
+        .filter(|(k, _)| k == name)
+        .last()
+        .map(|(_, v)| v.get().to_string())
+}
+
+/// The documented routing: stateless when the body's `params._meta` names a protocol version (a
+/// repeated member read as its last value, as the engine reads it)
 /// or `MCP-Protocol-Version` is not a legacy revision; else the session named by
 /// `Mcp-Session-Id` (trimmed).
 fn expected_route<'h>(headers: &'h [Header], body: &[u8]) -> Route<'h> {
     // The rules read a body as deep as the checker can follow, not to the engine's limit.
+    // A repeated member is read as the engine reads it: its last value.
     let meta_version = parse_within(body, CHECKER_DEPTH).is_some()
         && std::str::from_utf8(body).is_ok_and(|b| {
-            member(b, "params")
-                .and_then(|p| member(&p, "_meta"))
-                .and_then(|m| member(&m, "io.modelcontextprotocol/protocolVersion"))
+            last_member(b, "params")
+                .and_then(|p| last_member(&p, "_meta"))
+                .and_then(|m| last_member(&m, "io.modelcontextprotocol/protocolVersion"))
                 .is_some()
         });
     let version = first(headers, http::PROTOCOL_VERSION).map(trim);
@@ -362,12 +384,13 @@ fn expected_header_check(headers: &[Header], body: &[u8]) -> Result<Option<&'sta
     let Expect::Answer { method, params, .. } = classify_within(body, CHECKER_DEPTH) else {
         return Ok(None);
     };
-    let Some(meta) = params.as_deref().and_then(|p| member(p, "_meta")) else {
+    // Each named once (a repeated one is as good as missing: the engine refuses the body itself).
+    let Some(meta) = params.as_deref().and_then(|p| only_member(p, "_meta")) else {
         return Ok(None);
     };
     let (Some(version), Some(_)) = (
-        member(&meta, "io.modelcontextprotocol/protocolVersion"),
-        member(&meta, "io.modelcontextprotocol/clientCapabilities"),
+        only_member(&meta, "io.modelcontextprotocol/protocolVersion"),
+        only_member(&meta, "io.modelcontextprotocol/clientCapabilities"),
     ) else {
         return Ok(None);
     };
