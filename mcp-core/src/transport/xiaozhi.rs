@@ -289,14 +289,7 @@ pub fn wrap(
     inner: impl FnOnce(&mut [u8]) -> usize,
 ) -> usize {
     let mut w = Writer::new(out);
-    match session_id {
-        Some(id) => {
-            w.raw(protocol::SESSION_ENVELOPE_OPEN);
-            w.string(id);
-            w.raw(b",");
-        }
-        None => w.raw(b"{"),
-    }
+    open_envelope(&mut w, session_id);
     w.raw(protocol::MCP_PAYLOAD);
     if !w.fits() {
         return 0;
@@ -370,9 +363,8 @@ pub const EVENT: &str = "[event]";
 /// backend puts it in the dialogue whole. A longer one is cut at a character and ends with `…`.
 pub const MAX_SAID_CHARS: usize = 280;
 
-/// `{"session_id":"…","type":"listen","state":"detect","text":"` — a detect frame up to its
-/// text, the writer in string mode (its content next).
-fn detect_head(w: &mut Writer<'_>, session_id: Option<&str>) {
+/// `{"session_id":"…",` (or `{` without a session): every frame of the envelope starts so.
+fn open_envelope(w: &mut Writer<'_>, session_id: Option<&str>) {
     match session_id {
         Some(id) => {
             w.raw(protocol::SESSION_ENVELOPE_OPEN);
@@ -381,6 +373,12 @@ fn detect_head(w: &mut Writer<'_>, session_id: Option<&str>) {
         }
         None => w.raw(b"{"),
     }
+}
+
+/// `{"session_id":"…","type":"listen","state":"detect","text":"` — a detect frame up to its
+/// text, the writer in string mode (its content next).
+fn detect_head(w: &mut Writer<'_>, session_id: Option<&str>) {
+    open_envelope(w, session_id);
     w.open_string(protocol::DETECT_TEXT_OPEN);
 }
 
