@@ -2,7 +2,8 @@
 //! server, with a test CA made at test time (`mqtt_fleet::certs`): a session with the right
 //! root; refusals that say why (wrong root, expired, not valid yet, wrong name, an
 //! "intermediate" that is no CA); an IP address checked against the certificate's IP name;
-//! and reads dropped half way through records (a timer around each read) that lose nothing.
+//! reads dropped half way through records (a timer around each read) that lose nothing; and a
+//! server's `KeyUpdate`, which ends the session with an error (embedded-tls does not handle it).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -342,4 +343,58 @@ async fn reads_dropped_half_way_through_records_lose_nothing() {
     }
     assert_eq!(got, message);
     assert!(dropped > 20, "reads were dropped half way ({dropped})");
+}
+
+/// A server that updates its traffic keys (TLS 1.3 `KeyUpdate`, which rustls sends on request
+/// and when a key nears its limit): embedded-tls does not handle it. The read that meets it
+/// fails with a protocol error, and nothing panics: the firmware's link ends and reconnects.
+#[tokio::test]
+async fn a_servers_key_update_ends_the_session_with_an_error_not_a_panic() {
+    let ca = TestCa::new("device-link-key-update").unwrap();
+    let issued = ca.issue("server", &["localhost"], Validity::Now).unwrap();
+    let key = PrivateKeyDer::from_pem_file(&issued.key).unwrap();
+    #[allow(
+        deprecated,
+        reason = "the ring provider without post-quantum groups is what the test needs"
+    )]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs(&issued.cert), key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let served = tokio::spawn(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut tls = acceptor.accept(tcp).await.unwrap();
+        let mut buf = [0u8; 16];
+        let n = tls.read(&mut buf).await.unwrap();
+        tls.write_all(&buf[..n]).await.unwrap();
+        tls.flush().await.unwrap();
+        // New keys, then data under them.
+        tls.get_mut().1.refresh_traffic_keys().unwrap();
+        tls.write_all(b"after").await.unwrap();
+        tls.flush().await.unwrap();
+        // Held open until the client has read (or failed to read) what follows.
+        let mut rest = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut rest)).await;
+    });
+    let roots = [anchor(&root_der(&ca))];
+    let mut bufs = Bufs::new();
+    let mut tls = connect(port, Host::Name("localhost"), &roots, NOW, &mut bufs)
+        .await
+        .expect("a session");
+    tls.write_all(b"hello").await.unwrap();
+    tls.flush().await.unwrap();
+    assert_eq!(read_exact(&mut tls, 5).await, b"hello");
+    let mut got = [0u8; 16];
+    let after = tokio::time::timeout(Duration::from_secs(10), tls.read(&mut got))
+        .await
+        .expect("the key update is read, not waited on");
+    assert!(matches!(after, Err(Failure::Protocol)), "{after:?}");
+    drop(tls);
+    served.await.unwrap();
 }

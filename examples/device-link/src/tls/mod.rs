@@ -18,8 +18,11 @@
 //!
 //! What it does not do: TLS 1.2 (a server that speaks only 1.2 is refused with a handshake
 //! error), revocation (no CRL or OCSP: a revoked certificate is accepted until it expires),
-//! client certificates, session resumption, Ed25519 or P-521 certificates. A post-handshake
-//! message other than a session ticket (a `KeyUpdate`) is not handled by embedded-tls.
+//! client certificates, session resumption, Ed25519 or P-521 certificates. A server's
+//! `KeyUpdate` is not handled by embedded-tls: the read that meets it fails with
+//! [`Failure::Protocol`] and the link ends (tested in `tests/tls.rs`). Any other handshake
+//! message after the handshake, except a session ticket, makes embedded-tls 0.19 panic; only
+//! the server that holds the session's keys can send one (records are authenticated).
 
 pub mod algs;
 pub mod records;
