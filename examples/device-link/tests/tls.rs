@@ -45,9 +45,11 @@ fn anchor(der: &CertificateDer<'_>) -> TrustAnchor<'static> {
     webpki::anchor_from_trusted_cert(der).unwrap().to_owned()
 }
 
-/// A rustls server (TLS 1.3, the ring provider) on a loopback port presenting `chain` with
-/// `key`; each connection echoes what it reads until the client closes.
-async fn server(chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> u16 {
+/// A rustls acceptor (TLS 1.3, the ring provider) presenting `chain` with `key`.
+fn acceptor(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> tokio_rustls::TlsAcceptor {
     #[allow(
         deprecated,
         reason = "the ring provider without post-quantum groups is what the test needs"
@@ -59,7 +61,13 @@ async fn server(chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+/// A rustls server ([`acceptor`]) on a loopback port presenting `chain` with `key`; each
+/// connection echoes what it reads until the client closes.
+async fn server(chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> u16 {
+    let acceptor = acceptor(chain, key);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -353,18 +361,7 @@ async fn a_servers_key_update_ends_the_session_with_an_error_not_a_panic() {
     let ca = TestCa::new("device-link-key-update").unwrap();
     let issued = ca.issue("server", &["localhost"], Validity::Now).unwrap();
     let key = PrivateKeyDer::from_pem_file(&issued.key).unwrap();
-    #[allow(
-        deprecated,
-        reason = "the ring provider without post-quantum groups is what the test needs"
-    )]
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs(&issued.cert), key)
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = acceptor(certs(&issued.cert), key);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let served = tokio::spawn(async move {
