@@ -102,6 +102,7 @@
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(clippy::allow_attributes_without_reason)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -40,6 +40,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(clippy::allow_attributes_without_reason)]
 
 pub mod asynch;
 pub mod audio;

@@ -931,7 +931,7 @@ impl<T: Timebase + 'static> DemoBoard<T> {
 
 #[cfg(test)]
 mod test {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")] // a test
 
     use mcp_core::wire::Writer;
     use mcp_core::{Caps, Config, Principal, Server};
