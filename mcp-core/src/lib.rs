@@ -164,7 +164,7 @@ pub use server::{
 };
 
 /// [`Caps`] with its capacities **named**, each one left out taking its default:
-/// `caps!(tools = 16, hold = 0)` is `Caps<16, 2, 4, 384, 4, 1, 0>` (where setting the last
+/// `caps!(tools = 16, hold = 0)` is `Caps<16, 2, 4, 448, 4, 1, 0>` (where setting the last
 /// parameter means spelling all of them).
 ///
 /// | name | what | default |
