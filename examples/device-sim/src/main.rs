@@ -916,7 +916,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 // May carry a peer's words (a backend's close reason, a broker's error).
-                eprintln!("device-sim: {}", escaped(&e).max_chars(512));
+                eprintln!("device-sim: {}", escaped(&e).max_chars(LOG_CHARS));
                 ExitCode::FAILURE
             }
         };
@@ -951,11 +951,19 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("device-sim: {}", escaped(&e.to_string()).max_chars(512));
+            eprintln!(
+                "device-sim: {}",
+                escaped(&e.to_string()).max_chars(LOG_CHARS)
+            );
             ExitCode::FAILURE
         }
     }
 }
+
+/// The longest text a log line carries from a link's error, which may hold a peer's words (a
+/// backend's close reason, a broker's error): enough for a TLS refusal's whole hint and a peer's
+/// reason beside it.
+const LOG_CHARS: usize = 512;
 
 fn delivery_word(d: Delivery) -> &'static str {
     match d {
@@ -1011,10 +1019,13 @@ fn log_event(e: &HostEvent) {
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
                 "device-sim: disconnected ({}); reconnecting in {} ms",
-                escaped(reason),
+                escaped(reason).max_chars(LOG_CHARS),
                 t.as_millis()
             ),
-            None => eprintln!("device-sim: disconnected ({})", escaped(reason)),
+            None => eprintln!(
+                "device-sim: disconnected ({})",
+                escaped(reason).max_chars(LOG_CHARS)
+            ),
         },
         HostEvent::Call(c) if c.id.is_empty() => eprintln!(
             "device-sim: {} {} on the device: {}",
@@ -1367,7 +1378,7 @@ fn serve_network(
                 Some(Err(e)) => eprintln!(
                     "device-sim: OAuth: the keys of {} are not to be had yet: {}",
                     escaped(&o.issuer),
-                    escaped(&e).max_chars(300)
+                    escaped(&e).max_chars(LOG_CHARS)
                 ),
                 None => {}
             }
