@@ -58,6 +58,7 @@
 //!
 //! Lock order, everywhere: an engine, then the board.
 
+pub mod client;
 mod http;
 pub mod link;
 pub mod mdns;
