@@ -33,6 +33,7 @@ use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::{Config, Event, Input, Principal, Revision};
+use mcp_hal::kits::button::Press;
 use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
 use mcp_host::report::{self, CallReport};
@@ -391,9 +392,8 @@ impl Device {
         });
         for p in mcp_host::Pressed::numbered(numbers, answered) {
             // A press when no question waited is the board's press event (a doorbell).
-            if let (None, true, Some(e)) =
-                (&p.answers, self.waiting.is_empty(), board.press_event())
-            {
+            let rang = Press::of(p.answers.is_some(), !self.waiting.is_empty()).rang();
+            if let (true, Some(e)) = (rang, board.press_event()) {
                 events.push((e, None));
             }
             self.report(&HostEvent::Pressed(p));
