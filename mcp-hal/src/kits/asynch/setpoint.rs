@@ -1,5 +1,5 @@
 //! The [setpoint kit](crate::kits::setpoint) over any async
-//! [`Setpoint`](crate::asynch::setpoint::Setpoint): set → settle → read back → compare, awaited.
+//! [`Setpoint`]: set → settle → read back → compare, awaited.
 //!
 //! Same parameter (the board's [`HasSetpoint::PARAMS`]), words, evidence and messages as the
 //! blocking kit. A settle time beyond the call budget cannot become a task here: after waiting
