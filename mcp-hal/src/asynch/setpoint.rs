@@ -46,12 +46,12 @@ impl<T: Setpoint + ?Sized> Setpoint for &mut T {
         T::expected(self, value)
     }
     #[inline]
-    fn tolerance(&self) -> u32 {
-        T::tolerance(self)
-    }
-    #[inline]
     fn unit(&self) -> Option<&'static str> {
         T::unit(self)
+    }
+    #[inline]
+    fn tolerance(&self) -> u32 {
+        T::tolerance(self)
     }
     #[inline]
     fn settle_ms(&self) -> u32 {

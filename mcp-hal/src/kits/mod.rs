@@ -298,6 +298,18 @@ impl Window {
         }
     }
 
+    /// The beginning of the failure of a call whose effect did not show within the budget:
+    /// `{lead} within this device's 200 ms call budget (it may take 2000 ms; ` — the kit then
+    /// says what the device still reads, and closes the parenthesis.
+    pub(crate) fn write_unconfirmed(&self, w: &mut mcp_core::wire::Writer<'_>, lead: &str) {
+        w.text(lead);
+        w.text(" within this device's ");
+        w.uint(self.budget_ms.into());
+        w.text(" ms call budget (it may take ");
+        w.uint(self.settle_ms.into());
+        w.text(" ms; ");
+    }
+
     /// The pacing of the wait, from the first reading on.
     pub(crate) const fn pacer(&self) -> Pacer {
         Pacer {

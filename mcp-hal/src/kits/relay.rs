@@ -167,12 +167,8 @@ pub(crate) fn conclude<E>(
         Verdict::Task => Ok(Output::task(i64::from(on)).with_evidence(applied)),
         Verdict::Unconfirmed => Err(reply
             .error_with(|w| {
-                w.text(words.unconfirmed);
-                w.text(" within this device's ");
-                w.uint(window.budget_ms.into());
-                w.text(" ms call budget (it may take ");
-                w.uint(window.settle_ms.into());
-                w.text(" ms; the feedback still reads ");
+                window.write_unconfirmed(w, words.unconfirmed);
+                w.text("the feedback still reads ");
                 w.text(if observed { words.on } else { words.off });
                 w.text(")");
             })

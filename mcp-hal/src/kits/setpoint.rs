@@ -49,10 +49,8 @@
 //! ```
 
 use mcp_core::schema::Param;
-use mcp_core::{
-    Annotations, Args, Evidence, Handler, Level, Output, Reading, Reply, Tool, ToolError,
-    ToolResult,
-};
+use mcp_core::{Annotations, Args, Handler, Output, Reply, Tool, ToolError, ToolResult};
+use mcp_core::{Evidence, Level, Reading};
 #[cfg(feature = "tasks")]
 use mcp_core::{TaskInfo, TaskPoll};
 
@@ -173,12 +171,8 @@ pub(crate) fn conclude<E>(
         Verdict::Task => Ok(Output::task(command).with_evidence(expect.applied())),
         Verdict::Unconfirmed => Err(reply
             .error_with(|w| {
-                w.text(words.unconfirmed);
-                w.text(" within this device's ");
-                w.uint(window.budget_ms.into());
-                w.text(" ms call budget (it may take ");
-                w.uint(window.settle_ms.into());
-                w.text(" ms; the measurement reads ");
+                window.write_unconfirmed(w, words.unconfirmed);
+                w.text("the measurement reads ");
                 w.int(observed);
                 if let Some(u) = expect.unit {
                     w.text(" ");
