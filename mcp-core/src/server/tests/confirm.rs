@@ -1266,4 +1266,16 @@ fn every_client_is_named_as_its_questions_name_it_and_a_held_call_keeps_its_id()
     c.from("bob", &call(json!(3), "self.reboot", json!({})));
     assert_eq!(c.t.s.confirmation().unwrap().client, bob);
     assert_eq!(c.t.s.confirmation_id(), Some(&b"3"[..]));
+
+    // An engine none of whose tools asks a person names its client too.
+    let mut plain = S::new(Config::new("c", "1"));
+    let (mut dev, mut out) = (Dev::default(), [0u8; 1024]);
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kitchen","version":"1"}}}"#;
+    plain
+        .handle(init, Principal::Model, &mut dev, &mut out)
+        .unwrap();
+    assert_eq!(
+        plain.client_label(Peer::ONLY, None).name.as_str(),
+        "kitchen"
+    );
 }
