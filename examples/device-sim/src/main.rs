@@ -409,13 +409,13 @@ impl Device {
             let mut heard = None;
             let n = match self.envelope {
                 None => {
-                    let n = engine.poll(now_ms, board, &mut self.out);
-                    payloads.push(self.out.get(..n).unwrap_or_default().to_vec());
-                    n
+                    let p = engine.poll_with(now_ms, board, &mut self.out);
+                    payloads.push((self.out.get(..p.len).unwrap_or_default().to_vec(), p.to));
+                    p.len
                 }
                 Some(EnvelopeKind::Xiaozhi) => xiaozhi::wrap(sid, &mut self.out, |buf| {
                     let p = engine.poll_with(now_ms, board, buf);
-                    payloads.push(buf.get(..p.len).unwrap_or_default().to_vec());
+                    payloads.push((buf.get(..p.len).unwrap_or_default().to_vec(), p.to));
                     heard = p.heard;
                     p.len
                 }),
@@ -426,7 +426,7 @@ impl Device {
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
             // The outcome heard after a call's answer, spoken: right after its message.
-            let message = payloads.last().map(Vec::as_slice).unwrap_or_default();
+            let message = payloads.last().map(|p| p.0.as_slice()).unwrap_or_default();
             if let Some(s) = heard.and_then(|h| self.voice.outcome(sid, message, &h, now_ms)) {
                 msgs.push(s.frame.clone().into_bytes());
                 said.push(s);
@@ -456,9 +456,14 @@ impl Device {
             });
         }
         let held_after = mcp_host::Asked::of(&self.engine);
-        for p in &payloads {
-            let (before, after) = (held_before.as_ref(), held_after.as_ref());
-            if let Some(e) = report::emitted(transport, before, after, p, true) {
+        for (p, to) in &payloads {
+            let from = report::Polled {
+                engine: report::engine_key(&self.engine),
+                to: *to,
+                held_before: held_before.as_ref(),
+                held_after: held_after.as_ref(),
+            };
+            if let Some(e) = report::emitted(transport, &from, p, true) {
                 self.report(&e);
             }
         }

@@ -969,3 +969,40 @@ async fn an_mqtt_call_and_its_session_are_on_the_timeline() {
         "{ended:#}"
     );
 }
+
+/// A long-running action for a client that cannot follow a task is held inside the call: its row
+/// says so while the motor moves, and the answer that comes when it ends is on the timeline as
+/// that call's outcome (the same id and client).
+#[test]
+fn a_call_held_for_its_action_gets_its_outcome_row() {
+    let sim = start(&["--http", "127.0.0.1:0"]);
+    let http = sim.http.clone().unwrap();
+    let mcp = Session::open(&http);
+    let call = json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":300}}});
+    let stream = Events::open(&http, "POST", &mcp.headers(), &call.to_string());
+    let answer = stream.next_where("the move's answer", |m| m["id"] == 9);
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let s = state_until(&sim, "the motor call's outcome", |s| {
+        entries(s, "call").iter().any(|e| e["outcome"] == "ok")
+    });
+    let calls = entries(&s, "call");
+    let [held, done] = calls[..] else {
+        panic!("the held call and its outcome: {calls:#?}")
+    };
+    assert_eq!(held["outcome"], "held", "{calls:#?}");
+    assert_eq!(
+        (
+            &done["tool"],
+            &done["id"],
+            &done["client"],
+            &done["evidence"]
+        ),
+        (
+            &held["tool"],
+            &json!("9"),
+            &held["client"],
+            &json!("measured")
+        ),
+        "{calls:#?}"
+    );
+}

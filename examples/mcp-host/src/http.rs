@@ -570,10 +570,9 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
                 let delivered =
                     m.to.and_then(|peer| listens.get(&peer.get()))
                         .is_some_and(|l| l.tx.send(frame(None, None, &m.bytes)).is_ok());
-                if let (Some(hook), Some(e)) = (
-                    hook,
-                    crate::observe("http-2026", &turn, &m.bytes, delivered),
-                ) {
+                if let (Some(hook), Some(e)) =
+                    (hook, crate::observe("http-2026", &turn, m, delivered))
+                {
                     hook(&e);
                 }
             }
@@ -598,9 +597,7 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
                     };
                     lock(&s.engine).delivered(receipt, delivery);
                 }
-                if let (Some(hook), Some(e)) =
-                    (hook, crate::observe("http", &turn, &m.bytes, delivered))
-                {
+                if let (Some(hook), Some(e)) = (hook, crate::observe("http", &turn, m, delivered)) {
                     hook(&e);
                 }
             }

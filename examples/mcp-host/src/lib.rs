@@ -336,6 +336,8 @@ impl Asked {
 /// One engine's turn in the timer: what it emitted, and the call it held for a person's answer
 /// before and after.
 pub(crate) struct Turn {
+    /// Which engine ([`report::engine_key`]).
+    pub(crate) engine: usize,
     pub(crate) msgs: Vec<Emitted>,
     pub(crate) held_before: Option<Asked>,
     pub(crate) held_after: Option<Asked>,
@@ -381,6 +383,7 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
         }
     }
     Turn {
+        engine: report::engine_key(&engine),
         msgs,
         held_before,
         held_after: Asked::of(&engine),
@@ -598,16 +601,16 @@ impl Pressed {
 pub(crate) fn observe(
     transport: &'static str,
     turn: &Turn,
-    msg: &[u8],
+    msg: &Emitted,
     delivered: bool,
 ) -> Option<HostEvent> {
-    report::emitted(
-        transport,
-        turn.held_before.as_ref(),
-        turn.held_after.as_ref(),
-        msg,
-        delivered,
-    )
+    let polled = report::Polled {
+        engine: turn.engine,
+        to: msg.to,
+        held_before: turn.held_before.as_ref(),
+        held_after: turn.held_after.as_ref(),
+    };
+    report::emitted(transport, &polled, &msg.bytes, delivered)
 }
 
 /// Tells the application when the calls waiting for a person changed (in the order the device

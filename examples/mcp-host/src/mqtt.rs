@@ -776,7 +776,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             let handed = self.emit(msg);
             if let (Some(hook), Some(event)) = (
                 &self.opts.on_event,
-                crate::observe("mqtt", &turn, &msg.bytes, handed),
+                crate::observe("mqtt", &turn, msg, handed),
             ) {
                 hook(&event);
             }

@@ -14,10 +14,12 @@
 //! Everything here parses with mcp-core's borrowed JSON views and gives up quietly on anything
 //! unexpected: a report is a summary, never a reason to fail a message.
 
+use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mcp_core::server::{Delivery, HandleError, Handled, Input, Notify};
+use mcp_core::server::{Delivery, HandleError, Handled, Input, Notify, Peer};
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json, Kind};
 use mcp_core::{Capacities, Server};
 
@@ -69,6 +71,38 @@ pub struct CallReport {
     /// answered that it waits) and on the report of its outcome, and on the press that answered
     /// it ([`crate::Pressed`]). `None`: nobody is asked.
     pub approval: Option<u64>,
+}
+
+/// A call whose answer is held back until its long-running action ends (a client that can
+/// neither follow a task nor wait without an answer gets the outcome as the answer): what the
+/// report of that answer names when `poll` writes it.
+#[derive(Debug)]
+struct Awaited {
+    engine: usize,
+    peer: Peer,
+    transport: &'static str,
+    id: String,
+    tool: String,
+    client: String,
+}
+
+/// The calls held for their actions, oldest first; at most [`AWAITED`] (an answer never written
+/// — its client gone — is forgotten with time).
+static AWAITED_CALLS: Mutex<VecDeque<Awaited>> = Mutex::new(VecDeque::new());
+
+/// The most calls held for their actions remembered at once.
+const AWAITED: usize = 64;
+
+fn awaited() -> std::sync::MutexGuard<'static, VecDeque<Awaited>> {
+    AWAITED_CALLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Which engine, for as long as it lives: its address. The reports of its held calls' answers
+/// are matched by it ([`Polled::engine`]).
+pub fn engine_key<C, K: Capacities>(engine: &Server<'_, C, K>) -> usize {
+    core::ptr::from_ref(engine).addr()
 }
 
 /// The next [`CallReport::number`].
@@ -362,6 +396,20 @@ pub fn handle<'i, C, K: Capacities>(
                 );
                 h.deferred.then_some((Outcome::Held, None, text))
             });
+            if read.as_ref().is_some_and(|r| r.0 == Outcome::Held) && held_now.is_none() {
+                let mut calls = awaited();
+                if calls.len() == AWAITED {
+                    calls.pop_front();
+                }
+                calls.push_back(Awaited {
+                    engine: engine_key(engine),
+                    peer: input.peer,
+                    transport,
+                    id: id.clone(),
+                    tool: tool.clone(),
+                    client: client.clone(),
+                });
+            }
             read.map(|(outcome, evidence, text)| CallReport {
                 number: next_number(),
                 transport,
@@ -468,16 +516,28 @@ fn confirmation_outcome(msg: &[u8]) -> Option<(Outcome, Option<String>, String, 
     Some((outcome, evidence, text, Some(confirmed)))
 }
 
-/// What the application hears of one message an engine's `poll` emitted: a resource update
-/// ([`HostEvent::Updated`]), or what became of the call held for a person before the poll
-/// (`held_before`; the engine's [`Asked`] after the poll is `held_after`): its outcome — a
-/// person's answer on the device or through the client, or a timeout — or that it is answered
-/// as waiting ([`HostEvent::Call`], with the held call's id, client and question number);
-/// `None` for anything else. `delivered`: the message went to a stream or a socket.
+/// Where a message an engine's `poll` emitted comes from ([`emitted`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Polled<'a> {
+    /// The engine ([`engine_key`]).
+    pub engine: usize,
+    /// The client it is for ([`mcp_core::Polled::to`]).
+    pub to: Option<Peer>,
+    /// The call the engine held for a person before the poll ([`Asked::of`]).
+    pub held_before: Option<&'a Asked>,
+    /// And after it.
+    pub held_after: Option<&'a Asked>,
+}
+
+/// What the application hears of one message an engine's `poll` emitted (`from`): a resource
+/// update ([`HostEvent::Updated`]); what became of the call held for a person before the poll —
+/// its outcome (a person's answer on the device or through the client, a timeout), or that it is
+/// answered as waiting —; or the answer of a call held for its long-running action
+/// ([`HostEvent::Call`], with that call's id and client, and the question's number for a held
+/// question); `None` for anything else. `delivered`: the message went to a stream or a socket.
 pub fn emitted(
     transport: &'static str,
-    held_before: Option<&Asked>,
-    held_after: Option<&Asked>,
+    from: &Polled<'_>,
     msg: &[u8],
     delivered: bool,
 ) -> Option<HostEvent> {
@@ -489,21 +549,51 @@ pub fn emitted(
             delivered,
         });
     }
-    // A message about the held call: its outcome, a refusal, or that it still waits on the
-    // device. (A response while the same call is still held and not answered "waiting" is
-    // another call's.)
-    let held = held_before?;
-    let still = held_after.is_some_and(|a| a.pending.approval == held.pending.approval);
-    if still && !msg_is_awaiting(msg) {
-        return None;
-    }
-    let mut r = settled_report(transport, held, msg)?;
-    r.delivery = Some(if delivered {
+    let delivery = Some(if delivered {
         Delivery::Written
     } else {
         Delivery::Lost
     });
-    Some(HostEvent::Call(r))
+    let id = response_id(msg);
+    // A message about the held call: its outcome, a refusal, or that it still waits on the
+    // device (a response with its id, or the outcome's notification).
+    if let Some(held) = from.held_before {
+        let still = from
+            .held_after
+            .is_some_and(|a| a.pending.approval == held.pending.approval);
+        let about = id.as_ref().is_none_or(|id| *id == held.id);
+        if about
+            && (!still || msg_is_awaiting(msg))
+            && let Some(mut r) = settled_report(transport, held, msg)
+        {
+            r.delivery = delivery;
+            return Some(HostEvent::Call(r));
+        }
+    }
+    // The answer of a call held for its action.
+    let (id, to) = (id?, from.to?);
+    let call = {
+        let mut calls = awaited();
+        let at = calls.iter().position(|a| {
+            a.engine == from.engine && a.peer == to && a.transport == transport && a.id == id
+        })?;
+        calls.remove(at)?
+    };
+    let (outcome, evidence, text) = read_answer(msg)?;
+    Some(HostEvent::Call(CallReport {
+        number: next_number(),
+        transport,
+        client: call.client,
+        id: call.id,
+        tool: call.tool,
+        outcome,
+        evidence,
+        text,
+        confirmed: None,
+        replay: false,
+        delivery,
+        approval: None,
+    }))
 }
 
 /// The answer of a call still held for the device (`structuredContent.status`

@@ -617,7 +617,7 @@ async fn send_turn<C: 'static, const N: usize, const T: usize>(
         }
         if let (Some(hook), Some(event)) = (
             &opts.on_event,
-            crate::observe("xiaozhi-ws", &turn, &m.bytes, sent.is_ok()),
+            crate::observe("xiaozhi-ws", &turn, m, sent.is_ok()),
         ) {
             hook(&event);
         }
