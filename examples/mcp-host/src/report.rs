@@ -177,7 +177,7 @@ pub struct Waiting {
     /// How long until the engine gives up, from when the event was sent.
     pub expires_in: Duration,
     /// How long until a press answers it, from when the event was sent: a question is read
-    /// before it is answered ([`Pending::min_shown_ms`] after it was shown), and a press that
+    /// before it is answered ([`Pending::min_shown_ms`](mcp_core::server::Pending::min_shown_ms) after it was shown), and a press that
     /// soon after the previous one is a bounce. `None` while it is not shown.
     pub press_counts_in: Option<Duration>,
     /// The same as a time (host clock, ms).
