@@ -36,7 +36,7 @@ use mcp_core::{Config, Event, Input, Principal, Revision};
 use mcp_hal::kits::button::Press;
 use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
-use mcp_host::report::{self, CallReport};
+use mcp_host::report::{self, Reported};
 use mcp_host::xiaozhi::Voice;
 use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
 
@@ -354,7 +354,8 @@ struct Device {
 struct Answer {
     bytes: Vec<u8>,
     receipt: Option<Receipt>,
-    call: Option<CallReport>,
+    /// The call and the session start it makes, reported once the answer is written.
+    reported: Reported,
 }
 
 impl Device {
@@ -398,7 +399,7 @@ impl Device {
             }
             self.report(&HostEvent::Pressed(p));
         }
-        let held_before = self.engine.confirmation();
+        let held_before = mcp_host::Asked::of(&self.engine);
         let mut msgs = Vec::new();
         let mut payloads = Vec::new();
         let mut said = Vec::new();
@@ -408,13 +409,13 @@ impl Device {
             let mut heard = None;
             let n = match self.envelope {
                 None => {
-                    let n = engine.poll(now_ms, board, &mut self.out);
-                    payloads.push(self.out.get(..n).unwrap_or_default().to_vec());
-                    n
+                    let p = engine.poll_with(now_ms, board, &mut self.out);
+                    payloads.push((self.out.get(..p.len).unwrap_or_default().to_vec(), p.to));
+                    p.len
                 }
                 Some(EnvelopeKind::Xiaozhi) => xiaozhi::wrap(sid, &mut self.out, |buf| {
                     let p = engine.poll_with(now_ms, board, buf);
-                    payloads.push(buf.get(..p.len).unwrap_or_default().to_vec());
+                    payloads.push((buf.get(..p.len).unwrap_or_default().to_vec(), p.to));
                     heard = p.heard;
                     p.len
                 }),
@@ -425,7 +426,7 @@ impl Device {
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
             // The outcome heard after a call's answer, spoken: right after its message.
-            let message = payloads.last().map(Vec::as_slice).unwrap_or_default();
+            let message = payloads.last().map(|p| p.0.as_slice()).unwrap_or_default();
             if let Some(s) = heard.and_then(|h| self.voice.outcome(sid, message, &h, now_ms)) {
                 msgs.push(s.frame.clone().into_bytes());
                 said.push(s);
@@ -455,9 +456,14 @@ impl Device {
             });
         }
         let held_after = mcp_host::Asked::of(&self.engine);
-        let after = held_after.as_ref().map(|a| a.pending);
-        for p in &payloads {
-            if let Some(e) = report::emitted(transport, held_before, after, p, true) {
+        for (p, to) in &payloads {
+            let from = report::Polled {
+                engine: report::engine_key(&self.engine),
+                to: *to,
+                held_before: held_before.as_ref(),
+                held_after: held_after.as_ref(),
+            };
+            if let Some(e) = report::emitted(transport, &from, p, true) {
                 self.report(&e);
             }
         }
@@ -471,34 +477,22 @@ impl Device {
     }
 
     /// Handles one input line; returns the answer to send, if any, its receipt when it answers
-    /// an acting call, and what it says when it answers a `tools/call`.
+    /// an acting call, and what the application is to hear of it once it is written (a call
+    /// whose answer is held back is reported at once).
     fn line(&mut self, msg: &[u8], principal: Principal, now_ms: u64) -> Option<Answer> {
         let transport = self.transport();
         let mut receipt = None;
-        let mut revision = None;
-        let mut payload_in: &[u8] = msg;
-        let mut payload_out = Vec::new();
-        // A client's answer may settle a call held for its user: remember which.
-        let held = self
-            .engine
-            .confirmation()
-            .filter(|p| !p.on_device)
-            .map(|p| p.tool);
+        let mut reported = Reported::default();
         let board_arc = self.board.clone();
         let mut board = lock(&board_arc);
         let n = match self.envelope {
-            None => {
-                let n = handle(
-                    &mut self.engine,
-                    Input::new(msg, principal),
-                    &mut board,
-                    &mut self.out,
-                    &mut receipt,
-                    &mut revision,
-                );
-                payload_out = self.out.get(..n).unwrap_or_default().to_vec();
-                n
-            }
+            None => handle(
+                &mut self.engine,
+                Input::new(msg, principal),
+                &mut board,
+                &mut self.out,
+                (transport, &mut receipt, &mut reported),
+            ),
             Some(EnvelopeKind::Xiaozhi) => {
                 let env = Envelope::parse(msg);
                 if let Ok(env) = &env {
@@ -540,7 +534,6 @@ impl Device {
                     // unreadable message (-32700, `id: null`), in an `mcp` envelope.
                     Err(_) => msg,
                 };
-                payload_in = payload;
                 // Answer in the session the server gave us, or the one the message names.
                 let sid = self
                     .session_id
@@ -550,38 +543,32 @@ impl Device {
                 let peer = sid
                     .as_deref()
                     .map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
-                let (engine, receipt, revision) = (&mut self.engine, &mut receipt, &mut revision);
+                let (engine, told) = (&mut self.engine, (transport, &mut receipt, &mut reported));
                 let board = &mut *board;
-                let payload_out = &mut payload_out;
                 xiaozhi::wrap(sid.as_deref(), &mut self.out, |buf| {
-                    let n = handle(
+                    handle(
                         engine,
                         Input::new(payload, principal).peer(peer),
                         board,
                         buf,
-                        receipt,
-                        revision,
-                    );
-                    *payload_out = buf.get(..n).unwrap_or_default().to_vec();
-                    n
+                        told,
+                    )
                 })
             }
         };
         drop(board);
-        if let Some(revision) = revision {
-            self.report(&HostEvent::Initialized {
-                revision,
-                vision_url: None,
-            });
+        if n == 0 {
+            // Nothing to write (a notification, a call whose answer is held back): what it
+            // made is heard now.
+            for e in reported.events(None) {
+                self.report(&e);
+            }
+            return None;
         }
-        let call = report::call_report(transport, payload_in, &payload_out).or_else(|| {
-            let tool = held.filter(|_| self.engine.confirmation().is_none())?;
-            report::settled_report(transport, tool, &payload_out)
-        });
-        (n > 0).then(|| Answer {
+        Some(Answer {
             bytes: self.out.get(..n).unwrap_or_default().to_vec(),
             receipt,
-            call,
+            reported,
         })
     }
 
@@ -606,9 +593,8 @@ impl Device {
         if let Some(r) = answer.receipt {
             self.engine.delivered(r, d);
         }
-        if let Some(mut call) = answer.call {
-            call.delivery = Some(d);
-            self.report(&HostEvent::Call(call));
+        for e in answer.reported.events(Some(d)) {
+            self.report(&e);
         }
     }
 }
@@ -629,20 +615,21 @@ fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
     usable
 }
 
-/// Hands one message to the engine; logs events. Returns the response length; `receipt` gets the
-/// receipt of an acting call's answer, `initialized` the revision an `initialize` settled on.
+/// Hands one message to the engine, as every transport does ([`report::handle`]); logs events.
+/// Returns the response length; `told` names the transport, and gets the receipt of an acting
+/// call's answer and what the application is to hear of the message.
 fn handle(
     engine: &mut Engine,
     input: Input<'_>,
     board: &mut Board,
     out: &mut [u8],
-    receipt: &mut Option<Receipt>,
-    initialized: &mut Option<Revision>,
+    told: (&'static str, &mut Option<Receipt>, &mut Reported),
 ) -> usize {
-    match engine.handle_with(input, board, out, &mut |_: &[u8]| {}) {
-        Ok(h) => {
+    let (transport, receipt, reported) = told;
+    match report::handle(engine, input, board, out, &mut |_: &[u8]| {}, transport) {
+        Ok((h, heard)) => {
+            *reported = heard;
             if let Some(Event::Initialized { revision, vision }) = h.event {
-                *initialized = Some(revision);
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
                     eprintln!("device-sim: vision endpoint {}", escaped(&v.url.to_cow()));
@@ -980,8 +967,14 @@ fn log_event(e: &HostEvent) {
         HostEvent::Initialized {
             revision,
             vision_url,
+            client,
+            ..
         } => {
-            eprintln!("device-sim: initialized, protocol {}", revision.as_str());
+            eprintln!(
+                "device-sim: initialized, protocol {} ({})",
+                revision.as_str(),
+                escaped(client)
+            );
             if let Some(url) = vision_url {
                 eprintln!("device-sim: vision endpoint {}", escaped(url));
             }
@@ -1015,6 +1008,14 @@ fn log_event(e: &HostEvent) {
             url.as_deref()
                 .map(|u| format!(" at {}", escaped(u)))
                 .unwrap_or_default()
+        ),
+        HostEvent::SessionEnded {
+            transport,
+            client,
+            reason,
+        } => eprintln!(
+            "device-sim: {transport} session of {} ended: {reason}",
+            escaped(client)
         ),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(

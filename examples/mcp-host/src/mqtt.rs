@@ -86,7 +86,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_core::server::{Delivery, Peer, Receipt};
+use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::mqtt::{
     self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, Opened, PresenceGuard, Route,
     ServerTopics, Sessions, Spoke,
@@ -432,13 +432,8 @@ struct Topics {
     capability: String,
 }
 
-/// An answer that the engine waits to hear about.
-#[derive(Debug, Clone, Copy)]
-struct Tracked {
-    receipt: Receipt,
-    ran: Option<&'static str>,
-    replay: Option<Delivery>,
-}
+/// An answer whose fate the engine or the application waits to hear about.
+type Tracked = crate::Handed;
 
 /// A message waiting for the link.
 struct Queued {
@@ -463,6 +458,9 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     /// The client sessions, and the half-open ones: what the engine knows of each client (its
     /// revision, whether it asks its user), lent to the shared engine with each of its messages.
     clients: Sessions<MAX_CLIENTS, HALF_OPEN>,
+    /// How the application knows each client with a session ([`crate::CallReport::client`]),
+    /// for the report that its session ended.
+    labels: HashMap<String, String>,
     /// Whether the retained presence is still the device's own.
     presence: PresenceGuard,
     /// Publishes handed to rumqttc, in order, until it names their packet id.
@@ -596,6 +594,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         collided: None,
         inflight: HashMap::new(),
         offline: VecDeque::new(),
+        labels: HashMap::new(),
     };
     let mut ticks = tokio::time::interval(opts.tick.max(Duration::from_millis(1)));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -769,14 +768,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 
     fn report(&self, t: Tracked, delivery: Delivery) {
-        lock(&self.engine).delivered(t.receipt, delivery);
-        if let Some(hook) = &self.opts.on_event {
-            hook(&HostEvent::Answered {
-                ran: t.ran,
-                replay: t.replay,
-                delivery,
-            });
-        }
+        t.delivered(&self.engine, self.opts.on_event.as_ref(), delivery);
     }
 
     /// Publishes (QoS 1, with the convention's user properties), or queues while offline.
@@ -845,7 +837,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             let handed = self.emit(msg);
             if let (Some(hook), Some(event)) = (
                 &self.opts.on_event,
-                crate::observe("mqtt", &turn, &msg.bytes, handed),
+                crate::observe("mqtt", &turn, msg, handed),
             ) {
                 hook(&event);
             }
@@ -858,9 +850,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// queued offline).
     fn emit(&mut self, msg: &crate::Emitted) -> bool {
         let tracked = msg.receipt.map(|receipt| Tracked {
-            receipt,
+            receipt: Some(receipt),
             ran: msg.ran,
-            replay: None,
+            ..Tracked::default()
         });
         let topic = match conv::route(&msg.bytes) {
             Route::Capability => self.topics.capability.clone(),
@@ -975,7 +967,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             Spoke::Served { session, .. } => Some(session),
             Spoke::Promoted { session, replaced } => {
                 if let Some(old) = replaced {
-                    self.ended(&old);
+                    self.ended(&old, "ended by the device to make room for a new session");
                 }
                 let filters = self.client_filters(c);
                 let _ = self.client.try_subscribe_many(filters);
@@ -1010,13 +1002,20 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// and its listen streams end with it.
     fn forget(&mut self, client: &str) {
         if self.clients.forget(client) {
-            self.ended(client);
+            self.ended(client, "ended by the client (disconnected)");
         }
     }
 
-    /// A client's session is over (forgotten, or its place taken): the engine forgets what it
-    /// held for it, and its topics are unsubscribed.
-    fn ended(&mut self, client: &str) {
+    /// A client's session is over (forgotten, or its place taken: `why`): the engine forgets
+    /// what it held for it, its topics are unsubscribed, and the application hears of it.
+    fn ended(&mut self, client: &str, why: &'static str) {
+        if let (Some(label), Some(hook)) = (self.labels.remove(client), &self.opts.on_event) {
+            hook(&HostEvent::SessionEnded {
+                transport: "mqtt",
+                client: label,
+                reason: why,
+            });
+        }
         if let Ok(c) = ClientId::new(client) {
             {
                 let mut engine = lock(&self.engine);
@@ -1052,7 +1051,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             peer,
             report_delivery: false,
             touch: None,
-            on_event: None,
+            events: self.opts.on_event.clone(),
             transport: "mqtt",
             session,
         };
@@ -1067,21 +1066,16 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                     self.publish(topic, n, false, None);
                 }
                 Step::Done(d) => {
-                    if let (Some(hook), Some(event)) = (&self.opts.on_event, d.event()) {
-                        hook(&event);
-                    }
                     if let Some(after) = d.session {
                         if opening {
                             self.clients.set_half_open_session(&client, *after);
                         } else {
+                            let label = lock(&self.engine).client_label(peer, Some(&*after));
+                            self.labels.insert(client.clone(), label.to_string());
                             self.clients.set_session(&client, *after);
                         }
                     }
-                    let tracked = d.receipt.map(|receipt| Tracked {
-                        receipt,
-                        ran: d.ran,
-                        replay: d.replay,
-                    });
+                    let tracked = d.handed.tracked();
                     if d.bytes.is_empty() {
                         continue;
                     }

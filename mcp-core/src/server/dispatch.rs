@@ -336,7 +336,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         let Some((method, route)) = self.route(req.method, escaped, respond.era) else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
-                w.decoded(req.method, 64);
+                w.echo(req.method, 64, 3);
             }));
         };
         let params = match params_object(&req) {

@@ -53,6 +53,11 @@ impl SimFan {
         self.writes = self.writes.saturating_add(1);
     }
 
+    /// The duty cycle last commanded (the rotor may still be on its way to its speed).
+    pub fn duty(&self) -> Percent {
+        self.speed.target()
+    }
+
     /// The tachometer's reading, in rpm (0 while the fault `motor-stall` holds the rotor).
     pub fn rpm(&self) -> i64 {
         if self.faults.contains(Fault::MotorStall) {
@@ -113,6 +118,7 @@ mod test {
         fan.set_time(1000);
         fan.set_speed(Percent::new(40).unwrap());
         assert_eq!(fan.rpm(), 0, "the rotor has not sped up yet");
+        assert_eq!(fan.duty().get(), 40, "commanded");
         fan.set_time(1000 + u64::from(SimFan::SPIN_MS) - 1);
         assert_eq!(fan.rpm(), 0);
         fan.set_time(1000 + u64::from(SimFan::SPIN_MS));
