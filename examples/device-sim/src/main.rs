@@ -33,6 +33,7 @@ use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::{Config, Event, Input, Principal, Revision};
+use mcp_hal::kits::button::Press;
 use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
 use mcp_host::report::{self, Reported};
@@ -392,9 +393,8 @@ impl Device {
         });
         for p in mcp_host::Pressed::numbered(numbers, answered) {
             // A press when no question waited is the board's press event (a doorbell).
-            if let (None, true, Some(e)) =
-                (&p.answers, self.waiting.is_empty(), board.press_event())
-            {
+            let rang = Press::of(p.answers.is_some(), !self.waiting.is_empty()).rang();
+            if let (true, Some(e)) = (rang, board.press_event()) {
                 events.push((e, None));
             }
             self.report(&HostEvent::Pressed(p));
@@ -903,7 +903,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 // May carry a peer's words (a backend's close reason, a broker's error).
-                eprintln!("device-sim: {}", escaped(&e).max_chars(512));
+                eprintln!("device-sim: {}", escaped(&e).max_chars(LOG_CHARS));
                 ExitCode::FAILURE
             }
         };
@@ -938,11 +938,19 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("device-sim: {}", escaped(&e.to_string()).max_chars(512));
+            eprintln!(
+                "device-sim: {}",
+                escaped(&e.to_string()).max_chars(LOG_CHARS)
+            );
             ExitCode::FAILURE
         }
     }
 }
+
+/// The longest text a log line carries from a link's error, which may hold a peer's words (a
+/// backend's close reason, a broker's error): enough for a TLS refusal's whole hint and a peer's
+/// reason beside it.
+const LOG_CHARS: usize = 512;
 
 fn delivery_word(d: Delivery) -> &'static str {
     match d {
@@ -1012,10 +1020,13 @@ fn log_event(e: &HostEvent) {
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
                 "device-sim: disconnected ({}); reconnecting in {} ms",
-                escaped(reason),
+                escaped(reason).max_chars(LOG_CHARS),
                 t.as_millis()
             ),
-            None => eprintln!("device-sim: disconnected ({})", escaped(reason)),
+            None => eprintln!(
+                "device-sim: disconnected ({})",
+                escaped(reason).max_chars(LOG_CHARS)
+            ),
         },
         HostEvent::Call(c) if c.id.is_empty() => eprintln!(
             "device-sim: {} {} on the device: {}",
@@ -1368,7 +1379,7 @@ fn serve_network(
                 Some(Err(e)) => eprintln!(
                     "device-sim: OAuth: the keys of {} are not to be had yet: {}",
                     escaped(&o.issuer),
-                    escaped(&e).max_chars(300)
+                    escaped(&e).max_chars(LOG_CHARS)
                 ),
                 None => {}
             }

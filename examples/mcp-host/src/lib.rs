@@ -58,6 +58,7 @@
 //!
 //! Lock order, everywhere: an engine, then the board.
 
+pub mod client;
 mod http;
 pub mod link;
 pub mod mdns;
@@ -79,6 +80,7 @@ use mcp_core::transport::xiaozhi::Event;
 
 pub use mcp_core::server::Approval;
 use mcp_core::{Caps, Input, MIN_OUT_LEN, Principal, Reading, Revision, Server};
+use mcp_hal::kits::button::Press;
 use tokio::sync::mpsc;
 
 pub use http::{HttpHost, HttpOptions};
@@ -555,7 +557,8 @@ impl Display {
         };
         for p in self.panel.press(pressed, now_ms, [engine]) {
             // A press when no question waited is the board's press event (a doorbell).
-            if let (None, true, Some(e)) = (&p.answers, self.waiting.is_empty(), press_event) {
+            let rang = Press::of(p.answers.is_some(), !self.waiting.is_empty()).rang();
+            if let (true, Some(e)) = (rang, press_event) {
                 events.push((e, None));
             }
             if let Some(hook) = hook {

@@ -318,6 +318,75 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// A broker URL, read: where to connect, whether over TLS, and the credentials it carries. The
+/// one reading of [`Options::broker`]'s form, for a device and for a client
+/// (`mqtt_fleet::Client`, `mcp-call`).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BrokerUrl {
+    /// The host name or address (an IPv6 literal without its brackets).
+    pub host: String,
+    /// The port (1883 by default, 8883 over TLS).
+    pub port: u16,
+    /// `mqtts://` or `ssl://`: TLS, the certificate checked against [`host`](Self::host).
+    pub tls: bool,
+    /// The URL's user name and password, percent-decoded.
+    pub credentials: Option<(String, String)>,
+}
+
+impl fmt::Debug for BrokerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BrokerUrl")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("user", &self.credentials.as_ref().map(|(u, _)| u))
+            .finish_non_exhaustive()
+    }
+}
+
+impl BrokerUrl {
+    /// Reads `url` as [`Options::broker`] says.
+    ///
+    /// # Errors
+    /// Not an `mqtt(s)://` URL, no host, a bad port, a path, a broken `%` escape in the
+    /// credentials (the message quotes nothing of them).
+    pub fn parse(url: &str) -> Result<Self, Error> {
+        let (bare, credentials) = userinfo(url)?;
+        let (host, port, tls) = broker_address(&bare)?;
+        Ok(BrokerUrl {
+            host,
+            port,
+            tls,
+            credentials,
+        })
+    }
+
+    /// rumqttc's options for the MQTT client id `id` at this broker: over TLS with `tls`'s
+    /// roots when the URL says so, with the URL's credentials. The caller adds the rest
+    /// (keep-alive, will, properties).
+    ///
+    /// # Errors
+    /// The TLS setting cannot be used (an unreadable CA file, no roots).
+    pub fn mqtt_options(
+        &self,
+        id: impl Into<String>,
+        tls: &crate::tls::Tls,
+    ) -> Result<MqttOptions, Error> {
+        let mut mqtt = MqttOptions::new(id, self.host.clone(), self.port);
+        if self.tls {
+            let config = tls
+                .client_config()
+                .map_err(|e| Error::Options(e.to_string()))?;
+            mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
+        }
+        if let Some((user, password)) = &self.credentials {
+            mqtt.set_credentials(user.clone(), password.clone());
+        }
+        Ok(mqtt)
+    }
+}
+
 /// `mqtt://host:port` → (host, port, TLS?); `mqtts://` (or `ssl://`) is TLS, port 8883 by
 /// default.
 fn broker_address(url: &str) -> Result<(String, u16, bool), Error> {
@@ -435,8 +504,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
             opts.server_id, opts.server_name
         ))
     })?;
-    let (broker, url_credentials) = userinfo(&opts.broker)?;
-    let (host, port, tls) = broker_address(&broker)?;
+    let broker = BrokerUrl::parse(&opts.broker)?;
     let mut buf = [0u8; MAX_TOPIC_LEN];
     let topics = Topics {
         control: owned(me.control(&mut buf)),
@@ -462,14 +530,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         .map_err(|e| Error::Options(e.to_string()))?;
     online.truncate(n);
 
-    let mut mqtt = MqttOptions::new(opts.server_id.clone(), host, port);
-    if tls {
-        let config = opts
-            .tls
-            .client_config()
-            .map_err(|e| Error::Options(e.to_string()))?;
-        mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
-    }
+    let mut mqtt = broker.mqtt_options(opts.server_id.clone(), &opts.tls)?;
     mqtt.set_keep_alive(opts.keep_alive.max(MIN_KEEP_ALIVE))
         .set_clean_start(true)
         .set_session_expiry_interval(Some(0))
@@ -502,7 +563,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
     net.set_tcp_nodelay(true);
     net.set_connection_timeout(opts.connect_timeout.as_secs().max(1));
     mqtt.set_network_options(net);
-    if let Some((user, password)) = opts.credentials.as_ref().or(url_credentials.as_ref()) {
+    if let Some((user, password)) = &opts.credentials {
         mqtt.set_credentials(user.clone(), password.clone());
     }
     let (client, mut eventloop) = AsyncClient::new(mqtt, 256);

@@ -43,7 +43,7 @@ pub(super) enum Refusal<'i> {
     Version(JsonStr<'i>),
     /// Only the lifetime, without the feature `modern`.
     #[cfg(not(feature = "modern"))]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "never built: it only carries the lifetime")]
     Never(
         core::marker::PhantomData<JsonStr<'i>>,
         core::convert::Infallible,
