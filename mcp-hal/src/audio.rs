@@ -68,30 +68,17 @@ impl VolumeCaps {
     }
 }
 
-/// An audio codec or amplifier with a volume control.
-pub trait AudioCodec: ErrorType {
-    /// What the codec can represent.
-    fn volume_caps(&self) -> VolumeCaps;
-    /// Sets the output volume.
-    fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error>;
-    /// Reads the output volume back from the device.
-    fn volume(&mut self) -> Result<Percent, Self::Error>;
-    /// Mutes or unmutes the output.
-    fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error>;
-}
-
-impl<T: AudioCodec + ?Sized> AudioCodec for &mut T {
-    fn volume_caps(&self) -> VolumeCaps {
-        T::volume_caps(self)
-    }
-    fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error> {
-        T::set_volume(self, volume)
-    }
-    fn volume(&mut self) -> Result<Percent, Self::Error> {
-        T::volume(self)
-    }
-    fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
-        T::set_mute(self, mute)
+device_trait! {
+    /// An audio codec or amplifier with a volume control.
+    pub trait AudioCodec: ErrorType {
+        /// What the codec can represent.
+        fn volume_caps(&self) -> VolumeCaps;
+        /// Sets the output volume.
+        fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error>;
+        /// Reads the output volume back from the device.
+        fn volume(&mut self) -> Result<Percent, Self::Error>;
+        /// Mutes or unmutes the output.
+        fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error>;
     }
 }
 

@@ -10,27 +10,17 @@
 
 use crate::{ErrorType, Percent};
 
-/// A backlight with a brightness control.
-pub trait Backlight: ErrorType {
-    /// Sets the brightness.
-    fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error>;
-    /// Reads the brightness back from the hardware, or `None` when it cannot be read.
-    fn brightness(&mut self) -> Result<Option<Percent>, Self::Error>;
-    /// The resolution of [`brightness`](Backlight::brightness), in percent: a reading `r` after
-    /// setting `v` agrees when `|r − v| ≤ tolerance`. The default, 0, means exactly.
-    fn tolerance(&self) -> u8 {
-        0
-    }
-}
-
-impl<T: Backlight + ?Sized> Backlight for &mut T {
-    fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error> {
-        T::set_brightness(self, level)
-    }
-    fn brightness(&mut self) -> Result<Option<Percent>, Self::Error> {
-        T::brightness(self)
-    }
-    fn tolerance(&self) -> u8 {
-        T::tolerance(self)
+device_trait! {
+    /// A backlight with a brightness control.
+    pub trait Backlight: ErrorType {
+        /// Sets the brightness.
+        fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error>;
+        /// Reads the brightness back from the hardware, or `None` when it cannot be read.
+        fn brightness(&mut self) -> Result<Option<Percent>, Self::Error>;
+        /// The resolution of [`brightness`](Backlight::brightness), in percent: a reading `r` after
+        /// setting `v` agrees when `|r − v| ≤ tolerance`. The default, 0, means exactly.
+        fn tolerance(&self) -> u8 {
+            0
+        }
     }
 }

@@ -95,76 +95,48 @@ pub struct BootReport<'a> {
     pub previous: Option<&'a str>,
 }
 
-/// An image slot beside the running firmware, and the bootloader's record of the last boot.
-///
-/// Offsets are bytes from the start of the image. Implementations refuse a write or read past
-/// the size given to [`begin`](FirmwareSlot::begin) ([`ErrorKind::Unsupported`]), and never
-/// touch the running image.
-///
-/// [`ErrorKind::Unsupported`]: crate::ErrorKind::Unsupported
-pub trait FirmwareSlot: ErrorType {
-    /// The largest image the slot holds, in bytes (0: this device cannot be upgraded).
-    fn capacity(&self) -> u32;
+device_trait! {
+    /// An image slot beside the running firmware, and the bootloader's record of the last boot.
+    ///
+    /// Offsets are bytes from the start of the image. Implementations refuse a write or read past
+    /// the size given to [`begin`](FirmwareSlot::begin) ([`ErrorKind::Unsupported`]), and never
+    /// touch the running image.
+    ///
+    /// [`ErrorKind::Unsupported`]: crate::ErrorKind::Unsupported
+    pub trait FirmwareSlot: ErrorType {
+        /// The largest image the slot holds, in bytes (0: this device cannot be upgraded).
+        fn capacity(&self) -> u32;
 
-    /// Erases the slot and prepares it for an image of `size` bytes. Cancels an earlier
-    /// [`activate`](FirmwareSlot::activate) that has not restarted yet.
-    fn begin(&mut self, size: u32) -> Result<(), Self::Error>;
+        /// Erases the slot and prepares it for an image of `size` bytes. Cancels an earlier
+        /// [`activate`](FirmwareSlot::activate) that has not restarted yet.
+        fn begin(&mut self, size: u32) -> Result<(), Self::Error>;
 
-    /// Writes `data` at `offset`.
-    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), Self::Error>;
+        /// Writes `data` at `offset`.
+        fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), Self::Error>;
 
-    /// Reads the slot's contents at `offset` into `buf`.
-    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error>;
+        /// Reads the slot's contents at `offset` into `buf`.
+        fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error>;
 
-    /// Whether the bootloader would start the image written to the slot: its header names this
-    /// board and a version. Checked after the image's hash matched, before
-    /// [`activate`](FirmwareSlot::activate): an image refused here never restarts the device.
-    /// The default says yes (a slot that cannot tell leaves it to the bootloader, which rolls
-    /// back).
-    fn check_image(&mut self) -> Result<(), Unbootable> {
-        Ok(())
-    }
+        /// Whether the bootloader would start the image written to the slot: its header names this
+        /// board and a version. Checked after the image's hash matched, before
+        /// [`activate`](FirmwareSlot::activate): an image refused here never restarts the device.
+        /// The default says yes (a slot that cannot tell leaves it to the bootloader, which rolls
+        /// back).
+        fn check_image(&mut self) -> Result<(), Unbootable> {
+            Ok(())
+        }
 
-    /// Makes the next restart boot the slot's image, on trial.
-    fn activate(&mut self) -> Result<(), Self::Error>;
+        /// Makes the next restart boot the slot's image, on trial.
+        fn activate(&mut self) -> Result<(), Self::Error>;
 
-    /// Abandons the slot's image: it will not boot.
-    fn abort(&mut self) -> Result<(), Self::Error>;
+        /// Abandons the slot's image: it will not boot.
+        fn abort(&mut self) -> Result<(), Self::Error>;
 
-    /// Confirms the running trial image (called by the new firmware once it is up); nothing
-    /// when no trial is running.
-    fn mark_good(&mut self) -> Result<(), Self::Error>;
+        /// Confirms the running trial image (called by the new firmware once it is up); nothing
+        /// when no trial is running.
+        fn mark_good(&mut self) -> Result<(), Self::Error>;
 
-    /// What the last start-up did.
-    fn boot(&self) -> BootReport<'_>;
-}
-
-impl<T: FirmwareSlot + ?Sized> FirmwareSlot for &mut T {
-    fn capacity(&self) -> u32 {
-        T::capacity(self)
-    }
-    fn begin(&mut self, size: u32) -> Result<(), Self::Error> {
-        T::begin(self, size)
-    }
-    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), Self::Error> {
-        T::write(self, offset, data)
-    }
-    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), Self::Error> {
-        T::read(self, offset, buf)
-    }
-    fn check_image(&mut self) -> Result<(), Unbootable> {
-        T::check_image(self)
-    }
-    fn activate(&mut self) -> Result<(), Self::Error> {
-        T::activate(self)
-    }
-    fn abort(&mut self) -> Result<(), Self::Error> {
-        T::abort(self)
-    }
-    fn mark_good(&mut self) -> Result<(), Self::Error> {
-        T::mark_good(self)
-    }
-    fn boot(&self) -> BootReport<'_> {
-        T::boot(self)
+        /// What the last start-up did.
+        fn boot(&self) -> BootReport<'_>;
     }
 }

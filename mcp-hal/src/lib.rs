@@ -43,6 +43,9 @@
 #![deny(missing_docs)]
 #![deny(clippy::allow_attributes_without_reason)]
 
+#[macro_use]
+mod device_trait;
+
 pub mod asynch;
 pub mod audio;
 pub mod backlight;

@@ -19,43 +19,25 @@ pub struct Motion {
     pub stalled: bool,
 }
 
-/// A positioning actuator (a motor with an encoder, a valve, a blind).
-pub trait Actuator: ErrorType {
-    /// The reachable positions, inclusive.
-    fn range(&self) -> (i32, i32);
-    /// How close to the target counts as arrived, in the actuator's units: a measured position
-    /// `p` agrees with the target `t` when `|p − t| ≤ tolerance`. It is carried in the evidence.
-    fn tolerance(&self) -> u32;
-    /// The unit of positions (`"steps"`, `"mm"`, `"°"`), carried in the evidence so that a model
-    /// reads "observed 498 steps", not a bare number. The default is `None` (unnamed).
-    fn unit(&self) -> Option<&'static str> {
-        None
-    }
-    /// Starts moving towards `target`.
-    fn start_move(&mut self, target: i32) -> Result<(), Self::Error>;
-    /// Reads the measured state.
-    fn state(&mut self) -> Result<Motion, Self::Error>;
-    /// Safe-stop: halts the actuator.
-    fn stop(&mut self) -> Result<(), Self::Error>;
-}
-
-impl<T: Actuator + ?Sized> Actuator for &mut T {
-    fn range(&self) -> (i32, i32) {
-        T::range(self)
-    }
-    fn tolerance(&self) -> u32 {
-        T::tolerance(self)
-    }
-    fn unit(&self) -> Option<&'static str> {
-        T::unit(self)
-    }
-    fn start_move(&mut self, target: i32) -> Result<(), Self::Error> {
-        T::start_move(self, target)
-    }
-    fn state(&mut self) -> Result<Motion, Self::Error> {
-        T::state(self)
-    }
-    fn stop(&mut self) -> Result<(), Self::Error> {
-        T::stop(self)
+device_trait! {
+    /// A positioning actuator (a motor with an encoder, a valve, a blind).
+    pub trait Actuator: ErrorType {
+        /// The reachable positions, inclusive.
+        fn range(&self) -> (i32, i32);
+        /// How close to the target counts as arrived, in the actuator's units: a measured
+        /// position `p` agrees with the target `t` when `|p − t| ≤ tolerance`. It is carried in
+        /// the evidence.
+        fn tolerance(&self) -> u32;
+        /// The unit of positions (`"steps"`, `"mm"`, `"°"`), carried in the evidence so that a
+        /// model reads "observed 498 steps", not a bare number. The default is `None` (unnamed).
+        fn unit(&self) -> Option<&'static str> {
+            None
+        }
+        /// Starts moving towards `target`.
+        fn start_move(&mut self, target: i32) -> Result<(), Self::Error>;
+        /// Reads the measured state.
+        fn state(&mut self) -> Result<Motion, Self::Error>;
+        /// Safe-stop: halts the actuator.
+        fn stop(&mut self) -> Result<(), Self::Error>;
     }
 }

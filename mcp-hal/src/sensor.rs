@@ -125,36 +125,22 @@ impl Unit {
     }
 }
 
-/// A sensor: one quantity, read in thousandths of its [`Unit`].
-pub trait Sensor: ErrorType {
-    /// The unit of [`read`](Self::read)'s values. A constant of the device: no I/O.
-    fn unit(&self) -> Unit;
-    /// Reads the quantity now, in thousandths of [`unit`](Self::unit) (21.5 °C is `21_500`).
-    fn read(&mut self) -> Result<i32, Self::Error>;
-}
-
-impl<T: Sensor + ?Sized> Sensor for &mut T {
-    #[inline]
-    fn unit(&self) -> Unit {
-        T::unit(self)
-    }
-    #[inline]
-    fn read(&mut self) -> Result<i32, Self::Error> {
-        T::read(self)
+device_trait! {
+    /// A sensor: one quantity, read in thousandths of its [`Unit`].
+    pub trait Sensor: ErrorType {
+        /// The unit of [`read`](Self::read)'s values. A constant of the device: no I/O.
+        fn unit(&self) -> Unit;
+        /// Reads the quantity now, in thousandths of [`unit`](Self::unit) (21.5 °C is `21_500`).
+        fn read(&mut self) -> Result<i32, Self::Error>;
     }
 }
 
-/// A push button (or any digital input whose presses are counted).
-pub trait Button: ErrorType {
-    /// `true` while the button is held down, as sampled now: the raw level, bounces included
-    /// (debounce with [`Debouncer`](crate::publish::Debouncer)).
-    fn is_pressed(&mut self) -> Result<bool, Self::Error>;
-}
-
-impl<T: Button + ?Sized> Button for &mut T {
-    #[inline]
-    fn is_pressed(&mut self) -> Result<bool, Self::Error> {
-        T::is_pressed(self)
+device_trait! {
+    /// A push button (or any digital input whose presses are counted).
+    pub trait Button: ErrorType {
+        /// `true` while the button is held down, as sampled now: the raw level, bounces included
+        /// (debounce with [`Debouncer`](crate::publish::Debouncer)).
+        fn is_pressed(&mut self) -> Result<bool, Self::Error>;
     }
 }
 

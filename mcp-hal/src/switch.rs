@@ -11,25 +11,15 @@
 
 use crate::ErrorType;
 
-/// A switched load.
-pub trait Switch: ErrorType {
-    /// Drives the output on or off.
-    fn set(&mut self, on: bool) -> Result<(), Self::Error>;
-    /// Reads the feedback input, or `None` when there is none.
-    fn feedback(&mut self) -> Result<Option<bool>, Self::Error>;
-    /// Milliseconds the feedback may lag the command (0: at once): how long the kit waits for
-    /// agreement before it calls a disagreement a failure.
-    fn settle_ms(&self) -> u32;
-}
-
-impl<T: Switch + ?Sized> Switch for &mut T {
-    fn set(&mut self, on: bool) -> Result<(), Self::Error> {
-        T::set(self, on)
-    }
-    fn feedback(&mut self) -> Result<Option<bool>, Self::Error> {
-        T::feedback(self)
-    }
-    fn settle_ms(&self) -> u32 {
-        T::settle_ms(self)
+device_trait! {
+    /// A switched load.
+    pub trait Switch: ErrorType {
+        /// Drives the output on or off.
+        fn set(&mut self, on: bool) -> Result<(), Self::Error>;
+        /// Reads the feedback input, or `None` when there is none.
+        fn feedback(&mut self) -> Result<Option<bool>, Self::Error>;
+        /// Milliseconds the feedback may lag the command (0: at once): how long the kit waits for
+        /// agreement before it calls a disagreement a failure.
+        fn settle_ms(&self) -> u32;
     }
 }

@@ -7,14 +7,10 @@
 
 use crate::ErrorType;
 
-/// Device-level control.
-pub trait System: ErrorType {
-    /// Arms a restart `delay_ms` from now.
-    fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error>;
-}
-
-impl<T: System + ?Sized> System for &mut T {
-    fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error> {
-        T::schedule_reboot(self, delay_ms)
+device_trait! {
+    /// Device-level control.
+    pub trait System: ErrorType {
+        /// Arms a restart `delay_ms` from now.
+        fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error>;
     }
 }

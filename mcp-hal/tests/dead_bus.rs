@@ -253,14 +253,15 @@ fn call_msg(tool: &str, args: &Value) -> String {
         .to_string()
 }
 
-/// The call's result: `isError` and the first text block.
-fn outcome(answer: &[u8]) -> (bool, String) {
+/// Checks that a `tools/call` answer is a failed call whose first text contains `message`.
+fn assert_failed_with(answer: &[u8], message: &str) {
     let v: Value = serde_json::from_slice(answer).unwrap();
     let result = &v["result"];
-    (
-        result["isError"] == json!(true),
-        result["content"][0]["text"].as_str().unwrap().to_owned(),
-    )
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        result["isError"] == json!(true) && text.contains(message),
+        "expected a failed call saying {message:?}: {v}"
+    );
 }
 
 #[test]
@@ -273,7 +274,7 @@ fn async_volume_and_status_tools_answer_an_error_naming_the_codec() {
     let mut server: Server<'static, AsyncBoard, Caps<4>> =
         Server::new(Config::new("dead-bus", "1"));
     server.register_all(AsyncBoard::TOOLS).unwrap();
-    let mut call = |tool: &str, args: Value| {
+    let mut fails_with = |tool: &str, args: Value, message: &str| {
         let msg = call_msg(tool, &args);
         let mut out = vec![0u8; 4096];
         let handled = finish(server.handle_async(
@@ -287,21 +288,19 @@ fn async_volume_and_status_tools_answer_an_error_naming_the_codec() {
         ))
         .unwrap_or_else(|| panic!("{tool} hung on a silent bus"));
         let n = handled.unwrap().len;
-        outcome(&out[..n])
+        assert_failed_with(&out[..n], message);
     };
-    let (failed, text) = call("self.audio_speaker.set_volume", json!({"volume": 40}));
-    assert!(failed, "{text}");
-    assert!(
-        text.contains("The ES8311 codec did not answer on I2C in time"),
-        "{text}"
+    fails_with(
+        "self.audio_speaker.set_volume",
+        json!({"volume": 40}),
+        "The ES8311 codec did not answer on I2C in time",
     );
     // The write timed out: no read-back was tried.
     assert_eq!((started.get(), now.get()), (1, asynch::Es8311::TIMEOUT_MS));
-    let (failed, text) = call("self.get_device_status", json!({}));
-    assert!(failed, "{text}");
-    assert!(
-        text.contains("The ES8311 codec did not answer on I2C in time"),
-        "{text}"
+    fails_with(
+        "self.get_device_status",
+        json!({}),
+        "The ES8311 codec did not answer on I2C in time",
     );
     assert_eq!(started.get(), 2);
 }
@@ -344,8 +343,8 @@ impl Board {
         }
     }
 
-    /// One `tools/call`, answered through `Server::handle`.
-    fn call(&mut self, tool: &str, args: Value) -> (bool, String) {
+    /// One `tools/call`, answered through `Server::handle`: a failed call saying `message`.
+    fn fails_with(&mut self, tool: &str, args: Value, message: &str) {
         let mut server: Server<'static, Board, Caps<4>> = Server::new(Config::new("dead-bus", "1"));
         server.register_all(Board::TOOLS).unwrap();
         let mut out = vec![0u8; 4096];
@@ -354,7 +353,7 @@ impl Board {
             .handle(msg.as_bytes(), Principal::User, self, &mut out)
             .unwrap()
             .len;
-        outcome(&out[..n])
+        assert_failed_with(&out[..n], message);
     }
 
     fn done(self) {
@@ -380,20 +379,16 @@ fn blocking_absent_codec_probe_and_tools_name_the_chip() {
         err.message()
             .starts_with("The ES8311 codec did not acknowledge")
     );
-    let (failed, text) = board.call("self.audio_speaker.set_volume", json!({"volume": 40}));
-    assert!(failed, "{text}");
-    assert!(
-        text.contains(
-            "The ES8311 codec did not acknowledge on I2C (missing, unpowered or at another \
-             address); nothing was changed"
-        ),
-        "{text}"
+    board.fails_with(
+        "self.audio_speaker.set_volume",
+        json!({"volume": 40}),
+        "The ES8311 codec did not acknowledge on I2C (missing, unpowered or at another \
+         address); nothing was changed",
     );
-    let (failed, text) = board.call("self.get_device_status", json!({}));
-    assert!(failed, "{text}");
-    assert!(
-        text.contains("The ES8311 codec did not acknowledge"),
-        "{text}"
+    board.fails_with(
+        "self.get_device_status",
+        json!({}),
+        "The ES8311 codec did not acknowledge",
     );
     board.done();
 }
@@ -404,11 +399,10 @@ fn blocking_absent_codec_probe_and_tools_name_the_chip() {
 fn blocking_bus_timeout_names_the_chip() {
     let mut board =
         Board::on(&[Transaction::write(ADDR, vec![0x32, 0x4C]).with_error(I2cErrorKind::Other)]);
-    let (failed, text) = board.call("self.audio_speaker.set_volume", json!({"volume": 40}));
-    assert!(failed, "{text}");
-    assert!(
-        text.contains("I2C bus error talking to the ES8311 codec; the state is unknown"),
-        "{text}"
+    board.fails_with(
+        "self.audio_speaker.set_volume",
+        json!({"volume": 40}),
+        "I2C bus error talking to the ES8311 codec; the state is unknown",
     );
     board.done();
 }
@@ -425,14 +419,11 @@ fn blocking_wrong_chip_is_refused_without_touching_it() {
         board.codec.probe(),
         Err(Es8311Error::WrongChip([0x10, 0x20]))
     );
-    let (failed, text) = board.call("self.audio_speaker.set_volume", json!({"volume": 40}));
-    assert!(failed, "{text}");
-    assert!(
-        text.contains("The chip at the ES8311 codec's I2C address is not an ES8311"),
-        "{text}"
+    board.fails_with(
+        "self.audio_speaker.set_volume",
+        json!({"volume": 40}),
+        "The chip at the ES8311 codec's I2C address is not an ES8311",
     );
-    let (failed, text) = board.call("self.get_device_status", json!({}));
-    assert!(failed, "{text}");
-    assert!(text.contains("is not an ES8311"), "{text}");
+    board.fails_with("self.get_device_status", json!({}), "is not an ES8311");
     board.done();
 }

@@ -22,37 +22,17 @@ pub use crate::{Error, ErrorKind, ErrorType};
 
 use crate::Percent;
 
-/// An audio codec or amplifier with a volume control (async).
-#[allow(
-    async_fn_in_trait,
-    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
-)]
-pub trait AudioCodec: ErrorType {
-    /// What the codec can represent. No I/O.
-    fn volume_caps(&self) -> VolumeCaps;
-    /// Sets the output volume.
-    async fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error>;
-    /// Reads the output volume back from the device.
-    async fn volume(&mut self) -> Result<Percent, Self::Error>;
-    /// Mutes or unmutes the output.
-    async fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error>;
-}
-
-impl<T: AudioCodec + ?Sized> AudioCodec for &mut T {
-    #[inline]
-    fn volume_caps(&self) -> VolumeCaps {
-        T::volume_caps(self)
+device_trait! {
+    /// An audio codec or amplifier with a volume control (async).
+    pub trait AudioCodec: ErrorType {
+        /// What the codec can represent. No I/O.
+        fn volume_caps(&self) -> VolumeCaps;
+        /// Sets the output volume.
+        async fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error>;
+        /// Reads the output volume back from the device.
+        async fn volume(&mut self) -> Result<Percent, Self::Error>;
+        /// Mutes or unmutes the output.
+        async fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error>;
     }
-    #[inline]
-    async fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error> {
-        T::set_volume(self, volume).await
-    }
-    #[inline]
-    async fn volume(&mut self) -> Result<Percent, Self::Error> {
-        T::volume(self).await
-    }
-    #[inline]
-    async fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
-        T::set_mute(self, mute).await
-    }
+    blocking crate::audio::AudioCodec
 }

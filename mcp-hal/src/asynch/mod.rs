@@ -79,6 +79,12 @@
 //! assert_eq!(board.inner().armed, Some(500));
 //! ```
 
+// One reason for every trait here: the async traits have no `Send` bound on their futures.
+#![allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
+
 pub mod audio;
 pub mod backlight;
 pub mod motor;
@@ -93,10 +99,6 @@ use core::future::Future;
 
 use embassy_futures::select::{Either, select};
 use embedded_hal_async::delay::DelayNs;
-
-use crate::Percent;
-use crate::audio::VolumeCaps;
-use crate::motor::Motion;
 
 /// A wait that ran out: [`with_timeout`]'s error, of kind [`ErrorKind::Timeout`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,108 +180,6 @@ impl<T: ErrorType> ErrorType for BlockingAsync<T> {
     type Error = T::Error;
 }
 
-impl<T: crate::audio::AudioCodec> audio::AudioCodec for BlockingAsync<T> {
-    fn volume_caps(&self) -> VolumeCaps {
-        crate::audio::AudioCodec::volume_caps(&self.wrapped)
-    }
-    async fn set_volume(&mut self, volume: Percent) -> Result<(), Self::Error> {
-        crate::audio::AudioCodec::set_volume(&mut self.wrapped, volume)
-    }
-    async fn volume(&mut self) -> Result<Percent, Self::Error> {
-        crate::audio::AudioCodec::volume(&mut self.wrapped)
-    }
-    async fn set_mute(&mut self, mute: bool) -> Result<(), Self::Error> {
-        crate::audio::AudioCodec::set_mute(&mut self.wrapped, mute)
-    }
-}
-
-impl<T: crate::backlight::Backlight> backlight::Backlight for BlockingAsync<T> {
-    async fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error> {
-        crate::backlight::Backlight::set_brightness(&mut self.wrapped, level)
-    }
-    async fn brightness(&mut self) -> Result<Option<Percent>, Self::Error> {
-        crate::backlight::Backlight::brightness(&mut self.wrapped)
-    }
-    fn tolerance(&self) -> u8 {
-        crate::backlight::Backlight::tolerance(&self.wrapped)
-    }
-}
-
-impl<T: crate::switch::Switch> switch::Switch for BlockingAsync<T> {
-    async fn set(&mut self, on: bool) -> Result<(), Self::Error> {
-        crate::switch::Switch::set(&mut self.wrapped, on)
-    }
-    async fn feedback(&mut self) -> Result<Option<bool>, Self::Error> {
-        crate::switch::Switch::feedback(&mut self.wrapped)
-    }
-    fn settle_ms(&self) -> u32 {
-        crate::switch::Switch::settle_ms(&self.wrapped)
-    }
-}
-
-impl<T: crate::setpoint::Setpoint> setpoint::Setpoint for BlockingAsync<T> {
-    async fn set(&mut self, value: i64) -> Result<(), Self::Error> {
-        crate::setpoint::Setpoint::set(&mut self.wrapped, value)
-    }
-    async fn read(&mut self) -> Result<i64, Self::Error> {
-        crate::setpoint::Setpoint::read(&mut self.wrapped)
-    }
-    fn expected(&self, value: i64) -> i64 {
-        crate::setpoint::Setpoint::expected(&self.wrapped, value)
-    }
-    fn tolerance(&self) -> u32 {
-        crate::setpoint::Setpoint::tolerance(&self.wrapped)
-    }
-    fn unit(&self) -> Option<&'static str> {
-        crate::setpoint::Setpoint::unit(&self.wrapped)
-    }
-    fn settle_ms(&self) -> u32 {
-        crate::setpoint::Setpoint::settle_ms(&self.wrapped)
-    }
-}
-
-impl<T: crate::motor::Actuator> motor::Actuator for BlockingAsync<T> {
-    fn range(&self) -> (i32, i32) {
-        crate::motor::Actuator::range(&self.wrapped)
-    }
-    fn tolerance(&self) -> u32 {
-        crate::motor::Actuator::tolerance(&self.wrapped)
-    }
-    fn unit(&self) -> Option<&'static str> {
-        crate::motor::Actuator::unit(&self.wrapped)
-    }
-    async fn start_move(&mut self, target: i32) -> Result<(), Self::Error> {
-        crate::motor::Actuator::start_move(&mut self.wrapped, target)
-    }
-    async fn state(&mut self) -> Result<Motion, Self::Error> {
-        crate::motor::Actuator::state(&mut self.wrapped)
-    }
-    async fn stop(&mut self) -> Result<(), Self::Error> {
-        crate::motor::Actuator::stop(&mut self.wrapped)
-    }
-}
-
-impl<T: crate::system::System> system::System for BlockingAsync<T> {
-    async fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error> {
-        crate::system::System::schedule_reboot(&mut self.wrapped, delay_ms)
-    }
-}
-
-impl<T: crate::sensor::Sensor> sensor::Sensor for BlockingAsync<T> {
-    fn unit(&self) -> crate::sensor::Unit {
-        crate::sensor::Sensor::unit(&self.wrapped)
-    }
-    async fn read(&mut self) -> Result<i32, Self::Error> {
-        crate::sensor::Sensor::read(&mut self.wrapped)
-    }
-}
-
-impl<T: crate::sensor::Button> sensor::Button for BlockingAsync<T> {
-    async fn is_pressed(&mut self) -> Result<bool, Self::Error> {
-        crate::sensor::Button::is_pressed(&mut self.wrapped)
-    }
-}
-
 /// A blocking delay where an async one is wanted (the async kits' [`Wait`](crate::kits::asynch::Wait)
 /// on a board whose delay is blocking, or a simulated clock): the pause happens in the first
 /// poll, blocking the executor for its length.
@@ -298,6 +198,9 @@ impl<T: embedded_hal::delay::DelayNs> embedded_hal_async::delay::DelayNs for Blo
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::Percent;
+    use crate::audio::VolumeCaps;
+    use crate::motor::Motion;
     use core::future::Future;
     use core::pin::pin;
     use core::task::{Context, Poll, Waker};

@@ -9,42 +9,22 @@
 pub use crate::sensor::{Milli, Unit};
 pub use crate::{Error, ErrorKind, ErrorType};
 
-/// A sensor (async): one quantity, read in thousandths of its [`Unit`].
-#[allow(
-    async_fn_in_trait,
-    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
-)]
-pub trait Sensor: ErrorType {
-    /// The unit of [`read`](Self::read)'s values. No I/O.
-    fn unit(&self) -> Unit;
-    /// Reads the quantity, in thousandths of [`unit`](Self::unit).
-    async fn read(&mut self) -> Result<i32, Self::Error>;
+device_trait! {
+    /// A sensor (async): one quantity, read in thousandths of its [`Unit`].
+    pub trait Sensor: ErrorType {
+        /// The unit of [`read`](Self::read)'s values. No I/O.
+        fn unit(&self) -> Unit;
+        /// Reads the quantity, in thousandths of [`unit`](Self::unit).
+        async fn read(&mut self) -> Result<i32, Self::Error>;
+    }
+    blocking crate::sensor::Sensor
 }
 
-impl<T: Sensor + ?Sized> Sensor for &mut T {
-    #[inline]
-    fn unit(&self) -> Unit {
-        T::unit(self)
+device_trait! {
+    /// A push button (async).
+    pub trait Button: ErrorType {
+        /// `true` while the button is held down, as sampled now (raw, bounces included).
+        async fn is_pressed(&mut self) -> Result<bool, Self::Error>;
     }
-    #[inline]
-    async fn read(&mut self) -> Result<i32, Self::Error> {
-        T::read(self).await
-    }
-}
-
-/// A push button (async).
-#[allow(
-    async_fn_in_trait,
-    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
-)]
-pub trait Button: ErrorType {
-    /// `true` while the button is held down, as sampled now (raw, bounces included).
-    async fn is_pressed(&mut self) -> Result<bool, Self::Error>;
-}
-
-impl<T: Button + ?Sized> Button for &mut T {
-    #[inline]
-    async fn is_pressed(&mut self) -> Result<bool, Self::Error> {
-        T::is_pressed(self).await
-    }
+    blocking crate::sensor::Button
 }

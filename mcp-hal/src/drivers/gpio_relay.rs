@@ -224,6 +224,13 @@ mod test {
     use embedded_hal_mock::eh1::digital::{Mock, State, Transaction};
     use std::io::ErrorKind as IoKind;
 
+    /// Releases the relay and checks that each pin saw every transaction it expected.
+    fn done(relay: GpioRelay<Mock, Mock>) {
+        let (mut coil, mut aux) = relay.release();
+        coil.done();
+        aux.done();
+    }
+
     #[test]
     fn active_high_drives_high_for_on() {
         let coil = Mock::new(&[
@@ -259,33 +266,32 @@ mod test {
         relay.release().0.done();
     }
 
+    /// The coil is driven at its active level for `on`, and the feedback reads `true` at its
+    /// own active level, whichever way each pin is wired.
     #[test]
-    fn active_high_feedback() {
-        let coil = Mock::new(&[Transaction::set(State::High), Transaction::set(State::Low)]);
-        let aux = Mock::new(&[Transaction::get(State::High), Transaction::get(State::Low)]);
-        let mut relay = GpioRelay::with_feedback(coil, aux, true, 15);
-        assert_eq!(relay.settle_ms(), 15);
-        relay.set(true).unwrap();
-        assert_eq!(relay.feedback(), Ok(Some(true)));
-        relay.set(false).unwrap();
-        assert_eq!(relay.feedback(), Ok(Some(false)));
-        let (mut coil, mut aux) = relay.release();
-        coil.done();
-        aux.done();
-    }
-
-    #[test]
-    fn active_low_feedback_with_active_low_coil() {
-        let coil = Mock::new(&[Transaction::set(State::Low), Transaction::set(State::High)]);
-        let aux = Mock::new(&[Transaction::get(State::Low), Transaction::get(State::High)]);
-        let mut relay = GpioRelay::with_feedback(coil, aux, false, 8).active_low();
-        relay.set(true).unwrap();
-        assert_eq!(relay.feedback(), Ok(Some(true)));
-        relay.set(false).unwrap();
-        assert_eq!(relay.feedback(), Ok(Some(false)));
-        let (mut coil, mut aux) = relay.release();
-        coil.done();
-        aux.done();
+    fn each_pin_follows_its_own_polarity() {
+        use State::{High, Low};
+        // (coil active-low, coil on/off levels, feedback active-high, feedback closed/open)
+        for (coil_active_low, [coil_on, coil_off], aux_active_high, [closed, open], settle) in [
+            (false, [High, Low], true, [High, Low], 15),
+            (true, [Low, High], false, [Low, High], 8),
+            (true, [Low, High], true, [High, Low], 20),
+        ] {
+            let coil = Mock::new(&[Transaction::set(coil_on), Transaction::set(coil_off)]);
+            let aux = Mock::new(&[Transaction::get(closed), Transaction::get(open)]);
+            let relay = GpioRelay::with_feedback(coil, aux, aux_active_high, settle);
+            let mut relay = if coil_active_low {
+                relay.active_low()
+            } else {
+                relay
+            };
+            assert_eq!(relay.settle_ms(), settle);
+            relay.set(true).unwrap();
+            assert_eq!(relay.feedback(), Ok(Some(true)));
+            relay.set(false).unwrap();
+            assert_eq!(relay.feedback(), Ok(Some(false)));
+            done(relay);
+        }
     }
 
     #[test]
@@ -296,9 +302,7 @@ mod test {
         let mut relay = GpioRelay::with_feedback(coil, aux, true, 0);
         relay.set(false).unwrap();
         assert_eq!(relay.feedback(), Ok(Some(true)));
-        let (mut coil, mut aux) = relay.release();
-        coil.done();
-        aux.done();
+        done(relay);
     }
 
     #[test]
@@ -321,9 +325,7 @@ mod test {
         let got = relay.feedback().unwrap_err();
         assert_eq!(got, GpioRelayError::Feedback(err));
         assert_eq!(got.kind(), ErrorKind::Other);
-        let (mut coil, mut aux) = relay.release();
-        coil.done();
-        aux.done();
+        done(relay);
     }
 
     /// The async twin drives the same pins, and every future is ready when first polled.
@@ -348,9 +350,7 @@ mod test {
         assert_eq!(at_once(AsyncSwitch::set(&mut relay, false)), Ok(()));
         // Welded: still reads closed.
         assert_eq!(at_once(AsyncSwitch::feedback(&mut relay)), Ok(Some(true)));
-        let (mut coil, mut aux) = relay.release();
-        coil.done();
-        aux.done();
+        done(relay);
         let mut bare = GpioRelay::new(Mock::new(&[]));
         assert_eq!(at_once(AsyncSwitch::feedback(&mut bare)), Ok(None));
         bare.release().0.done();

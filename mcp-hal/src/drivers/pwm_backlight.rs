@@ -139,55 +139,38 @@ mod test {
         Percent::new(v).unwrap()
     }
 
+    /// Each level is written as its share of the timer's resolution (its complement when
+    /// inverted), the resolution asked for at each write.
     #[test]
-    fn duty_follows_level() {
-        let pwm = Mock::new(&[
-            Transaction::max_duty_cycle(1000),
-            Transaction::set_duty_cycle(400),
-            Transaction::max_duty_cycle(1000),
-            Transaction::set_duty_cycle(0),
-            Transaction::max_duty_cycle(1000),
-            Transaction::set_duty_cycle(1000),
-        ]);
-        let mut bl = PwmBacklight::new(pwm);
-        assert!(!bl.is_inverted());
-        bl.set_brightness(pct(40)).unwrap();
-        bl.set_brightness(pct(0)).unwrap();
-        bl.set_brightness(pct(100)).unwrap();
-        bl.release().done();
-    }
-
-    #[test]
-    fn duty_is_scaled_onto_the_timer_resolution() {
-        // 8-bit timer: 40 % of 255 is 102; 33 % is 84 (84.15 truncated by embedded-hal).
-        let pwm = Mock::new(&[
-            Transaction::max_duty_cycle(255),
-            Transaction::set_duty_cycle(102),
-            Transaction::max_duty_cycle(255),
-            Transaction::set_duty_cycle(84),
-        ]);
-        let mut bl = PwmBacklight::new(pwm);
-        bl.set_brightness(pct(40)).unwrap();
-        bl.set_brightness(pct(33)).unwrap();
-        bl.release().done();
-    }
-
-    #[test]
-    fn inverted_writes_the_complement() {
-        let pwm = Mock::new(&[
-            Transaction::max_duty_cycle(1000),
-            Transaction::set_duty_cycle(700),
-            Transaction::max_duty_cycle(1000),
-            Transaction::set_duty_cycle(1000),
-            Transaction::max_duty_cycle(1000),
-            Transaction::set_duty_cycle(0),
-        ]);
-        let mut bl = PwmBacklight::inverted(pwm);
-        assert!(bl.is_inverted());
-        bl.set_brightness(pct(30)).unwrap();
-        bl.set_brightness(pct(0)).unwrap();
-        bl.set_brightness(pct(100)).unwrap();
-        bl.release().done();
+    fn each_level_is_written_as_its_share_of_the_timers_resolution() {
+        // (inverted, the timer's resolution, [(level in %, duty written)])
+        for (inverted, max, writes) in [
+            (false, 1000, &[(40, 400), (0, 0), (100, 1000)][..]),
+            // 8-bit timer: 40 % of 255 is 102; 33 % is 84 (84.15 truncated by embedded-hal).
+            (false, 255, &[(40, 102), (33, 84)]),
+            (true, 1000, &[(30, 700), (0, 1000), (100, 0)]),
+        ] {
+            let expected: Vec<Transaction> = writes
+                .iter()
+                .flat_map(|&(_, duty)| {
+                    [
+                        Transaction::max_duty_cycle(max),
+                        Transaction::set_duty_cycle(duty),
+                    ]
+                })
+                .collect();
+            let pwm = Mock::new(&expected);
+            let mut bl = if inverted {
+                PwmBacklight::inverted(pwm)
+            } else {
+                PwmBacklight::new(pwm)
+            };
+            assert_eq!(bl.is_inverted(), inverted);
+            for &(level, _) in writes {
+                bl.set_brightness(pct(level)).unwrap();
+            }
+            bl.release().done();
+        }
     }
 
     #[test]

@@ -273,32 +273,32 @@ mod test {
     }
 
     #[test]
-    fn codec_nack_fails_every_chip_access_and_changes_nothing() {
-        let mut c = codec(Fault::CodecNack);
-        assert_eq!(c.set_volume(p(10)), Err(ErrorKind::NoAcknowledge));
-        assert_eq!(c.volume(), Err(ErrorKind::NoAcknowledge));
-        assert_eq!(c.set_mute(true), Err(ErrorKind::NoAcknowledge));
-        assert_eq!(c.register(), SimCodec::percent_to_register(p(70)));
-        assert!(!c.muted());
-        assert_eq!(c.commanded(), None);
-        assert_eq!(
-            (c.attempts(), c.writes(), c.reads(), c.mute_writes()),
-            (1, 0, 0, 0)
-        );
-        // Caps do not touch the chip.
-        assert_eq!(c.volume_caps().max, Percent::MAX);
-        assert_eq!(c.volume_caps().settle_ms, 0);
-    }
-
-    #[test]
-    fn timeout_fails_every_chip_access_and_changes_nothing() {
-        let mut c = codec(Fault::Timeout);
-        assert_eq!(c.set_volume(p(10)), Err(ErrorKind::Timeout));
-        assert_eq!(c.volume(), Err(ErrorKind::Timeout));
-        assert_eq!(c.set_mute(true), Err(ErrorKind::Timeout));
-        assert_eq!(c.stored_volume(), p(70));
-        assert!(!c.muted());
-        assert_eq!((c.writes(), c.reads()), (0, 0));
+    fn a_nack_or_a_timeout_fails_every_chip_access_and_changes_nothing() {
+        for (fault, kind) in [
+            (Fault::CodecNack, ErrorKind::NoAcknowledge),
+            (Fault::Timeout, ErrorKind::Timeout),
+        ] {
+            let mut c = codec(fault);
+            assert_eq!(c.set_volume(p(10)), Err(kind));
+            assert_eq!(c.volume(), Err(kind));
+            assert_eq!(c.set_mute(true), Err(kind));
+            assert_eq!(
+                c.register(),
+                SimCodec::percent_to_register(p(70)),
+                "{fault:?}"
+            );
+            assert_eq!(c.stored_volume(), p(70), "{fault:?}");
+            assert!(!c.muted(), "{fault:?}");
+            assert_eq!(c.commanded(), None, "{fault:?}");
+            assert_eq!(
+                (c.attempts(), c.writes(), c.reads(), c.mute_writes()),
+                (1, 0, 0, 0),
+                "{fault:?}"
+            );
+            // Caps do not touch the chip.
+            assert_eq!(c.volume_caps().max, Percent::MAX);
+            assert_eq!(c.volume_caps().settle_ms, 0);
+        }
     }
 
     #[test]
