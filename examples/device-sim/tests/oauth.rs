@@ -76,6 +76,20 @@ fn initialize(http: &str, token: Option<&str>) -> (u16, String, String) {
     (status, challenge.to_string(), body)
 }
 
+/// [`initialize`] with `Host: host`: the status and the challenge.
+fn initialize_as(http: &str, host: &str, token: &str) -> (u16, String) {
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
+    let auth = format!("Bearer {token}");
+    let headers = [JSON, ACCEPT, ("Host", host), ("Authorization", &auth)];
+    let (status, h, _) = exchange(http, "POST", "/mcp", &headers, &init.to_string());
+    (
+        status,
+        header(&h, "www-authenticate")
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
 /// A 2026-07-28 call that switches the relay on, with `token`.
 fn relay_on(http: &str, token: &str) -> u16 {
     let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true},
@@ -290,6 +304,113 @@ fn a_pre_shared_token_and_oauth_side_by_side() {
     assert_eq!(meta["resource"], "https://lamp.example/mcp");
     assert!(meta.get("scopes_supported").is_none(), "{meta}");
     let _ = std::fs::remove_file(keys);
+}
+
+/// The audience is this device's resource, fixed when it starts (here from the listener it was
+/// given, `http://127.0.0.1:PORT/mcp`), never read from a request: a token the same
+/// authorization server issued for another service on this host (another port, another loopback
+/// name, no port) admits nothing, whatever `Host` the request names — and the metadata and the
+/// challenge name the device's resource whatever `Host` says.
+#[test]
+fn a_token_for_another_service_on_the_same_host_is_refused_whatever_the_host() {
+    let issuer = "http://127.0.0.1:1/as";
+    let keys = jwks_file(&json!({"keys":[jwk(&key(), "k1")]}));
+    let sim = start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        issuer,
+        "--oauth-jwks",
+        keys.to_str().unwrap(),
+    ]);
+    let http = sim.http.clone().unwrap();
+    let port: u16 = http.rsplit(':').next().unwrap().parse().unwrap();
+    let other = if port == 65535 { port - 1 } else { port + 1 };
+    for authority in [
+        format!("127.0.0.1:{other}"),
+        format!("localhost:{other}"),
+        format!("[::1]:{other}"),
+        "127.0.0.1".to_string(),
+        "localhost".to_string(),
+        format!("localhost:{port}"),
+    ] {
+        let borrowed = sign(
+            &key(),
+            "k1",
+            &claims(issuer, &format!("http://{authority}/mcp")),
+        );
+        let (status, challenge) = initialize_as(&http, &authority, &borrowed);
+        assert_eq!(
+            status, 401,
+            "a token for http://{authority}/mcp, Host: {authority}"
+        );
+        assert!(
+            challenge.contains(&format!(
+                "resource_metadata=\"http://{http}/.well-known/oauth-protected-resource/mcp\""
+            )),
+            "Host: {authority}: {challenge}"
+        );
+        let (_, _, body) = exchange(
+            &http,
+            "GET",
+            "/.well-known/oauth-protected-resource/mcp",
+            &[("Host", &authority)],
+            "",
+        );
+        let meta: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            meta["resource"],
+            format!("http://{http}/mcp"),
+            "Host: {authority}"
+        );
+    }
+    assert_eq!(state(&sim)["relay"]["on"], false);
+    // The device's own resource is admitted, whichever loopback name the request uses.
+    let own = sign(&key(), "k1", &claims(issuer, &format!("http://{http}/mcp")));
+    assert_eq!(
+        initialize_as(&http, &format!("localhost:{port}"), &own).0,
+        200
+    );
+    let _ = std::fs::remove_file(keys);
+}
+
+/// Without a listener address to derive it from (an unspecified one), OAuth needs its audience
+/// configured: device-sim refuses to start rather than take it from each request.
+#[test]
+fn oauth_on_an_unspecified_address_needs_the_audience_configured() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args([
+            "--http",
+            "0.0.0.0:0",
+            "--oauth-issuer",
+            "http://127.0.0.1:1",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "it served: {err}");
+    assert!(err.contains("--oauth-audience"), "{err}");
 }
 
 /// A small authorization server on loopback: its RFC 8414 metadata and its JWKS, which the test

@@ -2,8 +2,11 @@
 //! server, over mcp-core's [`jwt`] check.
 //!
 //! [`OAuthOptions`] names the authorization server (its issuer URL), the audience tokens must
-//! carry (by default the endpoint's URL as the request names it: what an MCP client asks for
-//! with `resource=`), the scopes a call needs, and where the keys come from: a JWKS document
+//! carry — this device's resource URL (RFC 8707: what an MCP client asks for with `resource=`),
+//! fixed when the host is set up and never read from a request, so that a token the same server
+//! issued for another service on the same host (another port, another name for it) admits
+//! nothing here whatever `Host` a request names —, the scopes a call needs, and where the keys
+//! come from: a JWKS document
 //! given ([`Keys::Document`], as a firmware has them at build time) or fetched from the server
 //! ([`Keys::Fetch`]): its RFC 8414 metadata (`/.well-known/oauth-authorization-server`, then
 //! OpenID's `/.well-known/openid-configuration`), whose `issuer` must be the configured one,
@@ -50,10 +53,10 @@ pub enum Keys {
 pub struct OAuthOptions {
     /// The authorization server's issuer URL (`iss` of its tokens, exactly).
     pub issuer: String,
-    /// The `aud` tokens must carry; `None`: the endpoint's URL as each request names it
-    /// (`http://` + `Host` + path, the Host rule having admitted that name). When set, the
-    /// protected-resource metadata names it as the `resource`.
-    pub audience: Option<String>,
+    /// The `aud` tokens must carry: this device's resource URL (`http://lamp.local/mcp`), an
+    /// `http(s)` URL with a path. The protected-resource metadata names it as the `resource`, and
+    /// a refusal's challenge points at its metadata; no request changes it.
+    pub audience: String,
     /// Scopes every token must hold (also `scopes_supported` and the challenge's `scope`).
     pub scopes: Vec<String>,
     /// Where the keys come from.
@@ -66,12 +69,12 @@ pub struct OAuthOptions {
 }
 
 impl OAuthOptions {
-    /// Tokens of `issuer`, keys fetched from it, for the endpoint's own URL, no scope, 60 s of
-    /// leeway.
-    pub fn new(issuer: impl Into<String>) -> Self {
+    /// Tokens of `issuer` for the resource `audience` (this endpoint's URL as its clients name
+    /// it), keys fetched from the issuer, no scope, 60 s of leeway.
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         OAuthOptions {
             issuer: issuer.into(),
-            audience: None,
+            audience: audience.into(),
             scopes: Vec::new(),
             keys: Keys::Fetch,
             leeway: Duration::from_secs(jwt::DEFAULT_LEEWAY_S),
@@ -85,10 +88,11 @@ impl OAuthOptions {
         self
     }
 
-    /// Sets the audience.
-    pub fn audience(mut self, audience: impl Into<String>) -> Self {
-        self.audience = Some(audience.into());
-        self
+    /// The resource the audience names, as mcp-core writes its metadata URL (`None` for an
+    /// audience [`check`](Self::check) refuses).
+    pub fn resource(&self) -> Option<mcp_core::transport::auth::Resource<'_>> {
+        let (https, authority, path) = url_parts(&self.audience)?;
+        mcp_core::transport::auth::Resource::new(authority.as_bytes(), path).map(|r| r.https(https))
     }
 
     /// Sets the required scopes.
@@ -109,7 +113,8 @@ impl OAuthOptions {
         self
     }
 
-    /// Checks what can be checked before serving: the issuer (and audience) are `http(s)` URLs,
+    /// Checks what can be checked before serving: the issuer is an `http(s)` URL, the audience
+    /// one with a path of plain characters (`http://lamp.local/mcp`),
     /// the scopes are scope tokens, given keys are a usable JWKS document, keys to fetch in clear
     /// (`http://`) come from a loopback address or `localhost`.
     ///
@@ -118,8 +123,11 @@ impl OAuthOptions {
     pub fn check(&self) -> Result<(), String> {
         let (https, authority, _) = url_parts(&self.issuer)
             .ok_or_else(|| format!("the issuer {:?} is not an http(s) URL", self.issuer))?;
-        if let Some(a) = &self.audience {
-            url_parts(a).ok_or_else(|| format!("the audience {a:?} is not an http(s) URL"))?;
+        if self.resource().is_none() {
+            return Err(format!(
+                "the audience {:?} is not this device's resource URL (http(s)://HOST[:PORT]/PATH)",
+                self.audience
+            ));
         }
         for s in &self.scopes {
             let ok = !s.is_empty()
@@ -215,16 +223,15 @@ impl Verifier {
         &self.opts
     }
 
-    /// Checks `token` for a request to the endpoint whose URL is `endpoint_url` (the audience
-    /// unless one is configured), now.
+    /// Checks `token`, now: signed by the issuer's key, for the configured audience (whatever
+    /// the request that carries it names), in time, with the scopes.
     ///
     /// # Errors
     /// Why the token does not admit the request; [`JwtError::UnknownKey`] also when no keys
     /// could be had.
-    pub async fn check(&self, token: &[u8], endpoint_url: &str) -> Result<(), JwtError> {
-        let audience = self.opts.audience.as_deref().unwrap_or(endpoint_url);
+    pub async fn check(&self, token: &[u8]) -> Result<(), JwtError> {
         let scopes: Vec<&str> = self.opts.scopes.iter().map(String::as_str).collect();
-        let rules = Rules::new(&self.opts.issuer, audience)
+        let rules = Rules::new(&self.opts.issuer, &self.opts.audience)
             .scopes(&scopes)
             .leeway(self.opts.leeway.as_secs());
         let now = SystemTime::now()
@@ -480,14 +487,47 @@ mod test {
         assert_eq!(authority_host("auth.example"), "auth.example");
     }
 
+    const AUD: &str = "http://lamp.local/mcp";
+
     #[test]
     fn options_are_checked() {
-        assert!(OAuthOptions::new("http://127.0.0.1:4000").check().is_ok());
-        assert!(OAuthOptions::new("https://auth.example").check().is_ok());
-        assert!(OAuthOptions::new("auth.example").check().is_err());
-        assert!(OAuthOptions::new("http://localhost:4000").check().is_ok());
-        assert!(OAuthOptions::new("http://[::1]:4000").check().is_ok());
-        let e = OAuthOptions::new("http://auth.example")
+        // The audience is this device's resource URL, with a path.
+        for bad in [
+            "lamp.local/mcp",
+            "http://lamp.local",
+            "http://u@lamp.local/mcp",
+            "",
+        ] {
+            let e = OAuthOptions::new("http://127.0.0.1:4000", bad)
+                .check()
+                .unwrap_err();
+            assert!(e.contains("the audience"), "{bad}: {e}");
+        }
+        let https = OAuthOptions::new("http://127.0.0.1:4000", "https://lamp.example:8443/mcp");
+        let mut url = [0u8; 80];
+        let n = https.resource().unwrap().write_metadata_url(&mut url);
+        assert_eq!(
+            &url[..n],
+            b"https://lamp.example:8443/.well-known/oauth-protected-resource/mcp"
+        );
+        assert!(
+            OAuthOptions::new("http://127.0.0.1:4000", AUD)
+                .check()
+                .is_ok()
+        );
+        assert!(
+            OAuthOptions::new("https://auth.example", AUD)
+                .check()
+                .is_ok()
+        );
+        assert!(OAuthOptions::new("auth.example", AUD).check().is_err());
+        assert!(
+            OAuthOptions::new("http://localhost:4000", AUD)
+                .check()
+                .is_ok()
+        );
+        assert!(OAuthOptions::new("http://[::1]:4000", AUD).check().is_ok());
+        let e = OAuthOptions::new("http://auth.example", AUD)
             .check()
             .unwrap_err();
         assert!(e.contains("needs TLS"), "{e}");
@@ -497,15 +537,15 @@ mod test {
             r#""x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","#,
             r#""y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]}"#
         );
-        let given = OAuthOptions::new("http://auth.example").keys(Keys::Document(doc.into()));
+        let given = OAuthOptions::new("http://auth.example", AUD).keys(Keys::Document(doc.into()));
         assert_eq!(given.check(), Ok(()));
         assert!(
-            OAuthOptions::new("http://127.0.0.1:4000")
+            OAuthOptions::new("http://127.0.0.1:4000", AUD)
                 .scopes(&["a b"])
                 .check()
                 .is_err()
         );
-        let e = OAuthOptions::new("https://auth.example")
+        let e = OAuthOptions::new("https://auth.example", AUD)
             .keys(Keys::Document("{}".into()))
             .check()
             .unwrap_err();
