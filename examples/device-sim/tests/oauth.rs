@@ -423,6 +423,10 @@ struct KeyServer {
     issuer: String,
     jwks: Arc<Mutex<Value>>,
     fetches: Arc<Mutex<usize>>,
+    /// Every request it got, whatever the path.
+    requests: Arc<Mutex<usize>>,
+    /// While set, every request is answered 503.
+    failing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl KeyServer {
@@ -449,7 +453,10 @@ impl KeyServer {
         let named = named_issuer.unwrap_or(&issuer).to_string();
         let jwks = Arc::new(Mutex::new(jwks));
         let fetches = Arc::new(Mutex::new(0));
+        let requests = Arc::new(Mutex::new(0));
+        let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (j, f, iss) = (jwks.clone(), fetches.clone(), issuer.clone());
+        let (r, fail) = (requests.clone(), failing.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(tcp) = conn else { continue };
@@ -473,7 +480,10 @@ impl KeyServer {
                 }
                 let head = String::from_utf8_lossy(&head).into_owned();
                 let path = head.split(' ').nth(1).unwrap_or("").to_string();
+                *r.lock().unwrap() += 1;
+                let down = fail.load(std::sync::atomic::Ordering::Relaxed);
                 let (status, body) = match path.as_str() {
+                    _ if down => ("503 Service Unavailable", "{}".to_string()),
                     "/.well-known/oauth-authorization-server" => (
                         "200 OK",
                         json!({"issuer": named, "jwks_uri": format!("{iss}/jwks")}).to_string(),
@@ -496,6 +506,8 @@ impl KeyServer {
             issuer,
             jwks,
             fetches,
+            requests,
+            failing,
         }
     }
 }
@@ -530,6 +542,67 @@ fn fetched_keys_are_kept_and_fetched_again_for_a_new_kid() {
         assert_eq!(initialize(&http, Some(&t)).0, 401);
     }
     assert_eq!(*server.fetches.lock().unwrap(), 2);
+}
+
+/// While the authorization server fails, bearer tokens do not make the device hammer it: one
+/// fetch at a time, none while the last failure is recent (a back-off that grows), and a token
+/// that is no JWT of an accepted algorithm never makes it fetch at all. Once the server is back
+/// and the back-off has passed, a good token is admitted.
+#[test]
+fn a_failing_authorization_server_is_not_hammered() {
+    let server = KeyServer::start(json!({"keys":[jwk(&key(), "k1")]}), None);
+    server
+        .failing
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let sim = start(&["--http", "127.0.0.1:0", "--oauth-issuer", &server.issuer]);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    // The keys are asked for at start-up (both metadata URLs), and that fails.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while *server.requests.lock().unwrap() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no fetch at start-up");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let at_start = *server.requests.lock().unwrap();
+    // 40 tokens, 20 at a time: garbage, and well-formed ones the keys in hand cannot judge.
+    let mut tokens: Vec<String> = (0..20).map(|i| format!("garbage-{i}.x.y")).collect();
+    tokens.extend((0..20).map(|i| sign(&key(), &format!("k{i}"), &claims(&server.issuer, &aud))));
+    let sent = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for chunk in tokens.chunks(20) {
+            let http = &http;
+            s.spawn(move || {
+                for t in chunk {
+                    assert_eq!(initialize(http, Some(t)).0, 401);
+                }
+            });
+        }
+    });
+    let during = *server.requests.lock().unwrap() - at_start;
+    // Within the first back-off (2 s) none; a slow machine may see it end once meanwhile (one
+    // attempt: the two metadata URLs), never more.
+    let allowed = if sent.elapsed().as_millis() < 1500 {
+        0
+    } else {
+        2
+    };
+    assert!(
+        during <= allowed,
+        "no fetch while the last failure is recent ({during} requests for 40 tokens)"
+    );
+    // The server is back: after the back-off, the keys are fetched once and a token admitted.
+    server
+        .failing
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    let good = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while initialize(&http, Some(&good)).0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "never admitted");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(*server.fetches.lock().unwrap(), 1);
+    assert_eq!(state(&sim)["relay"]["on"], false);
 }
 
 /// Keys of an `https://` authorization server are fetched over TLS, its certificate checked

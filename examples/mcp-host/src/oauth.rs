@@ -14,6 +14,13 @@
 //! names a key they lack (a rotation: at once the first time, then at most once per
 //! [`REFETCH_AFTER`]) and after [`MAX_KEY_AGE`].
 //!
+//! A server that fails is not hammered by the tokens that reach the device: one fetch is in
+//! flight at a time (requests that need keys meanwhile wait for it, and use what it got), a
+//! failed fetch is not tried again for [`FETCH_BACKOFF`] (doubled at each failure in a row, up
+//! to [`MAX_FETCH_BACKOFF`]) — tokens the keys in hand cannot verify are refused meanwhile,
+//! without a fetch —, and a token that is no JWT of an accepted algorithm never makes the
+//! device fetch at all.
+//!
 //! An `https://` issuer is fetched over TLS, its certificate checked like every link's (the
 //! system's roots and `--ca-file`, [`Tls`]). A plain `http://` issuer is fetched only from a
 //! loopback server (tests, a server on the same machine): keys fetched in clear from elsewhere
@@ -36,6 +43,19 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 pub const REFETCH_AFTER: Duration = Duration::from_secs(30);
 /// Fetched keys are fetched again after this long.
 pub const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
+/// After a failed fetch, none is tried for this long; doubled at each failure in a row.
+pub const FETCH_BACKOFF: Duration = Duration::from_secs(2);
+/// The longest wait after failed fetches.
+pub const MAX_FETCH_BACKOFF: Duration = Duration::from_secs(300);
+
+/// A key set that judges a token's form and algorithm only: one EC key no token's `kid` names.
+/// A token it refuses for another reason than an unknown key or a signature is refused without
+/// a fetch, whatever keys the server has.
+const FORM_ONLY: &str = concat!(
+    r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"\u0000form-only","alg":"ES256","use":"sig","#,
+    r#""x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","#,
+    r#""y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]}"#
+);
 
 /// Where the authorization server's keys come from.
 #[derive(Debug, Clone)]
@@ -179,6 +199,32 @@ struct Cache {
     fetched: Option<Instant>,
     /// When a token naming an unknown key last made them be fetched again.
     kid_refetch: Option<Instant>,
+    /// The last failed fetch, and how long none is tried after it.
+    failed: Option<(Instant, Duration)>,
+}
+
+impl Cache {
+    /// Records a fetch's outcome: the keys, or one more failure (the wait doubles).
+    fn record(&mut self, fetched: Result<&Arc<String>, ()>) {
+        match fetched {
+            Ok(doc) => {
+                self.doc = Some(doc.clone());
+                self.fetched = Some(Instant::now());
+                self.failed = None;
+            }
+            Err(()) => {
+                let wait = self
+                    .failed
+                    .map_or(FETCH_BACKOFF, |(_, w)| (w * 2).min(MAX_FETCH_BACKOFF));
+                self.failed = Some((Instant::now(), wait));
+            }
+        }
+    }
+
+    /// The last fetch failed, and its wait has not passed.
+    fn backing_off(&self) -> bool {
+        self.failed.is_some_and(|(t, wait)| t.elapsed() < wait)
+    }
 }
 
 /// Checks tokens against [`OAuthOptions`], keeping fetched keys.
@@ -237,6 +283,11 @@ impl Verifier {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        // What no key set changes (the form, the algorithm) is judged before keys are sought.
+        match Self::verify(FORM_ONLY, token, &rules, now) {
+            Err(JwtError::UnknownKey | JwtError::Signature) => {}
+            other => return other.and(Err(JwtError::UnknownKey)),
+        }
         let (doc, stale) = {
             let c = lock(&self.cache);
             let stale = matches!(self.opts.keys, Keys::Fetch)
@@ -266,12 +317,16 @@ impl Verifier {
         jwt::verify(token, &keys, rules, now)
     }
 
-    /// Fetches the keys again unless the last attempt was less than `min_gap` ago (then the
-    /// keys as they are); the keys afterwards.
+    /// Fetches the keys again unless the last attempt was less than `min_gap` ago, or the last
+    /// fetch failed and its wait has not passed (then the keys as they are); the keys afterwards.
+    /// One fetch at a time: a request that waited for another's finds its outcome.
     async fn refetch(&self, min_gap: Option<Duration>) -> Option<Arc<String>> {
         let _one = self.fetching.lock().await;
         {
             let mut c = lock(&self.cache);
+            if c.backing_off() {
+                return c.doc.clone();
+            }
             let recent = match min_gap {
                 // For an unknown kid: at most once per gap.
                 Some(gap) => c.kid_refetch.is_some_and(|t| t.elapsed() < gap),
@@ -285,14 +340,8 @@ impl Verifier {
                 c.kid_refetch = Some(Instant::now());
             }
         }
-        match fetch_jwks(&self.opts.issuer, &self.opts.tls).await {
-            Ok(doc) => {
-                let doc = Arc::new(doc);
-                let mut c = lock(&self.cache);
-                c.doc = Some(doc.clone());
-                c.fetched = Some(Instant::now());
-                Some(doc)
-            }
+        match self.fetch().await {
+            Ok(doc) => Some(doc),
             Err(e) => {
                 eprintln!(
                     "mcp-host: the keys of {}: {}",
@@ -304,6 +353,15 @@ impl Verifier {
         }
     }
 
+    /// Fetches the keys, and records the outcome (a failure starts or lengthens the wait).
+    async fn fetch(&self) -> Result<Arc<String>, String> {
+        let fetched = fetch_jwks(&self.opts.issuer, &self.opts.tls)
+            .await
+            .map(Arc::new);
+        lock(&self.cache).record(fetched.as_ref().map_err(|_| ()));
+        fetched
+    }
+
     /// Fetches the keys now (at start-up, to fail early). Returns how many bytes the document
     /// has.
     ///
@@ -313,12 +371,8 @@ impl Verifier {
         if let Keys::Document(d) = &self.opts.keys {
             return Ok(d.len());
         }
-        let doc = fetch_jwks(&self.opts.issuer, &self.opts.tls).await?;
-        let n = doc.len();
-        let mut c = lock(&self.cache);
-        c.doc = Some(Arc::new(doc));
-        c.fetched = Some(Instant::now());
-        Ok(n)
+        let _one = self.fetching.lock().await;
+        self.fetch().await.map(|doc| doc.len())
     }
 }
 
@@ -488,6 +542,21 @@ mod test {
     }
 
     const AUD: &str = "http://lamp.local/mcp";
+
+    #[test]
+    fn failed_fetches_back_off_and_a_success_ends_it() {
+        let mut c = Cache::default();
+        assert!(!c.backing_off());
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            c.record(Err(()));
+            assert!(c.backing_off());
+            waits.push(c.failed.unwrap().1.as_secs());
+        }
+        assert_eq!(waits, [2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
+        c.record(Ok(&Arc::new(String::from("{}"))));
+        assert!(!c.backing_off() && c.doc.is_some() && c.fetched.is_some());
+    }
 
     #[test]
     fn options_are_checked() {
