@@ -1259,6 +1259,14 @@ fn serve_network(
             if let Some(token) = config.token {
                 ota_headers.push(("Authorization".to_string(), format!("Bearer {token}")));
             }
+            if config.token_withheld {
+                eprintln!(
+                    "device-sim: the OTA check came over TLS but names {}, in clear beyond \
+                     loopback: connecting without the token (a token obtained over TLS never \
+                     travels in clear beyond loopback; the server should name a wss:// URL)",
+                    shown_url(&url)
+                );
+            }
             Some(url)
         }
         (None, None) => None,

@@ -491,3 +491,74 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
     ota_task.abort();
     drop(sim);
 }
+
+/// Issue 38, finding 4: a token obtained over TLS never travels in clear beyond loopback. An
+/// `https://` OTA/config check whose answer names a plain `ws://` URL on another address
+/// (10.38.0.1, given to `lo` inside a network namespace of the test's own: no real address is
+/// ever contacted) gets its link without the token, and the log says why; the same answer
+/// naming `ws://127.0.0.1` (this machine) keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_from_an_https_check_never_goes_in_clear_beyond_loopback() {
+    const NAME: &str = "a_token_from_an_https_check_never_goes_in_clear_beyond_loopback";
+    if std::env::var_os(common::NETNS_INSIDE).is_none() {
+        let setup = "ip link set lo up && ip addr add 10.38.0.1/32 dev lo";
+        if !common::in_private_netns(NAME, setup) {
+            eprintln!("{NAME}: not run (no private network namespace for a non-loopback address)");
+        }
+        return;
+    }
+    let ca = TestCa::new("ota-ca").unwrap();
+    let server = ca.issue("ota", &["localhost"], Validity::Now).unwrap();
+    // What a plain WebSocket backend at `bind` saw of the device's upgrade: its Authorization.
+    let plain_backend = |bind: &'static str| async move {
+        let listener = TcpListener::bind(bind).await.unwrap();
+        let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
+        let seen = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let (mut ws, auth) = accept_seeing(tcp, "authorization").await;
+            ws.send(Message::text(
+                json!({"type":"hello","transport":"websocket","session_id":"c-1"}).to_string(),
+            ))
+            .await
+            .unwrap();
+            let _ = ws.close(None).await;
+            auth
+        });
+        (url, seen)
+    };
+    for (bind, token_goes) in [("10.38.0.1:0", false), ("127.0.0.1:0", true)] {
+        let (ws, seen) = plain_backend(bind).await;
+        let ota = Ota {
+            ws: ws.clone(),
+            bound: Arc::new(true.into()),
+            checks: Arc::default(),
+        };
+        let (ota_listener, ota_url) =
+            listening(|port| format!("https://localhost:{port}/xiaozhi/ota/")).await;
+        let ota_task = tokio::spawn(ota_server(ota_listener, Some(server.clone()), ota));
+        let out = sim(vec![
+            "--xiaozhi-ota".into(),
+            ota_url,
+            "--ca-file".into(),
+            ca.pem.display().to_string(),
+            "--once".into(),
+        ])
+        .await;
+        ota_task.abort();
+        let log = stderr(&out);
+        let auth = tokio::time::timeout(Duration::from_secs(10), seen)
+            .await
+            .unwrap_or_else(|_| panic!("no connection to {ws}: {log}"))
+            .unwrap();
+        if token_goes {
+            assert_eq!(auth.as_deref(), Some("Bearer ota-token"), "{ws}: {log}");
+            assert!(!log.contains("in clear"), "{log}");
+        } else {
+            assert_eq!(auth, None, "the token went in clear to {ws}: {log}");
+            assert!(
+                log.contains("without the token") && log.contains("in clear"),
+                "{log}"
+            );
+        }
+    }
+}
