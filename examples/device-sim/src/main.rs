@@ -1011,13 +1011,18 @@ fn log_event(e: &HostEvent) {
                 .map(|u| format!(" at {}", escaped(u)))
                 .unwrap_or_default()
         ),
+        // The device's own sentence (a TLS refusal with its hint), which may quote the peer:
+        // escaped, and capped as the other errors are, not at a name's length.
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
                 "device-sim: disconnected ({}); reconnecting in {} ms",
-                escaped(reason),
+                escaped(reason).max_chars(512),
                 t.as_millis()
             ),
-            None => eprintln!("device-sim: disconnected ({})", escaped(reason)),
+            None => eprintln!(
+                "device-sim: disconnected ({})",
+                escaped(reason).max_chars(512)
+            ),
         },
         HostEvent::Call(c) if c.id.is_empty() => eprintln!(
             "device-sim: {} {} on the device: {}",

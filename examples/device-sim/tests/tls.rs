@@ -167,6 +167,54 @@ async fn wss_with_a_wrong_root_is_refused_and_says_unknown_issuer() {
     );
 }
 
+/// Issue 38, finding 11: a certificate that signs itself is refused as the docs say, "unknown
+/// issuer (self-signed)", with the whole hint (what to give `--ca-file`), whether the device
+/// trusts another CA or only the system's roots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_with_a_self_signed_certificate_is_refused_and_says_unknown_issuer_self_signed() {
+    let ca = TestCa::new("backend-ca").unwrap();
+    let server = ca.self_signed("selfie", &["localhost"]).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let backend = tokio::spawn(wss_backend(listener, server));
+    // Reconnecting (no --once): each refusal is a `disconnected (…)` line, the whole of it.
+    let url = format!("wss://localhost:{port}/xiaozhi/v1/");
+    let ca_file = ca.pem.display().to_string();
+    let args = [
+        "--xiaozhi-ws",
+        &url,
+        "--ca-file",
+        &ca_file,
+        "--ws-backoff-first",
+        "0.2",
+    ];
+    let mut sim = common::Running(common::device_sim(&args, false));
+    let log = common::log_lines(&mut sim.0);
+    let line = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = log.recv_timeout(left).expect("a disconnected line");
+            if line.contains("disconnected (") {
+                return line;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    drop(sim);
+    assert!(!backend.is_finished(), "no session");
+    backend.abort();
+    assert!(
+        line.contains("certificate refused — unknown issuer (self-signed)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("with --ca-file)"),
+        "the hint is whole: {line}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wss_with_an_expired_certificate_is_refused_and_says_expired() {
     let ca = TestCa::new("backend-ca").unwrap();

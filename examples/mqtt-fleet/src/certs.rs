@@ -117,6 +117,35 @@ impl TestCa {
     }
 }
 
+impl TestCa {
+    /// A server certificate for `names` that signs itself (no CA issued it), valid now, written
+    /// as `<file>.pem` and `<file>.key` in the CA's folder: what a device must refuse as an
+    /// unknown issuer.
+    ///
+    /// # Errors
+    /// rcgen or the file system failed.
+    pub fn self_signed(&self, file: &str, names: &[&str]) -> Result<Issued, String> {
+        let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
+        let mut params = CertificateParams::new(names.clone()).map_err(|e| e.to_string())?;
+        if let Some(first) = names.first() {
+            params
+                .distinguished_name
+                .push(DnType::CommonName, first.as_str());
+        }
+        params.not_before = date_time_ymd(2020, 1, 1);
+        params.not_after = date_time_ymd(4096, 1, 1);
+        let key = KeyPair::generate().map_err(|e| e.to_string())?;
+        let cert = params.self_signed(&key).map_err(|e| e.to_string())?;
+        let issued = Issued {
+            cert: self.dir.join(format!("{file}.pem")),
+            key: self.dir.join(format!("{file}.key")),
+        };
+        fs::write(&issued.cert, cert.pem()).map_err(|e| e.to_string())?;
+        fs::write(&issued.key, key.serialize_pem()).map_err(|e| e.to_string())?;
+        Ok(issued)
+    }
+}
+
 impl Drop for TestCa {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.dir);
