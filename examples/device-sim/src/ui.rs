@@ -166,7 +166,7 @@ impl Sim {
 
     /// Names a transport device-sim serves (shown on the page).
     pub fn add_transport(&self, t: String) {
-        lock(&self.log).transports.push(t);
+        lock(&self.log).transports.push(shown(&t));
     }
 
     fn t_ms(&self) -> u64 {
@@ -192,6 +192,9 @@ impl Sim {
     }
 
     /// Takes what the host (or the stdio loop) reports into the timeline and the waiting list.
+    /// Every string that came from the wire, whole or in part, goes through [`shown`] here, the
+    /// one way into what the page and `/sim/state` show (what waits for a person is the
+    /// engine's text, made with the same sanitizer).
     pub fn event(&self, e: &HostEvent) {
         match e {
             HostEvent::Call(c) => self.push("call", call_fields(c)),
@@ -202,7 +205,8 @@ impl Sim {
                 delivered,
             } => self.push(
                 "update",
-                json!({"transport": transport, "uri": uri, "subscription": subscription, "delivered": delivered}),
+                json!({"transport": transport, "uri": shown(uri),
+                       "subscription": subscription.as_deref().map(shown), "delivered": delivered}),
             ),
             HostEvent::Waiting(w) => {
                 let now = Instant::now();
@@ -216,7 +220,7 @@ impl Sim {
                 log.pressed.push_back(p.clone());
             }
             HostEvent::Listen { id, open } => {
-                self.push("listen", json!({"id": id, "open": open}));
+                self.push("listen", json!({"id": shown(id), "open": open}));
             }
             HostEvent::Said {
                 transport,
@@ -224,7 +228,7 @@ impl Sim {
                 event,
             } => self.push(
                 "said",
-                json!({"transport": transport, "text": text, "event": event}),
+                json!({"transport": transport, "text": shown(text), "event": event}),
             ),
             HostEvent::Initialized { revision, .. } => self.push(
                 "session",
@@ -232,15 +236,16 @@ impl Sim {
             ),
             HostEvent::Hello { session_id } => self.push(
                 "session",
-                json!({"text": format!("hello from the backend, session {}", session_id.as_deref().unwrap_or("(none)"))}),
+                json!({"text": format!("hello from the backend, session {}", session_id.as_deref().map_or("(none)".into(), shown))}),
             ),
             HostEvent::Disconnected { reason, .. } => self.push(
                 "session",
-                json!({"text": format!("disconnected: {reason}")}),
+                json!({"text": format!("disconnected: {}", shown(reason))}),
             ),
             HostEvent::Activation { code, message } => {
-                let shown = json!({"code": code, "message": message});
-                let again = lock(&self.log).activation.replace(shown) .is_some();
+                let code = shown(code);
+                let activation = json!({"code": code, "message": shown(message)});
+                let again = lock(&self.log).activation.replace(activation).is_some();
                 if !again {
                     self.push("session", json!({"text": format!("not bound yet: activation code {code}")}));
                 }
@@ -254,8 +259,10 @@ impl Sim {
                 offered,
                 url,
             } => {
-                lock(&self.log).firmware_offered =
-                    Some(json!({"running": running, "offered": offered, "url": url}));
+                let offered = shown(offered);
+                lock(&self.log).firmware_offered = Some(
+                    json!({"running": running, "offered": offered, "url": url.as_deref().map(shown)}),
+                );
                 self.push(
                     "session",
                     json!({"text": format!("a newer firmware is offered: {offered} (running {running}); not installed")}),
@@ -473,10 +480,23 @@ fn call_fields(c: &CallReport) -> Value {
         _ => "pending",
     });
     json!({
-        "transport": c.transport, "id": c.id, "tool": c.tool, "outcome": c.outcome.as_str(),
-        "evidence": c.evidence, "text": c.text, "confirmed": c.confirmed, "replay": c.replay,
-        "delivery": delivery,
+        "transport": c.transport, "id": shown(&c.id), "tool": shown(&c.tool),
+        "outcome": c.outcome.as_str(), "evidence": c.evidence, "text": shown(&c.text),
+        "confirmed": c.confirmed, "replay": c.replay, "delivery": delivery,
     })
+}
+
+/// The most characters of one wire string the page and `/sim/state` show.
+pub const SHOWN_CHARS: usize = 300;
+
+/// A string from the wire (or a sentence quoting one) as the page and `/sim/state` show it:
+/// mcp-core's one sanitizer — controls, bidi controls and characters that show nothing
+/// escaped (`\u{1b}`, `\u{202e}`, `\u{200b}`), a backslash doubled —, at most
+/// [`SHOWN_CHARS`] characters, `…` after.
+pub fn shown(s: &str) -> String {
+    mcp_core::transport::escape::escaped(s)
+        .max_chars(SHOWN_CHARS)
+        .to_string()
 }
 
 fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
