@@ -260,7 +260,10 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     );
     // The question, and which client asks (the name its initialize gave and its session's tag).
     let client = c["client"].as_str().unwrap();
-    assert!(client.starts_with("ui-test #"), "{client}");
+    assert!(
+        client.starts_with("client #") && client.ends_with(" \"ui-test\""),
+        "{client}"
+    );
     assert_eq!(
         c["question"],
         format!("Switch the relay-controlled load on? (asked by {client})")
@@ -658,19 +661,19 @@ fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
     let (q_evil, q_user) = (text(first), text(second));
     assert!(
         q_evil.starts_with(
-            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by evil-client #"
-        ),
+            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by client #"
+        ) && q_evil.ends_with(" \"evil-client\")"),
         "{q_evil}"
     );
     assert!(
         q_user.starts_with(
-            "Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by claude-ai #"
-        ),
+            "Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by client #"
+        ) && q_user.ends_with(" \"claude-ai\")"),
         "{q_user}"
     );
     assert_eq!(
         first["client"],
-        q_evil[q_evil.find("evil-client").unwrap()..q_evil.len() - 1]
+        q_evil[q_evil.find("client #").unwrap()..q_evil.len() - 1]
     );
     // One question at a time: the attacker's (first held) is shown, the user's waits its turn.
     assert_eq!(s["confirmation"]["question"], q_evil);

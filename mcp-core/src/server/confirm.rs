@@ -518,8 +518,8 @@ pub struct Pending {
 /// Which client asks, as a device shows it next to the question: the name the client gave in
 /// its `initialize` ([`ClientName`], its own claim) and a tag of its session — four hex digits of
 /// a keyed hash of the transport's name for the client ([`Input::peer`]), so that two clients
-/// that give the same name are still told apart. Displayed as `python-sdk #3fa2` (`an unnamed
-/// client #3fa2` without a name).
+/// that give the same name are still told apart. Displayed as `client #3fa2 "python-sdk"`,
+/// the tag first (`client #3fa2` without a name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ClientLabel {
@@ -543,13 +543,16 @@ impl ClientLabel {
     }
 }
 
+/// `client #3fa2 "python-sdk"`: the device-made tag first, where no name can come before it,
+/// then the client's own name in quotes it cannot close ([`ClientName`]); `client #3fa2`
+/// without a name.
 impl fmt::Display for ClientLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.name.is_empty() {
-            true => f.write_str("an unnamed client")?,
-            false => f.write_str(self.name.as_str())?,
+        write!(f, "client #{:04x}", self.tag)?;
+        if !self.name.is_empty() {
+            write!(f, " \"{}\"", self.name.as_str())?;
         }
-        write!(f, " #{:04x}", self.tag)
+        Ok(())
     }
 }
 
@@ -557,7 +560,7 @@ impl fmt::Display for ClientLabel {
 /// display, the `elicitation/create` message, the answer a client that cannot ask hears): the
 /// tool's question with the call's validated arguments filled in ([`Confirm`]), then who asks —
 /// `Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by
-/// python-sdk #3fa2)`. `Display` writes it; see [`Server::question`](super::Server::question).
+/// client #3fa2 "python-sdk")`. `Display` writes it; see [`Server::question`](super::Server::question).
 #[derive(Debug, Clone)]
 pub struct Question<'a> {
     confirm: &'a Confirm,
@@ -831,7 +834,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// The question the waiting call asks ([`confirmation`](Self::confirmation)), as every form
     /// of it says it: the tool's question filled from the call's validated arguments, then
     /// which client asks (`Upgrade the device's firmware to the 4096-byte image with SHA-256
-    /// 9f86d081…? (asked by python-sdk #3fa2)`). A device shows this text, never the template:
+    /// 9f86d081…? (asked by client #3fa2 "python-sdk")`). A device shows this text, never the template:
     /// two calls of one tool ask two different questions.
     ///
     /// ```
