@@ -289,7 +289,7 @@ struct Cli {
     /// On the xiaozhi wire (--envelope xiaozhi, --xiaozhi-ws, --xiaozhi-ota): the device speaks
     /// first. A press of the button with no question waiting is a doorbell, and the temperature
     /// rising above 40 °C (/sim/sensor) a heat alarm: each starts a turn of the backend's model
-    /// ("[event] the doorbell button was pressed"), at most one per event every 10 s (the heat
+    /// ("Device event: the doorbell button was pressed"), at most one per event every 10 s (the heat
     /// alarm: a minute), never while the backend speaks. On MCP wires the same changes are
     /// resource updates, as without it.
     #[arg(long)]
@@ -381,7 +381,9 @@ impl Device {
         let transport = self.transport();
         let board_arc = self.board.clone();
         let mut board = lock(&board_arc);
-        // The clock, and a due reboot (with --flash, a real restart).
+        // The clock, and a due reboot (with --flash, a real restart; on the xiaozhi wire only
+        // once the device's last words are spoken).
+        mcp_host::Board::hold_restart(&mut *board, self.voice.busy(now_ms));
         mcp_host::Board::tick(&mut *board, now_ms);
         sensors::publish(&mut board, &mut self.engine, now_ms);
         let mut events = board.events(now_ms);
@@ -427,24 +429,24 @@ impl Device {
                 break;
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
-            // The outcome heard after a call's answer, spoken: right after its message.
+            // The outcome heard after a call's answer, spoken once the backend is not speaking.
             let message = payloads.last().map(Vec::as_slice).unwrap_or_default();
-            if let Some(s) = heard.and_then(|h| self.voice.outcome(sid, message, &h, now_ms)) {
-                msgs.push(s.frame.clone().into_bytes());
-                said.push(s);
+            if let Some(h) = heard {
+                self.voice.outcome(sid, message, &h);
             }
         }
-        if self.envelope.is_some() && self.greeted {
+        if self.envelope.is_some() {
             let sid = self.session_id.as_deref();
-            let news = (!self.voice.told_boot())
-                .then(|| board.boot_news())
-                .flatten();
-            for s in self
-                .voice
-                .boot(sid, news, now_ms)
-                .into_iter()
-                .chain(self.voice.events(sid, events, now_ms))
-            {
+            let fired = if self.greeted {
+                let news = (!self.voice.told_boot())
+                    .then(|| board.boot_news())
+                    .flatten();
+                self.voice.boot(sid, news);
+                events
+            } else {
+                Vec::new()
+            };
+            for s in self.voice.speak(sid, fired, now_ms) {
                 msgs.push(s.frame.clone().into_bytes());
                 said.push(s);
             }

@@ -59,7 +59,7 @@
 //!   `battery`; `session`: `text` (initialized, hello, disconnected); `listen`: `id`, `open`;
 //! - `said`: `transport`, `text`, `event` — a detect text the device sent its xiaozhi backend:
 //!   an outcome heard after a call's answer (`[device_call] …`, `event` null), or an event that
-//!   starts a model turn (`[event] …`, with `--speak-first`; `event` names it).
+//!   starts a model turn (`Device event: …`, with `--speak-first`; `event` names it).
 //!
 //! It listens on loopback unless told otherwise, and refuses (403) requests whose `Host` is not a
 //! loopback name (or one given with `--allow-host`), or whose `Origin` is not the page's own

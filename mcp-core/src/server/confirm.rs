@@ -1496,7 +1496,8 @@ fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32) {
 /// Turns the held call's outcome into a `notifications/message` (the call was answered already):
 /// `out[..n]` holds the call's response when it ran (`refused` is `None`), else nothing. Its
 /// `data` has the tool, whether it was confirmed, the reason of a refusal, the sentence a
-/// person hears (`text`: `self.relay.set, confirmed: true — measured: …`, `self.relay.set: Not
+/// person hears (`text`: `self.relay.set, confirmed: true — measured: …`, `self.relay.set: the
+/// person confirmed it, then it failed: Refused by interlock …`, `self.relay.set: Not
 /// confirmed: no answer in time; nothing was done — not applied (commanded true)`), and the
 /// call's result or error. Returns the length and where the sentence is.
 fn wrap_outcome(
@@ -1544,6 +1545,12 @@ fn wrap_outcome(
             w.plain(b": ");
             write_first_text(&mut w, &Err(r.error()), &[], 0, None);
         }
+        // Confirmed, then failed (an interlock refused, the hardware failed): in that order,
+        // then the failure's own words — never "confirmed: Refused by …".
+        None if failed(moved, is_result) => {
+            w.plain(b": the person confirmed it, then it failed: ");
+            w.plain(said_by(moved, is_result));
+        }
         None => {
             w.plain(b", confirmed: ");
             w.plain(said_by(moved, is_result));
@@ -1582,6 +1589,16 @@ fn wrap_outcome(
         len: said,
     };
     (end, Some(heard))
+}
+
+/// `true` when a call's `result` member says it failed (`isError: true`), or it is an `error`.
+fn failed(member: &[u8], is_result: bool) -> bool {
+    !is_result
+        || Json::parse(member, crate::wire::json::DEFAULT_MAX_DEPTH)
+            .ok()
+            .and_then(|v| members(Some(v), ["isError"]).ok())
+            .and_then(|[e]| e)
+            .is_some_and(|e| e.raw() == b"true")
 }
 
 /// What a call's `result` member says in words (its first text), or its `error` member (the

@@ -12,6 +12,8 @@ struct Dev {
     reboots: u32,
     relay_on: bool,
     relay_writes: u32,
+    /// The relay's interlock refuses `on` while the door is open.
+    door_open: bool,
 }
 
 fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -19,7 +21,14 @@ fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
 }
 
-fn relay(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+fn relay(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    if a.bool("on")? && d.door_open {
+        let refused = r.error_with(|w| {
+            w.text("Refused by interlock \"door-closed\": the door reads open; the relay was not switched");
+        });
+        let evidence = Evidence::new(Level::NotApplied).commanded(crate::Reading::Bool(true));
+        return Err(refused.with_evidence(evidence));
+    }
     d.relay_on = a.bool("on")?;
     d.relay_writes += 1;
     Ok(Output::bool(true))
@@ -1218,6 +1227,34 @@ fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
         answer["result"]["evidence"],
         json!({"level": "not_applied", "commanded": true})
     );
+}
+
+/// A confirmed call that then fails (its interlock refuses, the hardware fails) is heard as what
+/// happened, in order: the person confirmed it, then it failed, and the failure's own words
+/// (nothing switched, what was commanded) — never "confirmed: Refused by …".
+#[test]
+fn a_confirmed_call_that_fails_is_heard_as_confirmed_then_failed() {
+    let mut t = T::with(Config::new("c", "1").hold_answer(0).confirm_min_shown(0));
+    t.init("2024-11-05", json!({}));
+    t.poll(0);
+    t.dev.door_open = true;
+    t.ask(call(json!(1), "self.relay.set", json!({"on": true})));
+    t.poll(10);
+    assert!(t.press(true, 20));
+    let (note, p) = t.polled(30);
+    let heard = p.heard.expect("a heard outcome");
+    assert_eq!(heard.outcome, Later::Confirmed);
+    let said = note.unwrap()["params"]["data"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        said,
+        "self.relay.set: the person confirmed it, then it failed: Refused by interlock \
+         \"door-closed\": the door reads open; the relay was not switched — not applied \
+         (commanded true)"
+    );
+    assert_eq!((t.dev.relay_writes, t.dev.relay_on), (0, false));
 }
 
 /// Issue 31 item 3: answered at once that it waits, the person has at least the margin
