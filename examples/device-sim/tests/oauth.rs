@@ -65,29 +65,23 @@ fn sign(k: &SigningKey, kid: &str, claims: &Value) -> String {
 
 /// A 2025-11-25 `initialize` with `token` (if any): the status and the challenge.
 fn initialize(http: &str, token: Option<&str>) -> (u16, String, String) {
+    initialize_at(http, None, token)
+}
+
+/// [`initialize`] naming `host` in `Host` (else the address).
+fn initialize_at(http: &str, host: Option<&str>, token: Option<&str>) -> (u16, String, String) {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
     let auth = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![JSON, ACCEPT];
     if let Some(a) = &auth {
         headers.push(("Authorization", a));
     }
+    if let Some(h) = host {
+        headers.push(("Host", h));
+    }
     let (status, h, body) = exchange(http, "POST", "/mcp", &headers, &init.to_string());
     let challenge = header(&h, "www-authenticate").unwrap_or_default();
     (status, challenge.to_string(), body)
-}
-
-/// [`initialize`] with `Host: host`: the status and the challenge.
-fn initialize_as(http: &str, host: &str, token: &str) -> (u16, String) {
-    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
-    let auth = format!("Bearer {token}");
-    let headers = [JSON, ACCEPT, ("Host", host), ("Authorization", &auth)];
-    let (status, h, _) = exchange(http, "POST", "/mcp", &headers, &init.to_string());
-    (
-        status,
-        header(&h, "www-authenticate")
-            .unwrap_or_default()
-            .to_string(),
-    )
 }
 
 /// A 2026-07-28 call that switches the relay on, with `token`.
@@ -339,7 +333,7 @@ fn a_token_for_another_service_on_the_same_host_is_refused_whatever_the_host() {
             "k1",
             &claims(issuer, &format!("http://{authority}/mcp")),
         );
-        let (status, challenge) = initialize_as(&http, &authority, &borrowed);
+        let (status, challenge, _) = initialize_at(&http, Some(&authority), Some(&borrowed));
         assert_eq!(
             status, 401,
             "a token for http://{authority}/mcp, Host: {authority}"
@@ -368,7 +362,7 @@ fn a_token_for_another_service_on_the_same_host_is_refused_whatever_the_host() {
     // The device's own resource is admitted, whichever loopback name the request uses.
     let own = sign(&key(), "k1", &claims(issuer, &format!("http://{http}/mcp")));
     assert_eq!(
-        initialize_as(&http, &format!("localhost:{port}"), &own).0,
+        initialize_at(&http, Some(&format!("localhost:{port}")), Some(&own)).0,
         200
     );
     let _ = std::fs::remove_file(keys);
