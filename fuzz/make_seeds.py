@@ -71,7 +71,7 @@ def main():
     args = [b for b in lits if is_json(b) and len(b) < 400 and b"jsonrpc" not in b]
     # Validator: preset spec (mode byte < 0x80) + argument bytes.
     for a in args:
-        for mode in range(7):
+        for mode in range(8):
             write("validator", bytes([mode]) + a)
     # Engine: each message alone, with several buffer sizes and principals.
     for m in messages:

@@ -65,6 +65,8 @@ struct ArbParam {
     nums: Option<(f64, f64)>,
     lens: Option<(u8, u8)>,
     choices: Option<(u8, u8)>,
+    /// `multipleOf` (0 included: registration refuses it), a power of two, or a large step.
+    step: Option<(u8, u8)>,
     foreign: Option<u8>,
 }
 
@@ -80,6 +82,13 @@ fn build(a: &ArbParam) -> Param {
             }
             if let Some(hi) = a.hi {
                 p = p.max(squash(hi));
+            }
+            if let Some((kind, n)) = a.step {
+                p = p.multiple_of(match kind % 3 {
+                    0 => u64::from(n % 13),
+                    1 => 1 << (n % 64),
+                    _ => u64::MAX - u64::from(n),
+                });
             }
             p
         }
@@ -131,6 +140,7 @@ fn build(a: &ArbParam) -> Param {
         Some(1) => p = p.min(0),
         Some(2) => p = p.length(0, 1),
         Some(3) => p = p.one_of(&CHOICES[..1]),
+        Some(4) => p = p.multiple_of(2),
         _ => {}
     }
     if a.optional {
@@ -265,7 +275,7 @@ fn render_val(v: &Val, out: &mut String) {
 }
 
 /// The parameter tables of the unit tests and kits.
-const PRESETS: [&[Param]; 7] = [
+const PRESETS: [&[Param]; 8] = [
     // mcp-core/src/schema/validate.rs
     &[
         Param::integer("volume", "Volume").range(0, 100),
@@ -292,6 +302,15 @@ const PRESETS: [&[Param]; 7] = [
     &[Param::integer("volume", "Volume in percent").range(0, 100)],
     &[Param::integer("position", "Target position").range(0, 1000)],
     &[Param::boolean("on", "on")],
+    // `multipleOf` within a range whose bounds are not multiples (mcp-core's keyword samples).
+    &[
+        Param::integer("volume", "Volume in steps of 5")
+            .range(1, 100)
+            .multiple_of(5),
+        Param::integer("step", "A multiple of 3")
+            .multiple_of(3)
+            .default_int(-9),
+    ],
     // Unconstrained types, all optional; the status tool's task_id.
     &[
         Param::integer("any", "i64").optional(),

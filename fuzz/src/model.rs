@@ -22,6 +22,7 @@ pub enum Problem {
     OutOfRange,
     NotAChoice,
     BadLength,
+    NotAMultiple,
 }
 
 impl Problem {
@@ -38,6 +39,7 @@ impl Problem {
             K::OutOfRange => Problem::OutOfRange,
             K::NotAChoice => Problem::NotAChoice,
             K::BadLength => Problem::BadLength,
+            K::NotAMultiple => Problem::NotAMultiple,
             other => panic!("the model knows no {other:?}"),
         }
     }
@@ -165,8 +167,16 @@ fn check(p: &Param, raw: &str) -> Result<Val, Problem> {
             let (min, max) = p.int_bounds();
             match exact_integer(raw) {
                 None => Err(Problem::NotAnInteger),
-                Some(Ok(n)) if min <= n && n <= max => Ok(Val::Int(n)),
-                Some(_) => Err(Problem::OutOfRange),
+                Some(Ok(n)) if n < min || max < n => Err(Problem::OutOfRange),
+                // `multipleOf`: the range first, then the step (JSON Schema: n / step is an
+                // integer; every integer is a multiple of 1).
+                Some(Ok(n)) => match p.step() {
+                    Some(step) if step > 1 && i128::from(n) % i128::from(step) != 0 => {
+                        Err(Problem::NotAMultiple)
+                    }
+                    _ => Ok(Val::Int(n)),
+                },
+                Some(Err(())) => Err(Problem::OutOfRange),
             }
         }
         #[cfg(feature = "full")]

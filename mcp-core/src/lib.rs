@@ -102,6 +102,7 @@
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(clippy::allow_attributes_without_reason)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -163,7 +164,7 @@ pub use server::{
 };
 
 /// [`Caps`] with its capacities **named**, each one left out taking its default:
-/// `caps!(tools = 16, hold = 0)` is `Caps<16, 2, 4, 384, 4, 1, 0>` (where setting the last
+/// `caps!(tools = 16, hold = 0)` is `Caps<16, 2, 4, 448, 4, 1, 0>` (where setting the last
 /// parameter means spelling all of them).
 ///
 /// | name | what | default |

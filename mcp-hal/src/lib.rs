@@ -9,6 +9,7 @@
 //! | [`audio::AudioCodec`] | `read_back` (the volume register read after the write) |
 //! | [`backlight::Backlight`] | `read_back` where the hardware reports its level, else `applied` |
 //! | [`switch::Switch`] | `measured` with a feedback input, else `applied` |
+//! | [`setpoint::Setpoint`] | `measured` (its own sensor, after the settle time, within its tolerance) |
 //! | [`motor::Actuator`] | `measured` (encoder position at the end of a move, as an MCP task) |
 //! | [`system::System`] | `scheduled` (a reboot never confirms itself) |
 //! | [`sensor::Sensor`], [`sensor::Button`] | — (readings: live resources that publish their changes) |
@@ -19,7 +20,7 @@
 //! ## Modules
 //! | module | what |
 //! |---|---|
-//! | [`audio`], [`backlight`], [`switch`], [`motor`], [`system`], [`sensor`] | the blocking device traits |
+//! | [`audio`], [`backlight`], [`switch`], [`setpoint`], [`motor`], [`system`], [`sensor`] | the blocking device traits |
 //! | [`publish`] | when a reading is worth telling clients: threshold, hysteresis, minimum interval, heartbeat; a button debouncer |
 //! | [`asynch`] | async twins, and `BlockingAsync` to use a blocking driver where async is wanted |
 //! | [`drivers`] | reference drivers: ES8311 codec (I2C; async in [`drivers::asynch`]), GPIO relay with feedback (blocking and async), PWM backlight |
@@ -40,6 +41,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(clippy::allow_attributes_without_reason)]
 
 pub mod asynch;
 pub mod audio;
@@ -52,6 +54,7 @@ pub mod motor;
 mod percent;
 pub mod publish;
 pub mod sensor;
+pub mod setpoint;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod switch;

@@ -287,7 +287,7 @@ impl Threshold {
 
 #[cfg(test)]
 mod test {
-    #![allow(clippy::indexing_slicing, clippy::unwrap_used)] // a test
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used, reason = "a test")] // a test
 
     use super::*;
 

@@ -239,7 +239,7 @@ impl fmt::Display for Milli {
 
 #[cfg(test)]
 mod test {
-    #![allow(clippy::unwrap_used)] // a test
+    #![allow(clippy::unwrap_used, reason = "a test")] // a test
 
     use super::*;
     use embedded_hal_mock::eh1::digital::{Mock, State, Transaction};

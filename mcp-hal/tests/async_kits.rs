@@ -640,7 +640,7 @@ fn a_settle_time_beyond_the_budget_fails_unconfirmed_after_the_budget() {
             json!({"on": true}),
             json!({"level":"applied","commanded":true}),
             "The relay was driven but its feedback did not confirm it within this device's 200 \
-             ms call budget (the relay may take 2000 ms; the feedback still reads off) — \
+             ms call budget (it may take 2000 ms; the feedback still reads off) — \
              applied, not verified (commanded true)",
         ),
     ];

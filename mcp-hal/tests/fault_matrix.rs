@@ -273,18 +273,43 @@ fn check(fault: Option<Fault>, kit: &str) {
                 "{ctx}: starts"
             );
         }
+        "fan.set_speed" => {
+            // The setpoint kit: 40 % is 1200 rpm, ±30 rpm, measured by the tachometer.
+            let r = rig.call("self.fan.set_speed", json!({"percent": 40}));
+            let expected = match fault {
+                Some(Fault::MotorStall) => c(true, Some(Measured), json!(1200), json!(0)),
+                // 2000 ms declared, beyond the 200 ms call budget: a task.
+                Some(Fault::Slow) => c(false, Some(Applied), json!(1200), N),
+                _ => c(false, Some(Measured), json!(1200), json!(1200)),
+            };
+            assert_eq!(cell(&r), expected, "{ctx}: {r}");
+            if fault == Some(Fault::MotorStall) {
+                assert!(
+                    r.text()
+                        .starts_with("The fan does not reach the commanded speed — "),
+                    "{ctx}: the fan's words: {r}"
+                );
+            }
+            assert_eq!(rig.board().sim.fan.writes(), 1, "{ctx}: PWM writes");
+            let fin = match fault {
+                Some(Fault::Slow) => f("completed", "measured", json!(1200), json!(1200), N),
+                _ => None,
+            };
+            assert_eq!(final_state(&mut rig, &r), fin, "{ctx}: final");
+        }
         other => panic!("unknown kit {other}"),
     }
 }
 
 #[cfg(feature = "tasks")]
-const KITS: [&str; 6] = [
+const KITS: [&str; 7] = [
     "set_volume",
     "set_brightness",
     "get_device_status",
     "reboot",
     "relay.set",
     "motor.move_to",
+    "fan.set_speed",
 ];
 
 #[cfg(feature = "tasks")]
@@ -297,7 +322,7 @@ fn every_kit_under_every_fault() {
             cells += 1;
         }
     }
-    assert_eq!(cells, 6 * 11);
+    assert_eq!(cells, 7 * 11);
 }
 
 #[cfg(feature = "tasks")]

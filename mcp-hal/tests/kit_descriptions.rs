@@ -11,7 +11,7 @@
 use mcp_core::Tool;
 use mcp_core::wire::Writer;
 use mcp_hal::kits::asynch as ak;
-use mcp_hal::kits::{audio, motor, mute, relay, screen, status, system};
+use mcp_hal::kits::{audio, motor, mute, relay, screen, setpoint, status, system};
 use mcp_hal::sim::DemoBoard;
 
 type Board = DemoBoard;
@@ -37,6 +37,8 @@ fn kit_tools() -> Vec<(&'static str, Tool<Board>)> {
         ("asynch::system", ak::system::reboot()),
         ("asynch::system confirmed", ak::system::confirmed()),
         ("asynch::relay", ak::relay::set()),
+        ("setpoint::set", setpoint::set()),
+        ("asynch::setpoint", ak::setpoint::set()),
         ("motor::move_to", motor::move_to::<Board, 0, 1000>()),
     ]
 }

@@ -316,7 +316,7 @@ fn unconfirmed_relay(r: &Answer, budget_ms: u32, settle_ms: u32) {
         r.text(),
         format!(
             "The relay was driven but its feedback did not confirm it within this device's \
-             {budget_ms} ms call budget (the relay may take {settle_ms} ms; the feedback still \
+             {budget_ms} ms call budget (it may take {settle_ms} ms; the feedback still \
              reads off) — applied, not verified (commanded true)"
         )
     );

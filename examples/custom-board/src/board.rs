@@ -32,15 +32,25 @@ impl<C: AudioCodec, R, D: DelayNs> audio::HasCodec for Board<C, R, D> {
     }
 }
 
-/// Nothing on this board can make switching unsafe: the default interlock (allow) stands.
+/// Nothing on this board can make switching unsafe: the default interlock (allow) stands. The
+/// relay drives the garage door, and its failures say so.
 impl<C, R: Switch, D: DelayNs> relay::HasRelay for Board<C, R, D> {
     type Relay = R;
+    const WORDS: relay::Words = relay::Words {
+        disagrees: "The door's auxiliary contact disagrees with the command: the door did not move",
+        unreadable: "The door was driven but its auxiliary contact could not be read",
+        unconfirmed: "The door was driven but its auxiliary contact did not confirm it",
+        not_switched: "the door was not moved",
+        on: "open",
+        off: "closed",
+    };
     fn relay(&mut self) -> &mut R {
         &mut self.relay
     }
 }
 
-/// The garage door's tool: the relay kit under the board's own name and words, asking a person
+/// The garage door's tool: the relay kit under the board's own name and words (its description,
+/// and its failures: [`relay::HasRelay::WORDS`] above), asking a person
 /// before the door opens (never before it closes).
 pub const GARAGE_DOOR: &str = "self.garage_door.set";
 

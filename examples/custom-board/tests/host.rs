@@ -77,7 +77,12 @@ fn the_garage_door_opens_only_after_a_persons_yes() {
     // A client that can ask its user (2025-06-18, elicitation): the question, then the answer.
     client.initialize("2025-06-18");
     let asked = client.call(GARAGE_DOOR, json!({"on": true}));
-    assert!(asked.question().unwrap().starts_with("Open the garage door? (asked by "));
+    assert!(
+        asked
+            .question()
+            .unwrap()
+            .starts_with("Open the garage door? (asked by ")
+    );
     assert!(client.decline(&asked).text().starts_with("Not confirmed"));
     assert!(!contacts(), "a no leaves the door shut");
     let asked = client.call(GARAGE_DOOR, json!({"on": true}));

@@ -33,9 +33,10 @@ use mcp_core::server::{Delivery, Peer, Receipt};
 use mcp_core::transport::escape::escaped;
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope};
 use mcp_core::{Config, Event, Input, Principal, Revision};
+use mcp_hal::kits::button::Press;
 use mcp_hal::sim::{ANSWER_BYTES, Fault, Faults};
 use mcp_host::Board as _;
-use mcp_host::report::{self, CallReport};
+use mcp_host::report::{self, Reported};
 use mcp_host::xiaozhi::Voice;
 use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
 
@@ -356,7 +357,8 @@ struct Device {
 struct Answer {
     bytes: Vec<u8>,
     receipt: Option<Receipt>,
-    call: Option<CallReport>,
+    /// The call and the session start it makes, reported once the answer is written.
+    reported: Reported,
 }
 
 impl Device {
@@ -396,14 +398,13 @@ impl Device {
         });
         for p in mcp_host::Pressed::numbered(numbers, answered) {
             // A press when no question waited is the board's press event (a doorbell).
-            if let (None, true, Some(e)) =
-                (&p.answers, self.waiting.is_empty(), board.press_event())
-            {
+            let rang = Press::of(p.answers.is_some(), !self.waiting.is_empty()).rang();
+            if let (true, Some(e)) = (rang, board.press_event()) {
                 events.push((e, None));
             }
             self.report(&HostEvent::Pressed(p));
         }
-        let held_before = self.engine.confirmation();
+        let held_before = mcp_host::Asked::of(&self.engine);
         let mut msgs = Vec::new();
         let mut payloads = Vec::new();
         let mut said = Vec::new();
@@ -413,13 +414,13 @@ impl Device {
             let mut heard = None;
             let n = match self.envelope {
                 None => {
-                    let n = engine.poll(now_ms, board, &mut self.out);
-                    payloads.push(self.out.get(..n).unwrap_or_default().to_vec());
-                    n
+                    let p = engine.poll_with(now_ms, board, &mut self.out);
+                    payloads.push((self.out.get(..p.len).unwrap_or_default().to_vec(), p.to));
+                    p.len
                 }
                 Some(EnvelopeKind::Xiaozhi) => xiaozhi::wrap(sid, &mut self.out, |buf| {
                     let p = engine.poll_with(now_ms, board, buf);
-                    payloads.push(buf.get(..p.len).unwrap_or_default().to_vec());
+                    payloads.push((buf.get(..p.len).unwrap_or_default().to_vec(), p.to));
                     heard = p.heard;
                     p.len
                 }),
@@ -430,7 +431,7 @@ impl Device {
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
             // The outcome heard after a call's answer, spoken once the backend is not speaking.
-            let message = payloads.last().map(Vec::as_slice).unwrap_or_default();
+            let message = payloads.last().map(|p| p.0.as_slice()).unwrap_or_default();
             if let Some(h) = heard {
                 self.voice.outcome(sid, message, &h);
             }
@@ -460,9 +461,14 @@ impl Device {
             });
         }
         let held_after = mcp_host::Asked::of(&self.engine);
-        let after = held_after.as_ref().map(|a| a.pending);
-        for p in &payloads {
-            if let Some(e) = report::emitted(transport, held_before, after, p, true) {
+        for (p, to) in &payloads {
+            let from = report::Polled {
+                engine: report::engine_key(&self.engine),
+                to: *to,
+                held_before: held_before.as_ref(),
+                held_after: held_after.as_ref(),
+            };
+            if let Some(e) = report::emitted(transport, &from, p, true) {
                 self.report(&e);
             }
         }
@@ -476,34 +482,22 @@ impl Device {
     }
 
     /// Handles one input line; returns the answer to send, if any, its receipt when it answers
-    /// an acting call, and what it says when it answers a `tools/call`.
+    /// an acting call, and what the application is to hear of it once it is written (a call
+    /// whose answer is held back is reported at once).
     fn line(&mut self, msg: &[u8], principal: Principal, now_ms: u64) -> Option<Answer> {
         let transport = self.transport();
         let mut receipt = None;
-        let mut revision = None;
-        let mut payload_in: &[u8] = msg;
-        let mut payload_out = Vec::new();
-        // A client's answer may settle a call held for its user: remember which.
-        let held = self
-            .engine
-            .confirmation()
-            .filter(|p| !p.on_device)
-            .map(|p| p.tool);
+        let mut reported = Reported::default();
         let board_arc = self.board.clone();
         let mut board = lock(&board_arc);
         let n = match self.envelope {
-            None => {
-                let n = handle(
-                    &mut self.engine,
-                    Input::new(msg, principal),
-                    &mut board,
-                    &mut self.out,
-                    &mut receipt,
-                    &mut revision,
-                );
-                payload_out = self.out.get(..n).unwrap_or_default().to_vec();
-                n
-            }
+            None => handle(
+                &mut self.engine,
+                Input::new(msg, principal),
+                &mut board,
+                &mut self.out,
+                (transport, &mut receipt, &mut reported),
+            ),
             Some(EnvelopeKind::Xiaozhi) => {
                 let env = Envelope::parse(msg);
                 if let Ok(env) = &env {
@@ -545,7 +539,6 @@ impl Device {
                     // unreadable message (-32700, `id: null`), in an `mcp` envelope.
                     Err(_) => msg,
                 };
-                payload_in = payload;
                 // Answer in the session the server gave us, or the one the message names.
                 let sid = self
                     .session_id
@@ -555,38 +548,32 @@ impl Device {
                 let peer = sid
                     .as_deref()
                     .map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
-                let (engine, receipt, revision) = (&mut self.engine, &mut receipt, &mut revision);
+                let (engine, told) = (&mut self.engine, (transport, &mut receipt, &mut reported));
                 let board = &mut *board;
-                let payload_out = &mut payload_out;
                 xiaozhi::wrap(sid.as_deref(), &mut self.out, |buf| {
-                    let n = handle(
+                    handle(
                         engine,
                         Input::new(payload, principal).peer(peer),
                         board,
                         buf,
-                        receipt,
-                        revision,
-                    );
-                    *payload_out = buf.get(..n).unwrap_or_default().to_vec();
-                    n
+                        told,
+                    )
                 })
             }
         };
         drop(board);
-        if let Some(revision) = revision {
-            self.report(&HostEvent::Initialized {
-                revision,
-                vision_url: None,
-            });
+        if n == 0 {
+            // Nothing to write (a notification, a call whose answer is held back): what it
+            // made is heard now.
+            for e in reported.events(None) {
+                self.report(&e);
+            }
+            return None;
         }
-        let call = report::call_report(transport, payload_in, &payload_out).or_else(|| {
-            let tool = held.filter(|_| self.engine.confirmation().is_none())?;
-            report::settled_report(transport, tool, &payload_out)
-        });
-        (n > 0).then(|| Answer {
+        Some(Answer {
             bytes: self.out.get(..n).unwrap_or_default().to_vec(),
             receipt,
-            call,
+            reported,
         })
     }
 
@@ -611,9 +598,8 @@ impl Device {
         if let Some(r) = answer.receipt {
             self.engine.delivered(r, d);
         }
-        if let Some(mut call) = answer.call {
-            call.delivery = Some(d);
-            self.report(&HostEvent::Call(call));
+        for e in answer.reported.events(Some(d)) {
+            self.report(&e);
         }
     }
 }
@@ -634,20 +620,21 @@ fn usable_session_id(env: &Envelope<'_>) -> Option<String> {
     usable
 }
 
-/// Hands one message to the engine; logs events. Returns the response length; `receipt` gets the
-/// receipt of an acting call's answer, `initialized` the revision an `initialize` settled on.
+/// Hands one message to the engine, as every transport does ([`report::handle`]); logs events.
+/// Returns the response length; `told` names the transport, and gets the receipt of an acting
+/// call's answer and what the application is to hear of the message.
 fn handle(
     engine: &mut Engine,
     input: Input<'_>,
     board: &mut Board,
     out: &mut [u8],
-    receipt: &mut Option<Receipt>,
-    initialized: &mut Option<Revision>,
+    told: (&'static str, &mut Option<Receipt>, &mut Reported),
 ) -> usize {
-    match engine.handle_with(input, board, out, &mut |_: &[u8]| {}) {
-        Ok(h) => {
+    let (transport, receipt, reported) = told;
+    match report::handle(engine, input, board, out, &mut |_: &[u8]| {}, transport) {
+        Ok((h, heard)) => {
+            *reported = heard;
             if let Some(Event::Initialized { revision, vision }) = h.event {
-                *initialized = Some(revision);
                 eprintln!("device-sim: initialized, protocol {}", revision.as_str());
                 if let Some(v) = vision {
                     eprintln!("device-sim: vision endpoint {}", escaped(&v.url.to_cow()));
@@ -921,7 +908,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 // May carry a peer's words (a backend's close reason, a broker's error).
-                eprintln!("device-sim: {}", escaped(&e).max_chars(512));
+                eprintln!("device-sim: {}", escaped(&e).max_chars(LOG_CHARS));
                 ExitCode::FAILURE
             }
         };
@@ -956,11 +943,19 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("device-sim: {}", escaped(&e.to_string()).max_chars(512));
+            eprintln!(
+                "device-sim: {}",
+                escaped(&e.to_string()).max_chars(LOG_CHARS)
+            );
             ExitCode::FAILURE
         }
     }
 }
+
+/// The longest text a log line carries from a link's error, which may hold a peer's words (a
+/// backend's close reason, a broker's error): enough for a TLS refusal's whole hint and a peer's
+/// reason beside it.
+const LOG_CHARS: usize = 512;
 
 fn delivery_word(d: Delivery) -> &'static str {
     match d {
@@ -977,8 +972,14 @@ fn log_event(e: &HostEvent) {
         HostEvent::Initialized {
             revision,
             vision_url,
+            client,
+            ..
         } => {
-            eprintln!("device-sim: initialized, protocol {}", revision.as_str());
+            eprintln!(
+                "device-sim: initialized, protocol {} ({})",
+                revision.as_str(),
+                escaped(client)
+            );
             if let Some(url) = vision_url {
                 eprintln!("device-sim: vision endpoint {}", escaped(url));
             }
@@ -1013,17 +1014,23 @@ fn log_event(e: &HostEvent) {
                 .map(|u| format!(" at {}", escaped(u)))
                 .unwrap_or_default()
         ),
-        // The device's own sentence (a TLS refusal with its hint), which may quote the peer:
-        // escaped, and capped as the other errors are, not at a name's length.
+        HostEvent::SessionEnded {
+            transport,
+            client,
+            reason,
+        } => eprintln!(
+            "device-sim: {transport} session of {} ended: {reason}",
+            escaped(client)
+        ),
         HostEvent::Disconnected { reason, retry_in } => match retry_in {
             Some(t) => eprintln!(
                 "device-sim: disconnected ({}); reconnecting in {} ms",
-                escaped(reason).max_chars(512),
+                escaped(reason).max_chars(LOG_CHARS),
                 t.as_millis()
             ),
             None => eprintln!(
                 "device-sim: disconnected ({})",
-                escaped(reason).max_chars(512)
+                escaped(reason).max_chars(LOG_CHARS)
             ),
         },
         HostEvent::Call(c) if c.id.is_empty() => eprintln!(
@@ -1402,7 +1409,7 @@ fn serve_network(
                 Some(Err(e)) => eprintln!(
                     "device-sim: OAuth: the keys of {} are not to be had yet: {}",
                     escaped(&o.issuer),
-                    escaped(&e).max_chars(300)
+                    escaped(&e).max_chars(LOG_CHARS)
                 ),
                 None => {}
             }

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `GET /` | — | the page (one HTML file with inline CSS and JS, no build step) |
 //! | `GET /sim/state` | — | everything the page shows (below); `?since=SEQ` keeps only timeline entries after `SEQ` |
-//! | `POST /sim/button` | none, or `{}` | one press of the device's button: `{"pressed":true,"answers":null}` or `"answers":{"tool":…,"question":…,"approval":…}` |
+//! | `POST /sim/button` | none, or `{}` | one press of the device's button: `{"pressed":true,"answers":null}` or `"answers":{"tool":…,"id":…,"client":…,"question":…,"approval":…}` |
 //! | `POST /sim/sensor` | `{"temperature": 31.5}`, `{"battery": 20}`, or both | `{"sensors":{"temperature":31.5,"battery":20}}` (what they read now) |
 //!
 //! **The physical button does both.** A press is counted — the resource `device://buttons/main`
@@ -36,8 +36,9 @@
 //!  "speaker":{"volume":50,"muted":false}, "screen":{"brightness":80,"theme":"light"},
 //!  "relay":{"on":false}, "motor":{"position":0,"target":0,"moving":false},
 //!  "sensors":{"temperature":21.5,"battery":87}, "button":{"presses":0,"down":false},
+//!  "fan":{"duty":0,"rpm":0,"target_rpm":0,"max_rpm":3000}, "camera":{"frames":0},
 //!  "door_open":false, "reboot":{"scheduled":0,"due_in_ms":null},
-//!  "confirmation":null | {"tool":"self.reboot","question":"Reboot the device? (asked by client #3fa2 \"claude-ai\")",
+//!  "confirmation":null | {"tool":"self.reboot","id":"7","question":"Reboot the device? (asked by client #3fa2 \"claude-ai\")",
 //!                         "client":"client #3fa2 \"claude-ai\"","on_device":true,"shown":true,
 //!                         "press_counts_in_ms":0,"approval":"5f0e…","expires_in_ms":28750},
 //!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
@@ -46,20 +47,35 @@
 //!  "timeline":[{"seq":7,"t_ms":1200,"kind":"call",…}, …], "next_seq":8}
 //! ```
 //!
-//! The timeline keeps the last [`TIMELINE_LEN`] entries, oldest first; each has `seq` (rising),
-//! `t_ms` (since device-sim started) and `kind`:
-//! - `call`: `transport`, `id` (raw JSON; `""` for an outcome given on the device), `tool`,
-//!   `outcome` (`ok`, `failed`, `error`, `awaiting_confirmation`, `asked_client`,
-//!   `input_required`, `task`), `evidence` (level or null), `text`, `confirmed` (true/false:
-//!   a person's answer decided it; null: nobody was asked), `replay`, `delivery` (`written`,
-//!   `lost`, or null when not known);
+//! Every device of the demo board (`mcp_hal::sim::SimBoard::DEVICES`) has its member and its
+//! tile on the page.
+//!
+//! The timeline keeps the last [`TIMELINE_LEN`] entries, oldest first; each has `seq` (rising:
+//! the order things happened in), `t_ms` (since device-sim started) and `kind`:
+//! - `call`: every call on every transport (mcp-host reports them where each transport hands a
+//!   message to the engine): `call` (the report's number), `transport`, `client` (the name the
+//!   client gave and the device's tag of its session: `client #3fa2 "claude-ai"`), `id` (raw JSON), `tool`,
+//!   `outcome` (`ok`, `failed`, `error`, `held` — its answer waits for a person or an action —,
+//!   `awaiting_confirmation`, `asked_client`, `input_required`, `task`), `evidence` (level or
+//!   null), `text`, `confirmed` (true/false: a person's answer decided it; null: nobody was asked
+//!   yet), `approval` (the question's number, on a held call and on its outcome: they carry the
+//!   same `id` and `client` too), `press` (the number of the press that answered it), `replay`,
+//!   `delivery` (`written`, `lost`, or null while not known: a transport that learns it later,
+//!   MQTT's broker acknowledgement, fills it in then — read the entry again without `since`);
 //! - `update`: `transport`, `uri`, `subscription` (a 2026 listen stream's id, or null),
 //!   `delivered`;
-//! - `press`: `answers` (the tool the press confirms, or null); `sensor`: `temperature` and/or
-//!   `battery`; `session`: `text` (initialized, hello, disconnected); `listen`: `id`, `open`;
+//! - `press`: `number` (the button's count), `answers` (the tool the press confirms, or null)
+//!   with the call's `id`, `client` and `approval`; `sensor`: `temperature` and/or `battery`;
+//! - `session`: `event` (`started`, `ended`, or null for the link's own news: a backend's hello,
+//!   a disconnection, an activation), `transport`, `client`, `text`; `listen`: `id`, `open`;
 //! - `said`: `transport`, `text`, `event` — a detect text the device sent its xiaozhi backend:
 //!   an outcome heard after a call's answer (`[device_call] …`, `event` null), or an event that
 //!   starts a model turn (`Device event: …`, with `--speak-first`; `event` names it).
+//!
+//! Every string in the state that came from a peer (a client's name, a tool name, an id, an
+//! answer's text, a reason, an OTA/config server's activation code and firmware offer, a
+//! transport's URL) is shown through one function, [`shown`] — mcp-core's one sanitizer of wire
+//! text: controls, bidi controls and characters that show nothing escaped, length bounded.
 //!
 //! It listens on loopback unless told otherwise, and refuses (403) requests whose `Host` is not a
 //! loopback name (or one given with `--allow-host`), or whose `Origin` is not the page's own
@@ -80,6 +96,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
+use mcp_hal::sim::SimFan;
 use mcp_host::web::{self, BodyError, Limits, Origins};
 use mcp_host::{CallReport, HostEvent, Pressed, Waiting};
 use serde_json::{Map, Value, json};
@@ -94,6 +111,9 @@ pub const MAX_BODY: usize = 4096;
 
 /// The page.
 const PAGE: &str = include_str!("ui.html");
+
+/// The most characters of one string the state shows ([`shown`]).
+pub const MAX_SHOWN: usize = 240;
 
 /// The sensors' accepted ranges.
 const TEMPERATURE_C: (f64, f64) = (-40.0, 125.0);
@@ -173,11 +193,11 @@ impl Sim {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Adds a timeline entry (`kind` and the members of `fields`).
+    /// Adds a timeline entry (`kind` and the members of `fields`, [`shown`]).
     fn push(&self, kind: &str, fields: Value) {
         let t_ms = self.t_ms();
         let mut log = lock(&self.log);
-        let mut entry = match fields {
+        let mut entry = match shown_all(fields) {
             Value::Object(m) => m,
             _ => Map::new(),
         };
@@ -192,12 +212,32 @@ impl Sim {
     }
 
     /// Takes what the host (or the stdio loop) reports into the timeline and the waiting list.
-    /// Every string that came from the wire, whole or in part, goes through [`shown`] here, the
-    /// one way into what the page and `/sim/state` show (what waits for a person is the
-    /// engine's text, made with the same sanitizer).
     pub fn event(&self, e: &HostEvent) {
         match e {
-            HostEvent::Call(c) => self.push("call", call_fields(c)),
+            HostEvent::Call(c) => {
+                let press = c
+                    .approval
+                    .filter(|_| c.confirmed.is_some())
+                    .and_then(|a| {
+                        let log = lock(&self.log);
+                        let p = log.pressed.iter().rev().find(|p| {
+                            p.answers.as_ref().is_some_and(|w| w.approval == a)
+                        });
+                        p.map(|p| p.number)
+                    });
+                self.push("call", call_fields(c, press));
+            }
+            HostEvent::Delivered { call, delivery } => {
+                let mut log = lock(&self.log);
+                let entry = log
+                    .entries
+                    .iter_mut()
+                    .rev()
+                    .find(|e| e["kind"] == "call" && e["call"] == *call);
+                if let Some(entry) = entry.and_then(Value::as_object_mut) {
+                    entry.insert("delivery".into(), delivery_word(*delivery).into());
+                }
+            }
             HostEvent::Updated {
                 transport,
                 uri,
@@ -205,22 +245,31 @@ impl Sim {
                 delivered,
             } => self.push(
                 "update",
-                json!({"transport": transport, "uri": shown(uri),
-                       "subscription": subscription.as_deref().map(shown), "delivered": delivered}),
+                json!({"transport": transport, "uri": uri, "subscription": subscription, "delivered": delivered}),
             ),
             HostEvent::Waiting(w) => {
                 let now = Instant::now();
                 lock(&self.log).waiting = w.iter().map(|w| (w.clone(), now)).collect();
             }
             HostEvent::Pressed(p) => {
-                let mut log = lock(&self.log);
-                if log.pressed.len() == 64 {
-                    log.pressed.pop_front();
+                {
+                    let mut log = lock(&self.log);
+                    if log.pressed.len() == 64 {
+                        log.pressed.pop_front();
+                    }
+                    log.pressed.push_back(p.clone());
                 }
-                log.pressed.push_back(p.clone());
+                // On the timeline as the host reported it: before what the press made happen.
+                let w = p.answers.as_ref();
+                self.push(
+                    "press",
+                    json!({"number": p.number, "answers": w.map(|w| w.tool),
+                           "id": w.map(|w| &w.id), "client": w.map(|w| &w.client),
+                           "approval": w.map(|w| format!("{:016x}", w.approval))}),
+                );
             }
             HostEvent::Listen { id, open } => {
-                self.push("listen", json!({"id": shown(id), "open": open}));
+                self.push("listen", json!({"id": id, "open": open}));
             }
             HostEvent::Said {
                 transport,
@@ -228,23 +277,36 @@ impl Sim {
                 event,
             } => self.push(
                 "said",
-                json!({"transport": transport, "text": shown(text), "event": event}),
+                json!({"transport": transport, "text": text, "event": event}),
             ),
-            HostEvent::Initialized { revision, .. } => self.push(
+            HostEvent::Initialized {
+                revision,
+                transport,
+                client,
+                ..
+            } => self.push(
                 "session",
-                json!({"text": format!("initialized, protocol {}", revision.as_str())}),
+                json!({"event": "started", "transport": transport, "client": client,
+                       "text": format!("initialized, protocol {}", revision.as_str())}),
+            ),
+            HostEvent::SessionEnded {
+                transport,
+                client,
+                reason,
+            } => self.push(
+                "session",
+                json!({"event": "ended", "transport": transport, "client": client, "text": reason}),
             ),
             HostEvent::Hello { session_id } => self.push(
                 "session",
-                json!({"text": format!("hello from the backend, session {}", session_id.as_deref().map_or("(none)".into(), shown))}),
+                json!({"text": format!("hello from the backend, session {}", session_id.as_deref().unwrap_or("(none)"))}),
             ),
             HostEvent::Disconnected { reason, .. } => self.push(
                 "session",
-                json!({"text": format!("disconnected: {}", shown(reason))}),
+                json!({"text": format!("disconnected: {reason}")}),
             ),
             HostEvent::Activation { code, message } => {
-                let code = shown(code);
-                let activation = json!({"code": code, "message": shown(message)});
+                let activation = shown_all(json!({"code": code, "message": message}));
                 let again = lock(&self.log).activation.replace(activation).is_some();
                 if !again {
                     self.push("session", json!({"text": format!("not bound yet: activation code {code}")}));
@@ -259,10 +321,9 @@ impl Sim {
                 offered,
                 url,
             } => {
-                let offered = shown(offered);
-                lock(&self.log).firmware_offered = Some(
-                    json!({"running": running, "offered": offered, "url": url.as_deref().map(shown)}),
-                );
+                lock(&self.log).firmware_offered = Some(shown_all(
+                    json!({"running": running, "offered": offered, "url": url}),
+                ));
                 self.push(
                     "session",
                     json!({"text": format!("a newer firmware is offered: {offered} (running {running}); not installed")}),
@@ -297,15 +358,11 @@ impl Sim {
         .await
         .ok()
         .flatten();
-        let answers = pressed
-            .as_ref()
-            .and_then(|p| p.answers.as_ref())
-            .map(|w| json!({"tool": w.tool, "question": w.question, "approval": format!("{:016x}", w.approval)}));
-        self.push(
-            "press",
-            json!({"answers": answers.as_ref().map(|a| a["tool"].clone())}),
-        );
-        json!({"pressed": pressed.is_some(), "answers": answers})
+        let answers = pressed.as_ref().and_then(|p| p.answers.as_ref()).map(|w| {
+            json!({"tool": w.tool, "id": w.id, "client": w.client, "question": w.question,
+                            "approval": format!("{:016x}", w.approval)})
+        });
+        shown_all(json!({"pressed": pressed.is_some(), "answers": answers}))
     }
 
     /// Sets the sensors named in `body` (strictly checked); the readings after.
@@ -382,6 +439,9 @@ impl Sim {
             "motor": {"position": motion.position, "target": board.sim.motor.target(), "moving": motion.moving},
             "sensors": sensors(&board),
             "button": {"presses": board.watch.button.count(), "down": board.sim.button.is_down()},
+            "fan": {"duty": board.sim.fan.duty().get(), "rpm": board.sim.fan.rpm(),
+                    "target_rpm": SimFan::rpm_at(board.sim.fan.duty()), "max_rpm": SimFan::MAX_RPM},
+            "camera": {"frames": board.sim.camera.frames()},
             "door_open": board.door_open,
             "reboot": {"scheduled": board.sim.system.schedules(), "due_in_ms": reboot_due},
         });
@@ -396,7 +456,7 @@ impl Sim {
             let press = w
                 .press_counts_in
                 .map(|d| ms((*at + d).saturating_duration_since(now)));
-            json!({"tool": w.tool, "question": w.question, "client": w.client,
+            json!({"tool": w.tool, "id": w.id, "question": w.question, "client": w.client,
                    "on_device": w.on_device, "shown": w.shown_since.is_some(),
                    "press_counts_in_ms": press, "approval": format!("{:016x}", w.approval),
                    "expires_in_ms": ms(left)})
@@ -407,6 +467,7 @@ impl Sim {
             .find(|(w, _)| w.shown_since.is_some() || !w.on_device)
             .map(view);
         let waiting: Vec<Value> = log.waiting.iter().map(view).collect();
+        let (confirmation, waiting) = (confirmation.map(shown_all), shown_all(json!(waiting)));
         let mut about = log.about.clone();
         about.insert("transports".into(), json!(log.transports));
         let timeline: Vec<&Value> = log
@@ -421,14 +482,14 @@ impl Sim {
         state.insert("device".into(), Value::Object(about));
         state.insert("uptime_ms".into(), self.t_ms().into());
         state.insert("confirmation".into(), confirmation.unwrap_or(Value::Null));
-        state.insert("waiting".into(), json!(waiting));
+        state.insert("waiting".into(), waiting);
         state.insert(
             "activation".into(),
-            log.activation.clone().unwrap_or(Value::Null),
+            log.activation.clone().map_or(Value::Null, shown_all),
         );
         state.insert(
             "firmware_offered".into(),
-            log.firmware_offered.clone().unwrap_or(Value::Null),
+            log.firmware_offered.clone().map_or(Value::Null, shown_all),
         );
         state.insert("timeline".into(), json!(timeline));
         state.insert("next_seq".into(), log.next_seq.into());
@@ -473,30 +534,43 @@ fn sensors(board: &Board) -> Value {
     })
 }
 
-fn call_fields(c: &CallReport) -> Value {
-    let delivery = c.delivery.map(|d| match d {
+fn delivery_word(d: mcp_host::Delivery) -> &'static str {
+    match d {
         mcp_host::Delivery::Written => "written",
         mcp_host::Delivery::Lost => "lost",
         _ => "pending",
-    });
+    }
+}
+
+/// A call's entry; `press`: the number of the press that answered it.
+fn call_fields(c: &CallReport, press: Option<u32>) -> Value {
     json!({
-        "transport": c.transport, "id": shown(&c.id), "tool": shown(&c.tool),
-        "outcome": c.outcome.as_str(), "evidence": c.evidence, "text": shown(&c.text),
-        "confirmed": c.confirmed, "replay": c.replay, "delivery": delivery,
+        "press": press,
+        "call": c.number, "transport": c.transport, "client": c.client, "id": c.id,
+        "tool": c.tool, "outcome": c.outcome.as_str(), "evidence": c.evidence, "text": c.text,
+        "confirmed": c.confirmed, "replay": c.replay, "delivery": c.delivery.map(delivery_word),
+        "approval": c.approval.map(|a| format!("{a:016x}")),
     })
 }
 
-/// The most characters of one wire string the page and `/sim/state` show.
-pub const SHOWN_CHARS: usize = 300;
-
-/// A string from the wire (or a sentence quoting one) as the page and `/sim/state` show it:
-/// mcp-core's one sanitizer — controls, bidi controls and characters that show nothing
-/// escaped (`\u{1b}`, `\u{202e}`, `\u{200b}`), a backslash doubled —, at most
-/// [`SHOWN_CHARS`] characters, `…` after.
+/// A string from a peer as the page shows it: mcp-core's one sanitizer of wire text — control
+/// characters, bidi controls and characters that show nothing escaped (`\u{1b}`, `\u{202e}`,
+/// `\u{200b}`) — and at most [`MAX_SHOWN`] characters. The one place the page's strings are
+/// made safe.
 pub fn shown(s: &str) -> String {
     mcp_core::transport::escape::escaped(s)
-        .max_chars(SHOWN_CHARS)
+        .max_chars(MAX_SHOWN)
         .to_string()
+}
+
+/// `v` with every string in it (members' values, array items) [`shown`].
+fn shown_all(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(shown(&s)),
+        Value::Array(items) => Value::Array(items.into_iter().map(shown_all).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, shown_all(v))).collect()),
+        other => other,
+    }
 }
 
 fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {

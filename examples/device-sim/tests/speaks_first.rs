@@ -193,14 +193,20 @@ fn the_xiaozhi_envelope_over_stdio_carries_updates_after_the_hello_and_confirms_
         .iter()
         .filter(|e| e["kind"] == "call")
         .collect();
-    assert_eq!(calls.len(), 1, "{calls:#?}");
+    // The call held while it waited, then its outcome: the same call (id and client).
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(calls[0]["outcome"], "held", "{calls:#?}");
     assert_eq!(
         (
-            &calls[0]["transport"],
-            &calls[0]["confirmed"],
-            &calls[0]["evidence"]
+            &calls[1]["transport"],
+            &calls[1]["confirmed"],
+            &calls[1]["evidence"]
         ),
         (&json!("stdio-xiaozhi"), &json!(true), &json!("scheduled"))
+    );
+    assert_eq!(
+        (&calls[1]["id"], &calls[1]["client"]),
+        (&calls[0]["id"], &calls[0]["client"])
     );
     let presses: Vec<_> = s["timeline"]
         .as_array()

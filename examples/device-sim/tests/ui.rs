@@ -289,9 +289,15 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
         .iter()
         .filter(|e| e["tool"] == "self.relay.set")
         .collect();
-    let [relay] = relay[..] else {
-        panic!("one relay call: {calls:#?}")
+    // Two rows: the call held while it waits, then its outcome.
+    let [held, relay] = relay[..] else {
+        panic!("the held relay call and its outcome: {calls:#?}")
     };
+    assert_eq!(
+        (&held["outcome"], &held["id"], &held["delivery"]),
+        (&json!("held"), &json!("4"), &Value::Null),
+        "nothing delivered while it is held"
+    );
     let seen = [&relay["transport"], &relay["id"], &relay["delivery"]];
     assert_eq!(seen, [&json!("http"), &json!("4"), &json!("written")]);
     assert_eq!(relay["confirmed"], true);
@@ -711,4 +717,295 @@ fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
     user_call.close();
     evil_call.close();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The timeline tells the whole story of a call held for the device's button, over HTTP: every
+/// call names its client (two clients both send id 3: the rows tell them apart), a session's
+/// start names its client, the held call has a row while it waits, its outcome carries the
+/// call's id, client and question number and comes after the press that answered it, and the
+/// client's DELETE ends its session on the timeline.
+#[test]
+fn the_timeline_names_each_client_and_links_a_held_call_to_its_outcome() {
+    let sim = start(&["--http", "127.0.0.1:0", "--confirm"]);
+    let http = sim.http.clone().unwrap();
+    let open = |name: &str| {
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
+            "capabilities":{},"clientInfo":{"name":name,"version":"1"}}});
+        Session::open_with(&http, &init)
+    };
+    let (kitchen, phone) = (open("kitchen-tablet"), open("phone"));
+    let volume = |v: i64| json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":v}}});
+    kitchen.post(&volume(30));
+    phone.post(&volume(40));
+    let s = state_until(&sim, "both calls", |s| entries(s, "call").len() >= 2);
+    let calls = entries(&s, "call");
+    let clients: Vec<&str> = calls
+        .iter()
+        .map(|c| c["client"].as_str().unwrap())
+        .collect();
+    assert!(clients[0].starts_with("kitchen-tablet #"), "{calls:#?}");
+    assert!(clients[1].starts_with("phone #"), "{calls:#?}");
+    assert_eq!(
+        (&calls[0]["id"], &calls[1]["id"]),
+        (&json!("3"), &json!("3"))
+    );
+    let kitchen_label = clients[0].to_string();
+    // Each session's start names its client.
+    let started: Vec<_> = entries(&s, "session")
+        .into_iter()
+        .filter(|e| e["event"] == "started")
+        .collect();
+    assert_eq!(started.len(), 2, "{s:#}");
+    assert_eq!(started[0]["client"], kitchen_label.as_str());
+    assert_eq!(started[0]["transport"], "http");
+
+    // A call held for the button has its row while it waits: held, with its client, its id and
+    // the question's number.
+    let relay = json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":true}}});
+    let pending = Events::open(&http, "POST", &kitchen.headers(), &relay.to_string());
+    let s = state_until(&sim, "the held call's row and its question", |s| {
+        entries(s, "call").iter().any(|e| e["outcome"] == "held") && !s["confirmation"].is_null()
+    });
+    let approval = s["confirmation"]["approval"].clone();
+    let held = entries(&s, "call")
+        .into_iter()
+        .find(|e| e["outcome"] == "held")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            &held["tool"],
+            &held["id"],
+            &held["client"],
+            &held["approval"]
+        ),
+        (
+            &json!("self.relay.set"),
+            &json!("4"),
+            &json!(kitchen_label),
+            &approval
+        ),
+        "{held:#}"
+    );
+    assert!(
+        held["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Switch the relay-controlled load on?")
+    );
+    assert_eq!(s["confirmation"]["id"], "4", "the question names its call");
+    // The press answers it; the outcome row names the call it ends and the press, after it.
+    let (_, v) = press_shown(&sim);
+    assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
+    pending.next_where("the call's answer", |m| m["id"] == 4);
+    let s = state_until(&sim, "the outcome's row", |s| {
+        entries(s, "call")
+            .iter()
+            .any(|e| e["outcome"] == "ok" && e["tool"] == "self.relay.set")
+    });
+    let press = entries(&s, "press").into_iter().last().unwrap().clone();
+    let outcome = entries(&s, "call")
+        .into_iter()
+        .find(|e| e["outcome"] == "ok" && e["tool"] == "self.relay.set")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            &outcome["id"],
+            &outcome["client"],
+            &outcome["approval"],
+            &outcome["confirmed"]
+        ),
+        (&json!("4"), &json!(kitchen_label), &approval, &json!(true)),
+        "{outcome:#}"
+    );
+    assert_eq!(press["approval"], approval, "{press:#}");
+    assert_eq!(outcome["press"], press["number"], "{outcome:#} {press:#}");
+    assert!(
+        outcome["seq"].as_u64() > press["seq"].as_u64(),
+        "the outcome after the press"
+    );
+    assert!(outcome["t_ms"].as_u64() >= press["t_ms"].as_u64());
+    pending.close();
+
+    // The client ends its session.
+    let (status, _) = request(&http, "DELETE", "/mcp", &kitchen.headers(), "");
+    assert_eq!(status, 200);
+    let s = state_until(&sim, "the session's end", |s| {
+        entries(s, "session").iter().any(|e| e["event"] == "ended")
+    });
+    let ended = entries(&s, "session")
+        .into_iter()
+        .find(|e| e["event"] == "ended")
+        .unwrap()
+        .clone();
+    assert_eq!(ended["client"], kitchen_label.as_str(), "{ended:#}");
+    assert!(
+        ended["text"].as_str().unwrap().contains("DELETE"),
+        "{ended:#}"
+    );
+}
+
+/// Every simulated device of the demo board is on the page and in `/sim/state`: the fan (its
+/// commanded duty and its tachometer) and the camera (frames taken) too.
+#[test]
+fn every_device_of_the_board_is_on_the_page() {
+    let sim = start(&["--http", "127.0.0.1:0"]);
+    let http = sim.http.clone().unwrap();
+    let (_, page) = request(&sim.ui, "GET", "/", &[], "");
+    for device in mcp_hal::sim::SimBoard::DEVICES {
+        assert!(
+            page.contains(&format!("data-device=\"{device}\"")),
+            "no tile for the {device}"
+        );
+    }
+    let mcp = Session::open(&http);
+    mcp.post(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.fan.set_speed","arguments":{"percent":40}}}));
+    mcp.post(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.camera.capture","arguments":{"width":16,"height":16}}}));
+    let s = state_until(&sim, "the fan at speed", |s| s["fan"]["rpm"] == 1200);
+    assert_eq!(s["fan"]["duty"], 40, "{s:#}");
+    assert_eq!(s["camera"]["frames"], 1, "{s:#}");
+}
+
+/// A call over MQTT is on the timeline as a call over HTTP is (with its client), and so are the
+/// MQTT client's session start and, when it says goodbye, its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mqtt_call_and_its_session_are_on_the_timeline() {
+    use mqtt_fleet::{Broker, Client};
+    let Some(broker) = Broker::for_test() else {
+        return;
+    };
+    let url = broker.url();
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--mqtt", &url, "--device-id", "tl", "--confirm"])
+    });
+    let sim = std::sync::Arc::new(sim.await.unwrap());
+    let t = std::time::Duration::from_secs(10);
+    let client = Client::connect(&broker.url(), "tablet-1").unwrap();
+    assert!(client.wait_for_online(1, t).await);
+    let init = client.expect_answer("tl", &json!(0));
+    client
+        .send_control(
+            "tl",
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":V,
+                "capabilities":{},"clientInfo":{"name":"kitchen-tablet","version":"1"}}})
+            .to_string(),
+        )
+        .await
+        .unwrap();
+    tokio::time::timeout(t, init).await.unwrap().unwrap();
+    client
+        .send(
+            "tl",
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string(),
+        )
+        .await
+        .unwrap();
+    let call = client
+        .call_tool(
+            "tl",
+            3,
+            "self.audio_speaker.set_volume",
+            json!({"volume": 35}),
+            t,
+        )
+        .await
+        .unwrap();
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let on_page = |what: &'static str, ok: fn(&Value) -> bool| {
+        let sim = sim.clone();
+        tokio::task::spawn_blocking(move || state_until(&sim, what, ok))
+    };
+    let s = on_page("the MQTT call", |s| {
+        entries(s, "call").iter().any(|e| e["transport"] == "mqtt")
+    })
+    .await
+    .unwrap();
+    let row = entries(&s, "call")
+        .into_iter()
+        .find(|e| e["transport"] == "mqtt")
+        .unwrap()
+        .clone();
+    let label = row["client"].as_str().unwrap().to_string();
+    assert!(label.starts_with("kitchen-tablet #"), "{row:#}");
+    assert_eq!(
+        (&row["tool"], &row["id"], &row["outcome"], &row["evidence"]),
+        (
+            &json!("self.audio_speaker.set_volume"),
+            &json!("3"),
+            &json!("ok"),
+            &json!("read_back")
+        )
+    );
+    let started = entries(&s, "session")
+        .into_iter()
+        .find(|e| e["event"] == "started")
+        .cloned();
+    assert_eq!(
+        started.map(|e| e["client"].clone()),
+        Some(json!(label)),
+        "{s:#}"
+    );
+    // The broker's acknowledgement of the answer comes after the call's row: it is filled in.
+    let s = on_page("the answer's delivery", |s| {
+        entries(s, "call")
+            .iter()
+            .any(|e| e["transport"] == "mqtt" && e["delivery"] == "written")
+    })
+    .await
+    .unwrap();
+    assert_eq!(entries(&s, "call").len(), 1, "{s:#}");
+    client.close().await;
+    let s = on_page("the MQTT session's end", |s| {
+        entries(s, "session").iter().any(|e| e["event"] == "ended")
+    })
+    .await
+    .unwrap();
+    let ended = entries(&s, "session")
+        .into_iter()
+        .find(|e| e["event"] == "ended")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&ended["client"], &ended["transport"]),
+        (&json!(label), &json!("mqtt")),
+        "{ended:#}"
+    );
+}
+
+/// A long-running action for a client that cannot follow a task is held inside the call: its row
+/// says so while the motor moves, and the answer that comes when it ends is on the timeline as
+/// that call's outcome (the same id and client).
+#[test]
+fn a_call_held_for_its_action_gets_its_outcome_row() {
+    let sim = start(&["--http", "127.0.0.1:0"]);
+    let http = sim.http.clone().unwrap();
+    let mcp = Session::open(&http);
+    let call = json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":300}}});
+    let stream = Events::open(&http, "POST", &mcp.headers(), &call.to_string());
+    let answer = stream.next_where("the move's answer", |m| m["id"] == 9);
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let s = state_until(&sim, "the motor call's outcome", |s| {
+        entries(s, "call").iter().any(|e| e["outcome"] == "ok")
+    });
+    let calls = entries(&s, "call");
+    let [held, done] = calls[..] else {
+        panic!("the held call and its outcome: {calls:#?}")
+    };
+    assert_eq!(held["outcome"], "held", "{calls:#?}");
+    assert_eq!(
+        (
+            &done["tool"],
+            &done["id"],
+            &done["client"],
+            &done["evidence"]
+        ),
+        (
+            &held["tool"],
+            &json!("9"),
+            &held["client"],
+            &json!("measured")
+        ),
+        "{calls:#?}"
+    );
 }

@@ -571,10 +571,9 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
                 let delivered =
                     m.to.and_then(|peer| listens.get(&peer.get()))
                         .is_some_and(|l| l.tx.send(frame(None, None, &m.bytes)).is_ok());
-                if let (Some(hook), Some(e)) = (
-                    hook,
-                    crate::observe("http-2026", &turn, &m.bytes, delivered),
-                ) {
+                if let (Some(hook), Some(e)) =
+                    (hook, crate::observe("http-2026", &turn, m, delivered))
+                {
                     hook(&e);
                 }
             }
@@ -599,9 +598,7 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
                     };
                     lock(&s.engine).delivered(receipt, delivery);
                 }
-                if let (Some(hook), Some(e)) =
-                    (hook, crate::observe("http", &turn, &m.bytes, delivered))
-                {
+                if let (Some(hook), Some(e)) = (hook, crate::observe("http", &turn, m, delivered)) {
                     hook(&e);
                 }
             }
@@ -626,7 +623,7 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
         lock(&shared.sessions).retain(|_, s| {
             let keep = lock(&s.state).last_seen.elapsed() < idle || !s.is_idle();
             if !keep {
-                lock(&s.state).close();
+                s.end(hook, "idle: ended by the device");
             }
             keep
         });
@@ -719,7 +716,7 @@ fn how<C: Board, const N: usize, const T: usize>(
         peer: Peer::ONLY,
         report_delivery: true,
         touch: Some(touch_others(shared, engine)),
-        on_event: shared.opts.on_event.clone(),
+        events: shared.opts.on_event.clone(),
         transport: if stateless { "http-2026" } else { "http" },
         session: None,
     }
@@ -934,9 +931,6 @@ async fn open<C: Board, const N: usize, const T: usize>(
         // A refused initialize opens nothing.
         return answer(done, None);
     };
-    if let (Some(hook), Some(event)) = (&shared.opts.on_event, done.event()) {
-        hook(&event);
-    }
     {
         let mut state = lock(&session.state);
         state.revision = Some(revision);
@@ -950,10 +944,12 @@ async fn open<C: Board, const N: usize, const T: usize>(
                 .filter(|(_, s)| s.is_idle())
                 .min_by_key(|(_, s)| lock(&s.state).last_seen)
                 .map(|(k, _)| k.clone());
+            let hook = shared.opts.on_event.as_ref();
             match oldest.and_then(|k| sessions.remove(&k)) {
-                Some(s) => lock(&s.state).close(),
+                Some(s) => s.end(hook, "ended by the device to make room for a new session"),
                 None => {
                     drop(sessions);
+                    session.end(hook, "refused: every session is in use");
                     return at_session_limit(shared, &bytes);
                 }
             }
@@ -1089,9 +1085,6 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
             if let Some(r) = d.initialized {
                 lock(&session.state).revision = Some(r);
             }
-            if let (Some(hook), Some(event)) = (&shared.opts.on_event, d.event()) {
-                hook(&event);
-            }
             answer(d, Some(&session.id))
         }
         Some(Step::Note(first)) => {
@@ -1185,7 +1178,10 @@ fn delete<C: Board, const N: usize, const T: usize>(
         Err(r) => return *r,
     };
     lock(&shared.sessions).remove(&session.id);
-    lock(&session.state).close();
+    session.end(
+        shared.opts.on_event.as_ref(),
+        "ended by the client (DELETE)",
+    );
     empty(StatusCode::OK)
 }
 

@@ -58,6 +58,7 @@
 //!
 //! Lock order, everywhere: an engine, then the board.
 
+pub mod client;
 mod http;
 pub mod link;
 pub mod mdns;
@@ -79,11 +80,12 @@ use mcp_core::transport::xiaozhi::Event;
 
 pub use mcp_core::server::Approval;
 use mcp_core::{Caps, Input, MIN_OUT_LEN, Principal, Reading, Revision, Server};
+use mcp_hal::kits::button::Press;
 use tokio::sync::mpsc;
 
 pub use http::{HttpHost, HttpOptions};
 pub use mcp_core::server::Delivery;
-pub use report::{CallReport, Outcome, Waiting};
+pub use report::{CallReport, Outcome, Reported, Waiting};
 
 /// The device context the tools act on, as the host drives it.
 pub trait Board: Send + 'static {
@@ -331,15 +333,17 @@ pub(crate) struct Emitted {
     pub(crate) heard: Option<Heard>,
 }
 
-/// A call waiting for a person, as its engine holds it: the engine's record of it and the text
-/// of its question ([`Server::question`]: what it approves, and which client asks) — what the
-/// device shows.
+/// A call waiting for a person, as its engine holds it: the engine's record of it, the text of
+/// its question ([`Server::question`]: what it approves, and which client asks) — what the
+/// device shows — and the call's id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Asked {
     /// The engine's record.
     pub pending: Pending,
     /// The question, as every form of it says it.
     pub question: String,
+    /// The call's id (raw JSON, as its client sent it; [`Server::confirmation_id`]).
+    pub id: String,
 }
 
 impl Asked {
@@ -348,6 +352,7 @@ impl Asked {
         Some(Asked {
             pending: engine.confirmation()?,
             question: engine.question().map(|q| q.to_string()).unwrap_or_default(),
+            id: String::from_utf8_lossy(engine.confirmation_id().unwrap_or_default()).into_owned(),
         })
     }
 }
@@ -355,8 +360,10 @@ impl Asked {
 /// One engine's turn in the timer: what it emitted, and the call it held for a person's answer
 /// before and after.
 pub(crate) struct Turn {
+    /// Which engine ([`report::engine_key`]).
+    pub(crate) engine: usize,
     pub(crate) msgs: Vec<Emitted>,
-    pub(crate) held_before: Option<Pending>,
+    pub(crate) held_before: Option<Asked>,
     pub(crate) held_after: Option<Asked>,
     /// The board's events in this turn that start a turn on a xiaozhi backend: its own
     /// ([`Board::events`]), and a press that answered no question ([`Board::press_event`]).
@@ -383,7 +390,7 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
     for uri in changed {
         engine.publish(uri);
     }
-    let held_before = engine.confirmation();
+    let held_before = Asked::of(&engine);
     let mut board = lock(board);
     let mut msgs = Vec::new();
     loop {
@@ -400,6 +407,7 @@ pub(crate) fn turn<C, const N: usize, const T: usize>(
         }
     }
     Turn {
+        engine: report::engine_key(&engine),
         msgs,
         held_before,
         held_after: Asked::of(&engine),
@@ -571,7 +579,8 @@ impl Display {
         };
         for p in self.panel.press(pressed, now_ms, [engine]) {
             // A press when no question waited is the board's press event (a doorbell).
-            if let (None, true, Some(e)) = (&p.answers, self.waiting.is_empty(), press_event) {
+            let rang = Press::of(p.answers.is_some(), !self.waiting.is_empty()).rang();
+            if let (true, Some(e)) = (rang, press_event) {
                 events.push((e, None));
             }
             if let Some(hook) = hook {
@@ -617,11 +626,16 @@ impl Pressed {
 pub(crate) fn observe(
     transport: &'static str,
     turn: &Turn,
-    msg: &[u8],
+    msg: &Emitted,
     delivered: bool,
 ) -> Option<HostEvent> {
-    let held_after = turn.held_after.as_ref().map(|a| a.pending);
-    report::emitted(transport, turn.held_before, held_after, msg, delivered)
+    let polled = report::Polled {
+        engine: turn.engine,
+        to: msg.to,
+        held_before: turn.held_before.as_ref(),
+        held_after: turn.held_after.as_ref(),
+    };
+    report::emitted(transport, &polled, &msg.bytes, delivered)
 }
 
 /// Tells the application when the calls waiting for a person changed (in the order the device
@@ -741,29 +755,57 @@ pub(crate) struct Done {
     pub(crate) deferred: bool,
     /// The message was an `initialize` that settled on this revision.
     pub(crate) initialized: Option<Revision>,
-    /// xiaozhi's `capabilities.vision.url` from that `initialize`.
-    pub(crate) vision_url: Option<String>,
-    /// The tool whose handler ran, if one did.
-    pub(crate) ran: Option<&'static str>,
-    /// The remembered answer of an acting call, for delivery reports.
-    pub(crate) receipt: Option<Receipt>,
-    /// The answer is a replay of a retransmitted call; what had become of the first answer.
-    pub(crate) replay: Option<Delivery>,
-    /// What the answer says, when the message was a `tools/call` (or a client's answer that
-    /// settled a held one).
-    pub(crate) call: Option<CallReport>,
+    /// What to report once the transport knows what became of the answer
+    /// ([`Handed::delivered`]; a run that reports delivery itself did).
+    pub(crate) handed: Handed,
     /// The client's session after the message, when the run lent one ([`Run::session`]) (boxed:
     /// a session carries the client's name, and most answers have none).
     pub(crate) session: Option<Box<mcp_core::Session>>,
 }
 
-impl Done {
-    /// The application's view of an `initialize`, if this was one.
-    pub(crate) fn event(&self) -> Option<HostEvent> {
-        self.initialized.map(|revision| HostEvent::Initialized {
-            revision,
-            vision_url: self.vision_url.clone(),
-        })
+/// An answer a transport was handed, as what became of it is reported: the engine's record of
+/// an acting call, and the report of the call it answers.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Handed {
+    /// The remembered answer of an acting call ([`Server::delivered`]).
+    pub(crate) receipt: Option<Receipt>,
+    /// The tool whose handler ran, if one did.
+    pub(crate) ran: Option<&'static str>,
+    /// The answer is a replay of a retransmitted call; what had become of the first answer.
+    pub(crate) replay: Option<Delivery>,
+    /// The [`CallReport::number`] of the call it answers.
+    pub(crate) call: Option<u64>,
+}
+
+impl Handed {
+    /// Something to report.
+    pub(crate) fn tracked(self) -> Option<Self> {
+        (self.receipt.is_some() || self.call.is_some()).then_some(self)
+    }
+
+    /// The answer was written out or lost: the engine records it for retransmissions
+    /// ([`Server::delivered`], [`HostEvent::Answered`]), and the application hears it of the
+    /// call ([`HostEvent::Delivered`]). Every transport reports delivery here.
+    pub(crate) fn delivered<C, const N: usize, const T: usize>(
+        &self,
+        engine: &Mutex<Box<Engine<C, N, T>>>,
+        hook: Option<&EventHook>,
+        delivery: Delivery,
+    ) {
+        if let Some(receipt) = self.receipt {
+            lock(engine).delivered(receipt, delivery);
+        }
+        let Some(hook) = hook else { return };
+        if let Some(call) = self.call {
+            hook(&HostEvent::Delivered { call, delivery });
+        }
+        if self.receipt.is_some() {
+            hook(&HostEvent::Answered {
+                ran: self.ran,
+                replay: self.replay,
+                delivery,
+            });
+        }
     }
 }
 
@@ -777,6 +819,21 @@ pub enum HostEvent {
         revision: Revision,
         /// xiaozhi's vision endpoint (`capabilities.vision.url`), when the client sent one.
         vision_url: Option<String>,
+        /// The transport (`"http"`, `"mqtt"`, `"xiaozhi-ws"`, `"stdio"`, …).
+        transport: &'static str,
+        /// The client, as [`CallReport::client`] names it.
+        client: String,
+    },
+    /// A client's session ended: the client ended it (HTTP `DELETE`, an MQTT client's
+    /// disconnect), or the device did (idle, its place taken, its link gone). A call it left
+    /// waiting for a person is dropped with it.
+    SessionEnded {
+        /// The transport.
+        transport: &'static str,
+        /// The client, as [`CallReport::client`] names it.
+        client: String,
+        /// Why, in the host's words.
+        reason: &'static str,
     },
     /// The xiaozhi backend answered the hello with this session id.
     Hello {
@@ -837,10 +894,18 @@ pub enum HostEvent {
         /// What became of this answer.
         delivery: Delivery,
     },
-    /// A `tools/call` was answered — or a held one settled by a person (through the client or
-    /// on the device) or by a timeout: which tool, the outcome, the evidence level, the text,
-    /// and what became of the answer (see [`CallReport`]).
+    /// A `tools/call` was answered or held — or a held one settled by a person (through the
+    /// client or on the device) or by a timeout: which client, which tool, the outcome, the
+    /// evidence level, the text, and what became of the answer when known (see [`CallReport`]).
     Call(CallReport),
+    /// What became of the answer of the call reported as [`CallReport::number`] `call`, learnt
+    /// after it was reported (an MQTT broker's acknowledgement, a WebSocket send that returned).
+    Delivered {
+        /// The call's report number.
+        call: u64,
+        /// Written out, or lost.
+        delivery: Delivery,
+    },
     /// The calls waiting for a person's answer changed (on every engine of this host, in the
     /// order the device shows them: the first is shown; empty: none waits any more).
     Waiting(Vec<Waiting>),
@@ -898,13 +963,13 @@ pub(crate) struct Run {
     pub(crate) peer: Peer,
     /// Report the answer as written once it is handed to the receiver of the returned channel
     /// (lost when that receiver is gone). A transport that writes to a socket itself reports
-    /// after its write instead.
+    /// after its write instead ([`Handed::delivered`] of [`Done::handed`]).
     pub(crate) report_delivery: bool,
     /// The other engines on the board, told when a tool ran.
     pub(crate) touch: Option<Touch>,
-    /// Where [`HostEvent::Answered`] and [`HostEvent::Call`] go when this run reports delivery
-    /// itself.
-    pub(crate) on_event: Option<EventHook>,
+    /// The transport's event hook: every call and session start the message makes is reported
+    /// there ([`report::handle`]), as the answer is handed over.
+    pub(crate) events: Option<EventHook>,
     /// The transport's name in [`CallReport`]s.
     pub(crate) transport: &'static str,
     /// The client's session, when the transport keeps one per client on a shared engine
@@ -933,99 +998,89 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
         let mut notify = move |m: &[u8]| {
             let _ = notes.send(Step::Note(Bytes::copy_from_slice(m)));
         };
-        // A client's answer may settle a call held for its user: remember which.
-        let held = engine
-            .confirmation()
-            .filter(|p| !p.on_device)
-            .map(|p| p.tool);
         let mut input = Input::new(&msg, how.principal)
             .stateless(how.stateless)
             .peer(how.peer);
         if let Some(session) = how.session {
             input = input.session(session);
         }
-        let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
-            Ok(h) => {
+        let handled = report::handle(
+            &mut engine,
+            input,
+            &mut board,
+            &mut out,
+            &mut notify,
+            how.transport,
+        );
+        let (done, reported) = match handled {
+            Ok((h, reported)) => {
                 if h.len > 0 && h.ran.is_some() {
                     // A tool answered end to end: an upgraded firmware on trial is kept.
                     board.answered();
                 }
-                let (initialized, vision_url) = match h.event {
-                    Some(mcp_core::Event::Initialized { revision, vision }) => {
-                        (Some(revision), vision.map(|v| v.url.to_cow().into_owned()))
-                    }
-                    _ => (None, None),
+                let initialized = match h.event {
+                    Some(mcp_core::Event::Initialized { revision, .. }) => Some(revision),
+                    _ => None,
                 };
                 let bytes = out.get(..h.len).unwrap_or_default();
-                let call = report::call_report(how.transport, &msg, bytes)
-                    .or_else(|| {
-                        let settled = engine.confirmation().is_none();
-                        let tool = held.filter(|_| settled)?;
-                        report::settled_report(how.transport, tool, bytes)
-                    })
-                    .map(|mut r| {
-                        r.replay = h.replay.is_some();
-                        r
-                    });
-                Done {
+                let done = Done {
                     bytes: Bytes::copy_from_slice(bytes),
                     status: h.status,
                     deferred: h.deferred,
                     initialized,
-                    vision_url,
-                    ran: h.ran,
-                    receipt: h.receipt,
-                    replay: h.replay,
-                    call,
+                    handed: Handed {
+                        receipt: h.receipt,
+                        ran: h.ran,
+                        replay: h.replay,
+                        // An answer held back (empty) has nothing to deliver yet.
+                        call: reported
+                            .call
+                            .as_ref()
+                            .filter(|_| h.len > 0)
+                            .map(|c| c.number),
+                    },
                     session: h.session.map(Box::new),
-                }
+                };
+                (done, reported)
             }
             // Only for buffers below MIN_OUT_LEN, which `out` never is.
-            Err(_) => Done {
-                bytes: Bytes::new(),
-                status: Status::Ok,
-                deferred: false,
-                initialized: None,
-                vision_url: None,
-                ran: None,
-                receipt: None,
-                replay: None,
-                call: None,
-                session: how.session.map(Box::new),
-            },
+            Err(_) => {
+                let done = Done {
+                    bytes: Bytes::new(),
+                    status: Status::Ok,
+                    deferred: false,
+                    initialized: None,
+                    handed: Handed::default(),
+                    session: how.session.map(Box::new),
+                };
+                (done, Reported::default())
+            }
         };
         // Lock order: never an engine while holding the board.
         drop(board);
         drop(engine);
-        if let (Some(tool), Some(touch)) = (done.ran, &how.touch) {
+        let (handed, answered) = (done.handed, !done.bytes.is_empty());
+        if let (Some(tool), Some(touch)) = (handed.ran, &how.touch) {
             touch(tool);
         }
-        let receipt = done.receipt.filter(|_| how.report_delivery);
-        let (ran, replay) = (done.ran, done.replay);
-        let call = done.call.clone().filter(|_| how.report_delivery);
-        let handed = tx.send(Step::Done(done)).is_ok();
-        if let (Some(mut call), Some(hook)) = (call, &how.on_event) {
-            call.delivery = Some(if handed {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            });
-            hook(&HostEvent::Call(call));
-        }
-        if let Some(receipt) = receipt {
-            let delivery = if handed {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            };
-            lock(&engine_arc).delivered(receipt, delivery);
-            if let Some(hook) = &how.on_event {
-                hook(&HostEvent::Answered {
-                    ran,
-                    replay,
-                    delivery,
-                });
+        let written = tx.send(Step::Done(done)).is_ok();
+        let delivery = how.report_delivery.then_some(if written {
+            Delivery::Written
+        } else {
+            Delivery::Lost
+        });
+        if let Some(hook) = &how.events {
+            for e in reported.events(delivery.filter(|_| answered)) {
+                hook(&e);
             }
+        }
+        if let Some(delivery) = delivery {
+            // Reported on the call already.
+            let handed = Handed {
+                call: None,
+                ..handed
+            };
+            handed.delivered(&engine_arc, how.events.as_ref(), delivery);
         }
     });
     rx

@@ -85,7 +85,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_core::server::{Delivery, Peer, Receipt};
+use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::mqtt::{
     self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, Opened, PresenceGuard, Route,
     ServerTopics, Sessions, Spoke,
@@ -318,6 +318,75 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// A broker URL, read: where to connect, whether over TLS, and the credentials it carries. The
+/// one reading of [`Options::broker`]'s form, for a device and for a client
+/// (`mqtt_fleet::Client`, `mcp-call`).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BrokerUrl {
+    /// The host name or address (an IPv6 literal without its brackets).
+    pub host: String,
+    /// The port (1883 by default, 8883 over TLS).
+    pub port: u16,
+    /// `mqtts://` or `ssl://`: TLS, the certificate checked against [`host`](Self::host).
+    pub tls: bool,
+    /// The URL's user name and password, percent-decoded.
+    pub credentials: Option<(String, String)>,
+}
+
+impl fmt::Debug for BrokerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BrokerUrl")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("user", &self.credentials.as_ref().map(|(u, _)| u))
+            .finish_non_exhaustive()
+    }
+}
+
+impl BrokerUrl {
+    /// Reads `url` as [`Options::broker`] says.
+    ///
+    /// # Errors
+    /// Not an `mqtt(s)://` URL, no host, a bad port, a path, a broken `%` escape in the
+    /// credentials (the message quotes nothing of them).
+    pub fn parse(url: &str) -> Result<Self, Error> {
+        let (bare, credentials) = userinfo(url)?;
+        let (host, port, tls) = broker_address(&bare)?;
+        Ok(BrokerUrl {
+            host,
+            port,
+            tls,
+            credentials,
+        })
+    }
+
+    /// rumqttc's options for the MQTT client id `id` at this broker: over TLS with `tls`'s
+    /// roots when the URL says so, with the URL's credentials. The caller adds the rest
+    /// (keep-alive, will, properties).
+    ///
+    /// # Errors
+    /// The TLS setting cannot be used (an unreadable CA file, no roots).
+    pub fn mqtt_options(
+        &self,
+        id: impl Into<String>,
+        tls: &crate::tls::Tls,
+    ) -> Result<MqttOptions, Error> {
+        let mut mqtt = MqttOptions::new(id, self.host.clone(), self.port);
+        if self.tls {
+            let config = tls
+                .client_config()
+                .map_err(|e| Error::Options(e.to_string()))?;
+            mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
+        }
+        if let Some((user, password)) = &self.credentials {
+            mqtt.set_credentials(user.clone(), password.clone());
+        }
+        Ok(mqtt)
+    }
+}
+
 /// `mqtt://host:port` → (host, port, TLS?); `mqtts://` (or `ssl://`) is TLS, port 8883 by
 /// default.
 fn broker_address(url: &str) -> Result<(String, u16, bool), Error> {
@@ -363,13 +432,8 @@ struct Topics {
     capability: String,
 }
 
-/// An answer that the engine waits to hear about.
-#[derive(Debug, Clone, Copy)]
-struct Tracked {
-    receipt: Receipt,
-    ran: Option<&'static str>,
-    replay: Option<Delivery>,
-}
+/// An answer whose fate the engine or the application waits to hear about.
+type Tracked = crate::Handed;
 
 /// A message waiting for the link.
 struct Queued {
@@ -394,6 +458,9 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     /// The client sessions, and what recent `initialize`s declared: what the engine knows of each client (its
     /// revision, whether it asks its user), lent to the shared engine with each of its messages.
     clients: Sessions<MAX_CLIENTS, HALF_OPEN>,
+    /// How the application knows each client with a session ([`crate::CallReport::client`]),
+    /// for the report that its session ended.
+    labels: HashMap<String, String>,
     /// Whether the retained presence is still the device's own.
     presence: PresenceGuard,
     /// Publishes handed to rumqttc, in order, until it names their packet id.
@@ -437,8 +504,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
             opts.server_id, opts.server_name
         ))
     })?;
-    let (broker, url_credentials) = userinfo(&opts.broker)?;
-    let (host, port, tls) = broker_address(&broker)?;
+    let broker = BrokerUrl::parse(&opts.broker)?;
     let mut buf = [0u8; MAX_TOPIC_LEN];
     let topics = Topics {
         control: owned(me.control(&mut buf)),
@@ -464,14 +530,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         .map_err(|e| Error::Options(e.to_string()))?;
     online.truncate(n);
 
-    let mut mqtt = MqttOptions::new(opts.server_id.clone(), host, port);
-    if tls {
-        let config = opts
-            .tls
-            .client_config()
-            .map_err(|e| Error::Options(e.to_string()))?;
-        mqtt.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(config)));
-    }
+    let mut mqtt = broker.mqtt_options(opts.server_id.clone(), &opts.tls)?;
     mqtt.set_keep_alive(opts.keep_alive.max(MIN_KEEP_ALIVE))
         .set_clean_start(true)
         .set_session_expiry_interval(Some(0))
@@ -504,7 +563,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
     net.set_tcp_nodelay(true);
     net.set_connection_timeout(opts.connect_timeout.as_secs().max(1));
     mqtt.set_network_options(net);
-    if let Some((user, password)) = opts.credentials.as_ref().or(url_credentials.as_ref()) {
+    if let Some((user, password)) = &opts.credentials {
         mqtt.set_credentials(user.clone(), password.clone());
     }
     let (client, mut eventloop) = AsyncClient::new(mqtt, 256);
@@ -535,6 +594,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
         collided: None,
         inflight: HashMap::new(),
         offline: VecDeque::new(),
+        labels: HashMap::new(),
     };
     let mut ticks = tokio::time::interval(opts.tick.max(Duration::from_millis(1)));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -708,14 +768,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 
     fn report(&self, t: Tracked, delivery: Delivery) {
-        lock(&self.engine).delivered(t.receipt, delivery);
-        if let Some(hook) = &self.opts.on_event {
-            hook(&HostEvent::Answered {
-                ran: t.ran,
-                replay: t.replay,
-                delivery,
-            });
-        }
+        t.delivered(&self.engine, self.opts.on_event.as_ref(), delivery);
     }
 
     /// Publishes (QoS 1, with the convention's user properties), or queues while offline.
@@ -784,7 +837,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             let handed = self.emit(msg);
             if let (Some(hook), Some(event)) = (
                 &self.opts.on_event,
-                crate::observe("mqtt", &turn, &msg.bytes, handed),
+                crate::observe("mqtt", &turn, msg, handed),
             ) {
                 hook(&event);
             }
@@ -797,9 +850,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// queued offline).
     fn emit(&mut self, msg: &crate::Emitted) -> bool {
         let tracked = msg.receipt.map(|receipt| Tracked {
-            receipt,
+            receipt: Some(receipt),
             ran: msg.ran,
-            replay: None,
+            ..Tracked::default()
         });
         let topic = match conv::route(&msg.bytes) {
             Route::Capability => self.topics.capability.clone(),
@@ -914,7 +967,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             Spoke::Served { session, .. } => Some(session),
             Spoke::Promoted { session, replaced } => {
                 if let Some(old) = replaced {
-                    self.ended(&old);
+                    self.ended(&old, "ended by the device to make room for a new session");
                 }
                 let filters = self.client_filters(c);
                 let _ = self.client.try_subscribe_many(filters);
@@ -945,13 +998,20 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// and its listen streams end with it.
     fn forget(&mut self, client: &str) {
         if self.clients.forget(client) {
-            self.ended(client);
+            self.ended(client, "ended by the client (disconnected)");
         }
     }
 
-    /// A client's session is over (forgotten, or its place taken): the engine forgets what it
-    /// held for it, and its topics are unsubscribed.
-    fn ended(&mut self, client: &str) {
+    /// A client's session is over (forgotten, or its place taken: `why`): the engine forgets
+    /// what it held for it, its topics are unsubscribed, and the application hears of it.
+    fn ended(&mut self, client: &str, why: &'static str) {
+        if let (Some(label), Some(hook)) = (self.labels.remove(client), &self.opts.on_event) {
+            hook(&HostEvent::SessionEnded {
+                transport: "mqtt",
+                client: label,
+                reason: why,
+            });
+        }
         if let Ok(c) = ClientId::new(client) {
             {
                 let mut engine = lock(&self.engine);
@@ -987,7 +1047,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             peer,
             report_delivery: false,
             touch: None,
-            on_event: None,
+            events: self.opts.on_event.clone(),
             transport: "mqtt",
             session,
         };
@@ -1002,21 +1062,16 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
                     self.publish(topic, n, false, None);
                 }
                 Step::Done(d) => {
-                    if let (Some(hook), Some(event)) = (&self.opts.on_event, d.event()) {
-                        hook(&event);
-                    }
                     if let Some(after) = d.session {
                         if opening {
                             self.clients.set_half_open_session(&client, *after);
                         } else {
+                            let label = lock(&self.engine).client_label(peer, Some(&*after));
+                            self.labels.insert(client.clone(), label.to_string());
                             self.clients.set_session(&client, *after);
                         }
                     }
-                    let tracked = d.receipt.map(|receipt| Tracked {
-                        receipt,
-                        ran: d.ran,
-                        replay: d.replay,
-                    });
+                    let tracked = d.handed.tracked();
                     if d.bytes.is_empty() {
                         continue;
                     }

@@ -435,18 +435,8 @@ async fn get(url: &str, tls: &Tls) -> Result<Bytes, String> {
         let tcp = tokio::net::TcpStream::connect(&addrs[..])
             .await
             .map_err(|e| e.to_string())?;
-        let mut send = if https {
-            let config = tls.client_config().map_err(|e| e.to_string())?;
-            let host = authority_host(authority);
-            let name = crate::tls::server_name(host)?;
-            let stream = tokio_rustls::TlsConnector::from(config)
-                .connect(name, tcp)
-                .await
-                .map_err(|e| crate::tls::explain(&e).unwrap_or_else(|| format!("TLS: {e}")))?;
-            handshake(stream).await?
-        } else {
-            handshake(tcp).await?
-        };
+        let tls_host = https.then(|| authority_host(authority));
+        let mut send = crate::client::http1::<Empty<Bytes>>(tcp, tls_host, tls).await?;
         let req = hyper::Request::get(if path.is_empty() { "/" } else { path })
             .header(hyper::header::HOST, authority)
             .header(hyper::header::ACCEPT, "application/json")
@@ -465,20 +455,6 @@ async fn get(url: &str, tls: &Tls) -> Result<Bytes, String> {
     tokio::time::timeout(FETCH_TIMEOUT, fetch)
         .await
         .map_err(|_| "timed out".to_string())?
-}
-
-/// An HTTP/1 client connection over `io`, its driver spawned.
-async fn handshake<S>(
-    io: S,
-) -> Result<hyper::client::conn::http1::SendRequest<Empty<Bytes>>, String>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
-    Ok(send)
 }
 
 /// The host of an authority: without its port, an IPv6 literal without its brackets.

@@ -22,7 +22,6 @@ use bytes::Bytes;
 use device_link::ota::{Answer, AnswerError, Device, is_newer};
 use device_link::url::{Scheme, Url};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use crate::tls::Tls;
@@ -254,23 +253,11 @@ async fn check_once(opts: &Options) -> Result<Config, Error> {
     let tcp = TcpStream::connect((url.host_text, url.port))
         .await
         .map_err(|e| Error::Link(format!("connect: {e}")))?;
-    let _ = tcp.set_nodelay(true);
-    let (status, bytes) = if url.scheme.is_tls() {
-        let config = opts
-            .tls
-            .client_config()
-            .map_err(|e| Error::Link(e.to_string()))?;
-        let name = crate::tls::server_name(url.host_text).map_err(Error::Url)?;
-        let stream = tokio_rustls::TlsConnector::from(config)
-            .connect(name, tcp)
-            .await
-            .map_err(|e| {
-                Error::Link(crate::tls::explain(&e).unwrap_or_else(|| format!("TLS: {e}")))
-            })?;
-        post(stream, req).await?
-    } else {
-        post(tcp, req).await?
-    };
+    let tls_host = url.scheme.is_tls().then_some(url.host_text);
+    let sender = crate::client::http1(tcp, tls_host, &opts.tls)
+        .await
+        .map_err(Error::Link)?;
+    let (status, bytes) = post(sender, req).await?;
     if status != 200 {
         return Err(Error::Status(status));
     }
@@ -288,16 +275,12 @@ async fn check_once(opts: &Options) -> Result<Config, Error> {
     Ok(config)
 }
 
-/// Sends the request on one connection and reads the answer (at most [`MAX_ANSWER`] bytes).
-async fn post<S>(io: S, req: hyper::Request<Full<Bytes>>) -> Result<(u16, Bytes), Error>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
+/// Sends the request on the connection and reads the answer (at most [`MAX_ANSWER`] bytes).
+async fn post(
+    mut sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    req: hyper::Request<Full<Bytes>>,
+) -> Result<(u16, Bytes), Error> {
     let link = |e: hyper::Error| Error::Link(format!("HTTP: {e}"));
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-        .await
-        .map_err(link)?;
-    let driver = tokio::spawn(conn);
     let resp = sender.send_request(req).await.map_err(link)?;
     let status = resp.status().as_u16();
     let body = Limited::new(resp.into_body(), MAX_ANSWER)
@@ -305,7 +288,6 @@ where
         .await
         .map_err(|e| Error::Link(format!("HTTP: the answer: {e}")))?
         .to_bytes();
-    driver.abort();
     Ok((status, body))
 }
 

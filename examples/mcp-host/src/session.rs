@@ -20,7 +20,7 @@ use mcp_core::transport::http::write_sse_event;
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use tokio::sync::mpsc;
 
-use crate::{Engine, lock};
+use crate::{Engine, EventHook, HostEvent, lock};
 
 /// Events kept per stream for replay.
 const MAX_EVENTS: usize = 128;
@@ -52,6 +52,20 @@ impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
             engine: Arc::new(Mutex::new(engine)),
             state: Mutex::new(State::new()),
             inflight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Ends the session — its streams close — and tells the application why.
+    pub(crate) fn end(&self, hook: Option<&EventHook>, reason: &'static str) {
+        lock(&self.state).close();
+        if let Some(hook) = hook {
+            let peer = mcp_core::server::Peer::named(self.id.as_bytes());
+            let client = lock(&self.engine).client_label(peer, None).to_string();
+            hook(&HostEvent::SessionEnded {
+                transport: "http",
+                client,
+                reason,
+            });
         }
     }
 

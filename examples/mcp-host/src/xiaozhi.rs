@@ -651,7 +651,7 @@ async fn send_turn<C: 'static, const N: usize, const T: usize>(
         }
         if let (Some(hook), Some(event)) = (
             &opts.on_event,
-            crate::observe("xiaozhi-ws", &turn, &m.bytes, sent.is_ok()),
+            crate::observe("xiaozhi-ws", &turn, m, sent.is_ok()),
         ) {
             hook(&event);
         }
@@ -795,7 +795,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     peer: sid.as_deref().map_or(Peer::ONLY, |s| Peer::named(s.as_bytes())),
                     report_delivery: false,
                     touch: None,
-                    on_event: None,
+                    events: opts.on_event.clone(),
                     transport: "xiaozhi-ws",
                     session: None,
                 };
@@ -803,12 +803,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                 while let Some(step) = rx.recv().await {
                     let (data, done) = match step {
                         Step::Note(n) => (n, None),
-                        Step::Done(d) => {
-                            if let (Some(hook), Some(event)) = (&opts.on_event, d.event()) {
-                                hook(&event);
-                            }
-                            (d.bytes.clone(), Some(d))
-                        }
+                        Step::Done(d) => (d.bytes.clone(), Some(d)),
                     };
                     // A call answered that it waits for the device's button: the device shows
                     // the question before the answer goes out (a person who hears the answer
@@ -864,8 +859,8 @@ async fn close(sink: &mut Sink, code: CloseCode, reason: &'static str) {
     let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(frame)).await;
 }
 
-/// Records what became of an acting call's answer, and tells the application (of every call's
-/// answer).
+/// Records what became of an answer (an acting call's, for retransmissions), and tells the
+/// application.
 fn report<C, const N: usize, const T: usize>(
     opts: &Options,
     engine: &Mutex<Box<Engine<C, N, T>>>,
@@ -877,19 +872,8 @@ fn report<C, const N: usize, const T: usize>(
     } else {
         Delivery::Lost
     };
-    if let (Some(mut call), Some(hook)) = (done.call.clone(), &opts.on_event) {
-        call.delivery = Some(delivery);
-        hook(&HostEvent::Call(call));
-    }
-    let Some(receipt) = done.receipt else { return };
-    lock(engine).delivered(receipt, delivery);
-    if let Some(hook) = &opts.on_event {
-        hook(&HostEvent::Answered {
-            ran: done.ran,
-            replay: done.replay,
-            delivery,
-        });
-    }
+    done.handed
+        .delivered(engine, opts.on_event.as_ref(), delivery);
 }
 
 /// Wraps one JSON-RPC message in the `mcp` envelope; `None` for an empty message.

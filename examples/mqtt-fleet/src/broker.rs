@@ -83,6 +83,37 @@ fn free_port() -> io::Result<u16> {
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
+/// docs/SERVICES.md, whose mosquitto TLS listener the TLS broker runs.
+const SERVICES: &str = include_str!("../../../docs/SERVICES.md");
+
+/// The TLS listener block of docs/SERVICES.md as it is written there, but on `port` with the
+/// files `cert` and `key`: what a reader copies is what the TLS tests run.
+fn tls_listener(port: u16, cert: &Path, key: &Path) -> Result<String, String> {
+    let head = "```text\n# mosquitto.conf";
+    let block = SERVICES
+        .split_once(head)
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(block, _)| format!("# mosquitto.conf{block}"))
+        .ok_or("docs/SERVICES.md has no mosquitto.conf block")?;
+    let swaps = [
+        ("listener 8883 ", format!("listener {port} ")),
+        (
+            "certfile broker.crt",
+            format!("certfile {}", cert.display()),
+        ),
+        ("keyfile broker.key", format!("keyfile {}", key.display())),
+    ];
+    swaps.iter().try_fold(block, |block, (from, to)| {
+        if block.contains(from) {
+            Ok(block.replace(from, to))
+        } else {
+            Err(format!(
+                "docs/SERVICES.md's mosquitto.conf block has no `{from}`"
+            ))
+        }
+    })
+}
+
 impl Broker {
     /// Starts mosquitto on a free loopback port and waits until it accepts connections.
     ///
@@ -247,11 +278,7 @@ impl Broker {
              log_dest stdout\nlog_type error\nlog_type warning\n"
         );
         if let (Some(tls), Some(tls_port)) = (tls, tls_port) {
-            conf.push_str(&format!(
-                "listener {tls_port} 127.0.0.1\ncertfile {}\nkeyfile {}\n",
-                tls.cert.display(),
-                tls.key.display()
-            ));
+            conf.push_str(&tls_listener(tls_port, &tls.cert, &tls.key)?);
         }
         fs::write(dir.join("mosquitto.conf"), conf).map_err(|e| e.to_string())?;
         let mut b = Broker {

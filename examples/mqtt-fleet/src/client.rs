@@ -6,6 +6,12 @@
 //! and restores its subscriptions; a request whose answer does not come in time is sent again,
 //! byte for byte ([`Client::call`]), as a client would after a broken link, and reported lost
 //! when no attempt is answered.
+//!
+//! The broker URL is read as a device reads it (`mcp_host::mqtt::BrokerUrl`): `mqtts://` over
+//! TLS with the roots of an `mcp_host::tls::Tls`, credentials in the URL
+//! ([`Client::connect_with`]). What a device sends that no request waits for — notifications,
+//! its own requests (an `elicitation/create`), answers nobody expects — also goes to the
+//! [`inbox`](Client::inbox), in the order it came.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,12 +22,14 @@ use mcp_core::transport::mqtt::{
     self as conv, CLIENT_COMPONENT, COMPONENT_TYPE, MQTT_CLIENT_ID, Presence as Announced,
     ServerTopics,
 };
+use mcp_host::mqtt::BrokerUrl;
+use mcp_host::tls::Tls;
 use rumqttc::NetworkOptions;
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet, PublishProperties};
-use rumqttc::v5::{AsyncClient, Event, MqttOptions};
+use rumqttc::v5::{AsyncClient, Event};
 use serde_json::{Value, json};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 /// What the client knows of one device from its presence topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,8 +82,15 @@ struct Shared {
     answers: Mutex<HashMap<Key, u32>>,
     /// Notifications from devices, by device, in the order they came.
     notifications: Mutex<HashMap<String, Vec<Value>>>,
+    /// Where what no request waits for goes, once [`Client::inbox`] was called.
+    inbox: Mutex<Option<mpsc::UnboundedSender<(String, Value)>>>,
+    /// Why the last connection attempt failed, until one succeeds.
+    link_error: Mutex<Option<String>>,
     connacks: AtomicU64,
 }
+
+/// A message from `device` that no request waits for, and the device it came from.
+pub type Unclaimed = (String, Value);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -104,7 +119,7 @@ impl Client {
     /// # Errors
     /// A bad URL or id.
     pub fn connect(broker: &str, id: &str) -> Result<Client, String> {
-        Self::connect_with(broker, id, None)
+        Self::connect_with(broker, id, &Tls::system())
     }
 
     /// [`connect`](Self::connect) with the account `id` / `password` (a broker with a password
@@ -113,19 +128,25 @@ impl Client {
     /// # Errors
     /// A bad URL or id.
     pub fn connect_as(broker: &str, id: &str, password: &str) -> Result<Client, String> {
-        Self::connect_with(broker, id, Some(password))
+        let mut url = BrokerUrl::parse(broker).map_err(|e| e.to_string())?;
+        url.credentials = Some((id.to_string(), password.to_string()));
+        Self::connect_url(&url, id, &Tls::system())
     }
 
-    fn connect_with(broker: &str, id: &str, password: Option<&str>) -> Result<Client, String> {
+    /// [`connect`](Self::connect) to any broker URL a device takes: `mqtt://` or `mqtts://`
+    /// (TLS, the broker's certificate checked against `tls`'s roots and the URL's host),
+    /// optionally with `USER:PASSWORD@` (`mcp_host::mqtt::Options::broker` has the form).
+    ///
+    /// # Errors
+    /// A bad URL or id, an unusable TLS setting.
+    pub fn connect_with(broker: &str, id: &str, tls: &Tls) -> Result<Client, String> {
+        let url = BrokerUrl::parse(broker).map_err(|e| e.to_string())?;
+        Self::connect_url(&url, id, tls)
+    }
+
+    fn connect_url(url: &BrokerUrl, id: &str, tls: &Tls) -> Result<Client, String> {
         conv::check_id(id).map_err(|e| format!("client id {id:?}: {e}"))?;
-        let rest = broker
-            .strip_prefix("mqtt://")
-            .ok_or_else(|| format!("not an mqtt:// URL: {broker}"))?;
-        let (host, port) = rest
-            .rsplit_once(':')
-            .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
-            .ok_or_else(|| format!("no port in {broker}"))?;
-        let mut opts = MqttOptions::new(id, host, port);
+        let mut opts = url.mqtt_options(id, tls).map_err(|e| e.to_string())?;
         opts.set_keep_alive(Duration::from_secs(5))
             .set_clean_start(true)
             .set_session_expiry_interval(Some(0))
@@ -144,9 +165,6 @@ impl Client {
         net.set_tcp_nodelay(true);
         net.set_connection_timeout(2);
         opts.set_network_options(net);
-        if let Some(password) = password {
-            opts.set_credentials(id, password);
-        }
         let (mqtt, mut eventloop) = AsyncClient::new(opts, 100_000);
         let shared = Arc::new(Shared::default());
         let (sub, me, sh) = (mqtt.clone(), id.to_string(), shared.clone());
@@ -155,6 +173,7 @@ impl Client {
                 match eventloop.poll().await {
                     Ok(Event::Incoming(Packet::ConnAck(_))) => {
                         sh.connacks.fetch_add(1, Ordering::Relaxed);
+                        *lock(&sh.link_error) = None;
                         let mut rpc = Filter::new(format!("$mcp-rpc/{me}/+/#"), QoS::AtLeastOnce);
                         rpc.nolocal = true;
                         let presence = Filter::new(conv::PRESENCE_FILTER, QoS::AtLeastOnce);
@@ -164,7 +183,11 @@ impl Client {
                         sh.dispatch(&me, &p.topic, &p.payload)
                     }
                     Ok(_) => {}
-                    Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+                    Err(e) => {
+                        let why = mcp_host::tls::explain(&e).unwrap_or_else(|| e.to_string());
+                        *lock(&sh.link_error) = Some(why);
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
                 }
             }
         });
@@ -181,9 +204,24 @@ impl Client {
         &self.id
     }
 
+    /// Why the link to the broker is down, when it is (a refused certificate says why, a
+    /// refused account "not authorized"); `None` once a connection succeeded.
+    pub fn link_error(&self) -> Option<String> {
+        lock(&self.shared.link_error).clone()
+    }
+
     /// How many times the client has (re)connected.
     pub fn connections(&self) -> u64 {
         self.shared.connacks.load(Ordering::Relaxed)
+    }
+
+    /// From now on, every message a device sends this client that no request waits for — its
+    /// notifications, its requests to the client (`elicitation/create`, `ping`), answers nobody
+    /// expects — also comes here, in order. A second call replaces the first receiver.
+    pub fn inbox(&self) -> mpsc::UnboundedReceiver<Unclaimed> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *lock(&self.shared.inbox) = Some(tx);
+        rx
     }
 
     /// Every device seen so far, online or not, by id.
@@ -331,11 +369,25 @@ impl Client {
     /// # Errors
     /// An unknown device, no answer within `timeout`, a closed client.
     pub async fn initialize(&self, device: &str, timeout: Duration) -> Result<Value, CallError> {
+        let params = json!({"protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"mqtt-fleet","version":env!("CARGO_PKG_VERSION")}});
+        self.initialize_with(device, params, timeout).await
+    }
+
+    /// [`initialize`](Self::initialize) with the client's own `initialize` params (its
+    /// revision, capabilities and name).
+    ///
+    /// # Errors
+    /// As [`initialize`](Self::initialize).
+    pub async fn initialize_with(
+        &self,
+        device: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
         let id = json!(0);
         let rx = self.expect(device, &id);
-        let req = json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},
-            "clientInfo":{"name":"mqtt-fleet","version":env!("CARGO_PKG_VERSION")}}});
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":params});
         self.send_control(device, req.to_string()).await?;
         let answer = tokio::time::timeout(timeout, rx)
             .await
@@ -504,22 +556,35 @@ impl Shared {
         let Ok(msg) = serde_json::from_slice::<Value>(payload) else {
             return;
         };
-        if msg.get("method").is_some() && msg.get("id").is_none() {
-            let mut all = lock(&self.notifications);
-            let kept = all.entry(device).or_default();
-            if kept.len() == NOTIFICATIONS_KEPT {
-                kept.remove(0);
+        if msg.get("method").is_some() {
+            if msg.get("id").is_none() {
+                let mut all = lock(&self.notifications);
+                let kept = all.entry(device.clone()).or_default();
+                if kept.len() == NOTIFICATIONS_KEPT {
+                    kept.remove(0);
+                }
+                kept.push(msg.clone());
             }
-            kept.push(msg);
+            self.unclaimed(device, msg);
             return;
         }
-        let Some(id) = msg.get("id").filter(|_| msg.get("method").is_none()) else {
+        let Some(id) = msg.get("id") else {
             return;
         };
         let key = (device, id.to_string());
         *lock(&self.answers).entry(key.clone()).or_insert(0) += 1;
-        if let Some(tx) = lock(&self.pending).remove(&key) {
-            let _ = tx.send(msg);
+        match lock(&self.pending).remove(&key) {
+            Some(tx) => {
+                let _ = tx.send(msg);
+            }
+            None => self.unclaimed(key.0, msg),
+        }
+    }
+
+    /// Hands `msg` to the inbox, if there is one.
+    fn unclaimed(&self, device: String, msg: Value) {
+        if let Some(tx) = lock(&self.inbox).as_ref() {
+            let _ = tx.send((device, msg));
         }
     }
 }

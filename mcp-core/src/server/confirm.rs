@@ -880,6 +880,27 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         ClientLabel::new(h.session.client, h.owner, self.entropy)
     }
 
+    /// The id of the waiting call's request ([`confirmation`](Self::confirmation)), raw JSON as
+    /// the client sent it (`"call-7"`, `3`): what links the question, and later its outcome, to
+    /// the call in a log or on a display.
+    pub fn confirmation_id(&self) -> Option<&[u8]> {
+        let h = self.confirm.held();
+        if !self.confirm.holds() || h.approved {
+            return None;
+        }
+        self.confirm.held_id(&h).map(|id| id.raw())
+    }
+
+    /// Who the client `peer` is, as the device names it next to a question (`python-sdk
+    /// #3fa2`): the name its session holds and the tag of `peer` — the label the questions of its
+    /// calls carry, so that a log or a display names the client of every call the same way.
+    /// `lent`: the session a transport lends with the client's messages
+    /// ([`Input::session`](super::Input::session)); `None`: the engine's own client's.
+    pub fn client_label(&self, peer: Peer, lent: Option<&Session>) -> ClientLabel {
+        let session = lent.unwrap_or(&self.session);
+        ClientLabel::new(session.client, peer, self.entropy)
+    }
+
     /// A person answered on the device (a button; `yes: false` for a "no" button) at
     /// `pressed_ms` (the clock [`poll`](Self::poll) is given), to the question `approval` that the
     /// device showed ([`confirmation`](Self::confirmation)). The next `poll` runs the held call

@@ -32,10 +32,16 @@ pub(crate) struct Caller<'i> {
     pub(crate) principal: Principal,
     pub(crate) peer: Peer,
     /// The whole message, for a call held while a person is asked.
-    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "confirm"),
+        allow(dead_code, reason = "only a held call reads the message again")
+    )]
     pub(crate) raw: &'i [u8],
     /// A person already confirmed this call (it is being dispatched again).
-    #[cfg_attr(not(feature = "confirm"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "confirm"),
+        allow(dead_code, reason = "only a confirmed call is dispatched again")
+    )]
     pub(crate) confirmed: bool,
 }
 
@@ -44,7 +50,10 @@ pub(crate) struct Caller<'i> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Era<'i> {
     Legacy,
-    #[cfg_attr(not(feature = "modern"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "modern"),
+        allow(dead_code, reason = "uninhabited without the 2026-07-28 revision")
+    )]
     Modern(Modern<'i>),
 }
 
@@ -64,7 +73,10 @@ pub(crate) struct Modern<'i> {
     /// Without the feature `modern` no request follows the 2026-07-28 rules: this field makes
     /// [`Era::Modern`] uninhabited, so every branch for that era compiles away.
     #[cfg(not(feature = "modern"))]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "never read: it only makes the variant uninhabited"
+    )]
     pub(crate) never: core::convert::Infallible,
 }
 
@@ -324,7 +336,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         let Some((method, route)) = self.route(req.method, escaped, respond.era) else {
             return Flow::Len(respond.error(ErrorCode::MethodNotFound, |w| {
                 w.text("Method not found: ");
-                w.decoded(req.method, 64);
+                w.echo(req.method, 64, 3);
             }));
         };
         let params = match params_object(&req) {

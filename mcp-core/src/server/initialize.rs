@@ -92,15 +92,11 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         self.session.elicits = revision >= Revision::V2025_06_18 && declared("elicitation");
         // A client that follows tasks needs no answer held back for a long-running call.
         self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
-        // Its name, as a question a person is asked shows it (its own claim), kept only where a
-        // tool asks a person first (nothing else reads it).
+        // Its name (its own claim), as a question a person is asked shows it and as a host
+        // names the client of each call (`Server::client_label`).
         #[cfg(feature = "confirm")]
         {
-            let asks = self.registry.tools().any(|t| t.confirmation().is_some());
-            self.session.client = match asks {
-                true => client_name(params),
-                false => ClientName::NONE,
-            };
+            self.session.client = client_name(params);
         }
         let vision = capabilities
             .and_then(|c| members(Some(c), ["vision"]).ok())

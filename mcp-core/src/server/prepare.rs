@@ -176,7 +176,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         found.ok_or_else(|| {
             respond.reborrow().error(ErrorCode::InvalidParams, |w| {
                 w.text("Unknown tool: ");
-                w.decoded(name, 128);
+                w.echo(name, 128, 3);
             })
         })
     }

@@ -27,6 +27,11 @@ use crate::wire::writer::Writer;
 #[cfg(feature = "modern")]
 const BAD_IDEMPOTENCY_KEY: &str = "Invalid params: io.github.mcu-mcp/idempotencyKey must be a non-empty string of at most 128 bytes";
 
+/// The most characters of a requested protocol version that a -32022 echoes (a real one has ten);
+/// fewer when the buffer has no room for them (`Writer::echo`).
+#[cfg(feature = "modern")]
+const MAX_ECHOED_VERSION_CHARS: usize = 16;
+
 pub(super) const BAD_LOG_LEVEL: &str = "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency";
 
 /// Why a 2026-07-28 request is refused before dispatch.
@@ -38,7 +43,7 @@ pub(super) enum Refusal<'i> {
     Version(JsonStr<'i>),
     /// Only the lifetime, without the feature `modern`.
     #[cfg(not(feature = "modern"))]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "never built: it only carries the lifetime")]
     Never(
         core::marker::PhantomData<JsonStr<'i>>,
         core::convert::Infallible,
@@ -63,7 +68,10 @@ impl Refusal<'_> {
                     w.raw(protocol::SUPPORTED_OPEN);
                     write_supported_versions(w);
                     w.raw(protocol::REQUESTED);
-                    w.json_str(requested);
+                    w.begin_string();
+                    // After it: `"` and the closing braces of data, error and response.
+                    w.echo(requested, MAX_ECHOED_VERSION_CHARS, 4);
+                    w.end_string();
                     w.raw(b"}");
                 }),
             ),

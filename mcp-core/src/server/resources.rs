@@ -701,7 +701,9 @@ fn not_found(respond: Respond<'_, '_>, uri: Option<JsonStr<'_>>) -> usize {
     let data = uri.map(|u| {
         move |w: &mut Writer<'_>| {
             w.raw(protocol::URI_ENTRY);
-            w.json_str(u);
+            w.begin_string();
+            w.echo(u, 128, 4);
+            w.end_string();
             w.raw(b"}");
         }
     });

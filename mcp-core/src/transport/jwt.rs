@@ -82,6 +82,7 @@ pub const DEFAULT_LEEWAY_S: u64 = 60;
 /// `invalid_token` (401); `Scope` is `insufficient_scope` (403).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum JwtError {
     /// Longer than [`MAX_JWT_LEN`] bytes.
     #[error("the token is too long")]
@@ -120,6 +121,7 @@ pub enum JwtError {
 /// Why a JWKS document cannot be a key set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum JwksError {
     /// Not JSON, or not an object with a `keys` array.
     #[error("not a JWKS document ({{\"keys\":[…]}})")]

@@ -103,7 +103,10 @@ impl<'a> Json<'a> {
     /// # Errors
     /// As [`parse`](Self::parse); [`JsonError::Syntax`] when something other than a comma
     /// follows the value.
-    #[cfg_attr(not(feature = "resources"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "resources"),
+        allow(dead_code, reason = "only prompts and resources read a first value")
+    )]
     pub(crate) fn parse_first(
         text: &'a [u8],
         max_depth: u8,

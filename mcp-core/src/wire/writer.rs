@@ -265,6 +265,37 @@ impl<'b> Writer<'b> {
         chars.next().is_some()
     }
 
+    /// Writes at most `max_chars` characters of a client's string, decoded (in string mode, so
+    /// escaped again), and `…` when it was cut: cut sooner when the next character and the `…`
+    /// would leave fewer than `reserve` bytes of the buffer for what must follow the echo (and
+    /// the `…` left out when even it has no room). So an error that quotes what a client sent
+    /// fits the buffer whenever it fits without the quote: the echo shrinks, the answer stays the
+    /// one the rules demand.
+    pub(crate) fn echo(&mut self, s: JsonStr<'_>, max_chars: usize, reserve: usize) {
+        const MORE: &str = "…";
+        let mut chars = s.chars();
+        for c in chars.by_ref().take(max_chars) {
+            let mark = self.mark();
+            let mut utf8 = [0u8; 4];
+            self.raw(c.encode_utf8(&mut utf8).as_bytes());
+            if self.needed() + MORE.len() + reserve > self.capacity() {
+                self.rewind(mark);
+                self.more(MORE, reserve);
+                return;
+            }
+        }
+        if chars.next().is_some() {
+            self.more(MORE, reserve);
+        }
+    }
+
+    /// [`echo`](Self::echo)'s mark of a cut, when it leaves `reserve` bytes.
+    fn more(&mut self, more: &str, reserve: usize) {
+        if self.needed() + more.len() + reserve <= self.capacity() {
+            self.raw(more.as_bytes());
+        }
+    }
+
     /// Writes a decimal integer.
     pub fn int(&mut self, v: i64) {
         // Volumes, percentages, counts: 0 to 999 as one 3-byte store (the bytes after the

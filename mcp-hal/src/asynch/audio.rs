@@ -23,7 +23,10 @@ pub use crate::{Error, ErrorKind, ErrorType};
 use crate::Percent;
 
 /// An audio codec or amplifier with a volume control (async).
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait AudioCodec: ErrorType {
     /// What the codec can represent. No I/O.
     fn volume_caps(&self) -> VolumeCaps;

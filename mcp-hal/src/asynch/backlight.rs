@@ -8,7 +8,10 @@ pub use crate::{Error, ErrorKind, ErrorType};
 use crate::Percent;
 
 /// A backlight with a brightness control (async).
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait Backlight: ErrorType {
     /// Sets the brightness.
     async fn set_brightness(&mut self, level: Percent) -> Result<(), Self::Error>;

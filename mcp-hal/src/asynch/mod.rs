@@ -8,6 +8,7 @@
 //! | [`crate::audio::AudioCodec`] | [`audio::AudioCodec`] |
 //! | [`crate::backlight::Backlight`] | [`backlight::Backlight`] |
 //! | [`crate::switch::Switch`] | [`switch::Switch`] |
+//! | [`crate::setpoint::Setpoint`] | [`setpoint::Setpoint`] |
 //! | [`crate::motor::Actuator`] | [`motor::Actuator`] |
 //! | [`crate::system::System`] | [`system::System`] |
 //! | [`crate::sensor::Sensor`], [`crate::sensor::Button`] | [`sensor::Sensor`], [`sensor::Button`] |
@@ -82,6 +83,7 @@ pub mod audio;
 pub mod backlight;
 pub mod motor;
 pub mod sensor;
+pub mod setpoint;
 pub mod switch;
 pub mod system;
 
@@ -212,6 +214,27 @@ impl<T: crate::switch::Switch> switch::Switch for BlockingAsync<T> {
     }
     fn settle_ms(&self) -> u32 {
         crate::switch::Switch::settle_ms(&self.wrapped)
+    }
+}
+
+impl<T: crate::setpoint::Setpoint> setpoint::Setpoint for BlockingAsync<T> {
+    async fn set(&mut self, value: i64) -> Result<(), Self::Error> {
+        crate::setpoint::Setpoint::set(&mut self.wrapped, value)
+    }
+    async fn read(&mut self) -> Result<i64, Self::Error> {
+        crate::setpoint::Setpoint::read(&mut self.wrapped)
+    }
+    fn expected(&self, value: i64) -> i64 {
+        crate::setpoint::Setpoint::expected(&self.wrapped, value)
+    }
+    fn tolerance(&self) -> u32 {
+        crate::setpoint::Setpoint::tolerance(&self.wrapped)
+    }
+    fn unit(&self) -> Option<&'static str> {
+        crate::setpoint::Setpoint::unit(&self.wrapped)
+    }
+    fn settle_ms(&self) -> u32 {
+        crate::setpoint::Setpoint::settle_ms(&self.wrapped)
     }
 }
 

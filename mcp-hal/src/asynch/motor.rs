@@ -10,7 +10,10 @@ pub use crate::motor::Motion;
 pub use crate::{Error, ErrorKind, ErrorType};
 
 /// A positioning actuator (async).
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait Actuator: ErrorType {
     /// The reachable positions, inclusive. No I/O.
     fn range(&self) -> (i32, i32);

@@ -10,7 +10,10 @@ pub use crate::sensor::{Milli, Unit};
 pub use crate::{Error, ErrorKind, ErrorType};
 
 /// A sensor (async): one quantity, read in thousandths of its [`Unit`].
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait Sensor: ErrorType {
     /// The unit of [`read`](Self::read)'s values. No I/O.
     fn unit(&self) -> Unit;
@@ -30,7 +33,10 @@ impl<T: Sensor + ?Sized> Sensor for &mut T {
 }
 
 /// A push button (async).
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait Button: ErrorType {
     /// `true` while the button is held down, as sampled now (raw, bounces included).
     async fn is_pressed(&mut self) -> Result<bool, Self::Error>;

@@ -7,7 +7,10 @@
 pub use crate::{Error, ErrorKind, ErrorType};
 
 /// A switched load (async).
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait Switch: ErrorType {
     /// Drives the output on or off.
     async fn set(&mut self, on: bool) -> Result<(), Self::Error>;

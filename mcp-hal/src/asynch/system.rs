@@ -6,7 +6,10 @@
 pub use crate::{Error, ErrorKind, ErrorType};
 
 /// Device-level control (async).
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait System: ErrorType {
     /// Arms a restart `delay_ms` from now.
     async fn schedule_reboot(&mut self, delay_ms: u32) -> Result<(), Self::Error>;

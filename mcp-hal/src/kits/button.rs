@@ -6,6 +6,9 @@
 //! | [`Presses`] | the button's debounced state and press count, and the publish gate over the count: the board keeps it, the main loop polls it with the button |
 //! | `resource()` | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `{"presses":3}` (`application/json`), the presses counted since power-up |
 //!
+//! What a press *is* — the yes to a question the device shows, or, with none shown, the board's
+//! doorbell — is one rule: [`Press`], [`press`].
+//!
 //! A press is counted once the button has been steadily down for [`DEBOUNCE_MS`] (see
 //! [`Debouncer`]), and published by [`POLICY`]: each press at once, but at most one
 //! notification per 200 ms (presses in between are in the count the client reads). The poll
@@ -40,6 +43,82 @@
 use crate::Error;
 use crate::publish::{Debouncer, Gate, Policy};
 use crate::sensor::Button;
+
+/// What one press of the device's button is, on a board where the button both answers a
+/// person's confirmation and rings (a doorbell, a call button). One rule, kept here for every
+/// host and firmware: a press **answers** the question the device shows when it counts for it;
+/// while a question is shown, a press that does not count (too soon after the question appeared,
+/// or after the previous press) **came early** and does nothing else; with **no question shown**
+/// the press **rings**: the board's event (on a xiaozhi wire, `transport::xiaozhi::Turns::fire`
+/// with the board's [`Event`](mcp_core::transport::xiaozhi::Event), `[event] the doorbell button
+/// was pressed`). A press is counted in [`Presses`] whatever it is.
+///
+/// A board with one engine asks [`press`]; a host that shows the questions of several engines
+/// keeps what it shows and asks [`Press::of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Press {
+    /// It answered the question the device showed: the call it approves runs at the next poll.
+    Answered,
+    /// A question is shown, but this press does not count for it: nothing happens.
+    Early,
+    /// No question is shown: the press is the board's own event, a doorbell.
+    Rang,
+}
+
+impl Press {
+    /// The rule for a press that `answered` a question or not, while a question was `shown` on
+    /// the device or not.
+    pub const fn of(answered: bool, shown: bool) -> Press {
+        match (answered, shown) {
+            (true, _) => Press::Answered,
+            (false, true) => Press::Early,
+            (false, false) => Press::Rang,
+        }
+    }
+
+    /// `true` for [`Press::Rang`]: the press is the board's event.
+    pub const fn rang(self) -> bool {
+        matches!(self, Press::Rang)
+    }
+}
+
+/// One press of the button at `pressed_ms`, on a board with one engine: the yes to the question
+/// the device shows ([`Server::confirm_on_device`](mcp_core::Server::confirm_on_device), with
+/// its rules of when a press counts), or, when none is shown, [`Press::Rang`] (see [`Press`]).
+/// A question the client's user is asked (elicitation) is not shown on the device: a press then
+/// rings. Feature `confirm` (without it no question is ever shown: every press rings).
+///
+/// ```
+/// # #[cfg(feature = "confirm")] {
+/// use mcp_core::transport::xiaozhi::{Event, Turns};
+/// use mcp_core::{Caps, Config, Server};
+/// use mcp_hal::kits::button::{self, Press};
+///
+/// static DOORBELL: Event = Event::new("doorbell", "the doorbell button was pressed");
+/// # struct Board;
+/// let mut server: Server<'static, Board, Caps<4>> = Server::new(Config::new("door", "1"));
+/// let mut turns: Turns<2> = Turns::new();
+/// # let now_ms = 5_000;
+/// // in the button's interrupt or the main loop, for each press:
+/// if button::press(&mut server, now_ms) == Press::Rang {
+///     turns.fire(&DOORBELL, None, now_ms); // the backend's model hears of it
+/// }
+/// # }
+/// ```
+#[cfg(feature = "confirm")]
+pub fn press<C, K: mcp_core::Capacities>(
+    server: &mut mcp_core::Server<'_, C, K>,
+    pressed_ms: u64,
+) -> Press {
+    match server.confirmation().filter(|p| p.on_device) {
+        None => Press::Rang,
+        Some(shown) => Press::of(
+            server.confirm_on_device(shown.approval, true, pressed_ms),
+            true,
+        ),
+    }
+}
 
 /// The resource's URI.
 pub const URI: &str = "device://buttons/main";

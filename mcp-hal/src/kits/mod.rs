@@ -52,6 +52,7 @@
 //! | [`status::get_device_status`] | `self.get_device_status` | — (a read) | [`asynch::status`] |
 //! | [`system::reboot`] | `self.reboot` (user-only; [`system::confirmed`]: open to the model, a person confirms first) | `scheduled` | [`asynch::system`] |
 //! | [`relay::set`] | `self.relay.set` (interlock guard) | `measured` with feedback (waited for up to the relay's settle time; a disagreement fails the call), else `applied` | [`asynch::relay`] |
+//! | [`setpoint::set`] | `self.setpoint.set`, renamed by the board (a fan, a valve; the parameter is the board's) | `measured`: the device's own sensor, within its tolerance, waited for up to the settle time (a disagreement fails the call) | [`asynch::setpoint`] |
 //! | [`motor::move_to`] | `self.motor.move_to` (long-running task) | `measured` (encoder, within the actuator's tolerance, in its unit) | none: a task needs the engine's blocking poll hooks |
 //! | [`firmware::upgrade`] (features `ota` and `tasks`) | `self.upgrade_firmware` (user-only or confirmed; long-running task), `self.firmware.write`, `self.firmware.status` | `scheduled` → `read_back` (the slot's SHA-256) → `measured` after the restart (the new version answers); a rollback fails the status | none: a task |
 //!
@@ -190,6 +191,7 @@ pub mod motor;
 pub mod mute;
 pub mod relay;
 pub mod screen;
+pub mod setpoint;
 pub mod status;
 pub mod system;
 pub mod temperature;
@@ -294,6 +296,18 @@ impl Window {
         } else {
             Verdict::Unconfirmed
         }
+    }
+
+    /// The beginning of the failure of a call whose effect did not show within the budget:
+    /// `{lead} within this device's 200 ms call budget (it may take 2000 ms; ` — the kit then
+    /// says what the device still reads, and closes the parenthesis.
+    pub(crate) fn write_unconfirmed(&self, w: &mut mcp_core::wire::Writer<'_>, lead: &str) {
+        w.text(lead);
+        w.text(" within this device's ");
+        w.uint(self.budget_ms.into());
+        w.text(" ms call budget (it may take ");
+        w.uint(self.settle_ms.into());
+        w.text(" ms; ");
     }
 
     /// The pacing of the wait, from the first reading on.

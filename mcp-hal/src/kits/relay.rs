@@ -35,11 +35,44 @@ pub struct Refusal {
     pub reason: &'static str,
 }
 
-/// Access to the board's relay, its interlock, and (through [`Wait`]) its delay for the settle
-/// time.
+/// What the relay kit says of the load it switches when a call fails, in the board's words:
+/// the sentences, not the rules (when a call fails, and the evidence it carries, stay the
+/// kit's). A renamed kit gives its own ([`HasRelay::WORDS`]), changing the ones it needs:
+/// `Words { disagrees: "The door sensor disagrees with the command", ..relay::WORDS }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Words {
+    /// The feedback disagrees with the command once the settle time has passed.
+    pub disagrees: &'static str,
+    /// The relay was driven, but its feedback could not be read.
+    pub unreadable: &'static str,
+    /// The relay was driven, but its feedback did not agree within the call budget (what follows
+    /// says the budget, the settle time and what the feedback reads).
+    pub unconfirmed: &'static str,
+    /// After an interlock's refusal: what was not done.
+    pub not_switched: &'static str,
+    /// What the feedback reads, on and off ("on" and "off"; a door's "open" and "closed").
+    pub on: &'static str,
+    /// See [`on`](Self::on).
+    pub off: &'static str,
+}
+
+/// The kit's own words, for a relay-switched load.
+pub const WORDS: Words = Words {
+    disagrees: "The relay's feedback contact disagrees with the command",
+    unreadable: "The relay was driven but its feedback could not be read",
+    unconfirmed: "The relay was driven but its feedback did not confirm it",
+    not_switched: "the relay was not switched",
+    on: "on",
+    off: "off",
+};
+
+/// Access to the board's relay, its interlock, the kit's words, and (through [`Wait`]) its delay
+/// for the settle time.
 pub trait HasRelay: Wait {
     /// The relay type.
     type Relay: Switch;
+    /// What the kit says when a call fails; the kit's [`WORDS`] by default.
+    const WORDS: Words = WORDS;
     /// The relay.
     fn relay(&mut self) -> &mut Self::Relay;
     /// The interlock guard, asked before the relay is driven to `on`. Runs inside a critical
@@ -74,8 +107,6 @@ fn measured(commanded: bool, observed: bool) -> Evidence {
         .observed(Reading::Bool(observed))
 }
 
-const MISMATCH: &str = "The relay's feedback contact disagrees with the command";
-
 /// Why the relay was not driven: the interlock refused, or the driver failed.
 #[derive(Debug)]
 pub(crate) enum Undriven {
@@ -86,7 +117,7 @@ pub(crate) enum Undriven {
 }
 
 /// The failed call for a relay that was not driven to `on`.
-pub(crate) fn undriven(why: Undriven, on: bool, reply: &mut Reply<'_>) -> ToolError {
+pub(crate) fn undriven(words: &Words, why: Undriven, on: bool, reply: &mut Reply<'_>) -> ToolError {
     match why {
         Undriven::Refused(refusal) => reply
             .error_with(|w| {
@@ -94,7 +125,8 @@ pub(crate) fn undriven(why: Undriven, on: bool, reply: &mut Reply<'_>) -> ToolEr
                 w.text(refusal.guard);
                 w.text("\": ");
                 w.text(refusal.reason);
-                w.text("; the relay was not switched");
+                w.text("; ");
+                w.text(words.not_switched);
             })
             .with_evidence(NOT_APPLIED.commanded(Reading::Bool(on))),
         Undriven::Failed(e) => e,
@@ -113,6 +145,7 @@ pub(crate) const fn agrees(on: bool, feedback: Option<bool>) -> bool {
 /// The answer once the relay is driven to `on`: the last feedback reading and its verdict (or
 /// the read error).
 pub(crate) fn conclude<E>(
+    words: &Words,
     on: bool,
     read: Result<(Option<bool>, Verdict), E>,
     window: Window,
@@ -121,29 +154,23 @@ pub(crate) fn conclude<E>(
     let applied = Evidence::new(Level::Applied).commanded(Reading::Bool(on));
     let (observed, verdict) = match read {
         Err(_) => {
-            return Err(
-                ToolError::new("The relay was driven but its feedback could not be read")
-                    .with_evidence(applied),
-            );
+            return Err(ToolError::new(words.unreadable).with_evidence(applied));
         }
         Ok((None, _)) => return Ok(Output::bool(true).with_evidence(applied)),
         Ok((Some(observed), verdict)) => (observed, verdict),
     };
     match verdict {
         Verdict::Agrees => Ok(Output::bool(true).with_evidence(measured(on, observed))),
-        Verdict::Disagrees => Err(ToolError::new(MISMATCH).with_evidence(measured(on, observed))),
+        Verdict::Disagrees => {
+            Err(ToolError::new(words.disagrees).with_evidence(measured(on, observed)))
+        }
         Verdict::Task => Ok(Output::task(i64::from(on)).with_evidence(applied)),
         Verdict::Unconfirmed => Err(reply
             .error_with(|w| {
-                w.text(
-                    "The relay was driven but its feedback did not confirm it within this \
-                     device's ",
-                );
-                w.uint(window.budget_ms.into());
-                w.text(" ms call budget (the relay may take ");
-                w.uint(window.settle_ms.into());
-                w.text(" ms; the feedback still reads ");
-                w.text(if observed { "on)" } else { "off)" });
+                window.write_unconfirmed(w, words.unconfirmed);
+                w.text("the feedback still reads ");
+                w.text(if observed { words.on } else { words.off });
+                w.text(")");
             })
             .with_evidence(applied)),
     }
@@ -158,10 +185,10 @@ fn handler<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> 
             .set(on)
             .map_err(|e| Undriven::Failed(command_failed(&e)))
     })
-    .map_err(|why| undriven(why, on, reply))?;
+    .map_err(|why| undriven(&C::WORDS, why, on, reply))?;
     let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), TASKS);
     let read = settle(ctx, window, |c| c.relay().feedback(), |f| agrees(on, f));
-    conclude(on, read, window, reply)
+    conclude(&C::WORDS, on, read, window, reply)
 }
 
 #[cfg(feature = "tasks")]
@@ -178,7 +205,7 @@ fn poll<C: HasRelay>(ctx: &mut C, task: &TaskInfo) -> TaskPoll {
         }
         Ok(Some(observed)) if task.now_ms.saturating_sub(task.started_ms) >= settle => {
             TaskPoll::Done(Err(
-                ToolError::new(MISMATCH).with_evidence(measured(on, observed))
+                ToolError::new(C::WORDS.disagrees).with_evidence(measured(on, observed))
             ))
         }
         Ok(Some(_)) => TaskPoll::Working(None),

@@ -3,12 +3,14 @@
 //! blocking call. So one simulated board serves the async kits as well as the blocking ones.
 
 use super::{
-    SimBacklight, SimBattery, SimButton, SimCodec, SimMotor, SimRelay, SimSystem, SimThermometer,
+    SimBacklight, SimBattery, SimButton, SimCodec, SimFan, SimMotor, SimRelay, SimSystem,
+    SimThermometer,
 };
 use crate::asynch::audio::{AudioCodec, VolumeCaps};
 use crate::asynch::backlight::Backlight;
 use crate::asynch::motor::Actuator;
 use crate::asynch::sensor::{Button, Sensor, Unit};
+use crate::asynch::setpoint::Setpoint;
 use crate::asynch::switch::Switch;
 use crate::asynch::system::System;
 use crate::motor::Motion;
@@ -50,6 +52,27 @@ impl Switch for SimRelay {
     }
     fn settle_ms(&self) -> u32 {
         crate::switch::Switch::settle_ms(self)
+    }
+}
+
+impl Setpoint for SimFan {
+    async fn set(&mut self, value: i64) -> Result<(), ErrorKind> {
+        crate::setpoint::Setpoint::set(self, value)
+    }
+    async fn read(&mut self) -> Result<i64, ErrorKind> {
+        crate::setpoint::Setpoint::read(self)
+    }
+    fn expected(&self, value: i64) -> i64 {
+        crate::setpoint::Setpoint::expected(self, value)
+    }
+    fn tolerance(&self) -> u32 {
+        crate::setpoint::Setpoint::tolerance(self)
+    }
+    fn unit(&self) -> Option<&'static str> {
+        crate::setpoint::Setpoint::unit(self)
+    }
+    fn settle_ms(&self) -> u32 {
+        crate::setpoint::Setpoint::settle_ms(self)
     }
 }
 

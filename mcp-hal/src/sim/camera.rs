@@ -414,7 +414,7 @@ impl Adler32 {
 
 #[cfg(test)]
 mod test {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")] // a test
 
     use super::*;
 

@@ -12,7 +12,7 @@
 //! | `self.motor.move_to` | [`motor::move_to`] (0..=1000 steps) over the [`SimMotor`] |
 //! | `self.tasks.get_status` | [`status_tool`], for clients without task support |
 //! | `self.reboot` (user-only) | [`system::reboot`] over the [`SimSystem`] |
-//! | `self.fan.set_speed` | [`DemoBoard::SET_FAN_SPEED`] over the [`SimFan`]: the tachometer measures it |
+//! | `self.fan.set_speed` | [`DemoBoard::SET_FAN_SPEED`]: [`setpoint::set`] over the [`SimFan`], the tachometer measures it |
 //! | `self.camera.capture` | [`DemoBoard::CAPTURE`] over the [`SimCamera`]: a PNG frame as `image` content, refused when the answer cannot hold it |
 //!
 //! [`DemoBoard::CONFIRMED_TOOLS`] is the same set with a person in the loop: `self.reboot` open
@@ -21,9 +21,10 @@
 //!
 //! **One table.** The three sets are the columns of [`DemoBoard::TABLE`], one row per tool
 //! ([`DemoTool`]: its standard, confirmed and async form). Adding a simulated device is a change
-//! to three files, and the fan was added so: the device in `sim/fan.rs` ([`SimFan`]); its line in
-//! the board's device list, with its `mod` and `use` lines, in `sim/mod.rs` (the list makes
-//! [`SimBoard`]'s field, construction, clock and faults); its tool and its row in `TABLE`, with
+//! to three files, and the fan was added so: the device in `sim/fan.rs` ([`SimFan`], a
+//! [`Setpoint`](crate::setpoint::Setpoint) for the setpoint kit); its line in the board's device
+//! list, with its `mod` and `use` lines, in `sim/mod.rs` (the list makes [`SimBoard`]'s field,
+//! construction, clock and faults); its kit's access trait, its tool and its row in `TABLE`, with
 //! [`DEMO_TOOLS`] one more (this file). Every set follows, and so do the tests, the simulator and
 //! the benches, which compare against the table (or its [`DEMO_TOOLS`]), not against counts.
 //!
@@ -112,7 +113,8 @@ use super::{
 };
 use crate::kits::firmware::{self, Ota};
 use crate::kits::{
-    DelayNs, Wait, Watch, audio, battery, button, motor, relay, screen, status, system, temperature,
+    DelayNs, Wait, Watch, audio, battery, button, motor, relay, screen, setpoint, status, system,
+    temperature,
 };
 use crate::publish::Threshold;
 use mcp_core::transport::xiaozhi::Event;
@@ -344,6 +346,33 @@ impl<T> screen::HasBacklight for DemoBoard<T> {
     }
 }
 
+/// The fan's tool name.
+const FAN: &str = "self.fan.set_speed";
+
+/// The fan's tool description.
+const FAN_DESCRIPTION: &str =
+    "Set the speed of the cooling fan, in percent of its full speed (0 stops it).";
+
+/// The fan's parameter: percent of full speed.
+const FAN_PARAMS: &[Param] =
+    &[Param::integer("percent", "The speed, in percent of full speed").range(0, 100)];
+
+/// What the fan's tool says when it fails.
+const FAN_WORDS: setpoint::Words = setpoint::Words {
+    disagrees: "The fan does not reach the commanded speed",
+    unreadable: "The fan was driven but its tachometer could not be read",
+    unconfirmed: "The fan was driven but its tachometer did not confirm the speed",
+};
+
+impl<T: Timebase> setpoint::HasSetpoint for DemoBoard<T> {
+    type Device = SimFan;
+    const PARAMS: &'static [Param] = FAN_PARAMS;
+    const WORDS: setpoint::Words = FAN_WORDS;
+    fn device(&mut self) -> &mut SimFan {
+        &mut self.sim.fan
+    }
+}
+
 impl<T: Timebase> relay::HasRelay for DemoBoard<T> {
     type Relay = SimRelay;
     fn relay(&mut self) -> &mut SimRelay {
@@ -447,29 +476,6 @@ fn set_theme<T>(board: &mut DemoBoard<T>, args: &Args<'_>, _: &mut Reply<'_>) ->
         board.theme = *t;
     }
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Applied)))
-}
-
-fn set_fan_speed<T: Timebase>(
-    board: &mut DemoBoard<T>,
-    args: &Args<'_>,
-    _: &mut Reply<'_>,
-) -> ToolResult {
-    // The validator admits 0..=100 only.
-    let duty = crate::Percent::saturating(u8::try_from(args.int("percent")?).unwrap_or(100));
-    board.sim.fan.set_speed(duty);
-    board.delay().delay_ms(SimFan::SPIN_MS);
-    let measured = Evidence::new(Level::Measured)
-        .commanded(Reading::Int(SimFan::rpm_at(duty)))
-        .observed(Reading::Int(board.sim.fan.rpm()))
-        .tolerance(SimFan::TOLERANCE_RPM)
-        .unit("rpm");
-    match measured.matches() {
-        Some(false) => {
-            Err(ToolError::new("The fan does not reach the commanded speed")
-                .with_evidence(measured))
-        }
-        _ => Ok(Output::bool(true).with_evidence(measured)),
-    }
 }
 
 /// The camera's frames are PNG.
@@ -623,15 +629,10 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     .params(&[Param::string("theme", "The theme of the screen").one_of(THEMES)])
     .annotations(Annotations::new().idempotent(true).destructive(false));
 
-    /// `self.fan.set_speed` (`percent`: 0 stops it): drives the [`SimFan`], waits its spin-up and
-    /// reads its tachometer, `measured` in rpm.
-    pub const SET_FAN_SPEED: Tool<Self> = Tool::new(
-        "self.fan.set_speed",
-        "Set the speed of the cooling fan, in percent of its full speed (0 stops it).",
-        set_fan_speed::<T>,
-    )
-    .params(&[Param::integer("percent", "The speed, in percent of full speed").range(0, 100)])
-    .annotations(Annotations::new().idempotent(true).destructive(false));
+    /// `self.fan.set_speed` (`percent`: 0 stops it): the [setpoint kit](crate::kits::setpoint)
+    /// over the [`SimFan`]: drives it, waits its spin-up and reads its tachometer, `measured` in
+    /// rpm within its tolerance, in the fan's words when it fails.
+    pub const SET_FAN_SPEED: Tool<Self> = setpoint::set().rename(FAN).describe(FAN_DESCRIPTION);
 
     /// `self.camera.capture` (`width`, `height`: 8 to [`CAPTURE_SIDE`] pixels, the largest square
     /// frame an answer of [`ANSWER_BYTES`] holds under any id): takes a frame with the
@@ -676,7 +677,11 @@ impl<T: Timebase + 'static> DemoBoard<T> {
         DemoTool::same(system::reboot())
             .confirmed(system::confirmed())
             .asynch(crate::kits::asynch::system::reboot()),
-        DemoTool::same(Self::SET_FAN_SPEED),
+        DemoTool::same(Self::SET_FAN_SPEED).asynch(
+            crate::kits::asynch::setpoint::set()
+                .rename(FAN)
+                .describe(FAN_DESCRIPTION),
+        ),
         DemoTool::same(Self::CAPTURE),
     ];
 
@@ -794,7 +799,7 @@ impl<T: Timebase + 'static> DemoBoard<T> {
 /// (the simulated devices complete every call at once; a wait passes as the [`Timebase`] says).
 mod async_kits {
     use super::{
-        DemoBoard, SimBacklight, SimBattery, SimCodec, SimRelay, SimSystem, SimThermometer,
+        DemoBoard, SimBacklight, SimBattery, SimCodec, SimFan, SimRelay, SimSystem, SimThermometer,
         Timebase,
     };
     use crate::kits::Watch;
@@ -843,6 +848,15 @@ mod async_kits {
         }
     }
 
+    impl<T: Timebase> ak::setpoint::HasSetpoint for DemoBoard<T> {
+        type Device = SimFan;
+        const PARAMS: &'static [mcp_core::schema::Param] = super::FAN_PARAMS;
+        const WORDS: ak::setpoint::Words = super::FAN_WORDS;
+        fn device(&mut self) -> &mut SimFan {
+            &mut self.sim.fan
+        }
+    }
+
     impl<T> ak::system::HasSystem for DemoBoard<T> {
         type System = SimSystem;
         fn system(&mut self) -> &mut SimSystem {
@@ -884,10 +898,11 @@ mod async_kits {
 impl<T: Timebase + 'static> DemoBoard<T> {
     /// [`TOOLS`](Self::TOOLS) for async firmware: the same tools in the same order, the kits
     /// that have an async form ([`kits::asynch`](crate::kits::asynch): status, volume,
-    /// brightness, relay, reboot) as async tools, the others (theme, the long-running motor, the
-    /// task status tool) blocking. A column of [`TABLE`](Self::TABLE). Serve it with [`Server::handle_async`](mcp_core::Server::handle_async)
+    /// brightness, relay, reboot, the fan's setpoint) as async tools, the others (theme, the
+    /// long-running motor, the task status tool, the camera) blocking. A column of
+    /// [`TABLE`](Self::TABLE). Serve it with [`Server::handle_async`](mcp_core::Server::handle_async)
     /// and [`DemoBoard::call_async`]. The listing differs from the blocking set in one member:
-    /// async tools cannot be tasks, so volume and relay carry no `execution.taskSupport`.
+    /// async tools cannot be tasks, so volume, relay and fan carry no `execution.taskSupport`.
     pub const ASYNC_TOOLS: &'static [&'static Tool<Self>] = &column(Self::TABLE, Column::Async);
 
     /// [`RESOURCES`](Self::RESOURCES) for async firmware: the temperature and the battery
@@ -924,14 +939,18 @@ impl<T: Timebase + 'static> DemoBoard<T> {
     /// Runs one call of an async tool of [`ASYNC_TOOLS`](Self::ASYNC_TOOLS): the handler to
     /// give [`Server::handle_async`](mcp_core::Server::handle_async).
     pub async fn call_async(&mut self, call: mcp_core::Call<'_, '_>) -> ToolResult {
-        use crate::kits::asynch::{audio, relay, screen, status, system};
-        crate::dispatch_kits!(self, call, [status, audio, screen, relay, system])
+        use crate::kits::asynch::{audio, relay, screen, setpoint, status, system};
+        crate::dispatch_kits!(
+            self,
+            call,
+            [status, audio, screen, relay, system, setpoint as FAN]
+        )
     }
 }
 
 #[cfg(test)]
 mod test {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)] // a test
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "a test")] // a test
 
     use mcp_core::wire::Writer;
     use mcp_core::{Caps, Config, Principal, Server};

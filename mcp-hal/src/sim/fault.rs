@@ -21,7 +21,7 @@ pub enum Fault {
     /// `relay-stuck`: the relay's feedback contact never leaves its initial (off) state.
     RelayStuck = 3,
     /// `motor-stall`: a move stops 40 % of the way from its start to its target (rounded toward
-    /// the start) and reports `stalled: true`.
+    /// the start) and reports `stalled: true`; the fan's rotor is held (its tachometer reads 0).
     MotorStall = 4,
     /// `queue-full`: the action queue rejects new work. [`SimMotor`](super::SimMotor)'s
     /// `start_move` and [`SimSystem`](super::SimSystem)'s `schedule_reboot` fail with
@@ -29,8 +29,9 @@ pub enum Fault {
     /// (codec, backlight, relay) are unaffected.
     QueueFull = 5,
     /// `slow`: effects take [`SLOW_MS`](super::SLOW_MS) (2000 ms) to appear. The codec read-back
-    /// and the relay feedback lag the write by 2000 ms, the motor runs at a quarter of its speed,
-    /// and the devices declare it (`VolumeCaps::settle_ms`, `Switch::settle_ms`).
+    /// and the relay feedback lag the write by 2000 ms, the fan spins up in 2000 ms, the motor
+    /// runs at a quarter of its speed, and the devices declare it (`VolumeCaps::settle_ms`,
+    /// `Switch::settle_ms`, `Setpoint::settle_ms`).
     Slow = 6,
     /// `timeout`: the codec does not answer. Its `set_volume`, `volume` and `set_mute` fail with
     /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) and change nothing. Not in
@@ -110,13 +111,13 @@ impl Fault {
                 "The relay contacts never move: its feedback input always reads off"
             }
             Fault::MotorStall => {
-                "The motor stops 40 % of the way to its target and reports a stall"
+                "The motor stops 40 % of the way to its target and reports a stall; the fan's rotor is held"
             }
             Fault::QueueFull => {
                 "The action queue is full: motor moves and reboots are refused and nothing starts"
             }
             Fault::Slow => {
-                "Effects take 2 s to appear: codec read-back and relay feedback lag 2000 ms, the motor runs at quarter speed"
+                "Effects take 2 s to appear: codec read-back, relay feedback and the fan's speed lag 2000 ms, the motor runs at quarter speed"
             }
             Fault::Timeout => {
                 "The codec does not answer: volume and mute calls time out and change nothing"

@@ -114,7 +114,8 @@ macro_rules! sim_device {
 
 /// The board's devices, each once: [`SimBoard`]'s fields, [`new`](SimBoard::new),
 /// [`set_time`](SimBoard::set_time) and [`set_faults`](SimBoard::set_faults) follow from the list
-/// (every device has `new(faults)`, `set_time` and `set_faults`: [`sim_device!`]).
+/// (every device has `new(faults)`, `set_time` and `set_faults`: [`sim_device!`]), and so does
+/// [`SimBoard::DEVICES`], their names.
 macro_rules! sim_board {
     ($($(#[$doc:meta])* $field:ident: $device:ident,)*) => {
         /// A whole simulated board: one device per trait, sharing a fault set and a time.
@@ -130,6 +131,10 @@ macro_rules! sim_board {
         }
 
         impl SimBoard {
+            /// The devices' names, as the fields are named, in the list's order: what a view of
+            /// the whole board (a simulator's page) shows one each of.
+            pub const DEVICES: &'static [&'static str] = &[$(stringify!($field)),*];
+
             /// Every device in its power-up state, at time 0, with `faults` active.
             pub const fn new(faults: Faults) -> Self {
                 SimBoard {
@@ -247,6 +252,11 @@ impl<T: Copy> Delayed<T> {
         }
     }
 
+    /// The value last written, visible or not yet.
+    fn target(&self) -> T {
+        self.pending.map_or(self.settled, |(value, _)| value)
+    }
+
     /// Folds a pending write that is due at `now_ms` into the settled value.
     fn settle(&mut self, now_ms: u64) {
         self.settled = self.get(now_ms);
@@ -272,6 +282,19 @@ mod test {
     use super::*;
 
     #[test]
+    fn the_board_names_each_device_once() {
+        let names = SimBoard::DEVICES;
+        assert!(
+            names.contains(&"fan") && names.contains(&"camera"),
+            "{names:?}"
+        );
+        let mut sorted = names.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+    }
+
+    #[test]
     fn advance_is_monotonic() {
         let mut clock = 0;
         advance(&mut clock, 500);
@@ -289,6 +312,7 @@ mod test {
         assert_eq!(d.get(100), 2);
         d.set(3, 1000, 2000);
         assert_eq!(d.get(2999), 2);
+        assert_eq!(d.target(), 3, "the value written, not yet visible");
         assert_eq!(d.get(3000), 3);
         d.settle(2999);
         assert_eq!(d.pending, Some((3, 3000)));

@@ -278,7 +278,7 @@ impl Button for SimButton {
 
 #[cfg(test)]
 mod test {
-    #![allow(clippy::unwrap_used)] // a test
+    #![allow(clippy::unwrap_used, reason = "a test")] // a test
 
     use super::*;
     use crate::publish::Debouncer;

@@ -1303,3 +1303,52 @@ fn an_engine_holds_a_call_from_the_question_until_it_ran() {
     t.poll(40_000);
     assert!(!t.s.holds_call());
 }
+
+/// A host names the client of every call, held or not, as the device names the client of a
+/// question: the label of a client (its own session or one lent with its message) is the label
+/// the question of its held call carries; and the held call's id links the question, and later
+/// its outcome, to the call.
+#[test]
+fn every_client_is_named_as_its_questions_name_it_and_a_held_call_keeps_its_id() {
+    // The engine's own client.
+    let mut t = T::with(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
+    t.init("2024-11-05", json!({}));
+    let own = t.s.client_label(Peer::ONLY, None);
+    assert_eq!(own.name.as_str(), "t");
+    assert_eq!(t.s.confirmation_id(), None, "nothing held");
+    t.ask(call(json!("call-7"), "self.reboot", json!({})));
+    assert_eq!(t.s.confirmation().unwrap().client, own);
+    assert_eq!(t.s.confirmation_id(), Some(&br#""call-7""#[..]));
+    t.poll(10);
+    assert!(t.press(true, 20));
+    t.poll(20);
+    assert_eq!(t.s.confirmation_id(), None, "answered: nothing held");
+
+    // Clients that share one engine, each with its session lent with its messages.
+    let mut c = Clients::new(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
+    c.init("alice", "2025-06-18", json!({}));
+    c.init("bob", "2025-06-18", json!({}));
+    let session = |c: &Clients, who: &str| {
+        let peer = Peer::named(who.as_bytes());
+        let s = c.sessions.iter().find(|(p, _)| *p == peer).unwrap().1;
+        c.t.s.client_label(peer, Some(&s))
+    };
+    let (alice, bob) = (session(&c, "alice"), session(&c, "bob"));
+    assert_eq!((alice.name.as_str(), bob.name.as_str()), ("alice", "bob"));
+    assert_ne!(alice.tag, bob.tag, "two sessions, two tags");
+    c.from("bob", &call(json!(3), "self.reboot", json!({})));
+    assert_eq!(c.t.s.confirmation().unwrap().client, bob);
+    assert_eq!(c.t.s.confirmation_id(), Some(&b"3"[..]));
+
+    // An engine none of whose tools asks a person names its client too.
+    let mut plain = S::new(Config::new("c", "1"));
+    let (mut dev, mut out) = (Dev::default(), [0u8; 1024]);
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"kitchen","version":"1"}}}"#;
+    plain
+        .handle(init, Principal::Model, &mut dev, &mut out)
+        .unwrap();
+    assert_eq!(
+        plain.client_label(Peer::ONLY, None).name.as_str(),
+        "kitchen"
+    );
+}

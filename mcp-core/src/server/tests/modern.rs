@@ -663,3 +663,43 @@ fn a_tool_can_require_a_client_capability() {
     );
     assert_eq!(v["result"]["isError"], false);
 }
+
+/// Every client string an error echoes is bounded, so the error fits [`MIN_OUT_LEN`] whatever
+/// the client sent: a 300-character version (with characters that expand when escaped) is
+/// answered -32022, its `requested` cut (and marked `…` where there is room), beside a small id
+/// and beside the longest id (128 bytes with its quotes).
+#[cfg(feature = "modern")]
+#[test]
+fn an_echoed_version_is_bounded_and_fits_the_smallest_buffer() {
+    let mut rig = Rig::new(Config::new("dev", "1"));
+    rig.out = vec![0; MIN_OUT_LEN];
+    let version = format!("202{}6-07-28", "\u{1}\"é".repeat(100));
+    for id in [json!(1), json!("i".repeat(126))] {
+        let (v, status, _) = rig.raw(
+            &json!({"jsonrpc":"2.0","id":id,"method":"serqer/discover","params":{"_meta":{
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {}}}}),
+            false,
+        );
+        assert_eq!(v["error"]["code"], -32022, "{v}");
+        assert_eq!((&v["id"], status), (&id, Status::BadRequest));
+        let requested = v["error"]["data"]["requested"].as_str().unwrap();
+        assert!(version.starts_with(requested.trim_end_matches('…')));
+        assert!(requested.chars().count() <= 17, "{requested:?}");
+        if id == 1 {
+            assert!(
+                requested.ends_with('…') && requested.len() > 8,
+                "{requested:?}"
+            );
+        }
+        assert_eq!(v["error"]["data"]["supported"][0], "2026-07-28");
+    }
+    // A version of ordinary length is echoed whole.
+    let (v, _) = rig.ask(
+        2,
+        "no/such",
+        json!({}),
+        json!({"io.modelcontextprotocol/protocolVersion": "2099-01-01", TASKS_CAPS: {}}),
+    );
+    assert_eq!(v["error"]["data"]["requested"], "2099-01-01");
+}

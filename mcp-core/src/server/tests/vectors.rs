@@ -1043,6 +1043,27 @@ fn the_smallest_buffer_holds_every_error() {
     );
 }
 
+/// An error that quotes a client's string (an unknown method or tool) is still that error in the
+/// smallest buffer beside the longest id, however the string expands when escaped: the quote is
+/// cut to the room left, never the answer replaced by -32603.
+#[test]
+fn the_smallest_buffer_holds_every_quoting_error() {
+    let mut server = server();
+    let mut dev = Dev::default();
+    let mut out = [0u8; MIN_OUT_LEN];
+    let id = format!("\"{}\"", "i".repeat(crate::wire::request::MAX_ID_LEN - 2));
+    let garbage = "\\u0001\\\"".repeat(120);
+    let unknown_method = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{garbage}"}}"#);
+    let v = answer_in(&mut server, &mut dev, unknown_method.as_bytes(), &mut out);
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    let unknown_tool = call(&id, &garbage, "{}");
+    let v = answer_in(&mut server, &mut dev, unknown_tool.as_bytes(), &mut out);
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Unknown tool: \u{1}\""), "{message:?}");
+    assert_eq!(dev.calls, 0);
+}
+
 #[test]
 fn pagination_by_byte_budget() {
     // Small pages over 8 tools; concatenated pages are every visible tool once, in order.

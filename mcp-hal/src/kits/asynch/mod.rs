@@ -25,6 +25,7 @@
 //! | [`mute::set_mute`] | `self.audio_speaker.set_mute` | [`audio::HasCodec`] + [`Wait`] | `applied` (the trait cannot read mute back) |
 //! | [`screen::set_brightness`] | `self.screen.set_brightness` | [`screen::HasBacklight`] | `read_back` where readable, else `applied` |
 //! | [`relay::set`] | `self.relay.set` (interlock guard) | [`relay::HasRelay`] + [`Wait`] | `measured` with feedback (waited for up to the settle time within the budget), else `applied` |
+//! | [`setpoint::set`] | `self.setpoint.set`, renamed by the board (its parameter the board's) | [`setpoint::HasSetpoint`] + [`Wait`] | `measured` by the device's sensor within its tolerance, waited for up to the settle time within the budget |
 //! | [`status::get_device_status`] | `self.get_device_status` | [`status::StatusReport`] | — (a read) |
 //! | [`system::reboot`] | `self.reboot` (user-only; [`system::confirmed`]: open to the model, a person confirms first) | [`system::HasSystem`] | `scheduled` |
 //!
@@ -171,6 +172,7 @@ pub mod button;
 pub mod mute;
 pub mod relay;
 pub mod screen;
+pub mod setpoint;
 pub mod status;
 pub mod system;
 pub mod temperature;

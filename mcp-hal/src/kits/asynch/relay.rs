@@ -34,13 +34,15 @@ use crate::asynch::switch::Switch;
 use crate::kits::relay::{Undriven, agrees, conclude, listing, undriven};
 use crate::kits::{Window, command_failed};
 
-pub use crate::kits::relay::{CONFIRM_ON, NAME, Refusal, confirm_on};
+pub use crate::kits::relay::{CONFIRM_ON, NAME, Refusal, WORDS, Words, confirm_on};
 
 /// Access to the board's async relay, its interlock, and (through [`Wait`]) its delay for the
 /// settle time.
 pub trait HasRelay: Wait {
     /// The relay type.
     type Relay: Switch;
+    /// What the kit says when a call fails; the kit's [`WORDS`] by default.
+    const WORDS: Words = WORDS;
     /// The relay.
     fn relay(&mut self) -> &mut Self::Relay;
     /// The interlock guard, asked before the relay is driven to `on`. Runs inside a critical
@@ -76,11 +78,11 @@ pub async fn call<C: HasRelay>(ctx: &mut C, args: &Args<'_>, reply: &mut Reply<'
     let on = args.bool("on")?;
     drive(ctx, on)
         .await
-        .map_err(|why| undriven(why, on, reply))?;
+        .map_err(|why| undriven(&C::WORDS, why, on, reply))?;
     let window = Window::new(ctx.relay().settle_ms(), ctx.call_budget_ms(), false);
     let feedback = async |c: &mut C| c.relay().feedback().await;
     let read = settle(ctx, window, feedback, |f| agrees(on, f)).await;
-    conclude(on, read, window, reply)
+    conclude(&C::WORDS, on, read, window, reply)
 }
 
 /// The guard, then the drive; the guard and the drive's first poll in one critical section.

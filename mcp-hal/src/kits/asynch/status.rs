@@ -74,7 +74,10 @@ impl<'a> Status<'a> {
 }
 
 /// The board's async parts, for `self.get_device_status`.
-#[allow(async_fn_in_trait)]
+#[allow(
+    async_fn_in_trait,
+    reason = "no Send bound: embedded executors run on one core, as embedded-hal-async's traits"
+)]
 pub trait StatusReport {
     /// Reads one member per part with the [`Status`] helpers (`status.audio_speaker(self.codec()).await`).
     async fn report(&mut self, status: &mut Status<'_>);
