@@ -306,7 +306,7 @@ impl Sim {
                 json!({"text": format!("disconnected: {reason}")}),
             ),
             HostEvent::Activation { code, message } => {
-                let activation = shown_all(json!({"code": code, "message": message}));
+                let activation = json!({"code": code, "message": message});
                 let again = lock(&self.log).activation.replace(activation).is_some();
                 if !again {
                     self.push("session", json!({"text": format!("not bound yet: activation code {code}")}));
@@ -321,9 +321,8 @@ impl Sim {
                 offered,
                 url,
             } => {
-                lock(&self.log).firmware_offered = Some(shown_all(
-                    json!({"running": running, "offered": offered, "url": url}),
-                ));
+                lock(&self.log).firmware_offered =
+                    Some(json!({"running": running, "offered": offered, "url": url}));
                 self.push(
                     "session",
                     json!({"text": format!("a newer firmware is offered: {offered} (running {running}); not installed")}),
