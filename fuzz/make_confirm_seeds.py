@@ -38,8 +38,9 @@ BEFORE, AT_SHOWN, AFTER_SHOWN, NOW, LATER, DEADLINE_MINUS_1, DEADLINE, PAST_DEAD
 # … and at the edges of the minimum a question is shown (issue 33): just under and just the
 # minimum after it was shown, just under and just the minimum after the last press.
 SHOWN_MIN_MINUS_1, SHOWN_MIN, LAST_MIN_MINUS_1, LAST_MIN = range(8, 12)
-# Client names (the high bits of the capabilities byte): "f", "alice-client", none, one cut.
-NAME_F, NAME_ALICE, NO_NAME, LONG_NAME = range(4)
+# Client names (the high bits of the capabilities byte): one that imitates the tag and closes a
+# quote, "alice-client", none, one cut.
+NAME_FORGER, NAME_ALICE, NO_NAME, LONG_NAME = range(4)
 # Poll choices.
 ADV = {0: 0, 1: 1, 10: 2, 100: 3, 250: 4, 1000: 5, 5000: 6, 30000: 7}
 DEADLINE_M1, AT_DEADLINE, OWED_M1, AT_OWED = 8, 9, 10, 11
@@ -48,7 +49,7 @@ DEADLINE_M1, AT_DEADLINE, OWED_M1, AT_OWED = 8, 9, 10, 11
  STATE_NUMBER, STATE_UPPER, STATE_ESCAPED) = range(10)
 
 
-def init(peer, version, caps, id=0, name=NAME_F):
+def init(peer, version, caps, id=0, name=NAME_FORGER):
     return bytes([0, peer, VERSIONS[version], CAPS[caps] | name << 6, id])
 
 
@@ -275,9 +276,9 @@ seed("double-press", config(entropy=0, budget=25000), init(ALICE, "2024-11-05", 
 seed("press-min-edges", config(entropy=0), init(ALICE, "2024-11-05", "none"), call(ALICE, "reboot"),
      poll(ADV[10]), press(SHOWN_MIN_MINUS_1), press(SHOWN_MIN), press(LAST_MIN, delta=3),
      poll(ADV[10]))
-# The question names the call's arguments and the client (as its initialize named it, cut when
-# long, "an unnamed client" without one), in the waiting answer, after the budget, and in the
-# elicitation.
+# The question names the call's arguments and the client (its tag first, then the name its
+# initialize gave in quotes, cut when long, nothing without one), in the waiting answer, after the
+# budget, and in the elicitation.
 seed("question-names", config(budget=0), init(ALICE, "2024-11-05", "none", name=LONG_NAME),
      call(ALICE, "relay", "on"), init(ALICE, "2024-11-05", "none", name=NAME_ALICE), poll(ADV[10]),
      press(AFTER_SHOWN), poll(ADV[10]), call(CAROL, "relay", "on", id=2), poll(ADV[10]),

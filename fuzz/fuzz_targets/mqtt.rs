@@ -10,14 +10,16 @@
 //! - `parse_presence`, `is_disconnected` and `route` agree with serde_json on the method;
 //! - `write_online` with arbitrary names and descriptions either fits and reads back (the same
 //!   strings, through `parse_presence` and serde_json) or says how much it needed;
-//! - `Sessions` (the client table with its half-open sessions, issue 33 finding 4), driven by a
-//!   script of `initialize`, messages on a client's RPC topic, departures and time passing,
-//!   agrees step by step with a model of its documented rules written with plain `Vec`s: what
-//!   each step says (half-open, displaced, served, promoted, replaced, refused, unknown) and who
-//!   holds a place after it. The adversary's flood is one such script: it never refuses an
-//!   `initialize` while a place is free or idle, never takes a place without speaking, and a
-//!   client that speaks before `H` newer `initialize` and within the half-open life always gets
-//!   a place when one is free.
+//! - `Sessions` (the client table and its notes of what recent `initialize`s declared, issue 33
+//!   finding 4 and issue 38 finding 3), driven by a script of `initialize`, messages on a
+//!   client's RPC topic, departures and time passing, agrees step by step with a model of its
+//!   documented rules written with plain `Vec`s: what each step says (noted, displaced, served,
+//!   promoted, replaced, refused), whether the session served carries what an `initialize`
+//!   declared, and who holds a place after it. The adversary's flood is one such script: an
+//!   `initialize` makes no session and holds no place, so it never refuses an `initialize`
+//!   while a place is free or idle, and a client that speaks on its own RPC topic gets a place
+//!   whenever one is free or idle, however many `initialize`s came since its own (they can
+//!   only crowd out the note of what it declared).
 //!
 //! Input: a mode byte, then the text (topic, or name `0xFF` description), `0xFF`, a payload.
 //! With the mode's top bit set, the rest of the input is the `Sessions` script instead (two
@@ -70,10 +72,10 @@ fn method(payload: &[u8]) -> Option<String> {
     j.get("method").and_then(J::as_str).map(str::to_string)
 }
 
-/// Places for clients that completed their handshake, and half-open ones, in the script.
+/// Places for clients that spoke on their RPC topic, and notes of `initialize`s, in the script.
 const N: usize = 3;
 const H: usize = 2;
-/// A session idle this long may give its place (ms); a half-open one lives this long.
+/// A session idle this long may give its place (ms); a note lives this long.
 const IDLE_MS: u64 = 1_000;
 const LIFE_MS: u64 = 500;
 /// The ids the script names: two real clients and a forger's invented ones.
@@ -84,20 +86,42 @@ const IDS: [&str; 6] = [
 /// The documented rules of `Sessions`, written again with plain `Vec`s of (id, time).
 #[derive(Default)]
 struct Model {
-    /// Clients that completed their handshake, with when each last spoke.
-    open: Vec<(&'static str, u64)>,
-    /// Half-open sessions, oldest first, with when each `initialize` came.
+    /// Clients with a session, with when each last spoke and whether the session carries what
+    /// an `initialize` declared.
+    open: Vec<(&'static str, u64, bool)>,
+    /// Noted `initialize`s, oldest first, with when each came.
     half: Vec<(&'static str, u64)>,
 }
 
-/// What a step did, in the model's words.
+/// What a step did, in the model's words: the `bool`s say whether the session served carries
+/// what an `initialize` declared (else it is a client's that declared nothing).
 #[derive(Debug, PartialEq, Eq)]
 enum Did {
     HalfOpen(Option<String>),
     Refused,
-    Served(bool),
-    Promoted(Option<String>),
-    Unknown,
+    Served { restarted: bool, declared: bool },
+    Promoted(Option<String>, bool),
+}
+
+/// What the engine makes of the script's every `initialize` (a 2025-11-25 client that declares
+/// elicitation): a session that differs from one that declared nothing.
+fn declared() -> mcp_core::Session {
+    static DECLARED: std::sync::OnceLock<mcp_core::Session> = std::sync::OnceLock::new();
+    *DECLARED.get_or_init(|| {
+        let mut engine: mcp_core::Server<'_, (), mcp_core::Caps<1>> =
+            mcp_core::Server::new(mcp_core::Config::new("d", "1"));
+        let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}}"#;
+        let input = mcp_core::Input::new(init, mcp_core::Principal::Model)
+            .session(mcp_core::Session::default());
+        let mut out = [0u8; 2048];
+        let s = engine
+            .handle_with(input, &mut (), &mut out, &mut |_: &[u8]| {})
+            .unwrap()
+            .session
+            .unwrap();
+        assert_ne!(s, mcp_core::Session::default());
+        s
+    })
 }
 
 impl Model {
@@ -112,7 +136,7 @@ impl Model {
             return Some(None);
         }
         let mut idlest: Option<usize> = None;
-        for (i, &(_, at)) in self.open.iter().enumerate() {
+        for (i, &(_, at, _)) in self.open.iter().enumerate() {
             if idlest.is_none_or(|j| at < self.open[j].1) {
                 idlest = Some(i);
             }
@@ -124,7 +148,7 @@ impl Model {
 
     fn initialize(&mut self, id: &'static str, now: u64) -> Did {
         self.expire(now);
-        let has = self.open.iter().any(|&(o, _)| o == id);
+        let has = self.open.iter().any(|&(o, _, _)| o == id);
         if !has && self.room(now).is_none() {
             return Did::Refused;
         }
@@ -134,38 +158,40 @@ impl Model {
         Did::HalfOpen(displaced)
     }
 
+    /// A message on the client's own RPC topic: the only thing that makes a session.
     fn spoke(&mut self, id: &'static str, initialized: bool, now: u64) -> Did {
         self.expire(now);
         let half = self.half.iter().position(|&(h, _)| h == id);
-        if let Some(o) = self.open.iter().position(|&(x, _)| x == id) {
+        if let Some(o) = self.open.iter().position(|&(x, _, _)| x == id) {
             let restarted = initialized && half.is_some();
             if let (true, Some(h)) = (restarted, half) {
                 self.half.remove(h);
+                self.open[o].2 = true;
             }
             self.open[o].1 = now;
-            return Did::Served(restarted);
+            return Did::Served {
+                restarted,
+                declared: self.open[o].2,
+            };
         }
-        let Some(h) = half else {
-            return Did::Unknown;
-        };
-        self.half.remove(h);
+        let noted = half.map(|h| self.half.remove(h)).is_some();
         match self.room(now) {
             None => Did::Refused,
             Some(None) => {
-                self.open.push((id, now));
-                Did::Promoted(None)
+                self.open.push((id, now, noted));
+                Did::Promoted(None, noted)
             }
             Some(Some(i)) => {
-                let old = std::mem::replace(&mut self.open[i], (id, now));
-                Did::Promoted(Some(old.0.to_string()))
+                let old = std::mem::replace(&mut self.open[i], (id, now, noted));
+                Did::Promoted(Some(old.0.to_string()), noted)
             }
         }
     }
 
     fn forget(&mut self, id: &str) -> bool {
         self.half.retain(|&(h, _)| h != id);
-        let had = self.open.iter().any(|&(o, _)| o == id);
-        self.open.retain(|&(o, _)| o != id);
+        let had = self.open.iter().any(|&(o, _, _)| o == id);
+        self.open.retain(|&(o, _, _)| o != id);
         had
     }
 }
@@ -185,7 +211,8 @@ fn sessions(script: &[u8]) {
             0 => {
                 let got = match table.initialize(client, now) {
                     Opened::HalfOpen { displaced } => {
-                        assert!(table.half_open_session(id).is_some());
+                        // What the engine made of it is noted, as a host does.
+                        table.set_half_open_session(id, declared());
                         Did::HalfOpen(displaced.map(|d| d.to_string()))
                     }
                     Opened::Refused(Busy::Full { sessions }) => {
@@ -198,14 +225,25 @@ fn sessions(script: &[u8]) {
             }
             1 => {
                 let initialized = arg & 0x80 != 0;
+                let had_place = model.open.iter().any(|&(o, _, _)| o == id);
                 let got = match table.spoke(client, initialized, now) {
-                    Spoke::Served { restarted, .. } => Did::Served(restarted),
-                    Spoke::Promoted { replaced, .. } => {
-                        Did::Promoted(replaced.map(|r| r.to_string()))
+                    Spoke::Served { restarted, session } => Did::Served {
+                        restarted,
+                        declared: session == declared(),
+                    },
+                    Spoke::Promoted { replaced, session } => {
+                        assert!(
+                            session == declared() || session == mcp_core::Session::default(),
+                            "{session:?}"
+                        );
+                        Did::Promoted(replaced.map(|r| r.to_string()), session == declared())
                     }
-                    Spoke::Refused(Busy::Full { .. }) => Did::Refused,
+                    Spoke::Refused(Busy::Full { .. }) => {
+                        // Only a full table of sessions refuses a client that speaks.
+                        assert!(!had_place && model.room(now).is_none(), "{id} refused");
+                        Did::Refused
+                    }
                     Spoke::Refused(other) => panic!("{other:?}"),
-                    Spoke::Unknown => Did::Unknown,
                 };
                 (got, model.spoke(id, initialized, now))
             }
@@ -221,17 +259,14 @@ fn sessions(script: &[u8]) {
         };
         assert_eq!(got, want, "{id} at {now} ms");
         let held: Vec<&str> = table.confirmed().collect();
-        let expected: Vec<&str> = model.open.iter().map(|&(o, _)| o).collect();
+        let expected: Vec<&str> = model.open.iter().map(|&(o, _, _)| o).collect();
         assert_eq!(held, expected, "at {now} ms");
         assert!(table.len() <= N && table.half_open() <= H);
         for id in IDS {
             let peer = ClientId::new(id).unwrap().peer();
-            let known = model
-                .open
-                .iter()
-                .chain(model.half.iter())
-                .any(|&(x, _)| x == id);
-            // (A half-open session past its life may still be listed until the next step.)
+            let known = model.open.iter().any(|&(x, _, _)| x == id)
+                || model.half.iter().any(|&(x, _)| x == id);
+            // (A note past its life may still be listed until the next step.)
             if known {
                 assert_eq!(table.by_peer(peer), Some(id));
             }

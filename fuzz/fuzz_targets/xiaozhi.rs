@@ -7,7 +7,9 @@
 //! no envelope goes to the engine whole, as the hosts hand it on: -32700 with `id: null`. What
 //! the device says of its own is checked on the same bytes: a `[device_call]` detect frame made
 //! of any string the envelope holds is one valid JSON object whose text is that string (decoded,
-//! cut at `MAX_SAID_CHARS` with `…`), and `Turns` follows any frame without panicking.
+//! cut at `MAX_SAID_CHARS` with `…`), and `Turns` follows any frame without panicking: an
+//! outcome may be told (`may_tell`) exactly when the frame did not say the backend speaks, and
+//! not again before the backend spoke of it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -76,6 +78,17 @@ fuzz_target!(|data: &[u8]| {
     let mut turns: Turns<2> = Turns::new();
     turns.heard(&env, 1);
     let _ = turns.quiet(2);
+    // An outcome's `[device_call]` text waits exactly while the backend speaks (a detect text
+    // would start a new speech and drop what it says): after its `tts` `start` or
+    // `sentence_start`, and not after any other frame (a `stop` lets it go at once).
+    let speaks = env.is("tts")
+        && env
+            .state
+            .is_some_and(|s| s.eq_str("start") || s.eq_str("sentence_start"));
+    assert_eq!(turns.speaking(2), speaks, "{input:?}");
+    assert_eq!(turns.may_tell(2), !speaks, "{input:?}");
+    turns.said(3);
+    assert!(!turns.may_tell(4), "one outcome per speech");
     if let Some(sentence) = env.kind {
         let sid = str_of("session_id");
         let mut frame = vec![0u8; out_len];

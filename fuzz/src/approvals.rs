@@ -308,19 +308,25 @@ impl Approvals {
         }
     }
 
-    /// The name a client gave, as a device shows it: at most 21 bytes (the names the target
-    /// sends are plain ASCII), `…` after when cut; `an unnamed client` without one.
+    /// The name a client gave, as a device shows it (the names the target sends are plain
+    /// ASCII): a `"` as `\"` — it is shown in quotes it must not close —, at most 21 bytes of
+    /// whole escapes, `…` after when cut; empty without one.
     fn label_of(&self, peer: Peer) -> Option<String> {
         // Never initialized: no name. `None` in the list: not known to the model.
         let name = match self.names.iter().find(|(p, _)| *p == peer) {
             None => String::new(),
             Some((_, n)) => n.clone()?,
         };
-        Some(match name {
-            n if n.is_empty() => "an unnamed client".into(),
-            n if n.len() > 21 => format!("{}…", &n[..21]),
-            n => n,
-        })
+        let mut shown = String::new();
+        for c in name.chars() {
+            let piece = if c == '"' { "\\\"".to_string() } else { c.to_string() };
+            if shown.len() + piece.len() > 21 {
+                shown.push('…');
+                break;
+            }
+            shown.push_str(&piece);
+        }
+        Some(shown)
     }
 
     /// The tag of `peer`'s questions: the same every time.
@@ -345,7 +351,11 @@ impl Approvals {
         let label = label?;
         let values = self.values(h_tool, args);
         let asked = (self.tools[h_tool].asked)(&values);
-        Some(format!("{asked} (asked by {label} #{tag:04x})"))
+        // The device's tag first, where no name can come before it; the name after, quoted.
+        Some(match label.is_empty() {
+            true => format!("{asked} (asked by client #{tag:04x})"),
+            false => format!("{asked} (asked by client #{tag:04x} \"{label}\")"),
+        })
     }
 
     /// The validated values of a call's arguments (as sent).
@@ -1203,11 +1213,7 @@ impl Approvals {
                 assert_eq!(p.owner, h.owner, "owner, after {}", show(after));
                 assert_eq!(u64::from(p.min_shown_ms), self.min_shown);
                 if let Some(label) = &h.label {
-                    let name = if p.client.name.is_empty() {
-                        "an unnamed client"
-                    } else {
-                        p.client.name.as_str()
-                    };
+                    let name = p.client.name.as_str();
                     assert_eq!(name, label, "the client's name, after {}", show(after));
                 }
                 if let Some(&(_, tag)) = self.tags.iter().find(|(p, _)| *p == h.owner) {

@@ -102,8 +102,14 @@ const TIMEOUTS: [u32; 4] = [1_000, 3_000, 30_000, 250];
 /// How long a question is shown before a press counts (and the bounce time), by the
 /// configuration's entropy bit (set: 0, as every seed of issue 22 was written for).
 const MIN_SHOWN: [u32; 2] = [1_000, 0];
-/// The names clients give in `initialize` (`None`: no `clientInfo`; the long one is cut).
-const NAMES: [Option<&str>; 4] = [Some("f"), Some("alice-client"), None, Some("a-very-long-client-name-x")];
+/// The names clients give in `initialize`, as JSON string contents (`None`: no `clientInfo`; the
+/// long one is cut; the first imitates the device's tag and closes a quote).
+const NAMES: [Option<&str>; 4] = [
+    Some(r#"f\" (asked by client #0000 \"e"#),
+    Some("alice-client"),
+    None,
+    Some("a-very-long-client-name-x"),
+];
 const BUDGETS: [u32; 4] = [0, 500, 25_000, 2_000];
 const ADVANCES: [u64; 8] = [0, 1, 10, 100, 250, 1_000, 5_000, 30_000];
 const TOOL_NAMES: [&str; 4] = ["c.reboot", "c.relay", "c.plain", "c.nope"];

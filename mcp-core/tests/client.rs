@@ -98,7 +98,8 @@ fn a_question_answered_in_every_form() {
     // The question, and which client asks (the name its initialize gave, a tag of its session).
     let question = asked.question().unwrap();
     assert!(
-        question.starts_with("Switch the lamp on? (asked by mcp_core::testing #"),
+        question.starts_with("Switch the lamp on? (asked by client #")
+            && question.ends_with(" \"mcp_core::testing\")"),
         "{question}"
     );
     let declined = client.decline(&asked);

@@ -503,7 +503,7 @@ fn the_model_upgrades_only_after_a_persons_yes() {
     assert_eq!(
         question,
         format!(
-            "Upgrade the device's firmware to the {}-byte image with SHA-256 {digits}…? (asked by an unnamed client #{:04x})",
+            "Upgrade the device's firmware to the {}-byte image with SHA-256 {digits}…? (asked by client #{:04x})",
             img.len(),
             pending.client.tag
         )

@@ -410,8 +410,12 @@ class Backend:
     to the handlers. The checks drive the model (`model_call`, `plans`) and read `heard`,
     `dialogue`, `logged`, `detects`."""
 
-    def __init__(self, link, tag: str, *, config_load_s: float = 0.0, init_before_hello: bool = False) -> None:
+    def __init__(self, link, tag: str, *, config_load_s: float = 0.0, init_before_hello: bool = False,
+                 speech_s_per_char: float | None = None) -> None:
         self.link = link
+        #: How long a sentence takes to speak, per character (`None`: a short fixed time, so that
+        #: sessions that do not look at speech run fast).
+        self.speech_s_per_char = speech_s_per_char
         self.tag = tag
         self.loop = asyncio.get_running_loop()
         self.t0 = getattr(link, "accepted_at", 0.0) or self.loop.time()
@@ -460,7 +464,12 @@ class Backend:
         self.speaking = False
         self.speaking_since = 0.0
         self.speech: list[tuple[float, float]] = []
+        #: Speech a detect text of the device cut off: (when, the text that cut it).
+        self.interrupted: list[tuple[float, str]] = []
+        #: `tts` `stop` frames that could not be sent (the device had gone): when.
+        self.stop_lost: list[float] = []
         self._speech_q: asyncio.Queue = asyncio.Queue()
+        self._cut = False
         self._n_tool_calls = 0
         self._tasks: set[asyncio.Task] = set()
         self.closed = asyncio.Event()
@@ -788,6 +797,11 @@ class Backend:
             raise TypeError("detect text is not a string")
         if text.startswith(DEVICE_CALL):
             call_text = text[len(DEVICE_CALL):].strip()
+            # It starts a speech of its own: whatever was still being said is dropped (the
+            # device should have waited for its `tts` `stop`).
+            if self.speaking:
+                self.interrupted.append((self.now(), text))
+                await self._abort()
             self._begin_turn(call_text)
             self.say(call_text)
             self._end_turn()
@@ -815,7 +829,16 @@ class Backend:
     async def _abort(self) -> None:
         while not self._speech_q.empty():
             self._speech_q.get_nowait()
-        await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
+        self._cut = True
+        await self._send_stop()
+
+    async def _send_stop(self) -> None:
+        """`tts` `stop`; one the device is no longer there for is recorded (its last words were
+        cut off)."""
+        try:
+            await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
+        except Exception:
+            self.stop_lost.append(self.now())
         self._stopped()
 
     # ---- speech: send_stt_message, sendAudioMessage, send_tts_message ----
@@ -849,17 +872,19 @@ class Backend:
             elif kind == "say":
                 if not self.speaking:
                     self.speaking, self.speaking_since = True, self.now()
+                self._cut = False
                 await self.send({"type": "tts", "state": "sentence_start", "text": text,
                                  "session_id": self.session_id})
                 await self.link.send_audio(bytes(60))
-                await asyncio.sleep(min(0.6, 0.1 + 0.005 * len(text)))
+                rate = self.speech_s_per_char
+                await asyncio.sleep(min(0.6, 0.1 + 0.005 * len(text)) if rate is None else rate * len(text))
+                if self._cut:  # an abort stopped it meanwhile (and said so)
+                    continue
                 if not open_turn and self._speech_q.empty():
-                    await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
-                    self._stopped()
+                    await self._send_stop()
             else:
                 open_turn = False
-                await self.send({"type": "tts", "state": "stop", "session_id": self.session_id})
-                self._stopped()
+                await self._send_stop()
 
     # ---- for the checks ----
 
@@ -1075,6 +1100,8 @@ async def main_session(b: Backend, tag: str) -> None:
               f"{', '.join(words)}; the dialogue has it as the assistant's words",
               o.action == "ERROR" and o.text.startswith(MCP_ERROR) and all(w in msg for w in words)
               and 0 < len(msg) <= 200 and b.dialogue[-1] == {"role": "assistant", "content": o.text}, (o, err))
+        check(f"{tag} issue 38 item 10: the refusal the user hears ends with what happened: \"{msg[-40:]}\"",
+              msg.endswith("nothing was changed"), msg)
     o = await b.model_call("self.screen.set_theme", {"theme": "\u6df1\u8272"})  # 深色, not in the enum
     check(f"{tag} a Chinese enum miss is refused, and the user hears why", o.action == "ERROR"
           and o.text.startswith(MCP_ERROR), o)
@@ -1349,6 +1376,49 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
         await b.stop()
 
 
+async def outcome_while_speaking_session(link, tag: str) -> None:
+    """--confirm --hold-answer 0 --door-open --ui: the relay's call is answered "waiting"; the
+    backend then speaks at length (a real speech's pace) and, meanwhile, the person presses. Issue
+    38 item 8: the outcome's `[device_call]` text waits until the backend stopped speaking — a
+    detect text starts a new speech there, dropping what it was saying — and then comes at once.
+    Item 10: the interlock refused the confirmed call, and the user hears that in that order."""
+    api = await ui_of(link)
+    b = await opened(link, tag, speech_s_per_char=0.04)
+    try:
+        o = await b.model_call("self.relay.set", {"on": True})
+        sc = result_of(o.payload).get("structuredContent") or {}
+        check(f"{tag} relay on is answered at once that it waits for a press",
+              sc.get("status") == "awaiting_confirmation", o)
+        await off_loop(api.state_until, lambda s: bool((s.get("confirmation") or {}).get("shown")), 3)
+        # The backend speaks (about 5 s), and the person presses while it does.
+        seen = len(b.device_calls())
+        b._begin_turn("a story")
+        for i in range(3):
+            b.say(f"Here is part {i + 1} of a long story the user asked for, told at the pace of speech.")
+        b._end_turn()
+        while not b.speaking:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)
+        await off_loop(api.press)
+        said = await b.device_call_after(seen, 15.0)
+        at = next((t for t, text in reversed(b.detects) if text.startswith(DEVICE_CALL)), None)
+        ended = next((e for s0, e in b.speech if at is not None and s0 <= at + 0.05), None)
+        check(f"{tag} issue 38 item 8: the outcome did not cut the backend's speech off",
+              not b.interrupted, b.interrupted)
+        check(f"{tag} issue 38 item 8: the outcome came once the backend stopped speaking, promptly "
+              f"({None if at is None or ended is None else round(at - ended, 2)} s after the stop)",
+              at is not None and ended is not None and 0 <= at - ended < 1.5, (b.speech, at))
+        check(f"{tag} issue 38 item 10: the user hears that the person confirmed, then the interlock refused "
+              f"and nothing switched: {said!r}",
+              isinstance(said, str) and "the person confirmed it, then it failed" in said
+              and "interlock" in said and "not switched" in said and "commanded true" in said, said)
+        ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is False, 1)
+        check(f"{tag} the relay stayed off", ok, s.get("relay"))
+        closing_checks(b)
+    finally:
+        await b.stop()
+
+
 async def pending_text_session(link, tag: str, hold: int, timeout: int, slow: bool) -> None:
     """--confirm --ui with a hold budget close to the confirmation timeout: the pending text
     reaches the person late. Item 3: it must leave them time. Then item 1 again (the press after
@@ -1481,7 +1551,7 @@ async def ota_session(link, tag: str) -> None:
     call, and then the backend hears that it came up (measured), in the user's ears and the
     model's dialogue."""
     api = await ui_of(link)
-    b = await opened(link, tag)
+    b = await opened(link, tag, speech_s_per_char=0.04)
     try:
         img = firmware_image("device-sim", "5.4.3", 2500)
         sha = hashlib.sha256(img).hexdigest()
@@ -1510,10 +1580,19 @@ async def ota_session(link, tag: str) -> None:
         def hellos() -> int:
             return sum(1 for _, m in b.received if isinstance(m, str) and '"hello"' in m)
         before = hellos()
-        deadline = asyncio.get_running_loop().time() + 20.0
+        deadline = asyncio.get_running_loop().time() + 30.0
         while hellos() == before and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
         check(f"{tag} the device restarted: a new hello", hellos() > before, hellos())
+        # Issue 38 item 9: the sentence was spoken to its end before the restart (at a real
+        # speech's pace it takes seconds; the device waits for the backend's `tts` `stop`).
+        said_at = next((t for t, text in reversed(b.detects) if "completed" in str(text)), None)
+        spoken = next(((s0, e) for s0, e in b.speech if said_at is not None and s0 >= said_at - 0.05), None)
+        restart = next((t for t, m in b.received if isinstance(m, str) and '"hello"' in m and t > (said_at or 0)), None)
+        check(f"{tag} issue 38 item 9: the \"completed\" sentence was spoken to its end before the restart "
+              f"(speech {spoken}, new hello at {restart})",
+              spoken is not None and restart is not None and spoken[1] <= restart and not b.interrupted,
+              (b.speech, restart, b.interrupted))
         await b.until_ready()
         seen = len(b.device_calls())
         o = await b.model_call("self.firmware.status", {})
@@ -1567,6 +1646,11 @@ async def speak_first_session(link, tag: str) -> None:
         check(f"{tag} issue 31 item 2: a press with nothing waiting sends a detect text that starts a turn: {text!r}",
               isinstance(text, str) and ("button" in text.lower() or "doorbell" in text.lower()) and len(text) <= 200
               and text in b.turns, text)
+        # What the backend shows the user of it is the text with punctuation trimmed off its ends
+        # (the stt frame): it must still read as the text does, not "event] the doorbell …".
+        shown = trim_punctuation(text) if isinstance(text, str) else ""
+        check(f"{tag} issue 38 item 10: the event reads well where it is shown: {shown!r}",
+              isinstance(text, str) and shown[:1].isalpha() and text.startswith(shown) and "]" not in shown, shown)
         # Wait for the turn's own tool result and words: after the turn's user message (a tool
         # result of an earlier call may still be among the last messages when the turn starts).
         def turn_so_far() -> list[dict]:
@@ -1702,6 +1786,9 @@ async def run(transport: str) -> list[Awaitable]:
                   ["--confirm", "--confirm-timeout", str(CONFIRM_TIMEOUT_S), *UI, *headers], confirm_session)
     await run_one(link_type, tag + "[--confirm --hold-answer 0]",
                   ["--confirm", "--hold-answer", "0", *UI, *headers], after_answer_session)
+    await run_one(link_type, tag + "[--confirm --hold-answer 0 --door-open, the backend speaking]",
+                  ["--confirm", "--hold-answer", "0", "--door-open", "--press-after-ms", "0", *UI, *headers],
+                  outcome_while_speaking_session)
     short = ["--confirm", "--hold-answer", "2", "--confirm-timeout", "4"]
     refused, why = await asyncio.to_thread(start_refusal, "stdio", *short, *UI)
     if refused:

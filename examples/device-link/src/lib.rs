@@ -9,6 +9,7 @@
 //!   activation code to show, a newer firmware, the server's time).
 //! - [`sntp`]: the SNTP request and the checks on its answer (the clock certificates need).
 //! - [`shown`]: text from the wire escaped for a log line (mcp-core's escaper, capped at 64).
+//! - [`cert`]: what can be said of a refused certificate (whether it signs itself).
 //! - `tls` (feature `tls`, needs an allocator): a TLS 1.3 client over any `embedded-io-async`
 //!   stream with the server's certificate checked in full (rustls-webpki), cancel-safe reads.
 #![cfg_attr(not(test), no_std)]
@@ -16,6 +17,7 @@
 #[cfg(feature = "tls")]
 extern crate alloc;
 
+pub mod cert;
 pub mod ota;
 pub mod shown;
 pub mod sntp;

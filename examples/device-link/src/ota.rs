@@ -245,6 +245,15 @@ impl fmt::Write for SliceWriter<'_> {
     }
 }
 
+/// Whether the token an OTA/config check handed out may go on the link to `to`: over TLS, or
+/// to this machine (loopback), always; in clear beyond loopback only when the check itself was
+/// in clear (`check_over_tls` false: the token has crossed that network already). A token
+/// obtained over TLS never travels in clear beyond loopback — an `https://` check that names a
+/// plain `ws://` URL elsewhere gets its link without the token (and the device says why).
+pub fn token_may_go(check_over_tls: bool, to: &Url<'_>) -> bool {
+    !check_over_tls || to.scheme.is_tls() || to.is_loopback()
+}
+
 /// Where to connect over WebSocket, and with which token.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -732,6 +741,28 @@ mod test {
             http_body(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}"),
             None
         );
+    }
+
+    #[test]
+    fn a_token_from_a_check_over_tls_never_goes_in_clear_beyond_loopback() {
+        let url = |u| crate::url::Url::parse(u).unwrap();
+        for (over_tls, to, may) in [
+            (true, "wss://xiaozhi.example/xiaozhi/v1/", true),
+            (true, "ws://127.0.0.1:8000/xiaozhi/v1/", true),
+            (true, "ws://127.9.9.9:8000/", true),
+            (true, "ws://[::1]:8000/", true),
+            (true, "ws://LOCALHOST.:8000/", true),
+            (true, "ws://10.0.0.2:8000/xiaozhi/v1/", false),
+            (true, "ws://192.168.1.20:8000/", false),
+            (true, "ws://[fe80::1]:8000/", false),
+            (true, "ws://xiaozhi.example/", false),
+            (true, "ws://localhost.example/", false),
+            // A check in clear handed the token over that network already.
+            (false, "ws://192.168.1.20:8000/", true),
+            (false, "wss://xiaozhi.example/", true),
+        ] {
+            assert_eq!(token_may_go(over_tls, &url(to)), may, "{over_tls} {to}");
+        }
     }
 
     #[test]

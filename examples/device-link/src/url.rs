@@ -244,6 +244,19 @@ impl<'a> Url<'a> {
         decode(self.password?, buf)
     }
 
+    /// `true` when the host is this machine: a loopback address (`127.0.0.0/8`, `::1`) or the
+    /// name `localhost`. Nothing sent there crosses a network.
+    pub fn is_loopback(&self) -> bool {
+        match self.host {
+            Host::Ipv4(a) => a.is_loopback(),
+            Host::Ipv6(a) => a.is_loopback(),
+            Host::Name(n) => {
+                let n = n.strip_suffix('.').unwrap_or(n);
+                n.eq_ignore_ascii_case("localhost")
+            }
+        }
+    }
+
     /// The host and port as an HTTP `Host` header carries them: the port only when it is not
     /// the scheme's default.
     pub fn authority(&self) -> Authority<'a> {

@@ -185,6 +185,28 @@ async fn a_wrong_root_is_refused_as_unknown_issuer() {
     assert_eq!(refused.err(), Some(Failure::UnknownIssuer));
 }
 
+/// A certificate that signs itself is an unknown issuer, and says it is self-signed — also when
+/// a root of the same name is trusted (its key did not sign it: webpki reports that signature,
+/// not the missing issuer).
+#[tokio::test]
+async fn a_self_signed_certificate_is_refused_as_unknown_issuer_self_signed() {
+    let ca = TestCa::new("device-link-selfie").unwrap();
+    let own = ca.self_signed("selfie", &["localhost"]).unwrap();
+    let key = PrivateKeyDer::from_pem_file(&own.key).unwrap();
+    let port = server(certs(&own.cert), key).await;
+    let namesake = TestCa::new("localhost").unwrap();
+    for root in [&ca, &namesake] {
+        let roots = [anchor(&root_der(root))];
+        let mut bufs = Bufs::new();
+        let refused = connect(port, Host::Name("localhost"), &roots, NOW, &mut bufs).await;
+        assert_eq!(refused.err(), Some(Failure::SelfSigned));
+    }
+    assert_eq!(
+        Failure::SelfSigned.to_string(),
+        "certificate not issued by a trusted root (unknown issuer: self-signed)"
+    );
+}
+
 #[tokio::test]
 async fn an_expired_certificate_is_refused() {
     let ca = TestCa::new("device-link-expired").unwrap();

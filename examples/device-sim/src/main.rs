@@ -111,8 +111,11 @@ struct Cli {
     /// only) and kept, or given with --oauth-jwks.
     #[arg(long, value_name = "URL", requires = "http")]
     oauth_issuer: Option<String>,
-    /// With --oauth-issuer: the audience tokens must carry (default: the endpoint's URL as each
-    /// request names it, http://HOST/mcp); the metadata names it as the resource.
+    /// With --oauth-issuer: this device's resource URL, the audience its tokens must carry (RFC
+    /// 8707); the metadata names it as the resource. Default: the endpoint's URL from the
+    /// address --http bound (http://127.0.0.1:PORT/mcp), fixed at start, never taken from a
+    /// request; required when --http binds an unspecified address (0.0.0.0, ::) or clients use
+    /// another name (an --allow-host name, mDNS, a TLS front end).
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     oauth_audience: Option<String>,
     /// With --oauth-issuer: a scope every token must hold (repeatable); clients ask for it
@@ -287,7 +290,7 @@ struct Cli {
     /// On the xiaozhi wire (--envelope xiaozhi, --xiaozhi-ws, --xiaozhi-ota): the device speaks
     /// first. A press of the button with no question waiting is a doorbell, and the temperature
     /// rising above 40 °C (/sim/sensor) a heat alarm: each starts a turn of the backend's model
-    /// ("[event] the doorbell button was pressed"), at most one per event every 10 s (the heat
+    /// ("Device event: the doorbell button was pressed"), at most one per event every 10 s (the heat
     /// alarm: a minute), never while the backend speaks. On MCP wires the same changes are
     /// resource updates, as without it.
     #[arg(long)]
@@ -380,7 +383,9 @@ impl Device {
         let transport = self.transport();
         let board_arc = self.board.clone();
         let mut board = lock(&board_arc);
-        // The clock, and a due reboot (with --flash, a real restart).
+        // The clock, and a due reboot (with --flash, a real restart; on the xiaozhi wire only
+        // once the device's last words are spoken).
+        mcp_host::Board::hold_restart(&mut *board, self.voice.busy(now_ms));
         mcp_host::Board::tick(&mut *board, now_ms);
         sensors::publish(&mut board, &mut self.engine, now_ms);
         let mut events = board.events(now_ms);
@@ -425,24 +430,24 @@ impl Device {
                 break;
             }
             msgs.push(self.out.get(..n).unwrap_or_default().to_vec());
-            // The outcome heard after a call's answer, spoken: right after its message.
+            // The outcome heard after a call's answer, spoken once the backend is not speaking.
             let message = payloads.last().map(|p| p.0.as_slice()).unwrap_or_default();
-            if let Some(s) = heard.and_then(|h| self.voice.outcome(sid, message, &h, now_ms)) {
-                msgs.push(s.frame.clone().into_bytes());
-                said.push(s);
+            if let Some(h) = heard {
+                self.voice.outcome(sid, message, &h);
             }
         }
-        if self.envelope.is_some() && self.greeted {
+        if self.envelope.is_some() {
             let sid = self.session_id.as_deref();
-            let news = (!self.voice.told_boot())
-                .then(|| board.boot_news())
-                .flatten();
-            for s in self
-                .voice
-                .boot(sid, news, now_ms)
-                .into_iter()
-                .chain(self.voice.events(sid, events, now_ms))
-            {
+            let fired = if self.greeted {
+                let news = (!self.voice.told_boot())
+                    .then(|| board.boot_news())
+                    .flatten();
+                self.voice.boot(sid, news);
+                events
+            } else {
+                Vec::new()
+            };
+            for s in self.voice.speak(sid, fired, now_ms) {
                 msgs.push(s.frame.clone().into_bytes());
                 said.push(s);
             }
@@ -1111,21 +1116,35 @@ fn bearer_token(cli: &Cli) -> Result<Option<String>, String> {
     }
 }
 
-/// The OAuth options of `--oauth-issuer` and its companions, checked.
-fn oauth_options(cli: &Cli) -> Result<Option<mcp_host::oauth::OAuthOptions>, String> {
+/// The OAuth options of `--oauth-issuer` and its companions, checked, for an endpoint bound at
+/// `bound`: the audience is `--oauth-audience`, else the endpoint's URL at that address — fixed
+/// here, never taken from a request (an unspecified address names no resource: refused).
+fn oauth_options(
+    cli: &Cli,
+    bound: SocketAddr,
+) -> Result<Option<mcp_host::oauth::OAuthOptions>, String> {
     let Some(issuer) = &cli.oauth_issuer else {
         return Ok(None);
     };
+    let audience = match &cli.oauth_audience {
+        Some(audience) => audience.clone(),
+        None if bound.ip().is_unspecified() => {
+            return Err(format!(
+                "--oauth-issuer: --http {} names no resource for the tokens' audience; give \
+                 --oauth-audience URL, the URL clients use to reach this device (RFC 8707)",
+                bound.ip()
+            ));
+        }
+        None => format!("http://{bound}/mcp"),
+    };
     let scopes: Vec<&str> = cli.oauth_scopes.iter().map(String::as_str).collect();
-    let mut opts = mcp_host::oauth::OAuthOptions::new(issuer.trim_end_matches('/').to_string())
-        .scopes(&scopes)
-        .tls(tls(cli));
+    let mut opts =
+        mcp_host::oauth::OAuthOptions::new(issuer.trim_end_matches('/').to_string(), audience)
+            .scopes(&scopes)
+            .tls(tls(cli));
     if issuer.ends_with('/') {
         // An issuer is compared exactly: keep what was given.
         opts.issuer = issuer.clone();
-    }
-    if let Some(audience) = &cli.oauth_audience {
-        opts = opts.audience(audience.clone());
     }
     if let Some(path) = &cli.oauth_jwks {
         let doc = std::fs::read_to_string(path)
@@ -1254,6 +1273,14 @@ fn serve_network(
             if let Some(token) = config.token {
                 ota_headers.push(("Authorization".to_string(), format!("Bearer {token}")));
             }
+            if config.token_withheld {
+                eprintln!(
+                    "device-sim: the OTA check came over TLS but names {}, in clear beyond \
+                     loopback: connecting without the token (a token obtained over TLS never \
+                     travels in clear beyond loopback; the server should name a wss:// URL)",
+                    shown_url(&url)
+                );
+            }
             Some(url)
         }
         (None, None) => None,
@@ -1318,22 +1345,24 @@ fn serve_network(
         .keepalive(cli.sse_keepalive)
         .on_event(on_event);
     let token = bearer_token(cli)?;
-    let oauth = oauth_options(cli)?;
-    let protected = token.is_some() || oauth.is_some();
+    let protected = token.is_some() || cli.oauth_issuer.is_some();
     let opts = match token {
         Some(token) => opts.bearer_token(token),
         None => opts,
     };
-    let opts = match oauth.clone() {
-        Some(o) => opts.oauth(o),
-        None => opts,
-    };
+    // Checked before binding (an unspecified address without --oauth-audience is refused).
+    oauth_options(cli, addr)?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| format!("--http {addr}: {e}"))?;
         let bound = listener.local_addr().map_err(|e| e.to_string())?;
-        let mut opts = opts;
+        // The audience from the address bound (its port known now), once.
+        let oauth = oauth_options(cli, bound)?;
+        let mut opts = match oauth.clone() {
+            Some(o) => opts.oauth(o),
+            None => opts,
+        };
         let advert = if cli.mdns {
             let instance = cli
                 .mdns_name
@@ -1373,8 +1402,9 @@ fn serve_network(
             // fetch again later, so this is not fatal).
             match host.prefetch_keys().await {
                 Some(Ok(n)) => eprintln!(
-                    "device-sim: OAuth access tokens of {} are accepted (keys: {n} bytes)",
-                    escaped(&o.issuer)
+                    "device-sim: OAuth access tokens of {} for {} are accepted (keys: {n} bytes)",
+                    escaped(&o.issuer),
+                    escaped(&o.audience)
                 ),
                 Some(Err(e)) => eprintln!(
                     "device-sim: OAuth: the keys of {} are not to be had yet: {}",

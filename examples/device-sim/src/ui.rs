@@ -38,8 +38,8 @@
 //!  "sensors":{"temperature":21.5,"battery":87}, "button":{"presses":0,"down":false},
 //!  "fan":{"duty":0,"rpm":0,"target_rpm":0,"max_rpm":3000}, "camera":{"frames":0},
 //!  "door_open":false, "reboot":{"scheduled":0,"due_in_ms":null},
-//!  "confirmation":null | {"tool":"self.reboot","id":"7","question":"Reboot the device? (asked by claude-ai #3fa2)",
-//!                         "client":"claude-ai #3fa2","on_device":true,"shown":true,
+//!  "confirmation":null | {"tool":"self.reboot","id":"7","question":"Reboot the device? (asked by client #3fa2 \"claude-ai\")",
+//!                         "client":"client #3fa2 \"claude-ai\"","on_device":true,"shown":true,
 //!                         "press_counts_in_ms":0,"approval":"5f0e…","expires_in_ms":28750},
 //!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
 //!  "activation":null | {"code":"123456","message":"…"}   (--xiaozhi-ota: not bound yet),
@@ -54,7 +54,7 @@
 //! the order things happened in), `t_ms` (since device-sim started) and `kind`:
 //! - `call`: every call on every transport (mcp-host reports them where each transport hands a
 //!   message to the engine): `call` (the report's number), `transport`, `client` (the name the
-//!   client gave and the device's tag of its session: `claude-ai #3fa2`), `id` (raw JSON), `tool`,
+//!   client gave and the device's tag of its session: `client #3fa2 "claude-ai"`), `id` (raw JSON), `tool`,
 //!   `outcome` (`ok`, `failed`, `error`, `held` — its answer waits for a person or an action —,
 //!   `awaiting_confirmation`, `asked_client`, `input_required`, `task`), `evidence` (level or
 //!   null), `text`, `confirmed` (true/false: a person's answer decided it; null: nobody was asked
@@ -70,10 +70,12 @@
 //!   a disconnection, an activation), `transport`, `client`, `text`; `listen`: `id`, `open`;
 //! - `said`: `transport`, `text`, `event` — a detect text the device sent its xiaozhi backend:
 //!   an outcome heard after a call's answer (`[device_call] …`, `event` null), or an event that
-//!   starts a model turn (`[event] …`, with `--speak-first`; `event` names it).
+//!   starts a model turn (`Device event: …`, with `--speak-first`; `event` names it).
 //!
 //! Every string in the state that came from a peer (a client's name, a tool name, an id, an
-//! answer's text, a reason) is shown through one function, [`shown`]: escaped and bounded.
+//! answer's text, a reason, an OTA/config server's activation code and firmware offer, a
+//! transport's URL) is shown through one function, [`shown`] — mcp-core's one sanitizer of wire
+//! text: controls, bidi controls and characters that show nothing escaped, length bounded.
 //!
 //! It listens on loopback unless told otherwise, and refuses (403) requests whose `Host` is not a
 //! loopback name (or one given with `--allow-host`), or whose `Origin` is not the page's own
@@ -184,7 +186,7 @@ impl Sim {
 
     /// Names a transport device-sim serves (shown on the page).
     pub fn add_transport(&self, t: String) {
-        lock(&self.log).transports.push(t);
+        lock(&self.log).transports.push(shown(&t));
     }
 
     fn t_ms(&self) -> u64 {
@@ -304,8 +306,8 @@ impl Sim {
                 json!({"text": format!("disconnected: {reason}")}),
             ),
             HostEvent::Activation { code, message } => {
-                let shown = json!({"code": code, "message": message});
-                let again = lock(&self.log).activation.replace(shown) .is_some();
+                let activation = json!({"code": code, "message": message});
+                let again = lock(&self.log).activation.replace(activation).is_some();
                 if !again {
                     self.push("session", json!({"text": format!("not bound yet: activation code {code}")}));
                 }
@@ -550,8 +552,10 @@ fn call_fields(c: &CallReport, press: Option<u32>) -> Value {
     })
 }
 
-/// A string from a peer as the page shows it: escaped (control characters, bidi controls) and
-/// at most [`MAX_SHOWN`] characters. The one place the page's strings are made safe.
+/// A string from a peer as the page shows it: mcp-core's one sanitizer of wire text — control
+/// characters, bidi controls and characters that show nothing escaped (`\u{1b}`, `\u{202e}`,
+/// `\u{200b}`) — and at most [`MAX_SHOWN`] characters. The one place the page's strings are
+/// made safe.
 pub fn shown(s: &str) -> String {
     mcp_core::transport::escape::escaped(s)
         .max_chars(MAX_SHOWN)

@@ -15,7 +15,7 @@
 mod common;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -24,63 +24,18 @@ use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent};
 use serde_json::{Value, json};
 
 /// Set in the copy of this test that runs inside the network namespace.
-const INSIDE: &str = "DEVICE_SIM_MDNS_NETNS";
+const INSIDE: &str = common::NETNS_INSIDE;
 /// Every wait of this test.
 const WAIT: Duration = Duration::from_secs(10);
 const SERVICE_TYPE: &str = "_mcp._tcp.local.";
 
 /// Runs test `name` of this binary again inside a fresh network namespace whose only
-/// interface is `lo`; fails with the namespace's own output when it fails. Returns `false`
-/// (and runs nothing) where no namespace can be made (no `unshare` or `ip`, or user namespaces
-/// forbidden, as in some containers): the caller then runs the test here, on loopback.
+/// interface is `lo` ([`common::in_private_netns`]).
 fn in_private_netns(name: &str) -> bool {
     in_private_netns_with(name, "ip link set lo up")
 }
 
-/// [`in_private_netns`] with `setup` (a shell command run as root of the namespace) instead of
-/// only bringing `lo` up.
-fn in_private_netns_with(name: &str, setup: &str) -> bool {
-    let probe = Command::new("unshare")
-        .args(["--net", "--map-root-user", "sh", "-c", setup])
-        .stdin(Stdio::null())
-        .output();
-    if !probe.as_ref().is_ok_and(|p| p.status.success()) {
-        eprintln!(
-            "mdns test: no private network namespace here ({probe:?}); running on this \
-             machine's loopback"
-        );
-        return false;
-    }
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new("unshare")
-        .args([
-            "--net",
-            "--map-root-user",
-            "sh",
-            "-c",
-            &format!("{setup} && exec \"$0\" \"$@\""),
-        ])
-        .arg(exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(INSIDE, "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run unshare (util-linux) to get a network namespace for the mDNS test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the mDNS test in its own network namespace (unshare --net --map-root-user, then \
-         `ip link set lo up`) failed ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
-    // The copy really ran the test (not "0 tests").
-    assert!(
-        stdout.contains("1 passed"),
-        "the mDNS test did not run in the namespace:\n{stdout}\n{stderr}"
-    );
-    true
-}
+use common::in_private_netns as in_private_netns_with;
 
 /// A browser on loopback only, as the advertisement is (`--http 127.0.0.1:…`).
 fn loopback_browser() -> (ServiceDaemon, mdns_sd::Receiver<ServiceEvent>) {

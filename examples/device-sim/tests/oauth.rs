@@ -65,11 +65,19 @@ fn sign(k: &SigningKey, kid: &str, claims: &Value) -> String {
 
 /// A 2025-11-25 `initialize` with `token` (if any): the status and the challenge.
 fn initialize(http: &str, token: Option<&str>) -> (u16, String, String) {
+    initialize_at(http, None, token)
+}
+
+/// [`initialize`] naming `host` in `Host` (else the address).
+fn initialize_at(http: &str, host: Option<&str>, token: Option<&str>) -> (u16, String, String) {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}});
     let auth = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![JSON, ACCEPT];
     if let Some(a) = &auth {
         headers.push(("Authorization", a));
+    }
+    if let Some(h) = host {
+        headers.push(("Host", h));
     }
     let (status, h, body) = exchange(http, "POST", "/mcp", &headers, &init.to_string());
     let challenge = header(&h, "www-authenticate").unwrap_or_default();
@@ -292,6 +300,113 @@ fn a_pre_shared_token_and_oauth_side_by_side() {
     let _ = std::fs::remove_file(keys);
 }
 
+/// The audience is this device's resource, fixed when it starts (here from the listener it was
+/// given, `http://127.0.0.1:PORT/mcp`), never read from a request: a token the same
+/// authorization server issued for another service on this host (another port, another loopback
+/// name, no port) admits nothing, whatever `Host` the request names — and the metadata and the
+/// challenge name the device's resource whatever `Host` says.
+#[test]
+fn a_token_for_another_service_on_the_same_host_is_refused_whatever_the_host() {
+    let issuer = "http://127.0.0.1:1/as";
+    let keys = jwks_file(&json!({"keys":[jwk(&key(), "k1")]}));
+    let sim = start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        issuer,
+        "--oauth-jwks",
+        keys.to_str().unwrap(),
+    ]);
+    let http = sim.http.clone().unwrap();
+    let port: u16 = http.rsplit(':').next().unwrap().parse().unwrap();
+    let other = if port == 65535 { port - 1 } else { port + 1 };
+    for authority in [
+        format!("127.0.0.1:{other}"),
+        format!("localhost:{other}"),
+        format!("[::1]:{other}"),
+        "127.0.0.1".to_string(),
+        "localhost".to_string(),
+        format!("localhost:{port}"),
+    ] {
+        let borrowed = sign(
+            &key(),
+            "k1",
+            &claims(issuer, &format!("http://{authority}/mcp")),
+        );
+        let (status, challenge, _) = initialize_at(&http, Some(&authority), Some(&borrowed));
+        assert_eq!(
+            status, 401,
+            "a token for http://{authority}/mcp, Host: {authority}"
+        );
+        assert!(
+            challenge.contains(&format!(
+                "resource_metadata=\"http://{http}/.well-known/oauth-protected-resource/mcp\""
+            )),
+            "Host: {authority}: {challenge}"
+        );
+        let (_, _, body) = exchange(
+            &http,
+            "GET",
+            "/.well-known/oauth-protected-resource/mcp",
+            &[("Host", &authority)],
+            "",
+        );
+        let meta: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            meta["resource"],
+            format!("http://{http}/mcp"),
+            "Host: {authority}"
+        );
+    }
+    assert_eq!(state(&sim)["relay"]["on"], false);
+    // The device's own resource is admitted, whichever loopback name the request uses.
+    let own = sign(&key(), "k1", &claims(issuer, &format!("http://{http}/mcp")));
+    assert_eq!(
+        initialize_at(&http, Some(&format!("localhost:{port}")), Some(&own)).0,
+        200
+    );
+    let _ = std::fs::remove_file(keys);
+}
+
+/// Without a listener address to derive it from (an unspecified one), OAuth needs its audience
+/// configured: device-sim refuses to start rather than take it from each request.
+#[test]
+fn oauth_on_an_unspecified_address_needs_the_audience_configured() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_device-sim"))
+        .args([
+            "--http",
+            "0.0.0.0:0",
+            "--oauth-issuer",
+            "http://127.0.0.1:1",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "it served: {err}");
+    assert!(err.contains("--oauth-audience"), "{err}");
+}
+
 /// A small authorization server on loopback: its RFC 8414 metadata and its JWKS, which the test
 /// may change (a key rotation); counts the JWKS fetches.
 trait ReadWrite: Read + Write {}
@@ -302,6 +417,10 @@ struct KeyServer {
     issuer: String,
     jwks: Arc<Mutex<Value>>,
     fetches: Arc<Mutex<usize>>,
+    /// Every request it got, whatever the path.
+    requests: Arc<Mutex<usize>>,
+    /// While set, every request is answered 503.
+    failing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl KeyServer {
@@ -328,7 +447,10 @@ impl KeyServer {
         let named = named_issuer.unwrap_or(&issuer).to_string();
         let jwks = Arc::new(Mutex::new(jwks));
         let fetches = Arc::new(Mutex::new(0));
+        let requests = Arc::new(Mutex::new(0));
+        let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (j, f, iss) = (jwks.clone(), fetches.clone(), issuer.clone());
+        let (r, fail) = (requests.clone(), failing.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(tcp) = conn else { continue };
@@ -352,7 +474,10 @@ impl KeyServer {
                 }
                 let head = String::from_utf8_lossy(&head).into_owned();
                 let path = head.split(' ').nth(1).unwrap_or("").to_string();
+                *r.lock().unwrap() += 1;
+                let down = fail.load(std::sync::atomic::Ordering::Relaxed);
                 let (status, body) = match path.as_str() {
+                    _ if down => ("503 Service Unavailable", "{}".to_string()),
                     "/.well-known/oauth-authorization-server" => (
                         "200 OK",
                         json!({"issuer": named, "jwks_uri": format!("{iss}/jwks")}).to_string(),
@@ -375,6 +500,8 @@ impl KeyServer {
             issuer,
             jwks,
             fetches,
+            requests,
+            failing,
         }
     }
 }
@@ -409,6 +536,67 @@ fn fetched_keys_are_kept_and_fetched_again_for_a_new_kid() {
         assert_eq!(initialize(&http, Some(&t)).0, 401);
     }
     assert_eq!(*server.fetches.lock().unwrap(), 2);
+}
+
+/// While the authorization server fails, bearer tokens do not make the device hammer it: one
+/// fetch at a time, none while the last failure is recent (a back-off that grows), and a token
+/// that is no JWT of an accepted algorithm never makes it fetch at all. Once the server is back
+/// and the back-off has passed, a good token is admitted.
+#[test]
+fn a_failing_authorization_server_is_not_hammered() {
+    let server = KeyServer::start(json!({"keys":[jwk(&key(), "k1")]}), None);
+    server
+        .failing
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let sim = start(&["--http", "127.0.0.1:0", "--oauth-issuer", &server.issuer]);
+    let http = sim.http.clone().unwrap();
+    let aud = format!("http://{http}/mcp");
+    // The keys are asked for at start-up (both metadata URLs), and that fails.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while *server.requests.lock().unwrap() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no fetch at start-up");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let at_start = *server.requests.lock().unwrap();
+    // 40 tokens, 20 at a time: garbage, and well-formed ones the keys in hand cannot judge.
+    let mut tokens: Vec<String> = (0..20).map(|i| format!("garbage-{i}.x.y")).collect();
+    tokens.extend((0..20).map(|i| sign(&key(), &format!("k{i}"), &claims(&server.issuer, &aud))));
+    let sent = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for chunk in tokens.chunks(20) {
+            let http = &http;
+            s.spawn(move || {
+                for t in chunk {
+                    assert_eq!(initialize(http, Some(t)).0, 401);
+                }
+            });
+        }
+    });
+    let during = *server.requests.lock().unwrap() - at_start;
+    // Within the first back-off (2 s) none; a slow machine may see it end once meanwhile (one
+    // attempt: the two metadata URLs), never more.
+    let allowed = if sent.elapsed().as_millis() < 1500 {
+        0
+    } else {
+        2
+    };
+    assert!(
+        during <= allowed,
+        "no fetch while the last failure is recent ({during} requests for 40 tokens)"
+    );
+    // The server is back: after the back-off, the keys are fetched once and a token admitted.
+    server
+        .failing
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    let good = sign(&key(), "k1", &claims(&server.issuer, &aud));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while initialize(&http, Some(&good)).0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "never admitted");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(*server.fetches.lock().unwrap(), 1);
+    assert_eq!(state(&sim)["relay"]["on"], false);
 }
 
 /// Keys of an `https://` authorization server are fetched over TLS, its certificate checked

@@ -368,7 +368,7 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
 
 /// Issue 31 over the stdio envelope: an outcome after a call's answer is a `[device_call]` detect
 /// text right after its notification (items 1, 4), and with `--speak-first` a press with no
-/// question waiting and the temperature rising above 40 °C each start a turn (`[event]`, no
+/// question waiting and the temperature rising above 40 °C each start a turn (`Device event: …`, no
 /// `[device_call]`), at most one per event and interval, none while the backend speaks (item 2).
 #[test]
 fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_detect_texts() {
@@ -424,7 +424,10 @@ fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_dete
     );
     lines.send(&json!({"session_id":"s-31","type":"tts","state":"stop"}));
     let event = lines.next_where("the doorbell", |m| m["type"] == "listen");
-    assert_eq!(event["text"], "[event] the doorbell button was pressed");
+    assert_eq!(
+        event["text"],
+        "Device event: the doorbell button was pressed"
+    );
     assert!(speaking.elapsed() >= Duration::from_millis(600));
     // More presses within the doorbell's 10 s: no more turns for now.
     for _ in 0..5 {
@@ -442,7 +445,7 @@ fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_dete
     let heat = lines.next_where("the heat alarm", |m| m["type"] == "listen");
     assert_eq!(
         heat["text"],
-        "[event] the temperature rose above 40 °C; the sensor reads 45 °C"
+        "Device event: the temperature rose above 40 °C; the sensor reads 45 °C"
     );
     assert!(
         lines

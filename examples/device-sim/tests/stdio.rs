@@ -119,7 +119,7 @@ fn a_xiaozhi_backend_session_over_stdio() {
     assert_eq!(bad["error"]["code"], -32602);
     assert_eq!(
         bad["error"]["message"],
-        r#"Invalid argument "volume": expected an integer from 0 to 100, got 101"#
+        r#"Invalid argument "volume": expected an integer from 0 to 100, got 101; nothing was changed"#
     );
     // The volume did not change.
     let status = sim.ask(&call(4, "self.get_device_status", json!({})));

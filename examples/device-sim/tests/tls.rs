@@ -172,6 +172,54 @@ fn unknown_issuer() -> String {
     ))
 }
 
+/// Issue 38, finding 11: a certificate that signs itself is refused as the docs say, "unknown
+/// issuer (self-signed)", with the whole hint (what to give `--ca-file`), whether the device
+/// trusts another CA or only the system's roots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wss_with_a_self_signed_certificate_is_refused_and_says_unknown_issuer_self_signed() {
+    let ca = TestCa::new("backend-ca").unwrap();
+    let server = ca.self_signed("selfie", &["localhost"]).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let backend = tokio::spawn(wss_backend(listener, server));
+    // Reconnecting (no --once): each refusal is a `disconnected (…)` line, the whole of it.
+    let url = format!("wss://localhost:{port}/xiaozhi/v1/");
+    let ca_file = ca.pem.display().to_string();
+    let args = [
+        "--xiaozhi-ws",
+        &url,
+        "--ca-file",
+        &ca_file,
+        "--ws-backoff-first",
+        "0.2",
+    ];
+    let mut sim = common::Running(common::device_sim(&args, false));
+    let log = common::log_lines(&mut sim.0);
+    let line = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = log.recv_timeout(left).expect("a disconnected line");
+            if line.contains("disconnected (") {
+                return line;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    drop(sim);
+    assert!(!backend.is_finished(), "no session");
+    backend.abort();
+    assert!(
+        line.contains("certificate refused — unknown issuer (self-signed)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("with --ca-file)"),
+        "the hint is whole: {line}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wss_with_an_expired_certificate_is_refused_and_says_expired() {
     let ca = TestCa::new("backend-ca").unwrap();
@@ -275,6 +323,9 @@ async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
     client.close().await;
 }
 
+/// ESC, BEL, CR, a right-to-left override, a zero-width space and joiner, and a word joiner.
+const HOSTILE: &str = "\u{1b}[2J\u{7}\r\u{202e}\u{200b}\u{200d}\u{2060}";
+
 /// One OTA check as the server got it: its headers (names in lower case) and its JSON body.
 type Check = (Vec<(String, String)>, Value);
 
@@ -287,6 +338,8 @@ struct Ota {
     bound: Arc<std::sync::atomic::AtomicBool>,
     /// The checks it got: (headers, body).
     checks: Arc<std::sync::Mutex<Vec<Check>>>,
+    /// Every string it hands out carries terminal escapes, bidi and zero-width characters.
+    hostile: bool,
 }
 
 /// Serves one OTA check on `stream`: reads the request, records it, answers like the backend
@@ -336,6 +389,13 @@ where
     if !ota.bound.load(std::sync::atomic::Ordering::SeqCst) {
         answer["activation"] = json!({"code": "123456", "message": "bind me\u{1b}[31m at the console", "challenge": "c"});
     }
+    if ota.hostile {
+        answer["firmware"] = json!({"version": format!("9.9.9{HOSTILE}"), "url": format!("https://ota.example/fw.bin{HOSTILE}")});
+        if let Some(a) = answer.get_mut("activation") {
+            a["code"] = json!(format!("123{HOSTILE}456"));
+            a["message"] = json!(format!("bind me{HOSTILE}"));
+        }
+    }
     let body = answer.to_string();
     let reply = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -378,6 +438,7 @@ async fn the_ota_check_hands_out_the_wss_url_and_token_and_a_session_follows() {
         ws,
         bound: Arc::new(true.into()),
         checks: Arc::default(),
+        hostile: false,
     };
     let (ota_listener, ota_url) =
         listening(|port| format!("https://localhost:{port}/xiaozhi/ota/")).await;
@@ -439,6 +500,7 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
         ws,
         bound: Arc::new(false.into()),
         checks: Arc::default(),
+        hostile: false,
     };
     let (ota_listener, ota_url) =
         listening(|port| format!("http://127.0.0.1:{port}/xiaozhi/ota/")).await;
@@ -492,4 +554,159 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
     assert_eq!(state["firmware_offered"]["offered"], "9.9.9");
     ota_task.abort();
     drop(sim);
+}
+
+/// Issue 38, finding 7: what an OTA/config server says — an activation code and its message, a
+/// firmware offer — reaches `/sim/state` (and so the `--ui` page) through the one sanitizer
+/// every wire string goes through (`mcp_core::transport::escape`): no raw control, bidi or
+/// zero-width character anywhere in the state, the code still readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_an_ota_server_says_reaches_the_page_sanitized() {
+    let (ws_listener, ws) = listening(|port| format!("ws://127.0.0.1:{port}/xiaozhi/v1/")).await;
+    let _backend = tokio::spawn(async move {
+        let (tcp, _) = ws_listener.accept().await.unwrap();
+        let (ws, _) = accept_seeing(tcp, "authorization").await;
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        drop(ws);
+    });
+    let ota = Ota {
+        ws,
+        bound: Arc::new(false.into()),
+        checks: Arc::default(),
+        hostile: true,
+    };
+    let (ota_listener, ota_url) =
+        listening(|port| format!("http://127.0.0.1:{port}/xiaozhi/ota/")).await;
+    let ota_task = tokio::spawn(ota_server(ota_listener, None, ota.clone()));
+    let sim = tokio::task::spawn_blocking(move || {
+        common::start(&["--xiaozhi-ota", &ota_url, "--ota-retry", "0.2"])
+    })
+    .await
+    .unwrap();
+    let ui = sim.ui.clone();
+    let wait_state = move |what: &'static str, ok: fn(&Value) -> bool| {
+        let ui = ui.clone();
+        tokio::task::spawn_blocking(move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let (_, s) = common::api_at(&ui, "GET", "/sim/state", None);
+                if ok(&s) {
+                    return s;
+                }
+                assert!(std::time::Instant::now() < deadline, "{what}: {s}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let before = wait_state("the activation code", |s| !s["activation"].is_null())
+        .await
+        .unwrap();
+    ota.bound.store(true, std::sync::atomic::Ordering::SeqCst);
+    let after = wait_state("the firmware offer", |s| !s["firmware_offered"].is_null())
+        .await
+        .unwrap();
+    ota_task.abort();
+    /// Every string in `v`, with where it is.
+    fn strings<'a>(v: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
+        match v {
+            Value::String(s) => out.push((at, s)),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| strings(v, format!("{at}[{i}]"), out)),
+            Value::Object(o) => o
+                .iter()
+                .for_each(|(k, v)| strings(v, format!("{at}.{k}"), out)),
+            _ => {}
+        }
+    }
+    for state in [&before, &after] {
+        let mut all = Vec::new();
+        strings(state, String::new(), &mut all);
+        for (at, s) in all {
+            assert!(
+                !s.chars().any(|c| c.is_control()
+                    || matches!(c, '\u{202a}'..='\u{202e}' | '\u{200b}'..='\u{200d}' | '\u{2060}')),
+                "{at} carries a raw control, bidi or zero-width character: {s:?}"
+            );
+        }
+    }
+    let code = before["activation"]["code"].as_str().unwrap();
+    assert!(code.starts_with("123\\u{1b}[2J"), "{code}");
+    assert!(code.ends_with("456"), "{code}");
+    let offered = after["firmware_offered"]["offered"].as_str().unwrap();
+    assert!(offered.starts_with("9.9.9\\u{1b}"), "{offered}");
+    drop(sim);
+}
+
+/// Issue 38, finding 4: a token obtained over TLS never travels in clear beyond loopback. An
+/// `https://` OTA/config check whose answer names a plain `ws://` URL on another address
+/// (10.38.0.1, given to `lo` inside a network namespace of the test's own: no real address is
+/// ever contacted) gets its link without the token, and the log says why; the same answer
+/// naming `ws://127.0.0.1` (this machine) keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_from_an_https_check_never_goes_in_clear_beyond_loopback() {
+    const NAME: &str = "a_token_from_an_https_check_never_goes_in_clear_beyond_loopback";
+    if std::env::var_os(common::NETNS_INSIDE).is_none() {
+        let setup = "ip link set lo up && ip addr add 10.38.0.1/32 dev lo";
+        if !common::in_private_netns(NAME, setup) {
+            eprintln!("{NAME}: not run (no private network namespace for a non-loopback address)");
+        }
+        return;
+    }
+    let ca = TestCa::new("ota-ca").unwrap();
+    let server = ca.issue("ota", &["localhost"], Validity::Now).unwrap();
+    // What a plain WebSocket backend at `bind` saw of the device's upgrade: its Authorization.
+    let plain_backend = |bind: &'static str| async move {
+        let listener = TcpListener::bind(bind).await.unwrap();
+        let url = format!("ws://{}/xiaozhi/v1/", listener.local_addr().unwrap());
+        let seen = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let (mut ws, auth) = accept_seeing(tcp, "authorization").await;
+            ws.send(Message::text(
+                json!({"type":"hello","transport":"websocket","session_id":"c-1"}).to_string(),
+            ))
+            .await
+            .unwrap();
+            let _ = ws.close(None).await;
+            auth
+        });
+        (url, seen)
+    };
+    for (bind, token_goes) in [("10.38.0.1:0", false), ("127.0.0.1:0", true)] {
+        let (ws, seen) = plain_backend(bind).await;
+        let ota = Ota {
+            ws: ws.clone(),
+            bound: Arc::new(true.into()),
+            checks: Arc::default(),
+            hostile: false,
+        };
+        let (ota_listener, ota_url) =
+            listening(|port| format!("https://localhost:{port}/xiaozhi/ota/")).await;
+        let ota_task = tokio::spawn(ota_server(ota_listener, Some(server.clone()), ota));
+        let out = sim(vec![
+            "--xiaozhi-ota".into(),
+            ota_url,
+            "--ca-file".into(),
+            ca.pem.display().to_string(),
+            "--once".into(),
+        ])
+        .await;
+        ota_task.abort();
+        let log = stderr(&out);
+        let auth = tokio::time::timeout(Duration::from_secs(10), seen)
+            .await
+            .unwrap_or_else(|_| panic!("no connection to {ws}: {log}"))
+            .unwrap();
+        if token_goes {
+            assert_eq!(auth.as_deref(), Some("Bearer ota-token"), "{ws}: {log}");
+            assert!(!log.contains("in clear"), "{log}");
+        } else {
+            assert_eq!(auth, None, "the token went in clear to {ws}: {log}");
+            assert!(
+                log.contains("without the token") && log.contains("in clear"),
+                "{log}"
+            );
+        }
+    }
 }

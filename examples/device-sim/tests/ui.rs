@@ -260,7 +260,10 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     );
     // The question, and which client asks (the name its initialize gave and its session's tag).
     let client = c["client"].as_str().unwrap();
-    assert!(client.starts_with("ui-test #"), "{client}");
+    assert!(
+        client.starts_with("client #") && client.ends_with(" \"ui-test\""),
+        "{client}"
+    );
     assert_eq!(
         c["question"],
         format!("Switch the relay-controlled load on? (asked by {client})")
@@ -664,19 +667,19 @@ fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
     let (q_evil, q_user) = (text(first), text(second));
     assert!(
         q_evil.starts_with(
-            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by evil-client #"
-        ),
+            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by client #"
+        ) && q_evil.ends_with(" \"evil-client\")"),
         "{q_evil}"
     );
     assert!(
         q_user.starts_with(
-            "Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by claude-ai #"
-        ),
+            "Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by client #"
+        ) && q_user.ends_with(" \"claude-ai\")"),
         "{q_user}"
     );
     assert_eq!(
         first["client"],
-        q_evil[q_evil.find("evil-client").unwrap()..q_evil.len() - 1]
+        q_evil[q_evil.find("client #").unwrap()..q_evil.len() - 1]
     );
     // One question at a time: the attacker's (first held) is shown, the user's waits its turn.
     assert_eq!(s["confirmation"]["question"], q_evil);
@@ -740,8 +743,14 @@ fn the_timeline_names_each_client_and_links_a_held_call_to_its_outcome() {
         .iter()
         .map(|c| c["client"].as_str().unwrap())
         .collect();
-    assert!(clients[0].starts_with("kitchen-tablet #"), "{calls:#?}");
-    assert!(clients[1].starts_with("phone #"), "{calls:#?}");
+    assert!(
+        clients[0].starts_with("client #") && clients[0].ends_with(" \"kitchen-tablet\""),
+        "{calls:#?}"
+    );
+    assert!(
+        clients[1].starts_with("client #") && clients[1].ends_with(" \"phone\""),
+        "{calls:#?}"
+    );
     assert_eq!(
         (&calls[0]["id"], &calls[1]["id"]),
         (&json!("3"), &json!("3"))
@@ -924,7 +933,10 @@ async fn an_mqtt_call_and_its_session_are_on_the_timeline() {
         .unwrap()
         .clone();
     let label = row["client"].as_str().unwrap().to_string();
-    assert!(label.starts_with("kitchen-tablet #"), "{row:#}");
+    assert!(
+        label.starts_with("client #") && label.ends_with(" \"kitchen-tablet\""),
+        "{row:#}"
+    );
     assert_eq!(
         (&row["tool"], &row["id"], &row["outcome"], &row["evidence"]),
         (

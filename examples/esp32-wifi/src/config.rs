@@ -167,15 +167,15 @@ pub mod mqtt {
     /// topic (up to 267 bytes) and the user properties. Each incoming packet's fields are read
     /// into a buffer of this size.
     pub const PACKET: usize = super::LINE + 512;
-    /// Client sessions served at once (at most `mqtt_device::MAX_CLIENTS`): clients that
-    /// completed their handshake (spoke on their RPC topic). A new client beyond them takes the
-    /// place of one idle for [`CLIENT_IDLE`], or is refused "busy". An `initialize` alone opens
-    /// only a half-open session (`mqtt_device::HALF_OPEN` places, [`HALF_OPEN`] of life), so a
-    /// flood of forged ones never refuses nor displaces a real client.
+    /// Client sessions served at once (at most `mqtt_device::MAX_CLIENTS`): clients that spoke
+    /// on their RPC topic. A new client beyond them takes the place of one idle for
+    /// [`CLIENT_IDLE`], or is refused "busy". An `initialize` alone makes no session (what it
+    /// declared is noted: `mqtt_device::HALF_OPEN` notes, [`HALF_OPEN`] of life), so a flood
+    /// of forged ones never refuses, ends nor delays a real client.
     pub const CLIENTS: usize = 4;
     /// How long a client session must have been idle before a new client may take its place.
     pub const CLIENT_IDLE: Duration = Duration::from_secs(600);
-    /// How long a half-open session is kept.
+    /// How long what an `initialize` declared is noted.
     pub const HALF_OPEN: Duration = Duration::from_secs(10);
     /// The MQTT keep-alive: a PINGREQ after half of it without traffic; a broker silent for all
     /// of it is a dead link. Also the TCP timeout of unacknowledged data.

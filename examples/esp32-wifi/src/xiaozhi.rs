@@ -684,7 +684,7 @@ fn read_answer(
     http: &[u8],
     url: &mut heapless::String<URL_LEN>,
     token: &mut heapless::String<TOKEN_LEN>,
-    trusted_time: bool,
+    over_tls: bool,
 ) -> Checked {
     let Some(body) = device_link::ota::http_body(http) else {
         esp_println::println!("ota: no usable HTTP answer");
@@ -698,11 +698,9 @@ fn read_answer(
         }
     };
     #[cfg(feature = "tls")]
-    if let (true, Some(t)) = (trusted_time, a.server_time) {
+    if let (true, Some(t)) = (over_tls, a.server_time) {
         crate::tls::set_clock(t.timestamp_ms / 1000);
     }
-    #[cfg(not(feature = "tls"))]
-    let _ = trusted_time;
     report(&a);
     if a.activation.is_some() {
         return Checked::NotBound;
@@ -719,7 +717,15 @@ fn read_answer(
     if url.push_str(u).is_err() {
         return Checked::Failed;
     }
-    if let Some(t) = ws.token {
+    // A token obtained over TLS never travels in clear beyond loopback: connect without it.
+    let may_go = Url::parse(url).is_ok_and(|to| device_link::ota::token_may_go(over_tls, &to));
+    if ws.token.is_some() && !may_go {
+        esp_println::println!(
+            "xiaozhi: the check came over TLS but names a plain ws:// URL beyond loopback: \
+             connecting without the token"
+        );
+    }
+    if let Some(t) = ws.token.filter(|_| may_go) {
         let Some(t) = t.decode_into(&mut buf) else {
             return Checked::Failed;
         };

@@ -94,9 +94,11 @@ pub struct HttpOptions {
     /// Check the token with [`Bearer::new`](auth::Bearer::new) when you read it: one that is no bearer token
     /// (empty, over 256 bytes, other characters than `b64token`'s) admits no request at all.
     pub bearer_token: Option<String>,
-    /// OAuth: access tokens (JWT, ES256/RS256) of one authorization server admit requests too
-    /// (or alone, without a [`bearer_token`](Self::bearer_token)); the metadata then names the
-    /// server and the scopes, and a token without them gets 403 `insufficient_scope`. See
+    /// OAuth: access tokens (JWT, ES256/RS256) of one authorization server for the configured
+    /// resource ([`OAuthOptions::audience`](oauth::OAuthOptions::audience)) admit requests too
+    /// (or alone, without a [`bearer_token`](Self::bearer_token)); the metadata then names that
+    /// resource, the server and the scopes, whatever `Host` a request names, and a token without
+    /// the scopes gets 403 `insufficient_scope`. See
     /// [`oauth`]. Check the options with [`OAuthOptions::check`](oauth::OAuthOptions::check).
     ///
     /// With either, the paths an OAuth client tries on the device for an authorization server
@@ -274,9 +276,14 @@ struct Protected {
 }
 
 impl Protected {
-    /// The endpoint as this request reached it (`None` without a usable `Host`).
+    /// The protected resource: with OAuth the configured one (the audience its tokens carry),
+    /// whatever the request names; else the endpoint as this request reached it (`None`
+    /// without a usable `Host`).
     fn resource<'a>(&'a self, h: &'a View<'_>) -> Option<auth::Resource<'a>> {
-        auth::Resource::new(h.header("Host")?, &self.path)
+        match &self.oauth {
+            Some(o) => o.options().resource(),
+            None => auth::Resource::new(h.header("Host")?, &self.path),
+        }
     }
 
     /// The scopes a token needs here.
@@ -287,7 +294,7 @@ impl Protected {
     }
 
     /// Whether the request's bearer token admits it: the pre-shared token (constant time), else
-    /// an access token of the authorization server for this endpoint.
+    /// an access token of the authorization server for the configured resource.
     async fn admits(&self, h: &View<'_>) -> Result<(), auth::Unauthorized> {
         let presented = auth::presented(h)?;
         if let Some(token) = &self.token {
@@ -299,10 +306,7 @@ impl Protected {
         let Some(verifier) = &self.oauth else {
             return Err(auth::Unauthorized::Invalid);
         };
-        let mut url = [0u8; 600];
-        let n = self.resource(h).map_or(0, |r| r.write_url(&mut url));
-        let endpoint = std::str::from_utf8(url.get(..n).unwrap_or_default()).unwrap_or_default();
-        match verifier.check(presented, endpoint).await {
+        match verifier.check(presented).await {
             Ok(()) => Ok(()),
             Err(mcp_core::transport::jwt::JwtError::Scope) => {
                 Err(auth::Unauthorized::InsufficientScope)
@@ -335,8 +339,8 @@ async fn require_token(
     r
 }
 
-/// The protected-resource metadata document (RFC 9728) of the endpoint as this request
-/// reached it: with OAuth, its authorization server and scopes.
+/// The protected-resource metadata document (RFC 9728): with OAuth, of the configured resource,
+/// with its authorization server and scopes; else of the endpoint as this request reached it.
 async fn metadata(State(p): State<Arc<Protected>>, req: Request) -> Response {
     let h = View(req.headers());
     let Some(resource) = p.resource(&h) else {
@@ -351,10 +355,7 @@ async fn metadata(State(p): State<Arc<Protected>>, req: Request) -> Response {
     let servers: Vec<&str> = issuer.into_iter().collect();
     let scopes = p.scopes();
     let meta = auth::Metadata {
-        resource: p
-            .oauth
-            .as_ref()
-            .and_then(|o| o.options().audience.as_deref()),
+        resource: p.oauth.as_ref().map(|o| o.options().audience.as_str()),
         authorization_servers: &servers,
         scopes_supported: &scopes,
     };

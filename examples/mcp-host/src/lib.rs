@@ -155,6 +155,15 @@ pub trait Board: Send + 'static {
     fn boot_news(&self) -> Option<String> {
         None
     }
+
+    /// Before each [`tick`](Self::tick) on the xiaozhi wire: `speaking` while what the device
+    /// said is not spoken to its end yet (held, or the backend speaks of it: `xiaozhi::Voice::busy`).
+    /// A board that restarts then waits — its last words (an upgrade's "completed" sentence) are
+    /// not cut off — at most `MAX_LAST_WORDS_MS` (mcp-core's `transport::xiaozhi`) after the
+    /// restart came due. The default: nothing to hold.
+    fn hold_restart(&mut self, speaking: bool) {
+        let _ = speaking;
+    }
 }
 
 /// A reboot hook: called with the board's firmware storage.
@@ -185,6 +194,10 @@ pub fn on_reboot(hook: impl Fn(&[u8]) + Send + Sync + 'static) {
     let _ = REBOOT.set(Box::new(hook));
 }
 
+/// The demo board's last words are still being spoken: a due reboot waits ([`Board::hold_restart`]).
+#[cfg(feature = "sim")]
+static SPEAKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// This start-up has news for a xiaozhi backend ([`Board::boot_news`]): an upgrade came up in this
 /// process, or the bootloader rolled one back as it started ([`upgrade_decided`]). An ordinary
 /// restart after either has none (the boot record keeps the last upgrade's outcome).
@@ -211,7 +224,12 @@ pub fn upgrade_decided() {
 impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoard<T> {
     fn tick(&mut self, now_ms: u64) {
         self.sim.set_time(now_ms);
-        if self.sim.system.take_reboot() {
+        // A due reboot waits while the device's last words are spoken, for a bounded time.
+        let held = SPEAKING.load(std::sync::atomic::Ordering::Relaxed)
+            && self.sim.system.scheduled_at().is_some_and(|at| {
+                now_ms < at.saturating_add(mcp_core::transport::xiaozhi::MAX_LAST_WORDS_MS)
+            });
+        if !held && self.sim.system.take_reboot() {
             match REBOOT.get() {
                 Some(hook) => hook(self.firmware.slot.storage()),
                 None => eprintln!(
@@ -256,6 +274,10 @@ impl<T: mcp_hal::sim::Timebase + Send + 'static> Board for mcp_hal::sim::DemoBoa
 
     fn press_event(&self) -> Option<&'static Event> {
         Some(&mcp_hal::sim::DOORBELL)
+    }
+
+    fn hold_restart(&mut self, speaking: bool) {
+        SPEAKING.store(speaking, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn boot_news(&self) -> Option<String> {
@@ -891,7 +913,7 @@ pub enum HostEvent {
     Pressed(Pressed),
     /// The device sent its xiaozhi backend a detect text of its own: an outcome heard after a
     /// call's answer (`[device_call] …`, spoken and added to the model's dialogue), or an event
-    /// that starts a model turn (`[event] …`).
+    /// that starts a model turn (`Device event: …`).
     Said {
         /// The transport (`"xiaozhi-ws"`, `"stdio-xiaozhi"`).
         transport: &'static str,

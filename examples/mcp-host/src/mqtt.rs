@@ -29,17 +29,16 @@
 //! `initialize` is whatever its sender wrote (`mcp_core::transport::mqtt`, "An open broker",
 //! says what that allows and which broker rules stop it). So:
 //!
-//! - an `initialize` opens only a **half-open** session, in a small table of its own
-//!   ([`HALF_OPEN`] places, [`Options::half_open`] of life; `mcp_core::transport::mqtt::Sessions`):
-//!   the client completes its handshake by speaking on its own RPC topic (a real client sends
-//!   `notifications/initialized` there at once; an id invented on the control topic never
-//!   speaks), and only then takes one of the [`Options::max_clients`] places. A flood of forged
-//!   `initialize` turns the half-open table over and costs the device one answer each and no
-//!   subscription; it never refuses a real client's `initialize` and never takes the place of a
-//!   client that completed its handshake. With every place in use by such clients, a newcomer is
-//!   refused ("all N client sessions are in use") until one has been idle for
-//!   [`Options::client_idle`]; a message from a client without a session gets -32000 "No
-//!   session: send initialize … first";
+//! - an `initialize` makes no session and holds no place (`mcp_core::transport::mqtt::Sessions`):
+//!   it is answered, and what it declared is noted ([`HALF_OPEN`] notes, [`Options::half_open`]
+//!   of life, the oldest giving way); a client's session — one of the
+//!   [`Options::max_clients`] places — is made when it first speaks on its own RPC topic (a real
+//!   client sends `notifications/initialized` there at once; an id invented on the control topic
+//!   never speaks), with what its `initialize` declared while that is noted, else as a client
+//!   that declared nothing. A flood of forged `initialize` costs the device one answer each and
+//!   no subscription; it never refuses, ends nor delays a real client, however slow its
+//!   handshake. With every place in use, a newcomer is refused ("all N client sessions are in
+//!   use") until one has been idle for [`Options::client_idle`];
 //! - when a message on its own presence topic is anything but its own presence, byte for byte
 //!   (an empty retained message that removed it from discovery, another "online" that shows it
 //!   as something else), the device publishes its presence again, retained: at once, and at most
@@ -114,9 +113,10 @@ pub const MAX_INFLIGHT: u16 = 16;
 /// The most client sessions a device may keep ([`Options::max_clients`]).
 pub const MAX_CLIENTS: usize = 64;
 
-/// Half-open sessions a device keeps (an `initialize` whose client has not spoken on its RPC
-/// topic yet): a flood of forged `initialize` at F per second leaves a real client
-/// `HALF_OPEN / F` seconds to complete its handshake (1.6 s at ten a second).
+/// Noted `initialize`s a device keeps (what one declared, until its client speaks on its RPC
+/// topic): a flood of forged `initialize` at F per second keeps a real client's note for
+/// `HALF_OPEN / F` seconds (1.6 s at ten a second); past it the client is still served, as one
+/// that declared nothing.
 pub const HALF_OPEN: usize = 16;
 
 /// Settings of one device's MQTT client: the [`Link`] settings every outbound link has
@@ -153,12 +153,12 @@ pub struct Options {
     /// The most client sessions served at once (clients that completed their handshake; at
     /// most [`MAX_CLIENTS`]). A new client beyond it takes the place of the one idle longest if
     /// that one has been idle for [`Options::client_idle`]; otherwise it is refused with an
-    /// error. Half-open sessions never count here.
+    /// error. A client's `initialize` takes no place: its first message on its RPC topic does.
     pub max_clients: usize,
     /// How long a client session must have been idle before a new client may take its place.
     pub client_idle: Duration,
-    /// How long a half-open session (an `initialize` whose client has not yet spoken on its RPC
-    /// topic) is kept: a real client speaks within a round trip.
+    /// How long what an `initialize` declared is noted for its client to speak on its RPC topic:
+    /// a real client speaks within a round trip.
     pub half_open: Duration,
     /// How many messages are kept while the link is down, to send once it is back (the oldest
     /// is dropped first).
@@ -186,7 +186,7 @@ impl Options {
     /// [`Link::new`]'s (the model on the other end, 16 KiB responses, a 20 ms tick, no
     /// reconnection, a 10 s connect timeout, the system's roots), a 15 s keep-alive, packets of
     /// at most [`DEFAULT_MAX_MESSAGE`] bytes, 16 clients (one idle for 10 minutes may be
-    /// replaced), half-open sessions kept 10 s, 64 messages kept while offline.
+    /// replaced), what an `initialize` declared noted 10 s, 64 messages kept while offline.
     pub fn new(broker: impl Into<String>, server_id: impl Into<String>) -> Self {
         Options {
             broker: broker.into(),
@@ -227,7 +227,7 @@ impl Options {
         self
     }
 
-    /// Sets how long a half-open session is kept.
+    /// Sets how long what an `initialize` declared is noted.
     pub fn half_open(mut self, life: Duration) -> Self {
         self.half_open = life;
         self
@@ -455,7 +455,7 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
     clock: Clock,
     out_len: usize,
     connected: bool,
-    /// The client sessions, and the half-open ones: what the engine knows of each client (its
+    /// The client sessions, and what recent `initialize`s declared: what the engine knows of each client (its
     /// revision, whether it asks its user), lent to the shared engine with each of its messages.
     clients: Sessions<MAX_CLIENTS, HALF_OPEN>,
     /// How the application knows each client with a session ([`crate::CallReport::client`]),
@@ -665,7 +665,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// The link is up: subscribe, announce, send what waited.
     fn on_connect(&mut self) {
         self.connected = true;
-        // Every client's RPC topic at once (No Local): a half-open session costs no subscription.
+        // Every client's RPC topic at once (No Local): an `initialize` costs no subscription.
         let mut buf = [0u8; MAX_TOPIC_LEN];
         let mut rpc = Filter::new(owned(self.me.rpc_filter(&mut buf)), QoS::AtLeastOnce);
         rpc.nolocal = true;
@@ -942,13 +942,13 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// An `initialize` on the control topic: a half-open session (its session, to lend the
-    /// engine), or a refusal answered on the client's RPC topic (`None`). Nothing is subscribed
-    /// for a half-open session.
+    /// An `initialize` on the control topic: the session to lend the engine for it (what the
+    /// engine makes of it is noted), or a refusal answered on the client's RPC topic (`None`).
+    /// No session is made and nothing is subscribed for it.
     fn admit(&mut self, client: &str, payload: &[u8]) -> Option<mcp_core::Session> {
         let c = ClientId::new(client).ok()?;
         match self.clients.initialize(c, self.clock.now_ms()) {
-            Opened::HalfOpen { .. } => self.clients.half_open_session(client),
+            Opened::HalfOpen { .. } => Some(self.clients.half_open_session(client)),
             Opened::Refused(why) => {
                 self.refuse(client, payload, why);
                 None
@@ -957,9 +957,9 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     }
 
     /// A message on a client's RPC topic (the subscription has No Local: never the device's
-    /// echo): the session to serve it in, completing the client's handshake when it was
-    /// half-open (then subscribe to its topics, and end the session it replaced); or a refusal
-    /// answered on its RPC topic (`None`).
+    /// echo): the session to serve it in, made when the client first speaks (then subscribe to
+    /// its topics, and end the session it replaced); or a refusal answered on its RPC topic
+    /// (`None`).
     fn spoke(&mut self, client: &str, payload: &[u8]) -> Option<mcp_core::Session> {
         let c = ClientId::new(client).ok()?;
         let initialized = conv::is_initialized(payload);
@@ -975,10 +975,6 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
             }
             Spoke::Refused(why) => {
                 self.refuse(client, payload, why);
-                None
-            }
-            Spoke::Unknown => {
-                self.refuse(client, payload, Busy::NoSession);
                 None
             }
         }
@@ -1028,8 +1024,8 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         }
     }
 
-    /// Hands one message of `client` to the engine, in `session` (its half-open one for the
-    /// `initialize` that opened it: `opening`), and publishes what it produces.
+    /// Hands one message of `client` to the engine, in `session` (for an `initialize`:
+    /// `opening`, what the engine makes of it is noted), and publishes what it produces.
     async fn serve(
         &mut self,
         client: String,

@@ -2,14 +2,24 @@
 //! server, over mcp-core's [`jwt`] check.
 //!
 //! [`OAuthOptions`] names the authorization server (its issuer URL), the audience tokens must
-//! carry (by default the endpoint's URL as the request names it: what an MCP client asks for
-//! with `resource=`), the scopes a call needs, and where the keys come from: a JWKS document
+//! carry — this device's resource URL (RFC 8707: what an MCP client asks for with `resource=`),
+//! fixed when the host is set up and never read from a request, so that a token the same server
+//! issued for another service on the same host (another port, another name for it) admits
+//! nothing here whatever `Host` a request names —, the scopes a call needs, and where the keys
+//! come from: a JWKS document
 //! given ([`Keys::Document`], as a firmware has them at build time) or fetched from the server
 //! ([`Keys::Fetch`]): its RFC 8414 metadata (`/.well-known/oauth-authorization-server`, then
 //! OpenID's `/.well-known/openid-configuration`), whose `issuer` must be the configured one,
 //! then its `jwks_uri`. Fetched keys are kept ([`Verifier`]) and fetched again when a token
 //! names a key they lack (a rotation: at once the first time, then at most once per
 //! [`REFETCH_AFTER`]) and after [`MAX_KEY_AGE`].
+//!
+//! A server that fails is not hammered by the tokens that reach the device: one fetch is in
+//! flight at a time (requests that need keys meanwhile wait for it, and use what it got), a
+//! failed fetch is not tried again for [`FETCH_BACKOFF`] (doubled at each failure in a row, up
+//! to [`MAX_FETCH_BACKOFF`]) — tokens the keys in hand cannot verify are refused meanwhile,
+//! without a fetch —, and a token that is no JWT of an accepted algorithm never makes the
+//! device fetch at all.
 //!
 //! An `https://` issuer is fetched over TLS, its certificate checked like every link's (the
 //! system's roots and `--ca-file`, [`Tls`]). A plain `http://` issuer is fetched only from a
@@ -33,6 +43,19 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 pub const REFETCH_AFTER: Duration = Duration::from_secs(30);
 /// Fetched keys are fetched again after this long.
 pub const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
+/// After a failed fetch, none is tried for this long; doubled at each failure in a row.
+pub const FETCH_BACKOFF: Duration = Duration::from_secs(2);
+/// The longest wait after failed fetches.
+pub const MAX_FETCH_BACKOFF: Duration = Duration::from_secs(300);
+
+/// A key set that judges a token's form and algorithm only: one EC key no token's `kid` names.
+/// A token it refuses for another reason than an unknown key or a signature is refused without
+/// a fetch, whatever keys the server has.
+const FORM_ONLY: &str = concat!(
+    r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"\u0000form-only","alg":"ES256","use":"sig","#,
+    r#""x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","#,
+    r#""y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]}"#
+);
 
 /// Where the authorization server's keys come from.
 #[derive(Debug, Clone)]
@@ -50,10 +73,10 @@ pub enum Keys {
 pub struct OAuthOptions {
     /// The authorization server's issuer URL (`iss` of its tokens, exactly).
     pub issuer: String,
-    /// The `aud` tokens must carry; `None`: the endpoint's URL as each request names it
-    /// (`http://` + `Host` + path, the Host rule having admitted that name). When set, the
-    /// protected-resource metadata names it as the `resource`.
-    pub audience: Option<String>,
+    /// The `aud` tokens must carry: this device's resource URL (`http://lamp.local/mcp`), an
+    /// `http(s)` URL with a path. The protected-resource metadata names it as the `resource`, and
+    /// a refusal's challenge points at its metadata; no request changes it.
+    pub audience: String,
     /// Scopes every token must hold (also `scopes_supported` and the challenge's `scope`).
     pub scopes: Vec<String>,
     /// Where the keys come from.
@@ -66,12 +89,12 @@ pub struct OAuthOptions {
 }
 
 impl OAuthOptions {
-    /// Tokens of `issuer`, keys fetched from it, for the endpoint's own URL, no scope, 60 s of
-    /// leeway.
-    pub fn new(issuer: impl Into<String>) -> Self {
+    /// Tokens of `issuer` for the resource `audience` (this endpoint's URL as its clients name
+    /// it), keys fetched from the issuer, no scope, 60 s of leeway.
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
         OAuthOptions {
             issuer: issuer.into(),
-            audience: None,
+            audience: audience.into(),
             scopes: Vec::new(),
             keys: Keys::Fetch,
             leeway: Duration::from_secs(jwt::DEFAULT_LEEWAY_S),
@@ -85,10 +108,11 @@ impl OAuthOptions {
         self
     }
 
-    /// Sets the audience.
-    pub fn audience(mut self, audience: impl Into<String>) -> Self {
-        self.audience = Some(audience.into());
-        self
+    /// The resource the audience names, as mcp-core writes its metadata URL (`None` for an
+    /// audience [`check`](Self::check) refuses).
+    pub fn resource(&self) -> Option<mcp_core::transport::auth::Resource<'_>> {
+        let (https, authority, path) = url_parts(&self.audience)?;
+        mcp_core::transport::auth::Resource::new(authority.as_bytes(), path).map(|r| r.https(https))
     }
 
     /// Sets the required scopes.
@@ -109,7 +133,8 @@ impl OAuthOptions {
         self
     }
 
-    /// Checks what can be checked before serving: the issuer (and audience) are `http(s)` URLs,
+    /// Checks what can be checked before serving: the issuer is an `http(s)` URL, the audience
+    /// one with a path of plain characters (`http://lamp.local/mcp`),
     /// the scopes are scope tokens, given keys are a usable JWKS document, keys to fetch in clear
     /// (`http://`) come from a loopback address or `localhost`.
     ///
@@ -118,8 +143,11 @@ impl OAuthOptions {
     pub fn check(&self) -> Result<(), String> {
         let (https, authority, _) = url_parts(&self.issuer)
             .ok_or_else(|| format!("the issuer {:?} is not an http(s) URL", self.issuer))?;
-        if let Some(a) = &self.audience {
-            url_parts(a).ok_or_else(|| format!("the audience {a:?} is not an http(s) URL"))?;
+        if self.resource().is_none() {
+            return Err(format!(
+                "the audience {:?} is not this device's resource URL (http(s)://HOST[:PORT]/PATH)",
+                self.audience
+            ));
         }
         for s in &self.scopes {
             let ok = !s.is_empty()
@@ -171,6 +199,32 @@ struct Cache {
     fetched: Option<Instant>,
     /// When a token naming an unknown key last made them be fetched again.
     kid_refetch: Option<Instant>,
+    /// The last failed fetch, and how long none is tried after it.
+    failed: Option<(Instant, Duration)>,
+}
+
+impl Cache {
+    /// Records a fetch's outcome: the keys, or one more failure (the wait doubles).
+    fn record(&mut self, fetched: Result<&Arc<String>, ()>) {
+        match fetched {
+            Ok(doc) => {
+                self.doc = Some(doc.clone());
+                self.fetched = Some(Instant::now());
+                self.failed = None;
+            }
+            Err(()) => {
+                let wait = self
+                    .failed
+                    .map_or(FETCH_BACKOFF, |(_, w)| (w * 2).min(MAX_FETCH_BACKOFF));
+                self.failed = Some((Instant::now(), wait));
+            }
+        }
+    }
+
+    /// The last fetch failed, and its wait has not passed.
+    fn backing_off(&self) -> bool {
+        self.failed.is_some_and(|(t, wait)| t.elapsed() < wait)
+    }
 }
 
 /// Checks tokens against [`OAuthOptions`], keeping fetched keys.
@@ -215,21 +269,25 @@ impl Verifier {
         &self.opts
     }
 
-    /// Checks `token` for a request to the endpoint whose URL is `endpoint_url` (the audience
-    /// unless one is configured), now.
+    /// Checks `token`, now: signed by the issuer's key, for the configured audience (whatever
+    /// the request that carries it names), in time, with the scopes.
     ///
     /// # Errors
     /// Why the token does not admit the request; [`JwtError::UnknownKey`] also when no keys
     /// could be had.
-    pub async fn check(&self, token: &[u8], endpoint_url: &str) -> Result<(), JwtError> {
-        let audience = self.opts.audience.as_deref().unwrap_or(endpoint_url);
+    pub async fn check(&self, token: &[u8]) -> Result<(), JwtError> {
         let scopes: Vec<&str> = self.opts.scopes.iter().map(String::as_str).collect();
-        let rules = Rules::new(&self.opts.issuer, audience)
+        let rules = Rules::new(&self.opts.issuer, &self.opts.audience)
             .scopes(&scopes)
             .leeway(self.opts.leeway.as_secs());
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        // What no key set changes (the form, the algorithm) is judged before keys are sought.
+        match Self::verify(FORM_ONLY, token, &rules, now) {
+            Err(JwtError::UnknownKey | JwtError::Signature) => {}
+            other => return other.and(Err(JwtError::UnknownKey)),
+        }
         let (doc, stale) = {
             let c = lock(&self.cache);
             let stale = matches!(self.opts.keys, Keys::Fetch)
@@ -259,12 +317,16 @@ impl Verifier {
         jwt::verify(token, &keys, rules, now)
     }
 
-    /// Fetches the keys again unless the last attempt was less than `min_gap` ago (then the
-    /// keys as they are); the keys afterwards.
+    /// Fetches the keys again unless the last attempt was less than `min_gap` ago, or the last
+    /// fetch failed and its wait has not passed (then the keys as they are); the keys afterwards.
+    /// One fetch at a time: a request that waited for another's finds its outcome.
     async fn refetch(&self, min_gap: Option<Duration>) -> Option<Arc<String>> {
         let _one = self.fetching.lock().await;
         {
             let mut c = lock(&self.cache);
+            if c.backing_off() {
+                return c.doc.clone();
+            }
             let recent = match min_gap {
                 // For an unknown kid: at most once per gap.
                 Some(gap) => c.kid_refetch.is_some_and(|t| t.elapsed() < gap),
@@ -278,14 +340,8 @@ impl Verifier {
                 c.kid_refetch = Some(Instant::now());
             }
         }
-        match fetch_jwks(&self.opts.issuer, &self.opts.tls).await {
-            Ok(doc) => {
-                let doc = Arc::new(doc);
-                let mut c = lock(&self.cache);
-                c.doc = Some(doc.clone());
-                c.fetched = Some(Instant::now());
-                Some(doc)
-            }
+        match self.fetch().await {
+            Ok(doc) => Some(doc),
             Err(e) => {
                 eprintln!(
                     "mcp-host: the keys of {}: {}",
@@ -297,6 +353,15 @@ impl Verifier {
         }
     }
 
+    /// Fetches the keys, and records the outcome (a failure starts or lengthens the wait).
+    async fn fetch(&self) -> Result<Arc<String>, String> {
+        let fetched = fetch_jwks(&self.opts.issuer, &self.opts.tls)
+            .await
+            .map(Arc::new);
+        lock(&self.cache).record(fetched.as_ref().map_err(|_| ()));
+        fetched
+    }
+
     /// Fetches the keys now (at start-up, to fail early). Returns how many bytes the document
     /// has.
     ///
@@ -306,12 +371,8 @@ impl Verifier {
         if let Keys::Document(d) = &self.opts.keys {
             return Ok(d.len());
         }
-        let doc = fetch_jwks(&self.opts.issuer, &self.opts.tls).await?;
-        let n = doc.len();
-        let mut c = lock(&self.cache);
-        c.doc = Some(Arc::new(doc));
-        c.fetched = Some(Instant::now());
-        Ok(n)
+        let _one = self.fetching.lock().await;
+        self.fetch().await.map(|doc| doc.len())
     }
 }
 
@@ -456,14 +517,62 @@ mod test {
         assert_eq!(authority_host("auth.example"), "auth.example");
     }
 
+    const AUD: &str = "http://lamp.local/mcp";
+
+    #[test]
+    fn failed_fetches_back_off_and_a_success_ends_it() {
+        let mut c = Cache::default();
+        assert!(!c.backing_off());
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            c.record(Err(()));
+            assert!(c.backing_off());
+            waits.push(c.failed.unwrap().1.as_secs());
+        }
+        assert_eq!(waits, [2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
+        c.record(Ok(&Arc::new(String::from("{}"))));
+        assert!(!c.backing_off() && c.doc.is_some() && c.fetched.is_some());
+    }
+
     #[test]
     fn options_are_checked() {
-        assert!(OAuthOptions::new("http://127.0.0.1:4000").check().is_ok());
-        assert!(OAuthOptions::new("https://auth.example").check().is_ok());
-        assert!(OAuthOptions::new("auth.example").check().is_err());
-        assert!(OAuthOptions::new("http://localhost:4000").check().is_ok());
-        assert!(OAuthOptions::new("http://[::1]:4000").check().is_ok());
-        let e = OAuthOptions::new("http://auth.example")
+        // The audience is this device's resource URL, with a path.
+        for bad in [
+            "lamp.local/mcp",
+            "http://lamp.local",
+            "http://u@lamp.local/mcp",
+            "",
+        ] {
+            let e = OAuthOptions::new("http://127.0.0.1:4000", bad)
+                .check()
+                .unwrap_err();
+            assert!(e.contains("the audience"), "{bad}: {e}");
+        }
+        let https = OAuthOptions::new("http://127.0.0.1:4000", "https://lamp.example:8443/mcp");
+        let mut url = [0u8; 80];
+        let n = https.resource().unwrap().write_metadata_url(&mut url);
+        assert_eq!(
+            &url[..n],
+            b"https://lamp.example:8443/.well-known/oauth-protected-resource/mcp"
+        );
+        assert!(
+            OAuthOptions::new("http://127.0.0.1:4000", AUD)
+                .check()
+                .is_ok()
+        );
+        assert!(
+            OAuthOptions::new("https://auth.example", AUD)
+                .check()
+                .is_ok()
+        );
+        assert!(OAuthOptions::new("auth.example", AUD).check().is_err());
+        assert!(
+            OAuthOptions::new("http://localhost:4000", AUD)
+                .check()
+                .is_ok()
+        );
+        assert!(OAuthOptions::new("http://[::1]:4000", AUD).check().is_ok());
+        let e = OAuthOptions::new("http://auth.example", AUD)
             .check()
             .unwrap_err();
         assert!(e.contains("needs TLS"), "{e}");
@@ -473,15 +582,15 @@ mod test {
             r#""x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","#,
             r#""y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]}"#
         );
-        let given = OAuthOptions::new("http://auth.example").keys(Keys::Document(doc.into()));
+        let given = OAuthOptions::new("http://auth.example", AUD).keys(Keys::Document(doc.into()));
         assert_eq!(given.check(), Ok(()));
         assert!(
-            OAuthOptions::new("http://127.0.0.1:4000")
+            OAuthOptions::new("http://127.0.0.1:4000", AUD)
                 .scopes(&["a b"])
                 .check()
                 .is_err()
         );
-        let e = OAuthOptions::new("https://auth.example")
+        let e = OAuthOptions::new("https://auth.example", AUD)
             .keys(Keys::Document("{}".into()))
             .check()
             .unwrap_err();

@@ -10,6 +10,10 @@
 //! ([`HostEvent::Activation`]), and once more when the device is bound
 //! ([`HostEvent::Activated`]); a firmware newer than the running one is reported as
 //! [`HostEvent::FirmwareOffered`].
+//!
+//! A token the check hands out over TLS never travels in clear beyond loopback: an `https://`
+//! check whose answer names a plain `ws://` URL on another host leaves the token out
+//! ([`Config::token_withheld`]); the device connects without it and says why.
 
 use std::fmt;
 use std::time::Duration;
@@ -161,8 +165,13 @@ pub fn client_id_of(mac: [u8; 6]) -> String {
 pub struct Config {
     /// Where to connect over WebSocket (`ws://` or `wss://`).
     pub websocket: Option<String>,
-    /// The bearer token for it.
+    /// The bearer token for it. `None` also when the answer named one that may not go there
+    /// ([`token_withheld`](Self::token_withheld)).
     pub token: Option<String>,
+    /// The answer named a token for a plain `ws://` URL beyond loopback, but the check was over
+    /// TLS: the token is left out (a token obtained over TLS never travels in clear beyond
+    /// loopback, `device_link::ota::token_may_go`); connect without it, and say so.
+    pub token_withheld: bool,
     /// xiaozhi's MQTT endpoint (`host:port`), when the server offers that channel.
     pub mqtt_endpoint: Option<String>,
     /// The activation code and message, while the device is not bound.
@@ -253,7 +262,17 @@ async fn check_once(opts: &Options) -> Result<Config, Error> {
         return Err(Error::Status(status));
     }
     let answer = Answer::parse(&bytes).map_err(Error::Answer)?;
-    Ok(owned(&answer))
+    let mut config = owned(&answer);
+    let to = config.websocket.as_deref().map(Url::parse);
+    if config.token.is_some()
+        && to.is_some_and(|to| {
+            !to.is_ok_and(|to| device_link::ota::token_may_go(url.scheme.is_tls(), &to))
+        })
+    {
+        config.token = None;
+        config.token_withheld = true;
+    }
+    Ok(config)
 }
 
 /// Sends the request on the connection and reads the answer (at most [`MAX_ANSWER`] bytes).
@@ -289,6 +308,7 @@ fn owned(a: &Answer<'_>) -> Config {
             .firmware
             .map(|f| (capped(&s(f.version)), f.url.map(|u| capped(&s(u))))),
         server_time_ms: a.server_time.map(|t| t.timestamp_ms),
+        token_withheld: false,
     }
 }
 

@@ -167,7 +167,7 @@ pub struct Waiting {
     /// The question, as the device shows it: what the call approves (from its arguments) and
     /// which client asks ([`mcp_core::Server::question`]).
     pub question: String,
-    /// Which client asks: the name it gave and its session's tag (`python-sdk #3fa2`).
+    /// Which client asks: its session's tag and the name it gave (`client #3fa2 "python-sdk"`).
     pub client: String,
     /// `true`: the answer must come from the device (its button); `false`: the client asks.
     pub on_device: bool,

@@ -7,7 +7,9 @@
 //!   given ([`Tls::ca_file`], device-sim's `--ca-file`): a self-hosted server's own CA.
 //! - **Verification:** rustls's WebPKI verifier, nothing else: the chain must end at one of those
 //!   roots, every certificate must be within its validity period, and the server's certificate
-//!   must name the host the URL names. There is no way to turn it off.
+//!   must name the host the URL names. There is no way to turn it off. (It is wrapped only to
+//!   say why it refused: a certificate that signs itself is an "unknown issuer (self-signed)",
+//!   whatever a root of the same name made of its signature.)
 //! - **Versions:** TLS 1.3 and 1.2 (some brokers still speak only 1.2), the *ring* provider.
 //! - **Refusals say why:** [`explain`] turns the error a link failed with into a sentence
 //!   ("unknown issuer", "expired", "not valid for the name …"), and the links use it in their
@@ -17,9 +19,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{CertificateError, ClientConfig, RootCertStore};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 
 /// Which roots a TLS link trusts: the system's, plus the CAs of PEM files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,12 +111,85 @@ impl Tls {
                       needs cmake and a long C build on every machine that builds the simulator"
         )]
         let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|_| SetupError::NoRoots)?;
         let config = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
             .map_err(|_| SetupError::NoRoots)?
-            .with_root_certificates(roots)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Explained(webpki)))
             .with_no_client_auth();
         Ok(Arc::new(config))
+    }
+}
+
+/// rustls's WebPKI verifier, every check its own; only a refusal of a certificate that signs
+/// itself is reported as such ([`SelfSigned`]).
+#[derive(Debug)]
+struct Explained(Arc<WebPkiServerVerifier>);
+
+/// The server's certificate signs itself (its issuer is its own subject) and no root vouches
+/// for it: an unknown issuer.
+#[derive(Debug)]
+struct SelfSigned;
+
+impl fmt::Display for SelfSigned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("self-signed")
+    }
+}
+
+impl std::error::Error for SelfSigned {}
+
+impl ServerCertVerifier for Explained {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+            .map_err(|e| match e {
+                // No chain to a root: a certificate that signs itself says so, whatever a root
+                // of the same name made of its signature.
+                rustls::Error::InvalidCertificate(
+                    CertificateError::UnknownIssuer
+                    | CertificateError::BadSignature
+                    | CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+                    | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. },
+                ) if device_link::cert::is_self_issued(end_entity) => {
+                    rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(
+                        Arc::new(SelfSigned),
+                    )))
+                }
+                other => other,
+            })
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
     }
 }
 
@@ -171,6 +248,11 @@ pub fn describe(e: &rustls::Error) -> String {
         CertificateError::UnknownIssuer => "unknown issuer: the server's certificate does not \
              chain to a trusted root (give the CA that signed it with --ca-file)"
             .to_string(),
+        CertificateError::Other(o) if o.0.downcast_ref::<SelfSigned>().is_some() => {
+            "unknown issuer (self-signed): the server's certificate signs itself and no trusted \
+             root issued it (give the CA that signed it, or that certificate, with --ca-file)"
+                .to_string()
+        }
         CertificateError::Expired => {
             "expired: the server's certificate is past its validity".into()
         }

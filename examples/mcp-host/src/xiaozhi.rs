@@ -28,7 +28,7 @@
 //! with the outcome's sentence, right after its notification; so does, once after a start-up,
 //! the board's news ([`Board::boot_news`]: an upgrade that came up or rolled back). With
 //! [`Options::speak_first`] the board's events ([`Board::events`], and a press that answers no
-//! question, [`Board::press_event`]) start turns: `[event] …` detect frames from the events'
+//! question, [`Board::press_event`]) start turns: `Device event: …` detect frames from the events'
 //! fixed words, at most one per event and interval, never while the backend speaks (its `tts`
 //! frames are followed). Each is reported as [`HostEvent::Said`].
 //! The backend's `session_id` names the peer (`mcp_core::server::Peer`): a call the backend sends
@@ -211,7 +211,7 @@ impl Options {
 pub struct Said {
     /// The frame (`{"session_id":…,"type":"listen","state":"detect","text":…}`).
     pub frame: String,
-    /// Its text, as the backend reads it (`[device_call] …`, `[event] …`).
+    /// Its text, as the backend reads it (`[device_call] …`, `Device event: …`).
     pub text: String,
     /// The event's name, for an event; `None` for an outcome.
     pub event: Option<&'static str>,
@@ -235,14 +235,25 @@ impl Said {
 /// What a xiaozhi device says of its own on the link, over mcp-core's sans-IO pieces
 /// (`mcp_core::transport::xiaozhi`: [`heard`], [`write_event`], [`Turns`]): the `[device_call]`
 /// frames of outcomes heard after a call's answer and of the board's news after a start-up, and
-/// — when the device speaks first — the `[event]` frames of the board's events, when it may
-/// start a turn. The WebSocket client here and device-sim's stdio envelope both use it.
+/// — when the device speaks first — the event frames of the board's events, when it may start a
+/// turn. The WebSocket client here and device-sim's stdio envelope both use it.
+///
+/// A detect text starts a new speech in xinnan's backend, dropping what it was still saying. So
+/// an outcome is held ([`outcome`](Self::outcome), [`boot`](Self::boot)) until the backend is not
+/// speaking (its `tts` `stop`, [`Turns::may_tell`]), and then [`speak`](Self::speak) gives it out
+/// at once, one per speech, in order; a new connection drops what was held for the old one.
 #[derive(Debug, Clone, Default)]
 pub struct Voice {
     turns: Turns<4>,
     speak_first: bool,
     told_boot: bool,
+    /// Outcome frames held while the backend speaks, oldest first (at most [`MAX_HELD`]).
+    held: std::collections::VecDeque<Said>,
 }
+
+/// The most outcome frames a [`Voice`] holds while the backend speaks; past it the oldest is
+/// dropped (its notification went out; only its spoken form is lost).
+pub const MAX_HELD: usize = 8;
 
 impl Voice {
     /// A device that starts turns of its own when `speak_first`.
@@ -253,9 +264,11 @@ impl Voice {
         }
     }
 
-    /// A new connection: nobody speaks, nothing waits (the board's news stays told).
+    /// A new connection: nobody speaks, nothing waits (the board's news stays told; outcomes
+    /// held for the old connection's session are dropped).
     pub fn connected(&mut self) {
         self.turns = Turns::new();
+        self.held.clear();
     }
 
     /// A frame from the backend at `now_ms` (its `tts` frames say when it speaks).
@@ -263,29 +276,29 @@ impl Voice {
         self.turns.heard(env, now_ms);
     }
 
-    /// The `[device_call]` frame of an outcome a poll wrote (`message`, its bytes from their
-    /// start; `heard`, where its sentence is), for the backend session `sid`.
-    pub fn outcome(
-        &mut self,
-        sid: Option<&str>,
-        message: &[u8],
-        heard: &Heard,
-        now_ms: u64,
-    ) -> Option<Said> {
-        self.device_call(sid, heard.sentence(message), now_ms)
+    /// Holds the `[device_call]` frame of an outcome a poll wrote (`message`, its bytes from
+    /// their start; `heard`, where its sentence is), for the backend session `sid`, until
+    /// [`speak`](Self::speak) may give it out.
+    pub fn outcome(&mut self, sid: Option<&str>, message: &[u8], heard: &Heard) {
+        self.hold(sid, heard.sentence(message));
     }
 
-    /// The board's news after the start-up ([`Board::boot_news`]), once: `news` is what the
-    /// board says now (an upgrade's outcome is known once the new firmware answered).
-    pub fn boot(&mut self, sid: Option<&str>, news: Option<String>, now_ms: u64) -> Option<Said> {
+    /// Holds the board's news after the start-up ([`Board::boot_news`]), once: `news` is what
+    /// the board says now (an upgrade's outcome is known once the new firmware answered).
+    pub fn boot(&mut self, sid: Option<&str>, news: Option<String>) {
         if self.told_boot {
-            return None;
+            return;
         }
-        let news = serde_json::to_string(&news?).ok()?;
-        let json = Json::parse(news.as_bytes(), DEFAULT_MAX_DEPTH).ok()?;
-        let said = self.device_call(sid, json.as_str()?, now_ms)?;
-        self.told_boot = true;
-        Some(said)
+        let Some(news) = news.and_then(|n| serde_json::to_string(&n).ok()) else {
+            return;
+        };
+        if let Some(sentence) = Json::parse(news.as_bytes(), DEFAULT_MAX_DEPTH)
+            .ok()
+            .and_then(|j| j.as_str())
+        {
+            self.hold(sid, sentence);
+            self.told_boot = true;
+        }
     }
 
     /// `true` once the board's news was told (it is wanted only then).
@@ -293,29 +306,47 @@ impl Voice {
         self.told_boot
     }
 
-    fn device_call(&mut self, sid: Option<&str>, sentence: JsonStr<'_>, now: u64) -> Option<Said> {
+    /// `true` while something the device said is not spoken to its end yet at `now_ms` (held,
+    /// or the backend speaks or is about to): a restart then waits ([`Board::hold_restart`]).
+    pub fn busy(&self, now_ms: u64) -> bool {
+        !self.held.is_empty() || self.turns.speaking(now_ms)
+    }
+
+    fn hold(&mut self, sid: Option<&str>, sentence: JsonStr<'_>) {
         let mut out = vec![0u8; 64 + 6 * (MAX_SAID_CHARS + sid.map_or(0, str::len))];
         let n = heard(sid, sentence, &mut out);
         out.truncate(n);
-        self.turns.said(now);
-        Said::new(out, None)
+        if let Some(said) = Said::new(out, None) {
+            if self.held.len() == MAX_HELD {
+                self.held.pop_front();
+            }
+            self.held.push_back(said);
+        }
     }
 
-    /// The board's events that occurred (`fired`), and the frames of those whose turn it is at
-    /// `now_ms` (none unless the device speaks first).
-    pub fn events(
+    /// What the device says at `now_ms`: an outcome held, when the backend is not speaking (one
+    /// per speech: the next waits until it spoke of this one); then, of the board's events that
+    /// occurred (`fired`), the frames of those whose turn it is (none unless the device speaks
+    /// first).
+    pub fn speak(
         &mut self,
         sid: Option<&str>,
         fired: Vec<(&'static Event, Option<Reading>)>,
         now_ms: u64,
     ) -> Vec<Said> {
+        let mut said = Vec::new();
+        if self.turns.may_tell(now_ms)
+            && let Some(s) = self.held.pop_front()
+        {
+            self.turns.said(now_ms);
+            said.push(s);
+        }
         if !self.speak_first {
-            return Vec::new();
+            return said;
         }
         for (event, reading) in fired {
             self.turns.fire(event, reading, now_ms);
         }
-        let mut said = Vec::new();
         while let Some((event, reading)) = self.turns.next(now_ms) {
             let mut out = vec![0u8; 64 + 6 * (event.says().len() + 32 + sid.map_or(0, str::len))];
             let n = write_event(sid, event, reading, &mut out);
@@ -561,19 +592,23 @@ impl<C: 'static, const N: usize, const T: usize> Copy for Host<'_, C, N, T> {}
 
 /// One timer turn on the board and the engine (off the async threads): the board's tick, a press
 /// answers the question shown, the engine is polled, what waits is shown; with `news`, the
-/// board's news after the start-up.
+/// board's news after the start-up. `voice`: a restart that comes due waits while what the
+/// device said is not spoken yet ([`Board::hold_restart`]).
 async fn tick<C: Board, const N: usize, const T: usize>(
     host: Host<'_, C, N, T>,
     display: &mut crate::Display,
     news: bool,
+    voice: &Voice,
 ) -> Option<(crate::Turn, Option<String>, u64)> {
     let (e, b) = (host.engine.clone(), host.board.clone());
     let now = host.clock.now_ms();
+    let busy = voice.busy(now);
     let hook = host.opts.on_event.clone();
     let out_len = host.opts.out_len.max(mcp_core::MIN_OUT_LEN);
     let mut shown = std::mem::take(display);
     let (turn, shown, news) = tokio::task::spawn_blocking(move || {
         let mut out = vec![0u8; out_len];
+        lock(&b).hold_restart(busy);
         let turn = shown.turn(&e, &b, now, &mut out, hook.as_ref());
         let news = if news { lock(&b).boot_news() } else { None };
         (turn, shown, news)
@@ -601,7 +636,6 @@ async fn send_turn<C: 'static, const N: usize, const T: usize>(
 ) -> Result<(), Error> {
     let opts = host.opts;
     let dead_after = opts.keepalive.map(|k| k.timeout);
-    let mut said = Vec::new();
     for m in &turn.msgs {
         let sent = match envelope(session_id, &m.bytes) {
             Some(frame) => send(sink, Message::text(frame), dead_after).await,
@@ -623,18 +657,19 @@ async fn send_turn<C: 'static, const N: usize, const T: usize>(
         }
         sent?;
         if let Some(h) = &m.heard {
-            said.extend(voice.outcome(session_id, &m.bytes, h, now));
-        }
-        for s in said.drain(..) {
-            say(sink, s, opts).await?;
+            voice.outcome(session_id, &m.bytes, h);
         }
     }
-    if session {
-        said.extend(voice.boot(session_id, news, now));
-        said.extend(voice.events(session_id, turn.events, now));
-        for s in said {
-            say(sink, s, opts).await?;
-        }
+    // What the device says of its own: outcomes once the backend is not speaking; in a session,
+    // the board's news and its events' turns.
+    let fired = if session {
+        voice.boot(session_id, news);
+        turn.events
+    } else {
+        Vec::new()
+    };
+    for s in voice.speak(session_id, fired, now) {
+        say(sink, s, opts).await?;
     }
     Ok(())
 }
@@ -774,7 +809,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     // the question before the answer goes out (a person who hears the answer
                     // finds it on the device), and what that turn owes follows the answer.
                     let shown = match done.is_some() && unshown(engine, display) {
-                        true => tick(host, display, false).await,
+                        true => tick(host, display, false, voice).await,
                         false => None,
                     };
                     let sent = match envelope(sid.as_deref(), &data) {
@@ -792,7 +827,7 @@ async fn serve<C: Board, const N: usize, const T: usize>(
             }
             _ = ticks.tick() => {
                 let news = *session && !voice.told_boot();
-                let Some(turn) = tick(host, display, news).await else { continue };
+                let Some(turn) = tick(host, display, news, voice).await else { continue };
                 send_turn(host, &mut sink, voice, session_id.as_deref(), *session, turn).await?;
             }
             _ = pings.tick(), if opts.keepalive.is_some() => {

@@ -25,9 +25,9 @@
 //!    then subscribes to that presence topic itself (No Local).
 //!
 //! An `initialize` on the control topic names its client in the `MCP-MQTT-CLIENT-ID` user
-//! property: the device opens a half-open session for it and answers on its RPC topic. Every
-//! later message of the session travels on the RPC topic; the first one completes the
-//! handshake: the client takes one of the `CLIENTS` places
+//! property: the device answers on its RPC topic and notes what it declared (no session yet).
+//! Every later message of the session travels on the RPC topic; the first one makes the
+//! session: the client takes one of the `CLIENTS` places
 //! (`mcp_core::transport::mqtt::Sessions`) and the device subscribes to its presence and
 //! capability topics. A client that says `notifications/disconnected` (on its presence topic: its will
 //! says so when it vanishes) is forgotten and unsubscribed. Everything is published with QoS 1
@@ -38,15 +38,15 @@
 //! `initialize` (`mcp_core::transport::mqtt`, "An open broker", says what that allows and which
 //! broker rules stop it). So:
 //!
-//! - an `initialize` opens only a **half-open** session, in a table of its own ([`HALF_OPEN`]
-//!   places, [`Settings::half_open`] of life): the client completes its handshake by speaking on
-//!   its own RPC topic (a real client sends `notifications/initialized` there at once; an
-//!   invented id never speaks), and only then takes a place. A flood of forged `initialize`
-//!   turns the half-open table over, costs one answer each and no subscription, and never
-//!   refuses nor displaces a client that completes its handshake. With every place in use, a
-//!   newcomer is refused with `mcp_core::transport::mqtt::write_busy` ("all N client sessions
-//!   are in use") until a session has been idle for [`Settings::client_idle`]; a request from a
-//!   client without a session gets "No session: send initialize … first";
+//! - an `initialize` makes no session and holds no place: it is answered and what it declared is
+//!   noted ([`HALF_OPEN`] notes, [`Settings::half_open`] of life, the oldest giving way); a
+//!   client's session is made when it first speaks on its own RPC topic (a real client sends
+//!   `notifications/initialized` there at once; an invented id never speaks), with what its
+//!   `initialize` declared while noted, else as a client that declared nothing. A flood of
+//!   forged `initialize` costs one answer each and no subscription, and never refuses, ends
+//!   nor delays a real client, however slow. With every place in use, a newcomer is refused
+//!   with `mcp_core::transport::mqtt::write_busy` ("all N client sessions are in use") until a
+//!   session has been idle for [`Settings::client_idle`];
 //! - a message on its own presence topic that is anything but its own presence, byte for byte
 //!   (an empty retained message that removed it from discovery, a forged "online"), makes it
 //!   publish its presence again, retained: at once, then at most once a second
@@ -115,10 +115,10 @@ use mcp_core::{Principal, Session};
 pub use backoff::Backoff;
 pub use session::{Ended, MAX_CLIENTS};
 
-/// Half-open sessions a device keeps (an `initialize` whose client has not spoken on its RPC
-/// topic yet): a flood of forged `initialize` at F per second leaves a real client
-/// `HALF_OPEN / F` seconds to complete its handshake (0.8 s at ten a second). Each costs about
-/// 90 bytes.
+/// Noted `initialize`s a device keeps (what one declared, until its client speaks on its RPC
+/// topic): a flood of forged `initialize` at F per second keeps a real client's note for
+/// `HALF_OPEN / F` seconds (0.8 s at ten a second); past it the client is still served, as one
+/// that declared nothing. Each costs about 90 bytes.
 pub const HALF_OPEN: usize = 8;
 
 /// What the device does with MCP messages: the engine and its board.
@@ -198,8 +198,7 @@ pub struct Settings<'a> {
     pub backoff: Backoff,
     /// How long a client session must have been idle before a new client may take its place.
     pub client_idle: Duration,
-    /// How long a half-open session (an `initialize` whose client has not spoken on its RPC
-    /// topic yet) is kept.
+    /// How long what an `initialize` declared is noted for its client to speak on its RPC topic.
     pub half_open: Duration,
 }
 
@@ -207,7 +206,7 @@ impl<'a> Settings<'a> {
     /// The device `server_id` offering `server_name`: no description, no credentials, the model
     /// on the other end, a 30 s keep-alive, 10 s to connect, 10 s per packet, the engine polled
     /// every 50 ms, backoff from 1 s doubling to 30 s, a session idle for 10 minutes
-    /// replaceable, half-open sessions kept 10 s.
+    /// replaceable, what an `initialize` declared noted 10 s.
     pub const fn new(server_id: &'a str, server_name: &'a str) -> Self {
         Settings {
             server_id,

@@ -269,8 +269,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         let mut topic = [0u8; MAX_TOPIC_LEN];
         let control = self.me.control(&mut topic).map_err(|_| Ended::Protocol)?;
         self.subscribe(control, false).await?;
-        // Every client's RPC topic at once (No Local): a half-open session costs no
-        // subscription.
+        // Every client's RPC topic at once (No Local): an `initialize` costs no subscription.
         let rpc = self
             .me
             .rpc_filter(&mut topic)
@@ -459,12 +458,11 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                 let Ok(client) = ClientId::new(sender) else {
                     return Ok(());
                 };
-                // A half-open session: answered, nothing subscribed for it.
+                // Answered, and what it declared noted: no session, nothing subscribed for it.
                 match self.clients.initialize(client, now.as_millis()) {
                     Opened::HalfOpen { .. } => {
                         let session = self.clients.half_open_session(client.as_str());
-                        self.handle(client, len, session.unwrap_or_default(), true)
-                            .await
+                        self.handle(client, len, session, true).await
                     }
                     Opened::Refused(why) => self.refuse(client, len, why).await,
                 }
@@ -475,7 +473,7 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                     return self.forget(client.as_str()).await;
                 }
                 // Someone speaks on the client's own topic (the RPC subscription has No Local:
-                // never the device's own echo): the first time, that completes its handshake.
+                // never the device's own echo): the first time, that makes its session.
                 let initialized = conv::is_initialized(msg);
                 match self.clients.spoke(client, initialized, now.as_millis()) {
                     Spoke::Served { session, .. } => self.handle(client, len, session, false).await,
@@ -487,7 +485,6 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
                         self.handle(client, len, session, false).await
                     }
                     Spoke::Refused(why) => self.refuse(client, len, why).await,
-                    Spoke::Unknown => self.refuse(client, len, Busy::NoSession).await,
                 }
             }
             Incoming::ClientPresence(client) => {
@@ -505,8 +502,9 @@ impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, 
         }
     }
 
-    /// Hands the message to the engine as `client`'s, in `session` (its half-open one for the
-    /// `initialize` that opened it: `opening`), and publishes the answer on its RPC topic.
+    /// Hands the message to the engine as `client`'s, in `session` (for an `initialize`:
+    /// `opening`, what the engine makes of it is noted), and publishes the answer on its RPC
+    /// topic.
     async fn handle(
         &mut self,
         client: ClientId<'_>,

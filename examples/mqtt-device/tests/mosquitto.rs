@@ -355,7 +355,7 @@ async fn forge(from: &Client, i: i64, id: String) {
 }
 
 /// A hostile client on an open broker (issue 22, bugs 8 and 10), against the firmware's loop:
-/// `initialize` messages with invented client ids stay half-open and cannot keep a real client
+/// `initialize` messages with invented client ids make no session and cannot keep a real client
 /// out; a cleared or forged retained presence is put back by the device.
 #[tokio::test(flavor = "current_thread")]
 async fn a_device_on_mosquitto_with_a_hostile_client() {

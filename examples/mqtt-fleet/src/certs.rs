@@ -91,6 +91,27 @@ impl TestCa {
     /// # Errors
     /// rcgen or the file system failed.
     pub fn issue(&self, file: &str, names: &[&str], validity: Validity) -> Result<Issued, String> {
+        self.server(file, names, validity, true)
+    }
+
+    /// A server certificate for `names` that signs itself (no CA issued it), valid now, written
+    /// as `<file>.pem` and `<file>.key` in the CA's folder: what a device must refuse as an
+    /// unknown issuer.
+    ///
+    /// # Errors
+    /// rcgen or the file system failed.
+    pub fn self_signed(&self, file: &str, names: &[&str]) -> Result<Issued, String> {
+        self.server(file, names, Validity::Now, false)
+    }
+
+    /// A server certificate for `names`, signed by this CA (`by_ca`) or by its own key.
+    fn server(
+        &self,
+        file: &str,
+        names: &[&str],
+        validity: Validity,
+        by_ca: bool,
+    ) -> Result<Issued, String> {
         let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
         let mut params = CertificateParams::new(names.clone()).map_err(|e| e.to_string())?;
         if let Some(first) = names.first() {
@@ -105,8 +126,13 @@ impl TestCa {
         params.not_before = from;
         params.not_after = until;
         let key = KeyPair::generate().map_err(|e| e.to_string())?;
-        let issuer = Issuer::from_params(&self.params, &self.key);
-        let cert = params.signed_by(&key, &issuer).map_err(|e| e.to_string())?;
+        let cert = if by_ca {
+            let issuer = Issuer::from_params(&self.params, &self.key);
+            params.signed_by(&key, &issuer)
+        } else {
+            params.self_signed(&key)
+        }
+        .map_err(|e| e.to_string())?;
         let issued = Issued {
             cert: self.dir.join(format!("{file}.pem")),
             key: self.dir.join(format!("{file}.key")),

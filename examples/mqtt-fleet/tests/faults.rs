@@ -340,7 +340,7 @@ async fn a_silent_link_is_found_dead_by_the_keep_alive_and_the_device_reconnects
         .await
         .unwrap();
     // The handshake completed (a call answered) before the link goes quiet: a session the
-    // device keeps across the reconnection. (A half-open one would have expired meanwhile.)
+    // device keeps across the reconnection.
     let first = client
         .request("ledger-s", 0, "tools/call", append(8), T)
         .await

@@ -518,8 +518,8 @@ pub struct Pending {
 /// Which client asks, as a device shows it next to the question: the name the client gave in
 /// its `initialize` ([`ClientName`], its own claim) and a tag of its session — four hex digits of
 /// a keyed hash of the transport's name for the client ([`Input::peer`]), so that two clients
-/// that give the same name are still told apart. Displayed as `python-sdk #3fa2` (`an unnamed
-/// client #3fa2` without a name).
+/// that give the same name are still told apart. Displayed as `client #3fa2 "python-sdk"`,
+/// the tag first (`client #3fa2` without a name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ClientLabel {
@@ -543,13 +543,16 @@ impl ClientLabel {
     }
 }
 
+/// `client #3fa2 "python-sdk"`: the device-made tag first, where no name can come before it,
+/// then the client's own name in quotes it cannot close ([`ClientName`]); `client #3fa2`
+/// without a name.
 impl fmt::Display for ClientLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.name.is_empty() {
-            true => f.write_str("an unnamed client")?,
-            false => f.write_str(self.name.as_str())?,
+        write!(f, "client #{:04x}", self.tag)?;
+        if !self.name.is_empty() {
+            write!(f, " \"{}\"", self.name.as_str())?;
         }
-        write!(f, " #{:04x}", self.tag)
+        Ok(())
     }
 }
 
@@ -557,7 +560,7 @@ impl fmt::Display for ClientLabel {
 /// display, the `elicitation/create` message, the answer a client that cannot ask hears): the
 /// tool's question with the call's validated arguments filled in ([`Confirm`]), then who asks —
 /// `Upgrade the device's firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by
-/// python-sdk #3fa2)`. `Display` writes it; see [`Server::question`](super::Server::question).
+/// client #3fa2 "python-sdk")`. `Display` writes it; see [`Server::question`](super::Server::question).
 #[derive(Debug, Clone)]
 pub struct Question<'a> {
     confirm: &'a Confirm,
@@ -831,7 +834,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
     /// The question the waiting call asks ([`confirmation`](Self::confirmation)), as every form
     /// of it says it: the tool's question filled from the call's validated arguments, then
     /// which client asks (`Upgrade the device's firmware to the 4096-byte image with SHA-256
-    /// 9f86d081…? (asked by python-sdk #3fa2)`). A device shows this text, never the template:
+    /// 9f86d081…? (asked by client #3fa2 "python-sdk")`). A device shows this text, never the template:
     /// two calls of one tool ask two different questions.
     ///
     /// ```
@@ -1514,7 +1517,8 @@ fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32) {
 /// Turns the held call's outcome into a `notifications/message` (the call was answered already):
 /// `out[..n]` holds the call's response when it ran (`refused` is `None`), else nothing. Its
 /// `data` has the tool, whether it was confirmed, the reason of a refusal, the sentence a
-/// person hears (`text`: `self.relay.set, confirmed: true — measured: …`, `self.relay.set: Not
+/// person hears (`text`: `self.relay.set, confirmed: true — measured: …`, `self.relay.set: the
+/// person confirmed it, then it failed: Refused by interlock …`, `self.relay.set: Not
 /// confirmed: no answer in time; nothing was done — not applied (commanded true)`), and the
 /// call's result or error. Returns the length and where the sentence is.
 fn wrap_outcome(
@@ -1562,6 +1566,12 @@ fn wrap_outcome(
             w.plain(b": ");
             write_first_text(&mut w, &Err(r.error()), &[], 0, None);
         }
+        // Confirmed, then failed (an interlock refused, the hardware failed): in that order,
+        // then the failure's own words — never "confirmed: Refused by …".
+        None if failed(moved, is_result) => {
+            w.plain(b": the person confirmed it, then it failed: ");
+            w.plain(said_by(moved, is_result));
+        }
         None => {
             w.plain(b", confirmed: ");
             w.plain(said_by(moved, is_result));
@@ -1600,6 +1610,16 @@ fn wrap_outcome(
         len: said,
     };
     (end, Some(heard))
+}
+
+/// `true` when a call's `result` member says it failed (`isError: true`), or it is an `error`.
+fn failed(member: &[u8], is_result: bool) -> bool {
+    !is_result
+        || Json::parse(member, crate::wire::json::DEFAULT_MAX_DEPTH)
+            .ok()
+            .and_then(|v| members(Some(v), ["isError"]).ok())
+            .and_then(|[e]| e)
+            .is_some_and(|e| e.raw() == b"true")
 }
 
 /// What a call's `result` member says in words (its first text), or its `error` member (the

@@ -238,7 +238,11 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 w.close_string(protocol::FIRST_TEXT_END_FAILED);
             }));
         }
-        Err(respond.error(ErrorCode::InvalidParams, |w| e.write_json(w)))
+        // Spoken as it is by a backend of this era (xiaozhi's): it ends with what happened.
+        Err(respond.error(ErrorCode::InvalidParams, |w| {
+            e.write_json(w);
+            w.plain(protocol::NOTHING_CHANGED);
+        }))
     }
 
     /// Cache: a retransmission is answered with the first call's answer (or from the task table)

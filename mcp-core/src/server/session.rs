@@ -136,10 +136,11 @@ impl Session {
 
 /// The name a client gave itself (`clientInfo.name` of its `initialize`), short and safe enough
 /// for a device's display and a spoken question: each character a display must not carry is
-/// escaped as [`escaped`](crate::wire::escape::escaped) does, and what does not fit
-/// [`ClientName::MAX_LEN`] bytes is cut, `…` in its place. It is the client's own claim, not
-/// proof of who it is: a question shows it next to a tag of the client's session
-/// ([`ClientLabel`](super::ClientLabel)).
+/// escaped as [`escaped`](crate::wire::escape::escaped) does (controls, bidi controls,
+/// characters that show nothing), a `"` as `\"` (the name is shown in quotes, which it cannot
+/// close), and what does not fit [`ClientName::MAX_LEN`] bytes is cut, `…` in its place. It is
+/// the client's own claim, not proof of who it is: a question shows it after a tag of the
+/// client's session ([`ClientLabel`](super::ClientLabel)).
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ClientName {
@@ -163,7 +164,7 @@ impl ClientName {
         let raw = name.raw();
         if raw
             .iter()
-            .all(|&b| (b' '..=b'~').contains(&b) && b != b'\\')
+            .all(|&b| (b' '..=b'~').contains(&b) && b != b'\\' && b != b'"')
         {
             return Self::plain(raw);
         }
@@ -214,7 +215,10 @@ impl ClientName {
         let mut cut = false;
         for c in name.chars() {
             let mut one = Shown::default();
-            let _ = crate::wire::escape::write_char(&mut one, c);
+            let _ = match c {
+                '"' => core::fmt::Write::write_str(&mut one, "\\\""),
+                c => crate::wire::escape::write_char(&mut one, c),
+            };
             let piece = one.bytes.get(..one.len).unwrap_or_default();
             match out.bytes.get_mut(at..at + piece.len()) {
                 Some(dst) if at + piece.len() <= room => {

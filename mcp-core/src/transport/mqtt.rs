@@ -67,16 +67,17 @@
 //! `initialize`'s sender is whatever the sender wrote. And the control topic stays open to every
 //! client even under access rules: that is where a client starts. A server therefore
 //!
-//! - keeps its client sessions in [`Sessions`]: an `initialize` opens only a **half-open**
-//!   session, in a small table of its own with a short life ([`HALF_OPEN_MS`]); the client
-//!   completes its handshake by speaking on its own RPC topic (`notifications/initialized`
-//!   follows every `initialize`), and only then takes a place among the sessions. A flood of
-//!   `initialize` with invented ids turns the half-open table over and never displaces, nor
-//!   blocks, a client that completes its handshake; a full table of sessions refuses a newcomer
-//!   ([`write_busy`], [`Busy::Full`]) and gives a place only when a session has been idle long;
+//! - keeps its client sessions in [`Sessions`]: an `initialize` makes no session and holds no
+//!   place — it is answered, and what it declared is noted for a short time ([`HALF_OPEN_MS`]);
+//!   a client's session is made when it first speaks on its own RPC topic
+//!   (`notifications/initialized` follows every `initialize`). So a flood of `initialize`,
+//!   with invented ids or naming a real client, never refuses, ends nor delays a real client,
+//!   however slow its handshake (at worst it crowds out the note of what that client
+//!   declared); a full table of sessions refuses a newcomer ([`write_busy`], [`Busy::Full`])
+//!   and gives a place only when a session has been idle long;
 //! - subscribes to every client's RPC topic with it at once ([`ServerTopics::rpc_filter`], No
-//!   Local), so that a half-open session costs no subscription: the presence and capability
-//!   topics of a client are subscribed once it completed its handshake;
+//!   Local), so that an `initialize` costs no subscription: the presence and capability
+//!   topics of a client are subscribed once it spoke on its RPC topic;
 //! - listens to its own presence topic and puts its presence back when another client clears
 //!   or overwrites it ([`PresenceGuard`], at most once every [`PRESENCE_RESTORE_MS`]).
 //!
@@ -370,8 +371,8 @@ impl<'a> ServerTopics<'a> {
 
     /// `$mcp-rpc/+/{server-id}/{server-name}`: every client's RPC topic with this server, to
     /// subscribe to once (with No Local): a client's first message there — the one that
-    /// completes its handshake — reaches the server without a subscription of its own, so a
-    /// half-open session costs none ([`Sessions`]).
+    /// makes its session — reaches the server without a subscription of its own, so an
+    /// `initialize` costs none ([`Sessions`]).
     pub fn rpc_filter<'o>(&self, out: &'o mut [u8]) -> Result<&'o str, BufferTooSmall> {
         join(out, &[RPC_PREFIX, "+/", self.id, "/", self.name])
     }
@@ -551,17 +552,14 @@ pub enum Busy {
         /// The client sessions the server holds.
         sessions: usize,
     },
-    /// The client has no session: it never sent an `initialize`, or its half-open session
-    /// ended before it spoke on its RPC topic, or the server forgot it ([`Spoke::Unknown`]).
-    NoSession,
 }
 
 /// Writes the refusal of a request that a server does not serve in a session (an `initialize`
-/// on the control topic, or a message on the RPC topic of a client without one), to publish on
+/// on the control topic, or a client's first message on its RPC topic, when every place is in
+/// use), to publish on
 /// that client's RPC topic, with the request's id echoed byte for byte:
 ///
-/// - [`Busy::Full`]: `{"jsonrpc":"2.0","id":…,"error":{"code":-32000,"message":"Device busy: all N client sessions are in use; try again later"}}`;
-/// - [`Busy::NoSession`]: the message `"No session: send initialize on the device's control topic first"`.
+/// - [`Busy::Full`]: `{"jsonrpc":"2.0","id":…,"error":{"code":-32000,"message":"Device busy: all N client sessions are in use; try again later"}}`.
 ///
 /// Returns the length, 0 when `request` is not a request (a notification or a message that does
 /// not parse is not answered).
@@ -589,12 +587,6 @@ pub fn write_busy(out: &mut [u8], request: &[u8], why: Busy) -> Result<usize, Bu
             w.raw(join!(protocol::MESSAGE, br#""Device busy: all "#));
             w.uint(u64::try_from(sessions).unwrap_or(u64::MAX));
             w.raw(b" client sessions are in use; try again later");
-        }
-        Busy::NoSession => {
-            w.raw(join!(
-                protocol::MESSAGE,
-                br#""No session: send initialize on the device's control topic first"#
-            ));
         }
     }
     w.raw(br#""}}"#);
@@ -992,19 +984,7 @@ mod test {
     }
 
     #[test]
-    fn a_client_without_a_session_is_told_to_initialize() {
-        let req = br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
-        let mut out = [0u8; 256];
-        let n = write_busy(&mut out, req, Busy::NoSession).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out[..n]).unwrap();
-        assert_eq!(
-            (v["id"].clone(), v["error"]["code"].clone()),
-            (3.into(), BUSY_CODE.into())
-        );
-        assert_eq!(
-            v["error"]["message"],
-            "No session: send initialize on the device's control topic first"
-        );
+    fn initialized_is_recognized() {
         assert!(is_initialized(
             br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
         ));

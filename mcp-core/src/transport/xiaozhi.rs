@@ -30,9 +30,11 @@
 //!   press on a call answered "waiting", a refusal or timeout after it, a task that ended after
 //!   its answer) goes out twice — the engine's `notifications/message` in the `mcp` envelope, for
 //!   a backend that reads it, and [`heard`]'s `[device_call]` detect frame with the outcome's
-//!   sentence (value and evidence), for the person and the model;
+//!   sentence (value and evidence), for the person and the model — that one once the backend is
+//!   not speaking ([`Turns::may_tell`]): in that backend a detect text starts a new speech and
+//!   drops what it was saying;
 //! - an event the firmware author marks as one that starts a turn ([`Event`]: a doorbell, a
-//!   threshold) becomes [`write_event`]'s detect frame, `[event] ` and the event's fixed words
+//!   threshold) becomes [`write_event`]'s detect frame, `Device event: ` and the event's fixed words
 //!   (with at most one reading of the device's own: no text from the wire ever goes into it),
 //!   when [`Turns`] allows it: at most one per the event's interval (later ones coalesced into
 //!   one), never while the backend speaks or the device listens;
@@ -59,11 +61,15 @@
 //! }
 //!
 //! // What the engine owes (send `out[..polled.len]` in the `mcp` envelope), and an outcome that
-//! // came after its call's answer spoken too:
+//! // came after its call's answer spoken too — once the backend is not speaking (a detect text
+//! // would cut its speech off): keep the frame until `may_tell`, send it, then `said`.
 //! let polled = engine.poll_with(now, &mut board, &mut out);
 //! if let Some(h) = polled.heard {
 //!     let n = xiaozhi::heard(sid, h.sentence(&out[..polled.len]), &mut frame);
-//!     // send frame[..n]
+//!     if turns.may_tell(now) {
+//!         // send frame[..n]
+//!         turns.said(now);
+//!     }
 //! }
 //!
 //! // An event the author marked: the button pressed with no question waiting.
@@ -356,8 +362,10 @@ pub const fn check_hold_answer(hold_answer_ms: u32) -> Result<(), HoldTooLong> {
 pub const DEVICE_CALL: &str = "[device_call]";
 
 /// The prefix of a device event's detect text: any text without [`DEVICE_CALL`] starts a model
-/// turn, the text as the user's words.
-pub const EVENT: &str = "[event]";
+/// turn, the text as the user's words. Words, not a bracketed tag: xinnan's backend shows the
+/// text on the device's screen with punctuation trimmed off both ends (`[event] …` showed as
+/// `event] …`), and this reads the same spoken, shown and in the model's dialogue.
+pub const EVENT: &str = "Device event:";
 
 /// The longest sentence (characters) a detect frame carries: a person hears it, and xinnan's
 /// backend puts it in the dialogue whole. A longer one is cut at a character and ends with `…`.
@@ -427,7 +435,7 @@ pub fn heard(session_id: Option<&str>, sentence: JsonStr<'_>, out: &mut [u8]) ->
 /// button, a door sensor, a temperature threshold — and the fixed words the device says of it.
 ///
 /// The words are the author's, written as the device would say them (`the doorbell button was
-/// pressed`); [`write_event`] sends them as `[event] the doorbell button was pressed`, the one
+/// pressed`); [`write_event`] sends them as `Device event: the doorbell button was pressed`, the one
 /// place `{}` appears replaced by a reading of the device's own. Nothing from the wire can reach
 /// them: a template is `'static` and a reading is a number, a boolean or one of the author's
 /// words ([`Reading`]).
@@ -449,7 +457,7 @@ pub struct Event {
 
 impl Event {
     /// An event called `name` (what tells it from the board's other events, and names it in
-    /// logs) whose detect text is `[event] ` and `says`; at most
+    /// logs) whose detect text is `Device event: ` and `says`; at most
     /// one turn per 10 s, and one that has waited 30 s for a quiet moment is dropped.
     pub const fn new(name: &'static str, says: &'static str) -> Self {
         Event {
@@ -488,7 +496,7 @@ impl Event {
 }
 
 /// Writes the detect frame of `event`: `{"session_id":…,"type":"listen","state":"detect",
-/// "text":"[event] the doorbell button was pressed"}` (`{}` in its words replaced by `reading`,
+/// "text":"Device event: the doorbell button was pressed"}` (`{}` in its words replaced by `reading`,
 /// or by `unknown` without one). Returns the frame's length, 0 when it does not fit.
 pub fn write_event(
     session_id: Option<&str>,
@@ -525,6 +533,10 @@ pub const EXPECT_SPEECH_MS: u64 = 3_000;
 /// The longest the backend is taken to be speaking without its `tts` `stop` (ms): a lost frame
 /// does not silence the device for good.
 pub const MAX_SPEECH_MS: u64 = 120_000;
+/// The longest a restart the device has due waits for the backend to finish speaking its last
+/// words (an upgrade's "completed" sentence) — its `tts` `stop` — (ms), counted from when the
+/// restart came due.
+pub const MAX_LAST_WORDS_MS: u64 = 20_000;
 
 /// An occurrence of an event waiting for its turn, and when its event last started one.
 #[derive(Debug, Clone, Copy)]
@@ -625,14 +637,32 @@ impl<const N: usize> Turns<N> {
 
     /// `true` when the device may start a turn at `now_ms`: nobody speaks or listens.
     pub fn quiet(&self, now_ms: u64) -> bool {
+        let just_stopped = self
+            .quiet_since
+            .is_some_and(|since| now_ms < since.saturating_add(QUIET_AFTER_MS));
+        !(self.speaking(now_ms) || just_stopped || self.listening)
+    }
+
+    /// `true` while the backend speaks at `now_ms` (between its `tts` `start` and `stop`, at
+    /// most [`MAX_SPEECH_MS`]) or is about to speak of a detect text of the device's (at most
+    /// [`EXPECT_SPEECH_MS`] after it). A detect text starts a new speech in that backend and
+    /// drops what it was saying, so an outcome's `[device_call]` text waits while this holds
+    /// ([`may_tell`](Self::may_tell)), and so does a restart ([`MAX_LAST_WORDS_MS`]).
+    pub fn speaking(&self, now_ms: u64) -> bool {
         let speaking = self
             .speaking_since
             .is_some_and(|since| now_ms < since.saturating_add(MAX_SPEECH_MS));
         let expecting = self.expecting_until.is_some_and(|until| now_ms < until);
-        let just_stopped = self
-            .quiet_since
-            .is_some_and(|since| now_ms < since.saturating_add(QUIET_AFTER_MS));
-        !(speaking || expecting || just_stopped || self.listening)
+        speaking || expecting
+    }
+
+    /// `true` when an outcome heard after its call's answer (a `[device_call]` text) may go at
+    /// `now_ms`: the backend is not [`speaking`](Self::speaking) and the device does not listen.
+    /// Unlike an event's turn it does not wait out [`QUIET_AFTER_MS`]: it goes as soon as the
+    /// backend's `tts` `stop` came. Send one, then [`said`](Self::said): the next waits for the
+    /// backend to have spoken it.
+    pub fn may_tell(&self, now_ms: u64) -> bool {
+        !(self.speaking(now_ms) || self.listening)
     }
 
     /// `event` occurred at `now_ms`, with a reading of the device's own for its words (`{}`). It
@@ -876,12 +906,12 @@ mod test {
         assert_eq!(
             frame(&out[..n]),
             serde_json::json!({"session_id":"s","type":"listen","state":"detect",
-                "text":"[event] the doorbell button was pressed"})
+                "text":"Device event: the doorbell button was pressed"})
         );
         let n = write_event(None, &HOT, Some(Reading::Int(50)), &mut out);
         assert_eq!(
             frame(&out[..n])["text"],
-            "[event] the temperature rose above 40 °C, it reads 50 °C"
+            "Device event: the temperature rose above 40 °C, it reads 50 °C"
         );
         let n = write_event(None, &HOT, None, &mut out);
         assert!(
@@ -956,6 +986,33 @@ mod test {
         t.fire(&DOORBELL, None, 10_000 + MAX_SPEECH_MS - 1);
         assert!(t.next(10_000 + MAX_SPEECH_MS - 1).is_none());
         assert!(t.next(10_000 + MAX_SPEECH_MS).is_some());
+    }
+
+    #[test]
+    fn an_outcome_waits_for_the_backend_to_stop_speaking_then_goes_at_once() {
+        let mut t: Turns<0> = Turns::new();
+        assert!(t.may_tell(0));
+        hear(&mut t, "start", 0);
+        assert!(
+            !t.may_tell(500) && t.speaking(500),
+            "speaking: a detect text would cut it off"
+        );
+        hear(&mut t, "stop", 4_000);
+        assert!(t.may_tell(4_000), "at once after the stop, no quiet time");
+        assert!(!t.quiet(4_000), "an event's turn still waits it out");
+        // One outcome told: the next waits until the backend spoke of it.
+        t.said(4_010);
+        assert!(!t.may_tell(4_020) && t.speaking(4_020));
+        hear(&mut t, "start", 4_300);
+        hear(&mut t, "stop", 9_000);
+        assert!(t.may_tell(9_000));
+        // Nor while the device listens; and a lost stop does not hold it for ever.
+        t.listening(true);
+        assert!(!t.may_tell(9_100));
+        t.listening(false);
+        hear(&mut t, "start", 10_000);
+        assert!(!t.may_tell(10_000 + MAX_SPEECH_MS - 1));
+        assert!(t.may_tell(10_000 + MAX_SPEECH_MS));
     }
 
     #[test]

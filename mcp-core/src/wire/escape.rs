@@ -1,4 +1,5 @@
-//! Text from a peer or from an image, made safe for a log line or a display: [`escaped`].
+//! Text from a peer or from an image, made safe for a log line or a display: [`escaped`], the
+//! one sanitizer of every string from the wire that a person or a program is shown.
 //!
 //! A string that came over the wire (a tool name, a session id, a close reason, a URL) or out of
 //! a firmware image (its version) is the sender's. Written raw into a log it can end the line and
@@ -6,8 +7,11 @@
 //! or fill the log. [`Escaped`] writes it through `core::fmt` with
 //!
 //! - every control character (C0, DEL, C1), the Unicode line and paragraph separators
-//!   (U+2028, U+2029) and the bidi controls (U+061C, U+200E, U+200F, U+202A–U+202E,
-//!   U+2066–U+2069) as an escape: `\n`, `\r`, `\t`, else `\u{1b}` (hex, as Rust writes it);
+//!   (U+2028, U+2029), the bidi controls (U+061C, U+200E, U+200F, U+202A–U+202E,
+//!   U+2066–U+2069) and the characters that show nothing (zero-width space and joiners
+//!   U+200B–U+200D, U+2060–U+2064, U+FEFF, the soft hyphen U+00AD, U+034F, U+180B–U+180F,
+//!   and blank fillers such as U+3164) as an escape: `\n`, `\r`, `\t`, else `\u{1b}` (hex,
+//!   as Rust writes it) — so that one string can never pass for another on a screen;
 //! - a backslash doubled (`\\`), so that an escape in the log always means an escaped character;
 //! - bytes that are not UTF-8 ([`escaped_bytes`]) as `\x..`;
 //! - at most [`MAX_SHOWN_CHARS`] characters of the input (or [`Escaped::max_chars`]), then `…`
@@ -103,18 +107,34 @@ enum Piece<'a> {
     More,
 }
 
-/// `true` for a character a log line must not carry as it is.
+/// `true` for a character a log line (or a display) must not carry as it is.
 fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\\' | '\u{2028}'
                 | '\u{2029}'
+                // Bidi controls.
                 | '\u{061c}'
                 | '\u{200e}'
                 | '\u{200f}'
                 | '\u{202a}'..='\u{202e}'
                 | '\u{2066}'..='\u{2069}'
+                // Characters that show nothing: zero-width ones (space, joiners, word joiner,
+                // invisible operators, BOM), the soft hyphen, the grapheme joiner, and the
+                // blank fillers that look like nothing.
+                | '\u{00ad}'
+                | '\u{034f}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{180b}'..='\u{180f}'
+                | '\u{200b}'..='\u{200d}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{3164}'
+                | '\u{feff}'
+                | '\u{ffa0}'
         )
 }
 
@@ -202,6 +222,22 @@ mod test {
         assert_eq!(show(r"a\nb"), r"a\\nb");
         let shown = show("line\nforged: yes\x1b]0;title\x07");
         assert!(shown.chars().all(|c| !c.is_control()), "{shown}");
+    }
+
+    #[test]
+    fn invisible_characters_are_escaped() {
+        // Zero-width and other characters that show nothing, with which a name or a code can
+        // imitate another: each shows as its escape.
+        assert_eq!(
+            show("bo\u{200b}b\u{200c}\u{200d}\u{2060}\u{feff}\u{ad}"),
+            r"bo\u{200b}b\u{200c}\u{200d}\u{2060}\u{feff}\u{ad}"
+        );
+        assert_eq!(
+            show("\u{180e}\u{2061}\u{2064}\u{34f}\u{115f}\u{3164}\u{ffa0}"),
+            r"\u{180e}\u{2061}\u{2064}\u{34f}\u{115f}\u{3164}\u{ffa0}"
+        );
+        // Visible text, emoji variation selectors and combining marks are kept.
+        assert_eq!(show("é 👍🏽 ❤\u{fe0f} ü"), "é 👍🏽 ❤\u{fe0f} ü");
     }
 
     #[test]

@@ -243,6 +243,9 @@ pub(crate) const FIRST_TEXT_END: &[u8] = br#""}]"#;
 pub(crate) const FIRST_TEXT_END_OK: &[u8] = join!(FIRST_TEXT_END, IS_ERROR_FALSE);
 /// `"}],"isError":true`: the first text ends a failed call's result.
 pub(crate) const FIRST_TEXT_END_FAILED: &[u8] = join!(FIRST_TEXT_END, IS_ERROR_TRUE);
+/// `; nothing was changed`: the end of a refusal's words a person hears (a call refused before
+/// its handler ran, reported as a JSON-RPC error that a xiaozhi backend speaks as it is).
+pub(crate) const NOTHING_CHANGED: &[u8] = b"; nothing was changed";
 /// `"}],"structuredContent":`: the first text ends, the structured content is next.
 pub(crate) const FIRST_TEXT_END_STRUCTURED: &[u8] = join!(FIRST_TEXT_END, STRUCTURED_CONTENT);
 /// `"}],"structuredContent":{"value":`

@@ -50,6 +50,9 @@ use crate::url::Host;
 pub enum Failure {
     /// The chain does not lead to any of the roots compiled in.
     UnknownIssuer,
+    /// The server's certificate signs itself (no root issued it): an unknown issuer, whatever
+    /// a root of the same name made of its signature.
+    SelfSigned,
     /// A certificate of the chain has expired.
     Expired,
     /// A certificate of the chain is not valid yet (or the device's clock is behind).
@@ -103,6 +106,9 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = match self {
             Failure::UnknownIssuer => "certificate not issued by a trusted root (unknown issuer)",
+            Failure::SelfSigned => {
+                "certificate not issued by a trusted root (unknown issuer: self-signed)"
+            }
             Failure::Expired => "certificate expired",
             Failure::NotValidYet => "certificate not valid yet (or the clock is behind)",
             Failure::WrongName => "certificate not valid for this host name",

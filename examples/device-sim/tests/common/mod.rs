@@ -547,3 +547,54 @@ pub fn tls_server_config(server: &mqtt_fleet::certs::Issued) -> Arc<rustls::Serv
         .unwrap();
     Arc::new(config)
 }
+
+/// Set in the copy of a test that runs inside a private network namespace
+/// ([`in_private_netns`]).
+pub const NETNS_INSIDE: &str = "DEVICE_SIM_TEST_NETNS";
+
+/// Runs test `name` of this binary again inside a fresh network namespace of its own
+/// (`unshare --net --map-root-user`, util-linux), after `setup` (a shell command run as root
+/// of the namespace: `ip link set lo up`, addresses no real network has); fails with the
+/// namespace's own output when it fails. Nothing the test sends can leave the machine, and
+/// parallel runs cannot hear one another. The copy sees [`NETNS_INSIDE`] set. Returns `false`
+/// (and runs nothing) where no namespace can be made (no `unshare` or `ip`, or user namespaces
+/// forbidden, as in some containers).
+pub fn in_private_netns(name: &str, setup: &str) -> bool {
+    let probe = Command::new("unshare")
+        .args(["--net", "--map-root-user", "sh", "-c", setup])
+        .stdin(Stdio::null())
+        .output();
+    if !probe.as_ref().is_ok_and(|p| p.status.success()) {
+        eprintln!("{name}: no private network namespace here ({probe:?})");
+        return false;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("unshare")
+        .args([
+            "--net",
+            "--map-root-user",
+            "sh",
+            "-c",
+            &format!("{setup} && exec \"$0\" \"$@\""),
+        ])
+        .arg(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(NETNS_INSIDE, "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run unshare (util-linux) to get a network namespace");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{name} in its own network namespace (unshare --net --map-root-user, then \
+         `{setup}`) failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    // The copy really ran the test (not "0 tests").
+    assert!(
+        stdout.contains("1 passed"),
+        "{name} did not run in the namespace:\n{stdout}\n{stderr}"
+    );
+    true
+}

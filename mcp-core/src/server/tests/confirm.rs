@@ -12,6 +12,8 @@ struct Dev {
     reboots: u32,
     relay_on: bool,
     relay_writes: u32,
+    /// The relay's interlock refuses `on` while the door is open.
+    door_open: bool,
 }
 
 fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -19,7 +21,14 @@ fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
 }
 
-fn relay(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+fn relay(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
+    if a.bool("on")? && d.door_open {
+        let refused = r.error_with(|w| {
+            w.text("Refused by interlock \"door-closed\": the door reads open; the relay was not switched");
+        });
+        let evidence = Evidence::new(Level::NotApplied).commanded(crate::Reading::Bool(true));
+        return Err(refused.with_evidence(evidence));
+    }
     d.relay_on = a.bool("on")?;
     d.relay_writes += 1;
     Ok(Output::bool(true))
@@ -504,7 +513,7 @@ fn with_elicitation_the_client_asks_and_the_call_answers_after_the_person() {
     let id = ask["id"].clone();
     // The question, and who asks: the name its client gave and its session's tag.
     let tag = t.s.confirmation().unwrap().client.tag;
-    let question = format!("Switch the heater on? (asked by t #{tag:04x})");
+    let question = format!("Switch the heater on? (asked by client #{tag:04x} \"t\")");
     assert_eq!(ask["params"]["message"], question);
     assert_eq!(
         ask["params"]["requestedSchema"]["properties"]["confirm"]["type"],
@@ -911,14 +920,14 @@ fn a_question_names_what_it_approves_and_which_client_asks() {
     assert_eq!(
         q_evil,
         format!(
-            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by xiaozhi #{:04x})",
+            "Upgrade the device's firmware to the 6666-byte image with SHA-256 66666666…? (asked by client #{:04x} \"xiaozhi\")",
             p_evil.client.tag
         )
     );
     assert_eq!(
         q_user,
         format!(
-            "Upgrade the device's firmware to the 524288-byte image with SHA-256 9f86d081…? (asked by xiaozhi #{:04x})",
+            "Upgrade the device's firmware to the 524288-byte image with SHA-256 9f86d081…? (asked by client #{:04x} \"xiaozhi\")",
             p_user.client.tag
         )
     );
@@ -957,7 +966,7 @@ fn a_question_names_what_it_approves_and_which_client_asks() {
         "{question}"
     );
     assert!(
-        question.ends_with(")") && question.contains("(asked by t #"),
+        question.ends_with(" \"t\")") && question.contains("(asked by client #"),
         "{question}"
     );
     assert_eq!(
@@ -970,7 +979,7 @@ fn a_question_names_what_it_approves_and_which_client_asks() {
     t.ask(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"python-sdk","version":"2.3"}}}));
     let ask = t.ask(upgrade_call(4, 4096, GOOD));
     let question = t.s.question().unwrap().to_string();
-    assert!(question.contains("(asked by python-sdk #"), "{question}");
+    assert!(question.ends_with(" \"python-sdk\")"), "{question}");
     assert_eq!(ask["params"]["message"], question, "{ask}");
     assert_eq!(
         ask["params"]["requestedSchema"]["properties"]["confirm"]["description"],
@@ -979,7 +988,7 @@ fn a_question_names_what_it_approves_and_which_client_asks() {
 }
 
 /// The name a client gives is its own text: escaped for a display (no line breaks, terminal
-/// escapes or bidi overrides reach it) and capped; a client without one is "an unnamed client".
+/// escapes or bidi overrides reach it) and capped; a client without one is its tag alone.
 #[test]
 fn a_client_name_is_escaped_and_capped_in_the_question() {
     let mut t = with_upgrade(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
@@ -999,15 +1008,51 @@ fn a_client_name_is_escaped_and_capped_in_the_question() {
     );
     let q = t.s.question().unwrap().to_string();
     assert!(
-        q.ends_with(&format!("(asked by {shown} #{:04x})", p.client.tag)),
+        q.ends_with(&format!(
+            "(asked by client #{:04x} \"{shown}\")",
+            p.client.tag
+        )),
         "{q}"
     );
 
-    // Without initialize (as xiaozhi backends may call): an unnamed client.
+    // Without initialize (as xiaozhi backends may call): the tag alone.
     let mut t = with_upgrade(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
     t.ask(upgrade_call(1, 10, GOOD));
     let q = t.s.question().unwrap().to_string();
-    assert!(q.contains("(asked by an unnamed client #"), "{q}");
+    assert!(
+        q.contains("(asked by client #") && q.ends_with(')') && !q.contains('"'),
+        "{q}"
+    );
+}
+
+/// A name cannot imitate the device-made tag: the tag comes first, the client's own name after
+/// it in quotes, a quote in the name escaped, its zero-width and bidi characters escaped — a
+/// client called `bob #3fa2) (asked by eve` shows as one quoted name after the real tag.
+#[test]
+fn a_client_name_cannot_imitate_the_tag_in_the_question() {
+    for (name, shown) in [
+        ("bob #3fa2) (asked by eve", r#""bob #3fa2) (asked by …""#),
+        (
+            r#"bob" (asked by client #3fa2 "eve"#,
+            r#""bob\" (asked by clien…""#,
+        ),
+        ("b\u{200b}o\u{200d}b\u{202e}", r#""b\u{200b}o\u{200d}b…""#),
+    ] {
+        let mut t = with_upgrade(Config::new("c", "1").confirm_min_shown(0).hold_answer(0));
+        t.ask(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":name,"version":"1"}}}));
+        t.ask(upgrade_call(1, 10, GOOD));
+        let p = t.s.confirmation().unwrap();
+        let q = t.s.question().unwrap().to_string();
+        let asked = format!(" (asked by client #{:04x} {shown})", p.client.tag);
+        assert!(q.ends_with(&asked), "{name:?}: {q}");
+        // Exactly one device-made tag, and it comes before anything of the client's.
+        assert_eq!(q.matches(" (asked by client #").count(), 1, "{q}");
+        assert!(
+            !q.chars()
+                .any(|c| matches!(c, '\u{200b}'..='\u{200d}' | '\u{202e}')),
+            "{q}"
+        );
+    }
 }
 
 /// On 2026-07-28 the client asks its own user: the question names what it approves (there is no
@@ -1182,6 +1227,34 @@ fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
         answer["result"]["evidence"],
         json!({"level": "not_applied", "commanded": true})
     );
+}
+
+/// A confirmed call that then fails (its interlock refuses, the hardware fails) is heard as what
+/// happened, in order: the person confirmed it, then it failed, and the failure's own words
+/// (nothing switched, what was commanded) — never "confirmed: Refused by …".
+#[test]
+fn a_confirmed_call_that_fails_is_heard_as_confirmed_then_failed() {
+    let mut t = T::with(Config::new("c", "1").hold_answer(0).confirm_min_shown(0));
+    t.init("2024-11-05", json!({}));
+    t.poll(0);
+    t.dev.door_open = true;
+    t.ask(call(json!(1), "self.relay.set", json!({"on": true})));
+    t.poll(10);
+    assert!(t.press(true, 20));
+    let (note, p) = t.polled(30);
+    let heard = p.heard.expect("a heard outcome");
+    assert_eq!(heard.outcome, Later::Confirmed);
+    let said = note.unwrap()["params"]["data"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        said,
+        "self.relay.set: the person confirmed it, then it failed: Refused by interlock \
+         \"door-closed\": the door reads open; the relay was not switched — not applied \
+         (commanded true)"
+    );
+    assert_eq!((t.dev.relay_writes, t.dev.relay_on), (0, false));
 }
 
 /// Issue 31 item 3: answered at once that it waits, the person has at least the margin

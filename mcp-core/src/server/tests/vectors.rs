@@ -599,7 +599,10 @@ fn validation_failures_follow_the_negotiated_revision_and_never_run_the_handler(
                     r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[{{"type":"text","text":"{msg}"}}],"isError":true}}}}"#
                 )
             } else {
-                format!(r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":-32602,"message":"{msg}"}}}}"#)
+                // The message a xiaozhi backend speaks as it is ends with what happened.
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":-32602,"message":"{msg}; nothing was changed"}}}}"#
+                )
             };
             assert_eq!(got, expected, "{rev:?} {args}");
         }

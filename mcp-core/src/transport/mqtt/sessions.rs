@@ -1,10 +1,12 @@
-//! The client sessions of a server on a broker, with their half-open ones: [`Sessions`].
+//! The client sessions of a server on a broker, and what recent `initialize`s declared:
+//! [`Sessions`].
 
 use super::{Busy, ClientId, MAX_ID_LEN};
 use crate::server::{Peer, Session};
 
-/// How long a half-open session waits for its client to speak on its RPC topic (ms): a client
-/// sends `notifications/initialized` as soon as it has the answer to its `initialize`.
+/// How long what an `initialize` declared is kept for its client to speak on its RPC topic
+/// (ms): a client sends `notifications/initialized` as soon as it has the answer to its
+/// `initialize`.
 pub const HALF_OPEN_MS: u64 = 10_000;
 
 /// A client id kept in a table ([`ClientId`] is at most [`MAX_ID_LEN`] bytes: it always fits).
@@ -20,7 +22,7 @@ pub fn owned(client: ClientId<'_>) -> Id {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Slot {
     id: Id,
-    /// Half-open: when its `initialize` came. A session: when its client last spoke.
+    /// Half-open (an `initialize` noted): when it came. A session: when its client last spoke.
     at_ms: u64,
     /// What the engine knows of this client (its revision, whether it asks its user): lent to
     /// the shared engine with each of its messages.
@@ -30,13 +32,14 @@ struct Slot {
 /// What [`Sessions::initialize`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Opened {
-    /// A half-open session: hand the `initialize` to the engine with
-    /// [`half_open_session`](Sessions::half_open_session) and keep what it makes of it
+    /// Answer it: hand the `initialize` to the engine with
+    /// [`half_open_session`](Sessions::half_open_session) and note what it makes of it
     /// ([`set_half_open_session`](Sessions::set_half_open_session)); answer on the client's RPC
-    /// topic; subscribe to nothing for it. `displaced`: the oldest half-open session gave its place (nothing to
-    /// undo for it: it had no subscription).
+    /// topic; subscribe to nothing for it. No session exists for it, and none is refused or
+    /// ended for it. `displaced`: the oldest note gave its place (that client, if real, still
+    /// gets its session when it speaks: only what its `initialize` declared is gone).
     HalfOpen {
-        /// The client whose half-open session ended to make room.
+        /// The client whose noted `initialize` was dropped to make room.
         displaced: Option<Id>,
     },
     /// Refused: every place of the session table is in use by a client that completed its
@@ -57,54 +60,53 @@ pub enum Spoke {
         /// A new handshake replaced the client's session.
         restarted: bool,
     },
-    /// The client completed its handshake: it has a session now (subscribe to its presence and
-    /// capability topics); serve the message with `session`. `replaced`: the client idle
-    /// longest gave its place (unsubscribe from its topics, and let the engine forget it).
+    /// The client spoke on its own RPC topic for the first time (since it last had a session):
+    /// it has a session now (subscribe to its presence and capability topics); serve the
+    /// message with `session` — what its `initialize` declared when that is still noted, else
+    /// [`Session::default`]'s (a client that declared nothing, served by 2024-11-05's rules).
+    /// `replaced`: the client idle longest gave its place (unsubscribe from its topics, and let
+    /// the engine forget it).
     Promoted {
         /// The session to lend the engine.
         session: Session,
         /// The client whose session ended to make room.
         replaced: Option<Id>,
     },
-    /// The client completed its handshake, but every place is in use: answer a request with
-    /// [`write_busy`](super::write_busy); its half-open session is gone.
+    /// The client spoke for the first time, but every place is in use: answer a request with
+    /// [`write_busy`](super::write_busy); what its `initialize` declared is dropped.
     Refused(Busy),
-    /// A client with no session, half-open or not (it never sent an `initialize`, its
-    /// half-open session expired or was displaced, or the server forgot it): answer a request
-    /// with [`Busy::NoSession`]; nothing changed.
-    Unknown,
 }
 
-/// The client sessions of a server on a broker: a bounded table of the clients that completed
-/// their handshake, and beside it a small table of **half-open** ones.
+/// The client sessions of a server on a broker: a bounded table of the clients that spoke on
+/// their own RPC topic, and beside it a small note of what recent `initialize`s declared.
 ///
 /// The control topic is open to every client by design — a client starts with an `initialize`
-/// there — and the client id that names the sender is whatever the sender wrote. So an
-/// `initialize` only opens a *half-open* session: it gets an answer (on that client's RPC topic)
-/// and a place in a table of its own, of `H` places that live [`HALF_OPEN_MS`] at most. A client
-/// completes its handshake by speaking on its own RPC topic (`notifications/initialized`, which
-/// every client sends at once); only then does it take one of the `N` places of the session
-/// table. An id invented in a flood of `initialize` never speaks there (and under broker ACLs
-/// that bind a client id to its RPC topic, cannot), so:
+/// there — and the client id that names the sender is whatever the sender wrote. Only a
+/// client's own RPC topic says who speaks (under broker ACLs that bind a client id to its RPC
+/// topic, only that client can). So an `initialize` makes no session and holds no place: it is
+/// answered (on that client's RPC topic), and what the engine made of it (the revision, the
+/// capabilities, the name: a [`Session`]) is **noted** in a table of `H` places that live
+/// [`HALF_OPEN_MS`] at most, the oldest giving way to a newcomer. A client's session is made
+/// when it first speaks on its own RPC topic (`notifications/initialized`, which every client
+/// sends at once), with what its `initialize` declared if that is still noted: so
 ///
-/// - a half-open session never takes, nor waits for, a place of a session that completed its
-///   handshake: a full half-open table gives the place of its oldest entry to the newcomer, and
-///   a flood only turns that table over — it never refuses a real client's `initialize`, and a
-///   real client that answers before `H` more forged `initialize` arrived (at ten a second and
-///   `H` = 8: within 0.8 s) completes its handshake;
-/// - a session that completed its handshake gives its place only when it has been idle for
-///   `idle_ms` (another client may then take it); with every place in use, a new client is told
-///   the server is busy ([`Busy::Full`]), at its `initialize` or when it speaks;
+/// - no number of forged `initialize`, however many and however fast, refuses, ends or delays
+///   a real client, however slow its handshake: a flood can only crowd out the *note* of a real
+///   client's `initialize` (more than `H` of them within its handshake), and that client is
+///   then served as one that declared nothing — no elicitation, no tasks, 2024-11-05's rules,
+///   no name — rather than not at all;
+/// - a session gives its place only when it has been idle for `idle_ms` (another client may
+///   then take it); with every place in use, a new client is told the server is busy
+///   ([`Busy::Full`]), at its `initialize` or when it speaks;
 /// - an `initialize` that names a client with a session (a client that restarted, or someone
-///   using its id on the open control topic) is half-open beside it: the session stays as it was
-///   until that client says `notifications/initialized` on its own RPC topic; anything else it
-///   says is served in the session it had.
+///   using its id on the open control topic) changes nothing of that session until that client
+///   says `notifications/initialized` on its own RPC topic; anything else it says is served in
+///   the session it had.
 ///
 /// A server that subscribes to every client's RPC topic at once (`$mcp-rpc/+/{server-id}/…`,
-/// [`ServerTopics::rpc_filter`](super::ServerTopics::rpc_filter)) spends nothing on a half-open
-/// session but its place here and the answer to its `initialize`: it subscribes to a client's
-/// presence and capability topics only once the client has completed its handshake
-/// ([`Spoke::Promoted`]).
+/// [`ServerTopics::rpc_filter`](super::ServerTopics::rpc_filter)) spends nothing on an
+/// `initialize` but its note and its answer: it subscribes to a client's presence and
+/// capability topics only once the client has spoken there ([`Spoke::Promoted`]).
 ///
 /// No clock of its own: the caller passes its milliseconds (any monotonic clock).
 ///
@@ -113,16 +115,14 @@ pub enum Spoke {
 /// let mut table: Sessions<2, 4> = Sessions::new(600_000, 10_000);
 /// let alice = ClientId::new("alice").unwrap();
 /// assert_eq!(table.initialize(alice, 0), Opened::HalfOpen { displaced: None });
-/// // A flood of invented ids turns the half-open table over, and never refuses anyone.
+/// // A flood of invented ids only turns the notes over, and never refuses anyone.
 /// for i in 0..100 {
 ///     let id = format!("forged-{i}");
 ///     assert!(matches!(table.initialize(ClientId::new(&id).unwrap(), 10), Opened::HalfOpen { .. }));
 /// }
-/// // A real client that answers in time completes its handshake.
-/// let bob = ClientId::new("bob").unwrap();
-/// table.initialize(bob, 20);
-/// assert!(matches!(table.spoke(bob, true, 30), Spoke::Promoted { replaced: None, .. }));
-/// assert_eq!(table.confirmed().collect::<Vec<_>>(), ["bob"]);
+/// // Alice, however slow, gets her session when she speaks on her own RPC topic.
+/// assert!(matches!(table.spoke(alice, true, 30), Spoke::Promoted { replaced: None, .. }));
+/// assert_eq!(table.confirmed().collect::<Vec<_>>(), ["alice"]);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Sessions<const N: usize, const H: usize> {
@@ -171,7 +171,7 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
         self.open.is_empty()
     }
 
-    /// Half-open sessions held (whether or not their time is up yet).
+    /// Noted `initialize`s held (whether or not their time is up yet).
     pub fn half_open(&self) -> usize {
         self.half.len()
     }
@@ -187,7 +187,7 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
         self.open.iter().any(|s| s.id == id)
     }
 
-    /// Forgets the half-open sessions whose time is up.
+    /// Forgets the noted `initialize`s whose time is up.
     fn expire(&mut self, now_ms: u64) {
         let life = self.half_life_ms;
         self.half.retain(|s| now_ms.saturating_sub(s.at_ms) < life);
@@ -214,10 +214,10 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
         }
     }
 
-    /// An `initialize` on the control topic naming `client`, at `now_ms`: a half-open session
-    /// (a fresh one for a client that had one: this is a new handshake), or a refusal when every
-    /// place of the session table is in use and the client has none. A client that has a
-    /// session keeps it until it completes the new handshake ([`spoke`](Self::spoke)).
+    /// An `initialize` on the control topic naming `client`, at `now_ms`: noted (afresh for a
+    /// client noted already: this is a new handshake), or a refusal when every place of the
+    /// session table is in use and the client has none. A client that has a session keeps it
+    /// until it completes the new handshake ([`spoke`](Self::spoke)).
     pub fn initialize(&mut self, client: ClientId<'_>, now_ms: u64) -> Opened {
         self.expire(now_ms);
         if !self.contains(client.as_str()) && self.room(now_ms).is_none() {
@@ -238,15 +238,18 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
         };
         match self.half.push(slot) {
             Ok(()) => Opened::HalfOpen { displaced },
-            // `H = 0`: no half-open session can be held, so no handshake can complete.
-            Err(_) => Opened::Refused(self.full()),
+            // `H = 0`: nothing is noted; the client gets its session when it speaks.
+            Err(_) => Opened::HalfOpen { displaced },
         }
     }
 
-    /// The half-open session of `client`: lend it to the engine with the `initialize` that
-    /// opened it.
-    pub fn half_open_session(&self, id: &str) -> Option<Session> {
-        self.half.iter().find(|s| s.id == id).map(|s| s.session)
+    /// The session to lend the engine with an `initialize` of `client` (a new client's: what the
+    /// engine makes of it is the client's alone).
+    pub fn half_open_session(&self, id: &str) -> Session {
+        self.half
+            .iter()
+            .find(|s| s.id == id)
+            .map_or(Session::NEW, |s| s.session)
     }
 
     /// A message on `client`'s own RPC topic at `now_ms` (the server's subscription has No
@@ -263,7 +266,7 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
                 _ => None,
             };
             let Some(slot) = self.open.get_mut(o) else {
-                return Spoke::Unknown;
+                return Spoke::Refused(self.full());
             };
             slot.at_ms = now_ms;
             if let Some(session) = renewed {
@@ -274,15 +277,16 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
                 restarted: renewed.is_some(),
             };
         }
-        let Some(h) = half else {
-            return Spoke::Unknown;
-        };
-        let mut slot = self.half.remove(h);
+        let noted = half.map(|h| self.half.remove(h).session);
         let Some(place) = self.room(now_ms) else {
             return Spoke::Refused(self.full());
         };
-        slot.at_ms = now_ms;
-        let session = slot.session;
+        let session = noted.unwrap_or(Session::NEW);
+        let slot = Slot {
+            id: owned(client),
+            at_ms: now_ms,
+            session,
+        };
         let replaced = match place.and_then(|i| self.open.get_mut(i)) {
             Some(old) => Some(core::mem::replace(old, slot).id),
             None => {
@@ -303,14 +307,14 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
         }
     }
 
-    /// Keeps what the `initialize` that opened the client's half-open session made of it.
+    /// Notes what the engine made of the client's `initialize`.
     pub fn set_half_open_session(&mut self, id: &str, session: Session) {
         if let Some(s) = self.half.iter_mut().find(|s| s.id == id) {
             s.session = session;
         }
     }
 
-    /// The client whose peer ([`ClientId::peer`]) is `peer`, with a session or half-open.
+    /// The client whose peer ([`ClientId::peer`]) is `peer`, with a session or noted.
     pub fn by_peer(&self, peer: Peer) -> Option<&str> {
         self.open
             .iter()
@@ -319,8 +323,8 @@ impl<const N: usize, const H: usize> Sessions<N, H> {
             .find(|id| ClientId::new(id).is_ok_and(|c| c.peer() == peer))
     }
 
-    /// The client is gone (its `notifications/disconnected`): its session and any half-open
-    /// one end. Returns whether it had a session (then unsubscribe from its topics, and let the
+    /// The client is gone (its `notifications/disconnected`): its session and any note of it
+    /// end. Returns whether it had a session (then unsubscribe from its topics, and let the
     /// engine forget it).
     pub fn forget(&mut self, id: &str) -> bool {
         if let Some(i) = self.half.iter().position(|s| s.id == id) {
@@ -376,13 +380,12 @@ mod test {
     #[test]
     fn a_handshake_completes_on_the_clients_own_topic() {
         let mut t: Sessions<2, 2> = Sessions::new(HOUR, 10_000);
-        assert_eq!(t.spoke(id("alice"), true, 0), Spoke::Unknown);
         assert_eq!(
             t.initialize(id("alice"), 0),
             Opened::HalfOpen { displaced: None }
         );
         assert!(!t.contains("alice") && t.half_open() == 1);
-        assert_eq!(t.half_open_session("alice"), Some(Session::NEW));
+        assert_eq!(t.half_open_session("alice"), Session::NEW);
         let s = initialized(r#"{"elicitation":{}}"#);
         assert!(s.elicits());
         t.set_half_open_session("alice", s);
@@ -404,11 +407,60 @@ mod test {
         assert_eq!(t.by_peer(id("alice").peer()), Some("alice"));
         assert!(t.forget("alice"));
         assert!(!t.forget("alice"));
-        assert_eq!(t.spoke(id("alice"), false, 7), Spoke::Unknown);
+        // Speaking again on her own topic makes her a session again (nothing of the old one).
+        assert_eq!(
+            t.spoke(id("alice"), false, 7),
+            Spoke::Promoted {
+                session: Session::NEW,
+                replaced: None
+            }
+        );
     }
 
     #[test]
-    fn half_open_sessions_expire_and_turn_over_oldest_first() {
+    fn a_client_gets_its_session_by_speaking_whatever_became_of_its_initialize() {
+        let mut t: Sessions<4, 2> = Sessions::new(HOUR, 10_000);
+        t.initialize(id("bob"), 0);
+        let s = initialized(r#"{"elicitation":{}}"#);
+        t.set_half_open_session("bob", s);
+        // Bob is slow: a flood crowds out the note of his `initialize`.
+        for i in 0..40 {
+            let forged = alloc::format!("forged-{i}");
+            assert!(matches!(
+                t.initialize(id(&forged), 1),
+                Opened::HalfOpen { .. }
+            ));
+        }
+        assert_eq!(t.half_open_session("bob"), Session::NEW);
+        // He is served all the same, as a client that declared nothing; nothing forged took a
+        // place.
+        assert_eq!(
+            t.spoke(id("bob"), true, 1_500),
+            Spoke::Promoted {
+                session: Session::NEW,
+                replaced: None
+            }
+        );
+        assert_eq!(t.confirmed().collect::<alloc::vec::Vec<_>>(), ["bob"]);
+        // A client that never sent an `initialize` is served as one, too.
+        assert!(matches!(
+            t.spoke(id("carol"), false, 1_600),
+            Spoke::Promoted { .. }
+        ));
+        // Within its life, a noted `initialize` gives the session what it declared.
+        t.initialize(id("dave"), 2_000);
+        t.set_half_open_session("dave", s);
+        assert_eq!(
+            t.spoke(id("dave"), true, 2_500),
+            Spoke::Promoted {
+                session: s,
+                replaced: None
+            }
+        );
+    }
+
+    #[test]
+    fn notes_expire_and_turn_over_oldest_first() {
         let mut t: Sessions<4, 2> = Sessions::new(HOUR, 10_000);
         t.initialize(id("a"), 0);
         t.initialize(id("b"), 1);
@@ -426,13 +478,26 @@ mod test {
                 displaced: Some(owned(id("b")))
             }
         );
-        assert_eq!(t.spoke(id("a"), true, 5), Spoke::Unknown);
-        // Past its life, a half-open session is gone.
-        assert_eq!(t.spoke(id("c"), true, 10_003), Spoke::Unknown);
-        assert!(matches!(
+        let s = initialized(r#"{"tasks":{}}"#);
+        t.set_half_open_session("d", s);
+        t.set_half_open_session("c", s);
+        t.set_half_open_session("a", s);
+        assert_eq!(t.half_open_session("a"), Session::NEW, "a was displaced");
+        // Past its life, a note is gone: c is served as a client that declared nothing.
+        assert_eq!(
+            t.spoke(id("c"), true, 10_003),
+            Spoke::Promoted {
+                session: Session::NEW,
+                replaced: None
+            }
+        );
+        assert_eq!(
             t.spoke(id("d"), true, 10_003),
-            Spoke::Promoted { .. }
-        ));
+            Spoke::Promoted {
+                session: s,
+                replaced: None
+            }
+        );
     }
 
     #[test]
@@ -466,7 +531,10 @@ mod test {
             t.spoke(id("carol"), true, 60_002),
             Spoke::Refused(Busy::Full { sessions: 2 })
         );
-        assert_eq!(t.spoke(id("carol"), false, 60_003), Spoke::Unknown);
+        assert_eq!(
+            t.spoke(id("carol"), false, 60_003),
+            Spoke::Refused(Busy::Full { sessions: 2 })
+        );
         // Once alice has been idle long enough, a new client takes her place.
         t.initialize(id("dave"), 90_001);
         assert_eq!(
@@ -517,10 +585,12 @@ mod test {
         assert_eq!(t.limit, 4);
         let t: Sessions<4, 1> = Sessions::new(HOUR, 1).limit(0);
         assert_eq!(t.limit, 1);
+        // Nothing noted: the client still gets its session when it speaks.
         let mut t: Sessions<4, 0> = Sessions::new(HOUR, 1);
         assert_eq!(
             t.initialize(id("a"), 0),
-            Opened::Refused(Busy::Full { sessions: 4 })
+            Opened::HalfOpen { displaced: None }
         );
+        assert!(matches!(t.spoke(id("a"), true, 1), Spoke::Promoted { .. }));
     }
 }
