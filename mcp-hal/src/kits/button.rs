@@ -50,7 +50,7 @@ use crate::sensor::Button;
 /// while a question is shown, a press that does not count (too soon after the question appeared,
 /// or after the previous press) **came early** and does nothing else; with **no question shown**
 /// the press **rings**: the board's event (on a xiaozhi wire, `transport::xiaozhi::Turns::fire`
-/// with the board's [`Event`](mcp_core::transport::xiaozhi::Event), `[event] the doorbell button
+/// with the board's [`Event`](mcp_core::transport::xiaozhi::Event), `Device event: the doorbell button
 /// was pressed`). A press is counted in [`Presses`] whatever it is.
 ///
 /// A board with one engine asks [`press`]; a host that shows the questions of several engines
