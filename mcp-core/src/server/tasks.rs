@@ -181,6 +181,13 @@ pub struct Entry {
     error_member: bool,
     send_status: bool,
     send_progress: bool,
+    /// The client that started it receives only answers ([`Config::answers_only`](super::Config::answers_only)).
+    answers_only: bool,
+    /// It ended after its plain call was answered, and its owner, which receives only answers,
+    /// has not heard of it yet: the first text of that client's next call's answer tells it.
+    owed: bool,
+    /// Its owner's conversation ended: nothing of it goes to anyone any more.
+    orphan: bool,
 }
 
 impl core::ops::Deref for Entry {
@@ -224,6 +231,9 @@ impl Entry {
         error_member: false,
         send_status: false,
         send_progress: false,
+        answers_only: false,
+        owed: false,
+        orphan: false,
     };
 
     fn info(&self, now_ms: u64) -> TaskInfo {
@@ -248,11 +258,18 @@ impl Entry {
         // A 2025-11-25 client hears of it by a status notification; a plain call's client,
         // whose answer was given already (past the hold budget, or at once), by a log message
         // with the outcome's sentence. (One still waiting for its held answer hears it there.)
-        self.send_status = match self.form {
-            TaskForm::Legacy => true,
-            TaskForm::Plain => self.waiter.is_none(),
-            TaskForm::Extension => false,
-        };
+        self.send_status = !self.orphan
+            && match self.form {
+                TaskForm::Legacy => true,
+                TaskForm::Plain => self.waiter.is_none() && !self.answers_only,
+                TaskForm::Extension => false,
+            };
+        // A client that receives only answers cannot be sent that message: its next call's
+        // answer tells it instead.
+        self.owed = !self.orphan
+            && self.form == TaskForm::Plain
+            && self.waiter.is_none()
+            && self.answers_only;
         self.send_progress = false;
     }
 
@@ -369,6 +386,52 @@ impl TasksView {
         self.entries.iter().any(|e| !e.status.is_terminal())
     }
 
+    /// `true` when the end of a task is owed to `peer` (a client that receives only answers).
+    pub(crate) fn owes(&self, peer: Peer) -> bool {
+        self.entries.iter().any(|e| e.owed && e.owner == peer)
+    }
+
+    /// Writes, in string mode, `before`, the sentence of the task's end and `after`, for every
+    /// task whose end is owed to `peer`.
+    pub(crate) fn write_owed(&self, peer: Peer, w: &mut Writer<'_>, before: &str, after: &str) {
+        for e in self.entries.iter().filter(|e| e.owed && e.owner == peer) {
+            w.text(before);
+            write_task_sentence(w, e);
+            w.text(after);
+        }
+    }
+
+    /// `peer` heard of every task's end it was owed.
+    pub(crate) fn clear_owed(&mut self, peer: Peer) {
+        for e in self.entries.iter_mut().filter(|e| e.owner == peer) {
+            e.owed = false;
+        }
+    }
+
+    /// The conversation of `peer` ended: nothing of its tasks goes to it, or to anyone, any more
+    /// — no status or progress notification, no owed end, no parked answer. The tasks run on
+    /// (an action is stopped only by its own hooks), their state readable through the status
+    /// tool by whoever has their id. Returns whether anything was dropped.
+    pub(crate) fn forget_owner(&mut self, peer: Peer) -> bool {
+        let mut dropped = false;
+        for e in self.entries.iter_mut() {
+            if e.owner == peer && !e.orphan {
+                dropped |= e.send_status || e.send_progress || e.owed || !e.status.is_terminal();
+                e.orphan = true;
+                e.send_status = false;
+                e.send_progress = false;
+                e.owed = false;
+                e.token.clear();
+            }
+            if e.waiter_peer == peer && e.waiter.is_some() {
+                dropped = true;
+                e.waiter.clear();
+                e.owed_until = NOT_OWED;
+            }
+        }
+        dropped
+    }
+
     /// The slot of a new task, blank: the next free one, after evicting the oldest finished task
     /// nobody waits for when the table is full (running tasks are never evicted). The caller
     /// writes the entry where it stays (an entry is some 500 bytes: built on the stack and moved
@@ -401,6 +464,8 @@ pub(crate) struct NewTask<'i> {
     pub(crate) peer: Peer,
     /// That client speaks 2024-11-05 (a failure carries `error` too).
     pub(crate) error_member: bool,
+    /// That client receives only answers.
+    pub(crate) answers_only: bool,
 }
 
 /// Writes an ISO 8601 UTC timestamp (`1970-01-01T00:00:00.000Z`) for `ms` since the Unix epoch.
@@ -482,6 +547,15 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         if polled.len == 0 {
             polled = self.poll_resources(out);
         }
+        self.owed_first(polled, out)
+    }
+
+    /// An answer a poll wrote for a client that receives only answers (a held call's) begins
+    /// with what that client is owed.
+    fn owed_first(&mut self, mut polled: Polled, out: &mut [u8]) -> Polled {
+        if let Some(to) = polled.to.filter(|_| polled.len > 0) {
+            polled.len = self.tell_owed(to, out, polled.len);
+        }
         polled
     }
 
@@ -518,7 +592,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             if polled.len == 0 {
                 polled = self.poll_resources(out);
             }
-            polled
+            self.owed_first(polled, out)
         }
     }
 
@@ -894,6 +968,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 error_member: new.error_member,
                 send_status: false,
                 send_progress: false,
+                answers_only: new.answers_only,
+                owed: false,
+                orphan: false,
             };
             if let Some(token) = token {
                 slot.token.set(token.raw());
