@@ -43,12 +43,18 @@
 //!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
 //!  "activation":null | {"code":"123456","message":"…"}   (--xiaozhi-ota: not bound yet),
 //!  "firmware_offered":null | {"running":"0.1.0","offered":"0.2.0","url":"…"},
+//!  "links":[{"url":"wss://api.xiaozhi.me:443/mcp/?token=…","state":"connected","sessions":2,
+//!            "last_end":null | {"code":1011,"reason":"…","say":null,"retry_in_ms":830},
+//!            "calls":[…the last calls through it, as the timeline's `call` entries…]}]
+//!            (--mcp-endpoint: each link, in the order given; `state` connecting, connected,
+//!            reconnecting, closed or stopped),
 //!  "timeline":[{"seq":7,"t_ms":1200,"kind":"call",…}, …], "next_seq":8}
 //! ```
 //!
 //! The timeline keeps the last [`TIMELINE_LEN`] entries, oldest first; each has `seq` (rising),
 //! `t_ms` (since device-sim started) and `kind`:
-//! - `call`: `transport`, `id` (raw JSON; `""` for an outcome given on the device), `tool`,
+//! - `call`: `transport`, `link` (the `--mcp-endpoint` link, else null), `id` (raw JSON; `""`
+//!   for an outcome given on the device), `tool`,
 //!   `outcome` (`ok`, `failed`, `error`, `awaiting_confirmation`, `asked_client`,
 //!   `input_required`, `task`), `evidence` (level or null), `text`, `confirmed` (true/false:
 //!   a person's answer decided it; null: nobody was asked), `replay`, `delivery` (`written`,
@@ -124,7 +130,23 @@ struct Log {
     activation: Option<Value>,
     /// A newer firmware the OTA check offered.
     firmware_offered: Option<Value>,
+    /// The MCP endpoint links (`--mcp-endpoint`), in the order given.
+    links: Vec<LinkView>,
 }
+
+/// What the page shows of one MCP endpoint link: its state and the calls that came through it.
+#[derive(Default)]
+struct LinkView {
+    url: String,
+    state: &'static str,
+    sessions: u64,
+    /// The last end: close code, reason, what the device says of it, when it tries again.
+    last_end: Value,
+    calls: VecDeque<Value>,
+}
+
+/// Calls kept per link.
+const LINK_CALLS: usize = 20;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -159,6 +181,7 @@ impl Sim {
                 transports: Vec::new(),
                 activation: None,
                 firmware_offered: None,
+                links: Vec::new(),
             }),
             allowed_hosts: allowed_hosts.to_vec(),
         })
@@ -194,7 +217,19 @@ impl Sim {
     /// Takes what the host (or the stdio loop) reports into the timeline and the waiting list.
     pub fn event(&self, e: &HostEvent) {
         match e {
-            HostEvent::Call(c) => self.push("call", call_fields(c)),
+            HostEvent::Call(c) => {
+                let fields = call_fields(c);
+                let mut log = lock(&self.log);
+                if let Some(link) = c.link.and_then(|i| log_link(&mut log, i)) {
+                    if link.calls.len() == LINK_CALLS {
+                        link.calls.pop_front();
+                    }
+                    link.calls.push_back(fields.clone());
+                }
+                drop(log);
+                self.push("call", fields);
+            }
+            HostEvent::Endpoint { link, url, state } => self.endpoint(*link, url, state),
             HostEvent::Updated {
                 transport,
                 uri,
@@ -263,6 +298,53 @@ impl Sim {
             }
             _ => {}
         }
+    }
+
+    /// An MCP endpoint link changed state: the link's view and the timeline.
+    fn endpoint(&self, i: usize, url: &str, state: &mcp_host::endpoint::State) {
+        use mcp_host::endpoint::State;
+        let text = {
+            let mut log = lock(&self.log);
+            let Some(link) = log_link(&mut log, i) else {
+                return;
+            };
+            link.url = url.to_string();
+            match state {
+                State::Connected => {
+                    link.state = "connected";
+                    format!("MCP endpoint link {i} connected: {url}")
+                }
+                State::Session { count } => {
+                    link.sessions = *count;
+                    format!("MCP endpoint link {i}: agent session {count} began (initialize)")
+                }
+                State::Closed {
+                    code,
+                    reason,
+                    say,
+                    retry_in,
+                } => {
+                    link.state = if retry_in.is_some() {
+                        "reconnecting"
+                    } else {
+                        "closed"
+                    };
+                    let retry = retry_in.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                    link.last_end =
+                        json!({"code": code, "reason": reason, "say": say, "retry_in_ms": retry});
+                    format!(
+                        "MCP endpoint link {i} ended: {reason}{}",
+                        say.as_ref().map(|s| format!("; {s}")).unwrap_or_default()
+                    )
+                }
+                State::Stopped { why } => {
+                    link.state = "stopped";
+                    format!("MCP endpoint link {i} stays off: {why}")
+                }
+                _ => return,
+            }
+        };
+        self.push("session", json!({"text": text, "link": i}));
     }
 
     /// One press of the device's button: the finger presses it; the host, at its next tick,
@@ -423,6 +505,15 @@ impl Sim {
             "firmware_offered".into(),
             log.firmware_offered.clone().unwrap_or(Value::Null),
         );
+        let links: Vec<Value> = log
+            .links
+            .iter()
+            .map(|l| {
+                json!({"url": l.url, "state": l.state, "sessions": l.sessions,
+                       "last_end": l.last_end, "calls": l.calls})
+            })
+            .collect();
+        state.insert("links".into(), json!(links));
         state.insert("timeline".into(), json!(timeline));
         state.insert("next_seq".into(), log.next_seq.into());
         Value::Object(state)
@@ -466,6 +557,18 @@ fn sensors(board: &Board) -> Value {
     })
 }
 
+/// The view of link `i`, made when first named.
+fn log_link(log: &mut Log, i: usize) -> Option<&mut LinkView> {
+    if log.links.len() <= i {
+        log.links.resize_with(i + 1, || LinkView {
+            state: "connecting",
+            last_end: Value::Null,
+            ..LinkView::default()
+        });
+    }
+    log.links.get_mut(i)
+}
+
 fn call_fields(c: &CallReport) -> Value {
     let delivery = c.delivery.map(|d| match d {
         mcp_host::Delivery::Written => "written",
@@ -475,7 +578,7 @@ fn call_fields(c: &CallReport) -> Value {
     json!({
         "transport": c.transport, "id": c.id, "tool": c.tool, "outcome": c.outcome.as_str(),
         "evidence": c.evidence, "text": c.text, "confirmed": c.confirmed, "replay": c.replay,
-        "delivery": delivery,
+        "delivery": delivery, "link": c.link,
     })
 }
 

@@ -22,6 +22,9 @@
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
 //!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
 //!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
+//! - [`endpoint::run`]: the xiaozhi MCP endpoint client: the device joins xiaozhi agents as a
+//!   tool server, one link per agent, plain JSON-RPC per text frame; agent sessions, close
+//!   codes, outcomes owed to the next answer.
 //! - [`tls`]: TLS for every outbound link (`wss://`, `mqtts://`, `https://`): rustls, the
 //!   system's roots plus the CAs of a PEM file, and refusals that say why; [`link`]: the
 //!   settings every outbound link shares.
@@ -58,6 +61,7 @@
 //!
 //! Lock order, everywhere: an engine, then the board.
 
+pub mod endpoint;
 mod http;
 pub mod link;
 pub mod mdns;
@@ -728,8 +732,8 @@ pub(crate) struct Done {
     /// The answer is a replay of a retransmitted call; what had become of the first answer.
     pub(crate) replay: Option<Delivery>,
     /// What the answer says, when the message was a `tools/call` (or a client's answer that
-    /// settled a held one).
-    pub(crate) call: Option<CallReport>,
+    /// settled a held one) (boxed, as `session`).
+    pub(crate) call: Option<Box<CallReport>>,
     /// The client's session after the message, when the run lent one ([`Run::session`]) (boxed:
     /// a session carries the client's name, and most answers have none).
     pub(crate) session: Option<Box<mcp_core::Session>>,
@@ -847,6 +851,15 @@ pub enum HostEvent {
         /// It went to a stream or a socket.
         delivered: bool,
     },
+    /// An MCP endpoint link changed state ([`endpoint::run`]).
+    Endpoint {
+        /// Which link (its place among the links given to [`endpoint::run`]).
+        link: usize,
+        /// Its URL, as shown (the token's value as `…`).
+        url: String,
+        /// What happened.
+        state: endpoint::State,
+    },
     /// A 2026-07-28 `subscriptions/listen` stream over HTTP opened (acknowledged) or ended (the
     /// client closed it; the host called [`Server::cancelled`]).
     Listen {
@@ -923,7 +936,11 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
             input = input.session(session);
         }
         let done = match engine.handle_with(input, &mut board, &mut out, &mut notify) {
-            Ok(h) => {
+            Ok(mut h) => {
+                // A client that receives only answers hears first what it is owed.
+                if engine.config().answers_only {
+                    h.len = engine.tell_owed(how.peer, &mut out, h.len);
+                }
                 if h.len > 0 && h.ran.is_some() {
                     // A tool answered end to end: an upgraded firmware on trial is kept.
                     board.answered();
@@ -943,7 +960,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
                     })
                     .map(|mut r| {
                         r.replay = h.replay.is_some();
-                        r
+                        Box::new(r)
                     });
                 Done {
                     bytes: Bytes::copy_from_slice(bytes),
@@ -988,7 +1005,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
             } else {
                 Delivery::Lost
             });
-            hook(&HostEvent::Call(call));
+            hook(&HostEvent::Call(*call));
         }
         if let Some(receipt) = receipt {
             let delivery = if handed {

@@ -42,6 +42,9 @@ pub struct CallReport {
     pub replay: bool,
     /// What became of the answer, when the transport knows.
     pub delivery: Option<Delivery>,
+    /// The MCP endpoint link that carried it, when there are several
+    /// ([`HostEvent::Endpoint`]'s `link`).
+    pub link: Option<usize>,
 }
 
 /// What an answer to a `tools/call` says.
@@ -273,6 +276,7 @@ pub fn call_report(transport: &'static str, request: &[u8], answer: &[u8]) -> Op
         confirmed: None,
         replay: false,
         delivery: None,
+        link: None,
     })
 }
 
@@ -295,6 +299,7 @@ pub fn settled_report(transport: &'static str, tool: &str, answer: &[u8]) -> Opt
         text,
         replay: false,
         delivery: None,
+        link: None,
     })
 }
 
@@ -345,6 +350,7 @@ pub fn confirmation_report(transport: &'static str, msg: &[u8]) -> Option<CallRe
         confirmed: Some(confirmed),
         replay: false,
         delivery: None,
+        link: None,
     })
 }
 

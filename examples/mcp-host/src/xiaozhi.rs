@@ -504,7 +504,7 @@ pub(crate) fn jitter(delay: Duration) -> Duration {
 }
 
 /// A random number from the OS (0 if it has none: the jitter is then half the step).
-fn random() -> u32 {
+pub(crate) fn random() -> u32 {
     let mut r = [0u8; 4];
     match getrandom::fill(&mut r) {
         Ok(()) => u32::from_le_bytes(r),
@@ -844,7 +844,7 @@ fn report<C, const N: usize, const T: usize>(
     };
     if let (Some(mut call), Some(hook)) = (done.call.clone(), &opts.on_event) {
         call.delivery = Some(delivery);
-        hook(&HostEvent::Call(call));
+        hook(&HostEvent::Call(*call));
     }
     let Some(receipt) = done.receipt else { return };
     lock(engine).delivered(receipt, delivery);

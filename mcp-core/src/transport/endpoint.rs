@@ -312,10 +312,17 @@ impl Sessions {
     ) -> usize {
         let len = engine.tell_owed(self.peer(), out, handled.len);
         if matches!(handled.event, Some(Event::Initialized { .. })) {
-            engine.end_conversation(self.peer());
-            self.count = self.count.wrapping_add(1);
+            self.initialized(engine);
         }
         len
+    }
+
+    /// An `initialize` was answered: a new agent session begins, and the conversation of the
+    /// one before ends ([`Server::end_conversation`]). ([`handled`](Self::handled) does this;
+    /// a host that hands messages to the engine its own way calls it.)
+    pub fn initialized<C, K: Capacities>(&mut self, engine: &mut Server<'_, C, K>) {
+        engine.end_conversation(self.peer());
+        self.count = self.count.wrapping_add(1);
     }
 }
 
