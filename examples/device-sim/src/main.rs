@@ -535,6 +535,15 @@ impl Device {
                 if let Ok(env) = &env
                     && env.is("hello")
                 {
+                    // A new hello is a new conversation: the one before it ends (its question
+                    // withdrawn, nothing of it sent to the new one).
+                    if self.greeted {
+                        let before = self
+                            .session_id
+                            .as_deref()
+                            .map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
+                        self.engine.end_conversation(before);
+                    }
                     self.greeted = true;
                     self.session_id = usable_session_id(env);
                     eprintln!(
