@@ -179,15 +179,27 @@ pub struct Entry {
     owed_until: u64,
     /// The plain call's client speaks 2024-11-05: a failure also carries its reason as `error`.
     error_member: bool,
-    send_status: bool,
     send_progress: bool,
-    /// The client that started it receives only answers ([`Config::answers_only`](super::Config::answers_only)).
-    answers_only: bool,
+    /// How its owner hears of its end (one byte: an entry's size is the task table's RAM).
+    after: After,
+}
+
+/// How a task's owner hears of its end, after the call that started it was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// Told by a notification (the status, or the outcome's sentence for a plain call); none
+    /// is due now.
+    Notify,
+    /// That notification is due: the next poll writes it.
+    Due,
+    /// The owner receives only answers ([`Config::answers_only`](super::Config::answers_only)):
+    /// nothing can be sent to it.
+    AnswersOnly,
     /// It ended after its plain call was answered, and its owner, which receives only answers,
     /// has not heard of it yet: the first text of that client's next call's answer tells it.
-    owed: bool,
+    Owed,
     /// Its owner's conversation ended: nothing of it goes to anyone any more.
-    orphan: bool,
+    Orphan,
 }
 
 impl core::ops::Deref for Entry {
@@ -229,11 +241,8 @@ impl Entry {
         waiter_peer: Peer::ONLY,
         owed_until: NOT_OWED,
         error_member: false,
-        send_status: false,
         send_progress: false,
-        answers_only: false,
-        owed: false,
-        orphan: false,
+        after: After::Notify,
     };
 
     fn info(&self, now_ms: u64) -> TaskInfo {
@@ -258,18 +267,16 @@ impl Entry {
         // A 2025-11-25 client hears of it by a status notification; a plain call's client,
         // whose answer was given already (past the hold budget, or at once), by a log message
         // with the outcome's sentence. (One still waiting for its held answer hears it there.)
-        self.send_status = !self.orphan
-            && match self.form {
-                TaskForm::Legacy => true,
-                TaskForm::Plain => self.waiter.is_none() && !self.answers_only,
-                TaskForm::Extension => false,
-            };
-        // A client that receives only answers cannot be sent that message: its next call's
-        // answer tells it instead.
-        self.owed = !self.orphan
-            && self.form == TaskForm::Plain
-            && self.waiter.is_none()
-            && self.answers_only;
+        let plain_answered = self.form == TaskForm::Plain && self.waiter.is_none();
+        self.after = match (self.after, self.form) {
+            (After::Orphan, _) => After::Orphan,
+            (_, TaskForm::Legacy) => After::Due,
+            (After::Notify | After::Due, TaskForm::Plain) if plain_answered => After::Due,
+            // A client that receives only answers cannot be sent that message: its next call's
+            // answer tells it instead.
+            (After::AnswersOnly, TaskForm::Plain) if plain_answered => After::Owed,
+            (after, _) => after,
+        };
         self.send_progress = false;
     }
 
@@ -388,13 +395,19 @@ impl TasksView {
 
     /// `true` when the end of a task is owed to `peer` (a client that receives only answers).
     pub(crate) fn owes(&self, peer: Peer) -> bool {
-        self.entries.iter().any(|e| e.owed && e.owner == peer)
+        self.entries
+            .iter()
+            .any(|e| e.after == After::Owed && e.owner == peer)
     }
 
     /// Writes, in string mode, `before`, the sentence of the task's end and `after`, for every
     /// task whose end is owed to `peer`.
     pub(crate) fn write_owed(&self, peer: Peer, w: &mut Writer<'_>, before: &str, after: &str) {
-        for e in self.entries.iter().filter(|e| e.owed && e.owner == peer) {
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.after == After::Owed && e.owner == peer)
+        {
             w.text(before);
             write_task_sentence(w, e);
             w.text(after);
@@ -404,7 +417,9 @@ impl TasksView {
     /// `peer` heard of every task's end it was owed.
     pub(crate) fn clear_owed(&mut self, peer: Peer) {
         for e in self.entries.iter_mut().filter(|e| e.owner == peer) {
-            e.owed = false;
+            if e.after == After::Owed {
+                e.after = After::AnswersOnly;
+            }
         }
     }
 
@@ -415,12 +430,13 @@ impl TasksView {
     pub(crate) fn forget_owner(&mut self, peer: Peer) -> bool {
         let mut dropped = false;
         for e in self.entries.iter_mut() {
-            if e.owner == peer && !e.orphan {
-                dropped |= e.send_status || e.send_progress || e.owed || !e.status.is_terminal();
-                e.orphan = true;
-                e.send_status = false;
+            if e.owner == peer && e.after != After::Orphan {
+                dropped |= e.after == After::Due
+                    || e.send_progress
+                    || e.after == After::Owed
+                    || !e.status.is_terminal();
+                e.after = After::Orphan;
                 e.send_progress = false;
-                e.owed = false;
                 e.token.clear();
             }
             if e.waiter_peer == peer && e.waiter.is_some() {
@@ -743,7 +759,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             }
             return (n, to, None);
         }
-        if let Some(i) = self.tasks.entries.iter().position(|e| e.send_status) {
+        if let Some(i) = self.tasks.entries.iter().position(|e| e.after == After::Due) {
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY, None);
             };
@@ -760,7 +776,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             };
             let n = if w.fits() { w.needed() } else { 0 };
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
-                e.send_status = false;
+                e.after = After::Notify;
             }
             return (n, to, heard.filter(|_| n > 0));
         }
@@ -966,11 +982,11 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 waiter_peer: new.peer,
                 owed_until: NOT_OWED,
                 error_member: new.error_member,
-                send_status: false,
                 send_progress: false,
-                answers_only: new.answers_only,
-                owed: false,
-                orphan: false,
+                after: match new.answers_only {
+                    true => After::AnswersOnly,
+                    false => After::Notify,
+                },
             };
             if let Some(token) = token {
                 slot.token.set(token.raw());
@@ -1130,7 +1146,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             now,
         );
         // The requestor learns it from this response.
-        e.send_status = false;
+        if e.after == After::Due {
+            e.after = After::Notify;
+        }
         if era.is_modern() {
             return respond.result(|_| {});
         }
