@@ -1,4 +1,4 @@
-//! A conversation's end withdraws its question (issue 38 item 2), on the xiaozhi device wire,
+//! A conversation's end withdraws its question, on the xiaozhi device wire,
 //! where a conversation is a connection (a new hello is a new one): session 1 is answered that
 //! its call waits, and disconnects; session 2 (a new connection) must not see the question on
 //! the device, a press must switch nothing, and no outcome — no `[device_call]`, no

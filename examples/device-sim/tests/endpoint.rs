@@ -1,4 +1,4 @@
-//! The xiaozhi MCP endpoint (issue 37): the real device-sim binary with `--mcp-endpoint`,
+//! The xiaozhi MCP endpoint: the real device-sim binary with `--mcp-endpoint`,
 //! against an imitation of xinnan-tech's endpoint server and of the backend that calls through
 //! it (`imitation`): every page listed, a call with its evidence heard, a held call whose
 //! outcome reaches the next request, each close code, a reconnect without `initialize`, the

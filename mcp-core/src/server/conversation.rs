@@ -3,8 +3,8 @@
 //!
 //! **Later outcomes, for a client that receives only answers.** Some clients hear nothing but
 //! the answers to their own requests: an MCP endpoint relays a call's answer back to the agent
-//! that made it and drops every notification and every message the device starts. Its
-//! transport says so with each message ([`Input::answers_only`](super::Input::answers_only)).
+//! that made it and drops every notification and every message the device starts. Such a
+//! link's engine is built with [`Config::answers_only`].
 //! What the engine learns after such a client's call was answered — a press on a call answered
 //! "waiting for a person", a refusal or a timeout after it, a long-running action that ended
 //! after its call was answered "started" — cannot be sent to it. So it is **owed**: the
@@ -126,8 +126,10 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         total
     }
 
-    /// The conversation of the client `peer` ended (see the [module](self) for what a
-    /// conversation is on each wire): the call it left waiting for a person is dropped — its
+    /// The conversation of the client `peer` ended — on the xiaozhi device wire a connection (a
+    /// new hello is a new one), on an MCP endpoint an agent session (one `initialize` to the
+    /// next), on Streamable HTTP and MQTT the MCP session: the call it left waiting for a
+    /// person is dropped — its
     /// question withdrawn from the device, a later press runs nothing — and nothing it was owed
     /// or would have been sent goes to it or to anyone else: an outcome kept for its next
     /// answer, a task's status, progress or parked answer (the task itself runs on, readable

@@ -15,7 +15,7 @@
 //! device reconnects, a session already going on sends only `tools/call`. So the client the
 //! engine serves is the agent session, from one `initialize` to the next — not the link, which
 //! may drop and come back inside one session. Each session is a peer of its own
-//! ([`Peer`](crate::server::Peer)): retransmissions, a held call's owner and what it is owed are
+//! ([`Peer`]): retransmissions, a held call's owner and what it is owed are
 //! scoped to it, so a reused id never returns another session's remembered answer. A new
 //! `initialize` ends the previous session's conversation
 //! ([`Server::end_conversation`](crate::Server::end_conversation)): its question on the device is

@@ -154,8 +154,8 @@ fn text(answer: &J) -> &str {
     answer["result"]["content"][0]["text"].as_str().unwrap()
 }
 
-/// Issue 37: a press on a call answered "waiting" switches the relay, and an agent that
-/// receives only answers never learned it. Its next call's answer now begins with it.
+/// A press on a call answered "waiting" switches the relay; an agent that receives only
+/// answers learns it first in its next call's answer, once, and no other agent does.
 #[test]
 fn a_press_after_the_waiting_answer_begins_the_owners_next_answer_once() {
     let mut t = T::new(0);
@@ -272,7 +272,7 @@ fn a_held_answer_written_by_a_poll_carries_what_is_owed() {
     assert_eq!(t.dev.relay_writes, 2);
 }
 
-/// Issue 38 item 2: a question whose conversation ended is withdrawn at once, a later press
+/// A question whose conversation ended is withdrawn at once, a later press
 /// runs nothing, and no outcome goes to anyone.
 #[test]
 fn an_ended_conversation_withdraws_its_question_and_is_owed_nothing() {
