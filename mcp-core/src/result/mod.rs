@@ -277,7 +277,11 @@ impl Evidence {
             Level::ReadBack => head!(ReadBack),
             Level::Measured => head!(Measured),
         };
-        w.plain(head.get(skip..).unwrap_or_default());
+        // (The whole head without slicing it: what a call's answer writes.)
+        match skip {
+            0 => w.plain(head),
+            _ => w.plain(head.get(skip..).unwrap_or_default()),
+        }
         if let Some(c) = commanded {
             w.plain(protocol::COMMANDED);
             c.write_json(w);
