@@ -759,7 +759,12 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             }
             return (n, to, None);
         }
-        if let Some(i) = self.tasks.entries.iter().position(|e| e.after == After::Due) {
+        if let Some(i) = self
+            .tasks
+            .entries
+            .iter()
+            .position(|e| e.after == After::Due)
+        {
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY, None);
             };
