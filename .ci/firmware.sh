@@ -42,7 +42,7 @@ step "esp32-serial: ESP32-C6 (riscv32imac), release, same source"
 (cd examples/esp32-serial && cargo build --release --no-default-features --features esp32c6 \
     --target riscv32imac-unknown-none-elf)
 
-step "esp32-wifi: ESP32-C3, release: Streamable HTTP server (also with the mDNS responder), the xiaozhi WebSocket client, MCP over MQTT"
+step "esp32-wifi: ESP32-C3, release: Streamable HTTP server (also with the mDNS responder), the xiaozhi WebSocket client, MCP over MQTT, the xiaozhi MCP endpoint"
 # The ELFs the footprint report compares (TLS's cost) are kept in target/footprint.
 wifi_elf=examples/esp32-wifi/target/riscv32imc-unknown-none-elf/release/esp32-wifi
 keep() { mkdir -p examples/esp32-wifi/target/footprint && cp "$wifi_elf" "examples/esp32-wifi/target/footprint/$1.elf"; }
@@ -53,20 +53,37 @@ keep default
 keep xiaozhi
 (cd examples/esp32-wifi && cargo build --release --features mqtt)
 keep mqtt
+(cd examples/esp32-wifi && cargo build --release --features endpoint)
+keep endpoint
 
 step "esp32-wifi: the xiaozhi OTA/config check and host names (DNS) configured at build time"
 (cd examples/esp32-wifi \
     && XIAOZHI_OTA_URL=http://ota.example.lan:8003/xiaozhi/ota/ cargo build --release --features xiaozhi \
     && MQTT_BROKER=mqtt://broker.example.lan:1883 cargo build --release --features mqtt)
 
-step "esp32-wifi --features tls: wss:// (and an https:// OTA check) for xiaozhi, mqtts:// for MQTT, roots compiled in"
+step "esp32-wifi: an MCP endpoint URL (its token percent-encoded) and the tools the link offers at build time; a ws:// URL beyond the LAN refused"
+(cd examples/esp32-wifi \
+    && MCP_ENDPOINT_URL='ws://192.168.1.10:8004/mcp_endpoint/mcp/?token=Zk9v%2BYmFy%2FcXV4%3D' \
+       MCP_ENDPOINT_TOOLS='self.relay.*,self.get_device_status' cargo build --release --features endpoint)
+if (cd examples/esp32-wifi && MCP_ENDPOINT_URL='ws://api.example.com/mcp/?token=x' \
+        cargo build --release --features endpoint) >/tmp/endpoint-in-clear.log 2>&1; then
+    echo "a ws:// MCP endpoint URL beyond the LAN was accepted" >&2
+    exit 1
+fi
+grep -q "would send the token in clear" /tmp/endpoint-in-clear.log
+
+step "esp32-wifi --features tls: wss:// (and an https:// OTA check) for xiaozhi, mqtts:// for MQTT, wss:// to an MCP endpoint, roots compiled in"
 (cd examples/esp32-wifi && cargo build --release --features xiaozhi,tls)
 keep xiaozhi-tls
 (cd examples/esp32-wifi && cargo build --release --features mqtt,tls)
 keep mqtt-tls
+(cd examples/esp32-wifi && cargo build --release --features endpoint,tls)
+keep endpoint-tls
 (cd examples/esp32-wifi \
     && XIAOZHI_OTA_URL=https://ota.example.com/xiaozhi/ota/ cargo build --release --features xiaozhi,tls \
-    && MQTT_BROKER=mqtts://broker.example.com:8883 cargo build --release --features mqtt,tls)
+    && MQTT_BROKER=mqtts://broker.example.com:8883 cargo build --release --features mqtt,tls \
+    && MCP_ENDPOINT_URL='wss://api.xiaozhi.me/mcp/?token=eyJhbGciOiJIUzI1NiJ9.e30.c2ln' \
+       cargo build --release --features endpoint,tls)
 
 step "qemu-riscv: build, then the Python SDK client against examples/qemu-riscv/run"
 (cd examples/qemu-riscv && cargo build --release)

@@ -344,13 +344,18 @@ def wifi_tls(args, add) -> None:
     base = figures("default")
     if base:
         add(f"| default (Streamable HTTP) | {base[0]:,} | {base[1]:,} |")
-    for mode in ("xiaozhi", "mqtt"):
+    for mode in ("xiaozhi", "mqtt", "endpoint"):
         plain, tls = figures(mode), figures(f"{mode}-tls")
         if plain:
             add(f"| `--features {mode}` | {plain[0]:,} | {plain[1]:,} |")
         if plain and tls:
             add(f"| `--features {mode},tls` | {tls[0]:,} ({signed(tls[0] - plain[0])}) | {tls[1]:,} ({signed(tls[1] - plain[1])}) |")
     add("")
+    if figures("endpoint"):
+        add("`--features endpoint` joins a xiaozhi agent as a tool server through its MCP endpoint")
+        add("(`src/endpoint.rs`: plain JSON-RPC per text frame, agent sessions, the endpoint's close codes;")
+        add("the WebSocket client it shares with `xiaozhi`, `src/ws.rs`): no envelope, no hello, no OTA check.")
+        add("")
     # Measured once at ba3bc93 (the commit before issues 31 and 33, the same toolchain): what the
     # outcomes heard after the answer, failures that say what was commanded, and questions that
     # name what they approve cost this firmware since. The figures of now are the ELFs above.
@@ -369,7 +374,9 @@ def wifi_tls(args, add) -> None:
         add("")
         add("(This board holds no call for a person and runs no task, so it never has such an outcome to")
         add("send; the code that would send one is what the second row adds over the first. The RAM is")
-        add("the futures the firmware keeps in its tasks' static storage.)")
+        add("the futures the firmware keeps in its tasks' static storage.) The figures of now include what")
+        add("came after those issues too: the WebSocket client the xiaozhi mode shares with the endpoint")
+        add("mode (`src/ws.rs`), and outcomes owed to clients that receive only answers in the engine.")
         add("")
 
 
@@ -386,7 +393,7 @@ def main() -> None:
     ap.add_argument("--qemu-none-elf", type=Path, required=True, help="qemu-riscv without the features resources and confirm")
     ap.add_argument("--qemu-resources-elf", type=Path, required=True, help="qemu-riscv with resources only, used (_footprint-use)")
     ap.add_argument("--qemu-confirm-elf", type=Path, required=True, help="qemu-riscv with confirm only, used (_footprint-use)")
-    ap.add_argument("--wifi-dir", type=Path, help="esp32-wifi release ELFs saved by .ci/firmware.sh (default.elf, xiaozhi.elf, xiaozhi-tls.elf, mqtt.elf, mqtt-tls.elf)")
+    ap.add_argument("--wifi-dir", type=Path, help="esp32-wifi release ELFs saved by .ci/firmware.sh (default.elf, xiaozhi.elf, xiaozhi-tls.elf, mqtt.elf, mqtt-tls.elf, endpoint.elf, endpoint-tls.elf)")
     args = ap.parse_args()
 
     # ---- flash

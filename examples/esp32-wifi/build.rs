@@ -1,6 +1,7 @@
 //! Links with esp-hal's `linkall.x` (memory map, sections, ROM functions); refuses a URL the
 //! firmware could not use (`MQTT_BROKER` with the feature `mqtt`; `XIAOZHI_URL`,
-//! `XIAOZHI_OTA_URL` with `xiaozhi`; `wss://`, `mqtts://`, `https://` only with `tls`) rather
+//! `XIAOZHI_OTA_URL` with `xiaozhi`; `MCP_ENDPOINT_URL` with `endpoint`, and not `ws://` beyond
+//! the LAN; `wss://`, `mqtts://`, `https://` only with `tls`) rather
 //! than build a device that never connects — the rules are `device_link::Url`'s, the code the
 //! firmware parses them with; and with `tls` writes the roots compiled into the image
 //! (`$OUT_DIR/roots.rs`) and the build time (`BUILD_UNIX_SECS`, the earliest time the clock
@@ -35,9 +36,10 @@ const DEFAULT_ROOTS: &[&str] = &[
 fn main() {
     println!("cargo:rustc-link-arg=-Tlinkall.x");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=MCP_ENDPOINT_TOOLS");
     let feature = |f: &str| std::env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
     let tls = feature("TLS");
-    let checks: [(&str, bool, Scheme, &str); 3] = [
+    let checks: [(&str, bool, Scheme, &str); 4] = [
         (
             "MQTT_BROKER",
             feature("MQTT"),
@@ -55,6 +57,12 @@ fn main() {
             feature("XIAOZHI"),
             Scheme::Http,
             "http[s]://HOST[:PORT]/PATH",
+        ),
+        (
+            "MCP_ENDPOINT_URL",
+            feature("ENDPOINT"),
+            Scheme::Ws,
+            "ws[s]://HOST[:PORT]/PATH?token=…",
         ),
     ];
     for (var, on, plain, want) in checks {
@@ -82,6 +90,12 @@ fn main() {
             ),
             Ok(_) => panic!("{var}: expected {want}"),
             Err(e) => panic!("{var}: {e}; expected {want}"),
+        }
+        // An MCP endpoint's token is in its URL: in clear only to this machine or the LAN.
+        if var == "MCP_ENDPOINT_URL" && Url::parse(&text).is_ok_and(|u| !u.secret_may_go()) {
+            panic!(
+                "{var}: ws:// to a host beyond the local network would send the token in clear: use wss:// (--features tls)"
+            );
         }
     }
     if tls {

@@ -7,7 +7,9 @@
 //!   dots; at most 253 bytes) that the device resolves itself;
 //! - the port, and the path (with its query) for `ws`/`http`; a broker URL has no path;
 //! - the user info, **never shown**: `Debug` and `Display` leave it out, and no error quotes the
-//!   URL. For a broker everything between `://` and the **last** `@` is the user info (a broker
+//!   URL; nor the values of the query, which may be a secret too (an MCP endpoint's
+//!   `?token=…`): `Display` writes each as `…`. The path and query are kept as written, percent
+//!   escapes and all, for the request line. For a broker everything between `://` and the **last** `@` is the user info (a broker
 //!   URL has no path), so a raw `/`, `?`, `#` or `@` in a password is taken as it is; for the
 //!   others the user info ends the authority as RFC 3986 says. `%XX` escapes are decoded on
 //!   demand ([`Url::user`], [`Url::password`]); a broken one is refused.
@@ -290,7 +292,7 @@ impl fmt::Display for Authority<'_> {
 }
 
 impl fmt::Display for Url<'_> {
-    /// `scheme://host:port/path`, without the user info.
+    /// `scheme://host:port/path?name=…`, without the user info and the query's values.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}://", self.scheme.as_str())?;
         match self.host {
@@ -298,10 +300,66 @@ impl fmt::Display for Url<'_> {
             _ => f.write_str(self.host_text)?,
         }
         write!(f, ":{}", self.port)?;
-        if !self.scheme.is_broker() {
-            f.write_str(self.path)?;
+        if self.scheme.is_broker() {
+            return Ok(());
+        }
+        let Some((path, query)) = self.path.split_once('?') else {
+            return f.write_str(self.path);
+        };
+        f.write_str(path)?;
+        for (i, pair) in query.split('&').enumerate() {
+            f.write_str(if i == 0 { "?" } else { "&" })?;
+            match pair.split_once('=') {
+                Some((name, _)) => write!(f, "{name}=…")?,
+                None => f.write_str(pair)?,
+            }
         }
         Ok(())
+    }
+}
+
+impl Host<'_> {
+    /// `true` for a host on this machine or the local network, where a secret may travel in
+    /// clear (docs/AUTH.md: in clear only on a LAN you trust; beyond it, TLS): a loopback,
+    /// private (RFC 1918), shared (RFC 6598) or link-local IPv4 address; the IPv6 loopback, a
+    /// unique-local (`fc00::/7`) or link-local (`fe80::/10`) address; the name `localhost`, or
+    /// a name under `.localhost`, `.local` (mDNS), `.lan`, `.home.arpa` or `.internal`. Any
+    /// other name may resolve anywhere: it is not local.
+    pub fn is_local(&self) -> bool {
+        match *self {
+            Host::Ipv4(a) => {
+                let [x, y, ..] = a.octets();
+                a.is_loopback()
+                    || a.is_private()
+                    || a.is_link_local()
+                    || (x == 100 && (64..128).contains(&y))
+            }
+            Host::Ipv6(a) => {
+                let first = a.segments()[0];
+                a.is_loopback() || first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfe80
+            }
+            Host::Name(name) => {
+                let name = name.trim_end_matches('.');
+                let lower = |s: &str, suffix: &str| {
+                    s.len() >= suffix.len()
+                        && s.get(s.len() - suffix.len()..)
+                            .is_some_and(|end| end.eq_ignore_ascii_case(suffix))
+                };
+                name.eq_ignore_ascii_case("localhost")
+                    || [".localhost", ".local", ".lan", ".home.arpa", ".internal"]
+                        .iter()
+                        .any(|suffix| lower(name, suffix))
+            }
+        }
+    }
+}
+
+impl Url<'_> {
+    /// `true` when a secret the URL carries (its user info, a `?token=…`) or a token sent with
+    /// it may go to its host: over TLS anywhere, in clear only to a local host
+    /// ([`Host::is_local`]).
+    pub fn secret_may_go(&self) -> bool {
+        self.scheme.is_tls() || self.host.is_local()
     }
 }
 
@@ -311,7 +369,7 @@ impl fmt::Debug for Url<'_> {
             .field("scheme", &self.scheme)
             .field("host", &self.host)
             .field("port", &self.port)
-            .field("path", &self.path)
+            .field("shown", &format_args!("{self}"))
             .field("credentials", &self.has_credentials())
             .finish()
     }
@@ -399,6 +457,64 @@ mod test {
     use std::string::ToString;
 
     #[test]
+    fn query_values_are_never_shown_and_the_path_is_kept_as_written() {
+        let text = "ws://192.168.1.5:8004/mcp_endpoint/mcp/?token=Zk9v%2BYmFy%3D%3D&x&lang=zh";
+        let u = Url::parse(text).unwrap();
+        assert_eq!(
+            u.path,
+            "/mcp_endpoint/mcp/?token=Zk9v%2BYmFy%3D%3D&x&lang=zh"
+        );
+        let shown = u.to_string();
+        assert_eq!(
+            shown,
+            "ws://192.168.1.5:8004/mcp_endpoint/mcp/?token=…&x&lang=…"
+        );
+        assert!(!shown.contains("Zk9v"));
+        let jwt = Url::parse("wss://api.xiaozhi.me/mcp/?token=eyJhbGciOi.eyJzdWIi.sig").unwrap();
+        assert_eq!(jwt.to_string(), "wss://api.xiaozhi.me:443/mcp/?token=…");
+        assert!(!format!("{jwt:?}").contains("eyJ"));
+    }
+
+    #[test]
+    fn a_secret_goes_in_clear_only_to_a_local_host() {
+        for local in [
+            "ws://127.0.0.1:8004/",
+            "ws://10.0.0.7/",
+            "ws://172.20.1.1/",
+            "ws://192.168.1.5:8004/",
+            "ws://169.254.3.4/",
+            "ws://100.64.0.1/",
+            "ws://[::1]:8004/",
+            "ws://[fd12::1]/",
+            "ws://[fe80::1]/",
+            "ws://localhost:8004/",
+            "ws://nas.local/",
+            "ws://server.LAN/",
+            "ws://x.home.arpa/",
+        ] {
+            let u = Url::parse(local).unwrap();
+            assert!(u.host.is_local() && u.secret_may_go(), "{local}");
+        }
+        for remote in [
+            "ws://8.8.8.8/",
+            "ws://172.32.0.1/",
+            "ws://100.128.0.1/",
+            "ws://[2001:db8::1]/",
+            "ws://api.xiaozhi.me/mcp/",
+            "ws://localhost.example.com/",
+            "ws://evil-lan/",
+        ] {
+            let u = Url::parse(remote).unwrap();
+            assert!(!u.host.is_local() && !u.secret_may_go(), "{remote}");
+        }
+        assert!(
+            Url::parse("wss://api.xiaozhi.me/mcp/")
+                .unwrap()
+                .secret_may_go()
+        );
+    }
+
+    #[test]
     fn schemes_hosts_ports_paths() {
         let u = Url::parse("wss://api.example.net/xiaozhi/v1/").unwrap();
         assert_eq!(u.scheme, Scheme::Wss);
@@ -413,7 +529,7 @@ mod test {
         let u = Url::parse("HTTPS://[::1]:8443/xiaozhi/ota/?x=1#frag").unwrap();
         assert_eq!(u.host, Host::Ipv6(Ipv6Addr::LOCALHOST));
         assert_eq!((u.port, u.path), (8443, "/xiaozhi/ota/?x=1"));
-        assert_eq!(u.to_string(), "https://[::1]:8443/xiaozhi/ota/?x=1");
+        assert_eq!(u.to_string(), "https://[::1]:8443/xiaozhi/ota/?x=…");
         let u = Url::parse("ssl://broker.example").unwrap();
         assert_eq!((u.scheme, u.port), (Scheme::Mqtts, 8883));
         assert_eq!(Url::parse("tcp://b/").unwrap().port, 1883);

@@ -71,7 +71,7 @@ enum Who {
 /// xiaozhi backend.
 #[derive(Debug, Parser)]
 #[command(version)]
-#[command(group(clap::ArgGroup::new("xiaozhi").args(["xiaozhi_ws", "xiaozhi_ota"])))]
+#[command(group(clap::ArgGroup::new("xiaozhi").args(["xiaozhi_ws", "xiaozhi_ota", "mcp_endpoint"])))]
 struct Cli {
     /// Serve MCP over stdin/stdout, one JSON message per line (logs go to stderr).
     #[arg(long)]
@@ -156,6 +156,29 @@ struct Cli {
     /// the device is bound; a newer firmware in the answer is reported, never installed.
     #[arg(long, value_name = "URL", conflicts_with_all = ["stdio", "envelope", "http", "mqtt"])]
     xiaozhi_ota: Option<String>,
+    /// Join a xiaozhi agent as a tool server through its MCP endpoint (MCP 接入点): connect out to
+    /// this URL (wss://api.xiaozhi.me/mcp/?token=… from the agent's console, or a self-hosted
+    /// ws(s)://HOST:8004/mcp_endpoint/mcp/?token=…) and answer the JSON-RPC the agent sends
+    /// through it, one message per text frame. Repeatable: one device, several agents, each link
+    /// its own client. ws:// only to a host on this machine or the LAN (the token is in the URL);
+    /// the log and the page show the URL with the token as `…`. Reconnects (1 s doubling to 30 s)
+    /// unless --once; a refused token (1008) is retried only every few minutes.
+    #[arg(long = "mcp-endpoint", value_name = "URL", conflicts_with_all = ["stdio", "envelope", "http", "mqtt"])]
+    mcp_endpoint: Vec<String>,
+    /// With --mcp-endpoint: the tools the link offers, comma-separated names or patterns ending in
+    /// `*` (`self.relay.*,self.get_device_status`); repeatable, the Nth for the Nth
+    /// --mcp-endpoint (a link without one offers every tool). A call to another is refused as an
+    /// unknown tool.
+    #[arg(
+        long = "endpoint-tools",
+        value_name = "PATTERNS",
+        requires = "mcp_endpoint"
+    )]
+    endpoint_tools: Vec<String>,
+    /// With --mcp-endpoint: the largest frame the device sends at first, in bytes (it halves,
+    /// down to 4 KiB, each time the endpoint closes the link with 1009 "message too big").
+    #[arg(long, value_name = "BYTES", default_value_t = mcp_core::transport::endpoint::DEFAULT_MAX_FRAME, requires = "mcp_endpoint")]
+    endpoint_max_frame: usize,
     /// With --xiaozhi-ota: seconds between checks while the device is not bound (or after a
     /// check failed).
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = secs, requires = "xiaozhi_ota")]
@@ -166,7 +189,7 @@ struct Cli {
     /// With --xiaozhi-ws: a handshake header, "Name: value" (repeatable), e.g. "Device-Id: …".
     #[arg(long = "ws-header", value_name = "HEADER")]
     ws_headers: Vec<String>,
-    /// With --xiaozhi-ws: exit when the backend closes the connection or it fails, instead of
+    /// With --xiaozhi-ws (or --mcp-endpoint): exit when the backend closes the connection or it fails, instead of
     /// reconnecting (--ws-backoff-first 1 s, doubling to --ws-backoff-max 30 s, with jitter) as a
     /// device does.
     #[arg(long, requires = "xiaozhi")]
@@ -184,19 +207,20 @@ struct Cli {
     /// of its step and all of it).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = secs, requires = "xiaozhi")]
     ws_backoff_max: Duration,
-    /// With --xiaozhi-ws: seconds a connection attempt (TCP connect and WebSocket handshake)
+    /// With --xiaozhi-ws or --mcp-endpoint: seconds a connection attempt (TCP connect and WebSocket handshake)
     /// may take before it is abandoned and retried.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = secs, requires = "xiaozhi")]
     ws_connect_timeout: Duration,
-    /// With --xiaozhi-ws: seconds between WebSocket pings.
+    /// With --xiaozhi-ws or --mcp-endpoint: seconds between WebSocket pings of a quiet link.
     #[arg(long, value_name = "SECS", default_value = "15", value_parser = secs, requires = "xiaozhi")]
     ws_ping_interval: Duration,
-    /// With --xiaozhi-ws: seconds of silence from the backend (no pong, no message) after which
+    /// With --xiaozhi-ws or --mcp-endpoint: seconds of silence from the backend (no pong, no message) after which
     /// the link is declared dead and the device reconnects.
     #[arg(long, value_name = "SECS", default_value = "45", value_parser = secs, requires = "xiaozhi")]
     ws_dead_after: Duration,
     /// With --xiaozhi-ws: the largest message or frame the backend may send, in bytes (default:
-    /// four pages, 4 x --page-bytes); a larger one closes the link with 1009 "message too big".
+    /// four pages, 4 x --page-bytes; with --mcp-endpoint 64 KiB); a larger one closes the link
+    /// with 1009 "message too big".
     #[arg(long, value_name = "BYTES", requires = "xiaozhi")]
     ws_max_message: Option<usize>,
     /// Connect to an MQTT broker (mqtt://HOST:PORT, or mqtts://HOST:PORT over TLS, port 8883 by
@@ -510,6 +534,15 @@ impl Device {
                 if let Ok(env) = &env
                     && env.is("hello")
                 {
+                    // A new hello is a new conversation: the one before it ends (its question
+                    // withdrawn, nothing of it sent to the new one).
+                    if self.greeted {
+                        let before = self
+                            .session_id
+                            .as_deref()
+                            .map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
+                        self.engine.end_conversation(before);
+                    }
                     self.greeted = true;
                     self.session_id = usable_session_id(env);
                     eprintln!(
@@ -686,7 +719,15 @@ impl Tools {
 
     /// An engine with every tool registered (`--confirm`: the confirmed set).
     fn engine(&self) -> Result<Box<Engine>, String> {
-        let mut engine = Box::new(Engine::new(self.config));
+        self.engine_with(self.config, None)
+    }
+
+    /// An engine of `config` with the tools `only` admits (all: `None`) registered.
+    fn engine_with(&self, config: Config, only: Option<&[&str]>) -> Result<Box<Engine>, String> {
+        let admitted = |t: &&mcp_core::Tool<Board>| {
+            only.is_none_or(|only| mcp_core::transport::endpoint::admits(only, t.name()))
+        };
+        let mut engine = Box::new(Engine::new(config));
         let tools = if self.confirm {
             Board::CONFIRMED_TOOLS
         } else {
@@ -702,6 +743,7 @@ impl Tools {
             .chain(firmware)
             .copied()
             .chain(self.fillers.iter().copied())
+            .filter(admitted)
         {
             engine.register(tool).map_err(|e| e.to_string())?;
         }
@@ -791,10 +833,11 @@ fn build(
 }
 
 /// What the xiaozhi wire asks of the options: a hold budget the backend waits out (it gives up on
-/// a call after 30 s), and `--speak-first` only where a device can start a turn.
+/// a call after 30 s, through an MCP endpoint too), and `--speak-first` only where a device can
+/// start a turn.
 fn check_xiaozhi(cli: &Cli) -> Result<(), String> {
     let xiaozhi = cli.envelope.is_some() || cli.xiaozhi_ws.is_some() || cli.xiaozhi_ota.is_some();
-    if xiaozhi {
+    if xiaozhi || !cli.mcp_endpoint.is_empty() {
         xiaozhi::check_hold_answer(cli.hold_answer.saturating_mul(1000)).map_err(|e| {
             format!(
                 "--hold-answer {}: {e}; give --hold-answer 29 or less (the default is 25)",
@@ -903,6 +946,7 @@ fn main() -> ExitCode {
         || cli.xiaozhi_ws.is_some()
         || cli.xiaozhi_ota.is_some()
         || cli.mqtt.is_some()
+        || !cli.mcp_endpoint.is_empty()
     {
         return match serve_network(&cli, faults, board, sim) {
             Ok(()) => ExitCode::SUCCESS,
@@ -1047,6 +1091,37 @@ fn log_event(e: &HostEvent) {
             Some(name) => eprintln!("device-sim: {name}: said {}", escaped(text)),
             None => eprintln!("device-sim: said {}", escaped(text)),
         },
+        HostEvent::Endpoint { link, url, state } => {
+            use mcp_host::endpoint::State;
+            match state {
+                State::Connected => {
+                    eprintln!("device-sim: MCP endpoint link {link} connected: {url}")
+                }
+                State::Session { count } => eprintln!(
+                    "device-sim: MCP endpoint link {link}: agent session {count} began (initialize)"
+                ),
+                State::Closed {
+                    reason,
+                    say,
+                    retry_in,
+                    ..
+                } => {
+                    let again = match retry_in {
+                        Some(t) => format!("; reconnecting in {} ms", t.as_millis()),
+                        None => String::new(),
+                    };
+                    let say = say.as_ref().map(|s| format!("; {s}")).unwrap_or_default();
+                    eprintln!(
+                        "device-sim: MCP endpoint link {link} ended: {}{say}{again}",
+                        escaped(reason)
+                    );
+                }
+                State::Stopped { why } => {
+                    eprintln!("device-sim: MCP endpoint link {link} stays off: {why}")
+                }
+                _ => {}
+            }
+        }
         HostEvent::Listen { id, open } => eprintln!(
             "device-sim: 2026-07-28 listen stream {} {}",
             escaped(id),
@@ -1241,6 +1316,9 @@ fn serve_network(
         };
         return runtime.block_on(serve_mqtt(cli, fleet));
     }
+    if !cli.mcp_endpoint.is_empty() {
+        return runtime.block_on(serve_endpoints(cli, &tools, board, sim, on_event));
+    }
     let mut ota_headers = Vec::new();
     let ws_url = match (&cli.xiaozhi_ws, &cli.xiaozhi_ota) {
         (Some(url), _) => Some(url.clone()),
@@ -1434,6 +1512,62 @@ fn serve_network(
         }
         served
     })
+}
+
+/// `--mcp-endpoint`: each link with an engine of its own (the tools `--endpoint-tools` admits),
+/// over one board, until every link stopped (with `--once`, at its first end).
+async fn serve_endpoints(
+    cli: &Cli,
+    tools: &Tools,
+    board: Arc<Mutex<Board>>,
+    sim: Option<Arc<ui::Sim>>,
+    on_event: EventHook,
+) -> Result<(), String> {
+    let mut links = Vec::new();
+    for (i, url) in cli.mcp_endpoint.iter().enumerate() {
+        let patterns: Option<Vec<&str>> = cli.endpoint_tools.get(i).map(|p| {
+            p.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect()
+        });
+        let config = tools.config.answers_only(true);
+        let engine = tools.engine_with(config, patterns.as_deref())?;
+        if engine.registry().is_empty() {
+            return Err(format!(
+                "--endpoint-tools {:?} admits no tool of this device (see --list-tools)",
+                cli.endpoint_tools
+                    .get(i)
+                    .map(String::as_str)
+                    .unwrap_or_default()
+            ));
+        }
+        let keepalive = mcp_host::xiaozhi::Keepalive::new(cli.ws_ping_interval, cli.ws_dead_after);
+        let mut opts = mcp_host::endpoint::Options::new(url.clone())
+            .tls(tls(cli))
+            .principal(principal(cli))
+            .out_len(out_len(cli))
+            .connect_timeout(cli.ws_connect_timeout)
+            .keepalive(keepalive)
+            .max_message(cli.ws_max_message.unwrap_or(64 * 1024).max(MIN_WS_MESSAGE))
+            .max_frame(cli.endpoint_max_frame)
+            .on_event(on_event.clone());
+        if !cli.once {
+            opts = opts.reconnect(mcp_host::xiaozhi::Backoff::DEFAULT);
+        }
+        let shown = mcp_host::endpoint::shown(url);
+        eprintln!(
+            "device-sim: MCP endpoint link {i}: connecting to {shown} ({} tools)",
+            engine.registry().len()
+        );
+        if let Some(sim) = &sim {
+            sim.add_transport(format!("mcp-endpoint #{i} {shown}"));
+        }
+        links.push((opts, engine));
+    }
+    mcp_host::endpoint::run(links, board)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Resolves at the first SIGINT or SIGTERM.

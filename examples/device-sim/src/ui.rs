@@ -44,6 +44,11 @@
 //!  "waiting":[…every call waiting for a person, the shown one first, same shape…],
 //!  "activation":null | {"code":"123456","message":"…"}   (--xiaozhi-ota: not bound yet),
 //!  "firmware_offered":null | {"running":"0.1.0","offered":"0.2.0","url":"…"},
+//!  "links":[{"url":"wss://api.xiaozhi.me:443/mcp/?token=…","state":"connected","sessions":2,
+//!            "last_end":null | {"code":1011,"reason":"…","say":null,"retry_in_ms":830},
+//!            "calls":[…the last calls through it, as the timeline's `call` entries…]}]
+//!            (--mcp-endpoint: each link, in the order given; `state` connecting, connected,
+//!            reconnecting, closed or stopped),
 //!  "timeline":[{"seq":7,"t_ms":1200,"kind":"call",…}, …], "next_seq":8}
 //! ```
 //!
@@ -53,7 +58,8 @@
 //! The timeline keeps the last [`TIMELINE_LEN`] entries, oldest first; each has `seq` (rising:
 //! the order things happened in), `t_ms` (since device-sim started) and `kind`:
 //! - `call`: every call on every transport (mcp-host reports them where each transport hands a
-//!   message to the engine): `call` (the report's number), `transport`, `client` (the name the
+//!   message to the engine): `call` (the report's number), `transport`, `link` (the
+//!   `--mcp-endpoint` link, else null), `client` (the name the
 //!   client gave and the device's tag of its session: `client #3fa2 "claude-ai"`), `id` (raw JSON), `tool`,
 //!   `outcome` (`ok`, `failed`, `error`, `held` — its answer waits for a person or an action —,
 //!   `awaiting_confirmation`, `asked_client`, `input_required`, `task`), `evidence` (level or
@@ -144,7 +150,23 @@ struct Log {
     activation: Option<Value>,
     /// A newer firmware the OTA check offered.
     firmware_offered: Option<Value>,
+    /// The MCP endpoint links (`--mcp-endpoint`), in the order given.
+    links: Vec<LinkView>,
 }
+
+/// What the page shows of one MCP endpoint link: its state and the calls that came through it.
+#[derive(Default)]
+struct LinkView {
+    url: String,
+    state: &'static str,
+    sessions: u64,
+    /// The last end: close code, reason, what the device says of it, when it tries again.
+    last_end: Value,
+    calls: VecDeque<Value>,
+}
+
+/// Calls kept per link.
+const LINK_CALLS: usize = 20;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -179,6 +201,7 @@ impl Sim {
                 transports: Vec::new(),
                 activation: None,
                 firmware_offered: None,
+                links: Vec::new(),
             }),
             allowed_hosts: allowed_hosts.to_vec(),
         })
@@ -225,7 +248,16 @@ impl Sim {
                         });
                         p.map(|p| p.number)
                     });
-                self.push("call", call_fields(c, press));
+                let fields = call_fields(c, press);
+                let mut log = lock(&self.log);
+                if let Some(link) = c.link.and_then(|i| log_link(&mut log, i)) {
+                    if link.calls.len() == LINK_CALLS {
+                        link.calls.pop_front();
+                    }
+                    link.calls.push_back(shown_all(fields.clone()));
+                }
+                drop(log);
+                self.push("call", fields);
             }
             HostEvent::Delivered { call, delivery } => {
                 let mut log = lock(&self.log);
@@ -238,6 +270,7 @@ impl Sim {
                     entry.insert("delivery".into(), delivery_word(*delivery).into());
                 }
             }
+            HostEvent::Endpoint { link, url, state } => self.endpoint(*link, url, state),
             HostEvent::Updated {
                 transport,
                 uri,
@@ -330,6 +363,54 @@ impl Sim {
             }
             _ => {}
         }
+    }
+
+    /// An MCP endpoint link changed state: the link's view and the timeline.
+    fn endpoint(&self, i: usize, url: &str, state: &mcp_host::endpoint::State) {
+        use mcp_host::endpoint::State;
+        let text = {
+            let mut log = lock(&self.log);
+            let Some(link) = log_link(&mut log, i) else {
+                return;
+            };
+            link.url = shown(url);
+            match state {
+                State::Connected => {
+                    link.state = "connected";
+                    format!("MCP endpoint link {i} connected: {url}")
+                }
+                State::Session { count } => {
+                    link.sessions = *count;
+                    format!("MCP endpoint link {i}: agent session {count} began (initialize)")
+                }
+                State::Closed {
+                    code,
+                    reason,
+                    say,
+                    retry_in,
+                } => {
+                    link.state = if retry_in.is_some() {
+                        "reconnecting"
+                    } else {
+                        "closed"
+                    };
+                    let retry = retry_in.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                    link.last_end = shown_all(
+                        json!({"code": code, "reason": reason, "say": say, "retry_in_ms": retry}),
+                    );
+                    format!(
+                        "MCP endpoint link {i} ended: {reason}{}",
+                        say.as_ref().map(|s| format!("; {s}")).unwrap_or_default()
+                    )
+                }
+                State::Stopped { why } => {
+                    link.state = "stopped";
+                    format!("MCP endpoint link {i} stays off: {why}")
+                }
+                _ => return,
+            }
+        };
+        self.push("session", json!({"text": text, "link": i}));
     }
 
     /// One press of the device's button: the finger presses it; the host, at its next tick,
@@ -490,6 +571,15 @@ impl Sim {
             "firmware_offered".into(),
             log.firmware_offered.clone().map_or(Value::Null, shown_all),
         );
+        let links: Vec<Value> = log
+            .links
+            .iter()
+            .map(|l| {
+                json!({"url": l.url, "state": l.state, "sessions": l.sessions,
+                       "last_end": l.last_end, "calls": l.calls})
+            })
+            .collect();
+        state.insert("links".into(), json!(links));
         state.insert("timeline".into(), json!(timeline));
         state.insert("next_seq".into(), log.next_seq.into());
         Value::Object(state)
@@ -533,6 +623,18 @@ fn sensors(board: &Board) -> Value {
     })
 }
 
+/// The view of link `i`, made when first named.
+fn log_link(log: &mut Log, i: usize) -> Option<&mut LinkView> {
+    if log.links.len() <= i {
+        log.links.resize_with(i + 1, || LinkView {
+            state: "connecting",
+            last_end: Value::Null,
+            ..LinkView::default()
+        });
+    }
+    log.links.get_mut(i)
+}
+
 fn delivery_word(d: mcp_host::Delivery) -> &'static str {
     match d {
         mcp_host::Delivery::Written => "written",
@@ -548,7 +650,7 @@ fn call_fields(c: &CallReport, press: Option<u32>) -> Value {
         "call": c.number, "transport": c.transport, "client": c.client, "id": c.id,
         "tool": c.tool, "outcome": c.outcome.as_str(), "evidence": c.evidence, "text": c.text,
         "confirmed": c.confirmed, "replay": c.replay, "delivery": c.delivery.map(delivery_word),
-        "approval": c.approval.map(|a| format!("{a:016x}")),
+        "approval": c.approval.map(|a| format!("{a:016x}")), "link": c.link,
     })
 }
 

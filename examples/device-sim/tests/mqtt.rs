@@ -370,3 +370,33 @@ async fn a_raw_slash_in_the_password_is_taken_and_never_shown() {
     assert!(!text.contains("pa/ss"), "{text}");
     assert!(!text.contains("dev:"), "{text}");
 }
+
+/// Over MQTT a conversation is the client's session: a client that says goodbye takes its
+/// question with it — withdrawn from the device at once, and a later press runs nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gone_clients_question_is_withdrawn() {
+    let Some((_broker, sim, client)) = confirming_sim("gone", "leaver").await else {
+        return;
+    };
+    let relay = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"self.relay.set","arguments":{"on":true}}});
+    client.send("gone", relay.to_string()).await.unwrap();
+    on_page(&sim, "the question on the device", |s| {
+        s["confirmation"]["tool"] == "self.relay.set"
+    })
+    .await;
+    client.close().await;
+    on_page(&sim, "the question withdrawn", |s| {
+        s["confirmation"].is_null()
+    })
+    .await;
+    let ui = sim.ui.clone();
+    let pressed = tokio::task::spawn_blocking(move || {
+        common::api_at(&ui, "POST", "/sim/button", Some(&json!({}))).1
+    })
+    .await
+    .unwrap();
+    assert!(pressed["answers"].is_null(), "{pressed}");
+    let s = on_page(&sim, "the relay as it was", |s| s["relay"]["on"] == false).await;
+    assert!(s["waiting"].as_array().unwrap().is_empty(), "{s:#}");
+}

@@ -35,7 +35,13 @@ pub const MAX_DEPTH: u8 = 128;
 /// responder's UDP socket; in the outbound modes one more, DNS; with `tls` one more, SNTP.
 pub const SOCKETS: usize = if cfg!(feature = "tls") {
     5
-} else if cfg!(feature = "mdns") || cfg!(any(feature = "xiaozhi", feature = "mqtt")) {
+} else if cfg!(feature = "mdns")
+    || cfg!(any(
+        feature = "xiaozhi",
+        feature = "mqtt",
+        feature = "endpoint"
+    ))
+{
     4
 } else {
     3
@@ -54,7 +60,7 @@ pub const WIFI_HEAP_RECLAIMED: usize = 64 * 1024;
 pub const WIFI_HEAP: usize = 32 * 1024;
 
 /// Streamable HTTP server mode (the default).
-#[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
+#[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
 pub mod http {
     use embassy_time::Duration;
 
@@ -96,18 +102,43 @@ pub mod mdns {
     pub const RESTART_SECS: u64 = 1;
 }
 
-/// xiaozhi WebSocket client mode (feature `xiaozhi`): the link's limits and timings.
-#[cfg(feature = "xiaozhi")]
-pub mod xiaozhi {
+/// The WebSocket link of the outbound modes (features `xiaozhi`, `endpoint`): its limits and
+/// timings.
+#[cfg(any(feature = "xiaozhi", feature = "endpoint"))]
+pub mod ws {
     use embassy_time::Duration;
 
     /// The TCP socket's receive and send buffers (bytes each).
     pub const TCP_BUFFER: usize = 2048;
-    /// The largest message the backend may send, fragments reassembled, and so the largest
-    /// frame: an MCP payload of [`LINE`](super::LINE) bytes in its envelope (a session id of up
-    /// to 128 characters, escaped). A larger text or binary message closes the connection with
-    /// 1009 "message too big" (then the client reconnects).
+    /// The largest message the peer may send, fragments reassembled, and so the largest
+    /// frame: an MCP payload of [`LINE`](super::LINE) bytes (in xiaozhi's envelope, with a
+    /// session id of up to 128 characters, escaped). A larger text or binary message closes the
+    /// connection with 1009 "message too big" (then the client reconnects).
     pub const MAX_MESSAGE: usize = super::LINE + 512;
+    /// The longest a TCP connect may take.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The longest the TLS handshake and the WebSocket upgrade (request out, `101` head in) may
+    /// take: a peer that accepts TCP but never upgrades is abandoned.
+    pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+    /// A WebSocket ping goes out after this long without hearing from the peer, and again
+    /// every this long while it stays silent.
+    pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+    /// A peer silent this long (no pong, no message, no ping) is a dead link; a send that
+    /// cannot complete within it (the peer stopped reading) is one too. Also the TCP timeout
+    /// of unacknowledged data.
+    pub const DEAD_AFTER: Duration = Duration::from_secs(45);
+    /// A frame that has begun must arrive whole within this long (a trickle is a dead link).
+    pub const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How long a close frame (ours, or the echo of the peer's) may take to go out.
+    pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+}
+
+/// xiaozhi WebSocket client mode (feature `xiaozhi`): reconnection, the backend's hello, the
+/// OTA/config check (the link itself: [`ws`]).
+#[cfg(feature = "xiaozhi")]
+pub mod xiaozhi {
+    use embassy_time::Duration;
+
     /// The first wait before reconnecting; it doubles with every failed attempt...
     pub const BACKOFF_FIRST: Duration = Duration::from_secs(1);
     /// ...up to this. Each wait is drawn between half of it and all of it from the hardware RNG
@@ -121,22 +152,6 @@ pub mod xiaozhi {
     /// as xiaozhi-esp32 waits).
     pub const HELLO_TIMEOUT: Duration =
         Duration::from_millis(mcp_core::transport::xiaozhi::HELLO_TIMEOUT_MS as u64);
-    /// The longest a TCP connect may take.
-    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-    /// The longest the WebSocket upgrade (request out, `101` head in) may take: a backend that
-    /// accepts TCP but never upgrades is abandoned.
-    pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-    /// A WebSocket ping goes out after this long without hearing from the backend, and again
-    /// every this long while it stays silent.
-    pub const PING_INTERVAL: Duration = Duration::from_secs(15);
-    /// A backend silent this long (no pong, no message, no ping) is a dead link; a send that
-    /// cannot complete within it (the backend stopped reading) is one too. Also the TCP timeout
-    /// of unacknowledged data.
-    pub const DEAD_AFTER: Duration = Duration::from_secs(45);
-    /// A frame that has begun must arrive whole within this long (a trickle is a dead link).
-    pub const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
-    /// How long a close frame (ours, or the echo of the backend's) may take to go out.
-    pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
     /// The OTA/config check (`XIAOZHI_OTA_URL`): the longest one check may take (DNS apart).
     pub const OTA_TIMEOUT: Duration = Duration::from_secs(10);
     /// The wait before checking again while the device is not bound, or after a check failed.
@@ -145,6 +160,16 @@ pub mod xiaozhi {
     pub const URL_LEN: usize = 256;
     /// The longest token (bytes).
     pub const TOKEN_LEN: usize = 512;
+}
+
+/// MCP endpoint mode (feature `endpoint`): when to connect again is mcp-core's
+/// `transport::endpoint::Policy` (1 s doubling to 30 s; a refused token every few minutes; a
+/// replaced link backs off), the link itself [`ws`].
+#[cfg(feature = "endpoint")]
+pub mod endpoint {
+    /// The tools the link offers when `MCP_ENDPOINT_TOOLS` is not set at build time: every tool
+    /// of the board.
+    pub const ALL_TOOLS: &str = "*";
 }
 
 /// MQTT mode (feature `mqtt`): the device's identity on the broker, its buffers, limits and

@@ -27,30 +27,46 @@
 
 mod board;
 mod config;
-#[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
+#[cfg(feature = "endpoint")]
+mod endpoint;
+#[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
 mod http;
 #[cfg(feature = "mdns")]
 mod mdns;
 #[cfg(feature = "mqtt")]
 mod mqtt;
-#[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
+#[cfg(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint"))]
 mod net;
 #[cfg(feature = "tls")]
 mod tls;
+#[cfg(any(feature = "xiaozhi", feature = "endpoint"))]
+mod ws;
 #[cfg(feature = "xiaozhi")]
 mod xiaozhi;
 
-#[cfg(all(feature = "tls", not(any(feature = "xiaozhi", feature = "mqtt"))))]
-compile_error!("the feature `tls` is for the outbound links: build it with `xiaozhi` or `mqtt`");
-
-#[cfg(all(feature = "mdns", any(feature = "xiaozhi", feature = "mqtt")))]
+#[cfg(all(
+    feature = "tls",
+    not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint"))
+))]
 compile_error!(
-    "the feature `mdns` advertises the Streamable HTTP endpoint: build it without `xiaozhi` and `mqtt`"
+    "the feature `tls` is for the outbound links: build it with `xiaozhi`, `mqtt` or `endpoint`"
 );
 
-#[cfg(all(feature = "xiaozhi", feature = "mqtt"))]
+#[cfg(all(
+    feature = "mdns",
+    any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")
+))]
 compile_error!(
-    "choose one transport: the feature `xiaozhi` or `mqtt` (or neither: Streamable HTTP)"
+    "the feature `mdns` advertises the Streamable HTTP endpoint: build it without `xiaozhi`, `mqtt` and `endpoint`"
+);
+
+#[cfg(any(
+    all(feature = "xiaozhi", feature = "mqtt"),
+    all(feature = "xiaozhi", feature = "endpoint"),
+    all(feature = "mqtt", feature = "endpoint")
+))]
+compile_error!(
+    "choose one transport: the feature `xiaozhi`, `mqtt` or `endpoint` (or none: Streamable HTTP)"
 );
 
 use core::fmt::Write as _;
@@ -111,7 +127,9 @@ pub type Engine =
 
 const ENGINE_CONFIG: Config = Config::new("esp32-wifi", env!("CARGO_PKG_VERSION"))
     .page_bytes(PAGE_BYTES)
-    .max_depth(MAX_DEPTH);
+    .max_depth(MAX_DEPTH)
+    // An MCP endpoint forwards nothing but answers (mcp-core's `transport::endpoint`).
+    .answers_only(cfg!(feature = "endpoint"));
 
 static ENGINE: StaticCell<Engine> = StaticCell::new();
 static BOARD: StaticCell<EspBoard> = StaticCell::new();
@@ -143,7 +161,12 @@ async fn main(spawner: Spawner) -> ! {
     // the firmware serves, and the codec's tools answer the error, naming the ES8311.
     let _ = board.codec.probe().await;
     let engine = ENGINE.init(Engine::new(ENGINE_CONFIG));
-    if engine.register_all(EspBoard::TOOLS).is_err() {
+    // An MCP endpoint link offers the tools `MCP_ENDPOINT_TOOLS` admits (all by default).
+    #[cfg(feature = "endpoint")]
+    let registered = endpoint::register(engine);
+    #[cfg(not(feature = "endpoint"))]
+    let registered = engine.register_all(EspBoard::TOOLS).is_ok();
+    if !registered {
         halt();
     }
 
@@ -249,14 +272,16 @@ fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
     Board::new(codec, relay, screen)
 }
 
-/// The outbound link the firmware was built with (one of the two; checked above).
+/// The outbound link the firmware was built with (one of them; checked above).
+#[cfg(feature = "endpoint")]
+use endpoint as link;
 #[cfg(feature = "mqtt")]
 use mqtt as link;
 #[cfg(feature = "xiaozhi")]
 use xiaozhi as link;
 
 /// Serves MCP over the transport the firmware was built with: the outbound link (xiaozhi or
-/// MQTT), or else the Streamable HTTP endpoint on `host`.
+/// MQTT, an MCP endpoint), or else the Streamable HTTP endpoint on `host`.
 async fn serve(
     stack: Stack<'static>,
     engine: &'static mut Engine,
@@ -264,12 +289,12 @@ async fn serve(
     host: heapless::String<16>,
     mac: [u8; 6],
 ) -> ! {
-    #[cfg(any(feature = "xiaozhi", feature = "mqtt"))]
+    #[cfg(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint"))]
     {
         let _ = host;
         link::run(stack, engine, board, mac).await
     }
-    #[cfg(not(any(feature = "xiaozhi", feature = "mqtt")))]
+    #[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
     {
         let mut ep = http::Endpoint::new(engine, board, host, random);
         // A client that resolved the mDNS name may put it in Host.

@@ -57,7 +57,6 @@
 //!   `Delivery::Lost` when the write failed (the link died first).
 
 use core::convert::Infallible;
-use core::fmt::Write as _;
 use core::ops::Range;
 
 use device_link::ota::{Answer, ClientId, Device};
@@ -72,13 +71,13 @@ use mcp_core::server::{Delivery, Input, Peer};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN, Reconnect};
 
 use crate::config::OUT;
+use crate::config::ws::{CLOSE_TIMEOUT, MAX_MESSAGE, TCP_BUFFER};
 use crate::config::xiaozhi::{
-    BACKOFF_FIRST, BACKOFF_MAX, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DEAD_AFTER, FRAME_TIMEOUT,
-    HANDSHAKE_TIMEOUT, HELLO_TIMEOUT, MAX_MESSAGE, OTA_RETRY, OTA_TIMEOUT, PING_INTERVAL,
-    TCP_BUFFER, TOKEN_LEN, URL_LEN,
+    BACKOFF_FIRST, BACKOFF_MAX, HELLO_TIMEOUT, OTA_RETRY, OTA_TIMEOUT, TOKEN_LEN, URL_LEN,
 };
 #[cfg(feature = "tls")]
 use crate::tls::{Link, TlsBuffers};
+use crate::ws::{self, CLOSE_NORMAL, Ended, OP_TEXT, Ws, ms, ws_url};
 use crate::{Engine, EspBoard};
 
 const URL: &str = match option_env!("XIAOZHI_URL") {
@@ -103,22 +102,6 @@ const CHIP: &str = if cfg!(feature = "esp32c6") {
     "esp32c3"
 };
 
-/// Frame opcodes (RFC 6455 §5.2).
-const OP_CONTINUATION: u8 = 0x0;
-const OP_TEXT: u8 = 0x1;
-const OP_BINARY: u8 = 0x2;
-const OP_CLOSE: u8 = 0x8;
-const OP_PING: u8 = 0x9;
-const OP_PONG: u8 = 0xA;
-
-/// Close codes (RFC 6455 §7.4.1).
-const CLOSE_NORMAL: u16 = 1000;
-const CLOSE_PROTOCOL_ERROR: u16 = 1002;
-const CLOSE_TOO_BIG: u16 = 1009;
-
-/// The longest control frame payload (RFC 6455 §5.5).
-const MAX_CONTROL: usize = 125;
-
 /// Room kept in front of an answer for the envelope's head,
 /// `{"session_id":"…","type":"mcp","payload":`, with a session id of up to
 /// [`MAX_SESSION_ID_LEN`] printable characters, each at most two bytes escaped.
@@ -127,85 +110,10 @@ const HEAD_ROOM: usize = 2 * MAX_SESSION_ID_LEN + 48;
 /// A backend session id that may be echoed (see [`usable_session`]).
 type SessionId = heapless::String<MAX_SESSION_ID_LEN>;
 
-/// Why a connection ended (what a log would say; this firmware prints nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
-    /// The backend's host name did not resolve.
-    Dns,
-    /// The TCP connect failed.
-    Connect,
-    /// The TCP connect took longer than `CONNECT_TIMEOUT`.
-    ConnectTimeout,
-    /// The backend did not answer the upgrade with `101`.
-    Handshake,
-    /// The TLS handshake and the upgrade took longer than `HANDSHAKE_TIMEOUT`.
-    HandshakeTimeout,
-    /// TLS refused: no clock yet, or the server's certificate did not verify (logged).
-    #[cfg(feature = "tls")]
-    Tls,
-    /// A read or write failed (reset, TCP timeout).
-    Io,
-    /// Nothing from the backend for `DEAD_AFTER`, a send stuck that long, or a frame that did
-    /// not arrive whole within `FRAME_TIMEOUT`.
-    DeadLink,
-    /// The backend sent more than `MAX_MESSAGE` bytes in one message (closed with 1009).
-    TooBig,
-    /// The backend's hello did not come within `HELLO_TIMEOUT` (closed with 1000 "no hello").
-    NoHello,
-    /// The backend broke the framing rules (closed with 1002).
-    Protocol,
-    /// The backend closed the connection (a close frame, or the TCP stream ended).
-    Closed,
-}
-
-/// A `ws://` URL (or `wss://` with the feature `tls`), what `build.rs` lets through.
-fn ws_url(text: &str) -> Option<Url<'_>> {
-    let tls = cfg!(feature = "tls");
-    Url::parse(text)
-        .ok()
-        .filter(|u| u.scheme == Scheme::Ws || (tls && u.scheme == Scheme::Wss))
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Base64 of 16 bytes (the `Sec-WebSocket-Key`): 24 characters.
-fn base64_16(bytes: &[u8; 16]) -> heapless::String<24> {
-    let mut s = heapless::String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk.first().copied().unwrap_or(0),
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            let c = if i <= chunk.len() {
-                B64.get(((n >> (18 - 6 * i)) & 63) as usize)
-                    .copied()
-                    .unwrap_or(b'=')
-            } else {
-                b'='
-            };
-            let _ = s.push(char::from(c));
-        }
-    }
-    s
-}
-
 /// The reconnection rule: [`BACKOFF_FIRST`] doubling up to [`BACKOFF_MAX`] while connections
 /// end without a session, each wait drawn between half of its step and all of it ("equal
 /// jitter") with the hardware RNG.
 const RECONNECT: Reconnect = Reconnect::new(ms(BACKOFF_FIRST), ms(BACKOFF_MAX));
-
-/// A duration in milliseconds, at most `u32::MAX`.
-const fn ms(d: Duration) -> u32 {
-    let ms = d.as_millis();
-    if ms > u32::MAX as u64 {
-        u32::MAX
-    } else {
-        ms as u32
-    }
-}
 
 /// Connects, runs one xiaozhi session, and reconnects after a backoff, forever.
 pub async fn run(
@@ -260,177 +168,64 @@ pub async fn run(
             Timer::after(Duration::from_secs(3600)).await;
         }
     };
+    let device_id = device_id(mac);
+    let client_id = ClientId::from_mac(mac);
+    let headers = [
+        ("Protocol-Version", device_link::ota::PROTOCOL_VERSION),
+        ("Device-Id", device_id.as_str()),
+        ("Client-Id", client_id.as_str()),
+    ];
+    let target = ws::Target {
+        url: target,
+        headers: &headers,
+        token: &token,
+        stack,
+        name: "xiaozhi",
+    };
     let mut reconnect = RECONNECT;
     let mut connection = 0u64;
     loop {
-        stack.wait_link_up().await;
-        stack.wait_config_up().await;
         connection += 1;
-        let mut socket = TcpSocket::new(stack, &mut rx, &mut tx);
-        // Unacknowledged data older than this aborts the connection.
-        socket.set_timeout(Some(DEAD_AFTER));
         let mut greeted = false;
-        let link = Session {
-            target,
-            token: &token,
-            mac,
+        let mut link = Session {
             unnamed: Peer::new(connection),
-            stack,
+            engine: &mut *engine,
+            board: &mut *board,
+            msg: &mut msg,
+            out: &mut out,
+            greeted: &mut greeted,
         };
-        let _ended = link
-            .session(
-                &mut socket,
-                engine,
-                board,
-                &mut msg,
-                &mut out,
-                &mut greeted,
-                #[cfg(feature = "tls")]
-                &mut *tls_buffers,
-            )
-            .await;
-        socket.abort();
-        let _ = with_timeout(CLOSE_TIMEOUT, socket.flush()).await;
-        drop(socket);
+        let _ended = ws::connection(
+            &target,
+            (&mut rx, &mut tx),
+            &mut link,
+            #[cfg(feature = "tls")]
+            &mut *tls_buffers,
+        )
+        .await;
         let wait = reconnect.ended(greeted, crate::random() as u32);
         Timer::after(Duration::from_millis(wait.into())).await;
     }
 }
 
-/// One connection's settings.
-struct Session<'u> {
-    /// The backend's URL.
-    target: Url<'u>,
-    /// The bearer token (empty: none).
-    token: &'u str,
-    /// The network, for DNS.
-    stack: Stack<'static>,
-    /// The station MAC (the `Device-Id`).
-    mac: [u8; 6],
+/// One connection: the engine and the buffers it serves with.
+struct Session<'a> {
     /// The peer of messages that name no usable session: this connection.
     unnamed: Peer,
+    engine: &'a mut Engine,
+    board: &'a mut EspBoard,
+    msg: &'a mut [u8],
+    out: &'a mut [u8],
+    /// Set once the backend's hello arrived.
+    greeted: &'a mut bool,
 }
 
-impl Session<'_> {
-    /// Connects, upgrades, and serves until the link ends; says why. `greeted` is set once the
-    /// backend's hello arrived.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the buffers are the caller's, lent for the connection"
-    )]
-    async fn session(
-        &self,
-        socket: &mut TcpSocket<'_>,
-        engine: &mut Engine,
-        board: &mut EspBoard,
-        msg: &mut [u8],
-        out: &mut [u8],
-        greeted: &mut bool,
-        #[cfg(feature = "tls")] tls_buffers: &mut TlsBuffers,
-    ) -> Ended {
-        let Some(addr) = crate::net::resolve(self.stack, self.target.host).await else {
-            return Ended::Dns;
-        };
-        match with_timeout(CONNECT_TIMEOUT, socket.connect((addr, self.target.port))).await {
-            Err(_) => return Ended::ConnectTimeout,
-            Ok(Err(_)) => return Ended::Connect,
-            Ok(Ok(())) => {}
-        }
-        // The TLS handshake (`wss://`) and the upgrade share one deadline.
-        let by = Instant::now() + HANDSHAKE_TIMEOUT;
-        #[cfg(feature = "tls")]
-        let mut socket = {
-            let secure = self.target.scheme == Scheme::Wss;
-            let opened = Link::open(&mut *socket, secure, self.target.host, tls_buffers);
-            match with_deadline(by, opened).await {
-                Err(_) => return Ended::HandshakeTimeout,
-                Ok(Err(why)) => {
-                    esp_println::println!("xiaozhi: TLS refused: {why}");
-                    return Ended::Tls;
-                }
-                Ok(Ok(link)) => link,
-            }
-        };
-        #[cfg(feature = "tls")]
-        let socket = &mut socket;
-        match with_deadline(by, self.upgrade(socket)).await {
-            Err(_) => return Ended::HandshakeTimeout,
-            Ok(Err(e)) => return e,
-            Ok(Ok(())) => {}
-        }
-        let mut ws = Ws::new(socket);
-        let Err(ended) = self.serve(&mut ws, engine, board, msg, out, greeted).await;
-        ended
-    }
-
-    /// The HTTP upgrade with xiaozhi's headers; the answer must be `101`.
-    async fn upgrade<T: Read + Write>(&self, socket: &mut T) -> Result<(), Ended> {
-        let (host, path) = (self.target.authority(), self.target.path);
-        let mut key = [0u8; 16];
-        for (i, b) in key.iter_mut().enumerate() {
-            *b = (crate::random() >> (8 * (i % 8))) as u8;
-        }
-        let mut req = heapless::String::<640>::new();
-        let written = write!(
-            req,
-            "GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: {}\r\nSec-WebSocket-Version: 13\r\nProtocol-Version: {}\r\n\
-             Device-Id: {}\r\nClient-Id: {}\r\n",
-            base64_16(&key),
-            device_link::ota::PROTOCOL_VERSION,
-            device_id(self.mac).as_str(),
-            ClientId::from_mac(self.mac).as_str(),
-        );
-        if written.is_err() {
-            // A path too long for the request buffer: no upgrade can be sent.
-            return Err(Ended::Handshake);
-        }
-        let io = |_| Ended::Io;
-        socket.write_all(req.as_bytes()).await.map_err(io)?;
-        if !self.token.is_empty() {
-            // Written as it is, whatever its length.
-            socket
-                .write_all(b"Authorization: Bearer ")
-                .await
-                .map_err(io)?;
-            socket.write_all(self.token.as_bytes()).await.map_err(io)?;
-            socket.write_all(b"\r\n").await.map_err(io)?;
-        }
-        socket.write_all(b"\r\n").await.map_err(io)?;
-        socket.flush().await.map_err(io)?;
-
-        // The answer's head, byte by byte up to its blank line, so that nothing after it (a
-        // frame the backend sends at once) is consumed.
-        let mut head = [0u8; 512];
-        let mut got = 0;
-        loop {
-            let slot = head.get_mut(got..got + 1).ok_or(Ended::Handshake)?;
-            match socket.read(slot).await {
-                Ok(0) => return Err(Ended::Closed),
-                Ok(_) => got += 1,
-                Err(_) => return Err(Ended::Io),
-            }
-            if head.get(..got).is_some_and(|h| h.ends_with(b"\r\n\r\n")) {
-                break;
-            }
-        }
-        if head.starts_with(b"HTTP/1.1 101") {
-            Ok(())
-        } else {
-            Err(Ended::Handshake)
-        }
-    }
-
+impl ws::Serve for Session<'_> {
     /// Sends the hello, then answers what comes until the link ends.
-    async fn serve<T: Read + Write>(
-        &self,
-        ws: &mut Ws<'_, T>,
-        engine: &mut Engine,
-        board: &mut EspBoard,
-        msg: &mut [u8],
-        out: &mut [u8],
-        greeted: &mut bool,
-    ) -> Result<Infallible, Ended> {
+    async fn serve<T: Read + Write>(&mut self, ws: &mut Ws<'_, T>) -> Result<Infallible, Ended> {
+        let unnamed = self.unnamed;
+        let (engine, board) = (&mut *self.engine, &mut *self.board);
+        let (msg, out, greeted) = (&mut *self.msg, &mut *self.out, &mut *self.greeted);
         ws.send(OP_TEXT, DEVICE_HELLO.as_bytes()).await?;
         // The backend's hello must come by then.
         let hello_by = Instant::now() + HELLO_TIMEOUT;
@@ -513,7 +308,7 @@ impl Session<'_> {
                     named.as_deref()
                 }
             };
-            let peer = sid.map_or(self.unnamed, |s| Peer::named(s.as_bytes()));
+            let peer = sid.map_or(unnamed, |s| Peer::named(s.as_bytes()));
             let input = Input::new(payload, Principal::Model).peer(peer);
             let end = out.len().saturating_sub(1);
             let Some(body) = out.get_mut(HEAD_ROOM..end) else {
@@ -763,274 +558,4 @@ fn report(a: &Answer<'_>) {
             }
         }
     }
-}
-
-/// A frame's header.
-struct Head {
-    fin: bool,
-    opcode: u8,
-    len: u64,
-    mask: Option<[u8; 4]>,
-}
-
-/// The WebSocket on an upgraded connection: frames in and out, and the keep-alive clock.
-struct Ws<'s, T> {
-    socket: &'s mut T,
-    /// When the last frame from the backend arrived (or the link opened).
-    heard: Instant,
-    /// When the last ping went out (or the link opened).
-    pinged: Instant,
-}
-
-impl<'s, T: Read + Write> Ws<'s, T> {
-    fn new(socket: &'s mut T) -> Self {
-        let now = Instant::now();
-        Ws {
-            socket,
-            heard: now,
-            pinged: now,
-        }
-    }
-
-    /// Sends one frame; one that cannot go out within [`DEAD_AFTER`] is a dead link.
-    async fn send(&mut self, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
-        match with_timeout(DEAD_AFTER, write_frame(self.socket, opcode, payload)).await {
-            Ok(sent) => sent,
-            Err(_) => Err(Ended::DeadLink),
-        }
-    }
-
-    /// Sends a close frame with `code` and `reason` (best effort, within [`CLOSE_TIMEOUT`]) and
-    /// returns `why`.
-    async fn close(&mut self, code: u16, reason: &str, why: Ended) -> Ended {
-        let mut payload = heapless::Vec::<u8, MAX_CONTROL>::new();
-        let _ = payload.extend_from_slice(&code.to_be_bytes());
-        let _ = payload.extend_from_slice(reason.as_bytes());
-        let _ = with_timeout(CLOSE_TIMEOUT, write_frame(self.socket, OP_CLOSE, &payload)).await;
-        why
-    }
-
-    /// Waits for the first byte of the next frame, pinging while the backend is quiet; a
-    /// backend silent for [`DEAD_AFTER`] is a dead link.
-    async fn first_byte(&mut self) -> Result<u8, Ended> {
-        loop {
-            let dead_at = self.heard + DEAD_AFTER;
-            let ping_at = self.heard.max(self.pinged) + PING_INTERVAL;
-            let mut byte = [0u8; 1];
-            // `read` takes nothing from the socket unless it completes: a timeout loses nothing.
-            match with_deadline(dead_at.min(ping_at), self.socket.read(&mut byte)).await {
-                Ok(Ok(0)) => return Err(Ended::Closed),
-                Ok(Ok(_)) => {
-                    let [b] = byte;
-                    return Ok(b);
-                }
-                Ok(Err(_)) => return Err(Ended::Io),
-                Err(_) => {
-                    let now = Instant::now();
-                    if now >= dead_at {
-                        return Err(Ended::DeadLink);
-                    }
-                    if now >= ping_at {
-                        self.pinged = now;
-                        self.send(OP_PING, b"").await?;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Reads frames until a whole text message is in `msg`; returns its length. Answers pings,
-    /// notes pongs, skips binary (audio) messages, reassembles fragments; a message larger
-    /// than `msg` closes with 1009, a framing error with 1002, the backend's close is answered.
-    async fn next_text(&mut self, msg: &mut [u8]) -> Result<usize, Ended> {
-        // The data message being reassembled: its opcode and the bytes so far.
-        let mut partial: Option<(u8, usize)> = None;
-        loop {
-            let b0 = self.first_byte().await?;
-            let deadline = Instant::now() + FRAME_TIMEOUT;
-            let head = match with_deadline(deadline, read_head(self.socket, b0)).await {
-                Ok(head) => head?,
-                Err(_) => return Err(Ended::DeadLink),
-            };
-
-            if head.opcode & 0x8 != 0 {
-                // A control frame: short, whole, allowed between a message's fragments.
-                let len = usize::try_from(head.len)
-                    .ok()
-                    .filter(|&n| n <= MAX_CONTROL && head.fin);
-                let Some(len) = len else {
-                    let why = Ended::Protocol;
-                    return Err(self
-                        .close(CLOSE_PROTOCOL_ERROR, "bad control frame", why)
-                        .await);
-                };
-                let mut buf = [0u8; MAX_CONTROL];
-                let payload = buf.get_mut(..len).unwrap_or_default();
-                match with_deadline(deadline, read_payload(self.socket, head.mask, payload)).await {
-                    Ok(read) => read?,
-                    Err(_) => return Err(Ended::DeadLink),
-                }
-                self.heard = Instant::now();
-                match head.opcode {
-                    OP_PING => self.send(OP_PONG, payload).await?,
-                    OP_PONG => {}
-                    // Answer the backend's close (RFC 6455 §5.5.1); the link is over.
-                    OP_CLOSE => return Err(self.close(CLOSE_NORMAL, "", Ended::Closed).await),
-                    _ => {
-                        let why = Ended::Protocol;
-                        return Err(self
-                            .close(CLOSE_PROTOCOL_ERROR, "unknown opcode", why)
-                            .await);
-                    }
-                }
-                continue;
-            }
-
-            let (kind, filled) = match (head.opcode, partial) {
-                (OP_TEXT | OP_BINARY, None) => (head.opcode, 0),
-                (OP_CONTINUATION, Some(started)) => started,
-                _ => {
-                    let why = Ended::Protocol;
-                    return Err(self.close(CLOSE_PROTOCOL_ERROR, "bad fragment", why).await);
-                }
-            };
-            // The whole message, fragments included, must fit the buffer: binary (audio)
-            // messages too, although their bytes are skipped rather than kept.
-            let total = usize::try_from(head.len)
-                .ok()
-                .and_then(|n| n.checked_add(filled))
-                .filter(|&total| total <= msg.len());
-            let Some(total) = total else {
-                let why = Ended::TooBig;
-                return Err(self.close(CLOSE_TOO_BIG, "message too big", why).await);
-            };
-            let read = if kind == OP_TEXT {
-                let dst = msg.get_mut(filled..total).unwrap_or_default();
-                with_deadline(deadline, read_payload(self.socket, head.mask, dst)).await
-            } else {
-                with_deadline(deadline, skip(self.socket, total - filled)).await
-            };
-            match read {
-                Ok(read) => read?,
-                Err(_) => return Err(Ended::DeadLink),
-            }
-            self.heard = Instant::now();
-            match (head.fin, kind) {
-                (false, _) => partial = Some((kind, total)),
-                (true, OP_TEXT) => return Ok(total),
-                // A whole binary (audio) message: not MCP.
-                (true, _) => partial = None,
-            }
-        }
-    }
-}
-
-async fn read_exact<T: Read>(socket: &mut T, buf: &mut [u8]) -> Result<(), Ended> {
-    let mut got = 0;
-    while got < buf.len() {
-        let n = socket
-            .read(buf.get_mut(got..).unwrap_or_default())
-            .await
-            .map_err(|_| Ended::Io)?;
-        if n == 0 {
-            return Err(Ended::Closed);
-        }
-        got += n;
-    }
-    Ok(())
-}
-
-/// The rest of a frame's header after its first byte `b0`.
-async fn read_head<T: Read>(socket: &mut T, b0: u8) -> Result<Head, Ended> {
-    let mut b1 = [0u8; 1];
-    read_exact(socket, &mut b1).await?;
-    let [b1] = b1;
-    let len = match b1 & 0x7F {
-        126 => {
-            let mut e = [0u8; 2];
-            read_exact(socket, &mut e).await?;
-            u64::from(u16::from_be_bytes(e))
-        }
-        127 => {
-            let mut e = [0u8; 8];
-            read_exact(socket, &mut e).await?;
-            u64::from_be_bytes(e)
-        }
-        n => u64::from(n),
-    };
-    // A server does not mask its frames (RFC 6455 §5.1); one that does is tolerated.
-    let mask = if b1 & 0x80 != 0 {
-        let mut m = [0u8; 4];
-        read_exact(socket, &mut m).await?;
-        Some(m)
-    } else {
-        None
-    };
-    Ok(Head {
-        fin: b0 & 0x80 != 0,
-        opcode: b0 & 0x0F,
-        len,
-        mask,
-    })
-}
-
-/// Reads a frame's payload into `dst` (its exact length) and unmasks it.
-async fn read_payload<T: Read>(
-    socket: &mut T,
-    mask: Option<[u8; 4]>,
-    dst: &mut [u8],
-) -> Result<(), Ended> {
-    read_exact(socket, dst).await?;
-    if let Some(mask) = mask {
-        for (b, m) in dst.iter_mut().zip(mask.iter().cycle()) {
-            *b ^= m;
-        }
-    }
-    Ok(())
-}
-
-/// Reads and drops `len` bytes (a binary frame's payload).
-async fn skip<T: Read>(socket: &mut T, mut len: usize) -> Result<(), Ended> {
-    let mut sink = [0u8; 64];
-    while len > 0 {
-        let take = len.min(sink.len());
-        read_exact(socket, sink.get_mut(..take).unwrap_or_default()).await?;
-        len -= take;
-    }
-    Ok(())
-}
-
-/// Writes one final frame; a client masks what it sends (RFC 6455 §5.3).
-async fn write_frame<T: Write>(socket: &mut T, opcode: u8, payload: &[u8]) -> Result<(), Ended> {
-    let mut head = heapless::Vec::<u8, 14>::new();
-    let _ = head.push(0x80 | opcode);
-    match payload.len() {
-        n if n < 126 => {
-            let _ = head.push(0x80 | n as u8);
-        }
-        n if n <= 0xFFFF => {
-            let _ = head.push(0x80 | 126);
-            let _ = head.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            let _ = head.push(0x80 | 127);
-            let _ = head.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    let mask = (crate::random() as u32).to_be_bytes();
-    let _ = head.extend_from_slice(&mask);
-    let io = |_| Ended::Io;
-    socket.write_all(&head).await.map_err(io)?;
-    let mut chunk = [0u8; 128];
-    for part in payload.chunks(chunk.len()) {
-        // Chunks are a multiple of 4 bytes long: the mask stays in step.
-        for ((dst, src), m) in chunk.iter_mut().zip(part).zip(mask.iter().cycle()) {
-            *dst = src ^ m;
-        }
-        socket
-            .write_all(chunk.get(..part.len()).unwrap_or_default())
-            .await
-            .map_err(io)?;
-    }
-    socket.flush().await.map_err(io)
 }

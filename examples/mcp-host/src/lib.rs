@@ -22,6 +22,9 @@
 //! - [`xiaozhi::run`]: the xiaozhi WebSocket client mode: the device connects out to a backend,
 //!   says hello, and serves MCP inside `{"session_id":…,"type":"mcp","payload":…}` envelopes;
 //!   it reconnects, pings, bounds what the backend may send, and repeats no unusable session id.
+//! - [`endpoint::run`]: the xiaozhi MCP endpoint client: the device joins xiaozhi agents as a
+//!   tool server, one link per agent, plain JSON-RPC per text frame; agent sessions, close
+//!   codes, outcomes owed to the next answer.
 //! - [`tls`]: TLS for every outbound link (`wss://`, `mqtts://`, `https://`): rustls, the
 //!   system's roots plus the CAs of a PEM file, and refusals that say why; [`link`]: the
 //!   settings every outbound link shares.
@@ -59,6 +62,7 @@
 //! Lock order, everywhere: an engine, then the board.
 
 pub mod client;
+pub mod endpoint;
 mod http;
 pub mod link;
 pub mod mdns;
@@ -933,6 +937,15 @@ pub enum HostEvent {
         subscription: Option<String>,
         /// It went to a stream or a socket.
         delivered: bool,
+    },
+    /// An MCP endpoint link changed state ([`endpoint::run`]).
+    Endpoint {
+        /// Which link (its place among the links given to [`endpoint::run`]).
+        link: usize,
+        /// Its URL, as shown (the token's value as `…`).
+        url: String,
+        /// What happened.
+        state: endpoint::State,
     },
     /// A 2026-07-28 `subscriptions/listen` stream over HTTP opened (acknowledged) or ended (the
     /// client closed it; the host called [`Server::cancelled`]).

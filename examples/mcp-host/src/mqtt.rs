@@ -1015,8 +1015,8 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
         if let Ok(c) = ClientId::new(client) {
             {
                 let mut engine = lock(&self.engine);
-                engine.forget_confirmation(c.peer());
-                engine.forget_listens(c.peer());
+                // Its conversation ends: its question withdrawn, nothing of it sent to anyone.
+                engine.end_conversation(c.peer());
             }
             for f in self.client_filters(c) {
                 let _ = self.client.try_unsubscribe(f.path);

@@ -71,6 +71,9 @@ pub struct CallReport {
     /// answered that it waits) and on the report of its outcome, and on the press that answered
     /// it ([`crate::Pressed`]). `None`: nobody is asked.
     pub approval: Option<u64>,
+    /// The MCP endpoint link that carried it, when there are several
+    /// ([`HostEvent::Endpoint`]'s `link`).
+    pub link: Option<usize>,
 }
 
 /// A call whose answer is held back until its long-running action ends (a client that can
@@ -378,7 +381,11 @@ pub fn handle<'i, C, K: Capacities>(
 ) -> Result<(Handled<'i>, Reported), HandleError> {
     // A client's answer may settle a call held for its user: remember which.
     let before = Asked::of(engine);
-    let h = engine.handle_with(input, ctx, out, notify)?;
+    let mut h = engine.handle_with(input, ctx, out, notify)?;
+    // A client that receives only answers hears first what it is owed.
+    if engine.config().answers_only {
+        h.len = engine.tell_owed(input.peer, out, h.len);
+    }
     let answer = out.get(..h.len).unwrap_or_default();
     let client = engine
         .client_label(input.peer, h.session.as_ref())
@@ -423,6 +430,7 @@ pub fn handle<'i, C, K: Capacities>(
                 replay: h.replay.is_some(),
                 delivery: None,
                 approval: held_now.map(|a| a.pending.approval.get()),
+                link: None,
             })
         }
         None => before
@@ -475,6 +483,7 @@ pub fn settled_report(transport: &'static str, held: &Asked, answer: &[u8]) -> O
         replay: false,
         delivery: None,
         approval: Some(held.pending.approval.get()),
+        link: None,
     })
 }
 
@@ -593,6 +602,7 @@ pub fn emitted(
         replay: false,
         delivery,
         approval: None,
+        link: None,
     }))
 }
 

@@ -497,20 +497,28 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         .await;
         // Whether the backend's hello arrived: an accepted connection is no progress without it.
         let mut session = false;
+        // The backend sessions this connection served: its conversation.
+        let mut peers = Vec::new();
+        let host = Host {
+            opts,
+            engine: &engine,
+            board: &board,
+            clock: &clock,
+        };
         let end = match attempt {
             Ok(Ok((ws, _))) => {
                 voice.connected();
-                let host = Host {
-                    opts,
-                    engine: &engine,
-                    board: &board,
-                    clock: &clock,
-                };
-                serve(host, &mut display, &mut voice, ws, &mut session).await
+                serve(host, &mut display, &mut voice, ws, &mut session, &mut peers).await
             }
             Ok(Err(e)) => Err(e.into()),
             Err(_) => Err(Error::ConnectTimeout),
         };
+        // The connection's conversation ended: its question is withdrawn from the device at
+        // once, and nothing of it goes to the next connection.
+        if !peers.is_empty() {
+            end_conversations(&engine, &mut peers);
+            let _ = tick(host, &mut display, false, &voice).await;
+        }
         let Some(policy) = policy.as_mut() else {
             return end;
         };
@@ -535,7 +543,7 @@ pub(crate) fn jitter(delay: Duration) -> Duration {
 }
 
 /// A random number from the OS (0 if it has none: the jitter is then half the step).
-fn random() -> u32 {
+pub(crate) fn random() -> u32 {
     let mut r = [0u8; 4];
     match getrandom::fill(&mut r) {
         Ok(()) => u32::from_le_bytes(r),
@@ -630,13 +638,20 @@ async fn send_turn<C: 'static, const N: usize, const T: usize>(
     host: Host<'_, C, N, T>,
     sink: &mut Sink,
     voice: &mut Voice,
-    session_id: Option<&str>,
+    (session_id, peers): (Option<&str>, &[Peer]),
     session: bool,
     (turn, news, now): (crate::Turn, Option<String>, u64),
 ) -> Result<(), Error> {
     let opts = host.opts;
     let dead_after = opts.keepalive.map(|k| k.timeout);
     for m in &turn.msgs {
+        // Only to this connection's conversation (or every subscriber): never another's.
+        if m.to.is_some_and(|to| !peers.contains(&to)) {
+            if let Some(receipt) = m.receipt {
+                lock(host.engine).delivered(receipt, Delivery::Lost);
+            }
+            continue;
+        }
         let sent = match envelope(session_id, &m.bytes) {
             Some(frame) => send(sink, Message::text(frame), dead_after).await,
             None => Ok(()),
@@ -703,14 +718,30 @@ fn unshown<C: 'static, const N: usize, const T: usize>(
     })
 }
 
+/// Ends the conversations of `peers` (a connection's backend sessions) on the engine: a call
+/// one of them left waiting for a person is withdrawn, and nothing owed to it goes anywhere
+/// ([`Server::end_conversation`](mcp_core::Server::end_conversation)).
+fn end_conversations<C, const N: usize, const T: usize>(
+    engine: &Mutex<Box<Engine<C, N, T>>>,
+    peers: &mut Vec<Peer>,
+) {
+    let mut engine = lock(engine);
+    for peer in peers.drain(..) {
+        engine.end_conversation(peer);
+    }
+}
+
 /// Serves one connection until it closes (`Ok`) or fails; `session` is set once the backend's
-/// hello arrived (then the connection counts as a session for the backoff).
+/// hello arrived (then the connection counts as a session for the backoff). `peers` gathers
+/// the backend sessions it served: the conversation that ends with it (a new hello on it begins
+/// another).
 async fn serve<C: Board, const N: usize, const T: usize>(
     host: Host<'_, C, N, T>,
     display: &mut crate::Display,
     voice: &mut Voice,
     ws: Ws,
     session: &mut bool,
+    peers: &mut Vec<Peer>,
 ) -> Result<(), Error> {
     let Host {
         opts,
@@ -759,8 +790,15 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     voice.hear(env, clock.now_ms());
                 }
                 if let Ok(env) = &env && env.is("hello") {
+                    // A new hello is a new conversation: the one before it on this connection
+                    // ends.
+                    if *session {
+                        end_conversations(engine, peers);
+                    }
                     *session = true;
                     session_id = session_of(env, opts);
+                    let peer = session_id.as_deref().map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
+                    peers.push(peer);
                     if let Some(hook) = &opts.on_event {
                         hook(&HostEvent::Hello { session_id: session_id.clone() });
                     }
@@ -787,12 +825,16 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     Some(s) => Some(s.clone()),
                     None => env.as_ref().ok().and_then(|env| session_of(env, opts)),
                 };
+                let peer = sid.as_deref().map_or(Peer::ONLY, |s| Peer::named(s.as_bytes()));
+                if !peers.contains(&peer) {
+                    peers.push(peer);
+                }
                 let how = Run {
                     principal: opts.principal,
                     stateless: false,
                     out_len,
                     prime_at: None,
-                    peer: sid.as_deref().map_or(Peer::ONLY, |s| Peer::named(s.as_bytes())),
+                    peer,
                     report_delivery: false,
                     touch: None,
                     events: opts.on_event.clone(),
@@ -821,14 +863,14 @@ async fn serve<C: Board, const N: usize, const T: usize>(
                     }
                     sent?;
                     if let Some(turn) = shown {
-                        send_turn(host, &mut sink, voice, session_id.as_deref(), *session, turn).await?;
+                        send_turn(host, &mut sink, voice, (session_id.as_deref(), peers.as_slice()), *session, turn).await?;
                     }
                 }
             }
             _ = ticks.tick() => {
                 let news = *session && !voice.told_boot();
                 let Some(turn) = tick(host, display, news, voice).await else { continue };
-                send_turn(host, &mut sink, voice, session_id.as_deref(), *session, turn).await?;
+                send_turn(host, &mut sink, voice, (session_id.as_deref(), peers.as_slice()), *session, turn).await?;
             }
             _ = pings.tick(), if opts.keepalive.is_some() => {
                 send(&mut sink, Message::Ping(Bytes::new()), dead_after).await?;

@@ -271,7 +271,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 .await;
         }
         let done = (handled.len, handled.ran, handled.receipt);
-        Self::after_approved(&approved, out, done)
+        self.after_approved(&approved, out, done)
     }
 
     pub(super) fn next_seq(&mut self) -> u32 {
@@ -399,6 +399,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             timeout_ms: hooks.timeout_ms,
             peer: tail.peer,
             error_member: self.legacy_error(era),
+            answers_only: self.config.answers_only,
         };
         if self.holds_answer(tail, &result) {
             let task = self.start_held(new, result, id, self.config.hold_answer_ms);

@@ -97,7 +97,7 @@ pub trait Capacities: sealed::Sealed + 'static {
     const LISTEN: usize;
     /// Bytes for a call held while a person is asked to confirm it (feature `confirm`):
     /// [`HOLD_RECORD`](super::HOLD_RECORD) of them keep its record, the rest its message (352
-    /// holds a call of 231 bytes, 263 without the feature `modern`); `HOLD_RECORD` or less:
+    /// holds a call of 221 bytes, 253 without the feature `modern`); `HOLD_RECORD` or less:
     /// nothing is held, and tools that ask first are refused at registration.
     const HOLD: usize;
 

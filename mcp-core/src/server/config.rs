@@ -68,6 +68,15 @@ pub struct Config {
     /// from then, and N says so. Time counts from when the person can hear the question, not
     /// from when the call came (20 s by default).
     pub heard_margin_ms: u32,
+    /// Every client of this engine receives only the answers to its own requests: an MCP
+    /// endpoint relays a call's answer back to the agent that made it and drops every other
+    /// message (notifications, requests the device starts). What the engine learns after a
+    /// call's answer — a press on a call answered "waiting", a refusal or timeout after it, a
+    /// long-running action that ended after its call was answered — is then **owed**: kept, and
+    /// told first in the first text of that client's next tool call's answer (`Outcome of an
+    /// earlier call: … This call: …`), instead of a notification nobody would receive; a
+    /// "waiting" answer says so. Default `false`.
+    pub answers_only: bool,
     /// Static text resources (`resources/list`, `resources/read`). Feature `resources`.
     #[cfg(feature = "resources")]
     pub resources: &'static [crate::registry::Resource],
@@ -96,6 +105,7 @@ impl Config {
             hold_answer_ms: 25_000,
             confirm_min_shown_ms: 1_000,
             heard_margin_ms: 20_000,
+            answers_only: false,
             #[cfg(feature = "resources")]
             resources: &[],
             #[cfg(feature = "resources")]
@@ -121,6 +131,9 @@ impl Config {
         /// Sets the least time a person has once the client heard that the call waits (ms; see
         /// [`heard_margin_ms`](Self::heard_margin_ms)).
         heard_margin(ms: u32) => heard_margin_ms = ms;
+        /// Says that every client receives only the answers to its own requests (see
+        /// [`answers_only`](Self::answers_only)).
+        answers_only(yes: bool) => answers_only = yes;
         /// Sets the log level in force before the client sets one.
         log_level(v: Option<LogLevel>) => log_level = v;
         /// Sets the `pollInterval` suggested to clients for tasks (ms).

@@ -168,11 +168,13 @@ impl Held {
 }
 
 /// Bytes at the start of a server's `HOLD` kept for the record of the held call (who made it,
-/// what it asks, its times), the approval counter and (feature `modern`) the 2026-07-28
-/// approvals already used; the rest of `HOLD` holds the call's message. A server whose `HOLD` is
+/// what it asks, its times), the approval counter, (feature `modern`) the 2026-07-28 approvals
+/// already used, and who is owed an outcome that came after its call's answer (a client that
+/// receives only answers: [`Config::answers_only`](super::Config::answers_only)); the rest of `HOLD` holds the call's
+/// message, and at its end that outcome's sentence while it is owed. A server whose `HOLD` is
 /// not larger holds nothing, keeps no record, and refuses tools that ask a person first at
 /// registration ([`RegisterErrorKind::NoHold`](crate::registry::RegisterErrorKind::NoHold)).
-pub const HOLD_RECORD: usize = HELD + 4 + 8 + SPENT_BYTES;
+pub const HOLD_RECORD: usize = OWED_AT + OWED_HEAD;
 
 /// The held call's record, [`Held::read`] / [`Held::write`]: its numbers (52 bytes) and the
 /// client's name (its length and bytes).
@@ -189,6 +191,37 @@ const SPENT_AT: usize = HELD + 4 + 8;
 const SPENT_BYTES: usize = SPENT * 8;
 #[cfg(not(feature = "modern"))]
 const SPENT_BYTES: usize = 0;
+/// Where the owed outcome's header is kept: its owner (8 bytes) and its sentence's length
+/// (2 bytes; 0: nothing owed). The sentence is the last bytes of `HOLD`.
+const OWED_AT: usize = HELD + 4 + 8 + SPENT_BYTES;
+const OWED_HEAD: usize = 10;
+
+/// `…`, after an owed sentence that was cut.
+const ELLIPSIS: &[u8] = "…".as_bytes();
+
+/// How many bytes of `escaped` (JSON string content, escaped) can be kept within `room` without
+/// cutting an escape sequence or a character in two, and whether that cuts it.
+fn keep_escaped(escaped: &[u8], room: usize) -> (usize, bool) {
+    if escaped.len() <= room {
+        return (escaped.len(), false);
+    }
+    let mut at = 0;
+    while at < escaped.len() {
+        let step = match escaped.get(at) {
+            Some(&b'\\') if escaped.get(at + 1) == Some(&b'u') => 6,
+            Some(&b'\\') => 2,
+            Some(&b) if b >= 0xF0 => 4,
+            Some(&b) if b >= 0xE0 => 3,
+            Some(&b) if b >= 0xC0 => 2,
+            _ => 1,
+        };
+        if at + step > room {
+            break;
+        }
+        at += step;
+    }
+    (at, true)
+}
 
 /// Reads a record's fields in order (zeros past its end: never, the sizes are constants).
 struct Rd<'a>(&'a [u8]);
@@ -375,12 +408,80 @@ impl<K: Capacities> Confirmations<K> {
         self.holds() && self.held().approved
     }
 
-    /// Where the held call's message goes.
+    /// Where the held call's message goes: what an owed outcome leaves at the end.
     fn message_mut(&mut self) -> &mut [u8] {
+        let end = K::HOLD.saturating_sub(self.owed_len());
         self.bytes
             .as_mut()
-            .get_mut(HOLD_RECORD..)
+            .get_mut(HOLD_RECORD..end)
             .unwrap_or_default()
+    }
+
+    /// The owed outcome's header: its owner and its sentence's length (0: none).
+    fn owed_head(&self) -> (Peer, usize) {
+        let mut r = Rd(self
+            .bytes
+            .as_ref()
+            .get(OWED_AT..HOLD_RECORD)
+            .unwrap_or_default());
+        let (owner, len) = (r.u64(), r.u16());
+        (Peer::new(owner), usize::from(len))
+    }
+
+    fn owed_len(&self) -> usize {
+        if Self::ON { self.owed_head().1 } else { 0 }
+    }
+
+    /// The outcome owed to a client that receives only answers, if any: its owner and its
+    /// sentence (escaped JSON string content).
+    pub(crate) fn owed(&self) -> Option<(Peer, &[u8])> {
+        let (owner, len) = self.owed_head();
+        let at = K::HOLD.checked_sub(len)?;
+        let sentence = self
+            .bytes
+            .as_ref()
+            .get(at..)
+            .filter(|_| Self::ON && len > 0)?;
+        Some((owner, sentence))
+    }
+
+    /// Keeps `sentence` (escaped JSON string content) as the outcome owed to `owner`, in the
+    /// room the held call's message leaves (replacing what was owed before); cut, with `…`,
+    /// where the room ends. `false` when there is no room at all.
+    pub(crate) fn set_owed(&mut self, owner: Peer, sentence: &[u8]) -> bool {
+        self.clear_owed();
+        let held = usize::from(self.held().len) * usize::from(self.holds());
+        let room = K::HOLD.saturating_sub(HOLD_RECORD + held);
+        let (kept, cut) = keep_escaped(sentence, room.saturating_sub(ELLIPSIS.len()));
+        let len = kept + if cut { ELLIPSIS.len() } else { 0 };
+        let Ok(len16) = u16::try_from(len) else {
+            return false;
+        };
+        if len == 0 || len > room {
+            return false;
+        }
+        let at = K::HOLD - len;
+        let bytes = self.bytes.as_mut();
+        let (Some(dst), Some(src)) = (bytes.get_mut(at..at + kept), sentence.get(..kept)) else {
+            return false;
+        };
+        dst.copy_from_slice(src);
+        if let (true, Some(dst)) = (cut, bytes.get_mut(at + kept..K::HOLD)) {
+            dst.copy_from_slice(ELLIPSIS);
+        }
+        if let Some(head) = bytes.get_mut(OWED_AT..HOLD_RECORD) {
+            let mut w = Wr(head);
+            w.put(owner.get().to_le_bytes());
+            w.put(len16.to_le_bytes());
+        }
+        true
+    }
+
+    /// Forgets the owed outcome.
+    pub(crate) fn clear_owed(&mut self) {
+        if let Some(head) = self.bytes.as_mut().get_mut(OWED_AT..HOLD_RECORD) {
+            head.fill(0);
+        }
     }
 
     /// The first `len` bytes held (the message, when `len` is the length it was held with).
@@ -446,7 +547,7 @@ impl<K: Capacities> Confirmations<K> {
         let (records, _) = self
             .bytes
             .as_mut()
-            .get_mut(SPENT_AT..HOLD_RECORD)
+            .get_mut(SPENT_AT..OWED_AT)
             .unwrap_or_default()
             .as_chunks_mut::<8>();
         let live = |r: &[u8; 8]| {
@@ -951,7 +1052,31 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         if gone {
             self.confirm.set_held(&Held::NONE);
         }
+        if self.confirm.owed().is_some_and(|(owner, _)| owner == peer) {
+            self.confirm.clear_owed();
+        }
         gone
+    }
+
+    /// An outcome that came after its call's answer, written as a notification (`outcome`: its
+    /// length and where its sentence is): sent as it is to a client that can receive it; where
+    /// clients receive only answers ([`Config::answers_only`](super::Config::answers_only)) its
+    /// sentence is kept instead, for the first text of that client's next call's answer, and
+    /// nothing is sent now.
+    fn later(
+        &mut self,
+        owner: Peer,
+        out: &[u8],
+        (len, heard): (usize, Option<super::Heard>),
+    ) -> (usize, Option<super::Heard>) {
+        let Some(h) = heard.filter(|_| self.config.answers_only && len > 0) else {
+            return (len, heard);
+        };
+        let sentence = out
+            .get(h.at..h.at.saturating_add(h.len))
+            .unwrap_or_default();
+        self.confirm.set_owed(owner, sentence);
+        (0, None)
     }
 
     /// The gate of `tools/call`: after validation, before the handler. `tool` is the tool's
@@ -1195,6 +1320,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         let Respond {
             out, id, era, info, ..
         } = respond;
+        let answers_only = self.config.answers_only;
         if held.asked {
             let mut w = Writer::new(out);
             w.raw(protocol::RESPONSE_HEAD);
@@ -1213,7 +1339,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         Gate::Answered(super::finish(out, id, "", |w| {
             if let Some(id) = id {
                 super::write_result_object(w, id, era, info, "complete", |w| {
-                    awaiting(w, question, timeout);
+                    awaiting(w, question, timeout, answers_only);
                 });
             }
         }))
@@ -1282,8 +1408,8 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
                 why: answer.refusal(),
                 commanded,
             };
-            let (len, heard) = wrap_outcome(out, 0, tool, Some(refused));
-            return (len, heard);
+            let outcome = wrap_outcome(out, 0, tool, Some(refused));
+            return self.later(h.owner, out, outcome);
         }
         // The call's own response: a refusal, for the id it was sent with.
         let Some(id) = self.confirm.held_id(&h) else {
@@ -1362,12 +1488,14 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
 
     /// After an approved call ran (its response at `out[..n]`): what goes to its owner.
     pub(crate) fn after_approved(
+        &mut self,
         approved: &Approved,
         out: &mut [u8],
         (n, ran, receipt): (usize, Option<&'static str>, Option<super::Receipt>),
     ) -> super::Polled {
         let (len, heard) = if approved.notify {
-            wrap_outcome(out, n, approved.tool, None)
+            let outcome = wrap_outcome(out, n, approved.tool, None);
+            self.later(approved.owner, out, outcome)
         } else {
             (n, None)
         };
@@ -1398,7 +1526,7 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             .begin::<false>(input, ctx, head, notify, None)
             .unwrap_or(Handled::empty());
         let done = (handled.len, handled.ran, handled.receipt);
-        Self::after_approved(&approved, out, done)
+        self.after_approved(&approved, out, done)
     }
 
     /// `poll`'s part: shows a held question on the device, acts on its answer, answers an owed
@@ -1459,11 +1587,15 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         let left = u32::try_from(left).unwrap_or(u32::MAX);
         super::finish(out, Some(id), "", |w| {
             super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
-                awaiting(w, &question, left);
+                awaiting(w, &question, left, self.config.answers_only);
             });
         })
     }
 }
+
+/// What a client that receives only answers is told in a "waiting" answer: how it learns the
+/// outcome, since nothing can be sent to it later.
+pub(crate) const LEARN_LATER: &str = " This device cannot send the outcome by itself: it will begin the answer to your next call to any of its tools.";
 
 /// `"confirm-<approval>"`: the id of the `elicitation/create` request that asks a client's user.
 fn write_elicitation_id(w: &mut Writer<'_>, approval: u64) {
@@ -1496,8 +1628,11 @@ impl Refused {
     }
 }
 
-/// The answer of a call held for the device's button while it waits.
-fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32) {
+/// The answer of a call held for the device's button while it waits. A client that receives
+/// only answers ([`Config::answers_only`](super::Config::answers_only)) is told how it will
+/// learn the outcome: no message can follow this one, so the outcome begins the answer to its
+/// next call.
+fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32, answers_only: bool) {
     let secs = u64::from(timeout_ms.div_ceil(1000));
     w.raw(protocol::FIRST_TEXT);
     w.begin_string();
@@ -1506,6 +1641,9 @@ fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32) {
     w.text(" s to confirm: ");
     let _ = write!(w, "{question}");
     w.text(" Nothing has been done yet.");
+    if answers_only {
+        w.text(LEARN_LATER);
+    }
     w.end_string();
     w.raw(protocol::AWAITING_OPEN);
     w.uint(secs);
@@ -1643,6 +1781,19 @@ fn said_by(member: &[u8], is_result: bool) -> &[u8] {
 mod test {
     use super::*;
     use crate::server::Caps;
+
+    /// An owed sentence cut to its room never splits an escape sequence or a character.
+    #[test]
+    fn a_kept_sentence_is_cut_between_characters_and_escapes() {
+        let s = r#"a\u00e9\"b\u2014c—d"#.as_bytes();
+        assert_eq!(keep_escaped(s, 100), (s.len(), false));
+        for room in 0..s.len() {
+            let (kept, cut) = keep_escaped(s, room);
+            assert!(cut && kept <= room);
+            let piece = format!("\"{}\"", core::str::from_utf8(&s[..kept]).unwrap());
+            serde_json::from_str::<serde_json::Value>(&piece).unwrap();
+        }
+    }
 
     /// Every field of the record reads back as it was written, whatever its value.
     #[test]

@@ -1,6 +1,6 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Capacities, Principal, Respond, Server, members, write_cache_hints};
+use super::{Capacities, MIN_OUT_LEN, Principal, Respond, Server, members, write_cache_hints};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::protocol;
@@ -18,8 +18,11 @@ impl<C, K: Capacities> Server<'_, C, K> {
     /// `withUserTools: true` (the JSON literal; anything else counts as absent, as in xiaozhi),
     /// on every revision: xiaozhi's backend asks with it to show a person what the device offers
     /// them, and xiaozhi's devices list them to it. Listing is not calling: `tools/call` still
-    /// refuses a user-only tool to the model (see [`UserToolPolicy`](super::UserToolPolicy)). An empty cursor
-    /// (`""`) asks for the first page, as an absent one does; any other unknown cursor is -32602.
+    /// refuses a user-only tool to the model (see [`UserToolPolicy`](super::UserToolPolicy)). An
+    /// empty cursor (`""`) asks for the first page, as an absent one does; any other unknown cursor is -32602. A page never outgrows the buffer
+    /// it is written into: its budget is at most that buffer less room for the answer's head
+    /// ([`MIN_OUT_LEN`]), so a transport that must send smaller frames (an MCP endpoint after a
+    /// 1009 close) gets smaller pages by lending a smaller buffer.
     // Not inlined into `Server::request` (whose frame is under every tools/call).
     #[inline(never)]
     pub(super) fn list(
@@ -49,7 +52,11 @@ impl<C, K: Capacities> Server<'_, C, K> {
                 .get(*i)
                 .is_some_and(|e| with_user || e.tool.audience() == Audience::Model)
         };
-        let next = self.next_page(start, visible);
+        let budget = self
+            .registry
+            .page_bytes()
+            .min(respond.out.len().saturating_sub(MIN_OUT_LEN));
+        let next = self.next_page(start, visible, budget);
         let end = next.unwrap_or(entries.len());
         let cursor = next.map(|i| self.registry.cursor(i));
         let modern = respond.era.is_modern();
@@ -91,8 +98,13 @@ impl<C, K: Capacities> Server<'_, C, K> {
 
     /// Plans the page from `start`: the visible tools that fit the budget (at least one), with
     /// room for a cursor while more follow. Returns where the next page starts, if one does.
-    fn next_page(&self, start: usize, visible: impl Fn(&usize) -> bool) -> Option<usize> {
-        let (entries, budget) = (self.registry.entries(), self.registry.page_bytes());
+    fn next_page(
+        &self,
+        start: usize,
+        visible: impl Fn(&usize) -> bool,
+        budget: usize,
+    ) -> Option<usize> {
+        let entries = self.registry.entries();
         let mut used = PAGE_OPEN.len() + PAGE_CLOSE.len();
         let last_visible = (start..entries.len()).rev().find(|i| visible(i));
         for (count, i) in (start..entries.len()).filter(|i| visible(i)).enumerate() {

@@ -44,6 +44,7 @@ mod capacities;
 mod config;
 #[cfg(feature = "confirm")]
 mod confirm;
+mod conversation;
 mod dispatch;
 mod initialize;
 mod list;

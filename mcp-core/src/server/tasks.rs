@@ -179,8 +179,27 @@ pub struct Entry {
     owed_until: u64,
     /// The plain call's client speaks 2024-11-05: a failure also carries its reason as `error`.
     error_member: bool,
-    send_status: bool,
     send_progress: bool,
+    /// How its owner hears of its end (one byte: an entry's size is the task table's RAM).
+    after: After,
+}
+
+/// How a task's owner hears of its end, after the call that started it was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// Told by a notification (the status, or the outcome's sentence for a plain call); none
+    /// is due now.
+    Notify,
+    /// That notification is due: the next poll writes it.
+    Due,
+    /// The owner receives only answers ([`Config::answers_only`](super::Config::answers_only)):
+    /// nothing can be sent to it.
+    AnswersOnly,
+    /// It ended after its plain call was answered, and its owner, which receives only answers,
+    /// has not heard of it yet: the first text of that client's next call's answer tells it.
+    Owed,
+    /// Its owner's conversation ended: nothing of it goes to anyone any more.
+    Orphan,
 }
 
 impl core::ops::Deref for Entry {
@@ -222,8 +241,8 @@ impl Entry {
         waiter_peer: Peer::ONLY,
         owed_until: NOT_OWED,
         error_member: false,
-        send_status: false,
         send_progress: false,
+        after: After::Notify,
     };
 
     fn info(&self, now_ms: u64) -> TaskInfo {
@@ -248,10 +267,15 @@ impl Entry {
         // A 2025-11-25 client hears of it by a status notification; a plain call's client,
         // whose answer was given already (past the hold budget, or at once), by a log message
         // with the outcome's sentence. (One still waiting for its held answer hears it there.)
-        self.send_status = match self.form {
-            TaskForm::Legacy => true,
-            TaskForm::Plain => self.waiter.is_none(),
-            TaskForm::Extension => false,
+        let plain_answered = self.form == TaskForm::Plain && self.waiter.is_none();
+        self.after = match (self.after, self.form) {
+            (After::Orphan, _) => After::Orphan,
+            (_, TaskForm::Legacy) => After::Due,
+            (After::Notify | After::Due, TaskForm::Plain) if plain_answered => After::Due,
+            // A client that receives only answers cannot be sent that message: its next call's
+            // answer tells it instead.
+            (After::AnswersOnly, TaskForm::Plain) if plain_answered => After::Owed,
+            (after, _) => after,
         };
         self.send_progress = false;
     }
@@ -369,6 +393,61 @@ impl TasksView {
         self.entries.iter().any(|e| !e.status.is_terminal())
     }
 
+    /// `true` when the end of a task is owed to `peer` (a client that receives only answers).
+    pub(crate) fn owes(&self, peer: Peer) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.after == After::Owed && e.owner == peer)
+    }
+
+    /// Writes, in string mode, `before`, the sentence of the task's end and `after`, for every
+    /// task whose end is owed to `peer`.
+    pub(crate) fn write_owed(&self, peer: Peer, w: &mut Writer<'_>, before: &str, after: &str) {
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.after == After::Owed && e.owner == peer)
+        {
+            w.text(before);
+            write_task_sentence(w, e);
+            w.text(after);
+        }
+    }
+
+    /// `peer` heard of every task's end it was owed.
+    pub(crate) fn clear_owed(&mut self, peer: Peer) {
+        for e in self.entries.iter_mut().filter(|e| e.owner == peer) {
+            if e.after == After::Owed {
+                e.after = After::AnswersOnly;
+            }
+        }
+    }
+
+    /// The conversation of `peer` ended: nothing of its tasks goes to it, or to anyone, any more
+    /// — no status or progress notification, no owed end, no parked answer. The tasks run on
+    /// (an action is stopped only by its own hooks), their state readable through the status
+    /// tool by whoever has their id. Returns whether anything was dropped.
+    pub(crate) fn forget_owner(&mut self, peer: Peer) -> bool {
+        let mut dropped = false;
+        for e in self.entries.iter_mut() {
+            if e.owner == peer && e.after != After::Orphan {
+                dropped |= e.after == After::Due
+                    || e.send_progress
+                    || e.after == After::Owed
+                    || !e.status.is_terminal();
+                e.after = After::Orphan;
+                e.send_progress = false;
+                e.token.clear();
+            }
+            if e.waiter_peer == peer && e.waiter.is_some() {
+                dropped = true;
+                e.waiter.clear();
+                e.owed_until = NOT_OWED;
+            }
+        }
+        dropped
+    }
+
     /// The slot of a new task, blank: the next free one, after evicting the oldest finished task
     /// nobody waits for when the table is full (running tasks are never evicted). The caller
     /// writes the entry where it stays (an entry is some 500 bytes: built on the stack and moved
@@ -401,6 +480,8 @@ pub(crate) struct NewTask<'i> {
     pub(crate) peer: Peer,
     /// That client speaks 2024-11-05 (a failure carries `error` too).
     pub(crate) error_member: bool,
+    /// That client receives only answers.
+    pub(crate) answers_only: bool,
 }
 
 /// Writes an ISO 8601 UTC timestamp (`1970-01-01T00:00:00.000Z`) for `ms` since the Unix epoch.
@@ -482,6 +563,15 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         if polled.len == 0 {
             polled = self.poll_resources(out);
         }
+        self.owed_first(polled, out)
+    }
+
+    /// An answer a poll wrote for a client that receives only answers (a held call's) begins
+    /// with what that client is owed.
+    fn owed_first(&mut self, mut polled: Polled, out: &mut [u8]) -> Polled {
+        if let Some(to) = polled.to.filter(|_| polled.len > 0) {
+            polled.len = self.tell_owed(to, out, polled.len);
+        }
         polled
     }
 
@@ -518,7 +608,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             if polled.len == 0 {
                 polled = self.poll_resources(out);
             }
-            polled
+            self.owed_first(polled, out)
         }
     }
 
@@ -669,7 +759,12 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             }
             return (n, to, None);
         }
-        if let Some(i) = self.tasks.entries.iter().position(|e| e.send_status) {
+        if let Some(i) = self
+            .tasks
+            .entries
+            .iter()
+            .position(|e| e.after == After::Due)
+        {
             let Some(e) = self.tasks.entries.get(i) else {
                 return (0, Peer::ONLY, None);
             };
@@ -686,7 +781,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             };
             let n = if w.fits() { w.needed() } else { 0 };
             if let (true, Some(e)) = (n > 0, self.tasks.entries.get_mut(i)) {
-                e.send_status = false;
+                e.after = After::Notify;
             }
             return (n, to, heard.filter(|_| n > 0));
         }
@@ -892,8 +987,11 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
                 waiter_peer: new.peer,
                 owed_until: NOT_OWED,
                 error_member: new.error_member,
-                send_status: false,
                 send_progress: false,
+                after: match new.answers_only {
+                    true => After::AnswersOnly,
+                    false => After::Notify,
+                },
             };
             if let Some(token) = token {
                 slot.token.set(token.raw());
@@ -1053,7 +1151,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             now,
         );
         // The requestor learns it from this response.
-        e.send_status = false;
+        if e.after == After::Due {
+            e.after = After::Notify;
+        }
         if era.is_modern() {
             return respond.result(|_| {});
         }

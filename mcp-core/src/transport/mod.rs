@@ -3,6 +3,9 @@
 //!
 //! - [`stdio`]: one JSON message per line (UART, USB serial, a process's stdin/stdout).
 //! - [`xiaozhi`]: the xiaozhi envelope `{"session_id":…,"type":"mcp","payload":{…}}`.
+//! - [`endpoint`]: the xiaozhi MCP endpoint (MCP 接入点): plain JSON-RPC per WebSocket text
+//!   frame, its agent sessions, its close codes and when to connect again.
+//! - [`link`]: what every outbound link shares: reconnection with backoff, the keep-alive.
 //! - [`http`]: Streamable HTTP rules (routing both eras, header and Origin checks, SSE events).
 //! - [`auth`]: bearer tokens on the HTTP endpoint (constant-time check, the 401 challenge, the
 //!   protected-resource metadata document).
@@ -12,10 +15,12 @@
 //!   authorization server's keys, issuer, this resource as audience, expiry and scope.
 
 pub mod auth;
+pub mod endpoint;
 pub use crate::wire::escape;
 pub mod http;
 #[cfg(feature = "jwt")]
 pub mod jwt;
+pub mod link;
 pub mod mqtt;
 pub mod stdio;
 pub mod xiaozhi;

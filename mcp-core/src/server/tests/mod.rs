@@ -4,6 +4,8 @@
 mod asynch;
 #[cfg(feature = "confirm")]
 mod confirm;
+#[cfg(feature = "confirm")]
+mod conversation;
 mod modern;
 #[cfg(feature = "resources")]
 mod prompts;

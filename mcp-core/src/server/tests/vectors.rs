@@ -999,15 +999,18 @@ fn a_response_that_does_not_fit_is_replaced_not_truncated() {
         "The tool ran, but its result is too large for the device's output buffer"
     );
 
-    // A list page larger than the buffer.
+    // A list page is cut to the buffer it is written into: fewer tools, and a cursor to the
+    // rest (a transport that must send small frames lends a small buffer).
     let v = answer_in(
         &mut server,
         &mut dev,
         br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
         &mut out,
     );
-    assert_eq!(v["error"]["code"], -32603);
     assert_eq!(v["id"], 2);
+    let listed = v["result"]["tools"].as_array().unwrap().len();
+    assert!(listed >= 1 && listed < server.registry().len(), "{v}");
+    assert!(v["result"]["nextCursor"].is_string(), "{v}");
 }
 
 #[test]
@@ -1507,10 +1510,10 @@ fn hold_is_the_whole_cost_of_confirmation() {
         core::mem::size_of::<S<256>>() - core::mem::size_of::<S<0>>(),
         256
     );
-    // The default holds a call of 231 bytes (the record keeps the client's name, the last
-    // press, and 2026-07-28 approvals with `modern`).
+    // The default holds a call of 221 bytes (the record keeps the client's name, the last
+    // press, who is owed an outcome after its answer, and 2026-07-28 approvals with `modern`).
     let message = 352 - crate::server::HOLD_RECORD;
-    assert_eq!(message, if cfg!(feature = "modern") { 231 } else { 263 });
+    assert_eq!(message, if cfg!(feature = "modern") { 221 } else { 253 });
 }
 
 /// The parse error's message, written piece by piece (no `core::fmt`), says what `JsonError`'s
