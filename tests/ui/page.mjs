@@ -263,7 +263,7 @@ try {
   const heldRow = tl.find((r) => r.kind === "call" && r.outcome === "held");
   const who = heldRow.client;
   check("the held call has its row while it waits, with its id and client",
-    heldRow.text.includes("self.relay.set") && heldRow.text.includes("id 7") && /^ui-page #[0-9a-f]{4}$/.test(who),
+    heldRow.text.includes("self.relay.set") && heldRow.text.includes("id 7") && /^client #[0-9a-f]{4} "ui-page"$/.test(who),
     JSON.stringify(heldRow));
   check("every call names its client", tl.filter((r) => r.kind === "call").every((r) => r.client === who),
     JSON.stringify(tl.filter((r) => r.kind === "call").map((r) => r.client)));
@@ -340,7 +340,7 @@ try {
     tl = await rows(page);
     const viaMqtt = tl.find((r) => r.kind === "call");
     check("the MQTT call is on the timeline with its transport, id and client",
-      viaMqtt.transport === "mqtt" && viaMqtt.text.includes("id 3") && /^kitchen-tablet #[0-9a-f]{4}$/.test(viaMqtt.client),
+      viaMqtt.transport === "mqtt" && viaMqtt.text.includes("id 3") && /^client #[0-9a-f]{4} "kitchen-tablet"$/.test(viaMqtt.client),
       JSON.stringify(viaMqtt));
     await tablet.bye();
     await page.waitForSelector('#timeline tr[data-kind="session"][data-event="ended"]', { timeout: 5000 });
