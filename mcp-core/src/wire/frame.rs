@@ -260,6 +260,10 @@ pub struct Frame<'a> {
     /// Bit `m` set: member `m` is a string with escape sequences.
     escaped: u16,
     result_or_error: bool,
+    /// The compact spelling was taken for `jsonrpc` (`"2.0"`), `id` (a string, or unsigned
+    /// digits) and `method` (a string): unless one of the message's members is repeated, the
+    /// message is a request ([`Frame::message`] reads it without classifying it again).
+    request: bool,
     /// (Elements are written as they are recorded; the engine keeps no unused ones.)
     arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
     /// Per recorded argument, what the escapes of a string value spell beyond its characters,
@@ -295,6 +299,7 @@ impl<'a> Frame<'a> {
             repeated: 0,
             escaped: 0,
             result_or_error: false,
+            request: false,
             arguments: heapless::Vec::new(),
             argument_escapes: [0; INDEXED_ARGUMENTS],
             argument_count: 0,
@@ -372,6 +377,20 @@ impl<'a> Frame<'a> {
             UNCOUNTED => None,
             packed => Some(Escapes::new(packed >> 16, packed & 0xFFFF)),
         }
+    }
+
+    /// The message's `id`, `method` and `params`, when the checking pass took them in a compact
+    /// spelling that makes the message a request (a `"2.0"` `jsonrpc`, a string or unsigned
+    /// integer id, a string method, none of the message's members repeated): what
+    /// [`Frame::message`] reads without classifying.
+    #[inline]
+    pub(crate) fn request(&self) -> Option<(Json<'a>, JsonStr<'a>, Option<Json<'a>>)> {
+        if !self.request || self.repeated & Level::Message.bits() != 0 {
+            return None;
+        }
+        let id = self.value(Member::Id)?;
+        let method = self.value(Member::Method)?.as_str()?;
+        Some((id, method, self.value(Member::Params)))
     }
 
     /// The members that decide what the message is, as recorded; `None` when the message is
@@ -456,6 +475,16 @@ fn object<'a>(
     if b.get(p) == Some(&b'}') {
         return Ok(p + 1);
     }
+    // The members clients spell compactly in the order they write them are taken by comparing
+    // bytes first; whatever follows the last one taken is walked member by member below.
+    if let Some(end) = compact(frame, b, p, level, depth, max_depth)? {
+        p = skip_ws(b, end);
+        match b.get(p) {
+            Some(b',') => p = skip_ws(b, p + 1),
+            Some(b'}') => return Ok(p + 1),
+            _ => return Err(JsonError::Syntax(p)),
+        }
+    }
     loop {
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
@@ -464,20 +493,18 @@ fn object<'a>(
             && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
         {
             let end = p + JSONRPC_MEMBER.len();
-            let key = (p + 1, Member::Jsonrpc.key().len());
-            // After the key, its quote and the colon.
-            let value = key.0 + key.1 + 2;
+            // After the key, its quotes and the colon.
+            let value = p + Member::Jsonrpc.key().len() + 3;
             Seen {
                 member: Some(Member::Jsonrpc),
-                key,
                 value: (value, end),
                 escapes: Escapes::NONE,
             }
         } else {
             // `"key" :`: one of the keys the index records, as clients write it, is known by
             // comparing bytes (key, quotes and colon checked by it); any other is checked.
-            let (key, member, colon) = match known_key(level, b, p) {
-                Some((member, len)) => ((p + 1, len - 3), Some(member), p + len - 1),
+            let (member, colon) = match known_key(level, b, p) {
+                Some((member, len)) => (Some(member), p + len - 1),
                 None => {
                     if b.get(p) != Some(&b'"') {
                         return Err(JsonError::Syntax(p));
@@ -489,15 +516,14 @@ fn object<'a>(
                         return Err(JsonError::Syntax(colon));
                     }
                     let key = (p + 1, key_end - p - 2);
-                    let member = match (level, key_escaped) {
-                        (Level::Arguments, _) => None,
-                        (_, false) => member_of_plain(level, b, key.0, key.1, frame),
-                        (_, true) => {
+                    let member = match key_escaped {
+                        false => member_of_plain(level, b, key.0, key.1, frame),
+                        true => {
                             let raw = b.get(key.0..key.0 + key.1).unwrap_or_default();
                             member_of_escaped(level, JsonStr::from_checked(raw), frame)
                         }
                     };
-                    (key, member, colon)
+                    (member, colon)
                 }
             };
             let child = member.and_then(Level::of);
@@ -528,7 +554,10 @@ fn object<'a>(
                     if depth >= max_depth {
                         return Err(JsonError::TooDeep(max_depth));
                     }
-                    object(frame, b, p, child, depth + 1, max_depth)?
+                    match child {
+                        Level::Arguments => arguments(frame, b, p, depth + 1, max_depth)?,
+                        _ => object(frame, b, p, child, depth + 1, max_depth)?,
+                    }
                 }
                 (Some(b'{' | b'['), _) => check_value(b, p, depth, max_depth)?,
                 (Some(b't'), _) => check_literal(b, p, b"true")?,
@@ -538,13 +567,263 @@ fn object<'a>(
             };
             Seen {
                 member,
-                key,
                 value: (start, end),
                 escapes,
             }
         };
         p = skip_ws(b, seen.value.1);
-        frame.record(level, b, seen);
+        frame.record(b, seen);
+        match b.get(p) {
+            Some(b',') => p = skip_ws(b, p + 1),
+            Some(b'}') => return Ok(p + 1),
+            _ => return Err(JsonError::Syntax(p)),
+        }
+    }
+}
+
+/// The first members of a recorded object at `p` (on its first key), when a client spelled them
+/// compactly (no whitespace) in one of the orders clients write them in, taken by comparing the
+/// bytes between the values with their spelling (equal bytes are checked by that alone) and
+/// checking each value as [`object`] would; recorded as `object` records them. Returns the
+/// offset after the value of the last member taken (`None`: none was), where `object` goes on;
+/// an error is the one `object` would find at the same place.
+///
+/// | object | orders |
+/// |---|---|
+/// | the message | `jsonrpc`, `id`, `method`, `params` (the Python SDK, rmcp, most clients); `method`, `params`, `jsonrpc`, `id` (the TypeScript SDK) |
+/// | `params` | `name`, `arguments` |
+#[inline(always)]
+fn compact<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    level: Level,
+    depth: u8,
+    max_depth: u8,
+) -> Result<Option<usize>, JsonError> {
+    match level {
+        Level::Message => compact_message(frame, b, p, depth, max_depth),
+        Level::Params => compact_params(frame, b, p, depth, max_depth),
+        Level::Arguments | Level::Meta => Ok(None),
+    }
+}
+
+/// `true` when the bytes at `p` are `spelling`.
+#[inline(always)]
+fn spelled(b: &[u8], p: usize, spelling: &[u8]) -> bool {
+    b.get(p..p + spelling.len()) == Some(spelling)
+}
+
+/// Records member `member` whose value is `b[start..end]`.
+#[inline(always)]
+fn take<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    member: Member,
+    (start, end): (usize, usize),
+    escapes: Escapes,
+) {
+    let seen = Seen {
+        member: Some(member),
+        value: (start, end),
+        escapes,
+    };
+    frame.record(b, seen);
+}
+
+/// An id at `p`, as [`object`] checks one; `None` for a value of another kind (`object` checks
+/// it then). The `bool` is `true` for a string or unsigned digits (the ids a request has; a
+/// number of another spelling is classified as usual).
+#[inline(always)]
+fn compact_id(b: &[u8], p: usize) -> Result<Option<(usize, Escapes, bool)>, JsonError> {
+    Ok(Some(match b.get(p) {
+        Some(b'"') => {
+            let (end, escapes) = check_string_escapes(b, p)?;
+            (end, escapes, true)
+        }
+        Some(b'1'..=b'9') => {
+            let q = digits_end(b, p + 1);
+            match b.get(q) {
+                Some(b'.' | b'e' | b'E') => (check_number(b, p)?, Escapes::NONE, false),
+                _ => (q, Escapes::NONE, true),
+            }
+        }
+        Some(b'-' | b'0') => (check_number(b, p)?, Escapes::NONE, false),
+        _ => return Ok(None),
+    }))
+}
+
+/// The `params` object at `p` (on its `{`), `depth` deep, as [`object`] checks and records it.
+#[inline(always)]
+fn compact_params_value<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
+    if depth >= max_depth {
+        return Err(JsonError::TooDeep(max_depth));
+    }
+    if frame.value(Member::Params).is_some() {
+        frame.clear_below(Member::Params);
+    }
+    let end = object(frame, b, p, Level::Params, depth + 1, max_depth)?;
+    take(frame, b, Member::Params, (p, end), Escapes::NONE);
+    Ok(end)
+}
+
+/// [`compact`] for the message.
+#[inline(never)]
+fn compact_message<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<Option<usize>, JsonError> {
+    const JSONRPC_ID: &[u8] = br#""jsonrpc":"2.0","id":"#;
+    const METHOD: &[u8] = br#""method":""#;
+    const THEN_METHOD: &[u8] = br#","method":""#;
+    const THEN_PARAMS: &[u8] = br#","params":{"#;
+    const THEN_JSONRPC_ID: &[u8] = br#","jsonrpc":"2.0","id":"#;
+    // `"jsonrpc":"2.0"`'s value, from the member's start.
+    const VERSION: (usize, usize) = (10, 15);
+    if spelled(b, p, JSONRPC_ID) {
+        // `jsonrpc`, `id`, `method`, `params`.
+        take(
+            frame,
+            b,
+            Member::Jsonrpc,
+            (p + VERSION.0, p + VERSION.1),
+            Escapes::NONE,
+        );
+        let at = p + JSONRPC_ID.len();
+        let Some((end, escapes, id)) = compact_id(b, at)? else {
+            return Ok(Some(p + VERSION.1));
+        };
+        take(frame, b, Member::Id, (at, end), escapes);
+        if !spelled(b, end, THEN_METHOD) {
+            return Ok(Some(end));
+        }
+        let at = end + THEN_METHOD.len() - 1;
+        let (end, escapes) = check_string_escapes(b, at)?;
+        take(frame, b, Member::Method, (at, end), escapes);
+        frame.request = id;
+        if !spelled(b, end, THEN_PARAMS) {
+            return Ok(Some(end));
+        }
+        let at = end + THEN_PARAMS.len() - 1;
+        return compact_params_value(frame, b, at, depth, max_depth).map(Some);
+    }
+    if spelled(b, p, METHOD) {
+        // `method`, `params`, `jsonrpc`, `id`.
+        let at = p + METHOD.len() - 1;
+        let (mut end, escapes) = check_string_escapes(b, at)?;
+        take(frame, b, Member::Method, (at, end), escapes);
+        if spelled(b, end, THEN_PARAMS) {
+            let at = end + THEN_PARAMS.len() - 1;
+            end = compact_params_value(frame, b, at, depth, max_depth)?;
+        }
+        if !spelled(b, end, THEN_JSONRPC_ID) {
+            return Ok(Some(end));
+        }
+        let version = (end + 1 + VERSION.0, end + 1 + VERSION.1);
+        take(frame, b, Member::Jsonrpc, version, Escapes::NONE);
+        let at = end + THEN_JSONRPC_ID.len();
+        let Some((end, escapes, id)) = compact_id(b, at)? else {
+            return Ok(Some(version.1));
+        };
+        take(frame, b, Member::Id, (at, end), escapes);
+        frame.request = id;
+        return Ok(Some(end));
+    }
+    Ok(None)
+}
+
+/// [`compact`] for `params`: `name`, then `arguments`.
+#[inline(never)]
+fn compact_params<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<Option<usize>, JsonError> {
+    const NAME: &[u8] = br#""name":""#;
+    const THEN_ARGUMENTS: &[u8] = br#","arguments":{"#;
+    if !spelled(b, p, NAME) {
+        return Ok(None);
+    }
+    let at = p + NAME.len() - 1;
+    let (end, escapes) = check_string_escapes(b, at)?;
+    take(frame, b, Member::Name, (at, end), escapes);
+    if !spelled(b, end, THEN_ARGUMENTS) {
+        return Ok(Some(end));
+    }
+    let at = end + THEN_ARGUMENTS.len() - 1;
+    if depth >= max_depth {
+        return Err(JsonError::TooDeep(max_depth));
+    }
+    if frame.value(Member::Arguments).is_some() {
+        frame.clear_below(Member::Arguments);
+    }
+    let end = arguments(frame, b, at, depth + 1, max_depth)?;
+    take(frame, b, Member::Arguments, (at, end), Escapes::NONE);
+    Ok(Some(end))
+}
+
+/// Checks the `arguments` object at `p` (on its `{`), `depth` containers deep counting itself,
+/// recording each member with its key ([`Frame::arguments`]); returns the offset after its
+/// `}`. The grammar, errors and limit of [`object`], whose loop this is for an object whose
+/// keys are the tool's, not the protocol's.
+#[inline(never)]
+fn arguments<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
+    let mut p = skip_ws(b, p + 1);
+    if b.get(p) == Some(&b'}') {
+        return Ok(p + 1);
+    }
+    loop {
+        if b.get(p) != Some(&b'"') {
+            return Err(JsonError::Syntax(p));
+        }
+        let (key_end, _) = check_string_escapes(b, p)?;
+        let colon = skip_ws(b, key_end);
+        if b.get(colon) != Some(&b':') {
+            return Err(JsonError::Syntax(colon));
+        }
+        let start = skip_ws(b, colon + 1);
+        let mut escapes = Escapes::NONE;
+        let end = match b.get(start) {
+            Some(b'"') => {
+                let (end, esc) = check_string_escapes(b, start)?;
+                escapes = esc;
+                end
+            }
+            Some(b'1'..=b'9') => {
+                let q = digits_end(b, start + 1);
+                match b.get(q) {
+                    Some(b'.' | b'e' | b'E') => check_number(b, start)?,
+                    _ => q,
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => check_number(b, start)?,
+            Some(b'{' | b'[') => check_value(b, start, depth, max_depth)?,
+            Some(b't') => check_literal(b, start, b"true")?,
+            Some(b'f') => check_literal(b, start, b"false")?,
+            Some(b'n') => check_literal(b, start, b"null")?,
+            _ => return Err(JsonError::Syntax(start)),
+        };
+        let key = b.get(p + 1..key_end - 1).unwrap_or_default();
+        let value = b.get(start..end).unwrap_or_default();
+        frame.record_argument(key, value, escapes);
+        p = skip_ws(b, end);
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b'}') => return Ok(p + 1),
@@ -558,8 +837,6 @@ fn object<'a>(
 struct Seen {
     /// The recorded member its key names, if any.
     member: Option<Member>,
-    /// The key's content (between its quotes): start and length.
-    key: (usize, usize),
     /// The value: start and end.
     value: (usize, usize),
     /// What the escapes of a string value spell beyond its characters.
@@ -567,13 +844,12 @@ struct Seen {
 }
 
 impl<'a> Frame<'a> {
-    /// Records a member of an object at `level` in `b`: a recorded member's value, or (in
-    /// `arguments`) the member with its key.
+    /// Records a member of an object the pass records (of the message, `params` or `_meta`):
+    /// a recorded member's value.
     #[inline]
-    fn record(&mut self, level: Level, b: &'a [u8], seen: Seen) {
+    fn record(&mut self, b: &'a [u8], seen: Seen) {
         let Seen {
             member,
-            key,
             value: (start, end),
             escapes,
         } = seen;
@@ -590,27 +866,32 @@ impl<'a> Frame<'a> {
             } else {
                 self.escaped &= !bit;
             }
-        } else if level == Level::Arguments {
-            let (key_start, key_len) = key;
-            let key = b.get(key_start..key_start + key_len).unwrap_or_default();
-            // Past the table only the count goes on (`arguments` then says to walk).
-            // (The slots are 0 until written: written only for escapes, cleared with the table.)
-            if escapes != Escapes::NONE
-                && let Some(slot) = self.argument_escapes.get_mut(self.arguments.len())
-            {
-                *slot = match (
-                    u16::try_from(escapes.chars()),
-                    u16::try_from(escapes.bytes()),
-                ) {
-                    (Ok(chars), Ok(bytes)) if chars < u16::MAX => {
-                        u32::from(chars) << 16 | u32::from(bytes)
-                    }
-                    _ => UNCOUNTED,
-                };
-            }
-            let _ = self.arguments.push((JsonStr::from_checked(key), value));
-            self.argument_count = self.argument_count.saturating_add(1);
         }
+    }
+
+    /// Records a member of `params.arguments`: its key's content, its value, what the escapes
+    /// of a string value spell.
+    #[inline(always)]
+    fn record_argument(&mut self, key: &'a [u8], value: &'a [u8], escapes: Escapes) {
+        // Past the table only the count goes on (`arguments` then says to walk).
+        // (The slots are 0 until written: written only for escapes, cleared with the table.)
+        if escapes != Escapes::NONE
+            && let Some(slot) = self.argument_escapes.get_mut(self.arguments.len())
+        {
+            *slot = match (
+                u16::try_from(escapes.chars()),
+                u16::try_from(escapes.bytes()),
+            ) {
+                (Ok(chars), Ok(bytes)) if chars < u16::MAX => {
+                    u32::from(chars) << 16 | u32::from(bytes)
+                }
+                _ => UNCOUNTED,
+            };
+        }
+        let _ = self
+            .arguments
+            .push((JsonStr::from_checked(key), Json::from_checked(value)));
+        self.argument_count = self.argument_count.saturating_add(1);
     }
 }
 
@@ -1088,43 +1369,184 @@ mod test {
         fn index_agrees_with_walking(text in message(), cut in 0usize..4, depth in 0u8..7) {
             // Whole documents, and documents cut short (errors must agree too).
             let bytes = text.as_bytes();
-            let bytes = &bytes[..bytes.len() - cut.min(bytes.len())];
-            let frame = Frame::parse(bytes, depth);
-            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), reference(bytes, depth));
-            proptest::prop_assert_eq!(Json::parse(bytes, depth), reference(bytes, depth));
-            if let Ok(f) = frame {
-                for m in Member::ALL {
-                    proptest::prop_assert_eq!(f.get(m), walked(f.root(), m), "{:?} in {}", m, text);
-                }
-                let args = last(walked_value(f.root(), Member::Arguments))
-                    .filter(|a| a.kind() == crate::wire::json::Kind::Object);
-                let all: Vec<_> = args.and_then(|a| a.members()).into_iter().flatten().collect();
-                match f.arguments() {
-                    Some(table) => {
-                        proptest::prop_assert_eq!(table, all.as_slice());
-                        // What the check counted of each string's escapes, as counting them again
-                        // finds it.
-                        for (i, (_, v)) in table.iter().enumerate() {
-                            let e = f.argument_escapes(i);
-                            proptest::prop_assert!(e.is_some());
-                            if let (Some(e), Some(s)) = (e, v.as_str()) {
-                                let raw = s.raw();
-                                proptest::prop_assert_eq!((e.decoded_chars(raw), e.decoded_bytes(raw)), s.decoded_size());
-                                proptest::prop_assert_eq!(e == Escapes::NONE, !s.has_escapes());
-                            } else {
-                                proptest::prop_assert_eq!(e, Some(Escapes::NONE));
-                            }
-                        }
-                        proptest::prop_assert_eq!(f.argument_escapes(table.len()), None);
-                    }
-                    None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
-                }
-                proptest::prop_assert_eq!(
-                    format!("{:?}", f.message()),
-                    format!("{:?}", Message::classify(f.root()))
-                );
+            agrees(&text, &bytes[..bytes.len() - cut.min(bytes.len())], depth)?;
+        }
+
+        #[test]
+        fn compact_messages_index_as_walked(text in compact_message(), cut in 0usize..4, depth in 0u8..7) {
+            let bytes = text.as_bytes();
+            agrees(&text, &bytes[..bytes.len() - cut.min(bytes.len())], depth)?;
+        }
+
+        #[test]
+        fn a_byte_changed_in_a_compact_message_is_refused_or_indexed_as_walked(
+            text in compact_message(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            byte in proptest::prop_oneof![
+                proptest::prelude::any::<u8>(),
+                proptest::sample::select(b"\"\\:,{}[] 0123456789-.eE\x01\x80\xC3\xFFtfnu".to_vec()),
+            ],
+        ) {
+            let mut bytes = text.clone().into_bytes();
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+            agrees(&text, &bytes, 8)?;
+        }
+    }
+
+    /// The index of `bytes` is what walking the checked text finds: the same errors as the
+    /// reference, the same members (their escapes too), the same arguments, the same message.
+    fn agrees(
+        text: &str,
+        bytes: &[u8],
+        depth: u8,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let frame = Frame::parse(bytes, depth);
+        proptest::prop_assert_eq!(
+            frame.as_ref().map(|f| f.root()).map_err(|e| *e),
+            reference(bytes, depth)
+        );
+        proptest::prop_assert_eq!(Json::parse(bytes, depth), reference(bytes, depth));
+        let Ok(f) = frame else { return Ok(()) };
+        for m in Member::ALL {
+            let found = f.get(m);
+            proptest::prop_assert_eq!(found, walked(f.root(), m), "{:?} in {}", m, text);
+            if let Some(s) = found.once().and_then(|v| v.as_str()) {
+                proptest::prop_assert_eq!(f.has_escapes(m), s.has_escapes(), "{:?} in {}", m, text);
             }
         }
+        let args = last(walked_value(f.root(), Member::Arguments))
+            .filter(|a| a.kind() == crate::wire::json::Kind::Object);
+        let all: Vec<_> = args
+            .and_then(|a| a.members())
+            .into_iter()
+            .flatten()
+            .collect();
+        match f.arguments() {
+            Some(table) => {
+                proptest::prop_assert_eq!(table, all.as_slice());
+                // What the check counted of each string's escapes, as counting them again
+                // finds it.
+                for (i, (_, v)) in table.iter().enumerate() {
+                    let e = f.argument_escapes(i);
+                    proptest::prop_assert!(e.is_some());
+                    if let (Some(e), Some(s)) = (e, v.as_str()) {
+                        let raw = s.raw();
+                        proptest::prop_assert_eq!(
+                            (e.decoded_chars(raw), e.decoded_bytes(raw)),
+                            s.decoded_size()
+                        );
+                        proptest::prop_assert_eq!(e == Escapes::NONE, !s.has_escapes());
+                    } else {
+                        proptest::prop_assert_eq!(e, Some(Escapes::NONE));
+                    }
+                }
+                proptest::prop_assert_eq!(f.argument_escapes(table.len()), None);
+            }
+            None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
+        }
+        proptest::prop_assert_eq!(
+            format!("{:?}", f.message()),
+            format!("{:?}", Message::classify(f.root()))
+        );
+        Ok(())
+    }
+
+    /// Messages in the spellings the checking pass takes by comparison (both member orders,
+    /// compact), with ids, methods, names and arguments of every kind, and members after them
+    /// (repeated ones, a response's, others): the compact path and where it hands over.
+    fn compact_message() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let select = |v: &[&'static str]| prop::sample::select(v.to_vec());
+        let id = select(&[
+            "0",
+            "7",
+            "101",
+            "123456789012345678",
+            "1234567890123456789",
+            "-1",
+            "1.5",
+            "2e3",
+            "\"a\"",
+            "\"x\\u0041\"",
+            "null",
+            "true",
+            "{}",
+            "01",
+            "\"\"",
+        ]);
+        let version = select(&["2.0", "2.0", "2.0", "1.0"]);
+        let method = select(&[
+            "tools/call",
+            "ping",
+            "t\\u006fols/call",
+            "",
+            "initialize",
+            "é",
+        ]);
+        let name = select(&["self.audio_speaker.set_volume", "x", "s\\u0065lf", "é", ""]);
+        let value = select(&[
+            "40",
+            "0",
+            "-3",
+            "1.5",
+            "\"s\"",
+            "\"a\\\"b\"",
+            "true",
+            "null",
+            "[1,{\"a\":2}]",
+            "{\"b\":[]}",
+            "\"\\u00e9t\\u00e9\"",
+        ]);
+        let key = select(&["volume", "v", "\\u0076", "level_01", "name"]);
+        let args = prop::collection::vec((key, value), 0..11).prop_map(|members| {
+            let body: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        });
+        let arguments = prop_oneof![
+            Just(String::new()),
+            args.prop_map(|a| format!(",\"arguments\":{a}")),
+            Just(",\"arguments\":[1]".to_string()),
+            Just(",\"arguments\":null".to_string()),
+        ];
+        let params_tail = select(&[
+            "",
+            "",
+            ",\"_meta\":{\"progressToken\":1}",
+            ",\"name\":\"y\"",
+            ",\"arguments\":{}",
+            ",\"task\":{}",
+        ]);
+        let params = prop_oneof![
+            Just(String::new()),
+            (name, arguments, params_tail)
+                .prop_map(|(n, a, t)| format!(",\"params\":{{\"name\":\"{n}\"{a}{t}}}")),
+            Just(",\"params\":[]".to_string()),
+            Just(",\"params\":{}".to_string()),
+        ];
+        let tail = select(&[
+            "",
+            "",
+            "",
+            ",\"id\":2",
+            ",\"jsonrpc\":\"2.0\"",
+            ",\"method\":\"m\"",
+            ",\"params\":{}",
+            ",\"result\":{}",
+            ",\"x\":1",
+        ]);
+        (prop::bool::ANY, version, id, method, params, tail).prop_map(
+            |(python, version, id, method, params, tail)| {
+                if python {
+                    format!("{{\"jsonrpc\":\"{version}\",\"id\":{id},\"method\":\"{method}\"{params}{tail}}}")
+                } else {
+                    format!("{{\"method\":\"{method}\"{params},\"jsonrpc\":\"{version}\",\"id\":{id}{tail}}}")
+                }
+            },
+        )
     }
 
     #[test]
