@@ -373,28 +373,14 @@ impl Evidence {
 /// client's text, and a failure's sentence is spoken and logged), nor an absent optional one.
 pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
     use crate::schema::ParamType;
-    use crate::wire::json::Integer;
-    let (p, raw) = args.first()?;
-    // Validated already: the token is of the parameter's type (a string with escapes is held
-    // decoded, and reads as no token here: nothing is named then).
-    let v = Json::from_checked(raw);
-    match p.ty() {
-        ParamType::Boolean => v.as_bool().map(Reading::Bool),
-        ParamType::Integer => match v.as_integer()? {
-            Integer::Exact(n) => Some(Reading::Int(n)),
-            _ => None,
-        },
+    let (p, v) = args.first()?;
+    Some(match p.ty() {
+        ParamType::Boolean => Reading::Bool(v != 0),
+        ParamType::Integer => Reading::Int(v as i64),
         #[cfg(feature = "float")]
-        ParamType::Number => v.as_f64().map(Reading::Number),
-        ParamType::String => {
-            let s = v.as_str()?;
-            p.choices()
-                .iter()
-                .find(|c| s.eq_str(c))
-                .copied()
-                .map(Reading::Str)
-        }
-    }
+        ParamType::Number => Reading::Number(f64::from_bits(v)),
+        ParamType::String => Reading::Str(p.choices().get(usize::try_from(v).ok()?)?),
+    })
 }
 
 impl ToolError {

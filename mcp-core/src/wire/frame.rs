@@ -23,10 +23,12 @@ use super::check::{
 pub use super::json::Found;
 use super::json::{Json, JsonStr};
 
-/// How many members of `params.arguments` the index records. A tool declares at most
-/// [`MAX_PARAMS`](crate::schema::MAX_PARAMS) parameters; an `arguments` object with more members
-/// than this is walked again by the validator (see [`Frame::arguments`]).
-pub const INDEXED_ARGUMENTS: usize = 8;
+/// How many members of `params.arguments` the index records: as many as a tool declares
+/// parameters at most ([`MAX_PARAMS`](crate::schema::MAX_PARAMS)), so that the arguments of any
+/// call that can be valid are read from the index. An `arguments` object with more members
+/// than this (which a tool can only refuse, or take whole through a hand-written schema) is
+/// walked again by the validator (see [`Frame::arguments`]).
+pub const INDEXED_ARGUMENTS: usize = 16;
 
 /// A member the index records (see the [module docs](self)): the one definition of them. Its
 /// discriminant is its slot in the index ([`Member::ALL`] lists them in that order), its
