@@ -296,7 +296,7 @@ fn expect_set_volume(i: usize, responses: &[Value]) -> Result<(), String> {
     let r = one(responses)?;
     expect_set_volume_common(i, r)?;
     let v = volume_of(i);
-    let e = field(r, &["result", "evidence"])?;
+    let e = field(r, &["result", "_meta", "io.github.mcu-mcp/evidence"])?;
     if e.get("level") != Some(&Value::from("read_back"))
         || e.get("commanded") != Some(&Value::from(v))
         || e.get("observed") != Some(&Value::from(v))
