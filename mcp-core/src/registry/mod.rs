@@ -43,6 +43,7 @@ use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
 use crate::wire::protocol::{self, join};
+use crate::wire::swar;
 use crate::wire::writer::Writer;
 
 /// A tool handler: the application context, the validated arguments, and the reply scratch.
@@ -648,21 +649,41 @@ pub(crate) const CURSOR_MEMBER_LEN: usize = protocol::NEXT_CURSOR_OPEN.len() + C
 /// [`ToolTable`]).
 pub struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,
-    /// The listing's size in bytes (below 2^24) above the name's length (1–128): the lookup by
-    /// name passes over the tools of another length without reading their names.
-    packed: u32,
+    /// The listing's size in bytes.
+    size: u32,
+    /// The lookup's order, kept beside the registration order (which is the listing order):
+    /// the `k`-th entry holds the index of the `k`-th tool in the order of the names' hashes
+    /// (ties in registration order), and that name's hash ([`name_hash`]).
+    by_hash: (u16, u8),
 }
 
 impl<C> Entry<'_, C> {
     /// The listing's size in bytes.
     pub(crate) const fn size(&self) -> u32 {
-        self.packed >> 8
+        self.size
     }
+}
 
-    /// The tool name's length in bytes.
-    const fn name_len(&self) -> usize {
-        (self.packed & 0xFF) as usize
-    }
+/// A name's hash: its length, and its first, middle and last eight bytes (fewer bytes than
+/// that, all of them), folded into a byte. The lookup by name finds the names of one hash by a
+/// binary search and compares only those: names that share their length and those bytes (a
+/// firmware's own naming, not something a client chooses) share a hash and are compared in
+/// turn.
+#[inline(always)]
+fn name_hash(name: &[u8]) -> u8 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let n = name.len();
+    let word = |at: usize| {
+        name.get(at..)
+            .and_then(<[u8]>::first_chunk::<8>)
+            .map_or(0, |w| u64::from_le_bytes(*w))
+    };
+    let mixed = if n >= 8 {
+        word(0) ^ word(n - 8).rotate_left(21) ^ word(n / 2 - 4).rotate_left(42)
+    } else {
+        name.iter().fold(0, |w, &b| w << 8 | u64::from(b))
+    };
+    ((mixed ^ n as u64).wrapping_mul(K) >> 56) as u8
 }
 
 /// The tool table over the storage `S`, in registration order (which is listing order).
@@ -804,21 +825,37 @@ impl<'t, C> RegistryView<'t, C> {
                 page: clamp(self.page_bytes),
             }));
         }
-        // Sizes from 16 MiB up are refused as too large for any page (the name's length, at
-        // most 128, shares the word).
-        let size = u32::try_from(size)
-            .ok()
-            .filter(|&s| s < 1 << 24)
-            .ok_or_else(|| {
-                err(RegisterErrorKind::TooLargeForPage {
-                    size: u32::MAX,
-                    page: u32::MAX,
-                })
-            })?;
-        let packed = size << 8 | tool.name.len() as u32;
+        let size = u32::try_from(size).map_err(|_| {
+            err(RegisterErrorKind::TooLargeForPage {
+                size: u32::MAX,
+                page: u32::MAX,
+            })
+        })?;
+        let hash = name_hash(tool.name.as_bytes());
+        let added = self.entries.len();
+        let index = u16::try_from(added).map_err(|_| err(RegisterErrorKind::Full))?;
+        // Its place in the lookup's order: after the names of a smaller or equal hash.
+        let at = match hash.checked_add(1) {
+            Some(above) => self.lookup_from(above).unwrap_or(added),
+            None => added,
+        };
+        let entry = Entry {
+            tool,
+            size,
+            by_hash: (index, hash),
+        };
         self.entries
-            .push(Entry { tool, packed })
+            .push(entry)
             .map_err(|_| err(RegisterErrorKind::Full))?;
+        for k in (at..added).rev() {
+            let moved = self.entries.get(k).map(|e| e.by_hash);
+            if let (Some(moved), Some(next)) = (moved, self.entries.get_mut(k + 1)) {
+                next.by_hash = moved;
+            }
+        }
+        if let Some(e) = self.entries.get_mut(at) {
+            e.by_hash = (index, hash);
+        }
         self.fingerprint = fnv(fnv(self.fingerprint, tool.name.as_bytes()), &[0]);
         Ok(self)
     }
@@ -830,30 +867,51 @@ impl<'t, C> RegistryView<'t, C> {
     }
 
     /// The index of the tool named `name` (`escaped`: sent with escape sequences).
+    ///
+    /// The common case, a name without escapes, does not scan the table: a binary search in the
+    /// order of the names' hashes finds those with the name's hash (one, mostly), whose names
+    /// are compared byte for byte. A name with escapes is compared decoded with each.
     pub(crate) fn position(&self, name: JsonStr<'_>, escaped: bool) -> Option<usize> {
         if escaped {
             return self.entries.iter().position(|e| name.eq_str(e.tool.name));
         }
-        // The common case: compare bytes, without looking for escapes once per tool, and only
-        // the names of the right length, looked at two tools a step.
         let raw = name.raw();
-        let len = raw.len();
-        let named = |e: &Entry<'t, C>| e.name_len() == len && e.tool.name.as_bytes() == raw;
-        let mut pairs = self.entries.chunks_exact(2);
-        for (i, pair) in (&mut pairs).enumerate() {
-            if let [a, b] = pair
-                && (a.name_len() == len || b.name_len() == len)
+        let hash = name_hash(raw);
+        let entries = &self.entries;
+        let mut at = self.lookup_from(hash)?;
+        while let Some(&Entry {
+            by_hash: (i, h), ..
+        }) = entries.get(at)
+        {
+            if h != hash {
+                return None;
+            }
+            let i = usize::from(i);
+            if entries
+                .get(i)
+                .is_some_and(|e| swar::eq(e.tool.name.as_bytes(), raw))
             {
-                if named(a) {
-                    return Some(2 * i);
-                }
-                if named(b) {
-                    return Some(2 * i + 1);
-                }
+                return Some(i);
+            }
+            at += 1;
+        }
+        None
+    }
+
+    /// The first place in the lookup's order whose name's hash is `hash` or more (`None`: past
+    /// the end).
+    fn lookup_from(&self, hash: u8) -> Option<usize> {
+        let entries = &self.entries;
+        let (mut lo, mut hi) = (0, entries.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if entries.get(mid).map_or(u8::MAX, |e| e.by_hash.1) < hash {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
-        let last = pairs.remainder().first()?;
-        named(last).then_some(self.entries.len() - 1)
+        (lo < entries.len()).then_some(lo)
     }
 
     /// The tool at `index`.
@@ -956,6 +1014,50 @@ mod test {
                     None,
                     "{missing} of {count}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_table_finds_every_tool_and_no_other_whatever_the_names() {
+        // 256 names sharing a 24-byte prefix and their length, and 256 of varied lengths (many
+        // hashes shared by two or more), each registered in a scrambled order.
+        let shared = (0..256).map(|i| format!("self.audio_speaker.set_v{i:05}"));
+        let varied = (0..256).map(|i| format!("t{}.{}", "x".repeat(i % 37), i * 7919 % 1000));
+        for names in [shared.collect::<Vec<_>>(), varied.collect()] {
+            let mut order: Vec<usize> = (0..names.len()).collect();
+            order.sort_by_key(|&i| i * 149 % 256);
+            let tools: Vec<&'static Tool<()>> = order
+                .iter()
+                .map(|&i| {
+                    let name: &'static str = Box::leak(names[i].clone().into_boxed_str());
+                    &*Box::leak(Box::new(Tool::new(name, "x", noop)))
+                })
+                .collect();
+            let mut r: Registry<'_, (), 256> = Registry::new(8000);
+            for t in &tools {
+                r.register(t).unwrap();
+            }
+            // The lookup's order is the hashes' order, and holds every tool once.
+            let mut seen: Vec<usize> = r.entries.iter().map(|e| usize::from(e.by_hash.0)).collect();
+            let hashes: Vec<u8> = r.entries.iter().map(|e| e.by_hash.1).collect();
+            for (k, &i) in seen.iter().enumerate() {
+                assert_eq!(name_hash(r.entries[i].tool.name.as_bytes()), hashes[k]);
+            }
+            assert!(hashes.windows(2).all(|w| w[0] <= w[1]), "{hashes:?}");
+            seen.sort_unstable();
+            assert_eq!(seen, (0..256).collect::<Vec<_>>());
+            for (i, t) in tools.iter().enumerate() {
+                let name = JsonStr::from_checked(t.name.as_bytes());
+                assert_eq!(r.position(name, false), Some(i), "{}", t.name);
+            }
+            for missing in names
+                .iter()
+                .map(|n| format!("{n}x"))
+                .chain(["".to_string()])
+            {
+                let name = JsonStr::from_checked(missing.as_bytes());
+                assert_eq!(r.position(name, false), None, "{missing}");
             }
         }
     }

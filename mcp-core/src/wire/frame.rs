@@ -478,7 +478,7 @@ fn object<'a>(
         return Ok(p + 1);
     }
     // The members clients spell compactly in the order they write them are taken by comparing
-    // bytes first; whatever follows the last one taken is walked member by member below.
+    // bytes first; whatever follows the last one taken is walked member by member.
     if let Some(end) = compact(frame, b, p, level, depth, max_depth)? {
         p = skip_ws(b, end);
         match b.get(p) {
@@ -487,6 +487,21 @@ fn object<'a>(
             _ => return Err(JsonError::Syntax(p)),
         }
     }
+    members(frame, b, p, level, depth, max_depth)
+}
+
+/// The members of the recorded object of `level` from `p` (on a key) to its `}`, walked one by
+/// one and recorded; returns the offset after the `}`. (Out of line: a compact object does not
+/// pay for this loop's frame.)
+#[inline(never)]
+fn members<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    mut p: usize,
+    level: Level,
+    depth: u8,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
     loop {
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
