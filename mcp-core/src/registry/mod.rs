@@ -664,26 +664,25 @@ impl<C> Entry<'_, C> {
     }
 }
 
-/// A name's hash: its length, and its first, middle and last eight bytes (fewer bytes than
-/// that, all of them), folded into a byte. The lookup by name finds the names of one hash by a
-/// binary search and compares only those: names that share their length and those bytes (a
-/// firmware's own naming, not something a client chooses) share a hash and are compared in
-/// turn.
-#[inline(always)]
+/// A name's hash: its length, and its first, middle and last four bytes (fewer bytes than that,
+/// all of them), folded into a byte, in 32-bit arithmetic. The lookup by name finds the names of
+/// one hash by a binary search and compares only those: names that share their length and
+/// those bytes (a firmware's own naming, not something a client chooses) share a hash and are
+/// compared in turn.
+#[inline(never)]
 fn name_hash(name: &[u8]) -> u8 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let n = name.len();
     let word = |at: usize| {
         name.get(at..)
-            .and_then(<[u8]>::first_chunk::<8>)
-            .map_or(0, |w| u64::from_le_bytes(*w))
+            .and_then(<[u8]>::first_chunk::<4>)
+            .map_or(0, |w| u32::from_le_bytes(*w))
     };
-    let mixed = if n >= 8 {
-        word(0) ^ word(n - 8).rotate_left(21) ^ word(n / 2 - 4).rotate_left(42)
+    let mixed = if n >= 4 {
+        word(0) ^ word(n - 4).rotate_left(11) ^ word(n / 2 - 2).rotate_left(22)
     } else {
-        name.iter().fold(0, |w, &b| w << 8 | u64::from(b))
+        name.iter().fold(0, |w, &b| w << 8 | u32::from(b))
     };
-    ((mixed ^ n as u64).wrapping_mul(K) >> 56) as u8
+    ((mixed ^ n as u32).wrapping_mul(0x9E37_79B1) >> 24) as u8
 }
 
 /// The tool table over the storage `S`, in registration order (which is listing order).

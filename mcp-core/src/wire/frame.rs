@@ -487,41 +487,27 @@ fn object<'a>(
             _ => return Err(JsonError::Syntax(p)),
         }
     }
-    members(frame, b, p, level, depth, max_depth)
-}
-
-/// The members of the recorded object of `level` from `p` (on a key) to its `}`, walked one by
-/// one and recorded; returns the offset after the `}`. (Out of line: a compact object does not
-/// pay for this loop's frame.)
-#[inline(never)]
-fn members<'a>(
-    frame: &mut Frame<'a>,
-    b: &'a [u8],
-    mut p: usize,
-    level: Level,
-    depth: u8,
-    max_depth: u8,
-) -> Result<usize, JsonError> {
     loop {
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
-        let seen = if level == Level::Message
+        let (seen, seen_key) = if level == Level::Message
             && b.get(p + 1) == Some(&b'j')
             && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
         {
             let end = p + JSONRPC_MEMBER.len();
             // After the key, its quotes and the colon.
             let value = p + Member::Jsonrpc.key().len() + 3;
-            Seen {
+            let seen = Seen {
                 member: Some(Member::Jsonrpc),
                 value: (value, end),
                 escapes: Escapes::NONE,
-            }
+            };
+            (seen, (p + 1, Member::Jsonrpc.key().len()))
         } else {
             // `"key" :`: one of the keys the index records, as clients write it, is known by
             // comparing bytes (key, quotes and colon checked by it); any other is checked.
-            let (member, colon) = match known_key(level, b, p) {
-                Some((member, len)) => (Some(member), p + len - 1),
+            let (key, member, colon) = match known_key(level, b, p) {
+                Some((member, len)) => ((p + 1, len - 3), Some(member), p + len - 1),
                 None => {
                     if b.get(p) != Some(&b'"') {
                         return Err(JsonError::Syntax(p));
@@ -533,14 +519,15 @@ fn members<'a>(
                         return Err(JsonError::Syntax(colon));
                     }
                     let key = (p + 1, key_end - p - 2);
-                    let member = match key_escaped {
-                        false => member_of_plain(level, b, key.0, key.1, frame),
-                        true => {
+                    let member = match (level, key_escaped) {
+                        (Level::Arguments, _) => None,
+                        (_, false) => member_of_plain(level, b, key.0, key.1, frame),
+                        (_, true) => {
                             let raw = b.get(key.0..key.0 + key.1).unwrap_or_default();
                             member_of_escaped(level, JsonStr::from_checked(raw), frame)
                         }
                     };
-                    (member, colon)
+                    (key, member, colon)
                 }
             };
             let child = member.and_then(Level::of);
@@ -571,10 +558,7 @@ fn members<'a>(
                     if depth >= max_depth {
                         return Err(JsonError::TooDeep(max_depth));
                     }
-                    match child {
-                        Level::Arguments => arguments(frame, b, p, depth + 1, max_depth)?,
-                        _ => object(frame, b, p, child, depth + 1, max_depth)?,
-                    }
+                    object(frame, b, p, child, depth + 1, max_depth)?
                 }
                 (Some(b'{' | b'['), _) => check_value(b, p, depth, max_depth)?,
                 (Some(b't'), _) => check_literal(b, p, b"true")?,
@@ -582,14 +566,24 @@ fn members<'a>(
                 (Some(b'n'), _) => check_literal(b, p, b"null")?,
                 _ => return Err(JsonError::Syntax(p)),
             };
-            Seen {
+            let seen = Seen {
                 member,
                 value: (start, end),
                 escapes,
-            }
+            };
+            (seen, key)
         };
         p = skip_ws(b, seen.value.1);
-        frame.record(b, seen);
+        if level == Level::Arguments {
+            let arg_key = b
+                .get(seen_key.0..seen_key.0 + seen_key.1)
+                .unwrap_or_default();
+            let (start, end) = seen.value;
+            let value = b.get(start..end).unwrap_or_default();
+            frame.record_argument(arg_key, value, seen.escapes);
+        } else {
+            frame.record(b, seen);
+        }
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b'}') => return Ok(p + 1),
@@ -785,68 +779,9 @@ fn compact_params<'a>(
     if frame.value(Member::Arguments).is_some() {
         frame.clear_below(Member::Arguments);
     }
-    let end = arguments(frame, b, at, depth + 1, max_depth)?;
+    let end = object(frame, b, at, Level::Arguments, depth + 1, max_depth)?;
     take(frame, b, Member::Arguments, (at, end), Escapes::NONE);
     Ok(Some(end))
-}
-
-/// Checks the `arguments` object at `p` (on its `{`), `depth` containers deep counting itself,
-/// recording each member with its key ([`Frame::arguments`]); returns the offset after its
-/// `}`. The grammar, errors and limit of [`object`], whose loop this is for an object whose
-/// keys are the tool's, not the protocol's.
-#[inline(never)]
-fn arguments<'a>(
-    frame: &mut Frame<'a>,
-    b: &'a [u8],
-    p: usize,
-    depth: u8,
-    max_depth: u8,
-) -> Result<usize, JsonError> {
-    let mut p = skip_ws(b, p + 1);
-    if b.get(p) == Some(&b'}') {
-        return Ok(p + 1);
-    }
-    loop {
-        if b.get(p) != Some(&b'"') {
-            return Err(JsonError::Syntax(p));
-        }
-        let (key_end, _) = check_string_escapes(b, p)?;
-        let colon = skip_ws(b, key_end);
-        if b.get(colon) != Some(&b':') {
-            return Err(JsonError::Syntax(colon));
-        }
-        let start = skip_ws(b, colon + 1);
-        let mut escapes = Escapes::NONE;
-        let end = match b.get(start) {
-            Some(b'"') => {
-                let (end, esc) = check_string_escapes(b, start)?;
-                escapes = esc;
-                end
-            }
-            Some(b'1'..=b'9') => {
-                let q = digits_end(b, start + 1);
-                match b.get(q) {
-                    Some(b'.' | b'e' | b'E') => check_number(b, start)?,
-                    _ => q,
-                }
-            }
-            Some(b'-' | b'0'..=b'9') => check_number(b, start)?,
-            Some(b'{' | b'[') => check_value(b, start, depth, max_depth)?,
-            Some(b't') => check_literal(b, start, b"true")?,
-            Some(b'f') => check_literal(b, start, b"false")?,
-            Some(b'n') => check_literal(b, start, b"null")?,
-            _ => return Err(JsonError::Syntax(start)),
-        };
-        let key = b.get(p + 1..key_end - 1).unwrap_or_default();
-        let value = b.get(start..end).unwrap_or_default();
-        frame.record_argument(key, value, escapes);
-        p = skip_ws(b, end);
-        match b.get(p) {
-            Some(b',') => p = skip_ws(b, p + 1),
-            Some(b'}') => return Ok(p + 1),
-            _ => return Err(JsonError::Syntax(p)),
-        }
-    }
 }
 
 /// One member of an object the pass records, as it found it (offsets into the message until
