@@ -578,7 +578,7 @@ pub struct RegisterError {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum RegisterErrorKind {
-    /// The table already holds `N` tools.
+    /// The table already holds `N` tools, or [`MAX_TOOLS`].
     #[error("the tool table is full")]
     Full,
     /// A tool with this name is already registered.
@@ -626,7 +626,7 @@ pub enum RegisterErrorKind {
     /// no parameter of the tool.
     #[error("the question has a placeholder that is malformed or names no parameter")]
     BadQuestion,
-    /// The listing alone would overflow a `tools/list` page.
+    /// The listing alone would overflow a `tools/list` page (or needs 64 KiB or more).
     #[error("its listing needs {size} bytes but a tools/list page holds {page}")]
     TooLargeForPage {
         /// Bytes the listing plus page overhead needs.
@@ -649,20 +649,38 @@ pub(crate) const CURSOR_MEMBER_LEN: usize = protocol::NEXT_CURSOR_OPEN.len() + C
 /// [`ToolTable`]).
 pub struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,
-    /// The listing's size in bytes.
-    size: u32,
-    /// The lookup's order, kept beside the registration order (which is the listing order):
-    /// the `k`-th entry holds the index of the `k`-th tool in the order of the names' hashes
-    /// (ties in registration order), and that name's hash ([`name_hash`]).
-    by_hash: (u16, u8),
+    /// From the high half down: the listing's size in bytes (under 64 KiB); and the lookup's
+    /// order, kept beside the registration order (which is the listing order): the `k`-th
+    /// entry holds the index of the `k`-th tool in the order of the names' hashes (ties in
+    /// registration order), and that name's hash ([`name_hash`]). Eight bytes an entry on a
+    /// 32-bit target, the tool's reference included.
+    packed: u32,
 }
 
 impl<C> Entry<'_, C> {
     /// The listing's size in bytes.
     pub(crate) const fn size(&self) -> u32 {
-        self.size
+        self.packed >> 16
+    }
+
+    /// The index of the `k`-th tool in the lookup's order, when this is the `k`-th entry.
+    const fn by_hash(&self) -> usize {
+        (self.packed >> 8 & 0xFF) as usize
+    }
+
+    /// That tool's name's hash.
+    const fn hash(&self) -> u8 {
+        (self.packed & 0xFF) as u8
+    }
+
+    /// The entry with its place in the lookup's order set.
+    const fn with_order(&self, index: usize, hash: u8) -> u32 {
+        self.packed & 0xFFFF_0000 | (index as u32 & 0xFF) << 8 | hash as u32
     }
 }
+
+/// The most tools a table holds (the lookup's order keeps an index in a byte).
+pub const MAX_TOOLS: usize = 256;
 
 /// A name's hash: its length, and its first, middle and last four bytes (fewer bytes than that,
 /// all of them), folded into a byte, in 32-bit arithmetic. The lookup by name finds the names of
@@ -824,15 +842,17 @@ impl<'t, C> RegistryView<'t, C> {
                 page: clamp(self.page_bytes),
             }));
         }
-        let size = u32::try_from(size).map_err(|_| {
+        let size = u16::try_from(size).map_err(|_| {
             err(RegisterErrorKind::TooLargeForPage {
-                size: u32::MAX,
-                page: u32::MAX,
+                size: u32::try_from(size).unwrap_or(u32::MAX),
+                page: u32::try_from(self.page_bytes).unwrap_or(u32::MAX),
             })
         })?;
         let hash = name_hash(tool.name.as_bytes());
         let added = self.entries.len();
-        let index = u16::try_from(added).map_err(|_| err(RegisterErrorKind::Full))?;
+        if added >= MAX_TOOLS {
+            return Err(err(RegisterErrorKind::Full));
+        }
         // Its place in the lookup's order: after the names of a smaller or equal hash.
         let at = match hash.checked_add(1) {
             Some(above) => self.lookup_from(above).unwrap_or(added),
@@ -840,20 +860,19 @@ impl<'t, C> RegistryView<'t, C> {
         };
         let entry = Entry {
             tool,
-            size,
-            by_hash: (index, hash),
+            packed: u32::from(size) << 16,
         };
         self.entries
             .push(entry)
             .map_err(|_| err(RegisterErrorKind::Full))?;
         for k in (at..added).rev() {
-            let moved = self.entries.get(k).map(|e| e.by_hash);
-            if let (Some(moved), Some(next)) = (moved, self.entries.get_mut(k + 1)) {
-                next.by_hash = moved;
+            let moved = self.entries.get(k).map(|e| (e.by_hash(), e.hash()));
+            if let (Some((index, hash)), Some(next)) = (moved, self.entries.get_mut(k + 1)) {
+                next.packed = next.with_order(index, hash);
             }
         }
         if let Some(e) = self.entries.get_mut(at) {
-            e.by_hash = (index, hash);
+            e.packed = e.with_order(added, hash);
         }
         self.fingerprint = fnv(fnv(self.fingerprint, tool.name.as_bytes()), &[0]);
         Ok(self)
@@ -878,14 +897,11 @@ impl<'t, C> RegistryView<'t, C> {
         let hash = name_hash(raw);
         let entries = &self.entries;
         let mut at = self.lookup_from(hash)?;
-        while let Some(&Entry {
-            by_hash: (i, h), ..
-        }) = entries.get(at)
-        {
-            if h != hash {
+        while let Some(e) = entries.get(at) {
+            if e.hash() != hash {
                 return None;
             }
-            let i = usize::from(i);
+            let i = e.by_hash();
             if entries
                 .get(i)
                 .is_some_and(|e| swar::eq(e.tool.name.as_bytes(), raw))
@@ -904,7 +920,7 @@ impl<'t, C> RegistryView<'t, C> {
         let (mut lo, mut hi) = (0, entries.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if entries.get(mid).map_or(u8::MAX, |e| e.by_hash.1) < hash {
+            if entries.get(mid).map_or(u8::MAX, Entry::hash) < hash {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -1038,8 +1054,8 @@ mod test {
                 r.register(t).unwrap();
             }
             // The lookup's order is the hashes' order, and holds every tool once.
-            let mut seen: Vec<usize> = r.entries.iter().map(|e| usize::from(e.by_hash.0)).collect();
-            let hashes: Vec<u8> = r.entries.iter().map(|e| e.by_hash.1).collect();
+            let mut seen: Vec<usize> = r.entries.iter().map(Entry::by_hash).collect();
+            let hashes: Vec<u8> = r.entries.iter().map(Entry::hash).collect();
             for (k, &i) in seen.iter().enumerate() {
                 assert_eq!(name_hash(r.entries[i].tool.name.as_bytes()), hashes[k]);
             }
