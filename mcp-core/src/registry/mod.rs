@@ -682,23 +682,19 @@ impl<C> Entry<'_, C> {
 /// The most tools a table holds (the lookup's order keeps an index in a byte).
 pub const MAX_TOOLS: usize = 256;
 
-/// A name's hash: its length, and its first, middle and last four bytes (fewer bytes than that,
-/// all of them), folded into a byte, in 32-bit arithmetic. The lookup by name finds the names of
-/// one hash by a binary search and compares only those: names that share their length and
-/// those bytes (a firmware's own naming, not something a client chooses) share a hash and are
+/// A name's hash: its length, and its first and last four bytes (fewer bytes than that, all of
+/// them), folded into a byte, in 32-bit arithmetic. The lookup by name finds the names of one
+/// hash by a binary search and compares only those: names that share their length and those
+/// bytes (a firmware's own naming, not something a client chooses) share a hash and are
 /// compared in turn.
 #[inline(never)]
 fn name_hash(name: &[u8]) -> u8 {
     let n = name.len();
-    let word = |at: usize| {
-        name.get(at..)
-            .and_then(<[u8]>::first_chunk::<4>)
-            .map_or(0, |w| u32::from_le_bytes(*w))
-    };
-    let mixed = if n >= 4 {
-        word(0) ^ word(n - 4).rotate_left(11) ^ word(n / 2 - 2).rotate_left(22)
-    } else {
-        name.iter().fold(0, |w, &b| w << 8 | u32::from(b))
+    let mixed = match (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+        (Some(first), Some(last)) => {
+            u32::from_le_bytes(*first) ^ u32::from_le_bytes(*last).rotate_left(13)
+        }
+        _ => name.iter().fold(0, |w, &b| w << 8 | u32::from(b)),
     };
     ((mixed ^ n as u32).wrapping_mul(0x9E37_79B1) >> 24) as u8
 }
@@ -835,19 +831,16 @@ impl<'t, C> RegistryView<'t, C> {
             return Err(err(RegisterErrorKind::BadQuestion));
         }
         let size = tool.listing_size();
-        if size + PAGE_OVERHEAD > self.page_bytes {
+        let Some(size) = u16::try_from(size)
+            .ok()
+            .filter(|&s| usize::from(s) + PAGE_OVERHEAD <= self.page_bytes)
+        else {
             let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
             return Err(err(RegisterErrorKind::TooLargeForPage {
                 size: clamp(size + PAGE_OVERHEAD),
                 page: clamp(self.page_bytes),
             }));
-        }
-        let size = u16::try_from(size).map_err(|_| {
-            err(RegisterErrorKind::TooLargeForPage {
-                size: u32::try_from(size).unwrap_or(u32::MAX),
-                page: u32::try_from(self.page_bytes).unwrap_or(u32::MAX),
-            })
-        })?;
+        };
         let hash = name_hash(tool.name.as_bytes());
         let added = self.entries.len();
         if added >= MAX_TOOLS {

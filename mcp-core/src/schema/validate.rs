@@ -603,16 +603,14 @@ pub(crate) fn validate_into<'a>(
     let arguments = arguments.filter(|a| a.kind() != Kind::Null);
     let mut walked;
     let mut table;
+    let mut none = core::iter::empty();
     let members: &mut dyn Iterator<Item = (JsonStr<'a>, Json<'a>)> = match (arguments, indexed) {
-        (None, _) => {
-            table = [].iter().copied();
-            &mut table
-        }
+        (None, _) => &mut none,
         (Some(a), _) if a.kind() != Kind::Object => {
             return Err(err(ArgErrorKind::NotAnObject, None, None, Some(a)));
         }
         (Some(_), Some(indexed)) => {
-            table = indexed.iter().copied();
+            table = indexed.iter();
             &mut table
         }
         (Some(a), None) => match a.members() {

@@ -139,6 +139,7 @@ impl Member {
     }
 
     /// `true` when this member is read inside `object` (in it, or deeper).
+    #[cfg(test)]
     fn is_below(self, object: Member) -> bool {
         let mut at = self.parent();
         while let Some(parent) = at {
@@ -266,14 +267,85 @@ pub struct Frame<'a> {
     /// digits) and `method` (a string): unless one of the message's members is repeated, the
     /// message is a request ([`Frame::message`] reads it without classifying it again).
     request: bool,
-    /// (Elements are written as they are recorded; the engine keeps no unused ones.)
-    arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
-    /// Per recorded argument, what the escapes of a string value spell beyond its characters,
-    /// as the check found them: characters in the high half, bytes in the low ([`UNCOUNTED`]
-    /// past 16 bits).
-    argument_escapes: [u32; INDEXED_ARGUMENTS],
-    /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
+    /// The members of `params.arguments` recorded, in document order (the first
+    /// `argument_count` of them).
+    arguments: [ArgumentAt; INDEXED_ARGUMENTS],
+    /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]; [`UNINDEXED`]
+    /// when an offset outgrew the record: the validator walks the object then).
     argument_count: u8,
+    /// Where the `arguments` object being walked starts in the message (its `{`): the offsets
+    /// of [`ArgumentAt`] are from there.
+    arguments_at: usize,
+}
+
+/// Where a recorded member of `params.arguments` is, in offsets from the object's `{` (start
+/// and length of its key's content, and of its value: two bytes each, so an object of 64 KiB or
+/// more is not recorded), and what the escapes of a string value spell beyond its characters,
+/// as the check found them (characters in the high half, bytes in the low; [`UNCOUNTED`] past
+/// 16 bits). Twelve bytes, where two borrowed slices are sixteen on a 32-bit target and
+/// thirty-two on a 64-bit one: the table is on the stack for the whole dispatch.
+#[derive(Debug, Clone, Copy)]
+struct ArgumentAt {
+    key: (u16, u16),
+    value: (u16, u16),
+    escapes: u32,
+}
+
+impl ArgumentAt {
+    const NONE: Self = ArgumentAt {
+        key: (0, 0),
+        value: (0, 0),
+        escapes: 0,
+    };
+}
+
+/// [`Frame::argument_count`] when the table could not record the arguments.
+const UNINDEXED: u8 = u8::MAX;
+
+/// The members of `params.arguments` as the checking pass recorded them ([`Frame::arguments`]):
+/// each key (its content, between the quotes) and value, in document order.
+#[derive(Debug, Clone, Copy)]
+pub struct Arguments<'f, 'a> {
+    object: &'a [u8],
+    table: &'f [ArgumentAt],
+}
+
+impl<'f, 'a> Arguments<'f, 'a> {
+    /// How many members there are.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// `true` when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Member `i`: its key and its value.
+    pub fn get(&self, i: usize) -> Option<(JsonStr<'a>, Json<'a>)> {
+        self.table.get(i).map(|a| member_at_offsets(self.object, a))
+    }
+
+    /// The members in document order.
+    pub fn iter(self) -> impl ExactSizeIterator<Item = (JsonStr<'a>, Json<'a>)> + use<'f, 'a> {
+        let object = self.object;
+        self.table.iter().map(move |a| member_at_offsets(object, a))
+    }
+}
+
+/// A recorded argument's key and value in its `object`.
+#[inline]
+fn member_at_offsets<'a>(object: &'a [u8], a: &ArgumentAt) -> (JsonStr<'a>, Json<'a>) {
+    let at = |(start, len): (u16, u16)| {
+        let start = usize::from(start);
+        object
+            .get(start..start + usize::from(len))
+            .unwrap_or_default()
+    };
+    (
+        JsonStr::from_checked(at(a.key)),
+        Json::from_checked(at(a.value)),
+    )
 }
 
 impl<'a> Frame<'a> {
@@ -302,9 +374,9 @@ impl<'a> Frame<'a> {
             escaped: 0,
             result_or_error: false,
             request: false,
-            arguments: heapless::Vec::new(),
-            argument_escapes: [0; INDEXED_ARGUMENTS],
+            arguments: [ArgumentAt::NONE; INDEXED_ARGUMENTS],
             argument_count: 0,
+            arguments_at: 0,
         }
     }
 
@@ -367,15 +439,18 @@ impl<'a> Frame<'a> {
     /// The members of `params.arguments` in document order, when it is an object of at most
     /// [`INDEXED_ARGUMENTS`] members (empty when it is absent or not an object); `None` when it
     /// has more (walk [`Json::members`] then).
-    pub fn arguments(&self) -> Option<&[(JsonStr<'a>, Json<'a>)]> {
-        (usize::from(self.argument_count) <= INDEXED_ARGUMENTS).then_some(&self.arguments[..])
+    pub fn arguments(&self) -> Option<Arguments<'_, 'a>> {
+        let table = self.arguments.get(..usize::from(self.argument_count))?;
+        let object = self.value(Member::Arguments).map_or(&[][..], |a| a.raw());
+        Some(Arguments { object, table })
     }
 
     /// What the escapes of recorded argument `i`'s value spell beyond its characters (a string
     /// value's; [`Escapes::NONE`] for any other), as the check found them; `None` when `i` is
     /// past the table or the counts outgrew the record (count them again then).
     pub(crate) fn argument_escapes(&self, i: usize) -> Option<Escapes> {
-        match *self.argument_escapes.get(..self.arguments.len())?.get(i)? {
+        let count = usize::from(self.argument_count);
+        match self.arguments.get(..count)?.get(i)?.escapes {
             UNCOUNTED => None,
             packed => Some(Escapes::new(packed >> 16, packed & 0xFFFF)),
         }
@@ -415,19 +490,23 @@ impl<'a> Frame<'a> {
     /// Forgets what was recorded below `member` (a `params`, `arguments` or `_meta` occurring
     /// again: what is below describes its last occurrence).
     fn clear_below(&mut self, member: Member) {
-        for below in Member::ALL {
-            if below.is_below(member) {
-                if let Some(v) = self.values.get_mut(below as usize) {
-                    *v = None;
-                }
-                self.repeated &= !below.bit();
-                self.escaped &= !below.bit();
+        // The members below an object are those after its own first member (`Member::ALL` lists
+        // each object's members together, `params`' before `_meta`'s).
+        let (from, to) = match member {
+            Member::Params => (Member::Name, Member::IdempotencyKey),
+            Member::Meta => (Member::ProtocolVersion, Member::IdempotencyKey),
+            _ => (Member::Jsonrpc, Member::Jsonrpc),
+        };
+        if member == Member::Params || member == Member::Meta {
+            if let Some(values) = self.values.get_mut(from as usize..=to as usize) {
+                values.fill(None);
             }
+            let bits = (2 << to as u16) - (1 << from as u16);
+            self.repeated &= !bits;
+            self.escaped &= !bits;
         }
         if member == Member::Params || member == Member::Arguments {
             self.argument_count = 0;
-            self.arguments.clear();
-            self.argument_escapes = [0; INDEXED_ARGUMENTS];
         }
     }
 }
@@ -473,6 +552,9 @@ fn object<'a>(
     depth: u8,
     max_depth: u8,
 ) -> Result<usize, JsonError> {
+    if level == Level::Arguments {
+        frame.arguments_at = p;
+    }
     let mut p = skip_ws(b, p + 1);
     if b.get(p) == Some(&b'}') {
         return Ok(p + 1);
@@ -575,12 +657,8 @@ fn object<'a>(
         };
         p = skip_ws(b, seen.value.1);
         if level == Level::Arguments {
-            let arg_key = b
-                .get(seen_key.0..seen_key.0 + seen_key.1)
-                .unwrap_or_default();
-            let (start, end) = seen.value;
-            let value = b.get(start..end).unwrap_or_default();
-            frame.record_argument(arg_key, value, seen.escapes);
+            let key = (seen_key.0, seen_key.0 + seen_key.1);
+            frame.record_argument(key, seen.value, seen.escapes);
         } else {
             frame.record(b, seen);
         }
@@ -821,16 +899,18 @@ impl<'a> Frame<'a> {
         }
     }
 
-    /// Records a member of `params.arguments`: its key's content, its value, what the escapes
-    /// of a string value spell.
+    /// Records a member of `params.arguments`: its key's content and its value (start and end
+    /// in the message), what the escapes of a string value spell.
     #[inline(always)]
-    fn record_argument(&mut self, key: &'a [u8], value: &'a [u8], escapes: Escapes) {
-        // Past the table only the count goes on (`arguments` then says to walk).
-        // (The slots are 0 until written: written only for escapes, cleared with the table.)
-        if escapes != Escapes::NONE
-            && let Some(slot) = self.argument_escapes.get_mut(self.arguments.len())
-        {
-            *slot = match (
+    fn record_argument(&mut self, key: (usize, usize), value: (usize, usize), escapes: Escapes) {
+        let at = self.arguments_at;
+        // Past the table (or once it could not record) only the count goes on.
+        if let Some(slot) = self.arguments.get_mut(usize::from(self.argument_count)) {
+            let from = |(start, end): (usize, usize)| {
+                let offset = u16::try_from(start.checked_sub(at)?).ok()?;
+                Some((offset, u16::try_from(end.checked_sub(start)?).ok()?))
+            };
+            let escapes = match (
                 u16::try_from(escapes.chars()),
                 u16::try_from(escapes.bytes()),
             ) {
@@ -839,10 +919,16 @@ impl<'a> Frame<'a> {
                 }
                 _ => UNCOUNTED,
             };
+            let (Some(key), Some(value)) = (from(key), from(value)) else {
+                self.argument_count = UNINDEXED;
+                return;
+            };
+            *slot = ArgumentAt {
+                key,
+                value,
+                escapes,
+            };
         }
-        let _ = self
-            .arguments
-            .push((JsonStr::from_checked(key), Json::from_checked(value)));
         self.argument_count = self.argument_count.saturating_add(1);
     }
 }
@@ -938,6 +1024,11 @@ mod test {
     use crate::wire::json::DEFAULT_MAX_DEPTH;
     use crate::wire::request::Message;
 
+    /// The recorded arguments, as a vector (`None`: not recorded).
+    fn recorded<'a>(f: &Frame<'a>) -> Option<Vec<(JsonStr<'a>, Json<'a>)>> {
+        f.arguments().map(|a| a.iter().collect())
+    }
+
     fn frame(s: &str) -> Frame<'_> {
         Frame::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
     }
@@ -1003,7 +1094,7 @@ mod test {
         // What is below a repeated object is that of its last occurrence.
         assert_eq!(f.get(Member::ProgressToken), Found::Absent);
         // `arguments` that is not an object has no members.
-        assert_eq!(f.arguments(), Some(&[][..]));
+        assert_eq!(recorded(&f), Some(vec![]));
         let f = frame(r#"{"id":1,"id":2,"result":{}}"#);
         assert_eq!(f.get(Member::Id), Found::Repeated);
         assert!(matches!(f.message(), Message::Invalid { id: None, .. }));
@@ -1064,7 +1155,7 @@ mod test {
             assert_eq!(f.get(Member::Id), once("1"), "{text}");
             assert_eq!(f.get(Member::Method), once(r#""tools/call""#), "{text}");
             assert_eq!(f.get(Member::Name), once(r#""x""#), "{text}");
-            assert_eq!(f.arguments().map(<[_]>::len), Some(1), "{text}");
+            assert_eq!(recorded(&f).map(|a| a.len()), Some(1), "{text}");
         }
         // Only at their level: `name` at the top and `id` in `params` are other keys.
         let f = frame(r#"{"name":"x","params":{"id":1,"method":"m"}}"#);
@@ -1099,8 +1190,25 @@ mod test {
             args.join(",")
         );
         let f = frame(&msg);
-        assert_eq!(f.arguments(), None);
+        assert_eq!(recorded(&f), None);
         assert_eq!(text(f.get(Member::Name)), Some("\"x\""));
+    }
+
+    #[test]
+    fn an_arguments_object_of_64_kib_or_more_is_left_to_walking() {
+        for (len, indexed) in [(65_500, true), (65_600, false)] {
+            let msg = format!(
+                r#"{{"params":{{"name":"x","arguments":{{"a":1,"text":"{}"}}}}}}"#,
+                "t".repeat(len)
+            );
+            let f = frame(&msg);
+            assert_eq!(recorded(&f).is_some(), indexed, "{len}");
+            if let Some(table) = recorded(&f) {
+                assert_eq!(table[1].1.raw().len(), len + 2);
+            }
+            // The object itself is recorded either way (the validator walks it then).
+            assert!(f.get(Member::Arguments).once().is_some());
+        }
     }
 
     #[test]
@@ -1374,9 +1482,9 @@ mod test {
             .into_iter()
             .flatten()
             .collect();
-        match f.arguments() {
+        match recorded(&f) {
             Some(table) => {
-                proptest::prop_assert_eq!(table, all.as_slice());
+                proptest::prop_assert_eq!(&table, &all);
                 // What the check counted of each string's escapes, as counting them again
                 // finds it.
                 for (i, (_, v)) in table.iter().enumerate() {
@@ -1524,6 +1632,24 @@ mod test {
         assert!(Member::ProgressToken.is_below(Member::Meta));
         assert!(!Member::Name.is_below(Member::Meta));
         assert!(!Member::Params.is_below(Member::Params));
+        // What a repeated `params` or `_meta` forgets is what is below it.
+        for object in [Member::Params, Member::Meta, Member::Arguments] {
+            let mut f = frame(
+                r#"{"params":{"name":"n","task":{},"arguments":{"a":1},"_meta":{"progressToken":1,"io.modelcontextprotocol/logLevel":"info"}},"id":1}"#,
+            );
+            f.clear_below(object);
+            for m in Member::ALL {
+                let kept = f.get(m) != Found::Absent;
+                let present = !matches!(m, Member::Jsonrpc | Member::Method)
+                    && !matches!(m, Member::ProtocolVersion | Member::ClientCapabilities)
+                    && m != Member::IdempotencyKey;
+                assert_eq!(
+                    kept,
+                    present && !m.is_below(object),
+                    "{m:?} after {object:?}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -1531,7 +1657,7 @@ mod test {
         let f = frame(r#"{"params":{"name":"a","arguments":{"v":1}},"params":1}"#);
         assert_eq!(f.get(Member::Params), Found::Repeated);
         assert_eq!(f.get(Member::Name), Found::Absent);
-        assert_eq!(f.arguments(), Some(&[][..]));
+        assert_eq!(recorded(&f), Some(vec![]));
         let f = frame(r#"{"params":{"_meta":{"progressToken":1},"_meta":"x"}}"#);
         assert_eq!(f.get(Member::ProgressToken), Found::Absent);
     }
