@@ -1070,6 +1070,30 @@ mod test {
         }
     }
 
+    #[test]
+    fn a_table_holds_at_most_max_tools_whatever_its_capacity() {
+        let mut r: Registry<'_, (), 300> = Registry::new(8000);
+        for i in 0..=MAX_TOOLS {
+            let name: &'static str = Box::leak(format!("t.{i}").into_boxed_str());
+            let tool: &'static Tool<()> = Box::leak(Box::new(Tool::new(name, "x", noop)));
+            let registered = r.register(tool).map(|_| ()).map_err(|e| e.kind);
+            let want = if i < MAX_TOOLS {
+                Ok(())
+            } else {
+                Err(RegisterErrorKind::Full)
+            };
+            assert_eq!(registered, want, "{name}");
+        }
+        // A listing of 64 KiB or more is refused, whatever the page holds.
+        let long: &'static str = Box::leak("d".repeat(70_000).into_boxed_str());
+        let tool: &'static Tool<()> = Box::leak(Box::new(Tool::new("big", long, noop)));
+        let mut r: Registry<'_, (), 2> = Registry::new(1 << 20);
+        assert!(matches!(
+            r.register(tool).map(|_| ()).map_err(|e| e.kind),
+            Err(RegisterErrorKind::TooLargeForPage { .. })
+        ));
+    }
+
     fn listing(t: &Tool<()>) -> serde_json::Value {
         crate::test_support::written_json(4096, |w| {
             t.write_listing(w);
