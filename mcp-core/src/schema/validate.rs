@@ -88,6 +88,15 @@ impl Clone for Args<'_> {
     }
 }
 
+/// Parameter `i`'s bit in the views' bit sets; none past the sixteenth (a spec registration
+/// refuses, which the public [`validate`] may still be handed).
+fn bit(i: usize) -> u16 {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| 1u16.checked_shl(i))
+        .unwrap_or(0)
+}
+
 /// A free-form string's place in a slot: where its content starts in the text it is read from,
 /// and its length.
 const fn place(start: usize, len: usize) -> u64 {
@@ -146,7 +155,7 @@ impl<'a> Args<'a> {
         if p.ty() != ty {
             return Err(AccessError::WrongType);
         }
-        let value = (self.sent & 1 << i != 0)
+        let value = (self.sent & bit(i) != 0)
             .then(|| self.values.get(i).copied())
             .flatten();
         Ok((p, i, value))
@@ -360,7 +369,7 @@ impl<'a> Args<'a> {
                 .map(|c| Some(*c))
                 .ok_or(AccessError::WrongType);
         }
-        let bit = 1 << i;
+        let bit = bit(i);
         let text = if self.decoded & bit != 0 {
             self.decoded_text
         } else if self.escaped_strings & bit != 0 {
@@ -418,7 +427,7 @@ impl Args<'_> {
                 text = choice.copied().unwrap_or_default().chars();
                 chars = &mut text;
             }
-            Ok((_, i, Some(v))) if self.decoded & (1 << i) != 0 => {
+            Ok((_, i, Some(v))) if self.decoded & bit(i) != 0 => {
                 let decoded = at_place(self.decoded_text, v).unwrap_or_default();
                 text = core::str::from_utf8(decoded).unwrap_or_default().chars();
                 chars = &mut text;
@@ -640,10 +649,14 @@ pub(crate) fn validate_into<'a>(
                 None => None,
             },
         };
+        // (A parameter past `MAX_PARAMS`, in a spec registration refuses, has no slot.)
         let (Some(i), Some(param)) = (i, i.and_then(|i| params.get(i))) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
-        let bit = 1 << i;
+        let bit = bit(i);
+        if bit == 0 {
+            return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
+        }
         if args.sent & bit != 0 {
             return Err(err(
                 ArgErrorKind::Duplicate,
@@ -671,8 +684,8 @@ pub(crate) fn validate_into<'a>(
         args.sent |= bit;
     }
     // An absent parameter reads as its default; only a required one is missing.
-    for (param, i) in params.iter().zip(0..) {
-        if args.sent & (1 << i) == 0 && param.is_required() {
+    for (i, param) in params.iter().enumerate() {
+        if args.sent & bit(i) == 0 && param.is_required() {
             return Err(err(ArgErrorKind::Missing, Some(param), None, None));
         }
     }
@@ -766,6 +779,41 @@ pub(crate) mod test {
     fn run(args: &str) -> Result<Args<'_>, String> {
         let v = Json::parse(args.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
         validate(PARAMS, Some(v)).map_err(|e| e.to_string())
+    }
+
+    /// A spec with more parameters than `MAX_PARAMS` (registration refuses it; the public
+    /// `validate` may still be handed one) is refused or read without a panic: the parameters
+    /// past the table can never be sent.
+    #[test]
+    fn parameters_past_the_table_are_refused_not_a_panic() {
+        let names: Vec<&'static str> = (0..MAX_PARAMS + 2)
+            .map(|i| &*Box::leak(format!("p{i}").into_boxed_str()))
+            .collect();
+        let params: Vec<Param> = names.iter().map(|n| Param::integer(n, "x")).collect();
+        let parse = |s: &'static str| Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+        let e = validate(&params, Some(parse(r#"{"p17":1}"#))).unwrap_err();
+        assert_eq!(e.kind, ArgErrorKind::Unknown);
+        let e = validate(&params, Some(parse("{}"))).unwrap_err();
+        assert_eq!(
+            (e.kind, e.param.map(Param::name)),
+            (ArgErrorKind::Missing, Some("p0"))
+        );
+        let all: String = names
+            .iter()
+            .take(MAX_PARAMS)
+            .map(|n| format!(r#""{n}":1"#))
+            .collect::<Vec<_>>()
+            .join(",");
+        let all: &'static str = Box::leak(format!("{{{all}}}").into_boxed_str());
+        let e = validate(&params, Some(parse(all))).unwrap_err();
+        assert_eq!(
+            (e.kind, e.param.map(Param::name)),
+            (ArgErrorKind::Missing, Some("p16"))
+        );
+        let optional: Vec<Param> = params.iter().map(|p| p.optional()).collect();
+        let args = validate(&optional, Some(parse(all))).unwrap();
+        assert_eq!(args.int("p15"), Ok(1));
+        assert_eq!(args.opt_int("p17"), Ok(None));
     }
 
     #[test]
