@@ -90,11 +90,9 @@ impl Clone for Args<'_> {
 
 /// Parameter `i`'s bit in the views' bit sets; none past the sixteenth (a spec registration
 /// refuses, which the public [`validate`] may still be handed).
+#[inline]
 fn bit(i: usize) -> u16 {
-    u32::try_from(i)
-        .ok()
-        .and_then(|i| 1u16.checked_shl(i))
-        .unwrap_or(0)
+    if i < MAX_PARAMS { 1 << i } else { 0 }
 }
 
 /// A free-form string's place in a slot: where its content starts in the text it is read from,
@@ -650,13 +648,10 @@ pub(crate) fn validate_into<'a>(
             },
         };
         // (A parameter past `MAX_PARAMS`, in a spec registration refuses, has no slot.)
-        let (Some(i), Some(param)) = (i, i.and_then(|i| params.get(i))) else {
+        let found = i.and_then(|i| Some((i, params.get(i)?, bit(i))));
+        let Some((i, param, bit)) = found.filter(|&(_, _, bit)| bit != 0) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
-        let bit = bit(i);
-        if bit == 0 {
-            return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
-        }
         if args.sent & bit != 0 {
             return Err(err(
                 ArgErrorKind::Duplicate,

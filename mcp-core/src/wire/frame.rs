@@ -671,7 +671,7 @@ fn object<'a>(
 }
 
 /// The first members of a recorded object at `p` (on its first key), when a client spelled them
-/// compactly (no whitespace) in one of the orders clients write them in, taken by comparing the
+/// compactly (no whitespace) in the order most clients write them in, taken by comparing the
 /// bytes between the values with their spelling (equal bytes are checked by that alone) and
 /// checking each value as [`object`] would; recorded as `object` records them. Returns the
 /// offset after the value of the last member taken (`None`: none was), where `object` goes on;
@@ -679,7 +679,7 @@ fn object<'a>(
 ///
 /// | object | orders |
 /// |---|---|
-/// | the message | `jsonrpc`, `id`, `method`, `params` (the Python SDK, rmcp, most clients); `method`, `params`, `jsonrpc`, `id` (the TypeScript SDK) |
+/// | the message | `jsonrpc`, `id`, `method`, `params` (the Python SDK, rmcp, most clients) |
 /// | `params` | `name`, `arguments` |
 #[inline(always)]
 fn compact<'a>(
@@ -772,10 +772,8 @@ fn compact_message<'a>(
     max_depth: u8,
 ) -> Result<Option<usize>, JsonError> {
     const JSONRPC_ID: &[u8] = br#""jsonrpc":"2.0","id":"#;
-    const METHOD: &[u8] = br#""method":""#;
     const THEN_METHOD: &[u8] = br#","method":""#;
     const THEN_PARAMS: &[u8] = br#","params":{"#;
-    const THEN_JSONRPC_ID: &[u8] = br#","jsonrpc":"2.0","id":"#;
     // `"jsonrpc":"2.0"`'s value, from the member's start.
     const VERSION: (usize, usize) = (10, 15);
     if spelled(b, p, JSONRPC_ID) {
@@ -804,28 +802,6 @@ fn compact_message<'a>(
         }
         let at = end + THEN_PARAMS.len() - 1;
         return compact_params_value(frame, b, at, depth, max_depth).map(Some);
-    }
-    if spelled(b, p, METHOD) {
-        // `method`, `params`, `jsonrpc`, `id`.
-        let at = p + METHOD.len() - 1;
-        let (mut end, escapes) = check_string_escapes(b, at)?;
-        take(frame, b, Member::Method, (at, end), escapes);
-        if spelled(b, end, THEN_PARAMS) {
-            let at = end + THEN_PARAMS.len() - 1;
-            end = compact_params_value(frame, b, at, depth, max_depth)?;
-        }
-        if !spelled(b, end, THEN_JSONRPC_ID) {
-            return Ok(Some(end));
-        }
-        let version = (end + 1 + VERSION.0, end + 1 + VERSION.1);
-        take(frame, b, Member::Jsonrpc, version, Escapes::NONE);
-        let at = end + THEN_JSONRPC_ID.len();
-        let Some((end, escapes, id)) = compact_id(b, at)? else {
-            return Ok(Some(version.1));
-        };
-        take(frame, b, Member::Id, (at, end), escapes);
-        frame.request = id;
-        return Ok(Some(end));
     }
     Ok(None)
 }
@@ -1512,8 +1488,8 @@ mod test {
         Ok(())
     }
 
-    /// Messages in the spellings the checking pass takes by comparison (both member orders,
-    /// compact), with ids, methods, names and arguments of every kind, and members after them
+    /// Messages in the spelling the checking pass takes by comparison (and the TypeScript SDK's
+    /// member order, compact, which it walks), with ids, methods, names and arguments of every kind, and members after them
     /// (repeated ones, a response's, others): the compact path and where it hands over.
     fn compact_message() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
