@@ -269,7 +269,8 @@ pub struct Frame<'a> {
     request: bool,
     /// The members of `params.arguments` recorded, in document order (the first
     /// `argument_count` of them).
-    arguments: [ArgumentAt; INDEXED_ARGUMENTS],
+    /// (Written as they are recorded: nothing is set up for the ones a message does not have.)
+    arguments: heapless::Vec<ArgumentAt, INDEXED_ARGUMENTS, u8>,
     /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]; [`UNINDEXED`]
     /// when an offset outgrew the record: the validator walks the object then).
     argument_count: u8,
@@ -289,14 +290,6 @@ struct ArgumentAt {
     key: (u16, u16),
     value: (u16, u16),
     escapes: u32,
-}
-
-impl ArgumentAt {
-    const NONE: Self = ArgumentAt {
-        key: (0, 0),
-        value: (0, 0),
-        escapes: 0,
-    };
 }
 
 /// [`Frame::argument_count`] when the table could not record the arguments.
@@ -374,7 +367,7 @@ impl<'a> Frame<'a> {
             escaped: 0,
             result_or_error: false,
             request: false,
-            arguments: [ArgumentAt::NONE; INDEXED_ARGUMENTS],
+            arguments: heapless::Vec::new(),
             argument_count: 0,
             arguments_at: 0,
         }
@@ -385,7 +378,9 @@ impl<'a> Frame<'a> {
     /// The text is UTF-8 when the pass succeeds: outside strings the grammar admits only ASCII,
     /// and the pass checks each string's text beyond ASCII. Only a text it refuses is checked
     /// whole, so that a text that is not UTF-8 is always told as such, at the offset where it
-    /// stops being UTF-8, whatever else is wrong with it.
+    /// stops being UTF-8, whatever else is wrong with it. (Not inlined: the pass's own frames
+    /// are gone before the message is dispatched, not kept under every handler.)
+    #[inline(never)]
     pub(crate) fn index(&mut self, bytes: &'a [u8], max_depth: u8) -> Result<(), JsonError> {
         match self.index_checked(bytes, max_depth) {
             Ok(()) => Ok(()),
@@ -507,6 +502,7 @@ impl<'a> Frame<'a> {
         }
         if member == Member::Params || member == Member::Arguments {
             self.argument_count = 0;
+            self.arguments.clear();
         }
     }
 }
@@ -881,7 +877,7 @@ impl<'a> Frame<'a> {
     fn record_argument(&mut self, key: (usize, usize), value: (usize, usize), escapes: Escapes) {
         let at = self.arguments_at;
         // Past the table (or once it could not record) only the count goes on.
-        if let Some(slot) = self.arguments.get_mut(usize::from(self.argument_count)) {
+        if usize::from(self.argument_count) < INDEXED_ARGUMENTS {
             let from = |(start, end): (usize, usize)| {
                 let offset = u16::try_from(start.checked_sub(at)?).ok()?;
                 Some((offset, u16::try_from(end.checked_sub(start)?).ok()?))
@@ -899,11 +895,11 @@ impl<'a> Frame<'a> {
                 self.argument_count = UNINDEXED;
                 return;
             };
-            *slot = ArgumentAt {
+            let _ = self.arguments.push(ArgumentAt {
                 key,
                 value,
                 escapes,
-            };
+            });
         }
         self.argument_count = self.argument_count.saturating_add(1);
     }
