@@ -97,12 +97,11 @@ pub fn named_fillers(names: Names) -> &'static [&'static Tool<Board>] {
             .map(|i: usize| {
                 let name = match names {
                     Names::SharedPrefix => format!("self.audio_speaker.set_v{i:05}"),
-                    Names::Varied => format!(
-                        "self.{}_{}.{}",
-                        PARTS[i % PARTS.len()],
-                        i / PARTS.len(),
-                        VERBS[i % VERBS.len()]
-                    ),
+                    Names::Varied => {
+                        let part = PARTS.iter().cycle().nth(i).copied().unwrap_or_default();
+                        let verb = VERBS.iter().cycle().nth(i).copied().unwrap_or_default();
+                        format!("self.{part}_{}.{verb}", i / PARTS.len())
+                    }
                 };
                 let name: &'static str = Box::leak(name.into_boxed_str());
                 let tool: &'static Tool<Board> = Box::leak(Box::new(Board::filler(name)));
@@ -124,10 +123,10 @@ const LEVELS: [Param; MAX_PARAMS] = {
         "level_15", "level_16",
     ];
     let mut params = [Param::integer("level_01", "A level"); MAX_PARAMS];
-    let mut i = 0;
-    while i < MAX_PARAMS {
-        params[i] = Param::integer(NAMES[i], "A level").range(0, 1000);
-        i += 1;
+    let (mut to, mut from): (&mut [Param], &[&str]) = (&mut params, &NAMES);
+    while let ([param, to_rest @ ..], [name, from_rest @ ..]) = (to, from) {
+        *param = Param::integer(name, "A level").range(0, 1000);
+        (to, from) = (to_rest, from_rest);
     }
     params
 };
