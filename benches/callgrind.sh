@@ -57,7 +57,7 @@ count() {
     ir=$(sed -n 's/.*Collected : //p' <<<"$out")
     echo $((ir / n_steps))
 }
-ours() { [[ "$1" == *mcu-mcp || "$1" == call_set_volume_tools/* ]]; }
+ours() { [[ "$1" == *mcu-mcp || "$1" == call_set_volume_tools/* || "$1" == call_arguments/* ]]; }
 if [ -n "$check" ]; then
     printf '| scenario | instructions per call | cap |\n|---|---:|---:|\n'
 else

@@ -11,7 +11,10 @@ use mcp_core::registry::{Audience, Tool};
 use mcp_hal::audio::AudioCodec as _;
 use serde_json::Value;
 
-use crate::board::{Board, CAPACITY, SET_VOLUME, SHOW_TEXT, TOOLS, fillers, shown_chars};
+use crate::board::{
+    Board, CAPACITY, Names, SET_VOLUME, SHOW_TEXT, TOOLS, fillers, named_fillers, set_levels,
+    shown_chars,
+};
 use crate::ours::{Ours, server};
 use crate::rmcp_side::{RmcpDirect, RmcpServed};
 
@@ -293,7 +296,7 @@ fn expect_set_volume(i: usize, responses: &[Value]) -> Result<(), String> {
     let r = one(responses)?;
     expect_set_volume_common(i, r)?;
     let v = volume_of(i);
-    let e = field(r, &["result", "evidence"])?;
+    let e = field(r, &["result", "_meta", "io.github.mcu-mcp/evidence"])?;
     if e.get("level") != Some(&Value::from("read_back"))
         || e.get("commanded") != Some(&Value::from(v))
         || e.get("observed") != Some(&Value::from(v))
@@ -537,6 +540,72 @@ fn with_tools<const N: usize>() -> Box<dyn Harness> {
     ))
 }
 
+/// `set_volume` alone: the cost a lookup by name is held against.
+fn only_tool() -> Box<dyn Harness> {
+    Box::new(Ours::<1>::new(
+        server(&[&SET_VOLUME]),
+        set_volume_messages(),
+        expect_set_volume,
+        board_volume_set,
+    ))
+}
+
+/// 255 fillers named as `names` says, `set_volume` the 256th.
+fn with_256_tools(names: Names) -> Box<dyn Harness> {
+    let tools: Vec<&'static Tool<Board>> = named_fillers(names)
+        .iter()
+        .copied()
+        .chain([&SET_VOLUME])
+        .collect();
+    Box::new(Ours::<256>::new(
+        server(&tools),
+        set_volume_messages(),
+        expect_set_volume,
+        board_volume_set,
+    ))
+}
+
+/// The value of argument `a` (0-based) in step `k` of the argument-count cycle.
+fn level_of(k: usize, a: usize) -> i64 {
+    (10 * a + k) as i64
+}
+
+/// `bench.set_levels` called with all of its `n` integer arguments, in declaration order.
+fn levels_messages(n: usize) -> Vec<Step> {
+    cycle(|k| {
+        let args: Vec<String> = (0..n)
+            .map(|a| format!(r#""level_{:02}":{}"#, a + 1, level_of(k, a)))
+            .collect();
+        call("bench.set_levels", &format!("{{{}}}", args.join(",")))
+    })
+}
+
+/// The sum of the step's levels, `applied`.
+fn expect_levels<const N: usize>(i: usize, responses: &[Value]) -> Result<(), String> {
+    let r = one(responses)?;
+    envelope(i, r)?;
+    let sum: i64 = (0..N).map(|a| level_of(i, a)).sum();
+    if r.pointer("/result/isError") != Some(&Value::Bool(false))
+        || r.pointer("/result/structuredContent/value") != Some(&Value::from(sum))
+    {
+        return Err(format!("want the sum {sum}: {r}"));
+    }
+    Ok(())
+}
+
+/// A server with the device-sim tool set and `bench.set_levels` of `N` arguments, fed calls
+/// with all of them.
+fn with_arguments<const N: usize>() -> Box<dyn Harness> {
+    let levels: &'static Tool<Board> = Box::leak(Box::new(set_levels::<N>()));
+    let tools: Vec<&'static Tool<Board>> = TOOLS.iter().copied().chain([levels]).collect();
+    Box::new(Ours::<{ CAPACITY + 1 }>::new(
+        server(&tools),
+        levels_messages(N),
+        expect_levels::<N>,
+        no_board_check,
+    ))
+}
+
 fn rmcp_direct(messages: fn() -> Vec<Step>, check: Check) -> Box<dyn Harness> {
     Box::new(RmcpDirect::new(messages(), check))
 }
@@ -557,6 +626,13 @@ pub fn all() -> Vec<Scenario> {
     };
     let t = |function, about, make| Scenario {
         group: "call_set_volume_tools",
+        function,
+        side: O,
+        about,
+        make,
+    };
+    let a = |function, about, make| Scenario {
+        group: "call_arguments",
         function,
         side: O,
         about,
@@ -643,6 +719,11 @@ pub fn all() -> Vec<Scenario> {
             ours_parse_error,
         ),
         t(
+            "1",
+            "tools/call set_volume valid, the only tool registered",
+            only_tool,
+        ),
+        t(
             "4",
             "tools/call set_volume valid, 4 tools registered (set_volume last)",
             with_tools::<4>,
@@ -656,6 +737,46 @@ pub fn all() -> Vec<Scenario> {
             "64",
             "tools/call set_volume valid, 64 tools registered (set_volume last)",
             with_tools::<64>,
+        ),
+        t(
+            "256",
+            "tools/call set_volume valid, 256 tools of varied names (set_volume last)",
+            || with_256_tools(Names::Varied),
+        ),
+        t(
+            "256_prefix",
+            "tools/call set_volume valid, 256 tools named self.audio_speaker.set_v… (set_volume last)",
+            || with_256_tools(Names::SharedPrefix),
+        ),
+        a(
+            "1",
+            "tools/call of a tool with 1 integer argument",
+            with_arguments::<1>,
+        ),
+        a(
+            "2",
+            "tools/call of a tool with 2 integer arguments",
+            with_arguments::<2>,
+        ),
+        a(
+            "4",
+            "tools/call of a tool with 4 integer arguments",
+            with_arguments::<4>,
+        ),
+        a(
+            "8",
+            "tools/call of a tool with 8 integer arguments",
+            with_arguments::<8>,
+        ),
+        a(
+            "9",
+            "tools/call of a tool with 9 integer arguments",
+            with_arguments::<9>,
+        ),
+        a(
+            "16",
+            "tools/call of a tool with 16 integer arguments",
+            with_arguments::<16>,
         ),
     ]
 }

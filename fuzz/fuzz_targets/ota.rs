@@ -397,7 +397,10 @@ fuzz_target!(|plan: Plan| {
                     up.taken.len() + bytes.len() <= up.size,
                     "a piece past the size"
                 );
-                assert_eq!(r["result"]["evidence"]["level"], "applied", "{r}");
+                assert_eq!(
+                    r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"], "applied",
+                    "{r}"
+                );
                 up.taken.extend_from_slice(&bytes);
             }
             Op::Status { client } => {

@@ -113,6 +113,9 @@ use crate::server::{
 use crate::wire::frame::Member;
 use crate::{Level, ToolResult};
 
+/// Where a result carries its evidence as data: its `_meta`, under this key.
+const EVIDENCE_KEY: &str = "io.github.mcu-mcp/evidence";
+
 /// The 2026-07-28 tasks extension's key in the client's capabilities.
 const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -908,9 +911,10 @@ impl Answer {
         self.result()?.get("structuredContent")
     }
 
-    /// The tool result's `evidence` (`{"level": …, "commanded": …, "observed": …}`).
+    /// The tool result's evidence as data (`{"level": …, "commanded": …, "observed": …}`), where
+    /// the result carries it: its `_meta`, under `io.github.mcu-mcp/evidence`.
     pub fn evidence(&self) -> Option<&Value> {
-        self.result()?.get("evidence")
+        self.result()?.get("_meta")?.get(EVIDENCE_KEY)
     }
 
     /// The evidence level.

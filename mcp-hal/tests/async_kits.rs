@@ -522,7 +522,7 @@ fn set_volume_is_read_back_after_awaiting_the_codec() {
     let r = b.result();
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(
-        r["evidence"],
+        r["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"read_back","commanded":40,"observed":40})
     );
     // The write and the read-back each suspended once.
@@ -559,7 +559,7 @@ fn read_back_is_judged_within_the_codecs_tolerance() {
         )
         .result();
         assert_eq!(r["isError"], failed, "{r}");
-        assert_eq!(r["evidence"], evidence);
+        assert_eq!(r["_meta"]["io.github.mcu-mcp/evidence"], evidence);
         assert_eq!(r["content"][0]["text"], text);
     }
 }
@@ -576,7 +576,7 @@ fn a_settle_time_within_the_budget_is_waited_and_confirmed_in_the_call() {
     assert_eq!(r["isError"], false, "{r}");
     assert!(r["structuredContent"]["task_id"].is_null(), "{r}");
     assert_eq!(
-        r["evidence"],
+        r["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"read_back","commanded":40,"observed":40})
     );
     // Read every 5 ms on the board's clock: agreement showed at +50 ms and the call answered.
@@ -596,7 +596,7 @@ fn a_stuck_relay_fails_in_the_call_after_its_settle_time() {
     let r = b.result();
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(
-        r["evidence"],
+        r["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":true,"observed":false})
     );
     assert_eq!(b.asynch.now, u64::from(SimRelay::SETTLE_MS));
@@ -612,7 +612,7 @@ fn a_relay_is_measured_and_its_pending_drive_completes() {
     );
     let r = b.result();
     assert_eq!(
-        r["evidence"],
+        r["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":true,"observed":true})
     );
     // The drive was pending when first polled inside the critical section and was finished
@@ -651,7 +651,7 @@ fn a_settle_time_beyond_the_budget_fails_unconfirmed_after_the_budget() {
         let r = &serde_json::from_str::<Value>(&answer).unwrap()["result"];
         assert_eq!(r["isError"], true, "{r}");
         assert!(r["structuredContent"]["task_id"].is_null(), "{r}");
-        assert_eq!(r["evidence"], evidence);
+        assert_eq!(r["_meta"]["io.github.mcu-mcp/evidence"], evidence);
         assert_eq!(r["content"][0]["text"], message);
         assert_eq!(board.now, u64::from(DEFAULT_CALL_BUDGET_MS));
         if cfg!(not(feature = "tasks")) {
@@ -682,7 +682,7 @@ fn the_interlock_refuses_and_nothing_is_driven() {
          not applied (commanded true)"
     );
     assert_eq!(
-        r["evidence"],
+        r["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"not_applied","commanded":true})
     );
     assert_eq!(b.asynch.relay.0.writes(), 0);
@@ -718,7 +718,10 @@ fn mute_is_applied() {
         );
         let r = b.result();
         assert_eq!(r["isError"], false, "{r}");
-        assert_eq!(r["evidence"], json!({"level":"applied","commanded":mute}));
+        assert_eq!(
+            r["_meta"]["io.github.mcu-mcp/evidence"],
+            json!({"level":"applied","commanded":mute})
+        );
         assert_eq!(b.asynch.codec.0.muted(), mute);
         assert_eq!(b.blocking.codec.muted(), mute);
         assert_eq!(b.pending, 1);
@@ -747,7 +750,10 @@ fn brightness_status_and_reboot_answer_as_the_blocking_kits() {
         json!({"brightness": 30}),
     )
     .result();
-    assert_eq!(r["evidence"], json!({"level":"applied","commanded":30}));
+    assert_eq!(
+        r["_meta"]["io.github.mcu-mcp/evidence"],
+        json!({"level":"applied","commanded":30})
+    );
     let r = both(nominal, Principal::Model, ak::status::NAME, json!({})).result();
     assert_eq!(
         r["structuredContent"],
@@ -761,7 +767,10 @@ fn brightness_status_and_reboot_answer_as_the_blocking_kits() {
     );
     assert_eq!(b.result()["isError"], true);
     let b = both(nominal, Principal::User, ak::system::NAME, json!({}));
-    assert_eq!(b.result()["evidence"], json!({"level":"scheduled"}));
+    assert_eq!(
+        b.result()["_meta"]["io.github.mcu-mcp/evidence"],
+        json!({"level":"scheduled"})
+    );
     assert_eq!(b.asynch.system.inner().schedules(), 1);
     // User-only: the model is refused before anything runs.
     let b = both(nominal, Principal::Model, ak::system::NAME, json!({}));

@@ -469,7 +469,7 @@ fn a_motor_task_runs_to_the_encoder_confirmed_position() {
     let result = result.expect("the task finished");
     assert_eq!(result["result"]["isError"], false);
     assert_eq!(
-        result["result"]["evidence"],
+        result["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":400,"observed":400,"tolerance":2,"unit":"steps"})
     );
     assert_eq!(
@@ -764,7 +764,10 @@ fn a_stalled_move_says_the_safe_stop_was_issued_in_every_form() {
         result["result"]["content"][0]["text"],
         format!("{STALLED} — {STALL_SAID}; {NOTE}").as_str()
     );
-    assert_eq!(result["result"]["evidence"], stall_evidence);
+    assert_eq!(
+        result["result"]["_meta"]["io.github.mcu-mcp/evidence"],
+        stall_evidence
+    );
     let g = rig.request("tasks/get", json!({"taskId": task})).message;
     assert_eq!(g["result"]["status"], "failed");
     assert_eq!(

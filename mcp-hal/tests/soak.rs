@@ -123,20 +123,22 @@ struct Cell {
 }
 
 fn cell(r: &Value) -> Cell {
-    let level = r["evidence"]["level"].as_str().map(|l| match l {
-        "unknown" => "unknown",
-        "not_applied" => "not_applied",
-        "scheduled" => "scheduled",
-        "applied" => "applied",
-        "read_back" => "read_back",
-        "measured" => "measured",
-        other => panic!("unknown level {other}"),
-    });
+    let level = r["_meta"]["io.github.mcu-mcp/evidence"]["level"]
+        .as_str()
+        .map(|l| match l {
+            "unknown" => "unknown",
+            "not_applied" => "not_applied",
+            "scheduled" => "scheduled",
+            "applied" => "applied",
+            "read_back" => "read_back",
+            "measured" => "measured",
+            other => panic!("unknown level {other}"),
+        });
     Cell {
         error: r["isError"].as_bool().expect("a CallToolResult"),
         level,
-        commanded: r["evidence"]["commanded"].clone(),
-        observed: r["evidence"]["observed"].clone(),
+        commanded: r["_meta"]["io.github.mcu-mcp/evidence"]["commanded"].clone(),
+        observed: r["_meta"]["io.github.mcu-mcp/evidence"]["observed"].clone(),
         task: r["structuredContent"]["task_id"].is_string(),
     }
 }

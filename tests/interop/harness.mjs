@@ -70,6 +70,8 @@ export const texts = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("\n
 export const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 /** Equal as JSON (key order counts). */
 export const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// A tool result's evidence as data: its `_meta`, under the device's own key.
+export const evidence = (r) => r?._meta?.["io.github.mcu-mcp/evidence"];
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 export function freePort() {

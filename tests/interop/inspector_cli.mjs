@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 
 import {
-  DEVICE_SIM, check, fillerNames, finish, freePort, known, modelTools, nodeDir, require, same, texts,
+  DEVICE_SIM, check, evidence, fillerNames, finish, freePort, known, modelTools, nodeDir, require, same, texts,
   waitForPort,
 } from "./harness.mjs";
 
@@ -130,7 +130,7 @@ for (const era of ERAS) {
   let res = r.out?.result;
   check(`${tag} set_volume 40: exit 0, true, evidence read_back 40 == 40`,
     r.code === 0 && res?.isError === false && same(res?.structuredContent, { value: true })
-      && same(res?.evidence, { level: "read_back", commanded: 40, observed: 40 }), r.out ?? r.stderr);
+      && same(evidence(res), { level: "read_back", commanded: 40, observed: 40 }), r.out ?? r.stderr);
 
   r = await run.status;
   res = r.out?.result;
@@ -140,7 +140,7 @@ for (const era of ERAS) {
 
   r = await run.relay;
   check(`${tag} relay.set on: measured true == true`,
-    r.code === 0 && same(r.out?.result?.evidence, { level: "measured", commanded: true, observed: true }), r.out ?? r.stderr);
+    r.code === 0 && same(evidence(r.out?.result), { level: "measured", commanded: true, observed: true }), r.out ?? r.stderr);
 
   r = await run.motor;
   res = r.out?.result;
@@ -148,11 +148,11 @@ for (const era of ERAS) {
   if (era === "modern") {
     // The CLI declares the tasks extension on 2026-07-28 and follows the task to its result.
     check(`${tag} move_to 300: the CLI follows the task to the encoder's measured 300`,
-      r.code === 0 && res?.evidence?.level === "measured" && res?.evidence?.observed === 300, r.out ?? r.stderr);
+      r.code === 0 && evidence(res)?.level === "measured" && evidence(res)?.observed === 300, r.out ?? r.stderr);
   } else {
     // The CLI declares no `tasks` at initialize: the answer waits for the move.
     check(`${tag} move_to 300: the answer waits for the move, the encoder's measured 300`,
-      r.code === 0 && sc.value === 300 && res?.evidence?.level === "measured" && res?.evidence?.observed === 300,
+      r.code === 0 && sc.value === 300 && evidence(res)?.level === "measured" && evidence(res)?.observed === 300,
       r.out ?? r.stderr);
   }
 
@@ -179,7 +179,7 @@ await httpRuns().catch((e) => check("[inspector cli, streamable http] ran to the
 const coerced = await coercedRun;
 known(`[inspector cli] --tool-args-json '{"volume":"50"}' reaches the device verbatim (and is refused there)`,
   coerced.out?.result?.isError === true,
-  `the CLI sent {"volume":50}: ${JSON.stringify(coerced.out?.result?.evidence ?? coerced.out)}`);
+  `the CLI sent {"volume":50}: ${JSON.stringify(evidence(coerced.out?.result) ?? coerced.out)}`);
 
 async function httpRuns() {
   const tag = "[inspector cli, streamable http]";
@@ -206,7 +206,7 @@ async function httpRuns() {
       check(`${t} tools/list over HTTP: all ${names.length} tools once, in order`,
         list.code === 0 && same(names, [...MODEL_TOOLS, ...FILLERS]), { code: list.code, stderr: list.stderr.slice(-500) });
       check(`${t} set_volume 35 over HTTP: read_back 35 == 35`,
-        vol.code === 0 && same(vol.out?.result?.evidence, { level: "read_back", commanded: 35, observed: 35 }), vol.out ?? vol.stderr);
+        vol.code === 0 && same(evidence(vol.out?.result), { level: "read_back", commanded: 35, observed: 35 }), vol.out ?? vol.stderr);
       check(`${t} set_volume 50.5 over HTTP: isError result (exit 5)`,
         bad.code === 5 && bad.out?.result?.isError === true && texts(bad.out?.result).includes("50.5"), bad.out ?? bad.stderr);
     }

@@ -44,8 +44,8 @@ def image(board: str, version: str, payload: int) -> bytes:
 
 
 def dump(r: Any) -> dict:
-    """The result as JSON. The SDK keeps no member it does not know, so the `evidence` member is
-    gone: the evidence is read where every client finds it, the first text (and a task's status)."""
+    """The result as JSON, as the SDK's model keeps it (its `_meta`, with the evidence as data,
+    but no member it does not know): the evidence is read in the first text and a task's status."""
     return r.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

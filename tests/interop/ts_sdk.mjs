@@ -4,8 +4,8 @@
 // (device-sim --http 127.0.0.1:PORT, endpoint /mcp).
 //
 // In each session: initialize (the SDK offers 2025-11-25), every tools/list page (each tool once, in
-// order), every listed tool called with valid arguments, evidence (the SDK's result schema keeps
-// unknown members, so `evidence` arrives as sent), structuredContent of self.get_device_status
+// order), every listed tool called with valid arguments, evidence (as data in each result's `_meta`,
+// written once: no `evidence` member beside it), structuredContent of self.get_device_status
 // validated by the SDK against the listed outputSchema and here with Ajv's JSON Schema 2020-12
 // validator, validation failures as isError results (2025-11-25), the motor move both as a task-less
 // call (task id + status tool) and as an MCP Task through the SDK's experimental callToolStream.
@@ -25,7 +25,7 @@
 import { spawn, spawnSync } from "node:child_process";
 
 import {
-  BATTERY, DEVICE_SIM, LIVE, RELAY, TEMPERATURE, check, fillerNames, finish, freePort, known, modelTools,
+  BATTERY, DEVICE_SIM, LIVE, RELAY, TEMPERATURE, check, evidence, fillerNames, finish, freePort, known, modelTools,
   person, questionOk, reading, require, same, simApi, sleep, startHttpSim, texts, waitForPort,
 } from "./harness.mjs";
 
@@ -122,33 +122,32 @@ async function scenario(client, received, tag) {
   let r = await client.callTool({ name: "self.audio_speaker.set_volume", arguments: { volume: 40 } });
   check(`${tag} set_volume 40: true, evidence read_back commanded 40 == observed 40`,
     r.isError === false && same(r.structuredContent, { value: true })
-      && same(r.evidence, { level: "read_back", commanded: 40, observed: 40 })
       && r.content[0]?.text === "true — read back: 40 (commanded 40)", r);
-  // The evidence as data where every SDK keeps a result's metadata (issue 33, finding 9).
-  check(`${tag} set_volume 40: the evidence as data in the result's _meta["${EVIDENCE_KEY}"]`,
-    same(r._meta?.[EVIDENCE_KEY], { level: "read_back", commanded: 40, observed: 40 }), r._meta);
+  // The evidence as data where every SDK keeps a result's metadata, and only there.
+  check(`${tag} set_volume 40: the evidence as data in the result's _meta["${EVIDENCE_KEY}"], written once`,
+    same(r._meta?.[EVIDENCE_KEY], { level: "read_back", commanded: 40, observed: 40 }) && !("evidence" in r), r);
   called.push("self.audio_speaker.set_volume");
 
   r = await client.callTool({ name: "self.screen.set_brightness", arguments: { brightness: 55 } });
   check(`${tag} set_brightness 55: applied (PWM, no read-back)`,
-    r.isError === false && r.evidence?.level === "applied" && r.evidence?.commanded === 55, r);
+    r.isError === false && evidence(r)?.level === "applied" && evidence(r)?.commanded === 55, r);
   called.push("self.screen.set_brightness");
 
   r = await client.callTool({ name: "self.screen.set_theme", arguments: { theme: "dark" } });
-  check(`${tag} set_theme dark: applied`, r.isError === false && r.evidence?.level === "applied", r);
+  check(`${tag} set_theme dark: applied`, r.isError === false && evidence(r)?.level === "applied", r);
   called.push("self.screen.set_theme");
 
   r = await client.callTool({ name: "self.relay.set", arguments: { on: true } });
   check(`${tag} relay on: measured by the feedback contact`,
-    r.isError === false && same(r.evidence, { level: "measured", commanded: true, observed: true }), r);
+    r.isError === false && same(evidence(r), { level: "measured", commanded: true, observed: true }), r);
   called.push("self.relay.set");
 
   // Task-less: the SDK's client declares no `tasks` at initialize, so the device holds the call's
   // answer back until the move ends, and the answer is the encoder's measurement.
   r = await client.callTool({ name: "self.motor.move_to", arguments: { position: 600 } });
   check(`${tag} move_to 600 (no task requested, a client that follows no task): the answer waits for the move, measured 600 by the encoder`,
-    r.isError === false && r.structuredContent?.value === 600 && r.evidence?.level === "measured"
-      && r.evidence?.observed === 600, r);
+    r.isError === false && r.structuredContent?.value === 600 && evidence(r)?.level === "measured"
+      && evidence(r)?.observed === 600, r);
   called.push("self.motor.move_to");
   r = await client.callTool({ name: "self.tasks.get_status", arguments: { task_id: "task-0000000000000000" } });
   check(`${tag} the status tool refuses a task it does not know`, r.isError === true, r);
@@ -168,8 +167,8 @@ async function scenario(client, received, tag) {
     final = { thrown: String(e) };
   }
   check(`${tag} move_to 200 as an MCP Task: taskCreated, then a result measured at 200 (${events.join(" > ")})`,
-    events[0] === "taskCreated" && final?.isError === false && final?.evidence?.level === "measured"
-      && final?.evidence?.observed === 200, { events, final });
+    events[0] === "taskCreated" && final?.isError === false && evidence(final)?.level === "measured"
+      && evidence(final)?.observed === 200, { events, final });
   check(`${tag} ...its tasks/result carries the evidence as data in _meta, beside the related task`,
     final?._meta?.[EVIDENCE_KEY]?.level === "measured" && final?._meta?.[EVIDENCE_KEY]?.observed === 200
       && typeof final?._meta?.["io.modelcontextprotocol/related-task"]?.taskId === "string", final?._meta);
@@ -208,7 +207,7 @@ async function scenario(client, received, tag) {
   for (const t of tools.filter((t) => !called.includes(t.name))) {
     const r = await client.callTool({ name: t.name, arguments: schemaArguments(t.inputSchema) });
     check(`${tag} ${t.name} (no case of its own) answers a success with its evidence`,
-      r.isError === false && Boolean(r.evidence?.level), r);
+      r.isError === false && Boolean(evidence(r)?.level), r);
     called.push(t.name);
   }
   check(`${tag} every listed tool was called`, same([...called].sort(), tools.map((t) => t.name).sort()));
@@ -349,7 +348,7 @@ async function speaksFirst(client, api, updates, p, tag) {
     p.asked.length === 1 && questionOk(p.asked[0]), p.asked);
   check(`${tag} accept(true): the relay switched on, measured by its feedback contact`,
     r.isError === false && same(r.structuredContent, { value: true })
-      && same(r.evidence, { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
+      && same(evidence(r), { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
   let asked = p.asked.length;
   r = await client.callTool({ name: RELAY, arguments: { on: false } });
   check(`${tag} switching off asks nothing and runs`, r.isError === false && p.asked.length === asked

@@ -28,7 +28,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 
 import {
-  DEVICE_SIM, LIVE, QUESTION, RELAY, TEMPERATURE, check, finish, freePort, nodeDir, person, questionOk,
+  DEVICE_SIM, LIVE, QUESTION, RELAY, TEMPERATURE, check, evidence, finish, freePort, nodeDir, person, questionOk,
   reading, require, same, simApi, sleep, startHttpSim, texts,
 } from "./harness.mjs";
 
@@ -141,7 +141,7 @@ async function autoSession(dev, tag) {
       p.asked.length === 1 && questionOk(p.asked[0]), p.asked);
     check(`${tag} accept(true): the retried call switched the relay on, measured by its feedback contact`,
       r.isError === false && same(r.structuredContent, { value: true })
-        && same(r.evidence, { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
+        && same(evidence(r), { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
     let asked = p.asked.length;
     r = await client.callTool({ name: RELAY, arguments: { on: false } });
     check(`${tag} switching off asks nothing and runs`, r.isError === false && p.asked.length === asked

@@ -232,6 +232,13 @@ def result_of(payload: dict | None) -> dict:
     return r if isinstance(r, dict) else {}
 
 
+def evidence_of(payload: dict | None) -> dict:
+    """A tool result's evidence as data: its `_meta`, under the device's own key."""
+    meta = result_of(payload).get("_meta")
+    ev = meta.get("io.github.mcu-mcp/evidence") if isinstance(meta, dict) else None
+    return ev if isinstance(ev, dict) else {}
+
+
 def first_text(payload: dict | None) -> str:
     content = result_of(payload).get("content") or [{}]
     return content[0].get("text", "") if isinstance(content[0], dict) else ""
@@ -1034,7 +1041,7 @@ async def main_session(b: Backend, tag: str) -> None:
 
     # Calls, ids from 1. The model gets content[0].text only: value and evidence must be in it.
     o = await b.model_call("self.audio_speaker.set_volume", {"volume": 40})
-    ev = result_of(o.payload).get("evidence") or {}
+    ev = evidence_of(o.payload)
     check(f"{tag} call id 1 set_volume 40: the model gets \"{o.text}\" (value and read-back evidence) as the "
           "tool's result; evidence read_back 40 == 40",
           (o.payload or {}).get("id") == 1 and o.to_model and o.text == "true — read back: 40 (commanded 40)"
@@ -1043,12 +1050,12 @@ async def main_session(b: Backend, tag: str) -> None:
     o = await b.model_call("self.screen.set_brightness", {"brightness": 55})
     check(f"{tag} call id 2 set_brightness 55: the model gets \"applied, not verified\"",
           (o.payload or {}).get("id") == 2 and o.text == "true — applied, not verified (commanded 55)"
-          and (result_of(o.payload).get("evidence") or {}).get("level") == "applied", o)
+          and evidence_of(o.payload).get("level") == "applied", o)
     o = await b.model_call("self.screen.set_theme", {"theme": "dark"})
     check(f"{tag} set_theme dark: the model gets true, applied", o.text == "true — applied, not verified", o)
     o = await b.model_call("self.relay.set", {"on": True})
     check(f"{tag} relay on: the model gets measured true == true", o.text == "true — measured: true (commanded true)"
-          and result_of(o.payload).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, o)
+          and evidence_of(o.payload) == {"level": "measured", "commanded": True, "observed": True}, o)
 
     # Long-running actions within the default 25 s budget: the answer waits for the move and the
     # model gets where the encoder measured it.
@@ -1057,7 +1064,7 @@ async def main_session(b: Backend, tag: str) -> None:
         check(f"{tag} move_to {position} (within the default {HOLD_DEFAULT_S} s budget, {o.took:.1f} s): the answer "
               f"waits for the move; the model gets the encoder's measurement: \"{o.text}\"",
               o.text == f"{position} — measured: {position} steps (commanded {position} steps, within ±2 steps)"
-              and (result_of(o.payload).get("evidence") or {}).get("level") == "measured", o)
+              and evidence_of(o.payload).get("level") == "measured", o)
 
     o = await b.model_call("self.get_device_status", {})
     try:
@@ -1248,7 +1255,7 @@ async def confirm_session(link, tag: str) -> None:
         o = await asyncio.wait_for(answer, 5)
         check(f"{tag} the call's own answer is the outcome, and the model gets it: \"{o.text}\"",
               o.to_model and o.text == "true — measured: true (commanded true)" and tool_result(b) == o.text
-              and result_of(o.payload).get("evidence") == {"level": "measured", "commanded": True, "observed": True}, o)
+              and evidence_of(o.payload) == {"level": "measured", "commanded": True, "observed": True}, o)
         ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
         check(f"{tag} the relay is on", ok, s["relay"])
         o = await b.model_call("self.relay.set", {"on": False})

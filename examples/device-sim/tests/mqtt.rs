@@ -53,7 +53,7 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
             .call_tool(id, 2, audio::NAME, json!({ "volume": volume }), T)
             .await
             .unwrap();
-        let evidence = &call["result"]["evidence"];
+        let evidence = &call["result"]["_meta"]["io.github.mcu-mcp/evidence"];
         assert_eq!(evidence["level"], "read_back", "{call}");
         assert_eq!(evidence["observed"], volume, "{call}");
     }
@@ -89,7 +89,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
         )
         .await
         .unwrap();
-    assert_eq!(call["result"]["evidence"]["level"], "read_back", "{call}");
+    assert_eq!(
+        call["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"], "read_back",
+        "{call}"
+    );
     let s = on_page(&sim, "the volume set over MQTT", |s| {
         s["speaker"]["volume"] == 35
     })
@@ -154,7 +157,10 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(outcome["evidence"]["level"], "measured", "{outcome}");
+    assert_eq!(
+        outcome["_meta"]["io.github.mcu-mcp/evidence"]["level"], "measured",
+        "{outcome}"
+    );
     assert_ne!(outcome["isError"], true, "{outcome}");
 }
 
@@ -238,7 +244,10 @@ async fn one_client_never_answers_another_clients_confirmation() {
     assert_eq!(v["answers"]["tool"], "self.reboot", "{v}");
     let outcome = tokio::time::timeout(T, answer).await.unwrap().unwrap();
     assert_eq!(outcome["result"]["isError"], false, "{outcome}");
-    assert_eq!(outcome["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(
+        outcome["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "scheduled"
+    );
     assert_eq!(
         bob.answers("shared", &json!(7)),
         0,

@@ -50,8 +50,14 @@ fn http_serves_a_legacy_session_and_the_stateless_revision() {
     let (status, _, body) = request(&addr, "POST", &session, &call.to_string());
     assert_eq!(status, 200);
     let v: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(v["result"]["evidence"]["level"], "read_back");
-    assert_eq!(v["result"]["evidence"]["observed"], 40);
+    assert_eq!(
+        v["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "read_back"
+    );
+    assert_eq!(
+        v["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"],
+        40
+    );
     // The same board serves the stateless path: the volume is still 40.
     let status_call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"self.get_device_status","arguments":{},
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}});

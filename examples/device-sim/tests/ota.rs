@@ -58,7 +58,10 @@ impl Client {
             json!({"size":img.len(),"sha256":sha}),
         );
         assert_eq!(started["isError"], false, "{started}");
-        assert_eq!(started["evidence"]["level"], "scheduled");
+        assert_eq!(
+            started["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+            "scheduled"
+        );
         let task = started["structuredContent"]["task_id"]
             .as_str()
             .expect("a task id")
@@ -171,11 +174,17 @@ fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_never_restarts_
         json!({"running":"7.1.0","boot":"trial","attempted":"7.1.0","previous":factory}),
         "{s}"
     );
-    assert_eq!(s["evidence"]["level"], "measured");
+    assert_eq!(
+        s["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "measured"
+    );
     // ...and, answered, confirms it.
     let s = c.call("self.firmware.status", json!({}));
     assert_eq!(s["structuredContent"]["boot"], "upgraded", "{s}");
-    assert_eq!(s["evidence"]["level"], "measured");
+    assert_eq!(
+        s["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "measured"
+    );
     // Kept in the flash at once: a crash now does not roll it back.
     drop(c);
     drop(sim);

@@ -84,7 +84,7 @@ impl Sim {
 const REPLAYED: &str = "a retransmission answered from the first answer";
 
 fn observed(answer: &Value) -> &Value {
-    &answer["result"]["evidence"]["observed"]
+    &answer["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"]
 }
 
 #[test]
@@ -107,7 +107,10 @@ fn stdio_an_id_reused_within_one_session_is_a_new_call_unless_nothing_came_betwe
     // The relay too: on, off, on with one id ends on.
     for on in [true, false, true] {
         let r = sim.ask(&call(7, "self.relay.set", json!({ "on": on })));
-        assert_eq!(r["result"]["evidence"]["observed"], on, "{r}");
+        assert_eq!(
+            r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], on,
+            "{r}"
+        );
     }
     let status = sim.ask(&call(2, STATUS, json!({})));
     assert_eq!(status["result"]["structuredContent"]["relay"]["on"], true);
@@ -272,7 +275,10 @@ fn http_sessions_ids_reused_across_sessions_and_within_one() {
     in_session(&addr, &a, &relay(true));
     in_session(&addr, &b, &relay(false));
     let r = in_session(&addr, &a, &relay(true));
-    assert_eq!(r["result"]["evidence"]["observed"], true, "{r}");
+    assert_eq!(
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], true,
+        "{r}"
+    );
     let status = stateless(&addr, &call(9, STATUS, json!({})), None);
     assert_eq!(status["result"]["structuredContent"]["relay"]["on"], true);
 }

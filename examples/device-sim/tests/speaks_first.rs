@@ -179,7 +179,10 @@ fn the_xiaozhi_envelope_over_stdio_carries_updates_after_the_hello_and_confirms_
     assert_eq!(answer["session_id"], "s-1");
     let result = &answer["payload"]["result"];
     assert_eq!(result["isError"], false, "{answer}");
-    assert_eq!(result["evidence"]["level"], "scheduled");
+    assert_eq!(
+        result["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "scheduled"
+    );
     // The press is counted as well, and its update goes out too.
     lines.next_where("the button update", |m| {
         is_update(m, "device://buttons/main")
@@ -311,7 +314,10 @@ async fn a_xiaozhi_backend_hears_updates_without_subscribing_and_a_press_confirm
     let answer = next_json(&mut ws, "the call's answer", |m| m["payload"]["id"] == 2).await;
     assert_eq!(answer["session_id"], "b-7");
     assert_eq!(answer["payload"]["result"]["isError"], false, "{answer}");
-    assert_eq!(answer["payload"]["result"]["evidence"]["level"], "measured");
+    assert_eq!(
+        answer["payload"]["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "measured"
+    );
     ws.close(None).await.unwrap();
     drop(sim);
 }
@@ -353,7 +359,7 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
         "Not confirmed: no answer in time; nothing was done — not applied (commanded true)"
     );
     assert_eq!(
-        result["evidence"],
+        result["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level": "not_applied", "commanded": true})
     );
     assert_eq!(result["content"][0]["text"], result["error"]);

@@ -99,7 +99,7 @@ fn a_xiaozhi_backend_session_over_stdio() {
     );
     assert_eq!(set["result"]["isError"], false);
     assert_eq!(
-        set["result"]["evidence"],
+        set["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level": "read_back", "commanded": 35, "observed": 35})
     );
     let status = sim.ask(&call(2, "self.get_device_status", json!({})));
@@ -284,7 +284,10 @@ fn user_principal_and_user_tools() {
         "{list}"
     );
     let r = sim.ask(&call(1, "self.reboot", json!({})));
-    assert_eq!(r["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "scheduled"
+    );
     sim.finish();
 
     // The model (the default principal, without --confirm): xiaozhi's backend asks with
@@ -339,12 +342,13 @@ fn demo_transcript() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [
-        r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#,
+        r#""io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}"#,
         r#""structuredContent":{"audio_speaker":{"volume":40},"screen":{"brightness":80,"theme":"light"},"relay":{"on":false}"#,
+        // The status tool's report of the finished move.
         r#""evidence":{"level":"measured","commanded":600,"observed":600,"tolerance":2,"unit":"steps"}"#,
         r#"Invalid argument \"volume\": expected an integer from 0 to 100, got \"loud\""#,
         r#""message":"Tool self.reboot is only available to the user, not to the model""#,
-        r#""evidence":{"level":"scheduled"}"#,
+        r#""io.github.mcu-mcp/evidence":{"level":"scheduled"}"#,
     ] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
@@ -389,7 +393,7 @@ fn faults_change_the_evidence() {
     ));
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"read_back","commanded":90,"observed":63})
     );
     let r = sim.ask(&call(2, "self.motor.move_to", json!({"position": 10})));
@@ -401,7 +405,7 @@ fn faults_change_the_evidence() {
          (commanded 10 steps)"
     );
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"not_applied","commanded":10,"unit":"steps"})
     );
     sim.finish();
@@ -412,7 +416,7 @@ fn faults_change_the_evidence() {
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(r["result"]["structuredContent"].is_null(), "no task: {r}");
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":true,"observed":false})
     );
     sim.finish();
@@ -460,7 +464,7 @@ fn a_motor_task_over_stdio_in_real_time() {
     assert!(progress > 0);
     assert_eq!(result["id"], 2);
     assert_eq!(
-        result["result"]["evidence"],
+        result["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":100,"observed":100,"tolerance":2,"unit":"steps"})
     );
     sim.finish();
@@ -480,7 +484,7 @@ fn a_quantized_codec_confirms_the_nearest_step() {
     assert_eq!(r["result"]["isError"], false, "{r}");
     assert_eq!(r["result"]["structuredContent"], json!({"value": true}));
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"read_back","commanded":40,"observed":39,"tolerance":2})
     );
     assert_eq!(
@@ -540,7 +544,7 @@ fn a_stalled_move_says_the_safe_stop_was_issued() {
         .as_str()
     );
     assert_eq!(
-        g["result"]["evidence"],
+        g["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":100,"observed":40,"tolerance":2,"unit":"steps"})
     );
 
@@ -558,6 +562,9 @@ fn a_stalled_move_says_the_safe_stop_was_issued() {
     assert!(text.starts_with(STALLED) && text.ends_with(NOTE), "{r}");
     assert!(text.contains(" — measured: "), "{r}");
     assert_eq!(r["error"], r["content"][0]["text"], "{r}");
-    assert_eq!(r["evidence"]["level"], "measured", "{r}");
+    assert_eq!(
+        r["_meta"]["io.github.mcu-mcp/evidence"]["level"], "measured",
+        "{r}"
+    );
     sim.finish();
 }

@@ -104,7 +104,10 @@ fn a_press_that_runs_a_call_makes_every_engine_forget_the_tool() {
         let (_, v) = press_shown(&sim);
         assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
         let done = pending.next_where("B's answer", |m| m["id"] == id);
-        assert_eq!(done["result"]["evidence"]["observed"], true, "{done}");
+        assert_eq!(
+            done["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], true,
+            "{done}"
+        );
         state_until(&sim, "the relay on", |s| s["relay"]["on"] == true);
     };
     let no_replay = |what: &str| {
@@ -116,12 +119,21 @@ fn a_press_that_runs_a_call_makes_every_engine_forget_the_tool() {
         assert!(replays.is_empty(), "{what}: {replays:#?}");
     };
     let first = a.post(&off(5));
-    assert_eq!(first["result"]["evidence"]["level"], "measured", "{first}");
-    assert_eq!(first["result"]["evidence"]["observed"], false);
+    assert_eq!(
+        first["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"], "measured",
+        "{first}"
+    );
+    assert_eq!(
+        first["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"],
+        false
+    );
     confirm_on(7);
     // A sends id 5 again: it runs again (the relay goes off); it is not a replay of "off".
     let again = a.post(&off(5));
-    assert_eq!(again["result"]["evidence"]["observed"], false, "{again}");
+    assert_eq!(
+        again["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], false,
+        "{again}"
+    );
     no_replay("A's call ran again");
 
     // The same for a stateless client's call with its idempotency key.
@@ -140,7 +152,10 @@ fn a_press_that_runs_a_call_makes_every_engine_forget_the_tool() {
     confirm_on(8);
     let (_, body) = request(&http, "POST", "/mcp", &stateless, &modern.to_string());
     let again: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(again["result"]["evidence"]["observed"], false, "{again}");
+    assert_eq!(
+        again["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], false,
+        "{again}"
+    );
     no_replay("the stateless call ran again");
 }
 
@@ -277,7 +292,10 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     assert_eq!(v["answers"]["approval"], c["approval"]);
     let outcome = pending.next_where("the call's answer", |m| m["id"] == 4);
     assert_eq!(outcome["result"]["isError"], false, "{outcome}");
-    assert_eq!(outcome["result"]["evidence"]["level"], "measured");
+    assert_eq!(
+        outcome["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "measured"
+    );
     let s = state_until(&sim, "the relay on", |s| {
         s["relay"]["on"] == true && s["confirmation"].is_null()
     });
@@ -376,7 +394,10 @@ fn a_client_that_elicits_is_asked_and_the_timeline_shows_its_answer() {
     // The person says yes through the client: the call's answer comes on the call's stream.
     mcp.post(&json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}}));
     let answer = stream.next_where("the call's answer", |m| m["id"] == 5);
-    assert_eq!(answer["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(
+        answer["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "scheduled"
+    );
     let s = state_until(&sim, "the reboot scheduled", |s| {
         s["reboot"]["scheduled"] == 1 && s["confirmation"].is_null()
     });
@@ -711,7 +732,10 @@ fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
     assert_eq!(v["answers"]["question"], q_user, "{v}");
     let started = user_call.next_where("the user's upgrade", |m| m["id"] == 1);
     assert_eq!(started["result"]["isError"], false, "{started}");
-    assert_eq!(started["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(
+        started["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "scheduled"
+    );
     let started = evil_call.next_where("the attacker's upgrade", |m| m["id"] == 1);
     assert_eq!(started["result"]["isError"], false, "{started}");
     user_call.close();

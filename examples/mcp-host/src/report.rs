@@ -53,7 +53,8 @@ pub struct CallReport {
     /// What the answer says.
     pub outcome: Outcome,
     /// The evidence level the answer states (`not_applied`, `unknown`, `scheduled`, `applied`, `read_back`, `measured`),
-    /// from `result.evidence` or a task status's `structuredContent.evidence`.
+    /// from the result's `_meta` (`io.github.mcu-mcp/evidence`) or a task status's
+    /// `structuredContent.evidence`.
     pub evidence: Option<String>,
     /// The answer's first text (or the error message, or the question asked), at most
     /// [`MAX_TEXT`] characters.
@@ -266,8 +267,12 @@ fn first_text(result: Option<Json<'_>>) -> Option<String> {
 }
 
 fn evidence_level(result: Option<Json<'_>>) -> Option<String> {
-    let level = |e| string(member(member(e, "evidence"), "level"));
-    level(result).or_else(|| level(member(result, "structuredContent")))
+    let level = |e| string(member(e, "level"));
+    level(member(
+        member(result, "_meta"),
+        "io.github.mcu-mcp/evidence",
+    ))
+    .or_else(|| level(member(member(result, "structuredContent"), "evidence")))
 }
 
 /// Reads an answer to a `tools/call` (a response, or the `elicitation/create` the device sent
@@ -648,7 +653,7 @@ mod test {
     #[test]
     fn answers_are_read_for_outcome_evidence_and_text() {
         let call = br#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#;
-        let ok = br#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"true \u2014 read back: 40 (commanded 40)"}],"isError":false,"evidence":{"level":"read_back","commanded":40,"observed":40}}}"#;
+        let ok = br#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"true \u2014 read back: 40 (commanded 40)"}],"isError":false,"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#;
         assert_eq!(
             tools_call(call).unwrap(),
             ("self.audio_speaker.set_volume".into(), r#""a-1""#.into())
@@ -680,7 +685,7 @@ mod test {
 
     #[test]
     fn confirmation_outcomes_and_updates_are_recognised() {
-        let yes = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"notice","logger":"confirmation","data":{"tool":"self.reboot","confirmed":true,"result":{"content":[{"type":"text","text":"true"}],"isError":false,"evidence":{"level":"scheduled"}}}}}"#;
+        let yes = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"notice","logger":"confirmation","data":{"tool":"self.reboot","confirmed":true,"result":{"content":[{"type":"text","text":"true"}],"isError":false,"_meta":{"io.github.mcu-mcp/evidence":{"level":"scheduled"}}}}}}"#;
         let (outcome, evidence, _, confirmed) = confirmation_outcome(yes).unwrap();
         assert_eq!(
             (confirmed, outcome, evidence.as_deref()),

@@ -161,7 +161,10 @@ fn check_ledgers(
             match outcome {
                 Ok(v) => {
                     assert!(v.get("result").is_some(), "{d} {entry}: {v}");
-                    assert_eq!(v["result"]["evidence"]["observed"], *entry, "{v}");
+                    assert_eq!(
+                        v["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], *entry,
+                        "{v}"
+                    );
                     assert_eq!(times, 1, "{d}: answered call {entry} ran {times} times");
                     answered += 1;
                 }
@@ -263,7 +266,10 @@ async fn a_device_connection_dropped_mid_call_comes_back_and_the_call_runs_once(
         .call_tool("ledger-p", 1, "self.ledger.append", json!({"entry": 1}), T)
         .await
         .unwrap();
-    assert_eq!(ok["result"]["evidence"]["observed"], 1);
+    assert_eq!(
+        ok["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"],
+        1
+    );
 
     // The request reaches the device and runs; its answer (and its PUBACK) never leave.
     proxy.swallow_upstream();
@@ -309,7 +315,10 @@ async fn a_device_connection_dropped_mid_call_comes_back_and_the_call_runs_once(
         )
         .await
         .unwrap();
-    assert_eq!(again["result"]["evidence"]["observed"], 2, "{again}");
+    assert_eq!(
+        again["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], 2,
+        "{again}"
+    );
     assert_eq!(dev.board.lock().unwrap().entries, [1, 2]);
     assert!(
         eventually(T, || answered(&events).contains(&(
@@ -375,6 +384,9 @@ async fn a_silent_link_is_found_dead_by_the_keep_alive_and_the_device_reconnects
         .call_tool("ledger-s", 1, "self.ledger.append", json!({"entry": 9}), T)
         .await
         .unwrap();
-    assert_eq!(ok["result"]["evidence"]["observed"], 9);
+    assert_eq!(
+        ok["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"],
+        9
+    );
     dev.stop().await.unwrap();
 }

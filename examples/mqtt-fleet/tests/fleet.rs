@@ -67,7 +67,7 @@ async fn a_client_discovers_every_device_by_presence_and_calls_each() {
             .unwrap();
         let r = result(&call);
         assert_eq!(r["isError"], false, "{r}");
-        let evidence = &r["evidence"];
+        let evidence = &r["_meta"]["io.github.mcu-mcp/evidence"];
         assert_eq!(evidence["level"], "read_back", "{r}");
         assert_eq!(evidence["commanded"], volume);
         assert_eq!(evidence["observed"], volume);
@@ -122,7 +122,10 @@ async fn a_redelivered_request_runs_once_and_clients_are_told_apart_by_their_mqt
         .call_tool("ledger-1", 1, "self.ledger.append", json!({"entry": 8}), T)
         .await
         .unwrap();
-    assert_eq!(result(&answer)["evidence"]["observed"], 8);
+    assert_eq!(
+        result(&answer)["_meta"]["io.github.mcu-mcp/evidence"]["observed"],
+        8
+    );
     assert_eq!(dev.board.lock().unwrap().entries, [7, 8]);
     assert_eq!(a.answers("ledger-1", &json!(1)), 2, "a got nothing of b's");
 

@@ -43,6 +43,7 @@ use crate::result::{TaskHooks, ToolResult};
 use crate::schema::{self, Args, MAX_PARAMS, Param, ParamProblem};
 use crate::wire::json::JsonStr;
 use crate::wire::protocol::{self, join};
+use crate::wire::swar;
 use crate::wire::writer::Writer;
 
 /// A tool handler: the application context, the validated arguments, and the reply scratch.
@@ -577,7 +578,7 @@ pub struct RegisterError {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum RegisterErrorKind {
-    /// The table already holds `N` tools.
+    /// The table already holds `N` tools, or [`MAX_TOOLS`].
     #[error("the tool table is full")]
     Full,
     /// A tool with this name is already registered.
@@ -625,7 +626,7 @@ pub enum RegisterErrorKind {
     /// no parameter of the tool.
     #[error("the question has a placeholder that is malformed or names no parameter")]
     BadQuestion,
-    /// The listing alone would overflow a `tools/list` page.
+    /// The listing alone would overflow a `tools/list` page (or needs 64 KiB or more).
     #[error("its listing needs {size} bytes but a tools/list page holds {page}")]
     TooLargeForPage {
         /// Bytes the listing plus page overhead needs.
@@ -648,21 +649,54 @@ pub(crate) const CURSOR_MEMBER_LEN: usize = protocol::NEXT_CURSOR_OPEN.len() + C
 /// [`ToolTable`]).
 pub struct Entry<'t, C> {
     pub(crate) tool: &'t Tool<C>,
-    /// The listing's size in bytes (below 2^24) above the name's length (1–128): the lookup by
-    /// name passes over the tools of another length without reading their names.
+    /// From the high half down: the listing's size in bytes (under 64 KiB); and the lookup's
+    /// order, kept beside the registration order (which is the listing order): the `k`-th
+    /// entry holds the index of the `k`-th tool in the order of the names' hashes (ties in
+    /// registration order), and that name's hash ([`name_hash`]). Eight bytes an entry on a
+    /// 32-bit target, the tool's reference included.
     packed: u32,
 }
 
 impl<C> Entry<'_, C> {
     /// The listing's size in bytes.
     pub(crate) const fn size(&self) -> u32 {
-        self.packed >> 8
+        self.packed >> 16
     }
 
-    /// The tool name's length in bytes.
-    const fn name_len(&self) -> usize {
-        (self.packed & 0xFF) as usize
+    /// The index of the `k`-th tool in the lookup's order, when this is the `k`-th entry.
+    const fn by_hash(&self) -> usize {
+        (self.packed >> 8 & 0xFF) as usize
     }
+
+    /// That tool's name's hash.
+    const fn hash(&self) -> u8 {
+        (self.packed & 0xFF) as u8
+    }
+
+    /// The entry with its place in the lookup's order set.
+    const fn with_order(&self, index: usize, hash: u8) -> u32 {
+        self.packed & 0xFFFF_0000 | (index as u32 & 0xFF) << 8 | hash as u32
+    }
+}
+
+/// The most tools a table holds (the lookup's order keeps an index in a byte).
+pub const MAX_TOOLS: usize = 256;
+
+/// A name's hash: its length, and its first and last four bytes (fewer bytes than that, all of
+/// them), folded into a byte, in 32-bit arithmetic. The lookup by name finds the names of one
+/// hash by a binary search and compares only those: names that share their length and those
+/// bytes (a firmware's own naming, not something a client chooses) share a hash and are
+/// compared in turn.
+#[inline(never)]
+fn name_hash(name: &[u8]) -> u8 {
+    let n = name.len();
+    let mixed = match (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+        (Some(first), Some(last)) => {
+            u32::from_le_bytes(*first) ^ u32::from_le_bytes(*last).rotate_left(13)
+        }
+        _ => name.iter().fold(0, |w, &b| w << 8 | u32::from(b)),
+    };
+    ((mixed ^ n as u32).wrapping_mul(0x9E37_79B1) >> 24) as u8
 }
 
 /// The tool table over the storage `S`, in registration order (which is listing order).
@@ -797,28 +831,42 @@ impl<'t, C> RegistryView<'t, C> {
             return Err(err(RegisterErrorKind::BadQuestion));
         }
         let size = tool.listing_size();
-        if size + PAGE_OVERHEAD > self.page_bytes {
+        let Some(size) = u16::try_from(size)
+            .ok()
+            .filter(|&s| usize::from(s) + PAGE_OVERHEAD <= self.page_bytes)
+        else {
             let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
             return Err(err(RegisterErrorKind::TooLargeForPage {
                 size: clamp(size + PAGE_OVERHEAD),
                 page: clamp(self.page_bytes),
             }));
+        };
+        let hash = name_hash(tool.name.as_bytes());
+        let added = self.entries.len();
+        if added >= MAX_TOOLS {
+            return Err(err(RegisterErrorKind::Full));
         }
-        // Sizes from 16 MiB up are refused as too large for any page (the name's length, at
-        // most 128, shares the word).
-        let size = u32::try_from(size)
-            .ok()
-            .filter(|&s| s < 1 << 24)
-            .ok_or_else(|| {
-                err(RegisterErrorKind::TooLargeForPage {
-                    size: u32::MAX,
-                    page: u32::MAX,
-                })
-            })?;
-        let packed = size << 8 | tool.name.len() as u32;
+        // Its place in the lookup's order: after the names of a smaller or equal hash.
+        let at = match hash.checked_add(1) {
+            Some(above) => self.lookup_from(above).unwrap_or(added),
+            None => added,
+        };
+        let entry = Entry {
+            tool,
+            packed: u32::from(size) << 16,
+        };
         self.entries
-            .push(Entry { tool, packed })
+            .push(entry)
             .map_err(|_| err(RegisterErrorKind::Full))?;
+        for k in (at..added).rev() {
+            let moved = self.entries.get(k).map(|e| (e.by_hash(), e.hash()));
+            if let (Some((index, hash)), Some(next)) = (moved, self.entries.get_mut(k + 1)) {
+                next.packed = next.with_order(index, hash);
+            }
+        }
+        if let Some(e) = self.entries.get_mut(at) {
+            e.packed = e.with_order(added, hash);
+        }
         self.fingerprint = fnv(fnv(self.fingerprint, tool.name.as_bytes()), &[0]);
         Ok(self)
     }
@@ -830,30 +878,48 @@ impl<'t, C> RegistryView<'t, C> {
     }
 
     /// The index of the tool named `name` (`escaped`: sent with escape sequences).
+    ///
+    /// The common case, a name without escapes, does not scan the table: a binary search in the
+    /// order of the names' hashes finds those with the name's hash (one, mostly), whose names
+    /// are compared byte for byte. A name with escapes is compared decoded with each.
     pub(crate) fn position(&self, name: JsonStr<'_>, escaped: bool) -> Option<usize> {
         if escaped {
             return self.entries.iter().position(|e| name.eq_str(e.tool.name));
         }
-        // The common case: compare bytes, without looking for escapes once per tool, and only
-        // the names of the right length, looked at two tools a step.
         let raw = name.raw();
-        let len = raw.len();
-        let named = |e: &Entry<'t, C>| e.name_len() == len && e.tool.name.as_bytes() == raw;
-        let mut pairs = self.entries.chunks_exact(2);
-        for (i, pair) in (&mut pairs).enumerate() {
-            if let [a, b] = pair
-                && (a.name_len() == len || b.name_len() == len)
+        let hash = name_hash(raw);
+        let entries = &self.entries;
+        let mut at = self.lookup_from(hash)?;
+        while let Some(e) = entries.get(at) {
+            if e.hash() != hash {
+                return None;
+            }
+            let i = e.by_hash();
+            if entries
+                .get(i)
+                .is_some_and(|e| swar::eq(e.tool.name.as_bytes(), raw))
             {
-                if named(a) {
-                    return Some(2 * i);
-                }
-                if named(b) {
-                    return Some(2 * i + 1);
-                }
+                return Some(i);
+            }
+            at += 1;
+        }
+        None
+    }
+
+    /// The first place in the lookup's order whose name's hash is `hash` or more (`None`: past
+    /// the end).
+    fn lookup_from(&self, hash: u8) -> Option<usize> {
+        let entries = &self.entries;
+        let (mut lo, mut hi) = (0, entries.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if entries.get(mid).map_or(u8::MAX, Entry::hash) < hash {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
-        let last = pairs.remainder().first()?;
-        named(last).then_some(self.entries.len() - 1)
+        (lo < entries.len()).then_some(lo)
     }
 
     /// The tool at `index`.
@@ -958,6 +1024,74 @@ mod test {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_full_table_finds_every_tool_and_no_other_whatever_the_names() {
+        // 256 names sharing a 24-byte prefix and their length, and 256 of varied lengths (many
+        // hashes shared by two or more), each registered in a scrambled order.
+        let shared = (0..256).map(|i| format!("self.audio_speaker.set_v{i:05}"));
+        let varied = (0..256).map(|i| format!("t{}.{}", "x".repeat(i % 37), i * 7919 % 1000));
+        for names in [shared.collect::<Vec<_>>(), varied.collect()] {
+            let mut order: Vec<usize> = (0..names.len()).collect();
+            order.sort_by_key(|&i| i * 149 % 256);
+            let tools: Vec<&'static Tool<()>> = order
+                .iter()
+                .map(|&i| {
+                    let name: &'static str = Box::leak(names[i].clone().into_boxed_str());
+                    &*Box::leak(Box::new(Tool::new(name, "x", noop)))
+                })
+                .collect();
+            let mut r: Registry<'_, (), 256> = Registry::new(8000);
+            for t in &tools {
+                r.register(t).unwrap();
+            }
+            // The lookup's order is the hashes' order, and holds every tool once.
+            let mut seen: Vec<usize> = r.entries.iter().map(Entry::by_hash).collect();
+            let hashes: Vec<u8> = r.entries.iter().map(Entry::hash).collect();
+            for (k, &i) in seen.iter().enumerate() {
+                assert_eq!(name_hash(r.entries[i].tool.name.as_bytes()), hashes[k]);
+            }
+            assert!(hashes.windows(2).all(|w| w[0] <= w[1]), "{hashes:?}");
+            seen.sort_unstable();
+            assert_eq!(seen, (0..256).collect::<Vec<_>>());
+            for (i, t) in tools.iter().enumerate() {
+                let name = JsonStr::from_checked(t.name.as_bytes());
+                assert_eq!(r.position(name, false), Some(i), "{}", t.name);
+            }
+            for missing in names
+                .iter()
+                .map(|n| format!("{n}x"))
+                .chain(["".to_string()])
+            {
+                let name = JsonStr::from_checked(missing.as_bytes());
+                assert_eq!(r.position(name, false), None, "{missing}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_holds_at_most_max_tools_whatever_its_capacity() {
+        let mut r: Registry<'_, (), 300> = Registry::new(8000);
+        for i in 0..=MAX_TOOLS {
+            let name: &'static str = Box::leak(format!("t.{i}").into_boxed_str());
+            let tool: &'static Tool<()> = Box::leak(Box::new(Tool::new(name, "x", noop)));
+            let registered = r.register(tool).map(|_| ()).map_err(|e| e.kind);
+            let want = if i < MAX_TOOLS {
+                Ok(())
+            } else {
+                Err(RegisterErrorKind::Full)
+            };
+            assert_eq!(registered, want, "{name}");
+        }
+        // A listing of 64 KiB or more is refused, whatever the page holds.
+        let long: &'static str = Box::leak("d".repeat(70_000).into_boxed_str());
+        let tool: &'static Tool<()> = Box::leak(Box::new(Tool::new("big", long, noop)));
+        let mut r: Registry<'_, (), 2> = Registry::new(1 << 20);
+        assert!(matches!(
+            r.register(tool).map(|_| ()).map_err(|e| e.kind),
+            Err(RegisterErrorKind::TooLargeForPage { .. })
+        ));
     }
 
     fn listing(t: &Tool<()>) -> serde_json::Value {

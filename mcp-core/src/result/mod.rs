@@ -23,9 +23,9 @@
 //! rendering: text is free-form for every client (the SDKs validate `structuredContent` against
 //! the `outputSchema`, never the text), and a client that reads everything loses nothing by
 //! hearing the value and its evidence together. A result without evidence keeps its text as the
-//! tool gave it. For programs the result also carries an `evidence` member
-//! (`{"level":"read_back","commanded":40,"observed":40}`); `structuredContent` and `isError` are
-//! the same with or without it. Evidence from hardware with a coarser resolution than the command
+//! tool gave it. For programs the result also carries the evidence as data, in its `_meta` under
+//! `io.github.mcu-mcp/evidence` (`{"level":"read_back","commanded":40,"observed":40}`), where the
+//! SDKs keep it; `structuredContent` and `isError` are the same with or without it. Evidence from hardware with a coarser resolution than the command
 //! carries its tolerance (`{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`, said
 //! as `read back: 39 (commanded 40, within ±2)`), and readings that are not percent or on/off
 //! carry their unit (`"unit":"steps"`: `measured: 498 steps (commanded 500 steps, within ±2
@@ -230,37 +230,16 @@ impl Evidence {
     }
 
     /// The evidence as JSON: `{"level":"read_back","commanded":40,"observed":39,"tolerance":2}`
-    /// (`tolerance` only when not 0; `unit` only when set). With [`write_member`](Self::write_member)
-    /// the one writer of this form: a `tools/call` answer's `evidence` member, a task's result, a
-    /// task start, and the status tool's report all come here.
+    /// (`tolerance` only when not 0; `unit` only when set): the one writer of this form. A
+    /// result's evidence as data ([`write_member`](Self::write_member)), a task's result, a task
+    /// start, and the status tool's report all come here.
     pub(crate) fn write_json(&self, w: &mut Writer<'_>) {
-        self.write_json_from(w, protocol::EVIDENCE.len());
-    }
-
-    /// `,"evidence":` and the evidence as JSON: the member of a result; and the same JSON as
-    /// data where the SDKs keep it, the result's `_meta` under `io.github.mcu-mcp/evidence`
-    /// (copied, not written twice). The result object's writer closes the `_meta` member
-    /// ([`Writer::close_meta`]). (An inlining hint: a call's answer, on the hot path, writes
-    /// it; without the hint the compiler keeps it out of line since the conversation module
-    /// came, 8 instructions more per call in `benches/callgrind-figures.md`.)
-    #[inline]
-    pub(crate) fn write_member(&self, w: &mut Writer<'_>) {
-        let start = w.mark() + protocol::EVIDENCE.len();
-        self.write_json_from(w, 0);
-        let end = w.mark();
-        w.meta_member(protocol::EVIDENCE_META);
-        w.repeat(start, end);
-    }
-
-    /// The member, from byte `skip` on (the key and the head are one piece).
-    fn write_json_from(&self, w: &mut Writer<'_>, skip: usize) {
         // Every field: a field added to `Evidence` does not compile until it is written.
         let (level, commanded, observed, tolerance, unit) = self.fields();
-        // `,"evidence":{"level":"read_back"`: the member's key and its first member, one piece.
+        // `{"level":"read_back"`: the object's opening and its first member, one piece.
         macro_rules! head {
             ($level:ident) => {
                 join!(
-                    protocol::EVIDENCE,
                     b"{",
                     protocol::first(protocol::LEVEL),
                     b"\"",
@@ -277,11 +256,7 @@ impl Evidence {
             Level::ReadBack => head!(ReadBack),
             Level::Measured => head!(Measured),
         };
-        // (The whole head without slicing it: what a call's answer writes.)
-        match skip {
-            0 => w.plain(head),
-            _ => w.plain(head.get(skip..).unwrap_or_default()),
-        }
+        w.plain(head);
         if let Some(c) = commanded {
             w.plain(protocol::COMMANDED);
             c.write_json(w);
@@ -299,6 +274,15 @@ impl Evidence {
             w.string(u);
         }
         w.plain(b"}");
+    }
+
+    /// The evidence as data where the SDKs keep a result's data: the result's `_meta`, under
+    /// `io.github.mcu-mcp/evidence` (the Python SDK drops members its model does not know, and
+    /// keeps `_meta`). The result object's writer closes the `_meta` member
+    /// ([`Writer::close_meta`]).
+    pub(crate) fn write_member(&self, w: &mut Writer<'_>) {
+        w.meta_member(protocol::EVIDENCE_META);
+        self.write_json(w);
     }
 
     /// The evidence as words a model can repeat, what a client that reads only a result's first
@@ -380,28 +364,14 @@ impl Evidence {
 /// client's text, and a failure's sentence is spoken and logged), nor an absent optional one.
 pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
     use crate::schema::ParamType;
-    use crate::wire::json::Integer;
-    let (p, raw) = args.first()?;
-    // Validated already: the token is of the parameter's type (a string with escapes is held
-    // decoded, and reads as no token here: nothing is named then).
-    let v = Json::from_checked(raw);
-    match p.ty() {
-        ParamType::Boolean => v.as_bool().map(Reading::Bool),
-        ParamType::Integer => match v.as_integer()? {
-            Integer::Exact(n) => Some(Reading::Int(n)),
-            _ => None,
-        },
+    let (p, v) = args.first()?;
+    Some(match p.ty() {
+        ParamType::Boolean => Reading::Bool(v != 0),
+        ParamType::Integer => Reading::Int(v as i64),
         #[cfg(feature = "float")]
-        ParamType::Number => v.as_f64().map(Reading::Number),
-        ParamType::String => {
-            let s = v.as_str()?;
-            p.choices()
-                .iter()
-                .find(|c| s.eq_str(c))
-                .copied()
-                .map(Reading::Str)
-        }
-    }
+        ParamType::Number => Reading::Number(f64::from_bits(v)),
+        ParamType::String => Reading::Str(p.choices().get(usize::try_from(v).ok()?)?),
+    })
 }
 
 impl ToolError {
@@ -763,10 +733,9 @@ impl<'s> Reply<'s> {
     /// The engine renders the answer in front of what the handler wrote (see the type's docs), so
     /// every byte written counts twice, and the response's envelope (its head with the call's id,
     /// `isError`, the 2026-07-28 `_meta`) is kept free. Not counted: what the result adds when it
-    /// is rendered once — the evidence sentence after a caption, the `evidence` member and the
-    /// same evidence as data in `_meta` (110 bytes for a bare `measured`, some 300 with readings
-    /// and a unit) — for which the handler keeps a margin of half that (one rendered byte is half
-    /// a written one here).
+    /// is rendered once — the evidence sentence after a caption and the evidence as data in
+    /// `_meta` (74 bytes for a bare `measured`, some 200 with readings and a unit) — for which
+    /// the handler keeps a margin of half that (one rendered byte is half a written one here).
     ///
     /// A handler checks `ContentWriter::image_len(mime, len) + margin <= reply.content_room()`
     /// before it makes the image ([`ContentWriter::image_len`]; mcp-hal's demo camera does).

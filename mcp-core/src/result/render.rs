@@ -47,7 +47,7 @@ fn write_message(w: &mut Writer<'_>, message: Message, scratch: &[u8], seq: u32)
 ///
 /// The first text content is [`write_first_text`]: a client that hands the model only
 /// `content[0].text` (xiaozhi's backend) still passes on the evidence. `structuredContent`,
-/// `isError` and the `evidence` member carry the same for programs.
+/// `isError` and the evidence as data in `_meta` carry the same for programs.
 pub(crate) fn render_result_for(
     w: &mut Writer<'_>,
     result: &ToolResult,

@@ -35,6 +35,9 @@ use keyword::Keywords;
 /// The most parameters one tool may declare (the validator's typed view is a fixed array).
 pub const MAX_PARAMS: usize = 16;
 
+// The arguments of any call that can be valid are read from the checking pass's index.
+const _: () = assert!(MAX_PARAMS <= crate::wire::frame::INDEXED_ARGUMENTS);
+
 /// One tool parameter: name, description, type and constraints.
 ///
 /// Build it in a `const` with the `const fn` builders. Constraints that do not apply to the type

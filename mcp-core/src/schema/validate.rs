@@ -1,13 +1,14 @@
 //! The strict validator: one pass over the arguments object, producing a typed [`Args`] view.
 
 use core::fmt;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use super::keyword::{Value, ty};
 use super::message::{Read, Sink, got, piece};
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
 use crate::wire::check::Escapes;
-use crate::wire::json::{Integer, Json, JsonStr, Kind};
+use crate::wire::json::{Json, JsonStr, Kind};
 use crate::wire::swar;
 use crate::wire::writer::Writer;
 
@@ -15,26 +16,39 @@ use crate::wire::writer::Writer;
 /// and within its constraints, defaults are filled in, and nothing else is there.
 ///
 /// Read them by name; asking for an undeclared name or the wrong type is a handler bug and comes
-/// back as an [`AccessError`], which `?` turns into a failed tool call.
+/// back as an [`AccessError`], which `?` turns into a failed tool call. Validation keeps each
+/// value in its parameter's slot as what it reads as (an integer, a number, a boolean, a choice's
+/// position, a string's place): an accessor finds the parameter by name and reads the slot,
+/// without parsing anything again.
 ///
 /// Nothing is allocated: strings without escape sequences borrow the message, choice strings
 /// borrow the tool's spec, and free-form strings with escapes are decoded into a buffer the caller
 /// lends ([`decode_escapes`](Self::decode_escapes); the server lends the tail of its output
 /// buffer while the handler runs).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Args<'a> {
     params: &'a [Param],
-    /// Per declared parameter, its value as sent — a checked JSON token, read again (cheaply) on
-    /// access — or, once decoded, the text of a string sent with escapes; empty when absent (the
-    /// default applies). Two words per parameter: the view stays small to move and to keep on a
+    /// Where the next lookup by name looks first: the parameter after the one found last.
+    /// Handlers read their arguments in the order they are declared, mostly, so a lookup
+    /// compares one name, whatever the count. (A hint: an atomic byte written and read with
+    /// plain loads and stores, so that `&Args` stays `Send`; a stale one costs a scan.)
+    next: AtomicU8,
+    /// Per declared parameter that was sent, its value as read: an integer (`i64` bits), a
+    /// number (`f64` bits), a boolean (0 or 1), a choice's position, or a free-form string's
+    /// place (start in the high half, length in the low) in [`raw`](Self::raw) — in `decoded`
+    /// once decoded. One word each: the view stays small to move and to keep on a
     /// microcontroller's stack.
-    values: [&'a [u8]; MAX_PARAMS],
+    values: [u64; MAX_PARAMS],
+    /// Bit `i`: parameter `i` was sent (otherwise its default applies).
+    sent: u16,
     /// Bit `i`: `values[i]` is a free-form string sent with escape sequences.
     escaped_strings: u16,
-    /// Bit `i`: `values[i]` is decoded text ([`decode_escapes`](Self::decode_escapes)).
+    /// Bit `i`: `values[i]` is decoded text, in `decoded` ([`decode_escapes`](Self::decode_escapes)).
     decoded: u16,
     raw: Option<Json<'a>>,
-    /// The bytes [`decode_escapes`](Self::decode_escapes) still needs.
+    /// The text of the strings [`decode_escapes`](Self::decode_escapes) decoded.
+    decoded_text: &'a [u8],
+    /// The bytes [`decode_escapes`](Self::decode_escapes) needs.
     escaped: usize,
 }
 
@@ -58,36 +72,90 @@ pub enum AccessError {
     NotDecoded,
 }
 
+impl Clone for Args<'_> {
+    fn clone(&self) -> Self {
+        Args {
+            params: self.params,
+            next: AtomicU8::new(self.next.load(Ordering::Relaxed)),
+            values: self.values,
+            sent: self.sent,
+            escaped_strings: self.escaped_strings,
+            decoded: self.decoded,
+            raw: self.raw,
+            decoded_text: self.decoded_text,
+            escaped: self.escaped,
+        }
+    }
+}
+
+/// Parameter `i`'s bit in the views' bit sets; none past the sixteenth (a spec registration
+/// refuses, which the public [`validate`] may still be handed).
+#[inline]
+fn bit(i: usize) -> u16 {
+    if i < MAX_PARAMS { 1 << i } else { 0 }
+}
+
+/// A free-form string's place in a slot: where its content starts in the text it is read from,
+/// and its length.
+const fn place(start: usize, len: usize) -> u64 {
+    (start as u64) << 32 | len as u64
+}
+
+/// The bytes of `text` a slot's [`place`] names.
+fn at_place(text: &[u8], slot: u64) -> Option<&[u8]> {
+    let start = usize::try_from(slot >> 32).ok()?;
+    let len = usize::try_from(slot & 0xFFFF_FFFF).ok()?;
+    text.get(start..start.checked_add(len)?)
+}
+
 impl<'a> Args<'a> {
     /// An empty view for a tool with no parameters.
     pub const fn empty() -> Args<'static> {
         Args {
             params: &[],
-            values: [&[]; MAX_PARAMS],
+            next: AtomicU8::new(0),
+            values: [0; MAX_PARAMS],
+            sent: 0,
             escaped_strings: 0,
             decoded: 0,
             raw: None,
+            decoded_text: &[],
             escaped: 0,
         }
     }
 
-    /// The parameter `name` (of type `ty`), its index, and its value as sent (`None`: absent).
+    /// The index of the parameter named `name`: the one after the parameter found last first
+    /// (see `next`), then any other (names of another length passed over without reading
+    /// them).
+    #[inline(always)]
+    fn index_of(&self, name: &str) -> Option<usize> {
+        let name = name.as_bytes();
+        let named = |p: &Param| p.name().len() == name.len() && swar::eq(p.name().as_bytes(), name);
+        let next = usize::from(self.next.load(Ordering::Relaxed));
+        let i = match self.params.get(next) {
+            Some(p) if named(p) => next,
+            _ => self.params.iter().position(named)?,
+        };
+        // (`i` < `MAX_PARAMS`: it fits a byte.)
+        self.next.store(i.wrapping_add(1) as u8, Ordering::Relaxed);
+        Some(i)
+    }
+
+    /// The parameter `name` (of type `ty`), its index, and its slot when it was sent.
     #[inline(always)]
     fn slot(
         &self,
         name: &str,
         ty: ParamType,
-    ) -> Result<(&'a Param, usize, Option<&'a [u8]>), AccessError> {
-        let params = self.params;
-        let i = params
-            .iter()
-            .position(|p| swar::eq(p.name().as_bytes(), name.as_bytes()))
-            .ok_or(AccessError::Undeclared)?;
-        let p = params.get(i).ok_or(AccessError::Undeclared)?;
+    ) -> Result<(&'a Param, usize, Option<u64>), AccessError> {
+        let i = self.index_of(name).ok_or(AccessError::Undeclared)?;
+        let p = self.params.get(i).ok_or(AccessError::Undeclared)?;
         if p.ty() != ty {
             return Err(AccessError::WrongType);
         }
-        let value = self.values.get(i).copied().filter(|v| !v.is_empty());
+        let value = (self.sent & bit(i) != 0)
+            .then(|| self.values.get(i).copied())
+            .flatten();
         Ok((p, i, value))
     }
 
@@ -98,8 +166,8 @@ impl<'a> Args<'a> {
     }
 
     /// Decodes the string arguments that were sent with escape sequences into `buf`, which must
-    /// hold [`escaped_len`](Self::escaped_len) bytes, in place: from then on [`str`](Self::str)
-    /// reads them from `buf`. `false` when `buf` is too small (the arguments that did not fit stay
+    /// hold [`escaped_len`](Self::escaped_len) bytes: from then on [`str`](Self::str) reads them
+    /// from `buf`. `false` when `buf` is too small (the arguments that did not fit stay
     /// undecoded). Until this is done, `str` answers [`AccessError::NotDecoded`] for such an
     /// argument. The view's lifetime shortens to `buf`'s (`let mut args: Args<'_> = args;`).
     ///
@@ -115,35 +183,47 @@ impl<'a> Args<'a> {
     /// assert_eq!(args.str("text"), Ok("café"));
     /// ```
     pub fn decode_escapes(&mut self, buf: &'a mut [u8]) -> bool {
-        let mut rest = buf;
-        // The strings sent with escapes and not decoded yet, in order (a bit each).
-        let mut pending = self.escaped_strings & !self.decoded;
+        let raw = self.raw.map_or(&[][..], |r| r.raw());
+        // Every string sent with escapes, decoded again into this buffer (in order, a bit each),
+        // from the message, which holds them as sent.
+        let mut pending = self.escaped_strings;
+        self.decoded = 0;
+        let mut used = 0;
+        let mut all = true;
         while pending != 0 {
             let i = pending.trailing_zeros() as usize;
             let bit = 1 << i;
             pending &= !bit;
-            let Some(value) = self.values.get_mut(i) else {
-                return false;
+            let (Some(slot), Some(rest)) = (self.values.get_mut(i), buf.get_mut(used..)) else {
+                all = false;
+                continue;
             };
-            let token = Json::from_checked(value);
-            let Some(len) = token.as_str().and_then(|s| s.decode_bytes(rest)) else {
-                return false;
+            let sent = at_place(raw, *slot).unwrap_or_default();
+            let Some(len) = JsonStr::from_checked(sent).decode_bytes(rest) else {
+                all = false;
+                continue;
             };
-            let (here, tail) = core::mem::take(&mut rest).split_at_mut(len);
-            rest = tail;
-            *value = here;
+            *slot = place(used, len);
+            used += len;
             self.decoded |= bit;
-            self.escaped = self.escaped.saturating_sub(len);
         }
-        true
+        self.escaped = if all { 0 } else { self.escaped };
+        self.decoded_text = buf;
+        all
     }
 
-    /// The first declared parameter and its value as sent (validated; decoded text for a string
-    /// that had escapes), when one was sent: what a failure names as commanded.
-    pub(crate) fn first(&self) -> Option<(&'a Param, &'a [u8])> {
+    /// The first declared parameter and its slot (see [`Args`]'s `values`: an integer's,
+    /// number's or boolean's value, a choice's position), when it was sent and is not a
+    /// free-form string: what a failure names as commanded.
+    pub(crate) fn first(&self) -> Option<(&'a Param, u64)> {
         let p = self.params.first()?;
-        let v = self.values.first().copied().filter(|v| !v.is_empty())?;
-        Some((p, v))
+        let free_text = p.ty() == ParamType::String && p.choices().is_empty();
+        let v = self
+            .values
+            .first()
+            .copied()
+            .filter(|_| self.sent & 1 != 0)?;
+        (!free_text).then_some((p, v))
     }
 
     /// The `arguments` object as sent (after validation). Tools with a hand-written
@@ -159,7 +239,14 @@ impl<'a> Args<'a> {
 
     /// An integer argument.
     pub fn int(&self, name: &str) -> Result<i64, AccessError> {
-        self.opt_int(name)?.ok_or(AccessError::Absent)
+        // (Written out, not through `opt_int`: a handler's most frequent read.)
+        match self.slot(name, ParamType::Integer)? {
+            (_, _, Some(v)) => Ok(v as i64),
+            (p, _, None) => match p.default_value() {
+                Some(Literal::Int(v)) => Ok(v),
+                _ => Err(AccessError::Absent),
+            },
+        }
     }
 
     /// A number argument. Feature `float`.
@@ -207,30 +294,29 @@ impl<'a> Args<'a> {
 
     /// The index of an optional `one_of` string argument (see [`choice`](Self::choice)).
     pub fn opt_choice(&self, name: &str) -> Result<Option<usize>, AccessError> {
-        let choices = self
-            .params
-            .iter()
-            .find(|p| p.name() == name)
-            .map(Param::choices)
-            .ok_or(AccessError::Undeclared)?;
+        let (p, _, value) = self.slot(name, ParamType::String)?;
+        let choices = p.choices();
         if choices.is_empty() {
             return Err(AccessError::WrongType);
         }
-        match self.opt_str(name)? {
-            // The validator let only one of the choices through.
-            Some(v) => choices
-                .iter()
-                .position(|c| *c == v)
+        match value {
+            // The validator kept the choice's position.
+            Some(v) => usize::try_from(v)
+                .ok()
+                .filter(|&i| i < choices.len())
                 .map(Some)
                 .ok_or(AccessError::WrongType),
-            None => Ok(None),
+            None => match p.default_value() {
+                Some(Literal::Str(d)) => Ok(choices.iter().position(|c| *c == d)),
+                _ => Ok(None),
+            },
         }
     }
 
     /// An optional boolean argument (`None` when absent and without default).
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, AccessError> {
         match self.slot(name, ParamType::Boolean)? {
-            (_, _, Some(v)) => Ok(Some(v == b"true")),
+            (_, _, Some(v)) => Ok(Some(v != 0)),
             (p, _, None) => match p.default_value() {
                 Some(Literal::Bool(v)) => Ok(Some(v)),
                 _ => Ok(None),
@@ -243,10 +329,7 @@ impl<'a> Args<'a> {
     pub fn opt_int(&self, name: &str) -> Result<Option<i64>, AccessError> {
         match self.slot(name, ParamType::Integer)? {
             // Validated: an exact integer in range.
-            (_, _, Some(v)) => match Json::from_checked(v).as_integer() {
-                Some(Integer::Exact(n)) => Ok(Some(n)),
-                _ => Err(AccessError::WrongType),
-            },
+            (_, _, Some(v)) => Ok(Some(v as i64)),
             (p, _, None) => match p.default_value() {
                 Some(Literal::Int(v)) => Ok(Some(v)),
                 _ => Ok(None),
@@ -259,10 +342,7 @@ impl<'a> Args<'a> {
     pub fn opt_number(&self, name: &str) -> Result<Option<f64>, AccessError> {
         match self.slot(name, ParamType::Number)? {
             // Validated: a finite number in range.
-            (_, _, Some(v)) => Json::from_checked(v)
-                .as_f64()
-                .map(Some)
-                .ok_or(AccessError::WrongType),
+            (_, _, Some(v)) => Ok(Some(f64::from_bits(v))),
             (p, _, None) => match p.default_value() {
                 Some(Literal::Number(v)) => Ok(Some(v)),
                 _ => Ok(None),
@@ -279,29 +359,25 @@ impl<'a> Args<'a> {
                 _ => Ok(None),
             };
         };
-        let bit = 1 << i;
-        if self.decoded & bit != 0 {
-            return core::str::from_utf8(v)
-                .map(Some)
-                .map_err(|_| AccessError::NotDecoded);
-        }
-        if self.escaped_strings & bit != 0 {
-            return Err(AccessError::NotDecoded);
-        }
-        let s = Json::from_checked(v)
-            .as_str()
-            .ok_or(AccessError::WrongType)?;
         if !p.choices().is_empty() {
             // Hand out the spec's own string: no copy even when the input used escapes.
-            return p
-                .choices()
-                .iter()
-                .find(|c| s.eq_str(c))
+            return usize::try_from(v)
+                .ok()
+                .and_then(|c| p.choices().get(c))
                 .map(|c| Some(*c))
                 .ok_or(AccessError::WrongType);
         }
-        // A free-form string without escapes: its bytes are its text.
-        core::str::from_utf8(s.raw())
+        let bit = bit(i);
+        let text = if self.decoded & bit != 0 {
+            self.decoded_text
+        } else if self.escaped_strings & bit != 0 {
+            return Err(AccessError::NotDecoded);
+        } else {
+            // A free-form string without escapes: its bytes are its text.
+            self.raw.map_or(&[][..], |r| r.raw())
+        };
+        let bytes = at_place(text, v).ok_or(AccessError::WrongType)?;
+        core::str::from_utf8(bytes)
             .map(Some)
             .map_err(|_| AccessError::WrongType)
     }
@@ -344,15 +420,20 @@ impl Args<'_> {
         let mut chars: &mut dyn Iterator<Item = char> = &mut core::iter::empty();
         let (mut text, mut token);
         match self.slot(name, ParamType::String) {
-            Ok((_, i, Some(v))) if self.decoded & (1 << i) != 0 => {
-                text = core::str::from_utf8(v).unwrap_or_default().chars();
+            Ok((p, _, Some(v))) if !p.choices().is_empty() => {
+                let choice = usize::try_from(v).ok().and_then(|c| p.choices().get(c));
+                text = choice.copied().unwrap_or_default().chars();
+                chars = &mut text;
+            }
+            Ok((_, i, Some(v))) if self.decoded & bit(i) != 0 => {
+                let decoded = at_place(self.decoded_text, v).unwrap_or_default();
+                text = core::str::from_utf8(decoded).unwrap_or_default().chars();
                 chars = &mut text;
             }
             Ok((_, _, Some(v))) => {
-                if let Some(s) = Json::from_checked(v).as_str() {
-                    token = s.chars();
-                    chars = &mut token;
-                }
+                let sent = at_place(self.raw.map_or(&[][..], |r| r.raw()), v);
+                token = JsonStr::from_checked(sent.unwrap_or_default()).chars();
+                chars = &mut token;
             }
             Ok((p, _, None)) => {
                 if let Some(Literal::Str(v)) = p.default_value() {
@@ -529,16 +610,14 @@ pub(crate) fn validate_into<'a>(
     let arguments = arguments.filter(|a| a.kind() != Kind::Null);
     let mut walked;
     let mut table;
+    let mut none = core::iter::empty();
     let members: &mut dyn Iterator<Item = (JsonStr<'a>, Json<'a>)> = match (arguments, indexed) {
-        (None, _) => {
-            table = [].iter().copied();
-            &mut table
-        }
+        (None, _) => &mut none,
         (Some(a), _) if a.kind() != Kind::Object => {
             return Err(err(ArgErrorKind::NotAnObject, None, None, Some(a)));
         }
         (Some(_), Some(indexed)) => {
-            table = indexed.iter().copied();
+            table = indexed.iter();
             &mut table
         }
         (Some(a), None) => match a.members() {
@@ -550,26 +629,30 @@ pub(crate) fn validate_into<'a>(
         },
     };
     args.raw = arguments;
-    let mut seen: u32 = 0;
+    // Where a string's content starts in the `arguments` object: its address there.
+    let object = arguments.map_or(0, |a| a.raw().as_ptr().addr());
     for (n, (key, value)) in members.enumerate() {
         // Parameter names are plain ASCII without `\` (registration checks them): a key
-        // without escapes equals one byte for byte, a key with escapes only decoded.
-        let Some(i) = (match params
-            .iter()
-            .position(|p| swar::eq(p.name().as_bytes(), key.raw()))
-        {
-            Some(i) => Some(i),
-            // A key's raw form with escapes holds a `\`, which no name does: it can equal one
-            // only decoded (looked for only when no name equals the key byte for byte).
-            None if key.has_escapes() => params.iter().position(|p| key.eq_str(p.name())),
-            None => None,
-        }) else {
+        // without escapes equals one byte for byte, a key with escapes only decoded. Clients
+        // send the arguments in the order they are declared, mostly: the parameter at the
+        // member's own position is compared first.
+        let named = |p: &Param| swar::eq(p.name().as_bytes(), key.raw());
+        let i = match params.get(n) {
+            Some(p) if named(p) => Some(n),
+            _ => match params.iter().position(named) {
+                Some(i) => Some(i),
+                // A key's raw form with escapes holds a `\`, which no name does: it can equal
+                // one only decoded (looked for only when no name equals the key byte for byte).
+                None if key.has_escapes() => params.iter().position(|p| key.eq_str(p.name())),
+                None => None,
+            },
+        };
+        // (A parameter past `MAX_PARAMS`, in a spec registration refuses, has no slot.)
+        let found = i.and_then(|i| Some((i, params.get(i)?, bit(i))));
+        let Some((i, param, bit)) = found.filter(|&(_, _, bit)| bit != 0) else {
             return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
         };
-        let (Some(param), Some(slot)) = (params.get(i), args.values.get_mut(i)) else {
-            return Err(err(ArgErrorKind::Unknown, None, Some(key), Some(value)));
-        };
-        if seen & (1 << i) != 0 {
+        if args.sent & bit != 0 {
             return Err(err(
                 ArgErrorKind::Duplicate,
                 Some(param),
@@ -577,19 +660,27 @@ pub(crate) fn validate_into<'a>(
                 Some(value),
             ));
         }
-        seen |= 1 << i;
         let counted = || indexed.and(frame).and_then(|f| f.argument_escapes(n));
-        let escaped = check_value(param, value, counted)
+        let read = check_value(param, value, counted)
             .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
-        *slot = value.raw();
-        if let Some(len) = escaped {
-            args.escaped_strings |= 1 << i;
-            args.escaped += len;
+        let slot = match read {
+            Kept::Word(word) => word,
+            Kept::Text(content, escaped) => {
+                if let Some(len) = escaped {
+                    args.escaped_strings |= bit;
+                    args.escaped += len;
+                }
+                place(content.as_ptr().addr().wrapping_sub(object), content.len())
+            }
+        };
+        if let Some(v) = args.values.get_mut(i) {
+            *v = slot;
         }
+        args.sent |= bit;
     }
     // An absent parameter reads as its default; only a required one is missing.
-    for (param, i) in params.iter().zip(0..) {
-        if seen & (1 << i) == 0 && param.is_required() {
+    for (i, param) in params.iter().enumerate() {
+        if args.sent & bit(i) == 0 && param.is_required() {
             return Err(err(ArgErrorKind::Missing, Some(param), None, None));
         }
     }
@@ -615,21 +706,34 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
     }
 }
 
+/// What validation keeps of a value: its slot's word, or a free-form string's content (with
+/// its decoded length when it was sent with escape sequences).
+enum Kept<'a> {
+    Word(u64),
+    Text(&'a [u8], Option<usize>),
+}
+
 /// Checks one value against its parameter's keywords, given what the escapes of a string value
-/// spell beyond its characters when the checking pass `counted` them. `Ok(Some(n))`: a
-/// free-form string sent with escape sequences, `n` bytes once decoded.
+/// spell beyond its characters when the checking pass `counted` them; what the slot keeps of it.
 #[inline(always)]
-fn check_value(
+fn check_value<'a>(
     p: &Param,
-    v: Json<'_>,
+    v: Json<'a>,
     counted: impl FnOnce() -> Option<Escapes>,
-) -> Result<Option<usize>, ArgErrorKind> {
+) -> Result<Kept<'a>, ArgErrorKind> {
     let value = ty::read(p.ty(), v, counted)?;
     p.keywords.check(&value)?;
     Ok(match value {
-        // A choice is read as the spec's own string: never decoded.
-        Value::Str(text) if p.choices().is_empty() => text.escaped_len(),
-        _ => None,
+        Value::Bool(b) => Kept::Word(u64::from(b)),
+        Value::Int(n) => Kept::Word(n as u64),
+        #[cfg(feature = "float")]
+        Value::Number(x) => Kept::Word(x.to_bits()),
+        // A choice is kept as its position: read as the spec's own string, never decoded.
+        Value::Str(text) if !p.choices().is_empty() => {
+            let at = p.choices().iter().position(|c| text.eq(c));
+            Kept::Word(at.map_or(u64::MAX, |at| at as u64))
+        }
+        Value::Str(text) => Kept::Text(text.raw(), text.escaped_len()),
     })
 }
 
@@ -670,6 +774,41 @@ pub(crate) mod test {
     fn run(args: &str) -> Result<Args<'_>, String> {
         let v = Json::parse(args.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
         validate(PARAMS, Some(v)).map_err(|e| e.to_string())
+    }
+
+    /// A spec with more parameters than `MAX_PARAMS` (registration refuses it; the public
+    /// `validate` may still be handed one) is refused or read without a panic: the parameters
+    /// past the table can never be sent.
+    #[test]
+    fn parameters_past_the_table_are_refused_not_a_panic() {
+        let names: Vec<&'static str> = (0..MAX_PARAMS + 2)
+            .map(|i| &*Box::leak(format!("p{i}").into_boxed_str()))
+            .collect();
+        let params: Vec<Param> = names.iter().map(|n| Param::integer(n, "x")).collect();
+        let parse = |s: &'static str| Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
+        let e = validate(&params, Some(parse(r#"{"p17":1}"#))).unwrap_err();
+        assert_eq!(e.kind, ArgErrorKind::Unknown);
+        let e = validate(&params, Some(parse("{}"))).unwrap_err();
+        assert_eq!(
+            (e.kind, e.param.map(Param::name)),
+            (ArgErrorKind::Missing, Some("p0"))
+        );
+        let all: String = names
+            .iter()
+            .take(MAX_PARAMS)
+            .map(|n| format!(r#""{n}":1"#))
+            .collect::<Vec<_>>()
+            .join(",");
+        let all: &'static str = Box::leak(format!("{{{all}}}").into_boxed_str());
+        let e = validate(&params, Some(parse(all))).unwrap_err();
+        assert_eq!(
+            (e.kind, e.param.map(Param::name)),
+            (ArgErrorKind::Missing, Some("p16"))
+        );
+        let optional: Vec<Param> = params.iter().map(|p| p.optional()).collect();
+        let args = validate(&optional, Some(parse(all))).unwrap();
+        assert_eq!(args.int("p15"), Ok(1));
+        assert_eq!(args.opt_int("p17"), Ok(None));
     }
 
     #[test]

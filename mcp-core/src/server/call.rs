@@ -125,18 +125,30 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // Arguments without escaped strings are used where they are; others are copied and
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
-        let (result, used) = match args.escaped_len() {
+        let mut used = 0;
+        let mut result = match args.escaped_len() {
             0 => {
                 let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
-                self.invoke(handler, args, tail, scratch, seq, effects)
+                self.invoke(handler, args, tail, scratch, seq, effects, &mut used)
             }
-            _ => self.invoke_decoded(handler, (args, out), tail, seq, effects),
+            _ => self.invoke_decoded(handler, (args, out), tail, seq, effects, &mut used),
         };
-        self.conclude(tail, result, Scratch { used, seq }, out, effects.handled)
+        commanded(&mut result, args);
+        self.conclude(
+            tail,
+            &mut result,
+            Scratch { used, seq },
+            out,
+            effects.handled,
+        )
     }
 
-    /// Runs the handler over `scratch`; the result and the scratch bytes it wrote.
+    /// Runs the handler over `scratch`; its result, and in `used` the scratch bytes it wrote.
     #[inline(always)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the handler, what it reads, and where its reply goes"
+    )]
     fn invoke(
         &self,
         handler: crate::Handler<C>,
@@ -145,11 +157,12 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         scratch: &mut [u8],
         seq: u32,
         effects: &mut Effects<'_, '_, 't, C>,
-    ) -> (ToolResult, usize) {
+        used: &mut usize,
+    ) -> ToolResult {
         let mut reply = self.reply(scratch, tail, seq, &mut *effects.notify);
-        let mut result = handler(effects.ctx, args, &mut reply);
-        commanded(&mut result, args);
-        (result, reply.used())
+        let result = handler(effects.ctx, args, &mut reply);
+        *used = reply.used();
+        result
     }
 
     /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
@@ -163,13 +176,14 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         tail: &Tail<'_, 't, C>,
         seq: u32,
         effects: &mut Effects<'_, '_, 't, C>,
-    ) -> (ToolResult, usize) {
+        used: &mut usize,
+    ) -> ToolResult {
         let (scratch, decoded) = out.split_at_mut(tail.room.min(out.len()));
         let mut copy = args.clone();
         if !copy.decode_escapes(decoded) {
-            return (Err(ToolError::new("Arguments could not be decoded")), 0);
+            return Err(ToolError::new("Arguments could not be decoded"));
         }
-        self.invoke(handler, &copy, tail, scratch, seq, effects)
+        self.invoke(handler, &copy, tail, scratch, seq, effects, used)
     }
 
     /// [`Server::handle_async`]: the message is dispatched now, as by the blocking path, and an
@@ -238,7 +252,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             }
             None => (Err(ToolError::new("Arguments could not be decoded")), 0),
         };
-        self.conclude(&tail, result, Scratch { used, seq }, out, handled)
+        self.conclude(&tail, &mut { result }, Scratch { used, seq }, out, handled)
     }
 
     /// Runs a call a person approved through the async path: a blocking tool runs as usual, an
@@ -346,7 +360,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     fn conclude(
         &mut self,
         tail: &Tail<'_, 't, C>,
-        mut result: ToolResult,
+        result: &mut ToolResult,
         scratch: Scratch,
         out: &mut [u8],
         handled: &mut Handled<'_>,
@@ -361,22 +375,26 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // compiler drop the task code from such a server.
         let long_running = tool.task_hooks().copied().filter(|_| K::TASKS > 0);
         match long_running {
-            Some(hooks) if tail.augmented || starts_task(&result) => {
+            Some(hooks) if tail.augmented || starts_task(result) => {
+                // (The task keeps the result; what is left here is not read again.)
+                let result = core::mem::replace(result, Err(ToolError::new("")));
                 return self.conclude_task(tail, hooks, result, out, handled);
             }
-            None if starts_task(&result) => {
+            None if starts_task(result) => {
                 const BUG: &str = "Tool bug: Output::task from a tool that is not long-running";
-                result = Err(ToolError::new(BUG));
+                *result = Err(ToolError::new(BUG));
             }
             _ => {}
         }
-        let len = render_call(tail, self.legacy_error(tail.era), &result, scratch, out);
+        let len = render_call(tail, self.legacy_error(tail.era), result, scratch, out);
         self.remember(tail, out.get(..len), handled);
         len
     }
 
     /// A long-running tool's call: its task starts, and the answer says so (or, for a client
-    /// that can follow no task, is held back until the task ends or its budget runs out).
+    /// that can follow no task, is held back until the task ends or its budget runs out). (Not
+    /// inlined: what a task start builds is not on the stack under every other call.)
+    #[inline(never)]
     fn conclude_task(
         &mut self,
         tail: &Tail<'_, 't, C>,

@@ -395,7 +395,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         known.or_else(|| if K::TASKS > 0 { find(tasks) } else { None })
     }
 
-    /// `logging/setLevel`: the level the client's log messages start at.
+    /// `logging/setLevel`: the level the client's log messages start at. (Not inlined: its
+    /// lookup is not in the frame every `tools/call` is routed through.)
+    #[inline(never)]
     fn set_level(&mut self, params: Option<Json<'_>>, respond: Respond<'_, '_>) -> usize {
         let level = members(params, ["level"])
             .map(|[l]| l.and_then(|l| l.as_str()).and_then(LogLevel::parse));

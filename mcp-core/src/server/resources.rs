@@ -329,7 +329,9 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         !self.live.is_empty()
     }
 
-    /// Routes `resources/*`, `subscriptions/listen`, `prompts/*` and `completion/complete`.
+    /// Routes `resources/*`, `subscriptions/listen`, `prompts/*` and `completion/complete`. (Not
+    /// inlined: its frame is not under every `tools/call`, which is routed beside it.)
+    #[inline(never)]
     pub(super) fn resources(
         &mut self,
         method: &str,

@@ -23,10 +23,12 @@ use super::check::{
 pub use super::json::Found;
 use super::json::{Json, JsonStr};
 
-/// How many members of `params.arguments` the index records. A tool declares at most
-/// [`MAX_PARAMS`](crate::schema::MAX_PARAMS) parameters; an `arguments` object with more members
-/// than this is walked again by the validator (see [`Frame::arguments`]).
-pub const INDEXED_ARGUMENTS: usize = 8;
+/// How many members of `params.arguments` the index records: as many as a tool declares
+/// parameters at most ([`MAX_PARAMS`](crate::schema::MAX_PARAMS)), so that the arguments of any
+/// call that can be valid are read from the index. An `arguments` object with more members
+/// than this (which a tool can only refuse, or take whole through a hand-written schema) is
+/// walked again by the validator (see [`Frame::arguments`]).
+pub const INDEXED_ARGUMENTS: usize = 16;
 
 /// A member the index records (see the [module docs](self)): the one definition of them. Its
 /// discriminant is its slot in the index ([`Member::ALL`] lists them in that order), its
@@ -137,6 +139,7 @@ impl Member {
     }
 
     /// `true` when this member is read inside `object` (in it, or deeper).
+    #[cfg(test)]
     fn is_below(self, object: Member) -> bool {
         let mut at = self.parent();
         while let Some(parent) = at {
@@ -260,14 +263,82 @@ pub struct Frame<'a> {
     /// Bit `m` set: member `m` is a string with escape sequences.
     escaped: u16,
     result_or_error: bool,
-    /// (Elements are written as they are recorded; the engine keeps no unused ones.)
-    arguments: heapless::Vec<(JsonStr<'a>, Json<'a>), INDEXED_ARGUMENTS>,
-    /// Per recorded argument, what the escapes of a string value spell beyond its characters,
-    /// as the check found them: characters in the high half, bytes in the low ([`UNCOUNTED`]
-    /// past 16 bits).
-    argument_escapes: [u32; INDEXED_ARGUMENTS],
-    /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]).
+    /// The compact spelling was taken for `jsonrpc` (`"2.0"`), `id` (a string, or unsigned
+    /// digits) and `method` (a string): unless one of the message's members is repeated, the
+    /// message is a request ([`Frame::message`] reads it without classifying it again).
+    request: bool,
+    /// The members of `params.arguments` recorded, in document order (the first
+    /// `argument_count` of them).
+    /// (Written as they are recorded: nothing is set up for the ones a message does not have.)
+    arguments: heapless::Vec<ArgumentAt, INDEXED_ARGUMENTS, u8>,
+    /// Members of `params.arguments` seen (saturates past [`INDEXED_ARGUMENTS`]; [`UNINDEXED`]
+    /// when an offset outgrew the record: the validator walks the object then).
     argument_count: u8,
+    /// Where the `arguments` object being walked starts in the message (its `{`): the offsets
+    /// of [`ArgumentAt`] are from there.
+    arguments_at: usize,
+}
+
+/// Where a recorded member of `params.arguments` is, in offsets from the object's `{` (start
+/// and length of its key's content, and of its value: two bytes each, so an object of 64 KiB or
+/// more is not recorded), and what the escapes of a string value spell beyond its characters,
+/// as the check found them (characters in the high half, bytes in the low; [`UNCOUNTED`] past
+/// 16 bits). Twelve bytes, where two borrowed slices are sixteen on a 32-bit target and
+/// thirty-two on a 64-bit one: the table is on the stack for the whole dispatch.
+#[derive(Debug, Clone, Copy)]
+struct ArgumentAt {
+    key: (u16, u16),
+    value: (u16, u16),
+    escapes: u32,
+}
+
+/// [`Frame::argument_count`] when the table could not record the arguments.
+const UNINDEXED: u8 = u8::MAX;
+
+/// The members of `params.arguments` as the checking pass recorded them ([`Frame::arguments`]):
+/// each key (its content, between the quotes) and value, in document order.
+#[derive(Debug, Clone, Copy)]
+pub struct Arguments<'f, 'a> {
+    object: &'a [u8],
+    table: &'f [ArgumentAt],
+}
+
+impl<'f, 'a> Arguments<'f, 'a> {
+    /// How many members there are.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// `true` when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Member `i`: its key and its value.
+    pub fn get(&self, i: usize) -> Option<(JsonStr<'a>, Json<'a>)> {
+        self.table.get(i).map(|a| member_at_offsets(self.object, a))
+    }
+
+    /// The members in document order.
+    pub fn iter(self) -> impl ExactSizeIterator<Item = (JsonStr<'a>, Json<'a>)> + use<'f, 'a> {
+        let object = self.object;
+        self.table.iter().map(move |a| member_at_offsets(object, a))
+    }
+}
+
+/// A recorded argument's key and value in its `object`.
+#[inline]
+fn member_at_offsets<'a>(object: &'a [u8], a: &ArgumentAt) -> (JsonStr<'a>, Json<'a>) {
+    let at = |(start, len): (u16, u16)| {
+        let start = usize::from(start);
+        object
+            .get(start..start + usize::from(len))
+            .unwrap_or_default()
+    };
+    (
+        JsonStr::from_checked(at(a.key)),
+        Json::from_checked(at(a.value)),
+    )
 }
 
 impl<'a> Frame<'a> {
@@ -295,9 +366,10 @@ impl<'a> Frame<'a> {
             repeated: 0,
             escaped: 0,
             result_or_error: false,
+            request: false,
             arguments: heapless::Vec::new(),
-            argument_escapes: [0; INDEXED_ARGUMENTS],
             argument_count: 0,
+            arguments_at: 0,
         }
     }
 
@@ -306,7 +378,9 @@ impl<'a> Frame<'a> {
     /// The text is UTF-8 when the pass succeeds: outside strings the grammar admits only ASCII,
     /// and the pass checks each string's text beyond ASCII. Only a text it refuses is checked
     /// whole, so that a text that is not UTF-8 is always told as such, at the offset where it
-    /// stops being UTF-8, whatever else is wrong with it.
+    /// stops being UTF-8, whatever else is wrong with it. (Not inlined: the pass's own frames
+    /// are gone before the message is dispatched, not kept under every handler.)
+    #[inline(never)]
     pub(crate) fn index(&mut self, bytes: &'a [u8], max_depth: u8) -> Result<(), JsonError> {
         match self.index_checked(bytes, max_depth) {
             Ok(()) => Ok(()),
@@ -360,18 +434,35 @@ impl<'a> Frame<'a> {
     /// The members of `params.arguments` in document order, when it is an object of at most
     /// [`INDEXED_ARGUMENTS`] members (empty when it is absent or not an object); `None` when it
     /// has more (walk [`Json::members`] then).
-    pub fn arguments(&self) -> Option<&[(JsonStr<'a>, Json<'a>)]> {
-        (usize::from(self.argument_count) <= INDEXED_ARGUMENTS).then_some(&self.arguments[..])
+    pub fn arguments(&self) -> Option<Arguments<'_, 'a>> {
+        let table = self.arguments.get(..usize::from(self.argument_count))?;
+        let object = self.value(Member::Arguments).map_or(&[][..], |a| a.raw());
+        Some(Arguments { object, table })
     }
 
     /// What the escapes of recorded argument `i`'s value spell beyond its characters (a string
     /// value's; [`Escapes::NONE`] for any other), as the check found them; `None` when `i` is
     /// past the table or the counts outgrew the record (count them again then).
     pub(crate) fn argument_escapes(&self, i: usize) -> Option<Escapes> {
-        match *self.argument_escapes.get(..self.arguments.len())?.get(i)? {
+        let count = usize::from(self.argument_count);
+        match self.arguments.get(..count)?.get(i)?.escapes {
             UNCOUNTED => None,
             packed => Some(Escapes::new(packed >> 16, packed & 0xFFFF)),
         }
+    }
+
+    /// The message's `id`, `method` and `params`, when the checking pass took them in a compact
+    /// spelling that makes the message a request (a `"2.0"` `jsonrpc`, a string or unsigned
+    /// integer id, a string method, none of the message's members repeated): what
+    /// [`Frame::message`] reads without classifying.
+    #[inline]
+    pub(crate) fn request(&self) -> Option<(Json<'a>, JsonStr<'a>, Option<Json<'a>>)> {
+        if !self.request || self.repeated & Level::Message.bits() != 0 {
+            return None;
+        }
+        let id = self.value(Member::Id)?;
+        let method = self.value(Member::Method)?.as_str()?;
+        Some((id, method, self.value(Member::Params)))
     }
 
     /// The members that decide what the message is, as recorded; `None` when the message is
@@ -394,19 +485,24 @@ impl<'a> Frame<'a> {
     /// Forgets what was recorded below `member` (a `params`, `arguments` or `_meta` occurring
     /// again: what is below describes its last occurrence).
     fn clear_below(&mut self, member: Member) {
-        for below in Member::ALL {
-            if below.is_below(member) {
-                if let Some(v) = self.values.get_mut(below as usize) {
-                    *v = None;
-                }
-                self.repeated &= !below.bit();
-                self.escaped &= !below.bit();
+        // The members below an object are those after its own first member (`Member::ALL` lists
+        // each object's members together, `params`' before `_meta`'s).
+        let (from, to) = match member {
+            Member::Params => (Member::Name, Member::IdempotencyKey),
+            Member::Meta => (Member::ProtocolVersion, Member::IdempotencyKey),
+            _ => (Member::Jsonrpc, Member::Jsonrpc),
+        };
+        if member == Member::Params || member == Member::Meta {
+            if let Some(values) = self.values.get_mut(from as usize..=to as usize) {
+                values.fill(None);
             }
+            let bits = (2 << to as u16) - (1 << from as u16);
+            self.repeated &= !bits;
+            self.escaped &= !bits;
         }
         if member == Member::Params || member == Member::Arguments {
             self.argument_count = 0;
             self.arguments.clear();
-            self.argument_escapes = [0; INDEXED_ARGUMENTS];
         }
     }
 }
@@ -452,27 +548,39 @@ fn object<'a>(
     depth: u8,
     max_depth: u8,
 ) -> Result<usize, JsonError> {
+    if level == Level::Arguments {
+        frame.arguments_at = p;
+    }
     let mut p = skip_ws(b, p + 1);
     if b.get(p) == Some(&b'}') {
         return Ok(p + 1);
     }
+    // The members clients spell compactly in the order they write them are taken by comparing
+    // bytes first; whatever follows the last one taken is walked member by member.
+    if let Some(end) = compact(frame, b, p, level, depth, max_depth)? {
+        p = skip_ws(b, end);
+        match b.get(p) {
+            Some(b',') => p = skip_ws(b, p + 1),
+            Some(b'}') => return Ok(p + 1),
+            _ => return Err(JsonError::Syntax(p)),
+        }
+    }
     loop {
         // `"jsonrpc":"2.0"`, as every client spells it, is a whole member known to be valid: the
         // bytes equal to it are checked, key and value, by that comparison alone.
-        let seen = if level == Level::Message
+        let (seen, seen_key) = if level == Level::Message
             && b.get(p + 1) == Some(&b'j')
             && b.get(p..p + JSONRPC_MEMBER.len()) == Some(JSONRPC_MEMBER)
         {
             let end = p + JSONRPC_MEMBER.len();
-            let key = (p + 1, Member::Jsonrpc.key().len());
-            // After the key, its quote and the colon.
-            let value = key.0 + key.1 + 2;
-            Seen {
+            // After the key, its quotes and the colon.
+            let value = p + Member::Jsonrpc.key().len() + 3;
+            let seen = Seen {
                 member: Some(Member::Jsonrpc),
-                key,
                 value: (value, end),
                 escapes: Escapes::NONE,
-            }
+            };
+            (seen, (p + 1, Member::Jsonrpc.key().len()))
         } else {
             // `"key" :`: one of the keys the index records, as clients write it, is known by
             // comparing bytes (key, quotes and colon checked by it); any other is checked.
@@ -536,15 +644,20 @@ fn object<'a>(
                 (Some(b'n'), _) => check_literal(b, p, b"null")?,
                 _ => return Err(JsonError::Syntax(p)),
             };
-            Seen {
+            let seen = Seen {
                 member,
-                key,
                 value: (start, end),
                 escapes,
-            }
+            };
+            (seen, key)
         };
         p = skip_ws(b, seen.value.1);
-        frame.record(level, b, seen);
+        if level == Level::Arguments {
+            let key = (seen_key.0, seen_key.0 + seen_key.1);
+            frame.record_argument(key, seen.value, seen.escapes);
+        } else {
+            frame.record(b, seen);
+        }
         match b.get(p) {
             Some(b',') => p = skip_ws(b, p + 1),
             Some(b'}') => return Ok(p + 1),
@@ -553,13 +666,179 @@ fn object<'a>(
     }
 }
 
+/// The first members of a recorded object at `p` (on its first key), when a client spelled them
+/// compactly (no whitespace) in the order most clients write them in, taken by comparing the
+/// bytes between the values with their spelling (equal bytes are checked by that alone) and
+/// checking each value as [`object`] would; recorded as `object` records them. Returns the
+/// offset after the value of the last member taken (`None`: none was), where `object` goes on;
+/// an error is the one `object` would find at the same place.
+///
+/// | object | orders |
+/// |---|---|
+/// | the message | `jsonrpc`, `id`, `method`, `params` (the Python SDK, rmcp, most clients) |
+/// | `params` | `name`, `arguments` |
+#[inline(always)]
+fn compact<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    level: Level,
+    depth: u8,
+    max_depth: u8,
+) -> Result<Option<usize>, JsonError> {
+    match level {
+        Level::Message => compact_message(frame, b, p, depth, max_depth),
+        Level::Params => compact_params(frame, b, p, depth, max_depth),
+        Level::Arguments | Level::Meta => Ok(None),
+    }
+}
+
+/// `true` when the bytes at `p` are `spelling`.
+#[inline(always)]
+fn spelled(b: &[u8], p: usize, spelling: &[u8]) -> bool {
+    b.get(p..p + spelling.len()) == Some(spelling)
+}
+
+/// Records member `member` whose value is `b[start..end]`.
+#[inline(always)]
+fn take<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    member: Member,
+    (start, end): (usize, usize),
+    escapes: Escapes,
+) {
+    let seen = Seen {
+        member: Some(member),
+        value: (start, end),
+        escapes,
+    };
+    frame.record(b, seen);
+}
+
+/// An id at `p`, as [`object`] checks one; `None` for a value of another kind (`object` checks
+/// it then). The `bool` is `true` for a string or unsigned digits (the ids a request has; a
+/// number of another spelling is classified as usual).
+#[inline(always)]
+fn compact_id(b: &[u8], p: usize) -> Result<Option<(usize, Escapes, bool)>, JsonError> {
+    Ok(Some(match b.get(p) {
+        Some(b'"') => {
+            let (end, escapes) = check_string_escapes(b, p)?;
+            (end, escapes, true)
+        }
+        Some(b'1'..=b'9') => {
+            let q = digits_end(b, p + 1);
+            match b.get(q) {
+                Some(b'.' | b'e' | b'E') => (check_number(b, p)?, Escapes::NONE, false),
+                _ => (q, Escapes::NONE, true),
+            }
+        }
+        Some(b'-' | b'0') => (check_number(b, p)?, Escapes::NONE, false),
+        _ => return Ok(None),
+    }))
+}
+
+/// The `params` object at `p` (on its `{`), `depth` deep, as [`object`] checks and records it.
+#[inline(always)]
+fn compact_params_value<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<usize, JsonError> {
+    if depth >= max_depth {
+        return Err(JsonError::TooDeep(max_depth));
+    }
+    if frame.value(Member::Params).is_some() {
+        frame.clear_below(Member::Params);
+    }
+    let end = object(frame, b, p, Level::Params, depth + 1, max_depth)?;
+    take(frame, b, Member::Params, (p, end), Escapes::NONE);
+    Ok(end)
+}
+
+/// [`compact`] for the message.
+#[inline(never)]
+fn compact_message<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<Option<usize>, JsonError> {
+    const JSONRPC_ID: &[u8] = br#""jsonrpc":"2.0","id":"#;
+    const THEN_METHOD: &[u8] = br#","method":""#;
+    const THEN_PARAMS: &[u8] = br#","params":{"#;
+    // `"jsonrpc":"2.0"`'s value, from the member's start.
+    const VERSION: (usize, usize) = (10, 15);
+    if spelled(b, p, JSONRPC_ID) {
+        // `jsonrpc`, `id`, `method`, `params`.
+        take(
+            frame,
+            b,
+            Member::Jsonrpc,
+            (p + VERSION.0, p + VERSION.1),
+            Escapes::NONE,
+        );
+        let at = p + JSONRPC_ID.len();
+        let Some((end, escapes, id)) = compact_id(b, at)? else {
+            return Ok(Some(p + VERSION.1));
+        };
+        take(frame, b, Member::Id, (at, end), escapes);
+        if !spelled(b, end, THEN_METHOD) {
+            return Ok(Some(end));
+        }
+        let at = end + THEN_METHOD.len() - 1;
+        let (end, escapes) = check_string_escapes(b, at)?;
+        take(frame, b, Member::Method, (at, end), escapes);
+        frame.request = id;
+        if !spelled(b, end, THEN_PARAMS) {
+            return Ok(Some(end));
+        }
+        let at = end + THEN_PARAMS.len() - 1;
+        return compact_params_value(frame, b, at, depth, max_depth).map(Some);
+    }
+    Ok(None)
+}
+
+/// [`compact`] for `params`: `name`, then `arguments`.
+#[inline(never)]
+fn compact_params<'a>(
+    frame: &mut Frame<'a>,
+    b: &'a [u8],
+    p: usize,
+    depth: u8,
+    max_depth: u8,
+) -> Result<Option<usize>, JsonError> {
+    const NAME: &[u8] = br#""name":""#;
+    const THEN_ARGUMENTS: &[u8] = br#","arguments":{"#;
+    if !spelled(b, p, NAME) {
+        return Ok(None);
+    }
+    let at = p + NAME.len() - 1;
+    let (end, escapes) = check_string_escapes(b, at)?;
+    take(frame, b, Member::Name, (at, end), escapes);
+    if !spelled(b, end, THEN_ARGUMENTS) {
+        return Ok(Some(end));
+    }
+    let at = end + THEN_ARGUMENTS.len() - 1;
+    if depth >= max_depth {
+        return Err(JsonError::TooDeep(max_depth));
+    }
+    if frame.value(Member::Arguments).is_some() {
+        frame.clear_below(Member::Arguments);
+    }
+    let end = object(frame, b, at, Level::Arguments, depth + 1, max_depth)?;
+    take(frame, b, Member::Arguments, (at, end), Escapes::NONE);
+    Ok(Some(end))
+}
+
 /// One member of an object the pass records, as it found it (offsets into the message until
 /// [`Frame::record`] keeps what it needs).
 struct Seen {
     /// The recorded member its key names, if any.
     member: Option<Member>,
-    /// The key's content (between its quotes): start and length.
-    key: (usize, usize),
     /// The value: start and end.
     value: (usize, usize),
     /// What the escapes of a string value spell beyond its characters.
@@ -567,13 +846,12 @@ struct Seen {
 }
 
 impl<'a> Frame<'a> {
-    /// Records a member of an object at `level` in `b`: a recorded member's value, or (in
-    /// `arguments`) the member with its key.
+    /// Records a member of an object the pass records (of the message, `params` or `_meta`):
+    /// a recorded member's value.
     #[inline]
-    fn record(&mut self, level: Level, b: &'a [u8], seen: Seen) {
+    fn record(&mut self, b: &'a [u8], seen: Seen) {
         let Seen {
             member,
-            key,
             value: (start, end),
             escapes,
         } = seen;
@@ -590,27 +868,40 @@ impl<'a> Frame<'a> {
             } else {
                 self.escaped &= !bit;
             }
-        } else if level == Level::Arguments {
-            let (key_start, key_len) = key;
-            let key = b.get(key_start..key_start + key_len).unwrap_or_default();
-            // Past the table only the count goes on (`arguments` then says to walk).
-            // (The slots are 0 until written: written only for escapes, cleared with the table.)
-            if escapes != Escapes::NONE
-                && let Some(slot) = self.argument_escapes.get_mut(self.arguments.len())
-            {
-                *slot = match (
-                    u16::try_from(escapes.chars()),
-                    u16::try_from(escapes.bytes()),
-                ) {
-                    (Ok(chars), Ok(bytes)) if chars < u16::MAX => {
-                        u32::from(chars) << 16 | u32::from(bytes)
-                    }
-                    _ => UNCOUNTED,
-                };
-            }
-            let _ = self.arguments.push((JsonStr::from_checked(key), value));
-            self.argument_count = self.argument_count.saturating_add(1);
         }
+    }
+
+    /// Records a member of `params.arguments`: its key's content and its value (start and end
+    /// in the message), what the escapes of a string value spell.
+    #[inline(always)]
+    fn record_argument(&mut self, key: (usize, usize), value: (usize, usize), escapes: Escapes) {
+        let at = self.arguments_at;
+        // Past the table (or once it could not record) only the count goes on.
+        if usize::from(self.argument_count) < INDEXED_ARGUMENTS {
+            let from = |(start, end): (usize, usize)| {
+                let offset = u16::try_from(start.checked_sub(at)?).ok()?;
+                Some((offset, u16::try_from(end.checked_sub(start)?).ok()?))
+            };
+            let escapes = match (
+                u16::try_from(escapes.chars()),
+                u16::try_from(escapes.bytes()),
+            ) {
+                (Ok(chars), Ok(bytes)) if chars < u16::MAX => {
+                    u32::from(chars) << 16 | u32::from(bytes)
+                }
+                _ => UNCOUNTED,
+            };
+            let (Some(key), Some(value)) = (from(key), from(value)) else {
+                self.argument_count = UNINDEXED;
+                return;
+            };
+            let _ = self.arguments.push(ArgumentAt {
+                key,
+                value,
+                escapes,
+            });
+        }
+        self.argument_count = self.argument_count.saturating_add(1);
     }
 }
 
@@ -705,6 +996,11 @@ mod test {
     use crate::wire::json::DEFAULT_MAX_DEPTH;
     use crate::wire::request::Message;
 
+    /// The recorded arguments, as a vector (`None`: not recorded).
+    fn recorded<'a>(f: &Frame<'a>) -> Option<Vec<(JsonStr<'a>, Json<'a>)>> {
+        f.arguments().map(|a| a.iter().collect())
+    }
+
     fn frame(s: &str) -> Frame<'_> {
         Frame::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap()
     }
@@ -770,7 +1066,7 @@ mod test {
         // What is below a repeated object is that of its last occurrence.
         assert_eq!(f.get(Member::ProgressToken), Found::Absent);
         // `arguments` that is not an object has no members.
-        assert_eq!(f.arguments(), Some(&[][..]));
+        assert_eq!(recorded(&f), Some(vec![]));
         let f = frame(r#"{"id":1,"id":2,"result":{}}"#);
         assert_eq!(f.get(Member::Id), Found::Repeated);
         assert!(matches!(f.message(), Message::Invalid { id: None, .. }));
@@ -831,7 +1127,7 @@ mod test {
             assert_eq!(f.get(Member::Id), once("1"), "{text}");
             assert_eq!(f.get(Member::Method), once(r#""tools/call""#), "{text}");
             assert_eq!(f.get(Member::Name), once(r#""x""#), "{text}");
-            assert_eq!(f.arguments().map(<[_]>::len), Some(1), "{text}");
+            assert_eq!(recorded(&f).map(|a| a.len()), Some(1), "{text}");
         }
         // Only at their level: `name` at the top and `id` in `params` are other keys.
         let f = frame(r#"{"name":"x","params":{"id":1,"method":"m"}}"#);
@@ -866,8 +1162,25 @@ mod test {
             args.join(",")
         );
         let f = frame(&msg);
-        assert_eq!(f.arguments(), None);
+        assert_eq!(recorded(&f), None);
         assert_eq!(text(f.get(Member::Name)), Some("\"x\""));
+    }
+
+    #[test]
+    fn an_arguments_object_of_64_kib_or_more_is_left_to_walking() {
+        for (len, indexed) in [(65_500, true), (65_600, false)] {
+            let msg = format!(
+                r#"{{"params":{{"name":"x","arguments":{{"a":1,"text":"{}"}}}}}}"#,
+                "t".repeat(len)
+            );
+            let f = frame(&msg);
+            assert_eq!(recorded(&f).is_some(), indexed, "{len}");
+            if let Some(table) = recorded(&f) {
+                assert_eq!(table[1].1.raw().len(), len + 2);
+            }
+            // The object itself is recorded either way (the validator walks it then).
+            assert!(f.get(Member::Arguments).once().is_some());
+        }
     }
 
     #[test]
@@ -1088,43 +1401,184 @@ mod test {
         fn index_agrees_with_walking(text in message(), cut in 0usize..4, depth in 0u8..7) {
             // Whole documents, and documents cut short (errors must agree too).
             let bytes = text.as_bytes();
-            let bytes = &bytes[..bytes.len() - cut.min(bytes.len())];
-            let frame = Frame::parse(bytes, depth);
-            proptest::prop_assert_eq!(frame.as_ref().map(|f| f.root()).map_err(|e| *e), reference(bytes, depth));
-            proptest::prop_assert_eq!(Json::parse(bytes, depth), reference(bytes, depth));
-            if let Ok(f) = frame {
-                for m in Member::ALL {
-                    proptest::prop_assert_eq!(f.get(m), walked(f.root(), m), "{:?} in {}", m, text);
-                }
-                let args = last(walked_value(f.root(), Member::Arguments))
-                    .filter(|a| a.kind() == crate::wire::json::Kind::Object);
-                let all: Vec<_> = args.and_then(|a| a.members()).into_iter().flatten().collect();
-                match f.arguments() {
-                    Some(table) => {
-                        proptest::prop_assert_eq!(table, all.as_slice());
-                        // What the check counted of each string's escapes, as counting them again
-                        // finds it.
-                        for (i, (_, v)) in table.iter().enumerate() {
-                            let e = f.argument_escapes(i);
-                            proptest::prop_assert!(e.is_some());
-                            if let (Some(e), Some(s)) = (e, v.as_str()) {
-                                let raw = s.raw();
-                                proptest::prop_assert_eq!((e.decoded_chars(raw), e.decoded_bytes(raw)), s.decoded_size());
-                                proptest::prop_assert_eq!(e == Escapes::NONE, !s.has_escapes());
-                            } else {
-                                proptest::prop_assert_eq!(e, Some(Escapes::NONE));
-                            }
-                        }
-                        proptest::prop_assert_eq!(f.argument_escapes(table.len()), None);
-                    }
-                    None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
-                }
-                proptest::prop_assert_eq!(
-                    format!("{:?}", f.message()),
-                    format!("{:?}", Message::classify(f.root()))
-                );
+            agrees(&text, &bytes[..bytes.len() - cut.min(bytes.len())], depth)?;
+        }
+
+        #[test]
+        fn compact_messages_index_as_walked(text in compact_message(), cut in 0usize..4, depth in 0u8..7) {
+            let bytes = text.as_bytes();
+            agrees(&text, &bytes[..bytes.len() - cut.min(bytes.len())], depth)?;
+        }
+
+        #[test]
+        fn a_byte_changed_in_a_compact_message_is_refused_or_indexed_as_walked(
+            text in compact_message(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            byte in proptest::prop_oneof![
+                proptest::prelude::any::<u8>(),
+                proptest::sample::select(b"\"\\:,{}[] 0123456789-.eE\x01\x80\xC3\xFFtfnu".to_vec()),
+            ],
+        ) {
+            let mut bytes = text.clone().into_bytes();
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+            agrees(&text, &bytes, 8)?;
+        }
+    }
+
+    /// The index of `bytes` is what walking the checked text finds: the same errors as the
+    /// reference, the same members (their escapes too), the same arguments, the same message.
+    fn agrees(
+        text: &str,
+        bytes: &[u8],
+        depth: u8,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let frame = Frame::parse(bytes, depth);
+        proptest::prop_assert_eq!(
+            frame.as_ref().map(|f| f.root()).map_err(|e| *e),
+            reference(bytes, depth)
+        );
+        proptest::prop_assert_eq!(Json::parse(bytes, depth), reference(bytes, depth));
+        let Ok(f) = frame else { return Ok(()) };
+        for m in Member::ALL {
+            let found = f.get(m);
+            proptest::prop_assert_eq!(found, walked(f.root(), m), "{:?} in {}", m, text);
+            if let Some(s) = found.once().and_then(|v| v.as_str()) {
+                proptest::prop_assert_eq!(f.has_escapes(m), s.has_escapes(), "{:?} in {}", m, text);
             }
         }
+        let args = last(walked_value(f.root(), Member::Arguments))
+            .filter(|a| a.kind() == crate::wire::json::Kind::Object);
+        let all: Vec<_> = args
+            .and_then(|a| a.members())
+            .into_iter()
+            .flatten()
+            .collect();
+        match recorded(&f) {
+            Some(table) => {
+                proptest::prop_assert_eq!(&table, &all);
+                // What the check counted of each string's escapes, as counting them again
+                // finds it.
+                for (i, (_, v)) in table.iter().enumerate() {
+                    let e = f.argument_escapes(i);
+                    proptest::prop_assert!(e.is_some());
+                    if let (Some(e), Some(s)) = (e, v.as_str()) {
+                        let raw = s.raw();
+                        proptest::prop_assert_eq!(
+                            (e.decoded_chars(raw), e.decoded_bytes(raw)),
+                            s.decoded_size()
+                        );
+                        proptest::prop_assert_eq!(e == Escapes::NONE, !s.has_escapes());
+                    } else {
+                        proptest::prop_assert_eq!(e, Some(Escapes::NONE));
+                    }
+                }
+                proptest::prop_assert_eq!(f.argument_escapes(table.len()), None);
+            }
+            None => proptest::prop_assert!(all.len() > INDEXED_ARGUMENTS),
+        }
+        proptest::prop_assert_eq!(
+            format!("{:?}", f.message()),
+            format!("{:?}", Message::classify(f.root()))
+        );
+        Ok(())
+    }
+
+    /// Messages in the spelling the checking pass takes by comparison (and the TypeScript SDK's
+    /// member order, compact, which it walks), with ids, methods, names and arguments of every kind, and members after them
+    /// (repeated ones, a response's, others): the compact path and where it hands over.
+    fn compact_message() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let select = |v: &[&'static str]| prop::sample::select(v.to_vec());
+        let id = select(&[
+            "0",
+            "7",
+            "101",
+            "123456789012345678",
+            "1234567890123456789",
+            "-1",
+            "1.5",
+            "2e3",
+            "\"a\"",
+            "\"x\\u0041\"",
+            "null",
+            "true",
+            "{}",
+            "01",
+            "\"\"",
+        ]);
+        let version = select(&["2.0", "2.0", "2.0", "1.0"]);
+        let method = select(&[
+            "tools/call",
+            "ping",
+            "t\\u006fols/call",
+            "",
+            "initialize",
+            "é",
+        ]);
+        let name = select(&["self.audio_speaker.set_volume", "x", "s\\u0065lf", "é", ""]);
+        let value = select(&[
+            "40",
+            "0",
+            "-3",
+            "1.5",
+            "\"s\"",
+            "\"a\\\"b\"",
+            "true",
+            "null",
+            "[1,{\"a\":2}]",
+            "{\"b\":[]}",
+            "\"\\u00e9t\\u00e9\"",
+        ]);
+        let key = select(&["volume", "v", "\\u0076", "level_01", "name"]);
+        let args = prop::collection::vec((key, value), 0..11).prop_map(|members| {
+            let body: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        });
+        let arguments = prop_oneof![
+            Just(String::new()),
+            args.prop_map(|a| format!(",\"arguments\":{a}")),
+            Just(",\"arguments\":[1]".to_string()),
+            Just(",\"arguments\":null".to_string()),
+        ];
+        let params_tail = select(&[
+            "",
+            "",
+            ",\"_meta\":{\"progressToken\":1}",
+            ",\"name\":\"y\"",
+            ",\"arguments\":{}",
+            ",\"task\":{}",
+        ]);
+        let params = prop_oneof![
+            Just(String::new()),
+            (name, arguments, params_tail)
+                .prop_map(|(n, a, t)| format!(",\"params\":{{\"name\":\"{n}\"{a}{t}}}")),
+            Just(",\"params\":[]".to_string()),
+            Just(",\"params\":{}".to_string()),
+        ];
+        let tail = select(&[
+            "",
+            "",
+            "",
+            ",\"id\":2",
+            ",\"jsonrpc\":\"2.0\"",
+            ",\"method\":\"m\"",
+            ",\"params\":{}",
+            ",\"result\":{}",
+            ",\"x\":1",
+        ]);
+        (prop::bool::ANY, version, id, method, params, tail).prop_map(
+            |(python, version, id, method, params, tail)| {
+                if python {
+                    format!("{{\"jsonrpc\":\"{version}\",\"id\":{id},\"method\":\"{method}\"{params}{tail}}}")
+                } else {
+                    format!("{{\"method\":\"{method}\"{params},\"jsonrpc\":\"{version}\",\"id\":{id}{tail}}}")
+                }
+            },
+        )
     }
 
     #[test]
@@ -1150,6 +1604,24 @@ mod test {
         assert!(Member::ProgressToken.is_below(Member::Meta));
         assert!(!Member::Name.is_below(Member::Meta));
         assert!(!Member::Params.is_below(Member::Params));
+        // What a repeated `params` or `_meta` forgets is what is below it.
+        for object in [Member::Params, Member::Meta, Member::Arguments] {
+            let mut f = frame(
+                r#"{"params":{"name":"n","task":{},"arguments":{"a":1},"_meta":{"progressToken":1,"io.modelcontextprotocol/logLevel":"info"}},"id":1}"#,
+            );
+            f.clear_below(object);
+            for m in Member::ALL {
+                let kept = f.get(m) != Found::Absent;
+                let present = !matches!(m, Member::Jsonrpc | Member::Method)
+                    && !matches!(m, Member::ProtocolVersion | Member::ClientCapabilities)
+                    && m != Member::IdempotencyKey;
+                assert_eq!(
+                    kept,
+                    present && !m.is_below(object),
+                    "{m:?} after {object:?}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -1157,7 +1629,7 @@ mod test {
         let f = frame(r#"{"params":{"name":"a","arguments":{"v":1}},"params":1}"#);
         assert_eq!(f.get(Member::Params), Found::Repeated);
         assert_eq!(f.get(Member::Name), Found::Absent);
-        assert_eq!(f.arguments(), Some(&[][..]));
+        assert_eq!(recorded(&f), Some(vec![]));
         let f = frame(r#"{"params":{"_meta":{"progressToken":1},"_meta":"x"}}"#);
         assert_eq!(f.get(Member::ProgressToken), Found::Absent);
     }

@@ -11,6 +11,9 @@ use super::json::{Integer, Json, JsonError, JsonStr, Kind};
 /// a small output buffer.
 pub const MAX_ID_LEN: usize = 128;
 
+/// Unsigned integers of up to this many digits always fit `i64`.
+const MAX_PLAIN_DIGITS: usize = 18;
+
 /// Raw JSON (a request id, a progress token) kept past its message, in `N` bytes and a one-byte
 /// length (`N` ≤ 255): empty is none, as raw JSON never is. A task entry keeps two of these, so
 /// the one-byte length and the missing `Option` tag save 16 bytes of RAM per task slot.
@@ -77,7 +80,8 @@ impl<'a> Id<'a> {
             // Up to 18 digits always fit `i64`; longer ones are read exactly.
             Kind::Number => {
                 v.is_plain_integer()
-                    && (v.raw().len() <= 18 || matches!(v.as_integer(), Some(Integer::Exact(_))))
+                    && (v.raw().len() <= MAX_PLAIN_DIGITS
+                        || matches!(v.as_integer(), Some(Integer::Exact(_))))
             }
             _ => false,
         };
@@ -197,6 +201,19 @@ impl<'a> Message<'a> {
 impl<'a> Frame<'a> {
     /// Classifies the message, as [`Message::classify`] does from the root.
     pub fn message(&self) -> Message<'a> {
+        // The checking pass found a request in the spelling clients use: its id is a string or
+        // unsigned digits, valid when short enough.
+        if let Some((id, method, params)) = self.request() {
+            let max = if id.raw().first() == Some(&b'"') {
+                MAX_ID_LEN
+            } else {
+                MAX_PLAIN_DIGITS
+            };
+            if id.raw().len() <= max {
+                let id = Id::from_checked_raw(id.raw());
+                return Message::Request(Request { id, method, params });
+            }
+        }
         match self.top() {
             Some(top) => top.classify(),
             None => Message::not_an_object(self.root()),

@@ -112,18 +112,6 @@ impl<'b> Writer<'b> {
         }
     }
 
-    /// Writes again the bytes written from `start` to `end` (marks of this writer): JSON already
-    /// written once, without writing it twice. When they no longer are in the buffer (it
-    /// overflowed) only the count goes on, as for any write past the end.
-    pub(crate) fn repeat(&mut self, start: usize, end: usize) {
-        let n = end.saturating_sub(start);
-        let at = self.len;
-        if end <= at && at + n <= self.buf.len() {
-            self.buf.copy_within(start..end, at);
-        }
-        self.len = at + n;
-    }
-
     /// The rare path of [`put`](Self::put), kept out of its many inlined copies: `bytes` does
     /// not fit; keep what fits (the writer is overflowed from now on anyway).
     #[cold]

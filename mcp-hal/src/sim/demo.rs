@@ -484,8 +484,8 @@ const PNG: &str = "image/png";
 /// What a capture's answer keeps free besides the image block, in [`Reply::content_room`]'s
 /// bytes: the caption (at most 60 bytes: `captured frame 4294967295 (64x64 PNG, 12420 bytes)`)
 /// and its length (4), and half of what is rendered once — the evidence sentence (` — measured`,
-/// 13 bytes), its member (`,"evidence":{"level":"measured"}`, 32) and the same as data
-/// (`,"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}`, 61).
+/// 13 bytes) and the evidence as data (`,"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}`,
+/// 61): 101, with room to spare.
 const CAPTION_ROOM: usize = 128;
 
 /// Whether a frame of `size` fits an answer with `room` ([`Reply::content_room`]).
@@ -1201,7 +1201,10 @@ mod test {
                 result["content"][0]["text"],
                 format!("captured frame {id} (16x12 PNG, 656 bytes) — measured")
             );
-            assert_eq!(result["evidence"], serde_json::json!({"level": "measured"}));
+            assert_eq!(
+                result["_meta"]["io.github.mcu-mcp/evidence"],
+                serde_json::json!({"level": "measured"})
+            );
             assert_eq!(result["content"][1]["type"], "image");
             assert_eq!(result["content"][1]["mimeType"], "image/png");
             let png = unbase64(result["content"][1]["data"].as_str().unwrap());

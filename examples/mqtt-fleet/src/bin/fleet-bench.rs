@@ -194,7 +194,7 @@ async fn round(url: &str, n: usize, args: &Args) -> Result<Row, String> {
                     .await;
                 let took = sent.elapsed();
                 match r {
-                    Ok(v) if v.pointer("/result/evidence/observed") == Some(&json!(volume)) => {
+                    Ok(v) if v.pointer("/result/_meta/io.github.mcu-mcp~1evidence/observed") == Some(&json!(volume)) => {
                         if let Ok(mut l) = latencies.lock() {
                             l.push(took);
                         }

@@ -106,7 +106,7 @@ pub(crate) trait Keyword: Copy + PartialEq {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Value<'a> {
     /// A boolean.
-    Bool(#[expect(dead_code, reason = "no keyword of a boolean reads its value yet")] bool),
+    Bool(bool),
     /// An integer (exact).
     Int(i64),
     /// A finite number (feature `float`).
@@ -134,6 +134,11 @@ impl<'a> Text<'a> {
             raw: s.raw(),
             escapes: escapes.unwrap_or(Escapes::UNCOUNTED),
         }
+    }
+
+    /// The string's content as sent (escape sequences not decoded).
+    pub(crate) const fn raw(&self) -> &'a [u8] {
+        self.raw
     }
 
     /// A spec's own text (a default, a choice).

@@ -150,7 +150,7 @@ fn an_async_tool_is_awaited_between_the_same_checks_as_a_blocking_one() {
     );
     assert_eq!(
         answer,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true — read back: 40 (commanded 40)"}],"structuredContent":{"value":true},"isError":false,"evidence":{"level":"read_back","commanded":40,"observed":40},"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true — read back: 40 (commanded 40)"}],"structuredContent":{"value":true},"isError":false,"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
     );
     assert_eq!(pending, 2, "the handler suspended at each bus transfer");
     // Validation refuses before the handler: nothing is awaited, nothing written.

@@ -258,7 +258,7 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
     assert_eq!(answer["id"], 1, "the call's own answer: {answer}");
     assert_eq!(answer["result"]["isError"], false);
     assert_eq!(
-        answer["result"]["evidence"]["level"], "scheduled",
+        answer["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"], "scheduled",
         "{answer}"
     );
     assert_eq!(
@@ -741,7 +741,10 @@ fn an_accept_without_the_boolean_is_not_reported_as_a_decline() {
         // (A refusal is a failure like any other: the evidence says nothing was applied.)
         let said = format!("{why} — not applied");
         assert_eq!(refused["result"]["content"][0]["text"], said, "{answer}");
-        assert_eq!(refused["result"]["evidence"]["level"], "not_applied");
+        assert_eq!(
+            refused["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+            "not_applied"
+        );
     }
     assert_eq!(t.dev.reboots, 0);
     // 2026-07-28: the retry's `inputResponses`.
@@ -1224,7 +1227,7 @@ fn an_outcome_after_the_answer_is_heard_with_its_value_and_evidence() {
         "Not confirmed: the person declined; nothing was done — not applied (commanded true)"
     );
     assert_eq!(
-        answer["result"]["evidence"],
+        answer["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level": "not_applied", "commanded": true})
     );
 }

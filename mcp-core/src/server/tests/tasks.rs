@@ -235,12 +235,15 @@ fn a_plain_call_keeps_its_answer_until_the_action_ends_within_the_budget() {
     assert_eq!(r["result"]["isError"], false);
     assert_eq!(r["result"]["structuredContent"], json!({"value":500}));
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":500,"observed":500})
     );
     // A retransmission meanwhile is not run again: it is answered from the task table.
     let again = rig.send(&call.to_string()).unwrap();
-    assert_eq!(again["result"]["evidence"]["level"], "measured", "{again}");
+    assert_eq!(
+        again["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"], "measured",
+        "{again}"
+    );
     assert_eq!(rig.motor.starts, 1);
     // Past the budget: what was started, then the status tool.
     let far = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.motor.move_to","arguments":{"position":9000}}});
@@ -253,7 +256,10 @@ fn a_plain_call_keeps_its_answer_until_the_action_ends_within_the_budget() {
         started[0]["result"]["structuredContent"]["status"],
         "working"
     );
-    assert_eq!(started[0]["result"]["evidence"]["level"], "scheduled");
+    assert_eq!(
+        started[0]["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "scheduled"
+    );
     let task = started[0]["result"]["structuredContent"]["task_id"]
         .as_str()
         .unwrap()
@@ -284,7 +290,6 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
             ],
             "structuredContent": {"task_id": tid(1),"status":"working","poll_with":"self.tasks.get_status"},
             "isError": false,
-            "evidence": {"level":"scheduled"},
             "_meta": {"io.github.mcu-mcp/evidence": {"level":"scheduled"}}
         })
     );
@@ -325,7 +330,10 @@ fn task_less_call_answers_at_once_and_the_status_tool_reports_the_end() {
         json!({"name":"self.motor.move_to","arguments":{"position":500}}),
     );
     assert_eq!(r["result"]["structuredContent"], json!({"value":500}));
-    assert_eq!(r["result"]["evidence"]["level"], "measured");
+    assert_eq!(
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "measured"
+    );
     let r = rig.ask(
         3,
         "tools/call",
@@ -396,7 +404,6 @@ fn augmented_call_with_progress_and_a_parked_result() {
         json!({"jsonrpc":"2.0","id":"wait","result":{
             "content":[{"type":"text","text":"300 — measured: 300 (commanded 300)"}],
             "structuredContent":{"value":300},"isError":false,
-            "evidence":{"level":"measured","commanded":300,"observed":300},
             "_meta":{
                 "io.github.mcu-mcp/evidence":{"level":"measured","commanded":300,"observed":300},
                 "io.modelcontextprotocol/related-task":{"taskId": tid(1)}
@@ -502,7 +509,7 @@ fn a_stall_fails_the_task_and_stops_the_actuator() {
         "Motor stalled before reaching its target — measured: 120 (commanded 400); safe-stop issued"
     );
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         json!({"level":"measured","commanded":400,"observed":120})
     );
 }
@@ -841,12 +848,14 @@ fn call_full(id: i64, mode: i64) -> J {
 #[test]
 fn every_path_renders_every_evidence_field() {
     let (json_form, words) = expected(&FULL);
-    // Issue 33, finding 9: the evidence as data where the SDKs keep it, the result's `_meta`.
+    // The evidence as data where the SDKs keep it, the result's `_meta`, and only there (the
+    // Python SDK drops a member its model does not know).
     let as_data = |result: &J, what: &str| {
         assert_eq!(
             result["_meta"]["io.github.mcu-mcp/evidence"], json_form,
             "{what}: {result}"
         );
+        assert!(result.get("evidence").is_none(), "{what}: {result}");
     };
     let says_all = |text: &J, what: &str| {
         let text = text.as_str().unwrap_or_else(|| panic!("{what}: no text"));
@@ -858,18 +867,15 @@ fn every_path_renders_every_evidence_field() {
     // A call's answer (no initialize: xiaozhi's 2024-11-05 rules, with the `error` member).
     let mut rig = FullRig::new();
     let r = rig.ask(call_full(1, 0));
-    assert_eq!(r["result"]["evidence"], json_form, "answer: {r}");
     as_data(&r["result"], "answer");
     says_all(&r["result"]["content"][0]["text"], "answer's first text");
     let r = rig.ask(call_full(2, 1));
     assert_eq!(r["result"]["isError"], true, "{r}");
-    assert_eq!(r["result"]["evidence"], json_form, "failure: {r}");
     as_data(&r["result"], "failure");
     says_all(&r["result"]["content"][0]["text"], "failure's first text");
     says_all(&r["result"]["error"], "failure's error member");
     // A task's start, and the status tool's report on it.
     let r = rig.ask(call_full(3, 2));
-    assert_eq!(r["result"]["evidence"], json_form, "start: {r}");
     as_data(&r["result"], "start");
     says_all(&r["result"]["content"][0]["text"], "start's first text");
     let task = r["result"]["structuredContent"]["task_id"].clone();
@@ -906,7 +912,6 @@ fn every_path_renders_every_evidence_field() {
     says_all(&note["params"]["statusMessage"], "status notification");
     let r =
         rig.ask(json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":task}}));
-    assert_eq!(r["result"]["evidence"], json_form, "tasks/result: {r}");
     as_data(&r["result"], "tasks/result");
     assert_eq!(
         r["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task,
@@ -931,7 +936,6 @@ fn every_path_renders_every_evidence_field() {
         let task = r["result"]["taskId"].clone();
         rig.poll(1);
         let g = rig.ask(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task,"_meta":meta}}));
-        assert_eq!(g["result"]["result"]["evidence"], json_form, "{g}");
         as_data(&g["result"]["result"], "2026 tasks/get's result");
         as_data(&g["result"], "2026 tasks/get");
         assert_eq!(
@@ -1040,6 +1044,9 @@ fn the_end_of_a_task_whose_call_was_answered_is_heard() {
     let done = rig.poll_at(7_100);
     assert_eq!(done.len(), 1, "{done:?}");
     assert_eq!(done[0]["id"], 3);
-    assert_eq!(done[0]["result"]["evidence"]["level"], "measured");
+    assert_eq!(
+        done[0]["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"],
+        "measured"
+    );
     assert!(rig.poll_at(9_000).is_empty());
 }

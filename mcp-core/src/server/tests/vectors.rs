@@ -507,8 +507,7 @@ fn tools_work_before_initialize_like_xiaozhi_backends() {
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","#,
             r#""text":"true — read back: 40 (commanded 40)"}],"#,
             r#""structuredContent":{"value":true},"isError":false,"#,
-            r#""evidence":{"level":"read_back","commanded":40,"observed":40},"#,
-            // The evidence as data too, where the SDKs keep it (they drop `evidence`).
+            // The evidence as data, where the SDKs keep it: `_meta`.
             r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
         )
     );
@@ -526,7 +525,7 @@ fn business_values_are_apart_from_failure() {
         s.send(&call("2", "test.broken", "{}")),
         concat!(
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"codec did not acknowledge — applied, not verified"}],"#,
-            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","evidence":{"level":"applied"},"#,
+            r#""isError":true,"error":"codec did not acknowledge — applied, not verified","#,
             r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"applied"}}}}"#
         )
     );
@@ -750,7 +749,7 @@ fn user_only_tools_by_principal_and_policy() {
     s.principal = Principal::User;
     assert!(
         s.send(&call("4", "self.reboot", "{}"))
-            .contains(r#""evidence":{"level":"scheduled"}"#)
+            .contains(r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"scheduled"}}"#)
     );
     assert_eq!(s.dev.reboots, 1);
 
@@ -817,7 +816,10 @@ fn an_id_match_alone_is_not_a_retransmission() {
     let mut s = Session::new();
     for v in [40, 60, 40] {
         let r = s.json(&call("1", SET_VOLUME, &format!(r#"{{"volume":{v}}}"#)));
-        assert_eq!(r["result"]["evidence"]["observed"], v, "{r}");
+        assert_eq!(
+            r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"], v,
+            "{r}"
+        );
     }
     assert_eq!((s.dev.calls, s.dev.register), (3, 40));
 }
@@ -879,7 +881,10 @@ fn a_change_the_engine_did_not_see_drops_the_remembered_answers() {
     assert_eq!(s.server.touched(SET_VOLUME), 1);
     assert_eq!(s.server.touched("no.such.tool"), 0);
     let r = s.json(&msg);
-    assert_eq!(r["result"]["evidence"]["observed"], 40);
+    assert_eq!(
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"]["observed"],
+        40
+    );
     assert_eq!(s.dev.calls, 2);
 }
 
@@ -1265,7 +1270,7 @@ fn captioned_streamed_images_fit_or_are_refused_first() {
         s.send(&call("1", "test.frame", &args(4, true))),
         concat!(
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"frame of 4 bytes — measured"},"#,
-            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"evidence":{"level":"measured"},"#,
+            r#"{"type":"image","data":"AAcOFQ==","mimeType":"image/png"}],"isError":false,"#,
             r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}}}"#
         )
     );
@@ -1277,8 +1282,8 @@ fn captioned_streamed_images_fit_or_are_refused_first() {
         let empty = s.send(&call(id, "test.frame", &args(0, true)));
         let v: serde_json::Value = serde_json::from_str(&empty).unwrap();
         let blocks = v["result"]["content"].to_string().len() - 2;
-        // What is rendered once (not counted in the room): the evidence, as a member and as data.
-        let evidence = r#","evidence":{"level":"measured"},"_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}"#.len();
+        // What is rendered once (not counted in the room): the evidence as data.
+        let evidence = r#","_meta":{"io.github.mcu-mcp/evidence":{"level":"measured"}}"#.len();
         assert_eq!(
             s.dev.room,
             (4096 - (empty.len() - blocks - evidence)) / 2,
@@ -1583,7 +1588,7 @@ fn a_failure_names_what_the_call_commanded() {
     assert_eq!(r["result"]["content"][0]["text"], said, "{r}");
     assert_eq!(r["result"]["error"], said, "xiaozhi speaks `error`");
     assert_eq!(
-        r["result"]["evidence"],
+        r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         serde_json::json!({"level": "not_applied", "commanded": 40})
     );
     let r = ask("t.mode", r#"{"mode":"boost"}"#);

@@ -157,7 +157,7 @@
 //! }
 //! # assert_eq!(sent, 0);
 //! let answer = core::str::from_utf8(&out[..n]).unwrap();
-//! assert!(answer.contains(r#""evidence":{"level":"read_back","commanded":40,"observed":40}"#));
+//! assert!(answer.contains(r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}"#));
 //! # board.codec.release().0.done();
 //! # board.relay.release().0.done();
 //! ```
