@@ -305,8 +305,8 @@ try {
     `outcome row ${outcomeAt}, press row ${pressAt}`);
   const answer = await held;
   check("the relay call's own answer is the outcome, measured by the feedback contact",
-    answer.result?.isError === false && answer.result?.evidence?.level === "measured"
-      && answer.result?.evidence?.observed === true, JSON.stringify(answer));
+    answer.result?.isError === false && answer.result?._meta?.["io.github.mcu-mcp/evidence"]?.level === "measured"
+      && answer.result?._meta?.["io.github.mcu-mcp/evidence"]?.observed === true, JSON.stringify(answer));
 
   // The temperature slider moves the sensor.
   await page.$eval("#temp-slider", (el) => { el.value = "35"; el.dispatchEvent(new Event("input")); el.dispatchEvent(new Event("change")); });

@@ -654,7 +654,6 @@ impl Session {
         // Where the SDKs keep it, else the result's member, else a status tool's report.
         let evidence = result
             .pointer("/_meta/io.github.mcu-mcp~1evidence")
-            .or_else(|| result.get("evidence"))
             .or_else(|| result.pointer("/structuredContent/evidence"));
         if let Some(e) = evidence {
             let _ = writeln!(out, "evidence: {}", evidence_json(e));

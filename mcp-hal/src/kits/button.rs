@@ -7,7 +7,7 @@
 //! | `resource()` | the [`LiveResource`](mcp_core::registry::LiveResource) (feature `resources`): `{"presses":3}` (`application/json`), the presses counted since power-up |
 //!
 //! What a press *is* — the yes to a question the device shows, or, with none shown, the board's
-//! doorbell — is one rule: [`Press`], [`press`].
+//! doorbell — is one rule: [`Press`], and `press` (feature `confirm`).
 //!
 //! A press is counted once the button has been steadily down for [`DEBOUNCE_MS`] (see
 //! [`Debouncer`]), and published by [`POLICY`]: each press at once, but at most one
@@ -53,8 +53,8 @@ use crate::sensor::Button;
 /// with the board's [`Event`](mcp_core::transport::xiaozhi::Event), `Device event: the doorbell button
 /// was pressed`). A press is counted in [`Presses`] whatever it is.
 ///
-/// A board with one engine asks [`press`]; a host that shows the questions of several engines
-/// keeps what it shows and asks [`Press::of`].
+/// A board with one engine asks `press` (feature `confirm`); a host that shows the questions of
+/// several engines keeps what it shows and asks [`Press::of`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Press {
