@@ -70,10 +70,20 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         respond: Respond<'_, 'i>,
         event: &mut Option<Event<'i>>,
     ) -> usize {
-        let [version, capabilities] = match members(params, ["protocolVersion", "capabilities"]) {
-            Ok(m) => m,
-            Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
-        };
+        // One walk of `params` and one of `capabilities` in the common case. A member given twice
+        // makes that walk fail, and only then is each member read on its own, as before: a
+        // repeated `clientInfo` leaves the client unnamed, a repeated capability undeclared, a
+        // repeated `protocolVersion` or `capabilities` refuses the request.
+        let (version, capabilities, client_info) =
+            match members(params, ["protocolVersion", "capabilities", "clientInfo"]) {
+                Ok([version, capabilities, client_info]) => {
+                    (version, capabilities, Some(client_info))
+                }
+                Err(_) => match members(params, ["protocolVersion", "capabilities"]) {
+                    Ok([version, capabilities]) => (version, capabilities, None),
+                    Err(msg) => return respond.error_text(ErrorCode::InvalidParams, msg),
+                },
+            };
         let Some(version) = version.and_then(|v| v.as_str()) else {
             return respond.error_text(
                 ErrorCode::InvalidParams,
@@ -83,24 +93,29 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // A legacy handshake never settles on 2026-07-28 (it has no handshake).
         let revision = Revision::parse(version).unwrap_or(Revision::LATEST);
         self.session.revision = Some(revision);
-        // Elicitation (2025-06-18 on): a confirmation can be asked of the client's user.
-        let declared = |name: &str| {
+        let one = |name: &str| {
             capabilities
                 .and_then(|c| members(Some(c), [name]).ok())
-                .is_some_and(|[e]| e.is_some_and(|e| e.members().is_some()))
+                .and_then(|[v]| v)
         };
-        self.session.elicits = revision >= Revision::V2025_06_18 && declared("elicitation");
+        let [elicitation, tasks, vision] = capabilities
+            .and_then(|c| members(Some(c), ["elicitation", "tasks", "vision"]).ok())
+            .unwrap_or_else(|| ["elicitation", "tasks", "vision"].map(one));
+        let declared = |c: Option<Json<'_>>| c.is_some_and(|c| c.members().is_some());
+        // Elicitation (2025-06-18 on): a confirmation can be asked of the client's user.
+        self.session.elicits = revision >= Revision::V2025_06_18 && declared(elicitation);
         // A client that follows tasks needs no answer held back for a long-running call.
-        self.session.tasks = revision >= Revision::V2025_11_25 && declared("tasks");
+        self.session.tasks = revision >= Revision::V2025_11_25 && declared(tasks);
         // Its name (its own claim), as a question a person is asked shows it and as a host
         // names the client of each call (`Server::client_label`).
         #[cfg(feature = "confirm")]
         {
-            self.session.client = client_name(params);
+            self.session.client = client_name(client_info.flatten());
         }
-        let vision = capabilities
-            .and_then(|c| members(Some(c), ["vision"]).ok())
-            .and_then(|[v]| members(v, ["url", "token"]).ok())
+        #[cfg(not(feature = "confirm"))]
+        let _ = client_info;
+        let vision = members(vision, ["url", "token"])
+            .ok()
             .and_then(|[url, token]| {
                 Some(Vision {
                     url: url?.as_str()?,
@@ -128,13 +143,12 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     }
 }
 
-/// `clientInfo.name` of an `initialize`'s params, as a device shows it (none when absent, not a
-/// string, or `clientInfo` or `name` is given twice).
+/// `clientInfo.name` of an `initialize` (its `clientInfo`), as a device shows it (none when
+/// absent, not a string, or `clientInfo` or `name` is given twice).
 #[cfg(feature = "confirm")]
-fn client_name(params: Option<Json<'_>>) -> ClientName {
-    let name = members(params, ["clientInfo"])
+fn client_name(client_info: Option<Json<'_>>) -> ClientName {
+    let name = members(client_info, ["name"])
         .ok()
-        .and_then(|[client]| members(client, ["name"]).ok())
         .and_then(|[name]| name?.as_str());
     name.map_or(ClientName::NONE, ClientName::new)
 }

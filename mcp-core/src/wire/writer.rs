@@ -261,6 +261,16 @@ impl<'b> Writer<'b> {
     /// one the rules demand.
     pub(crate) fn echo(&mut self, s: JsonStr<'_>, max_chars: usize, reserve: usize) {
         const MORE: &str = "…";
+        let raw = s.raw();
+        if !s.has_escapes()
+            && raw.len() <= max_chars
+            && self.needed() + raw.len() + reserve <= self.capacity()
+        {
+            // The common case: content without escape sequences holds no `"`, `\` or control
+            // character and has no more characters than bytes: it fits whole, as it came.
+            self.put(raw);
+            return;
+        }
         let mut chars = s.chars();
         for c in chars.by_ref().take(max_chars) {
             let mark = self.mark();

@@ -703,3 +703,38 @@ fn an_echoed_version_is_bounded_and_fits_the_smallest_buffer() {
     );
     assert_eq!(v["error"]["data"]["requested"], "2099-01-01");
 }
+
+/// `initialize` reads its members in one walk, and a member given twice is read as before: a
+/// repeated `clientInfo` leaves the client unnamed, a repeated `protocolVersion` is refused.
+#[cfg(feature = "confirm")]
+#[test]
+fn a_repeated_client_info_leaves_the_client_unnamed() {
+    let init = |params: &str| {
+        let mut rig = Rig::new(Config::new("dev", "1"));
+        let msg = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#);
+        let mut out = vec![0u8; 4096];
+        let h = rig
+            .s
+            .handle(msg.as_bytes(), Principal::Model, &mut rig.j, &mut out)
+            .unwrap();
+        let v: J = serde_json::from_slice(&out[..h.len]).unwrap();
+        let label = rig.s.client_label(Peer::ONLY, None).to_string();
+        (v, label)
+    };
+    let (v, label) = init(
+        r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bob","version":"1"}}"#,
+    );
+    assert!(
+        v.get("result").is_some() && label.ends_with("\"bob\""),
+        "{v} {label}"
+    );
+    let (v, label) = init(
+        r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bob"},"clientInfo":{"name":"eve"}}"#,
+    );
+    assert!(v.get("result").is_some(), "{v}");
+    assert!(!label.contains("bob") && !label.contains("eve"), "{label}");
+    let (v, _) = init(
+        r#"{"protocolVersion":"2025-11-25","protocolVersion":"2024-11-05","capabilities":{}}"#,
+    );
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+}
