@@ -973,6 +973,7 @@ mod test {
     use super::*;
     use crate::Output;
     use crate::schema::Param;
+    use crate::test_support::{kept, kept_str};
     use crate::wire::json::Json;
 
     fn noop(_: &mut (), _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
@@ -1038,8 +1039,8 @@ mod test {
             let tools: Vec<&'static Tool<()>> = order
                 .iter()
                 .map(|&i| {
-                    let name: &'static str = Box::leak(names[i].clone().into_boxed_str());
-                    &*Box::leak(Box::new(Tool::new(name, "x", noop)))
+                    let name = kept_str(names[i].clone());
+                    kept(Tool::new(name, "x", noop))
                 })
                 .collect();
             let mut r: Registry<'_, (), 256> = Registry::new(8000);
@@ -1074,8 +1075,8 @@ mod test {
     fn a_table_holds_at_most_max_tools_whatever_its_capacity() {
         let mut r: Registry<'_, (), 300> = Registry::new(8000);
         for i in 0..=MAX_TOOLS {
-            let name: &'static str = Box::leak(format!("t.{i}").into_boxed_str());
-            let tool: &'static Tool<()> = Box::leak(Box::new(Tool::new(name, "x", noop)));
+            let name = kept_str(format!("t.{i}"));
+            let tool = kept(Tool::new(name, "x", noop));
             let registered = r.register(tool).map(|_| ()).map_err(|e| e.kind);
             let want = if i < MAX_TOOLS {
                 Ok(())
@@ -1085,8 +1086,8 @@ mod test {
             assert_eq!(registered, want, "{name}");
         }
         // A listing of 64 KiB or more is refused, whatever the page holds.
-        let long: &'static str = Box::leak("d".repeat(70_000).into_boxed_str());
-        let tool: &'static Tool<()> = Box::leak(Box::new(Tool::new("big", long, noop)));
+        let long = kept_str("d".repeat(70_000));
+        let tool = kept(Tool::new("big", long, noop));
         let mut r: Registry<'_, (), 2> = Registry::new(1 << 20);
         assert!(matches!(
             r.register(tool).map(|_| ()).map_err(|e| e.kind),

@@ -740,6 +740,7 @@ fn check_value<'a>(
 #[cfg(test)]
 pub(crate) mod test {
     use super::*;
+    use crate::test_support::kept_str;
     use crate::wire::json::DEFAULT_MAX_DEPTH;
 
     /// One parameter of each type and constraint (the schema's own tests emit them too).
@@ -782,7 +783,7 @@ pub(crate) mod test {
     #[test]
     fn parameters_past_the_table_are_refused_not_a_panic() {
         let names: Vec<&'static str> = (0..MAX_PARAMS + 2)
-            .map(|i| &*Box::leak(format!("p{i}").into_boxed_str()))
+            .map(|i| kept_str(format!("p{i}")))
             .collect();
         let params: Vec<Param> = names.iter().map(|n| Param::integer(n, "x")).collect();
         let parse = |s: &'static str| Json::parse(s.as_bytes(), DEFAULT_MAX_DEPTH).unwrap();
@@ -799,7 +800,7 @@ pub(crate) mod test {
             .map(|n| format!(r#""{n}":1"#))
             .collect::<Vec<_>>()
             .join(",");
-        let all: &'static str = Box::leak(format!("{{{all}}}").into_boxed_str());
+        let all = kept_str(format!("{{{all}}}"));
         let e = validate(&params, Some(parse(all))).unwrap_err();
         assert_eq!(
             (e.kind, e.param.map(Param::name)),
