@@ -12,12 +12,12 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
-use mcp_core::Principal;
 use mcp_core::server::Peer;
 use mcp_core::transport::auth;
 use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT};
 use mcp_core::wire::request::Message;
+use mcp_core::{Capacities, Principal};
 
 use crate::Delivery;
 use crate::oauth;
@@ -250,12 +250,12 @@ struct Listener {
     tx: tokio::sync::mpsc::UnboundedSender<Bytes>,
 }
 
-struct Shared<C: 'static, const N: usize, const T: usize> {
+struct Shared<C: 'static, K: Capacities> {
     opts: HttpOptions,
-    factory: Factory<C, N, T>,
+    factory: Factory<C, K>,
     board: Arc<Mutex<C>>,
-    stateless: Arc<Mutex<Box<Engine<C, N, T>>>>,
-    sessions: Mutex<HashMap<String, Arc<Session<C, N, T>>>>,
+    stateless: Arc<Mutex<Box<Engine<C, K>>>>,
+    sessions: Mutex<HashMap<String, Arc<Session<C, K>>>>,
     /// The open listen streams of the stateless engine, by request id (raw JSON).
     /// The open 2026-07-28 listen streams, by the peer number each request was given (a listen
     /// request is a client of its own: ids are that client's, so two clients may both listen
@@ -396,19 +396,19 @@ async fn no_authorization_server(State(p): State<Arc<Protected>>, req: Request) 
 /// # use std::sync::{Arc, Mutex};
 /// # struct Lamp;
 /// # impl mcp_host::Board for Lamp {}
-/// # async fn demo(factory: mcp_host::Factory<Lamp, 8, 2>) -> std::io::Result<()> {
+/// # async fn demo(factory: mcp_host::Factory<Lamp, mcp_core::Caps<8, 2>>) -> std::io::Result<()> {
 /// let host = mcp_host::HttpHost::new(mcp_host::HttpOptions::default(), factory, Arc::new(Mutex::new(Lamp)));
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// host.serve(listener).await
 /// # }
 /// ```
-pub struct HttpHost<C: 'static, const N: usize, const T: usize> {
-    shared: Arc<Shared<C, N, T>>,
+pub struct HttpHost<C: 'static, K: Capacities> {
+    shared: Arc<Shared<C, K>>,
 }
 
-impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
+impl<C: Board, K: Capacities> HttpHost<C, K> {
     /// A host; starts the timer thread that polls the engines (it ends with the host).
-    pub fn new(opts: HttpOptions, factory: Factory<C, N, T>, board: Arc<Mutex<C>>) -> Self {
+    pub fn new(opts: HttpOptions, factory: Factory<C, K>, board: Arc<Mutex<C>>) -> Self {
         let opts_oauth = opts.oauth.clone();
         let clock = Clock::new();
         let mut stateless = factory();
@@ -438,7 +438,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
     pub fn router(&self) -> Router {
         let opts = &self.shared.opts;
         let mut router = Router::new()
-            .route(&opts.path, axum::routing::any(endpoint::<C, N, T>))
+            .route(&opts.path, axum::routing::any(endpoint::<C, K>))
             .with_state(self.shared.clone());
         if opts.bearer_token.is_some() || opts.oauth.is_some() {
             let protect = Arc::new(Protected {
@@ -533,7 +533,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
 /// [`Panel`](crate::Panel)), on whichever engine holds it; that engine's outcome goes out in the
 /// same turn, to its session. A call a person confirmed that ran is reported to every other
 /// engine, so that none answers a retransmission with evidence it made stale.
-fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) {
+fn timer<C: Board, K: Capacities>(weak: Weak<Shared<C, K>>) {
     let mut out = Vec::new();
     let mut last_keepalive = Instant::now();
     let mut panel = match weak.upgrade() {
@@ -632,8 +632,8 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
     }
 }
 
-async fn endpoint<C: Board, const N: usize, const T: usize>(
-    State(shared): State<Arc<Shared<C, N, T>>>,
+async fn endpoint<C: Board, K: Capacities>(
+    State(shared): State<Arc<Shared<C, K>>>,
     req: Request,
 ) -> Response {
     // The Host/Origin rule was checked before (`router`).
@@ -650,8 +650,8 @@ async fn endpoint<C: Board, const N: usize, const T: usize>(
     }
 }
 
-async fn post<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+async fn post<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     h: &View<'_>,
     body: Body,
 ) -> Response {
@@ -703,10 +703,10 @@ async fn post<C: Board, const N: usize, const T: usize>(
 /// sessions apart) with an engine of its own; on the stateless engine only a request's
 /// idempotency key scopes retransmissions. Every engine acts on the one board, so a tool that ran on one is
 /// reported to the others.
-fn how<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+fn how<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     stateless: bool,
-    engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+    engine: &Arc<Mutex<Box<Engine<C, K>>>>,
 ) -> Run {
     Run {
         principal: shared.opts.principal,
@@ -723,9 +723,9 @@ fn how<C: Board, const N: usize, const T: usize>(
 }
 
 /// Tells every engine but `this` that a tool ran.
-fn touch_others<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    this: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+fn touch_others<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
+    this: &Arc<Mutex<Box<Engine<C, K>>>>,
 ) -> Touch {
     let (shared, this) = (Arc::downgrade(shared), Arc::downgrade(this));
     Arc::new(move |tool| {
@@ -749,8 +749,8 @@ fn touch_others<C: Board, const N: usize, const T: usize>(
 /// acknowledgement and stays open (keep-alive comments): the timer sends it every update the
 /// engine tags with its id. When the client closes it, the host ends the subscription
 /// ([`Server::cancelled`](mcp_core::Server::cancelled)), and the id may be used again.
-async fn stateless<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+async fn stateless<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     h: &View<'_>,
     bytes: Bytes,
 ) -> Response {
@@ -829,8 +829,8 @@ fn listen_id(bytes: &[u8]) -> Option<Vec<u8>> {
 /// Holds a listen stream's route while its response body lives. Dropped (the client closed the
 /// stream, or the engine refused the listen): the route goes and, once acknowledged, the
 /// engine's subscription ends.
-struct ListenGuard<C: 'static, const N: usize, const T: usize> {
-    shared: Weak<Shared<C, N, T>>,
+struct ListenGuard<C: 'static, K: Capacities> {
+    shared: Weak<Shared<C, K>>,
     id: Vec<u8>,
     /// The peer number the listen request was given.
     peer: u64,
@@ -838,7 +838,7 @@ struct ListenGuard<C: 'static, const N: usize, const T: usize> {
     acknowledged: bool,
 }
 
-impl<C: 'static, const N: usize, const T: usize> Drop for ListenGuard<C, N, T> {
+impl<C: 'static, K: Capacities> Drop for ListenGuard<C, K> {
     fn drop(&mut self) {
         let Some(shared) = self.shared.upgrade() else {
             return;
@@ -858,9 +858,9 @@ impl<C: 'static, const N: usize, const T: usize> Drop for ListenGuard<C, N, T> {
 
 /// The SSE response of a listen stream: the acknowledgement, then what the timer routes to it,
 /// until the client closes it (which drops the guard).
-fn listen_stream<C: 'static + Send, const N: usize, const T: usize>(
+fn listen_stream<C: 'static + Send, K: Capacities>(
     ack: Bytes,
-    mut guard: ListenGuard<C, N, T>,
+    mut guard: ListenGuard<C, K>,
 ) -> Response {
     let Some(frames) = guard.frames.take() else {
         return internal();
@@ -878,10 +878,7 @@ fn listen_stream<C: 'static + Send, const N: usize, const T: usize>(
 }
 
 /// A POST without a session: `initialize` opens one; anything else is refused (400).
-async fn open<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    bytes: Bytes,
-) -> Response {
+async fn open<C: Board, K: Capacities>(shared: &Arc<Shared<C, K>>, bytes: Bytes) -> Response {
     // Read as deep as the checker can follow: a request nested deeper than the engine reads is
     // still one, answered with its id (the engine refuses it below).
     match Message::parse(&bytes, MAX_DEPTH_LIMIT) {
@@ -960,19 +957,16 @@ async fn open<C: Board, const N: usize, const T: usize>(
 }
 
 /// `true` when a new session fits: a free slot, or an idle session to end.
-fn has_room<C: Board, const N: usize, const T: usize>(
-    shared: &Shared<C, N, T>,
-    sessions: &HashMap<String, Arc<Session<C, N, T>>>,
+fn has_room<C: Board, K: Capacities>(
+    shared: &Shared<C, K>,
+    sessions: &HashMap<String, Arc<Session<C, K>>>,
 ) -> bool {
     sessions.len() < shared.opts.max_sessions || sessions.values().any(|s| s.is_idle())
 }
 
 /// The answer to an `initialize` when every session is in use: 503 with `Retry-After` and a
 /// JSON-RPC error that says why, echoing the request id.
-fn at_session_limit<C: Board, const N: usize, const T: usize>(
-    shared: &Shared<C, N, T>,
-    bytes: &[u8],
-) -> Response {
+fn at_session_limit<C: Board, K: Capacities>(shared: &Shared<C, K>, bytes: &[u8]) -> Response {
     let id = rules::request_id(bytes).map(|i| i.raw().to_vec());
     let message = format!(
         "Service Unavailable: the device is at its session limit ({} sessions, each with a running \
@@ -993,10 +987,10 @@ fn at_session_limit<C: Board, const N: usize, const T: usize>(
     r
 }
 
-fn find<C: Board, const N: usize, const T: usize>(
-    shared: &Shared<C, N, T>,
+fn find<C: Board, K: Capacities>(
+    shared: &Shared<C, K>,
     h: &View<'_>,
-) -> Result<Arc<Session<C, N, T>>, Box<Response>> {
+) -> Result<Arc<Session<C, K>>, Box<Response>> {
     let Some(id) = h.header(rules::SESSION_ID) else {
         return Err(Box::new(not_allowed(
             "POST",
@@ -1026,8 +1020,8 @@ fn find<C: Board, const N: usize, const T: usize>(
 }
 
 /// A POST in a legacy session.
-async fn in_session<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+async fn in_session<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     h: &View<'_>,
     bytes: Bytes,
 ) -> Response {
@@ -1102,8 +1096,8 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
 }
 
 /// Moves the rest of a handler run onto session stream `k`.
-async fn drain<C: Board, const N: usize, const T: usize>(
-    session: Arc<Session<C, N, T>>,
+async fn drain<C: Board, K: Capacities>(
+    session: Arc<Session<C, K>>,
     k: u64,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Step>,
     request_id: Option<Vec<u8>>,
@@ -1142,10 +1136,7 @@ fn calls_one_of(bytes: &[u8], tools: &[String]) -> bool {
 }
 
 /// GET: a session's SSE stream: a resumption (`Last-Event-ID`) or the standalone stream.
-fn get<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    h: &View<'_>,
-) -> Response {
+fn get<C: Board, K: Capacities>(shared: &Arc<Shared<C, K>>, h: &View<'_>) -> Response {
     if let Err(r) = rules::check_get(h) {
         return refusal(r, b"");
     }
@@ -1169,10 +1160,7 @@ fn get<C: Board, const N: usize, const T: usize>(
 }
 
 /// DELETE: ends a session.
-fn delete<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    h: &View<'_>,
-) -> Response {
+fn delete<C: Board, K: Capacities>(shared: &Arc<Shared<C, K>>, h: &View<'_>) -> Response {
     let session = match find(shared, h) {
         Ok(s) => s,
         Err(r) => return *r,

@@ -85,6 +85,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use mcp_core::Capacities;
 use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::mqtt::{
     self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, Opened, PresenceGuard, Route,
@@ -444,13 +445,13 @@ struct Queued {
 }
 
 /// Everything one device's task keeps.
-struct Device<'o, C: 'static, const N: usize, const T: usize> {
+struct Device<'o, C: 'static, K: Capacities> {
     opts: &'o Options,
     me: ServerTopics<'o>,
     topics: Topics,
     online: Bytes,
     client: AsyncClient,
-    engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    engine: Arc<Mutex<Box<Engine<C, K>>>>,
     board: Arc<Mutex<C>>,
     clock: Clock,
     out_len: usize,
@@ -479,9 +480,9 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
 ///
 /// # Errors
 /// Bad options; without reconnection also the first link failure.
-pub async fn run<C: Board, const N: usize, const T: usize>(
+pub async fn run<C: Board, K: Capacities>(
     opts: &Options,
-    engine: Box<Engine<C, N, T>>,
+    engine: Box<Engine<C, K>>,
     board: Arc<Mutex<C>>,
 ) -> Result<(), Error> {
     run_until(opts, engine, board, std::future::pending()).await
@@ -492,9 +493,9 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
 ///
 /// # Errors
 /// As [`run`].
-pub async fn run_until<C: Board, const N: usize, const T: usize>(
+pub async fn run_until<C: Board, K: Capacities>(
     opts: &Options,
-    engine: Box<Engine<C, N, T>>,
+    engine: Box<Engine<C, K>>,
     board: Arc<Mutex<C>>,
     stop: impl Future<Output = ()>,
 ) -> Result<(), Error> {
@@ -661,7 +662,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
     }
 }
 
-impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
+impl<C: Board, K: Capacities> Device<'_, C, K> {
     /// The link is up: subscribe, announce, send what waited.
     fn on_connect(&mut self) {
         self.connected = true;

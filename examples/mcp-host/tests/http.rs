@@ -10,7 +10,7 @@ use mcp_core::{
     Args, Config, Confirm, Output, Param, Progress, Reply, TaskHooks, TaskInfo, TaskPoll,
     TaskSupport, ToolResult,
 };
-use mcp_host::{Board, Engine, HttpHost, HttpOptions};
+use mcp_host::{Board, Engine, HostCaps, HttpHost, HttpOptions};
 use serde_json::{Value, json};
 
 #[derive(Default)]
@@ -86,7 +86,7 @@ static MOVE: Tool<Lab> = Tool::new("move", "A long-running move", start_move)
         },
     );
 
-fn engine() -> Box<Engine<Lab, 8, 4>> {
+fn engine() -> Box<Engine<Lab, HostCaps<8, 4>>> {
     let mut e = Box::new(Engine::new(Config::new("lab", "1")));
     for t in [&HELLO, &STEPS, &SLOW, &MOVE] {
         e.register(t).unwrap();
@@ -96,7 +96,7 @@ fn engine() -> Box<Engine<Lab, 8, 4>> {
 
 /// [`engine`] with the confirmed `switch`, answering a client that cannot ask its user at once
 /// ("press the button"), as `device-sim --confirm --hold-answer 0` does.
-fn confirming_engine() -> Box<Engine<Lab, 8, 4>> {
+fn confirming_engine() -> Box<Engine<Lab, HostCaps<8, 4>>> {
     let mut e = Box::new(Engine::new(Config::new("lab", "1").hold_answer(0)));
     for t in [&HELLO, &STEPS, &SLOW, &MOVE, &SWITCH] {
         e.register(t).unwrap();
@@ -114,7 +114,7 @@ async fn start(opts: HttpOptions) -> Rig {
     start_with(opts, engine).await
 }
 
-async fn start_with(opts: HttpOptions, factory: fn() -> Box<Engine<Lab, 8, 4>>) -> Rig {
+async fn start_with(opts: HttpOptions, factory: fn() -> Box<Engine<Lab, HostCaps<8, 4>>>) -> Rig {
     let board = Arc::new(Mutex::new(Lab::default()));
     let host = HttpHost::new(opts, Arc::new(factory), board.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -7,10 +7,10 @@ use std::time::Duration;
 use mcp_core::registry::Tool;
 use mcp_core::schema::Param;
 use mcp_core::server::Delivery;
-use mcp_core::{Args, Config, Evidence, Level, Output, Reading, Reply, ToolResult};
+use mcp_core::{Args, Capacities, Config, Evidence, Level, Output, Reading, Reply, ToolResult};
 use mcp_hal::sim::DemoBoard;
 use mcp_host::mqtt::{self, Backoff, Options};
-use mcp_host::{Board, Engine, HostEvent};
+use mcp_host::{Board, Engine, HostCaps, HostEvent};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -46,7 +46,7 @@ pub static APPEND: Tool<Ledger> = Tool::new(
 .params(&[Param::integer("entry", "The entry").range(0, i64::MAX)]);
 
 /// The ledger device's engine.
-pub type LedgerEngine = Engine<Ledger, 4, 2>;
+pub type LedgerEngine = Engine<Ledger, HostCaps<4, 2>>;
 
 /// A fresh ledger engine with its one tool.
 pub fn ledger_engine() -> Box<LedgerEngine> {
@@ -56,7 +56,7 @@ pub fn ledger_engine() -> Box<LedgerEngine> {
 }
 
 /// The demo board's engine (device-sim's tool set).
-pub type DemoEngine = Engine<DemoBoard, 32, 4>;
+pub type DemoEngine = Engine<DemoBoard, HostCaps<32, 4>>;
 
 /// A fresh demo-board engine with every standard tool.
 pub fn demo_engine() -> Box<DemoEngine> {
@@ -150,11 +150,7 @@ pub struct Device<C> {
 
 impl<C: Board> Device<C> {
     /// Starts a device with `engine` on `board`.
-    pub fn spawn<const N: usize, const T: usize>(
-        opts: Options,
-        engine: Box<Engine<C, N, T>>,
-        board: C,
-    ) -> Self {
+    pub fn spawn<K: Capacities>(opts: Options, engine: Box<Engine<C, K>>, board: C) -> Self {
         let board = Arc::new(Mutex::new(board));
         let (stop, stopped) = oneshot::channel::<()>();
         let b = board.clone();
