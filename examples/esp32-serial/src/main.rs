@@ -35,26 +35,23 @@ use esp_hal::main;
 use esp_hal::time::{Duration, Instant, Rate};
 use esp_hal::usb::usb_serial_jtag::UsbSerialJtag;
 use mcp_core::transport::stdio::{LineLink, Port};
-use mcp_core::{Config, Principal, server_type};
+use mcp_core::{Config, Principal, Server};
 use mcp_hal::Percent;
 use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
 
 esp_bootloader_esp_idf::esp_app_desc!();
 
-// No live resources, listen streams nor held calls (`RES`, `LISTEN`, `HOLD` = 0; without the
-// features `resources` and `confirm` they would cost nothing anyway).
-type Engine = server_type!(Board; tools = TOOL_CAPACITY, tasks = TASKS, cache = CACHE,
-    cache_bytes = CACHE_BYTES, resources = 0, listen = 0, hold = 0);
+type Engine = Server<'static, Board, Caps>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSION"))
-    .page_bytes(PAGE_BYTES)
+    .page_bytes(Sizes::PAGE_BYTES)
     .max_depth(MAX_DEPTH);
 
 /// The engine and its buffers live in statics, not on the stack. The engine is built at start-up
 /// (in `serve`), so that its initial value is not stored in flash as initialized data.
 static mut ENGINE: MaybeUninit<Engine> = MaybeUninit::uninit();
-static mut LINK: LineLink<LINE> = LineLink::new();
-static mut OUT_BUF: [u8; OUT] = [0; OUT];
+static mut LINK: LineLink<{ Sizes::LINE }> = LineLink::new();
+static mut OUT_BUF: [u8; Sizes::OUT] = [0; Sizes::OUT];
 
 /// Who is on the serial port: the MCP client a host bridges to it speaks for a model. Build
 /// with `--features user-console` for a maintenance console where user-only tools are callable.
@@ -67,7 +64,7 @@ const PRINCIPAL: Principal = if cfg!(feature = "user-console") {
 #[main]
 fn main() -> ! {
     let p = esp_hal::init(esp_hal::Config::default());
-    esp_alloc::heap_allocator!(size: HEAP_SIZE);
+    esp_alloc::heap_allocator!(size: Sizes::HEAP);
     let pins = config::board_pins!(p);
 
     // Every transfer bounded: the bus timeout for a stuck SCL line (a dead chip holding it), the

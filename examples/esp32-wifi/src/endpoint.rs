@@ -24,7 +24,7 @@
 //!   only every few minutes; a link another device took (1000) is logged and backed off, and
 //!   after a few in a row it stays off; anything else: 1 s doubling to 30 s with jitter from the
 //!   hardware RNG, reset after a healthy link. The link is closed (`ws.rs`) before the next one
-//!   opens. Frames are at most the engine's output buffer (`OUT`), far under any limit of the
+//!   opens. Frames are at most the engine's output buffer (`Sizes::OUT`), far under any limit of the
 //!   endpoint's: a 1009 makes nothing smaller here.
 //! - **Dead links are noticed** and pings answered (`ws.rs`, mcp-core's `Keepalive`).
 
@@ -35,9 +35,8 @@ use mcp_core::Principal;
 use mcp_core::server::Delivery;
 use mcp_core::transport::endpoint::{self, Next, Policy, Say, Sessions};
 
-use crate::config::OUT;
+use crate::config::Sizes;
 use crate::config::endpoint::ALL_TOOLS;
-use crate::config::ws::{MAX_MESSAGE, TCP_BUFFER};
 #[cfg(feature = "tls")]
 use crate::tls::TlsBuffers;
 use crate::ws::{self, Ended, OP_TEXT, Ws, ws_url};
@@ -75,10 +74,10 @@ pub async fn run(
     board: &'static mut EspBoard,
     _mac: [u8; 6],
 ) -> ! {
-    let mut rx = [0u8; TCP_BUFFER];
-    let mut tx = [0u8; TCP_BUFFER];
-    let mut msg = [0u8; MAX_MESSAGE];
-    let mut out = [0u8; OUT];
+    let mut rx = [0u8; Sizes::WS_TCP_BUFFER];
+    let mut tx = [0u8; Sizes::WS_TCP_BUFFER];
+    let mut msg = [0u8; Sizes::WS_MESSAGE];
+    let mut out = [0u8; Sizes::OUT];
     #[cfg(feature = "tls")]
     let tls_buffers: &'static mut TlsBuffers = {
         static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();

@@ -91,7 +91,7 @@ use esp_radio::wifi::sta::StationConfig;
 use esp_radio::wifi::{
     AuthenticationMethodConfig, Config as WifiConfig, Interface, WifiController,
 };
-use mcp_core::{Caps, Config, Server};
+use mcp_core::{Config, Server};
 use mcp_hal::Percent;
 use mcp_hal::asynch::BlockingAsync;
 use mcp_hal::drivers::asynch::Es8311;
@@ -119,21 +119,18 @@ pub type EspBoard = Board<
     BlockingAsync<PwmBacklight<Channel<'static, LowSpeed>>>,
 >;
 
-/// The engine type. No live resources, `subscriptions/listen` streams nor calls held for a
-/// person's confirmation (`RES`, `LISTEN`, `HOLD` = 0): this firmware uses none, so they cost no
-/// RAM, though mcp-core's default features are on.
-pub type Engine =
-    Server<'static, EspBoard, Caps<TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>>;
+/// The engine type.
+pub type Engine = Server<'static, EspBoard, Caps>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-wifi", env!("CARGO_PKG_VERSION"))
-    .page_bytes(PAGE_BYTES)
+    .page_bytes(Sizes::PAGE_BYTES)
     .max_depth(MAX_DEPTH)
     // An MCP endpoint forwards nothing but answers (mcp-core's `transport::endpoint`).
     .answers_only(cfg!(feature = "endpoint"));
 
 static ENGINE: StaticCell<Engine> = StaticCell::new();
 static BOARD: StaticCell<EspBoard> = StaticCell::new();
-static RESOURCES: StaticCell<StackResources<SOCKETS>> = StaticCell::new();
+static RESOURCES: StaticCell<StackResources<{ Sizes::SOCKETS }>> = StaticCell::new();
 /// The LEDC timer must outlive the channel that points at it.
 static LEDC_TIMER: StaticCell<timer::Timer<'static, LowSpeed>> = StaticCell::new();
 
@@ -146,11 +143,11 @@ pub fn random() -> u64 {
 #[esp_rtos::main]
 async fn main(spawner: Spawner) -> ! {
     let p = esp_hal::init(esp_hal::Config::default().with_cpu_clock(CpuClock::max()));
-    esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: WIFI_HEAP_RECLAIMED);
-    esp_alloc::heap_allocator!(size: WIFI_HEAP);
+    esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: Sizes::WIFI_HEAP_RECLAIMED);
+    esp_alloc::heap_allocator!(size: Sizes::WIFI_HEAP);
     // RSA's big integers and the server's certificate during a TLS handshake.
     #[cfg(feature = "tls")]
-    esp_alloc::heap_allocator!(size: TLS_HEAP);
+    esp_alloc::heap_allocator!(size: Sizes::TLS_HEAP);
 
     let timg0 = TimerGroup::new(p.TIMG0);
     esp_rtos::start(timg0.timer0, p.FROM_CPU_INTR0);

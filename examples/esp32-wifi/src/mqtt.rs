@@ -21,8 +21,8 @@
 //! Every client is the model (`Principal::Model`); its MQTT client id is its peer, so the
 //! engine's retransmission cache is scoped per client and outlives reconnections (the engine is
 //! a static). The engine allocates nothing, and neither does the MQTT client (rust-mqtt without
-//! its `alloc` feature: each incoming packet is read into one buffer of `config::mqtt::PACKET`
-//! bytes).
+//! its `alloc` feature: each incoming packet is read into one buffer of
+//! `Sizes::MQTT_PACKET` bytes).
 
 use core::fmt::Write as _;
 
@@ -33,11 +33,11 @@ use embassy_time::{Duration, Timer, with_timeout};
 use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
+use crate::config::Sizes;
 use crate::config::mqtt::{
-    BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
-    HALF_OPEN, KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME, TCP_BUFFER,
+    BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
+    HALF_OPEN, KEEP_ALIVE, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME,
 };
-use crate::config::{LINE, OUT};
 #[cfg(feature = "tls")]
 use crate::tls::{Link, TlsBuffers};
 use crate::{Engine, EspBoard};
@@ -86,8 +86,8 @@ fn default_id(mac: [u8; 6]) -> heapless::String<18> {
 struct Tcp {
     stack: Stack<'static>,
     broker: Url<'static>,
-    rx: [u8; TCP_BUFFER],
-    tx: [u8; TCP_BUFFER],
+    rx: [u8; Sizes::MQTT_TCP_BUFFER],
+    tx: [u8; Sizes::MQTT_TCP_BUFFER],
     /// The TLS buffers (`mqtts://`).
     #[cfg(feature = "tls")]
     tls: &'static mut TlsBuffers,
@@ -214,8 +214,8 @@ pub async fn run(
     let mut tcp = Tcp {
         stack,
         broker,
-        rx: [0; TCP_BUFFER],
-        tx: [0; TCP_BUFFER],
+        rx: [0; Sizes::MQTT_TCP_BUFFER],
+        tx: [0; Sizes::MQTT_TCP_BUFFER],
         #[cfg(feature = "tls")]
         tls: {
             static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> =
@@ -224,16 +224,16 @@ pub async fn run(
         },
     };
     let mut app = EspApp { engine, board };
-    let mut packet = [0u8; PACKET];
-    let mut message = [0u8; LINE];
-    let mut out = [0u8; OUT];
+    let mut packet = [0u8; Sizes::MQTT_PACKET];
+    let mut message = [0u8; Sizes::LINE];
+    let mut out = [0u8; Sizes::OUT];
     let buffers = Buffers {
         packet: &mut packet,
         message: &mut message,
         out: &mut out,
     };
     // Returns only for a device id or server name that cannot be used in topics.
-    let _ = mqtt_device::run::<_, _, CLIENTS>(
+    let _ = mqtt_device::run::<_, _, { Sizes::MQTT_CLIENTS }, { Sizes::MQTT_NOTES }>(
         &mut tcp,
         &mut app,
         &settings,

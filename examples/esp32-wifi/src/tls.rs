@@ -24,6 +24,8 @@ use embassy_net::udp::{PacketMetadata, UdpSocket};
 use embassy_time::{Duration, Instant, Timer, with_timeout};
 use embedded_io_async::{ErrorType, Read, Write};
 
+use crate::config::Sizes;
+
 include!(concat!(env!("OUT_DIR"), "/roots.rs"));
 
 /// The firmware's build time: the clock never believes an earlier one.
@@ -165,11 +167,8 @@ impl rand_core::CryptoRng for HwRng {}
 pub struct TlsBuffers {
     incoming: [u8; MAX_RECORD],
     record: [u8; MAX_RECORD],
-    outgoing: [u8; OUTGOING],
+    outgoing: [u8; Sizes::TLS_OUTGOING],
 }
-
-/// Outgoing records (plaintext up to this less 128 bytes each).
-const OUTGOING: usize = 2048;
 
 impl TlsBuffers {
     /// Zeroed buffers.
@@ -177,7 +176,7 @@ impl TlsBuffers {
         TlsBuffers {
             incoming: [0; MAX_RECORD],
             record: [0; MAX_RECORD],
-            outgoing: [0; OUTGOING],
+            outgoing: [0; Sizes::TLS_OUTGOING],
         }
     }
 

@@ -24,7 +24,22 @@ use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(5);
 const DEVICE: &str = "esp-test-1";
-const CLIENTS: usize = 2;
+
+/// The test device's memory, as a firmware gathers it: the client table and the buffers.
+struct Sizes;
+
+impl Sizes {
+    /// Client sessions served at once.
+    const CLIENTS: usize = 2;
+    /// `initialize`s noted at once.
+    const NOTES: usize = 8;
+    /// The largest packet the broker may send (a message, its topic and properties).
+    const PACKET: usize = 2560;
+    /// The largest MCP message.
+    const MESSAGE: usize = 2048;
+    /// The engine's output.
+    const OUT: usize = 3072;
+}
 
 /// The engine and its board, as a firmware holds them.
 struct Device {
@@ -154,8 +169,11 @@ fn spawn_device(
                 embassy_time::Duration::from_millis(400),
             );
             tweak(&mut settings);
-            let (mut packet, mut message, mut out) =
-                (vec![0u8; 2560], vec![0u8; 2048], vec![0u8; 3072]);
+            let (mut packet, mut message, mut out) = (
+                vec![0u8; Sizes::PACKET],
+                vec![0u8; Sizes::MESSAGE],
+                vec![0u8; Sizes::OUT],
+            );
             let buffers = Buffers {
                 packet: &mut packet,
                 message: &mut message,
@@ -169,7 +187,7 @@ fn spawn_device(
                 seed
             };
             let on_end = move |why, _wait| ends.lock().unwrap().push(why);
-            let r = mqtt_device::run::<_, _, CLIENTS>(
+            let r = mqtt_device::run::<_, _, { Sizes::CLIENTS }, { Sizes::NOTES }>(
                 &mut tcp, &mut app, &settings, buffers, random, on_end,
             )
             .await;
