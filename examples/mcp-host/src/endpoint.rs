@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcp_core::Capacities;
-use mcp_core::server::{Delivery, Peer};
+use mcp_core::server::Peer;
 use mcp_core::transport::endpoint::{Ended, Next, Policy, Say, Sessions};
 use mcp_core::transport::link::{Due, Keepalive as Alive};
 use tokio::sync::mpsc;
@@ -103,16 +103,11 @@ impl Options {
 
     link_builders!();
 
-    /// Sets the keep-alive.
-    pub fn keepalive(mut self, k: Keepalive) -> Self {
-        self.keepalive = k;
-        self
-    }
-
-    /// Sets the first frame cap.
-    pub fn max_frame(mut self, bytes: usize) -> Self {
-        self.max_frame = bytes;
-        self
+    crate::link::setters! {
+        /// Sets the keep-alive.
+        keepalive(k: Keepalive);
+        /// Sets the first frame cap.
+        max_frame(bytes: usize);
     }
 }
 
@@ -533,13 +528,11 @@ async fn answer<C: Board, K: Capacities>(
                 sink.send(Message::text(text)).await
             }
         };
-        let delivery = if sent.is_ok() {
-            Delivery::Written
-        } else {
-            Delivery::Lost
-        };
-        done.handed
-            .delivered(&link.engine, link.calls_hook().as_ref(), delivery);
+        done.handed.delivered(
+            &link.engine,
+            link.calls_hook().as_ref(),
+            crate::delivery(sent.is_ok()),
+        );
         sent?;
     }
     Ok(())
@@ -582,14 +575,7 @@ fn timer<C: Board, K: Capacities>(
             for m in &turn.msgs {
                 // Only to the session that is owed it: never another's, never everyone's.
                 let sent = m.to == Some(current) && l.send(m.bytes.clone());
-                if let Some(receipt) = m.receipt {
-                    let delivery = if sent {
-                        Delivery::Written
-                    } else {
-                        Delivery::Lost
-                    };
-                    lock(&l.engine).delivered(receipt, delivery);
-                }
+                m.delivered(&l.engine, sent);
                 if let (Some(hook), Some(mut e)) =
                     (&hook, crate::observe(TRANSPORT, &turn, m, sent))
                 {

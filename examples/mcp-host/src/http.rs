@@ -19,7 +19,6 @@ use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT};
 use mcp_core::wire::request::Message;
 use mcp_core::{Capacities, Principal};
 
-use crate::Delivery;
 use crate::oauth;
 use crate::session::{Frames, Session, frame, parse_event_id};
 use crate::web::{self, View};
@@ -152,96 +151,47 @@ impl Default for HttpOptions {
 }
 
 impl HttpOptions {
-    /// Sets who is on the other end of every connection.
-    pub fn principal(mut self, p: Principal) -> Self {
-        self.principal = p;
-        self
-    }
-
-    /// Sets the tools whose POST stream closes early (SSE polling).
-    pub fn close_early(mut self, tools: &[&str]) -> Self {
-        self.close_early = tools.iter().map(|t| (*t).to_string()).collect();
-        self
-    }
-
     /// Accepts these host names in `Host` besides the loopback names.
     pub fn allow_hosts(mut self, hosts: &[&str]) -> Self {
-        self.allowed_hosts = hosts.iter().map(|h| (*h).to_string()).collect();
+        self.allowed_hosts = crate::owned(hosts);
         self
     }
 
     /// Accepts requests from pages at these origins (`http://localhost:6274`) besides the
     /// endpoint's own; see [`allowed_origins`](Self::allowed_origins).
     pub fn allow_origins(mut self, origins: &[&str]) -> Self {
-        self.allowed_origins = origins.iter().map(|o| (*o).to_string()).collect();
+        self.allowed_origins = crate::owned(origins);
         self
     }
 
-    /// Sets the body limit.
-    pub fn max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
-    }
-
-    /// Sets the output buffer size.
-    pub fn out_len(mut self, bytes: usize) -> Self {
-        self.out_len = bytes;
-        self
-    }
-
-    /// Sets the `retry:` of priming events.
-    pub fn retry_ms(mut self, ms: u32) -> Self {
-        self.retry_ms = ms;
-        self
-    }
-
-    /// Sets the event hook.
-    pub fn on_event(mut self, hook: EventHook) -> Self {
-        self.on_event = Some(hook);
-        self
-    }
-
-    /// Sets the session limit.
-    pub fn max_sessions(mut self, n: usize) -> Self {
-        self.max_sessions = n.max(1);
-        self
-    }
-
-    /// Sets the request-head (and keep-alive idle) timeout.
-    pub fn header_timeout(mut self, t: Duration) -> Self {
-        self.header_timeout = t;
-        self
-    }
-
-    /// Sets the request-body timeout.
-    pub fn body_timeout(mut self, t: Duration) -> Self {
-        self.body_timeout = t;
-        self
-    }
-
-    /// Sets the connection limit.
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n.max(1);
-        self
-    }
-
-    /// Requires this bearer token on every request to the endpoint; see
-    /// [`bearer_token`](Self::bearer_token).
-    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.bearer_token = Some(token.into());
-        self
-    }
-
-    /// Takes access tokens of an authorization server; see [`oauth`](Self::oauth).
-    pub fn oauth(mut self, oauth: oauth::OAuthOptions) -> Self {
-        self.oauth = Some(oauth);
-        self
-    }
-
-    /// Sets how often open SSE connections get a keep-alive comment.
-    pub fn keepalive(mut self, every: Duration) -> Self {
-        self.keepalive = every.max(Duration::from_millis(10));
-        self
+    crate::link::setters! {
+        /// Sets who is on the other end of every connection.
+        principal(p: Principal);
+        /// Sets the tools whose POST stream closes early (SSE polling).
+        close_early(tools: &[&str]) = crate::owned(tools);
+        /// Sets the body limit.
+        max_body(bytes: usize);
+        /// Sets the output buffer size.
+        out_len(bytes: usize);
+        /// Sets the `retry:` of priming events.
+        retry_ms(ms: u32);
+        /// Sets the event hook.
+        on_event(hook: EventHook) = Some(hook);
+        /// Sets the session limit.
+        max_sessions(n: usize) = n.max(1);
+        /// Sets the request-head (and keep-alive idle) timeout.
+        header_timeout(t: Duration);
+        /// Sets the request-body timeout.
+        body_timeout(t: Duration);
+        /// Sets the connection limit.
+        max_connections(n: usize) = n.max(1);
+        /// Requires this bearer token on every request to the endpoint; see
+        /// [`bearer_token`](Self::bearer_token).
+        bearer_token(token: impl Into<String>) = Some(token.into());
+        /// Takes access tokens of an authorization server; see [`oauth`](Self::oauth).
+        oauth(oauth: oauth::OAuthOptions) = Some(oauth);
+        /// Sets how often open SSE connections get a keep-alive comment.
+        keepalive(every: Duration) = every.max(Duration::from_millis(10));
     }
 }
 
@@ -590,14 +540,7 @@ fn timer<C: Board, K: Capacities>(weak: Weak<Shared<C, K>>) {
             let mut state = lock(&s.state);
             for m in &turn.msgs {
                 let delivered = state.route(&m.bytes);
-                if let Some(receipt) = m.receipt {
-                    let delivery = if delivered {
-                        Delivery::Written
-                    } else {
-                        Delivery::Lost
-                    };
-                    lock(&s.engine).delivered(receipt, delivery);
-                }
+                m.delivered(&s.engine, delivered);
                 if let (Some(hook), Some(e)) = (hook, crate::observe("http", &turn, m, delivered)) {
                     hook(&e);
                 }

@@ -342,6 +342,29 @@ pub(crate) struct Emitted {
     pub(crate) heard: Option<Heard>,
 }
 
+impl Emitted {
+    /// Reports what became of this message to `engine` when it carries a remembered answer
+    /// ([`Server::delivered`]): [`delivery`]`(sent)`.
+    pub(crate) fn delivered<C, K: Capacities>(
+        &self,
+        engine: &Mutex<Box<Engine<C, K>>>,
+        sent: bool,
+    ) {
+        if let Some(receipt) = self.receipt {
+            lock(engine).delivered(receipt, delivery(sent));
+        }
+    }
+}
+
+/// What became of an answer: `Written` when the transport took it, else `Lost`.
+pub(crate) fn delivery(written: bool) -> Delivery {
+    if written {
+        Delivery::Written
+    } else {
+        Delivery::Lost
+    }
+}
+
 /// A call waiting for a person, as its engine holds it: the engine's record of it, the text of
 /// its question ([`Server::question`]: what it approves, and which client asks) — what the
 /// device shows — and the call's id.
@@ -666,6 +689,11 @@ pub(crate) fn waiting_changed(
 /// Builds a fresh engine with its tools registered: one per legacy session, one for the
 /// stateless path, one per WebSocket connection.
 pub type Factory<C, K> = Arc<dyn Fn() -> Box<Engine<C, K>> + Send + Sync>;
+
+/// The strings of `list`, owned (a builder's list setting).
+pub(crate) fn owned(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_string()).collect()
+}
 
 /// Locks a mutex, ignoring poisoning: a tool that panicked leaves the board as it was, and the
 /// host keeps serving (the engine itself never panics).
@@ -1081,11 +1109,7 @@ pub(crate) fn run<C: Board, K: Capacities>(
             touch(tool);
         }
         let written = tx.send(Step::Done(done)).is_ok();
-        let delivery = how.report_delivery.then_some(if written {
-            Delivery::Written
-        } else {
-            Delivery::Lost
-        });
+        let delivery = how.report_delivery.then_some(delivery(written));
         if let Some(hook) = &how.events {
             for e in reported.events(delivery.filter(|_| answered)) {
                 hook(&e);

@@ -214,12 +214,6 @@ impl Options {
         self
     }
 
-    /// Sets the MQTT keep-alive.
-    pub fn keep_alive(mut self, t: Duration) -> Self {
-        self.keep_alive = t;
-        self
-    }
-
     /// Sets the number of client sessions (at most [`MAX_CLIENTS`]) and how long one must be
     /// idle to be replaced.
     pub fn max_clients(mut self, n: usize, idle: Duration) -> Self {
@@ -228,10 +222,11 @@ impl Options {
         self
     }
 
-    /// Sets how long what an `initialize` declared is noted.
-    pub fn half_open(mut self, life: Duration) -> Self {
-        self.half_open = life;
-        self
+    crate::link::setters! {
+        /// Sets the MQTT keep-alive.
+        keep_alive(t: Duration);
+        /// Sets how long what an `initialize` declared is noted.
+        half_open(life: Duration);
     }
 }
 
@@ -759,12 +754,7 @@ impl<C: Board, K: Capacities> Device<'_, C, K> {
     /// The broker acknowledged packet `pkid`.
     fn on_puback(&mut self, pkid: u16, reason: PubAckReason) {
         if let Some(t) = self.inflight.remove(&pkid) {
-            let delivery = if reason == PubAckReason::Success {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            };
-            self.report(t, delivery);
+            self.report(t, crate::delivery(reason == PubAckReason::Success));
         }
     }
 

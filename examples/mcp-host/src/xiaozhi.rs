@@ -65,7 +65,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use mcp_core::server::{Delivery, Heard, Peer};
+use mcp_core::server::{Heard, Peer};
 use mcp_core::transport::xiaozhi::{
     DEVICE_HELLO, Envelope, Event, HELLO_TIMEOUT_MS, MAX_SAID_CHARS, Reconnect, Turns, heard, wrap,
     write_event,
@@ -180,28 +180,19 @@ impl Options {
 
     link_builders!();
 
-    /// Sets the keep-alive (`None`: no pings, no dead-link detection).
-    pub fn keepalive(mut self, k: Option<Keepalive>) -> Self {
-        self.keepalive = k;
-        self
-    }
-
     /// Adds a handshake header.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
-    /// Sets how long the backend's hello may take.
-    pub fn hello_timeout(mut self, t: Duration) -> Self {
-        self.hello_timeout = t;
-        self
-    }
-
-    /// Lets the board's events start turns of the backend's model (see [`Voice`]).
-    pub fn speak_first(mut self, on: bool) -> Self {
-        self.speak_first = on;
-        self
+    crate::link::setters! {
+        /// Sets the keep-alive (`None`: no pings, no dead-link detection).
+        keepalive(k: Option<Keepalive>);
+        /// Sets how long the backend's hello may take.
+        hello_timeout(t: Duration);
+        /// Lets the board's events start turns of the backend's model (see [`Voice`]).
+        speak_first(on: bool);
     }
 }
 
@@ -647,23 +638,14 @@ async fn send_turn<C: 'static, K: Capacities>(
     for m in &turn.msgs {
         // Only to this connection's conversation (or every subscriber): never another's.
         if m.to.is_some_and(|to| !peers.contains(&to)) {
-            if let Some(receipt) = m.receipt {
-                lock(host.engine).delivered(receipt, Delivery::Lost);
-            }
+            m.delivered(host.engine, false);
             continue;
         }
         let sent = match envelope(session_id, &m.bytes) {
             Some(frame) => send(sink, Message::text(frame), dead_after).await,
             None => Ok(()),
         };
-        if let Some(receipt) = m.receipt {
-            let delivery = if sent.is_ok() {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            };
-            lock(host.engine).delivered(receipt, delivery);
-        }
+        m.delivered(host.engine, sent.is_ok());
         if let (Some(hook), Some(event)) = (
             &opts.on_event,
             crate::observe("xiaozhi-ws", &turn, m, sent.is_ok()),
@@ -906,13 +888,8 @@ fn report<C, K: Capacities>(
     done: &Done,
     written: bool,
 ) {
-    let delivery = if written {
-        Delivery::Written
-    } else {
-        Delivery::Lost
-    };
     done.handed
-        .delivered(engine, opts.on_event.as_ref(), delivery);
+        .delivered(engine, opts.on_event.as_ref(), crate::delivery(written));
 }
 
 /// Wraps one JSON-RPC message in the `mcp` envelope; `None` for an empty message.
