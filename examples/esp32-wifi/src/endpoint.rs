@@ -79,15 +79,12 @@ pub async fn run(
     let mut msg = [0u8; Sizes::WS_MESSAGE];
     let mut out = [0u8; Sizes::OUT];
     #[cfg(feature = "tls")]
-    let tls_buffers: &'static mut TlsBuffers = {
-        static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
-        TLS_BUFFERS.init(TlsBuffers::new())
-    };
+    let tls_buffers = TlsBuffers::take();
     let url = ws_url(URL).filter(|u| u.secret_may_go());
     let Some(url) = url else {
         // Built without a usable MCP_ENDPOINT_URL (build.rs refuses one it can tell is wrong).
         esp_println::println!("endpoint: no usable MCP_ENDPOINT_URL; idle");
-        idle().await
+        crate::idle().await
     };
     esp_println::println!("endpoint: {url}");
     let target = ws::Target {
@@ -130,7 +127,7 @@ pub async fn run(
             }
             Next::Stop(say) => {
                 esp_println::println!("endpoint: {}", said(say));
-                idle().await
+                crate::idle().await
             }
             _ => Timer::after(Duration::from_secs(30)).await,
         }
@@ -149,13 +146,6 @@ fn said(say: Say) -> &'static str {
         }
         Say::Shrunk { .. } => "the endpoint found a frame too large",
         _ => "the link ended",
-    }
-}
-
-/// Nothing to do, for ever.
-async fn idle() -> ! {
-    loop {
-        Timer::after(Duration::from_secs(3600)).await;
     }
 }
 

@@ -78,14 +78,13 @@ use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{Delay, Duration, Timer};
 use esp_hal::Async;
 use esp_hal::clock::CpuClock;
-use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
-use esp_hal::i2c::master::{BusTimeout, Config as I2cConfig, I2c};
-use esp_hal::ledc::channel::{self, Channel, ChannelIFace};
-use esp_hal::ledc::timer::{self, TimerIFace};
+use esp_hal::gpio::{Input, Output};
+use esp_hal::i2c::master::I2c;
+use esp_hal::ledc::channel::Channel;
+use esp_hal::ledc::timer;
 use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
 use esp_hal::peripherals::{I2C0, LEDC};
 use esp_hal::rng::Rng;
-use esp_hal::time::Rate;
 use esp_hal::timer::timg::TimerGroup;
 use esp_radio::wifi::sta::StationConfig;
 use esp_radio::wifi::{
@@ -138,6 +137,13 @@ static LEDC_TIMER: StaticCell<timer::Timer<'static, LowSpeed>> = StaticCell::new
 pub fn random() -> u64 {
     let rng = Rng::new();
     (u64::from(rng.random()) << 32) | u64::from(rng.random())
+}
+
+/// Nothing to do, for ever (a mode built without a peer to reach).
+pub async fn idle() -> ! {
+    loop {
+        Timer::after(Duration::from_secs(3600)).await;
+    }
 }
 
 #[esp_rtos::main]
@@ -210,10 +216,7 @@ async fn main(spawner: Spawner) -> ! {
 /// The board on its peripherals. Each I2C transfer is bounded twice: by the bus timeout (SCL
 /// stuck) and by the codec driver's own timeout on embassy-time.
 fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
-    let config = I2cConfig::default()
-        .with_frequency(Rate::from_khz(I2C_KHZ))
-        .with_timeout(BusTimeout::BusCycles(I2C_BUS_TIMEOUT_CYCLES));
-    let Ok(i2c) = I2c::new(i2c, config) else {
+    let Ok(i2c) = I2c::new(i2c, config::i2c_config()) else {
         halt()
     };
     let i2c = i2c
@@ -221,48 +224,14 @@ fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
         .with_scl(pins.i2c_scl)
         .into_async();
     let codec = Es8311::new(i2c, CODEC_ADDRESS, Delay).with_timeout_ms(I2C_TRANSFER_TIMEOUT_MS);
-
-    let coil = Output::new(
-        pins.relay_coil,
-        Level::from(RELAY_ACTIVE_LOW),
-        OutputConfig::default(),
-    );
-    let feedback = Input::new(
-        pins.relay_feedback,
-        InputConfig::default().with_pull(Pull::Up),
-    );
-    let relay =
-        GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
-    let relay = if RELAY_ACTIVE_LOW {
-        relay.active_low()
-    } else {
-        relay
-    };
+    let relay = config::relay(pins.relay_coil, pins.relay_feedback);
 
     let mut ledc = Ledc::new(ledc);
     ledc.set_global_slow_clock(LSGlobalClkSource::APBClk);
     let timer = LEDC_TIMER.init(ledc.timer::<LowSpeed>(timer::Number::Timer0));
-    if timer
-        .configure(timer::config::Config {
-            duty: timer::config::Duty::Duty10Bit,
-            clock_source: timer::LSClockSource::APBClk,
-            frequency: Rate::from_khz(BACKLIGHT_KHZ),
-        })
-        .is_err()
-    {
-        halt();
-    }
-    let mut pwm = ledc.channel(channel::Number::Channel0, pins.backlight);
-    if pwm
-        .configure(channel::config::Config {
-            timer: &*timer,
-            duty_pct: BACKLIGHT_START_PERCENT,
-            drive_mode: DriveMode::PushPull,
-        })
-        .is_err()
-    {
-        halt();
-    }
+    let Some(pwm) = config::backlight(&ledc, timer, pins.backlight) else {
+        halt()
+    };
     let start = Percent::new(BACKLIGHT_START_PERCENT).unwrap_or(Percent::MAX);
     let screen = Screen::new(BlockingAsync::new(PwmBacklight::new(pwm)), start);
 
@@ -342,17 +311,4 @@ async fn connection(mut controller: WifiController<'static>) {
 #[embassy_executor::task]
 async fn net_task(mut runner: Runner<'static, Interface>) {
     runner.run().await
-}
-
-/// A start-up failure (the radio, a peripheral's configuration, the tool table): nothing can
-/// work.
-fn halt() -> ! {
-    loop {
-        core::hint::spin_loop();
-    }
-}
-
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    esp_hal::system::software_reset()
 }

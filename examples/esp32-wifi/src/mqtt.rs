@@ -29,7 +29,7 @@ use core::fmt::Write as _;
 use device_link::url::{Scheme, Url};
 use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
-use embassy_time::{Duration, Timer, with_timeout};
+use embassy_time::with_timeout;
 use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
@@ -196,7 +196,7 @@ pub async fn run(
 ) -> ! {
     let Some(broker) = broker_url(BROKER) else {
         // Built without MQTT_BROKER (build.rs refuses an unusable one): nothing to connect to.
-        idle().await
+        crate::idle().await
     };
     let default = default_id(mac);
     let mut settings = Settings::new(DEVICE_ID.unwrap_or(&default), NAME);
@@ -217,11 +217,7 @@ pub async fn run(
         rx: [0; Sizes::MQTT_TCP_BUFFER],
         tx: [0; Sizes::MQTT_TCP_BUFFER],
         #[cfg(feature = "tls")]
-        tls: {
-            static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> =
-                static_cell::StaticCell::new();
-            TLS_BUFFERS.init(TlsBuffers::new())
-        },
+        tls: TlsBuffers::take(),
     };
     let mut app = EspApp { engine, board };
     let mut packet = [0u8; Sizes::MQTT_PACKET];
@@ -242,11 +238,5 @@ pub async fn run(
         |_ended, _wait| {},
     )
     .await;
-    idle().await
-}
-
-async fn idle() -> ! {
-    loop {
-        Timer::after(Duration::from_secs(3600)).await;
-    }
+    crate::idle().await
 }

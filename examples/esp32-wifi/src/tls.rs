@@ -180,6 +180,16 @@ impl TlsBuffers {
         }
     }
 
+    /// The firmware's one set (one connection at a time: the mode built connects once after
+    /// another).
+    ///
+    /// # Panics
+    /// Called a second time: the set is already lent.
+    pub fn take() -> &'static mut TlsBuffers {
+        static BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
+        BUFFERS.init(TlsBuffers::new())
+    }
+
     fn lend(&mut self) -> Buffers<'_> {
         Buffers {
             incoming: &mut self.incoming,

@@ -129,10 +129,7 @@ pub async fn run(
     let mut token = heapless::String::<{ Sizes::OTA_TOKEN }>::new();
     // One connection at a time: the OTA check's and then the sessions' TLS buffers.
     #[cfg(feature = "tls")]
-    let tls_buffers: &'static mut TlsBuffers = {
-        static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
-        TLS_BUFFERS.init(TlsBuffers::new())
-    };
+    let tls_buffers = TlsBuffers::take();
     if let Ok(ota) = Url::parse(OTA_URL) {
         loop {
             stack.wait_config_up().await;
@@ -162,9 +159,7 @@ pub async fn run(
         // Built without a usable XIAOZHI_URL (or handed a URL this firmware cannot use, such
         // as `wss://` without the feature `tls`): there is nothing to connect to.
         esp_println::println!("xiaozhi: no usable WebSocket URL; idle");
-        loop {
-            Timer::after(Duration::from_secs(3600)).await;
-        }
+        crate::idle().await
     };
     let device_id = device_id(mac);
     let client_id = ClientId::from_mac(mac);
