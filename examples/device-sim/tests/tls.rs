@@ -280,9 +280,7 @@ fn mqtts_device(url: &str, id: &str, ca: &TestCa, stderr: Stdio) -> tokio::proce
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
-    let ca = TestCa::new("broker-ca").unwrap();
-    let server = ca.issue("broker", &["localhost"], Validity::Now).unwrap();
-    let Some(broker) = Broker::for_test_tls(&server) else {
+    let Some((broker, ca)) = Broker::for_test_tls("broker-ca") else {
         return;
     };
     let url = broker.tls_url().unwrap();

@@ -620,10 +620,7 @@ fn slow_and_large_bodies_to_the_ui_are_refused() {
 /// approved. A quick double press answers one question only: the next one is read first.
 #[test]
 fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
-    let dir = std::env::temp_dir().join(format!("device-sim-ui-ota-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let flash = dir.join("flash.bin");
-    let _ = std::fs::remove_file(&flash);
+    let flash = common::fresh_flash("device-sim-ui-ota");
     let sim = start(&[
         "--http",
         "127.0.0.1:0",
@@ -716,7 +713,7 @@ fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
     assert_eq!(started["result"]["isError"], false, "{started}");
     user_call.close();
     evil_call.close();
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(flash.parent().unwrap());
 }
 
 /// The timeline tells the whole story of a call held for the device's button, over HTTP: every

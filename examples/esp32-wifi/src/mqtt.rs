@@ -157,18 +157,11 @@ impl App for EspApp {
     async fn handle(&mut self, input: Input<'_>, out: &mut [u8]) -> Answer {
         // Notifications a handler emits while it runs (progress) are not sent: no tool on this
         // board emits any. The device reboots a second after answering `self.reboot`.
-        match self
-            .engine
+        self.engine
             .handle_async(input, self.board, out, &mut |_: &[u8]| {}, EspBoard::run)
             .await
-        {
-            Ok(handled) => Answer {
-                len: handled.len,
-                receipt: handled.receipt,
-                session: handled.session,
-            },
-            Err(_) => Answer::default(),
-        }
+            .map(Answer::from)
+            .unwrap_or_default()
     }
 
     async fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> Polled {

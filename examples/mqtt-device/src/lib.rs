@@ -108,7 +108,7 @@ mod session;
 use core::future::Future;
 
 use embassy_time::{Duration, Timer};
-use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
+use mcp_core::server::{Delivery, Handled, Input, Peer, Polled, Receipt};
 use mcp_core::transport::mqtt::{NameError, ServerTopics, Sessions};
 use mcp_core::{Principal, Session};
 
@@ -144,6 +144,18 @@ pub struct Answer {
     pub receipt: Option<Receipt>,
     /// The client's session after the message (`Handled::session`), kept for its next one.
     pub session: Option<Session>,
+}
+
+impl From<Handled<'_>> for Answer {
+    /// What the engine handled (`Server::handle_async`, `Server::handle_with`), to give back:
+    /// `.map(Answer::from).unwrap_or_default()` answers nothing for a message it refused.
+    fn from(handled: Handled<'_>) -> Self {
+        Answer {
+            len: handled.len,
+            receipt: handled.receipt,
+            session: handled.session,
+        }
+    }
 }
 
 /// Opens the stream to the broker.

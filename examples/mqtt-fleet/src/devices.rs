@@ -23,7 +23,7 @@ pub struct Ledger {
 
 impl Board for Ledger {}
 
-fn append(board: &mut Ledger, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+fn append_entry(board: &mut Ledger, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     let entry = args.int("entry")?;
     board.entries.push(entry);
     // Read the entry back from the ledger: the evidence of the effect.
@@ -41,9 +41,14 @@ fn append(board: &mut Ledger, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult 
 pub static APPEND: Tool<Ledger> = Tool::new(
     "self.ledger.append",
     "Appends an entry to the device's ledger",
-    append,
+    append_entry,
 )
 .params(&[Param::integer("entry", "The entry").range(0, i64::MAX)]);
+
+/// The arguments of a `tools/call` of [`APPEND`] with `entry`.
+pub fn append(entry: i64) -> serde_json::Value {
+    serde_json::json!({"name":"self.ledger.append","arguments":{"entry":entry}})
+}
 
 /// The ledger device's engine.
 pub type LedgerEngine = Engine<Ledger, HostCaps<4, 2>>;
