@@ -42,14 +42,8 @@ use crate::tls::TlsBuffers;
 use crate::ws::{self, Ended, OP_TEXT, Ws, ws_url};
 use crate::{Engine, EspBoard};
 
-const URL: &str = match option_env!("MCP_ENDPOINT_URL") {
-    Some(u) => u,
-    None => "",
-};
-const TOOLS: &str = match option_env!("MCP_ENDPOINT_TOOLS") {
-    Some(t) => t,
-    None => ALL_TOOLS,
-};
+const URL: &str = build_env!("MCP_ENDPOINT_URL");
+const TOOLS: &str = build_env!("MCP_ENDPOINT_TOOLS", ALL_TOOLS);
 
 /// `true` when the link offers the tool `name` (`MCP_ENDPOINT_TOOLS`).
 fn offers(name: &str) -> bool {

@@ -25,6 +25,20 @@
 #![no_std]
 #![no_main]
 
+/// A setting from the build environment (`cargo build` with `NAME=…` set): its text, or
+/// `default` (`""` when not given) when it is not set.
+macro_rules! build_env {
+    ($name:literal) => {
+        build_env!($name, "")
+    };
+    ($name:literal, $default:expr) => {
+        match option_env!($name) {
+            Some(value) => value,
+            None => $default,
+        }
+    };
+}
+
 mod board;
 mod config;
 #[cfg(feature = "endpoint")]
@@ -100,15 +114,9 @@ use static_cell::StaticCell;
 esp_bootloader_esp_idf::esp_app_desc!();
 
 /// The network to join, from the build environment.
-const SSID: &str = match option_env!("WIFI_SSID") {
-    Some(s) => s,
-    None => "",
-};
+const SSID: &str = build_env!("WIFI_SSID");
 /// Its WPA2 password, from the build environment.
-const PASSWORD: &str = match option_env!("WIFI_PASSWORD") {
-    Some(s) => s,
-    None => "",
-};
+const PASSWORD: &str = build_env!("WIFI_PASSWORD");
 
 /// This firmware's board: the ES8311 on the async I2C bus, the relay on two GPIOs, the LEDC
 /// backlight (a register write: the blocking driver behind `BlockingAsync`).

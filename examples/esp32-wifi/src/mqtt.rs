@@ -42,20 +42,11 @@ use crate::config::mqtt::{
 use crate::tls::{Link, TlsBuffers};
 use crate::{Engine, EspBoard};
 
-const BROKER: &str = match option_env!("MQTT_BROKER") {
-    Some(u) => u,
-    None => "",
-};
+const BROKER: &str = build_env!("MQTT_BROKER");
 const USER: Option<&str> = option_env!("MQTT_USER");
-const PASSWORD: &str = match option_env!("MQTT_PASSWORD") {
-    Some(p) => p,
-    None => "",
-};
+const PASSWORD: &str = build_env!("MQTT_PASSWORD");
 const DEVICE_ID: Option<&str> = option_env!("MQTT_DEVICE_ID");
-const NAME: &str = match option_env!("MQTT_SERVER_NAME") {
-    Some(n) => n,
-    None => SERVER_NAME,
-};
+const NAME: &str = build_env!("MQTT_SERVER_NAME", SERVER_NAME);
 
 /// `MCP-META` on CONNECT: what runs here.
 const META: &str = concat!(

@@ -32,10 +32,7 @@ include!(concat!(env!("OUT_DIR"), "/roots.rs"));
 const BUILD_UNIX_SECS: u64 = parse_u64(env!("BUILD_UNIX_SECS"));
 
 /// The SNTP server (`NTP_SERVER` at build time).
-const NTP_SERVER: &str = match option_env!("NTP_SERVER") {
-    Some(s) => s,
-    None => "pool.ntp.org",
-};
+const NTP_SERVER: &str = build_env!("NTP_SERVER", "pool.ntp.org");
 
 const fn parse_u64(s: &str) -> u64 {
     let b = s.as_bytes();

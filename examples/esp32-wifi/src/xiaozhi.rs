@@ -78,18 +78,9 @@ use crate::tls::{Link, TlsBuffers};
 use crate::ws::{self, CLOSE_NORMAL, Ended, OP_TEXT, Ws, ms, ws_url};
 use crate::{Engine, EspBoard};
 
-const URL: &str = match option_env!("XIAOZHI_URL") {
-    Some(u) => u,
-    None => "",
-};
-const TOKEN: &str = match option_env!("XIAOZHI_TOKEN") {
-    Some(t) => t,
-    None => "",
-};
-const OTA_URL: &str = match option_env!("XIAOZHI_OTA_URL") {
-    Some(u) => u,
-    None => "",
-};
+const URL: &str = build_env!("XIAOZHI_URL");
+const TOKEN: &str = build_env!("XIAOZHI_TOKEN");
+const OTA_URL: &str = build_env!("XIAOZHI_OTA_URL");
 
 /// The chip, as the OTA check's `chip_model_name` says it.
 const CHIP: &str = if cfg!(feature = "esp32c6") {

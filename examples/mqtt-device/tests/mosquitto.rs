@@ -383,11 +383,8 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
             assert_eq!(dev.board.lock().unwrap().entries, [3]);
 
             // Bug 10: the retained presence cleared, then forged at once.
-            let presence = format!("$mcp-server/presence/{DEVICE}/devices/ledger");
-            mallory
-                .publish_retained(presence.clone(), Vec::new())
-                .await
-                .unwrap();
+            let ledger = "devices/ledger";
+            mallory.clear_presence(DEVICE, ledger).await.unwrap();
             assert!(
                 alice
                     .wait_until(T, |d| d[DEVICE].offlines >= 1 && d[DEVICE].online)
@@ -395,10 +392,8 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
                 "cleared, then restored: {:?}",
                 alice.devices()
             );
-            let forged = json!({"jsonrpc":"2.0","method":"notifications/server/online",
-                "params":{"server_name":"devices/ledger","description":"Not a ledger"}});
             mallory
-                .publish_retained(presence, forged.to_string().into_bytes())
+                .forge_presence(DEVICE, ledger, "Not a ledger")
                 .await
                 .unwrap();
             assert!(

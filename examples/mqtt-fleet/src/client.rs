@@ -371,6 +371,34 @@ impl Client {
         Ok(())
     }
 
+    /// Clears the retained presence of `device` (offering `server_name`), as a peer on an open
+    /// broker can: an empty retained message on its presence topic.
+    ///
+    /// # Errors
+    /// A closed client.
+    pub async fn clear_presence(&self, device: &str, server_name: &str) -> Result<(), CallError> {
+        let topic = format!("$mcp-server/presence/{device}/{server_name}");
+        self.publish_retained(topic, Vec::new()).await
+    }
+
+    /// Forges the retained presence of `device` (offering `server_name`): an "online" that
+    /// describes it as `description`.
+    ///
+    /// # Errors
+    /// A closed client.
+    pub async fn forge_presence(
+        &self,
+        device: &str,
+        server_name: &str,
+        description: &str,
+    ) -> Result<(), CallError> {
+        let topic = format!("$mcp-server/presence/{device}/{server_name}");
+        let forged = json!({"jsonrpc":"2.0","method":"notifications/server/online",
+            "params":{"server_name":server_name,"description":description}});
+        self.publish_retained(topic, forged.to_string().into_bytes())
+            .await
+    }
+
     /// Publishes `payload` **retained** on any topic (an empty payload clears the retained
     /// message): to play a peer that clears or forges a device's presence.
     ///
