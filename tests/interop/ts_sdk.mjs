@@ -124,7 +124,7 @@ async function scenario(client, received, tag) {
     r.isError === false && same(r.structuredContent, { value: true })
       && same(r.evidence, { level: "read_back", commanded: 40, observed: 40 })
       && r.content[0]?.text === "true — read back: 40 (commanded 40)", r);
-  // The evidence as data where every SDK keeps a result's metadata (issue 33, finding 9).
+  // The evidence as data where every SDK keeps a result's metadata.
   check(`${tag} set_volume 40: the evidence as data in the result's _meta["${EVIDENCE_KEY}"]`,
     same(r._meta?.[EVIDENCE_KEY], { level: "read_back", commanded: 40, observed: 40 }), r._meta);
   called.push("self.audio_speaker.set_volume");

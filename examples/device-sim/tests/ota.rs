@@ -106,7 +106,7 @@ impl Client {
     }
 }
 
-/// The upgrade on the real binary across its real restart, and issue 33's finding 10: the trial
+/// The upgrade on the real binary across its real restart: the trial
 /// is visible to a client (the new firmware confirms itself once it has answered a tool call,
 /// not on the handshake), an image for another board fails its task before any restart, a trial
 /// that restarts before answering a tool call is rolled back and reported as data, and a later

@@ -1181,7 +1181,7 @@ mod test {
         held
     }
 
-    /// Issue 22, bug 4: with two calls waiting (two sessions), the device shows one — the first
+    /// With two calls waiting (two sessions), the device shows one — the first
     /// held — and a press answers that one; a press in the same tick as a question appears answers
     /// nothing; the next question is shown only after the first is answered. (Each question
     /// is shown for the engines' minimum, 1 s, before a press counts.)
@@ -1232,7 +1232,7 @@ mod test {
         assert_eq!(lock(&board).reboots, 2);
     }
 
-    /// Issue 33, finding 3: a quick double press — the first half answers the question shown,
+    /// A quick double press — the first half answers the question shown,
     /// the second, 29–150 ms later, must not approve the question that came up in between (on
     /// the device for under 100 ms). A press counts only for a question shown for the minimum
     /// (1 s), and never within the minimum of the previous press.

@@ -1104,7 +1104,7 @@ impl<C: Board, K: Capacities> Device<'_, C, K> {
 mod test {
     use super::*;
 
-    /// Issue 33, finding 5: a password with a raw `/` (or `?`, `#`, `@`, a space) is the
+    /// A password with a raw `/` (or `?`, `#`, `@`, a space) is the
     /// password — taken whole, and never shown in what logs and `/sim/state` print.
     #[test]
     fn raw_reserved_characters_in_the_password_are_taken_and_never_shown() {

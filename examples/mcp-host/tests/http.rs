@@ -642,7 +642,7 @@ async fn concurrent_posts_each_get_their_own_answer_and_sessions_are_bounded() {
     );
 }
 
-/// Issue 22: any localhost origin was accepted, so a page from another local server could call
+/// Any localhost origin was accepted, so a page from another local server could call
 /// the device. A browser's `Origin` must be the endpoint's own (the same host and port as its
 /// `Host`) or one allowed by name; requests without `Origin` are not a browser's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -939,7 +939,7 @@ async fn a_full_session_table_refuses_new_sessions_instead_of_ending_live_ones()
     }
 }
 
-/// Issue 33, finding 2: a flood of unauthenticated `initialize` must not end the session whose
+/// A flood of unauthenticated `initialize` must not end the session whose
 /// call waits for a press of the device's button (a held call is in use, like a running task
 /// or an open stream): its question stays, and the press runs the call. When every session
 /// holds something, a new one gets 503 + `Retry-After`.
@@ -1020,7 +1020,7 @@ fn nested(depth: usize) -> Value {
     v
 }
 
-/// Issue 33, finding 7: a request nested deeper than the engine reads, in a 2025 session, got
+/// A request nested deeper than the engine reads, in a 2025 session, got
 /// 202 and no body (taken for a client's response); every request with an id is answered,
 /// -32700 with that id, in and out of a session and on the 2026-07-28 path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -347,7 +347,7 @@ async fn a_device_on_mosquitto() {
     drop(broker);
 }
 
-/// A hostile client on an open broker (issue 22, bugs 8 and 10), against the firmware's loop:
+/// A hostile client on an open broker, against the firmware's loop:
 /// `initialize` messages with invented client ids make no session and cannot keep a real client
 /// out; a cleared or forged retained presence is put back by the device.
 #[tokio::test(flavor = "current_thread")]
@@ -362,7 +362,7 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
             let mallory = Client::connect(&broker.url(), "mallory").unwrap();
             assert!(mallory.wait_for_online(1, T).await, "the device's presence");
 
-            // Bug 8: twenty forged ids on the control topic, none of which ever speaks on its
+            // Twenty forged ids on the control topic, none of which ever speaks on its
             // RPC topic; the device holds two sessions. Alice gets in at her first try.
             for i in 0..20 {
                 let forged = format!("forged-{i}");
@@ -382,7 +382,7 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
             assert_eq!(result_text(&call), said(1, 3), "{call}");
             assert_eq!(dev.board.lock().unwrap().entries, [3]);
 
-            // Bug 10: the retained presence cleared, then forged at once.
+            // The retained presence cleared, then forged at once.
             let ledger = "devices/ledger";
             mallory.clear_presence(DEVICE, ledger).await.unwrap();
             assert!(
@@ -435,7 +435,7 @@ async fn a_device_on_mosquitto_with_a_hostile_client() {
     drop(broker);
 }
 
-/// Issue 33, finding 4, on the firmware's loop: a sustained flood of forged `initialize` (ten a
+/// On the firmware's loop: a sustained flood of forged `initialize` (ten a
 /// second from one connection, for ten seconds) while real clients come one after the other:
 /// every one is admitted at its first `initialize`, and its call runs.
 #[tokio::test(flavor = "current_thread")]

@@ -1,11 +1,10 @@
-//! A hostile client on an open broker (issue 22, bugs 8 and 10), against the device loop of
+//! A hostile client on an open broker, against the device loop of
 //! `mcp_host::mqtt` (what `device-sim --mqtt` runs) on a real mosquitto:
 //!
 //! - `initialize` messages with invented client ids on the control topic must not lock
-//!   legitimate clients out of the device's client table (bug 8), not even a sustained flood
-//!   (issue 33, finding 4);
+//!   legitimate clients out of the device's client table, not even a sustained flood;
 //! - a client that clears or forges the device's retained presence must not make the device
-//!   vanish from discovery, or be shown as something else (bug 10).
+//!   vanish from discovery, or be shown as something else.
 #![allow(clippy::restriction, reason = "a test")]
 
 use std::path::Path;
@@ -67,7 +66,7 @@ async fn settled(from: &Client, device: &str) {
     assert!(answer.get("result").is_some(), "{answer}");
 }
 
-/// Bug 8: twenty-four `initialize` messages with invented client ids, then a real client. The
+/// Twenty-four `initialize` messages with invented client ids, then a real client. The
 /// device's defaults (16 sessions, 10 minutes before an idle one may be replaced): an
 /// `initialize` makes no session (nothing on their RPC topics), so the forged ones cannot keep
 /// the real client out: it is admitted at its first `initialize`.
@@ -116,7 +115,7 @@ async fn forged_client_ids_do_not_lock_out_a_real_client() {
     dev.stop().await.unwrap();
 }
 
-/// Bug 8 with a small table: a device of three sessions, one of them a real client that has
+/// The same with a small table: a device of three sessions, one of them a real client that has
 /// spoken on its RPC topic. Floods of forged ids make no session and take no place; a second
 /// real client gets in; both keep working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,7 +178,7 @@ async fn a_flood_takes_no_place_of_a_real_client() {
     dev.stop().await.unwrap();
 }
 
-/// Issue 38, finding 3: a real client whose handshake is slow — its `notifications/initialized`
+/// A real client whose handshake is slow — its `notifications/initialized`
 /// comes after forty forged `initialize` naming other ids — is still served: an `initialize`
 /// takes nothing a flood can take from it, and the client's session is made when it speaks on
 /// its own RPC topic. What its `initialize` declared may be crowded out by then; the session
@@ -218,7 +217,7 @@ async fn a_slow_handshake_survives_any_number_of_forged_initializes() {
     dev.stop().await.unwrap();
 }
 
-/// Issue 33, finding 4: a sustained flood of forged `initialize` — ten a second from one
+/// A sustained flood of forged `initialize` — ten a second from one
 /// connection, for ten seconds — while real clients come one after the other: every one is
 /// admitted at its first `initialize` and its call runs, and the forged ids never hold a place.
 /// (With a rate of new sessions, 8 of 10 real clients were refused in 10 s.)
@@ -280,7 +279,7 @@ fn spy(url: &str, user: &str, password: &str, filters: &[&str]) -> Arc<AtomicU32
     heard
 }
 
-/// Issue 33, finding 4: the broker ACLs docs/AUTH.md documents —
+/// The broker ACLs docs/AUTH.md documents —
 /// `examples/mqtt-fleet/mosquitto/mcp.acl`, verbatim — on a real mosquitto with an account per
 /// client id. The device announces itself and serves; Mallory, with an account of her own,
 /// cannot speak on Alice's RPC topic, end Alice's session, clear or forge the device's
@@ -404,7 +403,7 @@ fn init_as_elicitor() -> String {
     .to_string()
 }
 
-/// Bug 10: another client clears the device's retained presence, then forges one; the device
+/// Another client clears the device's retained presence, then forges one; the device
 /// puts its own back, and does not loop doing it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cleared_or_forged_presence_is_restored() {
@@ -480,7 +479,7 @@ async fn a_cleared_or_forged_presence_is_restored() {
     observer.close().await;
 }
 
-/// Issue 33, finding 7, over MQTT: a request nested deeper than the engine reads, on a client's
+/// Over MQTT: a request nested deeper than the engine reads, on a client's
 /// RPC topic, is answered -32700 with its id (and the session goes on).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_nested_too_deep_is_answered_with_its_id() {
