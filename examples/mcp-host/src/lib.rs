@@ -137,7 +137,7 @@ pub trait Board: Send + 'static {
     /// The board's events at `now_ms` that start a turn on a xiaozhi backend when the host
     /// speaks first ([`xiaozhi::Options::speak_first`]): a threshold crossed, a door opened —
     /// each marked by the firmware author with its fixed words
-    /// ([`Event`](mcp_core::transport::xiaozhi::Event)) and a reading of the device's own.
+    /// ([`Event`]) and a reading of the device's own.
     /// Read by the host's timer after [`changed`](Self::changed), whether it speaks first or
     /// not (so that a detector keeps its state). On MCP wires the same change is a resource
     /// update, as [`changed`](Self::changed) says. The default: none.
