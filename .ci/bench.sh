@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI smoke run of the dispatch-path benches (issue 6), on a fresh machine with rustup's stable
-# toolchain, then the instruction-count check (issue 14). Every scenario checks its responses once
+# CI smoke run of the dispatch-path benches, on a fresh machine with rustup's stable
+# toolchain, then the instruction-count check. Every scenario checks its responses once
 # before it is timed, so a wrong answer fails the run. Timings get no thresholds: on shared CI
 # machines they are noise. Instruction counts repeat exactly, so they do: the last step fails
 # when a scenario of this engine needs more than its cap, an absolute number of instructions in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The crates' docs (issue 24), without warnings, in the two ways a reader gets them:
+# The crates' docs, without warnings, in the two ways a reader gets them:
 #  - every feature but `log` and `defmt` (they exclude each other: `--all-features` cannot build);
 #  - as docs.rs builds each crate: the features of its `[package.metadata.docs.rs]`, `--cfg docsrs`.
 # The feature lists are read from the manifests (`cargo metadata`), so the check is of what ships.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Firmware CI (issue 5): builds the ESP32 firmwares, boots the QEMU firmware and drives it with the
+# Firmware CI: builds the ESP32 firmwares, boots the QEMU firmware and drives it with the
 # official MCP Python SDK client, and prints the footprint table.
 #
 # Runs from the repository root on a fresh machine (CI=true, no stdin) and installs what it needs:

@@ -33,7 +33,7 @@
 #            its message order and ids, its 1 s configuration wait, failures spoken to the user, only
 #            content[0].text to the model, notifications only logged, [device_call] detect texts spoken;
 #            records what the user hears and what the model's dialogue holds; faults, confirmation by
-#            POST /sim/button, a task; issue 31's items 1-5: outcomes after the answer spoken as
+#            POST /sim/button, a task; outcomes after the answer spoken as
 #            [device_call] texts (a press, a task, an upgrade that came up after the restart),
 #            --speak-first turns rate-limited, failures that name what was commanded, the
 #            pending text's time, the question shown with the answer; the link as xinnan's server

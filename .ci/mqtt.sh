@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MCP over MQTT (issue 13). `install`: the mosquitto binary that the fleet tests and mqtt-device's
+# MCP over MQTT. `install`: the mosquitto binary that the fleet tests and mqtt-device's
 # test (the device loop of examples/esp32-wifi --features mqtt) need; .ci/run calls it before
 # `cargo test --workspace` (Debian package; the tests start their own broker from a config file
 # on an ephemeral loopback port, never the system service). `bench`: the fleet benchmark's short

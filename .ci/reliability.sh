@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability checks (issue 7): differential validation against a reference JSON Schema validator,
+# Reliability checks: differential validation against a reference JSON Schema validator,
 # the tools/list paging property, the fault soak, each fuzz target for FUZZ_SECONDS (default 60),
 # engine/validator/index against the minimal engine for FUZZ_SECONDS/2, and Miri over the unit
 # tests of mcp-core and mcp-hal. Run from the repository root; on a fresh machine it installs

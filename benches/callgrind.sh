@@ -12,7 +12,7 @@
 # The figures committed in benches/callgrind-figures.md are this script's output. Its third column
 # is each scenario's **cap**: an absolute number of instructions, not a margin over the last
 # figure, so that small additions cannot ratchet the figures up one commit at a time. A cap is
-# changed only by editing that file, on purpose (the budgets of issue 14 are in BENCHMARKS.md).
+# changed only by editing that file, on purpose (the budgets are in BENCHMARKS.md).
 # With --check the output is the file's table (scenario, figure, cap): when the check passes, that
 # output is the file's next version (write it elsewhere first, then move it over the file).
 # The C baseline `call_set_volume/cjson` (benches/c/cjson_path.c) is counted when a C compiler and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The footprint report of issue 5 (run through examples/footprint.sh, which builds first).
+"""The footprint report (run through examples/footprint.sh, which builds first).
 
 Measures, and prints as Markdown (or writes docs/FOOTPRINT.md with --write):
 
@@ -7,7 +7,7 @@ Measures, and prints as Markdown (or writes docs/FOOTPRINT.md with --write):
   `cargo bloat --crates` (given as a file), with the ELF's section sizes for the total;
 - static RAM: the engine's statics in the same ELF (llvm-nm symbol sizes), and what each const
   generic of `Server` costs (computed by the compiler for riscv32imc inside the QEMU firmware);
-- resources, subscriptions and confirmation (issue 12): the QEMU firmware built without mcp-core's
+- resources, subscriptions and confirmation: the QEMU firmware built without mcp-core's
   features `resources` and `confirm`, with both on and unused (its default), and with each on and
   used; the flash and `Server` RAM of each, and what each `RES`/`LISTEN`/`HOLD` unit costs;
 - stack and heap: the QEMU firmware (riscv32imc, the C3's instruction set) measures itself while
@@ -29,10 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "examples" / "qemu-riscv" / "run"
 
 TARGETS = {"flash": 48 * 1024, "engine_ram": 2 * 1024, "dispatch_stack": 3 * 1024, "heap": 8 * 1024}
-# Regression guards from issue 14 (gated like the targets): the minimal build's MCP share of flash
-# as issues 31 and 33 left it (45,724 B: the sixth round's 43,256 B, then what a failure and a
-# question now say; see the report) plus 5 % for toolchain drift (CI takes rustup's stable), and
-# the dispatch stack budget the issue set (the figure before it, 2,040 B; 1,944 B after it).
+# Regression guards (gated like the targets): the minimal build's MCP share of flash as the
+# failure and question sentences left it (45,724 B: the sixth round's 43,256 B, then what a
+# failure and a question now say; see the report) plus 5 % for toolchain drift (CI takes rustup's
+# stable), and the dispatch stack budget (the figure before the stack work, 2,040 B; 1,944 B
+# after it).
 GUARDS = {"flash": 45_724 * 105 // 100, "dispatch_stack": 2040}
 
 
@@ -315,7 +316,7 @@ def kib(n: int) -> str:
 
 
 def wifi_tls(args, add) -> None:
-    """What TLS costs the Wi-Fi firmware (issue 32): flash and static RAM of esp32-wifi's
+    """What TLS costs the Wi-Fi firmware: flash and static RAM of esp32-wifi's
     outbound modes without and with the feature `tls`, from the ELFs .ci/firmware.sh saved."""
     d = args.wifi_dir
     if d is None or not d.is_dir():
@@ -356,7 +357,7 @@ def wifi_tls(args, add) -> None:
         add("(`src/endpoint.rs`: plain JSON-RPC per text frame, agent sessions, the endpoint's close codes;")
         add("the WebSocket client it shares with `xiaozhi`, `src/ws.rs`): no envelope, no hello, no OTA check.")
         add("")
-    # Measured once at ba3bc93 (the commit before issues 31 and 33, the same toolchain): what the
+    # Measured once at ba3bc93 (before those sentences, the same toolchain): what the
     # outcomes heard after the answer, failures that say what was commanded, and questions that
     # name what they approve cost this firmware since. The figures of now are the ELFs above.
     before = {"default": (510_574, 73_656), "xiaozhi": (529_918, 76_488)}
@@ -364,8 +365,8 @@ def wifi_tls(args, add) -> None:
     if all(now.values()):
         (df, dr), (xf, xr) = now["default"], now["xiaozhi"]
         add("What the Wi-Fi firmware gained since `ba3bc93` (measured once there, on the same toolchain):")
-        add("issue 31's outcomes heard after a call's answer and failures that say what was commanded,")
-        add("and issue 33's questions that name what they approve and evidence again in `_meta`:")
+        add("outcomes heard after a call's answer and failures that say what was commanded,")
+        add("questions that name what they approve and evidence again in `_meta`:")
         add("")
         add("| build | flash | static RAM |")
         add("|---|---|---|")
@@ -519,9 +520,9 @@ def main() -> None:
     add("| the engine built at start-up in `.bss` instead of `.data` | 38.1 KiB (−0.5) |")
     add("| merged with the engine's escaped-string decoding into the output buffer (no heap; decoded in place) | 38.0 KiB (−0.1) |")
     add("")
-    add("Issues 10 to 14 then added to the same minimal build (async tools, output schemas from specs,")
-    add("settle times in the kits, the one-pass index of issue 14, the dispatch's parts in frames of their")
-    add("own), which took it to 46.0 KiB. The footprint round of issue 14 (`foot14`), step by step:")
+    add("Then came to the same minimal build async tools, output schemas from specs, settle times in the")
+    add("kits, the one-pass index and the dispatch's parts in frames of their own, which took it to")
+    add("46.0 KiB. The first footprint round (`foot14`), step by step:")
     add("")
     add("| step | MCP's part of flash |")
     add("|---|---|")
@@ -533,7 +534,7 @@ def main() -> None:
     add("| the \"Tool X …\" refusals share one closure too (`Respond::error_parts`) | 43.2 KiB (−0.2) |")
     add("| merged with the instruction work of the same round (escaping a word at a time, the escape decoders and size count, routing by one table; after taking 0.6 KiB of it back) | 43.9 KiB (+0.7) |")
     add("")
-    add("The fourth round of issue 14 (instructions; bytes of the ESP32-C3 image measured after each")
+    add("The fourth round (instructions; bytes of the ESP32-C3 image measured after each")
     add("commit, so that each trade is on the record):")
     add("")
     add("| step | MCP's part of flash |")
@@ -548,7 +549,7 @@ def main() -> None:
     add("Dropped for flash: reading each object key as one 8-byte word while checking it (−55")
     add("instructions per `set_volume`, +388 B).")
     add("")
-    add("The fifth round of issue 14 (the same measure, after each commit):")
+    add("The fifth round (the same measure, after each commit):")
     add("")
     add("| step | MCP's part of flash |")
     add("|---|---|")
@@ -575,7 +576,7 @@ def main() -> None:
     add("time for the lookup by name (64 tools +4.6 % of 4 instead of +7.5 %, for +402 B and a byte")
     add("of RAM per tool slot).")
     add("")
-    add("The sixth round of issue 14 (the same measure, after each commit):")
+    add("The sixth round (the same measure, after each commit):")
     add("")
     add("| step | MCP's part of flash |")
     add("|---|---|")
@@ -596,8 +597,8 @@ def main() -> None:
     add("| without a task table no retransmission is answered from the task table | −260 B |")
     add("| end of the round | 42.2 KiB (−1.72) |")
     add("")
-    add("Issues 31 and 33 then added to the same build what a failure and a question must now say (the")
-    add("guard moved to the figure they left, 45,724 B, on purpose): against `24c8345`, by symbol,")
+    add("Then the same build gained what a failure and a question must now say (the guard moved to")
+    add("the figure that left, 45,724 B, on purpose): against `24c8345`, by symbol,")
     add("+599 B, mostly a failure's commanded value filled from the validated arguments")
     add("(`commanded::fill` +234 B, `Json::as_bool` +112 B), the audio kit's `not applied` / `state")
     add("unknown` evidence (+182 B, the codec error's kind +88 B), and the result's renderer")
@@ -631,7 +632,7 @@ def main() -> None:
     add("less); it keeps it, since a host on a serial line repeats a request whose answer it lost.")
     add("The round's instruction work cost 1.7 KiB of it (the compact comparison, the lookup's order).")
     add("")
-    add("The budget's 38.0 KiB is not reached: it predates what issues 10 to 14 added to the same")
+    add("The budget's 38.0 KiB is not reached: it predates what was added since to the same")
     add("minimal build (async tools, output schemas from specs, settle times in the kits, the one-pass")
     add("index: 46.0 KiB at `fb42dbc`), and what is left is one copy of each function (see the largest")
     add("symbols above), not duplicates or code the build cannot reach.")
@@ -765,8 +766,8 @@ def main() -> None:
     add("")
     add("## Reproduce")
     add("")
-    add(f"Regression guards of issue 14, gated with the targets: MCP's share of flash ≤ {GUARDS['flash']} B "
-        f"(45,724 B after issues 31 and 33 + 5 %): {delta} B {ok(delta <= GUARDS['flash'])}; one dispatch's "
+    add(f"Regression guards, gated with the targets: MCP's share of flash ≤ {GUARDS['flash']} B "
+        f"(45,724 B after the failure and question sentences + 5 %): {delta} B {ok(delta <= GUARDS['flash'])}; one dispatch's "
         f"stack ≤ {GUARDS['dispatch_stack']} B: {stack['handle_peak']} B {ok(stack['handle_peak'] <= GUARDS['dispatch_stack'])}.")
     add("")
     add("```sh")

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The footprint report of issue 5: flash share of mcp-core + mcp-hal in the release esp32-serial
+# The footprint report: flash share of mcp-core + mcp-hal in the release esp32-serial
 # firmware (ESP32-C3), the engine's static RAM, and the stack and heap the qemu-riscv firmware
 # measures on itself during a 1000-request session and a JSON nesting sweep, next to the same
-# firmware's async build (issue 11) and the custom-board firmware; and what resources,
-# subscriptions and confirmation cost (issue 12: qemu-riscv with and without them).
+# firmware's async build and the custom-board firmware; and what resources,
+# subscriptions and confirmation cost (qemu-riscv with and without them).
 #
 #   examples/footprint.sh            # print the report (Markdown)
 #   examples/footprint.sh --write    # and rewrite docs/FOOTPRINT.md
@@ -33,7 +33,7 @@ qemu="$root/examples/qemu-riscv"
 (cd "$qemu" && cargo build --release --quiet \
     && cargo build --release --quiet --features async --target-dir target/async)
 (cd "$root/examples/custom-board" && cargo build --release --quiet)
-# Resources, subscriptions and confirmation (issue 12): qemu-riscv without the features
+# Resources, subscriptions and confirmation: qemu-riscv without the features
 # `resources` and `confirm`, and with each on its own and used (`_footprint-use`).
 qelf() { echo "$qemu/target/footprint-$1/riscv32imc-unknown-none-elf/release/qemu-riscv"; }
 (cd "$qemu" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes fuzz/seeds/confirm/: the confirm flows of issue 22, in the `confirm` target's encoding.
+"""Writes fuzz/seeds/confirm/: the confirm flows, in the `confirm` target's encoding.
 
 Input: a configuration byte, then operations (fuzz/src/confirm.rs, `Flow::run`). Each seed is
 one flow: elicitation answered by the owner, by another client, with every kind of answer and
@@ -35,7 +35,7 @@ REPLIES = {"yes": 0, "no": 1, "decline": 2, "cancel": 3, "error": 4, "ok": 5, "s
 LATEST, OWN, OLDER, GUESS, ALTERED, ESCAPED, INTEGER, SHORT = range(8)
 # Press times (the `when` byte is this << 1, bit 0 set for "no").
 BEFORE, AT_SHOWN, AFTER_SHOWN, NOW, LATER, DEADLINE_MINUS_1, DEADLINE, PAST_DEADLINE = range(8)
-# … and at the edges of the minimum a question is shown (issue 33): just under and just the
+# … and at the edges of the minimum a question is shown: just under and just the
 # minimum after it was shown, just under and just the minimum after the last press.
 SHOWN_MIN_MINUS_1, SHOWN_MIN, LAST_MIN_MINUS_1, LAST_MIN = range(8, 12)
 # Client names (the high bits of the capabilities byte): one that imitates the tag and closes a
@@ -266,7 +266,7 @@ seed("raw-calls", config(), raw(ALICE, '{"jsonrpc":"2.0","id":9,"method":"tools/
      raw(BOB, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"_meta":{}}}'),
      poll(ADV[10]), press(AFTER_SHOWN), poll(ADV[1]))
 
-# Issue 33: a question is read before a press answers it (1 s), and a press within 1 s of the
+# A question is read before a press answers it (1 s), and a press within 1 s of the
 # last is a bounce: the second half of a quick double press never approves the next question.
 seed("double-press", config(entropy=0, budget=25000), init(ALICE, "2024-11-05", "none"),
      init(BOB, "2024-11-05", "none", name=NAME_ALICE), call(ALICE, "reboot"), poll(ADV[10]),

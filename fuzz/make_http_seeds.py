@@ -91,7 +91,7 @@ SEEDS = [
     seed([BASE[0], ("Content-Type", "text/plain"), BASE[2]], rpc("ping", None, 16), out=40),
     seed([BASE[0], BASE[1], ("Accept", "application/json")], rpc("ping", None, 17), out=100),
     seed(BASE, modern("tools/call", act, 18), flags=0b0000),
-    # Nested deeper than the engine reads (issue 33, finding 7): -32700 with the id, in a session
+    # Nested deeper than the engine reads: -32700 with the id, in a session
     # and on the 2026-07-28 path; a notification that deep: nothing.
     seed(BASE + [("Mcp-Session-Id", "fuzz-session")], rpc("tools/call", deep, 22),
          flags=0b0000_0110),

@@ -1,5 +1,5 @@
 //! How cheap could the check of a `ping` be if it were speculated from the message's shape?
-//! (Issue 14: the measurement behind BENCHMARKS.md's "What is left after the seventh round".)
+//! (The measurement behind BENCHMARKS.md's "What is left after the seventh round".)
 //!
 //! Two checks of `{"jsonrpc":"2.0","id":101,"method":"ping"}`-shaped messages, each recording
 //! the three spans `Frame` records, and neither doing what a real one must besides (fall back to

@@ -2,7 +2,9 @@
 //! wiring and its parts, in one place. Each firmware includes this file as its module `wiring`
 //! (`#[path = "../../esp-shared/wiring.rs"]`) and re-exports it from its `config`, so
 //! `config::board_pins!` and `config::CODEC_ADDRESS` work as before; what differs (the engine's
-//! sizes, the link's limits) stays in each `config.rs`.
+//! sizes, the link's limits) stays in each `config.rs`. The parts both drive the same way — the
+//! relay, the backlight's PWM, the I2C bus settings — are made here ([`relay`], [`backlight`],
+//! [`i2c_config`]), and both stop the same way ([`halt`], and a panic restarts the chip).
 //!
 //! | signal | ESP32-C3 | ESP32-C6 | ESP32-S3 | notes |
 //! |---|---|---|---|---|
@@ -15,7 +17,13 @@
 //! Pins avoided: strapping pins (C3: 2, 8, 9; C6: 8, 9, 15; S3: 0, 3, 45, 46), the USB pins
 //! (C3: 18, 19; C6: 12, 13; S3: 19, 20) and the SPI flash pins.
 
-use esp_hal::gpio::AnyPin;
+use esp_hal::gpio::{AnyPin, DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
+use esp_hal::i2c::master::{BusTimeout, Config as I2cConfig};
+use esp_hal::ledc::channel::{self, Channel, ChannelIFace};
+use esp_hal::ledc::timer::{self, TimerIFace};
+use esp_hal::ledc::{Ledc, LowSpeed};
+use esp_hal::time::Rate;
+use mcp_hal::drivers::GpioRelay;
 
 /// The pins this firmware uses, type-erased so that the rest of the code is chip-independent.
 pub struct Pins {
@@ -104,3 +112,67 @@ pub const RELAY_FEEDBACK_ACTIVE_HIGH: bool = false;
 pub const BACKLIGHT_KHZ: u32 = 24;
 /// Backlight brightness at power-up, in percent.
 pub const BACKLIGHT_START_PERCENT: u8 = 80;
+
+/// The I2C bus to the codec: [`I2C_KHZ`], and the bus timeout for a stuck SCL line (a dead chip
+/// holding it), [`I2C_BUS_TIMEOUT_CYCLES`].
+pub fn i2c_config() -> I2cConfig {
+    I2cConfig::default()
+        .with_frequency(Rate::from_khz(I2C_KHZ))
+        .with_timeout(BusTimeout::BusCycles(I2C_BUS_TIMEOUT_CYCLES))
+}
+
+/// The relay on its coil and feedback contact, with the board's polarity and settle time.
+pub fn relay(
+    coil: AnyPin<'static>,
+    feedback: AnyPin<'static>,
+) -> GpioRelay<Output<'static>, Input<'static>> {
+    let coil = Output::new(coil, Level::from(RELAY_ACTIVE_LOW), OutputConfig::default());
+    let feedback = Input::new(feedback, InputConfig::default().with_pull(Pull::Up));
+    let relay =
+        GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
+    if RELAY_ACTIVE_LOW {
+        relay.active_low()
+    } else {
+        relay
+    }
+}
+
+/// The backlight's PWM channel on `pin`, lit at [`BACKLIGHT_START_PERCENT`]: `timer` (LEDC's
+/// timer 0, which must outlive the channel that points at it) runs at [`BACKLIGHT_KHZ`] with a
+/// 10-bit duty. `None` when LEDC refuses the timer's or the channel's settings.
+pub fn backlight(
+    ledc: &Ledc<'static>,
+    timer: &'static mut timer::Timer<'static, LowSpeed>,
+    pin: AnyPin<'static>,
+) -> Option<Channel<'static, LowSpeed>> {
+    timer
+        .configure(timer::config::Config {
+            duty: timer::config::Duty::Duty10Bit,
+            clock_source: timer::LSClockSource::APBClk,
+            frequency: Rate::from_khz(BACKLIGHT_KHZ),
+        })
+        .ok()?;
+    let timer: &'static timer::Timer<'static, LowSpeed> = timer;
+    let mut pwm = ledc.channel(channel::Number::Channel0, pin);
+    pwm.configure(channel::config::Config {
+        timer,
+        duty_pct: BACKLIGHT_START_PERCENT,
+        drive_mode: DriveMode::PushPull,
+    })
+    .ok()?;
+    Some(pwm)
+}
+
+/// A start-up failure (a pin, clock or peripheral that cannot be set, the radio, the tool
+/// table): nothing can work.
+pub fn halt() -> ! {
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// A panic restarts the chip. Nothing is printed: esp32-serial's port carries MCP only.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    esp_hal::system::software_reset()
+}

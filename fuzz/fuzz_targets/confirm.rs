@@ -1,4 +1,4 @@
-//! Confirm flows (issue 22: a person's yes is a security boundary): several clients of one
+//! Confirm flows (a person's yes is a security boundary): several clients of one
 //! engine (`Peer::named`, each with its `Session` lent by the driver as a transport does), or
 //! one point-to-point client; tools that ask first (one always, one by `Confirm::when`) and one
 //! that does not; `initialize` with and without elicitation; calls (from the model or a person,

@@ -10,8 +10,7 @@
 //! - `parse_presence`, `is_disconnected` and `route` agree with serde_json on the method;
 //! - `write_online` with arbitrary names and descriptions either fits and reads back (the same
 //!   strings, through `parse_presence` and serde_json) or says how much it needed;
-//! - `Sessions` (the client table and its notes of what recent `initialize`s declared, issue 33
-//!   finding 4 and issue 38 finding 3), driven by a script of `initialize`, messages on a
+//! - `Sessions` (the client table and its notes of what recent `initialize`s declared), driven by a script of `initialize`, messages on a
 //!   client's RPC topic, departures and time passing, agrees step by step with a model of its
 //!   documented rules written with plain `Vec`s: what each step says (noted, displaced, served,
 //!   promoted, replaced, refused), whether the session served carries what an `initialize`

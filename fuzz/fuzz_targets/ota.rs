@@ -14,7 +14,7 @@
 //! - a refused piece, status or upgrade changes nothing in the flash;
 //! - a restart is armed only into an image whose every byte the upgrade's client sent, whose
 //!   SHA-256 is the one that client gave, and whose header names this board and a version (an
-//!   image for another board fails its task before any restart: issue 33, finding 10); the next
+//!   image for another board fails its task before any restart); the next
 //!   start-up runs it on trial;
 //! - the status is always data (`boot`: normal, trial, upgraded, rolled_back with `rollback`),
 //!   and says what the model's boot record says: a crash (a start-up nobody armed) rolls back a

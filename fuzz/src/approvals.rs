@@ -1,4 +1,4 @@
-//! A reference model of a person's yes (issue 22; `docs/CONFIRMATION.md`, the module docs of
+//! A reference model of a person's yes (`docs/CONFIRMATION.md`, the module docs of
 //! `mcp_core::server::confirm`), written from those rules, not from the engine's code.
 //!
 //! The `confirm` target hands every message, poll, press and forgotten client to the engine and

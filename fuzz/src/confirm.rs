@@ -100,7 +100,7 @@ const OUTS: [usize; 2] = [1024, 560];
 const PEERS: [&[u8]; 3] = [b"alice", b"bob", b"carol"];
 const TIMEOUTS: [u32; 4] = [1_000, 3_000, 30_000, 250];
 /// How long a question is shown before a press counts (and the bounce time), by the
-/// configuration's entropy bit (set: 0, as every seed of issue 22 was written for).
+/// configuration's entropy bit (set: 0, as every confirm seed was written for).
 const MIN_SHOWN: [u32; 2] = [1_000, 0];
 /// The names clients give in `initialize`, as JSON string contents (`None`: no `clientInfo`; the
 /// long one is cut; the first imitates the device's tag and closes a quote).

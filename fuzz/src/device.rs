@@ -522,8 +522,7 @@ mod test {
     }
 }
 
-/// The model of a message nested deeper than the engine reads, against the engine (issue 33,
-/// finding 7): requests and invalid messages with a valid id get -32700 with it, notifications
+/// The model of a message nested deeper than the engine reads, against the engine: requests and invalid messages with a valid id get -32700 with it, notifications
 /// and responses nothing, what the checker cannot follow `null`.
 #[cfg(test)]
 mod deep {

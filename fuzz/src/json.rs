@@ -8,8 +8,8 @@
 //! recognise those keys in *every* map it is given, including real objects of the input. An
 //! input object whose first key is one of them (spelled plainly or with `\u` escapes) became a
 //! number, another value, or a deserialization error in the oracle, while the engine rightly
-//! saw an object with an unknown key: the oracles disagreed with a correct engine (issue 10,
-//! point 7). Any visitor-based tree would have the same problem, since a number and such an
+//! saw an object with an unknown key: the oracles disagreed with a correct engine. Any
+//! visitor-based tree would have the same problem, since a number and such an
 //! object reach a visitor in the same form.
 //!
 //! How [`J`] avoids that, for every input (no input is skipped or special-cased):

@@ -14,7 +14,7 @@
 //!   `mcp_core::schema::Param`'s public getters.
 //! - [`device`]: a small device with tools of every kind (validated action, user-only,
 //!   read-only, long-running task, oversized output) whose handlers count their runs.
-//! - [`approvals`] (feature `full`): a reference model of a person's yes (issue 22), and
+//! - [`approvals`] (feature `full`): a reference model of a person's yes, and
 //!   [`confirm`]: the device with tools that ask first, and the driver of the `confirm` target.
 #![allow(
     clippy::panic,

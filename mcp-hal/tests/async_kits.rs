@@ -1,4 +1,4 @@
-//! Issue 11 (1): the async kits through `Server::handle_async`, against the blocking kits.
+//! The async kits through `Server::handle_async`, against the blocking kits.
 //!
 //! One board type holds the parts; the blocking board holds the blocking sim devices, the async
 //! board the same devices behind async twins — the codec and the relay behind [`Pend`], whose
@@ -797,7 +797,7 @@ fn a_tool_missing_from_the_dispatch_list_fails_naming_it() {
     assert!(!device.board().codec.0.muted());
 }
 
-/// A garage door on the relay kit (issue 24): the kit's tool under the board's own name, listed
+/// A garage door on the relay kit: the kit's tool under the board's own name, listed
 /// in the dispatch with that name; the kit's own name is then not served.
 #[test]
 fn a_renamed_kit_is_dispatched_by_its_new_name() {

@@ -1,4 +1,4 @@
-//! Issue 23 (6): a codec that does not answer gives an error that names the chip, never a hang.
+//! A codec that does not answer gives an error that names the chip, never a hang.
 //!
 //! - Blocking: the ES8311 driver over embedded-hal-mock I2C transactions that all fail (a NACK:
 //!   nothing at the address; `Other`: what esp-hal reports when its bus timeout fires), and a

@@ -151,7 +151,7 @@ fn check(fault: Option<Fault>, kit: &str) {
                     | Fault::CodecQuantized
                     | Fault::SensorNack,
                 ) => c(false, Some(ReadBack), json!(80), json!(80)),
-                // Issue 31 item 4: a failure says what was commanded and how much took effect:
+                // A failure says what was commanded and how much took effect:
                 // a NACK is refused by the codec, a timeout leaves the state unknown.
                 Some(Fault::CodecNack) => c(true, Some(NotApplied), json!(80), N),
                 Some(Fault::Timeout) => c(true, Some(Unknown), json!(80), N),
@@ -562,7 +562,7 @@ impl AudioCodec for Quantized {
     }
 }
 
-/// Issue 10 (2): a read-back one step off is the chip's resolution, not a failure. Every one of
+/// A read-back one step off is the chip's resolution, not a failure. Every one of
 /// the 101 percentages succeeds with `read_back` evidence naming the observed step.
 #[test]
 fn a_quantized_codec_confirms_every_percentage_within_its_step() {
@@ -680,7 +680,7 @@ fn a_coarse_readable_backlight_confirms_every_percentage_within_its_step() {
     assert!(off > 50, "most percentages read back a step off: {off}");
 }
 
-/// Issue 10 (4): a stalled move (a failure after a start) issues the actuator's safe-stop, once,
+/// A stalled move (a failure after a start) issues the actuator's safe-stop, once,
 /// and every form a client can see the outcome in says so: the plain call's status tool, the
 /// 2025-11-25 `tasks/get` status message, `notifications/tasks/status` and `tasks/result`. (The
 /// 2026-07-28 extension form needs mcp-core's `modern` feature, which this crate does not turn

@@ -1,6 +1,6 @@
 //! What the model reads about a kit's tool names no other tool: a board registers the kits it
 //! has, one by one, so a description that says "call self.get_device_status first" sends the
-//! model to a tool a board without the status kit does not have (issue 24).
+//! model to a tool a board without the status kit does not have.
 //!
 //! Every kit tool, blocking and async, is listed as a client sees it (name, description,
 //! parameter descriptions, annotations) together with its confirmation question, and scanned for
@@ -148,7 +148,7 @@ fn destructive_hint(tool: &Tool<Board>) -> Option<bool> {
     listed["annotations"]["destructiveHint"].as_bool()
 }
 
-/// A kit's annotations follow its confirmation (issue 34): a tool that asks a person first is
+/// A kit's annotations follow its confirmation: a tool that asks a person first is
 /// destructive unless its author says otherwise, whatever the kit said of the tool without the
 /// question. A garage door built on the relay kit (`destructiveHint: false`: switching a load is
 /// undone by switching it back) that asks before it opens is listed destructive.

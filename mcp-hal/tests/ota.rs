@@ -252,7 +252,7 @@ fn a_hash_that_does_not_match_discards_the_image_and_arms_nothing() {
     assert_nothing_restarts(&mut dev);
 }
 
-/// Issue 33, finding 10: an image for another board (hashed right) was verified "completed", and
+/// An image for another board (hashed right) was verified "completed", and
 /// the device restarted only to roll back. The header is checked — board and version, as the
 /// bootloader reads them — before the restart: the task fails, the slot is discarded, nothing
 /// restarts. The same for an image with no valid header.
@@ -283,7 +283,7 @@ fn an_image_this_board_would_not_start_fails_its_task_before_any_restart() {
     }
 }
 
-/// Issue 33, finding 10: a rollback is data (`boot: "rolled_back"`, why, both versions), not a
+/// A rollback is data (`boot: "rolled_back"`, why, both versions), not a
 /// failed call without it; and what the boot record says of the last start-up stays true while a
 /// later upgrade writes over the slot the rolled-back image was in (it used to read "Firmware an
 /// image with no valid header did not come up" from the half-written slot).
@@ -496,8 +496,8 @@ fn the_model_upgrades_only_after_a_persons_yes() {
     assert!(dev.advance(50).is_empty());
     let pending = dev.server().confirmation().unwrap();
     assert_eq!(pending.tool, "self.upgrade_firmware");
-    // The question names the image it approves: its size and the first digits of its hash
-    // (issue 33, finding 1), and which client asks.
+    // The question names the image it approves (its size and the first digits of its hash)
+    // and which client asks.
     let question = dev.server().question().unwrap().to_string();
     let digits = &sha(&img)[..8];
     assert_eq!(
@@ -669,7 +669,7 @@ fn boot_news(ota: &Ota<SimFirmware>) -> Option<String> {
     said.then_some(text).filter(|t| !t.is_empty())
 }
 
-/// Issue 31 item 1: once the device restarted, the upgrade's outcome is one sentence with its
+/// Once the device restarted, the upgrade's outcome is one sentence with its
 /// evidence, for a client that hears only what it is told (a xiaozhi backend): the new firmware
 /// came up (after it confirmed itself), or the bootloader rolled back. Nothing on an ordinary
 /// start, nor while the trial is not confirmed; a version that is not a plain version is not

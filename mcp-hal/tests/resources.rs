@@ -1,4 +1,4 @@
-//! Issue 12: the resource kits (temperature, battery, button) through a real `mcp_core::Server`
+//! The resource kits (temperature, battery, button) through a real `mcp_core::Server`
 //! on the demo board: listed, read from the simulated devices, subscribed, published after a
 //! change by the kits' policies — and not flooded by a noisy sensor or a bouncing button. The
 //! async side: the same resources answered from the last sample, polled through sensors whose

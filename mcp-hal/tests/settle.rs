@@ -1,4 +1,4 @@
-//! Issue 10 (3): short settle times are waited out inside the call, on the board's delay; only
+//! Short settle times are waited out inside the call, on the board's delay; only
 //! actions whose declared settle time exceeds the call budget become tasks. Every board here runs
 //! on a simulated clock that only the delay advances, so the waits are exact.
 #![cfg(feature = "sim")]

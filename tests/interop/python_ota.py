@@ -15,7 +15,7 @@
    with a message and change nothing; a new upgrade replaces one still receiving (whose task fails,
    abandoned); a wrong hash fails the task (`read_back`) and no restart happens.
 5. An image for another board (hashed right) fails its task before any restart (its header is
-   checked first: issue 33, finding 10); the same session goes on, 5.4.3 still runs.
+   checked first); the same session goes on, 5.4.3 still runs.
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def valid_arguments(name: str, i: int) -> dict[str, Any]:
 async def task_evidence_as_data(c: Client, tag: str) -> None:
     """The move as an MCP Task (2025-11-25, `params.task`): `tasks/get` of the finished task and its
     `tasks/result`, read through the SDK's own request and result types, keep the evidence as data
-    in `.meta` (issue 33, finding 9). (The SDK 2.3 checks every `tools/call` answer as a
+    in `.meta`. (The SDK 2.3 checks every `tools/call` answer as a
     `CallToolResult`, so the task-augmented call itself goes through its dispatcher.)"""
     params = {"name": "self.motor.move_to", "arguments": {"position": 600}, "task": {"ttl": 60000}}
     raw = await c.session._dispatcher.send_raw_request("tools/call", params, {})
@@ -178,7 +178,7 @@ async def call_every_tool(c: Client, tag: str, tools: list[types.Tool]) -> None:
     r = await c.call_tool("self.audio_speaker.set_volume", {"volume": 40})
     check(f"{tag} set_volume through Client.call_tool: the evidence is in the text", not r.is_error
           and "read back: 40 (commanded 40)" in texts(r), r)
-    # The SDK user reads the evidence as data: `CallToolResult.meta` (issue 33, finding 9).
+    # The SDK user reads the evidence as data: `CallToolResult.meta`.
     check(f"{tag} ...and as data, in the SDK's own CallToolResult.meta[{EVIDENCE_KEY!r}]",
           isinstance(r, types.CallToolResult) and (r.meta or {}).get(EVIDENCE_KEY)
           == {"level": "read_back", "commanded": 40, "observed": 40}, r.meta)
@@ -455,7 +455,7 @@ async def prompt_checks(c: Client, tag: str) -> None:
     check(f"{tag} completion/complete offers the board's tools that start with what was typed",
           done.completion.values == [t for t in BOARD_TOOLS if t.startswith("self.s")]
           and done.completion.values != [] and done.completion.has_more is False, done.completion)
-    # Issue 33, finding 8: only the tools the model may call, and nothing else, reach its prompt.
+    # Only the tools the model may call, and nothing else, reach its prompt.
     done = await c.complete(types.PromptReference(type="ref/prompt", name="use_tool"),
                             {"name": "tool", "value": "self.re"})
     check(f"{tag} completion/complete does not offer the user-only self.reboot to the model",

@@ -172,7 +172,7 @@ async function autoSession(dev, tag) {
     s = await api.state();
     const calls = timeline(s, "call").filter((e) => e.tool === RELAY).map((e) => [e.outcome, e.evidence ?? e.text]);
     const asks = ["input_required", QUESTION];
-    // (A refusal is a failure like any other: its evidence is `not_applied`, issue 31 item 4.)
+    // (A refusal is a failure like any other: its evidence is `not_applied`.)
     const expected = [asks, ["ok", "measured"], ["ok", "measured"],
       asks, ["failed", "not_applied"],
       asks, ["failed", "not_applied"],

@@ -90,8 +90,8 @@ on purpose (`--hold-answer 0/1/2`, said in their tags). `XIAOZHI_SLOW=1` (or `--
 sessions that cross the 25/30 s boundary with the real values (about 1.5 min more; run by hand,
 not in CI).
 
-What is checked against issue 31 (each was a `KNOWN` finding until the device had it; now a plain
-check): (1) an outcome after the call's answer — a press on a call answered "waiting",
+What is checked of what happens after the answer (each was a `KNOWN` finding until the device
+had it; now a plain check): (1) an outcome after the call's answer — a press on a call answered "waiting",
 a task that ends after the budget, a timeout after the answer — reaches the user and the dialogue
 as a `[device_call]` text; (2) with `--speak-first`, a doorbell press with nothing waiting starts
 a model turn that can call a tool, 50 presses in 2 s are rate-limited, no detect text carries a
@@ -156,8 +156,8 @@ BIND_PROMPT_INTERVAL_S = 60.0
 #: device-sim's own defaults (`--hold-answer`, `--confirm-timeout`).
 HOLD_DEFAULT_S = 25
 CONFIRM_DEFAULT_S = 30
-#: The time a person needs after hearing "press the button within N s" (issue 31 item 3 asks
-#: for a margin a person can act in; its example says 20 s).
+#: The time a person needs after hearing "press the button within N s": a margin a person can
+#: act in.
 PERSON_MARGIN_S = 10
 
 VISION = {"url": "http://127.0.0.1:8003/mcp/vision/explain", "token": "eyJ0eXAi.\u4ee4\u724c.sig"}
@@ -184,7 +184,7 @@ NO_DEVICE_ID = "\u7aef\u53e3\u6b63\u5e38\uff0c\u5982\u9700\u6d4b\u8bd5\u8fde\u63
 #: back in a detect text.
 UNTRUSTED = "zq7-untrusted"
 #: The words a failure's sentence uses for its evidence (mcp-core's first-text rule; "not applied"
-#: is issue 31 item 4's word for a change that was refused or failed before it took effect).
+#: is the word for a change that was refused or failed before it took effect).
 EVIDENCE_WORDS = ("not applied", "applied, not verified", "read back", "measured", "scheduled")
 
 
@@ -245,7 +245,7 @@ def first_text(payload: dict | None) -> str:
 
 
 def speakable_failure(said: str, commanded: str) -> bool:
-    """Issue 31 item 4: the failure the user hears names what was commanded and the evidence."""
+    """The failure the user hears names what was commanded and the evidence."""
     return f"commanded {commanded}" in said and any(w in said for w in EVIDENCE_WORDS)
 
 
@@ -972,7 +972,7 @@ def closing_checks(b: Backend, *, probes_used: bool = False) -> None:
           methods <= {"initialize", "tools/list", "tools/call"}, methods)
     check(f"{tag} every frame the backend sent is ASCII json.dumps output",
           all(t.isascii() and t == dumps(json.loads(t)) for t in b.sent), [t for t in b.sent if not t.isascii()][:2])
-    check(f"{tag} issue 31 item 2: no detect text carries a string that came from the wire "
+    check(f"{tag} no detect text carries a string that came from the wire "
           f"({len(b.detects)} detect texts)", not b.tainted_detects(), b.tainted_detects()[:3])
 
 
@@ -1107,7 +1107,7 @@ async def main_session(b: Backend, tag: str) -> None:
               f"{', '.join(words)}; the dialogue has it as the assistant's words",
               o.action == "ERROR" and o.text.startswith(MCP_ERROR) and all(w in msg for w in words)
               and 0 < len(msg) <= 200 and b.dialogue[-1] == {"role": "assistant", "content": o.text}, (o, err))
-        check(f"{tag} issue 38 item 10: the refusal the user hears ends with what happened: \"{msg[-40:]}\"",
+        check(f"{tag} the refusal the user hears ends with what happened: \"{msg[-40:]}\"",
               msg.endswith("nothing was changed"), msg)
     o = await b.model_call("self.screen.set_theme", {"theme": "\u6df1\u8272"})  # 深色, not in the enum
     check(f"{tag} a Chinese enum miss is refused, and the user hears why", o.action == "ERROR"
@@ -1130,7 +1130,7 @@ async def main_session(b: Backend, tag: str) -> None:
     closing_checks(b, probes_used=True)
 
 
-# ---- 2. Failures: spoken to the user, never given to the model (issue 31 item 4) ----
+# ---- 2. Failures: spoken to the user, never given to the model ----
 
 
 async def failures(b: Backend, tag: str, cases: list[tuple[str, dict, str, str | None]]) -> None:
@@ -1147,7 +1147,7 @@ async def failures(b: Backend, tag: str, cases: list[tuple[str, dict, str, str |
         if reason is not None:
             check(f"{tag} ...which is result.error, as the first text says it", o.text == TOOL_ERROR + reason
                   and first_text(o.payload) == reason, o)
-        check(f"{tag} issue 31 item 4: the failure the user hears names what was commanded ({commanded}) and the "
+        check(f"{tag} the failure the user hears names what was commanded ({commanded}) and the "
               f"evidence ({' / '.join(EVIDENCE_WORDS)})", speakable_failure(o.text, commanded), o.text)
 
 
@@ -1275,7 +1275,7 @@ async def confirm_session(link, tag: str) -> None:
               f"nothing done — spoken to the user: \"{o.text}\"",
               o.action == "ERROR" and "no answer in time" in o.text and "nothing was done" in o.text
               and b.heard[-1:] == [o.text] and b.dialogue[-1:] == [{"role": "assistant", "content": o.text}], o)
-        check(f"{tag} issue 31 item 4: that refusal names what was commanded (true) and the evidence",
+        check(f"{tag} that refusal names what was commanded (true) and the evidence",
               speakable_failure(o.text, "true"), o.text)
         s = await off_loop(api.state)
         check(f"{tag} the relay stayed off, nothing waits", s["relay"]["on"] is False and s["confirmation"] is None,
@@ -1303,7 +1303,7 @@ async def confirm_session(link, tag: str) -> None:
 CONFIRM_TIMEOUT_S = 2
 
 
-# ---- 4. After the answer (issue 31 items 1, 3 and 5) ----
+# ---- 4. After the answer ----
 
 
 def within_s(text: str) -> int | None:
@@ -1322,8 +1322,8 @@ def in_dialogue(b: Backend, said: str | None) -> bool:
 
 async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
     """--confirm --ui --hold-answer 0: the call is answered "waiting" at once; the press comes
-    after the answer. Item 5: /sim/state, read the moment each waiting answer arrives, shows the
-    question. Item 1: the press's outcome reaches the user and the dialogue."""
+    after the answer. /sim/state, read the moment each waiting answer arrives, shows the
+    question; the press's outcome reaches the user and the dialogue."""
     api = await ui_of(link)
     b = await opened(link, tag)
     try:
@@ -1350,7 +1350,7 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
                 n = within_s(o.text)
                 _, s = await off_loop(api.state_until, lambda s: s.get("confirmation") is not None, 2)
                 left = (s.get("confirmation") or {}).get("expires_in_ms", 0) / 1000
-                check(f"{tag} issue 31 item 3: heard at once, the pending text leaves time: \"within {n} s\" "
+                check(f"{tag} heard at once, the pending text leaves time: \"within {n} s\" "
                       f"(>= {PERSON_MARGIN_S} s), and the device waits that long ({left:.1f} s left)",
                       n is not None and n >= PERSON_MARGIN_S and left >= n - 1.5, (o.text, s.get("confirmation")))
             if sc.get("status") != "awaiting_confirmation":
@@ -1367,7 +1367,7 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
                 break
         check(f"{tag} each press after the waiting answer ran the call: the relay switched on ({switched}/{repeats})",
               switched == repeats, switched)
-        check(f"{tag} issue 31 item 1: each press's outcome reached the user and the model's dialogue as a "
+        check(f"{tag} each press's outcome reached the user and the model's dialogue as a "
               f"[device_call] text with value and evidence ({sum(s is not None for s in said_all)}/{repeats}): "
               f"{said_all[:1]}",
               len(said_all) == repeats and all(outcome_sentence(s, "true", "measured") and in_dialogue(b, s)
@@ -1375,7 +1375,7 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
               {"said": said_all[:2], "only logged": [what for _, what, _ in b.logged if what.startswith("notif")][:3]})
         shown = [bool((s.get("confirmation") or {}).get("shown"))
                  and asks_relay((s.get("confirmation") or {}).get("question")) for _, s in polls]
-        check(f"{tag} issue 31 item 5: /sim/state read the moment the waiting answer arrived shows the question "
+        check(f"{tag} /sim/state read the moment the waiting answer arrived shows the question "
               f"({sum(shown)}/{len(polls)})", len(polls) == repeats and all(shown),
               {"read then": [s.get("confirmation") for _, s in polls][:6], "shown after (ms)": lags})
         closing_checks(b)
@@ -1385,10 +1385,10 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
 
 async def outcome_while_speaking_session(link, tag: str) -> None:
     """--confirm --hold-answer 0 --door-open --ui: the relay's call is answered "waiting"; the
-    backend then speaks at length (a real speech's pace) and, meanwhile, the person presses. Issue
-    38 item 8: the outcome's `[device_call]` text waits until the backend stopped speaking — a
-    detect text starts a new speech there, dropping what it was saying — and then comes at once.
-    Item 10: the interlock refused the confirmed call, and the user hears that in that order."""
+    backend then speaks at length (a real speech's pace) and, meanwhile, the person presses. The
+    outcome's `[device_call]` text waits until the backend stopped speaking — a detect text starts
+    a new speech there, dropping what it was saying — and then comes at once. The interlock
+    refused the confirmed call, and the user hears that in that order."""
     api = await ui_of(link)
     b = await opened(link, tag, speech_s_per_char=0.04)
     try:
@@ -1410,12 +1410,12 @@ async def outcome_while_speaking_session(link, tag: str) -> None:
         said = await b.device_call_after(seen, 15.0)
         at = next((t for t, text in reversed(b.detects) if text.startswith(DEVICE_CALL)), None)
         ended = next((e for s0, e in b.speech if at is not None and s0 <= at + 0.05), None)
-        check(f"{tag} issue 38 item 8: the outcome did not cut the backend's speech off",
+        check(f"{tag} the outcome did not cut the backend's speech off",
               not b.interrupted, b.interrupted)
-        check(f"{tag} issue 38 item 8: the outcome came once the backend stopped speaking, promptly "
+        check(f"{tag} the outcome came once the backend stopped speaking, promptly "
               f"({None if at is None or ended is None else round(at - ended, 2)} s after the stop)",
               at is not None and ended is not None and 0 <= at - ended < 1.5, (b.speech, at))
-        check(f"{tag} issue 38 item 10: the user hears that the person confirmed, then the interlock refused "
+        check(f"{tag} the user hears that the person confirmed, then the interlock refused "
               f"and nothing switched: {said!r}",
               isinstance(said, str) and "the person confirmed it, then it failed" in said
               and "interlock" in said and "not switched" in said and "commanded true" in said, said)
@@ -1428,8 +1428,8 @@ async def outcome_while_speaking_session(link, tag: str) -> None:
 
 async def pending_text_session(link, tag: str, hold: int, timeout: int, slow: bool) -> None:
     """--confirm --ui with a hold budget close to the confirmation timeout: the pending text
-    reaches the person late. Item 3: it must leave them time. Then item 1 again (the press after
-    it), and in the slow mode, a timeout after the answer."""
+    reaches the person late: it must leave them time. Then the press after it reaches the user
+    and the dialogue, and in the slow mode, a timeout after the answer."""
     api = await ui_of(link)
     b = await opened(link, tag)
     try:
@@ -1442,7 +1442,7 @@ async def pending_text_session(link, tag: str, hold: int, timeout: int, slow: bo
         _, s = await off_loop(api.state_until, lambda s: s.get("confirmation") is not None, 2)
         conf = s.get("confirmation") or {}
         left = conf.get("expires_in_ms", 0) / 1000
-        check(f"{tag} issue 31 item 3: the pending text, heard {o.took:.1f} s after the call, leaves the person time: "
+        check(f"{tag} the pending text, heard {o.took:.1f} s after the call, leaves the person time: "
               f"\"within {n} s\" (>= {PERSON_MARGIN_S} s)", n is not None and n >= PERSON_MARGIN_S, o.text)
         check(f"{tag} ...and the device waits as long as the text says ({left:.1f} s left when it was heard)",
               n is not None and left >= n - 1.5, (o.text, conf))
@@ -1454,7 +1454,7 @@ async def pending_text_session(link, tag: str, hold: int, timeout: int, slow: bo
         ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True, 3)
         check(f"{tag} a press 1 s after the pending text was heard runs the call", ok, s.get("relay"))
         said = await b.device_call_after(seen, 2.0)
-        check(f"{tag} issue 31 item 1: the outcome of that press reached the user and the dialogue: {said!r}",
+        check(f"{tag} the outcome of that press reached the user and the dialogue: {said!r}",
               outcome_sentence(said, "true", "measured") and in_dialogue(b, said), said)
         if slow:
             o = await b.model_call("self.relay.set", {"on": False})
@@ -1465,7 +1465,7 @@ async def pending_text_session(link, tag: str, hold: int, timeout: int, slow: bo
             s = await off_loop(api.state)
             check(f"{tag} no press after the pending text: the relay stays off, nothing waits",
                   s["relay"]["on"] is False and s["confirmation"] is None, (s["relay"], s["confirmation"]))
-            check(f"{tag} issue 31 item 1: the timeout after the answer reached the user and the dialogue "
+            check(f"{tag} the timeout after the answer reached the user and the dialogue "
                   f"(not confirmed, nothing done): {said!r}",
                   isinstance(said, str) and "not confirmed" in said.lower() and in_dialogue(b, said), said)
         closing_checks(b)
@@ -1487,7 +1487,7 @@ async def late_answer_session(link, tag: str, hold: int) -> None:
         await asyncio.sleep(hold - CALL_TIMEOUT_S + 2)
         await off_loop(api.press)
         ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True, 2)
-        check(f"{tag} issue 31 item 3: no late answer with a reused id after the backend gave up",
+        check(f"{tag} no late answer with a reused id after the backend gave up",
               not b.late and b.list_requests == lists,
               {"late": b.late[:1], "tools/list sent again": b.list_requests - lists,
                "a press after that switched the relay on": ok})
@@ -1499,7 +1499,7 @@ async def late_answer_session(link, tag: str, hold: int) -> None:
 
 async def task_session(link, tag: str) -> None:
     """--fault slow --hold-answer 1: a move that outlasts the hold budget is answered as a task;
-    item 1: its end reaches the user and the dialogue. The model can still ask the status tool."""
+    its end reaches the user and the dialogue. The model can still ask the status tool."""
     b = await opened(link, tag)
     try:
         seen = len(b.device_calls())
@@ -1512,7 +1512,7 @@ async def task_session(link, tag: str) -> None:
               and o.text == f"self.motor.move_to started as task {task_id} — scheduled, not done yet (commanded 150 "
                             "steps); for the outcome, call self.tasks.get_status with this task_id", o)
         said = await b.device_call_after(seen, 3.0)  # it ends ~1.4 s after the answer
-        check(f"{tag} issue 31 item 1: the task's end reached the user and the dialogue: {said!r}",
+        check(f"{tag} the task's end reached the user and the dialogue: {said!r}",
               outcome_sentence(said, "150 steps", "measured") and "150" in (said or "") and in_dialogue(b, said), said)
 
         o = await b.model_call("self.motor.move_to", {"position": 0})
@@ -1540,7 +1540,7 @@ async def task_session(link, tag: str) -> None:
         await b.stop()
 
 
-# ---- 4b. An upgrade that comes up after the restart (issue 31 item 1) ----
+# ---- 4b. An upgrade that comes up after the restart ----
 
 
 def firmware_image(board: str, version: str, payload: int) -> bytes:
@@ -1578,11 +1578,11 @@ async def ota_session(link, tag: str) -> None:
                 check(f"{tag} the piece at {at} is taken", False, p)
                 return
         said = await b.device_call_after(seen, 10.0)
-        check(f"{tag} issue 31 item 1: the upgrade's task ended after its answer, and that reached the user "
+        check(f"{tag} the upgrade's task ended after its answer, and that reached the user "
               f"and the dialogue: {said!r}",
               outcome_sentence(said, f"{len(img)} bytes", "read back") and in_dialogue(b, said), said)
         # The device restarts 1 s after the verified image: a new hello, initialize and listing.
-        # The new image is on trial until it answered a tool call (issue 33 item 10: the trial is
+        # The new image is on trial until it answered a tool call (the trial is
         # visible to a client); that answer confirms it, and then the backend hears it came up.
         def hellos() -> int:
             return sum(1 for _, m in b.received if isinstance(m, str) and '"hello"' in m)
@@ -1591,12 +1591,12 @@ async def ota_session(link, tag: str) -> None:
         while hellos() == before and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.05)
         check(f"{tag} the device restarted: a new hello", hellos() > before, hellos())
-        # Issue 38 item 9: the sentence was spoken to its end before the restart (at a real
+        # The sentence was spoken to its end before the restart (at a real
         # speech's pace it takes seconds; the device waits for the backend's `tts` `stop`).
         said_at = next((t for t, text in reversed(b.detects) if "completed" in str(text)), None)
         spoken = next(((s0, e) for s0, e in b.speech if said_at is not None and s0 >= said_at - 0.05), None)
         restart = next((t for t, m in b.received if isinstance(m, str) and '"hello"' in m and t > (said_at or 0)), None)
-        check(f"{tag} issue 38 item 9: the \"completed\" sentence was spoken to its end before the restart "
+        check(f"{tag} the \"completed\" sentence was spoken to its end before the restart "
               f"(speech {spoken}, new hello at {restart})",
               spoken is not None and restart is not None and spoken[1] <= restart and not b.interrupted,
               (b.speech, restart, b.interrupted))
@@ -1606,7 +1606,7 @@ async def ota_session(link, tag: str) -> None:
         check(f"{tag} the model's first status call after the restart sees the trial: \"{o.text}\"",
               o.to_model and o.text.startswith("Firmware 5.4.3 is running on trial"), o)
         said = await b.device_call_after(seen, 10.0)
-        check(f"{tag} issue 31 item 1: once the new firmware answered, the backend heard that it came up, "
+        check(f"{tag} once the new firmware answered, the backend heard that it came up, "
               f"measured: {said!r}",
               isinstance(said, str) and "5.4.3 came up" in said and "measured" in said
               and len(said) <= 300 and in_dialogue(b, said), said)
@@ -1621,7 +1621,7 @@ async def ota_session(link, tag: str) -> None:
         await b.stop()
 
 
-# ---- 5. The device speaks first (issue 31 item 2) ----
+# ---- 5. The device speaks first ----
 
 
 async def new_event(b: Backend, after: int, timeout: float) -> str | None:
@@ -1650,13 +1650,13 @@ async def speak_first_session(link, tag: str) -> None:
             if text is None or text in b.turns:
                 break
             await asyncio.sleep(0.05)
-        check(f"{tag} issue 31 item 2: a press with nothing waiting sends a detect text that starts a turn: {text!r}",
+        check(f"{tag} a press with nothing waiting sends a detect text that starts a turn: {text!r}",
               isinstance(text, str) and ("button" in text.lower() or "doorbell" in text.lower()) and len(text) <= 200
               and text in b.turns, text)
         # What the backend shows the user of it is the text with punctuation trimmed off its ends
         # (the stt frame): it must still read as the text does, not "event] the doorbell …".
         shown = trim_punctuation(text) if isinstance(text, str) else ""
-        check(f"{tag} issue 38 item 10: the event reads well where it is shown: {shown!r}",
+        check(f"{tag} the event reads well where it is shown: {shown!r}",
               isinstance(text, str) and shown[:1].isalpha() and text.startswith(shown) and "]" not in shown, shown)
         # Wait for the turn's own tool result and words: after the turn's user message (a tool
         # result of an earlier call may still be among the last messages when the turn starts).
@@ -1669,14 +1669,14 @@ async def speak_first_session(link, tag: str) -> None:
                                                     for m in turn_so_far()):
             await asyncio.sleep(0.05)
         after = turn_so_far()
-        check(f"{tag} issue 31 item 2: ...and the model's turn called a tool (self.get_device_status) and spoke",
+        check(f"{tag} ...and the model's turn called a tool (self.get_device_status) and spoke",
               text is not None and any(m.get("role") == "tool" for m in after)
               and any(m.get("role") == "assistant" and "door" in str(m.get("content")) for m in after),
               after)
         seen = len(b.events())
         await off_loop(api.sensor, temperature=50)
         text = await new_event(b, seen, 3.0)
-        check(f"{tag} issue 31 item 2: a temperature over the threshold (50 °C) starts a turn: {text!r}",
+        check(f"{tag} a temperature over the threshold (50 °C) starts a turn: {text!r}",
               isinstance(text, str) and "temperature" in text.lower(), text)
         await off_loop(api.sensor, temperature=21.5)
         await asyncio.sleep(1.0)
@@ -1688,11 +1688,11 @@ async def speak_first_session(link, tag: str) -> None:
         took = b.loop.time() - t0
         await asyncio.sleep(3.0)
         burst = [t for _, t in b.events()[seen:]]
-        check(f"{tag} issue 31 item 2: 50 presses in {took:.1f} s start at most 2 turns (rate-limited, coalesced): "
+        check(f"{tag} 50 presses in {took:.1f} s start at most 2 turns (rate-limited, coalesced): "
               f"{len(burst)}", len(burst) <= 2, burst[:3])
         # (Not in the first 0.1 s of a turn: the device may have sent it before our tts start came.)
         during = [t for at, t in b.events() if any(s + 0.1 < at < e for s, e in b.speech)]
-        check(f"{tag} issue 31 item 2: no device turn arrived while the backend was speaking", not during, during[:3])
+        check(f"{tag} no device turn arrived while the backend was speaking", not during, during[:3])
         o = await b.model_call("self.get_device_status", {})
         check(f"{tag} the device still serves calls after the burst", o.to_model, o)
         closing_checks(b)
@@ -1799,7 +1799,7 @@ async def run(transport: str) -> list[Awaitable]:
     short = ["--confirm", "--hold-answer", "2", "--confirm-timeout", "4"]
     refused, why = await asyncio.to_thread(start_refusal, "stdio", *short, *UI)
     if refused:
-        check(f"{tag}[{' '.join(short)}] issue 31 item 3: device-sim refuses a hold budget that leaves the person "
+        check(f"{tag}[{' '.join(short)}] device-sim refuses a hold budget that leaves the person "
               f"no time, with a message: {why!r}", bool(why), why)
     else:
         await run_one(link_type, tag + f"[{' '.join(short)}]", [*short, *UI, *headers], pending_text_session,
@@ -1812,12 +1812,12 @@ async def run(transport: str) -> list[Awaitable]:
     speak_first = ["--speak-first", "--confirm", "--extra-tools", "1", *UI]
     refused, why = await asyncio.to_thread(start_refusal, "stdio", *speak_first)
     if refused:
-        check(f"{tag}[--speak-first] issue 31 item 2: device-sim takes --speak-first "
+        check(f"{tag}[--speak-first] device-sim takes --speak-first "
               "(a press with nothing waiting is a doorbell, a hot reading an event)", False, why)
     else:
         await run_one(link_type, tag + "[--speak-first --confirm]", [*speak_first, *headers], speak_first_session)
     refused, why = await asyncio.to_thread(start_refusal, transport, "--hold-answer", "35")
-    check(f"{tag} issue 31 item 3: --hold-answer 35 (above the backend's 30 s) is refused at start with a clear "
+    check(f"{tag} --hold-answer 35 (above the backend's 30 s) is refused at start with a clear "
           f"message: {why[:120]!r}", refused and "30" in why, why)
 
     if not SLOW:

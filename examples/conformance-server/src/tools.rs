@@ -19,7 +19,7 @@ pub struct Fixture;
 impl mcp_host::Board for Fixture {}
 
 /// Tool capacity and task slots (the suite's task scenarios share one stateless engine).
-pub type Engine = mcp_host::Engine<Fixture, 32, 32>;
+pub type Engine = mcp_host::Engine<Fixture, mcp_host::HostCaps<32, 32>>;
 
 fn simple_text(_: &mut Fixture, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::text("This is a simple text response for testing."))

@@ -6,7 +6,7 @@ use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
 use custom_board::amp::AmpError;
-use custom_board::{bench, engine, run};
+use custom_board::{Sizes, bench, engine, run};
 use mcp_core::Principal;
 use mcp_core::transport::stdio::LineLink;
 use mcp_hal::ErrorKind;
@@ -15,10 +15,6 @@ use crate::platform::{self, Delay};
 
 /// Whether the bench has the amplifier on its bus (the feature `no-codec` takes it away).
 const AMP_FITTED: bool = !cfg!(feature = "no-codec");
-/// The longest message accepted.
-const LINE: usize = 1024;
-/// The response buffer: a `tools/list` page and its envelope.
-const OUT: usize = 4096;
 
 /// Polls `f` until it is ready: the whole executor of a firmware with one thing to do.
 fn block_on<F: Future>(f: F) -> F::Output {
@@ -46,9 +42,9 @@ fn main() -> ! {
     let Ok(mut engine) = engine::<_, _, Delay>() else {
         platform::exit_failure(4)
     };
-    let mut link: LineLink<LINE> = LineLink::new();
+    let mut link: LineLink<{ Sizes::LINE }> = LineLink::new();
     let mut uart = platform::Uart;
-    let mut out = [0u8; OUT];
+    let mut out = [0u8; Sizes::OUT];
     // What a handler emits while it runs (progress, log messages) goes out before its answer.
     let mut notify = |m: &[u8]| {
         platform::write(m);

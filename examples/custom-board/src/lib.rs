@@ -21,23 +21,38 @@ pub use board::{Board, GARAGE_DOOR};
 pub struct ReadmeDoctests;
 
 use embedded_hal_async::delay::DelayNs;
-use mcp_core::{Call, Config, RegisterError, ToolResult, server_type};
+use mcp_core::{Call, Config, RegisterError, Server, ToolResult};
 use mcp_hal::asynch::audio::AudioCodec;
 use mcp_hal::asynch::switch::Switch;
 use mcp_hal::kits::asynch::{audio, mute, relay};
 
-/// The `tools/list` page budget.
-pub const PAGE_BYTES: usize = 1024;
+/// The engine's capacities; with [`Sizes`], the firmware's whole memory.
+pub type Caps = mcp_core::caps!(
+    tools = 4, // three used
+    tasks = 0, // mcp-hal without `tasks`: every action confirms within its call
+    cache = 2, // answers remembered for retransmissions,
+    cache_bytes = 320,
+    resources = 0,
+    listen = 0,
+    // `hold`: the default, 352 bytes for a call held while a person is asked (the garage
+    // door): its record (`HOLD_RECORD`) and a message of up to 264 bytes.
+);
 
-/// The engine over a board `B`: three tools, no task table (mcp-hal without `tasks`), two
-/// remembered calls; no live resources nor listen streams; a call held while a person is asked
-/// (the garage door): 352 bytes, its record (`HOLD_RECORD`) and a message of up to 264 bytes.
-#[allow(
-    clippy::needless_update,
-    reason = "every capacity named: `caps!`'s `..DEFAULT` has nothing left to fill"
-)]
-pub type Engine<B> = server_type!(B; tools = 4, tasks = 0, cache = 2, cache_bytes = 320,
-    resources = 0, listen = 0, hold = 352);
+/// The firmware's memory beside the engine's ([`Caps`]): the buffers a message is read into and
+/// answered from.
+pub struct Sizes;
+
+impl Sizes {
+    /// The `tools/list` page budget.
+    pub const PAGE_BYTES: usize = 1024;
+    /// The longest message accepted.
+    pub const LINE: usize = 1024;
+    /// The response buffer: a `tools/list` page and its envelope.
+    pub const OUT: usize = 4096;
+}
+
+/// The engine over a board `B`.
+pub type Engine<B> = Server<'static, B, Caps>;
 
 /// The engine with the board's tools registered.
 ///
@@ -49,8 +64,9 @@ where
     R: Switch + 'static,
     D: DelayNs + 'static,
 {
-    let mut engine =
-        Engine::new(Config::new("custom-board", env!("CARGO_PKG_VERSION")).page_bytes(PAGE_BYTES));
+    let mut engine = Engine::new(
+        Config::new("custom-board", env!("CARGO_PKG_VERSION")).page_bytes(Sizes::PAGE_BYTES),
+    );
     engine.register_all(Board::<C, R, D>::TOOLS)?;
     Ok(engine)
 }

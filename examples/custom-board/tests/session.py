@@ -86,7 +86,7 @@ async def session() -> None:
         check("set_mute: applied (the amplifier's mute cannot be read back through the trait)",
               not r.is_error and "true — applied, not verified" in texts(r), texts(r))
 
-        # Issue 24's garage door: an async relay kit, renamed, that asks a person before it opens.
+        # The garage door: an async relay kit, renamed, that asks a person before it opens.
         # The person says no: nothing moves.
         person.answer = {"action": "decline"}
         r = await client.call_tool(GARAGE, {"on": True})

@@ -550,7 +550,7 @@ mod test {
         assert_eq!(Url::parse(&long).unwrap_err(), UrlError::BadHost);
     }
 
-    /// Issue 33, finding 5: a password with a raw `/`, `?`, `#` or `@` in a broker URL is the
+    /// A password with a raw `/`, `?`, `#` or `@` in a broker URL is the
     /// password; it is decoded on demand and shown nowhere.
     #[test]
     fn broker_credentials_are_taken_whole_and_never_shown() {

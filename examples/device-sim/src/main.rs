@@ -40,15 +40,14 @@ use mcp_host::report::{self, Reported};
 use mcp_host::xiaozhi::Voice;
 use mcp_host::{EventHook, HostEvent, HttpHost, HttpOptions, Waiting};
 
-/// The most tools the simulator's table holds (built-in + fillers).
-const CAPACITY: usize = 512;
-/// Long-running actions tracked at once.
-const TASKS: usize = 8;
+/// The simulator's capacities: up to 512 tools (built-in + fillers), 8 long-running actions
+/// tracked at once, the rest the host's.
+type Caps = mcp_host::HostCaps<512, 8>;
 /// The smallest WebSocket message limit: room for a backend's `initialize` and a call however
 /// small the pages.
 const MIN_WS_MESSAGE: usize = 4096;
 
-type Engine = mcp_host::Engine<Board, CAPACITY, TASKS>;
+type Engine = mcp_host::Engine<Board, Caps>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EnvelopeKind {
@@ -753,7 +752,7 @@ impl Tools {
 
     /// A factory for the host (one engine per session). Registration was checked at start-up
     /// with the same tools, so it cannot fail here; if it did, the engine would have no tools.
-    fn factory(self) -> mcp_host::Factory<Board, CAPACITY, TASKS> {
+    fn factory(self) -> mcp_host::Factory<Board, Caps> {
         Arc::new(move || {
             self.engine()
                 .unwrap_or_else(|_| Box::new(Engine::new(self.config)))

@@ -9,6 +9,7 @@
 //! `board.sim.battery`, `board.sim.button`), which `--ui`'s `POST /sim/sensor` and
 //! `POST /sim/button` drive (see `ui.rs`).
 
+use mcp_core::Capacities;
 use mcp_hal::sim::Faults;
 use mcp_host::Engine;
 
@@ -25,9 +26,7 @@ pub fn power_up(faults: Faults, door_open: bool) -> Board {
 }
 
 /// Registers the board's live resources on `engine`.
-pub fn register<const N: usize, const T: usize>(
-    engine: &mut Engine<Board, N, T>,
-) -> Result<(), String> {
+pub fn register<K: Capacities>(engine: &mut Engine<Board, K>) -> Result<(), String> {
     for r in Board::RESOURCES {
         engine
             .register_resource(r)
@@ -38,11 +37,7 @@ pub fn register<const N: usize, const T: usize>(
 
 /// Samples the board's sensors and button at `now_ms` (its simulated time already set) and
 /// publishes on `engine` what changed.
-pub fn publish<const N: usize, const T: usize>(
-    board: &mut Board,
-    engine: &mut Engine<Board, N, T>,
-    now_ms: u64,
-) {
+pub fn publish<K: Capacities>(board: &mut Board, engine: &mut Engine<Board, K>, now_ms: u64) {
     for uri in board.poll_resources(now_ms) {
         engine.publish(uri);
     }
@@ -57,7 +52,7 @@ mod test {
 
     use super::*;
 
-    type Engine = mcp_host::Engine<Board, 16, 2>;
+    type Engine = mcp_host::Engine<Board, mcp_host::HostCaps<16, 2>>;
 
     /// The stdio device's clock tick, as `Device::tick` does it: time, publish, poll.
     fn tick(engine: &mut Engine, board: &mut Board, now: u64) -> Vec<Value> {

@@ -19,20 +19,6 @@ fn state(ui: &str) -> Value {
     api_at(ui, "GET", "/sim/state", None).1
 }
 
-/// `--ui` address from the log.
-fn ui_of(log: &std::sync::Arc<std::sync::Mutex<String>>) -> String {
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = log.lock().unwrap().clone();
-        if let Some(at) = text.find("device-sim: UI at http://") {
-            let rest = &text[at + "device-sim: UI at http://".len()..];
-            return rest.split('/').next().unwrap().to_string();
-        }
-        assert!(Instant::now() < until, "device-sim did not start: {text}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_whose_connection_ended_is_withdrawn_and_nobody_hears_of_it() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -55,7 +41,7 @@ async fn a_question_whose_connection_ended_is_withdrawn_and_nobody_hears_of_it()
     );
     let log = log_text(&mut child);
     let _running = Running(child);
-    let ui = ui_of(&log);
+    let ui = common::ui_address(&log);
     // Session 1: the call is answered that it waits for the device's button.
     let (tcp, _) = listener.accept().await.unwrap();
     let mut ws = xiaozhi_handshake(tcp, "s-1").await;

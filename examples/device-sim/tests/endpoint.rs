@@ -43,16 +43,7 @@ impl Sim {
             .unwrap();
         let log = common::log_text(&mut child);
         let running = Running(child);
-        let until = Instant::now() + Duration::from_secs(20);
-        let ui = loop {
-            let text = log.lock().unwrap().clone();
-            if let Some(at) = text.find("device-sim: UI at http://") {
-                let rest = &text[at + "device-sim: UI at http://".len()..];
-                break rest.split('/').next().unwrap().to_string();
-            }
-            assert!(Instant::now() < until, "device-sim did not start: {text}");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let ui = common::ui_address(&log);
         Sim {
             _running: running,
             log,

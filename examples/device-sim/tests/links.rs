@@ -1,8 +1,8 @@
-//! Links that survive (issue 13): the real device-sim binary in `--xiaozhi-ws` mode against a
+//! Links that survive: the real device-sim binary in `--xiaozhi-ws` mode against a
 //! backend on an ephemeral loopback port that misbehaves the way a flaky or hostile one does — it
 //! goes silent, never upgrades, sends messages far beyond what a device holds, names its session
-//! with a megabyte, drops the device's early hello, turns the device away right after the upgrade
-//! (issue 23). Each time the device must notice, recover by itself (reconnect, hello again, with a
+//! with a megabyte, drops the device's early hello, turns the device away right after the
+//! upgrade. Each time the device must notice, recover by itself (reconnect, hello again, with a
 //! backoff that grows while no session comes) and then serve `initialize` and `tools/list` as
 //! before.
 #![allow(clippy::restriction, reason = "a test")]

@@ -17,7 +17,6 @@ use common::{
 };
 use mcp_call::{Cli, Exit, OpenUrl};
 use mqtt_fleet::Broker;
-use mqtt_fleet::certs::{TestCa, Validity};
 use serde_json::json;
 
 const SIM: &str = env!("CARGO_BIN_EXE_device-sim");
@@ -444,9 +443,7 @@ async fn over_mqtt_with_credentials_in_the_url() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_mqtts_with_a_test_ca() {
-    let ca = TestCa::new("mcp-call-broker-ca").unwrap();
-    let server = ca.issue("broker", &["localhost"], Validity::Now).unwrap();
-    let Some(broker) = Broker::for_test_tls(&server) else {
+    let Some((broker, ca)) = Broker::for_test_tls("mcp-call-broker-ca") else {
         return;
     };
     let tls = broker.tls_url().unwrap();

@@ -69,7 +69,7 @@ async fn device_sim_hosts_a_fleet_on_a_broker() {
     );
 }
 
-/// Issue 22, bug 6: `--ui` with `--mqtt` drove a board of its own, so the page never saw a call
+/// `--ui` with `--mqtt` drove a board of its own, so the page never saw a call
 /// held over MQTT and a press confirmed nothing. One board now: what the MQTT client does shows on
 /// the page, the call it made waits on the page, and `POST /sim/button` confirms it, the outcome
 /// going to that client.
@@ -164,7 +164,7 @@ async fn the_ui_shows_and_confirms_what_the_mqtt_device_holds() {
     assert_ne!(outcome["isError"], true, "{outcome}");
 }
 
-/// Issue 22, bug 2: over MQTT one engine serves every client of the device. Alice declared no
+/// Over MQTT one engine serves every client of the device. Alice declared no
 /// elicitation; Bob did. Bob's `initialize` must not make the engine ask Alice's user: her call
 /// waits for the device's button. Bob's answer — with the old sequential id, or any — settles
 /// nothing of hers, and the outcome of her call goes to her only.
@@ -358,7 +358,7 @@ fn connects_never_showing(url: &str, id: &str, connected: &str, secret: &str) {
     assert!(!lines.iter().any(|l| l.contains(secret)), "{lines:#?}");
 }
 
-/// Issue 33, finding 5: a password with a raw `/` (`mqtt://dev:pa/ss@host`) is the password: the
+/// A password with a raw `/` (`mqtt://dev:pa/ss@host`) is the password: the
 /// device connects with it (the broker wants it; not to a host named after its first half), and
 /// neither the log nor the page's `/sim/state` shows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -109,17 +109,14 @@ impl Client {
     }
 }
 
-/// The upgrade on the real binary across its real restart, and issue 33's finding 10: the trial
+/// The upgrade on the real binary across its real restart: the trial
 /// is visible to a client (the new firmware confirms itself once it has answered a tool call,
 /// not on the handshake), an image for another board fails its task before any restart, a trial
 /// that restarts before answering a tool call is rolled back and reported as data, and a later
 /// upgrade does not change what the status says of that rollback.
 #[test]
 fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_never_restarts_it() {
-    let dir = std::env::temp_dir().join(format!("device-sim-ota-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let flash = dir.join("flash.bin");
-    let _ = std::fs::remove_file(&flash);
+    let flash = common::fresh_flash("device-sim-ota");
     let args = [
         "--stdio",
         "--principal",
@@ -254,7 +251,7 @@ fn an_upgrade_restarts_into_the_new_firmware_and_a_foreign_image_never_restarts_
     assert_eq!(s["structuredContent"]["boot"], "rolled_back");
     assert_eq!(s["structuredContent"]["upgrade"]["received"], 1024);
     drop(sim);
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(flash.parent().unwrap());
 }
 
 /// A flash file whose slot 1 holds `img`, activated (as an upgrade leaves it before its
@@ -280,9 +277,7 @@ fn an_image_version_reaches_the_log_escaped_and_capped() {
         "7.2.0\ndevice-sim: forged line\x1b[2J\x1b[31mred\r\u{202e}gnp.exe{}",
         "A".repeat(200)
     );
-    let dir = std::env::temp_dir().join(format!("device-sim-ota-log-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let flash = dir.join("flash.bin");
+    let flash = common::fresh_flash("device-sim-ota-log");
     let mut img = vec![0u8; 300];
     let n = mcp_hal::sim::write_image_header("device-sim", &evil, &mut img).unwrap();
     img.truncate(n);
@@ -293,7 +288,7 @@ fn an_image_version_reaches_the_log_escaped_and_capped() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(flash.parent().unwrap());
     let log = String::from_utf8(out.stderr).unwrap();
     let line = log
         .lines()

@@ -1,4 +1,4 @@
-//! What counts as a retransmission, on every transport the simulator speaks (issue 10): the same
+//! What counts as a retransmission, on every transport the simulator speaks: the same
 //! request again from the same peer, with nothing in between that touched the same tool. Ids
 //! reused across sessions and within one must never be answered with another call's evidence.
 //!

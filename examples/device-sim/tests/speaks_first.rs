@@ -60,7 +60,7 @@ fn a_listen_stream_over_http_is_acknowledged_gets_tagged_updates_and_ends_when_c
         json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{
             "_meta":{SUB:"l-1"},"uri":TEMP}})
     );
-    // Issue 22, bug 5: ids are each client's own. Another client listening with the same id
+    // Ids are each client's own. Another client listening with the same id
     // gets a stream of its own; each gets the updates it asked for.
     let other = Events::open(&http, "POST", &LISTEN_HEADERS, &listen_request(&id));
     let ack = other.next_where("the other client's acknowledgement", |_| true);
@@ -353,7 +353,7 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
     );
     let result = &answer["payload"]["result"];
     assert_eq!(result["isError"], true, "{answer}");
-    // (A failure says what was commanded and that nothing was applied: issue 31 item 4.)
+    // (A failure says what was commanded and that nothing was applied.)
     assert_eq!(
         result["error"],
         "Not confirmed: no answer in time; nothing was done — not applied (commanded true)"
@@ -372,10 +372,10 @@ fn with_no_press_within_the_confirm_timeout_nothing_runs_and_the_backend_is_told
     assert_eq!(s["relay"]["on"], false);
 }
 
-/// Issue 31 over the stdio envelope: an outcome after a call's answer is a `[device_call]` detect
-/// text right after its notification (items 1, 4), and with `--speak-first` a press with no
-/// question waiting and the temperature rising above 40 °C each start a turn (`Device event: …`, no
-/// `[device_call]`), at most one per event and interval, none while the backend speaks (item 2).
+/// Over the stdio envelope: an outcome after a call's answer is a `[device_call]` detect text
+/// right after its notification, and with `--speak-first` a press with no question waiting and
+/// the temperature rising above 40 °C each start a turn (`Device event: …`, no
+/// `[device_call]`), at most one per event and interval, none while the backend speaks.
 #[test]
 fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_detect_texts() {
     let mut sim = start(&[
@@ -400,7 +400,7 @@ fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_dete
         waits["payload"]["result"]["structuredContent"]["status"],
         "awaiting_confirmation"
     );
-    // Item 5: the device shows the question by the time that answer is out.
+    // The device shows the question by the time that answer is out.
     let s = api(&sim, "GET", "/sim/state", None).1;
     assert_eq!(s["confirmation"]["shown"], true, "{s}");
     let (_, pressed) = api(&sim, "POST", "/sim/button", None);
@@ -478,7 +478,7 @@ fn over_the_envelope_an_outcome_after_the_answer_and_the_devices_events_are_dete
     assert_eq!(events, [&Value::Null, &json!("doorbell"), &json!("hot")]);
 }
 
-/// Issue 31 item 3: a hold budget a xiaozhi backend would not wait out is refused at start.
+/// A hold budget a xiaozhi backend would not wait out is refused at start.
 #[test]
 fn a_hold_budget_of_30_s_or_more_is_refused_on_the_xiaozhi_wire() {
     let bin = env!("CARGO_BIN_EXE_device-sim");

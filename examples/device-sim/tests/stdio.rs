@@ -171,7 +171,7 @@ fn nested(depth: usize) -> Value {
     v
 }
 
-/// Issue 33, finding 7: a request nested deeper than the engine reads is answered -32700 with
+/// A request nested deeper than the engine reads is answered -32700 with
 /// its id, on stdio and inside the xiaozhi envelope (whose own level no longer hides the
 /// payload); a frame nobody can read gets -32700 with `id: null` in an envelope, not silence.
 #[test]
@@ -398,7 +398,7 @@ fn faults_change_the_evidence() {
     );
     let r = sim.ask(&call(2, "self.motor.move_to", json!({"position": 10})));
     assert_eq!(r["result"]["isError"], true);
-    // A failure says what was commanded and that nothing took effect (issue 31 item 4).
+    // A failure says what was commanded and that nothing took effect.
     assert_eq!(
         r["result"]["content"][0]["text"],
         "The device is busy: its action queue is full; nothing was started — not applied \
@@ -470,7 +470,7 @@ fn a_motor_task_over_stdio_in_real_time() {
     sim.finish();
 }
 
-/// Issue 10 (2): a 64-step codec confirms 40 % as the nearest step it has, within its declared
+/// A 64-step codec confirms 40 % as the nearest step it has, within its declared
 /// tolerance, and the status reports the same step.
 #[test]
 fn a_quantized_codec_confirms_the_nearest_step() {
@@ -499,7 +499,7 @@ fn a_quantized_codec_confirms_the_nearest_step() {
     sim.finish();
 }
 
-/// Issue 10 (4): a stalled move issues the safe-stop and says so, in the 2026-07-28 extension
+/// A stalled move issues the safe-stop and says so, in the 2026-07-28 extension
 /// form (`tasks/get` with the status message and the result) and to a client without task
 /// support (the status tool).
 #[test]

@@ -1,4 +1,4 @@
-//! TLS on every outbound link of the real device-sim binary (issue 32), on loopback with a test
+//! TLS on every outbound link of the real device-sim binary, on loopback with a test
 //! CA made at test time: `wss://` to a backend whose certificate chains to `--ca-file` reaches a
 //! session; a wrong root, an expired certificate and one for another name are refused, and the
 //! log says which; `mqtts://` to mosquitto's TLS listener publishes the device's presence.
@@ -172,7 +172,7 @@ fn unknown_issuer() -> String {
     ))
 }
 
-/// Issue 38, finding 11: a certificate that signs itself is refused as the docs say, "unknown
+/// A certificate that signs itself is refused as the docs say, "unknown
 /// issuer (self-signed)", with the whole hint (what to give `--ca-file`), whether the device
 /// trusts another CA or only the system's roots.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -280,9 +280,7 @@ fn mqtts_device(url: &str, id: &str, ca: &TestCa, stderr: Stdio) -> tokio::proce
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtts_publishes_the_presence_and_a_wrong_root_is_refused() {
-    let ca = TestCa::new("broker-ca").unwrap();
-    let server = ca.issue("broker", &["localhost"], Validity::Now).unwrap();
-    let Some(broker) = Broker::for_test_tls(&server) else {
+    let Some((broker, ca)) = Broker::for_test_tls("broker-ca") else {
         return;
     };
     let url = broker.tls_url().unwrap();
@@ -424,7 +422,7 @@ async fn ota_server(listener: TcpListener, server: Option<Issued>, ota: Ota) {
     }
 }
 
-/// Issue 32's bar: `device-sim --xiaozhi-ota https://…/xiaozhi/ota/ --ca-file ca.pem` posts the
+/// `device-sim --xiaozhi-ota https://…/xiaozhi/ota/ --ca-file ca.pem` posts the
 /// device's description, is handed a `wss://` URL and a token, and reaches a session there with
 /// that token and xiaozhi's headers; the newer firmware in the answer is reported, not
 /// installed.
@@ -556,7 +554,7 @@ async fn an_activation_code_is_shown_until_the_device_is_bound() {
     drop(sim);
 }
 
-/// Issue 38, finding 7: what an OTA/config server says — an activation code and its message, a
+/// What an OTA/config server says — an activation code and its message, a
 /// firmware offer — reaches `/sim/state` (and so the `--ui` page) through the one sanitizer
 /// every wire string goes through (`mcp_core::transport::escape`): no raw control, bidi or
 /// zero-width character anywhere in the state, the code still readable.
@@ -639,7 +637,7 @@ async fn what_an_ota_server_says_reaches_the_page_sanitized() {
     drop(sim);
 }
 
-/// Issue 38, finding 4: a token obtained over TLS never travels in clear beyond loopback. An
+/// A token obtained over TLS never travels in clear beyond loopback. An
 /// `https://` OTA/config check whose answer names a plain `ws://` URL on another address
 /// (10.38.0.1, given to `lo` inside a network namespace of the test's own: no real address is
 /// ever contacted) gets its link without the token, and the log says why; the same answer

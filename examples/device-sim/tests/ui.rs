@@ -82,7 +82,7 @@ impl Session {
     }
 }
 
-/// Issue 22, bug 1: a call confirmed by a press runs from the host's timer, not from a message;
+/// A call confirmed by a press runs from the host's timer, not from a message;
 /// every other engine on the board must still forget what it remembered of that tool. Session
 /// A switches the relay off (evidence: measured off); session B switches it on, confirmed by a
 /// press; A's retransmission of its call must run again — not replay "measured off" while the
@@ -285,8 +285,7 @@ fn the_json_api_moves_the_sensors_presses_the_button_and_confirms_on_the_device(
     );
     assert!(c["expires_in_ms"].as_u64().unwrap() > 20_000);
     assert_eq!(s["relay"]["on"], false);
-    // The press confirms it (and says so: issue 23, no `answers: null` for a press that
-    // confirmed); the call's own answer is the outcome, with the relay's measured evidence.
+    // The press confirms it (and says so: no `answers: null` for a press that confirmed); the call's own answer is the outcome, with the relay's measured evidence.
     let (_, v) = press_shown(&sim);
     assert_eq!(v["answers"]["tool"], "self.relay.set", "{v}");
     assert_eq!(v["answers"]["approval"], c["approval"]);
@@ -423,7 +422,7 @@ fn a_client_that_elicits_is_asked_and_the_timeline_shows_its_answer() {
     );
 }
 
-/// Issue 22, bug 9: a page served by another local server (`http://localhost:3000`) cannot
+/// A page served by another local server (`http://localhost:3000`) cannot
 /// press the button, move the sensors, read the state or call `/mcp`; the page's own origin
 /// can, and a request without `Origin` (curl, scripts, SDKs) still works.
 #[test]
@@ -506,7 +505,7 @@ fn another_local_origin_is_refused_and_the_pages_own_is_accepted() {
     }
 }
 
-/// Issue 22, bug 7: half-sent requests to the UI port cannot take the process's file
+/// Half-sent requests to the UI port cannot take the process's file
 /// descriptors (here 64, `ulimit -n`; a machine's 1024 went with 1,100 connections): beyond
 /// `--ui-max-connections` they wait in the listen backlog, the UI closes each after
 /// `--ui-header-timeout`, `/mcp` keeps answering meanwhile, and the UI answers again.
@@ -633,7 +632,7 @@ fn slow_and_large_bodies_to_the_ui_are_refused() {
     assert_eq!(s["sensors"]["temperature"], 21.5);
 }
 
-/// Issue 33, findings 1 and 3, as the hostile client did it: two sessions ask to upgrade the
+/// As a hostile client does it: two sessions ask to upgrade the
 /// firmware (the attacker first, with its image's hash). The device used to show "Upgrade the
 /// device's firmware?" twice, and the person's press for the user's upgrade approved the
 /// attacker's. Now each question names what it approves (size, first hash digits) and which
@@ -641,10 +640,7 @@ fn slow_and_large_bodies_to_the_ui_are_refused() {
 /// approved. A quick double press answers one question only: the next one is read first.
 #[test]
 fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
-    let dir = std::env::temp_dir().join(format!("device-sim-ui-ota-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let flash = dir.join("flash.bin");
-    let _ = std::fs::remove_file(&flash);
+    let flash = common::fresh_flash("device-sim-ui-ota");
     let sim = start(&[
         "--http",
         "127.0.0.1:0",
@@ -740,7 +736,7 @@ fn each_question_names_what_it_approves_and_a_double_press_answers_one() {
     assert_eq!(started["result"]["isError"], false, "{started}");
     user_call.close();
     evil_call.close();
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(flash.parent().unwrap());
 }
 
 /// The timeline tells the whole story of a call held for the device's button, over HTTP: every

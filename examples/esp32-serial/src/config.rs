@@ -1,6 +1,6 @@
-//! The engine's sizes: the one place to edit for another board. The board's wiring and parts —
-//! the same board as `examples/esp32-wifi` — are `examples/esp-shared/wiring.rs`, included here
-//! as [`wiring`] and re-exported.
+//! The firmware's sizes ([`Caps`], [`Sizes`]): the one place to edit for another board. The
+//! board's wiring and parts — the same board as `examples/esp32-wifi` — are
+//! `examples/esp-shared/wiring.rs`, included here as [`wiring`] and re-exported.
 
 #[path = "../../esp-shared/wiring.rs"]
 pub mod wiring;
@@ -11,25 +11,37 @@ pub use wiring::*;
 /// the port closed: the FIFO stays full). A host polls the port every millisecond.
 pub const USB_STALL_MS: u64 = 100;
 
-/// Tool slots in the table (6 used).
-pub const TOOL_CAPACITY: usize = 8;
-/// Long-running actions tracked at once: none. This board's actions confirm within the call (the
-/// relay kit waits out the relay's settle time inside the call, on the board's delay), so the
-/// engine needs no task table, and without one it links no task code.
-pub const TASKS: usize = 0;
-/// Recent calls remembered for retransmissions.
-pub const CACHE: usize = 2;
-/// Response bytes kept per remembered call (this board's action results take 260 to 290 bytes
-/// with a short id).
-pub const CACHE_BYTES: usize = 320;
-/// The longest message accepted on the serial line.
-pub const LINE: usize = 2048;
-/// The output buffer: a `tools/list` page plus its envelope, or the largest tool result.
-pub const OUT: usize = 3072;
-/// The `tools/list` page budget.
-pub const PAGE_BYTES: usize = 2048;
+/// The engine's capacities; with [`Sizes`], the firmware's whole memory.
+pub type Caps = mcp_core::caps!(
+    tools = 8, // 6 used
+    // None: this board's actions confirm within the call (the relay kit waits out the relay's
+    // settle time inside it, on the board's delay), and without a task table the engine links
+    // no task code.
+    tasks = 0,
+    cache = 2,         // answers remembered for retransmissions,
+    cache_bytes = 320, // each: this board's action results take 260 to 290 with a short id
+    // No live resources, listen streams nor held calls (built without the features
+    // `resources` and `confirm`).
+    resources = 0,
+    listen = 0,
+    hold = 0
+);
+
+/// The firmware's memory beside the engine's ([`Caps`]): the buffers a message is read into and
+/// answered from, and the heap. Everything else it keeps is a few words.
+pub struct Sizes;
+
+impl Sizes {
+    /// The longest message accepted on the serial line.
+    pub const LINE: usize = 2048;
+    /// The output buffer: a `tools/list` page plus its envelope, or the largest tool result.
+    pub const OUT: usize = 3072;
+    /// The `tools/list` page budget.
+    pub const PAGE_BYTES: usize = 2048;
+    /// The heap for `esp-alloc` (the engine allocates only on rare paths: decoding an escaped
+    /// free-form string argument).
+    pub const HEAP: usize = 8 * 1024;
+}
+
 /// The JSON nesting limit (see docs/FOOTPRINT.md: nesting costs the engine no stack).
 pub const MAX_DEPTH: u8 = 128;
-/// The heap for `esp-alloc` (the engine allocates only on rare paths: decoding an escaped
-/// free-form string argument).
-pub const HEAP_SIZE: usize = 8 * 1024;

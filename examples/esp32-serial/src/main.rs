@@ -26,35 +26,30 @@ use core::ptr::addr_of_mut;
 
 use board::{Board, EspSystem, Screen};
 use config::*;
-use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
-use esp_hal::i2c::master::{BusTimeout, Config as I2cConfig, I2c, SoftwareTimeout};
-use esp_hal::ledc::channel::{self, ChannelIFace};
-use esp_hal::ledc::timer::{self, TimerIFace};
+use esp_hal::i2c::master::{I2c, SoftwareTimeout};
+use esp_hal::ledc::timer;
 use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
 use esp_hal::main;
-use esp_hal::time::{Duration, Instant, Rate};
+use esp_hal::time::{Duration, Instant};
 use esp_hal::usb::usb_serial_jtag::UsbSerialJtag;
 use mcp_core::transport::stdio::{LineLink, Port};
-use mcp_core::{Config, Principal, server_type};
+use mcp_core::{Config, Principal, Server};
 use mcp_hal::Percent;
-use mcp_hal::drivers::{Es8311, GpioRelay, PwmBacklight};
+use mcp_hal::drivers::{Es8311, PwmBacklight};
 
 esp_bootloader_esp_idf::esp_app_desc!();
 
-// No live resources, listen streams nor held calls (`RES`, `LISTEN`, `HOLD` = 0; without the
-// features `resources` and `confirm` they would cost nothing anyway).
-type Engine = server_type!(Board; tools = TOOL_CAPACITY, tasks = TASKS, cache = CACHE,
-    cache_bytes = CACHE_BYTES, resources = 0, listen = 0, hold = 0);
+type Engine = Server<'static, Board, Caps>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-serial", env!("CARGO_PKG_VERSION"))
-    .page_bytes(PAGE_BYTES)
+    .page_bytes(Sizes::PAGE_BYTES)
     .max_depth(MAX_DEPTH);
 
 /// The engine and its buffers live in statics, not on the stack. The engine is built at start-up
 /// (in `serve`), so that its initial value is not stored in flash as initialized data.
 static mut ENGINE: MaybeUninit<Engine> = MaybeUninit::uninit();
-static mut LINK: LineLink<LINE> = LineLink::new();
-static mut OUT_BUF: [u8; OUT] = [0; OUT];
+static mut LINK: LineLink<{ Sizes::LINE }> = LineLink::new();
+static mut OUT_BUF: [u8; Sizes::OUT] = [0; Sizes::OUT];
 
 /// Who is on the serial port: the MCP client a host bridges to it speaks for a model. Build
 /// with `--features user-console` for a maintenance console where user-only tools are callable.
@@ -67,18 +62,15 @@ const PRINCIPAL: Principal = if cfg!(feature = "user-console") {
 #[main]
 fn main() -> ! {
     let p = esp_hal::init(esp_hal::Config::default());
-    esp_alloc::heap_allocator!(size: HEAP_SIZE);
+    esp_alloc::heap_allocator!(size: Sizes::HEAP);
     let pins = config::board_pins!(p);
 
     // Every transfer bounded: the bus timeout for a stuck SCL line (a dead chip holding it), the
     // software timeout for a controller that never reports completion (an emulated one with no
     // codec). Without them such a bus hangs the firmware in the codec probe.
-    let i2c_config = I2cConfig::default()
-        .with_frequency(Rate::from_khz(I2C_KHZ))
-        .with_timeout(BusTimeout::BusCycles(I2C_BUS_TIMEOUT_CYCLES))
-        .with_software_timeout(SoftwareTimeout::Transaction(Duration::from_millis(
-            u64::from(I2C_TRANSFER_TIMEOUT_MS),
-        )));
+    let i2c_config = config::i2c_config().with_software_timeout(SoftwareTimeout::Transaction(
+        Duration::from_millis(u64::from(I2C_TRANSFER_TIMEOUT_MS)),
+    ));
     let i2c = match I2c::new(p.I2C0, i2c_config) {
         Ok(i2c) => i2c.with_sda(pins.i2c_sda).with_scl(pins.i2c_scl),
         Err(_) => halt(),
@@ -88,50 +80,15 @@ fn main() -> ! {
     // answer the error, naming the ES8311 (not answering, or — after a wrong chip ID, which the
     // driver then refuses to write to — another chip at its address).
     let _ = codec.probe();
-
-    let coil = Output::new(
-        pins.relay_coil,
-        Level::from(RELAY_ACTIVE_LOW),
-        OutputConfig::default(),
-    );
-    let feedback = Input::new(
-        pins.relay_feedback,
-        InputConfig::default().with_pull(Pull::Up),
-    );
-    let relay =
-        GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
-    let relay = if RELAY_ACTIVE_LOW {
-        relay.active_low()
-    } else {
-        relay
-    };
+    let relay = config::relay(pins.relay_coil, pins.relay_feedback);
 
     // LEDC: the timer must outlive the channel that points at it; both live for the program.
     let ledc: &'static mut Ledc<'static> = Box::leak(Box::new(Ledc::new(p.LEDC)));
     ledc.set_global_slow_clock(LSGlobalClkSource::APBClk);
-    let timer: &'static mut timer::Timer<'static, LowSpeed> =
-        Box::leak(Box::new(ledc.timer::<LowSpeed>(timer::Number::Timer0)));
-    if timer
-        .configure(timer::config::Config {
-            duty: timer::config::Duty::Duty10Bit,
-            clock_source: timer::LSClockSource::APBClk,
-            frequency: Rate::from_khz(BACKLIGHT_KHZ),
-        })
-        .is_err()
-    {
-        halt();
-    }
-    let mut channel = ledc.channel(channel::Number::Channel0, pins.backlight);
-    if channel
-        .configure(channel::config::Config {
-            timer: &*timer,
-            duty_pct: BACKLIGHT_START_PERCENT,
-            drive_mode: DriveMode::PushPull,
-        })
-        .is_err()
-    {
-        halt();
-    }
+    let timer = Box::leak(Box::new(ledc.timer::<LowSpeed>(timer::Number::Timer0)));
+    let Some(channel) = config::backlight(ledc, timer, pins.backlight) else {
+        halt()
+    };
     let start = Percent::new(BACKLIGHT_START_PERCENT).unwrap_or(Percent::MAX);
 
     let board = Board {
@@ -236,17 +193,4 @@ fn host_takes<E>(mut op: impl FnMut() -> Result<(), E>) -> bool {
         }
     }
     false
-}
-
-/// A configuration error at start-up (a pin or clock that cannot be set): nothing can work.
-fn halt() -> ! {
-    loop {
-        core::hint::spin_loop();
-    }
-}
-
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    // The serial port carries MCP: print nothing there. Restart the chip instead.
-    esp_hal::system::software_reset()
 }

@@ -1,63 +1,132 @@
-//! The engine's sizes and the link's limits and timings: the one place to edit for another
-//! network. The board's wiring and parts — the same board as `examples/esp32-serial` — are
-//! `examples/esp-shared/wiring.rs`, included here as [`wiring`] and re-exported.
+//! The firmware's sizes ([`Caps`], [`Sizes`]) and the link's limits and timings: the one place
+//! to edit for another network. The board's wiring and parts — the same board as
+//! `examples/esp32-serial` — are `examples/esp-shared/wiring.rs`, included here as [`wiring`]
+//! and re-exported.
 
 #[path = "../../esp-shared/wiring.rs"]
 pub mod wiring;
 pub(crate) use wiring::board_pins;
 pub use wiring::*;
 
-// ---- The engine ---------------------------------------------------------------------------
+// ---- Memory ---------------------------------------------------------------------------------
 
-/// Tool slots in the table (6 used).
-pub const TOOL_CAPACITY: usize = 8;
-/// Long-running actions tracked at once: none. Every action on this board confirms within the
-/// call (the relay's 20 ms settle time is awaited inside it), so the engine has no task table.
-pub const TASKS: usize = 0;
-/// Recent acting calls remembered for retransmissions. The engine lives as long as the
-/// firmware, so these survive reconnections: a call the backend sends again after a reconnect
-/// (same session) is answered from here instead of running twice.
-pub const CACHE: usize = 4;
-/// Response bytes kept per remembered call (this board's action results take 260 to 300 bytes
-/// with a short id).
-pub const CACHE_BYTES: usize = 384;
-/// The largest MCP message accepted (an HTTP body; the payload of a xiaozhi envelope or of an
-/// MQTT message).
-pub const LINE: usize = 2048;
-/// The response buffer: a `tools/list` page or the largest tool result.
-pub const OUT: usize = 3072;
-/// The `tools/list` page budget.
-pub const PAGE_BYTES: usize = 2048;
+/// The engine's capacities; with [`Sizes`], the firmware's whole memory.
+pub type Caps = mcp_core::caps!(
+    tools = 8, // 6 used
+    // None: every action on this board confirms within the call (the relay's 20 ms settle
+    // time is awaited inside it).
+    tasks = 0,
+    // Answers remembered for retransmissions. The engine lives as long as the firmware, so a
+    // call the backend sends again after a reconnect (same session) is answered from them
+    // instead of running twice.
+    cache = 4,
+    cache_bytes = 384, // each: this board's action results take 260 to 300 with a short id
+    // No live resources, listen streams nor held calls: this firmware uses none, so they cost
+    // no RAM, though mcp-core's default features are on.
+    resources = 0,
+    listen = 0,
+    hold = 0
+);
+
+/// The firmware's memory beside the engine's ([`Caps`]): the buffers of the engine and of the
+/// mode built (one connection's at a time), the network's socket slots and the heaps.
+/// Everything else it keeps is a few words; the modes' timings are in their modules below.
+pub struct Sizes;
+
+impl Sizes {
+    /// The largest MCP message accepted (an HTTP body; the payload of a xiaozhi envelope or of
+    /// an MQTT message).
+    pub const LINE: usize = 2048;
+    /// The response buffer: a `tools/list` page or the largest tool result.
+    pub const OUT: usize = 3072;
+    /// The `tools/list` page budget.
+    pub const PAGE_BYTES: usize = 2048;
+    /// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP
+    /// listener, the WebSocket client or the MQTT client), and one spare; with the feature
+    /// `mdns` one more, the responder's UDP socket; in the outbound modes one more, DNS; with
+    /// `tls` one more, SNTP.
+    pub const SOCKETS: usize = if cfg!(feature = "tls") {
+        5
+    } else if cfg!(feature = "mdns")
+        || cfg!(any(
+            feature = "xiaozhi",
+            feature = "mqtt",
+            feature = "endpoint"
+        ))
+    {
+        4
+    } else {
+        3
+    };
+    /// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
+    /// bootloader used is reclaimed for it). The MCP engine allocates nothing: mcp-core is
+    /// built without its `alloc` feature and links no `alloc` at all.
+    pub const WIFI_HEAP_RECLAIMED: usize = 64 * 1024;
+    /// More heap for the Wi-Fi driver, in ordinary RAM.
+    pub const WIFI_HEAP: usize = 32 * 1024;
+    /// With the feature `tls`: heap for a handshake (RSA's big integers, the server's
+    /// certificate kept for its signature; a few KiB at a time).
+    #[cfg(feature = "tls")]
+    pub const TLS_HEAP: usize = 24 * 1024;
+    /// With the feature `tls`: a connection's buffer of outgoing records (plaintext up to this
+    /// less 128 bytes each); two records of `device_link::tls::MAX_RECORD` come in.
+    #[cfg(feature = "tls")]
+    pub const TLS_OUTGOING: usize = 2048;
+    /// HTTP mode: the TCP socket's receive and send buffers (bytes each).
+    #[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
+    pub const HTTP_TCP_BUFFER: usize = 1536;
+    /// HTTP mode: the request head (request line and headers) must fit here, else 431.
+    #[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
+    pub const HTTP_HEAD: usize = 1024;
+    /// HTTP mode: headers per request; a request with more is refused with 431 (never read
+    /// partly: a header past the limit could be the `Origin` the checks must see).
+    #[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
+    pub const HTTP_HEADERS: usize = 24;
+    /// The mDNS responder (feature `mdns`): the largest message received or sent (bytes; an
+    /// Ethernet MTU's UDP payload).
+    #[cfg(feature = "mdns")]
+    pub const MDNS_MESSAGE: usize = 1472;
+    /// The WebSocket link (features `xiaozhi`, `endpoint`): the TCP socket's receive and send
+    /// buffers (bytes each).
+    #[cfg(any(feature = "xiaozhi", feature = "endpoint"))]
+    pub const WS_TCP_BUFFER: usize = 2048;
+    /// The WebSocket link: the largest message the peer may send, fragments reassembled, and
+    /// so the largest frame: an MCP payload of [`LINE`](Self::LINE) bytes (in xiaozhi's
+    /// envelope, with a session id of up to 128 characters, escaped). A larger text or binary
+    /// message closes the connection with 1009 "message too big" (then the client reconnects).
+    #[cfg(any(feature = "xiaozhi", feature = "endpoint"))]
+    pub const WS_MESSAGE: usize = Self::LINE + 512;
+    /// xiaozhi's OTA/config check: the longest WebSocket URL it may hand out.
+    #[cfg(feature = "xiaozhi")]
+    pub const OTA_URL: usize = 256;
+    /// xiaozhi's OTA/config check: the longest token (bytes).
+    #[cfg(feature = "xiaozhi")]
+    pub const OTA_TOKEN: usize = 512;
+    /// MQTT mode: the TCP socket's receive and send buffers (bytes each).
+    #[cfg(feature = "mqtt")]
+    pub const MQTT_TCP_BUFFER: usize = 2048;
+    /// MQTT mode: the largest packet the broker may send the device (MQTT 5 Maximum Packet
+    /// Size; the broker drops larger messages for it): an MCP message of [`LINE`](Self::LINE)
+    /// bytes, its topic (up to 267 bytes) and the user properties. Each incoming packet's
+    /// fields are read into a buffer of this size.
+    #[cfg(feature = "mqtt")]
+    pub const MQTT_PACKET: usize = Self::LINE + 512;
+    /// MQTT mode: client sessions served at once (at most `mqtt_device::MAX_CLIENTS`): clients
+    /// that spoke on their RPC topic. A new client beyond them takes the place of one idle for
+    /// [`mqtt::CLIENT_IDLE`], or is refused "busy".
+    #[cfg(feature = "mqtt")]
+    pub const MQTT_CLIENTS: usize = 4;
+    /// MQTT mode: `initialize`s noted at once (what each declared, for [`mqtt::HALF_OPEN`],
+    /// until its client speaks on its RPC topic; about 90 bytes each). An `initialize` alone
+    /// makes no session, so a flood of forged ones never refuses, ends nor delays a real
+    /// client; at F forged a second a real client's note lasts `MQTT_NOTES / F` seconds (0.8 s
+    /// at ten a second), and past it the client is still served, as one that declared nothing.
+    #[cfg(feature = "mqtt")]
+    pub const MQTT_NOTES: usize = 8;
+}
+
 /// The JSON nesting limit (nesting costs the engine no stack).
 pub const MAX_DEPTH: u8 = 128;
-/// embassy-net's socket slots: DHCP, the one TCP socket of the mode built (the HTTP listener, the
-/// WebSocket client or the MQTT client), and one spare; with the feature `mdns` one more, the
-/// responder's UDP socket; in the outbound modes one more, DNS; with `tls` one more, SNTP.
-pub const SOCKETS: usize = if cfg!(feature = "tls") {
-    5
-} else if cfg!(feature = "mdns")
-    || cfg!(any(
-        feature = "xiaozhi",
-        feature = "mqtt",
-        feature = "endpoint"
-    ))
-{
-    4
-} else {
-    3
-};
-
-/// With the feature `tls`: heap for a handshake (RSA's big integers, the server's certificate
-/// kept for its signature; a few KiB at a time).
-#[cfg(feature = "tls")]
-pub const TLS_HEAP: usize = 24 * 1024;
-
-/// Heap for the Wi-Fi driver (esp-radio wants about 50 KiB; the region in the RAM the
-/// bootloader used is reclaimed for it). The MCP engine allocates nothing: mcp-core is built
-/// without its `alloc` feature and links no `alloc` at all.
-pub const WIFI_HEAP_RECLAIMED: usize = 64 * 1024;
-/// More heap for the Wi-Fi driver, in ordinary RAM.
-pub const WIFI_HEAP: usize = 32 * 1024;
 
 /// Streamable HTTP server mode (the default).
 #[cfg(not(any(feature = "xiaozhi", feature = "mqtt", feature = "endpoint")))]
@@ -66,13 +135,6 @@ pub mod http {
 
     /// The TCP port.
     pub const PORT: u16 = 80;
-    /// The TCP socket's receive and send buffers (bytes each).
-    pub const TCP_BUFFER: usize = 1536;
-    /// The request head (request line and headers) must fit here, else 431.
-    pub const HEAD: usize = 1024;
-    /// Headers per request; a request with more is refused with 431 (never read partly: a
-    /// header past the limit could be the `Origin` the checks must see).
-    pub const MAX_HEADERS: usize = 24;
     /// One deadline for a whole request head, counted from the moment the server waits for it
     /// (after the accept, or after the previous response on a kept-alive connection): a client
     /// that sends nothing, or trickles its head, loses the connection after this long. There is
@@ -94,27 +156,17 @@ pub mod mdns {
     pub const NAME_PREFIX: &str = "esp32-wifi-";
     /// The TTL of the answers (s). RFC 6762 recommends 120 s for records naming a host.
     pub const TTL_SECS: u32 = 120;
-    /// The largest mDNS message received or sent (bytes; an Ethernet MTU's UDP payload).
-    pub const MESSAGE: usize = 1472;
     /// How often the address is checked; a new DHCP lease restarts the responder on it (s).
     pub const ADDRESS_CHECK_SECS: u64 = 5;
     /// Pause after a responder error (the socket failed), before it starts again (s).
     pub const RESTART_SECS: u64 = 1;
 }
 
-/// The WebSocket link of the outbound modes (features `xiaozhi`, `endpoint`): its limits and
-/// timings.
+/// The WebSocket link of the outbound modes (features `xiaozhi`, `endpoint`): its timings.
 #[cfg(any(feature = "xiaozhi", feature = "endpoint"))]
 pub mod ws {
     use embassy_time::Duration;
 
-    /// The TCP socket's receive and send buffers (bytes each).
-    pub const TCP_BUFFER: usize = 2048;
-    /// The largest message the peer may send, fragments reassembled, and so the largest
-    /// frame: an MCP payload of [`LINE`](super::LINE) bytes (in xiaozhi's envelope, with a
-    /// session id of up to 128 characters, escaped). A larger text or binary message closes the
-    /// connection with 1009 "message too big" (then the client reconnects).
-    pub const MAX_MESSAGE: usize = super::LINE + 512;
     /// The longest a TCP connect may take.
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     /// The longest the TLS handshake and the WebSocket upgrade (request out, `101` head in) may
@@ -156,10 +208,6 @@ pub mod xiaozhi {
     pub const OTA_TIMEOUT: Duration = Duration::from_secs(10);
     /// The wait before checking again while the device is not bound, or after a check failed.
     pub const OTA_RETRY: Duration = Duration::from_secs(5);
-    /// The longest WebSocket URL the check may hand out.
-    pub const URL_LEN: usize = 256;
-    /// The longest token (bytes).
-    pub const TOKEN_LEN: usize = 512;
 }
 
 /// MCP endpoint mode (feature `endpoint`): when to connect again is mcp-core's
@@ -172,8 +220,7 @@ pub mod endpoint {
     pub const ALL_TOOLS: &str = "*";
 }
 
-/// MQTT mode (feature `mqtt`): the device's identity on the broker, its buffers, limits and
-/// timings.
+/// MQTT mode (feature `mqtt`): the device's identity on the broker, its limits and timings.
 #[cfg(feature = "mqtt")]
 pub mod mqtt {
     use embassy_time::Duration;
@@ -185,22 +232,11 @@ pub mod mqtt {
     /// `tools/list`).
     pub const DESCRIPTION: &str =
         "An ESP32 board: speaker volume, screen brightness and theme, a relay";
-    /// The TCP socket's receive and send buffers (bytes each).
-    pub const TCP_BUFFER: usize = 2048;
-    /// The largest MQTT packet the broker may send the device (MQTT 5 Maximum Packet Size; the
-    /// broker drops larger messages for it): an MCP message of [`LINE`](super::LINE) bytes, its
-    /// topic (up to 267 bytes) and the user properties. Each incoming packet's fields are read
-    /// into a buffer of this size.
-    pub const PACKET: usize = super::LINE + 512;
-    /// Client sessions served at once (at most `mqtt_device::MAX_CLIENTS`): clients that spoke
-    /// on their RPC topic. A new client beyond them takes the place of one idle for
-    /// [`CLIENT_IDLE`], or is refused "busy". An `initialize` alone makes no session (what it
-    /// declared is noted: `mqtt_device::HALF_OPEN` notes, [`HALF_OPEN`] of life), so a flood
-    /// of forged ones never refuses, ends nor delays a real client.
-    pub const CLIENTS: usize = 4;
-    /// How long a client session must have been idle before a new client may take its place.
+    /// How long a client session must have been idle before a new client may take its place
+    /// (one of [`Sizes::MQTT_CLIENTS`](super::Sizes::MQTT_CLIENTS)).
     pub const CLIENT_IDLE: Duration = Duration::from_secs(600);
-    /// How long what an `initialize` declared is noted.
+    /// How long what an `initialize` declared is noted (one of
+    /// [`Sizes::MQTT_NOTES`](super::Sizes::MQTT_NOTES)).
     pub const HALF_OPEN: Duration = Duration::from_secs(10);
     /// The MQTT keep-alive: a PINGREQ after half of it without traffic; a broker silent for all
     /// of it is a dead link. Also the TCP timeout of unacknowledged data.

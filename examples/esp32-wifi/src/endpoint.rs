@@ -24,7 +24,7 @@
 //!   only every few minutes; a link another device took (1000) is logged and backed off, and
 //!   after a few in a row it stays off; anything else: 1 s doubling to 30 s with jitter from the
 //!   hardware RNG, reset after a healthy link. The link is closed (`ws.rs`) before the next one
-//!   opens. Frames are at most the engine's output buffer (`OUT`), far under any limit of the
+//!   opens. Frames are at most the engine's output buffer (`Sizes::OUT`), far under any limit of the
 //!   endpoint's: a 1009 makes nothing smaller here.
 //! - **Dead links are noticed** and pings answered (`ws.rs`, mcp-core's `Keepalive`).
 
@@ -35,22 +35,15 @@ use mcp_core::Principal;
 use mcp_core::server::Delivery;
 use mcp_core::transport::endpoint::{self, Next, Policy, Say, Sessions};
 
-use crate::config::OUT;
+use crate::config::Sizes;
 use crate::config::endpoint::ALL_TOOLS;
-use crate::config::ws::{MAX_MESSAGE, TCP_BUFFER};
 #[cfg(feature = "tls")]
 use crate::tls::TlsBuffers;
 use crate::ws::{self, Ended, OP_TEXT, Ws, ws_url};
 use crate::{Engine, EspBoard};
 
-const URL: &str = match option_env!("MCP_ENDPOINT_URL") {
-    Some(u) => u,
-    None => "",
-};
-const TOOLS: &str = match option_env!("MCP_ENDPOINT_TOOLS") {
-    Some(t) => t,
-    None => ALL_TOOLS,
-};
+const URL: &str = build_env!("MCP_ENDPOINT_URL");
+const TOOLS: &str = build_env!("MCP_ENDPOINT_TOOLS", ALL_TOOLS);
 
 /// `true` when the link offers the tool `name` (`MCP_ENDPOINT_TOOLS`).
 fn offers(name: &str) -> bool {
@@ -75,20 +68,17 @@ pub async fn run(
     board: &'static mut EspBoard,
     _mac: [u8; 6],
 ) -> ! {
-    let mut rx = [0u8; TCP_BUFFER];
-    let mut tx = [0u8; TCP_BUFFER];
-    let mut msg = [0u8; MAX_MESSAGE];
-    let mut out = [0u8; OUT];
+    let mut rx = [0u8; Sizes::WS_TCP_BUFFER];
+    let mut tx = [0u8; Sizes::WS_TCP_BUFFER];
+    let mut msg = [0u8; Sizes::WS_MESSAGE];
+    let mut out = [0u8; Sizes::OUT];
     #[cfg(feature = "tls")]
-    let tls_buffers: &'static mut TlsBuffers = {
-        static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
-        TLS_BUFFERS.init(TlsBuffers::new())
-    };
+    let tls_buffers = TlsBuffers::take();
     let url = ws_url(URL).filter(|u| u.secret_may_go());
     let Some(url) = url else {
         // Built without a usable MCP_ENDPOINT_URL (build.rs refuses one it can tell is wrong).
         esp_println::println!("endpoint: no usable MCP_ENDPOINT_URL; idle");
-        idle().await
+        crate::idle().await
     };
     esp_println::println!("endpoint: {url}");
     let target = ws::Target {
@@ -131,7 +121,7 @@ pub async fn run(
             }
             Next::Stop(say) => {
                 esp_println::println!("endpoint: {}", said(say));
-                idle().await
+                crate::idle().await
             }
             _ => Timer::after(Duration::from_secs(30)).await,
         }
@@ -150,13 +140,6 @@ fn said(say: Say) -> &'static str {
         }
         Say::Shrunk { .. } => "the endpoint found a frame too large",
         _ => "the link ended",
-    }
-}
-
-/// Nothing to do, for ever.
-async fn idle() -> ! {
-    loop {
-        Timer::after(Duration::from_secs(3600)).await;
     }
 }
 

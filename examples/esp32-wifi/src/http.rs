@@ -11,7 +11,7 @@
 //! JSON responses (no SSE stream: `GET /mcp` is 405, which the specification allows), one
 //! legacy session at a time (a new `initialize` replaces it).
 //!
-//! **One connection at a time.** There is one TCP socket (`config::SOCKETS`: DHCP, this one, a
+//! **One connection at a time.** There is one TCP socket (`Sizes::SOCKETS`: DHCP, this one, a
 //! spare); while it serves a client, another client's connection attempt is refused (RST) and
 //! retried by that client. So that a slow or silent client cannot hold the only socket, every
 //! stage has one deadline (`config::http`): the whole request head `HEADER_TIMEOUT` (also the
@@ -37,10 +37,8 @@ use mcp_core::transport::auth::{self, Bearer};
 use mcp_core::transport::http::{self, Headers, Route};
 use mcp_core::{Event, Principal};
 
-use crate::config::http::{
-    BODY_TIMEOUT, HEAD, HEADER_TIMEOUT, MAX_HEADERS, PORT, TCP_BUFFER, WRITE_TIMEOUT,
-};
-use crate::config::{LINE, OUT};
+use crate::config::Sizes;
+use crate::config::http::{BODY_TIMEOUT, HEADER_TIMEOUT, PORT, WRITE_TIMEOUT};
 use crate::{Engine, EspBoard};
 
 /// The device's bearer token (`MCP_TOKEN` at build time), checked when the firmware compiles:
@@ -63,7 +61,7 @@ const PATH: &str = "/mcp";
 struct Request<'h> {
     method: &'h [u8],
     path: &'h [u8],
-    headers: heapless::Vec<(&'h str, &'h [u8]), MAX_HEADERS>,
+    headers: heapless::Vec<(&'h str, &'h [u8]), { Sizes::HTTP_HEADERS }>,
 }
 
 impl Headers for Request<'_> {
@@ -86,7 +84,7 @@ impl Request<'_> {
 enum BadHead {
     /// 400: not an HTTP/1.x request head.
     Malformed,
-    /// 431: more than [`MAX_HEADERS`] headers.
+    /// 431: more than [`Sizes::HTTP_HEADERS`] headers.
     TooManyHeaders,
 }
 
@@ -194,11 +192,11 @@ impl<'a> Endpoint<'a> {
 
 /// Serves `POST /mcp` forever, one connection at a time.
 pub async fn serve(stack: Stack<'static>, ep: &mut Endpoint<'_>, now_ms: fn() -> u64) -> ! {
-    let mut rx = [0u8; TCP_BUFFER];
-    let mut tx = [0u8; TCP_BUFFER];
-    let mut head = [0u8; HEAD];
-    let mut body = [0u8; LINE];
-    let mut out = [0u8; OUT];
+    let mut rx = [0u8; Sizes::HTTP_TCP_BUFFER];
+    let mut tx = [0u8; Sizes::HTTP_TCP_BUFFER];
+    let mut head = [0u8; Sizes::HTTP_HEAD];
+    let mut body = [0u8; Sizes::LINE];
+    let mut out = [0u8; Sizes::OUT];
     loop {
         let mut socket = TcpSocket::new(stack, &mut rx, &mut tx);
         // Unacknowledged data older than this aborts the connection (a client that vanished).
@@ -219,7 +217,7 @@ enum HeadRead {
     Done { end: usize, filled: usize },
     /// The client closed the connection, or it failed.
     Gone,
-    /// The head does not fit [`HEAD`] bytes.
+    /// The head does not fit [`Sizes::HTTP_HEAD`] bytes.
     TooLarge,
 }
 
@@ -260,9 +258,9 @@ async fn read_exact(socket: &mut TcpSocket<'_>, buf: &mut [u8]) -> bool {
 async fn connection_step(
     socket: &mut TcpSocket<'_>,
     ep: &mut Endpoint<'_>,
-    head: &mut [u8; HEAD],
-    body: &mut [u8; LINE],
-    out: &mut [u8; OUT],
+    head: &mut [u8; Sizes::HTTP_HEAD],
+    body: &mut [u8; Sizes::LINE],
+    out: &mut [u8; Sizes::OUT],
     now_ms: fn() -> u64,
 ) -> bool {
     // The head, within one deadline that also bounds the keep-alive wait before it.
@@ -370,7 +368,7 @@ async fn connection_step(
     let Some(len) = content_length(&req) else {
         return refuse(socket, 411).await;
     };
-    if let Err(refusal) = http::check_post(&req, len, LINE) {
+    if let Err(refusal) = http::check_post(&req, len, Sizes::LINE) {
         // The body was not read: close rather than resynchronize.
         return refuse_as(socket, &refusal, out).await;
     }

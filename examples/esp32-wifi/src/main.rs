@@ -25,6 +25,20 @@
 #![no_std]
 #![no_main]
 
+/// A setting from the build environment (`cargo build` with `NAME=…` set): its text, or
+/// `default` (`""` when not given) when it is not set.
+macro_rules! build_env {
+    ($name:literal) => {
+        build_env!($name, "")
+    };
+    ($name:literal, $default:expr) => {
+        match option_env!($name) {
+            Some(value) => value,
+            None => $default,
+        }
+    };
+}
+
 mod board;
 mod config;
 #[cfg(feature = "endpoint")]
@@ -78,20 +92,19 @@ use embassy_net::{Runner, Stack, StackResources};
 use embassy_time::{Delay, Duration, Timer};
 use esp_hal::Async;
 use esp_hal::clock::CpuClock;
-use esp_hal::gpio::{DriveMode, Input, InputConfig, Level, Output, OutputConfig, Pull};
-use esp_hal::i2c::master::{BusTimeout, Config as I2cConfig, I2c};
-use esp_hal::ledc::channel::{self, Channel, ChannelIFace};
-use esp_hal::ledc::timer::{self, TimerIFace};
+use esp_hal::gpio::{Input, Output};
+use esp_hal::i2c::master::I2c;
+use esp_hal::ledc::channel::Channel;
+use esp_hal::ledc::timer;
 use esp_hal::ledc::{LSGlobalClkSource, Ledc, LowSpeed};
 use esp_hal::peripherals::{I2C0, LEDC};
 use esp_hal::rng::Rng;
-use esp_hal::time::Rate;
 use esp_hal::timer::timg::TimerGroup;
 use esp_radio::wifi::sta::StationConfig;
 use esp_radio::wifi::{
     AuthenticationMethodConfig, Config as WifiConfig, Interface, WifiController,
 };
-use mcp_core::{Caps, Config, Server};
+use mcp_core::{Config, Server};
 use mcp_hal::Percent;
 use mcp_hal::asynch::BlockingAsync;
 use mcp_hal::drivers::asynch::Es8311;
@@ -101,15 +114,9 @@ use static_cell::StaticCell;
 esp_bootloader_esp_idf::esp_app_desc!();
 
 /// The network to join, from the build environment.
-const SSID: &str = match option_env!("WIFI_SSID") {
-    Some(s) => s,
-    None => "",
-};
+const SSID: &str = build_env!("WIFI_SSID");
 /// Its WPA2 password, from the build environment.
-const PASSWORD: &str = match option_env!("WIFI_PASSWORD") {
-    Some(s) => s,
-    None => "",
-};
+const PASSWORD: &str = build_env!("WIFI_PASSWORD");
 
 /// This firmware's board: the ES8311 on the async I2C bus, the relay on two GPIOs, the LEDC
 /// backlight (a register write: the blocking driver behind `BlockingAsync`).
@@ -119,21 +126,18 @@ pub type EspBoard = Board<
     BlockingAsync<PwmBacklight<Channel<'static, LowSpeed>>>,
 >;
 
-/// The engine type. No live resources, `subscriptions/listen` streams nor calls held for a
-/// person's confirmation (`RES`, `LISTEN`, `HOLD` = 0): this firmware uses none, so they cost no
-/// RAM, though mcp-core's default features are on.
-pub type Engine =
-    Server<'static, EspBoard, Caps<TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, 0, 0, 0>>;
+/// The engine type.
+pub type Engine = Server<'static, EspBoard, Caps>;
 
 const ENGINE_CONFIG: Config = Config::new("esp32-wifi", env!("CARGO_PKG_VERSION"))
-    .page_bytes(PAGE_BYTES)
+    .page_bytes(Sizes::PAGE_BYTES)
     .max_depth(MAX_DEPTH)
     // An MCP endpoint forwards nothing but answers (mcp-core's `transport::endpoint`).
     .answers_only(cfg!(feature = "endpoint"));
 
 static ENGINE: StaticCell<Engine> = StaticCell::new();
 static BOARD: StaticCell<EspBoard> = StaticCell::new();
-static RESOURCES: StaticCell<StackResources<SOCKETS>> = StaticCell::new();
+static RESOURCES: StaticCell<StackResources<{ Sizes::SOCKETS }>> = StaticCell::new();
 /// The LEDC timer must outlive the channel that points at it.
 static LEDC_TIMER: StaticCell<timer::Timer<'static, LowSpeed>> = StaticCell::new();
 
@@ -143,14 +147,21 @@ pub fn random() -> u64 {
     (u64::from(rng.random()) << 32) | u64::from(rng.random())
 }
 
+/// Nothing to do, for ever (a mode built without a peer to reach).
+pub async fn idle() -> ! {
+    loop {
+        Timer::after(Duration::from_secs(3600)).await;
+    }
+}
+
 #[esp_rtos::main]
 async fn main(spawner: Spawner) -> ! {
     let p = esp_hal::init(esp_hal::Config::default().with_cpu_clock(CpuClock::max()));
-    esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: WIFI_HEAP_RECLAIMED);
-    esp_alloc::heap_allocator!(size: WIFI_HEAP);
+    esp_alloc::heap_allocator!(#[esp_hal::ram(reclaimed)] size: Sizes::WIFI_HEAP_RECLAIMED);
+    esp_alloc::heap_allocator!(size: Sizes::WIFI_HEAP);
     // RSA's big integers and the server's certificate during a TLS handshake.
     #[cfg(feature = "tls")]
-    esp_alloc::heap_allocator!(size: TLS_HEAP);
+    esp_alloc::heap_allocator!(size: Sizes::TLS_HEAP);
 
     let timg0 = TimerGroup::new(p.TIMG0);
     esp_rtos::start(timg0.timer0, p.FROM_CPU_INTR0);
@@ -213,10 +224,7 @@ async fn main(spawner: Spawner) -> ! {
 /// The board on its peripherals. Each I2C transfer is bounded twice: by the bus timeout (SCL
 /// stuck) and by the codec driver's own timeout on embassy-time.
 fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
-    let config = I2cConfig::default()
-        .with_frequency(Rate::from_khz(I2C_KHZ))
-        .with_timeout(BusTimeout::BusCycles(I2C_BUS_TIMEOUT_CYCLES));
-    let Ok(i2c) = I2c::new(i2c, config) else {
+    let Ok(i2c) = I2c::new(i2c, config::i2c_config()) else {
         halt()
     };
     let i2c = i2c
@@ -224,48 +232,14 @@ fn board(pins: Pins, i2c: I2C0<'static>, ledc: LEDC<'static>) -> EspBoard {
         .with_scl(pins.i2c_scl)
         .into_async();
     let codec = Es8311::new(i2c, CODEC_ADDRESS, Delay).with_timeout_ms(I2C_TRANSFER_TIMEOUT_MS);
-
-    let coil = Output::new(
-        pins.relay_coil,
-        Level::from(RELAY_ACTIVE_LOW),
-        OutputConfig::default(),
-    );
-    let feedback = Input::new(
-        pins.relay_feedback,
-        InputConfig::default().with_pull(Pull::Up),
-    );
-    let relay =
-        GpioRelay::with_feedback(coil, feedback, RELAY_FEEDBACK_ACTIVE_HIGH, RELAY_SETTLE_MS);
-    let relay = if RELAY_ACTIVE_LOW {
-        relay.active_low()
-    } else {
-        relay
-    };
+    let relay = config::relay(pins.relay_coil, pins.relay_feedback);
 
     let mut ledc = Ledc::new(ledc);
     ledc.set_global_slow_clock(LSGlobalClkSource::APBClk);
     let timer = LEDC_TIMER.init(ledc.timer::<LowSpeed>(timer::Number::Timer0));
-    if timer
-        .configure(timer::config::Config {
-            duty: timer::config::Duty::Duty10Bit,
-            clock_source: timer::LSClockSource::APBClk,
-            frequency: Rate::from_khz(BACKLIGHT_KHZ),
-        })
-        .is_err()
-    {
-        halt();
-    }
-    let mut pwm = ledc.channel(channel::Number::Channel0, pins.backlight);
-    if pwm
-        .configure(channel::config::Config {
-            timer: &*timer,
-            duty_pct: BACKLIGHT_START_PERCENT,
-            drive_mode: DriveMode::PushPull,
-        })
-        .is_err()
-    {
-        halt();
-    }
+    let Some(pwm) = config::backlight(&ledc, timer, pins.backlight) else {
+        halt()
+    };
     let start = Percent::new(BACKLIGHT_START_PERCENT).unwrap_or(Percent::MAX);
     let screen = Screen::new(BlockingAsync::new(PwmBacklight::new(pwm)), start);
 
@@ -345,17 +319,4 @@ async fn connection(mut controller: WifiController<'static>) {
 #[embassy_executor::task]
 async fn net_task(mut runner: Runner<'static, Interface>) {
     runner.run().await
-}
-
-/// A start-up failure (the radio, a peripheral's configuration, the tool table): nothing can
-/// work.
-fn halt() -> ! {
-    loop {
-        core::hint::spin_loop();
-    }
-}
-
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    esp_hal::system::software_reset()
 }

@@ -36,11 +36,12 @@ use embassy_sync::signal::Signal;
 use embassy_time::{Duration, Timer};
 use static_cell::StaticCell;
 
+use crate::config::Sizes;
 use crate::config::http::PORT;
 use crate::config::mdns::*;
 
 /// One UDP socket's buffers (one packet each way in flight).
-type Buffers = UdpBuffers<1, MESSAGE, MESSAGE, 2>;
+type Buffers = UdpBuffers<1, { Sizes::MDNS_MESSAGE }, { Sizes::MDNS_MESSAGE }, 2>;
 
 static UDP_BUFFERS: StaticCell<Buffers> = StaticCell::new();
 
@@ -64,8 +65,8 @@ pub fn local_name(mac: [u8; 6]) -> heapless::String<40> {
 pub async fn run(stack: Stack<'static>, mac: [u8; 6]) {
     let name = name(mac);
     let udp = Udp::new(stack, UDP_BUFFERS.init(Buffers::new()));
-    let recv_buf = VecBufAccess::<NoopRawMutex, MESSAGE>::new();
-    let send_buf = VecBufAccess::<NoopRawMutex, MESSAGE>::new();
+    let recv_buf = VecBufAccess::<NoopRawMutex, { Sizes::MDNS_MESSAGE }>::new();
+    let send_buf = VecBufAccess::<NoopRawMutex, { Sizes::MDNS_MESSAGE }>::new();
     // Nothing changes the answers while the responder runs (a new address restarts it).
     let changed = Signal::<NoopRawMutex, ()>::new();
     let all = [

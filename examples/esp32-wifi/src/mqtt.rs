@@ -21,41 +21,32 @@
 //! Every client is the model (`Principal::Model`); its MQTT client id is its peer, so the
 //! engine's retransmission cache is scoped per client and outlives reconnections (the engine is
 //! a static). The engine allocates nothing, and neither does the MQTT client (rust-mqtt without
-//! its `alloc` feature: each incoming packet is read into one buffer of `config::mqtt::PACKET`
-//! bytes).
+//! its `alloc` feature: each incoming packet is read into one buffer of
+//! `Sizes::MQTT_PACKET` bytes).
 
 use core::fmt::Write as _;
 
 use device_link::url::{Scheme, Url};
 use embassy_net::Stack;
 use embassy_net::tcp::TcpSocket;
-use embassy_time::{Duration, Timer, with_timeout};
+use embassy_time::with_timeout;
 use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
 use mqtt_device::{Answer, App, Backoff, Buffers, Connect, Settings};
 
+use crate::config::Sizes;
 use crate::config::mqtt::{
-    BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLIENTS, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
-    HALF_OPEN, KEEP_ALIVE, PACKET, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME, TCP_BUFFER,
+    BACKOFF_FIRST, BACKOFF_MAX, CLIENT_IDLE, CLOSE_TIMEOUT, CONNECT_TIMEOUT, DESCRIPTION,
+    HALF_OPEN, KEEP_ALIVE, PACKET_TIMEOUT, POLL_INTERVAL, SERVER_NAME,
 };
-use crate::config::{LINE, OUT};
 #[cfg(feature = "tls")]
 use crate::tls::{Link, TlsBuffers};
 use crate::{Engine, EspBoard};
 
-const BROKER: &str = match option_env!("MQTT_BROKER") {
-    Some(u) => u,
-    None => "",
-};
+const BROKER: &str = build_env!("MQTT_BROKER");
 const USER: Option<&str> = option_env!("MQTT_USER");
-const PASSWORD: &str = match option_env!("MQTT_PASSWORD") {
-    Some(p) => p,
-    None => "",
-};
+const PASSWORD: &str = build_env!("MQTT_PASSWORD");
 const DEVICE_ID: Option<&str> = option_env!("MQTT_DEVICE_ID");
-const NAME: &str = match option_env!("MQTT_SERVER_NAME") {
-    Some(n) => n,
-    None => SERVER_NAME,
-};
+const NAME: &str = build_env!("MQTT_SERVER_NAME", SERVER_NAME);
 
 /// `MCP-META` on CONNECT: what runs here.
 const META: &str = concat!(
@@ -86,8 +77,8 @@ fn default_id(mac: [u8; 6]) -> heapless::String<18> {
 struct Tcp {
     stack: Stack<'static>,
     broker: Url<'static>,
-    rx: [u8; TCP_BUFFER],
-    tx: [u8; TCP_BUFFER],
+    rx: [u8; Sizes::MQTT_TCP_BUFFER],
+    tx: [u8; Sizes::MQTT_TCP_BUFFER],
     /// The TLS buffers (`mqtts://`).
     #[cfg(feature = "tls")]
     tls: &'static mut TlsBuffers,
@@ -157,18 +148,11 @@ impl App for EspApp {
     async fn handle(&mut self, input: Input<'_>, out: &mut [u8]) -> Answer {
         // Notifications a handler emits while it runs (progress) are not sent: no tool on this
         // board emits any. The device reboots a second after answering `self.reboot`.
-        match self
-            .engine
+        self.engine
             .handle_async(input, self.board, out, &mut |_: &[u8]| {}, EspBoard::run)
             .await
-        {
-            Ok(handled) => Answer {
-                len: handled.len,
-                receipt: handled.receipt,
-                session: handled.session,
-            },
-            Err(_) => Answer::default(),
-        }
+            .map(Answer::from)
+            .unwrap_or_default()
     }
 
     async fn poll(&mut self, now_ms: u64, out: &mut [u8]) -> Polled {
@@ -196,7 +180,7 @@ pub async fn run(
 ) -> ! {
     let Some(broker) = broker_url(BROKER) else {
         // Built without MQTT_BROKER (build.rs refuses an unusable one): nothing to connect to.
-        idle().await
+        crate::idle().await
     };
     let default = default_id(mac);
     let mut settings = Settings::new(DEVICE_ID.unwrap_or(&default), NAME);
@@ -214,26 +198,22 @@ pub async fn run(
     let mut tcp = Tcp {
         stack,
         broker,
-        rx: [0; TCP_BUFFER],
-        tx: [0; TCP_BUFFER],
+        rx: [0; Sizes::MQTT_TCP_BUFFER],
+        tx: [0; Sizes::MQTT_TCP_BUFFER],
         #[cfg(feature = "tls")]
-        tls: {
-            static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> =
-                static_cell::StaticCell::new();
-            TLS_BUFFERS.init(TlsBuffers::new())
-        },
+        tls: TlsBuffers::take(),
     };
     let mut app = EspApp { engine, board };
-    let mut packet = [0u8; PACKET];
-    let mut message = [0u8; LINE];
-    let mut out = [0u8; OUT];
+    let mut packet = [0u8; Sizes::MQTT_PACKET];
+    let mut message = [0u8; Sizes::LINE];
+    let mut out = [0u8; Sizes::OUT];
     let buffers = Buffers {
         packet: &mut packet,
         message: &mut message,
         out: &mut out,
     };
     // Returns only for a device id or server name that cannot be used in topics.
-    let _ = mqtt_device::run::<_, _, CLIENTS>(
+    let _ = mqtt_device::run::<_, _, { Sizes::MQTT_CLIENTS }, { Sizes::MQTT_NOTES }>(
         &mut tcp,
         &mut app,
         &settings,
@@ -242,11 +222,5 @@ pub async fn run(
         |_ended, _wait| {},
     )
     .await;
-    idle().await
-}
-
-async fn idle() -> ! {
-    loop {
-        Timer::after(Duration::from_secs(3600)).await;
-    }
+    crate::idle().await
 }

@@ -24,16 +24,15 @@ use embassy_net::udp::{PacketMetadata, UdpSocket};
 use embassy_time::{Duration, Instant, Timer, with_timeout};
 use embedded_io_async::{ErrorType, Read, Write};
 
+use crate::config::Sizes;
+
 include!(concat!(env!("OUT_DIR"), "/roots.rs"));
 
 /// The firmware's build time: the clock never believes an earlier one.
 const BUILD_UNIX_SECS: u64 = parse_u64(env!("BUILD_UNIX_SECS"));
 
 /// The SNTP server (`NTP_SERVER` at build time).
-const NTP_SERVER: &str = match option_env!("NTP_SERVER") {
-    Some(s) => s,
-    None => "pool.ntp.org",
-};
+const NTP_SERVER: &str = build_env!("NTP_SERVER", "pool.ntp.org");
 
 const fn parse_u64(s: &str) -> u64 {
     let b = s.as_bytes();
@@ -165,11 +164,8 @@ impl rand_core::CryptoRng for HwRng {}
 pub struct TlsBuffers {
     incoming: [u8; MAX_RECORD],
     record: [u8; MAX_RECORD],
-    outgoing: [u8; OUTGOING],
+    outgoing: [u8; Sizes::TLS_OUTGOING],
 }
-
-/// Outgoing records (plaintext up to this less 128 bytes each).
-const OUTGOING: usize = 2048;
 
 impl TlsBuffers {
     /// Zeroed buffers.
@@ -177,8 +173,18 @@ impl TlsBuffers {
         TlsBuffers {
             incoming: [0; MAX_RECORD],
             record: [0; MAX_RECORD],
-            outgoing: [0; OUTGOING],
+            outgoing: [0; Sizes::TLS_OUTGOING],
         }
+    }
+
+    /// The firmware's one set (one connection at a time: the mode built connects once after
+    /// another).
+    ///
+    /// # Panics
+    /// Called a second time: the set is already lent.
+    pub fn take() -> &'static mut TlsBuffers {
+        static BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
+        BUFFERS.init(TlsBuffers::new())
     }
 
     fn lend(&mut self) -> Buffers<'_> {

@@ -36,7 +36,7 @@
 //! - **Dead links are noticed.** A ping goes out after `PING_INTERVAL` without hearing from the
 //!   backend; a backend silent for `DEAD_AFTER` (no pong, no message, no ping), a send stuck
 //!   that long, or a frame that began and did not arrive within `FRAME_TIMEOUT` ends the link.
-//! - **Sized to the device.** A message (fragments reassembled) or frame beyond `MAX_MESSAGE`
+//! - **Sized to the device.** A message (fragments reassembled) or frame beyond `Sizes::WS_MESSAGE`
 //!   bytes closes the connection with 1009 "message too big"; a control frame that breaks the
 //!   protocol, with 1002.
 //! - **Hello again.** Every connection starts with the device's hello; the backend then
@@ -70,28 +70,17 @@ use mcp_core::Principal;
 use mcp_core::server::{Delivery, Input, Peer};
 use mcp_core::transport::xiaozhi::{self, DEVICE_HELLO, Envelope, MAX_SESSION_ID_LEN, Reconnect};
 
-use crate::config::OUT;
-use crate::config::ws::{CLOSE_TIMEOUT, MAX_MESSAGE, TCP_BUFFER};
-use crate::config::xiaozhi::{
-    BACKOFF_FIRST, BACKOFF_MAX, HELLO_TIMEOUT, OTA_RETRY, OTA_TIMEOUT, TOKEN_LEN, URL_LEN,
-};
+use crate::config::Sizes;
+use crate::config::ws::CLOSE_TIMEOUT;
+use crate::config::xiaozhi::{BACKOFF_FIRST, BACKOFF_MAX, HELLO_TIMEOUT, OTA_RETRY, OTA_TIMEOUT};
 #[cfg(feature = "tls")]
 use crate::tls::{Link, TlsBuffers};
 use crate::ws::{self, CLOSE_NORMAL, Ended, OP_TEXT, Ws, ms, ws_url};
 use crate::{Engine, EspBoard};
 
-const URL: &str = match option_env!("XIAOZHI_URL") {
-    Some(u) => u,
-    None => "",
-};
-const TOKEN: &str = match option_env!("XIAOZHI_TOKEN") {
-    Some(t) => t,
-    None => "",
-};
-const OTA_URL: &str = match option_env!("XIAOZHI_OTA_URL") {
-    Some(u) => u,
-    None => "",
-};
+const URL: &str = build_env!("XIAOZHI_URL");
+const TOKEN: &str = build_env!("XIAOZHI_TOKEN");
+const OTA_URL: &str = build_env!("XIAOZHI_OTA_URL");
 
 /// The chip, as the OTA check's `chip_model_name` says it.
 const CHIP: &str = if cfg!(feature = "esp32c6") {
@@ -122,19 +111,16 @@ pub async fn run(
     board: &'static mut EspBoard,
     mac: [u8; 6],
 ) -> ! {
-    let mut rx = [0u8; TCP_BUFFER];
-    let mut tx = [0u8; TCP_BUFFER];
-    let mut msg = [0u8; MAX_MESSAGE];
-    let mut out = [0u8; HEAD_ROOM + OUT + 1];
+    let mut rx = [0u8; Sizes::WS_TCP_BUFFER];
+    let mut tx = [0u8; Sizes::WS_TCP_BUFFER];
+    let mut msg = [0u8; Sizes::WS_MESSAGE];
+    let mut out = [0u8; HEAD_ROOM + Sizes::OUT + 1];
     // With XIAOZHI_OTA_URL the check says where to connect and with which token.
-    let mut url_text = heapless::String::<URL_LEN>::new();
-    let mut token = heapless::String::<TOKEN_LEN>::new();
+    let mut url_text = heapless::String::<{ Sizes::OTA_URL }>::new();
+    let mut token = heapless::String::<{ Sizes::OTA_TOKEN }>::new();
     // One connection at a time: the OTA check's and then the sessions' TLS buffers.
     #[cfg(feature = "tls")]
-    let tls_buffers: &'static mut TlsBuffers = {
-        static TLS_BUFFERS: static_cell::StaticCell<TlsBuffers> = static_cell::StaticCell::new();
-        TLS_BUFFERS.init(TlsBuffers::new())
-    };
+    let tls_buffers = TlsBuffers::take();
     if let Ok(ota) = Url::parse(OTA_URL) {
         loop {
             stack.wait_config_up().await;
@@ -164,9 +150,7 @@ pub async fn run(
         // Built without a usable XIAOZHI_URL (or handed a URL this firmware cannot use, such
         // as `wss://` without the feature `tls`): there is nothing to connect to.
         esp_println::println!("xiaozhi: no usable WebSocket URL; idle");
-        loop {
-            Timer::after(Duration::from_secs(3600)).await;
-        }
+        crate::idle().await
     };
     let device_id = device_id(mac);
     let client_id = ClientId::from_mac(mac);
@@ -390,7 +374,7 @@ enum Checked {
 }
 
 /// xiaozhi's OTA/config check: `POST` the device's description to `ota` (plain `http://`), read
-/// the answer (into `answer`, the message buffer: at most `MAX_MESSAGE` bytes; within `OTA_TIMEOUT`), and on a WebSocket URL copy it
+/// the answer (into `answer`, the message buffer: at most `Sizes::WS_MESSAGE` bytes; within `OTA_TIMEOUT`), and on a WebSocket URL copy it
 /// and its token into `url` and `token`. A firmware newer than this one in the answer is not
 /// acted on: this firmware installs images only through its MCP tools, never by itself.
 #[allow(
@@ -404,8 +388,8 @@ async fn ota_check(
     rx: &mut [u8],
     tx: &mut [u8],
     answer: &mut [u8],
-    url: &mut heapless::String<URL_LEN>,
-    token: &mut heapless::String<TOKEN_LEN>,
+    url: &mut heapless::String<{ Sizes::OTA_URL }>,
+    token: &mut heapless::String<{ Sizes::OTA_TOKEN }>,
     #[cfg(feature = "tls")] tls_buffers: &mut TlsBuffers,
 ) -> Checked {
     let secure = ota.scheme == Scheme::Https;
@@ -477,8 +461,8 @@ async fn ota_check(
 /// `device_link::ota::Answer` — both tested on the host (`cargo test -p device-link`).
 fn read_answer(
     http: &[u8],
-    url: &mut heapless::String<URL_LEN>,
-    token: &mut heapless::String<TOKEN_LEN>,
+    url: &mut heapless::String<{ Sizes::OTA_URL }>,
+    token: &mut heapless::String<{ Sizes::OTA_TOKEN }>,
     over_tls: bool,
 ) -> Checked {
     let Some(body) = device_link::ota::http_body(http) else {
@@ -505,7 +489,7 @@ fn read_answer(
     };
     url.clear();
     token.clear();
-    let mut buf = [0u8; TOKEN_LEN];
+    let mut buf = [0u8; Sizes::OTA_TOKEN];
     let Some(u) = ws.url.decode_into(&mut buf) else {
         return Checked::Failed;
     };

@@ -376,18 +376,9 @@ impl Session {
         }
         // Outcomes that come after the answer travel on the session's own stream.
         self.wire.listen().await?;
-        let answer = self
-            .request(
-                "tools/call",
-                json!({"name": tool, "arguments": arguments}),
-                err,
-            )
-            .await?;
-        if let Some(e) = answer.get("error") {
-            let _ = writeln!(err, "mcp-call: {tool}: {}", error_text(e));
+        let Some(result) = self.call_tool(tool, arguments, err).await? else {
             return Ok(Exit::Failed);
-        }
-        let result = answer.get("result").cloned().unwrap_or(Value::Null);
+        };
         self.print_result(&result, out);
         let structured = result.get("structuredContent");
         let status = structured
@@ -408,6 +399,23 @@ impl Session {
             return self.task_outcome(&task, &poll_with, out, err).await;
         }
         Ok(exit_of(&result))
+    }
+
+    /// A `tools/call` of `tool`: its result, or `None` after saying on `err` the JSON-RPC error
+    /// it was answered with.
+    async fn call_tool(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        err: &mut (dyn Write + Send),
+    ) -> Result<Option<Value>, String> {
+        let params = json!({"name": tool, "arguments": arguments});
+        let answer = self.request("tools/call", params, err).await?;
+        if let Some(e) = answer.get("error") {
+            let _ = writeln!(err, "mcp-call: {tool}: {}", error_text(e));
+            return Ok(None);
+        }
+        Ok(Some(answer.get("result").cloned().unwrap_or(Value::Null)))
     }
 
     /// Waits for the outcome of a call held for a person: the device's `confirmation`
@@ -469,18 +477,10 @@ impl Session {
         let deadline = Instant::now() + self.timeout;
         while Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(500)).await;
-            let answer = self
-                .request(
-                    "tools/call",
-                    json!({"name": poll_with, "arguments": {"task_id": task}}),
-                    err,
-                )
-                .await?;
-            if let Some(e) = answer.get("error") {
-                let _ = writeln!(err, "mcp-call: {poll_with}: {}", error_text(e));
+            let arguments = json!({"task_id": task});
+            let Some(result) = self.call_tool(poll_with, arguments, err).await? else {
                 return Ok(Exit::Failed);
-            }
-            let result = answer.get("result").cloned().unwrap_or(Value::Null);
+            };
             let status = result
                 .get("structuredContent")
                 .and_then(|s| s.get("status"))

@@ -39,7 +39,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use mcp_core::server::{Delivery, Peer};
+use mcp_core::Capacities;
+use mcp_core::server::Peer;
 use mcp_core::transport::endpoint::{Ended, Next, Policy, Say, Sessions};
 use mcp_core::transport::link::{Due, Keepalive as Alive};
 use tokio::sync::mpsc;
@@ -102,16 +103,11 @@ impl Options {
 
     link_builders!();
 
-    /// Sets the keep-alive.
-    pub fn keepalive(mut self, k: Keepalive) -> Self {
-        self.keepalive = k;
-        self
-    }
-
-    /// Sets the first frame cap.
-    pub fn max_frame(mut self, bytes: usize) -> Self {
-        self.max_frame = bytes;
-        self
+    crate::link::setters! {
+        /// Sets the keep-alive.
+        keepalive(k: Keepalive);
+        /// Sets the first frame cap.
+        max_frame(bytes: usize);
     }
 }
 
@@ -195,17 +191,17 @@ fn check(url: &str) -> Result<(), Error> {
 }
 
 /// One link, as the timer and its connection task share it.
-struct Shared<C: 'static, const N: usize, const T: usize> {
+struct Shared<C: 'static, K: Capacities> {
     index: usize,
     url: String,
-    engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    engine: Arc<Mutex<Box<Engine<C, K>>>>,
     sessions: Mutex<Sessions>,
     /// The current connection's outgoing frames (`None`: no connection).
     tx: Mutex<Option<mpsc::UnboundedSender<Bytes>>>,
     opts: Options,
 }
 
-impl<C: 'static, const N: usize, const T: usize> Shared<C, N, T> {
+impl<C: 'static, K: Capacities> Shared<C, K> {
     fn event(&self, state: State) {
         if let Some(hook) = &self.opts.on_event {
             hook(&HostEvent::Endpoint {
@@ -252,8 +248,8 @@ impl<C: 'static, const N: usize, const T: usize> Shared<C, N, T> {
 ///
 /// # Errors
 /// A link's URL that cannot be used, or that would send its token in clear; the TLS setting.
-pub async fn run<C: Board, const N: usize, const T: usize>(
-    links: Vec<(Options, Box<Engine<C, N, T>>)>,
+pub async fn run<C: Board, K: Capacities>(
+    links: Vec<(Options, Box<Engine<C, K>>)>,
     board: Arc<Mutex<C>>,
 ) -> Result<(), Error> {
     for (opts, _) in &links {
@@ -278,7 +274,7 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
         .map(|s| s.opts.tick)
         .min()
         .unwrap_or(Duration::from_millis(20));
-    let weak: Vec<Weak<Shared<C, N, T>>> = shared.iter().map(Arc::downgrade).collect();
+    let weak: Vec<Weak<Shared<C, K>>> = shared.iter().map(Arc::downgrade).collect();
     let b = board.clone();
     std::thread::spawn(move || timer(weak, b, clock, tick));
     let mut tasks = tokio::task::JoinSet::new();
@@ -311,8 +307,8 @@ type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// One link: connect, serve, and after it ended, what its [`Policy`] says.
-async fn serve_link<C: Board, const N: usize, const T: usize>(
-    link: Arc<Shared<C, N, T>>,
+async fn serve_link<C: Board, K: Capacities>(
+    link: Arc<Shared<C, K>>,
     board: Arc<Mutex<C>>,
     clock: Clock,
     connector: tokio_tungstenite::Connector,
@@ -410,8 +406,8 @@ fn why(e: &tungstenite::Error) -> String {
 }
 
 /// Serves one connection until it ends; how it ended and why, in words.
-async fn serve<C: Board, const N: usize, const T: usize>(
-    link: &Arc<Shared<C, N, T>>,
+async fn serve<C: Board, K: Capacities>(
+    link: &Arc<Shared<C, K>>,
     board: &Arc<Mutex<C>>,
     clock: Clock,
     ws: Ws,
@@ -491,8 +487,8 @@ async fn serve<C: Board, const N: usize, const T: usize>(
 
 /// Hands one text frame to the link's engine as from its current agent session, and sends the
 /// answer (the owed outcome first, when one is: the engine is `answers_only`).
-async fn answer<C: Board, const N: usize, const T: usize>(
-    link: &Arc<Shared<C, N, T>>,
+async fn answer<C: Board, K: Capacities>(
+    link: &Arc<Shared<C, K>>,
     board: &Arc<Mutex<C>>,
     sink: &mut futures_util::stream::SplitSink<Ws, Message>,
     msg: Bytes,
@@ -532,13 +528,11 @@ async fn answer<C: Board, const N: usize, const T: usize>(
                 sink.send(Message::text(text)).await
             }
         };
-        let delivery = if sent.is_ok() {
-            Delivery::Written
-        } else {
-            Delivery::Lost
-        };
-        done.handed
-            .delivered(&link.engine, link.calls_hook().as_ref(), delivery);
+        done.handed.delivered(
+            &link.engine,
+            link.calls_hook().as_ref(),
+            crate::delivery(sent.is_ok()),
+        );
         sent?;
     }
     Ok(())
@@ -547,8 +541,8 @@ async fn answer<C: Board, const N: usize, const T: usize>(
 /// Turns every link's engine: the board's tick, a press of the device's button answers the
 /// question shown (over every link), and what each engine owes goes to its link — to its
 /// current agent session only.
-fn timer<C: Board, const N: usize, const T: usize>(
-    links: Vec<Weak<Shared<C, N, T>>>,
+fn timer<C: Board, K: Capacities>(
+    links: Vec<Weak<Shared<C, K>>>,
     board: Arc<Mutex<C>>,
     clock: Clock,
     tick: Duration,
@@ -556,7 +550,7 @@ fn timer<C: Board, const N: usize, const T: usize>(
     let mut display = crate::Display::new(lock(&board).confirm_presses());
     let mut out = Vec::new();
     loop {
-        let live: Vec<Arc<Shared<C, N, T>>> = links.iter().filter_map(Weak::upgrade).collect();
+        let live: Vec<Arc<Shared<C, K>>> = links.iter().filter_map(Weak::upgrade).collect();
         if live.is_empty() {
             return;
         }
@@ -581,14 +575,7 @@ fn timer<C: Board, const N: usize, const T: usize>(
             for m in &turn.msgs {
                 // Only to the session that is owed it: never another's, never everyone's.
                 let sent = m.to == Some(current) && l.send(m.bytes.clone());
-                if let Some(receipt) = m.receipt {
-                    let delivery = if sent {
-                        Delivery::Written
-                    } else {
-                        Delivery::Lost
-                    };
-                    lock(&l.engine).delivered(receipt, delivery);
-                }
+                m.delivered(&l.engine, sent);
                 if let (Some(hook), Some(mut e)) =
                     (&hook, crate::observe(TRANSPORT, &turn, m, sent))
                 {

@@ -12,14 +12,13 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
-use mcp_core::Principal;
 use mcp_core::server::Peer;
 use mcp_core::transport::auth;
 use mcp_core::transport::http::{self as rules, Headers, Refusal, Route};
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT};
 use mcp_core::wire::request::Message;
+use mcp_core::{Capacities, Principal};
 
-use crate::Delivery;
 use crate::oauth;
 use crate::session::{Frames, Session, frame, parse_event_id};
 use crate::web::{self, View};
@@ -152,96 +151,47 @@ impl Default for HttpOptions {
 }
 
 impl HttpOptions {
-    /// Sets who is on the other end of every connection.
-    pub fn principal(mut self, p: Principal) -> Self {
-        self.principal = p;
-        self
-    }
-
-    /// Sets the tools whose POST stream closes early (SSE polling).
-    pub fn close_early(mut self, tools: &[&str]) -> Self {
-        self.close_early = tools.iter().map(|t| (*t).to_string()).collect();
-        self
-    }
-
     /// Accepts these host names in `Host` besides the loopback names.
     pub fn allow_hosts(mut self, hosts: &[&str]) -> Self {
-        self.allowed_hosts = hosts.iter().map(|h| (*h).to_string()).collect();
+        self.allowed_hosts = crate::owned(hosts);
         self
     }
 
     /// Accepts requests from pages at these origins (`http://localhost:6274`) besides the
     /// endpoint's own; see [`allowed_origins`](Self::allowed_origins).
     pub fn allow_origins(mut self, origins: &[&str]) -> Self {
-        self.allowed_origins = origins.iter().map(|o| (*o).to_string()).collect();
+        self.allowed_origins = crate::owned(origins);
         self
     }
 
-    /// Sets the body limit.
-    pub fn max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
-    }
-
-    /// Sets the output buffer size.
-    pub fn out_len(mut self, bytes: usize) -> Self {
-        self.out_len = bytes;
-        self
-    }
-
-    /// Sets the `retry:` of priming events.
-    pub fn retry_ms(mut self, ms: u32) -> Self {
-        self.retry_ms = ms;
-        self
-    }
-
-    /// Sets the event hook.
-    pub fn on_event(mut self, hook: EventHook) -> Self {
-        self.on_event = Some(hook);
-        self
-    }
-
-    /// Sets the session limit.
-    pub fn max_sessions(mut self, n: usize) -> Self {
-        self.max_sessions = n.max(1);
-        self
-    }
-
-    /// Sets the request-head (and keep-alive idle) timeout.
-    pub fn header_timeout(mut self, t: Duration) -> Self {
-        self.header_timeout = t;
-        self
-    }
-
-    /// Sets the request-body timeout.
-    pub fn body_timeout(mut self, t: Duration) -> Self {
-        self.body_timeout = t;
-        self
-    }
-
-    /// Sets the connection limit.
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n.max(1);
-        self
-    }
-
-    /// Requires this bearer token on every request to the endpoint; see
-    /// [`bearer_token`](Self::bearer_token).
-    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.bearer_token = Some(token.into());
-        self
-    }
-
-    /// Takes access tokens of an authorization server; see [`oauth`](Self::oauth).
-    pub fn oauth(mut self, oauth: oauth::OAuthOptions) -> Self {
-        self.oauth = Some(oauth);
-        self
-    }
-
-    /// Sets how often open SSE connections get a keep-alive comment.
-    pub fn keepalive(mut self, every: Duration) -> Self {
-        self.keepalive = every.max(Duration::from_millis(10));
-        self
+    crate::link::setters! {
+        /// Sets who is on the other end of every connection.
+        principal(p: Principal);
+        /// Sets the tools whose POST stream closes early (SSE polling).
+        close_early(tools: &[&str]) = crate::owned(tools);
+        /// Sets the body limit.
+        max_body(bytes: usize);
+        /// Sets the output buffer size.
+        out_len(bytes: usize);
+        /// Sets the `retry:` of priming events.
+        retry_ms(ms: u32);
+        /// Sets the event hook.
+        on_event(hook: EventHook) = Some(hook);
+        /// Sets the session limit.
+        max_sessions(n: usize) = n.max(1);
+        /// Sets the request-head (and keep-alive idle) timeout.
+        header_timeout(t: Duration);
+        /// Sets the request-body timeout.
+        body_timeout(t: Duration);
+        /// Sets the connection limit.
+        max_connections(n: usize) = n.max(1);
+        /// Requires this bearer token on every request to the endpoint; see
+        /// [`bearer_token`](Self::bearer_token).
+        bearer_token(token: impl Into<String>) = Some(token.into());
+        /// Takes access tokens of an authorization server; see [`oauth`](Self::oauth).
+        oauth(oauth: oauth::OAuthOptions) = Some(oauth);
+        /// Sets how often open SSE connections get a keep-alive comment.
+        keepalive(every: Duration) = every.max(Duration::from_millis(10));
     }
 }
 
@@ -250,12 +200,12 @@ struct Listener {
     tx: tokio::sync::mpsc::UnboundedSender<Bytes>,
 }
 
-struct Shared<C: 'static, const N: usize, const T: usize> {
+struct Shared<C: 'static, K: Capacities> {
     opts: HttpOptions,
-    factory: Factory<C, N, T>,
+    factory: Factory<C, K>,
     board: Arc<Mutex<C>>,
-    stateless: Arc<Mutex<Box<Engine<C, N, T>>>>,
-    sessions: Mutex<HashMap<String, Arc<Session<C, N, T>>>>,
+    stateless: Arc<Mutex<Box<Engine<C, K>>>>,
+    sessions: Mutex<HashMap<String, Arc<Session<C, K>>>>,
     /// The open listen streams of the stateless engine, by request id (raw JSON).
     /// The open 2026-07-28 listen streams, by the peer number each request was given (a listen
     /// request is a client of its own: ids are that client's, so two clients may both listen
@@ -396,19 +346,19 @@ async fn no_authorization_server(State(p): State<Arc<Protected>>, req: Request) 
 /// # use std::sync::{Arc, Mutex};
 /// # struct Lamp;
 /// # impl mcp_host::Board for Lamp {}
-/// # async fn demo(factory: mcp_host::Factory<Lamp, 8, 2>) -> std::io::Result<()> {
+/// # async fn demo(factory: mcp_host::Factory<Lamp, mcp_core::Caps<8, 2>>) -> std::io::Result<()> {
 /// let host = mcp_host::HttpHost::new(mcp_host::HttpOptions::default(), factory, Arc::new(Mutex::new(Lamp)));
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// host.serve(listener).await
 /// # }
 /// ```
-pub struct HttpHost<C: 'static, const N: usize, const T: usize> {
-    shared: Arc<Shared<C, N, T>>,
+pub struct HttpHost<C: 'static, K: Capacities> {
+    shared: Arc<Shared<C, K>>,
 }
 
-impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
+impl<C: Board, K: Capacities> HttpHost<C, K> {
     /// A host; starts the timer thread that polls the engines (it ends with the host).
-    pub fn new(opts: HttpOptions, factory: Factory<C, N, T>, board: Arc<Mutex<C>>) -> Self {
+    pub fn new(opts: HttpOptions, factory: Factory<C, K>, board: Arc<Mutex<C>>) -> Self {
         let opts_oauth = opts.oauth.clone();
         let clock = Clock::new();
         let mut stateless = factory();
@@ -438,7 +388,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
     pub fn router(&self) -> Router {
         let opts = &self.shared.opts;
         let mut router = Router::new()
-            .route(&opts.path, axum::routing::any(endpoint::<C, N, T>))
+            .route(&opts.path, axum::routing::any(endpoint::<C, K>))
             .with_state(self.shared.clone());
         if opts.bearer_token.is_some() || opts.oauth.is_some() {
             let protect = Arc::new(Protected {
@@ -533,7 +483,7 @@ impl<C: Board, const N: usize, const T: usize> HttpHost<C, N, T> {
 /// [`Panel`](crate::Panel)), on whichever engine holds it; that engine's outcome goes out in the
 /// same turn, to its session. A call a person confirmed that ran is reported to every other
 /// engine, so that none answers a retransmission with evidence it made stale.
-fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) {
+fn timer<C: Board, K: Capacities>(weak: Weak<Shared<C, K>>) {
     let mut out = Vec::new();
     let mut last_keepalive = Instant::now();
     let mut panel = match weak.upgrade() {
@@ -590,14 +540,7 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
             let mut state = lock(&s.state);
             for m in &turn.msgs {
                 let delivered = state.route(&m.bytes);
-                if let Some(receipt) = m.receipt {
-                    let delivery = if delivered {
-                        Delivery::Written
-                    } else {
-                        Delivery::Lost
-                    };
-                    lock(&s.engine).delivered(receipt, delivery);
-                }
+                m.delivered(&s.engine, delivered);
                 if let (Some(hook), Some(e)) = (hook, crate::observe("http", &turn, m, delivered)) {
                     hook(&e);
                 }
@@ -632,8 +575,8 @@ fn timer<C: Board, const N: usize, const T: usize>(weak: Weak<Shared<C, N, T>>) 
     }
 }
 
-async fn endpoint<C: Board, const N: usize, const T: usize>(
-    State(shared): State<Arc<Shared<C, N, T>>>,
+async fn endpoint<C: Board, K: Capacities>(
+    State(shared): State<Arc<Shared<C, K>>>,
     req: Request,
 ) -> Response {
     // The Host/Origin rule was checked before (`router`).
@@ -650,8 +593,8 @@ async fn endpoint<C: Board, const N: usize, const T: usize>(
     }
 }
 
-async fn post<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+async fn post<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     h: &View<'_>,
     body: Body,
 ) -> Response {
@@ -703,10 +646,10 @@ async fn post<C: Board, const N: usize, const T: usize>(
 /// sessions apart) with an engine of its own; on the stateless engine only a request's
 /// idempotency key scopes retransmissions. Every engine acts on the one board, so a tool that ran on one is
 /// reported to the others.
-fn how<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+fn how<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     stateless: bool,
-    engine: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+    engine: &Arc<Mutex<Box<Engine<C, K>>>>,
 ) -> Run {
     Run {
         principal: shared.opts.principal,
@@ -723,9 +666,9 @@ fn how<C: Board, const N: usize, const T: usize>(
 }
 
 /// Tells every engine but `this` that a tool ran.
-fn touch_others<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    this: &Arc<Mutex<Box<Engine<C, N, T>>>>,
+fn touch_others<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
+    this: &Arc<Mutex<Box<Engine<C, K>>>>,
 ) -> Touch {
     let (shared, this) = (Arc::downgrade(shared), Arc::downgrade(this));
     Arc::new(move |tool| {
@@ -749,8 +692,8 @@ fn touch_others<C: Board, const N: usize, const T: usize>(
 /// acknowledgement and stays open (keep-alive comments): the timer sends it every update the
 /// engine tags with its id. When the client closes it, the host ends the subscription
 /// ([`Server::cancelled`](mcp_core::Server::cancelled)), and the id may be used again.
-async fn stateless<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+async fn stateless<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     h: &View<'_>,
     bytes: Bytes,
 ) -> Response {
@@ -829,8 +772,8 @@ fn listen_id(bytes: &[u8]) -> Option<Vec<u8>> {
 /// Holds a listen stream's route while its response body lives. Dropped (the client closed the
 /// stream, or the engine refused the listen): the route goes and, once acknowledged, the
 /// engine's subscription ends.
-struct ListenGuard<C: 'static, const N: usize, const T: usize> {
-    shared: Weak<Shared<C, N, T>>,
+struct ListenGuard<C: 'static, K: Capacities> {
+    shared: Weak<Shared<C, K>>,
     id: Vec<u8>,
     /// The peer number the listen request was given.
     peer: u64,
@@ -838,7 +781,7 @@ struct ListenGuard<C: 'static, const N: usize, const T: usize> {
     acknowledged: bool,
 }
 
-impl<C: 'static, const N: usize, const T: usize> Drop for ListenGuard<C, N, T> {
+impl<C: 'static, K: Capacities> Drop for ListenGuard<C, K> {
     fn drop(&mut self) {
         let Some(shared) = self.shared.upgrade() else {
             return;
@@ -858,9 +801,9 @@ impl<C: 'static, const N: usize, const T: usize> Drop for ListenGuard<C, N, T> {
 
 /// The SSE response of a listen stream: the acknowledgement, then what the timer routes to it,
 /// until the client closes it (which drops the guard).
-fn listen_stream<C: 'static + Send, const N: usize, const T: usize>(
+fn listen_stream<C: 'static + Send, K: Capacities>(
     ack: Bytes,
-    mut guard: ListenGuard<C, N, T>,
+    mut guard: ListenGuard<C, K>,
 ) -> Response {
     let Some(frames) = guard.frames.take() else {
         return internal();
@@ -878,10 +821,7 @@ fn listen_stream<C: 'static + Send, const N: usize, const T: usize>(
 }
 
 /// A POST without a session: `initialize` opens one; anything else is refused (400).
-async fn open<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    bytes: Bytes,
-) -> Response {
+async fn open<C: Board, K: Capacities>(shared: &Arc<Shared<C, K>>, bytes: Bytes) -> Response {
     // Read as deep as the checker can follow: a request nested deeper than the engine reads is
     // still one, answered with its id (the engine refuses it below).
     match Message::parse(&bytes, MAX_DEPTH_LIMIT) {
@@ -960,19 +900,16 @@ async fn open<C: Board, const N: usize, const T: usize>(
 }
 
 /// `true` when a new session fits: a free slot, or an idle session to end.
-fn has_room<C: Board, const N: usize, const T: usize>(
-    shared: &Shared<C, N, T>,
-    sessions: &HashMap<String, Arc<Session<C, N, T>>>,
+fn has_room<C: Board, K: Capacities>(
+    shared: &Shared<C, K>,
+    sessions: &HashMap<String, Arc<Session<C, K>>>,
 ) -> bool {
     sessions.len() < shared.opts.max_sessions || sessions.values().any(|s| s.is_idle())
 }
 
 /// The answer to an `initialize` when every session is in use: 503 with `Retry-After` and a
 /// JSON-RPC error that says why, echoing the request id.
-fn at_session_limit<C: Board, const N: usize, const T: usize>(
-    shared: &Shared<C, N, T>,
-    bytes: &[u8],
-) -> Response {
+fn at_session_limit<C: Board, K: Capacities>(shared: &Shared<C, K>, bytes: &[u8]) -> Response {
     let id = rules::request_id(bytes).map(|i| i.raw().to_vec());
     let message = format!(
         "Service Unavailable: the device is at its session limit ({} sessions, each with a running \
@@ -993,10 +930,10 @@ fn at_session_limit<C: Board, const N: usize, const T: usize>(
     r
 }
 
-fn find<C: Board, const N: usize, const T: usize>(
-    shared: &Shared<C, N, T>,
+fn find<C: Board, K: Capacities>(
+    shared: &Shared<C, K>,
     h: &View<'_>,
-) -> Result<Arc<Session<C, N, T>>, Box<Response>> {
+) -> Result<Arc<Session<C, K>>, Box<Response>> {
     let Some(id) = h.header(rules::SESSION_ID) else {
         return Err(Box::new(not_allowed(
             "POST",
@@ -1026,8 +963,8 @@ fn find<C: Board, const N: usize, const T: usize>(
 }
 
 /// A POST in a legacy session.
-async fn in_session<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
+async fn in_session<C: Board, K: Capacities>(
+    shared: &Arc<Shared<C, K>>,
     h: &View<'_>,
     bytes: Bytes,
 ) -> Response {
@@ -1102,8 +1039,8 @@ async fn in_session<C: Board, const N: usize, const T: usize>(
 }
 
 /// Moves the rest of a handler run onto session stream `k`.
-async fn drain<C: Board, const N: usize, const T: usize>(
-    session: Arc<Session<C, N, T>>,
+async fn drain<C: Board, K: Capacities>(
+    session: Arc<Session<C, K>>,
     k: u64,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Step>,
     request_id: Option<Vec<u8>>,
@@ -1142,10 +1079,7 @@ fn calls_one_of(bytes: &[u8], tools: &[String]) -> bool {
 }
 
 /// GET: a session's SSE stream: a resumption (`Last-Event-ID`) or the standalone stream.
-fn get<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    h: &View<'_>,
-) -> Response {
+fn get<C: Board, K: Capacities>(shared: &Arc<Shared<C, K>>, h: &View<'_>) -> Response {
     if let Err(r) = rules::check_get(h) {
         return refusal(r, b"");
     }
@@ -1169,10 +1103,7 @@ fn get<C: Board, const N: usize, const T: usize>(
 }
 
 /// DELETE: ends a session.
-fn delete<C: Board, const N: usize, const T: usize>(
-    shared: &Arc<Shared<C, N, T>>,
-    h: &View<'_>,
-) -> Response {
+fn delete<C: Board, K: Capacities>(shared: &Arc<Shared<C, K>>, h: &View<'_>) -> Response {
     let session = match find(shared, h) {
         Ok(s) => s,
         Err(r) => return *r,

@@ -83,7 +83,7 @@ use mcp_core::server::{Heard, Peer, Pending, Receipt, Status};
 use mcp_core::transport::xiaozhi::Event;
 
 pub use mcp_core::server::Approval;
-use mcp_core::{Caps, Input, MIN_OUT_LEN, Principal, Reading, Revision, Server};
+use mcp_core::{Capacities, Caps, Input, MIN_OUT_LEN, Principal, Reading, Revision, Server};
 use mcp_hal::kits::button::Press;
 use tokio::sync::mpsc;
 
@@ -137,7 +137,7 @@ pub trait Board: Send + 'static {
     /// The board's events at `now_ms` that start a turn on a xiaozhi backend when the host
     /// speaks first ([`xiaozhi::Options::speak_first`]): a threshold crossed, a door opened —
     /// each marked by the firmware author with its fixed words
-    /// ([`Event`](mcp_core::transport::xiaozhi::Event)) and a reading of the device's own.
+    /// ([`Event`]) and a reading of the device's own.
     /// Read by the host's timer after [`changed`](Self::changed), whether it speaks first or
     /// not (so that a detector keeps its state). On MCP wires the same change is a resource
     /// update, as [`changed`](Self::changed) says. The default: none.
@@ -316,11 +316,16 @@ pub const LISTEN_STREAMS: usize = 8;
 /// The largest call (bytes) an engine holds while a person is asked to confirm it.
 pub const HOLD_BYTES: usize = 1024;
 
-/// The engine type the host drives: tool capacity `N`, task capacity `T`; four recent calls of
-/// up to 448 bytes for retransmissions and four live resources (mcp-core's defaults),
-/// [`LISTEN_STREAMS`] listen streams, calls up to [`HOLD_BYTES`] held for a confirmation.
-pub type Engine<C, const N: usize, const T: usize> =
-    Server<'static, C, Caps<N, T, 4, 448, 4, LISTEN_STREAMS, HOLD_BYTES>>;
+/// The engine type the host drives: a [`Server`] over the board `C` and any capacities `K`,
+/// its tools living as long as the program. Every transport here is written over `K`.
+pub type Engine<C, K> = Server<'static, C, K>;
+
+/// The capacities a host's engine is given unless it needs others: `TOOLS` tools, `TASKS`
+/// tasks, four recent calls of up to 448 bytes for retransmissions and four live resources
+/// (mcp-core's defaults), [`LISTEN_STREAMS`] listen streams, calls up to [`HOLD_BYTES`] held for
+/// a confirmation.
+pub type HostCaps<const TOOLS: usize, const TASKS: usize> =
+    Caps<TOOLS, TASKS, 4, 448, 4, LISTEN_STREAMS, HOLD_BYTES>;
 
 /// One message an engine's `poll` emitted: for whom, and what ran in it.
 #[derive(Debug, Clone)]
@@ -335,6 +340,29 @@ pub(crate) struct Emitted {
     /// The message is an outcome heard after a call's answer ([`mcp_core::Polled::heard`]):
     /// where its sentence is in `bytes`.
     pub(crate) heard: Option<Heard>,
+}
+
+impl Emitted {
+    /// Reports what became of this message to `engine` when it carries a remembered answer
+    /// ([`Server::delivered`]): [`delivery`]`(sent)`.
+    pub(crate) fn delivered<C, K: Capacities>(
+        &self,
+        engine: &Mutex<Box<Engine<C, K>>>,
+        sent: bool,
+    ) {
+        if let Some(receipt) = self.receipt {
+            lock(engine).delivered(receipt, delivery(sent));
+        }
+    }
+}
+
+/// What became of an answer: `Written` when the transport took it, else `Lost`.
+pub(crate) fn delivery(written: bool) -> Delivery {
+    if written {
+        Delivery::Written
+    } else {
+        Delivery::Lost
+    }
 }
 
 /// A call waiting for a person, as its engine holds it: the engine's record of it, the text of
@@ -383,8 +411,8 @@ impl Turn {
 }
 
 /// Publishes each changed resource on an engine, then polls it until it owes nothing.
-pub(crate) fn turn<C, const N: usize, const T: usize>(
-    engine: &Mutex<Box<Engine<C, N, T>>>,
+pub(crate) fn turn<C, K: Capacities>(
+    engine: &Mutex<Box<Engine<C, K>>>,
     board: &Mutex<C>,
     changed: &[&'static str],
     now_ms: u64,
@@ -479,11 +507,11 @@ impl Panel {
     }
 
     /// [`presses`](Self::presses), answered on whichever of `engines` holds the question.
-    pub(crate) fn press<'e, C: 'static, const N: usize, const T: usize>(
+    pub(crate) fn press<'e, C: 'static, K: Capacities>(
         &mut self,
         count: u32,
         now_ms: u64,
-        engines: impl IntoIterator<Item = &'e Mutex<Box<Engine<C, N, T>>>>,
+        engines: impl IntoIterator<Item = &'e Mutex<Box<Engine<C, K>>>>,
     ) -> Vec<Pressed> {
         let (numbers, answers) = self.presses(count, now_ms);
         let mut answered = None;
@@ -568,9 +596,9 @@ impl Display {
 
     /// A timer turn of a transport with one engine: the board's tick, a press answers the
     /// question shown, the engine is polled, what waits is shown.
-    pub(crate) fn turn<C: Board, const N: usize, const T: usize>(
+    pub(crate) fn turn<C: Board, K: Capacities>(
         &mut self,
-        engine: &Mutex<Box<Engine<C, N, T>>>,
+        engine: &Mutex<Box<Engine<C, K>>>,
         board: &Mutex<C>,
         now_ms: u64,
         out: &mut [u8],
@@ -660,8 +688,12 @@ pub(crate) fn waiting_changed(
 
 /// Builds a fresh engine with its tools registered: one per legacy session, one for the
 /// stateless path, one per WebSocket connection.
-pub type Factory<C, const N: usize, const T: usize> =
-    Arc<dyn Fn() -> Box<Engine<C, N, T>> + Send + Sync>;
+pub type Factory<C, K> = Arc<dyn Fn() -> Box<Engine<C, K>> + Send + Sync>;
+
+/// The strings of `list`, owned (a builder's list setting).
+pub(crate) fn owned(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_string()).collect()
+}
 
 /// Locks a mutex, ignoring poisoning: a tool that panicked leaves the board as it was, and the
 /// host keeps serving (the engine itself never panics).
@@ -710,12 +742,12 @@ fn unix_ms() -> i64 {
 
 /// `engine`, shared, once [`prime`]d on a blocking thread (the clock at `now_ms`, polls into a
 /// buffer of `out_len` bytes): what every outbound link does before its first connection.
-pub(crate) async fn primed<C: Board, const N: usize, const T: usize>(
-    engine: Box<Engine<C, N, T>>,
+pub(crate) async fn primed<C: Board, K: Capacities>(
+    engine: Box<Engine<C, K>>,
     board: &Arc<Mutex<C>>,
     now_ms: u64,
     out_len: usize,
-) -> Arc<Mutex<Box<Engine<C, N, T>>>> {
+) -> Arc<Mutex<Box<Engine<C, K>>>> {
     let engine = Arc::new(Mutex::new(engine));
     let (e, b) = (engine.clone(), board.clone());
     let _ = tokio::task::spawn_blocking(move || {
@@ -728,8 +760,8 @@ pub(crate) async fn primed<C: Board, const N: usize, const T: usize>(
 
 /// Brings a fresh engine onto the host's clock (so task timestamps are wall-clock time) and
 /// seeds its task-id key.
-pub(crate) fn prime<C, const N: usize, const T: usize>(
-    engine: &mut Engine<C, N, T>,
+pub(crate) fn prime<C, K: Capacities>(
+    engine: &mut Engine<C, K>,
     board: &mut C,
     now_ms: u64,
     out: &mut [u8],
@@ -790,9 +822,9 @@ impl Handed {
     /// The answer was written out or lost: the engine records it for retransmissions
     /// ([`Server::delivered`], [`HostEvent::Answered`]), and the application hears it of the
     /// call ([`HostEvent::Delivered`]). Every transport reports delivery here.
-    pub(crate) fn delivered<C, const N: usize, const T: usize>(
+    pub(crate) fn delivered<C, K: Capacities>(
         &self,
-        engine: &Mutex<Box<Engine<C, N, T>>>,
+        engine: &Mutex<Box<Engine<C, K>>>,
         hook: Option<&EventHook>,
         delivery: Delivery,
     ) {
@@ -992,8 +1024,8 @@ pub(crate) struct Run {
 
 /// Hands one message to an engine on a blocking thread; notifications and the answer arrive on
 /// the returned channel as they happen.
-pub(crate) fn run<C: Board, const N: usize, const T: usize>(
-    engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+pub(crate) fn run<C: Board, K: Capacities>(
+    engine: Arc<Mutex<Box<Engine<C, K>>>>,
     board: Arc<Mutex<C>>,
     msg: Bytes,
     how: Run,
@@ -1077,11 +1109,7 @@ pub(crate) fn run<C: Board, const N: usize, const T: usize>(
             touch(tool);
         }
         let written = tx.send(Step::Done(done)).is_ok();
-        let delivery = how.report_delivery.then_some(if written {
-            Delivery::Written
-        } else {
-            Delivery::Lost
-        });
+        let delivery = how.report_delivery.then_some(delivery(written));
         if let Some(hook) = &how.events {
             for e in reported.events(delivery.filter(|_| answered)) {
                 hook(&e);
@@ -1122,14 +1150,14 @@ mod test {
     const REBOOT: Tool<Dev> =
         Tool::new("self.reboot", "Reboot", reboot).confirm(Confirm::new("Reboot?"));
 
-    fn engine(seed: u8) -> Mutex<Box<Engine<Dev, 2, 0>>> {
+    fn engine(seed: u8) -> Mutex<Box<Engine<Dev, HostCaps<2, 0>>>> {
         let mut e = Box::new(Engine::new(Config::new("t", "1").hold_answer(0)));
         e.register(&REBOOT).unwrap();
         e.set_entropy([seed; 16]);
         Mutex::new(e)
     }
 
-    fn hold(engine: &Mutex<Box<Engine<Dev, 2, 0>>>, board: &Mutex<Dev>) {
+    fn hold(engine: &Mutex<Box<Engine<Dev, HostCaps<2, 0>>>>, board: &Mutex<Dev>) {
         let msg =
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.reboot"}}"#;
         let mut out = [0u8; 1024];
@@ -1140,7 +1168,7 @@ mod test {
     }
 
     fn poll_all(
-        engines: &[&Mutex<Box<Engine<Dev, 2, 0>>>],
+        engines: &[&Mutex<Box<Engine<Dev, HostCaps<2, 0>>>>],
         board: &Mutex<Dev>,
         now: u64,
     ) -> Vec<Asked> {
@@ -1153,7 +1181,7 @@ mod test {
         held
     }
 
-    /// Issue 22, bug 4: with two calls waiting (two sessions), the device shows one — the first
+    /// With two calls waiting (two sessions), the device shows one — the first
     /// held — and a press answers that one; a press in the same tick as a question appears answers
     /// nothing; the next question is shown only after the first is answered. (Each question
     /// is shown for the engines' minimum, 1 s, before a press counts.)
@@ -1204,7 +1232,7 @@ mod test {
         assert_eq!(lock(&board).reboots, 2);
     }
 
-    /// Issue 33, finding 3: a quick double press — the first half answers the question shown,
+    /// A quick double press — the first half answers the question shown,
     /// the second, 29–150 ms later, must not approve the question that came up in between (on
     /// the device for under 100 ms). A press counts only for a question shown for the minimum
     /// (1 s), and never within the minimum of the previous press.

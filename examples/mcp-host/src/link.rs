@@ -110,55 +110,55 @@ impl fmt::Debug for Link {
     }
 }
 
+/// Builder methods that each set one field: `tick(t: Duration);` (after its doc comment) is
+/// `pub fn tick(mut self, t: Duration) -> Self { self.tick = t; self }`. `= expr` stores that
+/// instead of the argument (`on_event(hook: EventHook) = Some(hook);`), and a leading
+/// `in link:` sets the fields of `self.link`.
+macro_rules! setters {
+    (in $part:ident: $($(#[$doc:meta])* $name:ident($arg:ident: $ty:ty) $(= $value:expr)?;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $arg: $ty) -> Self {
+                self.$part.$name = $crate::link::setters!(@value $arg $(, $value)?);
+                self
+            }
+        )*
+    };
+    (@value $arg:ident) => { $arg };
+    (@value $arg:ident, $value:expr) => { $value };
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $ty:ty) $(= $value:expr)?;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $arg: $ty) -> Self {
+                self.$name = $crate::link::setters!(@value $arg $(, $value)?);
+                self
+            }
+        )*
+    };
+}
+
+pub(crate) use setters;
+
 /// The builder methods of the [`Link`] settings, for an `Options` type with a field `link`.
 macro_rules! link_builders {
     () => {
-        /// Sets who is on the other end.
-        pub fn principal(mut self, p: mcp_core::Principal) -> Self {
-            self.link.principal = p;
-            self
-        }
-
-        /// Sets the output buffer size.
-        pub fn out_len(mut self, bytes: usize) -> Self {
-            self.link.out_len = bytes;
-            self
-        }
-
-        /// Sets the poll interval.
-        pub fn tick(mut self, t: std::time::Duration) -> Self {
-            self.link.tick = t;
-            self
-        }
-
-        /// Sets the event hook.
-        pub fn on_event(mut self, hook: $crate::EventHook) -> Self {
-            self.link.on_event = Some(hook);
-            self
-        }
-
-        /// Reconnects forever after a failure or a close, waiting as `backoff` says.
-        pub fn reconnect(mut self, backoff: $crate::link::Backoff) -> Self {
-            self.link.reconnect = Some(backoff);
-            self
-        }
-
-        /// Sets the connect (and handshake) timeout.
-        pub fn connect_timeout(mut self, t: std::time::Duration) -> Self {
-            self.link.connect_timeout = t;
-            self
-        }
-
-        /// Sets the largest message the peer may send (bytes).
-        pub fn max_message(mut self, bytes: usize) -> Self {
-            self.link.max_message = bytes;
-            self
-        }
-
-        /// Sets the roots a TLS peer's certificate must chain to.
-        pub fn tls(mut self, tls: $crate::tls::Tls) -> Self {
-            self.link.tls = tls;
-            self
+        $crate::link::setters! { in link:
+            /// Sets who is on the other end.
+            principal(p: mcp_core::Principal);
+            /// Sets the output buffer size.
+            out_len(bytes: usize);
+            /// Sets the poll interval.
+            tick(t: std::time::Duration);
+            /// Sets the event hook.
+            on_event(hook: $crate::EventHook) = Some(hook);
+            /// Reconnects forever after a failure or a close, waiting as `backoff` says.
+            reconnect(backoff: $crate::link::Backoff) = Some(backoff);
+            /// Sets the connect (and handshake) timeout.
+            connect_timeout(t: std::time::Duration);
+            /// Sets the largest message the peer may send (bytes).
+            max_message(bytes: usize);
+            /// Sets the roots a TLS peer's certificate must chain to.
+            tls(tls: $crate::tls::Tls);
         }
     };
 }

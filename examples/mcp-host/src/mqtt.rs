@@ -85,6 +85,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use mcp_core::Capacities;
 use mcp_core::server::{Delivery, Peer};
 use mcp_core::transport::mqtt::{
     self as conv, Busy, ClientId, Incoming, MAX_TOPIC_LEN, Opened, PresenceGuard, Route,
@@ -213,12 +214,6 @@ impl Options {
         self
     }
 
-    /// Sets the MQTT keep-alive.
-    pub fn keep_alive(mut self, t: Duration) -> Self {
-        self.keep_alive = t;
-        self
-    }
-
     /// Sets the number of client sessions (at most [`MAX_CLIENTS`]) and how long one must be
     /// idle to be replaced.
     pub fn max_clients(mut self, n: usize, idle: Duration) -> Self {
@@ -227,10 +222,11 @@ impl Options {
         self
     }
 
-    /// Sets how long what an `initialize` declared is noted.
-    pub fn half_open(mut self, life: Duration) -> Self {
-        self.half_open = life;
-        self
+    crate::link::setters! {
+        /// Sets the MQTT keep-alive.
+        keep_alive(t: Duration);
+        /// Sets how long what an `initialize` declared is noted.
+        half_open(life: Duration);
     }
 }
 
@@ -444,13 +440,13 @@ struct Queued {
 }
 
 /// Everything one device's task keeps.
-struct Device<'o, C: 'static, const N: usize, const T: usize> {
+struct Device<'o, C: 'static, K: Capacities> {
     opts: &'o Options,
     me: ServerTopics<'o>,
     topics: Topics,
     online: Bytes,
     client: AsyncClient,
-    engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    engine: Arc<Mutex<Box<Engine<C, K>>>>,
     board: Arc<Mutex<C>>,
     clock: Clock,
     out_len: usize,
@@ -479,9 +475,9 @@ struct Device<'o, C: 'static, const N: usize, const T: usize> {
 ///
 /// # Errors
 /// Bad options; without reconnection also the first link failure.
-pub async fn run<C: Board, const N: usize, const T: usize>(
+pub async fn run<C: Board, K: Capacities>(
     opts: &Options,
-    engine: Box<Engine<C, N, T>>,
+    engine: Box<Engine<C, K>>,
     board: Arc<Mutex<C>>,
 ) -> Result<(), Error> {
     run_until(opts, engine, board, std::future::pending()).await
@@ -492,9 +488,9 @@ pub async fn run<C: Board, const N: usize, const T: usize>(
 ///
 /// # Errors
 /// As [`run`].
-pub async fn run_until<C: Board, const N: usize, const T: usize>(
+pub async fn run_until<C: Board, K: Capacities>(
     opts: &Options,
-    engine: Box<Engine<C, N, T>>,
+    engine: Box<Engine<C, K>>,
     board: Arc<Mutex<C>>,
     stop: impl Future<Output = ()>,
 ) -> Result<(), Error> {
@@ -661,7 +657,7 @@ pub async fn run_until<C: Board, const N: usize, const T: usize>(
     }
 }
 
-impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
+impl<C: Board, K: Capacities> Device<'_, C, K> {
     /// The link is up: subscribe, announce, send what waited.
     fn on_connect(&mut self) {
         self.connected = true;
@@ -758,12 +754,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
     /// The broker acknowledged packet `pkid`.
     fn on_puback(&mut self, pkid: u16, reason: PubAckReason) {
         if let Some(t) = self.inflight.remove(&pkid) {
-            let delivery = if reason == PubAckReason::Success {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            };
-            self.report(t, delivery);
+            self.report(t, crate::delivery(reason == PubAckReason::Success));
         }
     }
 
@@ -1113,7 +1104,7 @@ impl<C: Board, const N: usize, const T: usize> Device<'_, C, N, T> {
 mod test {
     use super::*;
 
-    /// Issue 33, finding 5: a password with a raw `/` (or `?`, `#`, `@`, a space) is the
+    /// A password with a raw `/` (or `?`, `#`, `@`, a space) is the
     /// password — taken whole, and never shown in what logs and `/sim/state` print.
     #[test]
     fn raw_reserved_characters_in_the_password_are_taken_and_never_shown() {

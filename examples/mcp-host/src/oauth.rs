@@ -102,10 +102,15 @@ impl OAuthOptions {
         }
     }
 
-    /// Sets how an `https://` authorization server's certificate is checked.
-    pub fn tls(mut self, tls: Tls) -> Self {
-        self.tls = tls;
-        self
+    crate::link::setters! {
+        /// Sets how an `https://` authorization server's certificate is checked.
+        tls(tls: Tls);
+        /// Sets the required scopes.
+        scopes(scopes: &[&str]) = crate::owned(scopes);
+        /// Sets where the keys come from.
+        keys(keys: Keys);
+        /// Sets the leeway.
+        leeway(leeway: Duration);
     }
 
     /// The resource the audience names, as mcp-core writes its metadata URL (`None` for an
@@ -113,24 +118,6 @@ impl OAuthOptions {
     pub fn resource(&self) -> Option<mcp_core::transport::auth::Resource<'_>> {
         let (https, authority, path) = url_parts(&self.audience)?;
         mcp_core::transport::auth::Resource::new(authority.as_bytes(), path).map(|r| r.https(https))
-    }
-
-    /// Sets the required scopes.
-    pub fn scopes(mut self, scopes: &[&str]) -> Self {
-        self.scopes = scopes.iter().map(|s| (*s).to_string()).collect();
-        self
-    }
-
-    /// Sets where the keys come from.
-    pub fn keys(mut self, keys: Keys) -> Self {
-        self.keys = keys;
-        self
-    }
-
-    /// Sets the leeway.
-    pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = leeway;
-        self
     }
 
     /// Checks what can be checked before serving: the issuer is an `http(s)` URL, the audience

@@ -110,22 +110,13 @@ impl Options {
         self
     }
 
-    /// Sets the roots.
-    pub fn tls(mut self, tls: Tls) -> Self {
-        self.tls = tls;
-        self
-    }
-
-    /// Sets the event hook.
-    pub fn on_event(mut self, hook: EventHook) -> Self {
-        self.on_event = Some(hook);
-        self
-    }
-
-    /// Sets the wait between checks.
-    pub fn retry(mut self, t: Duration) -> Self {
-        self.retry = t;
-        self
+    crate::link::setters! {
+        /// Sets the roots.
+        tls(tls: Tls);
+        /// Sets the event hook.
+        on_event(hook: EventHook) = Some(hook);
+        /// Sets the wait between checks.
+        retry(t: Duration);
     }
 
     /// The `Device-Id` the check sends (the MAC, `aa:bb:cc:dd:ee:ff`).

@@ -563,11 +563,7 @@ pub fn emitted(
             delivered,
         });
     }
-    let delivery = Some(if delivered {
-        Delivery::Written
-    } else {
-        Delivery::Lost
-    });
+    let delivery = Some(crate::delivery(delivered));
     let id = response_id(msg);
     // A message about the held call: its outcome, a refusal, or that it still waits on the
     // device (a response with its id, or the outcome's notification).

@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Instant;
 
 use bytes::Bytes;
-use mcp_core::Revision;
 use mcp_core::transport::http::write_sse_event;
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json};
+use mcp_core::{Capacities, Revision};
 use tokio::sync::mpsc;
 
 use crate::{Engine, EventHook, HostEvent, lock};
@@ -28,9 +28,9 @@ const MAX_EVENTS: usize = 128;
 const MAX_STREAMS: usize = 32;
 
 /// One legacy session.
-pub(crate) struct Session<C: 'static, const N: usize, const T: usize> {
+pub(crate) struct Session<C: 'static, K: Capacities> {
     pub(crate) id: String,
-    pub(crate) engine: Arc<Mutex<Box<Engine<C, N, T>>>>,
+    pub(crate) engine: Arc<Mutex<Box<Engine<C, K>>>>,
     pub(crate) state: Mutex<State>,
     /// Requests of this session being served now (see [`Session::busy`]).
     inflight: AtomicUsize,
@@ -45,8 +45,8 @@ impl Drop for Busy<'_> {
     }
 }
 
-impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
-    pub(crate) fn new(id: String, engine: Box<Engine<C, N, T>>) -> Self {
+impl<C: 'static, K: Capacities> Session<C, K> {
+    pub(crate) fn new(id: String, engine: Box<Engine<C, K>>) -> Self {
         Session {
             id,
             engine: Arc::new(Mutex::new(engine)),
@@ -90,7 +90,7 @@ impl<C: 'static, const N: usize, const T: usize> Session<C, N, T> {
                 return false;
             }
         }
-        let free = |e: &Engine<C, N, T>| !e.has_running_tasks() && !e.holds_call();
+        let free = |e: &Engine<C, K>| !e.has_running_tasks() && !e.holds_call();
         match self.engine.try_lock() {
             Ok(engine) => free(&engine),
             Err(TryLockError::Poisoned(p)) => free(&p.into_inner()),

@@ -58,16 +58,11 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Sets the request-head (and keep-alive idle) timeout.
-    pub fn header_timeout(mut self, t: Duration) -> Self {
-        self.header_timeout = t;
-        self
-    }
-
-    /// Sets the connection limit (at least 1).
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n.max(1);
-        self
+    crate::link::setters! {
+        /// Sets the request-head (and keep-alive idle) timeout.
+        header_timeout(t: Duration);
+        /// Sets the connection limit (at least 1).
+        max_connections(n: usize) = n.max(1);
     }
 }
 

@@ -65,13 +65,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use mcp_core::Reading;
-use mcp_core::server::{Delivery, Heard, Peer};
+use mcp_core::server::{Heard, Peer};
 use mcp_core::transport::xiaozhi::{
     DEVICE_HELLO, Envelope, Event, HELLO_TIMEOUT_MS, MAX_SAID_CHARS, Reconnect, Turns, heard, wrap,
     write_event,
 };
 use mcp_core::wire::json::{DEFAULT_MAX_DEPTH, Json, JsonStr};
+use mcp_core::{Capacities, Reading};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
@@ -180,28 +180,19 @@ impl Options {
 
     link_builders!();
 
-    /// Sets the keep-alive (`None`: no pings, no dead-link detection).
-    pub fn keepalive(mut self, k: Option<Keepalive>) -> Self {
-        self.keepalive = k;
-        self
-    }
-
     /// Adds a handshake header.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
-    /// Sets how long the backend's hello may take.
-    pub fn hello_timeout(mut self, t: Duration) -> Self {
-        self.hello_timeout = t;
-        self
-    }
-
-    /// Lets the board's events start turns of the backend's model (see [`Voice`]).
-    pub fn speak_first(mut self, on: bool) -> Self {
-        self.speak_first = on;
-        self
+    crate::link::setters! {
+        /// Sets the keep-alive (`None`: no pings, no dead-link detection).
+        keepalive(k: Option<Keepalive>);
+        /// Sets how long the backend's hello may take.
+        hello_timeout(t: Duration);
+        /// Lets the board's events start turns of the backend's model (see [`Voice`]).
+        speak_first(on: bool);
     }
 }
 
@@ -454,9 +445,9 @@ fn request(opts: &Options) -> Result<Request, Error> {
 ///
 /// # Errors
 /// A bad URL or header; without reconnection also a WebSocket failure or a connect timeout.
-pub async fn run<C: Board, const N: usize, const T: usize>(
+pub async fn run<C: Board, K: Capacities>(
     opts: &Options,
-    engine: Box<Engine<C, N, T>>,
+    engine: Box<Engine<C, K>>,
     board: Arc<Mutex<C>>,
 ) -> Result<(), Error> {
     request(opts)?;
@@ -583,27 +574,27 @@ fn session_of(env: &Envelope<'_>, opts: &Options) -> Option<String> {
 }
 
 /// What every connection of [`run`] serves with.
-struct Host<'a, C: 'static, const N: usize, const T: usize> {
+struct Host<'a, C: 'static, K: Capacities> {
     opts: &'a Options,
-    engine: &'a Arc<Mutex<Box<Engine<C, N, T>>>>,
+    engine: &'a Arc<Mutex<Box<Engine<C, K>>>>,
     board: &'a Arc<Mutex<C>>,
     clock: &'a Clock,
 }
 
-impl<C: 'static, const N: usize, const T: usize> Clone for Host<'_, C, N, T> {
+impl<C: 'static, K: Capacities> Clone for Host<'_, C, K> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<C: 'static, const N: usize, const T: usize> Copy for Host<'_, C, N, T> {}
+impl<C: 'static, K: Capacities> Copy for Host<'_, C, K> {}
 
 /// One timer turn on the board and the engine (off the async threads): the board's tick, a press
 /// answers the question shown, the engine is polled, what waits is shown; with `news`, the
 /// board's news after the start-up. `voice`: a restart that comes due waits while what the
 /// device said is not spoken yet ([`Board::hold_restart`]).
-async fn tick<C: Board, const N: usize, const T: usize>(
-    host: Host<'_, C, N, T>,
+async fn tick<C: Board, K: Capacities>(
+    host: Host<'_, C, K>,
     display: &mut crate::Display,
     news: bool,
     voice: &Voice,
@@ -634,8 +625,8 @@ async fn tick<C: Board, const N: usize, const T: usize>(
     clippy::too_many_arguments,
     reason = "one connection's state, lent for the turn"
 )]
-async fn send_turn<C: 'static, const N: usize, const T: usize>(
-    host: Host<'_, C, N, T>,
+async fn send_turn<C: 'static, K: Capacities>(
+    host: Host<'_, C, K>,
     sink: &mut Sink,
     voice: &mut Voice,
     (session_id, peers): (Option<&str>, &[Peer]),
@@ -647,23 +638,14 @@ async fn send_turn<C: 'static, const N: usize, const T: usize>(
     for m in &turn.msgs {
         // Only to this connection's conversation (or every subscriber): never another's.
         if m.to.is_some_and(|to| !peers.contains(&to)) {
-            if let Some(receipt) = m.receipt {
-                lock(host.engine).delivered(receipt, Delivery::Lost);
-            }
+            m.delivered(host.engine, false);
             continue;
         }
         let sent = match envelope(session_id, &m.bytes) {
             Some(frame) => send(sink, Message::text(frame), dead_after).await,
             None => Ok(()),
         };
-        if let Some(receipt) = m.receipt {
-            let delivery = if sent.is_ok() {
-                Delivery::Written
-            } else {
-                Delivery::Lost
-            };
-            lock(host.engine).delivered(receipt, delivery);
-        }
+        m.delivered(host.engine, sent.is_ok());
         if let (Some(hook), Some(event)) = (
             &opts.on_event,
             crate::observe("xiaozhi-ws", &turn, m, sent.is_ok()),
@@ -705,8 +687,8 @@ async fn say(sink: &mut Sink, said: Said, opts: &Options) -> Result<(), Error> {
 
 /// `true` when the engine holds a question for the device that the display does not show yet:
 /// a call just answered that it waits. The device shows it before that answer goes out.
-fn unshown<C: 'static, const N: usize, const T: usize>(
-    engine: &Mutex<Box<Engine<C, N, T>>>,
+fn unshown<C: 'static, K: Capacities>(
+    engine: &Mutex<Box<Engine<C, K>>>,
     display: &crate::Display,
 ) -> bool {
     lock(engine).confirmation().is_some_and(|p| {
@@ -721,10 +703,7 @@ fn unshown<C: 'static, const N: usize, const T: usize>(
 /// Ends the conversations of `peers` (a connection's backend sessions) on the engine: a call
 /// one of them left waiting for a person is withdrawn, and nothing owed to it goes anywhere
 /// ([`Server::end_conversation`](mcp_core::Server::end_conversation)).
-fn end_conversations<C, const N: usize, const T: usize>(
-    engine: &Mutex<Box<Engine<C, N, T>>>,
-    peers: &mut Vec<Peer>,
-) {
+fn end_conversations<C, K: Capacities>(engine: &Mutex<Box<Engine<C, K>>>, peers: &mut Vec<Peer>) {
     let mut engine = lock(engine);
     for peer in peers.drain(..) {
         engine.end_conversation(peer);
@@ -735,8 +714,8 @@ fn end_conversations<C, const N: usize, const T: usize>(
 /// hello arrived (then the connection counts as a session for the backoff). `peers` gathers
 /// the backend sessions it served: the conversation that ends with it (a new hello on it begins
 /// another).
-async fn serve<C: Board, const N: usize, const T: usize>(
-    host: Host<'_, C, N, T>,
+async fn serve<C: Board, K: Capacities>(
+    host: Host<'_, C, K>,
     display: &mut crate::Display,
     voice: &mut Voice,
     ws: Ws,
@@ -903,19 +882,14 @@ async fn close(sink: &mut Sink, code: CloseCode, reason: &'static str) {
 
 /// Records what became of an answer (an acting call's, for retransmissions), and tells the
 /// application.
-fn report<C, const N: usize, const T: usize>(
+fn report<C, K: Capacities>(
     opts: &Options,
-    engine: &Mutex<Box<Engine<C, N, T>>>,
+    engine: &Mutex<Box<Engine<C, K>>>,
     done: &Done,
     written: bool,
 ) {
-    let delivery = if written {
-        Delivery::Written
-    } else {
-        Delivery::Lost
-    };
     done.handed
-        .delivered(engine, opts.on_event.as_ref(), delivery);
+        .delivered(engine, opts.on_event.as_ref(), crate::delivery(written));
 }
 
 /// Wraps one JSON-RPC message in the `mcp` envelope; `None` for an empty message.

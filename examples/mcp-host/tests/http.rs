@@ -10,7 +10,7 @@ use mcp_core::{
     Args, Config, Confirm, Output, Param, Progress, Reply, TaskHooks, TaskInfo, TaskPoll,
     TaskSupport, ToolResult,
 };
-use mcp_host::{Board, Engine, HttpHost, HttpOptions};
+use mcp_host::{Board, Engine, HostCaps, HttpHost, HttpOptions};
 use serde_json::{Value, json};
 
 #[derive(Default)]
@@ -86,7 +86,7 @@ static MOVE: Tool<Lab> = Tool::new("move", "A long-running move", start_move)
         },
     );
 
-fn engine() -> Box<Engine<Lab, 8, 4>> {
+fn engine() -> Box<Engine<Lab, HostCaps<8, 4>>> {
     let mut e = Box::new(Engine::new(Config::new("lab", "1")));
     for t in [&HELLO, &STEPS, &SLOW, &MOVE] {
         e.register(t).unwrap();
@@ -96,7 +96,7 @@ fn engine() -> Box<Engine<Lab, 8, 4>> {
 
 /// [`engine`] with the confirmed `switch`, answering a client that cannot ask its user at once
 /// ("press the button"), as `device-sim --confirm --hold-answer 0` does.
-fn confirming_engine() -> Box<Engine<Lab, 8, 4>> {
+fn confirming_engine() -> Box<Engine<Lab, HostCaps<8, 4>>> {
     let mut e = Box::new(Engine::new(Config::new("lab", "1").hold_answer(0)));
     for t in [&HELLO, &STEPS, &SLOW, &MOVE, &SWITCH] {
         e.register(t).unwrap();
@@ -114,7 +114,7 @@ async fn start(opts: HttpOptions) -> Rig {
     start_with(opts, engine).await
 }
 
-async fn start_with(opts: HttpOptions, factory: fn() -> Box<Engine<Lab, 8, 4>>) -> Rig {
+async fn start_with(opts: HttpOptions, factory: fn() -> Box<Engine<Lab, HostCaps<8, 4>>>) -> Rig {
     let board = Arc::new(Mutex::new(Lab::default()));
     let host = HttpHost::new(opts, Arc::new(factory), board.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -642,7 +642,7 @@ async fn concurrent_posts_each_get_their_own_answer_and_sessions_are_bounded() {
     );
 }
 
-/// Issue 22: any localhost origin was accepted, so a page from another local server could call
+/// Any localhost origin was accepted, so a page from another local server could call
 /// the device. A browser's `Origin` must be the endpoint's own (the same host and port as its
 /// `Host`) or one allowed by name; requests without `Origin` are not a browser's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -939,7 +939,7 @@ async fn a_full_session_table_refuses_new_sessions_instead_of_ending_live_ones()
     }
 }
 
-/// Issue 33, finding 2: a flood of unauthenticated `initialize` must not end the session whose
+/// A flood of unauthenticated `initialize` must not end the session whose
 /// call waits for a press of the device's button (a held call is in use, like a running task
 /// or an open stream): its question stays, and the press runs the call. When every session
 /// holds something, a new one gets 503 + `Retry-After`.
@@ -1020,7 +1020,7 @@ fn nested(depth: usize) -> Value {
     v
 }
 
-/// Issue 33, finding 7: a request nested deeper than the engine reads, in a 2025 session, got
+/// A request nested deeper than the engine reads, in a 2025 session, got
 /// 202 and no body (taken for a client's response); every request with an id is answered,
 /// -32700 with that id, in and out of a session and on the 2026-07-28 path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

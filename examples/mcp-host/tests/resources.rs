@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_core::registry::LiveResource;
 use mcp_core::{Config, Reply, ToolResult};
-use mcp_host::{Board, Engine, HttpHost, HttpOptions};
+use mcp_host::{Board, Engine, HostCaps, HttpHost, HttpOptions};
 use serde_json::{Value, json};
 
 const URI: &str = "lab://temperature";
@@ -46,7 +46,7 @@ fn read(lab: &mut Lab, r: &mut Reply<'_>) -> ToolResult {
 static TEMPERATURE: LiveResource<Lab> =
     LiveResource::new(URI, "temperature", "application/json", read);
 
-fn engine() -> Box<Engine<Lab, 4, 2>> {
+fn engine() -> Box<Engine<Lab, HostCaps<4, 2>>> {
     let mut e = Box::new(Engine::new(Config::new("lab", "1")));
     e.register_resource(&TEMPERATURE).unwrap();
     e

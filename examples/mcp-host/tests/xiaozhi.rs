@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use mcp_core::registry::Tool;
-use mcp_core::{Args, Config, Output, Reply, ToolResult};
+use mcp_core::{Args, Caps, Config, Output, Reply, ToolResult};
 use mcp_host::{Board, Engine, HostEvent, xiaozhi};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -94,7 +94,7 @@ async fn the_device_says_hello_and_serves_mcp_in_the_envelope() {
         .on_event(Arc::new(move |e: &HostEvent| {
             seen.lock().unwrap().push(e.clone())
         }));
-    let mut engine: Box<Engine<Lamp, 4, 1>> = Box::new(Engine::new(Config::new("lamp", "1")));
+    let mut engine: Box<Engine<Lamp, Caps<4, 1>>> = Box::new(Engine::new(Config::new("lamp", "1")));
     engine.register(&STEPS).unwrap();
     let run = tokio::time::timeout(
         Duration::from_secs(10),
@@ -127,7 +127,7 @@ async fn next_text(ws: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpSt
 
 #[tokio::test]
 async fn a_bad_url_is_an_error_not_a_panic() {
-    let engine: Box<Engine<Lamp, 4, 1>> = Box::new(Engine::new(Config::new("lamp", "1")));
+    let engine: Box<Engine<Lamp, Caps<4, 1>>> = Box::new(Engine::new(Config::new("lamp", "1")));
     let opts = xiaozhi::Options::new("not a url");
     let r = xiaozhi::run(&opts, engine, Arc::new(Mutex::new(Lamp))).await;
     assert!(r.is_err());
@@ -163,7 +163,7 @@ fn disconnects(events: &Mutex<Vec<HostEvent>>) -> Vec<(String, Duration)> {
 
 /// Runs the client with `opts` until the test drops the handle.
 fn spawn_client(opts: xiaozhi::Options) -> tokio::task::JoinHandle<Result<(), xiaozhi::Error>> {
-    let mut engine: Box<Engine<Lamp, 4, 1>> = Box::new(Engine::new(Config::new("lamp", "1")));
+    let mut engine: Box<Engine<Lamp, Caps<4, 1>>> = Box::new(Engine::new(Config::new("lamp", "1")));
     engine.register(&STEPS).unwrap();
     tokio::spawn(async move { xiaozhi::run(&opts, engine, Arc::new(Mutex::new(Lamp))).await })
 }

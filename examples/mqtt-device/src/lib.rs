@@ -39,7 +39,7 @@
 //! broker rules stop it). So:
 //!
 //! - an `initialize` makes no session and holds no place: it is answered and what it declared is
-//!   noted ([`HALF_OPEN`] notes, [`Settings::half_open`] of life, the oldest giving way); a
+//!   noted ([`run`]'s `NOTES` of them, [`Settings::half_open`] of life, the oldest giving way); a
 //!   client's session is made when it first speaks on its own RPC topic (a real client sends
 //!   `notifications/initialized` there at once; an invented id never speaks), with what its
 //!   `initialize` declared while noted, else as a client that declared nothing. A flood of
@@ -108,18 +108,12 @@ mod session;
 use core::future::Future;
 
 use embassy_time::{Duration, Timer};
-use mcp_core::server::{Delivery, Input, Peer, Polled, Receipt};
+use mcp_core::server::{Delivery, Handled, Input, Peer, Polled, Receipt};
 use mcp_core::transport::mqtt::{NameError, ServerTopics, Sessions};
 use mcp_core::{Principal, Session};
 
 pub use backoff::Backoff;
 pub use session::{Ended, MAX_CLIENTS};
-
-/// Noted `initialize`s a device keeps (what one declared, until its client speaks on its RPC
-/// topic): a flood of forged `initialize` at F per second keeps a real client's note for
-/// `HALF_OPEN / F` seconds (0.8 s at ten a second); past it the client is still served, as one
-/// that declared nothing. Each costs about 90 bytes.
-pub const HALF_OPEN: usize = 8;
 
 /// What the device does with MCP messages: the engine and its board.
 pub trait App {
@@ -150,6 +144,18 @@ pub struct Answer {
     pub receipt: Option<Receipt>,
     /// The client's session after the message (`Handled::session`), kept for its next one.
     pub session: Option<Session>,
+}
+
+impl From<Handled<'_>> for Answer {
+    /// What the engine handled (`Server::handle_async`, `Server::handle_with`), to give back:
+    /// `.map(Answer::from).unwrap_or_default()` answers nothing for a message it refused.
+    fn from(handled: Handled<'_>) -> Self {
+        Answer {
+            len: handled.len,
+            receipt: handled.receipt,
+            session: handled.session,
+        }
+    }
 }
 
 /// Opens the stream to the broker.
@@ -247,9 +253,15 @@ pub struct Buffers<'b> {
 /// `ended` hears why each connection ended and how long the device waits before the next one
 /// (for a log).
 ///
+/// The firmware sizes the client table: `CLIENTS` sessions served at once (1 to
+/// [`MAX_CLIENTS`]), and `NOTES` `initialize`s noted at once (what one declared, until its
+/// client speaks on its RPC topic; about 90 bytes each): a flood of forged `initialize` at F per
+/// second keeps a real client's note for `NOTES / F` seconds (0.8 s for 8 notes at ten a
+/// second); past it the client is still served, as one that declared nothing.
+///
 /// # Errors
 /// Only a `server_id` or `server_name` that cannot be used in topics: then it returns at once.
-pub async fn run<C: Connect, A: App, const CLIENTS: usize>(
+pub async fn run<C: Connect, A: App, const CLIENTS: usize, const NOTES: usize>(
     connector: &mut C,
     app: &mut A,
     settings: &Settings<'_>,
@@ -258,7 +270,7 @@ pub async fn run<C: Connect, A: App, const CLIENTS: usize>(
     mut ended: impl FnMut(Ended, Duration),
 ) -> Result<core::convert::Infallible, NameError> {
     let me = ServerTopics::new(settings.server_id, settings.server_name)?;
-    let mut clients: Sessions<CLIENTS, HALF_OPEN> = Sessions::new(
+    let mut clients: Sessions<CLIENTS, NOTES> = Sessions::new(
         settings.client_idle.as_millis(),
         settings.half_open.as_millis(),
     );

@@ -24,7 +24,7 @@ use rust_mqtt::types::{
     MqttBinary, MqttString, MqttStringPair, PacketIdentifier, ReasonCode, TopicFilter, TopicName,
 };
 
-use crate::{App, Buffers, Connect, HALF_OPEN, Settings};
+use crate::{App, Buffers, Connect, Settings};
 
 /// SUBSCRIBE packets awaiting their SUBACK at once (rust-mqtt's table): the control topic, every
 /// client's RPC topic, the device's own presence topic and two topics per client session, all
@@ -98,13 +98,13 @@ impl Ended {
 }
 
 /// Connects and serves until the link ends; says why. `connected` is set once the CONNACK came.
-pub(crate) async fn session<C: Connect, A: App, const CLIENTS: usize>(
+pub(crate) async fn session<C: Connect, A: App, const CLIENTS: usize, const NOTES: usize>(
     connector: &mut C,
     app: &mut A,
     settings: &Settings<'_>,
     me: ServerTopics<'_>,
     buffers: &mut Buffers<'_>,
-    clients: &mut Sessions<CLIENTS, HALF_OPEN>,
+    clients: &mut Sessions<CLIENTS, NOTES>,
     connected: &mut bool,
 ) -> Ended {
     const {
@@ -184,12 +184,12 @@ struct Received {
 }
 
 /// One connection's state.
-struct Link<'l, 'a, 'c, N: Transport, A, const CLIENTS: usize> {
+struct Link<'l, 'a, 'c, N: Transport, A, const CLIENTS: usize, const NOTES: usize> {
     mqtt: Mqtt<'a, 'c, N>,
     app: &'l mut A,
     settings: &'l Settings<'l>,
     me: ServerTopics<'l>,
-    clients: &'l mut Sessions<CLIENTS, HALF_OPEN>,
+    clients: &'l mut Sessions<CLIENTS, NOTES>,
     message: &'l mut [u8],
     out: &'l mut [u8],
     /// QoS 1 publishes awaiting their PUBACK, with the receipt of the answer each one carries.
@@ -210,7 +210,9 @@ struct Link<'l, 'a, 'c, N: Transport, A, const CLIENTS: usize> {
     must_abort: bool,
 }
 
-impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize> Link<'_, 'a, 'c, N, A, CLIENTS> {
+impl<'a, 'c, N: Transport, A: App, const CLIENTS: usize, const NOTES: usize>
+    Link<'_, 'a, 'c, N, A, CLIENTS, NOTES>
+{
     /// CONNECT (with the will), then the subscriptions and the presence.
     async fn open(&mut self, conn: N, max_packet: Option<NonZero<u32>>) -> Result<(), Ended> {
         let s = self.settings;

@@ -133,12 +133,19 @@ impl Broker {
         Self::start_auth(Auth::OPEN, Some(server))
     }
 
-    /// [`start_tls`](Self::start_tls) for a test, as [`for_test`](Self::for_test).
+    /// [`start_tls`](Self::start_tls) for a test, as [`for_test`](Self::for_test): its
+    /// certificate issued for `localhost` by a fresh test CA named `ca_name`, returned with it
+    /// (a client trusts the CA's `pem`).
     ///
     /// # Panics
-    /// No broker while the environment variable `CI` is set.
-    pub fn for_test_tls(server: &crate::certs::Issued) -> Option<Broker> {
-        or_skip(Self::start_tls(server))
+    /// No broker (or no CA) while the environment variable `CI` is set.
+    pub fn for_test_tls(ca_name: &str) -> Option<(Broker, crate::certs::TestCa)> {
+        let ca = crate::certs::TestCa::new(ca_name);
+        let started = ca.and_then(|ca| {
+            let server = ca.issue("broker", &["localhost"], crate::certs::Validity::Now)?;
+            Ok((Self::start_tls(&server)?, ca))
+        });
+        or_skip(started)
     }
 
     /// [`start`](Self::start) with a password file: only `user` with `password` may connect;
@@ -375,7 +382,7 @@ impl Drop for Broker {
 /// A started broker, or — no mosquitto on this machine — `None` and a `SKIPPED` line on stderr;
 /// with `CI` set, a failure instead (CI installs mosquitto: a skip would pass without testing).
 #[allow(clippy::panic, reason = "a test helper: failing the test is its job")]
-fn or_skip(started: Result<Broker, String>) -> Option<Broker> {
+fn or_skip<T>(started: Result<T, String>) -> Option<T> {
     match started {
         Ok(b) => Some(b),
         Err(e) if std::env::var_os("CI").is_some() => panic!("no MQTT broker in CI: {e}"),

@@ -320,6 +320,85 @@ impl Client {
             .map_err(|_| CallError::Closed)
     }
 
+    /// Publishes an `initialize` (request id `id`) on `device`'s control topic naming the client
+    /// `as_client` in `MCP-MQTT-CLIENT-ID`, as anyone on an open broker can: a forged client,
+    /// which never speaks on its RPC topic.
+    ///
+    /// # Errors
+    /// An unknown device, or a closed client.
+    pub async fn forge_initialize(
+        &self,
+        device: &str,
+        id: i64,
+        as_client: &str,
+    ) -> Result<(), CallError> {
+        let name = self.server_name(device)?;
+        let init = json!({"jsonrpc":"2.0","id":id,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"forger","version":"1"}}});
+        let props = vec![
+            ("MCP-COMPONENT-TYPE".to_string(), "mcp-client".to_string()),
+            ("MCP-MQTT-CLIENT-ID".to_string(), as_client.to_string()),
+        ];
+        self.publish_raw(
+            format!("$mcp-server/{device}/{name}"),
+            init.to_string(),
+            props,
+        )
+        .await
+    }
+
+    /// A sustained flood: [`forge_initialize`](Self::forge_initialize) `per_second` times a
+    /// second for `seconds`, as `{prefix}-0`, `{prefix}-1`, …
+    ///
+    /// # Errors
+    /// As [`forge_initialize`](Self::forge_initialize), at the first that fails.
+    pub async fn flood_initialize(
+        &self,
+        device: &str,
+        prefix: &str,
+        per_second: u32,
+        seconds: u32,
+    ) -> Result<(), CallError> {
+        let every = Duration::from_millis(1000 / u64::from(per_second.max(1)));
+        let mut next = tokio::time::Instant::now();
+        for i in 0..per_second * seconds {
+            self.forge_initialize(device, i64::from(i), &format!("{prefix}-{i}"))
+                .await?;
+            next += every;
+            tokio::time::sleep_until(next).await;
+        }
+        Ok(())
+    }
+
+    /// Clears the retained presence of `device` (offering `server_name`), as a peer on an open
+    /// broker can: an empty retained message on its presence topic.
+    ///
+    /// # Errors
+    /// A closed client.
+    pub async fn clear_presence(&self, device: &str, server_name: &str) -> Result<(), CallError> {
+        let topic = format!("$mcp-server/presence/{device}/{server_name}");
+        self.publish_retained(topic, Vec::new()).await
+    }
+
+    /// Forges the retained presence of `device` (offering `server_name`): an "online" that
+    /// describes it as `description`.
+    ///
+    /// # Errors
+    /// A closed client.
+    pub async fn forge_presence(
+        &self,
+        device: &str,
+        server_name: &str,
+        description: &str,
+    ) -> Result<(), CallError> {
+        let topic = format!("$mcp-server/presence/{device}/{server_name}");
+        let forged = json!({"jsonrpc":"2.0","method":"notifications/server/online",
+            "params":{"server_name":server_name,"description":description}});
+        self.publish_retained(topic, forged.to_string().into_bytes())
+            .await
+    }
+
     /// Publishes `payload` **retained** on any topic (an empty payload clears the retained
     /// message): to play a peer that clears or forges a device's presence.
     ///
@@ -587,4 +666,72 @@ impl Shared {
             let _ = tx.send((device, msg));
         }
     }
+}
+
+/// `count` real clients of `device` at `broker`, one after the other (`real-0`, `real-1`, …,
+/// 700 ms apart): each connects, waits for the device's presence, initializes, and when
+/// admitted makes the `tools/call` of `call(k)`, then leaves. Each one's outcome:
+/// `Ok(the call's answer)`, or `Err(the answer to its initialize)` when it was refused.
+///
+/// # Errors
+/// A client that cannot connect, see the device, or hear an answer within `timeout`.
+pub async fn one_after_another(
+    broker: &str,
+    device: &str,
+    count: i64,
+    call: impl Fn(i64) -> Value,
+    timeout: Duration,
+) -> Result<Vec<Result<Value, Value>>, String> {
+    let mut outcomes = Vec::new();
+    for k in 0..count {
+        let c = Client::connect(broker, &format!("real-{k}"))?;
+        if !c.wait_for_online(1, timeout).await {
+            return Err(format!("real-{k} never saw {device}"));
+        }
+        let answer = c
+            .initialize(device, timeout)
+            .await
+            .map_err(|e| format!("real-{k}: initialize: {e}"))?;
+        if answer.get("result").is_none() {
+            outcomes.push(Err(answer));
+        } else {
+            let called = c
+                .request(device, 1, "tools/call", call(k), timeout)
+                .await
+                .map_err(|e| format!("real-{k}: call: {e}"))?;
+            outcomes.push(Ok(called));
+        }
+        c.close().await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    Ok(outcomes)
+}
+
+/// A sustained flood against `device`: `flooder` forges ten `initialize` a second for ten
+/// seconds ([`Client::flood_initialize`]) while ten real clients come one after the other
+/// ([`one_after_another`]), each calling `call(k)`. Returns the flooder and the ten calls'
+/// answers.
+///
+/// # Errors
+/// A real client refused (the answers to their `initialize`), or as [`one_after_another`].
+pub async fn real_clients_through_a_flood(
+    broker: &str,
+    device: &str,
+    flooder: Client,
+    call: impl Fn(i64) -> Value,
+    timeout: Duration,
+) -> Result<(Client, Vec<Value>), String> {
+    let target = device.to_string();
+    let flooding = tokio::spawn(async move {
+        let flooded = flooder.flood_initialize(&target, "forged", 10, 10).await;
+        (flooder, flooded)
+    });
+    let outcomes = one_after_another(broker, device, 10, call, timeout).await?;
+    let (flooder, flooded) = flooding.await.map_err(|e| e.to_string())?;
+    flooded.map_err(|e| format!("the flood: {e}"))?;
+    let (calls, refused): (Vec<_>, Vec<_>) = outcomes.into_iter().partition(Result::is_ok);
+    if !refused.is_empty() {
+        return Err(format!("{} of 10 refused: {refused:?}", refused.len()));
+    }
+    Ok((flooder, calls.into_iter().flatten().collect()))
 }

@@ -7,10 +7,10 @@ use std::time::Duration;
 use mcp_core::registry::Tool;
 use mcp_core::schema::Param;
 use mcp_core::server::Delivery;
-use mcp_core::{Args, Config, Evidence, Level, Output, Reading, Reply, ToolResult};
+use mcp_core::{Args, Capacities, Config, Evidence, Level, Output, Reading, Reply, ToolResult};
 use mcp_hal::sim::DemoBoard;
 use mcp_host::mqtt::{self, Backoff, Options};
-use mcp_host::{Board, Engine, HostEvent};
+use mcp_host::{Board, Engine, HostCaps, HostEvent};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -23,7 +23,7 @@ pub struct Ledger {
 
 impl Board for Ledger {}
 
-fn append(board: &mut Ledger, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
+fn append_entry(board: &mut Ledger, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     let entry = args.int("entry")?;
     board.entries.push(entry);
     // Read the entry back from the ledger: the evidence of the effect.
@@ -41,12 +41,17 @@ fn append(board: &mut Ledger, args: &Args<'_>, _: &mut Reply<'_>) -> ToolResult 
 pub static APPEND: Tool<Ledger> = Tool::new(
     "self.ledger.append",
     "Appends an entry to the device's ledger",
-    append,
+    append_entry,
 )
 .params(&[Param::integer("entry", "The entry").range(0, i64::MAX)]);
 
+/// The arguments of a `tools/call` of [`APPEND`] with `entry`.
+pub fn append(entry: i64) -> serde_json::Value {
+    serde_json::json!({"name":"self.ledger.append","arguments":{"entry":entry}})
+}
+
 /// The ledger device's engine.
-pub type LedgerEngine = Engine<Ledger, 4, 2>;
+pub type LedgerEngine = Engine<Ledger, HostCaps<4, 2>>;
 
 /// A fresh ledger engine with its one tool.
 pub fn ledger_engine() -> Box<LedgerEngine> {
@@ -56,7 +61,7 @@ pub fn ledger_engine() -> Box<LedgerEngine> {
 }
 
 /// The demo board's engine (device-sim's tool set).
-pub type DemoEngine = Engine<DemoBoard, 32, 4>;
+pub type DemoEngine = Engine<DemoBoard, HostCaps<32, 4>>;
 
 /// A fresh demo-board engine with every standard tool.
 pub fn demo_engine() -> Box<DemoEngine> {
@@ -150,11 +155,7 @@ pub struct Device<C> {
 
 impl<C: Board> Device<C> {
     /// Starts a device with `engine` on `board`.
-    pub fn spawn<const N: usize, const T: usize>(
-        opts: Options,
-        engine: Box<Engine<C, N, T>>,
-        board: C,
-    ) -> Self {
+    pub fn spawn<K: Capacities>(opts: Options, engine: Box<Engine<C, K>>, board: C) -> Self {
         let board = Arc::new(Mutex::new(board));
         let (stop, stopped) = oneshot::channel::<()>();
         let b = board.clone();

@@ -1,4 +1,4 @@
-//! MCP over MQTT with a real broker (issue 13): a fleet of simulated devices on mosquitto, and a
+//! MCP over MQTT with a real broker: a fleet of simulated devices on mosquitto, and a
 //! client that finds every one of them by its presence and calls it.
 //!
 //! - [`broker`]: mosquitto started from a config file of its own on an ephemeral loopback port,

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use mcp_core::server::Delivery;
 use mcp_host::HostEvent;
-use mqtt_fleet::devices::{self, Device, Ledger, answered, eventually, ledger_device, recorder};
+use mqtt_fleet::devices::{
+    self, Device, Ledger, answered, append, eventually, ledger_device, recorder,
+};
 use mqtt_fleet::{Broker, CallError, Client};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -21,10 +23,6 @@ const T: Duration = Duration::from_secs(5);
 
 fn broker() -> Option<Broker> {
     Broker::for_test()
-}
-
-fn append(entry: i64) -> Value {
-    json!({"name":"self.ledger.append","arguments":{"entry":entry}})
 }
 
 /// One proxied connection: its task, "swallow what the device sends", "silence both ways".

@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_core::server::Delivery;
 use mcp_hal::kits::audio;
 use mcp_hal::sim::DemoBoard;
-use mqtt_fleet::devices::{self, Device, answered, eventually, ledger_device, recorder};
+use mqtt_fleet::devices::{self, Device, answered, append, eventually, ledger_device, recorder};
 use mqtt_fleet::{Broker, CallError, Client};
 use serde_json::{Value, json};
 
@@ -81,10 +81,6 @@ async fn a_client_discovers_every_device_by_presence_and_calls_each() {
     for d in fleet {
         d.stop().await.unwrap();
     }
-}
-
-fn append(entry: i64) -> Value {
-    json!({"name":"self.ledger.append","arguments":{"entry":entry}})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,7 +45,7 @@ pub struct EngineSizes {
     /// bytes, while a person is asked to confirm it) costs next to `HOLD = 0` (feature
     /// `confirm`).
     pub hold_256: usize,
-    /// The line buffer (`LineBuffer<LINE>`).
+    /// The line buffer (`LineLink<LINE>`).
     pub line_buffer: usize,
     /// The output buffer.
     pub out_buffer: usize,

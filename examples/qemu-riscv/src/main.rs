@@ -35,38 +35,74 @@ use core::ptr::addr_of_mut;
 
 use board::{Board, DIAGNOSTICS, ENGINE_SIZES, EngineSizes, PlatformTime};
 use mcp_core::transport::stdio::{LineLink, Port};
-use mcp_core::{Caps, Config, Principal, Server};
+use mcp_core::{Capacities, Config, Principal, Server};
 use mcp_hal::kits::firmware::{Ota, came_up};
 use mcp_hal::sim::{Fault, Faults, SimFirmware};
 use measure::{TrackingHeap, Work, measured};
 
-/// Tool slots in the table: the demo board's (its table's rows), the diagnostics and the three
-/// firmware-upgrade tools. The buffers and the cache match examples/esp32-serial's;
-/// this firmware keeps the full engine (default features, a task table), so its stack and heap
-/// figures are an upper bound for the minimal engine that esp32-serial builds.
-const TOOL_CAPACITY: usize = mcp_hal::sim::DEMO_TOOLS + 1 + Board::FIRMWARE_TOOLS.len();
-/// Long-running actions tracked at once (motor moves, slow read-backs, a firmware upgrade).
-const TASKS: usize = 2;
-/// Recent calls remembered for retransmissions.
-const CACHE: usize = 2;
-/// Response bytes kept per remembered call: the action results of this board take 260 to 290
-/// bytes with a short id; longer ones are remembered as "executed, not replayable".
-const CACHE_BYTES: usize = 320;
-/// The longest message accepted on the UART, in bytes: a `self.firmware.write` of the largest
-/// piece (1,368 characters of base64) with its envelope takes about 1,550.
-const LINE: usize = 2048;
-/// The output buffer: a `tools/list` page plus its envelope, and room for the largest tool
-/// result (the diagnostics, rendered as `structuredContent` and as text).
-const OUT: usize = 3072;
-/// The `tools/list` page budget: smaller than xiaozhi's 8000 so that the output buffer stays
-/// small (the tool list takes two pages).
-const PAGE_BYTES: usize = 2048;
+/// The engine's capacities; with [`Sizes`], the firmware's whole memory. The cache and the
+/// buffers match examples/esp32-serial's; this firmware keeps the full engine (default features,
+/// a task table), so its stack and heap figures are an upper bound for the minimal engine that
+/// esp32-serial builds.
+type Caps = mcp_core::caps!(
+    // The demo board's tools, the diagnostics and the three firmware-upgrade tools.
+    tools = mcp_hal::sim::DEMO_TOOLS + 1 + Board::FIRMWARE_TOOLS.len(),
+    tasks = 2, // motor moves, slow read-backs, a firmware upgrade
+    cache = 2, // answers remembered for retransmissions,
+    // each: this board's action results take 260 to 290 bytes with a short id; a longer one
+    // is remembered as "executed, not replayable".
+    cache_bytes = 320,
+    // This firmware serves tools only: no live resources, listen streams nor held calls, so
+    // they cost no RAM though the features `resources` and `confirm` are on (a tool that asks
+    // a person first would be refused at registration); examples/footprint.sh's builds use
+    // them ([`USED`]).
+    resources = USED.0,
+    listen = USED.1,
+    hold = USED.2
+);
+
+/// The live resources, listen streams and held-call bytes of examples/footprint.sh's builds that
+/// use them (`_footprint-use`, see Cargo.toml); none otherwise.
+const USED: (usize, usize, usize) = (
+    if cfg!(all(feature = "_footprint-use", feature = "resources")) {
+        3
+    } else {
+        0
+    },
+    if cfg!(all(feature = "_footprint-use", feature = "resources")) {
+        1
+    } else {
+        0
+    },
+    if cfg!(all(feature = "_footprint-use", feature = "confirm")) {
+        256
+    } else {
+        0
+    },
+);
+
+/// The firmware's memory beside the engine's ([`Caps`]): the buffers a message is read into and
+/// answered from, and the heap.
+struct Sizes;
+
+impl Sizes {
+    /// The longest message accepted on the UART, in bytes: a `self.firmware.write` of the
+    /// largest piece (1,368 characters of base64) with its envelope takes about 1,550.
+    const LINE: usize = 2048;
+    /// The output buffer: a `tools/list` page plus its envelope, and room for the largest tool
+    /// result (the diagnostics, rendered as `structuredContent` and as text).
+    const OUT: usize = 3072;
+    /// The `tools/list` page budget: smaller than xiaozhi's 8000 so that the output buffer
+    /// stays small (the tool list takes two pages).
+    const PAGE_BYTES: usize = 2048;
+    /// The heap given to `embedded-alloc`.
+    const HEAP: usize = 16 * 1024;
+}
+
 /// The JSON nesting limit. The engine's checker is iterative: `docs/FOOTPRINT.md` shows the
 /// stack used per message does not grow with nesting, so the limit is the checker's own maximum
 /// (128), far beyond any real client (< 10 levels), with the whole stack region as margin.
 const MAX_DEPTH: u8 = 128;
-/// The heap given to `embedded-alloc`.
-const HEAP_SIZE: usize = 16 * 1024;
 
 /// The name in the header of an image this firmware's bootloader starts.
 const BOARD_NAME: &str = "qemu-riscv";
@@ -91,31 +127,13 @@ unsafe fn flash_store() -> &'static mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(start, len) }
 }
 
-/// Live resources registered, `subscriptions/listen` streams, and bytes of a call held for a
-/// person's confirmation: none. This firmware serves tools only, so these const generics are 0
-/// and cost no RAM, though the features `resources` and `confirm` are on (a tool that asks a
-/// person first would be refused at registration: `HOLD = 0`).
-#[cfg(not(feature = "_footprint-use"))]
-const RES: usize = 0;
-#[cfg(not(feature = "_footprint-use"))]
-const LISTEN: usize = 0;
-#[cfg(not(feature = "_footprint-use"))]
-const HOLD: usize = 0;
-// examples/footprint.sh's builds that use them (see Cargo.toml).
-#[cfg(feature = "_footprint-use")]
-const RES: usize = if cfg!(feature = "resources") { 3 } else { 0 };
-#[cfg(feature = "_footprint-use")]
-const LISTEN: usize = if cfg!(feature = "resources") { 1 } else { 0 };
-#[cfg(feature = "_footprint-use")]
-const HOLD: usize = if cfg!(feature = "confirm") { 256 } else { 0 };
 #[cfg(all(feature = "_footprint-use", feature = "async"))]
 compile_error!("_footprint-use is for the blocking build");
 
-type Engine =
-    Server<'static, Board, Caps<TOOL_CAPACITY, TASKS, CACHE, CACHE_BYTES, RES, LISTEN, HOLD>>;
+type Engine = Server<'static, Board, Caps>;
 
 const CONFIG: Config = Config::new("qemu-riscv", env!("CARGO_PKG_VERSION"))
-    .page_bytes(PAGE_BYTES)
+    .page_bytes(Sizes::PAGE_BYTES)
     .max_depth(MAX_DEPTH);
 
 /// The firmware's `Server` with other capacities (for [`SIZES`]).
@@ -126,51 +144,57 @@ type With<
     const R: usize,
     const L: usize,
     const H: usize,
-> = Server<'static, Board, Caps<N, T, CA, CACHE_BYTES, R, L, H>>;
+> = Server<
+    'static,
+    Board,
+    mcp_core::Caps<N, T, CA, { <Caps as Capacities>::CACHE_BYTES }, R, L, H>,
+>;
 
 /// What the engine costs, computed for this target by the compiler.
-const SIZES: EngineSizes = EngineSizes {
-    server: size_of::<Engine>(),
-    tool_slots: TOOL_CAPACITY,
-    per_tool: size_of::<With<{ TOOL_CAPACITY + 1 }, TASKS, CACHE, RES, LISTEN, HOLD>>()
-        - size_of::<Engine>(),
-    per_task: size_of::<With<TOOL_CAPACITY, { TASKS + 1 }, CACHE, RES, LISTEN, HOLD>>()
-        - size_of::<Engine>(),
-    per_cache_slot: size_of::<With<TOOL_CAPACITY, TASKS, { CACHE + 1 }, RES, LISTEN, HOLD>>()
-        - size_of::<Engine>(),
-    server_without_tasks_and_cache: size_of::<With<TOOL_CAPACITY, 0, 0, RES, LISTEN, HOLD>>(),
-    // (Eight slots, divided: one may fit in padding.)
-    per_resource: (size_of::<With<TOOL_CAPACITY, TASKS, CACHE, { RES + 8 }, LISTEN, HOLD>>()
-        - size_of::<Engine>())
-        / 8,
-    per_listen: size_of::<With<TOOL_CAPACITY, TASKS, CACHE, RES, { LISTEN + 1 }, HOLD>>()
-        - size_of::<Engine>(),
-    hold_256: size_of::<With<TOOL_CAPACITY, TASKS, CACHE, RES, LISTEN, { HOLD + 256 }>>()
-        - size_of::<Engine>(),
-    line_buffer: size_of::<LineLink<LINE>>(),
-    out_buffer: OUT,
-    max_depth: MAX_DEPTH,
+const SIZES: EngineSizes = {
+    // The capacities, short, to spell the engine with one more of each.
+    const N: usize = <Caps as Capacities>::TOOLS;
+    const T: usize = <Caps as Capacities>::TASKS;
+    const CA: usize = <Caps as Capacities>::CACHE;
+    const R: usize = <Caps as Capacities>::RESOURCES;
+    const L: usize = <Caps as Capacities>::LISTEN;
+    const H: usize = <Caps as Capacities>::HOLD;
+    EngineSizes {
+        server: size_of::<Engine>(),
+        tool_slots: N,
+        per_tool: size_of::<With<{ N + 1 }, T, CA, R, L, H>>() - size_of::<Engine>(),
+        per_task: size_of::<With<N, { T + 1 }, CA, R, L, H>>() - size_of::<Engine>(),
+        per_cache_slot: size_of::<With<N, T, { CA + 1 }, R, L, H>>() - size_of::<Engine>(),
+        server_without_tasks_and_cache: size_of::<With<N, 0, 0, R, L, H>>(),
+        // (Eight slots, divided: one may fit in padding.)
+        per_resource: (size_of::<With<N, T, CA, { R + 8 }, L, H>>() - size_of::<Engine>()) / 8,
+        per_listen: size_of::<With<N, T, CA, R, { L + 1 }, H>>() - size_of::<Engine>(),
+        hold_256: size_of::<With<N, T, CA, R, L, { H + 256 }>>() - size_of::<Engine>(),
+        line_buffer: size_of::<LineLink<{ Sizes::LINE }>>(),
+        out_buffer: Sizes::OUT,
+        max_depth: MAX_DEPTH,
+    }
 };
 
 /// All of the firmware's state, in one static (nothing large lives on the stack).
 struct Firmware {
     engine: Engine,
     board: Board,
-    link: LineLink<LINE>,
-    out: [u8; OUT],
+    link: LineLink<{ Sizes::LINE }>,
+    out: [u8; Sizes::OUT],
 }
 
 static mut FIRMWARE: Firmware = Firmware {
     engine: Engine::new(CONFIG),
     board: Board::with_timebase(PlatformTime, Faults::NONE, false),
     link: LineLink::new(),
-    out: [0; OUT],
+    out: [0; Sizes::OUT],
 };
 
 #[global_allocator]
 static HEAP: TrackingHeap = TrackingHeap::empty();
 
-static mut HEAP_MEMORY: [MaybeUninit<u8>; HEAP_SIZE] = [MaybeUninit::uninit(); HEAP_SIZE];
+static mut HEAP_MEMORY: [MaybeUninit<u8>; Sizes::HEAP] = [MaybeUninit::uninit(); Sizes::HEAP];
 
 /// Applies the start-up options (the kernel command line) to the board; returns the principal.
 fn options(cmdline: &[u8], board: &mut Board) -> Principal {
@@ -227,7 +251,7 @@ __pre_init:
 fn main(_hart: usize, fdt: usize, _: usize) -> ! {
     measure::paint_stack();
     // SAFETY: called once, before any allocation; HEAP_MEMORY is used by nothing else.
-    unsafe { HEAP.init(addr_of_mut!(HEAP_MEMORY) as usize, HEAP_SIZE) };
+    unsafe { HEAP.init(addr_of_mut!(HEAP_MEMORY) as usize, Sizes::HEAP) };
     // SAFETY: the only reference to FIRMWARE, taken once; single hart, no interrupt handlers.
     let fw = unsafe { &mut *addr_of_mut!(FIRMWARE) };
     critical_section::with(|cs| ENGINE_SIZES.borrow(cs).set(Some(SIZES)));

@@ -66,7 +66,7 @@ USER_TOOLS = {t["name"] for t in _BOARD if t["audience"] == "user"} | {
     "self.device.get_diagnostics", "self.upgrade_firmware", "self.firmware.write"}
 ALL_TOOLS = len(MODEL_TOOLS | USER_TOOLS)
 
-# Targets from issue 5 (bytes). The async build (issue 11) keeps the handler's future on the
+# The targets (bytes): docs/FOOTPRINT.md's. The async build keeps the handler's future on the
 # dispatch stack too (a minimal executor polls it in place; embassy keeps it in task RAM): its
 # budget is 5 KiB, and docs/FOOTPRINT.md states both figures.
 DISPATCH_STACK_TARGET = (5 if ASYNC else 3) * 1024
@@ -360,8 +360,8 @@ async def firmware_session() -> None:
               not r.is_error and (r.structured_content or {}).get("boot") == "upgraded"
               and (r.structured_content or {}).get("running") == "9.9.9" and texts(r).endswith("measured"), r)
 
-        # (c) An image for another board, hashed correctly: its header is checked before any reset
-        # (issue 33, finding 10), so the task fails and the device does not restart.
+        # (c) An image for another board, hashed correctly: its header is checked before any
+        # reset, so the task fails and the device does not restart.
         foreign = image("other-board", "7.7.7", 3000)
         done = await upgrade(c, tag, foreign, hashlib.sha256(foreign).hexdigest())
         check(f"{tag} another board's image fails its task before any reset: {done.get('error')!r}",

@@ -77,6 +77,10 @@ mod sealed {
 /// `fn f<K: Capacities>(server: &mut Server<'_, Board, K>)`, and read the capacities as
 /// `K::TOOLS`, `K::TASKS`, ….
 ///
+/// Every storage type below is `Send` and `Sync`, and a server holds its tools' function
+/// pointers and static texts, never the board: `Server<'static, C, K>` is `Send` and `Sync`
+/// for every `C` and `K`, so a threaded host keeps one in a `Mutex` written over any `K`.
+///
 /// What each costs in RAM (about): `CACHE * CACHE_BYTES + TASKS * 320 + 8 * TOOLS +
 /// 4 * RESOURCES + 150 * LISTEN + HOLD + 100` bytes for the whole server
 /// (`examples/qemu-riscv` prints the figures for riscv32; docs/FOOTPRINT.md).
@@ -102,28 +106,34 @@ pub trait Capacities: sealed::Sealed + 'static {
     const HOLD: usize;
 
     /// The tool table: a [`Registry`] of `TOOLS` tools, lent as its [`RegistryView`].
-    type Tools<'t, C: 't>: core::ops::DerefMut<Target = RegistryView<'t, C>>;
+    type Tools<'t, C: 't>: core::ops::DerefMut<Target = RegistryView<'t, C>> + Send + Sync;
     /// The task table.
     #[doc(hidden)]
-    type Tasks: core::ops::DerefMut<Target = tasks::TasksView> + crate::result::TaskLookup;
+    type Tasks: core::ops::DerefMut<Target = tasks::TasksView>
+        + crate::result::TaskLookup
+        + Send
+        + Sync;
     /// The remembered answers' records.
     #[doc(hidden)]
-    type CacheSlots: AsRef<[cache::Slot]> + AsMut<[cache::Slot]>;
+    type CacheSlots: AsRef<[cache::Slot]> + AsMut<[cache::Slot]> + Send + Sync;
     /// The remembered answers' bytes.
     #[doc(hidden)]
-    type CacheBytes: cache::Chunks;
+    type CacheBytes: cache::Chunks + Send + Sync;
     /// The live resources.
     #[cfg(feature = "resources")]
     #[doc(hidden)]
-    type Live<'t, C: 't>: Slots<&'t crate::registry::LiveResource<C>>;
+    type Live<'t, C: 't>: Slots<&'t crate::registry::LiveResource<C>> + Send + Sync;
     /// The listen streams.
     #[cfg(feature = "resources")]
     #[doc(hidden)]
-    type Listens: AsRef<[super::resources::Listen]> + AsMut<[super::resources::Listen]>;
+    type Listens: AsRef<[super::resources::Listen]>
+        + AsMut<[super::resources::Listen]>
+        + Send
+        + Sync;
     /// The bytes of a held call.
     #[cfg(feature = "confirm")]
     #[doc(hidden)]
-    type Hold: AsRef<[u8]> + AsMut<[u8]>;
+    type Hold: AsRef<[u8]> + AsMut<[u8]> + Send + Sync;
 }
 
 /// Capacities by number: `TOOLS` tools, and the rest with the defaults a typical board takes.
@@ -269,5 +279,43 @@ impl<
             #[cfg(feature = "confirm")]
             confirm: super::confirm::Confirmations::new([0; HOLD]),
         }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::{Capacities, Caps, Config, Server};
+
+    fn assert_send<T: Send>() {}
+    fn assert_sync<T: Sync>() {}
+
+    /// What a threaded host writes once for every server: it compiles only if the capacities'
+    /// storage is `Send` and `Sync` whatever `K` is.
+    fn shareable<C: 'static, K: Capacities>() {
+        assert_send::<Server<'static, C, K>>();
+        assert_sync::<Server<'static, C, K>>();
+    }
+
+    /// A board a thread may own.
+    struct Board;
+
+    #[test]
+    fn a_server_of_any_capacities_is_send_and_sync() {
+        shareable::<Board, Caps<8, 0>>();
+        shareable::<Board, Caps<32, 4, 4, 448, 4, 8, 1024>>();
+        // Boards no thread may share or own: the server holds its tools' function pointers,
+        // never the board, so a server over one still moves and is still shared.
+        shareable::<core::cell::Cell<u8>, Caps<1>>();
+        shareable::<std::rc::Rc<u8>, Caps<1>>();
+    }
+
+    #[test]
+    fn a_server_moves_to_another_thread_and_back() {
+        fn round_trip<K: Capacities>(server: Server<'static, Board, K>) -> usize {
+            let back = std::thread::spawn(move || server).join();
+            back.map(|s| K::TOOLS - s.registry().len()).unwrap_or(0)
+        }
+        let server: Server<'static, Board, Caps<8, 1>> = Server::new(Config::new("board", "1.0"));
+        assert_eq!(round_trip(server), 8);
     }
 }

@@ -1030,7 +1030,7 @@ mod test {
         }
     }
 
-    /// Issue 33, finding 8: `use_tool` takes and completes to the tools the caller may call,
+    /// `use_tool` takes and completes to the tools the caller may call,
     /// and nothing else: the model is not offered `self.reboot` (user-only, absent from its
     /// `tools/list`) unless the confirmed set opens it to the model, and no instruction or
     /// unknown name is written into its prompt.

@@ -131,6 +131,31 @@ impl Drop for Sim {
     }
 }
 
+/// The `--ui` address (`host:port`) of the device-sim whose log is `log`
+/// ([`log_text`]), once it says where it serves: within 20 s.
+pub fn ui_address(log: &Mutex<String>) -> String {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = log.lock().unwrap().clone();
+        if let Some(at) = text.find("device-sim: UI at http://") {
+            let rest = &text[at + "device-sim: UI at http://".len()..];
+            return rest.split('/').next().unwrap().to_string();
+        }
+        assert!(Instant::now() < until, "device-sim did not start: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A flash file for `--flash` in a fresh directory of its own (`name` and the test process's
+/// id), not there yet.
+pub fn fresh_flash(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flash = dir.join("flash.bin");
+    let _ = std::fs::remove_file(&flash);
+    flash
+}
+
 /// Starts `device-sim --ui 127.0.0.1:0 ARGS` and waits until it says where it serves (the UI,
 /// and `--http` when given). stdin/stdout are piped (for `--stdio`); stderr is drained.
 pub fn start(args: &[&str]) -> Sim {
