@@ -20,12 +20,14 @@ mod keyword;
 pub(crate) mod message;
 mod output;
 mod validate;
+mod value;
 
 pub use keyword::{Literal, ParamType};
 pub(crate) use output::names_are_unique as output_names_are_unique;
 pub use output::{Field, write_output_schema};
 pub(crate) use validate::validate_into;
-pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate, validate_object};
+pub use validate::{AccessError, ArgError, Args, validate, validate_object};
+pub use value::ArgErrorKind;
 
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use crate::wire::protocol;

@@ -3,8 +3,9 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::keyword::{Value, ty};
+use super::keyword::ty;
 use super::message::{Read, Sink, got, piece};
+use super::value::{ArgErrorKind, Value};
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
 use crate::wire::check::Escapes;
@@ -451,33 +452,6 @@ impl Args<'_> {
         }
         Ok(())
     }
-}
-
-/// What is wrong with the arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum ArgErrorKind {
-    /// `arguments` is not a JSON object.
-    NotAnObject,
-    /// A key the tool does not declare.
-    Unknown,
-    /// A key that appears twice.
-    Duplicate,
-    /// A required argument is absent.
-    Missing,
-    /// The value has the wrong JSON type (no coercion: `"50"` is not an integer).
-    WrongType,
-    /// An integer parameter got a number with a fractional part.
-    NotAnInteger,
-    /// The value is outside the allowed range (including beyond `i64` / `f64`).
-    OutOfRange,
-    /// A string that is not one of the allowed choices.
-    NotAChoice,
-    /// A string shorter or longer than allowed.
-    BadLength,
-    /// An integer that is not a multiple of the parameter's step.
-    NotAMultiple,
 }
 
 /// Why the arguments were refused; renders as a short message naming the argument, what was

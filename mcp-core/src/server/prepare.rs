@@ -9,14 +9,14 @@
 //! returns `Err(len)` when it wrote the answer (`len` bytes) and the call stops there.
 
 use super::cache::{Seen, call_key};
-use super::call::Tail;
 #[cfg(feature = "confirm")]
 use super::confirm::Gate;
+use super::era::Era;
+use super::flow::{Caller, Effects, Tail};
+use super::params::{members, once};
+use super::respond::Respond;
 use super::tasks::MAX_PROGRESS_TOKEN_LEN;
-use super::{
-    Caller, Capacities, Effects, Era, Handled, Principal, Respond, Server, UserToolPolicy, members,
-    once,
-};
+use super::{Capacities, Handled, Principal, Server, UserToolPolicy};
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
 use crate::result::{Evidence, Level, ToolError, render_result, render_result_for};

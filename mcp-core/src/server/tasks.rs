@@ -35,7 +35,10 @@
 use core::fmt::Write as _;
 use core::hash::Hasher as _;
 
-use super::{Capacities, Era, Peer, Receipt, Respond, Server, members, write_object};
+use super::era::Era;
+use super::params::members;
+use super::respond::{Respond, finish, write_object};
+use super::{Capacities, Peer, Receipt, Server};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
@@ -746,7 +749,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             let n = match e.owed_until != NOT_OWED {
                 true => {
                     let info = (self.config.name, self.config.version);
-                    super::finish(out, Some(id), "", |w| {
+                    finish(out, Some(id), "", |w| {
                         self.write_start(e, id, Era::Legacy, info, w);
                     })
                 }
@@ -850,7 +853,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     fn write_payload(&self, e: &Entry, id: Id<'_>, out: &mut [u8]) -> usize {
         if let Some(message) = e.error {
             let note = stop_note(e.stop);
-            return super::finish(out, Some(id), "", |w| {
+            return finish(out, Some(id), "", |w| {
                 write_error(
                     w,
                     Some(id),
@@ -862,7 +865,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         }
         let outcome = Self::outcome(e);
         let note = stop_note(e.stop);
-        super::finish(out, Some(id), "", |w| {
+        finish(out, Some(id), "", |w| {
             write_result(w, id, |w| {
                 w.raw(b"{");
                 render_result(w, &outcome, &[], 0, note);

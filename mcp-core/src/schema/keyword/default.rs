@@ -2,8 +2,8 @@
 //! makes the parameter optional; registration checks it against the parameter's type and every
 //! other keyword, as a value from the peer is checked.
 
-use super::{Keyword, ParamType, Text, Value};
-use crate::schema::validate::ArgErrorKind;
+use super::{Keyword, ParamType};
+use crate::schema::value::{ArgErrorKind, Text, Value};
 use crate::schema::{Param, ParamProblem};
 use crate::wire::protocol;
 use crate::wire::writer::Writer;

@@ -2,8 +2,7 @@
 //! other keywords check, refusing a value of another JSON type (no coercion: `"50"`, `true` and
 //! `null` are not integers) and, for an integer, one with a fractional part or beyond `i64`.
 
-use super::{Text, Value};
-use crate::schema::validate::ArgErrorKind;
+use crate::schema::value::{ArgErrorKind, Text, Value};
 use crate::wire::check::Escapes;
 #[cfg(feature = "float")]
 use crate::wire::json::Kind;
