@@ -229,7 +229,7 @@ fn nested(depth: usize) -> String {
     v
 }
 
-/// Issue 33, finding 7: every request with an id gets an answer, also one nested deeper than
+/// Every request with an id gets an answer, also one nested deeper than
 /// the engine reads: -32700 with its id when the message can still be checked (up to the
 /// checker's own limit), with `id: null` beyond it; a notification or a client's response that
 /// is too deep gets nothing.

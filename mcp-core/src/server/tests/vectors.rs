@@ -704,8 +704,7 @@ fn user_only_tools_by_principal_and_policy() {
         serde_json::json!(["user"])
     );
     // A person's client sees the tools meant for them whether it asks with the flag or not:
-    // the listing follows the caller's principal (issue 33, finding 12: `--principal user`
-    // could call them but never saw them).
+    // the listing follows the caller's principal (a tool a client may call is a tool it sees).
     for params in [
         "",
         r#","params":{}"#,
@@ -1551,7 +1550,7 @@ fn piecewise_messages_match_their_formatted_text() {
     );
 }
 
-/// Issue 31 item 4, one rule for every failure: a failure whose evidence names no commanded
+/// One rule for every failure: a failure whose evidence names no commanded
 /// value (a kit's `not applied` from a driver that knows only its own error) gets the call's
 /// first parameter's validated value — a number, a boolean or a declared choice, never the
 /// client's free-form text — and says it in the first text and, for xiaozhi, in `error`.
