@@ -17,11 +17,13 @@ pub const TOOL_CAPACITY: usize = 8;
 /// relay kit waits out the relay's settle time inside the call, on the board's delay), so the
 /// engine needs no task table, and without one it links no task code.
 pub const TASKS: usize = 0;
-/// Recent calls remembered for retransmissions.
-pub const CACHE: usize = 2;
-/// Response bytes kept per remembered call (this board's action results take 260 to 290 bytes
-/// with a short id).
-pub const CACHE_BYTES: usize = 320;
+/// Recent calls remembered for retransmissions: none. The cache exists so that a retransmitted
+/// call does not act twice; every acting tool of this board is idempotent (a volume, a
+/// brightness, a relay state set again is the same state, read back afresh) but `self.reboot`,
+/// which restarts the device anyway. Without a cache the engine links no cache code.
+pub const CACHE: usize = 0;
+/// Response bytes kept per remembered call (none are kept).
+pub const CACHE_BYTES: usize = 0;
 /// The longest message accepted on the serial line.
 pub const LINE: usize = 2048;
 /// The output buffer: a `tools/list` page plus its envelope, or the largest tool result.

@@ -2,7 +2,9 @@
 //! string as [`Text`]) and why it is refused ([`ArgErrorKind`]). Below the keywords and the
 //! validator, which both speak of them.
 
+#[cfg(feature = "strings")]
 use crate::wire::check::Escapes;
+#[cfg(feature = "strings")]
 use crate::wire::json::JsonStr;
 
 /// What is wrong with the arguments.
@@ -43,11 +45,17 @@ pub(crate) enum Value<'a> {
     /// A finite number (feature `float`).
     #[cfg(feature = "float")]
     Number(f64),
-    /// A string.
+    /// A string (feature `strings`).
+    #[cfg(feature = "strings")]
     Str(Text<'a>),
+    /// Only the lifetime, without the feature `strings` (never built).
+    #[cfg(not(feature = "strings"))]
+    #[allow(dead_code, reason = "never built: it only carries the lifetime")]
+    Never(core::marker::PhantomData<&'a ()>, core::convert::Infallible),
 }
 
 /// A string value: the content of a checked JSON string token, or a spec's own text.
+#[cfg(feature = "strings")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Text<'a> {
     raw: &'a [u8],
@@ -57,6 +65,7 @@ pub(crate) struct Text<'a> {
     escapes: Escapes,
 }
 
+#[cfg(feature = "strings")]
 impl<'a> Text<'a> {
     /// A string the peer sent, with what its escapes spell when the checking pass counted them.
     #[inline]

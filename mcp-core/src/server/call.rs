@@ -23,9 +23,18 @@ use crate::{Reply, ToolResult};
 /// scratch area in front and the arguments, now borrowing the decoded strings too.
 fn split<'a>(args: Args<'a>, room: usize, out: &'a mut [u8]) -> Option<(&'a mut [u8], Args<'a>)> {
     let (scratch, decoded) = out.split_at_mut(room.min(out.len()));
-    let mut args = args;
-    // `room` leaves exactly the bytes the decoding needs.
-    args.decode_escapes(decoded).then_some((scratch, args))
+    #[cfg(feature = "strings")]
+    {
+        let mut args = args;
+        // `room` leaves exactly the bytes the decoding needs.
+        args.decode_escapes(decoded).then_some((scratch, args))
+    }
+    #[cfg(not(feature = "strings"))]
+    {
+        // (Nothing to decode without string parameters: `room` is the whole buffer.)
+        let _ = decoded;
+        Some((scratch, args))
+    }
 }
 
 /// A call of an async tool, handed to the handler that [`Server::handle_async`] awaits.
@@ -89,12 +98,19 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
         let mut used = 0;
-        let mut result = match args.escaped_len() {
+        #[cfg(feature = "strings")]
+        let escaped = args.escaped_len();
+        #[cfg(not(feature = "strings"))]
+        let escaped = 0;
+        let mut result = match escaped {
             0 => {
                 let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
                 self.invoke(handler, args, tail, scratch, seq, effects, &mut used)
             }
+            #[cfg(feature = "strings")]
             _ => self.invoke_decoded(handler, (args, out), tail, seq, effects, &mut used),
+            #[cfg(not(feature = "strings"))]
+            _ => Err(ToolError::new("Arguments could not be decoded")),
         };
         commanded(&mut result, args);
         self.conclude(
@@ -131,6 +147,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
     /// into the tail of `out` (from `room` on), the handler's scratch area in front. (Not
     /// inlined: see [`run_blocking`](Self::run_blocking).)
+    #[cfg(feature = "strings")]
     #[inline(never)]
     fn invoke_decoded(
         &self,

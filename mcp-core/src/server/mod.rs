@@ -79,7 +79,9 @@ pub use message::{HandleError, Handled, Input, MIN_OUT_LEN, Status};
 #[cfg(feature = "resources")]
 pub use resources::MAX_LIVE_RESOURCES;
 pub use session::{ClientName, Event, MODERN_REVISION, Revision, Session, Vision};
-pub use tasks::{Heard, Later, MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
+#[cfg(feature = "strings")]
+pub use tasks::status_tool;
+pub use tasks::{Heard, Later, MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME};
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, RegistryView, Tool};

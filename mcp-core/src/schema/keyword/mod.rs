@@ -10,8 +10,8 @@
 //! |---|---|---|
 //! | [`ty`] | `type` — reads the JSON value the others check; always there | every parameter |
 //! | [`range`] | `minimum`, `maximum` (always emitted: the type's own bounds when not narrowed) | integers, numbers |
-//! | [`choices`] | `enum` | strings |
-//! | [`length`] | `minLength`, `maxLength` | strings |
+//! | `choices` | `enum` | strings (feature `strings`) |
+//! | `length` | `minLength`, `maxLength` | strings (feature `strings`) |
 //! | [`multiple_of`] | `multipleOf` | integers |
 //! | [`default`] | `default` (and with it, that the parameter is optional) | every parameter |
 //!
@@ -103,26 +103,29 @@ pub(crate) trait Keyword: Copy + PartialEq {
 /// What a [`Param`] holds of the keywords: one field per keyword, and the calls that run them
 /// all in the list's order (the order of their members in the schema).
 macro_rules! keywords {
-    ($($(#[$doc:meta])* $field:ident: $module:ident::$kw:ident,)*) => {
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $field:ident: $module:ident::$kw:ident,)*) => {
         /// The keywords a parameter holds besides its type, one field each.
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub(crate) struct Keywords {
-            $($(#[$doc])* pub(crate) $field: $module::$kw,)*
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? pub(crate) $field: $module::$kw,)*
         }
 
         impl Keywords {
             /// None set.
-            pub(crate) const NONE: Self = Keywords { $($field: <$module::$kw as Keyword>::NONE,)* };
+            pub(crate) const NONE: Self = Keywords {
+                $($(#[cfg($cfg)])? $field: <$module::$kw as Keyword>::NONE,)*
+            };
 
             /// Registration: no keyword set for another type, then each keyword's own check.
             pub(crate) fn check_spec(&self, p: &Param) -> Result<(), ParamProblem> {
                 let ty = p.ty();
                 $(
+                    $(#[cfg($cfg)])?
                     if self.$field.is_set() && !<$module::$kw as Keyword>::applies(ty) {
                         return Err(ParamProblem::ConstraintForOtherType);
                     }
                 )*
-                $(self.$field.check_spec(p)?;)*
+                $($(#[cfg($cfg)])? self.$field.check_spec(p)?;)*
                 Ok(())
             }
 
@@ -130,6 +133,7 @@ macro_rules! keywords {
             #[inline]
             pub(crate) fn emit(&self, ty: ParamType, w: &mut Writer<'_>) {
                 $(
+                    $(#[cfg($cfg)])?
                     if <$module::$kw as Keyword>::applies(ty) {
                         self.$field.emit(w);
                     }
@@ -139,7 +143,7 @@ macro_rules! keywords {
             /// Checks a value of the parameter's type against every keyword.
             #[inline(always)]
             pub(crate) fn check(&self, v: &Value<'_>) -> Result<(), ArgErrorKind> {
-                $(self.$field.check(v)?;)*
+                $($(#[cfg($cfg)])? self.$field.check(v)?;)*
                 Ok(())
             }
 
@@ -151,6 +155,7 @@ macro_rules! keywords {
                     ParamType::Integer => self.describe_as(ParamType::Integer, f),
                     #[cfg(feature = "float")]
                     ParamType::Number => self.describe_as(ParamType::Number, f),
+                    #[cfg(feature = "strings")]
                     ParamType::String => self.describe_as(ParamType::String, f),
                 }
             }
@@ -158,6 +163,7 @@ macro_rules! keywords {
             #[inline(always)]
             fn describe_as<S: Sink>(&self, ty: ParamType, f: &mut S) -> fmt::Result {
                 $(
+                    $(#[cfg($cfg)])?
                     if <$module::$kw as Keyword>::applies(ty)
                         && let Some(said) = self.$field.describe_whole(f)
                     {
@@ -166,6 +172,7 @@ macro_rules! keywords {
                 )*
                 let mut e = Expectation::new(f, ty);
                 $(
+                    $(#[cfg($cfg)])?
                     if <$module::$kw as Keyword>::applies(ty) {
                         self.$field.describe(&mut e)?;
                     }
@@ -181,6 +188,7 @@ macro_rules! keywords {
                 v: Json<'_>,
             ) -> Option<fmt::Result> {
                 $(
+                    $(#[cfg($cfg)])?
                     if let Some(said) = self.$field.got(f, kind, v) {
                         return Some(said);
                     }
@@ -192,12 +200,14 @@ macro_rules! keywords {
         /// Every keyword's conformance test ([`test::conformance`]), by its module's name.
         #[cfg(test)]
         pub(crate) const CONFORMANCE: &[(&str, fn() -> Result<usize, String>)] =
-            &[$((stringify!($field), test::conformance::<$module::$kw>),)*];
+            &[$($(#[cfg($cfg)])? (stringify!($field), test::conformance::<$module::$kw>),)*];
     };
 }
 
+#[cfg(feature = "strings")]
 mod choices;
 mod default;
+#[cfg(feature = "strings")]
 mod length;
 mod multiple_of;
 mod range;
@@ -211,8 +221,11 @@ keywords! {
     /// `minimum` and `maximum` of a number (feature `float`: without it, never set).
     num_range: range::NumRange,
     /// `enum` (before the length: a value that is not a choice is told so, whatever its length).
+    /// Feature `strings`.
+    #[cfg(feature = "strings")]
     choices: choices::Choices,
-    /// `minLength` and `maxLength`.
+    /// `minLength` and `maxLength`. Feature `strings`.
+    #[cfg(feature = "strings")]
     length: length::Length,
     /// `multipleOf`.
     multiple_of: multiple_of::MultipleOf,
