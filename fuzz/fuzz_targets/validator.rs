@@ -63,7 +63,10 @@ struct ArbParam {
     lo: Option<i64>,
     hi: Option<i64>,
     nums: Option<(f64, f64)>,
+    /// (String parameters' keywords: the full engine only.)
+    #[cfg_attr(not(feature = "full"), allow(dead_code, reason = "no string parameters"))]
     lens: Option<(u8, u8)>,
+    #[cfg_attr(not(feature = "full"), allow(dead_code, reason = "no string parameters"))]
     choices: Option<(u8, u8)>,
     /// `multipleOf` (0 included: registration refuses it), a power of two, or a large step.
     step: Option<(u8, u8)>,
@@ -118,6 +121,10 @@ fn build(a: &ArbParam) -> Param {
             }
             p
         }
+        // No `Param::string` in the minimal engine: a boolean in its place.
+        #[cfg(not(feature = "full"))]
+        _ => Param::boolean(name, "d"),
+        #[cfg(feature = "full")]
         _ => {
             let mut p = Param::string(name, "d");
             if let Some((lo, hi)) = a.lens {
@@ -138,8 +145,12 @@ fn build(a: &ArbParam) -> Param {
         Some(1) => p = p.range_f64(0.0, 1.0),
         #[cfg(not(feature = "full"))]
         Some(1) => p = p.min(0),
+        #[cfg(feature = "full")]
         Some(2) => p = p.length(0, 1),
+        #[cfg(feature = "full")]
         Some(3) => p = p.one_of(&CHOICES[..1]),
+        #[cfg(not(feature = "full"))]
+        Some(2 | 3) => p = p.max(1),
         Some(4) => p = p.multiple_of(2),
         _ => {}
     }
@@ -154,7 +165,10 @@ fn build(a: &ArbParam) -> Param {
         Some(Lit::Num(v)) => p.default_f64(v),
         #[cfg(not(feature = "full"))]
         Some(Lit::Num(v)) => p.default_int(v as i64),
+        #[cfg(feature = "full")]
         Some(Lit::Str(i)) => p.default_str(CHOICES[usize::from(i) % CHOICES.len()]),
+        #[cfg(not(feature = "full"))]
+        Some(Lit::Str(i)) => p.default_bool(i % 2 == 0),
         None => p,
     }
 }
@@ -279,9 +293,11 @@ const PRESETS: [&[Param]; 8] = [
     // mcp-core/src/schema/validate.rs
     &[
         Param::integer("volume", "Volume").range(0, 100),
+        #[cfg(feature = "full")]
         Param::string("theme", "Theme")
             .one_of(&["light", "dark"])
             .default_str("light"),
+        #[cfg(feature = "full")]
         Param::string("label", "Label").length(1, 4).optional(),
         #[cfg(feature = "full")]
         Param::number("gain", "Gain")
@@ -294,7 +310,9 @@ const PRESETS: [&[Param]; 8] = [
     // mcp-core/tests/hostile.rs
     &[
         Param::integer("volume", "v").range(0, 100),
+        #[cfg(feature = "full")]
         Param::string("theme", "t").one_of(&["light", "dark"]),
+        #[cfg(feature = "full")]
         Param::string("label", "l").length(0, 8).optional(),
     ],
     &[],
@@ -318,7 +336,9 @@ const PRESETS: [&[Param]; 8] = [
         Param::number("x", "f64").optional(),
         #[cfg(not(feature = "full"))]
         Param::integer("x", "i64").min(-1000).optional(),
+        #[cfg(feature = "full")]
         Param::string("s", "s").optional(),
+        #[cfg(feature = "full")]
         Param::string("task_id", "id").length(1, 24).optional(),
     ],
 ];
@@ -389,13 +409,17 @@ fuzz_target!(|data: &[u8]| {
     match (&ours, &model) {
         (Ok(a), Ok(values)) => {
             // Strings sent with escapes are decoded into a buffer of exactly the size asked for.
+            #[cfg(feature = "full")]
             let mut buf = vec![0u8; a.escaped_len()];
-            let mut a = a.clone();
-            assert!(
-                a.decode_escapes(&mut buf),
-                "escaped_len bytes are enough to decode"
-            );
-            let a = &a;
+            #[cfg(feature = "full")]
+            let a = &{
+                let mut a = a.clone();
+                assert!(
+                    a.decode_escapes(&mut buf),
+                    "escaped_len bytes are enough to decode"
+                );
+                a
+            };
             for (p, expected) in params.iter().zip(values) {
                 assert_eq!(
                     &model::engine_value(a, p),

@@ -6,6 +6,7 @@ use crate::{
 };
 use mcp_core::registry::{Annotations, TaskSupport, Tool};
 use mcp_core::schema::Param;
+#[cfg(feature = "full")]
 use mcp_core::server::status_tool;
 use mcp_core::{
     Args, Caps, Config, Evidence, Level, Output, Principal, Progress, Reply, Server, TaskHooks,
@@ -23,9 +24,12 @@ pub struct Dev {
 
 const ACT_PARAMS: &[Param] = &[
     Param::integer("volume", "Volume").range(0, 100),
+    // (String parameters: the full engine only; the minimal one has none.)
+    #[cfg(feature = "full")]
     Param::string("theme", "Theme")
         .one_of(&["light", "dark", "d\u{e9}j\u{e0}"])
         .default_str("light"),
+    #[cfg(feature = "full")]
     Param::string("label", "Label").length(0, 8).optional(),
     #[cfg(feature = "full")]
     Param::number("gain", "Gain")
@@ -44,13 +48,19 @@ fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     d.runs[0] += 1;
     let v = a.int("volume").expect("required integer");
     assert!((0..=100).contains(&v), "volume {v} escaped its range");
-    let t = a.str("theme").expect("defaulted string");
-    assert!(
-        ["light", "dark", "d\u{e9}j\u{e0}"].contains(&t),
-        "theme {t:?}"
-    );
-    let l = a.opt_str("label").expect("declared");
-    assert!(l.is_none_or(|l| l.chars().count() <= 8), "label {l:?}");
+    #[cfg(feature = "full")]
+    let (t, l) = {
+        let t = a.str("theme").expect("defaulted string");
+        assert!(
+            ["light", "dark", "d\u{e9}j\u{e0}"].contains(&t),
+            "theme {t:?}"
+        );
+        let l = a.opt_str("label").expect("declared");
+        assert!(l.is_none_or(|l| l.chars().count() <= 8), "label {l:?}");
+        (t, l)
+    };
+    #[cfg(not(feature = "full"))]
+    let (t, l) = ("light", None::<&str>);
     #[cfg(feature = "full")]
     {
         let g = a.opt_number("gain").expect("declared");
@@ -128,8 +138,9 @@ fn plain(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::bool(false))
 }
 
-/// The tools, in registration order; [`Dev::runs`] is indexed by this order.
-pub static TOOLS: [Tool<Dev>; 7] = [
+/// The tools, in registration order; [`Dev::runs`] is indexed by this order. (The status
+/// tool's `task_id` is a string parameter: the full engine only.)
+pub static TOOLS: &[Tool<Dev>] = &[
     Tool::new("t.act", "An action with every parameter type", act).params(ACT_PARAMS),
     Tool::new("t.user", "A user-only action", user).user_only(),
     Tool::new("t.read", "A read", read)
@@ -151,6 +162,7 @@ pub static TOOLS: [Tool<Dev>; 7] = [
     Tool::new("t.big", "An answer of n characters", big)
         .params(&[Param::integer("n", "n").range(0, 3000)]),
     Tool::new("t.plain", "No parameters", plain),
+    #[cfg(feature = "full")]
     status_tool(),
 ];
 
@@ -183,7 +195,7 @@ pub fn server(page_bytes: usize) -> Srv {
     #[cfg(feature = "full")]
     let config = config.prompts(&PROMPTS);
     let mut s = Srv::new(config);
-    for t in &TOOLS {
+    for t in TOOLS {
         s.register(t).expect("the fuzz tools register");
     }
     s

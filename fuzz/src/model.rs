@@ -147,6 +147,7 @@ pub fn validate(
             Some(Literal::Int(v)) => Val::Int(v),
             #[cfg(feature = "full")]
             Some(Literal::Number(n)) => Val::Num(n.to_bits()),
+            #[cfg(feature = "full")]
             Some(Literal::Str(s)) => Val::Str(s.to_string()),
             Some(other) => panic!("the model knows no default {other:?}"),
             None if p.is_required() => return Err((Problem::Missing, Some(i))),
@@ -192,6 +193,7 @@ fn check(p: &Param, raw: &str) -> Result<Val, Problem> {
                 Err(Problem::OutOfRange)
             }
         }
+        #[cfg(feature = "full")]
         ParamType::String => {
             let Some(s) = v.as_str() else {
                 return Err(Problem::WrongType);
@@ -225,6 +227,7 @@ pub fn engine_value(args: &mcp_core::Args<'_>, p: &Param) -> Val {
         ParamType::Number => args
             .opt_number(name)
             .map(|v| v.map(|n| Val::Num(n.to_bits()))),
+        #[cfg(feature = "full")]
         ParamType::String => args
             .opt_str(name)
             .map(|v| v.map(|s| Val::Str(s.to_string()))),

@@ -85,9 +85,14 @@
 //!   unknown method (-32601; the SDKs then fall back to `initialize`), and a transport that
 //!   requires 2026-07-28 ([`Input::stateless`]) gets -32602 (HTTP 400).
 //! - **`resources`**: `resources/*` and `prompts/*` are unknown methods (-32601).
+//! - **`strings`**: a tool takes booleans and numbers only: no `Param::string`, no `enum` or
+//!   length keywords, no `Args::str`; nothing is decoded into the output buffer, and the status
+//!   tool for clients without task support (whose `task_id` is a string) is not there. Ids,
+//!   tool names, cursors and every other string of the protocol are read as before.
 //!
-//! `ParamType`, `Literal` and `Reading` have their `Number` variant only with `float`: code that
-//! must build both ways matches them with a wildcard arm.
+//! `ParamType`, `Literal` and `Reading` have their `Number` variant only with `float`
+//! (`ParamType` and `Literal` their `String` and `Str` one only with `strings`): code that must
+//! build both ways matches them with a wildcard arm.
 //!
 //! Long-running tools (MCP Tasks) are not a feature but a size: a [`Server`] with no task slots
 //! ([`Caps<N, 0>`](Caps), [`Capacities::TASKS`] = 0) has no task table, refuses long-running

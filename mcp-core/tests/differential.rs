@@ -38,6 +38,7 @@ use common::Rng;
 const NAMES: [&str; 10] = [
     "volume", "theme", "label", "gain", "on", "a", "x.y", "A-_9", "position", "task_id",
 ];
+#[cfg(feature = "strings")]
 const POOL: [&str; 12] = [
     "light",
     "dark",
@@ -145,7 +146,8 @@ fn spec(rng: &mut Rng) -> Vec<Param> {
                     p
                 }
             }
-            // Number parameters exist with feature `float` only; without it, a string instead.
+            // Number parameters exist with feature `float` only; without it, a string instead
+            // (string ones with `strings` only; without either, a boolean).
             #[cfg(feature = "float")]
             2 => {
                 let (mut lo, mut hi) = (*rng.pick(&NUM_EDGES), *rng.pick(&NUM_EDGES));
@@ -164,6 +166,9 @@ fn spec(rng: &mut Rng) -> Vec<Param> {
                     p
                 }
             }
+            #[cfg(not(feature = "strings"))]
+            _ => Param::boolean(name, "b"),
+            #[cfg(feature = "strings")]
             _ => {
                 let p = Param::string(name, "s");
                 if rng.chance(40) {
@@ -191,6 +196,7 @@ fn spec(rng: &mut Rng) -> Vec<Param> {
     params
 }
 
+#[cfg(feature = "strings")]
 fn escape(s: &str, unicode: bool) -> String {
     let mut out = String::new();
     for c in s.chars() {
@@ -209,6 +215,7 @@ fn escape(s: &str, unicode: bool) -> String {
     out
 }
 
+#[cfg(feature = "strings")]
 fn quoted(s: &str, rng: &mut Rng) -> String {
     format!("\"{}\"", escape(s, rng.chance(20)))
 }
@@ -283,6 +290,7 @@ fn value(p: &Param, rng: &mut Rng) -> (String, bool) {
                 format!("{v:?}")
             }
         }
+        #[cfg(feature = "strings")]
         ParamType::String => {
             if !p.choices().is_empty() && rng.chance(60) {
                 let c = rng.pick(p.choices());

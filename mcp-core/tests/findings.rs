@@ -1,7 +1,6 @@
-//! Engine bugs found by the reliability work (issue 7), each as the smallest failing test.
-//!
-//! They were `#[ignore]`d until the engine was fixed; they stay as regression tests. Run them
-//! with `cargo test -p mcu-mcp-core --test findings`.
+//! Engine bugs found by stress and fault tests, each as the smallest test that failed before
+//! its fix; they stay as regression tests. Run them with
+//! `cargo test -p mcu-mcp-core --test findings`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::indexing_slicing)] // a test
 
 use mcp_core::registry::{TaskSupport, Tool};

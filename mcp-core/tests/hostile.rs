@@ -25,10 +25,16 @@ fn act(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     // Validation guarantees these: a handler bug would show as a panic here.
     let v = a.int("volume").unwrap();
     assert!((0..=100).contains(&v));
-    let t = a.str("theme").unwrap();
-    assert!(t == "light" || t == "dark");
-    let l = a.opt_str("label").unwrap().unwrap_or("");
-    assert!(l.chars().count() <= 8);
+    #[cfg(feature = "strings")]
+    let (t, l) = {
+        let t = a.str("theme").unwrap();
+        assert!(t == "light" || t == "dark");
+        let l = a.opt_str("label").unwrap().unwrap_or("");
+        assert!(l.chars().count() <= 8);
+        (t, l)
+    };
+    #[cfg(not(feature = "strings"))]
+    let (t, l) = ("", "");
     r.json(|o| {
         o.int("volume", v).str("theme", t).str("label", l);
     })
@@ -58,7 +64,9 @@ const TOOLS: [Tool<Dev>; 3] = [
     ),
     Tool::new("self.act", "Act", act).params(&[
         Param::integer("volume", "v").range(0, 100),
+        #[cfg(feature = "strings")]
         Param::string("theme", "t").one_of(&["light", "dark"]),
+        #[cfg(feature = "strings")]
         Param::string("label", "l").length(0, 8).optional(),
     ]),
     Tool::new("self.user", "User", act).user_only(),
@@ -229,7 +237,7 @@ fn nested(depth: usize) -> String {
     v
 }
 
-/// Issue 33, finding 7: every request with an id gets an answer, also one nested deeper than
+/// Every request with an id gets an answer, also one nested deeper than
 /// the engine reads: -32700 with its id when the message can still be checked (up to the
 /// checker's own limit), with `id: null` beyond it; a notification or a client's response that
 /// is too deep gets nothing.

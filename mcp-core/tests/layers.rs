@@ -1,6 +1,8 @@
-//! The folders are layers (issue 11.6): wire → schema → caller → result → registry → server →
-//! transport → testing (the host tests' client, above everything). Each module may use only the ones before it; this test reads the sources and fails
-//! on a `crate::` path that reaches forward (in code, not in doc comments).
+//! The folders are layers: wire → schema → caller → result → registry → server → transport →
+//! testing (the host tests' client, above everything). Each module may use only the ones before
+//! it; this test reads the sources and fails on a `crate::` path that reaches forward (in code,
+//! not in doc comments). Inside `wire`, `schema` and `server` the modules are layers too, in the
+//! orders below.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test
 
 use std::fs;
@@ -32,10 +34,11 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `src/**/tests/` and `src/test_support.rs`: test code (declared `#[cfg(test)]`).
+/// `src/**/tests/`, `src/**/test.rs` and `src/test_support.rs`: test code (declared
+/// `#[cfg(test)]`).
 fn is_test_only(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    (path.is_dir() && name == "tests") || name == "test_support.rs"
+    (path.is_dir() && name == "tests") || name == "test_support.rs" || name == "test.rs"
 }
 
 /// The layer a source file belongs to, by its first path component under `src/`.
@@ -113,9 +116,12 @@ fn only_test_code_is_left_out() {
             parent.join("mod.rs")
         };
         let text = fs::read_to_string(&declaring).unwrap();
-        let declared = format!("#[cfg(test)]\nmod {name};");
+        let declared = [
+            format!("#[cfg(test)]\nmod {name};"),
+            format!("#[cfg(test)]\npub(crate) mod {name};"),
+        ];
         assert!(
-            text.contains(&declared),
+            declared.iter().any(|d| text.contains(d)),
             "{} is skipped by the layer check but {} does not declare it with #[cfg(test)]",
             path.display(),
             declaring.display()
@@ -139,16 +145,50 @@ fn the_check_can_fail() {
     assert_eq!(uses(forward), vec![(1, "server".to_string())]);
 }
 
-/// The modules of `wire`, bottom first (issue 34): each may use only those before it. The
-/// checking pass (`check`) is under both parsers, so `json` and `frame` no longer call each
-/// other, and `request` classifies what `frame` recorded without `frame` knowing it.
+/// The modules of `wire`, bottom first: each may use only those before it. The checking pass
+/// (`check`) is under both parsers, so `json` and `frame` do not call each other, and `request`
+/// classifies what `frame` recorded without `frame` knowing it.
 const WIRE: [&str; 9] = [
     "swar", "protocol", "escape", "check", "json", "frame", "request", "writer", "response",
 ];
 
-/// `super::name` and `crate::wire::name` paths in code lines (comments and tests excluded),
-/// grouped imports (`super::{a, b::C}`) included.
-fn wire_uses(text: &str) -> Vec<(usize, String)> {
+/// The modules of `schema`, bottom first: what the keywords check and how a check fails
+/// (`value`), the wording of refusals (`message`), the keywords (the folder `keyword/`, one
+/// module each), the output schemas, then the validator, which runs the keywords.
+const SCHEMA: [&str; 5] = ["value", "message", "keyword", "output", "validate"];
+
+/// The modules of `server`, bottom first. What every method reads of a request (`era`,
+/// `params`) and what the dispatch's stages hand each other (`flow`) are under the writers of
+/// answers (`respond`), which are under the methods; `capacities` names the storage of the
+/// parts it builds a server from; `dispatch` routes to everything. (`mod.rs`, the face, names
+/// them all.)
+const SERVER: [&str; 20] = [
+    "era",
+    "params",
+    "config",
+    "session",
+    "message",
+    "cache",
+    "live",
+    "flow",
+    "respond",
+    "initialize",
+    "list",
+    "refusal",
+    "confirm",
+    "conversation",
+    "tasks",
+    "capacities",
+    "resources",
+    "prepare",
+    "call",
+    "dispatch",
+];
+
+/// Module paths in code lines (comments and tests excluded) that start with one of `prefixes`
+/// (`super::`, `crate::wire::`), grouped imports (`super::{a, b::C}`) included: the first name
+/// after the prefix, which is a module when it is one of the folder's.
+fn module_uses(text: &str, prefixes: &[&str]) -> Vec<(usize, String)> {
     let code = text.split("#[cfg(test)]").next().unwrap_or(text);
     let name = |s: &str| -> String {
         s.trim()
@@ -162,7 +202,7 @@ fn wire_uses(text: &str) -> Vec<(usize, String)> {
         if line.starts_with("//") {
             continue;
         }
-        for prefix in ["super::", "crate::wire::"] {
+        for prefix in prefixes {
             for (at, _) in line.match_indices(prefix) {
                 let rest = &line[at + prefix.len()..];
                 if let Some(group) = rest.strip_prefix('{') {
@@ -178,48 +218,97 @@ fn wire_uses(text: &str) -> Vec<(usize, String)> {
     found
 }
 
-#[test]
-fn wire_modules_depend_one_way() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/wire");
-    let mut problems = Vec::new();
-    let mut checked = 0;
-    for entry in fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
-        if stem == "mod" || path.extension().is_none_or(|e| e != "rs") {
+/// The problems of `src/{folder}`: a file whose module has no place in `order`, or a path to a
+/// module after its own. A subfolder is one module (its files are placed together); its files'
+/// `super::` paths are to their own folder and are not read.
+fn one_way(folder: &str, order: &[&str]) -> (usize, Vec<String>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(folder);
+    let own = format!("crate::{folder}::");
+    let mut sources = Vec::new();
+    files(&dir, &mut sources);
+    let (mut checked, mut problems) = (0, Vec::new());
+    for path in sources {
+        let relative = path.strip_prefix(&dir).unwrap();
+        let nested = relative.components().count() > 1;
+        let module = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        if module == "mod" {
             continue;
         }
-        let Some(mine) = WIRE.iter().position(|m| *m == stem) else {
+        let Some(mine) = order.iter().position(|m| *m == module) else {
             problems.push(format!(
-                "wire/{stem}.rs has no place in WIRE: put it in the order"
+                "{folder}/{module} has no place in the order: put it there"
             ));
             continue;
         };
         checked += 1;
+        let prefixes: &[&str] = if nested { &[&own] } else { &["super::", &own] };
         let text = fs::read_to_string(&path).unwrap();
-        for (line, name) in wire_uses(&text) {
-            if let Some(theirs) = WIRE.iter().position(|m| *m == name)
+        for (line, name) in module_uses(&text, prefixes) {
+            if let Some(theirs) = order.iter().position(|m| *m == name)
                 && theirs > mine
             {
-                problems.push(format!("wire/{stem}.rs:{line}: {stem} uses {name}"));
+                problems.push(format!(
+                    "{folder}/{}:{line}: {module} uses {name}",
+                    relative.display()
+                ));
             }
         }
     }
+    (checked, problems)
+}
+
+#[test]
+fn wire_modules_depend_one_way() {
+    let (checked, problems) = one_way("wire", &WIRE);
     assert_eq!(checked, WIRE.len(), "{problems:?}");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
-fn the_wire_check_can_fail() {
-    // The circle this test was written against: the checker calling back into the frame.
+fn schema_modules_depend_one_way() {
+    let (checked, problems) = one_way("schema", &SCHEMA);
+    assert!(checked > SCHEMA.len(), "{problems:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn server_modules_depend_one_way() {
+    let (checked, problems) = one_way("server", &SERVER);
+    assert_eq!(checked, SERVER.len(), "{problems:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_module_check_can_fail() {
+    // The circle the wire's order was written against: the checker calling back into the frame.
     let json = "use super::swar;\n/// super::frame in a doc\nlet end = super::frame::check_value(t, 0, 0, 8)?;\nuse super::{check::skip_ws, request::Message};";
     assert_eq!(
-        wire_uses(json),
+        module_uses(json, &["super::", "crate::wire::"]),
         vec![
             (1, "swar".to_string()),
             (3, "frame".to_string()),
             (4, "check".to_string()),
             (4, "request".to_string()),
+        ]
+    );
+    // And one the server's was: the answer's writer reading the era from the dispatch.
+    let respond = "use super::dispatch::Era;\nuse crate::server::{era::Era, Capacities};";
+    assert_eq!(
+        module_uses(respond, &["super::", "crate::server::"]),
+        vec![
+            (1, "dispatch".to_string()),
+            (2, "era".to_string()),
+            (2, "Capacities".to_string()),
         ]
     );
 }

@@ -20,9 +20,11 @@ fn noop(_: &mut (), _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::bool(true))
 }
 
-/// Number parameters exist with feature `float` only: without it, `gain` is left out.
+/// Number parameters exist with feature `float` only: without it, `gain` is left out (and
+/// `theme` and `label` without `strings`).
 static PARAMS: &[Param] = &[
     Param::integer("volume", "Volume in percent").range(0, 100),
+    #[cfg(feature = "strings")]
     Param::string("theme", "Theme")
         .one_of(&["light", "dark"])
         .default_str("light"),
@@ -31,6 +33,7 @@ static PARAMS: &[Param] = &[
     Param::number("gain", "Gain")
         .range_f64(-1.5, 1.5)
         .optional(),
+    #[cfg(feature = "strings")]
     Param::string("label", "A label with \"quotes\" and \u{e9}").length(0, 8),
     Param::integer("any", "Any").optional(),
 ];

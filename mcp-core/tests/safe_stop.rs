@@ -3,7 +3,8 @@
 //! status message, `notifications/tasks/status` and `tasks/result`, and the 2026-07-28
 //! extension's `tasks/get` (status message, and its result or error). Both kinds of failure: a
 //! tool failure (`TaskPoll::Done(Err)`, a stall) and a request failure (`TaskPoll::Error`).
-#![cfg(feature = "modern")]
+// (The status tool takes its `task_id` as a string parameter.)
+#![cfg(all(feature = "modern", feature = "strings"))]
 #![allow(
     missing_docs,
     clippy::expect_used,

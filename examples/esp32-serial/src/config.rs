@@ -18,8 +18,12 @@ pub type Caps = mcp_core::caps!(
     // settle time inside it, on the board's delay), and without a task table the engine links
     // no task code.
     tasks = 0,
-    cache = 2,         // answers remembered for retransmissions,
-    cache_bytes = 320, // each: this board's action results take 260 to 290 with a short id
+    // No answers remembered for retransmissions. The cache exists so that a retransmitted call
+    // does not act twice; every acting tool of this board is idempotent (a volume, a brightness,
+    // a relay state set again is the same state, read back afresh) but `self.reboot`, which
+    // restarts the device anyway. Without a cache the engine links no cache code.
+    cache = 0,
+    cache_bytes = 0,
     // No live resources, listen streams nor held calls (built without the features
     // `resources` and `confirm`).
     resources = 0,

@@ -193,6 +193,7 @@ impl<C> Copy for Tool<C> {}
 /// ```
 /// use mcp_core::{Args, Confirm, Output, Param, Reply, Tool, ToolResult};
 /// # fn upgrade(_: &mut (), _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult { Ok(Output::bool(true)) }
+/// # #[cfg(feature = "strings")] // (string parameters: feature `strings`)
 /// const UPGRADE: Tool<()> = Tool::new("self.upgrade_firmware", "Upgrade", upgrade)
 ///     .params(&[Param::integer("size", "Bytes"), Param::string("sha256", "SHA-256").length(64, 64)])
 ///     // "Upgrade the firmware to the 4096-byte image with SHA-256 9f86d081…? (asked by …)"

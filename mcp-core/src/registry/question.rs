@@ -88,7 +88,9 @@ pub(crate) fn write(template: &str, args: &Args<'_>, f: &mut dyn fmt::Write) -> 
     Ok(())
 }
 
+// (The questions' placeholders name string arguments too.)
 #[cfg(test)]
+#[cfg(feature = "strings")]
 mod test {
     use super::*;
     use crate::schema::validate;

@@ -370,6 +370,7 @@ pub(crate) fn commanded(args: &crate::schema::Args<'_>) -> Option<Reading> {
         ParamType::Integer => Reading::Int(v as i64),
         #[cfg(feature = "float")]
         ParamType::Number => Reading::Number(f64::from_bits(v)),
+        #[cfg(feature = "strings")]
         ParamType::String => Reading::Str(p.choices().get(usize::try_from(v).ok()?)?),
     })
 }

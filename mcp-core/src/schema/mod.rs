@@ -11,7 +11,7 @@
 //!
 //! const PARAMS: &[Param] = &[
 //!     Param::integer("volume", "Output volume in percent").range(0, 100),
-//!     Param::string("theme", "Screen theme").one_of(&["light", "dark"]).default_str("light"),
+//!     Param::boolean("muted", "Mute the output").default_bool(false),
 //! ];
 //! assert_eq!(PARAMS[0].name(), "volume");
 //! ```
@@ -20,12 +20,14 @@ mod keyword;
 pub(crate) mod message;
 mod output;
 mod validate;
+mod value;
 
 pub use keyword::{Literal, ParamType};
 pub(crate) use output::names_are_unique as output_names_are_unique;
 pub use output::{Field, write_output_schema};
 pub(crate) use validate::validate_into;
-pub use validate::{AccessError, ArgError, ArgErrorKind, Args, validate, validate_object};
+pub use validate::{AccessError, ArgError, Args, validate, validate_object};
+pub use value::ArgErrorKind;
 
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use crate::wire::protocol;
@@ -112,7 +114,8 @@ impl Param {
         Self::new(ParamType::Number, name, description)
     }
 
-    /// A required string parameter.
+    /// A required string parameter. Feature `strings`.
+    #[cfg(feature = "strings")]
     pub const fn string(name: &'static str, description: &'static str) -> Self {
         Self::new(ParamType::String, name, description)
     }
@@ -269,14 +272,24 @@ mod test {
             "type": "object",
             "properties": {
                 "volume": {"type": "integer", "description": "Volume", "minimum": 0, "maximum": 100},
-                "theme": {"type": "string", "description": "Theme", "enum": ["light", "dark"], "default": "light"},
-                "label": {"type": "string", "description": "Label", "minLength": 1, "maxLength": 4},
                 "on": {"type": "boolean", "description": "On", "default": false},
                 "any": {"type": "integer", "description": "Any", "minimum": i64::MIN, "maximum": i64::MAX},
             },
             "required": ["volume"],
             "additionalProperties": false,
         });
+        // String parameters exist with feature `strings` only.
+        #[cfg(feature = "strings")]
+        let expected = {
+            let mut expected = expected;
+            expected["properties"]["theme"] = serde_json::json!(
+                {"type": "string", "description": "Theme", "enum": ["light", "dark"], "default": "light"}
+            );
+            expected["properties"]["label"] = serde_json::json!(
+                {"type": "string", "description": "Label", "minLength": 1, "maxLength": 4}
+            );
+            expected
+        };
         // Number parameters exist with feature `float` only.
         #[cfg(feature = "float")]
         let expected = {

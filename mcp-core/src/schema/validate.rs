@@ -3,8 +3,9 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::keyword::{Value, ty};
+use super::keyword::ty;
 use super::message::{Read, Sink, got, piece};
+use super::value::{ArgErrorKind, Value};
 use super::{Literal, MAX_PARAMS, Param, ParamType};
 use crate::wire::Frame;
 use crate::wire::check::Escapes;
@@ -41,15 +42,34 @@ pub struct Args<'a> {
     values: [u64; MAX_PARAMS],
     /// Bit `i`: parameter `i` was sent (otherwise its default applies).
     sent: u16,
-    /// Bit `i`: `values[i]` is a free-form string sent with escape sequences.
-    escaped_strings: u16,
-    /// Bit `i`: `values[i]` is decoded text, in `decoded` ([`decode_escapes`](Self::decode_escapes)).
-    decoded: u16,
     raw: Option<Json<'a>>,
-    /// The text of the strings [`decode_escapes`](Self::decode_escapes) decoded.
-    decoded_text: &'a [u8],
-    /// The bytes [`decode_escapes`](Self::decode_escapes) needs.
-    escaped: usize,
+    /// The free-form strings sent with escape sequences, and their decoding (feature `strings`).
+    #[cfg(feature = "strings")]
+    strings: Strings<'a>,
+}
+
+/// What [`Args`] knows of its free-form strings sent with escape sequences.
+#[cfg(feature = "strings")]
+#[derive(Debug, Clone, Copy)]
+struct Strings<'a> {
+    /// Bit `i`: `values[i]` is a free-form string sent with escape sequences.
+    escaped: u16,
+    /// Bit `i`: `values[i]` is decoded text, in `text` ([`Args::decode_escapes`]).
+    decoded: u16,
+    /// The text of the strings [`Args::decode_escapes`] decoded.
+    text: &'a [u8],
+    /// The bytes [`Args::decode_escapes`] needs.
+    needed: usize,
+}
+
+#[cfg(feature = "strings")]
+impl Strings<'_> {
+    const NONE: Strings<'static> = Strings {
+        escaped: 0,
+        decoded: 0,
+        text: &[],
+        needed: 0,
+    };
 }
 
 /// A handler asked [`Args`] for something the tool's spec cannot provide.
@@ -79,11 +99,9 @@ impl Clone for Args<'_> {
             next: AtomicU8::new(self.next.load(Ordering::Relaxed)),
             values: self.values,
             sent: self.sent,
-            escaped_strings: self.escaped_strings,
-            decoded: self.decoded,
             raw: self.raw,
-            decoded_text: self.decoded_text,
-            escaped: self.escaped,
+            #[cfg(feature = "strings")]
+            strings: self.strings,
         }
     }
 }
@@ -97,11 +115,13 @@ fn bit(i: usize) -> u16 {
 
 /// A free-form string's place in a slot: where its content starts in the text it is read from,
 /// and its length.
+#[cfg(feature = "strings")]
 const fn place(start: usize, len: usize) -> u64 {
     (start as u64) << 32 | len as u64
 }
 
 /// The bytes of `text` a slot's [`place`] names.
+#[cfg(feature = "strings")]
 fn at_place(text: &[u8], slot: u64) -> Option<&[u8]> {
     let start = usize::try_from(slot >> 32).ok()?;
     let len = usize::try_from(slot & 0xFFFF_FFFF).ok()?;
@@ -116,11 +136,9 @@ impl<'a> Args<'a> {
             next: AtomicU8::new(0),
             values: [0; MAX_PARAMS],
             sent: 0,
-            escaped_strings: 0,
-            decoded: 0,
             raw: None,
-            decoded_text: &[],
-            escaped: 0,
+            #[cfg(feature = "strings")]
+            strings: Strings::NONE,
         }
     }
 
@@ -161,8 +179,9 @@ impl<'a> Args<'a> {
 
     /// The number of bytes [`decode_escapes`](Self::decode_escapes) needs: the decoded length
     /// of every free-form string argument that was sent with escape sequences (0 for most calls).
+    #[cfg(feature = "strings")]
     pub fn escaped_len(&self) -> usize {
-        self.escaped
+        self.strings.needed
     }
 
     /// Decodes the string arguments that were sent with escape sequences into `buf`, which must
@@ -182,12 +201,13 @@ impl<'a> Args<'a> {
     /// assert!(args.decode_escapes(&mut buf));
     /// assert_eq!(args.str("text"), Ok("café"));
     /// ```
+    #[cfg(feature = "strings")]
     pub fn decode_escapes(&mut self, buf: &'a mut [u8]) -> bool {
         let raw = self.raw.map_or(&[][..], |r| r.raw());
         // Every string sent with escapes, decoded again into this buffer (in order, a bit each),
         // from the message, which holds them as sent.
-        let mut pending = self.escaped_strings;
-        self.decoded = 0;
+        let mut pending = self.strings.escaped;
+        self.strings.decoded = 0;
         let mut used = 0;
         let mut all = true;
         while pending != 0 {
@@ -205,10 +225,10 @@ impl<'a> Args<'a> {
             };
             *slot = place(used, len);
             used += len;
-            self.decoded |= bit;
+            self.strings.decoded |= bit;
         }
-        self.escaped = if all { 0 } else { self.escaped };
-        self.decoded_text = buf;
+        self.strings.needed = if all { 0 } else { self.strings.needed };
+        self.strings.text = buf;
         all
     }
 
@@ -217,7 +237,10 @@ impl<'a> Args<'a> {
     /// free-form string: what a failure names as commanded.
     pub(crate) fn first(&self) -> Option<(&'a Param, u64)> {
         let p = self.params.first()?;
+        #[cfg(feature = "strings")]
         let free_text = p.ty() == ParamType::String && p.choices().is_empty();
+        #[cfg(not(feature = "strings"))]
+        let free_text = false;
         let v = self
             .values
             .first()
@@ -255,7 +278,8 @@ impl<'a> Args<'a> {
         self.opt_number(name)?.ok_or(AccessError::Absent)
     }
 
-    /// A string argument.
+    /// A string argument. Feature `strings`.
+    #[cfg(feature = "strings")]
     pub fn str(&self, name: &str) -> Result<&str, AccessError> {
         self.opt_str(name)?.ok_or(AccessError::Absent)
     }
@@ -275,7 +299,8 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// The index of a `one_of` string argument in the parameter's choices, so that a handler
+    /// The index of a `one_of` string argument in the parameter's choices (feature `strings`),
+    /// so that a handler
     /// matches on the position instead of repeating the strings (and needs no unreachable arm
     /// when it maps them to an enum in the same order).
     ///
@@ -288,11 +313,14 @@ impl<'a> Args<'a> {
     /// let args = validate(PARAMS, Some(args)).unwrap();
     /// assert_eq!(args.choice("theme"), Ok(1));
     /// ```
+    #[cfg(feature = "strings")]
     pub fn choice(&self, name: &str) -> Result<usize, AccessError> {
         self.opt_choice(name)?.ok_or(AccessError::Absent)
     }
 
     /// The index of an optional `one_of` string argument (see [`choice`](Self::choice)).
+    /// Feature `strings`.
+    #[cfg(feature = "strings")]
     pub fn opt_choice(&self, name: &str) -> Result<Option<usize>, AccessError> {
         let (p, _, value) = self.slot(name, ParamType::String)?;
         let choices = p.choices();
@@ -350,7 +378,8 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// An optional string argument.
+    /// An optional string argument. Feature `strings`.
+    #[cfg(feature = "strings")]
     pub fn opt_str(&self, name: &str) -> Result<Option<&str>, AccessError> {
         let (p, i, value) = self.slot(name, ParamType::String)?;
         let Some(v) = value else {
@@ -368,9 +397,9 @@ impl<'a> Args<'a> {
                 .ok_or(AccessError::WrongType);
         }
         let bit = bit(i);
-        let text = if self.decoded & bit != 0 {
-            self.decoded_text
-        } else if self.escaped_strings & bit != 0 {
+        let text = if self.strings.decoded & bit != 0 {
+            self.strings.text
+        } else if self.strings.escaped & bit != 0 {
             return Err(AccessError::NotDecoded);
         } else {
             // A free-form string without escapes: its bytes are its text.
@@ -395,6 +424,8 @@ impl Args<'_> {
         let Some(p) = self.params.iter().find(|p| p.name() == name) else {
             return false;
         };
+        #[cfg(not(feature = "strings"))]
+        let _ = max_chars;
         let _ = match p.ty() {
             ParamType::Boolean => match self.opt_bool(name) {
                 Ok(Some(v)) => f.write_str(if v { "true" } else { "false" }),
@@ -409,6 +440,7 @@ impl Args<'_> {
                 Ok(Some(v)) => write!(f, "{v}"),
                 _ => Ok(()),
             },
+            #[cfg(feature = "strings")]
             ParamType::String => self.show_str(name, max_chars, f),
         };
         true
@@ -416,6 +448,7 @@ impl Args<'_> {
 
     /// [`show`](Self::show) for a string: its characters, from the token as sent when it was
     /// not decoded yet.
+    #[cfg(feature = "strings")]
     fn show_str(&self, name: &str, max_chars: usize, f: &mut dyn fmt::Write) -> fmt::Result {
         let mut chars: &mut dyn Iterator<Item = char> = &mut core::iter::empty();
         let (mut text, mut token);
@@ -425,8 +458,8 @@ impl Args<'_> {
                 text = choice.copied().unwrap_or_default().chars();
                 chars = &mut text;
             }
-            Ok((_, i, Some(v))) if self.decoded & bit(i) != 0 => {
-                let decoded = at_place(self.decoded_text, v).unwrap_or_default();
+            Ok((_, i, Some(v))) if self.strings.decoded & bit(i) != 0 => {
+                let decoded = at_place(self.strings.text, v).unwrap_or_default();
                 text = core::str::from_utf8(decoded).unwrap_or_default().chars();
                 chars = &mut text;
             }
@@ -451,33 +484,6 @@ impl Args<'_> {
         }
         Ok(())
     }
-}
-
-/// What is wrong with the arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum ArgErrorKind {
-    /// `arguments` is not a JSON object.
-    NotAnObject,
-    /// A key the tool does not declare.
-    Unknown,
-    /// A key that appears twice.
-    Duplicate,
-    /// A required argument is absent.
-    Missing,
-    /// The value has the wrong JSON type (no coercion: `"50"` is not an integer).
-    WrongType,
-    /// An integer parameter got a number with a fractional part.
-    NotAnInteger,
-    /// The value is outside the allowed range (including beyond `i64` / `f64`).
-    OutOfRange,
-    /// A string that is not one of the allowed choices.
-    NotAChoice,
-    /// A string shorter or longer than allowed.
-    BadLength,
-    /// An integer that is not a multiple of the parameter's step.
-    NotAMultiple,
 }
 
 /// Why the arguments were refused; renders as a short message naming the argument, what was
@@ -630,6 +636,7 @@ pub(crate) fn validate_into<'a>(
     };
     args.raw = arguments;
     // Where a string's content starts in the `arguments` object: its address there.
+    #[cfg(feature = "strings")]
     let object = arguments.map_or(0, |a| a.raw().as_ptr().addr());
     for (n, (key, value)) in members.enumerate() {
         // Parameter names are plain ASCII without `\` (registration checks them): a key
@@ -665,13 +672,16 @@ pub(crate) fn validate_into<'a>(
             .map_err(|kind| err(kind, Some(param), Some(key), Some(value)))?;
         let slot = match read {
             Kept::Word(word) => word,
+            #[cfg(feature = "strings")]
             Kept::Text(content, escaped) => {
                 if let Some(len) = escaped {
-                    args.escaped_strings |= bit;
-                    args.escaped += len;
+                    args.strings.escaped |= bit;
+                    args.strings.needed += len;
                 }
                 place(content.as_ptr().addr().wrapping_sub(object), content.len())
             }
+            #[cfg(not(feature = "strings"))]
+            Kept::Never(_, never) => match never {},
         };
         if let Some(v) = args.values.get_mut(i) {
             *v = slot;
@@ -710,7 +720,12 @@ pub fn validate_object<'a>(arguments: Option<Json<'a>>) -> Result<Args<'a>, ArgE
 /// its decoded length when it was sent with escape sequences).
 enum Kept<'a> {
     Word(u64),
+    #[cfg(feature = "strings")]
     Text(&'a [u8], Option<usize>),
+    /// Only the lifetime, without the feature `strings` (never built).
+    #[cfg(not(feature = "strings"))]
+    #[allow(dead_code, reason = "never built: it only carries the lifetime")]
+    Never(core::marker::PhantomData<&'a ()>, core::convert::Infallible),
 }
 
 /// Checks one value against its parameter's keywords, given what the escapes of a string value
@@ -729,11 +744,15 @@ fn check_value<'a>(
         #[cfg(feature = "float")]
         Value::Number(x) => Kept::Word(x.to_bits()),
         // A choice is kept as its position: read as the spec's own string, never decoded.
+        #[cfg(feature = "strings")]
         Value::Str(text) if !p.choices().is_empty() => {
             let at = p.choices().iter().position(|c| text.eq(c));
             Kept::Word(at.map_or(u64::MAX, |at| at as u64))
         }
+        #[cfg(feature = "strings")]
         Value::Str(text) => Kept::Text(text.raw(), text.escaped_len()),
+        #[cfg(not(feature = "strings"))]
+        Value::Never(_, never) => match never {},
     })
 }
 
@@ -746,9 +765,11 @@ pub(crate) mod test {
     /// One parameter of each type and constraint (the schema's own tests emit them too).
     pub(crate) const PARAMS: &[Param] = &[
         Param::integer("volume", "Volume").range(0, 100),
+        #[cfg(feature = "strings")]
         Param::string("theme", "Theme")
             .one_of(&["light", "dark"])
             .default_str("light"),
+        #[cfg(feature = "strings")]
         Param::string("label", "Label").length(1, 4).optional(),
         #[cfg(feature = "float")]
         Param::number("gain", "Gain")
@@ -758,17 +779,29 @@ pub(crate) mod test {
     ];
 
     /// The names `PARAMS` declares, as a message about an unknown argument lists them (number
-    /// parameters exist with feature `float` only).
-    #[cfg(feature = "float")]
+    /// parameters exist with feature `float` only, string ones with `strings`).
+    #[cfg(all(feature = "float", feature = "strings"))]
     macro_rules! declared {
         () => {
             "volume, theme, label, gain, on"
         };
     }
-    #[cfg(not(feature = "float"))]
+    #[cfg(all(not(feature = "float"), feature = "strings"))]
     macro_rules! declared {
         () => {
             "volume, theme, label, on"
+        };
+    }
+    #[cfg(all(feature = "float", not(feature = "strings")))]
+    macro_rules! declared {
+        () => {
+            "volume, gain, on"
+        };
+    }
+    #[cfg(all(not(feature = "float"), not(feature = "strings")))]
+    macro_rules! declared {
+        () => {
+            "volume, on"
         };
     }
 
@@ -812,6 +845,7 @@ pub(crate) mod test {
         assert_eq!(args.opt_int("p17"), Ok(None));
     }
 
+    #[cfg(feature = "strings")]
     #[test]
     fn accepts_and_fills_defaults() {
         let a = run(r#"{"volume":50}"#).unwrap();
@@ -846,6 +880,7 @@ pub(crate) mod test {
 
     /// String lengths judged from what the checking pass counted (the engine's way) and from
     /// the string alone (walking) agree, at and across the bounds, with and without escapes.
+    #[cfg(feature = "strings")]
     #[test]
     fn lengths_from_the_index_agree_with_counting_again() {
         const P: &[&[Param]] = &[
@@ -902,6 +937,7 @@ pub(crate) mod test {
         }
     }
 
+    #[cfg(feature = "strings")]
     #[test]
     fn a_view_validated_again_keeps_nothing_of_before() {
         const P: &[Param] = &[
@@ -926,6 +962,7 @@ pub(crate) mod test {
         assert_eq!(args.escaped_len(), 0);
     }
 
+    #[cfg(feature = "strings")]
     #[test]
     fn choices_by_index_and_narrow_integers() {
         const P: &[Param] = &[
@@ -957,7 +994,7 @@ pub(crate) mod test {
     fn handler_bugs_are_access_errors() {
         let a = run(r#"{"volume":1}"#).unwrap();
         assert_eq!(a.int("nope"), Err(AccessError::Undeclared));
-        assert_eq!(a.str("volume"), Err(AccessError::WrongType));
+        assert_eq!(a.bool("volume"), Err(AccessError::WrongType));
     }
 
     #[test]
@@ -1011,18 +1048,22 @@ pub(crate) mod test {
                 r#"{"volume":1,"mute":true}"#,
                 concat!(r#"Unknown argument "mute"; expected: "#, declared!()),
             ),
+            #[cfg(feature = "strings")]
             (
                 r#"{"volume":1,"theme":"blue"}"#,
                 r#"Invalid argument "theme": expected one of "light", "dark", got "blue""#,
             ),
+            #[cfg(feature = "strings")]
             (
                 r#"{"volume":1,"theme":"Light"}"#,
                 r#"Invalid argument "theme": expected one of "light", "dark", got "Light""#,
             ),
+            #[cfg(feature = "strings")]
             (
                 r#"{"volume":1,"label":""}"#,
                 r#"Invalid argument "label": expected a string of 1 to 4 characters, got 0 characters"#,
             ),
+            #[cfg(feature = "strings")]
             (
                 r#"{"volume":1,"label":"abcde"}"#,
                 r#"Invalid argument "label": expected a string of 1 to 4 characters, got 5 characters"#,
@@ -1057,6 +1098,7 @@ pub(crate) mod test {
                 r#"{"volume":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
                 r#"Invalid argument "volume": expected an integer from 0 to 100, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…""#,
             ),
+            #[cfg(feature = "strings")]
             (
                 // Escaped text is shown decoded: a text-to-speech reader says the word.
                 r#"{"volume":1,"theme":"深色"}"#,

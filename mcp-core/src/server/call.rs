@@ -3,66 +3,38 @@
 //! in `prepare.rs`.
 
 use super::cache::Seen;
+use super::era::Era;
+use super::flow::{Caller, Effects, Flow, Parked, Tail};
 use super::prepare::Prepared;
+use super::respond::{Respond, finish, too_large, write_result_object};
 use super::tasks::{NewTask, TaskForm};
-use super::{
-    Caller, Capacities, Effects, Era, Handled, LogLevel, Notify, Principal, Respond, Revision,
-    Server, finish, write_result_object,
-};
+use super::{Capacities, Handled, Notify, Revision, Server};
 use crate::fmt::debug;
-use crate::registry::Tool;
 use crate::result::{Output, TaskHooks, ToolError, Value, render_result_for};
 use crate::schema::Args;
 use crate::wire::frame::Frame;
-use crate::wire::json::Json;
 use crate::wire::protocol;
 use crate::wire::request::Id;
 use crate::wire::response::{ErrorCode, error_into, write_error_dyn};
 use crate::wire::writer::Writer;
 use crate::{Reply, ToolResult};
 
-/// A validated `tools/call` whose handler has not run yet: what the handler needs, and what the
-/// answer needs afterwards. The output buffer is not in it: it goes back to the caller, who lends
-/// it again to run the handler and to render the answer.
-pub(crate) struct Parked<'i, 't, C> {
-    args: Args<'i>,
-    tail: Tail<'i, 't, C>,
-}
-
-/// The parked call without its arguments: what the reply and the answer need.
-pub(super) struct Tail<'i, 't, C> {
-    pub(super) info: (&'static str, &'static str),
-    pub(super) id: Id<'i>,
-    pub(super) era: Era<'i>,
-    pub(super) tool: &'t Tool<C>,
-    pub(super) index: usize,
-    /// The handler's scratch area is `out[..room]`; escaped string arguments are decoded
-    /// into `out[room..]`.
-    pub(super) room: usize,
-    pub(super) key: Option<u64>,
-    pub(super) augmented: bool,
-    pub(super) ttl_ms: Option<u64>,
-    pub(super) token: Option<Json<'i>>,
-    pub(super) log_level: Option<LogLevel>,
-    pub(super) principal: Principal,
-    /// The client that made the call.
-    pub(super) peer: super::Peer,
-}
-
 /// Decodes the escaped string arguments into the tail of `out` (from `room` on); returns the
 /// scratch area in front and the arguments, now borrowing the decoded strings too.
 fn split<'a>(args: Args<'a>, room: usize, out: &'a mut [u8]) -> Option<(&'a mut [u8], Args<'a>)> {
     let (scratch, decoded) = out.split_at_mut(room.min(out.len()));
-    let mut args = args;
-    // `room` leaves exactly the bytes the decoding needs.
-    args.decode_escapes(decoded).then_some((scratch, args))
-}
-
-/// What dispatching a message came to: an answer of this length, or an async tool's call
-/// parked in the caller's slot, waiting for its handler.
-pub(crate) enum Flow {
-    Len(usize),
-    Parked,
+    #[cfg(feature = "strings")]
+    {
+        let mut args = args;
+        // `room` leaves exactly the bytes the decoding needs.
+        args.decode_escapes(decoded).then_some((scratch, args))
+    }
+    #[cfg(not(feature = "strings"))]
+    {
+        // (Nothing to decode without string parameters: `room` is the whole buffer.)
+        let _ = decoded;
+        Some((scratch, args))
+    }
 }
 
 /// A call of an async tool, handed to the handler that [`Server::handle_async`] awaits.
@@ -126,12 +98,19 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         // decoded into the tail of `out` (`room` leaves exactly the bytes that needs), in a frame
         // of their own: the copy is not on the stack under every other call.
         let mut used = 0;
-        let mut result = match args.escaped_len() {
+        #[cfg(feature = "strings")]
+        let escaped = args.escaped_len();
+        #[cfg(not(feature = "strings"))]
+        let escaped = 0;
+        let mut result = match escaped {
             0 => {
                 let (scratch, _) = out.split_at_mut(tail.room.min(out.len()));
                 self.invoke(handler, args, tail, scratch, seq, effects, &mut used)
             }
+            #[cfg(feature = "strings")]
             _ => self.invoke_decoded(handler, (args, out), tail, seq, effects, &mut used),
+            #[cfg(not(feature = "strings"))]
+            _ => Err(ToolError::new("Arguments could not be decoded")),
         };
         commanded(&mut result, args);
         self.conclude(
@@ -168,6 +147,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     /// [`invoke`](Self::invoke) with a copy of the arguments whose escaped strings are decoded
     /// into the tail of `out` (from `room` on), the handler's scratch area in front. (Not
     /// inlined: see [`run_blocking`](Self::run_blocking).)
+    #[cfg(feature = "strings")]
     #[inline(never)]
     fn invoke_decoded(
         &self,
@@ -531,7 +511,7 @@ fn render_call<C>(
     let needed = w.needed();
     let len = match w.fits() {
         true => needed,
-        false => super::respond::too_large(head, Some(id), needed, "; the tool did run"),
+        false => too_large(head, Some(id), needed, "; the tool did run"),
     };
     if len > 0 {
         return len;

@@ -44,6 +44,8 @@
 #[cfg(feature = "resources")]
 use heapless::VecView;
 
+#[cfg(feature = "resources")]
+use super::live::Listen;
 use super::{Config, Server, Session, cache, tasks};
 use crate::registry::{Registry, RegistryView};
 
@@ -126,10 +128,7 @@ pub trait Capacities: sealed::Sealed + 'static {
     /// The listen streams.
     #[cfg(feature = "resources")]
     #[doc(hidden)]
-    type Listens: AsRef<[super::resources::Listen]>
-        + AsMut<[super::resources::Listen]>
-        + Send
-        + Sync;
+    type Listens: AsRef<[Listen]> + AsMut<[Listen]> + Send + Sync;
     /// The bytes of a held call.
     #[cfg(feature = "confirm")]
     #[doc(hidden)]
@@ -197,7 +196,7 @@ impl<
     #[cfg(feature = "resources")]
     type Live<'t, C: 't> = heapless::Vec<&'t crate::registry::LiveResource<C>, RESOURCES>;
     #[cfg(feature = "resources")]
-    type Listens = [super::resources::Listen; LISTEN];
+    type Listens = [Listen; LISTEN];
     #[cfg(feature = "confirm")]
     type Hold = [u8; HOLD];
 }
@@ -272,10 +271,7 @@ impl<
             call_seq: 0,
             entropy: (0, 0),
             #[cfg(feature = "resources")]
-            live: super::resources::Live::new(
-                heapless::Vec::new(),
-                [const { super::resources::Listen::FREE }; LISTEN],
-            ),
+            live: super::live::Live::new(heapless::Vec::new(), [const { Listen::FREE }; LISTEN]),
             #[cfg(feature = "confirm")]
             confirm: super::confirm::Confirmations::new([0; HOLD]),
         }

@@ -51,9 +51,11 @@
 
 use core::fmt::{self, Write as _};
 
-use super::{
-    Caller, Capacities, ClientName, Era, Handled, Input, Peer, Principal, Respond, Session, members,
-};
+use super::era::Era;
+use super::flow::Caller;
+use super::params::members;
+use super::respond::{Respond, finish, write_result_object};
+use super::{Capacities, ClientName, Handled, Input, Peer, Principal, Session};
 use crate::registry::Confirm;
 use crate::result::{
     Evidence, Level, Reading, ToolError, commanded, render_result_for, write_first_text,
@@ -1336,9 +1338,9 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         }
         let timeout = held.deadline_ms.saturating_sub(self.now_ms);
         let timeout = u32::try_from(timeout).unwrap_or(u32::MAX);
-        Gate::Answered(super::finish(out, id, "", |w| {
+        Gate::Answered(finish(out, id, "", |w| {
             if let Some(id) = id {
-                super::write_result_object(w, id, era, info, "complete", |w| {
+                write_result_object(w, id, era, info, "complete", |w| {
                     awaiting(w, question, timeout, answers_only);
                 });
             }
@@ -1416,8 +1418,8 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
             return (0, None);
         };
         let info = (self.config.name, self.config.version);
-        let len = super::finish(out, Some(id), "", |w| {
-            super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
+        let len = finish(out, Some(id), "", |w| {
+            write_result_object(w, id, Era::Legacy, info, "complete", |w| {
                 refusal(w, answer.refusal(), h.error_member(), commanded);
             });
         });
@@ -1585,8 +1587,8 @@ impl<'t, C, K: Capacities> super::Server<'t, C, K> {
         };
         let left = h.deadline_ms.saturating_sub(self.now_ms);
         let left = u32::try_from(left).unwrap_or(u32::MAX);
-        super::finish(out, Some(id), "", |w| {
-            super::write_result_object(w, id, Era::Legacy, info, "complete", |w| {
+        finish(out, Some(id), "", |w| {
+            write_result_object(w, id, Era::Legacy, info, "complete", |w| {
                 awaiting(w, &question, left, self.config.answers_only);
             });
         })

@@ -34,7 +34,8 @@
 
 #[cfg(doc)]
 use super::Config;
-use super::{Capacities, Peer, Server, members};
+use super::params::members;
+use super::{Capacities, Peer, Server};
 use crate::wire::json::{DEFAULT_MAX_DEPTH, Json};
 use crate::wire::writer::Writer;
 

@@ -3,150 +3,18 @@
 
 use core::cell::Cell;
 
-use super::call::{Flow, Parked};
+use super::era::Era;
+use super::flow::{Caller, Effects, Flow, Parked};
+use super::params::{members, params_object};
 use super::refusal::{BAD_LOG_LEVEL, classify};
 use super::respond::{Respond, parse_error};
 use super::{
-    Capacities, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Peer, Principal,
-    Server, Status,
+    Capacities, HandleError, Handled, Input, LogLevel, MIN_OUT_LEN, Notify, Server, Status,
 };
-use crate::wire::frame::{Found, Frame, Member};
+use crate::wire::frame::{Frame, Member};
 use crate::wire::json::{Json, JsonError, JsonStr, MAX_DEPTH_LIMIT};
 use crate::wire::request::{Message, Request};
 use crate::wire::response::ErrorCode;
-
-/// Where a request's effects go, handed down the dispatch as one (by reference: built once in
-/// [`Server::dispatch`]'s frame): the application's context (tools act on it), the sink for
-/// notifications (progress, log messages), the facts the caller gets back, and the slot an async
-/// tool's call is parked in (`None`: the caller cannot await one).
-pub(crate) struct Effects<'e, 'i, 't, C> {
-    pub(crate) ctx: &'e mut C,
-    pub(crate) notify: &'e mut dyn Notify,
-    pub(crate) handled: &'e mut Handled<'i>,
-    pub(crate) park: Option<&'e mut Option<Parked<'i, 't, C>>>,
-}
-
-/// Who is calling: the principal the firmware states and the peer the transport tells apart.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Caller<'i> {
-    pub(crate) principal: Principal,
-    pub(crate) peer: Peer,
-    /// The whole message, for a call held while a person is asked.
-    #[cfg_attr(
-        not(feature = "confirm"),
-        allow(dead_code, reason = "only a held call reads the message again")
-    )]
-    pub(crate) raw: &'i [u8],
-    /// A person already confirmed this call (it is being dispatched again).
-    #[cfg_attr(
-        not(feature = "confirm"),
-        allow(dead_code, reason = "only a confirmed call is dispatched again")
-    )]
-    pub(crate) confirmed: bool,
-}
-
-/// The protocol era a request follows: legacy (a session negotiated by `initialize`, or none),
-/// or 2026-07-28 (everything stated per request in `params._meta`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Era<'i> {
-    Legacy,
-    #[cfg_attr(
-        not(feature = "modern"),
-        allow(dead_code, reason = "uninhabited without the 2026-07-28 revision")
-    )]
-    Modern(Modern<'i>),
-}
-
-/// What a 2026-07-28 request states about itself.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Modern<'i> {
-    /// `io.modelcontextprotocol/clientCapabilities` declares the tasks extension.
-    pub(crate) tasks: bool,
-    /// `io.modelcontextprotocol/logLevel`.
-    pub(crate) log_level: Option<LogLevel>,
-    /// `progressToken`.
-    pub(crate) progress_token: Option<Json<'i>>,
-    /// `io.modelcontextprotocol/clientCapabilities`.
-    pub(crate) caps: Option<Json<'i>>,
-    /// [`IDEMPOTENCY_KEY`]: the client's word that a repeated request is a retransmission.
-    pub(crate) idempotency_key: Option<JsonStr<'i>>,
-    /// Without the feature `modern` no request follows the 2026-07-28 rules: this field makes
-    /// [`Era::Modern`] uninhabited, so every branch for that era compiles away.
-    #[cfg(not(feature = "modern"))]
-    #[allow(
-        dead_code,
-        reason = "never read: it only makes the variant uninhabited"
-    )]
-    pub(crate) never: core::convert::Infallible,
-}
-
-#[cfg(feature = "modern")]
-impl Modern<'_> {
-    /// Nothing stated (a request refused before its `_meta` was read).
-    pub(super) const NONE: Self = Modern {
-        tasks: false,
-        log_level: None,
-        progress_token: None,
-        caps: None,
-        idempotency_key: None,
-    };
-}
-
-impl Era<'_> {
-    pub(crate) const fn is_modern(&self) -> bool {
-        matches!(self, Era::Modern(_))
-    }
-}
-
-pub(super) fn params_object<'i>(req: &Request<'i>) -> Result<Option<Json<'i>>, &'static str> {
-    match req.params {
-        None => Ok(None),
-        Some(p) if p.members().is_some() => Ok(Some(p)),
-        Some(_) => Err("Invalid params: params must be an object"),
-    }
-}
-
-/// The values of members the checking pass recorded; `None` when one of them is repeated.
-pub(crate) fn once<'i, const K: usize>(found: [Found<'i>; K]) -> Option<[Option<Json<'i>>; K]> {
-    let mut values = [None; K];
-    for (value, f) in values.iter_mut().zip(found) {
-        match f {
-            Found::Repeated => return None,
-            f => *value = f.once(),
-        }
-    }
-    Some(values)
-}
-
-/// Looks up members of a params object; a duplicate of a looked-up member is an error.
-pub(super) fn members<'i, const K: usize>(
-    params: Option<Json<'i>>,
-    names: [&str; K],
-) -> Result<[Option<Json<'i>>; K], &'static str> {
-    let mut found = [None; K];
-    members_into(params, &names, &mut found).map(|()| found)
-}
-
-/// [`members`] for any number of names: one copy of the code, not one per `K`.
-fn members_into<'i>(
-    params: Option<Json<'i>>,
-    names: &[&str],
-    found: &mut [Option<Json<'i>>],
-) -> Result<(), &'static str> {
-    let Some(members) = params.and_then(|p| p.members()) else {
-        return Ok(());
-    };
-    for (key, value) in members {
-        if let Some(i) = names.iter().position(|n| key.eq_str(n)) {
-            let slot = found.get_mut(i).ok_or("Invalid params")?;
-            if slot.is_some() {
-                return Err("Invalid params: duplicate member");
-            }
-            *slot = Some(value);
-        }
-    }
-    Ok(())
-}
 
 /// The answer to a message the engine does not read (`e`): -32700. When it is refused only for
 /// nesting deeper than [`Config::max_depth`](super::Config::max_depth), it is checked again as

@@ -3,7 +3,8 @@
 
 #[cfg(feature = "confirm")]
 use super::ClientName;
-use super::dispatch::{Era, members};
+use super::era::Era;
+use super::params::members;
 use super::respond::Respond;
 #[cfg(feature = "modern")]
 use super::respond::write_cache_hints;

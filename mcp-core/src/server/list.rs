@@ -1,6 +1,8 @@
 //! `tools/list`: pages filled up to a byte budget, opaque advancing cursors.
 
-use super::{Capacities, MIN_OUT_LEN, Principal, Respond, Server, members, write_cache_hints};
+use super::params::members;
+use super::respond::{Respond, write_cache_hints};
+use super::{Capacities, MIN_OUT_LEN, Principal, Server};
 use crate::registry::{Audience, CURSOR_MEMBER_LEN, PAGE_CLOSE, PAGE_OPEN};
 use crate::wire::json::Json;
 use crate::wire::protocol;

@@ -31,12 +31,15 @@
 //! One file per concept: [`Config`] (config.rs); the client's [`Session`], its [`Revision`] and
 //! the [`Event`]s (session.rs); one message in, [`Input`], and what came of it, [`Handled`]
 //! (message.rs); the [`Server`] and its public methods (this file); how much it holds,
-//! [`Capacities`] (capacities.rs); dispatch — checking a message, sorting it into its era and
-//! routing it to its method (dispatch.rs), the refusals made before any method runs
-//! (refusal.rs), writing an answer (respond.rs); the methods — `initialize` and
-//! `server/discover` (initialize.rs), `tools/list` (list.rs), `tools/call` (call.rs), tasks and
-//! `poll` (tasks.rs), resources and prompts (resources.rs), confirmation (confirm.rs) — and the
-//! retransmission cache (cache.rs). Unit tests sit in `tests/`.
+//! [`Capacities`] (capacities.rs); what every method reads of a request — its era (era.rs) and
+//! its `params` members (params.rs) — and what the dispatch's stages hand each other (flow.rs);
+//! dispatch — checking a message, sorting it into its era and routing it to its method
+//! (dispatch.rs), the refusals made before any method runs (refusal.rs), writing an answer
+//! (respond.rs); the methods — `initialize` and `server/discover` (initialize.rs), `tools/list`
+//! (list.rs), `tools/call` (prepare.rs, then call.rs), tasks and `poll` (tasks.rs), resources and
+//! prompts (live.rs, resources.rs), confirmation (confirm.rs) — and the retransmission cache
+//! (cache.rs). Unit tests sit in `tests/`. The files are layers, each using only those before it
+//! in the order `mcp-core/tests/layers.rs` keeps.
 
 mod cache;
 mod call;
@@ -46,9 +49,14 @@ mod config;
 mod confirm;
 mod conversation;
 mod dispatch;
+mod era;
+mod flow;
 mod initialize;
 mod list;
+#[cfg(feature = "resources")]
+mod live;
 mod message;
+mod params;
 mod prepare;
 mod refusal;
 #[cfg(feature = "resources")]
@@ -71,15 +79,14 @@ pub use message::{HandleError, Handled, Input, MIN_OUT_LEN, Status};
 #[cfg(feature = "resources")]
 pub use resources::MAX_LIVE_RESOURCES;
 pub use session::{ClientName, Event, MODERN_REVISION, Revision, Session, Vision};
-pub use tasks::{Heard, Later, MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME, status_tool};
+#[cfg(feature = "strings")]
+pub use tasks::status_tool;
+pub use tasks::{Heard, Later, MAX_PROGRESS_TOKEN_LEN, Polled, STATUS_TOOL_NAME};
 
 use crate::ToolResult;
 use crate::registry::{RegisterError, RegistryView, Tool};
 use crate::wire::frame::Member;
 use cache::RecentCalls;
-// The pieces of dispatch every method uses, named here for the methods' files.
-use dispatch::{Caller, Effects, Era, members, once};
-use respond::{Respond, finish, write_cache_hints, write_object, write_result_object};
 
 /// The engine: configuration, the tool table, and session state.
 ///
@@ -96,7 +103,7 @@ pub struct Server<'t, C: 't, K: Capacities = Caps<16>> {
     /// Live resources, their subscriptions and the 2026-07-28 listen streams (feature
     /// `resources`).
     #[cfg(feature = "resources")]
-    live: resources::Live<'t, C, K>,
+    live: live::Live<'t, C, K>,
     /// The session of the client whose message is being handled: the engine's own client's, or
     /// one a transport lent with the message ([`Input::session`]) while that message is handled.
     session: Session,

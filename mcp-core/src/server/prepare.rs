@@ -9,14 +9,14 @@
 //! returns `Err(len)` when it wrote the answer (`len` bytes) and the call stops there.
 
 use super::cache::{Seen, call_key};
-use super::call::Tail;
 #[cfg(feature = "confirm")]
 use super::confirm::Gate;
+use super::era::Era;
+use super::flow::{Caller, Effects, Tail};
+use super::params::{members, once};
+use super::respond::Respond;
 use super::tasks::MAX_PROGRESS_TOKEN_LEN;
-use super::{
-    Caller, Capacities, Effects, Era, Handled, Principal, Respond, Server, UserToolPolicy, members,
-    once,
-};
+use super::{Capacities, Handled, Principal, Server, UserToolPolicy};
 use crate::fmt::debug;
 use crate::registry::{Audience, TaskSupport, Tool};
 use crate::result::{Evidence, Level, ToolError, render_result, render_result_for};
@@ -496,6 +496,13 @@ fn task_form<C, K: Capacities>(
 /// remains in front. Returns the scratch area's length.
 #[inline(always)]
 fn room(args: &Args<'_>, respond: &mut Respond<'_, '_>) -> Step<usize> {
+    #[cfg(not(feature = "strings"))]
+    {
+        // (Without string parameters nothing is decoded: the scratch area is the whole buffer.)
+        let _ = args;
+        Ok(respond.out.len())
+    }
+    #[cfg(feature = "strings")]
     respond
         .out
         .len()

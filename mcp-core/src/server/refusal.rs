@@ -2,11 +2,13 @@
 //! revision requires, or names a version this engine does not speak.
 
 use super::Status;
-use super::dispatch::Era;
+use super::era::Era;
 #[cfg(feature = "modern")]
-use super::dispatch::{Modern, members, once};
+use super::era::Modern;
 #[cfg(feature = "modern")]
 use super::initialize::write_supported_versions;
+#[cfg(feature = "modern")]
+use super::params::{members, once};
 use super::respond::Respond;
 #[cfg(feature = "modern")]
 use super::{LogLevel, MAX_IDEMPOTENCY_KEY_LEN, MAX_PROGRESS_TOKEN_LEN, MODERN_REVISION};

@@ -23,10 +23,12 @@
 //! hysteresis and a minimum interval decides when to publish at all).
 
 use super::capacities::Slots;
-use super::{
-    Caller, Capacities, Handled, Peer, Principal, Respond, Server, finish, members,
-    write_cache_hints, write_object,
-};
+use super::era::Era;
+use super::flow::Caller;
+use super::live::{Listen, Live};
+use super::params::members;
+use super::respond::{Respond, finish, write_cache_hints, write_object};
+use super::{Capacities, Handled, Peer, Principal, Server};
 use crate::registry::LiveResource;
 use crate::registry::{Listing, Prompt, PromptArgument, Resource, Values};
 use crate::result::{Output, Reply, ToolResult, Value, render_error_text, render_plain_string};
@@ -47,54 +49,7 @@ const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// stale at once (`ttlMs: 0`) and kept to the caller (`private`).
 const LIVE_CACHE_HINTS: &[u8] = protocol::LIVE_CACHE_HINTS;
 
-/// One 2026-07-28 `subscriptions/listen` stream.
-#[derive(Debug)]
-pub struct Listen {
-    /// The listen request's id (raw JSON), none for a free slot.
-    id: KeptRaw<MAX_ID_LEN>,
-    /// The client that opened it: ids are that client's, and only it can end the stream.
-    peer: Peer,
-    /// The live resources it listens to.
-    resources: u64,
-    /// Published changes not yet written on it.
-    pending: u64,
-}
-
-impl Listen {
-    /// A free slot.
-    pub(crate) const FREE: Listen = Listen {
-        id: KeptRaw::NONE,
-        peer: Peer::ONLY,
-        resources: 0,
-        pending: 0,
-    };
-
-    /// The stream `peer` opened with the request `id`.
-    fn is(&self, peer: Peer, id: &[u8]) -> bool {
-        self.peer == peer && self.id.get() == Some(id)
-    }
-}
-
-/// Live resources, the session's subscriptions and the listen streams.
-pub(crate) struct Live<'t, C: 't, K: Capacities> {
-    resources: K::Live<'t, C>,
-    /// Subscribed through `resources/subscribe` (or [`Server::subscribe`]).
-    subscribed: u64,
-    /// Published changes not yet written to the session.
-    pending: u64,
-    listens: K::Listens,
-}
-
 impl<'t, C, K: Capacities> Live<'t, C, K> {
-    pub(crate) const fn new(resources: K::Live<'t, C>, listens: K::Listens) -> Self {
-        Live {
-            resources,
-            subscribed: 0,
-            pending: 0,
-            listens,
-        }
-    }
-
     /// The registered live resources, in registration order (a resource's index is its bit in
     /// the subscription masks).
     fn resources(&self) -> &VecView<&'t LiveResource<C>> {
@@ -361,7 +316,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     }
 
     /// The 2026-07-28 caching hints of a listing (nothing on the legacy wire).
-    fn hints(&self, era: super::Era<'_>) -> impl Fn(&mut Writer<'_>) + use<'t, C, K> {
+    fn hints(&self, era: Era<'_>) -> impl Fn(&mut Writer<'_>) + use<'t, C, K> {
         let (modern, ttl) = (era.is_modern(), self.config.list_ttl_ms);
         move |w: &mut Writer<'_>| {
             if modern {

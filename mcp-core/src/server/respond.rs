@@ -5,7 +5,7 @@
 use core::cell::Cell;
 
 use super::Status;
-use super::dispatch::Era;
+use super::era::Era;
 use crate::wire::json::JsonError;
 use crate::wire::protocol;
 use crate::wire::request::Id;

@@ -35,18 +35,25 @@
 use core::fmt::Write as _;
 use core::hash::Hasher as _;
 
-use super::{Capacities, Era, Peer, Receipt, Respond, Server, members, write_object};
+use super::era::Era;
+use super::params::members;
+use super::respond::{Respond, finish, write_object};
+use super::{Capacities, Peer, Receipt, Server};
 use crate::registry::Tool;
 use crate::result::{
     Evidence, Level, Output, TaskInfo, TaskLookup, TaskPoll, TaskSnapshot, TaskStatus, ToolError,
     ToolResult, Value, render_result, render_result_for, write_first_text,
 };
+#[cfg(feature = "strings")]
 use crate::schema::Param;
 use crate::wire::json::{Json, JsonStr};
 use crate::wire::protocol;
 use crate::wire::request::{Id, KeptRaw, MAX_ID_LEN};
 use crate::wire::response::{ErrorCode, NO_DATA, write_error, write_result};
-use crate::wire::writer::{ObjectWriter, Writer};
+#[cfg(feature = "strings")]
+use crate::wire::writer::ObjectWriter;
+use crate::wire::writer::Writer;
+#[cfg(feature = "strings")]
 use crate::{Args, Reply};
 
 /// [`Entry::owed_until`] of a task whose call's answer is not held back.
@@ -746,7 +753,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
             let n = match e.owed_until != NOT_OWED {
                 true => {
                     let info = (self.config.name, self.config.version);
-                    super::finish(out, Some(id), "", |w| {
+                    finish(out, Some(id), "", |w| {
                         self.write_start(e, id, Era::Legacy, info, w);
                     })
                 }
@@ -850,7 +857,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
     fn write_payload(&self, e: &Entry, id: Id<'_>, out: &mut [u8]) -> usize {
         if let Some(message) = e.error {
             let note = stop_note(e.stop);
-            return super::finish(out, Some(id), "", |w| {
+            return finish(out, Some(id), "", |w| {
                 write_error(
                     w,
                     Some(id),
@@ -862,7 +869,7 @@ impl<'t, C, K: Capacities> Server<'t, C, K> {
         }
         let outcome = Self::outcome(e);
         let note = stop_note(e.stop);
-        super::finish(out, Some(id), "", |w| {
+        finish(out, Some(id), "", |w| {
             write_result(w, id, |w| {
                 w.raw(b"{");
                 render_result(w, &outcome, &[], 0, note);
@@ -1378,9 +1385,11 @@ fn write_ended(w: &mut Writer<'_>, e: &Entry) -> Heard {
 /// The name of the status tool for clients without task support.
 pub const STATUS_TOOL_NAME: &str = "self.tasks.get_status";
 
+#[cfg(feature = "strings")]
 const STATUS_PARAMS: &[Param] =
     &[Param::string("task_id", "The task_id returned when the action started").length(1, 24)];
 
+#[cfg(feature = "strings")]
 fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolResult {
     let id = args.str("task_id")?;
     let Some(t) = reply.task(id) else {
@@ -1417,6 +1426,7 @@ fn status_handler<C>(_: &mut C, args: &Args<'_>, reply: &mut Reply<'_>) -> ToolR
 
 /// The status tool's members for a task's outcome: its result and evidence, or its failure as a
 /// model reads it (with what became of the safe-stop) and the evidence.
+#[cfg(feature = "strings")]
 fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
     match &t.outcome {
         Some(Ok(out)) => {
@@ -1461,7 +1471,8 @@ fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
 
 /// The status tool `self.tasks.get_status` for clients without task support (xiaozhi
 /// backends): given a `task_id` from a long-running tool's immediate answer, it reports the
-/// status, progress, final result and evidence, and whether a safe-stop was issued.
+/// status, progress, final result and evidence, and whether a safe-stop was issued. Feature
+/// `strings` (its `task_id` is a string parameter).
 ///
 /// ```
 /// # struct Board;
@@ -1470,6 +1481,7 @@ fn report_outcome(o: &mut ObjectWriter<'_, '_>, t: &TaskSnapshot) {
 /// let mut server: Server<'_, Board, Caps<8>> = Server::new(Config::new("b", "1"));
 /// server.register(&STATUS).unwrap();
 /// ```
+#[cfg(feature = "strings")]
 pub const fn status_tool<C>() -> Tool<C> {
     Tool::new(
         STATUS_TOOL_NAME,

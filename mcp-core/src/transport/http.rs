@@ -819,7 +819,7 @@ mod test {
         ] {
             assert!(check(host, origin, &[], &[]).is_ok(), "{host} {origin}");
         }
-        // Issue 22: any other origin is another page, even on the same machine.
+        // Any other origin is another page, even on the same machine.
         for (host, origin) in [
             ("localhost:8081", "http://localhost:3000"),
             ("127.0.0.1:8081", "http://localhost:8081"),
@@ -1147,8 +1147,8 @@ mod test {
         );
     }
 
-    /// The transport reads `_meta` as the engine's checking pass records it (issue 34: it had a
-    /// reader of its own that took a repeated member's first value, the engine its last).
+    /// The transport reads `_meta` as the engine's checking pass records it: one reader, so the
+    /// transport and the engine never see different values of a repeated member.
     #[test]
     fn routing_reads_the_body_as_the_engine_does() {
         let version = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;

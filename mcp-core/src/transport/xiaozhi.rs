@@ -658,7 +658,7 @@ mod test {
         assert_eq!(hello["features"]["mcp"], true);
     }
 
-    /// Issue 33, finding 7: a payload nested deeper than an engine reads is still handed on
+    /// A payload nested deeper than an engine reads is still handed on
     /// (the engine answers it with its id); only what the checker cannot follow is refused.
     #[test]
     fn a_deep_payload_still_reaches_the_engine() {

@@ -63,6 +63,7 @@ impl Escapes {
 
     /// The decoded length in UTF-8 bytes of the checked string content `raw` whose escapes
     /// these are.
+    #[cfg(any(test, feature = "strings"))]
     pub fn decoded_bytes(self, raw: &[u8]) -> usize {
         raw.len()
             .saturating_sub(usize::try_from(self.bytes()).unwrap_or(usize::MAX))
@@ -70,6 +71,7 @@ impl Escapes {
 
     /// The decoded length in characters of the checked string content `raw` whose escapes
     /// these are.
+    #[cfg(any(test, feature = "strings"))]
     pub fn decoded_chars(self, raw: &[u8]) -> usize {
         swar::char_starts(raw).saturating_sub(usize::try_from(self.chars()).unwrap_or(usize::MAX))
     }

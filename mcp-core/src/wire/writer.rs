@@ -12,6 +12,7 @@
 use core::fmt;
 
 use super::json::JsonStr;
+#[cfg(feature = "strings")]
 use super::protocol;
 use super::swar::{self, plain_len};
 
@@ -565,7 +566,9 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
         self
     }
 
-    /// Adds a progress member (see [`Writer::progress_value`]).
+    /// Adds a progress member (see [`Writer::progress_value`]). (The status tool's: feature
+    /// `strings`.)
+    #[cfg(feature = "strings")]
     pub(crate) fn progress_value(&mut self, key: &str, v: f64) -> &mut Self {
         self.member(key).progress_value(v);
         self
@@ -584,7 +587,9 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
         self
     }
 
-    /// Adds a string member made of `parts` (see [`Writer::string_parts`]).
+    /// Adds a string member made of `parts` (see [`Writer::string_parts`]). (The status tool's:
+    /// feature `strings`.)
+    #[cfg(feature = "strings")]
     pub(crate) fn str_parts(&mut self, key: &str, parts: &[&str]) -> &mut Self {
         self.member(key).string_parts(parts);
         self
@@ -598,7 +603,8 @@ impl<'w, 'b> ObjectWriter<'w, 'b> {
 
     /// Adds a member whose key is a fragment of `wire::protocol` (`,"evidence":`, spelled
     /// there once) and whose value `f` writes as JSON (one writer shared with other forms, such
-    /// as the evidence writer's).
+    /// as the evidence writer's). (The status tool's: feature `strings`.)
+    #[cfg(feature = "strings")]
     pub(crate) fn raw_member(
         &mut self,
         member: &'static [u8],

@@ -3,9 +3,9 @@
 
 use core::fmt;
 
-use super::{Keyword, ParamType, Text, Value};
+use super::{Keyword, ParamType};
 use crate::schema::message::{Sink, piece};
-use crate::schema::validate::ArgErrorKind;
+use crate::schema::value::{ArgErrorKind, Text, Value};
 use crate::schema::{Param, ParamProblem, write_strings};
 use crate::wire::protocol;
 use crate::wire::writer::Writer;

@@ -2,8 +2,10 @@
 //! makes the parameter optional; registration checks it against the parameter's type and every
 //! other keyword, as a value from the peer is checked.
 
-use super::{Keyword, ParamType, Text, Value};
-use crate::schema::validate::ArgErrorKind;
+use super::{Keyword, ParamType};
+#[cfg(feature = "strings")]
+use crate::schema::value::Text;
+use crate::schema::value::{ArgErrorKind, Value};
 use crate::schema::{Param, ParamProblem};
 use crate::wire::protocol;
 use crate::wire::writer::Writer;
@@ -20,7 +22,8 @@ pub enum Literal {
     /// A number default (feature `float`).
     #[cfg(feature = "float")]
     Number(f64),
-    /// A string default.
+    /// A string default (feature `strings`).
+    #[cfg(feature = "strings")]
     Str(&'static str),
 }
 
@@ -32,6 +35,7 @@ impl Literal {
             (ParamType::Integer, Literal::Int(v)) => Value::Int(v),
             #[cfg(feature = "float")]
             (ParamType::Number, Literal::Number(v)) => Value::Number(v),
+            #[cfg(feature = "strings")]
             (ParamType::String, Literal::Str(s)) => Value::Str(Text::spec(s)),
             _ => return None,
         })
@@ -44,6 +48,7 @@ impl Literal {
             Literal::Int(i) => w.int(i),
             #[cfg(feature = "float")]
             Literal::Number(n) => w.number(n),
+            #[cfg(feature = "strings")]
             Literal::Str(s) => w.string(s),
         }
     }
@@ -104,6 +109,8 @@ impl Param {
     }
 
     /// String: the value used when the argument is absent (makes the parameter optional).
+    /// Feature `strings`.
+    #[cfg(feature = "strings")]
     pub const fn default_str(self, v: &'static str) -> Self {
         self.with_default(Literal::Str(v))
     }
@@ -129,15 +136,18 @@ impl super::test::Samples for DefaultValue {
 
     fn specs() -> Vec<Param> {
         #[cfg_attr(
-            not(feature = "float"),
-            expect(unused_mut, reason = "a number spec follows")
+            not(any(feature = "float", feature = "strings")),
+            expect(unused_mut, reason = "a number or a string spec follows")
         )]
         let mut specs = vec![
             Param::boolean("x", "X").default_bool(true),
             Param::integer("x", "X").range(0, 100).default_int(100),
+        ];
+        #[cfg(feature = "strings")]
+        specs.extend([
             Param::string("x", "X").default_str("a\\b"),
             Param::string("x", "X").one_of(&["a", "b"]).default_str("b"),
-        ];
+        ]);
         #[cfg(feature = "float")]
         specs.push(Param::number("x", "X").default_f64(0.5));
         specs
@@ -159,8 +169,8 @@ impl super::test::Samples for DefaultValue {
 
     fn refused() -> Vec<(Param, ParamProblem)> {
         #[cfg_attr(
-            not(feature = "float"),
-            expect(unused_mut, reason = "a number spec follows")
+            not(any(feature = "float", feature = "strings")),
+            expect(unused_mut, reason = "a number or a string spec follows")
         )]
         let mut refused = vec![
             (
@@ -171,6 +181,9 @@ impl super::test::Samples for DefaultValue {
                 Param::integer("x", "X").range(0, 100).default_int(101),
                 ParamProblem::DefaultInvalid,
             ),
+        ];
+        #[cfg(feature = "strings")]
+        refused.extend([
             (
                 Param::string("x", "X").one_of(&["a"]).default_str("b"),
                 ParamProblem::DefaultInvalid,
@@ -179,7 +192,7 @@ impl super::test::Samples for DefaultValue {
                 Param::string("x", "X").length(0, 2).default_str("abc"),
                 ParamProblem::DefaultInvalid,
             ),
-        ];
+        ]);
         #[cfg(feature = "float")]
         refused.push((
             Param::number("x", "X").default_f64(f64::INFINITY),

@@ -3,9 +3,9 @@
 
 use core::fmt;
 
-use super::{Keyword, ParamType, Value};
+use super::{Keyword, ParamType};
 use crate::schema::message::{Expectation, Sink};
-use crate::schema::validate::ArgErrorKind;
+use crate::schema::value::{ArgErrorKind, Value};
 use crate::schema::{Param, ParamProblem};
 use crate::wire::json::Json;
 use crate::wire::protocol;

@@ -10,8 +10,8 @@
 //! |---|---|---|
 //! | [`ty`] | `type` — reads the JSON value the others check; always there | every parameter |
 //! | [`range`] | `minimum`, `maximum` (always emitted: the type's own bounds when not narrowed) | integers, numbers |
-//! | [`choices`] | `enum` | strings |
-//! | [`length`] | `minLength`, `maxLength` | strings |
+//! | `choices` | `enum` | strings (feature `strings`) |
+//! | `length` | `minLength`, `maxLength` | strings (feature `strings`) |
 //! | [`multiple_of`] | `multipleOf` | integers |
 //! | [`default`] | `default` (and with it, that the parameter is optional) | every parameter |
 //!
@@ -36,10 +36,9 @@
 use core::fmt;
 
 use super::message::{Expectation, Sink};
-use super::validate::ArgErrorKind;
+use super::value::{ArgErrorKind, Value};
 use super::{Param, ParamProblem};
-use crate::wire::check::Escapes;
-use crate::wire::json::{Json, JsonStr};
+use crate::wire::json::Json;
 use crate::wire::writer::Writer;
 
 pub use default::Literal;
@@ -101,115 +100,32 @@ pub(crate) trait Keyword: Copy + PartialEq {
     }
 }
 
-/// A value of the parameter's type, as the keywords check it: read from the peer's JSON by the
-/// `type` keyword ([`ty::read`]), or a spec's own default or choice.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Value<'a> {
-    /// A boolean.
-    Bool(bool),
-    /// An integer (exact).
-    Int(i64),
-    /// A finite number (feature `float`).
-    #[cfg(feature = "float")]
-    Number(f64),
-    /// A string.
-    Str(Text<'a>),
-}
-
-/// A string value: the content of a checked JSON string token, or a spec's own text.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Text<'a> {
-    raw: &'a [u8],
-    /// What its escapes spell beyond its characters ([`Escapes::NONE`]: `raw` is the text), as
-    /// the checking pass counted them (always known for a spec's text);
-    /// [`Escapes::UNCOUNTED`]: count them by walking.
-    escapes: Escapes,
-}
-
-impl<'a> Text<'a> {
-    /// A string the peer sent, with what its escapes spell when the checking pass counted them.
-    #[inline]
-    pub(crate) fn sent(s: JsonStr<'a>, escapes: Option<Escapes>) -> Self {
-        Text {
-            raw: s.raw(),
-            escapes: escapes.unwrap_or(Escapes::UNCOUNTED),
-        }
-    }
-
-    /// The string's content as sent (escape sequences not decoded).
-    pub(crate) const fn raw(&self) -> &'a [u8] {
-        self.raw
-    }
-
-    /// A spec's own text (a default, a choice).
-    pub(crate) const fn spec(s: &'a str) -> Self {
-        Text {
-            raw: s.as_bytes(),
-            escapes: Escapes::NONE,
-        }
-    }
-
-    /// `true` when the text equals `s`.
-    #[inline]
-    pub(crate) fn eq(&self, s: &str) -> bool {
-        if self.escapes == Escapes::NONE {
-            self.raw == s.as_bytes()
-        } else {
-            JsonStr::from_checked(self.raw).eq_str(s)
-        }
-    }
-
-    /// `true` when the text has from `min` to `max` characters (Unicode scalar values, JSON
-    /// Schema's length).
-    #[inline]
-    pub(crate) fn chars_within(&self, min: usize, max: usize) -> bool {
-        let (raw, escapes) = (self.raw, self.escapes);
-        if escapes == Escapes::UNCOUNTED {
-            // Walked: counted again.
-            return (min..=max).contains(&JsonStr::from_checked(raw).decoded_size().0);
-        }
-        let bytes = escapes.decoded_bytes(raw);
-        // A text of `bytes` UTF-8 bytes has from `bytes / 4` to `bytes` characters: bounds
-        // that hold for all of them need no count.
-        (min <= bytes / 4 && bytes <= max) || (min..=max).contains(&escapes.decoded_chars(raw))
-    }
-
-    /// The decoded length in bytes of a string sent with escape sequences (`None`: its raw
-    /// bytes are its text).
-    #[inline]
-    pub(crate) fn escaped_len(&self) -> Option<usize> {
-        let (raw, escapes) = (self.raw, self.escapes);
-        if escapes == Escapes::UNCOUNTED {
-            let s = JsonStr::from_checked(raw);
-            return s.has_escapes().then(|| s.decoded_size().1);
-        }
-        (escapes != Escapes::NONE).then(|| escapes.decoded_bytes(raw))
-    }
-}
-
 /// What a [`Param`] holds of the keywords: one field per keyword, and the calls that run them
 /// all in the list's order (the order of their members in the schema).
 macro_rules! keywords {
-    ($($(#[$doc:meta])* $field:ident: $module:ident::$kw:ident,)*) => {
+    ($($(#[doc = $doc:literal])* $(#[cfg($cfg:meta)])? $field:ident: $module:ident::$kw:ident,)*) => {
         /// The keywords a parameter holds besides its type, one field each.
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub(crate) struct Keywords {
-            $($(#[$doc])* pub(crate) $field: $module::$kw,)*
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? pub(crate) $field: $module::$kw,)*
         }
 
         impl Keywords {
             /// None set.
-            pub(crate) const NONE: Self = Keywords { $($field: <$module::$kw as Keyword>::NONE,)* };
+            pub(crate) const NONE: Self = Keywords {
+                $($(#[cfg($cfg)])? $field: <$module::$kw as Keyword>::NONE,)*
+            };
 
             /// Registration: no keyword set for another type, then each keyword's own check.
             pub(crate) fn check_spec(&self, p: &Param) -> Result<(), ParamProblem> {
                 let ty = p.ty();
                 $(
+                    $(#[cfg($cfg)])?
                     if self.$field.is_set() && !<$module::$kw as Keyword>::applies(ty) {
                         return Err(ParamProblem::ConstraintForOtherType);
                     }
                 )*
-                $(self.$field.check_spec(p)?;)*
+                $($(#[cfg($cfg)])? self.$field.check_spec(p)?;)*
                 Ok(())
             }
 
@@ -217,6 +133,7 @@ macro_rules! keywords {
             #[inline]
             pub(crate) fn emit(&self, ty: ParamType, w: &mut Writer<'_>) {
                 $(
+                    $(#[cfg($cfg)])?
                     if <$module::$kw as Keyword>::applies(ty) {
                         self.$field.emit(w);
                     }
@@ -226,7 +143,7 @@ macro_rules! keywords {
             /// Checks a value of the parameter's type against every keyword.
             #[inline(always)]
             pub(crate) fn check(&self, v: &Value<'_>) -> Result<(), ArgErrorKind> {
-                $(self.$field.check(v)?;)*
+                $($(#[cfg($cfg)])? self.$field.check(v)?;)*
                 Ok(())
             }
 
@@ -238,6 +155,7 @@ macro_rules! keywords {
                     ParamType::Integer => self.describe_as(ParamType::Integer, f),
                     #[cfg(feature = "float")]
                     ParamType::Number => self.describe_as(ParamType::Number, f),
+                    #[cfg(feature = "strings")]
                     ParamType::String => self.describe_as(ParamType::String, f),
                 }
             }
@@ -245,6 +163,7 @@ macro_rules! keywords {
             #[inline(always)]
             fn describe_as<S: Sink>(&self, ty: ParamType, f: &mut S) -> fmt::Result {
                 $(
+                    $(#[cfg($cfg)])?
                     if <$module::$kw as Keyword>::applies(ty)
                         && let Some(said) = self.$field.describe_whole(f)
                     {
@@ -253,6 +172,7 @@ macro_rules! keywords {
                 )*
                 let mut e = Expectation::new(f, ty);
                 $(
+                    $(#[cfg($cfg)])?
                     if <$module::$kw as Keyword>::applies(ty) {
                         self.$field.describe(&mut e)?;
                     }
@@ -268,6 +188,7 @@ macro_rules! keywords {
                 v: Json<'_>,
             ) -> Option<fmt::Result> {
                 $(
+                    $(#[cfg($cfg)])?
                     if let Some(said) = self.$field.got(f, kind, v) {
                         return Some(said);
                     }
@@ -279,12 +200,14 @@ macro_rules! keywords {
         /// Every keyword's conformance test ([`test::conformance`]), by its module's name.
         #[cfg(test)]
         pub(crate) const CONFORMANCE: &[(&str, fn() -> Result<usize, String>)] =
-            &[$((stringify!($field), test::conformance::<$module::$kw>),)*];
+            &[$($(#[cfg($cfg)])? (stringify!($field), test::conformance::<$module::$kw>),)*];
     };
 }
 
+#[cfg(feature = "strings")]
 mod choices;
 mod default;
+#[cfg(feature = "strings")]
 mod length;
 mod multiple_of;
 mod range;
@@ -298,8 +221,11 @@ keywords! {
     /// `minimum` and `maximum` of a number (feature `float`: without it, never set).
     num_range: range::NumRange,
     /// `enum` (before the length: a value that is not a choice is told so, whatever its length).
+    /// Feature `strings`.
+    #[cfg(feature = "strings")]
     choices: choices::Choices,
-    /// `minLength` and `maxLength`.
+    /// `minLength` and `maxLength`. Feature `strings`.
+    #[cfg(feature = "strings")]
     length: length::Length,
     /// `multipleOf`.
     multiple_of: multiple_of::MultipleOf,

@@ -8,9 +8,9 @@
 
 use core::fmt;
 
-use super::{Keyword, ParamType, Value};
+use super::{Keyword, ParamType};
 use crate::schema::message::{Expectation, Sink};
-use crate::schema::validate::ArgErrorKind;
+use crate::schema::value::{ArgErrorKind, Value};
 use crate::schema::{Param, ParamProblem};
 use crate::wire::protocol;
 use crate::wire::writer::Writer;

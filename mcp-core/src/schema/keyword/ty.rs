@@ -2,8 +2,9 @@
 //! other keywords check, refusing a value of another JSON type (no coercion: `"50"`, `true` and
 //! `null` are not integers) and, for an integer, one with a fractional part or beyond `i64`.
 
-use super::{Text, Value};
-use crate::schema::validate::ArgErrorKind;
+#[cfg(feature = "strings")]
+use crate::schema::value::Text;
+use crate::schema::value::{ArgErrorKind, Value};
 use crate::wire::check::Escapes;
 #[cfg(feature = "float")]
 use crate::wire::json::Kind;
@@ -23,7 +24,8 @@ pub enum ParamType {
     /// A finite number (feature `float`).
     #[cfg(feature = "float")]
     Number,
-    /// A string.
+    /// A string (feature `strings`).
+    #[cfg(feature = "strings")]
     String,
 }
 
@@ -35,6 +37,7 @@ impl ParamType {
             ParamType::Integer => "integer",
             #[cfg(feature = "float")]
             ParamType::Number => "number",
+            #[cfg(feature = "strings")]
             ParamType::String => "string",
         }
     }
@@ -47,6 +50,7 @@ impl ParamType {
             ParamType::Integer => "an integer",
             #[cfg(feature = "float")]
             ParamType::Number => "a number",
+            #[cfg(feature = "strings")]
             ParamType::String => "a string",
         }
     }
@@ -66,6 +70,8 @@ pub(crate) fn read<'a>(
     v: Json<'a>,
     counted: impl FnOnce() -> Option<Escapes>,
 ) -> Result<Value<'a>, ArgErrorKind> {
+    #[cfg(not(feature = "strings"))]
+    let _ = counted;
     Ok(match ty {
         ParamType::Boolean => Value::Bool(v.as_bool().ok_or(ArgErrorKind::WrongType)?),
         ParamType::Integer => match v.as_integer().ok_or(ArgErrorKind::WrongType)? {
@@ -82,6 +88,7 @@ pub(crate) fn read<'a>(
             // Beyond `f64`: outside the bounds every number parameter's schema states.
             Value::Number(v.as_f64().ok_or(ArgErrorKind::OutOfRange)?)
         }
+        #[cfg(feature = "strings")]
         ParamType::String => {
             let s = v.as_str().ok_or(ArgErrorKind::WrongType)?;
             Value::Str(Text::sent(s, counted()))

@@ -210,7 +210,7 @@ fn an_async_tool_through_the_blocking_path_fails_and_nothing_runs() {
     assert_eq!((h.ran, codec.writes), (None, 0));
 }
 
-/// Issue 24: an async tool that asks a person first runs after the yes, on every path a yes can
+/// An async tool that asks a person first runs after the yes, on every path a yes can
 /// come by — the client's user (elicitation, through `handle_async`), the device's button
 /// (through `poll_async`) and the 2026-07-28 retry (through `handle_async`) — and through the
 /// blocking `poll` it is refused saying which path it needs.

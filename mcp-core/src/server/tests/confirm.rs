@@ -238,7 +238,7 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     assert_eq!(t.dev.reboots, 2);
 }
 
-/// Issue 23: a client that can neither ask its user nor follow a task (a xiaozhi backend, which
+/// A client that can neither ask its user nor follow a task (a xiaozhi backend, which
 /// hands the model only the call's answer and waits 30 s for it) gets the real outcome, with its
 /// evidence, as the call's answer when the person answers within the budget; past the budget,
 /// the answer says it waits, and the outcome follows as a notification.
@@ -280,9 +280,9 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
             .contains("declined")
     );
     // Past the budget: the answer that it waits (with the time left), then the outcome as a
-    // notification. Issue 31 item 3: the time left counts from when the client hears it — at
-    // least the 20 s margin, not the 5 s the 30 s timeout left after the 25 s budget — and the
-    // device waits that long.
+    // notification. The time left counts from when the client hears it — at least the 20 s
+    // margin, not the 5 s the 30 s timeout left after the 25 s budget — and the device waits
+    // that long.
     t.send(&call(json!(3), "self.reboot", json!({})));
     assert_eq!(t.poll(7_000), None);
     let waits = t.poll(32_000).unwrap();
@@ -320,7 +320,7 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
     assert_eq!(t.dev.reboots, 0);
 }
 
-/// Issue 22, bug 4: a press answers the question the device shows, and only a press after it was
+/// A press answers the question the device shows, and only a press after it was
 /// shown: not one up to a few ms before the question, nor one meant for an earlier question.
 #[test]
 fn a_press_answers_only_the_question_shown_before_it() {
@@ -398,7 +398,7 @@ fn a_press_after_the_deadline_answers_nothing() {
     assert_eq!(t.dev.reboots, 1);
 }
 
-/// Issue 22, bug 2: one engine, two clients (MCP over MQTT). Elicitation support is each
+/// One engine, two clients (MCP over MQTT). Elicitation support is each
 /// client's own: bob declaring it changes nothing for alice, whose call waits for the device;
 /// an answer from bob — even with the right id — never settles alice's call, and its outcome
 /// goes to alice.
@@ -660,7 +660,7 @@ fn on_the_stateless_wire_the_question_travels_in_an_input_required_result() {
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
 }
 
-/// Issue 22, bug 3: an accepted 2026-07-28 approval is good for one call. The same state and
+/// An accepted 2026-07-28 approval is good for one call. The same state and
 /// answer again — with new ids, from anyone — is refused until it expires, and nothing runs.
 #[cfg(feature = "modern")]
 #[test]
@@ -891,12 +891,11 @@ fn with_upgrade(config: Config) -> T {
     t
 }
 
-/// Issue 33, finding 1: two sessions ask to upgrade (an attacker first, with its image's hash);
-/// the device showed "Upgrade the device's firmware?" twice, and the person's press for the
-/// user's upgrade approved the attacker's. A question names what it approves — the size and the
-/// first hash digits, from the validated arguments — and which client asks (the name it gave,
-/// escaped and capped, and a tag of its session), on the device, in the elicitation and on the
-/// xiaozhi wire: one text in every form.
+/// Two sessions ask to upgrade (an attacker first, with its image's hash): a person must be able
+/// to tell the questions apart, or a press meant for the user's upgrade approves the attacker's.
+/// A question names what it approves — the size and the first hash digits, from the validated
+/// arguments — and which client asks (the name it gave, escaped and capped, and a tag of its
+/// session), on the device, in the elicitation and on the xiaozhi wire: one text in every form.
 #[test]
 fn a_question_names_what_it_approves_and_which_client_asks() {
     let config = || Config::new("c", "1").confirm_min_shown(0).hold_answer(0);
@@ -1096,7 +1095,7 @@ fn a_question_with_an_unknown_placeholder_is_refused_at_registration() {
     assert_eq!(e.kind, crate::registry::RegisterErrorKind::BadQuestion);
 }
 
-/// Issue 33, finding 3, on the engine's clock (no sleeps): a press counts only once the question
+/// On the engine's clock (no sleeps): a press counts only once the question
 /// was shown for `confirm_min_shown_ms` (default 1 s), and a press within that time of the
 /// previous press is a bounce — so the second half of a quick double press never approves the
 /// question that came up in between.
@@ -1142,7 +1141,7 @@ fn a_press_counts_only_after_the_question_was_shown_long_enough() {
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
 }
 
-/// Issue 31 items 1 and 4: an outcome that comes after the call was answered "waiting" — a
+/// An outcome that comes after the call was answered "waiting" — a
 /// press, a refusal, a timeout — is a `notifications/message` whose `data.text` is the sentence a
 /// person hears (the tool, the value, the evidence, what was commanded), and `poll_with` says
 /// where that sentence is ([`Polled::heard`]), so that a transport whose client only speaks what
@@ -1260,7 +1259,7 @@ fn a_confirmed_call_that_fails_is_heard_as_confirmed_then_failed() {
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (0, false));
 }
 
-/// Issue 31 item 3: answered at once that it waits, the person has at least the margin
+/// Answered at once that it waits, the person has at least the margin
 /// (20 s by default) from then, whatever the confirmation timeout; the text says how long.
 #[test]
 fn a_waiting_answer_leaves_the_person_the_margin_from_when_it_is_heard() {
@@ -1280,7 +1279,7 @@ fn a_waiting_answer_leaves_the_person_the_margin_from_when_it_is_heard() {
     assert!(text.contains("within 30 s"), "{text}");
 }
 
-/// Issue 33, finding 2: `holds_call` says when a transport must not end this engine's session
+/// `holds_call` says when a transport must not end this engine's session
 /// to make room: from the moment a call is held, through the press, until it ran.
 #[test]
 fn an_engine_holds_a_call_from_the_question_until_it_ran() {

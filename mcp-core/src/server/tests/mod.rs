@@ -2,21 +2,25 @@
 //! its private items, so they stay inside the crate).
 
 mod asynch;
-#[cfg(feature = "confirm")]
+// (Its upgrade asks about a string argument, the image's hash.)
+#[cfg(all(feature = "confirm", feature = "strings"))]
 mod confirm;
-#[cfg(feature = "confirm")]
+// (Its engine registers the status tool, whose `task_id` is a string parameter.)
+#[cfg(all(feature = "confirm", feature = "strings"))]
 mod conversation;
 mod modern;
 #[cfg(feature = "resources")]
 mod prompts;
 #[cfg(feature = "resources")]
 mod resources;
+// (The task tests ask the status tool, whose `task_id` is a string parameter.)
+#[cfg(feature = "strings")]
 mod tasks;
 mod vectors;
 
 /// Sends one JSON message to `server` as `principal`; the answer, parsed, if one was written, and
 /// whether the answer is deferred.
-#[cfg(any(feature = "confirm", feature = "resources"))]
+#[cfg(any(all(feature = "confirm", feature = "strings"), feature = "resources"))]
 fn exchange<C, K: super::Capacities>(
     server: &mut super::Server<'_, C, K>,
     input: super::Input<'_>,

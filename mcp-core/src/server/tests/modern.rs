@@ -28,6 +28,7 @@ struct Jobs {
     room: usize,
 }
 
+#[cfg(feature = "strings")]
 fn greet(_: &mut Jobs, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     let name = a.str("name")?;
     r.log(LogLevel::Info, None, format_args!("greeting {name}"));
@@ -76,6 +77,7 @@ fn raw(j: &mut Jobs, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
 }
 
 const TICKS: &[Param] = &[Param::integer("ticks", "Polls until done").range(1, 100)];
+#[cfg(feature = "strings")]
 const GREET: Tool<Jobs> =
     Tool::new("greet", "Greets", greet).params(&[Param::string("name", "Who").length(1, 32)]);
 const JOB: Tool<Jobs> = Tool::new("job", "A job", start).params(TICKS).long_running(
@@ -131,7 +133,9 @@ type S = Server<'static, Jobs, Caps<8>>;
 
 fn server(config: Config) -> S {
     let mut s = S::new(config);
-    for t in [&GREET, &JOB, &FAILING, &BROKEN, &RAW, &SAMPLER] {
+    #[cfg(feature = "strings")]
+    s.register(&GREET).unwrap();
+    for t in [&JOB, &FAILING, &BROKEN, &RAW, &SAMPLER] {
         s.register(t).unwrap();
     }
     s
@@ -354,7 +358,7 @@ fn malformed_meta_versions_and_removed_methods() {
     assert_eq!(v["error"]["code"], -32602);
 }
 
-#[cfg(feature = "modern")]
+#[cfg(all(feature = "modern", feature = "strings"))]
 #[test]
 fn calls_log_and_validate_per_request() {
     let mut rig = Rig::new(Config::new("dev", "1").log_level(Some(LogLevel::Debug)));

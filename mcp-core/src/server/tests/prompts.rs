@@ -295,7 +295,7 @@ fn completions_are_declared_and_served_only_when_a_prompt_has_arguments() {
     assert_eq!(v["error"]["code"], -32601, "{v}");
 }
 
-/// Issue 33, finding 8: an argument with declared values accepts only those (as sent, escapes
+/// An argument with declared values accepts only those (as sent, escapes
 /// decoded); anything else — an unknown word, an instruction, control characters — is refused
 /// without being echoed, and nothing of it reaches the prompt.
 #[test]
@@ -358,7 +358,7 @@ static USE_ARGS: [PromptArgument; 1] = [PromptArgument::new("tool", "A tool's na
 static USE: [Prompt; 1] =
     [Prompt::new("use_tool", "Use a tool", "Use {tool}.").arguments(&USE_ARGS)];
 
-/// Issue 33, finding 8: a tool-naming argument (`use_tool`'s) takes and completes to the tools
+/// A tool-naming argument (`use_tool`'s) takes and completes to the tools
 /// the caller may call — the rule `tools/call` enforces (audience, principal, user-tool policy)
 /// — and nothing else: a user-only tool the model's `tools/list` does not show is neither
 /// offered to the model nor written into its prompt.

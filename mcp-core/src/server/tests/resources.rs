@@ -335,7 +335,7 @@ fn a_listen_stream_is_acknowledged_tagged_and_ended_by_the_client() {
     assert_eq!(gone.unwrap()["error"]["code"], -32601);
 }
 
-/// Issue 22, bug 5: listen ids are each client's own. Two clients may both listen with id 1;
+/// Listen ids are each client's own. Two clients may both listen with id 1;
 /// each one's updates are for it; one client's `notifications/cancelled` (or a closed stream)
 /// with the other's id ends nothing of the other's, and reusing another client's id takes
 /// nothing over.

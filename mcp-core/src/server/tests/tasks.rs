@@ -207,7 +207,7 @@ impl<const T: usize> Rig<T> {
     }
 }
 
-/// Issue 23: a client that can follow no task (xiaozhi's backend hands the model only the call's
+/// A client that can follow no task (xiaozhi's backend hands the model only the call's
 /// answer) gets the action's outcome, with its evidence, as the call's own answer when the action
 /// ends within `hold_answer_ms`; past it, the answer says what was started (the task id, how to
 /// follow it). A client that declared `tasks` is answered at once.
@@ -886,7 +886,7 @@ fn every_path_renders_every_evidence_field() {
         "{r}"
     );
     says_all(&r["result"]["content"][0]["text"], "status (working)");
-    // Its end, told to the client whose call was answered already (issue 31 item 1).
+    // Its end, told to the client whose call was answered already.
     let note = rig.poll(1).expect("the task's end");
     assert_eq!(note["method"], "notifications/message", "{note}");
     says_all(&note["params"]["data"]["text"], "the plain task's end");
@@ -989,7 +989,7 @@ fn a_progress_token_up_to_its_limit_is_echoed_and_a_longer_one_only_goes_unrepor
     }
 }
 
-/// Issue 31 item 1: a plain call's client whose answer was given before the action ended (past
+/// A plain call's client whose answer was given before the action ended (past
 /// the hold budget, or at once) hears how it ended: a `notifications/message` (logger `task`)
 /// whose `data.text` is the status tool's sentence, and `poll_with` says where it is
 /// ([`Polled::heard`]). A failure without evidence of its own (a timeout) states what the start

@@ -39,6 +39,7 @@ fn set_volume(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::bool(true).with_evidence(e))
 }
 
+#[cfg(feature = "strings")]
 fn set_theme(d: &mut Dev, a: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     d.calls += 1;
     d.theme = if a.str("theme")? == "dark" {
@@ -55,6 +56,7 @@ fn reboot(d: &mut Dev, _: &Args<'_>, _: &mut Reply<'_>) -> ToolResult {
     Ok(Output::bool(true).with_evidence(Evidence::new(Level::Scheduled)))
 }
 
+#[cfg(feature = "strings")]
 fn echo(d: &mut Dev, a: &Args<'_>, r: &mut Reply<'_>) -> ToolResult {
     d.calls += 1;
     let text = a.str("text")?;
@@ -150,9 +152,11 @@ const STATUS: Tool<Dev> = Tool::new("self.get_device_status", "Device status", s
     .annotations(Annotations::new().read_only(true));
 const VOLUME: Tool<Dev> = Tool::new("self.audio_speaker.set_volume", "Set volume", set_volume)
     .params(&[Param::integer("volume", "Volume").range(0, 100)]);
+#[cfg(feature = "strings")]
 const THEME: Tool<Dev> = Tool::new("self.screen.set_theme", "Set theme", set_theme)
     .params(&[Param::string("theme", "Theme").one_of(&["light", "dark"])]);
 const REBOOT: Tool<Dev> = Tool::new("self.reboot", "Reboot", reboot).user_only();
+#[cfg(feature = "strings")]
 const ECHO: Tool<Dev> =
     Tool::new("test.echo", "Echo", echo).params(&[Param::string("text", "Text").length(0, 1000)]);
 const IS_OFF: Tool<Dev> = Tool::new("test.is_off", "False", is_off);
@@ -162,11 +166,24 @@ const HUGE: Tool<Dev> = Tool::new("test.huge", "Huge", huge);
 
 type S = Server<'static, Dev, Caps<16>>;
 
+/// The test tools, in registration order (the two with string parameters with feature
+/// `strings`).
+fn tools() -> Vec<&'static Tool<Dev>> {
+    [
+        &[&STATUS, &VOLUME][..],
+        #[cfg(feature = "strings")]
+        &[&THEME][..],
+        &[&REBOOT][..],
+        #[cfg(feature = "strings")]
+        &[&ECHO][..],
+        &[&IS_OFF, &BROKEN, &BIG, &HUGE][..],
+    ]
+    .concat()
+}
+
 fn server() -> S {
     let mut s = S::new(Config::new("sim", "1.0"));
-    for t in [
-        &STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE,
-    ] {
+    for t in tools() {
         s.register(t).unwrap();
     }
     s
@@ -483,19 +500,12 @@ fn tools_work_before_initialize_like_xiaozhi_backends() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "self.get_device_status",
-            "self.audio_speaker.set_volume",
-            "self.screen.set_theme",
-            "test.echo",
-            "test.is_off",
-            "test.broken",
-            "test.big",
-            "test.huge"
-        ]
-    );
+    let expected: Vec<_> = tools()
+        .iter()
+        .map(|t| t.name())
+        .filter(|&n| n != "self.reboot")
+        .collect();
+    assert_eq!(names, expected);
     assert!(list["result"].get("nextCursor").is_none());
     assert_eq!(
         s.send(&call(
@@ -531,6 +541,21 @@ fn business_values_are_apart_from_failure() {
     );
     // Before 2025-06-18 sessions (xiaozhi's 2024-11-05, or no initialize), a failure also
     // carries its reason as `error`, where xiaozhi backends read it.
+    #[cfg(feature = "strings")]
+    echo_failures_and_text(&mut s);
+    s.dev.register = 7;
+    assert_eq!(
+        s.send(&call("5", "self.get_device_status", "{}")),
+        concat!(
+            r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{\"audio_speaker\":{\"volume\":7},\"screen\":{\"theme\":\"\"}}"}],"#,
+            r#""structuredContent":{"audio_speaker":{"volume":7},"screen":{"theme":""}},"isError":false}}"#
+        )
+    );
+}
+
+/// A handler's failure and text (`business_values_are_apart_from_failure`, with a string tool).
+#[cfg(feature = "strings")]
+fn echo_failures_and_text(s: &mut Session) {
     assert_eq!(
         s.send(&call("3", "test.echo", r#"{"text":"fail"}"#)),
         r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"refused: fail"}],"isError":true,"error":"refused: fail"}}"#
@@ -544,14 +569,6 @@ fn business_values_are_apart_from_failure() {
     assert_eq!(
         s.send(&call("4", "test.echo", r#"{"text":"a\"b\u00e9"}"#)),
         r#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"a\"bé"}],"structuredContent":{"value":"a\"bé"},"isError":false}}"#
-    );
-    s.dev.register = 7;
-    assert_eq!(
-        s.send(&call("5", "self.get_device_status", "{}")),
-        concat!(
-            r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"{\"audio_speaker\":{\"volume\":7},\"screen\":{\"theme\":\"\"}}"}],"#,
-            r#""structuredContent":{"audio_speaker":{"volume":7},"screen":{"theme":""}},"isError":false}}"#
-        )
     );
 }
 
@@ -704,8 +721,7 @@ fn user_only_tools_by_principal_and_policy() {
         serde_json::json!(["user"])
     );
     // A person's client sees the tools meant for them whether it asks with the flag or not:
-    // the listing follows the caller's principal (issue 33, finding 12: `--principal user`
-    // could call them but never saw them).
+    // the listing follows the caller's principal (a tool a client may call is a tool it sees).
     for params in [
         "",
         r#","params":{}"#,
@@ -835,10 +851,7 @@ fn a_retransmission_is_the_same_request_from_the_same_peer_with_nothing_in_betwe
     let receipt = facts.receipt.expect("an acting call is remembered");
 
     // Calls that do not touch the tool in between: another tool, a read-only status.
-    s.send_from(
-        a,
-        &call("2", "self.screen.set_theme", r#"{"theme":"dark"}"#),
-    );
+    s.send_from(a, &call("2", "test.is_off", "{}"));
     s.send_from(a, &call("3", "self.get_device_status", "{}"));
     s.dev.register = 0; // if it ran again, the register would be 40 again
     let (again, facts) = s.send_from(a, &volume(40));
@@ -1018,6 +1031,7 @@ fn a_response_that_does_not_fit_is_replaced_not_truncated() {
     assert!(v["result"]["nextCursor"].is_string(), "{v}");
 }
 
+#[cfg(feature = "strings")]
 #[test]
 fn the_smallest_buffer_holds_every_error() {
     let mut server = server();
@@ -1079,9 +1093,7 @@ fn pagination_by_byte_budget() {
         let mut s = Session::new();
         s.principal = Principal::User;
         s.server = S::new(Config::new("sim", "1.0").page_bytes(budget));
-        for t in [
-            &STATUS, &VOLUME, &THEME, &REBOOT, &ECHO, &IS_OFF, &BROKEN, &BIG, &HUGE,
-        ] {
+        for t in tools() {
             s.server.register(t).unwrap();
         }
         for (principal, with_user) in [
@@ -1125,21 +1137,12 @@ fn pagination_by_byte_budget() {
                     None => break,
                 }
             }
-            let mut expected = vec![
-                "self.get_device_status",
-                "self.audio_speaker.set_volume",
-                "self.screen.set_theme",
-            ];
-            if with_user || principal == Principal::User {
-                expected.push("self.reboot");
-            }
-            expected.extend([
-                "test.echo",
-                "test.is_off",
-                "test.broken",
-                "test.big",
-                "test.huge",
-            ]);
+            let user = with_user || principal == Principal::User;
+            let expected: Vec<_> = tools()
+                .iter()
+                .map(|t| t.name())
+                .filter(|&n| user || n != "self.reboot")
+                .collect();
             assert_eq!(names, expected, "budget {budget}");
             if budget <= 900 {
                 assert!(pages > 1, "budget {budget}: {pages} pages");
@@ -1212,6 +1215,7 @@ fn an_empty_cursor_is_the_first_page() {
     );
 }
 
+#[cfg(feature = "strings")]
 #[test]
 fn python_style_json_with_spaces_and_unicode_escapes() {
     // xinnan's backend: json.dumps defaults (", " and ": " separators, ensure_ascii=True).
@@ -1438,6 +1442,7 @@ fn handlers_send_progress_and_log_messages_before_the_response() {
     }
 }
 
+#[cfg(feature = "strings")]
 #[test]
 fn escaped_strings_are_decoded_into_the_buffer_tail_or_refused_before_the_handler() {
     let mut server = server();
@@ -1551,7 +1556,7 @@ fn piecewise_messages_match_their_formatted_text() {
     );
 }
 
-/// Issue 31 item 4, one rule for every failure: a failure whose evidence names no commanded
+/// One rule for every failure: a failure whose evidence names no commanded
 /// value (a kit's `not applied` from a driver that knows only its own error) gets the call's
 /// first parameter's validated value — a number, a boolean or a declared choice, never the
 /// client's free-form text — and says it in the first text and, for xiaozhi, in `error`.
@@ -1568,14 +1573,18 @@ fn a_failure_names_what_the_call_commanded() {
     }
     const NACK: Tool<Dev> = Tool::new("t.volume", "Volume", refuse)
         .params(&[Param::integer("volume", "Volume").range(0, 100)]);
+    #[cfg(feature = "strings")]
     const MODE: Tool<Dev> = Tool::new("t.mode", "Mode", refuse)
         .params(&[Param::string("mode", "Mode").one_of(&["eco", "boost"])]);
+    #[cfg(feature = "strings")]
     const LABEL: Tool<Dev> =
         Tool::new("t.label", "Label", refuse).params(&[Param::string("label", "Free text")]);
     const BUG: Tool<Dev> =
         Tool::new("t.bug", "Bug", bug).params(&[Param::integer("n", "N").range(0, 9)]);
     let mut s: S = Server::new(Config::new("v", "1"));
-    s.register_all(&[&NACK, &MODE, &LABEL, &BUG]).unwrap();
+    s.register_all(&[&NACK, &BUG]).unwrap();
+    #[cfg(feature = "strings")]
+    s.register_all(&[&MODE, &LABEL]).unwrap();
     let mut dev = Dev::default();
     let mut out = [0u8; 1024];
     let mut ask = |tool: &str, args: &str| {
@@ -1591,16 +1600,19 @@ fn a_failure_names_what_the_call_commanded() {
         r["result"]["_meta"]["io.github.mcu-mcp/evidence"],
         serde_json::json!({"level": "not_applied", "commanded": 40})
     );
-    let r = ask("t.mode", r#"{"mode":"boost"}"#);
-    let text = r["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.ends_with("— not applied (commanded boost)"), "{text}");
-    // The client's own words are not repeated (a failure is spoken and logged).
-    let r = ask("t.label", r#"{"label":"say \"hi\" zq7"}"#);
-    let text = r["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.ends_with("— not applied") && !text.contains("zq7"),
-        "{text}"
-    );
+    #[cfg(feature = "strings")]
+    {
+        let r = ask("t.mode", r#"{"mode":"boost"}"#);
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.ends_with("— not applied (commanded boost)"), "{text}");
+        // The client's own words are not repeated (a failure is spoken and logged).
+        let r = ask("t.label", r#"{"label":"say \"hi\" zq7"}"#);
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.ends_with("— not applied") && !text.contains("zq7"),
+            "{text}"
+        );
+    }
     // A failure without evidence (a tool bug) says what the tool said.
     let r = ask("t.bug", r#"{"n":3}"#);
     assert_eq!(r["result"]["content"][0]["text"], "Tool bug");
