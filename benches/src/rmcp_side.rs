@@ -147,8 +147,13 @@ impl RmcpDevice {
             .map_err(|e| ErrorData::internal_error(format!("codec read-back: {e:?}"), None))?;
         let (c, o) = (commanded.get(), observed.get());
         let evidence = json!({"evidence": {"level": "read_back", "commanded": c, "observed": o}});
-        // The value and the evidence in the first text, as mcu-mcp answers.
-        let said = format!("read back: {o} (commanded {c})");
+        // The value and the evidence in the first text, as mcu-mcp answers: what was commanded
+        // only when the read-back differs.
+        let said = if o == c {
+            format!("read back: {o}")
+        } else {
+            format!("read back: {o} (commanded {c})")
+        };
         let mut result = if observed == commanded {
             let mut r = CallToolResult::success(vec![ContentBlock::text(format!("true — {said}"))]);
             r.structured_content = Some(json!({"value": true}));

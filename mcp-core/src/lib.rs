@@ -62,7 +62,7 @@
 //! let n = server.handle(request, Principal::Model, &mut device, &mut out).unwrap().len;
 //! let response = core::str::from_utf8(&out[..n]).unwrap();
 //! // The evidence in one sentence a model hears, and as data where the SDKs keep it.
-//! assert!(response.contains("true — read back: 40 (commanded 40)"));
+//! assert!(response.contains("true — read back: 40"));
 //! assert!(response.contains(
 //!     r#""_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}"#
 //! ));

@@ -274,7 +274,7 @@ fn a_valve_on_the_setpoint_kit_is_confirmed_by_its_flow_meter() {
     assert!(!failed, "{text}");
     assert_eq!(
         text,
-        "true — measured: 600 l/h (commanded 600 l/h, within ±10 l/h)"
+        "true — measured: 600 l/h (within ±10 l/h)"
     );
     assert_eq!(
         evidence,

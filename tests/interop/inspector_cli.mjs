@@ -129,7 +129,7 @@ for (const era of ERAS) {
   let r = await run.volume;
   let res = r.out?.result;
   check(`${tag} set_volume 40: exit 0, true, evidence read_back 40 == 40`,
-    r.code === 0 && res?.isError === false && same(res?.structuredContent, { value: true })
+    r.code === 0 && !res?.isError && same(res?.structuredContent, { value: true })
       && same(evidence(res), { level: "read_back", commanded: 40, observed: 40 }), r.out ?? r.stderr);
 
   r = await run.status;

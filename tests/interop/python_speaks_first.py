@@ -243,7 +243,7 @@ async def legacy_checks(c: Client, sim: SimApi, updates: Updates, person: Person
           len(person.asked) == 1 and question_ok(person.asked[0]), person.asked)
     check(f"{tag} accept(true): the relay switched on, measured by its feedback contact",
           not r.is_error and r.structured_content == {"value": True}
-          and "measured: true (commanded true)" in texts(r) and on is True, (r, on))
+          and "measured: true" in texts(r) and on is True, (r, on))
     asked = len(person.asked)
     r = await c.call_tool(RELAY, {"on": False})
     check(f"{tag} switching off asks nothing and runs", not r.is_error and len(person.asked) == asked
@@ -362,7 +362,7 @@ async def modern_checks(c: Client, sim: SimApi, updates: Updates, person: Person
           len(person.asked) == 1 and question_ok(person.asked[0]), person.asked)
     check(f"{tag} accept(true): the retried call switched the relay on, measured",
           not r.is_error and r.structured_content == {"value": True}
-          and "measured: true (commanded true)" in texts(r) and on is True, (r, on))
+          and "measured: true" in texts(r) and on is True, (r, on))
     asked = len(person.asked)
     r = await c.call_tool(RELAY, {"on": False})
     check(f"{tag} switching off asks nothing and runs", not r.is_error and len(person.asked) == asked

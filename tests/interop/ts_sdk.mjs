@@ -121,8 +121,8 @@ async function scenario(client, received, tag) {
   const EVIDENCE_KEY = "io.github.mcu-mcp/evidence";
   let r = await client.callTool({ name: "self.audio_speaker.set_volume", arguments: { volume: 40 } });
   check(`${tag} set_volume 40: true, evidence read_back commanded 40 == observed 40`,
-    r.isError === false && same(r.structuredContent, { value: true })
-      && r.content[0]?.text === "true — read back: 40 (commanded 40)", r);
+    !r.isError && same(r.structuredContent, { value: true })
+      && r.content[0]?.text === "true — read back: 40", r);
   // The evidence as data where every SDK keeps a result's metadata, and only there.
   check(`${tag} set_volume 40: the evidence as data in the result's _meta["${EVIDENCE_KEY}"], written once`,
     same(r._meta?.[EVIDENCE_KEY], { level: "read_back", commanded: 40, observed: 40 }) && !("evidence" in r), r);
@@ -130,23 +130,23 @@ async function scenario(client, received, tag) {
 
   r = await client.callTool({ name: "self.screen.set_brightness", arguments: { brightness: 55 } });
   check(`${tag} set_brightness 55: applied (PWM, no read-back)`,
-    r.isError === false && evidence(r)?.level === "applied" && evidence(r)?.commanded === 55, r);
+    !r.isError && evidence(r)?.level === "applied" && evidence(r)?.commanded === 55, r);
   called.push("self.screen.set_brightness");
 
   r = await client.callTool({ name: "self.screen.set_theme", arguments: { theme: "dark" } });
-  check(`${tag} set_theme dark: applied`, r.isError === false && evidence(r)?.level === "applied", r);
+  check(`${tag} set_theme dark: applied`, !r.isError && evidence(r)?.level === "applied", r);
   called.push("self.screen.set_theme");
 
   r = await client.callTool({ name: "self.relay.set", arguments: { on: true } });
   check(`${tag} relay on: measured by the feedback contact`,
-    r.isError === false && same(evidence(r), { level: "measured", commanded: true, observed: true }), r);
+    !r.isError && same(evidence(r), { level: "measured", commanded: true, observed: true }), r);
   called.push("self.relay.set");
 
   // Task-less: the SDK's client declares no `tasks` at initialize, so the device holds the call's
   // answer back until the move ends, and the answer is the encoder's measurement.
   r = await client.callTool({ name: "self.motor.move_to", arguments: { position: 600 } });
   check(`${tag} move_to 600 (no task requested, a client that follows no task): the answer waits for the move, measured 600 by the encoder`,
-    r.isError === false && r.structuredContent?.value === 600 && evidence(r)?.level === "measured"
+    !r.isError && r.structuredContent?.value === 600 && evidence(r)?.level === "measured"
       && evidence(r)?.observed === 600, r);
   called.push("self.motor.move_to");
   r = await client.callTool({ name: "self.tasks.get_status", arguments: { task_id: "task-0000000000000000" } });
@@ -167,7 +167,7 @@ async function scenario(client, received, tag) {
     final = { thrown: String(e) };
   }
   check(`${tag} move_to 200 as an MCP Task: taskCreated, then a result measured at 200 (${events.join(" > ")})`,
-    events[0] === "taskCreated" && final?.isError === false && evidence(final)?.level === "measured"
+    events[0] === "taskCreated" && !final?.isError && evidence(final)?.level === "measured"
       && evidence(final)?.observed === 200, { events, final });
   check(`${tag} ...its tasks/result carries the evidence as data in _meta, beside the related task`,
     final?._meta?.[EVIDENCE_KEY]?.level === "measured" && final?._meta?.[EVIDENCE_KEY]?.observed === 200
@@ -200,14 +200,14 @@ async function scenario(client, received, tag) {
   const fillers = [];
   for (const [i, name] of FILLERS.entries()) {
     const f = await client.callTool({ name, arguments: fillerArgs(i) });
-    fillers.push(f.isError === false && texts(f) === "This filler tool has no effect.");
+    !fillers.push(f.isError && texts(f) === "This filler tool has no effect.");
     called.push(name);
   }
   check(`${tag} all ${FILLERS.length} filler tools answer`, fillers.every(Boolean), fillers);
   for (const t of tools.filter((t) => !called.includes(t.name))) {
     const r = await client.callTool({ name: t.name, arguments: schemaArguments(t.inputSchema) });
     check(`${tag} ${t.name} (no case of its own) answers a success with its evidence`,
-      r.isError === false && Boolean(evidence(r)?.level), r);
+      !r.isError && Boolean(evidence(r)?.level), r);
     called.push(t.name);
   }
   check(`${tag} every listed tool was called`, same([...called].sort(), tools.map((t) => t.name).sort()));
@@ -347,11 +347,11 @@ async function speaksFirst(client, api, updates, p, tag) {
   check(`${tag} self.relay.set on: the person is asked (form mode, the relay's question, one boolean)`,
     p.asked.length === 1 && questionOk(p.asked[0]), p.asked);
   check(`${tag} accept(true): the relay switched on, measured by its feedback contact`,
-    r.isError === false && same(r.structuredContent, { value: true })
+    !r.isError && same(r.structuredContent, { value: true })
       && same(evidence(r), { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
   let asked = p.asked.length;
   r = await client.callTool({ name: RELAY, arguments: { on: false } });
-  check(`${tag} switching off asks nothing and runs`, r.isError === false && p.asked.length === asked
+  check(`${tag} switching off asks nothing and runs`, !r.isError && p.asked.length === asked
     && (await relayOn()) === false, r);
   for (const [answer, words] of [
     ["decline", "declined"],

@@ -140,11 +140,11 @@ async function autoSession(dev, tag) {
     check(`${tag} self.relay.set on: the input_required driver asks the person (form mode, the relay's question, one boolean)`,
       p.asked.length === 1 && questionOk(p.asked[0]), p.asked);
     check(`${tag} accept(true): the retried call switched the relay on, measured by its feedback contact`,
-      r.isError === false && same(r.structuredContent, { value: true })
+      !r.isError && same(r.structuredContent, { value: true })
         && same(evidence(r), { level: "measured", commanded: true, observed: true }) && on === true, { r, on });
     let asked = p.asked.length;
     r = await client.callTool({ name: RELAY, arguments: { on: false } });
-    check(`${tag} switching off asks nothing and runs`, r.isError === false && p.asked.length === asked
+    check(`${tag} switching off asks nothing and runs`, !r.isError && p.asked.length === asked
       && (await api.relayOn()) === false, r);
     for (const [answer, words] of [["decline", "declined"], ["accept-false", "declined"], ["cancel", "dismissed the question"]]) {
       p.answer = answer;
@@ -209,7 +209,7 @@ async function manualSession(dev, tag) {
     }
     const r = await call({ name: RELAY, arguments: { on: true }, inputResponses: yes, requestState: state });
     check(`${tag} the echoed requestState with a yes: the relay switched on, measured`,
-      r?.isError === false && same(r?.structuredContent, { value: true }) && (await api.relayOn()) === true, r);
+      !r?.isError && same(r?.structuredContent, { value: true }) && (await api.relayOn()) === true, r);
     await call({ name: RELAY, arguments: { on: false } });
   } finally {
     await client.close().catch(() => {});

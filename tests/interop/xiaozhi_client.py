@@ -1044,7 +1044,7 @@ async def main_session(b: Backend, tag: str) -> None:
     ev = evidence_of(o.payload)
     check(f"{tag} call id 1 set_volume 40: the model gets \"{o.text}\" (value and read-back evidence) as the "
           "tool's result; evidence read_back 40 == 40",
-          (o.payload or {}).get("id") == 1 and o.to_model and o.text == "true — read back: 40 (commanded 40)"
+          (o.payload or {}).get("id") == 1 and o.to_model and o.text == "true — read back: 40"
           and tool_result(b) == o.text and ev == {"level": "read_back", "commanded": 40, "observed": 40}, o)
     check(f"{tag} ...and the user hears nothing of it (the model speaks next)", not b.heard, b.heard)
     o = await b.model_call("self.screen.set_brightness", {"brightness": 55})
@@ -1054,7 +1054,7 @@ async def main_session(b: Backend, tag: str) -> None:
     o = await b.model_call("self.screen.set_theme", {"theme": "dark"})
     check(f"{tag} set_theme dark: the model gets true, applied", o.text == "true — applied, not verified", o)
     o = await b.model_call("self.relay.set", {"on": True})
-    check(f"{tag} relay on: the model gets measured true == true", o.text == "true — measured: true (commanded true)"
+    check(f"{tag} relay on: the model gets measured true == true", o.text == "true — measured: true"
           and evidence_of(o.payload) == {"level": "measured", "commanded": True, "observed": True}, o)
 
     # Long-running actions within the default 25 s budget: the answer waits for the move and the
@@ -1063,7 +1063,7 @@ async def main_session(b: Backend, tag: str) -> None:
         o = await b.model_call("self.motor.move_to", {"position": position})
         check(f"{tag} move_to {position} (within the default {HOLD_DEFAULT_S} s budget, {o.took:.1f} s): the answer "
               f"waits for the move; the model gets the encoder's measurement: \"{o.text}\"",
-              o.text == f"{position} — measured: {position} steps (commanded {position} steps, within ±2 steps)"
+              o.text == f"{position} — measured: {position} steps (within ±2 steps)"
               and evidence_of(o.payload).get("level") == "measured", o)
 
     o = await b.model_call("self.get_device_status", {})
@@ -1254,12 +1254,12 @@ async def confirm_session(link, tag: str) -> None:
               == "self.relay.set", pressed)
         o = await asyncio.wait_for(answer, 5)
         check(f"{tag} the call's own answer is the outcome, and the model gets it: \"{o.text}\"",
-              o.to_model and o.text == "true — measured: true (commanded true)" and tool_result(b) == o.text
+              o.to_model and o.text == "true — measured: true" and tool_result(b) == o.text
               and evidence_of(o.payload) == {"level": "measured", "commanded": True, "observed": True}, o)
         ok, s = await off_loop(api.state_until, lambda s: s["relay"]["on"] is True and s["confirmation"] is None)
         check(f"{tag} the relay is on", ok, s["relay"])
         o = await b.model_call("self.relay.set", {"on": False})
-        check(f"{tag} switching off needs no press: true, measured", o.text == "true — measured: false (commanded false)", o)
+        check(f"{tag} switching off needs no press: true, measured", o.text == "true — measured: false", o)
 
         # 3. Two calls in one model turn (the backend runs them side by side): the second
         #    confirmed call is refused; the first gets no press within the timeout.
@@ -1362,7 +1362,7 @@ async def after_answer_session(link, tag: str, repeats: int = 6) -> None:
             # The first outcome may take a moment; later ones come as fast, or (today) not at all.
             said_all.append(await b.device_call_after(seen, 3.0 if i == 0 else 1.0 if said_all[0] else 0.3))
             off = await b.model_call("self.relay.set", {"on": False})
-            if off.text != "true — measured: false (commanded false)":
+            if off.text != "true — measured: false":
                 check(f"{tag} switching off again", False, off)
                 break
         check(f"{tag} each press after the waiting answer ran the call: the relay switched on ({switched}/{repeats})",
@@ -1534,7 +1534,7 @@ async def task_session(link, tag: str) -> None:
               and working.endswith(" — scheduled, not done yet (commanded 0 steps)"), working)
         check(f"{tag} ...and then the outcome with its evidence: \"{text}\"",
               status.get("status") == "completed"
-              and text == "self.motor.move_to completed: 0 — measured: 0 steps (commanded 0 steps, within ±2 steps)", text)
+              and text == "self.motor.move_to completed: 0 — measured: 0 steps (within ±2 steps)", text)
         closing_checks(b)
     finally:
         await b.stop()

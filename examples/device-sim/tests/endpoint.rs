@@ -129,7 +129,7 @@ async fn an_agent_lists_every_page_and_hears_a_calls_evidence() {
         .call("self.audio_speaker.set_volume", json!({"volume": 40}))
         .await
         .unwrap();
-    assert_eq!(heard(&answer), "true — read back: 40 (commanded 40)");
+    assert_eq!(heard(&answer), "true — read back: 40");
     assert_eq!(answer["id"], 1);
     // Nothing the device sent went nowhere, and the token never reached the log.
     assert_eq!(e.dropped(), Vec::<String>::new());
@@ -194,7 +194,7 @@ async fn a_held_calls_outcome_reaches_the_next_request_across_a_reconnect() {
     let said = heard(&next);
     assert!(
         said.starts_with(
-            "Outcome of an earlier call: self.relay.set, confirmed: true — measured: true (commanded true). This call: "
+            "Outcome of an earlier call: self.relay.set, confirmed: true — measured: true. This call: "
         ),
         "{said}"
     );
@@ -322,7 +322,7 @@ async fn a_link_that_missed_the_pings_comes_back_and_the_session_goes_on() {
         .call("self.audio_speaker.set_volume", json!({"volume": 30}))
         .await
         .unwrap();
-    assert_eq!(heard(&answer), "true — read back: 30 (commanded 30)");
+    assert_eq!(heard(&answer), "true — read back: 30");
     assert_eq!(sim.state()["links"][0]["sessions"], 1, "no new session");
 }
 
@@ -394,7 +394,7 @@ async fn each_link_offers_its_own_tools_to_its_own_agent() {
         .call("self.audio_speaker.set_volume", json!({"volume": 10}))
         .await
         .unwrap();
-    assert_eq!(heard(&answer), "true — read back: 10 (commanded 10)");
+    assert_eq!(heard(&answer), "true — read back: 10");
     let state = sim.state();
     assert_eq!(state["links"].as_array().unwrap().len(), 2);
     assert_eq!(

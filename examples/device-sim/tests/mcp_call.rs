@@ -87,7 +87,7 @@ async fn over_stdio_it_lists_calls_and_says_how_a_call_failed() {
     assert_eq!(call.exit, Exit::Done, "{call:?}");
     assert_eq!(
         call.out,
-        "true — read back: 40 (commanded 40)\nevidence: {\"level\":\"read_back\",\"commanded\":40,\"observed\":40}\n"
+        "true — read back: 40\nevidence: {\"level\":\"read_back\",\"commanded\":40,\"observed\":40}\n"
     );
 
     // A read-back that disagrees: the tool failed, and says what it read.
@@ -143,7 +143,7 @@ async fn a_task_is_followed_to_its_measured_outcome() {
     assert!(lines[1].contains("\"level\":\"scheduled\""), "{moved:?}");
     assert_eq!(
         lines[2],
-        "self.motor.move_to completed: 300 — measured: 300 steps (commanded 300 steps, within ±2 steps)"
+        "self.motor.move_to completed: 300 — measured: 300 steps (within ±2 steps)"
     );
     assert!(
         lines[3]
@@ -187,7 +187,7 @@ async fn over_http_a_token_is_asked_for_and_taken() {
     assert_eq!(call.exit, Exit::Done, "{call:?}");
     assert!(
         call.out
-            .starts_with("true — read back: 20 (commanded 20)\n"),
+            .starts_with("true — read back: 20\n"),
         "{call:?}"
     );
     let _ = std::fs::remove_file(file);
@@ -208,7 +208,7 @@ async fn over_http_a_person_says_yes_by_flag_or_by_the_button() {
     assert!(yes.err.contains("answered yes (--yes)"), "{yes:?}");
     assert_eq!(
         yes.out,
-        "true — measured: true (commanded true)\nevidence: {\"level\":\"measured\",\"commanded\":true,\"observed\":true}\n"
+        "true — measured: true\nevidence: {\"level\":\"measured\",\"commanded\":true,\"observed\":true}\n"
     );
     assert_eq!(state(&sim)["relay"]["on"], true, "{:#}", state(&sim));
     let off = mcp_call(&[&url, "call", "self.relay.set", r#"{"on":false}"#]).await;
@@ -235,7 +235,7 @@ async fn over_http_a_person_says_yes_by_flag_or_by_the_button() {
         "{pressed:?}"
     );
     assert_eq!(
-        lines[1], "true — measured: true (commanded true)",
+        lines[1], "true — measured: true",
         "{pressed:?}"
     );
     assert!(
@@ -356,7 +356,7 @@ async fn oauth_login_at_the_dev_server_then_calls() {
     assert_eq!(call.exit, Exit::Done, "{call:?}");
     assert!(
         call.out
-            .starts_with("true — measured: true (commanded true)\n"),
+            .starts_with("true — measured: true\n"),
         "{call:?}"
     );
     let _ = std::fs::remove_file(&store);
@@ -391,14 +391,14 @@ async fn over_mqtt_the_one_device_is_picked_and_two_are_named() {
     assert!(call.err.contains("the one device online: solo"), "{call:?}");
     assert_eq!(
         call.out,
-        "true — read back: 30 (commanded 30)\nevidence: {\"level\":\"read_back\",\"commanded\":30,\"observed\":30}\n"
+        "true — read back: 30\nevidence: {\"level\":\"read_back\",\"commanded\":30,\"observed\":30}\n"
     );
     let yes = mcp_call(&[&url, "--yes", "call", "self.relay.set", r#"{"on":true}"#]).await;
     assert_eq!(yes.exit, Exit::Done, "{yes:?}");
     assert!(yes.err.contains("answered yes (--yes)"), "{yes:?}");
     assert!(
         yes.out
-            .starts_with("true — measured: true (commanded true)\n"),
+            .starts_with("true — measured: true\n"),
         "{yes:?}"
     );
 
@@ -461,7 +461,7 @@ async fn over_mqtts_with_a_test_ca() {
     assert_eq!(call.exit, Exit::Done, "{call:?}");
     assert!(
         call.out
-            .starts_with("true — read back: 45 (commanded 45)\n"),
+            .starts_with("true — read back: 45\n"),
         "{call:?}"
     );
     // Without the CA: refused, and it says why.

@@ -25,7 +25,7 @@
 //! (`mcp_host::tls`), as every link of device-sim does.
 //!
 //! **What `call` prints.** The result's first text (the value and the evidence in one
-//! sentence, `true — read back: 40 (commanded 40)`), then the evidence as data on a line of its
+//! sentence, `true — read back: 40`), then the evidence as data on a line of its
 //! own (`evidence: {"level":"read_back","commanded":40,"observed":40}`); `--json` prints the
 //! whole result. A call the device answers later — held for a person who did not press in
 //! time (`awaiting_confirmation`), or started as a task — is followed until its outcome comes

@@ -119,7 +119,7 @@ fn next_number() -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// A result, `isError: false`.
+    /// A result that did not fail (no `isError`, or `isError: false`).
     Ok,
     /// A result, `isError: true` (the tool failed, a bad argument on ≥ 2025-11-25, a refusal).
     Failed,
@@ -649,7 +649,7 @@ mod test {
     #[test]
     fn answers_are_read_for_outcome_evidence_and_text() {
         let call = br#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"self.audio_speaker.set_volume","arguments":{"volume":40}}}"#;
-        let ok = br#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"true \u2014 read back: 40 (commanded 40)"}],"isError":false,"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#;
+        let ok = br#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"true \u2014 read back: 40"}],"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#;
         assert_eq!(
             tools_call(call).unwrap(),
             ("self.audio_speaker.set_volume".into(), r#""a-1""#.into())
@@ -659,10 +659,10 @@ mod test {
             (
                 Outcome::Ok,
                 Some("read_back".into()),
-                "true — read back: 40 (commanded 40)".into()
+                "true — read back: 40".into()
             )
         );
-        let held = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Waiting for a person"}],"structuredContent":{"status":"awaiting_confirmation","question":"Reboot the device?"},"isError":false}}"#;
+        let held = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Waiting for a person"}],"structuredContent":{"status":"awaiting_confirmation","question":"Reboot the device?"}}}"#;
         assert_eq!(read_answer(held).unwrap().0, Outcome::AwaitingConfirmation);
         let err = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown tool"}}"#;
         assert_eq!(
@@ -674,14 +674,14 @@ mod test {
             read_answer(asked).unwrap(),
             (Outcome::AskedClient, None, "Reboot the device?".into())
         );
-        let status = br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"status":"completed","evidence":{"level":"measured"}},"isError":false}}"#;
+        let status = br#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"status":"completed","evidence":{"level":"measured"}}}}"#;
         assert_eq!(read_answer(status).unwrap().1.as_deref(), Some("measured"));
         assert!(tools_call(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
     }
 
     #[test]
     fn confirmation_outcomes_and_updates_are_recognised() {
-        let yes = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"notice","logger":"confirmation","data":{"tool":"self.reboot","confirmed":true,"result":{"content":[{"type":"text","text":"true"}],"isError":false,"_meta":{"io.github.mcu-mcp/evidence":{"level":"scheduled"}}}}}}"#;
+        let yes = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"notice","logger":"confirmation","data":{"tool":"self.reboot","confirmed":true,"result":{"content":[{"type":"text","text":"true"}],"_meta":{"io.github.mcu-mcp/evidence":{"level":"scheduled"}}}}}}"#;
         let (outcome, evidence, _, confirmed) = confirmation_outcome(yes).unwrap();
         assert_eq!(
             (confirmed, outcome, evidence.as_deref()),

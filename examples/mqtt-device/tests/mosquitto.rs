@@ -103,7 +103,7 @@ fn cut(current: &Mutex<Option<std::net::TcpStream>>) {
 
 /// What the first text of the answer to `append(entry)` says when the ledger is then `len` long.
 fn said(len: i64, entry: i64) -> String {
-    format!("{len} — read back: {entry} (commanded {entry})")
+    format!("{len} — read back: {entry}")
 }
 
 /// The tool's answer as its first text: the ledger's length and the entry read back.

@@ -11,13 +11,13 @@
 //! | `reply.json(…)` | the object's JSON text | the object | `false` |
 //! | `reply.captioned(caption, blocks)` | the caption (and the evidence sentence), then the blocks (`image`, …) | — | `false` |
 //! | `Err(ToolError::new("…"))` | the message | — | `true` |
-//! | `Output::bool(true).with_evidence(e)` | `true — read back: 40 (commanded 40)` | `{"value":true}` | `false` |
+//! | `Output::bool(true).with_evidence(e)` | `true — read back: 40` | `{"value":true}` | `false` |
 //! | `Err(ToolError::new("…").with_evidence(e))` | `… — read back: 47 (commanded 40)` | — | `true` |
 //!
 //! **What a model hears.** Some clients hand the model `content[0].text` and nothing else
 //! (xinnan's xiaozhi backend, the most used one, does), so when evidence is attached the first
 //! text says the business value *and* the evidence in one sentence a model can repeat:
-//! `true — read back: 40 (commanded 40)`, `true — applied, not verified (commanded 55)`, `true —
+//! `true — read back: 40`, `true — applied, not verified (commanded 55)`, `true —
 //! scheduled, not done yet`, a failure `The codec reports a different volume than commanded — read
 //! back: 47 (commanded 40)`. This is one rule for every revision and peer, not a per-peer
 //! rendering: text is free-form for every client (the SDKs validate `structuredContent` against
@@ -286,7 +286,8 @@ impl Evidence {
     }
 
     /// The evidence as words a model can repeat, what a client that reads only a result's first
-    /// text hears: `read back: 40 (commanded 40)`, `read back: 39 (commanded 40, within ±2)`,
+    /// text hears: `read back: 40` (the commanded value, read back exactly: it is said once),
+    /// `read back: 39 (commanded 40, within ±2)`,
     /// `measured: 498 steps (commanded 500 steps, within ±2 steps)`, `applied, not verified
     /// (commanded 55)`, `scheduled, not done yet`. A disagreement outside the tolerance reads
     /// `not within ±2`; a tolerance without an observed value, `tolerance ±2`. With
@@ -296,8 +297,7 @@ impl Evidence {
         self.write_sentence_from(w, SEPARATOR.len());
     }
 
-    /// ` — ` and the sentence: what follows the value in a first text (`true — read back: 40
-    /// (commanded 40)`). Public for sentences a firmware says of its own (a kit's news after a
+    /// ` — ` and the sentence: what follows the value in a first text (`true — read back: 40`). Public for sentences a firmware says of its own (a kit's news after a
     /// restart), so that every sentence with evidence uses the same words.
     pub fn write_sentence_after(&self, w: &mut Writer<'_>) {
         self.write_sentence_from(w, 0);
@@ -332,7 +332,9 @@ impl Evidence {
             unit(w);
         }
         let mut open = false;
-        if let Some(c) = commanded {
+        // (What was commanded, when the sentence has not said it already: an observed value
+        // that is exactly the commanded one says both.)
+        if let Some(c) = commanded.filter(|&c| observed != Some(c)) {
             w.plain(b" (commanded ");
             c.write_text(w);
             unit(w);
@@ -1278,7 +1280,7 @@ mod test {
             rendered(&e),
             (
                 r#"{"level":"read_back","commanded":"dark","observed":"dark"}"#.into(),
-                "read back: dark (commanded dark)".into()
+                "read back: dark".into()
             )
         );
         // Escaped in JSON like any string; compared exactly; never equal to another kind.

@@ -1,5 +1,6 @@
 //! Rendering a handler's result as the members of an MCP `CallToolResult`: the content blocks, the
-//! `structuredContent`, `isError`, and the evidence as JSON and as text — the same for a call's
+//! `structuredContent`, `isError` (written for a failure only: absent, it is false), and the
+//! evidence as JSON and as text — the same for a call's
 //! answer, a task's final result and a status tool's report.
 
 use super::{Message, Output, Span, ToolError, ToolResult, Value, report_parts};
@@ -77,17 +78,9 @@ pub(crate) fn render_result_for(
                 e.write_sentence_after(w);
             }
             w.close_string(if *b {
-                join!(
-                    protocol::FIRST_TEXT_END_VALUE,
-                    b"true",
-                    protocol::VALUE_END_OK
-                )
+                join!(protocol::FIRST_TEXT_END_VALUE, b"true}")
             } else {
-                join!(
-                    protocol::FIRST_TEXT_END_VALUE,
-                    b"false",
-                    protocol::VALUE_END_OK
-                )
+                join!(protocol::FIRST_TEXT_END_VALUE, b"false}")
             });
         }
         Ok(Output {
@@ -102,7 +95,7 @@ pub(crate) fn render_result_for(
                 w.close_string(br#""},"#);
             }
             w.raw(span(*blocks).unwrap_or(protocol::EMPTY_TEXT_BLOCK));
-            w.plain(join!(b"]", protocol::IS_ERROR_FALSE));
+            w.plain(b"]");
         }
         Ok(Output {
             value: Value::Captioned(s),
@@ -113,7 +106,7 @@ pub(crate) fn render_result_for(
             write_first_text(w, result, scratch, seq, note);
             w.close_string(b"\"}");
             w.raw(report_parts(span(*s).unwrap_or_default()).1);
-            w.plain(join!(b"]", protocol::IS_ERROR_FALSE));
+            w.plain(b"]");
         }
         Ok(Output { value, .. }) => {
             w.open_string(protocol::FIRST_TEXT_OPEN);
@@ -122,25 +115,23 @@ pub(crate) fn render_result_for(
                 Value::Json(s) => {
                     w.close_string(protocol::FIRST_TEXT_END_STRUCTURED);
                     w.raw(span(s).unwrap_or(b"{}"));
-                    w.plain(protocol::IS_ERROR_FALSE);
                 }
                 Value::Report(s) => {
                     w.close_string(protocol::FIRST_TEXT_END_STRUCTURED);
                     w.raw(report_parts(span(s).unwrap_or_default()).1);
-                    w.plain(protocol::IS_ERROR_FALSE);
                 }
                 Value::Text(_) | Value::Static(_) => {
                     w.close_string(protocol::FIRST_TEXT_END);
                     w.open_string(protocol::STRING_VALUE_OPEN);
                     write_plain(w, *value, &span);
-                    w.close_string(protocol::STRING_VALUE_END_OK);
+                    w.close_string(b"\"}");
                 }
                 // (Not a result: a task start is answered in its own form.)
-                Value::Task(_) => w.close_string(protocol::FIRST_TEXT_END_OK),
+                Value::Task(_) => w.close_string(protocol::FIRST_TEXT_END),
                 value => {
                     w.close_string(protocol::FIRST_TEXT_END_VALUE);
                     write_plain(w, value, &span);
-                    w.plain(protocol::VALUE_END_OK);
+                    w.plain(b"}");
                 }
             }
         }
@@ -163,7 +154,7 @@ pub(crate) fn render_result_for(
 
 /// The first text of a tool result: what a client that hands the model only `content[0].text`
 /// (xiaozhi's backend) passes on, so it carries the business value and the evidence in one
-/// sentence. `true — read back: 40 (commanded 40)`; a failure, `The codec reports a different
+/// sentence. `true — read back: 40`; a failure, `The codec reports a different
 /// volume than commanded — read back: 47 (commanded 40)`, with `note` at the end (`… — measured:
 /// 120 (commanded 400); safe-stop issued`); without evidence just the value (`true`, the text,
 /// the JSON object's text) or the message (and note), as the tool gave it. Content blocks have no value to
@@ -280,7 +271,7 @@ mod test {
                 assert_eq!(answer["content"][0]["text"], first.as_str(), "{e:?}");
                 assert_eq!(answer["content"].as_array().unwrap().len(), 1);
                 assert_eq!(answer["structuredContent"]["value"], b);
-                assert_eq!(answer["isError"], false);
+                assert_eq!(answer.get("isError"), None);
             }
         }
     }

@@ -84,7 +84,7 @@ impl<C> fmt::Debug for TaskHooks<C> {
 pub enum TaskStatus {
     /// Running.
     Working,
-    /// Finished with a result (`isError: false`).
+    /// Finished with a result (no `isError`).
     Completed,
     /// Finished with a failure (`isError: true`), including timeouts. The 2026-07-28 extension
     /// reports these as `completed` with an `isError` result.

@@ -525,14 +525,13 @@ fn render_call<C>(
 
 /// The bytes of a `tools/call` answer around its content blocks, which
 /// [`Reply::content_room`] keeps free: `{"jsonrpc":"2.0","id":ID,"result":{"content":[` …
-/// `],"isError":false}}`, and on 2026-07-28 the `resultType` and the server identity (its name and
+/// `]}}` (a result that did not fail has no `isError`), and on 2026-07-28 the `resultType` and the server identity (its name and
 /// version counted as they are: plain text, no escapes).
 fn envelope_len(id: Id<'_>, era: Era<'_>, info: (&str, &str)) -> usize {
     const LEGACY: usize = protocol::RESPONSE_HEAD.len()
         + protocol::RESULT_OPEN.len()
         + protocol::CONTENT_OPEN.len()
         + b"]".len()
-        + protocol::IS_ERROR_FALSE.len()
         + b"}}".len();
     // `,"resultType":"complete"`, `,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"…"`,
     // `,"version":"…"}}`

@@ -1651,7 +1651,7 @@ fn awaiting(w: &mut Writer<'_>, question: &Asked<'_>, timeout_ms: u32, answers_o
     w.uint(secs);
     w.raw(protocol::QUESTION);
     question.write_string(w);
-    w.raw(protocol::VALUE_END_OK);
+    w.raw(b"}");
 }
 
 /// Turns the held call's outcome into a `notifications/message` (the call was answered already):

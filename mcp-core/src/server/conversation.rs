@@ -12,7 +12,7 @@
 //! a `notifications/message` of the outcome would carry) is kept, and the first text of that
 //! client's next tool call's answer begins with it —
 //! `Outcome of an earlier call: self.relay.set, confirmed: true — measured: true (commanded
-//! true). This call: true — read back: 40 (commanded 40)` — and, at 2024-11-05, so does the
+//! true). This call: true — read back: 40` — and, at 2024-11-05, so does the
 //! `error` of a failed one (a xiaozhi backend speaks it): [`Server::tell_owed`], which the
 //! transport applies to each answer it sends such a client. Nothing runs twice for it; the
 //! outcome goes to no other client; the answer that carried it is the one remembered for

@@ -14,7 +14,7 @@
 //! outcome (`self.motor.move_to started as task task-… — scheduled, not done yet (commanded 600
 //! steps); for the outcome, call self.tasks.get_status with this task_id`), and the status tool's
 //! first text says the status, the outcome and its evidence (`self.motor.move_to completed: 600 —
-//! measured: 600 steps (commanded 600 steps, within ±2 steps)`; `… working (200 of 600) —
+//! measured: 600 steps (within ±2 steps)`; `… working (200 of 600) —
 //! scheduled, not done yet (…)`; `… failed: Motor stalled — measured: 120 steps (commanded 600
 //! steps, not within ±2 steps); safe-stop issued`), its `structuredContent` the same as members.
 //! A task's `statusMessage` is its result's first text once it ended.
@@ -103,7 +103,7 @@ impl Polled {
 ///
 /// The sentence says the tool, what came of it, the value and the evidence, in words a person
 /// can hear and a model can repeat (the first-text rule): `self.relay.set, confirmed: true —
-/// measured: true (commanded true)`, `self.relay.set: Not confirmed: no answer in time; nothing
+/// measured: true`, `self.relay.set: Not confirmed: no answer in time; nothing
 /// was done — not applied (commanded true)`, `self.motor.move_to completed: 150 — measured: 150
 /// steps (commanded 150 steps, within ±2 steps)`. It is the `text` member of the message's
 /// `data` (a `notifications/message`), so it is made of the engine's words and the device's
@@ -1328,7 +1328,7 @@ fn render_started(w: &mut Writer<'_>, e: &Entry) {
     write_id(w, e.id);
     w.raw(protocol::STARTED_POLL_WITH_OPEN);
     w.raw(STATUS_TOOL_NAME.as_bytes());
-    w.raw(protocol::STRING_VALUE_END_OK);
+    w.raw(b"\"}");
     e.started.write_member(w);
 }
 

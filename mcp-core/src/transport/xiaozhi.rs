@@ -309,7 +309,7 @@ fn detect_head(w: &mut Writer<'_>, session_id: Option<&str>) {
 /// Writes the `[device_call]` detect frame that makes a xiaozhi backend say `sentence` to the
 /// user and add it to the model's dialogue as the assistant's words:
 /// `{"session_id":…,"type":"listen","state":"detect","text":"[device_call] self.relay.set,
-/// confirmed: true — measured: true (commanded true)"}`. Returns the frame's length; 0 when it
+/// confirmed: true — measured: true"}`. Returns the frame's length; 0 when it
 /// does not fit.
 ///
 /// The sentence is an outcome the device tells after a call's answer: the engine's

@@ -223,9 +223,8 @@ pub(crate) const DETECT_TEXT_OPEN: &[u8] = join!(
 pub(crate) const CONTENT_OPEN: &[u8] = br#""content":["#;
 /// `{"value":`: the structured content of a result that is one value.
 pub(crate) const VALUE_OPEN: &[u8] = br#"{"value":"#;
-/// `,"isError":false`
-pub(crate) const IS_ERROR_FALSE: &[u8] = join!(IS_ERROR, b"false");
-/// `,"isError":true`
+/// `,"isError":true`: a failed call. (A result that did not fail says nothing: `isError` is
+/// false when absent.)
 pub(crate) const IS_ERROR_TRUE: &[u8] = join!(IS_ERROR, b"true");
 /// `{"type":"text","text":`: a text block, its text next (a JSON string).
 pub(crate) const TEXT_BLOCK: &[u8] = join!(b"{", first(TYPE), br#""text""#, TEXT);
@@ -239,8 +238,6 @@ pub(crate) const FIRST_TEXT: &[u8] = join!(CONTENT_OPEN, TEXT_BLOCK);
 pub(crate) const FIRST_TEXT_OPEN: &[u8] = join!(CONTENT_OPEN, TEXT_BLOCK_OPEN);
 /// `"}]`: the end of a first text written inside its string ([`FIRST_TEXT_OPEN`]).
 pub(crate) const FIRST_TEXT_END: &[u8] = br#""}]"#;
-/// `"}],"isError":false`: the first text ends a result with no structured content.
-pub(crate) const FIRST_TEXT_END_OK: &[u8] = join!(FIRST_TEXT_END, IS_ERROR_FALSE);
 /// `"}],"isError":true`: the first text ends a failed call's result.
 pub(crate) const FIRST_TEXT_END_FAILED: &[u8] = join!(FIRST_TEXT_END, IS_ERROR_TRUE);
 /// `; nothing was changed`: the end of a refusal's words a person hears (a call refused before
@@ -252,10 +249,6 @@ pub(crate) const FIRST_TEXT_END_STRUCTURED: &[u8] = join!(FIRST_TEXT_END, STRUCT
 pub(crate) const FIRST_TEXT_END_VALUE: &[u8] = join!(FIRST_TEXT_END_STRUCTURED, VALUE_OPEN);
 /// `,"structuredContent":{"value":"`: a result that is one string, inside it.
 pub(crate) const STRING_VALUE_OPEN: &[u8] = join!(STRUCTURED_CONTENT, VALUE_OPEN, b"\"");
-/// `"},"isError":false`: a structured object whose last member was a string ends the result.
-pub(crate) const STRING_VALUE_END_OK: &[u8] = join!(b"\"}", IS_ERROR_FALSE);
-/// `},"isError":false`: the structured object ends the result.
-pub(crate) const VALUE_END_OK: &[u8] = join!(b"}", IS_ERROR_FALSE);
 /// `,"error":"`: a failed call's reason again, for xiaozhi's backends, inside its string.
 pub(crate) const ERROR_STRING_OPEN: &[u8] = join!(ERROR, b"\"");
 

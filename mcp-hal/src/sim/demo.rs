@@ -500,9 +500,9 @@ pub const ANSWER_BYTES: usize = 8000 + 1024;
 
 /// What a `tools/call` answer's envelope may take of the buffer, which
 /// [`Reply::content_room`] keeps free: the JSON-RPC head with an id of up to 128 bytes,
-/// `"result":{"content":[`, `],"isError":false}}`, and on 2026-07-28 the `resultType` and the
+/// `"result":{"content":[`, `]}}`, and on 2026-07-28 the `resultType` and the
 /// server identity (a name and version of up to 48 bytes together).
-const ENVELOPE_ALLOWANCE: usize = br#"{"jsonrpc":"2.0","id":,"result":{"content":[],"isError":false}}"#.len()
+const ENVELOPE_ALLOWANCE: usize = br#"{"jsonrpc":"2.0","id":,"result":{"content":[]}}"#.len()
     + 128
     + br#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"","version":""}}"#.len()
     + 48;
@@ -1131,14 +1131,14 @@ mod test {
         // The fan's speed is measured: the tachometer after the spin-up.
         let fan = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"self.fan.set_speed","arguments":{"percent":40}}}"#;
         let answer = call(&mut server, &mut board, fan);
-        assert!(answer.contains(r#""isError":false"#), "{answer}");
+        assert!(!answer.contains(r#""isError""#), "{answer}");
         assert!(
             answer.contains(r#""level":"measured","commanded":1200,"observed":1200"#),
             "{answer}"
         );
         assert_eq!(board.sim.fan.rpm(), 1200);
         let theme = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.screen.set_theme","arguments":{"theme":"dark"}}}"#;
-        assert!(call(&mut server, &mut board, theme).contains(r#""isError":false"#));
+        assert!(!call(&mut server, &mut board, theme).contains(r#""isError""#));
         assert_eq!(board.theme, "dark");
         let status = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"self.get_device_status","arguments":{}}}"#;
         let answer = call(&mut server, &mut board, status);
@@ -1196,7 +1196,7 @@ mod test {
             let answer = call(&mut server, &mut board, &capture(id, 16, 12));
             let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
             let result = &v["result"];
-            assert_eq!(result["isError"], false, "{answer}");
+            assert_eq!(result.get("isError"), None, "{answer}");
             assert_eq!(
                 result["content"][0]["text"],
                 format!("captured frame {id} (16x12 PNG, 656 bytes) — measured")
@@ -1247,7 +1247,7 @@ mod test {
         let (w, h): (u32, u32) = (w.parse().unwrap(), h.parse().unwrap());
         assert_eq!(w, h, "the aspect of the request");
         let answer = call(&mut server, &mut board, &capture(4, w, h));
-        assert!(answer.contains(r#""isError":false"#), "{answer}");
+        assert!(!answer.contains(r#""isError""#), "{answer}");
         assert!(answer.contains(r#""mimeType":"image/png""#), "{answer}");
         let answer = call(&mut server, &mut board, &capture(5, w + 1, h + 1));
         assert!(answer.contains(r#""isError":true"#), "{answer}");
@@ -1307,7 +1307,7 @@ mod test {
                 .len;
             let answer = std::str::from_utf8(&out[..n]).unwrap();
             assert!(answer.contains(r#""mimeType":"image/png""#), "{answer}");
-            assert!(answer.contains(r#""isError":false"#), "{answer}");
+            assert!(!answer.contains(r#""isError""#), "{answer}");
         }
         // One side more would not fit that answer: the schema is not narrower than the buffer.
         let more = FrameSize::new(side as u16 + 1, side as u16 + 1).unwrap();
@@ -1396,7 +1396,7 @@ mod test {
         };
         // Switching off never asks.
         let off = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"self.relay.set","arguments":{"on":false}}}"#;
-        assert!(ask(&mut server, &mut board, off).contains(r#""isError":false"#));
+        assert!(!ask(&mut server, &mut board, off).contains(r#""isError""#));
         assert!(server.confirmation().is_none());
         // The model's reboot is held for the button, not refused as user-only: its answer is held
         // back until the person answers (a xiaozhi backend hears only the call's answer).
@@ -1420,7 +1420,7 @@ mod test {
             outcome.starts_with(r#"{"jsonrpc":"2.0","id":2,"#),
             "{outcome}"
         );
-        assert!(outcome.contains(r#""isError":false"#), "{outcome}");
+        assert!(!outcome.contains(r#""isError""#), "{outcome}");
         assert!(outcome.contains(r#""level":"scheduled""#), "{outcome}");
         assert!(board.sim.system.scheduled_at().is_some());
         // Switching on asks.

@@ -150,7 +150,7 @@ fn an_async_tool_is_awaited_between_the_same_checks_as_a_blocking_one() {
     );
     assert_eq!(
         answer,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true — read back: 40 (commanded 40)"}],"structuredContent":{"value":true},"isError":false,"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"true — read back: 40"}],"structuredContent":{"value":true},"_meta":{"io.github.mcu-mcp/evidence":{"level":"read_back","commanded":40,"observed":40}}}}"#
     );
     assert_eq!(pending, 2, "the handler suspended at each bus transfer");
     // Validation refuses before the handler: nothing is awaited, nothing written.
@@ -286,7 +286,7 @@ mod confirmed {
             done.starts_with(r#"{"jsonrpc":"2.0","id":5,"result""#),
             "{done}"
         );
-        assert!(done.contains(r#""isError":false"#), "{done}");
+        assert!(!done.contains(r#""isError""#), "{done}");
         assert!(done.contains(r#""level":"read_back""#), "{done}");
         assert_eq!((codec.writes, codec.register), (1, 40));
     }
@@ -306,7 +306,7 @@ mod confirmed {
         assert!(s.confirm_on_device(shown.approval, true, 150));
         let (outcome, p) = poll(&mut s, &mut codec, 200);
         assert!(outcome.contains(r#""confirmed":true"#), "{outcome}");
-        assert!(outcome.contains(r#""isError":false"#), "{outcome}");
+        assert!(!outcome.contains(r#""isError""#), "{outcome}");
         assert_eq!(p.ran, Some("self.garage.open"));
         assert_eq!((codec.writes, codec.register), (1, 30));
     }
@@ -325,7 +325,7 @@ mod confirmed {
             r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"self.garage.open","arguments":{{"volume":20}},"requestState":"{state}","inputResponses":{{"confirm":{{"action":"accept","content":{{"confirm":true}}}}}},{meta}}}}}"#
         );
         let done = send(&mut s, &mut codec, &retry);
-        assert!(done.contains(r#""isError":false"#), "{done}");
+        assert!(!done.contains(r#""isError""#), "{done}");
         assert_eq!((codec.writes, codec.register), (1, 20));
     }
 

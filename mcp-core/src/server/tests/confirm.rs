@@ -168,7 +168,7 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     t.init("2024-11-05", json!({}));
     t.poll(1_000);
     let r = t.ask(call(json!(1), "self.reboot", json!({})));
-    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(r["result"].get("isError"), None, "{r}");
     assert_eq!(
         r["result"]["structuredContent"]["status"],
         "awaiting_confirmation"
@@ -200,7 +200,7 @@ fn without_elicitation_the_device_asks_and_the_outcome_follows_as_a_notification
     assert_eq!(note["params"]["logger"], "confirmation");
     assert_eq!(note["params"]["data"]["tool"], "self.reboot");
     assert_eq!(note["params"]["data"]["confirmed"], true);
-    assert_eq!(note["params"]["data"]["result"]["isError"], false);
+    assert_eq!(note["params"]["data"]["result"].get("isError"), None);
     assert_eq!(polled.ran, Some("self.reboot"), "the run is reported");
     assert_eq!(polled.to, Some(Peer::ONLY), "for the caller");
     assert_eq!(t.dev.reboots, 1, "ran once, after the press");
@@ -256,7 +256,7 @@ fn a_call_held_for_the_button_is_answered_with_its_outcome_within_the_budget() {
     let (answer, polled) = t.polled(5_020);
     let answer = answer.unwrap();
     assert_eq!(answer["id"], 1, "the call's own answer: {answer}");
-    assert_eq!(answer["result"]["isError"], false);
+    assert_eq!(answer["result"].get("isError"), None);
     assert_eq!(
         answer["result"]["_meta"]["io.github.mcu-mcp/evidence"]["level"], "scheduled",
         "{answer}"
@@ -452,7 +452,7 @@ fn only_the_caller_answers_its_confirmation_and_hears_the_outcome() {
     assert_eq!(c.t.dev.reboots, 1);
     let done = c.from("carol", &yes).0.unwrap();
     assert_eq!(done["id"], 1);
-    assert_eq!(done["result"]["isError"], false);
+    assert_eq!(done["result"].get("isError"), None);
     assert_eq!(c.t.dev.reboots, 2);
     // The next question has another id, not the next number.
     let (ask, _) = c.from("carol", &call(json!(2), "self.reboot", json!({})));
@@ -532,7 +532,7 @@ fn with_elicitation_the_client_asks_and_the_call_answers_after_the_person() {
         json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept","content":{"confirm":true}}}),
     );
     assert_eq!(done["id"], 7);
-    assert_eq!(done["result"]["isError"], false);
+    assert_eq!(done["result"].get("isError"), None);
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
     // Decline, cancel, an error, accept with false: nothing runs, the call says why.
     for (n, answer) in [
@@ -656,7 +656,7 @@ fn on_the_stateless_wire_the_question_travels_in_an_input_required_result() {
         json!({"requestState":state,"inputResponses":yes}),
     ));
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
-    assert_eq!(r["result"]["isError"], false);
+    assert_eq!(r["result"].get("isError"), None);
     assert_eq!((t.dev.relay_writes, t.dev.relay_on), (1, true));
 }
 
@@ -680,7 +680,7 @@ fn a_stateless_approval_is_used_once() {
         )
     };
     let r = t.ask(retry(2));
-    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(r["result"].get("isError"), None, "{r}");
     for id in 3..8 {
         let r = t.ask(retry(id));
         assert_eq!(r["error"]["code"], -32602, "{r}");
@@ -703,7 +703,7 @@ fn a_stateless_approval_is_used_once() {
         caps.clone(),
         json!({"requestState":second,"inputResponses":yes}),
     ));
-    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(r["result"].get("isError"), None, "{r}");
     assert_eq!(t.dev.relay_writes, 2);
 }
 
@@ -788,7 +788,7 @@ fn other_input_responses_beside_the_answer_are_ignored() {
         caps,
         json!({"requestState":state,"inputResponses":responses}),
     ));
-    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(r["result"].get("isError"), None, "{r}");
     assert_eq!(t.dev.relay_writes, 1);
 }
 

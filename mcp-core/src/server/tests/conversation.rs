@@ -180,7 +180,7 @@ fn a_press_after_the_waiting_answer_begins_the_owners_next_answer_once() {
     let next = t.call(ALICE, "self.get_status", json!({})).unwrap();
     assert_eq!(
         text(&next),
-        "Outcome of an earlier call: self.relay.set, confirmed: true — measured: true (commanded true). This call: true"
+        "Outcome of an earlier call: self.relay.set, confirmed: true — measured: true. This call: true"
     );
     assert_eq!(next["result"]["structuredContent"], json!({"value": true}));
     // Once.
@@ -230,7 +230,7 @@ fn a_task_that_ends_after_its_started_answer_begins_the_next_answer() {
     let next = t.call(ALICE, "self.get_status", json!({})).unwrap();
     assert_eq!(
         text(&next),
-        "Outcome of an earlier call: self.motor.move_to completed: 300 — measured: 300 (commanded 300). This call: false"
+        "Outcome of an earlier call: self.motor.move_to completed: 300 — measured: 300. This call: false"
     );
     assert_eq!(t.dev.moves, 1);
     assert_eq!(
@@ -267,7 +267,7 @@ fn a_held_answer_written_by_a_poll_carries_what_is_owed() {
     assert_eq!(written[0].1, Some(ALICE));
     assert_eq!(
         text(&written[0].0),
-        "Outcome of an earlier call: self.relay.set, confirmed: true — measured: true (commanded true). This call: true — measured: true (commanded true)"
+        "Outcome of an earlier call: self.relay.set, confirmed: true — measured: true. This call: true — measured: true"
     );
     assert_eq!(t.dev.relay_writes, 2);
 }
