@@ -3,7 +3,7 @@
 //! engine asks it, the device's button with the answer held back or given, tasks on the test
 //! clock, and clients of one engine told apart.
 #![cfg(all(feature = "confirm", feature = "modern"))]
-#![allow(missing_docs, clippy::unwrap_used, clippy::indexing_slicing)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use mcp_core::server::Peer;
 use mcp_core::testing::Client;

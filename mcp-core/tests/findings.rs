@@ -1,7 +1,7 @@
 //! Engine bugs found by stress and fault tests, each as the smallest test that failed before
 //! its fix; they stay as regression tests. Run them with
 //! `cargo test -p mcu-mcp-core --test findings`.
-#![allow(missing_docs, clippy::unwrap_used, clippy::indexing_slicing)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use mcp_core::registry::{TaskSupport, Tool};
 use mcp_core::{

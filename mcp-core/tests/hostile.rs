@@ -2,12 +2,7 @@
 //! escapes) never panic the engine, and each gets either nothing (a notification) or exactly one
 //! well-formed JSON-RPC 2.0 response that fits the buffer. A handler only runs on arguments that
 //! pass validation.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 mod common;
 

@@ -2,13 +2,7 @@
 //! signers, test keys in `tests/keys/`), and every way a token must be refused: a bad signature,
 //! the wrong issuer or audience, expired or not yet valid, a missing scope, `alg: none` and
 //! HS256 with the public key as its secret, a `kid` not in the set, malformed compact forms.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use base64ct::{Base64UrlUnpadded, Encoding as _};
 use mcp_core::transport::jwt::{Jwks, JwksError, JwtError, MAX_JWT_LEN, Rules, verify};

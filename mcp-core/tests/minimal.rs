@@ -2,12 +2,7 @@
 //! `cargo test --workspace` runs it with the default features; CI also runs it with
 //! `--no-default-features` (no `float`, `modern`, `resources`), where the answers that depend on a
 //! feature change as documented in the crate docs.
-#![allow(
-    missing_docs,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use mcp_core::schema::Param;
 use mcp_core::server::Status;

@@ -3,13 +3,7 @@
 //! eras: a 2026-07-28 result carries more members) and is full (the next tool would not have
 //! fitted the registry's page budget); cursors never repeat; a cursor goes stale when the table
 //! changes.
-#![allow(
-    missing_docs,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use mcp_core::registry::{Annotations, Tool};
 use mcp_core::{Args, Caps, Config, Output, Param, Principal, Reply, Server, ToolResult};

@@ -2,7 +2,7 @@
 //! `caps!` (lib.rs) and `Caps` (server/capacities.rs), the `Caps<…>` that `caps!(tools = 16,
 //! hold = 0)` is said to be, and the defaults `Server`'s docs list. A default changed in code
 //! without its sentence, or the other way round, fails here.
-#![allow(clippy::restriction, missing_docs, reason = "a test")]
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use mcp_core::server::Named;
 

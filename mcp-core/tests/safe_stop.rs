@@ -5,13 +5,7 @@
 //! tool failure (`TaskPoll::Done(Err)`, a stall) and a request failure (`TaskPoll::Error`).
 // (The status tool takes its `task_id` as a string parameter.)
 #![cfg(all(feature = "modern", feature = "strings"))]
-#![allow(
-    missing_docs,
-    clippy::expect_used,
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)] // a test
+#![allow(missing_docs, clippy::restriction, reason = "a test")]
 
 use mcp_core::registry::TaskSupport;
 use mcp_core::schema::Param;

@@ -86,6 +86,19 @@ impl TaskSupport {
     }
 }
 
+/// Builder setters for the boolean hints of [`Annotations`], one per field of the same name.
+macro_rules! hints {
+    ($($(#[$doc:meta])* $field:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub const fn $field(mut self, v: bool) -> Self {
+                self.$field = Some(v);
+                self
+            }
+        )*
+    };
+}
+
 /// MCP tool annotations: hints for clients, never enforced by them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -115,28 +128,15 @@ impl Annotations {
         self
     }
 
-    /// `readOnlyHint`: the tool does not change state.
-    pub const fn read_only(mut self, v: bool) -> Self {
-        self.read_only = Some(v);
-        self
-    }
-
-    /// `destructiveHint`: the change may be destructive.
-    pub const fn destructive(mut self, v: bool) -> Self {
-        self.destructive = Some(v);
-        self
-    }
-
-    /// `idempotentHint`: repeating the call has no further effect.
-    pub const fn idempotent(mut self, v: bool) -> Self {
-        self.idempotent = Some(v);
-        self
-    }
-
-    /// `openWorldHint`: the tool reaches outside the device.
-    pub const fn open_world(mut self, v: bool) -> Self {
-        self.open_world = Some(v);
-        self
+    hints! {
+        /// `readOnlyHint`: the tool does not change state.
+        read_only;
+        /// `destructiveHint`: the change may be destructive.
+        destructive;
+        /// `idempotentHint`: repeating the call has no further effect.
+        idempotent;
+        /// `openWorldHint`: the tool reaches outside the device.
+        open_world;
     }
 
     const fn is_empty(&self) -> bool {

@@ -23,6 +23,26 @@ impl Listing {
     }
 }
 
+/// The methods a resource, static or live, has for its [`Listing`] (a field `listing`).
+macro_rules! listed {
+    () => {
+        /// A description for the client.
+        pub const fn description(mut self, v: &'static str) -> Self {
+            self.listing.description = Some(v);
+            self
+        }
+
+        /// The URI.
+        pub const fn uri(&self) -> &'static str {
+            self.listing.uri
+        }
+
+        pub(crate) const fn listing(&self) -> &Listing {
+            &self.listing
+        }
+    };
+}
+
 /// A text resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resource {
@@ -44,20 +64,7 @@ impl Resource {
         }
     }
 
-    /// A description for the client.
-    pub const fn description(mut self, v: &'static str) -> Self {
-        self.listing.description = Some(v);
-        self
-    }
-
-    /// The URI.
-    pub const fn uri(&self) -> &'static str {
-        self.listing.uri
-    }
-
-    pub(crate) const fn listing(&self) -> &Listing {
-        &self.listing
-    }
+    listed!();
 
     pub(crate) const fn text(&self) -> &'static str {
         self.text
@@ -278,20 +285,7 @@ impl<C> LiveResource<C> {
         }
     }
 
-    /// A description for the client.
-    pub const fn description(mut self, v: &'static str) -> Self {
-        self.listing.description = Some(v);
-        self
-    }
-
-    /// The URI.
-    pub const fn uri(&self) -> &'static str {
-        self.listing.uri
-    }
-
-    pub(crate) const fn listing(&self) -> &Listing {
-        &self.listing
-    }
+    listed!();
 
     pub(crate) const fn reader(&self) -> Reader<C> {
         self.read

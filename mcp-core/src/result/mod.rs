@@ -746,6 +746,23 @@ impl<'s> Reply<'s> {
         (self.w.capacity().saturating_sub(self.reserve) / 2).saturating_sub(self.used())
     }
 
+    /// A span of `head`, then `body`, then the head's length (4 bytes, little-endian): how a
+    /// report and a captioned answer keep their first text apart from what follows it.
+    fn headed(
+        &mut self,
+        head: impl FnOnce(&mut Writer<'s>),
+        body: impl FnOnce(&mut Writer<'s>),
+    ) -> Result<Span, ToolError> {
+        self.span(|w| {
+            let start = w.mark();
+            head(w);
+            let head_len = u32::try_from(w.mark() - start).unwrap_or(u32::MAX);
+            body(w);
+            w.plain(&head_len.to_le_bytes());
+        })
+        .ok_or(SCRATCH_FULL)
+    }
+
     fn span(&mut self, write: impl FnOnce(&mut Writer<'s>)) -> Option<Span> {
         let start = self.w.mark();
         write(&mut self.w);
@@ -803,15 +820,8 @@ impl<'s> Reply<'s> {
         text: impl FnOnce(&mut Writer<'s>),
         f: impl FnOnce(&mut ObjectWriter<'_, 's>),
     ) -> Result<Output, ToolError> {
-        let span = self.span(|w| {
-            let start = w.mark();
-            text(w);
-            let text_len = u32::try_from(w.mark() - start).unwrap_or(u32::MAX);
-            ObjectWriter::write(w, f);
-            w.plain(&text_len.to_le_bytes());
-        });
-        span.map(|s| Output::of(Value::Report(s)))
-            .ok_or(SCRATCH_FULL)
+        self.headed(text, |w| ObjectWriter::write(w, f))
+            .map(|s| Output::of(Value::Report(s)))
     }
 
     /// An image answer (`data` is base64-encoded into the scratch area).
@@ -843,16 +853,9 @@ impl<'s> Reply<'s> {
         caption: impl FnOnce(&mut Writer<'s>),
         f: impl FnOnce(&mut ContentWriter<'_, 's>),
     ) -> Result<Output, ToolError> {
-        let span = self.span(|w| {
-            let start = w.mark();
-            caption(w);
-            let caption_len = u32::try_from(w.mark() - start).unwrap_or(u32::MAX);
-            // The caption's text block comes first: every block follows a comma.
-            f(&mut ContentWriter { w, first: false });
-            w.plain(&caption_len.to_le_bytes());
-        });
-        span.map(|s| Output::of(Value::Captioned(s)))
-            .ok_or(SCRATCH_FULL)
+        // The caption's text block comes first: every block follows a comma.
+        self.headed(caption, |w| f(&mut ContentWriter { w, first: false }))
+            .map(|s| Output::of(Value::Captioned(s)))
     }
 
     /// A failure with a formatted message: `Err(reply.error(format_args!("codec NACK at {addr:#x}")))`.
