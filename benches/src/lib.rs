@@ -2,7 +2,7 @@
 //!
 //! Every scenario runs the full path — request bytes in, parsed and validated, the handler run on
 //! the simulated board, response bytes out — and its responses are checked once, outside the
-//! timed loop ([`scenarios::Harness::check`]). The same scenarios drive the criterion bench
+//! timed loop ([`harness::Harness::check`]). The same scenarios drive the criterion bench
 //! (`cargo bench -p mcp-benches`) and the profiler loop
 //! (`cargo run --release -p mcp-benches --bin dispatch-loop -- SCENARIO N`). Results and the
 //! commands that produced them are in `BENCHMARKS.md` at the repository root.
@@ -17,6 +17,7 @@
 
 pub mod alloc_count;
 pub mod board;
+pub mod harness;
 pub mod ours;
 pub mod rmcp_side;
 pub mod scenarios;
@@ -24,12 +25,12 @@ pub mod scenarios;
 #[global_allocator]
 static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
-use scenarios::Harness;
+use harness::Harness;
 
 /// Allocations per step of a scenario's harness, measured over `steps` steps after one warm-up
 /// cycle (so one-time setup is not counted).
 pub fn allocations_per_step(harness: &mut dyn Harness, steps: u64) -> (f64, f64) {
-    for _ in 0..scenarios::CYCLE {
+    for _ in 0..harness::CYCLE {
         std::hint::black_box(harness.step());
     }
     let a = alloc_count::count(|| {

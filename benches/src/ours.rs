@@ -5,7 +5,7 @@ use mcp_core::{Caps, Config, Principal, Server};
 use serde_json::Value;
 
 use crate::board::Board;
-use crate::scenarios::{Check, Harness, INITIALIZE, Step};
+use crate::harness::{Check, Harness, INITIALIZE, Step};
 
 /// The output buffer size: the README's `9 * 1024`.
 pub const OUT_LEN: usize = 9 * 1024;

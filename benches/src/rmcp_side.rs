@@ -36,8 +36,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
 
 use crate::board::{SET_VOLUME, TOOLS};
+use crate::harness::{Check, Harness, INITIALIZE, Step};
 use crate::ours::{check_step, parse_response};
-use crate::scenarios::{Check, Harness, INITIALIZE, Step};
 
 /// `set_volume`'s listing (name, description, inputSchema, annotations) as this workspace's
 /// engine lists it, read once from its own `tools/list`.

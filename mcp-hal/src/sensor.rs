@@ -146,7 +146,7 @@ device_trait! {
 
 /// A [`Button`] on a GPIO input: pressed when the pin reads the `pressed` level (`false` for the
 /// usual button to ground with a pull-up, "active low"). Implements the blocking trait and its
-/// [async twin](crate::asynch::sensor::Button) (a GPIO read is immediate).
+/// async twin, `asynch::sensor::Button` (a GPIO read is immediate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpioButton<P> {
     pin: P,
@@ -188,12 +188,6 @@ impl<P: embedded_hal::digital::InputPin> Button for GpioButton<P> {
             .is_high()
             .map_err(|e| crate::ErrorKind::from(e.kind()))?;
         Ok(high == self.pressed_high)
-    }
-}
-
-impl<P: embedded_hal::digital::InputPin> crate::asynch::sensor::Button for GpioButton<P> {
-    async fn is_pressed(&mut self) -> Result<bool, crate::ErrorKind> {
-        Button::is_pressed(self)
     }
 }
 

@@ -28,3 +28,10 @@ device_trait! {
     }
     blocking crate::sensor::Button
 }
+
+/// A GPIO button answers at once: its async read is the blocking one.
+impl<P: embedded_hal::digital::InputPin> Button for crate::sensor::GpioButton<P> {
+    async fn is_pressed(&mut self) -> Result<bool, ErrorKind> {
+        crate::sensor::Button::is_pressed(self)
+    }
+}
