@@ -272,10 +272,7 @@ fn a_valve_on_the_setpoint_kit_is_confirmed_by_its_flow_meter() {
     // Set, then the meter until it agrees: 0 at once, 600 l/h 5 ms later.
     let (failed, text, evidence) = valve(50, &[set(50), flow(0), flow(60)]);
     assert!(!failed, "{text}");
-    assert_eq!(
-        text,
-        "true — measured: 600 l/h (within ±10 l/h)"
-    );
+    assert_eq!(text, "true — measured: 600 l/h (within ±10 l/h)");
     assert_eq!(
         evidence,
         json!({"level": "measured", "commanded": 600, "observed": 600, "tolerance": 10, "unit": "l/h"})

@@ -185,11 +185,7 @@ async fn over_http_a_token_is_asked_for_and_taken() {
     ])
     .await;
     assert_eq!(call.exit, Exit::Done, "{call:?}");
-    assert!(
-        call.out
-            .starts_with("true — read back: 20\n"),
-        "{call:?}"
-    );
+    assert!(call.out.starts_with("true — read back: 20\n"), "{call:?}");
     let _ = std::fs::remove_file(file);
 }
 
@@ -234,10 +230,7 @@ async fn over_http_a_person_says_yes_by_flag_or_by_the_button() {
         lines[0].starts_with("Waiting for a person: press the button on the device"),
         "{pressed:?}"
     );
-    assert_eq!(
-        lines[1], "true — measured: true",
-        "{pressed:?}"
-    );
+    assert_eq!(lines[1], "true — measured: true", "{pressed:?}");
     assert!(
         pressed.err.contains("waiting up to 20 s for the outcome"),
         "{pressed:?}"
@@ -354,11 +347,7 @@ async fn oauth_login_at_the_dev_server_then_calls() {
 
     let call = mcp_call(&call_on).await;
     assert_eq!(call.exit, Exit::Done, "{call:?}");
-    assert!(
-        call.out
-            .starts_with("true — measured: true\n"),
-        "{call:?}"
-    );
+    assert!(call.out.starts_with("true — measured: true\n"), "{call:?}");
     let _ = std::fs::remove_file(&store);
 }
 
@@ -396,11 +385,7 @@ async fn over_mqtt_the_one_device_is_picked_and_two_are_named() {
     let yes = mcp_call(&[&url, "--yes", "call", "self.relay.set", r#"{"on":true}"#]).await;
     assert_eq!(yes.exit, Exit::Done, "{yes:?}");
     assert!(yes.err.contains("answered yes (--yes)"), "{yes:?}");
-    assert!(
-        yes.out
-            .starts_with("true — measured: true\n"),
-        "{yes:?}"
-    );
+    assert!(yes.out.starts_with("true — measured: true\n"), "{yes:?}");
 
     let _second = mqtt_device(&url, "second", &[]);
     let client = mqtt_fleet::Client::connect(&url, "mcp-call-test-watcher").unwrap();
@@ -459,11 +444,7 @@ async fn over_mqtts_with_a_test_ca() {
     ])
     .await;
     assert_eq!(call.exit, Exit::Done, "{call:?}");
-    assert!(
-        call.out
-            .starts_with("true — read back: 45\n"),
-        "{call:?}"
-    );
+    assert!(call.out.starts_with("true — read back: 45\n"), "{call:?}");
     // Without the CA: refused, and it says why.
     let refused = mcp_call(&["--timeout", "3", &tls, "list"]).await;
     assert_eq!(refused.exit, Exit::Unusable, "{refused:?}");

@@ -93,10 +93,7 @@ fn a_xiaozhi_backend_session_over_stdio() {
         json!({"volume": 35}),
     ));
     // The first text (all a xiaozhi backend hands the model) carries the evidence.
-    assert_eq!(
-        set["result"]["content"][0]["text"],
-        "true — read back: 35"
-    );
+    assert_eq!(set["result"]["content"][0]["text"], "true — read back: 35");
     assert_eq!(set["result"].get("isError"), None);
     assert_eq!(
         set["result"]["_meta"]["io.github.mcu-mcp/evidence"],
