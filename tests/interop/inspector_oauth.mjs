@@ -95,7 +95,8 @@ try {
       lines.some((l) => /^callback .* -> 200$/.test(l)), lines);
   check(`${tag} it said so`, /Authorization complete/.test(list.stderr), list.stderr.slice(-400));
   const call = await inspector(sim.url, "tools/call", ["--tool-name", "self.relay.set", "--tool-args-json", '{"on":true}']);
-  check(`${tag} tools/call self.relay.set with a token of its own`, call.code === 0 && (call.out?.result ?? !call.out)?.isError,
+  check(`${tag} tools/call self.relay.set with a token of its own`, call.code === 0 && call.out !== undefined
+    && !(call.out.result ?? call.out).isError && (call.out.result ?? call.out).structuredContent?.value === true,
     { code: call.code, out: call.out, stderr: call.stderr.slice(-400) });
   const [on, s] = await sim.api.until((st) => st.relay.on === true);
   check(`${tag} the relay is on on the device`, on, s.relay);

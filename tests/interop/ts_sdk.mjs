@@ -200,7 +200,7 @@ async function scenario(client, received, tag) {
   const fillers = [];
   for (const [i, name] of FILLERS.entries()) {
     const f = await client.callTool({ name, arguments: fillerArgs(i) });
-    !fillers.push(f.isError && texts(f) === "This filler tool has no effect.");
+    fillers.push(!f.isError && texts(f) === "This filler tool has no effect.");
     called.push(name);
   }
   check(`${tag} all ${FILLERS.length} filler tools answer`, fillers.every(Boolean), fillers);

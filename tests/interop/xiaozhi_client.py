@@ -1312,8 +1312,11 @@ def within_s(text: str) -> int | None:
 
 
 def outcome_sentence(said: str | None, commanded: str, evidence: str) -> bool:
-    """A later outcome as the user should hear it: value and evidence, short enough to speak."""
-    return isinstance(said, str) and f"commanded {commanded}" in said and evidence in said and len(said) <= 300
+    """A later outcome as the user should hear it: value and evidence, short enough to speak. The
+    commanded value is said as what was observed (`measured: true`) or, when the two differ, beside
+    it (`(commanded true)`)."""
+    return (isinstance(said, str) and evidence in said and len(said) <= 300
+            and (f"{evidence}: {commanded}" in said or f"commanded {commanded}" in said))
 
 
 def in_dialogue(b: Backend, said: str | None) -> bool:

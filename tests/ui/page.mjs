@@ -305,7 +305,7 @@ try {
     `outcome row ${outcomeAt}, press row ${pressAt}`);
   const answer = await held;
   check("the relay call's own answer is the outcome, measured by the feedback contact",
-    !answer.result?.isError && answer.result?._meta?.["io.github.mcu-mcp/evidence"]?.level === "measured"
+    answer.result !== undefined && !answer.result.isError && answer.result._meta?.["io.github.mcu-mcp/evidence"]?.level === "measured"
       && answer.result?._meta?.["io.github.mcu-mcp/evidence"]?.observed === true, JSON.stringify(answer));
 
   // The temperature slider moves the sensor.
@@ -334,7 +334,8 @@ try {
       /connected to MQTT broker/);
     const tablet = await mqttClient(mosquitto.url, "tablet-1", "page", "kitchen-tablet");
     const answer = await tablet.call(3, "self.audio_speaker.set_volume", { volume: 35 });
-    check("the MQTT client's call is answered", !answer.result?.isError, JSON.stringify(answer));
+    check("the MQTT client's call is answered", answer.result !== undefined && !answer.result.isError,
+      JSON.stringify(answer));
     await page.goto(mqttSim.ui + "/");
     await page.waitForSelector('#timeline tr[data-kind="call"]', { timeout: 5000 });
     tl = await rows(page);
