@@ -2,16 +2,17 @@
 //! optionally carrying [`Evidence`] of what the hardware really did.
 //!
 //! `Output::bool(false)` is a successful answer whose value is `false`; a failed call is an
-//! `Err(ToolError)`. The type decides, never the text. Both render as an MCP `CallToolResult`:
+//! `Err(ToolError)`. The type decides, never the text. Both render as an MCP `CallToolResult`
+//! (a success leaves `isError` out: absent, it is false in every revision):
 //!
 //! | handler returns | `content[0].text` | `structuredContent` | `isError` |
 //! |---|---|---|---|
-//! | `Output::bool(true)` | `true` | `{"value":true}` | `false` |
-//! | `Output::int(40)` | `40` | `{"value":40}` | `false` |
-//! | `reply.json(…)` | the object's JSON text | the object | `false` |
-//! | `reply.captioned(caption, blocks)` | the caption (and the evidence sentence), then the blocks (`image`, …) | — | `false` |
+//! | `Output::bool(true)` | `true` | `{"value":true}` | absent |
+//! | `Output::int(40)` | `40` | `{"value":40}` | absent |
+//! | `reply.json(…)` | the object's JSON text | the object | absent |
+//! | `reply.captioned(caption, blocks)` | the caption (and the evidence sentence), then the blocks (`image`, …) | — | absent |
 //! | `Err(ToolError::new("…"))` | the message | — | `true` |
-//! | `Output::bool(true).with_evidence(e)` | `true — read back: 40` | `{"value":true}` | `false` |
+//! | `Output::bool(true).with_evidence(e)` | `true — read back: 40` | `{"value":true}` | absent |
 //! | `Err(ToolError::new("…").with_evidence(e))` | `… — read back: 47 (commanded 40)` | — | `true` |
 //!
 //! **What a model hears.** Some clients hand the model `content[0].text` and nothing else
