@@ -460,7 +460,8 @@ fuzz_target!(|plan: Plan| {
                     "a restart into an image that does not match"
                 );
                 // …and only into an image this board starts: its header was checked first.
-                let (board, version) = header(&up.taken).expect("a restart into an image without a header");
+                let (board, version) =
+                    header(&up.taken).expect("a restart into an image without a header");
                 assert_eq!(board, "demo", "a restart into another board's image");
                 let now = dev.now;
                 let storage = dev.board.firmware.slot.detach();

@@ -64,9 +64,15 @@ struct ArbParam {
     hi: Option<i64>,
     nums: Option<(f64, f64)>,
     /// (String parameters' keywords: the full engine only.)
-    #[cfg_attr(not(feature = "full"), allow(dead_code, reason = "no string parameters"))]
+    #[cfg_attr(
+        not(feature = "full"),
+        allow(dead_code, reason = "no string parameters")
+    )]
     lens: Option<(u8, u8)>,
-    #[cfg_attr(not(feature = "full"), allow(dead_code, reason = "no string parameters"))]
+    #[cfg_attr(
+        not(feature = "full"),
+        allow(dead_code, reason = "no string parameters")
+    )]
     choices: Option<(u8, u8)>,
     /// `multipleOf` (0 included: registration refuses it), a power of two, or a large step.
     step: Option<(u8, u8)>,

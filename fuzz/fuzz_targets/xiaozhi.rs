@@ -95,7 +95,10 @@ fuzz_target!(|data: &[u8]| {
         let n = heard(sid.as_deref(), sentence, &mut frame);
         if n > 0 {
             let f = J::parse(&frame[..n]).unwrap_or_else(|| {
-                panic!("a detect frame that is not JSON: {:?}", String::from_utf8_lossy(&frame[..n]))
+                panic!(
+                    "a detect frame that is not JSON: {:?}",
+                    String::from_utf8_lossy(&frame[..n])
+                )
             });
             assert_eq!(f.get("type").and_then(J::as_str), Some("listen"));
             assert_eq!(f.get("state").and_then(J::as_str), Some("detect"));

@@ -319,7 +319,11 @@ impl Approvals {
         };
         let mut shown = String::new();
         for c in name.chars() {
-            let piece = if c == '"' { "\\\"".to_string() } else { c.to_string() };
+            let piece = if c == '"' {
+                "\\\"".to_string()
+            } else {
+                c.to_string()
+            };
             if shown.len() + piece.len() > 21 {
                 shown.push('…');
                 break;
@@ -523,7 +527,10 @@ impl Approvals {
             .ok()
             .flatten()
             .and_then(J::parse_str)
-            .and_then(|c| c.as_object().and_then(|m| unique_j(m, "name").ok().flatten().cloned()))
+            .and_then(|c| {
+                c.as_object()
+                    .and_then(|m| unique_j(m, "name").ok().flatten().cloned())
+            })
             .and_then(|n| n.as_str().map(str::to_string));
         let plain = name
             .as_deref()
